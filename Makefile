@@ -1,0 +1,46 @@
+# Quick start: `make demo` (SQLite, inline tasks, no services) and `make test` (Postgres + Redis).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PG_URL ?= postgres://postgres@127.0.0.1:5432/finops
+REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install demo test services chromium bench check clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Demo: writes .env (DEBUG, keys) once, migrates SQLite, loads the demo organisation, serves it.
+demo: install
+	$(BIN)/python manage.py demo_env
+	$(BIN)/python manage.py migrate --no-input -v 0
+	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+# Start the local Postgres and Redis when they are installed but not answering.
+services:
+	@pg_isready -q -h 127.0.0.1 -p 5432 || { pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start && \
+		for i in $$(seq 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done; }
+	@redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 || { redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no && \
+		for i in $$(seq 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done; }
+
+# Debian's Chromium for the browser tests (Playwright drives it; no browser download).
+chromium:
+	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+test: install services chromium
+	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+check: install
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+clean:
+	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache

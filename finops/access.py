@@ -1,0 +1,83 @@
+"""The one place that decides who may see or change what (DESIGN.md invariant 9).
+
+admin: everything. finance: reads everything, changes nothing but its own reports.
+member: reads only the teams it belongs to; anything else answers 404, so another team's
+objects are not even confirmed to exist.
+"""
+
+from django.db.models import QuerySet
+from django.http import Http404
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+
+from finops.models import Team, User, Workload
+
+
+def is_admin(user) -> bool:
+    return bool(user.is_authenticated and (user.is_superuser or user.role == User.Role.ADMIN))
+
+
+def is_finance(user) -> bool:
+    return bool(user.is_authenticated and user.role == User.Role.FINANCE)
+
+
+def sees_everything(user) -> bool:
+    return is_admin(user) or is_finance(user)
+
+
+def can_manage_configuration(user) -> bool:
+    """Accounts, credentials, teams, workloads, prices: the platform team's admins only."""
+    return is_admin(user)
+
+
+def visible_teams(user) -> QuerySet[Team]:
+    if not user.is_authenticated:
+        return Team.objects.none()
+    if sees_everything(user):
+        return Team.objects.all()
+    return Team.objects.filter(memberships__user=user).distinct()
+
+
+def visible_workloads(user) -> QuerySet[Workload]:
+    if sees_everything(user):
+        return Workload.objects.select_related("team")
+    return Workload.objects.select_related("team").filter(team__in=visible_teams(user))
+
+
+def can_see_unattributed(user) -> bool:
+    """Spend no rule claims belongs to no team, so only those who see every team see it."""
+    return sees_everything(user)
+
+
+def can_see_sources(user) -> bool:
+    """Accounts and ingest runs span teams; members see their teams' spend, not the billing plumbing."""
+    return sees_everything(user)
+
+
+def get_visible_team_or_404(user, slug: str) -> Team:
+    team = visible_teams(user).filter(slug=slug).first()
+    if team is None:
+        raise Http404("No such team.")
+    return team
+
+
+def get_visible_workload_or_404(user, slug: str) -> Workload:
+    workload = visible_workloads(user).filter(slug=slug).first()
+    if workload is None:
+        raise Http404("No such workload.")
+    return workload
+
+
+class ReadsForAllWritesForAdmins(BasePermission):
+    """API: every signed-in role reads (scoped by the views' querysets); only admins write."""
+
+    def has_permission(self, request, view):
+        if not request.user.is_authenticated:
+            return False
+        return request.method in SAFE_METHODS or can_manage_configuration(request.user)
+
+
+class SeesSources(BasePermission):
+    def has_permission(self, request, view):
+        return can_see_sources(request.user) and (
+            request.method in SAFE_METHODS or can_manage_configuration(request.user)
+        )

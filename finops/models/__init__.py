@@ -1,0 +1,23 @@
+"""Domain models, one module per domain (DESIGN.md module map)."""
+
+from .org import Membership, Team, User, Workload
+from .pricing import FxRate, ModelPrice
+from .sources import Account, ConnectorKind, IngestRun, Provider
+from .usage import ChargeCategory, CostBasis, DailySpend, UsageLine
+
+__all__ = [
+    "Account",
+    "ChargeCategory",
+    "ConnectorKind",
+    "CostBasis",
+    "DailySpend",
+    "FxRate",
+    "IngestRun",
+    "Membership",
+    "ModelPrice",
+    "Provider",
+    "Team",
+    "UsageLine",
+    "User",
+    "Workload",
+]

@@ -1,0 +1,75 @@
+"""People and the things spend is attributed to: users with a role, teams, memberships, workloads."""
+
+from django.contrib.auth.models import AbstractUser
+from django.core.validators import MinValueValidator
+from django.db import models
+
+
+class User(AbstractUser):
+    class Role(models.TextChoices):
+        # admin: everything, Django admin. finance: reads everything. member: reads its own teams only.
+        ADMIN = "admin", "Admin"
+        FINANCE = "finance", "Finance"
+        MEMBER = "member", "Member"
+
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+
+
+class Team(models.Model):
+    name = models.CharField(max_length=120, unique=True)
+    slug = models.SlugField(max_length=64, unique=True)
+    cost_center = models.CharField(max_length=64, blank=True, help_text="Finance's cost centre code, e.g. CC-410.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        LEAD = "lead", "Team lead"
+        MEMBER = "member", "Member"
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "team"], name="membership_user_team_unique")]
+
+    def __str__(self):
+        return f"{self.user} in {self.team} ({self.role})"
+
+
+class Workload(models.Model):
+    class LatencyProfile(models.TextChoices):
+        REALTIME = "realtime", "Realtime (≤ 2 s)"
+        INTERACTIVE = "interactive", "Interactive (≤ 10 s)"
+        BATCH = "batch", "Batch (> 1 min)"
+
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="workloads")
+    name = models.CharField(max_length=120)
+    slug = models.SlugField(max_length=64, unique=True)
+    latency_profile = models.CharField(max_length=16, choices=LatencyProfile.choices, default=LatencyProfile.INTERACTIVE)
+    sla_seconds = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="Latency the workload promises its users, in seconds (optional).",
+    )
+    outcome_unit = models.CharField(
+        max_length=64, blank=True, help_text='The business outcome it is paid for, e.g. "ticket resolved".'
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["team__name", "name"]
+        constraints = [models.UniqueConstraint(fields=["team", "name"], name="workload_team_name_unique")]
+
+    def __str__(self):
+        return self.name

@@ -1,0 +1,114 @@
+"""Where usage comes from: providers, their billing accounts, and the ingest runs that read them."""
+
+from django.db import models
+
+
+class ConnectorKind(models.TextChoices):
+    """The source kinds ingest/providers implements; the registry there is keyed by these values."""
+
+    OPENAI_API = "openai_api", "OpenAI Admin API"
+    ANTHROPIC_API = "anthropic_api", "Anthropic Admin API"
+    OPENROUTER_API = "openrouter_api", "OpenRouter activity API"
+    FOCUS_FILE = "focus_file", "FOCUS export file"
+    GATEWAY_LOG = "gateway_log", "Gateway log (LiteLLM, OpenAI-compatible JSONL)"
+    USAGE_CSV = "usage_csv", "Usage CSV (this product's format)"
+
+
+API_CONNECTORS = {ConnectorKind.OPENAI_API, ConnectorKind.ANTHROPIC_API, ConnectorKind.OPENROUTER_API}
+
+
+class Provider(models.Model):
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=120)
+    builtin = models.BooleanField(default=False, help_text="Seeded with the product; user-added providers are not.")
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class Account(models.Model):
+    """One billing source of a provider: an API organisation, or a stream of export files."""
+
+    name = models.CharField(max_length=120, unique=True)
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="accounts")
+    connector = models.CharField(max_length=32, choices=ConnectorKind.choices)
+    base_url = models.URLField(blank=True, help_text="API base URL; change it for a proxy or a regional host.")
+    # Fernet token of the secret (finops.crypto); never rendered, never logged.
+    credentials_ciphertext = models.TextField(blank=True, editable=False)
+    # The first characters of the secret, so people can tell keys apart without seeing them.
+    credentials_hint = models.CharField(max_length=16, blank=True, editable=False)
+    credentials_env = models.CharField(
+        max_length=128, blank=True, help_text="Environment variable the secret was read from (config as code)."
+    )
+    enabled = models.BooleanField(default=True)
+    sync_interval_minutes = models.PositiveIntegerField(default=60, help_text="How often the API is pulled.")
+    last_sync_at = models.DateTimeField(null=True, blank=True)
+    last_success_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    last_error_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def has_credentials(self) -> bool:
+        return bool(self.credentials_ciphertext)
+
+    @property
+    def credentials_display(self) -> str:
+        return f"{self.credentials_hint}…" if self.credentials_ciphertext else "—"
+
+    @property
+    def is_api(self) -> bool:
+        return self.connector in API_CONNECTORS
+
+
+class IngestRun(models.Model):
+    class Trigger(models.TextChoices):
+        SCHEDULE = "schedule", "Schedule"
+        MANUAL = "manual", "Sync now"
+        UPLOAD = "upload", "File upload"
+        BACKFILL = "backfill", "Backfill"
+        COMMAND = "command", "Command line"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="runs")
+    trigger = models.CharField(max_length=16, choices=Trigger.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    window_start = models.DateTimeField(null=True, blank=True)
+    window_end = models.DateTimeField(null=True, blank=True)
+    file_name = models.CharField(max_length=255, blank=True)
+    lines_read = models.PositiveIntegerField(default=0)
+    lines_written = models.PositiveIntegerField(default=0)
+    lines_replaced = models.PositiveIntegerField(default=0)
+    lines_rejected = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["account", "-created_at"])]
+
+    def __str__(self):
+        return f"{self.account} {self.trigger} {self.status}"
+
+    @property
+    def duration(self):
+        if self.started_at and self.finished_at:
+            return self.finished_at - self.started_at
+        return None

@@ -1,0 +1,262 @@
+"""`apply_config`: create or update, idempotently, what a platform team keeps in git.
+
+Everything is validated first (every error is collected, each naming the file, the entry and the
+field); then all sections are applied in one transaction. Nothing is deleted: entries absent from
+the file are left as they are. A user's `team` is the exception: it sets that user's memberships.
+"""
+
+import os
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from django.db import transaction
+
+from finops.modelids import normalise_model
+from finops.models import Account, FxRate, Membership, ModelPrice, Provider, Team, User, Workload
+from finops.services.accounts import account_credentials_matches, account_set_credentials
+from finops.services.prices import CATALOG_EFFECTIVE_FROM
+from finops.services.users import user_set_role
+
+from .schema import SECTIONS
+
+
+class ConfigInvalid(Exception):
+    def __init__(self, errors: list[str]):
+        super().__init__("\n".join(errors))
+        self.errors = errors
+
+
+@dataclass
+class ApplyResult:
+    changes: dict[str, Counter] = field(default_factory=dict)
+
+    def count(self, section: str, outcome: str) -> None:
+        self.changes.setdefault(section, Counter())[outcome] += 1
+
+    @property
+    def changed(self) -> bool:
+        return any(c["created"] or c["updated"] for c in self.changes.values())
+
+    def summary(self) -> str:
+        if not self.changes:
+            return "nothing to apply"
+        return "; ".join(
+            f"{section}: {c['created']} created, {c['updated']} updated, {c['unchanged']} unchanged"
+            for section, c in self.changes.items()
+        )
+
+
+def config_apply(*, path: str | Path, text: str | None = None, environ: Mapping[str, str] = os.environ) -> ApplyResult:
+    """Apply the config at `path` (or `text`, named `path` in messages). Raises ConfigInvalid, applying nothing."""
+    path = Path(path)
+    if text is None:
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise ConfigInvalid([f"{path}: cannot be read ({exc.strerror})"]) from None
+    entries = _validated(path.name, text, environ)
+    result = ApplyResult()
+    with transaction.atomic():
+        for section, items in entries.items():
+            apply_entry = _APPLIERS[section]
+            for item in items:
+                result.count(section, apply_entry(item, environ))
+    return result
+
+
+# --- validation ---
+
+
+def _validated(name: str, text: str, environ: Mapping[str, str]) -> dict[str, list[dict]]:
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigInvalid([f"{name}: not valid YAML{where}: {problem}"]) from None
+    if document is None:
+        document = {}
+    if not isinstance(document, dict):
+        raise ConfigInvalid([f"{name}: the top level must be a mapping of sections ({', '.join(SECTIONS)})"])
+
+    errors = [f"{name}: unknown section {key!r} (sections: {', '.join(SECTIONS)})" for key in document if key not in SECTIONS]
+    entries: dict[str, list[dict]] = {}
+    for section, (serializer_class, label_field) in SECTIONS.items():
+        items = document.get(section)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            errors.append(f"{name}: {section}: must be a list of entries")
+            continue
+        valid, seen = [], set()
+        for index, item in enumerate(items):
+            label = _label(name, section, index, item, label_field)
+            serializer = serializer_class(data=item)
+            if not serializer.is_valid():
+                errors.extend(f"{label}: {fld}: {_message(msgs)}" for fld, msgs in serializer.errors.items())
+                continue
+            data = serializer.validated_data
+            identity = _identity(section, data)
+            if identity in seen:
+                errors.append(f"{label}: duplicate entry (another {section} entry has the same {', '.join(map(str, identity))})")
+            seen.add(identity)
+            data["_label"] = label
+            valid.append(data)
+        entries[section] = valid
+    errors.extend(_reference_errors(entries, environ))
+    if errors:
+        raise ConfigInvalid(errors)
+    return entries
+
+
+def _label(name, section, index, item, label_field) -> str:
+    value = item.get(label_field) if isinstance(item, dict) else None
+    return f"{name}: {section}[{index}]" + (f" ({label_field}={value})" if value is not None else "")
+
+
+def _message(messages) -> str:
+    if isinstance(messages, dict):
+        return "; ".join(f"{k}: {_message(v)}" for k, v in messages.items())
+    if isinstance(messages, list):
+        return " ".join(str(m) for m in messages)
+    return str(messages)
+
+
+def _identity(section: str, data: dict) -> tuple:
+    if section == "prices":
+        return (data["provider"], normalise_model(data["model"]), data["effective_from"])
+    if section == "fx_rates":
+        return (data["day"], data["currency"].upper())
+    key = {"accounts": "name", "users": "username"}.get(section, "slug")
+    return (data[key],)
+
+
+def _reference_errors(entries: dict[str, list[dict]], environ: Mapping[str, str]) -> list[str]:
+    teams = {e["slug"] for e in entries.get("teams", [])} | set(Team.objects.values_list("slug", flat=True))
+    providers = {e["slug"] for e in entries.get("providers", [])} | set(Provider.objects.values_list("slug", flat=True))
+    errors = []
+    for entry in entries.get("workloads", []):
+        if entry["team"] not in teams:
+            errors.append(f"{entry['_label']}: team: unknown team {entry['team']!r} (not in this file or the database)")
+    for section in ("accounts", "prices"):
+        for entry in entries.get(section, []):
+            if entry["provider"] not in providers:
+                errors.append(
+                    f"{entry['_label']}: provider: unknown provider {entry['provider']!r} "
+                    "(add it under `providers:` or pick a seeded one)"
+                )
+    for entry in entries.get("accounts", []):
+        variable = entry["credentials_env"]
+        if variable and not environ.get(variable):
+            errors.append(f"{entry['_label']}: credentials_env: environment variable {variable} is not set or empty")
+    for entry in entries.get("users", []):
+        if entry["team"] and entry["team"] not in teams:
+            errors.append(f"{entry['_label']}: team: unknown team {entry['team']!r} (not in this file or the database)")
+    return errors
+
+
+# --- writing ---
+
+
+def _upsert(model, lookup: dict, values: dict) -> tuple[object, str]:
+    obj = model.objects.filter(**lookup).first()
+    if obj is None:
+        return model.objects.create(**lookup, **values), "created"
+    changed = [name for name, value in values.items() if getattr(obj, name) != value]
+    if changed:
+        for name in changed:
+            setattr(obj, name, values[name])
+        obj.save()
+        return obj, "updated"
+    return obj, "unchanged"
+
+
+def _apply_provider(entry, environ) -> str:
+    return _upsert(Provider, {"slug": entry["slug"]}, {"name": entry["name"]})[1]
+
+
+def _apply_team(entry, environ) -> str:
+    return _upsert(Team, {"slug": entry["slug"]}, {"name": entry["name"], "cost_center": entry["cost_center"]})[1]
+
+
+def _apply_workload(entry, environ) -> str:
+    values = {
+        "name": entry["name"],
+        "team": Team.objects.get(slug=entry["team"]),
+        "latency_profile": entry["latency_profile"],
+        "sla_seconds": entry["sla_seconds"],
+        "outcome_unit": entry["outcome_unit"],
+    }
+    return _upsert(Workload, {"slug": entry["slug"]}, values)[1]
+
+
+def _apply_account(entry, environ) -> str:
+    values = {
+        "provider": Provider.objects.get(slug=entry["provider"]),
+        "connector": entry["connector"],
+        "base_url": entry["base_url"],
+        "credentials_env": entry["credentials_env"],
+        "enabled": entry["enabled"],
+        "sync_interval_minutes": entry["sync_interval_minutes"],
+    }
+    account, outcome = _upsert(Account, {"name": entry["name"]}, values)
+    secret = environ.get(entry["credentials_env"], "") if entry["credentials_env"] else None
+    if secret is not None and not account_credentials_matches(account=account, secret=secret):
+        account_set_credentials(account=account, secret=secret)
+        outcome = "created" if outcome == "created" else "updated"
+    return outcome
+
+
+def _apply_price(entry, environ) -> str:
+    lookup = {
+        "provider": Provider.objects.get(slug=entry["provider"]),
+        "model": normalise_model(entry["model"]),
+        "effective_from": entry["effective_from"] or CATALOG_EFFECTIVE_FROM,
+    }
+    values = {
+        name: entry[name]
+        for name in (
+            "effective_to", "input_per_mtok", "output_per_mtok", "cached_input_per_mtok", "cache_write_per_mtok",
+            "batch_input_per_mtok", "batch_output_per_mtok",
+        )
+    }
+    values["source"] = ModelPrice.Source.CONFIG
+    return _upsert(ModelPrice, lookup, values)[1]
+
+
+def _apply_fx_rate(entry, environ) -> str:
+    return _upsert(FxRate, {"day": entry["day"], "currency": entry["currency"].upper()}, {"rate": entry["rate"]})[1]
+
+
+def _apply_user(entry, environ) -> str:
+    user, outcome = _upsert(User, {"username": entry["username"]}, {"email": entry["email"]})
+    if outcome == "created":
+        user.set_unusable_password()  # people sign in after `changepassword` or a reset; config holds no passwords
+        user.save(update_fields=["password"])
+    wants_staff = entry["role"] == User.Role.ADMIN
+    if user.role != entry["role"] or user.is_staff != wants_staff or user.is_superuser != wants_staff:
+        user_set_role(user=user, role=entry["role"])
+        outcome = "created" if outcome == "created" else "updated"
+    if entry["team"]:
+        team = Team.objects.get(slug=entry["team"])
+        memberships = list(user.memberships.all())
+        if [(m.team_id, m.role) for m in memberships] != [(team.id, entry["team_role"])]:
+            user.memberships.exclude(team=team).delete()
+            Membership.objects.update_or_create(user=user, team=team, defaults={"role": entry["team_role"]})
+            outcome = "created" if outcome == "created" else "updated"
+    return outcome
+
+
+_APPLIERS = {
+    "providers": _apply_provider,
+    "teams": _apply_team,
+    "workloads": _apply_workload,
+    "accounts": _apply_account,
+    "prices": _apply_price,
+    "fx_rates": _apply_fx_rate,
+    "users": _apply_user,
+}

@@ -1,0 +1,99 @@
+"""The config file's sections and the shape of each entry (docs/config.md).
+
+Each section is a list of mappings validated by a DRF serializer; keys not listed are errors,
+so a typo (`cost_centre`) is caught instead of silently ignored. References between entries
+(a workload's team) are checked in apply.py, against the file and the database together.
+"""
+
+from rest_framework import serializers
+
+from finops.models import ConnectorKind, User, Workload
+from finops.models.org import Membership
+
+DECIMAL = {"max_digits": 20, "decimal_places": 10, "min_value": 0}
+
+
+class StrictSerializer(serializers.Serializer):
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise serializers.ValidationError({"entry": "must be a mapping of field: value"})
+        unknown = sorted(set(data) - set(self.fields))
+        if unknown:
+            raise serializers.ValidationError(
+                {name: f"unknown field (allowed: {', '.join(self.fields)})" for name in unknown}
+            )
+        return super().to_internal_value(data)
+
+
+class ProviderEntry(StrictSerializer):
+    slug = serializers.SlugField(max_length=64)
+    name = serializers.CharField(max_length=120)
+
+
+class TeamEntry(StrictSerializer):
+    name = serializers.CharField(max_length=120)
+    slug = serializers.SlugField(max_length=64)
+    cost_center = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+
+
+class WorkloadEntry(StrictSerializer):
+    name = serializers.CharField(max_length=120)
+    slug = serializers.SlugField(max_length=64)
+    team = serializers.SlugField()
+    latency_profile = serializers.ChoiceField(choices=Workload.LatencyProfile.values)
+    sla_seconds = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=0, required=False, allow_null=True, default=None)
+    outcome_unit = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+
+
+class AccountEntry(StrictSerializer):
+    name = serializers.CharField(max_length=120)
+    provider = serializers.SlugField()
+    connector = serializers.ChoiceField(choices=ConnectorKind.values)
+    base_url = serializers.URLField(required=False, allow_blank=True, default="")
+    credentials_env = serializers.RegexField(r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=128, required=False, default="")
+    enabled = serializers.BooleanField(required=False, default=True)
+    sync_interval_minutes = serializers.IntegerField(min_value=5, max_value=7 * 24 * 60, required=False, default=60)
+
+
+class PriceEntry(StrictSerializer):
+    provider = serializers.SlugField()
+    model = serializers.CharField(max_length=200)
+    effective_from = serializers.DateField(required=False, default=None)
+    effective_to = serializers.DateField(required=False, allow_null=True, default=None)
+    input_per_mtok = serializers.DecimalField(**DECIMAL)
+    output_per_mtok = serializers.DecimalField(**DECIMAL)
+    cached_input_per_mtok = serializers.DecimalField(**DECIMAL, required=False, allow_null=True, default=None)
+    cache_write_per_mtok = serializers.DecimalField(**DECIMAL, required=False, allow_null=True, default=None)
+    batch_input_per_mtok = serializers.DecimalField(**DECIMAL, required=False, allow_null=True, default=None)
+    batch_output_per_mtok = serializers.DecimalField(**DECIMAL, required=False, allow_null=True, default=None)
+
+    def validate(self, attrs):
+        if attrs["effective_from"] and attrs["effective_to"] and attrs["effective_to"] <= attrs["effective_from"]:
+            raise serializers.ValidationError({"effective_to": "must be after effective_from"})
+        return attrs
+
+
+class FxRateEntry(StrictSerializer):
+    day = serializers.DateField()
+    currency = serializers.RegexField(r"^[A-Za-z]{3}$", error_messages={"invalid": "must be a 3-letter ISO 4217 code"})
+    rate = serializers.DecimalField(max_digits=20, decimal_places=10, min_value=0)
+
+
+class UserEntry(StrictSerializer):
+    username = serializers.RegexField(r"^[\w.@+-]+$", max_length=150)
+    email = serializers.EmailField(required=False, allow_blank=True, default="")
+    role = serializers.ChoiceField(choices=User.Role.values, required=False, default=User.Role.MEMBER)
+    team = serializers.SlugField(required=False, default=None)
+    team_role = serializers.ChoiceField(choices=Membership.Role.values, required=False, default=Membership.Role.MEMBER)
+
+
+# Applied in this order, so an entry can refer to one of an earlier section.
+SECTIONS = {
+    "providers": (ProviderEntry, "slug"),
+    "teams": (TeamEntry, "slug"),
+    "workloads": (WorkloadEntry, "slug"),
+    "accounts": (AccountEntry, "name"),
+    "prices": (PriceEntry, "model"),
+    "fx_rates": (FxRateEntry, "currency"),
+    "users": (UserEntry, "username"),
+}

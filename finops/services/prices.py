@@ -1,0 +1,89 @@
+"""List prices: the seed catalog, and estimating a line's cost from its tokens (DESIGN.md invariant 5)."""
+
+import csv
+import datetime as dt
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+from django.db import transaction
+
+from finops.models import ModelPrice, Provider
+
+CATALOG_PATH = Path(__file__).resolve().parent.parent / "data" / "price_catalog.csv"
+PRICE_FIELDS = (
+    "input_per_mtok",
+    "output_per_mtok",
+    "cached_input_per_mtok",
+    "cache_write_per_mtok",
+    "batch_input_per_mtok",
+    "batch_output_per_mtok",
+)
+MTOK = Decimal(1_000_000)
+# Catalog list prices (and config prices given without a date) apply from this day on.
+CATALOG_EFFECTIVE_FROM = dt.date(2024, 1, 1)
+
+
+@transaction.atomic
+def price_catalog_load(*, path: Path = CATALOG_PATH, provider_model=Provider, price_model=ModelPrice) -> int:
+    """Load the seed catalog; idempotent. Catalog rows never overwrite a price set by config or by hand."""
+    providers = {p.slug: p for p in provider_model.objects.all()}
+    count = 0
+    with path.open(newline="") as fh:
+        for row in csv.DictReader(fh):
+            provider = providers.get(row["provider"])
+            if provider is None:
+                continue
+            prices = {field: Decimal(row[field]) if row[field] else None for field in PRICE_FIELDS}
+            existing = price_model.objects.filter(
+                provider=provider, model=row["model"], effective_from=row["effective_from"]
+            ).first()
+            if existing is not None and existing.source != "catalog":
+                continue
+            price_model.objects.update_or_create(
+                provider=provider,
+                model=row["model"],
+                effective_from=row["effective_from"],
+                defaults={**prices, "source": "catalog", "source_ref": row["source_ref"], "currency": "USD"},
+            )
+            count += 1
+    return count
+
+
+@dataclass(frozen=True)
+class Tokens:
+    input: int = 0
+    cached_input: int = 0
+    cache_write: int = 0
+    output: int = 0
+
+
+def cost_from_price(price: ModelPrice, tokens: Tokens, *, batch: bool = False) -> Decimal:
+    """Σ tokens × $/M / 10⁶. A class with no price of its own is charged at the plain input/output rate."""
+    input_rate = (price.batch_input_per_mtok if batch else None) or price.input_per_mtok
+    output_rate = (price.batch_output_per_mtok if batch else None) or price.output_per_mtok
+    cached_rate = price.cached_input_per_mtok if price.cached_input_per_mtok is not None else input_rate
+    write_rate = price.cache_write_per_mtok if price.cache_write_per_mtok is not None else input_rate
+    total = (
+        tokens.input * input_rate
+        + tokens.cached_input * cached_rate
+        + tokens.cache_write * write_rate
+        + tokens.output * output_rate
+    )
+    return total / MTOK
+
+
+class PriceBook:
+    """Prices of one provider looked up by (model, day), loaded once per ingest run."""
+
+    def __init__(self, provider: Provider):
+        self._by_model: dict[str, list[ModelPrice]] = {}
+        for price in ModelPrice.objects.filter(provider=provider).order_by("model", "-effective_from"):
+            self._by_model.setdefault(price.model, []).append(price)
+
+    def price_on(self, model: str, day: dt.date) -> ModelPrice | None:
+        """The latest price that started on or before `day` and has not ended by it."""
+        for price in self._by_model.get(model, ()):
+            if price.effective_from <= day and (price.effective_to is None or day < price.effective_to):
+                return price
+        return None

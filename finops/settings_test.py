@@ -1,0 +1,29 @@
+"""Settings for the test suite: the production settings, on the local Postgres and Redis, with test-only keys.
+
+Values already in the environment win (CI or a developer can point at other servers).
+"""
+
+import os
+
+os.environ.setdefault("DEBUG", "0")
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFG")
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/finops")
+os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/15")
+# A fixed, test-only Fernet key: tests assert the stored value is not the secret.
+os.environ.setdefault("FINOPS_ENCRYPTION_KEY", "dGVzdC1vbmx5LWtleS1kby1ub3QtdXNlLTMyYnl0ZXM=")
+os.environ.setdefault("ALLOWED_HOSTS", "testserver,localhost,127.0.0.1")
+os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
+os.environ.setdefault("SESSION_COOKIE_SECURE", "0")
+os.environ.setdefault("CSRF_COOKIE_SECURE", "0")
+os.environ.setdefault("SECURE_HSTS_SECONDS", "0")
+# Playwright's sync API runs an event loop in the test thread; the ORM calls it makes there are still synchronous.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+from .settings import *  # noqa: E402,F403
+from .settings import STORAGES  # noqa: E402
+
+# Templates resolve {% static %} without a collectstatic run.
+STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed only; production keeps PBKDF2
+# Tasks run inline unless a test starts a real worker and switches this off.
+CELERY_TASK_ALWAYS_EAGER = True

@@ -1,0 +1,68 @@
+"""What every source kind produces, and how it fails.
+
+A connector turns a provider's payload or file into UsageRow objects and nothing else: no database,
+no pricing. Shapes it does not understand raise ProviderError naming where (file, line, page) and what.
+"""
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import BinaryIO, Iterator, Protocol
+
+
+class ProviderError(Exception):
+    """`permanent` errors (bad credentials, a malformed file) are not retried; transient ones are."""
+
+    def __init__(self, message: str, *, permanent: bool = True):
+        super().__init__(message)
+        self.permanent = permanent
+
+
+@dataclass
+class UsageRow:
+    period_start: dt.datetime
+    period_end: dt.datetime
+    model_raw: str
+    input_tokens: int = 0  # uncached input only: the four token classes are disjoint
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+    cost: Decimal | None = None  # as billed, in `currency`; None when the source has no cost
+    currency: str = "USD"
+    provider_slug: str = ""  # empty: the account's provider
+    service_tier: str = ""
+    project_ref: str = ""
+    api_key_ref: str = ""
+    user_ref: str = ""
+    tags: dict = field(default_factory=dict)
+    charge_category: str = "usage"
+    source_ref: str = ""  # where it came from, for error messages: "file.csv line 12"
+
+    def identity(self) -> str:
+        """What makes two lines the same line of a source (cost and counts are not part of it)."""
+        parts = [
+            self.period_start.isoformat(),
+            self.period_end.isoformat(),
+            self.provider_slug,
+            self.model_raw,
+            self.service_tier,
+            self.project_ref,
+            self.api_key_ref,
+            self.user_ref,
+            json.dumps(self.tags, sort_keys=True, separators=(",", ":")),
+            self.charge_category,
+            self.currency,
+        ]
+        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+class FileSource(Protocol):
+    """A source read from export files (one class per kind, registered in ingest.providers.registry)."""
+
+    kind: str
+
+    def parse(self, stream: BinaryIO, *, file_name: str) -> Iterator[UsageRow]:
+        """Yield UsageRow objects from a binary stream; raise ProviderError on the first bad line."""

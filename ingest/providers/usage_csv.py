@@ -1,0 +1,78 @@
+"""The product's own usage CSV (docs/usage-csv.md): one row per day, provider and model.
+
+    day,provider,model,input_tokens,cached_input_tokens,cache_write_tokens,output_tokens,requests,cost,currency,project,api_key,tags
+
+`input_tokens` is all input (uncached + cached + cache write), as `spend` prints it; `cost` is optional
+(empty: priced from the catalog); `tags` is a JSON object or `k=v;k=v`. Unknown extra columns are ignored.
+"""
+
+import codecs
+import csv
+import datetime as dt
+
+from .base import ProviderError, UsageRow
+from .parsing import day_start, parse_count, parse_day, parse_decimal, parse_tags
+
+REQUIRED = ("day", "model", "input_tokens", "output_tokens")
+KNOWN = REQUIRED + (
+    "provider", "cached_input_tokens", "cache_write_tokens", "requests", "cost", "currency", "project", "api_key",
+    "tags", "user",
+)
+
+
+class UsageCsv:
+    kind = "usage_csv"
+
+    def parse(self, stream, *, file_name: str):
+        text = codecs.getreader("utf-8-sig")(stream)
+        reader = csv.DictReader(text)
+        header = [h.strip() for h in (reader.fieldnames or [])]
+        missing = [c for c in REQUIRED if c not in header]
+        if missing:
+            raise ProviderError(
+                f"{file_name}: not a usage CSV, missing column(s) {', '.join(missing)} "
+                f"(expected {', '.join(KNOWN[:13])})"
+            )
+        reader.fieldnames = header
+        for row in reader:
+            where = f"{file_name} line {reader.line_num}"
+            try:
+                yield self._row(row, where)
+            except (ValueError, TypeError) as exc:
+                raise ProviderError(f"{where}: {exc}") from None
+
+    @staticmethod
+    def _row(row: dict, where: str) -> UsageRow:
+        if None in row:
+            raise ValueError("more fields than the header has columns")
+        get = lambda name: (row.get(name) or "").strip()  # noqa: E731
+        if not get("model"):
+            raise ValueError("model is empty")
+        day = parse_day(get("day"))
+        all_input = parse_count(get("input_tokens"), "input_tokens")
+        cached = parse_count(get("cached_input_tokens"), "cached_input_tokens")
+        cache_write = parse_count(get("cache_write_tokens"), "cache_write_tokens")
+        if cached + cache_write > all_input:
+            raise ValueError(
+                f"cached_input_tokens + cache_write_tokens ({cached + cache_write}) exceed input_tokens ({all_input}); "
+                "input_tokens counts all input"
+            )
+        cost = parse_decimal(get("cost")) if get("cost") else None
+        return UsageRow(
+            period_start=day_start(day),
+            period_end=day_start(day + dt.timedelta(days=1)),
+            provider_slug=get("provider").lower(),
+            model_raw=get("model"),
+            input_tokens=all_input - cached - cache_write,
+            cached_input_tokens=cached,
+            cache_write_tokens=cache_write,
+            output_tokens=parse_count(get("output_tokens"), "output_tokens"),
+            requests=parse_count(get("requests"), "requests"),
+            cost=cost,
+            currency=(get("currency") or "USD").upper(),
+            project_ref=get("project"),
+            api_key_ref=get("api_key"),
+            user_ref=get("user"),
+            tags=parse_tags(get("tags")),
+            source_ref=where,
+        )

@@ -1,0 +1,84 @@
+"""Personas and shared fixtures (DESIGN.md: personas with names).
+
+- ada: admin of the platform team (everything, Django admin)
+- fiona: finance partner (reads everything)
+- sam: lead of the Support team;  tess: lead of the Search team (each sees only their own team)
+"""
+
+import pytest
+from django.test import Client
+
+from finops.models import Account, Membership, Provider, Team, User, Workload
+from finops.services.users import user_set_role
+
+PASSWORD = "correct-horse-battery-staple"
+
+
+def make_user(username: str, role: str, *, team: Team | None = None, team_role: str = "lead") -> User:
+    user = User.objects.create_user(username=username, email=f"{username}@example.com", password=PASSWORD)
+    user_set_role(user=user, role=role)
+    if team is not None:
+        Membership.objects.create(user=user, team=team, role=team_role)
+    return user
+
+
+@pytest.fixture
+def support_team(db):
+    return Team.objects.create(name="Support Platform", slug="support", cost_center="CC-410")
+
+
+@pytest.fixture
+def search_team(db):
+    return Team.objects.create(name="Search", slug="search", cost_center="CC-520")
+
+
+@pytest.fixture
+def support_agent(support_team):
+    return Workload.objects.create(
+        team=support_team, name="Support agent", slug="support-agent", latency_profile="realtime", sla_seconds=4,
+        outcome_unit="ticket resolved",
+    )
+
+
+@pytest.fixture
+def search_ranker(search_team):
+    return Workload.objects.create(team=search_team, name="Search ranker", slug="search-ranker", latency_profile="batch")
+
+
+@pytest.fixture
+def ada(db):
+    return make_user("ada", User.Role.ADMIN)
+
+
+@pytest.fixture
+def fiona(db):
+    return make_user("fiona", User.Role.FINANCE)
+
+
+@pytest.fixture
+def sam(support_team):
+    return make_user("sam", User.Role.MEMBER, team=support_team)
+
+
+@pytest.fixture
+def tess(search_team):
+    return make_user("tess", User.Role.MEMBER, team=search_team)
+
+
+@pytest.fixture
+def client_as():
+    """client_as(user) -> a test client signed in as that user."""
+
+    def signed_in(user: User) -> Client:
+        client = Client()
+        client.force_login(user)
+        return client
+
+    return signed_in
+
+
+@pytest.fixture
+def openai_account(db):
+    return Account.objects.create(
+        name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="usage_csv"
+    )
