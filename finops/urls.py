@@ -1,2 +1,27 @@
-from django.urls import path
-urlpatterns = []
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_not_required
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from finops.views import health, pages, sources
+
+urlpatterns = [
+    path("", pages.overview, name="overview"),
+    path("teams/", pages.team_list, name="team-list"),
+    path("teams/<slug:slug>/", pages.team_detail, name="team-detail"),
+    path("workloads/", pages.workload_list, name="workload-list"),
+    path("workloads/<slug:slug>/", pages.workload_detail, name="workload-detail"),
+    path("providers/", pages.provider_list, name="provider-list"),
+    path("providers/<slug:slug>/", pages.provider_detail, name="provider-detail"),
+    path("sources/", sources.source_list, name="source-list"),
+    path("sources/<int:pk>/", sources.source_detail, name="source-detail"),
+    path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("health/", health.health, name="health"),
+    path("admin/", admin.site.urls),
+    path("api/v1/", include("finops.api.urls")),
+    path("api/schema/", login_not_required(SpectacularAPIView.as_view()), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+]

@@ -1,0 +1,128 @@
+"""Django admin for every model. Secrets: a write-only field sets them; only the hint is ever shown."""
+
+from django import forms
+from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+
+from finops.models import (
+    Account, DailySpend, FxRate, IngestRun, Membership, ModelPrice, Provider, Team, UsageLine, User, Workload,
+)
+from finops.services.accounts import account_set_credentials
+
+
+@admin.register(User)
+class UserAdmin(DjangoUserAdmin):
+    fieldsets = DjangoUserAdmin.fieldsets + (("FinOps", {"fields": ("role",)}),)
+    list_display = ("username", "email", "role", "is_staff", "is_active")
+    list_filter = ("role", "is_active")
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "cost_center")
+    search_fields = ("name", "slug", "cost_center")
+    prepopulated_fields = {"slug": ("name",)}
+    inlines = [MembershipInline]
+
+
+@admin.register(Workload)
+class WorkloadAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "team", "latency_profile", "sla_seconds", "outcome_unit")
+    list_filter = ("latency_profile", "team")
+    search_fields = ("name", "slug")
+    prepopulated_fields = {"slug": ("name",)}
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ("user", "team", "role")
+    list_filter = ("role", "team")
+
+
+@admin.register(Provider)
+class ProviderAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "builtin")
+    search_fields = ("name", "slug")
+
+
+class AccountForm(forms.ModelForm):
+    base_url = forms.URLField(required=False, assume_scheme="https", help_text=Account._meta.get_field("base_url").help_text)
+    new_secret = forms.CharField(
+        required=False,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False),
+        help_text="Paste a new API key to replace the stored one. Leave empty to keep it. It is encrypted and never shown.",
+    )
+
+    class Meta:
+        model = Account
+        fields = ["name", "provider", "connector", "base_url", "enabled", "sync_interval_minutes", "credentials_env"]
+
+
+@admin.register(Account)
+class AccountAdmin(admin.ModelAdmin):
+    form = AccountForm
+    list_display = ("name", "provider", "connector", "enabled", "credentials_display", "last_sync_at", "last_error")
+    list_filter = ("provider", "connector", "enabled")
+    readonly_fields = ("credentials_display", "last_sync_at", "last_success_at", "last_error", "last_error_at")
+    search_fields = ("name",)
+
+    @admin.display(description="Credentials")
+    def credentials_display(self, obj):
+        return obj.credentials_display
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if form.cleaned_data.get("new_secret"):
+            account_set_credentials(account=obj, secret=form.cleaned_data["new_secret"])
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Facts written by ingestion: viewable, never edited by hand (that would break rollups = raw)."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(IngestRun)
+class IngestRunAdmin(ReadOnlyAdmin):
+    list_display = ("account", "trigger", "status", "file_name", "lines_read", "lines_written", "created_at")
+    list_filter = ("status", "trigger", "account")
+
+
+@admin.register(UsageLine)
+class UsageLineAdmin(ReadOnlyAdmin):
+    list_display = ("period_start", "account", "model", "cost", "currency", "cost_basis", "workload")
+    list_filter = ("cost_basis", "charge_category", "provider", "account")
+    date_hierarchy = "period_start"
+    show_full_result_count = False
+
+
+@admin.register(DailySpend)
+class DailySpendAdmin(ReadOnlyAdmin):
+    list_display = ("day", "account", "model", "team", "workload", "reporting_cost", "cost_basis")
+    list_filter = ("cost_basis", "provider")
+    date_hierarchy = "day"
+    show_full_result_count = False
+
+
+@admin.register(ModelPrice)
+class ModelPriceAdmin(admin.ModelAdmin):
+    list_display = ("provider", "model", "effective_from", "effective_to", "input_per_mtok", "output_per_mtok", "source")
+    list_filter = ("provider", "source")
+    search_fields = ("model",)
+
+
+@admin.register(FxRate)
+class FxRateAdmin(admin.ModelAdmin):
+    list_display = ("currency", "day", "rate")
+    list_filter = ("currency",)

@@ -1,0 +1,52 @@
+from rest_framework import serializers
+
+from finops.models import Account, IngestRun, Provider, Team, Workload
+
+
+class ProviderSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Provider
+        fields = ["slug", "name", "builtin"]
+
+
+class TeamSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Team
+        fields = ["id", "slug", "name", "cost_center"]
+
+
+class WorkloadSerializer(serializers.ModelSerializer):
+    team = serializers.SlugRelatedField(slug_field="slug", queryset=Team.objects.all())
+
+    class Meta:
+        model = Workload
+        fields = ["id", "slug", "name", "team", "latency_profile", "sla_seconds", "outcome_unit"]
+
+
+class AccountSerializer(serializers.ModelSerializer):
+    """Never carries the secret: only its first characters (`credentials_hint`)."""
+
+    provider = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = Account
+        fields = [
+            "id", "name", "provider", "connector", "base_url", "enabled", "sync_interval_minutes",
+            "credentials_hint", "last_sync_at", "last_success_at", "last_error", "last_error_at",
+        ]
+
+
+class IngestRunSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = IngestRun
+        fields = [
+            "id", "trigger", "status", "window_start", "window_end", "file_name", "lines_read", "lines_written",
+            "lines_replaced", "lines_rejected", "error", "created_at", "started_at", "finished_at",
+        ]
+
+
+class MeSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    email = serializers.EmailField()
+    role = serializers.CharField()
+    teams = serializers.ListField(child=serializers.CharField())

@@ -1,0 +1,19 @@
+from django.contrib.auth.decorators import login_not_required
+from django.urls import path
+
+from . import views
+
+# DRF authenticates API requests itself (token or session); the login redirect is for pages only.
+api = login_not_required
+
+urlpatterns = [
+    path("me", api(views.MeView.as_view()), name="api-me"),
+    path("providers", api(views.ProviderList.as_view()), name="api-provider-list"),
+    path("teams", api(views.TeamList.as_view()), name="api-team-list"),
+    path("teams/<slug:slug>", api(views.TeamDetail.as_view()), name="api-team-detail"),
+    path("workloads", api(views.WorkloadList.as_view()), name="api-workload-list"),
+    path("workloads/<slug:slug>", api(views.WorkloadDetail.as_view()), name="api-workload-detail"),
+    path("accounts", api(views.AccountList.as_view()), name="api-account-list"),
+    path("accounts/<int:pk>", api(views.AccountDetail.as_view()), name="api-account-detail"),
+    path("accounts/<int:pk>/runs", api(views.AccountRunList.as_view()), name="api-account-runs"),
+]

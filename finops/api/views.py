@@ -1,0 +1,81 @@
+"""REST API v1: one view per operation; querysets scoped by finops.access (another team's object answers 404)."""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from finops import access
+from finops.models import Account, Provider
+
+from . import serializers
+
+
+class MeView(APIView):
+    @extend_schema(responses=serializers.MeSerializer, summary="Who the token or session belongs to")
+    def get(self, request):
+        user = request.user
+        data = {
+            "username": user.username,
+            "email": user.email,
+            "role": "admin" if access.is_admin(user) else user.role,
+            "teams": list(access.visible_teams(user).values_list("slug", flat=True)),
+        }
+        return Response(serializers.MeSerializer(data).data)
+
+
+class ProviderList(generics.ListAPIView):
+    serializer_class = serializers.ProviderSerializer
+    queryset = Provider.objects.all()
+
+
+class TeamList(generics.ListAPIView):
+    serializer_class = serializers.TeamSerializer
+
+    def get_queryset(self):
+        return access.visible_teams(self.request.user).order_by("slug")
+
+
+class TeamDetail(generics.RetrieveAPIView):
+    serializer_class = serializers.TeamSerializer
+    lookup_field = "slug"
+
+    def get_queryset(self):
+        return access.visible_teams(self.request.user)
+
+
+class WorkloadList(generics.ListAPIView):
+    serializer_class = serializers.WorkloadSerializer
+
+    def get_queryset(self):
+        return access.visible_workloads(self.request.user).order_by("slug")
+
+
+class WorkloadDetail(generics.RetrieveAPIView):
+    serializer_class = serializers.WorkloadSerializer
+    lookup_field = "slug"
+
+    def get_queryset(self):
+        return access.visible_workloads(self.request.user)
+
+
+class AccountList(generics.ListAPIView):
+    serializer_class = serializers.AccountSerializer
+    permission_classes = [access.SeesSources]
+    queryset = Account.objects.select_related("provider").order_by("name")
+
+
+class AccountDetail(generics.RetrieveAPIView):
+    serializer_class = serializers.AccountSerializer
+    permission_classes = [access.SeesSources]
+    queryset = Account.objects.select_related("provider")
+
+
+class AccountRunList(generics.ListAPIView):
+    serializer_class = serializers.IngestRunSerializer
+    permission_classes = [access.SeesSources]
+
+    def get_queryset(self):
+        account = get_object_or_404(Account, pk=self.kwargs["pk"])
+        return account.runs.all()

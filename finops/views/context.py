@@ -1,0 +1,27 @@
+"""Template context shared by every page: the navigation, which grows with the product and the role."""
+
+from django.urls import reverse
+
+from finops import access
+
+
+def navigation(request):
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return {}
+    items = [
+        ("Overview", reverse("overview")),
+        ("Teams", reverse("team-list")),
+        ("Workloads", reverse("workload-list")),
+        ("Providers", reverse("provider-list")),
+    ]
+    if access.can_see_sources(user):
+        items.append(("Sources", reverse("source-list")))
+    current = request.path
+    return {
+        "nav_items": [
+            {"label": label, "url": url, "active": current == url or (url != "/" and current.startswith(url))}
+            for label, url in items
+        ],
+        "is_admin": access.is_admin(user),
+    }

@@ -1,0 +1,117 @@
+"""The spend pages: overview, teams, workloads, providers. Reads go through selectors; access through finops.access."""
+
+import datetime as dt
+
+from django.conf import settings
+from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
+
+from finops import access, charts
+from finops.models import Account, Provider, Team, Workload
+from finops.selectors import spend
+
+TRAILING_DAYS = 30
+
+
+def _today() -> dt.date:
+    return timezone.now().astimezone(dt.UTC).date()
+
+
+def _trailing(rows, days: int = TRAILING_DAYS):
+    today = _today()
+    return spend.period(rows, today - dt.timedelta(days=days), today)
+
+
+def _chart(rows, dimension: str, labels: dict) -> dict:
+    return charts.stacked_daily(
+        spend.daily_cost_by(rows, dimension), dimension, labels, currency=settings.FINOPS_REPORTING_CURRENCY
+    )
+
+
+def overview(request):
+    user = request.user
+    rows = spend.visible_spend(user)
+    has_data = rows.exists()
+    context = {"has_data": has_data, "has_accounts": Account.objects.exists(), "can_manage": access.is_admin(user)}
+    if has_data:
+        recent = _trailing(rows)
+        labels = dict(Provider.objects.values_list("id", "name"))
+        context.update(
+            mtd=spend.month_to_date(rows, _today()),
+            recent=spend.totals(recent),
+            latest_day=spend.latest_day(rows),
+            chart=_chart(recent, "provider_id", labels),
+            top_workloads=_named(spend.cost_by(recent, "workload_id", limit=10), Workload, "Unattributed"),
+            can_see_unattributed=access.can_see_unattributed(user),
+        )
+    return render(request, "finops/overview.html", context)
+
+
+def _named(rows: list[dict], model, none_label: str) -> list[dict]:
+    """Attach the object (or None for the unattributed group) to grouped rows keyed by `<model>_id`."""
+    key = f"{model._meta.model_name}_id"
+    objects = model.objects.in_bulk([r[key] for r in rows if r[key] is not None])
+    return [{**row, "object": objects.get(row[key]), "label": str(objects.get(row[key], none_label))} for row in rows]
+
+
+def team_list(request):
+    teams = access.visible_teams(request.user)
+    costs = {r["team_id"]: r for r in spend.cost_by(_trailing(spend.visible_spend(request.user)), "team_id")}
+    rows = [{"team": t, "cost": costs.get(t.id, {}).get("cost"), "workloads": t.workloads.count()} for t in teams]
+    return render(request, "finops/team_list.html", {"rows": rows, "days": TRAILING_DAYS})
+
+
+def team_detail(request, slug):
+    team = access.get_visible_team_or_404(request.user, slug)
+    rows = spend.visible_spend(request.user).filter(team=team)
+    recent = _trailing(rows)
+    workloads = {r["workload_id"]: r for r in spend.cost_by(recent, "workload_id")}
+    context = {
+        "team": team,
+        "totals": spend.totals(recent),
+        "chart": _chart(recent, "workload_id", dict(Workload.objects.filter(team=team).values_list("id", "name"))),
+        "workloads": [{"workload": w, "cost": workloads.get(w.id, {}).get("cost")} for w in team.workloads.all()],
+        "days": TRAILING_DAYS,
+    }
+    return render(request, "finops/team_detail.html", context)
+
+
+def workload_list(request):
+    workloads = access.visible_workloads(request.user)
+    costs = {r["workload_id"]: r for r in spend.cost_by(_trailing(spend.visible_spend(request.user)), "workload_id")}
+    rows = [{"workload": w, "cost": costs.get(w.id, {}).get("cost")} for w in workloads]
+    return render(request, "finops/workload_list.html", {"rows": rows, "days": TRAILING_DAYS})
+
+
+def workload_detail(request, slug):
+    workload = access.get_visible_workload_or_404(request.user, slug)
+    recent = _trailing(spend.visible_spend(request.user).filter(workload=workload))
+    context = {
+        "workload": workload,
+        "totals": spend.totals(recent),
+        "chart": _chart(recent, "provider_id", dict(Provider.objects.values_list("id", "name"))),
+        "days": TRAILING_DAYS,
+    }
+    return render(request, "finops/workload_detail.html", context)
+
+
+def provider_list(request):
+    costs = {r["provider_id"]: r for r in spend.cost_by(_trailing(spend.visible_spend(request.user)), "provider_id")}
+    rows = [{"provider": p, "cost": costs.get(p.id, {}).get("cost"), "tokens": costs.get(p.id, {}).get("tokens")}
+            for p in Provider.objects.all()]
+    rows.sort(key=lambda r: -(r["cost"] or 0))
+    return render(request, "finops/provider_list.html", {"rows": rows, "days": TRAILING_DAYS})
+
+
+def provider_detail(request, slug):
+    provider = get_object_or_404(Provider, slug=slug)
+    recent = _trailing(spend.visible_spend(request.user).filter(provider=provider))
+    context = {
+        "provider": provider,
+        "totals": spend.totals(recent),
+        "models": spend.cost_by(recent, "model"),
+        "chart": _chart(recent, "model", {}),
+        "prices": provider.prices.order_by("model", "-effective_from")[:200],
+        "days": TRAILING_DAYS,
+    }
+    return render(request, "finops/provider_detail.html", context)

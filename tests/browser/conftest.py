@@ -1,0 +1,36 @@
+"""Headless Chromium (Debian's package) driven by Playwright against pytest-django's live server."""
+
+import os
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, live_server):
+    context = browser.new_context(base_url=live_server.url, accept_downloads=True)
+    page = context.new_page()
+    # The UI must work offline: any request leaving the live server fails the test.
+    outside = []
+    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(live_server.url) else None)
+    yield page
+    context.close()
+    assert not outside, f"the page fetched from outside the server: {outside}"
+
+
+def sign_in(page, username: str, password: str) -> None:
+    page.goto("/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
