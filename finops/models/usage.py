@@ -58,6 +58,9 @@ class UsageLine(TokenCounts):
     )
     cost_basis = models.CharField(max_length=16, choices=CostBasis.choices)
     charge_category = models.CharField(max_length=16, choices=ChargeCategory.choices, default=ChargeCategory.USAGE)
+    latency = models.JSONField(
+        null=True, blank=True, help_text="Gateway logs only: count, sum_ms, p50_ms, p95_ms, max_ms, ttft_sum_ms."
+    )
     workload = models.ForeignKey(Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     # Identity of the line within its account and period: re-ingesting the same line cannot add a second row.

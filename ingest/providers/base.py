@@ -13,11 +13,17 @@ from typing import BinaryIO, Iterator, Protocol
 
 
 class ProviderError(Exception):
-    """`permanent` errors (bad credentials, a malformed file) are not retried; transient ones are."""
+    """`permanent` errors (bad credentials, a malformed file) are not retried; transient ones are.
 
-    def __init__(self, message: str, *, permanent: bool = True):
+    `reason` lets the pipeline act on the kind of failure: "auth" disables the account (401/403),
+    "quota" stops without retrying, "rate_limit" and "server" are retried with backoff, "malformed"
+    and "bad_input" fail the run with the message as it is.
+    """
+
+    def __init__(self, message: str, *, permanent: bool = True, reason: str = "bad_input"):
         super().__init__(message)
         self.permanent = permanent
+        self.reason = reason
 
 
 @dataclass
@@ -40,6 +46,11 @@ class UsageRow:
     tags: dict = field(default_factory=dict)
     charge_category: str = "usage"
     source_ref: str = ""  # where it came from, for error messages: "file.csv line 12"
+    # FOCUS rows name the billing period they belong to; an import replaces whole periods (a restated month).
+    billing_period_start: dt.datetime | None = None
+    billing_period_end: dt.datetime | None = None
+    # Gateway logs: per-line latency summary {"count", "sum_ms", "p50_ms", "p95_ms", "max_ms", "ttft_sum_ms"}.
+    latency: dict | None = None
 
     def identity(self) -> str:
         """What makes two lines the same line of a source (cost and counts are not part of it)."""
@@ -57,6 +68,27 @@ class UsageRow:
             self.currency,
         ]
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+class ApiSource(Protocol):
+    """A source pulled over HTTP for a window [start, end) (UTC), through ingest.http.HttpClient only."""
+
+    kind: str
+    default_base_url: str
+
+    def fetch(
+        self, *, client, base_url: str, secret: str, start: dt.datetime, end: dt.datetime, weigh=None
+    ) -> Iterator[UsageRow]:
+        """Yield every UsageRow whose period starts in [start, end), following all pages.
+
+        `weigh(row) -> Decimal` is the row's value at list price (tokens × $/M); where a cost report must be
+        split over usage lines (see allocation.py) the parts follow it. None: weigh by total tokens.
+        """
+
+
+def token_weight(row: "UsageRow") -> Decimal:
+    """The default allocation weight: all tokens of the row."""
+    return Decimal(row.input_tokens + row.cached_input_tokens + row.cache_write_tokens + row.output_tokens)
 
 
 class FileSource(Protocol):

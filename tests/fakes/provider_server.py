@@ -1,0 +1,90 @@
+"""A real HTTP server on 127.0.0.1 that plays a provider's API for connector tests.
+
+    with FakeProviderServer() as server:
+        server.route("/v1/organization/costs", [json_page(...), json_page(...)])   # served in order, last repeats
+        server.route("/v1/organization/usage/completions", [Reply(429, {"error": {...}}, {"Retry-After": "1"}), ...])
+        ... HttpClient().get_json(server.url + "/v1/organization/costs", ...)
+        server.requests  # [(method, path, query dict of lists, headers)]
+
+Routes may also be a callable (query: dict[str, list[str]]) -> Reply, for cursor-driven pagination.
+"""
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: object = None  # dict/list -> JSON; str/bytes sent as they are (for malformed pages)
+    headers: dict = field(default_factory=dict)
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict
+    headers: dict
+
+
+class FakeProviderServer:
+    def __init__(self):
+        self.routes: dict[str, object] = {}
+        self.requests: list[Request] = []
+        self._served: dict[str, int] = {}
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - http.server's naming
+                parts = urlsplit(self.path)
+                query = parse_qs(parts.query, keep_blank_values=True)
+                server.requests.append(Request("GET", parts.path, query, dict(self.headers)))
+                reply = server._reply(parts.path, query)
+                body = reply.body
+                if isinstance(body, (dict, list)):
+                    payload, ctype = json.dumps(body).encode(), "application/json"
+                elif isinstance(body, str):
+                    payload, ctype = body.encode(), "application/json"
+                else:
+                    payload, ctype = body or b"", "application/octet-stream"
+                self.send_response(reply.status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(payload)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args):  # keep test output quiet
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    def route(self, path: str, replies) -> None:
+        self.routes[path] = replies
+        self._served[path] = 0
+
+    def _reply(self, path: str, query: dict) -> Reply:
+        replies = self.routes.get(path)
+        if replies is None:
+            return Reply(404, {"error": {"message": f"no fake route for {path}"}})
+        if callable(replies):
+            return replies(query)
+        index = min(self._served[path], len(replies) - 1)
+        self._served[path] += 1
+        reply = replies[index]
+        return reply if isinstance(reply, Reply) else Reply(200, reply)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._httpd.shutdown()
+        self._httpd.server_close()
