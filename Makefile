@@ -20,7 +20,7 @@ install: $(STAMP)
 
 # Demo: writes .env (DEBUG, keys) once, migrates SQLite, loads the demo organisation, serves it.
 demo: install
-	$(BIN)/python manage.py demo_env
+	DEBUG=1 $(BIN)/python manage.py demo_env
 	$(BIN)/python manage.py migrate --no-input -v 0
 	$(BIN)/python manage.py load_demo
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)

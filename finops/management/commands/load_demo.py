@@ -1,0 +1,57 @@
+import datetime as dt
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
+
+from finops.demo import DemoLoadError, load_demo
+
+
+class Command(BaseCommand):
+    help = (
+        "Load the demo organisation (docs/demo.md): 6 teams, their workloads, 6 provider accounts and 120 days "
+        "of usage ending yesterday (UTC), imported like any usage file. Running it again changes no total."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--today", type=dt.date.fromisoformat, help="Pretend today is YYYY-MM-DD (UTC); default: today."
+        )
+        parser.add_argument("--export-dir", type=Path, help="Keep the generated usage CSV files in this directory.")
+        parser.add_argument("--url", default="http://127.0.0.1:8000", help="Where the demo is served, for the message.")
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="Load even though DEBUG is off. The demo users, an admin among them, have a published password.",
+        )
+
+    def handle(self, *args, today, export_dir, url, force, **options):
+        if not settings.DEBUG and not force:
+            raise CommandError(
+                "DEBUG is off, so this looks like a real installation: the demo creates an admin whose password is "
+                "published (demo-password). Use --force to load it anyway."
+            )
+        today = today or timezone.now().astimezone(dt.UTC).date()
+        try:
+            summary = load_demo(today=today, export_dir=export_dir)
+        except DemoLoadError as exc:
+            raise CommandError(str(exc)) from exc
+        self._print_summary(summary, export_dir, url)
+
+    def _print_summary(self, s: dict, export_dir: Path | None, url: str) -> None:
+        out, currency = self.stdout.write, s["reporting_currency"]
+        out(self.style.SUCCESS(f"Demo organisation loaded: {s['window_start']} to {s['window_end']} (UTC)."))
+        out(f"  {s['teams']} teams, {s['workloads']} workloads, {s['accounts']} accounts, {s['lines']:,} usage lines")
+        for basis, lines in s["lines_by_basis"].items():
+            spend = s["reporting_spend_by_basis"][basis]
+            amount = "no known price (never counted as $0)" if basis == "unpriced" else f"{spend:,.2f} {currency}"
+            out(f"    {basis:<9} {lines:>6,} lines  {amount}")
+        out(f"  total spend: {s['total_reporting_spend']:,.2f} {currency}")
+        if export_dir is not None:
+            out(f"  usage files kept in {export_dir}")
+        out("")
+        out(f"Open {url} and sign in as:")
+        width = max(len(login["username"]) for login in s["logins"])
+        for login in s["logins"]:
+            out(f"  {login['username']:<{width}} / {login['password']}   ({login['description']})")
