@@ -107,6 +107,10 @@ TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
 
+# Uploaded export files, read by the Celery worker: a volume shared by web and worker in production.
+MEDIA_ROOT = env.path("FINOPS_MEDIA_ROOT", default=BASE_DIR / "media")
+MEDIA_URL = "media/"  # never served: uploads are read by the worker only
+
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 # Plotly's JS comes from the installed plotly package, never a CDN: the UI works offline.

@@ -50,3 +50,27 @@ class MeSerializer(serializers.Serializer):
     email = serializers.EmailField()
     role = serializers.CharField()
     teams = serializers.ListField(child=serializers.CharField())
+
+
+class SpendQuerySerializer(serializers.Serializer):
+    start = serializers.DateField()
+    end = serializers.DateField()
+    group_by = serializers.ChoiceField(choices=["provider", "account", "model", "day", "team", "workload"])
+
+    def to_internal_value(self, data):
+        values = super().to_internal_value(data)
+        return {"start": values["start"], "end": values["end"], "by": values["group_by"]}
+
+
+class SpendRowSerializer(serializers.Serializer):
+    group = serializers.CharField(allow_null=True, help_text="Slug, name, model id or ISO day; null = unattributed.")
+    cost = serializers.CharField(help_text="Decimal string, reporting currency.")
+    billed_cost = serializers.CharField()
+    estimated_cost = serializers.CharField()
+    unpriced_tokens = serializers.IntegerField()
+    input_tokens = serializers.IntegerField(help_text="All input: uncached + cached + cache write.")
+    cached_input_tokens = serializers.IntegerField()
+    cache_write_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    requests = serializers.IntegerField()
+    usd_per_mtok = serializers.CharField(allow_null=True)

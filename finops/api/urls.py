@@ -8,6 +8,7 @@ api = login_not_required
 
 urlpatterns = [
     path("me", api(views.MeView.as_view()), name="api-me"),
+    path("spend", api(views.SpendView.as_view()), name="api-spend"),
     path("providers", api(views.ProviderList.as_view()), name="api-provider-list"),
     path("teams", api(views.TeamList.as_view()), name="api-team-list"),
     path("teams/<slug:slug>", api(views.TeamDetail.as_view()), name="api-team-detail"),

@@ -1,13 +1,16 @@
 """REST API v1: one view per operation; querysets scoped by finops.access (another team's object answers 404)."""
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from finops import access
 from finops.models import Account, Provider
+from finops.selectors import spend_report
 
 from . import serializers
 
@@ -79,3 +82,25 @@ class AccountRunList(generics.ListAPIView):
     def get_queryset(self):
         account = get_object_or_404(Account, pk=self.kwargs["pk"])
         return account.runs.all()
+
+
+class SpendView(APIView):
+    """Spend for [start, end) in the reporting currency; the same figures as `manage.py spend`."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("start", OpenApiTypes.DATE, required=True, description="First UTC day, inclusive."),
+            OpenApiParameter("end", OpenApiTypes.DATE, required=True, description="Last UTC day, exclusive."),
+            OpenApiParameter("group_by", str, required=True, enum=list(spend_report.GROUPS)),
+        ],
+        responses=serializers.SpendRowSerializer(many=True),
+        summary="Spend, tokens and $/M tokens per group",
+    )
+    def get(self, request):
+        query = serializers.SpendQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        try:
+            rows = spend_report.spend_rows(user=request.user, **query.validated_data)
+        except ValueError as exc:
+            raise ValidationError({"detail": str(exc)}) from None
+        return Response(spend_report.as_json(rows))

@@ -49,6 +49,10 @@ class Account(models.Model):
     last_success_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     last_error_at = models.DateTimeField(null=True, blank=True)
+    # One run per account at a time: a run holds this lease (claimed with a conditional UPDATE) until it
+    # ends; a killed worker's lease simply expires and the next run takes over.
+    lease_token = models.CharField(max_length=36, blank=True, editable=False)
+    lease_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -91,6 +95,8 @@ class IngestRun(models.Model):
     window_start = models.DateTimeField(null=True, blank=True)
     window_end = models.DateTimeField(null=True, blank=True)
     file_name = models.CharField(max_length=255, blank=True)
+    # An uploaded export waits here for the worker that imports it (kept for re-runs and audit).
+    upload = models.FileField(upload_to="imports/%Y/%m/", blank=True)
     lines_read = models.PositiveIntegerField(default=0)
     lines_written = models.PositiveIntegerField(default=0)
     lines_replaced = models.PositiveIntegerField(default=0)

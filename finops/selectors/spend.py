@@ -38,9 +38,9 @@ class Totals:
 
     @property
     def usd_per_mtok(self) -> Decimal | None:
-        """Σcost / Σtokens × 10⁶ (invariant 6), over priced tokens only so unpriced usage cannot dilute it."""
-        priced_tokens = self.tokens - self.unpriced_tokens
-        return self.cost / priced_tokens * 1_000_000 if priced_tokens else None
+        """Σcost / Σtokens × 10⁶ (invariant 6), the same definition as the `spend` report; unpriced
+        tokens are shown beside it rather than silently dropped from it."""
+        return self.cost / self.tokens * 1_000_000 if self.tokens else None
 
 
 TOKEN_SUM = Sum("input_tokens") + Sum("cached_input_tokens") + Sum("cache_write_tokens") + Sum("output_tokens")

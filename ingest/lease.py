@@ -1,0 +1,38 @@
+"""One run per account at a time, whoever triggers it: a lease row claimed with a conditional UPDATE.
+
+The lease belongs to a run. The same run may take it back (a task redelivered after its worker was
+killed); another run waits until it is released or has expired. Claims and releases commit at once
+(they run outside the ingest transaction) so every worker sees them.
+"""
+
+import datetime as dt
+
+from django.db.models import Q
+from django.utils import timezone
+
+from finops.models import Account
+
+LEASE_DURATION = dt.timedelta(minutes=30)
+
+
+class AccountBusy(Exception):
+    def __init__(self, account_id: int, expires_at):
+        super().__init__(f"another run holds account {account_id} until {expires_at:%Y-%m-%d %H:%M:%S} UTC")
+        self.expires_at = expires_at
+
+
+def lease_claim(*, account_id: int, run_id: int, duration: dt.timedelta = LEASE_DURATION) -> None:
+    now = timezone.now()
+    owner = str(run_id)
+    claimed = (
+        Account.objects.filter(id=account_id)
+        .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=now) | Q(lease_token=owner))
+        .update(lease_token=owner, lease_expires_at=now + duration)
+    )
+    if claimed != 1:
+        expires_at = Account.objects.filter(id=account_id).values_list("lease_expires_at", flat=True).first()
+        raise AccountBusy(account_id, expires_at or now)
+
+
+def lease_release(*, account_id: int, run_id: int) -> None:
+    Account.objects.filter(id=account_id, lease_token=str(run_id)).update(lease_token="", lease_expires_at=None)

@@ -1,0 +1,39 @@
+"""Which window a scheduled pull reads (issue 3): restatements land because every pull re-reads the past.
+
+- a newly connected account (never synced successfully) backfills BACKFILL_DAYS;
+- the first pull of each UTC day re-reads the whole month to date (and at least the lookback);
+- every other pull re-reads the last LOOKBACK_DAYS.
+Windows are whole UTC days, [start, end) with `end` = tomorrow 00:00 UTC so today's partial usage is read.
+Long windows are split into chunks the provider APIs accept, one run (and task) per chunk.
+"""
+
+import datetime as dt
+
+BACKFILL_DAYS = 90
+LOOKBACK_DAYS = 3
+CHUNK_DAYS = 31  # OpenAI's daily usage pages hold at most 31 buckets
+
+
+def _midnight(day: dt.date) -> dt.datetime:
+    return dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)
+
+
+def scheduled_window(*, now: dt.datetime, last_success_at: dt.datetime | None) -> tuple[dt.datetime, dt.datetime]:
+    today = now.astimezone(dt.UTC).date()
+    end = _midnight(today + dt.timedelta(days=1))
+    if last_success_at is None:
+        return end - dt.timedelta(days=BACKFILL_DAYS), end
+    lookback_start = end - dt.timedelta(days=LOOKBACK_DAYS)
+    if last_success_at.astimezone(dt.UTC).date() < today:
+        return min(_midnight(today.replace(day=1)), lookback_start), end
+    return lookback_start, end
+
+
+def chunks(start: dt.datetime, end: dt.datetime, days: int = CHUNK_DAYS) -> list[tuple[dt.datetime, dt.datetime]]:
+    """[start, end) cut into consecutive pieces of at most `days` days, oldest first."""
+    pieces, cursor = [], start
+    while cursor < end:
+        piece_end = min(cursor + dt.timedelta(days=days), end)
+        pieces.append((cursor, piece_end))
+        cursor = piece_end
+    return pieces
