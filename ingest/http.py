@@ -7,6 +7,7 @@ the query string or headers).
 
 import email.utils
 import json
+from decimal import Decimal
 import logging
 import random
 import time
@@ -86,7 +87,8 @@ class HttpClient:
     @staticmethod
     def _json(response: requests.Response, label: str) -> dict:
         try:
-            body = response.json()
+            # JSON numbers become Decimal, never float: amounts keep every digit the provider sent.
+            body = json.loads(response.text, parse_float=Decimal)
         except (ValueError, json.JSONDecodeError):
             raise ProviderError(f"{label}: malformed response (not JSON)", reason="malformed") from None
         if not isinstance(body, dict):

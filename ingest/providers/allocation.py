@@ -4,7 +4,7 @@ Used where a cost report lacks a dimension the usage report has (Anthropic cost 
 cost per model and key): each usage line gets billed cost in proportion to its tokens × list price.
 """
 
-from decimal import ROUND_DOWN, Decimal
+from decimal import ROUND_DOWN, Decimal, localcontext
 
 QUANTUM = Decimal("1e-18")  # the UsageLine cost column's scale
 
@@ -17,6 +17,12 @@ def allocate(total: Decimal, weights: list[Decimal]) -> list[Decimal]:
     """
     if not weights:
         raise ValueError("cannot allocate an amount over no lines")
+    # 28 significant digits (Python's default) cannot hold 10^10 dollars at 18 decimals.
+    with localcontext(prec=120):
+        return _allocate(total, weights)
+
+
+def _allocate(total: Decimal, weights: list[Decimal]) -> list[Decimal]:
     weights = [max(Decimal(w), Decimal(0)) for w in weights]
     weight_sum = sum(weights)
     if weight_sum == 0:

@@ -27,3 +27,8 @@ def test_with_no_priced_tokens_the_bill_is_split_evenly():
 def test_allocating_over_no_lines_refuses_rather_than_losing_money():
     with pytest.raises(ValueError):
         allocate(Decimal("1"), [])
+
+
+def test_large_bills_split_exactly_beyond_the_default_decimal_precision():
+    parts = allocate(Decimal("12345678901.5"), [Decimal(1), Decimal(2)])
+    assert sum(parts) == Decimal("12345678901.5")

@@ -78,3 +78,11 @@ def test_retry_after_reads_seconds_and_http_dates():
     assert retry_after_seconds("12") == 12.0
     assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past: retry now
     assert retry_after_seconds(None) is None and retry_after_seconds("soon") is None
+
+
+def test_json_numbers_arrive_as_exact_decimals(server):
+    from decimal import Decimal
+
+    server.route("/costs", [Reply(200, '{"amount": {"value": 0.12345678901234567890123, "currency": "usd"}, "n": 3}')])
+    body = client([]).get_json(server.url + "/costs")
+    assert body["amount"]["value"] == Decimal("0.12345678901234567890123") and body["n"] == 3
