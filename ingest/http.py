@@ -20,7 +20,8 @@ from .providers.base import ProviderError
 
 log = logging.getLogger(__name__)
 
-RETRYABLE_STATUSES = {429, 500, 502, 503, 504}
+# 529: Anthropic's "overloaded".
+RETRYABLE_STATUSES = {429, 500, 502, 503, 504, 529}
 
 
 def retry_after_seconds(value: str | None) -> float | None:

@@ -1,162 +1,229 @@
-"""Ingestion: parse → price → replace the window's lines → roll up, all or nothing (DESIGN.md data flow).
+"""Ingestion runs: claim the account, read a file or an API window, write it all or nothing, say what happened.
 
-A run replaces exactly the periods it read for its account, in one transaction: importing the same
-file twice, or a restated one, leaves each total as the source says (invariant 3). A failed run writes
-nothing and says why on the run and on the account.
+Every run is an IngestRun row the Sources page shows. A run holds its account's lease (ingest/lease.py)
+and writes in one transaction (ingest/writing.py), so a failed or killed run leaves earlier data as it
+was, and the run and the account both say why it failed.
 """
 
 import datetime as dt
 import logging
-from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable
+from decimal import Decimal
 
-from django.db import transaction
+import psycopg
+from django.core.files.base import File
+from django.db import DataError, transaction
 from django.utils import timezone
 
+from finops.crypto import CredentialError
 from finops.modelids import normalise_model
-from finops.models import Account, CostBasis, IngestRun, Provider, UsageLine
-from finops.services.fx import FxConverter, MissingFxRate
+from finops.models import Account, IngestRun
+from finops.models.sources import API_CONNECTORS
+from finops.services.accounts import account_credentials
+from finops.services.fx import MissingFxRate
 from finops.services.prices import PriceBook, Tokens, cost_from_price
-from finops.services.rollups import rollup_rebuild
 
-from .providers.base import ProviderError, UsageRow
-from .providers.parsing import day_start
-from .providers.registry import file_source_for
+from .http import HttpClient
+from .lease import LEASE_DURATION, AccountBusy, lease_claim, lease_release
+from .providers.base import ProviderError, UsageRow, token_weight
+from .providers.registry import api_source_for, file_source_for
+from .windows import chunks, scheduled_window
+from .writing import IngestError, WriteResult, write_rows
 
 log = logging.getLogger(__name__)
-BATCH_SIZE = 5000
+
+# Failures that end a run with their message shown as it is. DataError: a value the columns cannot hold.
+RUN_FAILURES = (ProviderError, IngestError, MissingFxRate, LookupError, DataError, psycopg.DataError, CredentialError)
 
 
-class IngestError(Exception):
-    """A run cannot complete; the message is shown to the user as it is."""
-
-
-Window = tuple[dt.datetime, dt.datetime]
-
-
-def utc_days(start: dt.datetime, end: dt.datetime) -> set[dt.date]:
-    """The UTC days the half-open period [start, end) touches."""
-    day = start.astimezone(dt.UTC).date()
-    last = (end - dt.timedelta(microseconds=1)).astimezone(dt.UTC).date()
-    days = set()
-    while day <= last:
-        days.add(day)
-        day += dt.timedelta(days=1)
-    return days
-
-
-def days_of(rows: Iterable[UsageRow]) -> list[Window]:
-    """The whole UTC days the rows start in: what a file import replaces for its account."""
-    days = sorted({row.period_start.astimezone(dt.UTC).date() for row in rows})
-    return [(day_start(d), day_start(d + dt.timedelta(days=1))) for d in days]
-
-
-def usage_file_import(*, account: Account, stream, file_name: str, trigger: str = IngestRun.Trigger.UPLOAD) -> IngestRun:
-    """Import one export file for `account`. Returns the run; its status says whether it succeeded."""
-    run = IngestRun.objects.create(
-        account=account, trigger=trigger, status=IngestRun.Status.RUNNING, file_name=file_name, started_at=timezone.now()
-    )
-    try:
-        rows = list(file_source_for(account.connector).parse(stream, file_name=file_name))
-        run.lines_read = len(rows)
-        windows = days_of(rows)
-        if windows:
-            run.window_start, run.window_end = windows[0][0], windows[-1][1]
-        run.lines_written, run.lines_replaced = usage_window_write(account=account, run=run, windows=windows, rows=rows)
-    except (ProviderError, IngestError, MissingFxRate, LookupError, UnicodeDecodeError) as exc:
-        _finish(run, error=str(exc))
-    else:
-        _finish(run)
+def run_create(*, account: Account, trigger: str, window=None, file_name: str = "", upload=None) -> IngestRun:
+    start, end = window or (None, None)
+    run = IngestRun(account=account, trigger=trigger, window_start=start, window_end=end, file_name=file_name)
+    if upload is not None:
+        run.upload.save(file_name, File(upload), save=False)
+    run.save()
     return run
 
 
-def _finish(run: IngestRun, *, error: str = "") -> None:
+# --- files ---
+
+
+def usage_file_import(*, account: Account, stream, file_name: str, trigger: str = IngestRun.Trigger.UPLOAD) -> IngestRun:
+    """Import one export file now, in this process. Returns the run; its status says whether it succeeded."""
+    run = run_create(account=account, trigger=trigger, file_name=file_name)
+    return _execute(run, lambda: _parse_and_write(run, stream), wait_if_busy=False)
+
+
+def usage_upload_accept(*, account: Account, upload, file_name: str) -> IngestRun:
+    """Keep an uploaded file and queue its import for a worker (the Sources page and the API)."""
+    run = run_create(account=account, trigger=IngestRun.Trigger.UPLOAD, file_name=file_name, upload=upload)
+    from .tasks import import_run  # the tasks module imports this one
+
+    import_run.delay_on_commit(run.id)
+    return run
+
+
+def run_import_upload(*, run_id: int) -> IngestRun:
+    run = IngestRun.objects.select_related("account__provider").get(id=run_id)
+    if run.status == IngestRun.Status.SUCCEEDED:
+        return run  # a redelivered task after the work committed: nothing to do again
+
+    def work():
+        with run.upload.open("rb") as stream:
+            return _parse_and_write(run, stream)
+
+    return _execute(run, work, wait_if_busy=True)
+
+
+def _parse_and_write(run: IngestRun, stream) -> WriteResult:
+    try:
+        source = file_source_for(run.account.connector)
+        rows = source.parse(stream, file_name=run.file_name)
+        granularity = getattr(source, "replace_granularity", "day")
+        return write_rows(account=run.account, run=run, rows=rows, granularity=granularity)
+    except UnicodeDecodeError:
+        raise IngestError(f"{run.file_name}: not UTF-8 text") from None
+
+
+# --- API pulls ---
+
+
+def account_sync(
+    *, account: Account, start: dt.datetime, end: dt.datetime, trigger: str = IngestRun.Trigger.MANUAL, client=None
+) -> list[IngestRun]:
+    """Pull [start, end) now, in this process, one run per chunk the API accepts (the `sync` command)."""
+    runs = [run_create(account=account, trigger=trigger, window=piece) for piece in chunks(start, end)]
+    return [run_sync(run_id=run.id, client=client, wait_if_busy=False) for run in runs]
+
+
+def run_sync(*, run_id: int, client: HttpClient | None = None, final_attempt: bool = True, wait_if_busy: bool = True) -> IngestRun:
+    run = IngestRun.objects.select_related("account__provider").get(id=run_id)
+    if run.status == IngestRun.Status.SUCCEEDED:
+        return run
+    account = run.account
+
+    def work():
+        if not account.enabled:
+            raise IngestError(f"account {account.name} is disabled; enable it (after fixing its key) to pull again")
+        source = api_source_for(account.connector)
+        rows = source.fetch(
+            client=client or HttpClient(),
+            base_url=(account.base_url or source.default_base_url).rstrip("/"),
+            secret=account_credentials(account=account),
+            start=run.window_start,
+            end=run.window_end,
+            weigh=PriceWeigher(account),
+        )
+        return write_rows(account=account, run=run, rows=rows, window=(run.window_start, run.window_end))
+
+    return _execute(run, work, final_attempt=final_attempt, wait_if_busy=wait_if_busy)
+
+
+class PriceWeigher:
+    """An API row's value at list price, the weight a billed amount is split by (allocation.py).
+
+    Rows with no list price weigh their tokens at a nominal $1/M, so a group of unpriced rows of one
+    model still splits by tokens.
+    """
+
+    NOMINAL = Decimal(1)
+
+    def __init__(self, account: Account):
+        # Loaded before the pull starts: rows are weighed while the writer's COPY holds the connection.
+        self.book = PriceBook.for_provider(account.provider)
+
+    def __call__(self, row: UsageRow) -> Decimal:
+        price = self.book.price_on(normalise_model(row.model_raw), row.period_start.astimezone(dt.UTC).date())
+        if price is None:
+            return token_weight(row) * self.NOMINAL / 1_000_000
+        tokens = Tokens(row.input_tokens, row.cached_input_tokens, row.cache_write_tokens, row.output_tokens)
+        return cost_from_price(price, tokens, batch=row.service_tier.lower() == "batch")
+
+
+# --- the run lifecycle ---
+
+
+def _execute(run: IngestRun, work: Callable[[], WriteResult], *, final_attempt: bool = True, wait_if_busy: bool) -> IngestRun:
+    try:
+        lease_claim(account_id=run.account_id, run_id=run.id)
+    except AccountBusy as busy:
+        if wait_if_busy:
+            IngestRun.objects.filter(id=run.id).update(error=f"Waiting: {busy}")
+            raise
+        _finish(run, error=f"Not started: {busy}. Try again when it has finished.")
+        return run
+    try:
+        run.status, run.started_at, run.error = IngestRun.Status.RUNNING, timezone.now(), ""
+        run.save(update_fields=["status", "started_at", "error"])
+        try:
+            with transaction.atomic():
+                result = work()
+        except ProviderError as error:
+            if error.reason == "auth":
+                Account.objects.filter(id=run.account_id).update(enabled=False)
+            if not error.permanent and not final_attempt:
+                run.status, run.error = IngestRun.Status.QUEUED, f"{error} — will retry"
+                run.save(update_fields=["status", "error"])
+                raise
+            _finish(run, error=str(error))
+        except RUN_FAILURES as error:
+            _finish(run, error=str(error))
+        else:
+            _finish(run, result=result)
+    finally:
+        lease_release(account_id=run.account_id, run_id=run.id)
+    return run
+
+
+def _finish(run: IngestRun, *, result: WriteResult | None = None, error: str = "") -> None:
     now = timezone.now()
     run.status = IngestRun.Status.FAILED if error else IngestRun.Status.SUCCEEDED
-    run.error = error
-    run.finished_at = now
-    if error:
-        run.lines_written = run.lines_replaced = 0
-        log.warning("ingest run %s for account %s failed: %s", run.id, run.account_id, error)
-    run.save()
-    account = run.account
-    account.last_sync_at = now
-    if error:
-        account.last_error, account.last_error_at = error, now
+    run.error, run.finished_at = error, now
+    if result is not None:
+        run.lines_read, run.lines_written, run.lines_replaced = result.read, result.written, result.replaced
+        if result.windows and run.window_start is None:
+            run.window_start, run.window_end = result.windows[0][0], result.windows[-1][1]
     else:
-        account.last_success_at, account.last_error = now, ""
-    account.save(update_fields=["last_sync_at", "last_success_at", "last_error", "last_error_at", "updated_at"])
+        run.lines_written = run.lines_replaced = 0
+    run.save()
+    if error:
+        log.warning("ingest run %s for account %s failed: %s", run.id, run.account_id, error)
+        Account.objects.filter(id=run.account_id).update(last_sync_at=now, last_error=error, last_error_at=now)
+    else:
+        Account.objects.filter(id=run.account_id).update(last_sync_at=now, last_success_at=now, last_error="")
 
 
-def usage_window_write(*, account: Account, run: IngestRun, windows: list[Window], rows: list[UsageRow]) -> tuple[int, int]:
-    """Replace the account's lines in `windows` with `rows`; returns (written, replaced). All or nothing."""
-    lines = _usage_lines(account=account, run=run, windows=windows, rows=rows)
-    with transaction.atomic():
-        replaced = 0
-        touched_days = set()
-        for start, end in windows:
-            replaced += UsageLine.objects.filter(account=account, period_start__gte=start, period_start__lt=end).delete()[0]
-            touched_days |= utc_days(start, end)
-        UsageLine.objects.bulk_create(lines, batch_size=BATCH_SIZE)
-        rollup_rebuild(days=touched_days, account_ids=[account.id])
-    return len(lines), replaced
+# --- the schedule ---
 
 
-def _usage_lines(*, account: Account, run: IngestRun, windows: list[Window], rows: list[UsageRow]) -> list[UsageLine]:
-    """Price, convert and key every row before anything is written, so a bad row fails the whole run."""
-    providers = {p.slug: p for p in Provider.objects.all()}
-    price_books: dict[int, PriceBook] = {}
-    fx = FxConverter()
-    occurrences: Counter[str] = Counter()
-    lines = []
-    for row in rows:
-        if not any(start <= row.period_start < end for start, end in windows):
-            raise IngestError(f"{row.source_ref}: period {row.period_start.isoformat()} lies outside the window read")
-        provider = providers.get(row.provider_slug) if row.provider_slug else account.provider
-        if provider is None:
-            raise IngestError(f"{row.source_ref}: unknown provider {row.provider_slug!r} (add it first)")
-        model = normalise_model(row.model_raw)
-        day = row.period_start.astimezone(dt.UTC).date()
-        cost, currency, basis = row.cost, row.currency, CostBasis.BILLED
-        if cost is None:
-            book = price_books.setdefault(provider.id, PriceBook(provider))
-            price = book.price_on(model, day)
-            tokens = Tokens(row.input_tokens, row.cached_input_tokens, row.cache_write_tokens, row.output_tokens)
-            if price is None:
-                basis, currency = CostBasis.UNPRICED, row.currency
-            else:
-                batch = row.service_tier.lower() == "batch"
-                cost, currency, basis = cost_from_price(price, tokens, batch=batch), price.currency, CostBasis.ESTIMATED
-        reporting_cost = None if cost is None else fx.to_reporting(cost, currency, day)
-        identity = row.identity()
-        # The n-th line with the same identity keeps its own key, so repeats in a source are kept, not merged.
-        occurrences[identity] += 1
-        line_key = identity if occurrences[identity] == 1 else f"{identity[:56]}{occurrences[identity]:08d}"
-        lines.append(
-            UsageLine(
-                account=account,
-                provider=provider,
-                ingest_run=run,
-                period_start=row.period_start,
-                period_end=row.period_end,
-                model=model,
-                model_raw=row.model_raw,
-                service_tier=row.service_tier,
-                project_ref=row.project_ref,
-                api_key_ref=row.api_key_ref,
-                user_ref=row.user_ref,
-                tags=row.tags,
-                input_tokens=row.input_tokens,
-                cached_input_tokens=row.cached_input_tokens,
-                cache_write_tokens=row.cache_write_tokens,
-                output_tokens=row.output_tokens,
-                requests=row.requests,
-                cost=cost,
-                currency=currency,
-                reporting_cost=reporting_cost,
-                cost_basis=basis,
-                charge_category=row.charge_category,
-                line_key=line_key,
-            )
-        )
-    return lines
+def due_sync_runs(*, now: dt.datetime | None = None) -> list[IngestRun]:
+    """Queue runs for every enabled API account whose interval has passed and that has no run pending."""
+    now = now or timezone.now()
+    pending = IngestRun.objects.filter(status__in=[IngestRun.Status.QUEUED, IngestRun.Status.RUNNING]).values("account_id")
+    accounts = (
+        Account.objects.filter(enabled=True, connector__in=[c.value for c in API_CONNECTORS])
+        .exclude(credentials_ciphertext="")
+        .exclude(id__in=pending)
+    )
+    runs = []
+    for account in accounts:
+        interval = dt.timedelta(minutes=account.sync_interval_minutes)
+        if account.last_sync_at is not None and account.last_sync_at + interval > now:
+            continue
+        start, end = scheduled_window(now=now, last_success_at=account.last_success_at)
+        trigger = IngestRun.Trigger.BACKFILL if account.last_success_at is None else IngestRun.Trigger.SCHEDULE
+        runs += [run_create(account=account, trigger=trigger, window=piece) for piece in chunks(start, end)]
+    return runs
+
+
+def runs_abandoned_fail(*, now: dt.datetime | None = None) -> int:
+    """Runs left `running` by a worker that died and whose lease has since lapsed: say so on the run."""
+    now = now or timezone.now()
+    stale = IngestRun.objects.filter(status=IngestRun.Status.RUNNING, started_at__lt=now - LEASE_DURATION)
+    abandoned = [run.id for run in stale.select_related("account") if run.account.lease_token != str(run.id)]
+    return IngestRun.objects.filter(id__in=abandoned).update(
+        status=IngestRun.Status.FAILED,
+        finished_at=now,
+        error="The worker stopped during this run (killed or restarted); nothing it read was kept. "
+        "The next pull reads the window again.",
+    )

@@ -306,6 +306,18 @@ def test_a_section_that_is_not_a_list_is_refused(example, tmp_path):
     assert snapshot() == before
 
 
+def test_a_team_name_already_used_under_another_slug_is_refused_naming_the_entry(example, tmp_path):
+    text = "teams:\n  - {name: Billing, slug: billing}\n  - {name: Search, slug: search-2}\n"
+    before = snapshot()
+
+    message = apply_failing(write(tmp_path, text, "names.yaml"))
+
+    assert "names.yaml: teams[1] (slug=search-2)" in message
+    assert "(name)=(Search) already exists" in message
+    assert "nothing changed" in message
+    assert snapshot() == before
+
+
 def test_malformed_yaml_is_refused_with_its_line_number(example, tmp_path):
     text = "teams:\n  - name: Billing\n    slug: billing\n  - name: Legal\n   slug: legal\n"
     before = snapshot()
@@ -395,7 +407,10 @@ def natural_state() -> dict:
             key=str,
         ),
         "fx_rates": sorted(FxRate.objects.values_list("day", "currency", "rate")),
-        "users": sorted(User.objects.values_list("username", "email", "role", "is_staff", "is_superuser", "password")),
+        "users": sorted(
+            (u.username, u.email, u.role, u.is_staff, u.is_superuser, u.has_usable_password())
+            for u in User.objects.all()
+        ),
         "memberships": sorted(Membership.objects.values_list("user__username", "team__slug", "role")),
     }
 
@@ -431,8 +446,11 @@ def test_the_export_applied_to_a_fresh_database_recreates_the_same_objects(examp
     assert natural_state() == expected
 
 
-def test_applying_the_export_to_the_same_database_changes_nothing(example, tmp_path, sam, tess, fiona):
-    # Objects made outside config too: a persona with two teams, a price entered by hand.
+def test_applying_the_export_to_the_same_database_changes_nothing(
+    tmp_path, secret_env, ada, fiona, sam, tess, support_agent, search_ranker
+):
+    apply(write(tmp_path, EXAMPLE))
+    # Objects made outside config too: a persona in two teams, a price entered by hand, a workload.
     Membership.objects.create(user=tess, team=Team.objects.get(slug="support"), role="member")
     ModelPrice.objects.create(
         provider=Provider.objects.get(slug="together"), model="kimi-k2", effective_from=dt.date(2025, 6, 1),

@@ -114,7 +114,7 @@ def test_billed_amounts_are_list_price_to_six_decimals(loaded):
     for line in billed:
         assert line.cost == line.cost.quantize(Decimal("0.000001"))
         if line.provider_id not in books:
-            books[line.provider_id] = PriceBook(line.provider)
+            books[line.provider_id] = PriceBook.for_provider(line.provider)
         book = books[line.provider_id]
         tokens = Tokens(line.input_tokens, line.cached_input_tokens, line.cache_write_tokens, line.output_tokens)
         list_cost = cost_from_price(book.price_on(line.model, line.period_start.date()), tokens)

@@ -58,6 +58,9 @@ class UsageLine(TokenCounts):
     )
     cost_basis = models.CharField(max_length=16, choices=CostBasis.choices)
     charge_category = models.CharField(max_length=16, choices=ChargeCategory.choices, default=ChargeCategory.USAGE)
+    billing_period_start = models.DateTimeField(
+        null=True, blank=True, help_text="FOCUS: the billing period the line belongs to; a re-import replaces the period."
+    )
     latency = models.JSONField(
         null=True, blank=True, help_text="Gateway logs only: count, sum_ms, p50_ms, p95_ms, max_ms, ttft_sum_ms."
     )

@@ -22,15 +22,14 @@ class FxConverter:
     """Rates hold from their day until the next rate of the same currency."""
 
     def __init__(self):
+        """Loads every rate at once: ingestion converts while a COPY holds the database connection."""
         self.reporting_currency = settings.FINOPS_REPORTING_CURRENCY
         self._rates: dict[str, list[tuple[dt.date, Decimal]]] = {}
+        for currency, day, rate in FxRate.objects.order_by("currency", "-day").values_list("currency", "day", "rate"):
+            self._rates.setdefault(currency, []).append((day, rate))
 
     def _rates_for(self, currency: str) -> list[tuple[dt.date, Decimal]]:
-        if currency not in self._rates:
-            self._rates[currency] = list(
-                FxRate.objects.filter(currency=currency).order_by("-day").values_list("day", "rate")
-            )
-        return self._rates[currency]
+        return self._rates.get(currency, [])
 
     def to_reporting(self, amount: Decimal, currency: str, day: dt.date) -> Decimal:
         if currency == self.reporting_currency:

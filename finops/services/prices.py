@@ -74,12 +74,25 @@ def cost_from_price(price: ModelPrice, tokens: Tokens, *, batch: bool = False) -
 
 
 class PriceBook:
-    """Prices of one provider looked up by (model, day), loaded once per ingest run."""
+    """Prices of one provider looked up by (model, day). Built before a run writes anything: a Postgres
+    COPY holds the connection, so nothing may be queried while rows stream in."""
 
-    def __init__(self, provider: Provider):
+    def __init__(self, prices: list[ModelPrice]):
         self._by_model: dict[str, list[ModelPrice]] = {}
-        for price in ModelPrice.objects.filter(provider=provider).order_by("model", "-effective_from"):
+        for price in sorted(prices, key=lambda p: (p.model, p.effective_from), reverse=True):
             self._by_model.setdefault(price.model, []).append(price)
+
+    @classmethod
+    def for_provider(cls, provider: Provider) -> "PriceBook":
+        return cls(list(ModelPrice.objects.filter(provider=provider)))
+
+    @classmethod
+    def all_providers(cls) -> dict[int, "PriceBook"]:
+        """provider id -> its book, in one query (a provider with no prices gets an empty book)."""
+        by_provider: dict[int, list[ModelPrice]] = {pid: [] for pid in Provider.objects.values_list("id", flat=True)}
+        for price in ModelPrice.objects.all():
+            by_provider.setdefault(price.provider_id, []).append(price)
+        return {pid: cls(prices) for pid, prices in by_provider.items()}
 
     def price_on(self, model: str, day: dt.date) -> ModelPrice | None:
         """The latest price that started on or before `day` and has not ended by it."""

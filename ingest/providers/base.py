@@ -92,9 +92,14 @@ def token_weight(row: "UsageRow") -> Decimal:
 
 
 class FileSource(Protocol):
-    """A source read from export files (one class per kind, registered in ingest.providers.registry)."""
+    """A source read from export files (one class per kind, registered in ingest.providers.registry).
+
+    An import replaces, for its account, the billing periods its rows name, or else the UTC days (or,
+    with `replace_granularity = "hour"`, the hours) its rows start in.
+    """
 
     kind: str
+    replace_granularity: str  # optional: "day" (default) or "hour"
 
     def parse(self, stream: BinaryIO, *, file_name: str) -> Iterator[UsageRow]:
         """Yield UsageRow objects from a binary stream; raise ProviderError on the first bad line."""

@@ -1,8 +1,16 @@
-"""Connector kind -> class. Issue 3 adds the API and FOCUS/gateway connectors here."""
+"""Connector kind -> the one object that reads it (DESIGN.md: one class per source kind behind a registry).
 
+Every ConnectorKind has exactly one entry here (tests/ingest/test_registry.py checks it)."""
+
+from .anthropic_api import AnthropicApi
+from .focus_file import FocusFile
+from .gateway_log import GatewayLog
+from .openai_api import OpenAIApi
+from .openrouter_api import OpenRouterApi
 from .usage_csv import UsageCsv
 
-FILE_SOURCES = {source.kind: source for source in (UsageCsv(),)}
+FILE_SOURCES = {source.kind: source for source in (UsageCsv(), FocusFile(), GatewayLog())}
+API_SOURCES = {source.kind: source for source in (OpenAIApi(), AnthropicApi(), OpenRouterApi())}
 
 
 def file_source_for(kind: str):
@@ -10,3 +18,10 @@ def file_source_for(kind: str):
         return FILE_SOURCES[kind]
     except KeyError:
         raise LookupError(f"connector {kind!r} does not read files (file connectors: {', '.join(FILE_SOURCES)})") from None
+
+
+def api_source_for(kind: str):
+    try:
+        return API_SOURCES[kind]
+    except KeyError:
+        raise LookupError(f"connector {kind!r} is not an API connector (API connectors: {', '.join(API_SOURCES)})") from None

@@ -24,6 +24,12 @@ class UsageCsv:
     kind = "usage_csv"
 
     def parse(self, stream, *, file_name: str):
+        try:
+            yield from self._parse(stream, file_name)
+        except UnicodeDecodeError:
+            raise ProviderError(f"{file_name}: not UTF-8 text (save or export the CSV as UTF-8)") from None
+
+    def _parse(self, stream, file_name: str):
         text = codecs.getreader("utf-8-sig")(stream)
         reader = csv.DictReader(text)
         header = [h.strip() for h in (reader.fieldnames or [])]
@@ -38,7 +44,7 @@ class UsageCsv:
             where = f"{file_name} line {reader.line_num}"
             try:
                 yield self._row(row, where)
-            except (ValueError, TypeError) as exc:
+            except (ValueError, TypeError, OverflowError) as exc:  # OverflowError: the day after 9999-12-31
                 raise ProviderError(f"{where}: {exc}") from None
 
     @staticmethod

@@ -86,3 +86,9 @@ def test_json_numbers_arrive_as_exact_decimals(server):
     server.route("/costs", [Reply(200, '{"amount": {"value": 0.12345678901234567890123, "currency": "usd"}, "n": 3}')])
     body = client([]).get_json(server.url + "/costs")
     assert body["amount"]["value"] == Decimal("0.12345678901234567890123") and body["n"] == 3
+
+
+def test_an_overloaded_provider_529_is_retried(server):
+    server.route("/v1/messages", [Reply(529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}), {"ok": 1}])
+    sleeps = []
+    assert client(sleeps).get_json(server.url + "/v1/messages") == {"ok": 1} and len(sleeps) == 1

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
+from finops.crypto import CredentialError
 from finops.modelids import normalise_model
 from finops.models import Account, FxRate, Membership, ModelPrice, Provider, Team, User, Workload
 from finops.services.accounts import account_credentials_matches, account_set_credentials
@@ -63,16 +64,35 @@ def config_apply(*, path: str | Path, text: str | None = None, environ: Mapping[
         for section, items in entries.items():
             apply_entry = _APPLIERS[section]
             for item in items:
-                result.count(section, apply_entry(item, environ))
+                try:
+                    result.count(section, apply_entry(item, environ))
+                except IntegrityError as exc:
+                    # A unique name taken by another row (a team name under another slug): name the entry, roll back.
+                    raise ConfigInvalid([f"{item['_label']}: {' '.join(str(exc).split())}"]) from None
     return result
 
 
 # --- validation ---
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a key given twice in one mapping (YAML would silently keep the last)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} is given twice in one entry", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def _validated(name: str, text: str, environ: Mapping[str, str]) -> dict[str, list[dict]]:
     try:
-        document = yaml.safe_load(text)
+        document = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -128,7 +148,8 @@ def _message(messages) -> str:
 
 def _identity(section: str, data: dict) -> tuple:
     if section == "prices":
-        return (data["provider"], normalise_model(data["model"]), data["effective_from"])
+        # An undated price starts on the catalog date: it is the same row as one dated that day.
+        return (data["provider"], normalise_model(data["model"]), data["effective_from"] or CATALOG_EFFECTIVE_FROM)
     if section == "fx_rates":
         return (data["day"], data["currency"].upper())
     key = {"accounts": "name", "users": "username"}.get(section, "slug")
@@ -205,10 +226,18 @@ def _apply_account(entry, environ) -> str:
     }
     account, outcome = _upsert(Account, {"name": entry["name"]}, values)
     secret = environ.get(entry["credentials_env"], "") if entry["credentials_env"] else None
-    if secret is not None and not account_credentials_matches(account=account, secret=secret):
+    if secret is not None and not _stored_secret_is(account, secret):
         account_set_credentials(account=account, secret=secret)
         outcome = "created" if outcome == "created" else "updated"
     return outcome
+
+
+def _stored_secret_is(account: Account, secret: str) -> bool:
+    try:
+        return account_credentials_matches(account=account, secret=secret)
+    except CredentialError:
+        # Stored under a key that is gone (replaced, not rotated): the environment's secret is re-encrypted.
+        return False
 
 
 def _apply_price(entry, environ) -> str:
@@ -224,7 +253,13 @@ def _apply_price(entry, environ) -> str:
             "batch_input_per_mtok", "batch_output_per_mtok",
         )
     }
-    values["source"] = ModelPrice.Source.CONFIG
+    existing = ModelPrice.objects.filter(**lookup).first()
+    # Config takes over a catalog row (so a catalog reload leaves it) or any price it changes; a hand-entered
+    # price restated as it is stays as it is, so applying an export changes nothing.
+    if existing is None or existing.source == ModelPrice.Source.CATALOG or any(
+        getattr(existing, name) != value for name, value in values.items()
+    ):
+        values["source"] = ModelPrice.Source.CONFIG
     return _upsert(ModelPrice, lookup, values)[1]
 
 

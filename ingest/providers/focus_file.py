@@ -1,0 +1,698 @@
+"""FOCUS 1.0 / 1.2 / 1.3 Cost-and-Usage exports (CSV, CSV.gz, Parquet): one UsageRow per FOCUS row.
+
+reference/provider-formats.md §3 (FOCUS), §4.4 (AWS "FOCUS with AWS columns"), §5.1 (Azure FOCUS export),
+§5.2 (GCP) and §3.6 (AI token usage in FOCUS).
+
+- The container is told by its first bytes, not its name: `PAR1` = Parquet (read batch by batch with
+  `ParquetFile.iter_batches`), `1f 8b` = gzip (CSV inside), anything else = CSV. Rows are yielded one at a
+  time, so memory stays flat however long the file is.
+- Money: `BilledCost` (invoice basis, not amortised) as an exact Decimal in `BillingCurrency`; `mEn` scientific
+  notation is accepted. Parquet doubles go through their shortest repr, never through float arithmetic.
+- Periods: `ChargePeriodStart/End` (UTC, half-open); `BillingPeriodStart/End` go on the row so an import can
+  replace whole billing periods (a restated month replaces the earlier one).
+- Tokens: only when `ConsumedUnit` (else `PricingUnit`) says tokens: `Tokens` ×1, `1K tokens`/`1000 Tokens`/`1K`
+  ×1,000, `1M tokens`/`1000000 Tokens`/`1M` ×1,000,000 (bare `1K`/`1M`/`Units`/`count` count only when the meter
+  itself is a token meter). A fractional result is rounded half-up to a whole token (counts, not money).
+  `Token-Hours` (cache storage) are not token counts: the row keeps its cost and no tokens. Bedrock Marketplace
+  `Units` are taken as one token each; the reference marks that unit unverified (§4.3), so check it against
+  BilledCost / unit price on a real export. A `Request(s)` unit fills `requests`.
+- Direction (input / output / cache read / cache write), in this order: `SkuPriceDetails` (`TokenType`, or
+  `TokenDirection` + `TokenCacheAction`, FOCUS AI draft), the AWS usage type (`x_UsageType` or `SkuMeter`:
+  `*-input-tokens`, `*-output-tokens`, `*-cache-read-input-token-count`, `*-cache-write-input-token-count`,
+  mantle and Marketplace `MP:` forms), then the meter words (`SkuMeter`, `x_SkuMeterName`, `x_SkuDescription`,
+  `ChargeDescription`: Azure `Inp/Inpt/Outp/outpt/opt/cached Inp`, GCP `Text Input`/`Text Output`/`Input Text
+  Caching`, `Input Tokens`/`Cache Read Input Tokens`, `model, input`). A token row whose direction cannot be
+  told stops the file: guessing would misstate $/M tokens.
+- Model, best effort (the raw meter string is kept in `tags["meter"]`): `SkuPriceDetails.ModelId`, `x_Model*`
+  columns, the model part of a Bedrock usage type (`USW2-Claude4.6Sonnet-…` → `claude-sonnet-4-6`,
+  `USE1-mistral.voxtral-small-24b-2507-mantle-…` → `mistral.voxtral-small-24b-2507`), a Marketplace
+  `<Model> (Amazon Bedrock Edition)` service name, the meter with direction/deployment/unit words removed
+  (`gpt-4o 1120 Inp glbl Tokens` → `gpt-4o-1120`, `Gemini 2.5 Flash GA Text Input - Predictions` →
+  `gemini-2.5-flash`), an Azure Marketplace `<model>-<GUID>` resource name. A usage row with none of these keeps
+  its raw meter as the model (visible, never dropped); tax/credit/adjustment/purchase rows keep "" then.
+- Provider: AWS (any of ServiceProviderName/ProviderName/HostProviderName/InvoiceIssuerName/PublisherName) →
+  "aws-bedrock" when the row is Bedrock (service, service code or usage type), else "" (the account's provider);
+  Microsoft/Azure → "azure-openai"; Google → "gcp-vertex"; a recognised API vendor name (OpenAI, Anthropic, Groq …)
+  → its slug; otherwise "".
+- Refs and tags: project_ref = SubAccountId (else x_ProjectId / x_ProjectName); api_key_ref / user_ref =
+  CredentialId / PrincipalId when present (post-1.3 draft columns). tags = the Tags JSON (valueless → "true")
+  plus x_Operation, x_ServiceCode, x_ResourceGroupName, x_CostCenter, x_InvoiceSectionName, `meter`, `resource`
+  (ResourceName or ResourceId: a Bedrock application inference profile, an Azure OpenAI resource) and
+  `charge_class` for corrections; every other x_ column is ignored.
+- Tolerant where real exports are: nulls in "Mandatory" columns AWS and Microsoft document (InvoiceIssuerName,
+  PublisherName, PricingUnit, SkuId …), unknown `x_` columns ignored, any column order, snake_case or lower-case
+  header variants (Athena / BigQuery), Azure 1.0 times without seconds, Azure's brace-less Tags. Strict where a
+  wrong guess would mislead: missing BilledCost/BillingCurrency/ChargePeriodStart/ChargePeriodEnd/ChargeCategory
+  columns, an empty cost, a bad date, an unknown ChargeCategory, a negative token count.
+- Speed: ~20 µs a row. Meter analysis, periods, units and tags repeat across rows and go through bounded LRU
+  caches, so they cost once per distinct value and memory stays flat.
+"""
+
+import csv
+import datetime as dt
+import decimal
+import functools
+import gzip
+import io
+import json
+import operator
+import re
+import shutil
+import tempfile
+import zlib
+from decimal import Decimal
+from typing import NamedTuple
+
+from .base import ProviderError, UsageRow
+from .parsing import parse_decimal
+
+GZIP_MAGIC = b"\x1f\x8b"
+PARQUET_MAGIC = b"PAR1"
+ZIP_MAGIC = b"PK\x03\x04"
+PARQUET_BATCH = 8192
+
+REQUIRED = ("BilledCost", "BillingCurrency", "ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory")
+COLUMNS = REQUIRED + (
+    "BillingPeriodStart", "BillingPeriodEnd", "ChargeClass", "ChargeDescription", "ConsumedQuantity", "ConsumedUnit",
+    "PricingQuantity", "PricingUnit", "ProviderName", "PublisherName", "ServiceProviderName", "HostProviderName",
+    "InvoiceIssuerName", "ServiceName", "SkuId", "SkuMeter", "SkuPriceDetails", "ResourceId", "ResourceName",
+    "SubAccountId", "Tags", "PrincipalId", "CredentialId",
+    # Vendor extensions worth reading (AWS §4.4, Azure §5.1); every other x_ column is ignored.
+    "x_UsageType", "x_Operation", "x_ServiceCode", "x_SkuMeterName", "x_SkuDescription", "x_ResourceGroupName",
+    "x_CostCenter", "x_InvoiceSectionName", "x_ProjectId", "x_ProjectName", "x_Model", "x_ModelId", "x_ModelName",
+)
+TAG_COLUMNS = ("x_Operation", "x_ServiceCode", "x_ResourceGroupName", "x_CostCenter", "x_InvoiceSectionName")
+CHARGE_CATEGORIES = {"usage", "purchase", "tax", "credit", "adjustment"}
+NULLS = {"", "null", "NULL", "Null"}
+
+INPUT, OUTPUT, CACHE_READ, CACHE_WRITE = "input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens"
+
+
+def _key(name: str) -> str:
+    """Header matching key: `BilledCost`, `billed_cost` and `billedcost` are the same column; `x_` stays apart."""
+    name = name.strip().lstrip("\ufeff")
+    if name[:2].lower() == "x_":
+        return "x_" + name[2:].replace("_", "").replace(" ", "").lower()
+    return name.replace("_", "").replace(" ", "").lower()
+
+
+_WANTED = {_key(name): name for name in COLUMNS}
+
+
+def resolve_header(header: list[str], file_name: str) -> dict[str, int]:
+    """Canonical column name -> position; an exact (spec) spelling wins over a variant."""
+    index: dict[str, int] = {}
+    for position, raw in enumerate(header):
+        canonical = _WANTED.get(_key(raw))
+        if canonical and (canonical not in index or raw.strip() == canonical):
+            index[canonical] = position
+    missing = [name for name in REQUIRED if name not in index]
+    if missing:
+        raise ProviderError(
+            f"{file_name}: not a FOCUS Cost-and-Usage export, missing column(s) {', '.join(missing)} "
+            f"(a FOCUS file has at least {', '.join(REQUIRED)})"
+        )
+    return index
+
+
+class FocusFile:
+    kind = "focus_file"
+
+    def parse(self, stream, *, file_name: str):
+        head = _read_up_to(stream, 4)
+        if not head:
+            raise ProviderError(f"{file_name}: the file is empty")
+        if head == PARQUET_MAGIC:
+            yield from _parquet_rows(stream, head, file_name)
+            return
+        if head == ZIP_MAGIC:
+            raise ProviderError(f"{file_name}: a ZIP archive; unzip it and import the CSV or Parquet file inside")
+        binary = io.BufferedReader(_Prefixed(head, stream), 1 << 16)
+        if head[:2] == GZIP_MAGIC:
+            binary = gzip.GzipFile(fileobj=binary, mode="rb")
+        text = io.TextIOWrapper(binary, encoding="utf-8-sig", newline="")
+        try:
+            yield from _csv_rows(text, file_name)
+        except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+            problem = exc or "unexpected end"
+            raise ProviderError(f"{file_name}: the gzip data is damaged or truncated ({problem})") from None
+        except UnicodeDecodeError as exc:
+            raise ProviderError(f"{file_name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+# --- containers ---
+
+
+def _read_up_to(stream, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = stream.read(size - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+class _Prefixed(io.RawIOBase):
+    """The bytes already read to sniff the format, then the rest of the stream, as one raw stream."""
+
+    def __init__(self, prefix: bytes, stream):
+        self._prefix, self._stream = prefix, stream
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        if self._prefix:
+            n = min(len(buffer), len(self._prefix))
+            buffer[:n], self._prefix = self._prefix[:n], self._prefix[n:]
+            return n
+        chunk = self._stream.read(len(buffer))
+        buffer[: len(chunk)] = chunk
+        return len(chunk)
+
+
+def _csv_rows(text, file_name: str):
+    reader = csv.reader(text)
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise ProviderError(f"{file_name} line 1: {exc}") from None
+    if not header:
+        raise ProviderError(f"{file_name}: the file is empty (no header line)")
+    plan = _Plan(resolve_header(header, file_name))
+    width = len(header)
+    while True:
+        try:
+            values = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ProviderError(f"{file_name} line {reader.line_num}: {exc}") from None
+        where = f"{file_name} line {reader.line_num}"
+        if not values or values == [""]:
+            continue
+        if len(values) > width:
+            raise ProviderError(f"{where}: {len(values)} fields but the header has {width} columns")
+        yield _focus_row(values, plan, where)
+
+
+def _parquet_rows(stream, head: bytes, file_name: str):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    spooled = None
+    try:
+        if _seekable_at_start(stream, len(head)):
+            stream.seek(0)
+            source = stream
+        else:
+            # The Parquet footer is at the end: copy to disk (not memory) when the stream cannot seek.
+            spooled = tempfile.TemporaryFile()
+            spooled.write(head)
+            shutil.copyfileobj(stream, spooled, 1 << 20)
+            spooled.seek(0)
+            source = spooled
+        try:
+            parquet = pq.ParquetFile(source)
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise ProviderError(f"{file_name}: not a readable Parquet file ({exc})") from None
+        header = parquet.schema_arrow.names
+        index = resolve_header(header, file_name)
+        names = [header[position] for position in sorted(set(index.values()))]
+        plan = _Plan({canonical: names.index(header[position]) for canonical, position in index.items()})
+        n = 0
+        try:
+            for batch in parquet.iter_batches(batch_size=PARQUET_BATCH, columns=names):
+                columns = [[_cell(v) for v in batch.column(j).to_pylist()] for j in range(batch.num_columns)]
+                for values in zip(*columns):
+                    n += 1
+                    yield _focus_row(list(values), plan, f"{file_name} row {n}")
+        except pa.ArrowException as exc:
+            raise ProviderError(f"{file_name} after row {n}: the Parquet data cannot be read ({exc})") from None
+    finally:
+        if spooled is not None:
+            spooled.close()
+
+
+def _seekable_at_start(stream, consumed: int) -> bool:
+    try:
+        return bool(stream.seekable()) and stream.tell() == consumed
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _cell(value) -> str:
+    """A Parquet value as the text a CSV export would hold, so both containers share one row parser."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if value != value:
+            return ""  # NaN: how pandas-written Parquet spells null
+        return repr(value)  # shortest round-trip text: what the producer wrote, not a binary expansion
+    if isinstance(value, dt.datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=dt.UTC)).isoformat()
+    if isinstance(value, list) and all(isinstance(item, tuple) and len(item) == 2 for item in value):
+        return json.dumps({str(k): v for k, v in value}, default=str)  # map<string,string> (AWS Tags)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, default=str)
+    return str(value)  # int, Decimal, date
+
+
+# --- one row ---
+
+
+class _Cells(dict):
+    """One row's cells by canonical column name; a missing or null cell reads as ""."""
+
+    def __missing__(self, key):
+        return ""
+
+
+class _Plan:
+    """Where each column this parser reads sits in a row of one file (a missing column reads the padding "")."""
+
+    def __init__(self, index: dict[str, int]):
+        self.width = max(index.values()) + 1
+        self.names = tuple(index)
+        self.cells = operator.itemgetter(*(index[name] for name in self.names))
+        self.meter = operator.itemgetter(*(index.get(name, -1) for name in METER_COLUMNS))
+
+
+def _focus_row(values: list, plan: _Plan, where: str) -> UsageRow:
+    if len(values) < plan.width:
+        values = values + [""] * (plan.width - len(values))
+    values.append("")  # position -1: the value of every column the file does not have
+    cells = _Cells()
+    for name, value in zip(plan.names, plan.cells(values)):
+        if value and value not in NULLS:
+            if value[0] in " \t" or value[-1] in " \t":
+                value = value.strip()
+            if value:
+                cells[name] = value
+    try:
+        meter = _analyse(plan.meter(values))
+        return _row(cells, meter, where)
+    except (ValueError, TypeError, decimal.InvalidOperation) as exc:
+        raise ProviderError(f"{where}: {exc}") from None
+
+
+def _row(get: _Cells, meter: "_Meter", where: str) -> UsageRow:
+    start, end, billing_start, billing_end = _periods(
+        get["ChargePeriodStart"], get["ChargePeriodEnd"], get["BillingPeriodStart"], get["BillingPeriodEnd"]
+    )
+    if not get["BilledCost"]:
+        raise ValueError("BilledCost is empty")
+    cost = parse_decimal(get["BilledCost"])
+    currency = _currency(get["BillingCurrency"])
+    category = get["ChargeCategory"].lower()
+    if category not in CHARGE_CATEGORIES:
+        raise ValueError(
+            f"ChargeCategory {get['ChargeCategory']!r} is not one of Usage, Purchase, Tax, Credit, Adjustment"
+        )
+
+    requests = tokens = 0
+    quantity, kind = _quantity(get, meter.is_token_meter)
+    if kind == "tokens":
+        if meter.direction is None:
+            raise ValueError(
+                "the quantity is in tokens but the token direction (input, output, cache read, cache write) cannot "
+                "be told from SkuPriceDetails, SkuMeter, the usage type or ChargeDescription "
+                f"({meter.raw or 'no meter'!r})"
+            )
+        tokens = quantity
+    elif kind == "requests":
+        requests = quantity
+    direction = meter.direction
+
+    tags = dict(_tag_items(get["Tags"]))
+    for column in TAG_COLUMNS:
+        if get[column]:
+            tags[column] = get[column]
+    if meter.raw:
+        tags["meter"] = meter.raw
+    resource = get["ResourceName"] or get["ResourceId"]
+    if resource:
+        tags["resource"] = resource
+    if get["ChargeClass"]:
+        tags["charge_class"] = get["ChargeClass"].lower()
+
+    model = meter.model
+    if not model:
+        model = "" if category != "usage" else (meter.raw or get["ChargeDescription"] or get["ServiceName"])
+    return UsageRow(
+        period_start=start,
+        period_end=end,
+        model_raw=model,
+        input_tokens=tokens if direction == INPUT else 0,
+        cached_input_tokens=tokens if direction == CACHE_READ else 0,
+        cache_write_tokens=tokens if direction == CACHE_WRITE else 0,
+        output_tokens=tokens if direction == OUTPUT else 0,
+        requests=requests,
+        cost=cost,
+        currency=currency,
+        provider_slug=meter.provider_slug,
+        service_tier=meter.tier,
+        project_ref=get["SubAccountId"] or get["x_ProjectId"] or get["x_ProjectName"],
+        api_key_ref=get["CredentialId"],
+        user_ref=get["PrincipalId"],
+        tags=tags,
+        charge_category=category,
+        source_ref=where,
+        billing_period_start=billing_start,
+        billing_period_end=billing_end,
+    )
+
+
+# Everything derived from the meter-like columns; exports repeat the same few hundred meters, so the analysis
+# is cached (bounded: memory stays flat) instead of re-running the regexes on every row.
+METER_COLUMNS = (
+    "SkuPriceDetails", "x_UsageType", "SkuMeter", "x_SkuMeterName", "x_SkuDescription", "SkuId", "ChargeDescription",
+    "ServiceName", "ResourceName", "x_Model", "x_ModelId", "x_ModelName", "ServiceProviderName", "ProviderName",
+    "HostProviderName", "InvoiceIssuerName", "PublisherName", "x_ServiceCode",
+)
+
+
+class _Meter(NamedTuple):
+    raw: str
+    direction: str | None
+    model: str
+    tier: str
+    provider_slug: str
+    is_token_meter: bool
+
+
+@functools.lru_cache(maxsize=8192)
+def _analyse(key: tuple) -> _Meter:
+    """`key`: the raw METER_COLUMNS cells of a row (a file's meters repeat, so this is cached)."""
+    get = _Cells((column, value.strip()) for column, value in zip(METER_COLUMNS, key) if value.strip() not in NULLS)
+    details = _json_object(get["SkuPriceDetails"], "SkuPriceDetails")
+    usage_type = _aws_usage_type(get["x_UsageType"]) or _aws_usage_type(get["SkuMeter"])
+    raw = get["x_UsageType"] or get["x_SkuMeterName"] or get["SkuMeter"] or get["x_SkuDescription"] or get["SkuId"]
+    direction = _direction_from_details(details) or (usage_type or {}).get("direction") or _first_direction(get)
+    return _Meter(
+        raw=raw,
+        direction=direction,
+        model=_model(get, details, usage_type, direction),
+        tier=(usage_type or {}).get("tier") or _tier_from_words(raw),
+        provider_slug=_provider_slug(get, usage_type),
+        is_token_meter=direction is not None or "token" in raw.lower(),
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _periods(charge_start: str, charge_end: str, billing_start: str, billing_end: str) -> tuple:
+    """(start, end, billing start, billing end) in UTC; exports repeat a few periods, so this is cached."""
+    start = parse_time(charge_start, "ChargePeriodStart")
+    end = parse_time(charge_end, "ChargePeriodEnd")
+    if end <= start:
+        raise ValueError(f"ChargePeriodEnd {charge_end} is not after ChargePeriodStart {charge_start}")
+    return (
+        start,
+        end,
+        parse_time(billing_start, "BillingPeriodStart") if billing_start else None,
+        parse_time(billing_end, "BillingPeriodEnd") if billing_end else None,
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _currency(text: str) -> str:
+    currency = text.upper()
+    if not re.fullmatch(r"[A-Z]{3}", currency):
+        raise ValueError(f"BillingCurrency {text!r} is not an ISO 4217 code")
+    return currency
+
+
+def parse_time(text: str, column: str) -> dt.datetime:
+    """ISO 8601 in UTC (`2025-05-01T00:00:00Z`); also Azure 1.0's `…T00:00Z`, fractions, offsets, a space."""
+    if not text:
+        raise ValueError(f"{column} is empty")
+    value = text.strip()
+    if value.endswith(" UTC"):
+        value = value[:-4]
+    if value[-1:] in ("Z", "z"):
+        value = value[:-1] + "+00:00"
+    try:
+        parsed = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{column} {text!r} is not an ISO 8601 date-time (YYYY-MM-DDTHH:mm:ssZ)") from None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
+
+
+def _json_object(text: str, column: str) -> dict:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{column} is not valid JSON ({exc.msg})") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{column} must be a JSON object")
+    return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _tag_items(text: str) -> tuple:
+    return tuple(_tags(text).items())
+
+
+def _tags(text: str) -> dict:
+    """FOCUS Key-Value Format; Azure's older exports drop the braces (`"k": "v","k2": "v2"`)."""
+    if not text:
+        return {}
+    if not text.lstrip().startswith("{"):
+        text = "{" + text + "}"
+    tags = {}
+    for key, value in _json_object(text, "Tags").items():
+        if value is None or value is True:
+            value = "true" if value is True else ""  # valueless tags are `true` in FOCUS
+        elif value is False:
+            value = "false"
+        elif not isinstance(value, str):
+            value = json.dumps(value)
+        tags[str(key)] = value
+    return tags
+
+
+# --- tokens: how many ---
+
+_UNIT = re.compile(r"^(?:(\d+(?:\.\d+)?)\s*(thousand|million|k|m)?\b)?\s*(.*)$")
+_SCALE = {None: 1, "k": 1000, "thousand": 1000, "m": 1_000_000, "million": 1_000_000}
+_COUNT_WORDS = {"", "unit", "units", "count", "counts"}
+
+
+@functools.lru_cache(maxsize=1024)
+def _unit(unit: str, is_token_meter: bool) -> tuple[str | None, Decimal]:
+    """('tokens' | 'requests' | None, block size) for a FOCUS / vendor unit string."""
+    lower = unit.strip().lower()
+    if not lower or "hour" in lower or "/" in lower:  # Token-Hours (cache storage), GB/Hour … are not counts
+        return None, Decimal(1)
+    match = _UNIT.match(lower)
+    number, scale, word = match.group(1), match.group(2), match.group(3).strip()
+    block = Decimal(number or 1) * _SCALE[scale]
+    if word.startswith("token"):
+        return "tokens", block
+    if word in ("request", "requests", "call", "calls"):
+        return "requests", block
+    if word in _COUNT_WORDS and is_token_meter:  # Azure `1K`/`1M`, Marketplace `Units`, GCP `count`
+        return "tokens", block
+    return None, block
+
+
+def _quantity(get, is_token_meter: bool) -> tuple[int, str | None]:
+    for quantity_column, unit_column in (("ConsumedQuantity", "ConsumedUnit"), ("PricingQuantity", "PricingUnit")):
+        text = get[quantity_column]
+        kind, block = _unit(get[unit_column], is_token_meter)
+        if not text or kind is None:
+            continue
+        quantity = parse_decimal(text)
+        if quantity < 0:
+            raise ValueError(f"{quantity_column} is negative ({text}); a token or request count cannot be negative")
+        count = (quantity * block).to_integral_value(rounding=decimal.ROUND_HALF_UP)
+        return int(count), kind
+    return 0, None
+
+
+# --- tokens: which direction ---
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z]+", re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text).lower()))
+
+
+def classify(text: str) -> str | None:
+    """The token direction a meter, SKU or usage-type string names, or None."""
+    if not text:
+        return None
+    squashed, words = _squash(text), _words(text)
+    if any(marker in squashed for marker in ("cachewrite", "cachecreation", "cachedwrite")):
+        return CACHE_WRITE
+    if any(marker in squashed for marker in ("cacheread", "cachehit", "caching")) or "cached" in words:
+        return CACHE_READ
+    if "output" in squashed or "completion" in squashed or words & {"outp", "outpt", "opt"}:
+        return OUTPUT
+    if "input" in squashed or "prompt" in squashed or words & {"inp", "inpt"} or "embedding" in squashed:
+        return INPUT
+    return None
+
+
+def _direction_from_details(details: dict) -> str | None:
+    """FOCUS AI draft: `TokenType` (Input/Output/CacheWrite/CacheRead) or `TokenDirection` + `TokenCacheAction`."""
+    lowered = {str(k).lower(): str(v) for k, v in details.items() if v is not None}
+    if lowered.get("tokentype"):
+        return classify(lowered["tokentype"])
+    token_direction = lowered.get("tokendirection", "").lower()
+    if not token_direction:
+        return None
+    if "out" in token_direction:
+        return OUTPUT
+    action = _squash(lowered.get("tokencacheaction", ""))
+    if "write" in action or "creat" in action:
+        return CACHE_WRITE
+    if "read" in action or "hit" in action or action == "cached":
+        return CACHE_READ
+    return INPUT
+
+
+def _first_direction(get) -> str | None:
+    for column in ("SkuMeter", "x_SkuMeterName", "x_SkuDescription", "ChargeDescription"):
+        direction = classify(get[column])
+        if direction:
+            return direction
+    return None
+
+
+# --- AWS Bedrock usage types (§4.3) ---
+
+_AWS_REGION = re.compile(r"^[A-Z]{2,4}\d{0,2}-")
+_AWS_TOKEN_PART = re.compile(
+    r"-(?:mantle-)?(?:cache-read-input-token-count|cache-write-input-token-count|cache-read-input-tokens?"
+    r"|cache-write-input-tokens?|cache-read-tokens|cache-write-tokens|input-tokens?|output-tokens?"
+    r"|input-token-count|output-token-count)",
+    re.IGNORECASE,
+)
+_TIER_WORDS = ("batch", "priority", "flex")
+
+
+def _aws_usage_type(text: str) -> dict | None:
+    """{'model', 'direction', 'tier'} for a Bedrock token usage type, else None."""
+    if not text or not _AWS_REGION.match(text):
+        return None
+    body = _AWS_REGION.sub("", text, count=1)
+    if body.startswith("MP:"):  # Marketplace: USE1-MP:USE1_InputTokenCount-Units (the model is not in it)
+        direction = classify(body[3:])
+        return {"model": "", "direction": direction, "tier": _tier_from_words(body)} if direction else None
+    match = _AWS_TOKEN_PART.search(body)
+    if not match:
+        return None
+    return {
+        "model": _bedrock_model(body[: match.start()]),
+        "direction": classify(match.group(0)),
+        "tier": _tier_from_words(body[match.end():]),
+    }
+
+
+def _bedrock_model(name: str) -> str:
+    """`Claude4.6Sonnet` → `claude-sonnet-4-6`, `Claude3Haiku` → `claude-3-haiku`, `NovaLite` → `nova-lite`."""
+    claude = re.fullmatch(r"Claude(\d+(?:\.\d+)?)([A-Za-z]*)", name)
+    if claude:
+        version, family = claude.group(1).replace(".", "-"), claude.group(2).lower()
+        if not family:
+            return f"claude-{version}"
+        return f"claude-{family}-{version}" if float(claude.group(1)) >= 4 else f"claude-{version}-{family}"
+    if "." in name.split("-", 1)[0]:  # mantle: the API model id itself (`anthropic.claude-opus-4-8`)
+        return name
+    return re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=\d)(?=[A-Z][a-z])", "-", name).lower()
+
+
+def _tier_from_words(text: str) -> str:
+    words = _words(text)
+    return next((tier for tier in _TIER_WORDS if tier in words), "")
+
+
+# --- model ---
+
+_DROP_WORDS = {
+    # direction
+    "inp", "inpt", "input", "outp", "outpt", "opt", "output", "cached", "cache", "caching", "read", "write",
+    "thinking", "prompt", "completion",
+    # deployment / region / tier
+    "glbl", "gl", "global", "dzone", "dz", "datazone", "regional", "rgnl", "batch", "priority", "flex", "standard",
+    # units and noise
+    "tokens", "token", "1k", "1m", "count", "units", "ga", "text", "predictions", "prediction", "uncached",
+}
+_GUID_SUFFIX = re.compile(r"^(?P<model>.+?)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+
+
+def model_from_meter(text: str) -> str:
+    """A meter or SKU description without its direction, deployment and unit words, hyphen-joined."""
+    if not text or "$" in text or " per " in text:
+        return ""  # prose ("$0.003 per 1K input tokens …") names no model reliably
+    text = re.sub(r"\([^)]*\)", " ", text)  # "(Thinking On)"
+    text = re.sub(r"\s+-\s+predictions?\b.*$", " ", text, flags=re.I)
+    text = re.sub(r"-(input|output)\b", r" \1", text, flags=re.I)  # "Phi-4-Input Tokens"
+    words = [w for w in re.split(r"[\s,;]+", text.strip()) if w and w.lower() not in _DROP_WORDS]
+    model = "-".join(words).lower()
+    if model.startswith("claude"):
+        model = model.replace(".", "-")  # Anthropic ids use hyphens: claude-sonnet-4-5
+    return model
+
+
+def _model(get, details: dict, usage_type: dict | None, direction: str | None) -> str:
+    lowered = {str(k).lower(): v for k, v in details.items()}
+    for key in ("modelid", "modelname", "model"):
+        if lowered.get(key):
+            return str(lowered[key])
+    for column in ("x_ModelId", "x_ModelName", "x_Model"):
+        if get[column]:
+            return get[column]
+    if usage_type and usage_type["model"]:
+        return usage_type["model"]
+    for column in ("ServiceName", "ChargeDescription"):
+        edition = re.match(r"^(.+?)\s*\(Amazon Bedrock Edition\)", get[column])
+        if edition:
+            return model_from_meter(edition.group(1))
+    # Meter words name a model only on token meters; elsewhere they are a VM size or prose ("Tax for …").
+    for column in ("x_SkuMeterName", "SkuMeter", "x_SkuDescription", "ChargeDescription") if direction else ():
+        model = model_from_meter(get[column])
+        if model:
+            return model
+    guid = _GUID_SUFFIX.match(get["ResourceName"])
+    if guid:
+        return guid.group("model")
+    return ""
+
+
+# --- provider ---
+
+_VENDOR_SLUGS = {
+    "openai": "openai", "anthropic": "anthropic", "groq": "groq", "cerebras": "cerebras", "moonshot": "moonshot",
+    "moonshotai": "moonshot", "openrouter": "openrouter", "together": "together", "togetherai": "together",
+    "fireworks": "fireworks", "fireworksai": "fireworks", "deepinfra": "deepinfra",
+}
+
+
+PROVIDER_NAME_COLUMNS = ("ServiceProviderName", "ProviderName", "HostProviderName", "InvoiceIssuerName", "PublisherName")
+
+
+def _provider_slug(get, usage_type: dict | None) -> str:
+    names = [get[c] for c in PROVIDER_NAME_COLUMNS]
+    words = _words(" ".join(names))
+    if words & {"aws", "amazon"}:
+        service = " ".join(get[c] for c in ("ServiceName", "x_ServiceCode", "ChargeDescription")).lower()
+        return "aws-bedrock" if usage_type is not None or "bedrock" in service else ""
+    if words & {"microsoft", "azure"}:
+        return "azure-openai"
+    if "google" in words:
+        return "gcp-vertex"
+    primary = next((name for name in names if name), "")
+    return _VENDOR_SLUGS.get(_squash(primary), "")
+

@@ -1,0 +1,696 @@
+"""Gateway request logs → hourly UsageRows, for providers with no usage API (Groq, Cerebras, Moonshot …).
+
+reference/provider-formats.md §6: for Groq, Cerebras, DeepInfra and Moonshot the realistic source is self-metering,
+i.e. the `usage` of every response recorded by a gateway, priced with the catalog and reconciled against invoices.
+
+Formats, told from the content (not the file name):
+
+(a) LiteLLM `GET /spend/logs?summarize=false` (a JSON array of `LiteLLM_SpendLogs` objects) or `/spend/logs/v2`
+    (`{"data": [...], "total": …}`). The JSON is read incrementally (one record at a time), so a large export
+    is never held whole. The summarised `/spend/logs` output (per-day `spend`/`users`/`models`, no tokens) is
+    refused: it cannot be split into hours or token classes.
+(b) a CSV export of the `LiteLLM_SpendLogs` table: request_id, startTime, endTime, completionStartTime, model,
+    custom_llm_provider, prompt_tokens, completion_tokens, spend, api_key, team_id, user, metadata (JSON),
+    request_tags (JSON array) — extra columns are ignored.
+(c) OpenAI-compatible JSONL: one response object per line (`usage.prompt_tokens`, `usage.completion_tokens`,
+    `usage.prompt_tokens_details.cached_tokens`, `created`, `model`), flat or wrapped as
+    `{"response": {...}, "metadata": {...}}`, with optional `start_time`/`end_time`/`first_token_time`,
+    `provider`, `api_key`, `user`, `team_id`, `tags`. LiteLLM logging payloads (JSONL from a logging callback)
+    are read as (a).
+
+Tokens. LiteLLM and OpenAI report `prompt_tokens` cache-inclusive (LiteLLM adds Anthropic's cache reads and
+writes into it), so uncached input = prompt_tokens − cached − cache writes; cached reads come from
+`prompt_tokens_details.cached_tokens` (or `cache_read_input_tokens`), writes from `cache_creation_input_tokens`.
+Caches larger than prompt_tokens are an error, not a guess. Anthropic-native usage (`input_tokens` plus
+`cache_*_input_tokens`, no `prompt_tokens`) is disjoint and read as such.
+
+Cost. LiteLLM's `spend` is the gateway's own estimate from its bundled price map, not what the provider bills;
+the reference's guidance is to price self-metered usage from the catalog and reconcile against invoices. So
+every row has cost=None (the product prices it from the catalog and marks it estimated, or unpriced);
+`spend` is not read.
+
+Aggregation. One UsageRow per UTC hour (of startTime / created) × provider × model × api key × user × tags (team_id,
+key/team alias, end_user, request tags, LiteLLM `spend_logs_metadata`). requests = number of records (failed ones
+included: they were requests). latency = {count, sum_ms, p50_ms, p95_ms, max_ms, ttft_sum_ms} over the records
+that carry an end time (or a duration): duration = end − start; time to first token = completionStartTime − start
+(clamped to [0, duration]), or the whole duration when there is no first-token time (LiteLLM itself sets
+completionStartTime = endTime for non-streamed calls), so ttft_sum_ms / count is comparable across groups.
+Percentiles are nearest-rank and exact up to 128 records per group, then from a log histogram with ±2 % buckets.
+
+Memory. Records are read one at a time, but the hourly groups are kept until the end of the file: memory grows
+with the number of distinct hour-groups (bounded per group: at most 128 latencies, then ≤ a few hundred histogram
+buckets), not with the number of records. Raw `sk-…` keys found in a log are replaced by their SHA-256 (what
+LiteLLM itself stores), so a secret never reaches the database.
+"""
+
+import csv
+import datetime as dt
+import decimal
+import hashlib
+import io
+import itertools
+import json
+import math
+from array import array
+from collections import Counter
+from decimal import Decimal
+
+from .base import ProviderError, UsageRow
+
+SNIFF_CHARS = 1 << 16
+READ_CHARS = 1 << 18
+EXACT_LATENCIES = 128
+HISTOGRAM_BASE = 1.02
+HOUR = dt.timedelta(hours=1)
+
+CSV_REQUIRED = ("startTime", "model", "prompt_tokens", "completion_tokens")
+CSV_MARKERS = {
+    "request_id", "startTime", "endTime", "prompt_tokens", "completion_tokens", "spend", "custom_llm_provider",
+}
+FORMATS = "LiteLLM /spend/logs JSON, a LiteLLM_SpendLogs CSV export, or OpenAI-compatible JSONL"
+
+PROVIDER_SLUGS = {
+    "groq": "groq", "cerebras": "cerebras", "moonshot": "moonshot", "moonshotai": "moonshot", "openai": "openai",
+    "text-completion-openai": "openai", "anthropic": "anthropic", "bedrock": "aws-bedrock",
+    "bedrock_converse": "aws-bedrock", "azure": "azure-openai", "azure_ai": "azure-openai",
+    "azure_text": "azure-openai", "vertex_ai": "gcp-vertex", "vertex_ai_beta": "gcp-vertex", "together_ai": "together",
+    "together": "together", "fireworks_ai": "fireworks", "fireworks": "fireworks", "deepinfra": "deepinfra",
+    "openrouter": "openrouter",
+}
+
+
+class GatewayLog:
+    # Log exports are cut at arbitrary times: an import replaces the hours it has lines for, not whole days,
+    # so two files of one day (morning, afternoon) do not erase each other.
+    replace_granularity = "hour"
+    kind = "gateway_log"
+
+    def parse(self, stream, *, file_name: str):
+        text = io.TextIOWrapper(io.BufferedReader(_Raw(stream)), encoding="utf-8-sig", newline="")
+        try:
+            groups = _Groups()
+            for where, record in _records(text, file_name):
+                try:
+                    groups.add(_request(record), where)
+                except (ValueError, TypeError, ArithmeticError) as exc:
+                    raise ProviderError(f"{where}: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ProviderError(f"{file_name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        yield from groups.rows()
+
+
+class _Raw(io.RawIOBase):
+    """Any object with read() as a raw stream, so it can be buffered and decoded incrementally."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        chunk = self._stream.read(len(buffer))
+        buffer[: len(chunk)] = chunk
+        return len(chunk)
+
+
+# --- telling the format and reading records ---
+
+
+def _records(text, file_name: str):
+    """(where, record) for every record of the file, whatever its format."""
+    head = text.read(SNIFF_CHARS)
+    stripped = head.lstrip()
+    if not stripped:
+        raise ProviderError(f"{file_name}: the file is empty")
+    if stripped[0] in "[{":
+        yield from _JsonRecords(head, text, file_name)
+    else:
+        yield from _csv_records(head, text, file_name)
+
+
+def _csv_records(head: str, text, file_name: str):
+    # Complete the last line of the sniffed chunk so the CSV reader sees whole lines.
+    prefix = head + text.readline()
+    reader = csv.DictReader(itertools.chain(io.StringIO(prefix, newline=""), text))
+    try:
+        header = [h.strip() for h in (reader.fieldnames or [])]
+    except csv.Error as exc:
+        raise ProviderError(f"{file_name} line 1: {exc}") from None
+    if not CSV_MARKERS & set(header):
+        raise ProviderError(f"{file_name}: unknown format; expected {FORMATS}")
+    missing = [c for c in CSV_REQUIRED if c not in header]
+    if missing:
+        raise ProviderError(
+            f"{file_name}: not a LiteLLM_SpendLogs CSV, missing column(s) {', '.join(missing)} "
+            "(expected request_id, startTime, endTime, completionStartTime, model, custom_llm_provider, "
+            "prompt_tokens, completion_tokens, spend, api_key, team_id, user, metadata, request_tags)"
+        )
+    reader.fieldnames = header
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ProviderError(f"{file_name} line {reader.line_num}: {exc}") from None
+        where = f"{file_name} line {reader.line_num}"
+        if None in row:
+            raise ProviderError(f"{where}: more fields than the header has columns")
+        yield where, {k: v for k, v in row.items() if v is not None}
+
+
+class _JsonRecords:
+    """Top-level JSON read incrementally: an array of records, `{"data": [records], …}`, or one record per line."""
+
+    def __init__(self, head: str, text, file_name: str):
+        self.buffer, self.pos, self.line = head, 0, 1
+        self.text, self.file_name, self.eof = text, file_name, False
+        self.decoder = json.JSONDecoder(parse_float=Decimal)
+
+    def __iter__(self):
+        self._skip_ws()
+        if self._peek() == "[":
+            yield from self._array()
+            self._expect_end()
+            return
+        first, line, records = self._object_or_envelope()
+        if records is not None:
+            yield from records
+            return
+        yield f"{self.file_name} line {line}", first  # JSONL (or concatenated JSON): one record per value
+        while True:
+            self._skip_ws()
+            if self._peek() == "":
+                return
+            line = self.line
+            value = self._value()
+            if not isinstance(value, dict):
+                raise ProviderError(
+                    f"{self.file_name} line {line}: expected a JSON object per line, got {type(value).__name__}"
+                )
+            yield f"{self.file_name} line {line}", value
+
+    # reading
+
+    def _fill(self) -> bool:
+        if self.eof:
+            return False
+        chunk = self.text.read(READ_CHARS)
+        if not chunk:
+            self.eof = True
+            return False
+        # Keep only what is not consumed yet (line numbers were counted on the way): the buffer stays about
+        # one chunk plus the record being read, however long the file.
+        self.buffer, self.pos = self.buffer[self.pos:] + chunk, 0
+        return True
+
+    def _advance(self, to: int) -> None:
+        self.line += self.buffer.count("\n", self.pos, to)
+        self.pos = to
+
+    def _peek(self) -> str:
+        if self.pos >= len(self.buffer) and not self._fill():
+            return ""
+        return self.buffer[self.pos]
+
+    def _skip_ws(self) -> None:
+        while True:
+            end = self.pos
+            while end < len(self.buffer) and self.buffer[end] in " \t\r\n":
+                end += 1
+            self._advance(end)
+            if end < len(self.buffer) or not self._fill():
+                return
+
+    def _expect(self, char: str) -> None:
+        self._skip_ws()
+        found = self._peek()
+        if found != char:
+            found = found or "end of file"
+            where = f"{self.file_name} line {self.line}"
+            raise ProviderError(f"{where}: not valid JSON (expected {char!r}, found {found!r})")
+        self._advance(self.pos + 1)
+
+    def _expect_end(self) -> None:
+        self._skip_ws()
+        if self._peek():
+            raise ProviderError(f"{self.file_name} line {self.line}: unexpected data after the JSON document")
+
+    def _value(self):
+        self._skip_ws()
+        while True:
+            try:
+                value, end = self.decoder.raw_decode(self.buffer, self.pos)
+            except json.JSONDecodeError as exc:
+                if self._fill():
+                    continue
+                line = self.line + self.buffer.count("\n", self.pos, exc.pos)
+                raise ProviderError(f"{self.file_name} line {line}: not valid JSON ({exc.msg})") from None
+            if end == len(self.buffer) and self._fill():
+                continue  # a number or literal may go on in the next chunk
+            self._advance(end)
+            return value
+
+    # shapes
+
+    def _array(self):
+        self._expect("[")
+        self._skip_ws()
+        if self._peek() == "]":
+            self._advance(self.pos + 1)
+            return
+        while True:
+            self._skip_ws()
+            line = self.line
+            value = self._value()
+            where = f"{self.file_name} line {line}"
+            if not isinstance(value, dict):
+                raise ProviderError(f"{where}: expected a JSON object per record, got {type(value).__name__}")
+            yield where, value
+            self._skip_ws()
+            separator = self._peek()
+            self._advance(self.pos + 1)
+            if separator == "]":
+                return
+            if separator != ",":
+                raise ProviderError(f"{self.file_name} line {self.line}: not valid JSON (expected ',' or ']')")
+
+    def _object_or_envelope(self):
+        """Read a top-level object key by key; a `data` array inside is streamed, not loaded."""
+        line = self.line
+        self._expect("{")
+        fields = {}
+        self._skip_ws()
+        if self._peek() == "}":
+            self._advance(self.pos + 1)
+            return fields, line, None
+        while True:
+            self._skip_ws()
+            key = self._value()
+            if not isinstance(key, str):
+                raise ProviderError(
+                    f"{self.file_name} line {self.line}: not valid JSON (an object key must be a string)"
+                )
+            self._expect(":")
+            self._skip_ws()
+            # `{"data": [...]}` is the /spend/logs/v2 envelope; a response that has its own `data` (an embeddings
+            # list) says what it is first ("object", "id", "model").
+            if key == "data" and self._peek() == "[" and not fields.keys() & {"object", "id", "model", "usage"}:
+                return None, line, self._envelope_rest()
+            fields[key] = self._value()
+            self._skip_ws()
+            separator = self._peek()
+            self._advance(self.pos + 1)
+            if separator == "}":
+                return fields, line, None
+            if separator != ",":
+                raise ProviderError(f"{self.file_name} line {self.line}: not valid JSON (expected ',' or '}}')")
+
+    def _envelope_rest(self):
+        yield from self._array()
+        while True:  # the keys after "data" (total, page …) are read and ignored
+            self._skip_ws()
+            separator = self._peek()
+            self._advance(self.pos + 1)
+            if separator == "}":
+                self._expect_end()
+                return
+            if separator != ",":
+                raise ProviderError(f"{self.file_name} line {self.line}: not valid JSON (expected ',' or '}}')")
+            self._value()
+            self._expect(":")
+            self._value()
+
+
+# --- one request ---
+
+
+class _Request:
+    __slots__ = ("start", "end", "first_token", "provider", "model", "input", "cached", "cache_write", "output",
+                 "api_key", "user", "tags")
+
+
+def _request(record: dict) -> _Request:
+    if isinstance(record.get("models"), dict) and "prompt_tokens" not in record:
+        raise ValueError(
+            "this is the summarised /spend/logs output (spend per day, no tokens); "
+            "export per-request logs with /spend/logs?summarize=false or /spend/logs/v2"
+        )
+    # LiteLLM records carry prompt_tokens at the top (their stored `response` may itself hold a `usage`).
+    if "prompt_tokens" in record:
+        return _litellm_request(record)
+    response = record.get("response") if isinstance(record.get("response"), dict) else {}
+    if isinstance(record.get("usage"), dict) or isinstance(response.get("usage"), dict):
+        return _openai_request(record)
+    keys = ", ".join(sorted(map(str, record))[:8])
+    raise ValueError(
+        f"unknown record shape (keys {keys}): neither prompt_tokens (LiteLLM) nor a usage object (OpenAI-compatible)"
+    )
+
+
+def _litellm_request(record: dict) -> _Request:
+    metadata = _json_field(record.get("metadata"), "metadata", dict)
+    usage = metadata.get("usage_object") if isinstance(metadata.get("usage_object"), dict) else {}
+    details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
+    request = _Request()
+    request.start = _when(record.get("startTime"), "startTime", required=True)
+    request.end = _when(record.get("endTime"), "endTime")
+    request.first_token = _when(record.get("completionStartTime"), "completionStartTime")
+    request.model = _text(record.get("model")) or _text(record.get("model_group"))
+    request.provider = _provider(_text(record.get("custom_llm_provider")), request.model)
+    prompt = _count(record.get("prompt_tokens"), "prompt_tokens")
+    cached = _first_count(
+        (details, "cached_tokens"), (usage, "cache_read_input_tokens"), (record, "cache_read_input_tokens")
+    )
+    cache_write = _first_count(
+        (usage, "cache_creation_input_tokens"),
+        (details, "cache_creation_tokens"),
+        (record, "cache_creation_input_tokens"),
+    )
+    _split_input(request, prompt, cached, cache_write, "prompt_tokens")
+    request.output = _count(record.get("completion_tokens"), "completion_tokens")
+    request.api_key = _key_ref(_text(record.get("api_key")) or _text(metadata.get("user_api_key_hash")))
+    request.user = _text(record.get("user")) or _text(metadata.get("user_api_key_user_id"))
+    tags = _tag_list(_json_field(record.get("request_tags"), "request_tags", list))
+    extra = metadata.get("spend_logs_metadata")
+    if isinstance(extra, dict):
+        tags.update({str(k): _text(v) for k, v in extra.items() if v is not None and not isinstance(v, (dict, list))})
+    for tag, value in (
+        ("team_id", _text(record.get("team_id")) or _text(metadata.get("user_api_key_team_id"))),
+        ("team_alias", _text(metadata.get("user_api_key_team_alias"))),
+        ("key_alias", _text(metadata.get("user_api_key_alias"))),
+        ("end_user", _text(record.get("end_user"))),
+    ):
+        if value:
+            tags[tag] = value
+    request.tags = tags
+    _check_model(request)
+    return request
+
+
+def _openai_request(record: dict) -> _Request:
+    wrapped = record.get("response")
+    response = wrapped if isinstance(wrapped, dict) and isinstance(wrapped.get("usage"), dict) else record
+    usage = response["usage"]
+    metadata = _json_field(record.get("metadata"), "metadata", dict)
+    sources = (metadata, record, response)
+
+    def pick(*names):  # metadata first, then the record, then the response
+        return next((src[name] for name in names for src in sources if src.get(name) is not None), None)
+
+    request = _Request()
+    request.start = _when(pick("start_time", "startTime", "request_start", "timestamp"), "start_time")
+    if request.start is None:
+        request.start = _when(response.get("created"), "created", required=True)
+    request.end = _when(pick("end_time", "endTime"), "end_time")
+    if request.end is None:
+        duration_ms = pick("latency_ms", "duration_ms")
+        total_time = usage.get("total_time")  # Groq: seconds
+        if duration_ms is not None:
+            request.end = request.start + dt.timedelta(milliseconds=float(_number(duration_ms, "latency_ms")))
+        elif total_time is not None:
+            request.end = request.start + dt.timedelta(seconds=float(_number(total_time, "usage.total_time")))
+    first_token = pick("first_token_time", "completion_start_time", "completionStartTime")
+    request.first_token = _when(first_token, "first_token_time")
+    ttft_ms = pick("ttft_ms", "time_to_first_token_ms")
+    if request.first_token is None and ttft_ms is not None:
+        request.first_token = request.start + dt.timedelta(milliseconds=float(_number(ttft_ms, "ttft_ms")))
+    request.model = _text(response.get("model"))
+    provider = _text(pick("provider", "custom_llm_provider")) or ("groq" if "x_groq" in response else "")
+    request.provider = _provider(provider, request.model)
+
+    details = usage.get("prompt_tokens_details") or usage.get("input_tokens_details") or {}
+    if not isinstance(details, dict):
+        raise ValueError("usage.prompt_tokens_details is not an object")
+    cached = _first_count((details, "cached_tokens"), (usage, "cache_read_input_tokens"))
+    cache_write = _first_count(
+        (usage, "cache_creation_input_tokens"), (details, "cache_write_tokens"), (details, "cache_creation_tokens")
+    )
+    if "prompt_tokens" in usage:
+        prompt = _count(usage["prompt_tokens"], "usage.prompt_tokens")
+        _split_input(request, prompt, cached, cache_write, "usage.prompt_tokens")
+        request.output = _count(usage.get("completion_tokens"), "usage.completion_tokens")
+    elif "input_tokens" in usage:
+        prompt = _count(usage["input_tokens"], "usage.input_tokens")
+        if "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage:
+            # Anthropic-native usage: input_tokens already excludes both caches.
+            request.input, request.cached, request.cache_write = prompt, cached, cache_write
+        else:  # OpenAI Responses API: input_tokens includes the cached ones
+            _split_input(request, prompt, cached, cache_write, "usage.input_tokens")
+        request.output = _count(usage.get("output_tokens"), "usage.output_tokens")
+    else:
+        raise ValueError("usage has neither prompt_tokens nor input_tokens")
+
+    request.api_key = _key_ref(_text(pick("api_key", "api_key_id", "key")))
+    request.user = _text(pick("user", "user_id"))
+    tags = metadata.get("tags", record.get("tags"))
+    request.tags = _tag_list(tags) if isinstance(tags, list) else _tag_dict(tags)
+    team = _text(pick("team_id", "team"))
+    if team:
+        request.tags["team_id"] = team
+    _check_model(request)
+    return request
+
+
+def _split_input(request: _Request, all_input: int, cached: int, cache_write: int, name: str) -> None:
+    if cached + cache_write > all_input:
+        raise ValueError(
+            f"cached ({cached}) + cache-write ({cache_write}) tokens exceed {name} ({all_input}), "
+            "which counts all input"
+        )
+    request.input, request.cached, request.cache_write = all_input - cached - cache_write, cached, cache_write
+
+
+def _check_model(request: _Request) -> None:
+    if not request.model and (request.input or request.cached or request.cache_write or request.output):
+        raise ValueError("model is empty but the record has tokens")
+
+
+# --- field parsers ---
+
+
+def _text(value) -> str:
+    if value is None:
+        return ""
+    return (value if isinstance(value, str) else str(value)).strip()
+
+
+def _number(value, name: str) -> Decimal:
+    if isinstance(value, bool):
+        raise ValueError(f"{name} {value!r} is not a number")
+    try:
+        number = Decimal(value.strip() if isinstance(value, str) else value)
+    except (decimal.InvalidOperation, TypeError, ValueError):
+        raise ValueError(f"{name} {value!r} is not a number") from None
+    if not number.is_finite():
+        raise ValueError(f"{name} {value!r} is not a finite number")
+    return number
+
+
+def _count(value, name: str) -> int:
+    if value is None or value == "":
+        return 0
+    number = _number(value, name)
+    if number != number.to_integral_value():
+        raise ValueError(f"{name} {value!r} is not a whole number")
+    if number < 0:
+        raise ValueError(f"{name} is negative ({value})")
+    return int(number)
+
+
+def _first_count(*candidates) -> int:
+    for source, name in candidates:
+        if isinstance(source, dict) and source.get(name) not in (None, ""):
+            return _count(source[name], name)
+    return 0
+
+
+def _when(value, name: str, *, required: bool = False) -> dt.datetime | None:
+    """ISO 8601 (`Z`, offset, or naive = UTC as LiteLLM stores it), `YYYY-MM-DD HH:MM:SS.fff`, or Unix seconds/ms."""
+    if value is None or value == "":
+        if required:
+            raise ValueError(f"{name} is missing")
+        return None
+    if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
+        seconds = float(value)
+        if seconds > 1e11:  # milliseconds
+            seconds /= 1000
+        try:
+            return dt.datetime.fromtimestamp(seconds, tz=dt.UTC)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(f"{name} {value!r} is not a Unix time") from None
+    text = _text(value)
+    if text.replace(".", "", 1).isdigit():
+        return _when(Decimal(text), name)
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{name} {value!r} is not an ISO 8601 date-time") from None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
+
+
+def _json_field(value, name: str, kind: type):
+    """A JSON column: already decoded (JSON input) or a JSON string (CSV input); empty → empty."""
+    if value is None or (isinstance(value, str) and value.strip() in ("", "null")):
+        return kind()
+    if isinstance(value, str):
+        try:
+            value = json.loads(value, parse_float=Decimal)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{name} is not valid JSON ({exc.msg})") from None
+    if value is None:
+        return kind()
+    if not isinstance(value, kind):
+        raise ValueError(f"{name} must be a JSON {'object' if kind is dict else 'array'}")
+    return value
+
+
+def _tag_list(tags) -> dict:
+    """LiteLLM request tags: `["jobID:214590", "prod"]` → {"jobID": "214590", "prod": "true"}."""
+    result = {}
+    for tag in tags or ():
+        key, sep, value = _text(tag).partition(":")
+        if key.strip():
+            result[key.strip()] = value.strip() if sep else "true"
+    return result
+
+
+def _tag_dict(tags) -> dict:
+    if tags is None:
+        return {}
+    if not isinstance(tags, dict):
+        raise ValueError("tags must be a JSON object or array")
+    return {str(k): _text(v) for k, v in tags.items() if v is not None and not isinstance(v, (dict, list))}
+
+
+def _provider(provider: str, model: str) -> str:
+    """LiteLLM's custom_llm_provider (or the `groq/…` prefix of the model) as our provider slug."""
+    provider = provider.lower()
+    if not provider and "/" in model:
+        prefix = model.split("/", 1)[0].lower()
+        provider = prefix if prefix in PROVIDER_SLUGS or prefix.startswith("vertex_ai") else ""
+    if not provider:
+        return ""  # the account's provider
+    if provider.startswith("vertex_ai"):
+        return "gcp-vertex"
+    return PROVIDER_SLUGS.get(provider, provider)  # unknown: kept, so the import names it instead of hiding it
+
+
+def _key_ref(key: str) -> str:
+    """LiteLLM logs the SHA-256 of a key; a raw `sk-…` key is hashed the same way so it is never stored."""
+    if key.startswith("sk-"):
+        return hashlib.sha256(key.encode()).hexdigest()
+    return key
+
+
+# --- hourly groups ---
+
+
+class _Latency:
+    """count, sum, max, ttft sum, and percentiles: exact up to EXACT_LATENCIES values, then a log histogram."""
+
+    __slots__ = ("count", "sum_ms", "max_ms", "ttft_sum_ms", "exact", "buckets")
+
+    def __init__(self):
+        self.count = self.sum_ms = self.max_ms = self.ttft_sum_ms = 0
+        self.exact, self.buckets = array("q"), None
+
+    def add(self, duration_ms: int, ttft_ms: int) -> None:
+        self.count += 1
+        self.sum_ms += duration_ms
+        self.max_ms = max(self.max_ms, duration_ms)
+        self.ttft_sum_ms += ttft_ms
+        if self.buckets is None:
+            self.exact.append(duration_ms)
+            if len(self.exact) > EXACT_LATENCIES:
+                self.buckets = Counter(map(_bucket, self.exact))
+                self.exact = None
+        else:
+            self.buckets[_bucket(duration_ms)] += 1
+
+    def percentile(self, p: float) -> int:
+        rank = max(1, math.ceil(p * self.count))  # nearest rank
+        if self.buckets is None:
+            return sorted(self.exact)[rank - 1]
+        seen = 0
+        for bucket in sorted(self.buckets):
+            seen += self.buckets[bucket]
+            if seen >= rank:
+                return min(self.max_ms, 0 if bucket < 0 else round(HISTOGRAM_BASE**bucket))
+        return self.max_ms
+
+    def summary(self) -> dict:
+        return {
+            "count": self.count, "sum_ms": self.sum_ms, "p50_ms": self.percentile(0.50),
+            "p95_ms": self.percentile(0.95), "max_ms": self.max_ms, "ttft_sum_ms": self.ttft_sum_ms,
+        }
+
+
+def _bucket(ms: int) -> int:
+    return -1 if ms <= 0 else math.ceil(math.log(ms) / math.log(HISTOGRAM_BASE))
+
+
+class _Group:
+    __slots__ = ("input", "cached", "cache_write", "output", "requests", "first_where", "latency")
+
+    def __init__(self, where: str):
+        self.input = self.cached = self.cache_write = self.output = self.requests = 0
+        self.first_where, self.latency = where, None
+
+
+class _Groups:
+    def __init__(self):
+        self.groups: dict[tuple, _Group] = {}
+
+    def add(self, request: _Request, where: str) -> None:
+        hour = request.start.replace(minute=0, second=0, microsecond=0)
+        tags = tuple(sorted(request.tags.items()))
+        key = (hour, request.provider, request.model, request.api_key, request.user, tags)
+        group = self.groups.get(key)
+        if group is None:
+            group = self.groups[key] = _Group(where)
+        group.requests += 1
+        group.input += request.input
+        group.cached += request.cached
+        group.cache_write += request.cache_write
+        group.output += request.output
+        if request.end is not None:
+            duration = _ms(request.end - request.start)
+            if duration < 0:
+                raise ValueError(
+                    f"the end time {request.end.isoformat()} is before the start time {request.start.isoformat()}"
+                )
+            first = request.first_token or request.end
+            ttft = min(max(_ms(first - request.start), 0), duration)
+            if group.latency is None:
+                group.latency = _Latency()
+            group.latency.add(duration, ttft)
+
+    def rows(self):
+        for key in sorted(self.groups):
+            hour, provider, model, api_key, user, tags = key
+            group = self.groups[key]
+            yield UsageRow(
+                period_start=hour,
+                period_end=hour + HOUR,
+                model_raw=model,
+                input_tokens=group.input,
+                cached_input_tokens=group.cached,
+                cache_write_tokens=group.cache_write,
+                output_tokens=group.output,
+                requests=group.requests,
+                cost=None,
+                provider_slug=provider,
+                api_key_ref=api_key,
+                user_ref=user,
+                tags=dict(tags),
+                source_ref=group.first_where,
+                latency=group.latency.summary() if group.latency else None,
+            )
+
+
+def _ms(delta: dt.timedelta) -> int:
+    return round(delta / dt.timedelta(milliseconds=1))

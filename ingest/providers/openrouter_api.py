@@ -1,0 +1,145 @@
+"""OpenRouter `GET /activity`: billed cost and tokens per day × model × upstream endpoint (provider-formats.md §6.1).
+
+The endpoint has no pagination and no range: without `date` it returns the last 30 completed UTC days, with
+`date=YYYY-MM-DD` one of those days. So a window is read one day per request (each request is a "page" in error
+messages). `usage` is what OpenRouter charged, in US dollars, so lines carry it as billed cost.
+
+Days that have not ended yet are not asked for (the endpoint only holds completed days). Days older than its
+30-day range are asked for and fail with the provider's own message: skipping them would let the window's
+replacement erase lines ingested earlier.
+"""
+
+import datetime as dt
+from decimal import Decimal
+
+from .base import ProviderError, UsageRow
+from .parsing import day_start, parse_decimal
+
+
+class OpenRouterApi:
+    kind = "openrouter_api"
+    default_base_url = "https://openrouter.ai/api/v1"
+
+    def fetch(self, *, client, base_url, secret, start, end, weigh=None):
+        # `weigh` is not needed: every /activity line has its own billed cost, nothing is split.
+        start, end = _utc(start, "start"), _utc(end, "end")
+        url = (base_url or self.default_base_url).rstrip("/") + "/activity"
+        headers = {"Authorization": f"Bearer {secret}"}
+        today = dt.datetime.now(dt.UTC).date()
+        for page, day in enumerate(_days(start, end), 1):
+            if day >= today:
+                break
+            where = f"OpenRouter /activity date={day.isoformat()} (page {page})"
+            body = client.get_json(url, headers=headers, params={"date": day.isoformat()}, where=where)
+            items = body.get("data")
+            if not isinstance(items, list):
+                raise _malformed(where, "expected a `data` list")
+            for number, item in enumerate(items, 1):
+                row = _row(item, day, f"{where} item {number}")
+                if row is not None:
+                    yield row
+
+
+def _days(start: dt.datetime, end: dt.datetime):
+    """The UTC days whose start lies in [start, end)."""
+    day = start.date()
+    if day_start(day) < start:
+        day += dt.timedelta(days=1)
+    while day_start(day) < end:
+        yield day
+        day += dt.timedelta(days=1)
+
+
+def _row(item, day: dt.date, where: str) -> UsageRow | None:
+    if not isinstance(item, dict):
+        raise _malformed(where, "expected an object")
+    item_day = _day(item.get("date"), day, where)
+    if item_day != day:
+        return None  # a line of another day: that day's own request reads it
+    model = _text(item, "model", where) or _text(item, "model_permaslug", where)
+    if not model:
+        raise _malformed(where, "the line names no model")
+    tags = {
+        name: value
+        for name, value in (
+            ("upstream", _text(item, "provider_name", where)),
+            ("endpoint", _text(item, "endpoint_id", where)),
+        )
+        if value
+    }
+    return UsageRow(
+        period_start=day_start(day),
+        period_end=day_start(day + dt.timedelta(days=1)),
+        model_raw=model,
+        # /activity does not split cached prompt tokens out; reasoning tokens are part of completion tokens.
+        input_tokens=_count(item, "prompt_tokens", where),
+        output_tokens=_count(item, "completion_tokens", where),
+        requests=_count(item, "requests", where),
+        cost=_dollars(item.get("usage"), where),
+        currency="USD",
+        project_ref=_text(item, "workspace_id", where),  # only present with group_by=workspace
+        tags=tags,
+        source_ref=where,
+    )
+
+
+def _malformed(where: str, what: str) -> ProviderError:
+    return ProviderError(f"{where}: malformed response ({what})", reason="malformed")
+
+
+def _utc(moment: dt.datetime, name: str) -> dt.datetime:
+    if moment.tzinfo is None:
+        raise ProviderError(f"the window {name} {moment.isoformat()} has no time zone; windows are UTC")
+    return moment.astimezone(dt.UTC)
+
+
+def _day(value, asked: dt.date, where: str) -> dt.date:
+    if value is None:
+        return asked
+    if not isinstance(value, str):
+        raise _malformed(where, f"date is {value!r}, not YYYY-MM-DD")
+    try:
+        return dt.date.fromisoformat(value.strip()[:10])
+    except ValueError:
+        raise _malformed(where, f"date {value!r} is not YYYY-MM-DD") from None
+
+
+def _text(item: dict, name: str, where: str) -> str:
+    value = item.get(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _malformed(where, f"{name} is {value!r}, not a string")
+    return value.strip()
+
+
+def _count(item: dict, name: str, where: str) -> int:
+    value = item.get(name)
+    if value is None:
+        return 0
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    elif isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
+        value = int(value)  # a JSON number written with a fraction part, such as 12.0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _malformed(where, f"{name} is {value!r}, not a whole number")
+    if value < 0:
+        raise _malformed(where, f"{name} is negative ({value})")
+    return value
+
+
+def _dollars(value, where: str) -> Decimal | None:
+    """`usage`, USD: a JSON number (read as Decimal by the HTTP client) or a decimal string; exact.
+
+    Absent or null: no cost known, so the line is priced downstream, never taken as $0.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float, Decimal)):
+        raise _malformed(where, f"usage is {value!r}, not a number")
+    if isinstance(value, float):
+        value = repr(value)  # the shortest repr is the number as written (0.015, not 0.01499…)
+    try:
+        return parse_decimal(value if isinstance(value, str) else str(value))
+    except ValueError as exc:
+        raise _malformed(where, f"usage {exc}") from None
