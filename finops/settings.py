@@ -136,7 +136,15 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TIMEZONE = "UTC"
-CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_TASK_ROUTES = {"ingest.tasks.*": {"queue": "ingest"}}
+# Each entry expires just under its period, so a backlog never piles up stale copies.
+CELERY_BEAT_SCHEDULE = {
+    "dispatch-due-syncs": {
+        "task": "ingest.tasks.dispatch_due_syncs",
+        "schedule": 300.0,
+        "options": {"expires": 280},
+    },
+}
 
 CACHES = {
     "default": (

@@ -25,5 +25,15 @@ from .settings import STORAGES  # noqa: E402
 # Templates resolve {% static %} without a collectstatic run.
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed only; production keeps PBKDF2
-# Tasks run inline unless a test starts a real worker and switches this off.
-CELERY_TASK_ALWAYS_EAGER = True
+# Tasks run inline unless a test starts a real worker and switches this off. That worker (and only it) is
+# started with CELERY_EAGER=0, so it consumes a real Redis queue (tests/integration/test_worker_killed.py).
+CELERY_TASK_ALWAYS_EAGER = os.environ.get("CELERY_EAGER", "1") != "0"
+# CELERY_VISIBILITY_TIMEOUT=<seconds>: Redis hands a task that was delivered but never acknowledged (its worker
+# was killed) to another worker after that many seconds instead of kombu's hour, and workers look for such
+# tasks every second (kombu's default sweep is every 10 s, scanning on one sweep in 10). Test workers only.
+if os.environ.get("CELERY_VISIBILITY_TIMEOUT"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": int(os.environ["CELERY_VISIBILITY_TIMEOUT"]),
+        "unacked_restore_interval": 1,
+        "unacked_restore_throttle": 1,
+    }

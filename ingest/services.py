@@ -88,6 +88,22 @@ def _parse_and_write(run: IngestRun, stream) -> WriteResult:
 # --- API pulls ---
 
 
+def sync_request(*, account: Account, start: dt.datetime | None = None, end: dt.datetime | None = None) -> list[IngestRun]:
+    """"Sync now" (page and API): queue runs for the window given, or the account's scheduled window."""
+    if account.connector not in API_CONNECTORS:
+        raise IngestError(f"{account.name} is filled from files (connector {account.connector}); upload a file instead")
+    if not account.enabled:
+        raise IngestError(f"{account.name} is disabled; replace its key and enable it first")
+    if start is None or end is None:
+        start, end = scheduled_window(now=timezone.now(), last_success_at=account.last_success_at)
+    runs = [run_create(account=account, trigger=IngestRun.Trigger.MANUAL, window=piece) for piece in chunks(start, end)]
+    from .tasks import sync_run  # the tasks module imports this one
+
+    for run in runs:
+        sync_run.delay_on_commit(run.id)
+    return runs
+
+
 def account_sync(
     *, account: Account, start: dt.datetime, end: dt.datetime, trigger: str = IngestRun.Trigger.MANUAL, client=None
 ) -> list[IngestRun]:

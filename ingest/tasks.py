@@ -43,7 +43,7 @@ def import_run(self, run_id: int) -> str:
     return run.status
 
 
-@shared_task(queue="ingest", expires=4 * 60)
+@shared_task(queue="ingest")
 def dispatch_due_syncs() -> int:
     """Beat, every 5 minutes: queue a pull for each enabled API account whose interval has passed."""
     runs = services.due_sync_runs()

@@ -1,3 +1,5 @@
+import datetime as dt
+
 from rest_framework import serializers
 
 from finops.models import Account, IngestRun, Provider, Team, Workload
@@ -37,10 +39,12 @@ class AccountSerializer(serializers.ModelSerializer):
 
 
 class IngestRunSerializer(serializers.ModelSerializer):
+    account = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
     class Meta:
         model = IngestRun
         fields = [
-            "id", "trigger", "status", "window_start", "window_end", "file_name", "lines_read", "lines_written",
+            "id", "account", "trigger", "status", "window_start", "window_end", "file_name", "lines_read", "lines_written",
             "lines_replaced", "lines_rejected", "error", "created_at", "started_at", "finished_at",
         ]
 
@@ -74,3 +78,18 @@ class SpendRowSerializer(serializers.Serializer):
     output_tokens = serializers.IntegerField()
     requests = serializers.IntegerField()
     usd_per_mtok = serializers.CharField(allow_null=True)
+
+
+class SyncRequestSerializer(serializers.Serializer):
+    start = serializers.DateField(required=False, help_text="First UTC day; omit both for the scheduled window.")
+    end = serializers.DateField(required=False, help_text="UTC day after the last one (exclusive).")
+
+    def validate(self, attrs):
+        if ("start" in attrs) != ("end" in attrs):
+            raise serializers.ValidationError("give both start and end, or neither")
+        if "start" in attrs:
+            if attrs["end"] <= attrs["start"]:
+                raise serializers.ValidationError({"end": "must be after start (end is exclusive)"})
+            as_midnight = lambda day: dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)  # noqa: E731
+            return {"start": as_midnight(attrs["start"]), "end": as_midnight(attrs["end"])}
+        return {}

@@ -17,4 +17,7 @@ urlpatterns = [
     path("accounts", api(views.AccountList.as_view()), name="api-account-list"),
     path("accounts/<int:pk>", api(views.AccountDetail.as_view()), name="api-account-detail"),
     path("accounts/<int:pk>/runs", api(views.AccountRunList.as_view()), name="api-account-runs"),
+    path("accounts/<int:pk>/imports", api(views.AccountImportCreate.as_view()), name="api-account-imports"),
+    path("accounts/<int:pk>/syncs", api(views.AccountSyncCreate.as_view()), name="api-account-syncs"),
+    path("runs/<int:pk>", api(views.RunDetail.as_view()), name="api-run-detail"),
 ]

@@ -1,16 +1,20 @@
 """REST API v1: one view per operation; querysets scoped by finops.access (another team's object answers 404)."""
 
+from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics
 from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from finops import access
-from finops.models import Account, Provider
+from finops.models import Account, IngestRun, Provider
 from finops.selectors import spend_report
+from ingest.services import sync_request, usage_upload_accept
+from ingest.writing import IngestError
 
 from . import serializers
 
@@ -104,3 +108,50 @@ class SpendView(APIView):
         except ValueError as exc:
             raise ValidationError({"detail": str(exc)}) from None
         return Response(spend_report.as_json(rows))
+
+
+class AccountImportCreate(APIView):
+    """Upload an export file for an account; a worker imports it (watch the returned run)."""
+
+    permission_classes = [access.SeesSources]
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        request={"multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}},
+        responses={202: serializers.IngestRunSerializer},
+        summary="Upload a usage export for import",
+    )
+    def post(self, request, pk):
+        account = get_object_or_404(Account, pk=pk)
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise ValidationError({"file": "attach the export as multipart field `file`"})
+        if account.is_api:
+            raise ValidationError({"detail": f"{account.name} is pulled from its API; files go to file accounts"})
+        with transaction.atomic():
+            run = usage_upload_accept(account=account, upload=upload, file_name=upload.name)
+        return Response(serializers.IngestRunSerializer(run).data, status=202)
+
+
+class AccountSyncCreate(APIView):
+    """Queue a pull of an API account: its scheduled window, or [start, end) in UTC days."""
+
+    permission_classes = [access.SeesSources]
+
+    @extend_schema(request=serializers.SyncRequestSerializer, responses={202: serializers.IngestRunSerializer(many=True)}, summary="Sync now")
+    def post(self, request, pk):
+        account = get_object_or_404(Account, pk=pk)
+        body = serializers.SyncRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            with transaction.atomic():
+                runs = sync_request(account=account, **body.validated_data)
+        except IngestError as exc:
+            raise ValidationError({"detail": str(exc)}) from None
+        return Response(serializers.IngestRunSerializer(runs, many=True).data, status=202)
+
+
+class RunDetail(generics.RetrieveAPIView):
+    serializer_class = serializers.IngestRunSerializer
+    permission_classes = [access.SeesSources]
+    queryset = IngestRun.objects.all()

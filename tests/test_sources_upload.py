@@ -1,0 +1,68 @@
+"""Uploading an export on the Sources page and through the API: kept, imported by a worker, failures shown."""
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db.models import Sum
+from django.urls import reverse
+
+from finops.models import Account, IngestRun, Provider, UsageLine
+
+CSV = b"day,model,input_tokens,output_tokens,cost\n2026-11-20,gpt-5-mini,1000,100,1.25\n2026-11-21,gpt-5-mini,2000,200,2.50\n"
+
+
+@pytest.fixture(autouse=True)
+def media_in_tmp(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+
+
+def upload(client, **fields):
+    return client.post(reverse("source-upload"), {"file": SimpleUploadedFile("usage.csv", CSV), **fields}, HTTP_ACCEPT="application/json")
+
+
+def test_an_upload_to_a_new_account_creates_it_and_imports_the_file(client_as, ada, django_capture_on_commit_callbacks):
+    provider = Provider.objects.get(slug="groq")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = upload(client_as(ada), new_name="groq-gateway", new_provider=provider.pk, new_connector="usage_csv")
+    assert response.status_code == 202
+    run = IngestRun.objects.get(pk=response.json()["run"])
+    assert (run.status, run.trigger, run.lines_written) == ("succeeded", "upload", 2)
+    assert run.account.name == "groq-gateway" and run.upload.name.endswith(".csv")
+    assert UsageLine.objects.aggregate(c=Sum("cost"))["c"] == 3.75
+    status = client_as(ada).get(response.json()["status_url"]).json()
+    assert status["status"] == "succeeded" and status["lines_read"] == 2
+
+
+def test_an_upload_without_an_account_or_a_new_one_is_refused_with_the_reason(client_as, ada):
+    response = upload(client_as(ada), new_name="x")
+    assert response.status_code == 400
+    assert "a provider" in response.json()["error"] and "a file format" in response.json()["error"]
+    assert not IngestRun.objects.exists()
+
+
+def test_a_bad_file_fails_its_run_and_says_which_line(client_as, ada, openai_account, django_capture_on_commit_callbacks):
+    bad = b"day,model,input_tokens,output_tokens\n2026-11-20,gpt-5,-4,1\n"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_as(ada).post(
+            reverse("source-upload"), {"file": SimpleUploadedFile("bad.csv", bad), "account": openai_account.pk}, HTTP_ACCEPT="application/json"
+        )
+    run = IngestRun.objects.get(pk=response.json()["run"])
+    assert run.status == "failed" and run.error == "bad.csv line 2: input_tokens is negative (-4)"
+    page = client_as(ada).get(reverse("source-list")).content.decode()
+    assert "bad.csv line 2: input_tokens is negative" in page
+
+
+def test_the_api_accepts_an_export_for_a_file_account(client_as, ada, openai_account, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_as(ada).post(f"/api/v1/accounts/{openai_account.pk}/imports", {"file": SimpleUploadedFile("usage.csv", CSV)})
+    assert response.status_code == 202
+    assert IngestRun.objects.get(pk=response.json()["id"]).status == "succeeded"
+
+
+def test_the_sources_page_lists_unpriced_usage_so_someone_adds_a_price(client_as, fiona, openai_account):
+    from ingest.services import usage_file_import
+    import io
+
+    csv = b"day,model,input_tokens,output_tokens\n2026-11-20,acme-internal-ft,5000,100\n"
+    usage_file_import(account=openai_account, stream=io.BytesIO(csv), file_name="ft.csv")
+    page = client_as(fiona).get(reverse("source-list")).content.decode()
+    assert "acme-internal-ft" in page and "1 unpriced" in page
