@@ -48,7 +48,8 @@ def _unpriced_usage(since: dt.date) -> list[dict]:
 def source_list(request):
     _require_sources(request.user)
     now = timezone.now()
-    since = now - dt.timedelta(days=RECENT_DAYS)
+    since_day = now.astimezone(dt.UTC).date() - dt.timedelta(days=RECENT_DAYS)
+    since = dt.datetime.combine(since_day, dt.time(), tzinfo=dt.UTC)  # one cut-off for every 30-day figure
     recent = {
         r["account_id"]: r
         for r in UsageLine.objects.filter(period_start__gte=since)
@@ -64,7 +65,7 @@ def source_list(request):
         accounts.append({"account": account, "next_sync": next_sync, **{k: stats.get(k) for k in ("lines", "cost", "unpriced")}})
     context = {
         "accounts": accounts,
-        "unpriced": _unpriced_usage((now - dt.timedelta(days=RECENT_DAYS)).date()),
+        "unpriced": _unpriced_usage(since_day),
         "form": UploadForm() if access.can_manage_configuration(request.user) else None,
         "days": RECENT_DAYS,
     }
