@@ -5,7 +5,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db.models import Sum
 from django.urls import reverse
 
-from finops.models import Account, IngestRun, Provider, UsageLine
+from finops.models import IngestRun, Provider, UsageLine
 
 CSV = b"day,model,input_tokens,output_tokens,cost\n2026-11-20,gpt-5-mini,1000,100,1.25\n2026-11-21,gpt-5-mini,2000,200,2.50\n"
 

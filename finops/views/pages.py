@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 
 from finops import access, charts
-from finops.models import Account, Provider, Team, Workload
+from finops.models import Account, Provider, Workload
 from finops.selectors import spend
 
 TRAILING_DAYS = 30

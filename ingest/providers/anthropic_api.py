@@ -25,6 +25,7 @@ from finops.modelids import normalise_model
 from .allocation import allocate
 from .base import ProviderError, UsageRow, token_weight
 from .parsing import parse_decimal
+from .payload import count_field, text_field
 
 API_VERSION = "2023-06-01"
 USAGE_PATH = "/v1/organizations/usage_report/messages"
@@ -325,28 +326,17 @@ def _time(value, where: str, name: str) -> dt.datetime:
 
 
 def _text(result: dict, name: str, where: str) -> str:
-    """A group key or label: null or absent is ""."""
-    value = result.get(name)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise _malformed(where, f"{name} is {value!r}, not a string")
-    return value.strip()
+    try:
+        return text_field(result, name)
+    except ValueError as exc:
+        raise _malformed(where, str(exc)) from None
 
 
 def _count(result: dict, name: str, where: str) -> int:
-    value = result.get(name)
-    if value is None:
-        return 0
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    elif isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
-        value = int(value)  # a JSON number written with a fraction part, such as 12.0
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _malformed(where, f"{name} is {value!r}, not a whole number")
-    if value < 0:
-        raise _malformed(where, f"{name} is negative ({value})")
-    return value
+    try:
+        return count_field(result, name)
+    except ValueError as exc:
+        raise _malformed(where, str(exc)) from None
 
 
 def _cents_to_dollars(value, where: str) -> Decimal:

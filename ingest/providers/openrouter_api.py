@@ -14,6 +14,7 @@ from decimal import Decimal
 
 from .base import ProviderError, UsageRow
 from .parsing import day_start, parse_decimal
+from .payload import count_field, text_field
 
 
 class OpenRouterApi:
@@ -105,27 +106,17 @@ def _day(value, asked: dt.date, where: str) -> dt.date:
 
 
 def _text(item: dict, name: str, where: str) -> str:
-    value = item.get(name)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise _malformed(where, f"{name} is {value!r}, not a string")
-    return value.strip()
+    try:
+        return text_field(item, name)
+    except ValueError as exc:
+        raise _malformed(where, str(exc)) from None
 
 
 def _count(item: dict, name: str, where: str) -> int:
-    value = item.get(name)
-    if value is None:
-        return 0
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    elif isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
-        value = int(value)  # a JSON number written with a fraction part, such as 12.0
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _malformed(where, f"{name} is {value!r}, not a whole number")
-    if value < 0:
-        raise _malformed(where, f"{name} is negative ({value})")
-    return value
+    try:
+        return count_field(item, name)
+    except ValueError as exc:
+        raise _malformed(where, str(exc)) from None
 
 
 def _dollars(value, where: str) -> Decimal | None:

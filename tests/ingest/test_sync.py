@@ -2,7 +2,6 @@
 
 import datetime as dt
 import io
-from decimal import Decimal
 
 import pytest
 from django.core.management import CommandError, call_command
