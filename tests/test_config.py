@@ -563,3 +563,66 @@ prices:
 
     assert "prices[1]" in message and "duplicate" in message
     assert ModelPrice.objects.get(provider__slug="groq", model="gpt-oss-120b").source == "catalog"
+
+
+# --- rules: (issue 4) ---
+
+RULES_BASE = """
+teams:
+  - {name: Support Platform, slug: support}
+  - {name: Search, slug: search}
+workloads:
+  - {name: Support agent, slug: support-agent, team: support, latency_profile: realtime}
+  - {name: Search ranker, slug: search-ranker, team: search, latency_profile: batch}
+"""
+
+
+def test_a_rules_section_is_applied_audited_and_idempotent(db):
+    from finops.models import AttributionRule, RuleChange
+    from finops.services.config import config_apply, config_export
+
+    text = RULES_BASE + """
+rules:
+  - {workload: support-agent, priority: 10, match: {provider: openai, model: "gpt-5*", tag: {team: support}}}
+  - {workload: search-ranker, priority: 20, match: {project: proj_search}}
+"""
+    first = config_apply(path="rules.yaml", text=text, environ={})
+    assert first.changes["rules"]["created"] == 2
+    rule = AttributionRule.objects.get(priority=10)
+    assert (rule.provider.slug, rule.model, rule.tags) == ("openai", "gpt-5*", {"team": "support"})
+    assert RuleChange.objects.filter(action="created", source="config").count() == 2
+    assert not config_apply(path="rules.yaml", text=text, environ={}).changed
+    assert not config_apply(path="export.yaml", text=config_export(), environ={}).changed
+    assert RuleChange.objects.count() == 2
+
+
+def test_the_rules_section_is_the_complete_set(db):
+    from finops.models import AttributionRule, RuleChange
+    from finops.services.config import config_apply
+
+    config_apply(path="r.yaml", text=RULES_BASE + "rules:\n  - {workload: support-agent, priority: 1}\n  - {workload: search-ranker, priority: 2}\n", environ={})
+    result = config_apply(path="r.yaml", text=RULES_BASE + "rules:\n  - {workload: search-ranker, priority: 1}\n", environ={})
+    assert result.changes["rules"]["updated"] == 1 and result.changes["rules"]["deleted"] == 1
+    assert list(AttributionRule.objects.values_list("workload__slug", "priority")) == [("search-ranker", 1)]
+    change = RuleChange.objects.get(action="updated")
+    assert change.before["workload"] == "support-agent" and change.after["workload"] == "search-ranker"
+
+
+def test_bad_rules_name_the_entry_and_change_nothing(db):
+    from finops.models import AttributionRule
+    from finops.services.config import ConfigInvalid, config_apply
+
+    text = RULES_BASE + """
+rules:
+  - {workload: nope, priority: 1}
+  - {workload: support-agent, priority: 1, match: {colour: red}}
+  - {workload: support-agent, priority: 2, match: {provider: nowhere, account: ghost}}
+"""
+    with pytest.raises(ConfigInvalid) as caught:
+        config_apply(path="rules.yaml", text=text, environ={})
+    errors = "\n".join(caught.value.errors)
+    assert "rules.yaml: rules[0] (priority=1): workload: unknown workload 'nope'" in errors
+    assert "rules[1] (priority=1): match: colour: unknown field" in errors
+    assert "rules[2] (priority=2): match.provider: unknown provider 'nowhere'" in errors
+    assert "match.account: unknown account 'ghost'" in errors
+    assert not AttributionRule.objects.exists()

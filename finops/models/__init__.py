@@ -1,5 +1,6 @@
 """Domain models, one module per domain (DESIGN.md module map)."""
 
+from .attribution import AttributionRule, RuleChange
 from .org import Membership, Team, User, Workload
 from .pricing import FxRate, ModelPrice
 from .sources import Account, ConnectorKind, IngestRun, Provider
@@ -7,6 +8,7 @@ from .usage import ChargeCategory, CostBasis, DailySpend, UsageLine
 
 __all__ = [
     "Account",
+    "AttributionRule",
     "ChargeCategory",
     "ConnectorKind",
     "CostBasis",
@@ -16,6 +18,7 @@ __all__ = [
     "Membership",
     "ModelPrice",
     "Provider",
+    "RuleChange",
     "Team",
     "UsageLine",
     "User",

@@ -28,17 +28,30 @@ def _day_bounds(first: dt.date, last: dt.date) -> tuple[dt.datetime, dt.datetime
     return start, end
 
 
+def day_ranges(days: set[dt.date]) -> list[tuple[dt.date, dt.date]]:
+    """Consecutive days grouped into inclusive (first, last) ranges, oldest first."""
+    ranges: list[list[dt.date]] = []
+    for day in sorted(days):
+        if ranges and day == ranges[-1][1] + dt.timedelta(days=1):
+            ranges[-1][1] = day
+        else:
+            ranges.append([day, day])
+    return [(first, last) for first, last in ranges]
+
+
 @transaction.atomic
 def rollup_rebuild(*, days: set[dt.date], account_ids: list[int] | None = None) -> None:
-    """Replace the rollup rows of `days` (the span from the first to the last) with fresh sums of the raw lines.
+    """Replace the rollup rows of exactly `days` with fresh sums of the raw lines.
 
-    One INSERT … SELECT … GROUP BY, compiled by the ORM so it runs on Postgres and on the demo's SQLite.
+    One INSERT … SELECT … GROUP BY per run of consecutive days, compiled by the ORM so it runs on
+    Postgres and on the demo's SQLite.
     """
-    if not days:
-        return
-    first, last = min(days), max(days)
-    start, end = _day_bounds(first, last)
+    for first, last in day_ranges(days):
+        _rebuild_range(first, last, account_ids)
 
+
+def _rebuild_range(first: dt.date, last: dt.date, account_ids: list[int] | None) -> None:
+    start, end = _day_bounds(first, last)
     stale = DailySpend.objects.filter(day__gte=first, day__lte=last)
     lines = UsageLine.objects.filter(period_start__gte=start, period_start__lt=end)
     if account_ids is not None:

@@ -2,7 +2,8 @@
 
 Everything is validated first (every error is collected, each naming the file, the entry and the
 field); then all sections are applied in one transaction. Nothing is deleted: entries absent from
-the file are left as they are. A user's `team` is the exception: it sets that user's memberships.
+the file are left as they are. Two exceptions: a user's `team` sets that user's memberships, and a
+`rules:` section is the complete, ordered rule set (rules.py).
 """
 
 import os
@@ -17,10 +18,12 @@ from django.db import IntegrityError, transaction
 from finops.crypto import CredentialError
 from finops.modelids import normalise_model
 from finops.models import Account, FxRate, Membership, ModelPrice, Provider, Team, User, Workload
+from finops.services.attribution import workload_team_sync
 from finops.services.accounts import account_credentials_matches, account_set_credentials
 from finops.services.prices import CATALOG_EFFECTIVE_FROM
 from finops.services.users import user_set_role
 
+from .rules import rule_reference_errors, rules_apply
 from .schema import SECTIONS
 
 
@@ -39,13 +42,14 @@ class ApplyResult:
 
     @property
     def changed(self) -> bool:
-        return any(c["created"] or c["updated"] for c in self.changes.values())
+        return any(c["created"] or c["updated"] or c["deleted"] for c in self.changes.values())
 
     def summary(self) -> str:
         if not self.changes:
             return "nothing to apply"
         return "; ".join(
             f"{section}: {c['created']} created, {c['updated']} updated, {c['unchanged']} unchanged"
+            + (f", {c['deleted']} deleted" if c["deleted"] else "")
             for section, c in self.changes.items()
         )
 
@@ -62,6 +66,10 @@ def config_apply(*, path: str | Path, text: str | None = None, environ: Mapping[
     result = ApplyResult()
     with transaction.atomic():
         for section, items in entries.items():
+            if section == "rules":
+                for outcome in rules_apply(items):
+                    result.count(section, outcome)
+                continue
             apply_entry = _APPLIERS[section]
             for item in items:
                 try:
@@ -152,6 +160,8 @@ def _identity(section: str, data: dict) -> tuple:
         return (data["provider"], normalise_model(data["model"]), data["effective_from"] or CATALOG_EFFECTIVE_FROM)
     if section == "fx_rates":
         return (data["day"], data["currency"].upper())
+    if section == "rules":
+        return ("priority", data["priority"])
     key = {"accounts": "name", "users": "username"}.get(section, "slug")
     return (data[key],)
 
@@ -177,6 +187,7 @@ def _reference_errors(entries: dict[str, list[dict]], environ: Mapping[str, str]
     for entry in entries.get("users", []):
         if entry["team"] and entry["team"] not in teams:
             errors.append(f"{entry['_label']}: team: unknown team {entry['team']!r} (not in this file or the database)")
+    errors.extend(rule_reference_errors(entries, providers))
     return errors
 
 
@@ -205,6 +216,7 @@ def _apply_team(entry, environ) -> str:
 
 
 def _apply_workload(entry, environ) -> str:
+    previous_team = Workload.objects.filter(slug=entry["slug"]).values_list("team_id", flat=True).first()
     values = {
         "name": entry["name"],
         "team": Team.objects.get(slug=entry["team"]),
@@ -212,7 +224,10 @@ def _apply_workload(entry, environ) -> str:
         "sla_seconds": entry["sla_seconds"],
         "outcome_unit": entry["outcome_unit"],
     }
-    return _upsert(Workload, {"slug": entry["slug"]}, values)[1]
+    workload, outcome = _upsert(Workload, {"slug": entry["slug"]}, values)
+    if previous_team is not None and previous_team != workload.team_id:
+        workload_team_sync(workload=workload)  # its history moves to the new team
+    return outcome
 
 
 def _apply_account(entry, environ) -> str:

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import yaml
 
-from finops.models import Account, FxRate, ModelPrice, Provider, Team, User, Workload
+from finops.models import Account, AttributionRule, FxRate, ModelPrice, Provider, Team, User, Workload
 
 
 def _decimal(value: Decimal | None) -> str | None:
@@ -74,6 +74,10 @@ def config_document() -> dict:
             for r in FxRate.objects.order_by("currency", "day")
         ],
         "users": [_user_entry(u) for u in User.objects.prefetch_related("memberships__team").order_by("username")],
+        "rules": [
+            {"workload": r.workload.slug, "priority": r.priority, **({"match": r.conditions()} if r.conditions() else {})}
+            for r in AttributionRule.objects.select_related("workload", "account", "provider").order_by("priority", "id")
+        ],
     }
     return {section: entries for section, entries in document.items() if entries}
 

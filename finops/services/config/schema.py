@@ -87,6 +87,28 @@ class UserEntry(StrictSerializer):
     team_role = serializers.ChoiceField(choices=Membership.Role.values, required=False, default=Membership.Role.MEMBER)
 
 
+class RuleMatch(StrictSerializer):
+    account = serializers.CharField(max_length=120, required=False)
+    provider = serializers.SlugField(required=False)
+    project = serializers.CharField(max_length=255, required=False)
+    api_key = serializers.CharField(max_length=255, required=False)
+    user = serializers.CharField(max_length=255, required=False)
+    model = serializers.CharField(max_length=200, required=False, help_text="glob: * and ?")
+    tag = serializers.DictField(child=serializers.CharField(max_length=255), required=False)
+
+    def validate_tag(self, tags):
+        bad = [key for key in tags if not key or "__" in key]
+        if bad:
+            raise serializers.ValidationError(f"tag keys must be non-empty and without '__': {bad}")
+        return tags
+
+
+class RuleEntry(StrictSerializer):
+    workload = serializers.SlugField()
+    priority = serializers.IntegerField(min_value=0)
+    match = RuleMatch(required=False)
+
+
 # Applied in this order, so an entry can refer to one of an earlier section.
 SECTIONS = {
     "providers": (ProviderEntry, "slug"),
@@ -96,4 +118,5 @@ SECTIONS = {
     "prices": (PriceEntry, "model"),
     "fx_rates": (FxRateEntry, "currency"),
     "users": (UserEntry, "username"),
+    "rules": (RuleEntry, "priority"),
 }

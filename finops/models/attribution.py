@@ -1,0 +1,67 @@
+"""Attribution rules: which usage belongs to which workload (and so team). First match by priority wins."""
+
+from django.conf import settings
+from django.core.validators import MinValueValidator
+from django.db import models
+
+from .org import Workload
+from .sources import Account, Provider
+
+
+class AttributionRule(models.Model):
+    """Every condition given must hold; empty conditions are ignored. Lower priority numbers are tried first."""
+
+    workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="rules")
+    priority = models.PositiveIntegerField(validators=[MinValueValidator(0)], help_text="Lower numbers are tried first.")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    project = models.CharField(max_length=255, blank=True, help_text="Project or workspace id, exactly.")
+    api_key = models.CharField(max_length=255, blank=True, help_text="API-key id, exactly.")
+    user = models.CharField(max_length=255, blank=True, help_text="User reference, exactly.")
+    model = models.CharField(
+        max_length=200, blank=True, help_text='Glob on the model id, e.g. "gpt-5*" or "claude-*-4-5" (* and ? wildcards).'
+    )
+    tags = models.JSONField(default=dict, blank=True, help_text='Tags that must all be present, e.g. {"team": "support"}.')
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        # A total order: equal priorities fall back to the older rule, so "first match" is always defined.
+        ordering = ["priority", "id"]
+
+    def __str__(self):
+        return f"#{self.priority} → {self.workload}"
+
+    def conditions(self) -> dict:
+        """The rule's match, in config form (`match:`), empty conditions left out."""
+        match = {
+            "account": self.account.name if self.account_id else None,
+            "provider": self.provider.slug if self.provider_id else None,
+            "project": self.project,
+            "api_key": self.api_key,
+            "user": self.user,
+            "model": self.model,
+            "tag": self.tags,
+        }
+        return {k: v for k, v in match.items() if v}
+
+
+class RuleChange(models.Model):
+    """Audit trail: who changed which rule, when, from what to what."""
+
+    class Action(models.TextChoices):
+        CREATED = "created", "Created"
+        UPDATED = "updated", "Updated"
+        DELETED = "deleted", "Deleted"
+
+    rule = models.ForeignKey(AttributionRule, on_delete=models.SET_NULL, null=True, blank=True, related_name="changes")
+    rule_label = models.CharField(max_length=255)
+    action = models.CharField(max_length=16, choices=Action.choices)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    source = models.CharField(max_length=32, default="ui", help_text="ui, api or config")
+    changed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-changed_at", "-id"]

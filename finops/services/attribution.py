@@ -1,0 +1,96 @@
+"""Attribution: usage lines → workload → team, by rules in priority order; the first match wins.
+
+Set-based: one UPDATE per scope with a CASE over the rules, compiled by the ORM (Postgres and SQLite).
+Lines no rule matches have no workload and no team: "unattributed", shown everywhere spend is shown.
+A rule change re-attributes all history and rebuilds the rollup for exactly the days whose lines changed.
+"""
+
+import datetime as dt
+import re
+
+from django.db import transaction
+from django.db.models import BigIntegerField, Case, F, Q, QuerySet, Value, When
+from django.db.models.functions import Coalesce, TruncDate
+
+from finops.models import AttributionRule, UsageLine, Workload
+
+from .rollups import rollup_rebuild
+
+
+def glob_to_regex(pattern: str) -> str:
+    """`gpt-5*` → `^gpt\\-5.*$`: * is any run of characters, ? one character; case-insensitive by lower-casing."""
+    parts = [".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern.lower()]
+    return "^" + "".join(parts) + "$"
+
+
+def rule_q(rule: AttributionRule) -> Q:
+    """The lines a rule matches, on its own (priority is applied by the CASE order)."""
+    q = Q()
+    if rule.account_id:
+        q &= Q(account_id=rule.account_id)
+    if rule.provider_id:
+        q &= Q(provider_id=rule.provider_id)
+    if rule.project:
+        q &= Q(project_ref=rule.project)
+    if rule.api_key:
+        q &= Q(api_key_ref=rule.api_key)
+    if rule.user:
+        q &= Q(user_ref=rule.user)
+    if rule.model:
+        # Normalised ids are lower-case; the raw string is tried too, so a rule can name a dated snapshot.
+        regex = glob_to_regex(rule.model)
+        q &= Q(model__regex=regex) | Q(model_raw__iregex=regex)
+    for key, value in sorted(rule.tags.items()):
+        q &= Q(**{f"tags__{key}": str(value)})
+    # A rule without conditions is a catch-all (SQL needs a condition that is always true).
+    return q or Q(pk__isnull=False)
+
+
+def _rules() -> list[AttributionRule]:
+    return list(AttributionRule.objects.select_related("workload").order_by("priority", "id"))
+
+
+def _targets(rules: list[AttributionRule]) -> tuple:
+    """CASE expressions giving each line its first matching rule's workload and that workload's team."""
+    if not rules:
+        return Value(None, output_field=BigIntegerField()), Value(None, output_field=BigIntegerField())
+    workload = Case(*[When(rule_q(r), then=Value(r.workload_id)) for r in rules], default=None, output_field=BigIntegerField())
+    team = Case(*[When(rule_q(r), then=Value(r.workload.team_id)) for r in rules], default=None, output_field=BigIntegerField())
+    return workload, team
+
+
+def _changed(lines: QuerySet, workload, team) -> QuerySet:
+    """Lines whose workload or team would change. NULL (unattributed) is compared as -1, and the test is
+    written as < or > because Django's negation of a nullable column also matches NULL rows."""
+    lines = lines.annotate(
+        cur_w=Coalesce("workload_id", -1), new_w=Coalesce(workload, -1), cur_t=Coalesce("team_id", -1), new_t=Coalesce(team, -1)
+    )
+    return lines.filter(Q(cur_w__lt=F("new_w")) | Q(cur_w__gt=F("new_w")) | Q(cur_t__lt=F("new_t")) | Q(cur_t__gt=F("new_t")))
+
+
+def lines_attribute(*, lines: QuerySet) -> set[dt.date]:
+    """Attribute `lines` by the current rules; returns the UTC days whose lines changed (for the rollup)."""
+    workload, team = _targets(_rules())
+    changed = _changed(lines, workload, team)
+    days = set(changed.annotate(day=TruncDate("period_start")).values_list("day", flat=True).distinct())
+    if days:
+        UsageLine.objects.filter(id__in=changed.values("id")).update(workload_id=workload, team_id=team)
+    return days
+
+
+@transaction.atomic
+def history_reattribute() -> set[dt.date]:
+    """After a rule change: re-attribute every line and rebuild the rollup of exactly the days that changed."""
+    days = lines_attribute(lines=UsageLine.objects.all())
+    rollup_rebuild(days=days)
+    return days
+
+
+@transaction.atomic
+def workload_team_sync(*, workload: Workload) -> set[dt.date]:
+    """A workload moved to another team: its lines follow, and the rollup of their days is rebuilt."""
+    stale = UsageLine.objects.filter(workload=workload).exclude(team_id=workload.team_id)
+    days = set(stale.annotate(day=TruncDate("period_start")).values_list("day", flat=True).distinct())
+    stale.update(team_id=workload.team_id)
+    rollup_rebuild(days=days)
+    return days

@@ -1,0 +1,127 @@
+"""Attribution rules: first match by priority wins, globs and tags match, the rest stays unattributed,
+and any rule change re-attributes history with the rollup still equal to the raw lines."""
+
+import io
+from decimal import Decimal
+
+import pytest
+from django.db.models import Sum
+
+from finops.models import AttributionRule, DailySpend, Provider, UsageLine
+from finops.services.attribution import glob_to_regex, history_reattribute, workload_team_sync
+from ingest.services import usage_file_import
+
+USAGE = (
+    "day,model,input_tokens,output_tokens,cost,project,api_key,tags\n"
+    "2026-10-01,gpt-5-mini-2025-08-07,1000,100,1.00,proj_support,key_agent,team=support;env=prod\n"
+    "2026-10-01,gpt-4o,1000,100,2.00,proj_support,key_agent,team=support;env=staging\n"
+    "2026-10-02,gpt-5,1000,100,4.00,proj_search,key_rank,team=search;env=prod\n"
+    "2026-10-03,claude-sonnet-4-5,1000,100,8.00,proj_misc,key_misc,\n"
+)
+
+
+@pytest.fixture
+def lines(openai_account):
+    run = usage_file_import(account=openai_account, stream=io.BytesIO(USAGE.encode()), file_name="usage.csv")
+    assert run.status == "succeeded", run.error
+    return openai_account
+
+
+def rule(workload, priority, **match):
+    created = AttributionRule.objects.create(workload=workload, priority=priority, **match)
+    history_reattribute()
+    return created
+
+
+def cost_of(**filters) -> Decimal:
+    return UsageLine.objects.filter(**filters).aggregate(c=Sum("cost"))["c"] or Decimal(0)
+
+
+def assert_rollup_equals_raw():
+    for field in ("reporting_cost", "input_tokens", "output_tokens"):
+        for group in ("workload_id", "team_id"):
+            raw = dict(UsageLine.objects.values_list(group).annotate(s=Sum(field)).order_by())
+            rolled = dict(DailySpend.objects.values_list(group).annotate(s=Sum(field)).order_by())
+            assert raw == rolled, (field, group)
+
+
+def test_with_no_rules_everything_is_unattributed(lines):
+    assert UsageLine.objects.filter(workload__isnull=True).count() == 4
+    assert DailySpend.objects.filter(workload__isnull=False).count() == 0
+
+
+def test_the_rule_with_the_lower_priority_number_wins(lines, support_agent, search_ranker):
+    rule(search_ranker, 20, project="proj_support")
+    rule(support_agent, 10, api_key="key_agent")
+    assert cost_of(workload=support_agent) == Decimal(3) and cost_of(workload=search_ranker) == 0
+    assert_rollup_equals_raw()
+
+
+def test_equal_priorities_fall_back_to_the_older_rule(lines, support_agent, search_ranker):
+    rule(support_agent, 10, project="proj_support")
+    rule(search_ranker, 10, project="proj_support")
+    assert cost_of(workload=support_agent) == Decimal(3)
+
+
+def test_model_globs_match_normalised_ids_and_raw_snapshots(lines, support_agent, search_ranker):
+    rule(support_agent, 1, model="gpt-5*")
+    assert cost_of(workload=support_agent) == Decimal(5)  # gpt-5-mini (a dated snapshot) and gpt-5, not gpt-4o
+    rule(search_ranker, 2, model="claude-*-4-5")
+    assert cost_of(workload=search_ranker) == Decimal(8)
+    assert glob_to_regex("gpt-4.?") == r"^gpt\-4\..$"
+
+
+def test_every_tag_of_a_rule_must_be_present(lines, support_agent):
+    rule(support_agent, 1, tags={"team": "support", "env": "prod"})
+    assert cost_of(workload=support_agent) == Decimal(1)
+
+
+def test_lines_no_rule_matches_stay_unattributed_and_keep_their_dollars(lines, support_agent):
+    rule(support_agent, 1, project="proj_support")
+    assert cost_of(workload__isnull=True) == Decimal(12)
+    assert cost_of() == Decimal(15)
+    assert DailySpend.objects.filter(workload__isnull=True).aggregate(c=Sum("reporting_cost"))["c"] == Decimal(12)
+
+
+def test_editing_and_deleting_a_rule_reattributes_history(lines, support_agent, search_ranker):
+    first = rule(support_agent, 1, project="proj_support")
+    first.project = "proj_search"
+    first.save()
+    history_reattribute()
+    assert cost_of(workload=support_agent) == Decimal(4)
+    first.delete()
+    history_reattribute()
+    assert UsageLine.objects.filter(workload__isnull=False).count() == 0
+    assert_rollup_equals_raw()
+
+
+def test_only_the_days_whose_lines_changed_are_rebuilt(lines, support_agent):
+    untouched = set(DailySpend.objects.filter(day="2026-10-03").values_list("id", flat=True))
+    AttributionRule.objects.create(workload=support_agent, priority=1, project="proj_support")
+    days = history_reattribute()
+    assert [d.isoformat() for d in days] == ["2026-10-01"]
+    assert set(DailySpend.objects.filter(day="2026-10-03").values_list("id", flat=True)) == untouched
+
+
+def test_a_workload_moved_to_another_team_takes_its_history_along(lines, support_agent, search_team):
+    rule(support_agent, 1, project="proj_support")
+    support_agent.team = search_team
+    support_agent.save()
+    workload_team_sync(workload=support_agent)
+    assert cost_of(team=search_team) == Decimal(3)
+    assert DailySpend.objects.filter(team=search_team).aggregate(c=Sum("reporting_cost"))["c"] == Decimal(3)
+    assert_rollup_equals_raw()
+
+
+def test_a_rule_can_be_scoped_to_an_account_or_a_provider(lines, support_agent, search_ranker, openai_account):
+    rule(search_ranker, 1, provider=Provider.objects.get(slug="anthropic"))
+    assert cost_of(workload=search_ranker) == 0
+    rule(support_agent, 2, account=openai_account)
+    assert cost_of(workload=support_agent) == Decimal(15)
+
+
+def test_a_rule_without_conditions_catches_everything_lower_rules_leave(lines, support_agent, search_ranker):
+    rule(search_ranker, 1, project="proj_search")
+    rule(support_agent, 99)
+    assert cost_of(workload=search_ranker) == Decimal(4) and cost_of(workload=support_agent) == Decimal(11)
+    assert not UsageLine.objects.filter(workload__isnull=True).exists()
