@@ -4,7 +4,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from finops.views import health, pages, sources
+from finops.views import health, pages, rules, sources
 
 urlpatterns = [
     path("", pages.overview, name="overview"),
@@ -18,6 +18,12 @@ urlpatterns = [
     path("sources/upload/", sources.source_upload, name="source-upload"),
     path("sources/<int:pk>/", sources.source_detail, name="source-detail"),
     path("sources/<int:pk>/sync/", sources.source_sync, name="source-sync"),
+    path("rules/", rules.rule_list, name="rule-list"),
+    path("rules/new/", rules.rule_edit, name="rule-create"),
+    path("rules/<int:pk>/", rules.rule_edit, name="rule-edit"),
+    path("rules/<int:pk>/delete/", rules.rule_delete, name="rule-delete"),
+    path("rules/<int:pk>/move/<str:direction>/", rules.rule_move, name="rule-move"),
+    path("rules/jobs/<int:pk>/", rules.job_status, name="rule-job"),
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("health/", health.health, name="health"),

@@ -98,8 +98,8 @@ def test_editing_and_deleting_a_rule_reattributes_history(lines, support_agent, 
 def test_only_the_days_whose_lines_changed_are_rebuilt(lines, support_agent):
     untouched = set(DailySpend.objects.filter(day="2026-10-03").values_list("id", flat=True))
     AttributionRule.objects.create(workload=support_agent, priority=1, project="proj_support")
-    days = history_reattribute()
-    assert [d.isoformat() for d in days] == ["2026-10-01"]
+    result = history_reattribute()
+    assert [d.isoformat() for d in result.days] == ["2026-10-01"] and result.lines == 2
     assert set(DailySpend.objects.filter(day="2026-10-03").values_list("id", flat=True)) == untouched
 
 

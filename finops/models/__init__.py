@@ -1,6 +1,6 @@
 """Domain models, one module per domain (DESIGN.md module map)."""
 
-from .attribution import AttributionRule, RuleChange
+from .attribution import AttributionRule, ReattributionJob, RuleChange
 from .org import Membership, Team, User, Workload
 from .pricing import FxRate, ModelPrice
 from .sources import Account, ConnectorKind, IngestRun, Provider
@@ -18,6 +18,7 @@ __all__ = [
     "Membership",
     "ModelPrice",
     "Provider",
+    "ReattributionJob",
     "RuleChange",
     "Team",
     "UsageLine",

@@ -7,6 +7,7 @@ A rule change re-attributes all history and rebuilds the rollup for exactly the 
 
 import datetime as dt
 import re
+from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import BigIntegerField, Case, F, Q, QuerySet, Value, When
@@ -14,7 +15,7 @@ from django.db.models.functions import Coalesce, TruncDate
 
 from finops.models import AttributionRule, UsageLine, Workload
 
-from .rollups import rollup_rebuild
+from .rollups import day_ranges, rollup_rebuild
 
 
 def glob_to_regex(pattern: str) -> str:
@@ -68,22 +69,33 @@ def _changed(lines: QuerySet, workload, team) -> QuerySet:
     return lines.filter(Q(cur_w__lt=F("new_w")) | Q(cur_w__gt=F("new_w")) | Q(cur_t__lt=F("new_t")) | Q(cur_t__gt=F("new_t")))
 
 
-def lines_attribute(*, lines: QuerySet) -> set[dt.date]:
+@dataclass
+class Reattribution:
+    days: set[dt.date]
+    lines: int
+
+
+def lines_attribute(*, lines: QuerySet) -> Reattribution:
     """Attribute `lines` by the current rules; returns the UTC days whose lines changed (for the rollup)."""
     workload, team = _targets(_rules())
     changed = _changed(lines, workload, team)
     days = set(changed.annotate(day=TruncDate("period_start")).values_list("day", flat=True).distinct())
-    if days:
-        UsageLine.objects.filter(id__in=changed.values("id")).update(workload_id=workload, team_id=team)
-    return days
+    count = UsageLine.objects.filter(id__in=changed.values("id")).update(workload_id=workload, team_id=team) if days else 0
+    return Reattribution(days=days, lines=count)
 
 
 @transaction.atomic
-def history_reattribute() -> set[dt.date]:
-    """After a rule change: re-attribute every line and rebuild the rollup of exactly the days that changed."""
-    days = lines_attribute(lines=UsageLine.objects.all())
-    rollup_rebuild(days=days)
-    return days
+def history_reattribute(*, progress=None) -> Reattribution:
+    """After a rule change: re-attribute every line and rebuild the rollup of exactly the days that changed,
+    in one transaction (pages never see lines and rollup disagree). `progress(done, total)` is called as
+    each run of consecutive days is rebuilt."""
+    result = lines_attribute(lines=UsageLine.objects.all())
+    ranges = day_ranges(result.days)
+    for done, (first, last) in enumerate(ranges, start=1):
+        rollup_rebuild(days={first + dt.timedelta(days=n) for n in range((last - first).days + 1)})
+        if progress is not None:
+            progress(done, len(ranges))
+    return result
 
 
 @transaction.atomic

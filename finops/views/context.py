@@ -16,6 +16,7 @@ def navigation(request):
         ("Providers", reverse("provider-list")),
     ]
     if access.can_see_sources(user):
+        items.append(("Rules", reverse("rule-list")))
         items.append(("Sources", reverse("source-list")))
     current = request.path
     return {

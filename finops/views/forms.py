@@ -44,3 +44,42 @@ class UploadForm(forms.Form):
         if data["account"] is not None:
             return data["account"]
         return Account.objects.create(name=data["new_name"], provider=data["new_provider"], connector=data["new_connector"])
+
+
+class RuleForm(forms.ModelForm):
+    """A rule: the workload it assigns to, its priority, and any conditions (all must hold; blank = any)."""
+
+    tags_text = forms.CharField(
+        required=False,
+        label="Tags",
+        help_text="key=value pairs separated by ';', e.g. team=support; env=prod. All must be present.",
+    )
+
+    class Meta:
+        from finops.models import AttributionRule
+
+        model = AttributionRule
+        fields = ["workload", "priority", "account", "provider", "project", "api_key", "user", "model"]
+        help_texts = {"account": "Blank: any account.", "provider": "Blank: any provider."}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and not self.is_bound:
+            self.initial["tags_text"] = "; ".join(f"{k}={v}" for k, v in sorted(self.instance.tags.items()))
+
+    def clean_tags_text(self):
+        from ingest.providers.parsing import parse_tags
+
+        try:
+            tags = parse_tags(self.cleaned_data["tags_text"])
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        bad = [key for key in tags if "__" in key]
+        if bad:
+            raise forms.ValidationError(f"tag keys cannot contain '__': {', '.join(bad)}")
+        return tags
+
+    def rule_fields(self) -> dict:
+        data = {name: self.cleaned_data[name] for name in self.Meta.fields}
+        data["tags"] = self.cleaned_data["tags_text"]
+        return data
