@@ -93,3 +93,42 @@ class SyncRequestSerializer(serializers.Serializer):
             as_midnight = lambda day: dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)  # noqa: E731
             return {"start": as_midnight(attrs["start"]), "end": as_midnight(attrs["end"])}
         return {}
+
+
+class RuleSerializer(serializers.ModelSerializer):
+    """A rule in the API: the same shape as config's `rules:` entries (workload slug, priority, match)."""
+
+    workload = serializers.SlugRelatedField(slug_field="slug", queryset=Workload.objects.all())
+    account = serializers.SlugRelatedField(slug_field="name", queryset=Account.objects.all(), required=False, allow_null=True)
+    provider = serializers.SlugRelatedField(slug_field="slug", queryset=Provider.objects.all(), required=False, allow_null=True)
+    tags = serializers.DictField(child=serializers.CharField(max_length=255), required=False)
+
+    class Meta:
+        from finops.models import AttributionRule
+
+        model = AttributionRule
+        fields = ["id", "workload", "priority", "account", "provider", "project", "api_key", "user", "model", "tags", "updated_at"]
+        read_only_fields = ["id", "updated_at"]
+
+    def validate_tags(self, tags):
+        bad = [key for key in tags if not key or "__" in key]
+        if bad:
+            raise serializers.ValidationError(f"tag keys must be non-empty and without '__': {bad}")
+        return tags
+
+
+class RulePreviewSerializer(serializers.Serializer):
+    days = serializers.IntegerField()
+    lines = serializers.IntegerField()
+    cost = serializers.DecimalField(max_digits=38, decimal_places=6)
+    sources = serializers.ListField(child=serializers.DictField())
+
+
+class ReattributionJobSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+    percent = serializers.IntegerField()
+    lines_changed = serializers.IntegerField()
+    error = serializers.CharField(allow_blank=True)

@@ -20,4 +20,8 @@ urlpatterns = [
     path("accounts/<int:pk>/imports", api(views.AccountImportCreate.as_view()), name="api-account-imports"),
     path("accounts/<int:pk>/syncs", api(views.AccountSyncCreate.as_view()), name="api-account-syncs"),
     path("runs/<int:pk>", api(views.RunDetail.as_view()), name="api-run-detail"),
+    path("rules", api(views.RuleList.as_view()), name="api-rule-list"),
+    path("rules/preview", api(views.RulePreview.as_view()), name="api-rule-preview"),
+    path("rules/<int:pk>", api(views.RuleDetail.as_view()), name="api-rule-detail"),
+    path("reattributions/<int:pk>", api(views.ReattributionJobDetail.as_view()), name="api-reattribution"),
 ]

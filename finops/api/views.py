@@ -5,14 +5,17 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from finops import access
-from finops.models import Account, IngestRun, Provider
+from finops.models import Account, AttributionRule, IngestRun, Provider, ReattributionJob
 from finops.selectors import spend_report
+from finops.selectors.rules import rule_preview
+from finops.services import rules as rule_service
 from ingest.services import sync_request, usage_upload_accept
 from ingest.writing import IngestError
 
@@ -155,3 +158,68 @@ class RunDetail(generics.RetrieveAPIView):
     serializer_class = serializers.IngestRunSerializer
     permission_classes = [access.SeesSources]
     queryset = IngestRun.objects.all()
+
+
+class SeesRules(BasePermission):
+    """Rules span teams: admins and finance read them, admins change them; members get 404."""
+
+    def has_permission(self, request, view):
+        if not access.sees_everything(request.user):
+            raise NotFound()
+        return request.method in SAFE_METHODS or access.can_manage_configuration(request.user)
+
+
+def _job_payload(job):
+    return rule_service.reattribution_progress(job) if job else None
+
+
+class RuleList(generics.ListCreateAPIView):
+    serializer_class = serializers.RuleSerializer
+    permission_classes = [SeesRules]
+    queryset = AttributionRule.objects.select_related("workload", "account", "provider").order_by("priority", "id")
+
+    def create(self, request, *args, **kwargs):
+        body = self.get_serializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        rule, job = rule_service.rule_create(by=request.user, source="api", **body.validated_data)
+        return Response({**self.get_serializer(rule).data, "reattribution": _job_payload(job)}, status=201)
+
+
+class RuleDetail(generics.RetrieveUpdateDestroyAPIView):
+    serializer_class = serializers.RuleSerializer
+    permission_classes = [SeesRules]
+    queryset = AttributionRule.objects.select_related("workload", "account", "provider")
+
+    def update(self, request, *args, **kwargs):
+        rule = self.get_object()
+        body = self.get_serializer(rule, data=request.data, partial=kwargs.get("partial", False))
+        body.is_valid(raise_exception=True)
+        rule, job = rule_service.rule_update(rule=rule, by=request.user, source="api", **body.validated_data)
+        return Response({**self.get_serializer(rule).data, "reattribution": _job_payload(job)})
+
+    def destroy(self, request, *args, **kwargs):
+        job = rule_service.rule_delete(rule=self.get_object(), by=request.user, source="api")
+        return Response({"reattribution": _job_payload(job)}, status=202)
+
+
+class RulePreview(APIView):
+    """What a rule (new, or an edit of rule `id`) would claim in the last 30 days, and from whom. Saves nothing."""
+
+    permission_classes = [SeesRules]
+
+    @extend_schema(request=serializers.RuleSerializer, responses=serializers.RulePreviewSerializer, summary="Preview a rule")
+    def post(self, request):
+        existing = AttributionRule.objects.filter(pk=request.data.get("id")).first() if request.data.get("id") else None
+        body = serializers.RuleSerializer(existing, data=request.data)
+        body.is_valid(raise_exception=True)
+        candidate = AttributionRule(id=existing.id if existing else None, **body.validated_data)
+        return Response(serializers.RulePreviewSerializer(rule_preview(candidate=candidate)).data)
+
+
+
+class ReattributionJobDetail(APIView):
+    permission_classes = [SeesRules]
+
+    @extend_schema(responses=serializers.ReattributionJobSerializer, summary="Progress of a re-attribution")
+    def get(self, request, pk):
+        return Response(_job_payload(get_object_or_404(ReattributionJob, pk=pk)))
