@@ -108,3 +108,53 @@ def month_to_date(rows: QuerySet[DailySpend], today: dt.date) -> MonthToDate:
 
 def latest_day(rows: QuerySet[DailySpend]) -> dt.date | None:
     return rows.order_by("-day").values_list("day", flat=True).first()
+
+
+@dataclass(frozen=True)
+class Forecast:
+    month_start: dt.date
+    month_to_date: Decimal
+    daily_run_rate: Decimal
+    days_left: int
+
+    @property
+    def month_total(self) -> Decimal:
+        return self.month_to_date + self.daily_run_rate * self.days_left
+
+
+RUN_RATE_DAYS = 7
+
+
+def month_forecast(rows: QuerySet[DailySpend], today: dt.date) -> Forecast:
+    """Month to date plus the average of the last RUN_RATE_DAYS complete days for every day left (today included)."""
+    first = today.replace(day=1)
+    next_month = (first + dt.timedelta(days=32)).replace(day=1)
+    recent = totals(period(rows, today - dt.timedelta(days=RUN_RATE_DAYS), today)).cost
+    return Forecast(
+        month_start=first,
+        month_to_date=totals(period(rows, first, today)).cost,
+        daily_run_rate=recent / RUN_RATE_DAYS,
+        days_left=(next_month - today).days,
+    )
+
+
+def unit_costs(rows: QuerySet[DailySpend], dimension: str) -> list[dict]:
+    """[{<dimension>, cost, tokens, usd_per_mtok}] biggest spend first; $/M is Σcost / Σtokens × 10⁶ per group."""
+    grouped = cost_by(rows, dimension)
+    for row in grouped:
+        row["cost"] = row["cost"] or ZERO
+        row["usd_per_mtok"] = row["cost"] / row["tokens"] * 1_000_000 if row["tokens"] else None
+    return grouped
+
+
+def with_shares(rows: list[dict]) -> tuple[list[dict], int]:
+    """Adds each row's share of the total and the running share; returns how many rows make 80 % of it."""
+    total = sum((r["cost"] or ZERO for r in rows), ZERO)
+    running, to_80 = ZERO, 0
+    for row in rows:
+        row["share"] = (row["cost"] or ZERO) / total if total else None
+        running += row["cost"] or ZERO
+        row["running_share"] = running / total if total else None
+        if total and (running - (row["cost"] or ZERO)) < total * Decimal("0.8"):
+            to_80 += 1
+    return rows, to_80

@@ -50,3 +50,11 @@ def per_mtok(value):
     if value is None:
         return "—"
     return f"${Decimal(value):,.2f}/M"
+
+
+@register.filter
+def share(value):
+    """A fraction as a percentage of a whole: 0.1234 → 12.3 %."""
+    if value is None:
+        return "—"
+    return f"{Decimal(value) * 100:.1f} %"

@@ -9,6 +9,9 @@ from django.utils import timezone
 from finops import access, charts
 from finops.models import Account, Provider, Workload
 from finops.selectors import spend
+from finops.selectors.freshness import source_freshness
+
+from .tables import csv_response
 
 TRAILING_DAYS = 30
 
@@ -28,22 +31,50 @@ def _chart(rows, dimension: str, labels: dict) -> dict:
     )
 
 
+OVERVIEW_TABLES = {
+    "top_workloads": [("Workload", "label"), ("Team", "team"), ("Spend", "cost"), ("Share", "share"), ("Tokens", "tokens")],
+    "providers": [("Provider", "label"), ("Spend", "cost"), ("Tokens", "tokens"), ("USD per M tokens", "usd_per_mtok")],
+    "models": [("Model", "label"), ("Spend", "cost"), ("Tokens", "tokens"), ("USD per M tokens", "usd_per_mtok")],
+    "freshness": [("Account", "label"), ("Provider", "provider"), ("Latest day", "latest_day"), ("Days behind", "lag_days")],
+}
+
+
 def overview(request):
     user = request.user
     rows = spend.visible_spend(user)
     has_data = rows.exists()
     context = {"has_data": has_data, "has_accounts": Account.objects.exists(), "can_manage": access.is_admin(user)}
-    if has_data:
-        recent = _trailing(rows)
-        labels = dict(Provider.objects.values_list("id", "name"))
-        context.update(
-            mtd=spend.month_to_date(rows, _today()),
-            recent=spend.totals(recent),
-            latest_day=spend.latest_day(rows),
-            chart=_chart(recent, "provider_id", labels),
-            top_workloads=_named(spend.cost_by(recent, "workload_id", limit=10), Workload, "Unattributed"),
-            can_see_unattributed=access.can_see_unattributed(user),
-        )
+    if not has_data:
+        return render(request, "finops/overview.html", context)
+    today = _today()
+    recent = _trailing(rows)
+    providers = dict(Provider.objects.values_list("id", "name"))
+    top, to_80 = spend.with_shares(_named(spend.cost_by(recent, "workload_id"), Workload, "Unattributed"))
+    for row in top:
+        row["team"] = row["object"].team.name if row["object"] else ""
+    tables = {
+        "top_workloads": top[:10],
+        "providers": [{**r, "label": providers.get(r["provider_id"], "?")} for r in spend.unit_costs(recent, "provider_id")],
+        "models": [{**r, "label": r["model"]} for r in spend.unit_costs(recent, "model")],
+    }
+    if access.can_see_sources(user):
+        tables["freshness"] = [
+            {**r, "label": r["account"].name, "provider": r["account"].provider.name} for r in source_freshness(today)
+        ]
+    wanted = request.GET.get("csv")
+    if wanted in tables:
+        return csv_response(f"overview-{wanted}-{today.isoformat()}", OVERVIEW_TABLES[wanted], tables[wanted] if wanted != "top_workloads" else top)
+    context.update(
+        mtd=spend.month_to_date(rows, today),
+        forecast=spend.month_forecast(rows, today),
+        recent=spend.totals(recent),
+        latest_day=spend.latest_day(rows),
+        chart=_chart(recent, "provider_id", providers),
+        tables=tables,
+        workloads_to_80=to_80,
+        workload_count=len(top),
+        can_see_unattributed=access.can_see_unattributed(user),
+    )
     return render(request, "finops/overview.html", context)
 
 
