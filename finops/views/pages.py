@@ -10,6 +10,7 @@ from finops import access, charts
 from finops.models import Account, Provider, Workload
 from finops.selectors import spend
 from finops.selectors.freshness import source_freshness
+from finops.selectors.reconciliation import reconciliation
 
 from .tables import csv_response
 
@@ -134,13 +135,27 @@ def provider_list(request):
     return render(request, "finops/provider_list.html", {"rows": rows, "days": TRAILING_DAYS})
 
 
+PROVIDER_TABLES = {
+    "models": [("Model", "model"), ("Spend", "cost"), ("Tokens", "tokens"), ("USD per M tokens", "usd_per_mtok")],
+    "reconciliation": [("Day", "day"), ("Billed", "billed"), ("At list price", "at_list"), ("Variance", "variance"),
+                       ("Billed without a list price", "unpriced_billed")],
+    "list_price": [("Model", "model"), ("Billed per M tokens", "billed_per_mtok"), ("List per M tokens", "list_per_mtok"),
+                   ("Variance", "variance")],
+}
+
+
 def provider_detail(request, slug):
     provider = get_object_or_404(Provider, slug=slug)
     recent = _trailing(spend.visible_spend(request.user).filter(provider=provider))
+    check = reconciliation(provider=provider, rows=recent)
+    tables = {"models": spend.unit_costs(recent, "model"), "reconciliation": check["days"], "list_price": check["models"]}
+    wanted = request.GET.get("csv")
+    if wanted in tables:
+        return csv_response(f"{provider.slug}-{wanted}-{_today().isoformat()}", PROVIDER_TABLES[wanted], tables[wanted])
     context = {
         "provider": provider,
         "totals": spend.totals(recent),
-        "models": spend.cost_by(recent, "model"),
+        "tables": tables,
         "chart": _chart(recent, "model", {}),
         "prices": provider.prices.order_by("model", "-effective_from")[:200],
         "days": TRAILING_DAYS,

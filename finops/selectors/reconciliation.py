@@ -1,0 +1,63 @@
+"""Reconciliation: what billed usage would cost at list price (tokens × catalog price of the day) against
+the bill, so a wrong price, a missing line or a discount shows as variance (DESIGN.md invariant 5)."""
+
+from collections import defaultdict
+from decimal import Decimal
+
+from django.db.models import QuerySet, Sum
+
+from finops.models import CostBasis, DailySpend, Provider
+from finops.services.prices import PriceBook, Tokens, cost_from_price
+
+ZERO = Decimal(0)
+
+
+def _groups(rows: QuerySet[DailySpend]):
+    """Billed usage by (day, model) in the rollup, with its token classes and billed amount."""
+    return (
+        rows.filter(cost_basis=CostBasis.BILLED, charge_category="usage")
+        .values("day", "model")
+        .annotate(
+            billed=Sum("reporting_cost"),
+            input=Sum("input_tokens"),
+            cached=Sum("cached_input_tokens"),
+            write=Sum("cache_write_tokens"),
+            output=Sum("output_tokens"),
+        )
+        .order_by("day", "model")
+    )
+
+
+def reconciliation(*, provider: Provider, rows: QuerySet[DailySpend]) -> dict:
+    """{"days": [...], "models": [...]} with billed, at_list_price (None where no price) and variance."""
+    book = PriceBook.for_provider(provider)
+    by_day: dict = defaultdict(lambda: {"billed": ZERO, "at_list": ZERO, "unpriced_billed": ZERO})
+    by_model: dict = defaultdict(lambda: {"billed": ZERO, "at_list": ZERO, "tokens": 0, "unpriced_billed": ZERO})
+    for group in _groups(rows):
+        price = book.price_on(group["model"], group["day"])
+        billed = group["billed"] or ZERO
+        tokens = Tokens(group["input"], group["cached"], group["write"], group["output"])
+        day, model = by_day[group["day"]], by_model[group["model"]]
+        model["tokens"] += group["input"] + group["cached"] + group["write"] + group["output"]
+        if price is None:
+            day["unpriced_billed"] += billed
+            model["unpriced_billed"] += billed
+            continue
+        at_list = cost_from_price(price, tokens)
+        for bucket in (day, model):
+            bucket["billed"] += billed
+            bucket["at_list"] += at_list
+    return {
+        "days": [_finish({"day": day, **values}) for day, values in sorted(by_day.items())],
+        "models": sorted((_finish({"model": m, **v}) for m, v in by_model.items()), key=lambda r: -(r["billed"] + r["unpriced_billed"])),
+    }
+
+
+def _finish(row: dict) -> dict:
+    """variance = (billed − at list price) / at list price, over the priced part only."""
+    row["variance"] = (row["billed"] - row["at_list"]) / row["at_list"] if row["at_list"] else None
+    if "tokens" in row:
+        priced_tokens = row["tokens"]
+        row["billed_per_mtok"] = (row["billed"] + row["unpriced_billed"]) / priced_tokens * 1_000_000 if priced_tokens else None
+        row["list_per_mtok"] = row["at_list"] / priced_tokens * 1_000_000 if priced_tokens and row["at_list"] else None
+    return row
