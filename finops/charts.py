@@ -28,3 +28,16 @@ def stacked_daily(rows: list[dict], dimension: str, labels: dict, *, currency: s
     )
     fig.update_layout(**LAYOUT, barmode="stack", yaxis={"title": currency, "tickformat": ",.0f"})
     return json.loads(fig.to_json())  # plain JSON types, ready for json_script
+
+
+def daily_tokens(rows: list[dict]) -> dict:
+    """Input and output tokens per day, as two stacked bars."""
+    days = [row["day"] for row in rows]
+    fig = go.Figure(
+        [
+            go.Bar(name="Input tokens", x=days, y=[int(r["input"] or 0) for r in rows]),
+            go.Bar(name="Output tokens", x=days, y=[int(r["output"] or 0) for r in rows]),
+        ]
+    )
+    fig.update_layout(**LAYOUT, barmode="stack", yaxis={"title": "tokens", "tickformat": ".2s"})
+    return json.loads(fig.to_json())

@@ -67,3 +67,16 @@ def test_a_member_sees_only_their_workloads_and_no_freshness_table(client_as, sa
     assert [r["label"] for r in context["tables"]["top_workloads"]] == ["Support agent"]
     assert "freshness" not in context["tables"]
     assert client_as(sam).get(reverse("overview"), {"csv": "freshness"})["Content-Type"].startswith("text/html")
+
+
+def test_team_and_workload_pages_show_unit_costs_and_download_them(client_as, sam, november):
+    team = client_as(sam).get(reverse("team-detail", args=["support"])).context
+    assert [r["label"] for r in team["tables"]["workloads"]] == ["Support agent"]
+    assert team["tables"]["by_model"][0]["usd_per_mtok"] == Decimal(10)
+    assert team["tokens_chart"]["data"][0]["name"] == "Input tokens"
+    workload = client_as(sam).get(reverse("workload-detail", args=["support-agent"]))
+    assert workload.context["tables"]["by_provider"][0]["label"] == "OpenAI"
+    download = client_as(sam).get(reverse("workload-detail", args=["support-agent"]), {"csv": "by_model"})
+    assert download.content.decode().splitlines()[1].startswith("gpt-5-mini,210.")
+    # Another team's downloads answer 404 like its pages.
+    assert client_as(sam).get(reverse("team-detail", args=["search"]), {"csv": "by_model"}).status_code == 404

@@ -158,3 +158,12 @@ def with_shares(rows: list[dict]) -> tuple[list[dict], int]:
         if total and (running - (row["cost"] or ZERO)) < total * Decimal("0.8"):
             to_80 += 1
     return rows, to_80
+
+
+def daily_tokens(rows: QuerySet[DailySpend]) -> list[dict]:
+    """[{day, input, output}] where input is all input (uncached + cached + cache write)."""
+    return list(
+        rows.values("day")
+        .annotate(input=Sum("input_tokens") + Sum("cached_input_tokens") + Sum("cache_write_tokens"), output=Sum("output_tokens"))
+        .order_by("day")
+    )

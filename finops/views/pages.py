@@ -93,16 +93,46 @@ def team_list(request):
     return render(request, "finops/team_list.html", {"rows": rows, "days": TRAILING_DAYS})
 
 
+UNIT_COLUMNS = [("Name", "label"), ("Spend", "cost"), ("Tokens", "tokens"), ("USD per M tokens", "usd_per_mtok")]
+
+
+def _unit_tables(recent) -> dict:
+    """$/M tokens by provider and by model, the tables every spend page shows."""
+    providers = dict(Provider.objects.values_list("id", "name"))
+    return {
+        "by_provider": [{**r, "label": providers.get(r["provider_id"], "?")} for r in spend.unit_costs(recent, "provider_id")],
+        "by_model": [{**r, "label": r["model"]} for r in spend.unit_costs(recent, "model")],
+    }
+
+
+def _csv_requested(request, prefix: str, tables: dict, columns: dict):
+    wanted = request.GET.get("csv")
+    if wanted in tables:
+        return csv_response(f"{prefix}-{wanted}-{_today().isoformat()}", columns.get(wanted, UNIT_COLUMNS), tables[wanted])
+    return None
+
+
 def team_detail(request, slug):
     team = access.get_visible_team_or_404(request.user, slug)
-    rows = spend.visible_spend(request.user).filter(team=team)
-    recent = _trailing(rows)
-    workloads = {r["workload_id"]: r for r in spend.cost_by(recent, "workload_id")}
+    recent = _trailing(spend.visible_spend(request.user).filter(team=team))
+    workload_costs = {r["workload_id"]: r for r in spend.cost_by(recent, "workload_id")}
+    tables = {
+        **_unit_tables(recent),
+        "workloads": [
+            {"label": w.name, "workload": w, "cost": workload_costs.get(w.id, {}).get("cost"), "tokens": workload_costs.get(w.id, {}).get("tokens"),
+             "profile": w.get_latency_profile_display(), "sla_seconds": w.sla_seconds}
+            for w in team.workloads.all()
+        ],
+    }
+    columns = {"workloads": [("Workload", "label"), ("Latency profile", "profile"), ("SLA seconds", "sla_seconds"), ("Spend", "cost"), ("Tokens", "tokens")]}
+    if (download := _csv_requested(request, f"team-{team.slug}", tables, columns)) is not None:
+        return download
     context = {
         "team": team,
         "totals": spend.totals(recent),
         "chart": _chart(recent, "workload_id", dict(Workload.objects.filter(team=team).values_list("id", "name"))),
-        "workloads": [{"workload": w, "cost": workloads.get(w.id, {}).get("cost")} for w in team.workloads.all()],
+        "tokens_chart": charts.daily_tokens(spend.daily_tokens(recent)),
+        "tables": tables,
         "days": TRAILING_DAYS,
     }
     return render(request, "finops/team_detail.html", context)
@@ -118,10 +148,15 @@ def workload_list(request):
 def workload_detail(request, slug):
     workload = access.get_visible_workload_or_404(request.user, slug)
     recent = _trailing(spend.visible_spend(request.user).filter(workload=workload))
+    tables = _unit_tables(recent)
+    if (download := _csv_requested(request, f"workload-{workload.slug}", tables, {})) is not None:
+        return download
     context = {
         "workload": workload,
         "totals": spend.totals(recent),
         "chart": _chart(recent, "provider_id", dict(Provider.objects.values_list("id", "name"))),
+        "tokens_chart": charts.daily_tokens(spend.daily_tokens(recent)),
+        "tables": tables,
         "days": TRAILING_DAYS,
     }
     return render(request, "finops/workload_detail.html", context)
