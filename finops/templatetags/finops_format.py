@@ -58,3 +58,9 @@ def share(value):
     if value is None:
         return "—"
     return f"{Decimal(value) * 100:.1f} %"
+
+
+@register.filter
+def get_item(mapping, key):
+    """mapping[key] in a template (a QueryDict gives its last value)."""
+    return mapping.get(key) if hasattr(mapping, "get") else None

@@ -14,6 +14,7 @@ def navigation(request):
         ("Teams", reverse("team-list")),
         ("Workloads", reverse("workload-list")),
         ("Providers", reverse("provider-list")),
+        ("Explore", reverse("explore")),
     ]
     if access.can_see_sources(user):
         items.append(("Rules", reverse("rule-list")))
