@@ -7,6 +7,7 @@ killed); another run waits until it is released or has expired. Claims and relea
 
 import datetime as dt
 
+from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
@@ -36,3 +37,21 @@ def lease_claim(*, account_id: int, run_id: int, duration: dt.timedelta = LEASE_
 
 def lease_release(*, account_id: int, run_id: int) -> None:
     Account.objects.filter(id=account_id, lease_token=str(run_id)).update(lease_token="", lease_expires_at=None)
+
+
+LOCK_NAMESPACE = 7301  # pg advisory lock key space of ingestion: (namespace, account id)
+
+
+def account_write_lock(*, account_id: int) -> None:
+    """Inside the run's transaction: a Postgres advisory lock that lives exactly as long as the transaction.
+
+    The lease already keeps other runs away; this also stops two deliveries of the *same* run (a task
+    redelivered while its first delivery still writes) from writing at once. A killed worker's lock
+    goes with its connection. SQLite (the demo) runs one task at a time and needs none.
+    """
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [LOCK_NAMESPACE, account_id])
+        if not cursor.fetchone()[0]:
+            raise AccountBusy(account_id, dt.datetime.now(dt.UTC))

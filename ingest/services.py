@@ -24,7 +24,7 @@ from finops.services.fx import MissingFxRate
 from finops.services.prices import PriceBook, Tokens, cost_from_price
 
 from .http import HttpClient
-from .lease import LEASE_DURATION, AccountBusy, lease_claim, lease_release
+from .lease import LEASE_DURATION, AccountBusy, account_write_lock, lease_claim, lease_release
 from .providers.base import ProviderError, UsageRow, token_weight
 from .providers.registry import api_source_for, file_source_for
 from .windows import chunks, scheduled_window
@@ -163,17 +163,18 @@ def _execute(run: IngestRun, work: Callable[[], WriteResult], *, final_attempt: 
     try:
         lease_claim(account_id=run.account_id, run_id=run.id)
     except AccountBusy as busy:
-        if wait_if_busy:
-            IngestRun.objects.filter(id=run.id).update(error=f"Waiting: {busy}")
-            raise
-        _finish(run, error=f"Not started: {busy}. Try again when it has finished.")
-        return run
+        return _busy(run, busy, wait_if_busy)
+    release = True
     try:
         run.status, run.started_at, run.error = IngestRun.Status.RUNNING, timezone.now(), ""
         run.save(update_fields=["status", "started_at", "error"])
         try:
             with transaction.atomic():
+                account_write_lock(account_id=run.account_id)
                 result = work()
+        except AccountBusy as busy:
+            release = False  # another delivery of this very run holds the lease and is writing: leave it be
+            return _busy(run, busy, wait_if_busy)
         except ProviderError as error:
             if error.reason == "auth":
                 Account.objects.filter(id=run.account_id).update(enabled=False)
@@ -187,7 +188,17 @@ def _execute(run: IngestRun, work: Callable[[], WriteResult], *, final_attempt: 
         else:
             _finish(run, result=result)
     finally:
-        lease_release(account_id=run.account_id, run_id=run.id)
+        if release:
+            lease_release(account_id=run.account_id, run_id=run.id)
+    return run
+
+
+def _busy(run: IngestRun, busy: AccountBusy, wait_if_busy: bool) -> IngestRun:
+    """The account is being written by another run (or delivery): wait for a retry, or say so and stop."""
+    if wait_if_busy:
+        IngestRun.objects.filter(id=run.id).update(error=f"Waiting: {busy}")
+        raise busy
+    _finish(run, error=f"Not started: {busy}. Try again when it has finished.")
     return run
 
 

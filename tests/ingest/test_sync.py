@@ -154,3 +154,31 @@ def test_the_api_queues_a_sync_and_reports_its_runs(openai_api_account, client_a
     assert detail["status"] == "succeeded" and detail["lines_written"] > 0 and detail["account"] == "openai-prod"
     listed = client_as(ada).get(f"/api/v1/accounts/{openai_api_account.pk}/runs").json()["results"]
     assert [r["id"] for r in listed] == [run["id"]]
+
+
+def test_a_second_writer_of_the_same_account_is_kept_out_while_the_first_writes(openai_api_account):
+    """Two deliveries of one run share its lease; the advisory lock still lets only one write at a time."""
+    import threading
+
+    from django.db import connection, transaction
+
+    from ingest.lease import AccountBusy, account_write_lock
+
+    holding, release = threading.Event(), threading.Event()
+
+    def first_writer():
+        with transaction.atomic():
+            account_write_lock(account_id=openai_api_account.id)
+            holding.set()
+            release.wait(10)
+        connection.close()
+
+    thread = threading.Thread(target=first_writer)
+    thread.start()
+    try:
+        assert holding.wait(10)
+        with pytest.raises(AccountBusy), transaction.atomic():
+            account_write_lock(account_id=openai_api_account.id)
+    finally:
+        release.set()
+        thread.join()
