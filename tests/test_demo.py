@@ -1,5 +1,6 @@
 """The demo organisation (docs/demo.md): what `make demo` loads, on Postgres and on the demo's SQLite."""
 
+import csv
 import datetime as dt
 import json
 import os
@@ -20,15 +21,25 @@ from django.db.models import Count, Sum
 from django.db.models.functions import TruncDate
 
 from finops.demo import CAP_BREACHING_TEAM, DEMO_PASSWORD, SUGGESTED_MONTHLY_CAP_USD, load_demo
-from finops.demo.generate import RAMP_DAYS, SERIES, UNPRICED_MODEL, WINDOW_DAYS, generate, price_change_day
-from finops.models import Account, CostBasis, DailySpend, FxRate, ModelPrice, Team, UsageLine, User, Workload
+from finops.demo.exports import FIRST_MONTH_CREDIT, TAX_RATE
+from finops.demo.generate import (
+    LOG_RECORDS, RAMP_DAYS, SERIES, UNPRICED_MODEL, WINDOW_DAYS, generate, price_change_day, render_config,
+)
+from finops.models import (
+    Account, CostBasis, DailySpend, FxRate, IngestRun, ModelPrice, Team, UsageLine, User, Workload,
+)
+from finops.services.config import config_apply
 from finops.services.prices import PriceBook, Tokens, cost_from_price
+from ingest.services import usage_file_import
 
 TODAY = dt.date(2026, 11, 1)
 FIRST_DAY, LAST_DAY = dt.date(2026, 7, 4), dt.date(2026, 10, 31)
 PROJECT_ROOT = Path(settings.BASE_DIR)
 TOKENS = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
 SUMS = (*TOKENS, "requests", "cost", "reporting_cost")
+MONTHS = [dt.date(2026, 7, 1), dt.date(2026, 8, 1), dt.date(2026, 9, 1), dt.date(2026, 10, 1)]
+BEDROCK, GATEWAYS = "bedrock-us-east-1", ("groq-prod", "cerebras-prod")
+HOUR = dt.timedelta(hours=1)
 
 
 def _totals() -> dict:
@@ -36,14 +47,46 @@ def _totals() -> dict:
     lines = UsageLine.objects.aggregate(lines=Count("id"), **{f: Sum(f) for f in SUMS})
     rollup = DailySpend.objects.aggregate(lines=Sum("line_count"), **{f: Sum(f) for f in SUMS})
     per_account = dict(UsageLine.objects.values_list("account__name").annotate(Sum("reporting_cost")).order_by())
+    per_month = dict(
+        UsageLine.objects.filter(account__name=BEDROCK)
+        .values_list("billing_period_start")
+        .annotate(Sum("reporting_cost"))
+        .order_by()
+    )
     counts = {m.__name__: m.objects.count() for m in (Team, Workload, Account, User, ModelPrice, FxRate)}
-    return {"lines": lines, "rollup": rollup, "per_account": per_account, "counts": counts}
+    return {"lines": lines, "rollup": rollup, "per_account": per_account, "bedrock_months": per_month, "counts": counts}
+
+
+def _leave_lines_of_the_previous_demo(tmp: Path) -> None:
+    """What a demo loaded before Groq read gateway logs left: groq-prod as a usage_csv account with daily lines.
+
+    The line is put on a day whose gateway log has no request in its first hour, so the hourly import alone
+    would leave it beside the new lines (a daily line starts at midnight).
+    """
+    log = generate(today=TODAY, out_dir=tmp / "files")["groq-prod"][0]
+    with log.open(newline="") as fh:
+        midnight_hours = {row["startTime"][:10] for row in csv.DictReader(fh) if row["startTime"][11:13] == "00"}
+    day = next(d for d in (LAST_DAY - dt.timedelta(days=n) for n in range(WINDOW_DAYS)) if str(d) not in midnight_hours)
+    config_apply(path=Path("demo.yaml"), text=render_config(TODAY).replace("gateway_log", "usage_csv"), environ={})
+    path = tmp / "groq-prod-usage.csv"
+    path.write_text(
+        "day,provider,model,input_tokens,output_tokens,requests,cost,currency,project,api_key,tags\n"
+        f"{day},groq,openai/gpt-oss-120b,90000000,3000000,75000,,USD,,key_ticket_triage_prod,team=support\n"
+    )
+    with path.open("rb") as stream:
+        run = usage_file_import(account=Account.objects.get(name="groq-prod"), stream=stream, file_name=path.name)
+    assert run.status == IngestRun.Status.SUCCEEDED, run.error
 
 
 @pytest.fixture(scope="module")
-def demo(django_db_setup, django_db_blocker):
-    """The demo loaded twice for TODAY, shared by this module's tests and rolled back after them."""
+def demo(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The demo loaded twice for TODAY, shared by this module's tests and rolled back after them.
+
+    Before the first load, the database holds what the previous version of the demo left (daily usage-CSV
+    lines on an account that now reads gateway logs): loading must not count that usage twice.
+    """
     with django_db_blocker.unblock(), transaction.atomic():
+        _leave_lines_of_the_previous_demo(tmp_path_factory.mktemp("previous-demo"))
         summary = load_demo(today=TODAY)
         after_first = _totals()
         load_demo(today=TODAY)
@@ -67,11 +110,21 @@ def test_the_demo_has_six_teams_and_workloads_of_every_latency_profile(loaded):
     assert not Workload.objects.filter(sla_seconds__isnull=True).exists()
 
 
-def test_the_demo_reads_six_providers_through_usage_csv_accounts_without_credentials(loaded):
+def test_each_provider_is_read_through_the_connector_a_real_customer_would_use_without_credentials(loaded):
     accounts = Account.objects.select_related("provider")
-    assert {a.provider.slug for a in accounts} == {"openai", "anthropic", "cerebras", "groq", "moonshot", "aws-bedrock"}
-    assert {a.connector for a in accounts} == {"usage_csv"}
+    assert {a.provider.slug: a.connector for a in accounts} == {
+        "openai": "usage_csv",  # its API connector cannot be called offline
+        "anthropic": "usage_csv",  # same
+        "moonshot": "usage_csv",  # bills in CNY: shows FX conversion
+        "aws-bedrock": "focus_file",
+        "groq": "gateway_log",
+        "cerebras": "gateway_log",
+    }
     assert not any(a.has_credentials or a.credentials_env for a in accounts)
+    files = loaded["summary"]["files"]
+    assert files[BEDROCK] == [f"{BEDROCK}-focus-{month:%Y-%m}.csv" for month in MONTHS]
+    assert files["groq-prod"] == ["groq-prod-spend-logs.csv"]
+    assert files["openai-prod"] == ["openai-prod-usage.csv"]
 
 
 def test_every_account_has_usage_on_each_of_the_120_days_ending_yesterday(loaded):
@@ -81,12 +134,16 @@ def test_every_account_has_usage_on_each_of_the_120_days_ending_yesterday(loaded
         assert len(days) == WINDOW_DAYS, account.name
         assert (min(days), max(days)) == (FIRST_DAY, LAST_DAY), account.name
     assert 3_000 <= UsageLine.objects.count() <= 20_000
+    # The usage an earlier demo imported as a daily usage CSV was replaced, not counted a second time.
+    previous = UsageLine.objects.filter(account__name="groq-prod", ingest_run__file_name__endswith="-usage.csv")
+    assert not previous.exists()
 
 
 def test_daily_spend_is_a_few_thousand_dollars_and_grows_with_weekly_seasonality(loaded):
     daily = dict(DailySpend.objects.values_list("day").annotate(Sum("reporting_cost")).order_by())
     weekdays = [cost for day, cost in sorted(daily.items()) if day.weekday() < 5]
     assert Decimal(1_000) < min(weekdays) and max(weekdays) < Decimal(10_000)
+    assert min(daily.values()) > Decimal(300)  # Bedrock's credit does not turn its day negative
     first_weeks, last_weeks = sum(weekdays[:10]) / 10, sum(weekdays[-10:]) / 10
     assert first_weeks * Decimal("1.4") < last_weeks
     weekend = [cost for day, cost in daily.items() if day.weekday() >= 5]
@@ -105,12 +162,16 @@ def test_billed_estimated_and_unpriced_usage_come_from_the_providers_that_produc
     unpriced = UsageLine.objects.filter(cost_basis=CostBasis.UNPRICED)
     assert set(unpriced.values_list("model", flat=True)) == {UNPRICED_MODEL}
     assert not unpriced.exclude(cost=None, reporting_cost=None).exists()  # never $0
-    assert loaded["summary"]["lines_by_basis"][CostBasis.UNPRICED] == WINDOW_DAYS
+    assert len(set(unpriced.annotate(d=TruncDate("period_start")).values_list("d", flat=True))) == WINDOW_DAYS
+    assert loaded["summary"]["lines_by_basis"][CostBasis.UNPRICED] == unpriced.count() > WINDOW_DAYS  # hourly
 
 
 def test_billed_amounts_are_list_price_to_six_decimals(loaded):
     books = {}
-    billed = UsageLine.objects.filter(provider__slug__in=["openai", "anthropic", "aws-bedrock"]).select_related("provider")
+    billed = UsageLine.objects.filter(
+        provider__slug__in=["openai", "anthropic", "aws-bedrock"], charge_category="usage"
+    ).select_related("provider")
+    assert billed.filter(provider__slug="aws-bedrock").count() > 3 * WINDOW_DAYS
     for line in billed:
         assert line.cost == line.cost.quantize(Decimal("0.000001"))
         if line.provider_id not in books:
@@ -188,6 +249,80 @@ def test_the_daily_rollup_equals_the_usage_lines_per_day_account_and_model(loade
     assert len(raw) >= 2_000
 
 
+def test_bedrock_is_read_from_one_focus_export_per_billing_month_with_a_tax_or_credit_row_each(loaded):
+    lines = UsageLine.objects.filter(account__name=BEDROCK)
+    for line in lines:
+        month = line.period_start.date().replace(day=1)
+        assert line.billing_period_start == dt.datetime.combine(month, dt.time(), tzinfo=dt.UTC), line.period_start
+    assert sorted(d.date() for d in lines.values_list("billing_period_start", flat=True).distinct()) == MONTHS
+    usage = lines.filter(charge_category="usage")
+    # One line per day × stream × token direction: exactly one of the four token classes.
+    for row in usage.values(*TOKENS):
+        assert sum(1 for f in TOKENS if row[f]) == 1, row
+    assert all(usage.filter(**{f"{f}__gt": 0}).exists() for f in TOKENS)
+    models = {"claude-haiku-4-5", "claude-sonnet-4-5", "nova-pro", "nova-lite"}
+    assert set(usage.values_list("model", flat=True)) == models
+    for line in usage.filter(period_start__date=LAST_DAY):
+        # Tags of the workload's application inference profile; the project from SubAccountId; the model from
+        # the usage type (USE1-Claude4.5Haiku-input-tokens → claude-haiku-4-5).
+        team, workload, env = line.tags["team"], line.tags["workload"], line.tags["env"]
+        assert line.project_ref == f"proj_{team}" and line.tags["resource"] == f"{workload}-{env}"
+        assert line.tags["meter"].startswith("USE1-") and line.tags["x_ServiceCode"] == "AmazonBedrock"
+        assert line.model_raw == line.model
+    others = {
+        (line.billing_period_start.date(), line.charge_category): line
+        for line in lines.exclude(charge_category="usage")
+    }
+    assert set(others) == {(MONTHS[0], "credit"), *((month, "tax") for month in MONTHS[1:])}
+    for (month, category), line in others.items():
+        month_usage = usage.filter(billing_period_start__date=month).aggregate(s=Sum("cost"))["s"]
+        expected = -FIRST_MONTH_CREDIT if category == "credit" else month_usage * TAX_RATE
+        assert abs(line.cost - expected) <= Decimal("0.005"), (month, category)
+        assert line.model == "" and line.project_ref == "" and line.cost_basis == CostBasis.BILLED
+    assert others[(MONTHS[0], "credit")].period_start.date() == FIRST_DAY  # the window starts inside July
+
+
+def test_reloading_restates_each_bedrock_month_and_changes_no_total(loaded):
+    runs = IngestRun.objects.filter(account__name=BEDROCK).order_by("id")
+    assert runs.count() == 2 * len(MONTHS)
+    assert {run.status for run in runs} == {IngestRun.Status.SUCCEEDED}
+    by_file = defaultdict(list)
+    for run in runs:
+        by_file[run.file_name].append(run)
+    assert sorted(by_file) == [f"{BEDROCK}-focus-{month:%Y-%m}.csv" for month in MONTHS]
+    for first, second in by_file.values():
+        assert first.lines_written == second.lines_written == second.lines_replaced > 0
+    assert loaded["after_second"]["bedrock_months"] == loaded["after_first"]["bedrock_months"]
+    assert len(loaded["after_first"]["bedrock_months"]) == len(MONTHS)
+
+
+def test_groq_and_cerebras_lines_are_hourly_estimates_from_gateway_logs_with_latency(loaded):
+    lines = UsageLine.objects.filter(account__name__in=GATEWAYS).select_related("provider")
+    assert lines.count() > 10 * WINDOW_DAYS
+    books = {}
+    for line in lines:
+        assert line.period_end - line.period_start == HOUR and line.period_start.minute == 0
+        latency = line.latency
+        assert latency["count"] == line.requests >= 1
+        assert 200 <= latency["p50_ms"] <= latency["p95_ms"] <= latency["max_ms"] <= 900, latency
+        assert 50 * latency["count"] <= latency["ttft_sum_ms"] <= 200 * latency["count"], latency
+        assert line.api_key_ref.startswith("key_") and line.api_key_ref.endswith("_prod")  # an alias, kept readable
+        assert line.tags["team"] == line.tags["team_id"] and {"workload", "env"} <= line.tags.keys()
+        if line.model == UNPRICED_MODEL:
+            continue
+        if line.provider_id not in books:
+            books[line.provider_id] = PriceBook.for_provider(line.provider)
+        tokens = Tokens(line.input_tokens, line.cached_input_tokens, line.cache_write_tokens, line.output_tokens)
+        price = books[line.provider_id].price_on(line.model, line.period_start.date())
+        assert line.cost_basis == CostBasis.ESTIMATED and line.cost == cost_from_price(price, tokens)
+    # The log is thinned to LOG_RECORDS requests a day per stream; each carries the tokens of many requests.
+    per_stream_day = (
+        lines.annotate(d=TruncDate("period_start")).values("d", "api_key_ref", "model").annotate(n=Sum("requests"))
+    )
+    assert {row["n"] for row in per_stream_day} <= set(range(LOG_RECORDS[0], LOG_RECORDS[1] + 1))
+    assert lines.filter(cached_input_tokens__gt=0, provider__slug="groq").exists()
+
+
 def test_loading_the_demo_a_second_time_changes_no_total(loaded):
     assert loaded["after_second"] == loaded["after_first"]
     assert loaded["after_first"]["lines"]["lines"] == loaded["summary"]["lines"]
@@ -208,8 +343,26 @@ def test_the_generator_writes_the_same_files_for_the_same_day(tmp_path):
     first = generate(today=TODAY, out_dir=tmp_path / "a")
     second = generate(today=TODAY, out_dir=tmp_path / "b")
     assert first.keys() == second.keys() and len(first) == 6
+    assert len(first[BEDROCK]) == len(MONTHS)
     for name in first:
-        assert first[name].read_bytes() == second[name].read_bytes(), name
+        assert [p.name for p in first[name]] == [p.name for p in second[name]], name
+        for a, b in zip(first[name], second[name], strict=True):
+            assert a.read_bytes() == b.read_bytes(), a.name
+
+
+def test_a_day_of_gateway_log_covers_the_same_hours_whichever_window_it_is_generated_in(tmp_path):
+    """So loading the demo on a later day replaces every hour an earlier load wrote for the days both cover."""
+
+    def hours(today):
+        path = generate(today=today, out_dir=tmp_path / today.isoformat())["cerebras-prod"][0]
+        with path.open(newline="") as fh:
+            return {
+                (row["api_key"], row["model"], row["startTime"][:13])
+                for row in csv.DictReader(fh)
+                if row["startTime"].startswith("2026-10-2")
+            }
+
+    assert hours(TODAY) == hours(TODAY + dt.timedelta(days=3))
 
 
 def test_load_demo_refuses_a_database_with_debug_off_unless_forced(db):
@@ -270,7 +423,7 @@ print("RESULT " + json.dumps(result))
 """
 
 
-def test_the_demo_loads_on_sqlite_and_the_admin_sees_spend_on_the_overview(tmp_path):
+def test_the_demo_loads_on_sqlite_and_the_admin_sees_spend_on_the_overview(tmp_path, demo):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_", "PYTEST"))}
     env.update(
         DATABASE_URL=f"sqlite:///{tmp_path}/demo.sqlite3",
@@ -291,7 +444,10 @@ def test_the_demo_loads_on_sqlite_and_the_admin_sees_spend_on_the_overview(tmp_p
     manage("migrate", "--no-input", "-v", "0")
     out = manage("load_demo", "--today", "2026-11-01")
     assert "2026-07-04 to 2026-10-31" in out
-    assert "6 teams, 18 workloads, 6 accounts, 3,600 usage lines" in out
+    # The same lines and the same money as the Postgres load of this module.
+    postgres = demo["summary"]
+    assert f"6 teams, 18 workloads, 6 accounts, {postgres['lines']:,} usage lines" in out
+    assert f"total spend: {postgres['total_reporting_spend']:,.2f} USD" in out
     assert "Open http://127.0.0.1:8000 and sign in as:" in out
     for login in ("admin        / demo-password", "cfo          / demo-password", "sales-lead   / demo-password"):
         assert login in out

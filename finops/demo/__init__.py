@@ -1,8 +1,9 @@
 """The demo organisation that `make demo` loads (docs/demo.md).
 
 load_demo() goes through the same doors as a real installation: config.yaml through config_apply
-(apply_config), the generated usage files through usage_file_import (import_usage). Loading it again
-for the same `today` changes no total: each import replaces the days its file covers.
+(apply_config), the generated export files through usage_file_import (import_usage), each read by its
+account's connector. Loading it again for the same `today` changes no total: each import replaces what
+its file covers (the days of a usage CSV, the billing month of a FOCUS file, the hours of a gateway log).
 """
 
 import datetime as dt
@@ -15,7 +16,9 @@ from django.conf import settings
 from django.db.models import Count, Sum
 
 from finops.models import Account, IngestRun, Team, UsageLine, User, Workload
+from finops.models.sources import ConnectorKind
 from finops.services.config import config_apply
+from finops.services.rollups import rollup_rebuild
 from ingest.services import usage_file_import
 
 from .generate import CAP_BREACHING_TEAM, CONFIG_PATH, SUGGESTED_MONTHLY_CAP_USD, generate, render_config, window
@@ -30,7 +33,7 @@ class DemoLoadError(Exception):
 
 
 def load_demo(*, today: dt.date, export_dir: Path | None = None) -> dict:
-    """Apply the demo config, generate its usage files for the window ending before `today` and import them.
+    """Apply the demo config, generate its export files for the window ending before `today` and import them.
 
     Files go to `export_dir` (kept) or a temporary directory (removed). Raises DemoLoadError if any import
     failed; the other accounts' imports stay (each import is all or nothing on its own, as in production).
@@ -62,13 +65,37 @@ def load_demo(*, today: dt.date, export_dir: Path | None = None) -> dict:
 
 def _import_all(today: dt.date, directory: Path) -> list[IngestRun]:
     files = generate(today=today, out_dir=directory)
+    _drop_superseded_lines(list(files))
     runs = []
-    for name, path in files.items():
+    for name, paths in files.items():
         account = Account.objects.get(name=name)
-        with path.open("rb") as stream:
-            run = usage_file_import(account=account, stream=stream, file_name=path.name, trigger=IngestRun.Trigger.COMMAND)
-        runs.append(run)
+        for path in paths:  # a FOCUS export's months in order, as they were delivered
+            with path.open("rb") as stream:
+                run = usage_file_import(
+                    account=account, stream=stream, file_name=path.name, trigger=IngestRun.Trigger.COMMAND
+                )
+            runs.append(run)
     return runs
+
+
+def _drop_superseded_lines(names: list[str]) -> None:
+    """Remove the daily usage-CSV lines an earlier demo wrote on accounts that now read another format.
+
+    Before Bedrock, Groq and Cerebras read their own export formats, the demo imported a usage CSV
+    (`<account>-usage.csv`) for each. An hourly gateway log replaces only the hours it has lines for, so
+    it would leave those daily lines beside its own and count the usage twice.
+    """
+    stale = UsageLine.objects.filter(account__name__in=names, ingest_run__file_name__endswith="-usage.csv").exclude(
+        account__connector=ConnectorKind.USAGE_CSV
+    )
+    touched = {
+        (account_id, start.astimezone(dt.UTC).date())
+        for account_id, start in stale.values_list("account_id", "period_start")
+    }
+    if not touched:
+        return
+    stale.delete()
+    rollup_rebuild(days={day for _, day in touched}, account_ids=sorted({account_id for account_id, _ in touched}))
 
 
 def _summary(today: dt.date, config: dict, runs: list[IngestRun]) -> dict:
@@ -89,7 +116,7 @@ def _summary(today: dt.date, config: dict, runs: list[IngestRun]) -> dict:
         "teams": len(teams),
         "workloads": Workload.objects.filter(slug__in=[e["slug"] for e in config["workloads"]]).count(),
         "accounts": len(accounts),
-        "files": {run.account.name: run.file_name for run in runs},
+        "files": _files(runs),
         "lines": sum(b["lines"] for b in by_basis.values()),
         "lines_by_basis": {basis: b["lines"] for basis, b in sorted(by_basis.items())},
         "reporting_spend_by_basis": {basis: b["reporting_cost"] for basis, b in sorted(by_basis.items())},
@@ -99,6 +126,13 @@ def _summary(today: dt.date, config: dict, runs: list[IngestRun]) -> dict:
         "suggested_monthly_cap": SUGGESTED_MONTHLY_CAP_USD,
         "logins": [_login(entry, teams) for entry in config["users"]],
     }
+
+
+def _files(runs: list[IngestRun]) -> dict[str, list[str]]:
+    files: dict[str, list[str]] = {}
+    for run in runs:
+        files.setdefault(run.account.name, []).append(run.file_name)
+    return files
 
 
 def _login(entry: dict, teams: dict[str, str]) -> dict:

@@ -1,19 +1,21 @@
-"""A deterministic generator of the demo organisation's usage files (docs/demo.md).
+"""A deterministic generator of the demo organisation's export files (docs/demo.md).
 
-One usage CSV (ingest/providers/usage_csv.py) per demo account, covering WINDOW_DAYS days that end the
-day before `today` (UTC). The same `today` always gives byte-identical files: randomness comes from a
-seeded random.Random, consumed in a fixed order, and never from the clock.
-
-Volumes are token counts (ints); money is only ever computed in Decimal, from those counts and the
-list price of the day (the seed catalog, overridden by the prices in config.yaml):
-- OpenAI, Anthropic and Bedrock rows carry the billed `cost` in USD (list price, 6 decimals);
-- Groq and Cerebras rows leave `cost` empty: the product estimates it from the catalog;
-- Moonshot rows carry the billed `cost` in CNY (the USD list price converted at the config's rate), so
+For WINDOW_DAYS days that end the day before `today` (UTC), each demo account gets the file(s) its connector
+reads, as a real customer of that provider would produce them (finops/demo/exports.py):
+- OpenAI, Anthropic, Moonshot: a usage CSV (`usage_csv`); OpenAI and Anthropic rows carry the billed `cost` in
+  USD (list price, 6 decimals), Moonshot rows in CNY (the USD list price converted at the config's rate), so
   its price cut shows as a lower $/M tokens after `price_change_day`;
-- one in-house fine-tune on Cerebras has no price anywhere, so the demo shows `unpriced` usage.
+- AWS Bedrock: a FOCUS 1.2 export per billing month (`focus_file`), billed per token direction, with a Tax or
+  Credit row each month;
+- Groq, Cerebras: a LiteLLM spend-log CSV (`gateway_log`) with no usable cost: the product estimates it from
+  the catalog; one in-house fine-tune on Cerebras has no price anywhere, so the demo shows `unpriced` usage.
+
+The same `today` always gives byte-identical files: randomness comes from seeded random.Random instances,
+consumed in a fixed order, and never from the clock. Volumes are token counts (ints); money is only ever
+computed in Decimal, from those counts and the list price of the day (the seed catalog, overridden by the
+prices in config.yaml).
 """
 
-import csv
 import datetime as dt
 import random
 import string
@@ -23,18 +25,15 @@ from pathlib import Path
 
 import yaml
 
-from finops.modelids import normalise_model
-from finops.services.prices import CATALOG_EFFECTIVE_FROM, CATALOG_PATH, PRICE_FIELDS, Tokens, cost_from_price
+from finops.services.prices import Tokens
+
+from .exports import EXPORTS, DayUsage, DemoAccount
+from .prices import FxRates, PriceList
 
 CONFIG_PATH = Path(__file__).resolve().parent / "config.yaml"
 WINDOW_DAYS = 120
 PRICE_CHANGE_DAYS_BEFORE_END = 45
 SEED = 20260704
-COST_QUANTUM = Decimal("0.000001")
-COLUMNS = (
-    "day", "provider", "model", "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens",
-    "requests", "cost", "currency", "project", "api_key", "tags",
-)
 
 # Sales Intelligence launches an outbound campaign three weeks before the end of the window: lead scoring
 # runs over the whole CRM and every sales call gets notes, so its daily spend climbs to ~3.5x what it was.
@@ -49,6 +48,10 @@ RAMP_EXTRA = 2.5  # volume, not money: extra multiple of normal volume reached o
 TEAM_GROWTH = {"support": 0.5, "search": 0.7, "devprod": 0.9, "sales": 0.4, "data": 0.6, "marketing": 0.3}
 # Volume on Saturdays and Sundays relative to a weekday, by latency profile.
 WEEKEND_FACTOR = {"realtime": 0.45, "interactive": 0.4, "batch": 0.85}
+# Gateway logs (Groq, Cerebras) are thinned to 20–60 request records a day per stream, each carrying the
+# tokens of many requests, so the demo still loads in seconds (exports.SpendLogs).
+LOG_RECORDS = (20, 60)
+REQUESTS_PER_LOG_RECORD = 5000
 # How each provider bills in the demo: a currency for billed rows, None for "no cost in the file".
 BILLING = {"openai": "USD", "anthropic": "USD", "aws-bedrock": "USD", "moonshot": "CNY", "groq": None, "cerebras": None}
 # An in-house fine-tune served on Cerebras: no catalog or config price, so its usage is `unpriced`.
@@ -77,7 +80,8 @@ SERIES = (
     Series("ticket-triage", "groq-prod", "openai/gpt-oss-120b", 30_000, 1_200, 80, 0.3),
     Series("ticket-router", "cerebras-prod", UNPRICED_MODEL, 25_000, 600, 5),
     Series(
-        "conversation-summaries", "bedrock-us-east-1", "anthropic.claude-haiku-4-5-20251001-v1:0", 20_000, 3_000, 250
+        "conversation-summaries", "bedrock-us-east-1", "anthropic.claude-haiku-4-5-20251001-v1:0",
+        20_000, 3_000, 250, 0.4, 0.05,
     ),
     # Search
     Series("query-rewrite", "cerebras-prod", "llama3.1-8b", 200_000, 300, 60),
@@ -96,7 +100,10 @@ SERIES = (
     Series("lead-scoring", "bedrock-us-east-1", "anthropic.claude-haiku-4-5-20251001-v1:0", 10_000, 3_000, 300),
     Series("email-drafts", "anthropic-prod", "claude-sonnet-4-5-20250929", 6_000, 5_000, 600, 0.4, 0.05),
     Series("email-drafts", "moonshot-cn", "kimi-k2.6", 3_000, 4_000, 500),
-    Series("call-notes", "bedrock-us-east-1", "global.anthropic.claude-sonnet-4-5-20250929-v1:0", 2_500, 12_000, 800),
+    Series(
+        "call-notes", "bedrock-us-east-1", "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        2_500, 12_000, 800, 0.3, 0.05,
+    ),
     # Data Platform
     Series("document-extraction", "bedrock-us-east-1", "us.amazon.nova-pro-v1:0", 30_000, 6_000, 500),
     Series("document-extraction", "openai-prod", "gpt-4.1-mini-2025-04-14", 10_000, 5_000, 400),
@@ -136,59 +143,6 @@ def render_config(today: dt.date) -> str:
     return string.Template(CONFIG_PATH.read_text()).substitute(values)
 
 
-@dataclass(frozen=True)
-class ListPrice:
-    """The fields of a ModelPrice that cost_from_price reads, so billed amounts use the product's own formula."""
-
-    effective_from: dt.date
-    input_per_mtok: Decimal
-    output_per_mtok: Decimal
-    cached_input_per_mtok: Decimal | None = None
-    cache_write_per_mtok: Decimal | None = None
-    batch_input_per_mtok: Decimal | None = None
-    batch_output_per_mtok: Decimal | None = None
-
-
-class PriceList:
-    """The seed catalog with config.yaml's prices on top, looked up by (provider, model, day)."""
-
-    def __init__(self, config: dict):
-        entries: dict[tuple[str, str, dt.date], ListPrice] = {}
-        with CATALOG_PATH.open(newline="") as fh:
-            for row in csv.DictReader(fh):
-                prices = {f: Decimal(row[f]) if row[f] else None for f in PRICE_FIELDS}
-                day = dt.date.fromisoformat(row["effective_from"])
-                entries[(row["provider"], row["model"], day)] = ListPrice(day, **prices)
-        for entry in config.get("prices", []):
-            day = dt.date.fromisoformat(str(entry.get("effective_from") or CATALOG_EFFECTIVE_FROM))
-            prices = {f: Decimal(str(entry[f])) if entry.get(f) is not None else None for f in PRICE_FIELDS}
-            entries[(entry["provider"], normalise_model(entry["model"]), day)] = ListPrice(day, **prices)
-        self._by_model: dict[tuple[str, str], list[ListPrice]] = {}
-        for (provider, model, _), price in sorted(entries.items(), key=lambda item: item[0][2], reverse=True):
-            self._by_model.setdefault((provider, model), []).append(price)
-
-    def price_on(self, provider: str, model: str, day: dt.date) -> ListPrice | None:
-        return next((p for p in self._by_model.get((provider, model), ()) if p.effective_from <= day), None)
-
-
-class FxRates:
-    """1 unit of a currency = rate USD, from the rate's day until the next one (as finops.services.fx)."""
-
-    def __init__(self, config: dict):
-        self._rates: dict[str, list[tuple[dt.date, Decimal]]] = {}
-        for entry in config.get("fx_rates", []):
-            day = dt.date.fromisoformat(str(entry["day"]))
-            self._rates.setdefault(entry["currency"].upper(), []).append((day, Decimal(str(entry["rate"]))))
-        for rates in self._rates.values():
-            rates.sort(reverse=True)
-
-    def rate_on(self, currency: str, day: dt.date) -> Decimal:
-        for rate_day, rate in self._rates.get(currency, ()):
-            if rate_day <= day:
-                return rate
-        raise LookupError(f"config.yaml has no {currency} rate on or before {day}")
-
-
 def _volume_factor(team: str | None, latency: str, index: int, day: dt.date, rng: random.Random) -> float:
     """Traffic multiplier of a series on day number `index` of the window: growth × week × campaign × noise."""
     growth = 1 + TEAM_GROWTH.get(team, 0.5) * index / (WINDOW_DAYS - 1)
@@ -200,68 +154,51 @@ def _volume_factor(team: str | None, latency: str, index: int, day: dt.date, rng
     return growth * week * ramp * rng.uniform(0.9, 1.1)
 
 
-def generate(*, today: dt.date, out_dir: Path) -> dict[str, Path]:
-    """Write one usage CSV per demo account into `out_dir`; returns {account name: file path}."""
-    config = yaml.safe_load(render_config(today))
-    workloads = {w["slug"]: w for w in config["workloads"]}
-    providers = {a["name"]: a["provider"] for a in config["accounts"]}
-    prices, fx = PriceList(config), FxRates(config)
-    first, _ = window(today)
-    rng = random.Random(SEED)
-    rows: dict[str, list[dict]] = {name: [] for name in providers}
-    for index in range(WINDOW_DAYS):
-        day = first + dt.timedelta(days=index)
-        for series in SERIES:
-            workload = workloads.get(series.workload, {"team": None, "latency_profile": "interactive"})
-            factor = _volume_factor(workload["team"], workload["latency_profile"], index, day, rng)
-            rows[series.account].append(
-                _row(series, workload["team"], providers[series.account], day, factor, rng, prices, fx)
-            )
-    out_dir.mkdir(parents=True, exist_ok=True)
-    files = {}
-    for name, account_rows in rows.items():
-        path = out_dir / f"{name}-usage.csv"
-        with path.open("w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(account_rows)
-        files[name] = path
-    return files
+def _log_records(series: Series, latency: str, day: dt.date) -> int:
+    """How many request records a gateway log holds for a day of `series`: 20–60, more for busier streams.
+
+    It follows the stream's base volume and the weekday, not the day's own volume (which depends on where the day
+    falls in the window), so a day's log covers the same hours whichever window it is generated in, and loading
+    the demo on a later day replaces every hour it had written for that day.
+    """
+    week = WEEKEND_FACTOR[latency] if day.weekday() >= 5 else 1.0
+    return max(LOG_RECORDS[0], min(LOG_RECORDS[1], round(series.requests * week / REQUESTS_PER_LOG_RECORD)))
 
 
-def _row(series: Series, team, provider: str, day: dt.date, factor: float, rng, prices: PriceList, fx: FxRates) -> dict:
+def _usage(series: Series, stream: int, workload: dict, day: dt.date, factor: float, rng: random.Random) -> DayUsage:
     requests = max(1, round(series.requests * factor))
     all_input = round(requests * series.input_per_request * rng.uniform(0.95, 1.05))
     cached = round(all_input * series.cached)
     cache_write = round(all_input * series.cache_write)
     output = round(requests * series.output_per_request * rng.uniform(0.93, 1.07))
-    currency = BILLING[provider]
-    cost = ""
-    if currency is not None:
-        price = prices.price_on(provider, normalise_model(series.model), day)
-        if price is None:
-            raise LookupError(f"demo series {series} is billed but {provider}/{series.model} has no list price")
-        usd = cost_from_price(price, Tokens(all_input - cached - cache_write, cached, cache_write, output))
-        amount = usd if currency == "USD" else usd / fx.rate_on(currency, day)
-        cost = str(amount.quantize(COST_QUANTUM))
-    if series.workload is None:
-        project, tags = "", ""
-    else:
-        project = f"proj_{team}"
-        tags = f"team={team};workload={series.workload};env={series.env}"
-    slug = series.workload or "personal_jdoe"
-    return {
-        "day": day.isoformat(),
-        "provider": provider,
-        "model": series.model,
-        "input_tokens": all_input,
-        "cached_input_tokens": cached,
-        "cache_write_tokens": cache_write,
-        "output_tokens": output,
-        "requests": requests,
-        "cost": cost,
-        "currency": currency or "USD",
-        "project": project,
-        "api_key": f"key_{slug.replace('-', '_')}_{series.env}",
-        "tags": tags,
+    return DayUsage(
+        day=day,
+        stream=stream,
+        series=series,
+        team=workload["team"],
+        latency_profile=workload["latency_profile"],
+        requests=requests,
+        log_records=_log_records(series, workload["latency_profile"], day),
+        tokens=Tokens(all_input - cached - cache_write, cached, cache_write, output),
+    )
+
+
+def generate(*, today: dt.date, out_dir: Path) -> dict[str, list[Path]]:
+    """Write each demo account's export file(s) into `out_dir`; returns {account name: files, in import order}."""
+    config = yaml.safe_load(render_config(today))
+    workloads = {w["slug"]: w for w in config["workloads"]}
+    prices, fx = PriceList(config), FxRates(config)
+    exports = {
+        a["name"]: EXPORTS[a["connector"]](DemoAccount(a["name"], a["provider"], BILLING[a["provider"]], prices, fx))
+        for a in config["accounts"]
     }
+    first, _ = window(today)
+    rng = random.Random(SEED)
+    for index in range(WINDOW_DAYS):
+        day = first + dt.timedelta(days=index)
+        for stream, series in enumerate(SERIES):
+            workload = workloads.get(series.workload, {"team": None, "latency_profile": "interactive"})
+            factor = _volume_factor(workload["team"], workload["latency_profile"], index, day, rng)
+            exports[series.account].add(_usage(series, stream, workload, day, factor, rng))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return {name: export.write(out_dir) for name, export in exports.items()}

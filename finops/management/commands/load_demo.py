@@ -18,7 +18,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--today", type=dt.date.fromisoformat, help="Pretend today is YYYY-MM-DD (UTC); default: today."
         )
-        parser.add_argument("--export-dir", type=Path, help="Keep the generated usage CSV files in this directory.")
+        parser.add_argument("--export-dir", type=Path, help="Keep the generated export files in this directory.")
         parser.add_argument("--url", default="http://127.0.0.1:8000", help="Where the demo is served, for the message.")
         parser.add_argument(
             "--force",
