@@ -9,9 +9,18 @@ import pytest
 from django.test import Client
 
 from finops.models import Account, Membership, Provider, Team, User, Workload
+from finops.services.prices import price_catalog_load
+from finops.services.providers import providers_seed
 from finops.services.users import user_set_role
 
 PASSWORD = "correct-horse-battery-staple"
+
+
+def reseed_reference_data() -> None:
+    """Transactional tests (live server, real workers) flush the database, migrations' seed rows included;
+    tests that need the seeded providers and catalog prices after one of those call this (idempotent)."""
+    providers_seed()
+    price_catalog_load()
 
 
 def make_user(username: str, role: str, *, team: Team | None = None, team_role: str = "lead") -> User:

@@ -16,7 +16,7 @@ from cryptography.fernet import Fernet
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models import Count, Sum
 from django.db.models.functions import TruncDate
 
@@ -31,6 +31,7 @@ from finops.models import (
 from finops.services.config import config_apply
 from finops.services.prices import PriceBook, Tokens, cost_from_price
 from ingest.services import usage_file_import
+from tests.conftest import reseed_reference_data
 
 TODAY = dt.date(2026, 11, 1)
 FIRST_DAY, LAST_DAY = dt.date(2026, 7, 4), dt.date(2026, 10, 31)
@@ -86,6 +87,7 @@ def demo(django_db_setup, django_db_blocker, tmp_path_factory):
     lines on an account that now reads gateway logs): loading must not count that usage twice.
     """
     with django_db_blocker.unblock(), transaction.atomic():
+        reseed_reference_data()
         _leave_lines_of_the_previous_demo(tmp_path_factory.mktemp("previous-demo"))
         summary = load_demo(today=TODAY)
         after_first = _totals()
@@ -460,3 +462,17 @@ def test_the_demo_loads_on_sqlite_and_the_admin_sees_spend_on_the_overview(tmp_p
     assert any(amount.strip("$0.,") for amount in result["amounts"]), result  # a non-zero dollar figure
     assert result["shows_last_30_days"], result  # the demo's spend of the last 30 days, e.g. "$95.3k"
     assert result["mentions_unpriced"], result
+
+
+def test_the_demo_attributes_everything_but_the_personal_sandbox_key(loaded):
+    unattributed = UsageLine.objects.filter(workload__isnull=True)
+    # Usage from the untagged personal key, and Bedrock's monthly tax and credit, which no workload incurred.
+    assert set(unattributed.filter(charge_category="usage").values_list("api_key_ref", flat=True)) == {"key_personal_jdoe_sandbox"}
+    assert set(unattributed.exclude(charge_category="usage").values_list("charge_category", flat=True)) == {"tax", "credit"}
+    assert UsageLine.objects.filter(workload__isnull=False).count() > 0.9 * UsageLine.objects.count()
+    assert UsageLine.objects.filter(api_key_ref="key_document_extraction_staging").exclude(workload__slug="document-extraction").count() == 0
+    # every line's team is its workload's team, and the rollup agrees
+    assert not UsageLine.objects.filter(workload__isnull=False).exclude(team=models.F("workload__team")).exists()
+    by_team_raw = dict(UsageLine.objects.values_list("team__slug").annotate(s=Sum("reporting_cost")).order_by())
+    by_team_rolled = dict(DailySpend.objects.values_list("team__slug").annotate(s=Sum("reporting_cost")).order_by())
+    assert by_team_raw == by_team_rolled

@@ -5,8 +5,7 @@ import os
 import pytest
 from playwright.sync_api import sync_playwright
 
-from finops.services.prices import price_catalog_load
-from finops.services.providers import providers_seed
+from tests.conftest import reseed_reference_data
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
@@ -24,8 +23,7 @@ def browser():
 def page(browser, live_server):
     # The live server needs committed data, so these tests flush the database after each one, seeded
     # providers and catalog prices included: seed them again (both are idempotent).
-    providers_seed()
-    price_catalog_load()
+    reseed_reference_data()
     context = browser.new_context(base_url=live_server.url, accept_downloads=True)
     page = context.new_page()
     # The UI must work offline: any request leaving the live server fails the test.

@@ -35,10 +35,9 @@ from django.db.models.functions import TruncDate
 
 from finops.celery import app as celery_app
 from finops.models import Account, DailySpend, FxRate, IngestRun, Provider, UsageLine
-from finops.services.prices import price_catalog_load
-from finops.services.providers import providers_seed
 from finops.services.rollups import DIMENSIONS
 from ingest.services import usage_file_import, usage_upload_accept
+from tests.conftest import reseed_reference_data
 
 pytestmark = pytest.mark.worker
 
@@ -303,8 +302,7 @@ def start_worker(transactional_db, real_queue, settings, tmp_path):
     """
     # Committed data (the workers read it) means a flush after each such test, seeded providers and catalog
     # prices included: seed them again (both are idempotent).
-    providers_seed()
-    price_catalog_load()
+    reseed_reference_data()
     settings.MEDIA_ROOT = str(tmp_path / "media")  # uploads are kept here and read back by the worker
     env = {
         **os.environ,
