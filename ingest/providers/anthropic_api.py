@@ -25,7 +25,7 @@ from finops.modelids import normalise_model
 from .allocation import allocate
 from .base import ProviderError, UsageRow, token_weight
 from .parsing import parse_decimal
-from .payload import count_field, text_field
+from .payload import readers
 
 API_VERSION = "2023-06-01"
 USAGE_PATH = "/v1/organizations/usage_report/messages"
@@ -325,20 +325,6 @@ def _time(value, where: str, name: str) -> dt.datetime:
     return moment.astimezone(dt.UTC)
 
 
-def _text(result: dict, name: str, where: str) -> str:
-    try:
-        return text_field(result, name)
-    except ValueError as exc:
-        raise _malformed(where, str(exc)) from None
-
-
-def _count(result: dict, name: str, where: str) -> int:
-    try:
-        return count_field(result, name)
-    except ValueError as exc:
-        raise _malformed(where, str(exc)) from None
-
-
 def _cents_to_dollars(value, where: str) -> Decimal:
     """The cost report's amount, a decimal string in cents ("123.45" = $1.2345), as exact dollars."""
     try:
@@ -358,3 +344,6 @@ def _decimal(value) -> Decimal:
     if isinstance(value, float):
         value = repr(value)  # the shortest repr is the number as written (0.015, not 0.01499…)
     return parse_decimal(str(value))
+
+
+_text, _count = readers(_malformed)

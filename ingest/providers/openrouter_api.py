@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from .base import ProviderError, UsageRow
 from .parsing import day_start, parse_decimal
-from .payload import count_field, text_field
+from .payload import readers
 
 
 class OpenRouterApi:
@@ -105,20 +105,6 @@ def _day(value, asked: dt.date, where: str) -> dt.date:
         raise _malformed(where, f"date {value!r} is not YYYY-MM-DD") from None
 
 
-def _text(item: dict, name: str, where: str) -> str:
-    try:
-        return text_field(item, name)
-    except ValueError as exc:
-        raise _malformed(where, str(exc)) from None
-
-
-def _count(item: dict, name: str, where: str) -> int:
-    try:
-        return count_field(item, name)
-    except ValueError as exc:
-        raise _malformed(where, str(exc)) from None
-
-
 def _dollars(value, where: str) -> Decimal | None:
     """`usage`, USD: a JSON number (read as Decimal by the HTTP client) or a decimal string; exact.
 
@@ -134,3 +120,6 @@ def _dollars(value, where: str) -> Decimal | None:
         return parse_decimal(value if isinstance(value, str) else str(value))
     except ValueError as exc:
         raise _malformed(where, f"usage {exc}") from None
+
+
+_text, _count = readers(_malformed)

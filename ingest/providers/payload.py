@@ -28,3 +28,22 @@ def count_field(item: dict, name: str) -> int:
     if value < 0:
         raise ValueError(f"{name} is negative ({value})")
     return value
+
+
+def readers(malformed):
+    """(text, count) readers that name where a bad field was, through the connector's own `malformed(where,
+    message)` error factory: `_text, _count = readers(_malformed)`."""
+
+    def text(item: dict, name: str, where: str) -> str:
+        try:
+            return text_field(item, name)
+        except ValueError as exc:
+            raise malformed(where, str(exc)) from None
+
+    def count(item: dict, name: str, where: str) -> int:
+        try:
+            return count_field(item, name)
+        except ValueError as exc:
+            raise malformed(where, str(exc)) from None
+
+    return text, count
