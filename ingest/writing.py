@@ -6,14 +6,17 @@ Everything happens in the caller's transaction, so a failure at any row writes n
 """
 
 import datetime as dt
+import json
+import operator
+import zoneinfo
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
 from django.db import connection
-from django.db.models import Max, Min, Q
-from psycopg.types.json import Jsonb
+from django.db.models import Q
+from django.db.models.functions import TruncDate
 
 from finops.modelids import normalise_model
 from finops.models import Account, CostBasis, IngestRun, Provider, UsageLine
@@ -21,7 +24,7 @@ from finops.services.fx import FxConverter
 from finops.services.prices import PriceBook, Tokens, cost_from_price
 from finops.services.rollups import rollup_rebuild
 
-from .providers.base import UsageRow
+from .providers.base import UsageRow, row_identity, tags_json
 
 Window = tuple[dt.datetime, dt.datetime]
 
@@ -33,6 +36,14 @@ COLUMNS = (
     "billing_period_start",
 )
 JSON_COLUMNS = tuple(COLUMNS.index(name) for name in ("tags", "latency"))
+TAGS, LATENCY = JSON_COLUMNS
+TIME_COLUMNS = tuple(COLUMNS.index(name) for name in ("period_start", "period_end", "billing_period_start"))
+_TIMES = operator.itemgetter(*TIME_COLUMNS)
+# Binary COPY type of each column (JSON is staged as text and cast when merged), then identity and seq.
+_COPY_TYPE = {"timestamptz": ("period_start", "period_end", "billing_period_start"), "numeric": ("cost", "reporting_cost"),
+              "int8": ("account_id", "provider_id", "ingest_run_id", "input_tokens", "cached_input_tokens",
+                       "cache_write_tokens", "output_tokens", "requests")}
+COPY_TYPES = tuple(next((t for t, names in _COPY_TYPE.items() if name in names), "text") for name in COLUMNS) + ("text", "int8")
 
 
 MAX_AMOUNT = Decimal(10) ** 20  # NUMERIC(38, 18)
@@ -87,14 +98,32 @@ class LinePreparer:
         self.account_provider = next(p for p in self.providers.values() if p.id == account.provider_id)
         self.price_books = PriceBook.all_providers()
         self.fx = FxConverter()
+        self.account_id, self.run_id = account.id, run.id
+        # Rows repeat a few models and periods: normalising and finding the UTC day are done once per value.
+        self._models: dict[str, str] = {}
+        self._days: dict[dt.datetime, dt.date] = {}
+
+    CACHE_LIMIT = 8192  # entries per cache; emptied when full, so memory stays flat
 
     def prepare(self, row: UsageRow) -> tuple:
         self._check_fits(row)
         provider = self.providers.get(row.provider_slug) if row.provider_slug else self.account_provider
         if provider is None:
             raise IngestError(f"{row.source_ref}: unknown provider {row.provider_slug!r} (add it first)")
-        model = normalise_model(row.model_raw)
-        day = row.period_start.astimezone(dt.UTC).date()
+        try:
+            model = self._models[row.model_raw]
+        except (KeyError, TypeError):
+            model = normalise_model(row.model_raw)
+            if len(self._models) >= self.CACHE_LIMIT:
+                self._models.clear()
+            self._models[row.model_raw] = model
+        try:  # equal instants have the same UTC day, whatever their zone
+            day = self._days[row.period_start]
+        except KeyError:
+            day = row.period_start.astimezone(dt.UTC).date()
+            if len(self._days) >= self.CACHE_LIMIT:
+                self._days.clear()
+            self._days[row.period_start] = day
         cost, currency, basis = row.cost, row.currency, CostBasis.BILLED
         if cost is None:
             price = self.price_books[provider.id].price_on(model, day)
@@ -106,7 +135,7 @@ class LinePreparer:
                 currency, basis = price.currency, CostBasis.ESTIMATED
         reporting_cost = None if cost is None else self.fx.to_reporting(cost, currency, day)
         return (
-            self.account.id, provider.id, self.run.id, row.period_start, row.period_end, model, row.model_raw,
+            self.account_id, provider.id, self.run_id, row.period_start, row.period_end, model, row.model_raw,
             row.service_tier, row.project_ref, row.api_key_ref, row.user_ref, row.tags, row.input_tokens,
             row.cached_input_tokens, row.cache_write_tokens, row.output_tokens, row.requests, cost, currency,
             reporting_cost, basis, row.charge_category, row.latency, row.billing_period_start,
@@ -118,9 +147,13 @@ class LinePreparer:
         """Refuse, naming the line, values the columns cannot hold (rather than a database error mid-COPY)."""
         if row.cost is not None and abs(row.cost) >= MAX_AMOUNT:
             raise IngestError(f"{row.source_ref or 'a line'}: cost {row.cost} is beyond what can be stored (10^20)")
-        for name in ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests"):
-            if getattr(row, name) > MAX_COUNT:
-                raise IngestError(f"{row.source_ref or 'a line'}: {name} {getattr(row, name)} is beyond what can be stored")
+        if (
+            row.input_tokens > MAX_COUNT or row.cached_input_tokens > MAX_COUNT or row.cache_write_tokens > MAX_COUNT
+            or row.output_tokens > MAX_COUNT or row.requests > MAX_COUNT
+        ):
+            for name in ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests"):
+                if getattr(row, name) > MAX_COUNT:
+                    raise IngestError(f"{row.source_ref or 'a line'}: {name} {getattr(row, name)} is beyond what can be stored")
 
 
 class BatchWriter:
@@ -136,6 +169,9 @@ class BatchWriter:
         line_key = identity if n == 1 else f"{identity[:56]}{n:08d}"
         self.lines.append(UsageLine(**dict(zip(COLUMNS, values)), line_key=line_key))
 
+    def add_row(self, row: UsageRow, values: tuple) -> None:
+        self.add(values, row.identity())
+
     def replace(self, stale) -> tuple[int, int]:
         replaced = stale.delete()[0]
         UsageLine.objects.bulk_create(self.lines, batch_size=5000)
@@ -143,10 +179,12 @@ class BatchWriter:
 
 
 class CopyWriter:
-    """Postgres: COPY into a temporary staging table, then one DELETE and one INSERT … SELECT.
+    """Postgres: binary COPY into a temporary staging table, then one DELETE and one INSERT … SELECT.
 
     Rows are copied in chunks: while a COPY is open the connection answers nothing else, and preparing
     a row (or the connector producing it) may need a query. Memory stays bounded by the chunk.
+    Binary COPY spares formatting every value as text here and parsing it again in Postgres; the JSON
+    columns are staged as their JSON text and cast to jsonb by the merge.
     """
 
     STAGE = "ingest_stage"
@@ -155,38 +193,62 @@ class CopyWriter:
     def __init__(self):
         self.cursor = connection.cursor()
         columns = ", ".join(COLUMNS)
+        staged = ", ".join(f"{name}::text AS {name}" if i in JSON_COLUMNS else name for i, name in enumerate(COLUMNS))
         # ON COMMIT DROP is not enough inside a savepoint (nested atomic blocks, tests): drop it explicitly too.
         self.cursor.execute(f"DROP TABLE IF EXISTS {self.STAGE}")
         self.cursor.execute(
             f"CREATE TEMP TABLE {self.STAGE} ON COMMIT DROP AS "
-            f"SELECT {columns}, line_key AS identity, 0::bigint AS seq FROM {UsageLine._meta.db_table} WITH NO DATA"
+            f"SELECT {staged}, line_key AS identity, 0::bigint AS seq FROM {UsageLine._meta.db_table} WITH NO DATA"
         )
-        self.copy_sql = f"COPY {self.STAGE} ({columns}, identity, seq) FROM STDIN"
+        self.copy_sql = f"COPY {self.STAGE} ({columns}, identity, seq) FROM STDIN (FORMAT BINARY)"
         self.buffer: list[tuple] = []
         self.count = 0
+        # A naive datetime means the connection's time zone, as Postgres reads one in a text COPY.
+        self.naive_zone = zoneinfo.ZoneInfo(connection.timezone_name)
 
     def add(self, values: tuple, identity: str) -> None:
+        self._stage(values, tags_json(values[TAGS]), identity)
+
+    def add_row(self, row: UsageRow, values: tuple) -> None:
+        """`values` = LinePreparer.prepare(row); the tags' JSON text serves the identity and the stored column."""
+        tags = tags_json(row.tags)
+        self._stage(values, tags, row_identity(row, tags))
+
+    def _stage(self, values: tuple, tags: str, identity: str) -> None:
         self.count += 1
-        values = tuple(Jsonb(v) if i in JSON_COLUMNS and v is not None else v for i, v in enumerate(values))
-        self.buffer.append((*values, identity, self.count))
+        start, end, billing_start = _TIMES(values)
+        if start.tzinfo is None or end.tzinfo is None or (billing_start is not None and billing_start.tzinfo is None):
+            values = tuple(
+                v.replace(tzinfo=self.naive_zone) if i in TIME_COLUMNS and v is not None and v.tzinfo is None else v
+                for i, v in enumerate(values)
+            )
+        latency = values[LATENCY]
+        self.buffer.append((
+            *values[:TAGS], tags, *values[TAGS + 1:LATENCY], None if latency is None else json.dumps(latency),
+            *values[LATENCY + 1:], identity, self.count,
+        ))
         if len(self.buffer) >= self.CHUNK:
             self.flush()
 
     def flush(self) -> None:
         if self.buffer:
             with self.cursor.cursor.copy(self.copy_sql) as copy:
+                copy.set_types(COPY_TYPES)
+                write = copy.write_row
                 for row in self.buffer:
-                    copy.write_row(row)
+                    write(row)
             self.buffer = []
 
     def replace(self, stale) -> tuple[int, int]:
         self.flush()
         replaced = stale.delete()[0]  # nothing cascades from usage lines: Django issues one DELETE
         columns = ", ".join(COLUMNS)
+        selected = ", ".join(f"s.{name}::jsonb" if i in JSON_COLUMNS else f"s.{name}" for i, name in enumerate(COLUMNS))
         # The n-th line with the same identity keeps its own key: repeats in a source are kept, not merged.
+        # (The window's sort also inserts the lines in (period_start, key) order, which the indexes take fastest.)
         self.cursor.execute(
             f"INSERT INTO {UsageLine._meta.db_table} ({columns}, line_key) "
-            f"SELECT {columns}, CASE WHEN n = 1 THEN identity ELSE left(identity, 56) || lpad(n::text, 8, '0') END "
+            f"SELECT {selected}, CASE WHEN n = 1 THEN identity ELSE left(identity, 56) || lpad(n::text, 8, '0') END "
             f"FROM (SELECT *, row_number() OVER (PARTITION BY period_start, identity ORDER BY seq) AS n FROM {self.STAGE}) s"
         )
         written = self.cursor.rowcount
@@ -198,6 +260,8 @@ def _stale(account: Account, windows: list[Window], billing_starts: set[dt.datet
     """The account's lines a write replaces: those starting in `windows`, and those of the billing periods.
 
     A FOCUS line charged in one month may be billed in the next; replacing by billing period catches it.
+    A line of another billing period is that period's export to restate, even when charged in `windows`:
+    replacing it here would lose it (June's late line charged 31 May, deleted by re-importing May).
     """
     if not windows and not billing_starts:
         return UsageLine.objects.none()
@@ -205,7 +269,8 @@ def _stale(account: Account, windows: list[Window], billing_starts: set[dt.datet
     for start, end in windows:
         in_scope |= Q(period_start__gte=start, period_start__lt=end)
     if billing_starts:
-        in_scope |= Q(billing_period_start__in=billing_starts)
+        mine = Q(billing_period_start__in=billing_starts)
+        in_scope = mine | (in_scope & (Q(billing_period_start__isnull=True) | mine)) if windows else mine
     return UsageLine.objects.filter(in_scope, account=account)
 
 
@@ -229,7 +294,7 @@ def write_rows(
     preparer = LinePreparer(account, run)
     writer = CopyWriter() if connection.vendor == "postgresql" else BatchWriter()
     read, slots, periods = 0, set(), set()
-    first = last = None
+    starts: set[dt.datetime] = set()  # every period a row starts in: its day needs rolling up, window or not
     slot_of = hour_window if granularity == "hour" else (lambda moment: day_window(_day_of(moment)))
     for row in rows:
         read += 1
@@ -240,16 +305,19 @@ def write_rows(
             periods.add((row.billing_period_start, row.billing_period_end))
         else:
             slots.add(slot_of(row.period_start))
-        first = row.period_start if first is None or row.period_start < first else first
-        last = row.period_start if last is None or row.period_start > last else last
-        writer.add(preparer.prepare(row), row.identity())
+        starts.add(row.period_start)
+        writer.add_row(row, preparer.prepare(row))
     if isinstance(writer, CopyWriter):
         writer.flush()  # the last chunk, so the queries below see every row staged
     windows = [window] if window is not None else merge_windows([*periods, *slots])
     stale = _stale(account, windows, {start for start, _ in periods})
-    old_span = stale.aggregate(first=Min("period_start"), last=Max("period_start"))
+    # rollup_rebuild rebuilds exactly the days given: every day of a line written or replaced, not just the
+    # first and last (a FOCUS month's late lines fall on days outside its window, not always adjacent).
+    old_days = set(
+        stale.annotate(day=TruncDate("period_start", tzinfo=dt.UTC)).values_list("day", flat=True).order_by().distinct()
+    )
     written, replaced = writer.replace(stale)
     touched = set().union(*(utc_days(*w) for w in windows)) if windows else set()
-    touched |= {_day_of(m) for m in (first, last, old_span["first"], old_span["last"]) if m is not None}
+    touched |= {_day_of(m) for m in starts} | old_days
     rollup_rebuild(days=touched, account_ids=[account.id])
     return WriteResult(read=read, written=written, replaced=replaced, windows=windows)

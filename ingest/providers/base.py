@@ -54,20 +54,66 @@ class UsageRow:
 
     def identity(self) -> str:
         """What makes two lines the same line of a source (cost and counts are not part of it)."""
-        parts = [
-            self.period_start.isoformat(),
-            self.period_end.isoformat(),
-            self.provider_slug,
-            self.model_raw,
-            self.service_tier,
-            self.project_ref,
-            self.api_key_ref,
-            self.user_ref,
-            json.dumps(self.tags, sort_keys=True, separators=(",", ":")),
-            self.charge_category,
-            self.currency,
-        ]
-        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+        return row_identity(self, tags_json(self.tags))
+
+
+def row_identity(row: UsageRow, tags_text: str) -> str:
+    """UsageRow.identity with the row's `tags_json` already at hand (the writer stores that same text)."""
+    return _sha256(
+        "\x1f".join((
+            _isoformat(row.period_start),
+            _isoformat(row.period_end),
+            row.provider_slug,
+            row.model_raw,
+            row.service_tier,
+            row.project_ref,
+            row.api_key_ref,
+            row.user_ref,
+            tags_text,
+            row.charge_category,
+            row.currency,
+        )).encode()
+    ).hexdigest()
+
+
+_sha256 = hashlib.sha256
+# One encoder for every row: json.dumps(tags, sort_keys=True, separators=(",", ":")) builds a new one per call.
+_encode_tags = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+# Lines repeat a few thousand tag sets and a few hundred periods; both caches are bounded (emptied when full),
+# so memory stays flat however long the source is.
+_CACHE_LIMIT = 8192
+_tags_texts: dict[tuple, str] = {}
+_iso_texts: dict[dt.datetime, str] = {}
+
+
+def tags_json(tags: dict) -> str:
+    """`json.dumps(tags, sort_keys=True, separators=(",", ":"))`: the text identity hashes (and the writer stores)."""
+    try:
+        items = tuple(tags.items())
+        return _tags_texts[items]
+    except KeyError:
+        text = _encode_tags(tags)
+        # Only all-str tag sets are cached: a cached key is then equal only to the same strings (1 == 1.0 == True).
+        if all(type(key) is str and type(value) is str for key, value in items):
+            if len(_tags_texts) >= _CACHE_LIMIT:
+                _tags_texts.clear()
+            _tags_texts[items] = text
+        return text
+    except (TypeError, AttributeError):  # an unhashable value (a list, a dict), or not a dict at all
+        return _encode_tags(tags)
+
+
+def _isoformat(moment: dt.datetime) -> str:
+    # Only exact UTC datetimes are cached: equal instants in other zones have other texts.
+    if type(moment) is not dt.datetime or moment.tzinfo is not dt.UTC:
+        return moment.isoformat()
+    try:
+        return _iso_texts[moment]
+    except KeyError:
+        if len(_iso_texts) >= _CACHE_LIMIT:
+            _iso_texts.clear()
+        text = _iso_texts[moment] = moment.isoformat()
+        return text
 
 
 class ApiSource(Protocol):

@@ -1,0 +1,48 @@
+from pathlib import Path
+
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+
+from ingest.bench.focus_ingest import run_bench
+
+
+class Command(BaseCommand):
+    help = (
+        "Benchmark FOCUS ingest on Postgres: generate an N-line FOCUS 1.2 export, import it end to end in a child "
+        "process (lines/s, peak RSS), beside a plain COPY of the same rows; write JSON and print a table. "
+        "Needs its own Postgres database named *_bench: it empties the usage-line and rollup tables."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--lines", type=int, action="append", metavar="N",
+            help="Lines in the generated file; repeat for several sizes (default 1000000).",
+        )
+        parser.add_argument("--out", default="bench-results/ingest.json", help="Where the JSON results go.")
+        parser.add_argument("--workdir", help="Directory for the generated file (default: the system temp directory).")
+        parser.add_argument("--seed", type=int, default=20260301, help="Seed of the generated quantities.")
+        parser.add_argument(
+            "--breakdown", action="store_true",
+            help="Also time the Python share alone (parse; parse + prepare + identity) for the smallest size.",
+        )
+        parser.add_argument(
+            "--tracemalloc", action="store_true",
+            help="Also run each import once more under tracemalloc (slower) and report the Python heap peak.",
+        )
+
+    def handle(self, *args, lines, out, workdir, seed, breakdown, tracemalloc, **options):
+        sizes = lines or [1_000_000]
+        if any(n <= 0 for n in sizes):
+            raise CommandError("--lines must be positive")
+        name = str(connection.settings_dict["NAME"])
+        if connection.vendor != "postgresql" or not name.endswith("_bench"):
+            raise CommandError(
+                f"bench_ingest runs on a Postgres database named *_bench (it empties usage lines), not {name!r} "
+                f"({connection.vendor}); e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/finops_bench"
+            )
+        call_command("migrate", interactive=False, verbosity=0)  # the schema, if this database has none yet
+        run_bench(
+            sizes=sizes, out=Path(out), workdir=Path(workdir) if workdir else None, seed=seed, breakdown=breakdown,
+            trace=tracemalloc, echo=self.stdout.write,
+        )
