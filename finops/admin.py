@@ -12,7 +12,7 @@ from finops.services.accounts import account_set_credentials
 
 @admin.register(User)
 class UserAdmin(DjangoUserAdmin):
-    fieldsets = DjangoUserAdmin.fieldsets + (("FinOps", {"fields": ("role",)}),)
+    fieldsets = DjangoUserAdmin.fieldsets + (("FinOps", {"fields": ("role", "time_zone")}),)
     list_display = ("username", "email", "role", "is_staff", "is_active")
     list_filter = ("role", "is_active")
 

@@ -13,6 +13,11 @@ class User(AbstractUser):
         MEMBER = "member", "Member"
 
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    time_zone = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="IANA name, e.g. Europe/Paris, for showing times; empty: FINOPS_DISPLAY_TIME_ZONE. Days stay UTC.",
+    )
 
 
 class Team(models.Model):
@@ -36,6 +41,11 @@ class Membership(models.Model):
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    time_zone = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="IANA name, e.g. Europe/Paris, for showing times; empty: FINOPS_DISPLAY_TIME_ZONE. Days stay UTC.",
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "team"], name="membership_user_team_unique")]

@@ -1,6 +1,7 @@
 """Template context shared by every page: the navigation, which grows with the product and the role."""
 
 from django.urls import reverse
+from django.utils import timezone
 
 from finops import access
 
@@ -26,4 +27,5 @@ def navigation(request):
             for label, url in items
         ],
         "is_admin": access.is_admin(user),
+        "display_zone": timezone.get_current_timezone_name(),
     }

@@ -283,7 +283,7 @@ def _apply_fx_rate(entry, environ) -> str:
 
 
 def _apply_user(entry, environ) -> str:
-    user, outcome = _upsert(User, {"username": entry["username"]}, {"email": entry["email"]})
+    user, outcome = _upsert(User, {"username": entry["username"]}, {"email": entry["email"], "time_zone": entry["time_zone"]})
     if outcome == "created":
         user.set_unusable_password()  # people sign in after `changepassword` or a reset; config holds no passwords
         user.save(update_fields=["password"])

@@ -83,7 +83,7 @@ def config_document() -> dict:
 
 
 def _user_entry(user: User) -> dict:
-    entry = {"username": user.username, "email": user.email, "role": user.role}
+    entry = {"username": user.username, "email": user.email, "role": user.role, "time_zone": user.time_zone}
     memberships = list(user.memberships.all())
     if len(memberships) == 1:
         entry["team"] = memberships[0].team.slug

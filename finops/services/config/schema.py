@@ -5,6 +5,8 @@ so a typo (`cost_centre`) is caught instead of silently ignored. References betw
 (a workload's team) are checked in apply.py, against the file and the database together.
 """
 
+import zoneinfo
+
 from rest_framework import serializers
 
 from finops.models import ConnectorKind, User, Workload
@@ -85,6 +87,12 @@ class UserEntry(StrictSerializer):
     role = serializers.ChoiceField(choices=User.Role.values, required=False, default=User.Role.MEMBER)
     team = serializers.SlugField(required=False, default=None)
     team_role = serializers.ChoiceField(choices=Membership.Role.values, required=False, default=Membership.Role.MEMBER)
+    time_zone = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+
+    def validate_time_zone(self, name):
+        if name and name not in zoneinfo.available_timezones():
+            raise serializers.ValidationError(f"{name!r} is not an IANA time zone (e.g. Europe/Paris)")
+        return name
 
 
 class RuleMatch(StrictSerializer):
