@@ -87,3 +87,9 @@ def test_finance_reads_rules_but_cannot_change_them_and_members_do_not_see_them(
     assert client_as(fiona).post(reverse("rule-delete", args=[rule.pk])).status_code == 404
     assert client_as(sam).get(reverse("rule-list")).status_code == 404
     assert AttributionRule.objects.count() == 1
+
+
+def test_the_rule_list_reads_conditions_plainly(client_as, fiona, support_agent, openai_account):
+    AttributionRule.objects.create(workload=support_agent, priority=1, account=openai_account, model="gpt-5*", tags={"team": "support"})
+    page = client_as(fiona).get(reverse("rule-list")).content.decode()
+    assert "account = openai-prod" in page and "model ~ gpt-5*" in page and "tag team = support" in page

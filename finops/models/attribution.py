@@ -46,6 +46,13 @@ class AttributionRule(models.Model):
         return {k: v for k, v in match.items() if v}
 
 
+    def condition_labels(self) -> list[str]:
+        """The conditions as people read them: `project = proj_x`, `model ~ gpt-5*`, `tag team = support`."""
+        labels = [f"{k} ~ {v}" if k == "model" else f"{k} = {v}" for k, v in self.conditions().items() if k != "tag"]
+        labels += [f"tag {k} = {v}" for k, v in sorted(self.tags.items())]
+        return labels
+
+
 class RuleChange(models.Model):
     """Audit trail: who changed which rule, when, from what to what."""
 

@@ -58,6 +58,8 @@ def explore_rows(*, user, start: dt.date, end: dt.date, filters: dict, group_by:
 def _label(group_by: str, value) -> str:
     if value is None:
         return "Unattributed" if group_by in ("team", "workload") else "—"
+    if value == "" and group_by == "model":
+        return "(no model: taxes, credits, fees)"
     if isinstance(value, dt.date):
         return value.isoformat()
     return str(value)

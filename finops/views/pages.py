@@ -15,6 +15,7 @@ from finops.selectors.reconciliation import reconciliation
 from .tables import csv_response
 
 TRAILING_DAYS = 30
+NO_MODEL = "(no model: taxes, credits, fees)"
 
 
 def _today() -> dt.date:
@@ -56,7 +57,7 @@ def overview(request):
     tables = {
         "top_workloads": top[:10],
         "providers": [{**r, "label": providers.get(r["provider_id"], "?")} for r in spend.unit_costs(recent, "provider_id")],
-        "models": [{**r, "label": r["model"]} for r in spend.unit_costs(recent, "model")],
+        "models": [{**r, "label": r["model"] or NO_MODEL} for r in spend.unit_costs(recent, "model")],
     }
     if access.can_see_sources(user):
         tables["freshness"] = [
@@ -101,7 +102,7 @@ def _unit_tables(recent) -> dict:
     providers = dict(Provider.objects.values_list("id", "name"))
     return {
         "by_provider": [{**r, "label": providers.get(r["provider_id"], "?")} for r in spend.unit_costs(recent, "provider_id")],
-        "by_model": [{**r, "label": r["model"]} for r in spend.unit_costs(recent, "model")],
+        "by_model": [{**r, "label": r["model"] or NO_MODEL} for r in spend.unit_costs(recent, "model")],
     }
 
 
