@@ -174,12 +174,21 @@ def account_snapshot(account: Account) -> dict:
     }
 
 
+WORKER_APPLICATION = "finops-test-worker"
+
+
 def other_backends() -> list[tuple[int, str, str]]:
-    """Connections to the test database other than this one: (pid, state, last statement)."""
+    """The test workers' connections to the test database: (pid, state, last statement).
+
+    Workers connect with their own application_name, so idle connections that earlier tests left behind
+    (live-server threads) are never mistaken for a worker's.
+    """
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pid, state, query FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+            "WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend' "
+            "AND application_name = %s",
+            [WORKER_APPLICATION],
         )
         return cursor.fetchall()
 
@@ -192,7 +201,8 @@ def database_url() -> str:
     credentials = quote(db["USER"] or "", safe="")
     if db["PASSWORD"]:
         credentials += ":" + quote(db["PASSWORD"], safe="")
-    return f"postgres://{credentials}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{quote(db['NAME'], safe='')}"
+    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    return f"postgres://{credentials}@{host}/{quote(db['NAME'], safe='')}?application_name={WORKER_APPLICATION}"
 
 
 def purge_broker() -> None:
