@@ -91,3 +91,19 @@ def openai_account(db):
     return Account.objects.create(
         name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="usage_csv"
     )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_stray_sessions_at_teardown(django_db_setup, django_db_blocker):
+    """Live-server and worker tests can leave an idle connection behind, which would stop pytest-django from
+    dropping the test database. End them (on the test database only) before it is torn down."""
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
