@@ -17,11 +17,9 @@ from django.utils import timezone
 
 from finops.crypto import CredentialError
 from finops.modelids import normalise_model
-from finops.models import Account, IngestRun, UsageLine
+from finops.models import Account, IngestRun
 from finops.models.sources import API_CONNECTORS
 from finops.services.accounts import account_credentials
-from finops.services.attribution import lines_attribute
-from finops.services.rollups import rollup_rebuild
 from finops.services.fx import MissingFxRate
 from finops.services.prices import PriceBook, Tokens, cost_from_price
 
@@ -174,7 +172,6 @@ def _execute(run: IngestRun, work: Callable[[], WriteResult], *, final_attempt: 
             with transaction.atomic():
                 account_write_lock(account_id=run.account_id)
                 result = work()
-                _attribute_new_lines(run)
         except AccountBusy as busy:
             release = False  # another delivery of this very run holds the lease and is writing: leave it be
             return _busy(run, busy, wait_if_busy)
@@ -194,12 +191,6 @@ def _execute(run: IngestRun, work: Callable[[], WriteResult], *, final_attempt: 
         if release:
             lease_release(account_id=run.account_id, run_id=run.id)
     return run
-
-
-def _attribute_new_lines(run: IngestRun) -> None:
-    """Every ingest attributes its new lines by the current rules, and the rollup follows, in its transaction."""
-    changed = lines_attribute(lines=UsageLine.objects.filter(ingest_run=run))
-    rollup_rebuild(days=changed.days, account_ids=[run.account_id])
 
 
 def _busy(run: IngestRun, busy: AccountBusy, wait_if_busy: bool) -> IngestRun:

@@ -1,15 +1,14 @@
-"""Writing a run's lines: price and key each row, stage them, replace the run's windows, roll up.
+"""Writing a run's lines: price and attribute each row, COPY it in, replace the run's windows, roll up.
 
-Streaming: rows are consumed one at a time and never held all in memory on Postgres (COPY into a
-temporary staging table, then one set-based replace). SQLite (the demo) takes a plain batch path.
-Everything happens in the caller's transaction, so a failure at any row writes nothing.
+Streaming: rows are consumed one at a time and never held all in memory on Postgres (binary COPY straight
+into the usage-line table in chunks, then one DELETE of what the new lines replace). SQLite (the demo) takes a
+plain batch path. Everything happens in the caller's transaction, so a failure at any row writes nothing,
+and the account's write lock (ingest/lease.py) keeps two runs of one account from interleaving.
 """
 
 import datetime as dt
-import json
 import operator
 import zoneinfo
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -19,31 +18,32 @@ from django.db.models import Q
 from django.db.models.functions import TruncDate
 
 from finops.modelids import normalise_model
-from finops.models import Account, CostBasis, IngestRun, Provider, UsageLine
+from finops.models import Account, CostBasis, IngestRun, Provider, TagSet, UsageLine
+from finops.models.usage import tag_set_id
+from finops.services.attribution import RuleMatcher
 from finops.services.fx import FxConverter
 from finops.services.prices import PriceBook, Tokens, cost_from_price
 from finops.services.rollups import rollup_rebuild
 
-from .providers.base import UsageRow, row_identity, tags_json
+from .providers.base import UsageRow, tags_json
 
 Window = tuple[dt.datetime, dt.datetime]
 
-# UsageLine columns written by ingestion, in COPY order; `identity` becomes `line_key` at merge time.
+# UsageLine columns written by ingestion, in COPY order.
 COLUMNS = (
     "account_id", "provider_id", "ingest_run_id", "period_start", "period_end", "model", "model_raw", "service_tier",
-    "project_ref", "api_key_ref", "user_ref", "tags", "input_tokens", "cached_input_tokens", "cache_write_tokens",
+    "project_ref", "api_key_ref", "user_ref", "tag_set_id", "input_tokens", "cached_input_tokens", "cache_write_tokens",
     "output_tokens", "requests", "cost", "currency", "reporting_cost", "cost_basis", "charge_category", "latency",
-    "billing_period_start",
+    "billing_period_start", "workload_id", "team_id",
 )
-JSON_COLUMNS = tuple(COLUMNS.index(name) for name in ("tags", "latency"))
-TAGS, LATENCY = JSON_COLUMNS
 TIME_COLUMNS = tuple(COLUMNS.index(name) for name in ("period_start", "period_end", "billing_period_start"))
 _TIMES = operator.itemgetter(*TIME_COLUMNS)
-# Binary COPY type of each column (JSON is staged as text and cast when merged), then identity and seq.
+# Binary COPY type of each column.
 _COPY_TYPE = {"timestamptz": ("period_start", "period_end", "billing_period_start"), "numeric": ("cost", "reporting_cost"),
-              "int8": ("account_id", "provider_id", "ingest_run_id", "input_tokens", "cached_input_tokens",
-                       "cache_write_tokens", "output_tokens", "requests")}
-COPY_TYPES = tuple(next((t for t, names in _COPY_TYPE.items() if name in names), "text") for name in COLUMNS) + ("text", "int8")
+              "int8": ("account_id", "provider_id", "ingest_run_id", "tag_set_id", "input_tokens", "cached_input_tokens",
+                       "cache_write_tokens", "output_tokens", "requests", "workload_id", "team_id"),
+              "jsonb": ("latency",)}
+COPY_TYPES = tuple(next((t for t, names in _COPY_TYPE.items() if name in names), "text") for name in COLUMNS)
 
 
 MAX_AMOUNT = Decimal(10) ** 20  # NUMERIC(38, 18)
@@ -89,7 +89,8 @@ def merge_windows(windows: Iterable[Window]) -> list[Window]:
 
 
 class LinePreparer:
-    """Row -> column values: provider, normalised model, cost basis, reporting-currency cost."""
+    """Row -> column values: provider, normalised model, cost basis, reporting-currency cost, tag set, and the
+    workload and team of the first matching attribution rule (attribution happens before the line is stored)."""
 
     def __init__(self, account: Account, run: IngestRun):
         self.account, self.run = account, run
@@ -98,7 +99,10 @@ class LinePreparer:
         self.account_provider = next(p for p in self.providers.values() if p.id == account.provider_id)
         self.price_books = PriceBook.all_providers()
         self.fx = FxConverter()
+        self.rules = RuleMatcher()
         self.account_id, self.run_id = account.id, run.id
+        self.tag_sets: dict[int, dict] = {}  # the tag sets this run's lines use, by id (the writer stores them)
+        self._tag_ids: dict[str, int] = {}
         # Rows repeat a few models and periods: normalising and finding the UTC day are done once per value.
         self._models: dict[str, str] = {}
         self._days: dict[dt.datetime, dt.date] = {}
@@ -134,12 +138,29 @@ class LinePreparer:
                 cost = cost_from_price(price, tokens, batch=row.service_tier.lower() == "batch")
                 currency, basis = price.currency, CostBasis.ESTIMATED
         reporting_cost = None if cost is None else self.fx.to_reporting(cost, currency, day)
+        tags_id = self._tag_set(row.tags)
+        workload_id, team_id = self.rules.match(
+            account_id=self.account_id, provider_id=provider.id, project=row.project_ref, api_key=row.api_key_ref,
+            user=row.user_ref, model=model, model_raw=row.model_raw, tag_set_id=tags_id, tags=row.tags,
+        )
         return (
             self.account_id, provider.id, self.run_id, row.period_start, row.period_end, model, row.model_raw,
-            row.service_tier, row.project_ref, row.api_key_ref, row.user_ref, row.tags, row.input_tokens,
+            row.service_tier, row.project_ref, row.api_key_ref, row.user_ref, tags_id, row.input_tokens,
             row.cached_input_tokens, row.cache_write_tokens, row.output_tokens, row.requests, cost, currency,
-            reporting_cost, basis, row.charge_category, row.latency, row.billing_period_start,
+            reporting_cost, basis, row.charge_category, row.latency, row.billing_period_start, workload_id, team_id,
         )
+
+    def _tag_set(self, tags: dict) -> int:
+        text = tags_json(tags)
+        try:
+            return self._tag_ids[text]
+        except KeyError:
+            identity = tag_set_id(text)
+            if len(self._tag_ids) >= self.CACHE_LIMIT:
+                self._tag_ids.clear()
+            self._tag_ids[text] = identity
+            self.tag_sets.setdefault(identity, tags)
+            return identity
 
 
     @staticmethod
@@ -156,65 +177,60 @@ class LinePreparer:
                     raise IngestError(f"{row.source_ref or 'a line'}: {name} {getattr(row, name)} is beyond what can be stored")
 
 
+def tag_sets_store(tag_sets: dict[int, dict]) -> None:
+    """Store the tag sets not stored yet (content-addressed: a set already there is the same set).
+
+    Sorted by id, so two imports storing overlapping new sets take their row locks in one order. A different
+    set under an existing id (a digest collision) fails the run instead of sharing the id.
+    """
+    if not tag_sets:
+        return
+    TagSet.objects.bulk_create([TagSet(id=i, tags=tag_sets[i]) for i in sorted(tag_sets)], ignore_conflicts=True)
+    stored = dict(TagSet.objects.filter(id__in=list(tag_sets)).values_list("id", "tags"))
+    clashes = [i for i, tags in tag_sets.items() if stored.get(i) != tags]
+    if clashes:
+        raise IngestError(f"tag set {tag_sets[clashes[0]]!r} shares its digest with {stored.get(clashes[0])!r}; "
+                          "this import cannot be stored (please report it)")
+
+
 class BatchWriter:
-    """SQLite: lines held in memory (demo-sized), keyed in Python."""
+    """SQLite: lines held in memory (demo-sized)."""
 
-    def __init__(self):
+    def __init__(self, preparer: LinePreparer):
+        self.preparer = preparer
         self.lines: list[UsageLine] = []
-        self.occurrences: Counter[str] = Counter()
 
-    def add(self, values: tuple, identity: str) -> None:
-        self.occurrences[identity] += 1
-        n = self.occurrences[identity]
-        line_key = identity if n == 1 else f"{identity[:56]}{n:08d}"
-        self.lines.append(UsageLine(**dict(zip(COLUMNS, values)), line_key=line_key))
-
-    def add_row(self, row: UsageRow, values: tuple) -> None:
-        self.add(values, row.identity())
+    def add(self, values: tuple) -> None:
+        self.lines.append(UsageLine(**dict(zip(COLUMNS, values))))
 
     def replace(self, stale) -> tuple[int, int]:
         replaced = stale.delete()[0]
+        tag_sets_store(self.preparer.tag_sets)
         UsageLine.objects.bulk_create(self.lines, batch_size=5000)
         return len(self.lines), replaced
 
 
 class CopyWriter:
-    """Postgres: binary COPY into a temporary staging table, then one DELETE and one INSERT … SELECT.
+    """Postgres: binary COPY straight into the usage-line table, in chunks; then the replaced lines are deleted.
 
     Rows are copied in chunks: while a COPY is open the connection answers nothing else, and preparing
-    a row (or the connector producing it) may need a query. Memory stays bounded by the chunk.
-    Binary COPY spares formatting every value as text here and parsing it again in Postgres; the JSON
-    columns are staged as their JSON text and cast to jsonb by the merge.
+    a row (or the connector producing it) may need a query, as does storing the chunk's new tag sets.
+    Memory stays bounded by the chunk. Binary COPY spares formatting every value as text here and parsing
+    it again in Postgres.
     """
 
-    STAGE = "ingest_stage"
     CHUNK = 20_000
 
-    def __init__(self):
+    def __init__(self, preparer: LinePreparer):
+        self.preparer = preparer
         self.cursor = connection.cursor()
-        columns = ", ".join(COLUMNS)
-        staged = ", ".join(f"{name}::text AS {name}" if i in JSON_COLUMNS else name for i, name in enumerate(COLUMNS))
-        # ON COMMIT DROP is not enough inside a savepoint (nested atomic blocks, tests): drop it explicitly too.
-        self.cursor.execute(f"DROP TABLE IF EXISTS {self.STAGE}")
-        self.cursor.execute(
-            f"CREATE TEMP TABLE {self.STAGE} ON COMMIT DROP AS "
-            f"SELECT {staged}, line_key AS identity, 0::bigint AS seq FROM {UsageLine._meta.db_table} WITH NO DATA"
-        )
-        self.copy_sql = f"COPY {self.STAGE} ({columns}, identity, seq) FROM STDIN (FORMAT BINARY)"
+        self.copy_sql = f"COPY {UsageLine._meta.db_table} ({', '.join(COLUMNS)}) FROM STDIN (FORMAT BINARY)"
         self.buffer: list[tuple] = []
         self.count = 0
         # A naive datetime means the connection's time zone, as Postgres reads one in a text COPY.
         self.naive_zone = zoneinfo.ZoneInfo(connection.timezone_name)
 
-    def add(self, values: tuple, identity: str) -> None:
-        self._stage(values, tags_json(values[TAGS]), identity)
-
-    def add_row(self, row: UsageRow, values: tuple) -> None:
-        """`values` = LinePreparer.prepare(row); the tags' JSON text serves the identity and the stored column."""
-        tags = tags_json(row.tags)
-        self._stage(values, tags, row_identity(row, tags))
-
-    def _stage(self, values: tuple, tags: str, identity: str) -> None:
+    def add(self, values: tuple) -> None:
         self.count += 1
         start, end, billing_start = _TIMES(values)
         if start.tzinfo is None or end.tzinfo is None or (billing_start is not None and billing_start.tzinfo is None):
@@ -222,15 +238,13 @@ class CopyWriter:
                 v.replace(tzinfo=self.naive_zone) if i in TIME_COLUMNS and v is not None and v.tzinfo is None else v
                 for i, v in enumerate(values)
             )
-        latency = values[LATENCY]
-        self.buffer.append((
-            *values[:TAGS], tags, *values[TAGS + 1:LATENCY], None if latency is None else json.dumps(latency),
-            *values[LATENCY + 1:], identity, self.count,
-        ))
+        self.buffer.append(values)
         if len(self.buffer) >= self.CHUNK:
             self.flush()
 
     def flush(self) -> None:
+        tag_sets_store(self.preparer.tag_sets)
+        self.preparer.tag_sets = {}
         if self.buffer:
             with self.cursor.cursor.copy(self.copy_sql) as copy:
                 copy.set_types(COPY_TYPES)
@@ -241,23 +255,12 @@ class CopyWriter:
 
     def replace(self, stale) -> tuple[int, int]:
         self.flush()
-        replaced = stale.delete()[0]  # nothing cascades from usage lines: Django issues one DELETE
-        columns = ", ".join(COLUMNS)
-        selected = ", ".join(f"s.{name}::jsonb" if i in JSON_COLUMNS else f"s.{name}" for i, name in enumerate(COLUMNS))
-        # The n-th line with the same identity keeps its own key: repeats in a source are kept, not merged.
-        # (The window's sort also inserts the lines in (period_start, key) order, which the indexes take fastest.)
-        self.cursor.execute(
-            f"INSERT INTO {UsageLine._meta.db_table} ({columns}, line_key) "
-            f"SELECT {selected}, CASE WHEN n = 1 THEN identity ELSE left(identity, 56) || lpad(n::text, 8, '0') END "
-            f"FROM (SELECT *, row_number() OVER (PARTITION BY period_start, identity ORDER BY seq) AS n FROM {self.STAGE}) s"
-        )
-        written = self.cursor.rowcount
-        self.cursor.execute(f"DROP TABLE {self.STAGE}")
-        return written, replaced
+        return self.count, stale.delete()[0]  # nothing cascades from usage lines: Django issues one DELETE
 
 
-def _stale(account: Account, windows: list[Window], billing_starts: set[dt.datetime]):
-    """The account's lines a write replaces: those starting in `windows`, and those of the billing periods.
+def _stale(account: Account, run: IngestRun, windows: list[Window], billing_starts: set[dt.datetime]):
+    """The account's lines a write replaces: those starting in `windows`, and those of the billing periods,
+    but for the run's own lines (already written when this is asked).
 
     A FOCUS line charged in one month may be billed in the next; replacing by billing period catches it.
     A line of another billing period is that period's export to restate, even when charged in `windows`:
@@ -271,7 +274,7 @@ def _stale(account: Account, windows: list[Window], billing_starts: set[dt.datet
     if billing_starts:
         mine = Q(billing_period_start__in=billing_starts)
         in_scope = mine | (in_scope & (Q(billing_period_start__isnull=True) | mine)) if windows else mine
-    return UsageLine.objects.filter(in_scope, account=account)
+    return UsageLine.objects.filter(in_scope, account=account).exclude(ingest_run=run)
 
 
 def _day_of(moment: dt.datetime) -> dt.date:
@@ -292,7 +295,7 @@ def write_rows(
     FOCUS month replaces the month), else the UTC days — or hours, for hourly gateway logs — they start in.
     """
     preparer = LinePreparer(account, run)
-    writer = CopyWriter() if connection.vendor == "postgresql" else BatchWriter()
+    writer = CopyWriter(preparer) if connection.vendor == "postgresql" else BatchWriter(preparer)
     read, slots, periods = 0, set(), set()
     starts: set[dt.datetime] = set()  # every period a row starts in: its day needs rolling up, window or not
     slot_of = hour_window if granularity == "hour" else (lambda moment: day_window(_day_of(moment)))
@@ -306,11 +309,9 @@ def write_rows(
         else:
             slots.add(slot_of(row.period_start))
         starts.add(row.period_start)
-        writer.add_row(row, preparer.prepare(row))
-    if isinstance(writer, CopyWriter):
-        writer.flush()  # the last chunk, so the queries below see every row staged
+        writer.add(preparer.prepare(row))
     windows = [window] if window is not None else merge_windows([*periods, *slots])
-    stale = _stale(account, windows, {start for start, _ in periods})
+    stale = _stale(account, run, windows, {start for start, _ in periods})
     # rollup_rebuild rebuilds exactly the days given: every day of a line written or replaced, not just the
     # first and last (a FOCUS month's late lines fall on days outside its window, not always adjacent).
     old_days = set(

@@ -4,7 +4,7 @@ from .attribution import AttributionRule, ReattributionJob, RuleChange
 from .org import Membership, Team, User, Workload
 from .pricing import FxRate, ModelPrice
 from .sources import Account, ConnectorKind, IngestRun, Provider
-from .usage import ChargeCategory, CostBasis, DailySpend, UsageLine
+from .usage import ChargeCategory, CostBasis, DailySpend, TagSet, UsageLine
 
 __all__ = [
     "Account",
@@ -20,6 +20,7 @@ __all__ = [
     "Provider",
     "ReattributionJob",
     "RuleChange",
+    "TagSet",
     "Team",
     "UsageLine",
     "User",

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import BigIntegerField, Case, F, Q, QuerySet, Value, When
 from django.db.models.functions import Coalesce, TruncDate
 
-from finops.models import AttributionRule, UsageLine, Workload
+from finops.models import AttributionRule, TagSet, UsageLine, Workload
 
 from .rollups import day_ranges, rollup_rebuild
 
@@ -41,10 +41,59 @@ def rule_q(rule: AttributionRule) -> Q:
         # Normalised ids are lower-case; the raw string is tried too, so a rule can name a dated snapshot.
         regex = glob_to_regex(rule.model)
         q &= Q(model__regex=regex) | Q(model_raw__iregex=regex)
-    for key, value in sorted(rule.tags.items()):
-        q &= Q(**{f"tags__{key}": str(value)})
+    if rule.tags:
+        # Tag sets are stored once (TagSet); a subquery keeps the condition join-free, so it also works in UPDATE.
+        q &= Q(tag_set_id__in=TagSet.objects.filter(**{f"tags__{k}": str(v) for k, v in rule.tags.items()}).values("id"))
     # A rule without conditions is a catch-all (SQL needs a condition that is always true).
     return q or Q(pk__isnull=False)
+
+
+class RuleMatcher:
+    """The same first-match decision as `rule_q` + CASE, in Python, for lines about to be written.
+
+    Ingestion attributes each line before it is stored, so an import never rewrites its own lines (an UPDATE of
+    a million fresh lines costs more than their COPY). Lines repeat a few thousand attribute combinations, so
+    the answer is cached per combination (bounded). tests/test_attribution_state_machine.py holds both paths
+    to one oracle.
+    """
+
+    CACHE_LIMIT = 65536
+
+    def __init__(self, rules: list[AttributionRule] | None = None):
+        self.rules = [
+            (rule, re.compile(glob_to_regex(rule.model)) if rule.model else None,
+             re.compile(glob_to_regex(rule.model), re.IGNORECASE) if rule.model else None,
+             {k: str(v) for k, v in rule.tags.items()})
+            for rule in (_rules() if rules is None else rules)
+        ]
+        self._answers: dict[tuple, tuple[int | None, int | None]] = {}
+
+    def match(self, *, account_id: int, provider_id: int, project: str, api_key: str, user: str, model: str,
+              model_raw: str, tag_set_id: int, tags: dict) -> tuple[int | None, int | None]:
+        """(workload_id, team_id) of the first matching rule, or (None, None): unattributed."""
+        key = (account_id, provider_id, project, api_key, user, model, model_raw, tag_set_id)
+        try:
+            return self._answers[key]
+        except KeyError:
+            pass
+        answer = (None, None)
+        for rule, model_re, model_raw_re, rule_tags in self.rules:
+            if (
+                (rule.account_id and rule.account_id != account_id)
+                or (rule.provider_id and rule.provider_id != provider_id)
+                or (rule.project and rule.project != project)
+                or (rule.api_key and rule.api_key != api_key)
+                or (rule.user and rule.user != user)
+                or (model_re and not (model_re.search(model) or model_raw_re.search(model_raw)))
+                or any(tags.get(k) != v for k, v in rule_tags.items())
+            ):
+                continue
+            answer = (rule.workload_id, rule.workload.team_id)
+            break
+        if len(self._answers) >= self.CACHE_LIMIT:
+            self._answers.clear()
+        self._answers[key] = answer
+        return answer
 
 
 def _rules() -> list[AttributionRule]:

@@ -4,15 +4,14 @@
 measurement in a fresh `python -m ingest.bench.focus_ingest <kind> …` child, so peak RSS is that run's alone.
 lines/s = file lines / wall seconds of the measured call (the commit included).
 
-- end_to_end: `usage_file_import` of the file into a fresh focus_file account: parse, price, key, COPY into
-  staging, DELETE + INSERT … SELECT merge, daily rollup, commit (where Postgres runs the deferred foreign-key
-  checks), run bookkeeping. Its phases are timed by wrapping those functions, in the child only; "python" is
-  the rest: reading, parsing, preparing and keying rows.
+- end_to_end: `usage_file_import` of the file into a fresh focus_file account: parse, price, attribute, COPY
+  into the usage-line table, DELETE of what it replaces, daily rollup, commit, run bookkeeping. Its phases are
+  timed by wrapping those functions (exclusive of nested timed calls), in the child only; "python" is the rest:
+  reading, parsing, preparing and attributing rows.
 - copy_table: the rows end_to_end wrote, dumped with COPY TO (untimed), then COPY FROM of that text into
   finops_usageline (same indexes and constraints): the database's ceiling for the table.
-- copy_staging: the same text into an index-free temporary table (what the writer's staging COPY costs).
-- python_only (--breakdown): the file through FocusFile.parse alone, then also LinePreparer.prepare and
-  UsageRow.identity, with no database writes: the Python share of the time.
+- python_only (--breakdown): the file through FocusFile.parse alone, then also LinePreparer.prepare, with no
+  database writes: the Python share of the time.
 
 The bench owns its database: it TRUNCATEs finops_usageline and finops_dailyspend before each run, so it
 refuses any database whose name does not end in "_bench".
@@ -25,6 +24,7 @@ import os
 import platform
 import random
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -299,24 +299,28 @@ def measure_end_to_end(path: Path, lines: int, *, trace: bool = False) -> dict:
         name=f"{ACCOUNT_PREFIX}{uuid.uuid4().hex[:8]}", provider=Provider.objects.get(slug="aws-bedrock"),
         connector=ConnectorKind.FOCUS_FILE,
     )
-    phases = {"staging_copy_s": 0.0, "merge_s": 0.0, "rollup_s": 0.0, "commit_s": 0.0}
+    phases = {"copy_s": 0.0, "replace_s": 0.0, "rollup_s": 0.0, "commit_s": 0.0}
+    nested = [0.0]  # time spent in timed calls inside the current one, so each phase counts its own time only
 
     def timed(owner, name, phase):
         original = getattr(owner, name)
 
         def wrapper(*args, **kwargs):
+            outer, nested[0] = nested[0], 0.0
             started = time.perf_counter()
             try:
                 return original(*args, **kwargs)
             finally:
-                phases[phase] += time.perf_counter() - started
+                spent = time.perf_counter() - started
+                phases[phase] += spent - nested[0]
+                nested[0] = outer + spent
 
         setattr(owner, name, wrapper)
 
-    timed(writing.CopyWriter, "flush", "staging_copy_s")
-    timed(writing.CopyWriter, "replace", "merge_s")  # includes its final flush (an empty one: write_rows flushed)
+    timed(writing.CopyWriter, "flush", "copy_s")  # storing the chunk's new tag sets, then its COPY
+    timed(writing.CopyWriter, "replace", "replace_s")  # the final flush (counted in copy_s), then the DELETE
     timed(writing, "rollup_rebuild", "rollup_s")
-    timed(connections[DEFAULT_DB_ALIAS], "commit", "commit_s")  # deferred foreign-key checks run at commit
+    timed(connections[DEFAULT_DB_ALIAS], "commit", "commit_s")
     rss_before = _maxrss_mb()
     if trace:
         tracemalloc.start()
@@ -344,13 +348,13 @@ def measure_end_to_end(path: Path, lines: int, *, trace: bool = False) -> dict:
 
 
 def measure_copy(path: Path, lines: int) -> dict:
-    """COPY the rows end_to_end wrote (dumped first, untimed) back into the truncated table, then into staging."""
+    """COPY the rows end_to_end wrote (dumped first, untimed) back into the truncated table."""
     from django.db import connection, transaction
 
     from ingest.writing import COLUMNS
 
     _guard(connection)
-    columns = ", ".join((*COLUMNS, "line_key"))
+    columns = ", ".join(COLUMNS)
     dump = path.with_suffix(".copy")
     with connection.cursor() as cursor, open(dump, "wb") as out:
         with cursor.cursor.copy(f"COPY (SELECT {columns} FROM finops_usageline ORDER BY id) TO STDOUT") as copy:
@@ -362,15 +366,8 @@ def measure_copy(path: Path, lines: int) -> dict:
             cursor.execute("CHECKPOINT")
         results = {}
         rss_before = _maxrss_mb()
-        for name, target in (
-            ("copy_table", "finops_usageline"),
-            ("copy_staging", "bench_stage"),
-        ):
+        for name, target in (("copy_table", "finops_usageline"),):
             with transaction.atomic(), connection.cursor() as cursor:
-                if target == "bench_stage":
-                    cursor.execute(
-                        f"CREATE TEMP TABLE bench_stage ON COMMIT DROP AS SELECT {columns} FROM finops_usageline WITH NO DATA"
-                    )
                 backend_before, cpu_before = _backend_cpu_s(connection), _cpu_s()
                 started = time.perf_counter()
                 with open(dump, "rb") as source, cursor.cursor.copy(f"COPY {target} ({columns}) FROM STDIN") as copy:
@@ -394,7 +391,7 @@ def measure_copy(path: Path, lines: int) -> dict:
 
 
 def measure_python_only(path: Path, lines: int) -> dict:
-    """The Python share: parse alone, then parse + prepare + identity (what write_rows does per row), no writes."""
+    """The Python share: parse alone, then parse + prepare (what write_rows does per row), no writes."""
     from finops.models import Account, IngestRun, Provider
     from ingest.providers.focus_file import FocusFile
     from ingest.writing import LinePreparer
@@ -410,19 +407,19 @@ def measure_python_only(path: Path, lines: int) -> dict:
     with open(path, "rb") as stream:
         for row in source.parse(stream, file_name=path.name):
             prepare(row)
-            row.identity()
     prepared_s = time.perf_counter() - started
     assert parsed == lines, (parsed, lines)
     return {
         "lines": lines, "parse_s": round(parse_s, 3), "parse_us_per_line": round(parse_s / lines * 1e6, 2),
-        "parse_prepare_identity_s": round(prepared_s, 3),
-        "parse_prepare_identity_us_per_line": round(prepared_s / lines * 1e6, 2),
+        "parse_prepare_s": round(prepared_s, 3),
+        "parse_prepare_us_per_line": round(prepared_s / lines * 1e6, 2),
         "peak_rss_mb": round(_maxrss_mb(), 1),
     }
 
 
 def _child_main(argv: list[str]) -> None:
     kind, path, lines, out = argv[0], Path(argv[1]), int(argv[2]), Path(argv[3])
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stopped by the bench: still remove the COPY dump
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "finops.settings")
     import django
 
@@ -448,10 +445,15 @@ def _child(kind: str, path: Path, lines: int, *extra: str) -> dict:
         out = Path(handle.name)
     try:
         env = {**os.environ, "DJANGO_SETTINGS_MODULE": settings.SETTINGS_MODULE}
-        subprocess.run(
-            [sys.executable, "-m", "ingest.bench.focus_ingest", kind, str(path), str(lines), str(out), *extra],
-            cwd=settings.BASE_DIR, env=env, check=True,
-        )
+        command = [sys.executable, "-m", "ingest.bench.focus_ingest", kind, str(path), str(lines), str(out), *extra]
+        child = subprocess.Popen(command, cwd=settings.BASE_DIR, env=env)
+        try:
+            if child.wait():
+                raise subprocess.CalledProcessError(child.returncode, command)
+        finally:
+            if child.poll() is None:  # the bench itself is being stopped: stop the measurement too
+                child.terminate()
+                child.wait()
         return json.loads(out.read_text())
     finally:
         out.unlink(missing_ok=True)
@@ -483,44 +485,51 @@ def machine_facts() -> dict:
 
 def run_bench(*, sizes: list[int], out: Path, workdir: Path | None = None, seed: int = 20260301,
               breakdown: bool = False, trace: bool = False, echo=print) -> dict:
+    """Measure every size; the JSON is rewritten after each one, so a run stopped midway keeps what it measured."""
     from django.db import connection
 
-    machine = machine_facts()
-    connection.close()  # the children truncate tables: hold no connection meanwhile
-    runs = []
-    for lines in sorted(set(sizes)):
-        directory = Path(workdir or tempfile.gettempdir())
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"focus-bench-{lines}-{os.getpid()}.csv"
-        try:
-            started = time.perf_counter()
-            size = write_focus_csv(path, lines, seed=seed)
-            entry = {"lines": lines, "file_mb": round(size / 2**20, 1), "generate_s": round(time.perf_counter() - started, 1)}
-            echo(f"generated {lines:,} lines ({entry['file_mb']:,} MB) in {entry['generate_s']} s; importing …")
-            entry["end_to_end"] = _child("end_to_end", path, lines)
-            entry.update(_child("copy", path, lines))
-            if breakdown and lines == min(sizes):
-                entry["python_only"] = _child("python_only", path, lines)
-            if trace:
-                entry["end_to_end_tracemalloc"] = _child("end_to_end", path, lines, "--tracemalloc")
-            runs.append(entry)
-        finally:
-            path.unlink(missing_ok=True)
-    with connection.cursor() as cursor:  # leave the bench database small
-        _guard(connection)
-        cursor.execute("TRUNCATE finops_usageline, finops_dailyspend")
     results = {
         "benchmark": "FOCUS 1.2 export (AWS Bedrock, hourly per-token lines) through usage_file_import on Postgres",
         "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "target_lines_per_s": TARGET_LINES_PER_S, "machine": machine, "runs": runs,
+        "target_lines_per_s": TARGET_LINES_PER_S, "machine": machine_facts(), "runs": [], "complete": False,
     }
+    connection.close()  # the children truncate tables: hold no connection meanwhile
+    out.parent.mkdir(parents=True, exist_ok=True)
+    directory = Path(workdir or tempfile.gettempdir())
+    directory.mkdir(parents=True, exist_ok=True)
+    # A stopped bench (SIGTERM) still stops its child and removes its file: raise SystemExit, run the finally blocks.
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        for lines in sorted(set(sizes)):
+            path = directory / f"focus-bench-{lines}-{os.getpid()}.csv"
+            try:
+                started = time.perf_counter()
+                size = write_focus_csv(path, lines, seed=seed)
+                entry = {"lines": lines, "file_mb": round(size / 2**20, 1), "generate_s": round(time.perf_counter() - started, 1)}
+                echo(f"generated {lines:,} lines ({entry['file_mb']:,} MB) in {entry['generate_s']} s; importing …")
+                entry["end_to_end"] = _child("end_to_end", path, lines)
+                entry.update(_child("copy", path, lines))
+                if breakdown and lines == min(sizes):
+                    entry["python_only"] = _child("python_only", path, lines)
+                if trace:
+                    entry["end_to_end_tracemalloc"] = _child("end_to_end", path, lines, "--tracemalloc")
+            finally:
+                path.unlink(missing_ok=True)
+            results["runs"].append(entry)
+            out.write_text(json.dumps(results, indent=2) + "\n")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    with connection.cursor() as cursor:  # leave the bench database small
+        _guard(connection)
+        cursor.execute("TRUNCATE finops_usageline, finops_dailyspend")
+    runs = results["runs"]
     if len(runs) > 1:
         small, large = runs[0]["end_to_end"]["peak_rss_mb"], runs[-1]["end_to_end"]["peak_rss_mb"]
         results["peak_rss_ratio"] = {
             "lines": [runs[0]["lines"], runs[-1]["lines"]], "ratio": round(large / small, 3),
             "flat": abs(large / small - 1) <= FLAT_MEMORY_TOLERANCE,
         }
-    out.parent.mkdir(parents=True, exist_ok=True)
+    results["complete"] = True
     out.write_text(json.dumps(results, indent=2) + "\n")
     echo(format_table(results))
     return results
@@ -532,7 +541,7 @@ def format_table(results: dict) -> str:
             f"{'lines':>10}  {'run':<22}{'seconds':>9}{'lines/s':>11}{'peak RSS MB':>13}"]
     for run in results["runs"]:
         e2e = run["end_to_end"]
-        for label, r in (("end to end", e2e), ("COPY into usage lines", run["copy_table"]), ("COPY into staging", run["copy_staging"])):
+        for label, r in (("end to end", e2e), ("COPY into usage lines", run["copy_table"])):
             rss = f"{r['peak_rss_mb']:>13,.1f}" if "peak_rss_mb" in r else ""
             first = f"{run['lines']:>10,}" if label == "end to end" else " " * 10
             rows.append(f"{first}  {label:<22}{r['seconds']:>9.2f}{r['lines_per_s']:>11,}{rss}")
@@ -541,7 +550,7 @@ def format_table(results: dict) -> str:
         if "python_only" in run:
             p = run["python_only"]
             rows.append(f"{'':>10}  Python only: parse {p['parse_us_per_line']} µs/line, "
-                        f"parse + prepare + identity {p['parse_prepare_identity_us_per_line']} µs/line")
+                        f"parse + prepare {p['parse_prepare_us_per_line']} µs/line")
         if "end_to_end_tracemalloc" in run:
             rows.append(f"{'':>10}  tracemalloc peak (traced run): {run['end_to_end_tracemalloc']['tracemalloc_peak_mb']} MB")
     target = results["target_lines_per_s"]

@@ -5,7 +5,6 @@ no pricing. Shapes it does not understand raise ProviderError naming where (file
 """
 
 import datetime as dt
-import hashlib
 import json
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -52,42 +51,17 @@ class UsageRow:
     # Gateway logs: per-line latency summary {"count", "sum_ms", "p50_ms", "p95_ms", "max_ms", "ttft_sum_ms"}.
     latency: dict | None = None
 
-    def identity(self) -> str:
-        """What makes two lines the same line of a source (cost and counts are not part of it)."""
-        return row_identity(self, tags_json(self.tags))
 
-
-def row_identity(row: UsageRow, tags_text: str) -> str:
-    """UsageRow.identity with the row's `tags_json` already at hand (the writer stores that same text)."""
-    return _sha256(
-        "\x1f".join((
-            _isoformat(row.period_start),
-            _isoformat(row.period_end),
-            row.provider_slug,
-            row.model_raw,
-            row.service_tier,
-            row.project_ref,
-            row.api_key_ref,
-            row.user_ref,
-            tags_text,
-            row.charge_category,
-            row.currency,
-        )).encode()
-    ).hexdigest()
-
-
-_sha256 = hashlib.sha256
 # One encoder for every row: json.dumps(tags, sort_keys=True, separators=(",", ":")) builds a new one per call.
 _encode_tags = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
-# Lines repeat a few thousand tag sets and a few hundred periods; both caches are bounded (emptied when full),
-# so memory stays flat however long the source is.
-_CACHE_LIMIT = 8192
+# Lines repeat a few thousand tag sets; the cache is bounded (emptied when full), so memory stays flat however
+# long the source is.
+_CACHE_LIMIT = 4096  # entries (a tag set's is ~1 KB)
 _tags_texts: dict[tuple, str] = {}
-_iso_texts: dict[dt.datetime, str] = {}
 
 
 def tags_json(tags: dict) -> str:
-    """`json.dumps(tags, sort_keys=True, separators=(",", ":"))`: the text identity hashes (and the writer stores)."""
+    """`finops.models.usage.tags_text(tags)`, cached: the canonical text a tag set's id is the digest of."""
     try:
         items = tuple(tags.items())
         return _tags_texts[items]
@@ -101,19 +75,6 @@ def tags_json(tags: dict) -> str:
         return text
     except (TypeError, AttributeError):  # an unhashable value (a list, a dict), or not a dict at all
         return _encode_tags(tags)
-
-
-def _isoformat(moment: dt.datetime) -> str:
-    # Only exact UTC datetimes are cached: equal instants in other zones have other texts.
-    if type(moment) is not dt.datetime or moment.tzinfo is not dt.UTC:
-        return moment.isoformat()
-    try:
-        return _iso_texts[moment]
-    except KeyError:
-        if len(_iso_texts) >= _CACHE_LIMIT:
-            _iso_texts.clear()
-        text = _iso_texts[moment] = moment.isoformat()
-        return text
 
 
 class ApiSource(Protocol):

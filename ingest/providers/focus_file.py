@@ -482,7 +482,7 @@ def _tag_items(text: str) -> tuple:
 _TAG_CELLS = operator.itemgetter("Tags", *TAG_COLUMNS, "ChargeClass")
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=4096)  # ~1 KB an entry: a few MB at most, so memory stays flat
 def _tag_set(cells: tuple, meter: str, resource: str) -> tuple:
     """A row's tags as items, from its _TAG_CELLS, meter and resource (rows repeat a few thousand: cached)."""
     tags_text, *columns, charge_class = cells

@@ -281,8 +281,8 @@ def pull(account: Account, first_day: int, last_day: int, *, chunk_days: int = w
 
 def lines_of(account: Account) -> Counter:
     """Every line as the values a report can see (ids and runs aside)."""
-    fields = ("period_start", "period_end", "line_key", "model", "model_raw", "service_tier", "project_ref",
-              "api_key_ref", "tags", *TOKEN_FIELDS, "cost", "currency", "reporting_cost", "cost_basis")
+    fields = ("period_start", "period_end", "model", "model_raw", "service_tier", "project_ref",
+              "api_key_ref", "tag_set__tags", *TOKEN_FIELDS, "cost", "currency", "reporting_cost", "cost_basis")
     return Counter(
         tuple(json.dumps(v, sort_keys=True) if isinstance(v, dict) else v for v in row)
         for row in UsageLine.objects.filter(account=account).values_list(*fields)

@@ -168,15 +168,6 @@ def test_currency_and_provider_are_normalised_to_one_spelling():
     assert (rows[0].provider_slug, rows[0].currency) == ("groq", "EUR")
 
 
-def test_the_same_line_has_the_same_identity_and_a_different_cost_does_not_change_it():
-    first = parse_text("day,model,input_tokens,output_tokens,cost\n2025-01-14,gpt-4o,1,1,1\n")[0]
-    restated = parse_text("day,model,input_tokens,output_tokens,cost\n2025-01-14,gpt-4o,5,5,2\n")[0]
-    other_project = parse_text("day,model,input_tokens,output_tokens,cost,project\n2025-01-14,gpt-4o,1,1,1,p2\n")[0]
-
-    assert first.identity() == restated.identity()
-    assert first.identity() != other_project.identity()
-
-
 def test_a_header_only_file_has_no_rows():
     assert parse_text("day,model,input_tokens,output_tokens\n") == []
 

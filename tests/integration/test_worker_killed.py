@@ -149,7 +149,7 @@ def lines_differing(first: Account, second: Account) -> int:
     """Lines one account has and the other lacks (a multiset difference both ways), compared on every value
     an import writes: 0 means the two accounts hold the same lines, none lost, none twice."""
     columns = (
-        "period_start, period_end, line_key, model, model_raw, provider_id, project_ref, api_key_ref, tags, cost, "
+        "period_start, period_end, model, model_raw, provider_id, project_ref, api_key_ref, tag_set_id, cost, "
         "currency, reporting_cost, cost_basis, input_tokens, cached_input_tokens, cache_write_tokens, "
         "output_tokens, requests"
     )
