@@ -114,13 +114,7 @@ class LinePreparer:
         provider = self.providers.get(row.provider_slug) if row.provider_slug else self.account_provider
         if provider is None:
             raise IngestError(f"{row.source_ref}: unknown provider {row.provider_slug!r} (add it first)")
-        try:
-            model = self._models[row.model_raw]
-        except (KeyError, TypeError):
-            model = normalise_model(row.model_raw)
-            if len(self._models) >= self.CACHE_LIMIT:
-                self._models.clear()
-            self._models[row.model_raw] = model
+        model = self.normalised_model(row.model_raw)
         try:  # equal instants have the same UTC day, whatever their zone
             day = self._days[row.period_start]
         except KeyError:
@@ -138,7 +132,7 @@ class LinePreparer:
                 cost = cost_from_price(price, tokens, batch=row.service_tier.lower() == "batch")
                 currency, basis = price.currency, CostBasis.ESTIMATED
         reporting_cost = None if cost is None else self.fx.to_reporting(cost, currency, day)
-        tags_id = self._tag_set(row.tags)
+        tags_id = self.tag_set_of(row.tags)
         workload_id, team_id = self.rules.match(
             account_id=self.account_id, provider_id=provider.id, project=row.project_ref, api_key=row.api_key_ref,
             user=row.user_ref, model=model, model_raw=row.model_raw, tag_set_id=tags_id, tags=row.tags,
@@ -150,7 +144,18 @@ class LinePreparer:
             reporting_cost, basis, row.charge_category, row.latency, row.billing_period_start, workload_id, team_id,
         )
 
-    def _tag_set(self, tags: dict) -> int:
+    def normalised_model(self, model_raw: str) -> str:
+        try:
+            return self._models[model_raw]
+        except (KeyError, TypeError):
+            model = normalise_model(model_raw)
+            if len(self._models) >= self.CACHE_LIMIT:
+                self._models.clear()
+            self._models[model_raw] = model
+            return model
+
+    def tag_set_of(self, tags: dict) -> int:
+        """The id of the tag set; a set new to this run is kept in `tag_sets` for the writer to store."""
         text = tags_json(tags)
         try:
             return self._tag_ids[text]
@@ -310,7 +315,21 @@ def write_rows(
             slots.add(slot_of(row.period_start))
         starts.add(row.period_start)
         writer.add(preparer.prepare(row))
-    windows = [window] if window is not None else merge_windows([*periods, *slots])
+    return replace_and_roll_up(
+        account=account, run=run, writer=writer, read=read, windows=[window] if window is not None else None,
+        periods=periods, slots=slots, starts=starts,
+    )
+
+
+def replace_and_roll_up(*, account: Account, run: IngestRun, writer, read: int, windows: list[Window] | None,
+                        periods: set[Window], slots: set[Window], starts: set[dt.datetime]) -> WriteResult:
+    """After the new lines are in: delete the lines they replace, roll up every day touched, say what happened.
+
+    `windows`: what an API pull read; None for a file, which covers its billing `periods`, else its `slots`.
+    `starts`: every period a new line starts in (its day needs rolling up, window or not).
+    """
+    if windows is None:
+        windows = merge_windows([*periods, *slots])
     stale = _stale(account, run, windows, {start for start, _ in periods})
     # rollup_rebuild rebuilds exactly the days given: every day of a line written or replaced, not just the
     # first and last (a FOCUS month's late lines fall on days outside its window, not always adjacent).

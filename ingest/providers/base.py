@@ -52,6 +52,43 @@ class UsageRow:
     latency: dict | None = None
 
 
+class BatchDeclined(Exception):
+    """A batch reader or writer met something only the row path handles exactly: read the source row by row."""
+
+
+@dataclass
+class RowBatch:
+    """Many rows as columns: pyarrow arrays of equal length, one per UsageRow field (ingest/columnar.py writes them).
+
+    Made by a batch reader (focus_batches.py) only for rows that need nothing row by row: `cost` is the billed
+    amount as exact decimal text, every row has one; tags are `tag_sets[tag_set_of[i]]`.
+    """
+
+    period_start: object
+    period_end: object
+    billing_period_start: object  # null where the source names no billing period
+    billing_period_end: object
+    model_raw: object
+    input_tokens: object
+    cached_input_tokens: object
+    cache_write_tokens: object
+    output_tokens: object
+    requests: object
+    cost: object
+    currency: object
+    provider_slug: object
+    service_tier: object
+    project_ref: object
+    api_key_ref: object
+    user_ref: object
+    tag_set_of: object
+    tag_sets: list
+    charge_category: object
+
+    def __len__(self) -> int:
+        return len(self.period_start)
+
+
 # One encoder for every row: json.dumps(tags, sort_keys=True, separators=(",", ":")) builds a new one per call.
 _encode_tags = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
 # Lines repeat a few thousand tag sets; the cache is bounded (emptied when full), so memory stays flat however

@@ -130,6 +130,12 @@ def resolve_header(header: list[str], file_name: str) -> dict[str, int]:
 class FocusFile:
     kind = "focus_file"
 
+    def parse_batches(self, stream, *, file_name: str):
+        """The CSV fast path (focus_batches.py): RowBatches, or BatchDeclined for what only `parse` reads exactly."""
+        from .focus_batches import focus_csv_batches  # it imports this module
+
+        return focus_csv_batches(stream, file_name=file_name)
+
     def parse(self, stream, *, file_name: str):
         head = _read_up_to(stream, 4)
         if not head:

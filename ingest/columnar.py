@@ -1,0 +1,133 @@
+"""Writing RowBatches (columns from a batch reader) on Postgres: the same lines write_rows stores, in bulk.
+
+Each batch becomes one CSV COPY straight into the usage-line table, written by pyarrow: no Python object per
+line. What repeats is decided once per distinct value, with the row writer's own pieces: the provider of a
+slug, the normalised model, the tag set's id, the attribution rule (LinePreparer, RuleMatcher). Amounts stay
+decimal text from the file to Postgres' NUMERIC, so nothing passes through a float; amounts in another
+currency are converted one by one with the dated rate, exactly as write_rows does.
+"""
+
+import datetime as dt
+from decimal import Decimal
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+from django.db import connection
+
+from finops.models import Account, CostBasis, IngestRun, UsageLine
+
+from .providers.base import BatchDeclined, RowBatch
+from .writing import COLUMNS, LinePreparer, WriteResult, day_window, replace_and_roll_up, tag_sets_store
+
+_CSV = pcsv.WriteOptions(include_header=False)
+_ID = pa.int64()
+
+
+class ColumnarWriter:
+    def __init__(self, preparer: LinePreparer):
+        self.preparer = preparer
+        self.cursor = connection.cursor()
+        self.copy_sql = f"COPY {UsageLine._meta.db_table} ({', '.join(COLUMNS)}) FROM STDIN (FORMAT csv)"
+        self.count = 0
+
+    def write(self, batch: RowBatch) -> None:
+        table = self.lines(batch)
+        tag_sets_store(self.preparer.tag_sets)  # before the COPY: it holds the connection until it ends
+        self.preparer.tag_sets = {}
+        sink = pa.BufferOutputStream()
+        pcsv.write_csv(table, sink, _CSV)
+        with self.cursor.cursor.copy(self.copy_sql) as copy:
+            copy.write(sink.getvalue())
+        self.count += len(batch)
+
+    def lines(self, batch: RowBatch) -> pa.Table:
+        """The batch as usage-line columns, in COPY order."""
+        prep, n = self.preparer, len(batch)
+        providers = [self._provider_id(slug) for slug in batch.provider_slug.unique().to_pylist()]
+        provider_id = _lookup(batch.provider_slug, providers, _ID)
+        model = _mapped(batch.model_raw, prep.normalised_model)
+        tag_ids = [prep.tag_set_of(tags) for tags in batch.tag_sets]
+        tag_set_id = pc.take(pa.array(tag_ids, _ID), batch.tag_set_of)
+        workload_id, team_id = self._attribution(batch, provider_id, model, tag_set_id, dict(zip(tag_ids, batch.tag_sets)))
+        constant = lambda value, kind: pa.array([value] * n, kind)  # noqa: E731
+        values = {
+            "account_id": constant(prep.account_id, _ID), "provider_id": provider_id, "ingest_run_id": constant(prep.run_id, _ID),
+            "period_start": batch.period_start, "period_end": batch.period_end, "model": model, "model_raw": batch.model_raw,
+            "service_tier": batch.service_tier, "project_ref": batch.project_ref, "api_key_ref": batch.api_key_ref,
+            "user_ref": batch.user_ref, "tag_set_id": tag_set_id, "input_tokens": batch.input_tokens,
+            "cached_input_tokens": batch.cached_input_tokens, "cache_write_tokens": batch.cache_write_tokens,
+            "output_tokens": batch.output_tokens, "requests": batch.requests, "cost": batch.cost, "currency": batch.currency,
+            "reporting_cost": self._reporting_cost(batch), "cost_basis": constant(CostBasis.BILLED.value, pa.string()),
+            "charge_category": batch.charge_category, "latency": pa.nulls(n, pa.string()),
+            "billing_period_start": batch.billing_period_start, "workload_id": workload_id, "team_id": team_id,
+        }
+        return pa.table([values[name] for name in COLUMNS], names=list(COLUMNS))
+
+    def _provider_id(self, slug: str) -> int:
+        provider = self.preparer.providers.get(slug) if slug else self.preparer.account_provider
+        if provider is None:
+            raise BatchDeclined(f"unknown provider {slug!r}")  # the row writer names the line
+        return provider.id
+
+    def _reporting_cost(self, batch: RowBatch) -> pa.Array:
+        """The cost itself where it is in the reporting currency; else converted, line by line, at its day's rate."""
+        fx = self.preparer.fx
+        foreign = pc.not_equal(batch.currency, fx.reporting_currency)
+        if not pc.any(foreign).as_py():
+            return batch.cost
+        converted = batch.cost.to_pylist()
+        for i in pc.indices_nonzero(foreign).to_pylist():
+            day = batch.period_start[i].as_py().astimezone(dt.UTC).date()
+            converted[i] = str(fx.to_reporting(Decimal(converted[i]), batch.currency[i].as_py(), day))
+        return pa.array(converted, pa.string())
+
+    def _attribution(self, batch, provider_id, model, tag_set_id, tags_of: dict) -> tuple[pa.Array, pa.Array]:
+        """Workload and team per line: the first matching rule, decided once per distinct combination."""
+        keys = pa.table({"p": provider_id, "j": batch.project_ref, "k": batch.api_key_ref, "u": batch.user_ref,
+                         "m": model, "r": batch.model_raw, "t": tag_set_id})
+        combos = keys.group_by(list(keys.column_names), use_threads=False).aggregate([])
+        answers = [
+            self.preparer.rules.match(account_id=self.preparer.account_id, provider_id=p, project=j, api_key=k, user=u,
+                                      model=m, model_raw=r, tag_set_id=t, tags=tags_of[t])
+            for p, j, k, u, m, r, t in zip(*(combos.column(name).to_pylist() for name in keys.column_names))
+        ]
+        # Join every line to its combination's answer (a hash join in Arrow, no Python per line).
+        answered = combos.append_column("w", pa.array([a[0] for a in answers], _ID)).append_column(
+            "e", pa.array([a[1] for a in answers], _ID))
+        order = pa.array(range(len(keys)), _ID)
+        joined = keys.append_column("i", order).join(answered, list(keys.column_names), use_threads=False).sort_by("i")
+        return joined.column("w").combine_chunks(), joined.column("e").combine_chunks()
+
+    def replace(self, stale) -> tuple[int, int]:
+        return self.count, stale.delete()[0]
+
+
+def write_batches(*, account: Account, run: IngestRun, batches) -> WriteResult:
+    """write_rows for RowBatches of a file (Postgres only): replace what the file covers, then roll up."""
+    preparer = LinePreparer(account, run)
+    writer = ColumnarWriter(preparer)
+    read, periods, slots, starts = 0, set(), set(), set()
+    for batch in batches:
+        read += len(batch)
+        writer.write(batch)
+        covered = pc.and_(pc.is_valid(batch.billing_period_start), pc.is_valid(batch.billing_period_end))
+        billed = pa.table({"s": batch.billing_period_start, "e": batch.billing_period_end}).filter(covered)
+        periods.update(zip(*(c.to_pylist() for c in billed.group_by(["s", "e"]).aggregate([]).columns)))
+        batch_starts = pc.unique(batch.period_start)
+        starts.update(batch_starts.to_pylist())
+        loose = pc.unique(batch.period_start.filter(pc.invert(covered))).to_pylist()
+        slots.update(day_window(moment.astimezone(dt.UTC).date()) for moment in loose)
+    return replace_and_roll_up(account=account, run=run, writer=writer, read=read, windows=None,
+                               periods=periods, slots=slots, starts=starts)
+
+
+def _mapped(column: pa.Array, function) -> pa.Array:
+    """`function` of each value, computed once per distinct value."""
+    encoded = pc.dictionary_encode(column)
+    return pc.take(pa.array([function(v) for v in encoded.dictionary.to_pylist()], pa.string()), encoded.indices)
+
+
+def _lookup(column: pa.Array, answers: list, kind) -> pa.Array:
+    """Per row, the answer of its value, `answers` being in `column.unique()` order."""
+    return pc.take(pa.array(answers, kind), pc.index_in(column, column.unique()))

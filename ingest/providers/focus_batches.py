@@ -1,0 +1,218 @@
+"""FOCUS CSV exports read as columns (pyarrow), for speed: the same rows focus_file.py reads one by one.
+
+Per-row Python costs ~30 µs a line; a million-line monthly export needs the work done in columns. Values
+that vary per row (costs, quantities, refs) are handled as Arrow arrays; what repeats (meters, periods,
+units, tags, models) is interpreted once per distinct combination by focus_file.py's own functions, so the
+two readers cannot disagree on what a meter, a unit or a tag set means.
+
+The batch reader only takes what it can read exactly. Anything else — a value that would be an error, an
+exponent or other rare number form, padded or "null" cells, Parquet, a ragged row — raises `Declined`, and the
+import reads the whole file again row by row (ingest/services.py), which handles it or names the line.
+tests/ingest/test_focus_batches.py holds the two readers to the same lines on every FOCUS fixture.
+"""
+
+import csv
+import gzip
+import io
+import zlib
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+
+from .base import BatchDeclined as Declined
+from .base import RowBatch
+from .focus_file import (
+    CHARGE_CATEGORIES,
+    GZIP_MAGIC,
+    METER_COLUMNS,
+    PARQUET_MAGIC,
+    TAG_COLUMNS,
+    ZIP_MAGIC,
+    _analyse,
+    _currency,
+    _periods,
+    _Prefixed,
+    _read_up_to,
+    _tag_set,
+    resolve_header,
+)
+from .focus_meters import CACHE_READ, CACHE_WRITE, INPUT, OUTPUT, _unit
+
+BLOCK_BYTES = 1 << 22  # ~5k rows of a typical export a batch: memory stays flat, Arrow's overhead stays small
+SEPARATOR = "\x1f"  # joins a row's cells into one key; a cell holding it is declined
+_NULL_MARKERS = pa.array(["null", "NULL", "Null"])
+# Numbers the batch reader takes as they are: what Postgres and Decimal read alike, within the columns' range
+# (a negative exponent, as in `9.324e-05`, only shrinks a value; a positive one could overflow: declined).
+_COST = r"^-?[0-9]{1,20}(\.[0-9]+)?([eE]-[0-9]{1,3})?$"
+_QUANTITY = r"^[0-9]{1,9}(\.[0-9]{1,9})?$"
+_QUANTITY_TYPE = pa.decimal128(18, 9)  # × a block (decimal128(19, 0), as Arrow casts int64): within 38 digits
+
+
+def focus_csv_batches(stream, *, file_name: str):
+    """Yield a RowBatch per block of a FOCUS CSV (or CSV.gz) export; raise Declined for anything unusual."""
+    head = _read_up_to(stream, 4)
+    if not head or head in (PARQUET_MAGIC, ZIP_MAGIC):
+        raise Declined("empty, Parquet or ZIP: the row reader reads or refuses it")
+    binary = io.BufferedReader(_Prefixed(head, stream), 1 << 16)
+    if head[:2] == GZIP_MAGIC:
+        binary = gzip.GzipFile(fileobj=binary, mode="rb")
+    try:
+        yield from _batches(binary, file_name)
+    except (gzip.BadGzipFile, EOFError, zlib.error, UnicodeDecodeError, pa.ArrowInvalid) as exc:
+        raise Declined(str(exc)) from None
+
+
+def _batches(binary, file_name: str):
+    prefix = _read_up_to(binary, 1 << 16)
+    if prefix.startswith(b"\xef\xbb\xbf"):
+        prefix = prefix[3:]
+    first_line = prefix.split(b"\n", 1)[0]
+    if b'"' in first_line or len(first_line) == len(prefix):
+        raise Declined("a quoted or very long header")
+    header = next(csv.reader([first_line.decode("utf-8").rstrip("\r")]))
+    index = resolve_header(header, file_name)  # missing columns: the same ProviderError as the row reader
+    if len(set(header)) != len(header):
+        raise Declined("repeated column names")
+    names = {canonical: header[position] for canonical, position in index.items()}
+    reader = pcsv.open_csv(
+        _Prefixed(prefix, binary),
+        read_options=pcsv.ReadOptions(block_size=BLOCK_BYTES),
+        parse_options=pcsv.ParseOptions(newlines_in_values=True),
+        convert_options=pcsv.ConvertOptions(
+            column_types={name: pa.string() for name in header}, include_columns=sorted(set(names.values())),
+            strings_can_be_null=False, quoted_strings_can_be_null=False,
+        ),
+    )
+    for batch in reader:
+        if batch.num_rows:
+            yield _read(batch, names)
+
+
+def _read(batch: pa.RecordBatch, names: dict[str, str]) -> RowBatch:
+    n = batch.num_rows
+    blank = pa.nulls(n, pa.string()).fill_null("")
+    cells = {canonical: _clean(batch.column(raw)) for canonical, raw in names.items()}
+
+    def get(name: str) -> pa.Array:
+        return cells.get(name, blank)
+
+    meter_of, meters = _distinct([get(name) for name in METER_COLUMNS])
+    meters = [_call(_analyse, tuple(key)) for key in meters]
+    meter_raw = pc.take(pa.array([m.raw for m in meters], pa.string()), meter_of)
+
+    period_of, periods = _distinct([get(c) for c in ("ChargePeriodStart", "ChargePeriodEnd", "BillingPeriodStart", "BillingPeriodEnd")])
+    periods = [_call(_periods, *key) for key in periods]
+
+    if not pc.all(pc.match_substring_regex(get("BilledCost"), _COST)).as_py():
+        raise Declined("a BilledCost the row reader must read")
+    currency_of, currencies = _distinct([get("BillingCurrency")])
+    currency = pc.take(pa.array([_call(_currency, key[0]) for key in currencies]), currency_of)
+    category = pc.utf8_lower(get("ChargeCategory"))
+    if not pc.all(pc.is_in(category, pa.array(sorted(CHARGE_CATEGORIES)))).as_py():
+        raise Declined("an unknown ChargeCategory")
+
+    tokens, requests, direction = _quantities(get, meters, meter_of)
+
+    tag_of, tag_keys = _distinct(
+        [get("Tags"), *(get(c) for c in TAG_COLUMNS), get("ChargeClass"), meter_raw, _first(get("ResourceName"), get("ResourceId"))]
+    )
+    tag_sets = [dict(_call(_tag_set, tuple(key[: 2 + len(TAG_COLUMNS)]), key[-2], key[-1])) for key in tag_keys]
+
+    model_of, model_keys = _distinct([meter_of.cast(pa.string()), category, get("ChargeDescription"), get("ServiceName")])
+    models = []
+    for meter_index, row_category, description, service in model_keys:
+        meter = meters[int(meter_index)]
+        models.append(meter.model or ("" if row_category != "usage" else (meter.raw or description or service)))
+
+    def by_period(part: int, kind=pa.timestamp("us", tz="UTC")) -> pa.Array:
+        return pc.take(pa.array([p[part] for p in periods], kind), period_of)
+
+    def by_meter(values: list) -> pa.Array:
+        return pc.take(pa.array(values, pa.string()), meter_of)
+
+    zero = pa.scalar(0, pa.int64())
+    return RowBatch(
+        period_start=by_period(0), period_end=by_period(1),
+        billing_period_start=by_period(2), billing_period_end=by_period(3),
+        model_raw=pc.take(pa.array(models, pa.string()), model_of),
+        input_tokens=pc.if_else(pc.equal(direction, INPUT), tokens, zero),
+        cached_input_tokens=pc.if_else(pc.equal(direction, CACHE_READ), tokens, zero),
+        cache_write_tokens=pc.if_else(pc.equal(direction, CACHE_WRITE), tokens, zero),
+        output_tokens=pc.if_else(pc.equal(direction, OUTPUT), tokens, zero),
+        requests=requests,
+        cost=get("BilledCost"), currency=currency,
+        provider_slug=by_meter([m.provider_slug for m in meters]), service_tier=by_meter([m.tier for m in meters]),
+        project_ref=_first(get("SubAccountId"), get("x_ProjectId"), get("x_ProjectName")),
+        api_key_ref=get("CredentialId"), user_ref=get("PrincipalId"),
+        tag_set_of=tag_of, tag_sets=tag_sets, charge_category=category,
+    )
+
+
+def _quantities(get, meters, meter_of) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """(tokens, requests, direction) per row: token_quantity's choice of column and unit, then exact arithmetic."""
+    token_meter = pc.take(pa.array([m.is_token_meter for m in meters]), meter_of)
+    consumed, pricing = get("ConsumedQuantity"), get("PricingQuantity")
+    plan_of, plan_keys = _distinct([
+        get("ConsumedUnit"), get("PricingUnit"), token_meter.cast(pa.string()),
+        pc.not_equal(consumed, "").cast(pa.string()), pc.not_equal(pricing, "").cast(pa.string()),
+    ])
+    plans = []  # (quantity column 0 | 1 | None, kind, block) as token_quantity would choose
+    for consumed_unit, pricing_unit, is_token, has_consumed, has_pricing in plan_keys:
+        plan = (None, None, 0)
+        for column, (unit, present) in enumerate(((consumed_unit, has_consumed), (pricing_unit, has_pricing))):
+            kind, block = _unit(unit, is_token == "true")
+            if present == "true" and kind is not None:
+                if block != block.to_integral_value() or not 0 < block < 10**7:
+                    raise Declined(f"a unit block of {block}")
+                plan = (column, kind, int(block))
+                break
+        plans.append(plan)
+    column = pc.take(pa.array([p[0] for p in plans], pa.int8()), plan_of)
+    kind = pc.take(pa.array([p[1] for p in plans], pa.string()), plan_of)
+    block = pc.take(pa.array([p[2] for p in plans], pa.int64()), plan_of)
+    text = pc.if_else(pc.equal(column, 1), pricing, pc.if_else(pc.equal(column, 0), consumed, pa.scalar("0")))
+    if not pc.all(pc.match_substring_regex(text, _QUANTITY)).as_py():
+        raise Declined("a quantity the row reader must read (negative, exponent or very precise)")
+    counted = pc.multiply(text.cast(_QUANTITY_TYPE), block.cast(pa.decimal128(19, 0)))
+    counts = pc.round(counted, 0, round_mode="half_up").cast(pa.int64())
+    zero = pa.scalar(0, pa.int64())
+    direction = pc.take(pa.array([m.direction for m in meters], pa.string()), pc.if_else(pc.equal(kind, "tokens"), meter_of, None))
+    if pc.any(pc.and_(pc.equal(kind, "tokens"), pc.is_null(direction))).as_py():
+        raise Declined("a token row with no direction (the row reader names it)")
+    return (pc.if_else(pc.equal(kind, "tokens"), counts, zero).fill_null(0),
+            pc.if_else(pc.equal(kind, "requests"), counts, zero).fill_null(0), direction.fill_null(""))
+
+
+# --- helpers ---
+
+
+def _clean(column: pa.Array) -> pa.Array:
+    """"null" markers read as empty, as in the row reader; padded cells (which it strips) are declined."""
+    if pc.any(pc.match_substring_regex(column, r"^\s|\s$")).as_py():
+        raise Declined("a cell with spaces around it")
+    if pc.any(pc.match_substring(column, SEPARATOR)).as_py():
+        raise Declined("a cell holding the key separator")
+    return pc.if_else(pc.is_in(column, _NULL_MARKERS), pa.scalar(""), column)
+
+
+def _first(*columns: pa.Array) -> pa.Array:
+    """Per row, the first non-empty cell of `columns` (the row reader's `a or b or c`)."""
+    result = columns[-1]
+    for column in reversed(columns[:-1]):
+        result = pc.if_else(pc.not_equal(column, ""), column, result)
+    return result
+
+
+def _distinct(columns: list[pa.Array]) -> tuple[pa.Array, list[list[str]]]:
+    """Each row's index among the distinct combinations of `columns`, and those combinations."""
+    joined = columns[0] if len(columns) == 1 else pc.binary_join_element_wise(*columns, SEPARATOR)
+    encoded = pc.dictionary_encode(joined)
+    return encoded.indices, [key.split(SEPARATOR) for key in encoded.dictionary.to_pylist()]
+
+
+def _call(function, *args):
+    try:
+        return function(*args)
+    except (ValueError, TypeError, ArithmeticError) as exc:  # the row reader will name the line
+        raise Declined(str(exc)) from None

@@ -1,0 +1,153 @@
+"""The FOCUS column reader (ingest/providers/focus_batches.py + ingest/columnar.py) against the row reader.
+
+Finance must get the same lines whichever reader took a file: same periods, models, tokens, exact costs,
+tags, attribution and rollup. The column reader takes the common shape of real exports (the bench's
+generated Bedrock export, a FOCUS 1.3 per-token API export) and declines the rest, which the row reader
+then imports or refuses with the line named.
+"""
+
+import datetime as dt
+import gzip
+import logging
+import shutil
+from collections import Counter
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from django.db import transaction
+
+from finops.models import Account, AttributionRule, DailySpend, FxRate, IngestRun, Provider, Team, UsageLine, Workload
+from finops.services.rollups import DIMENSIONS, MEASURES
+from ingest.bench.focus_ingest import write_focus_csv
+from ingest.columnar import write_batches
+from ingest.providers.base import BatchDeclined
+from ingest.providers.focus_batches import focus_csv_batches
+from ingest.providers.focus_file import FocusFile
+from ingest.services import usage_file_import
+from ingest.writing import write_rows
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "focus_file"
+LINE_FIELDS = (
+    "provider_id", "period_start", "period_end", "model", "model_raw", "service_tier", "project_ref", "api_key_ref",
+    "user_ref", "tag_set__tags", "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests",
+    "cost", "currency", "reporting_cost", "cost_basis", "charge_category", "latency", "billing_period_start",
+    "workload_id", "team_id",
+)
+
+
+@pytest.fixture(scope="module")
+def bedrock_export(tmp_path_factory) -> Path:
+    """The bench's generated FOCUS 1.2 Bedrock export (hourly per-token lines, exponent-form small costs)."""
+    path = tmp_path_factory.mktemp("focus") / "bedrock-2026-03.csv"
+    write_focus_csv(path, 3_000, seed=7)
+    return path
+
+
+@pytest.fixture(scope="module")
+def bedrock_export_gz(bedrock_export) -> Path:
+    target = bedrock_export.with_suffix(".csv.gz")
+    with bedrock_export.open("rb") as source, gzip.open(target, "wb") as out:
+        shutil.copyfileobj(source, out)
+    return target
+
+
+@pytest.fixture(scope="module")
+def bedrock_export_eur(bedrock_export) -> Path:
+    """The same export billed in EUR: every amount converts at its day's rate."""
+    target = bedrock_export.with_name("bedrock-eur.csv")
+    target.write_text(bedrock_export.read_text().replace(",USD,", ",EUR,"))
+    return target
+
+
+@pytest.fixture(autouse=True)
+def eur_rate(db):
+    FxRate.objects.create(day=dt.date(2025, 1, 1), currency="EUR", rate=Decimal("1.0842"))
+
+
+@pytest.fixture
+def rules(db):
+    """Rules on a tag, a sub-account and a model glob, so attribution at write time is compared too."""
+    team = Team.objects.create(name="Risk", slug="risk")
+    by_tag = Workload.objects.create(team=team, name="Risk agents", slug="risk-agents")
+    by_model = Workload.objects.create(team=team, name="Haiku jobs", slug="haiku-jobs")
+    AttributionRule.objects.create(workload=by_tag, priority=1, tags={"user:team": "risk"})
+    AttributionRule.objects.create(workload=by_model, priority=2, model="claude-haiku*")
+    return by_tag, by_model
+
+
+def new_account(name: str) -> Account:
+    return Account.objects.create(name=name, provider=Provider.objects.get(slug="aws-bedrock"), connector="focus_file")
+
+
+def lines(account: Account) -> Counter:
+    return Counter(
+        tuple(repr(v) for v in row) for row in UsageLine.objects.filter(account=account).values_list(*LINE_FIELDS)
+    )
+
+
+def rollup(account: Account) -> Counter:
+    fields = ("day", *(d for d in DIMENSIONS if d != "account_id"), *MEASURES)
+    return Counter(DailySpend.objects.filter(account=account).values_list(*fields))
+
+
+def import_both_ways(path: Path) -> tuple[Account, Account]:
+    by_columns, by_rows = new_account("columns"), new_account("rows")
+    for account, columnar in ((by_columns, True), (by_rows, False)):
+        run = IngestRun.objects.create(account=account, trigger="command", file_name=path.name)
+        with transaction.atomic(), path.open("rb") as stream:
+            if columnar:
+                write_batches(account=account, run=run, batches=FocusFile().parse_batches(stream, file_name=path.name))
+            else:
+                write_rows(account=account, run=run, rows=FocusFile().parse(stream, file_name=path.name))
+    return by_columns, by_rows
+
+
+@pytest.mark.parametrize("export", ["bedrock_export", "bedrock_export_gz", "bedrock_export_eur", "per_token_api_focus_1_3.csv", "aws_bedrock_focus_1_0.csv"])
+def test_the_column_reader_stores_the_same_lines_and_rollup_as_the_row_reader(export, rules, request):
+    path = FIXTURES / export if export.endswith(".csv") else request.getfixturevalue(export)
+
+    by_columns, by_rows = import_both_ways(path)
+
+    expected = lines(by_rows)
+    assert sum(expected.values()) > 0
+    assert lines(by_columns) == expected
+    assert rollup(by_columns) == rollup(by_rows)
+    attributed = UsageLine.objects.filter(account=by_columns, workload__isnull=False).count()
+    if export.startswith("bedrock"):
+        assert 0 < attributed < UsageLine.objects.filter(account=by_columns).count()
+
+
+def test_an_import_takes_the_column_reader_when_the_file_allows_it(bedrock_export, db, caplog):
+    account = new_account("bedrock")
+    with caplog.at_level(logging.INFO, logger="ingest.services"), bedrock_export.open("rb") as stream:
+        run = usage_file_import(account=account, stream=stream, file_name=bedrock_export.name)
+
+    assert run.status == "succeeded", run.error
+    assert run.lines_written == 3_000 == UsageLine.objects.filter(account=account).count()
+    assert "read row by row" not in caplog.text
+
+
+@pytest.mark.parametrize("fixture, reason", [
+    ("azure_openai_focus_1_2.csv", "BilledCost"),  # `2.0005E1`: a positive exponent
+    ("gcp_vertex_focus_1_3.csv", "spaces"),  # padded cells, which the row reader strips
+    ("negative_tokens.csv", "quantity"),
+    ("bad_date.csv", "ChargePeriodStart"),
+])
+def test_rare_forms_are_declined_and_then_read_row_by_row(fixture, reason, db, caplog):
+    with (FIXTURES / fixture).open("rb") as stream, pytest.raises(BatchDeclined, match=reason):
+        list(focus_csv_batches(stream, file_name=fixture))
+
+    account = new_account(fixture)
+    with caplog.at_level(logging.INFO, logger="ingest.services"), (FIXTURES / fixture).open("rb") as stream:
+        run = usage_file_import(account=account, stream=stream, file_name=fixture)
+
+    assert "read row by row" in caplog.text
+    with (FIXTURES / fixture).open("rb") as stream:
+        try:
+            expected = sum(1 for _ in FocusFile().parse(stream, file_name=fixture))
+        except Exception as error:  # the row reader refuses the file: so does the import, naming the line
+            assert run.status == "failed" and str(error) == run.error and " line " in run.error
+            assert not UsageLine.objects.filter(account=account).exists()
+            return
+    assert run.status == "succeeded" and run.lines_written == expected
