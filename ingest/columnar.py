@@ -8,6 +8,7 @@ currency are converted one by one with the dated rate, exactly as write_rows doe
 """
 
 import datetime as dt
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
 import pyarrow as pa
@@ -31,15 +32,11 @@ class ColumnarWriter:
         self.copy_sql = f"COPY {UsageLine._meta.db_table} ({', '.join(COLUMNS)}) FROM STDIN (FORMAT csv)"
         self.count = 0
 
-    def write(self, batch: RowBatch) -> None:
-        table = self.lines(batch)
-        tag_sets_store(self.preparer.tag_sets)  # before the COPY: it holds the connection until it ends
-        self.preparer.tag_sets = {}
-        sink = pa.BufferOutputStream()
-        pcsv.write_csv(table, sink, _CSV)
+    def copy(self, csv_text, tag_sets: dict[int, dict]) -> None:
+        """COPY one batch's lines (CSV text of `lines`), after storing the tag sets they are the first to use."""
+        tag_sets_store(tag_sets)  # before the COPY: it holds the connection until it ends
         with self.cursor.cursor.copy(self.copy_sql) as copy:
-            copy.write(sink.getvalue())
-        self.count += len(batch)
+            copy.write(csv_text)
 
     def lines(self, batch: RowBatch) -> pa.Table:
         """The batch as usage-line columns, in COPY order."""
@@ -104,22 +101,47 @@ class ColumnarWriter:
 
 
 def write_batches(*, account: Account, run: IngestRun, batches) -> WriteResult:
-    """write_rows for RowBatches of a file (Postgres only): replace what the file covers, then roll up."""
+    """write_rows for RowBatches of a file (Postgres only): replace what the file covers, then roll up.
+
+    Two stages overlap: a helper thread reads and prepares the next batch (pyarrow releases the GIL, and
+    nothing it does touches the database: prices, rates, rules and providers were loaded first) while this
+    thread COPYs the current one, so Python and Postgres each keep a core busy. One batch ahead at most.
+    """
     preparer = LinePreparer(account, run)
     writer = ColumnarWriter(preparer)
+    batches = iter(batches)
     read, periods, slots, starts = 0, set(), set(), set()
-    for batch in batches:
-        read += len(batch)
-        writer.write(batch)
-        covered = pc.and_(pc.is_valid(batch.billing_period_start), pc.is_valid(batch.billing_period_end))
-        billed = pa.table({"s": batch.billing_period_start, "e": batch.billing_period_end}).filter(covered)
-        periods.update(zip(*(c.to_pylist() for c in billed.group_by(["s", "e"]).aggregate([]).columns)))
-        batch_starts = pc.unique(batch.period_start)
-        starts.update(batch_starts.to_pylist())
-        loose = pc.unique(batch.period_start.filter(pc.invert(covered))).to_pylist()
-        slots.update(day_window(moment.astimezone(dt.UTC).date()) for moment in loose)
+
+    def prepare_next():
+        batch = next(batches, None)
+        if batch is None:
+            return None
+        sink = pa.BufferOutputStream()
+        pcsv.write_csv(writer.lines(batch), sink, _CSV)
+        tag_sets, preparer.tag_sets = preparer.tag_sets, {}
+        return sink.getvalue(), tag_sets, batch
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-prepare") as pool:
+        pending = pool.submit(prepare_next)
+        while (prepared := pending.result()) is not None:
+            pending = pool.submit(prepare_next)
+            csv_text, tag_sets, batch = prepared
+            writer.copy(csv_text, tag_sets)
+            read += len(batch)
+            _cover(batch, periods, slots, starts)
+    writer.count = read
     return replace_and_roll_up(account=account, run=run, writer=writer, read=read, windows=None,
                                periods=periods, slots=slots, starts=starts)
+
+
+def _cover(batch: RowBatch, periods: set, slots: set, starts: set) -> None:
+    """What a file's batch covers (as write_rows records it): billing periods, else the UTC days its lines start in."""
+    covered = pc.and_(pc.is_valid(batch.billing_period_start), pc.is_valid(batch.billing_period_end))
+    billed = pa.table({"s": batch.billing_period_start, "e": batch.billing_period_end}).filter(covered)
+    periods.update(zip(*(c.to_pylist() for c in billed.group_by(["s", "e"]).aggregate([]).columns)))
+    starts.update(pc.unique(batch.period_start).to_pylist())
+    loose = pc.unique(batch.period_start.filter(pc.invert(covered))).to_pylist()
+    slots.update(day_window(moment.astimezone(dt.UTC).date()) for moment in loose)
 
 
 def _mapped(column: pa.Array, function) -> pa.Array:

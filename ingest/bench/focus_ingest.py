@@ -10,8 +10,8 @@ lines/s = file lines / wall seconds of the measured call (the commit included).
   reading, parsing, preparing and attributing rows.
 - copy_table: the rows end_to_end wrote, dumped with COPY TO (untimed), then COPY FROM of that text into
   finops_usageline (same indexes and constraints): the database's ceiling for the table.
-- python_only (--breakdown): the file through FocusFile.parse alone, then also LinePreparer.prepare, with no
-  database writes: the Python share of the time.
+- python_only (--breakdown): the file through the column reader (FocusFile.parse_batches) alone, then also
+  the usage-line columns and their CSV text, with no database writes: the Python share of the time.
 
 The bench owns its database: it TRUNCATEs finops_usageline and finops_dailyspend before each run, so it
 refuses any database whose name does not end in "_bench".
@@ -292,7 +292,7 @@ def measure_end_to_end(path: Path, lines: int, *, trace: bool = False) -> dict:
     from django.db import DEFAULT_DB_ALIAS, connection, connections
 
     from finops.models import Account, ConnectorKind, IngestRun, Provider
-    from ingest import services, writing
+    from ingest import columnar, services, writing
 
     _reset()
     account = Account.objects.create(
@@ -317,8 +317,10 @@ def measure_end_to_end(path: Path, lines: int, *, trace: bool = False) -> dict:
 
         setattr(owner, name, wrapper)
 
-    timed(writing.CopyWriter, "flush", "copy_s")  # storing the chunk's new tag sets, then its COPY
-    timed(writing.CopyWriter, "replace", "replace_s")  # the final flush (counted in copy_s), then the DELETE
+    timed(columnar.ColumnarWriter, "copy", "copy_s")  # storing the batch's new tag sets, then its COPY
+    timed(columnar.ColumnarWriter, "replace", "replace_s")  # the DELETE of what the file replaces
+    timed(writing.CopyWriter, "flush", "copy_s")  # the same, for a file read row by row
+    timed(writing.CopyWriter, "replace", "replace_s")
     timed(writing, "rollup_rebuild", "rollup_s")
     timed(connections[DEFAULT_DB_ALIAS], "commit", "commit_s")
     rss_before = _maxrss_mb()
@@ -391,28 +393,32 @@ def measure_copy(path: Path, lines: int) -> dict:
 
 
 def measure_python_only(path: Path, lines: int) -> dict:
-    """The Python share: parse alone, then parse + prepare (what write_rows does per row), no writes."""
+    """The Python share: the column reader alone, then reader + line columns + CSV text (all but the database)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
     from finops.models import Account, IngestRun, Provider
+    from ingest.columnar import ColumnarWriter
     from ingest.providers.focus_file import FocusFile
     from ingest.writing import LinePreparer
 
     source = FocusFile()
     started = time.perf_counter()
     with open(path, "rb") as stream:
-        parsed = sum(1 for _ in source.parse(stream, file_name=path.name))
-    parse_s = time.perf_counter() - started
+        parsed = sum(len(batch) for batch in source.parse_batches(stream, file_name=path.name))
+    read_s = time.perf_counter() - started
     account = Account(id=0, name="bench", provider=Provider.objects.get(slug="aws-bedrock"), connector="focus_file")
-    preparer = LinePreparer(account, IngestRun(id=0, account=account))
-    prepare, started = preparer.prepare, time.perf_counter()
+    writer = ColumnarWriter(LinePreparer(account, IngestRun(id=0, account=account)))
+    started = time.perf_counter()
     with open(path, "rb") as stream:
-        for row in source.parse(stream, file_name=path.name):
-            prepare(row)
+        for batch in source.parse_batches(stream, file_name=path.name):
+            pcsv.write_csv(writer.lines(batch), pa.BufferOutputStream(), pcsv.WriteOptions(include_header=False))
     prepared_s = time.perf_counter() - started
     assert parsed == lines, (parsed, lines)
     return {
-        "lines": lines, "parse_s": round(parse_s, 3), "parse_us_per_line": round(parse_s / lines * 1e6, 2),
-        "parse_prepare_s": round(prepared_s, 3),
-        "parse_prepare_us_per_line": round(prepared_s / lines * 1e6, 2),
+        "lines": lines, "read_s": round(read_s, 3), "read_us_per_line": round(read_s / lines * 1e6, 2),
+        "read_prepare_csv_s": round(prepared_s, 3),
+        "read_prepare_csv_us_per_line": round(prepared_s / lines * 1e6, 2),
         "peak_rss_mb": round(_maxrss_mb(), 1),
     }
 
@@ -549,8 +555,8 @@ def format_table(results: dict) -> str:
         rows.append(f"{'':>10}  end-to-end phases: {phases}")
         if "python_only" in run:
             p = run["python_only"]
-            rows.append(f"{'':>10}  Python only: parse {p['parse_us_per_line']} µs/line, "
-                        f"parse + prepare {p['parse_prepare_us_per_line']} µs/line")
+            rows.append(f"{'':>10}  Python only: read {p['read_us_per_line']} µs/line, "
+                        f"read + line columns + CSV {p['read_prepare_csv_us_per_line']} µs/line")
         if "end_to_end_tracemalloc" in run:
             rows.append(f"{'':>10}  tracemalloc peak (traced run): {run['end_to_end_tracemalloc']['tracemalloc_peak_mb']} MB")
     target = results["target_lines_per_s"]

@@ -2,7 +2,7 @@
 
 Real processes, not mocks: the test starts `celery worker` subprocesses on the same test database and a
 real Redis queue, uploads a big usage CSV, SIGKILLs the worker's whole process group while the run is
-copying rows into its staging table, checks the account's earlier data is exactly as it was, starts a
+copying rows into the usage-line table, checks the account's earlier data is exactly as it was, starts a
 fresh worker and waits for the redelivered task (acks_late) to finish the same run. The account's lines
 and rollup must then equal those of another account that imported the same files cleanly.
 
@@ -371,12 +371,12 @@ def test_a_worker_killed_during_an_import_loses_nothing_and_the_rerun_counts_not
         run = usage_upload_accept(account=killed, upload=stream, file_name=big.name)
 
     # Killed while the run's transaction is copying rows: the run has started and its COPY into the
-    # staging table has been seen; one more second of copying, then SIGKILL for the main process and its pool.
+    # usage-line table has been seen; one more second of copying, then SIGKILL for the main process and its pool.
     running = IngestRun.objects.filter(id=run.id, status=IngestRun.Status.RUNNING)
     wait_for(running.exists, 60, "the run to start", [first])
     copying = lambda: [  # noqa: E731
         pid for pid, state, query in other_backends()
-        if state in ("active", "idle in transaction") and query.startswith("COPY ingest_stage")
+        if state in ("active", "idle in transaction") and query.startswith("COPY finops_usageline")
     ]
     wait_for(copying, 60, "the worker to copy rows", [first])
     time.sleep(1)
@@ -388,7 +388,7 @@ def test_a_worker_killed_during_an_import_loses_nothing_and_the_rerun_counts_not
     run.refresh_from_db()
     assert run.status == IngestRun.Status.RUNNING, f"the import ended before the kill ({run.status}): use a bigger file"
     # Postgres rolls the dead worker's transaction back once it sees the connection gone; a backend busy in
-    # one long statement (the merge) only notices when that statement ends, which on a loaded machine takes
+    # one long statement (a COPY, the DELETE) only notices when that statement ends, which on a loaded machine takes
     # a while.
     gone = lambda: not worker_backends & {pid for pid, _, _ in other_backends()}  # noqa: E731
     wait_for(gone, 180, "the dead worker's connection to close")
