@@ -69,4 +69,10 @@ def _rebuild_range(first: dt.date, last: dt.date, account_ids: list[int] | None)
     select_sql, params = grouped.query.sql_with_params()
     columns = ", ".join(connection.ops.quote_name(c) for c in ("day", *DIMENSIONS, *MEASURES))
     with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # Lines an import has just written have no statistics yet: the planner then expects one row and sorts
+            # a million on disk (4 s for 1M lines) where hashing them into a few hundred groups takes a fraction.
+            cursor.execute("SET LOCAL enable_sort = off")
         cursor.execute(f"INSERT INTO {DailySpend._meta.db_table} ({columns}) {select_sql}", params)
+        if connection.vendor == "postgresql":
+            cursor.execute("RESET enable_sort")

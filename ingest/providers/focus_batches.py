@@ -84,12 +84,57 @@ def _batches(binary, file_name: str):
             strings_can_be_null=False, quoted_strings_can_be_null=False,
         ),
     )
+    memos = _Memos()
     for batch in reader:
         if batch.num_rows:
-            yield _read(batch, names)
+            yield _read(batch, names, memos)
 
 
-def _read(batch: pa.RecordBatch, names: dict[str, str]) -> RowBatch:
+class _Memo:
+    """`interpret(*cells)` of each distinct combination of cells, remembered across the file's batches (bounded)."""
+
+    LIMIT = 65536
+
+    def __init__(self, interpret):
+        self.interpret, self.answers = interpret, {}
+
+    def __call__(self, columns: list[pa.Array]) -> tuple[pa.Array, list]:
+        """Each row's index into the answers, and the answers (one per distinct combination in the batch)."""
+        joined = columns[0] if len(columns) == 1 else pc.binary_join_element_wise(*columns, SEPARATOR)
+        encoded = pc.dictionary_encode(joined)
+        answers = []
+        for key in encoded.dictionary.to_pylist():
+            try:
+                answers.append(self.answers[key])
+            except KeyError:
+                cells = key.split(SEPARATOR)
+                if len(cells) != len(columns):
+                    raise Declined("a cell holding the key separator") from None
+                answer = _call(self.interpret, *cells)
+                if len(self.answers) >= self.LIMIT:
+                    self.answers.clear()
+                self.answers[key] = answer
+                answers.append(answer)
+        return encoded.indices, answers
+
+
+def _model(model: str, raw: str, category: str, description: str, service: str) -> str:
+    return model or ("" if category != "usage" else (raw or description or service))
+
+
+class _Memos:
+    """One file's interpretations of what repeats, by focus_file.py's functions."""
+
+    def __init__(self):
+        self.meter = _Memo(lambda *cells: _analyse(cells))
+        self.period = _Memo(_periods)
+        self.currency = _Memo(_currency)
+        self.unit_plan = _Memo(_unit_plan)
+        self.tags = _Memo(lambda *cells: dict(_tag_set(cells[:-2], cells[-2], cells[-1])))
+        self.model = _Memo(_model)
+
+
+def _read(batch: pa.RecordBatch, names: dict[str, str], memos: _Memos) -> RowBatch:
     n = batch.num_rows
     blank = pa.nulls(n, pa.string()).fill_null("")
     cells = {canonical: _clean(batch.column(raw)) for canonical, raw in names.items()}
@@ -97,39 +142,30 @@ def _read(batch: pa.RecordBatch, names: dict[str, str]) -> RowBatch:
     def get(name: str) -> pa.Array:
         return cells.get(name, blank)
 
-    meter_of, meters = _distinct([get(name) for name in METER_COLUMNS])
-    meters = [_call(_analyse, tuple(key)) for key in meters]
-    meter_raw = pc.take(pa.array([m.raw for m in meters], pa.string()), meter_of)
+    meter_of, meters = memos.meter([get(name) for name in METER_COLUMNS])
 
-    period_of, periods = _distinct([get(c) for c in ("ChargePeriodStart", "ChargePeriodEnd", "BillingPeriodStart", "BillingPeriodEnd")])
-    periods = [_call(_periods, *key) for key in periods]
+    def by_meter(values: list, kind=pa.string()) -> pa.Array:
+        return pc.take(pa.array(values, kind), meter_of)
+
+    period_of, periods = memos.period([get(c) for c in ("ChargePeriodStart", "ChargePeriodEnd", "BillingPeriodStart", "BillingPeriodEnd")])
+
+    def by_period(part: int) -> pa.Array:
+        return pc.take(pa.array([p[part] for p in periods], pa.timestamp("us", tz="UTC")), period_of)
 
     if not pc.all(pc.match_substring_regex(get("BilledCost"), _COST)).as_py():
         raise Declined("a BilledCost the row reader must read")
-    currency_of, currencies = _distinct([get("BillingCurrency")])
-    currency = pc.take(pa.array([_call(_currency, key[0]) for key in currencies]), currency_of)
+    currency_of, currencies = memos.currency([get("BillingCurrency")])
     category = pc.utf8_lower(get("ChargeCategory"))
     if not pc.all(pc.is_in(category, pa.array(sorted(CHARGE_CATEGORIES)))).as_py():
         raise Declined("an unknown ChargeCategory")
 
-    tokens, requests, direction = _quantities(get, meters, meter_of)
-
-    tag_of, tag_keys = _distinct(
+    tokens, requests, direction = _quantities(get, memos, by_meter([m.is_token_meter for m in meters], pa.bool_()),
+                                              by_meter([m.direction for m in meters]))
+    meter_raw = by_meter([m.raw for m in meters])
+    tag_of, tag_sets = memos.tags(
         [get("Tags"), *(get(c) for c in TAG_COLUMNS), get("ChargeClass"), meter_raw, _first(get("ResourceName"), get("ResourceId"))]
     )
-    tag_sets = [dict(_call(_tag_set, tuple(key[: 2 + len(TAG_COLUMNS)]), key[-2], key[-1])) for key in tag_keys]
-
-    model_of, model_keys = _distinct([meter_of.cast(pa.string()), category, get("ChargeDescription"), get("ServiceName")])
-    models = []
-    for meter_index, row_category, description, service in model_keys:
-        meter = meters[int(meter_index)]
-        models.append(meter.model or ("" if row_category != "usage" else (meter.raw or description or service)))
-
-    def by_period(part: int, kind=pa.timestamp("us", tz="UTC")) -> pa.Array:
-        return pc.take(pa.array([p[part] for p in periods], kind), period_of)
-
-    def by_meter(values: list) -> pa.Array:
-        return pc.take(pa.array(values, pa.string()), meter_of)
+    model_of, models = memos.model([by_meter([m.model for m in meters]), meter_raw, category, get("ChargeDescription"), get("ServiceName")])
 
     zero = pa.scalar(0, pa.int64())
     return RowBatch(
@@ -141,7 +177,7 @@ def _read(batch: pa.RecordBatch, names: dict[str, str]) -> RowBatch:
         cache_write_tokens=pc.if_else(pc.equal(direction, CACHE_WRITE), tokens, zero),
         output_tokens=pc.if_else(pc.equal(direction, OUTPUT), tokens, zero),
         requests=requests,
-        cost=get("BilledCost"), currency=currency,
+        cost=get("BilledCost"), currency=pc.take(pa.array(currencies, pa.string()), currency_of),
         provider_slug=by_meter([m.provider_slug for m in meters]), service_tier=by_meter([m.tier for m in meters]),
         project_ref=_first(get("SubAccountId"), get("x_ProjectId"), get("x_ProjectName")),
         api_key_ref=get("CredentialId"), user_ref=get("PrincipalId"),
@@ -149,25 +185,24 @@ def _read(batch: pa.RecordBatch, names: dict[str, str]) -> RowBatch:
     )
 
 
-def _quantities(get, meters, meter_of) -> tuple[pa.Array, pa.Array, pa.Array]:
+def _unit_plan(consumed_unit: str, pricing_unit: str, is_token: str, has_consumed: str, has_pricing: str) -> tuple:
+    """(quantity column 0 | 1 | None, kind, block): the column and unit token_quantity would count."""
+    for column, (unit, present) in enumerate(((consumed_unit, has_consumed), (pricing_unit, has_pricing))):
+        kind, block = _unit(unit, is_token == "true")
+        if present == "true" and kind is not None:
+            if block != block.to_integral_value() or not 0 < block < 10**7:
+                raise Declined(f"a unit block of {block}")
+            return column, kind, int(block)
+    return None, None, 0
+
+
+def _quantities(get, memos: _Memos, token_meter: pa.Array, meter_direction: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
     """(tokens, requests, direction) per row: token_quantity's choice of column and unit, then exact arithmetic."""
-    token_meter = pc.take(pa.array([m.is_token_meter for m in meters]), meter_of)
     consumed, pricing = get("ConsumedQuantity"), get("PricingQuantity")
-    plan_of, plan_keys = _distinct([
+    plan_of, plans = memos.unit_plan([
         get("ConsumedUnit"), get("PricingUnit"), token_meter.cast(pa.string()),
         pc.not_equal(consumed, "").cast(pa.string()), pc.not_equal(pricing, "").cast(pa.string()),
     ])
-    plans = []  # (quantity column 0 | 1 | None, kind, block) as token_quantity would choose
-    for consumed_unit, pricing_unit, is_token, has_consumed, has_pricing in plan_keys:
-        plan = (None, None, 0)
-        for column, (unit, present) in enumerate(((consumed_unit, has_consumed), (pricing_unit, has_pricing))):
-            kind, block = _unit(unit, is_token == "true")
-            if present == "true" and kind is not None:
-                if block != block.to_integral_value() or not 0 < block < 10**7:
-                    raise Declined(f"a unit block of {block}")
-                plan = (column, kind, int(block))
-                break
-        plans.append(plan)
     column = pc.take(pa.array([p[0] for p in plans], pa.int8()), plan_of)
     kind = pc.take(pa.array([p[1] for p in plans], pa.string()), plan_of)
     block = pc.take(pa.array([p[2] for p in plans], pa.int64()), plan_of)
@@ -177,7 +212,7 @@ def _quantities(get, meters, meter_of) -> tuple[pa.Array, pa.Array, pa.Array]:
     counted = pc.multiply(text.cast(_QUANTITY_TYPE), block.cast(pa.decimal128(19, 0)))
     counts = pc.round(counted, 0, round_mode="half_up").cast(pa.int64())
     zero = pa.scalar(0, pa.int64())
-    direction = pc.take(pa.array([m.direction for m in meters], pa.string()), pc.if_else(pc.equal(kind, "tokens"), meter_of, None))
+    direction = pc.if_else(pc.equal(kind, "tokens"), meter_direction, pa.scalar(None, pa.string()))
     if pc.any(pc.and_(pc.equal(kind, "tokens"), pc.is_null(direction))).as_py():
         raise Declined("a token row with no direction (the row reader names it)")
     return (pc.if_else(pc.equal(kind, "tokens"), counts, zero).fill_null(0),
@@ -200,16 +235,6 @@ def _first(*columns: pa.Array) -> pa.Array:
     for column in reversed(columns[:-1]):
         result = pc.if_else(pc.not_equal(column, ""), column, result)
     return result
-
-
-def _distinct(columns: list[pa.Array]) -> tuple[pa.Array, list[list[str]]]:
-    """Each row's index among the distinct combinations of `columns`, and those combinations."""
-    joined = columns[0] if len(columns) == 1 else pc.binary_join_element_wise(*columns, SEPARATOR)
-    encoded = pc.dictionary_encode(joined)
-    keys = [key.split(SEPARATOR) for key in encoded.dictionary.to_pylist()]
-    if any(len(key) != len(columns) for key in keys):
-        raise Declined("a cell holding the key separator")
-    return encoded.indices, keys
 
 
 def _call(function, *args):
