@@ -25,6 +25,7 @@ from .base import RowBatch
 from .focus_file import (
     CHARGE_CATEGORIES,
     GZIP_MAGIC,
+    NULLS,
     METER_COLUMNS,
     PARQUET_MAGIC,
     TAG_COLUMNS,
@@ -42,6 +43,9 @@ from .focus_meters import CACHE_READ, CACHE_WRITE, INPUT, OUTPUT, _unit
 BLOCK_BYTES = 1 << 22  # ~5k rows of a typical export a batch: memory stays flat, per-batch work stays small
 SEPARATOR = "\x1f"  # joins a row's cells into one key; a file with a cell holding it is declined
 _NULL_MARKERS = pa.array(["null", "NULL", "Null"])
+# Columns read per row (not through a memo): cleaned as whole columns.
+_CLEANED = ("BilledCost", "ChargeCategory", "ConsumedQuantity", "PricingQuantity", "ResourceName", "ResourceId",
+            "SubAccountId", "x_ProjectId", "x_ProjectName", "CredentialId", "PrincipalId")
 # Numbers the batch reader takes as they are: what Postgres and Decimal read alike, within the columns' range
 # (a negative exponent, as in `9.324e-05`, only shrinks a value; a positive one could overflow: declined).
 _COST = r"^-?[0-9]{1,20}(\.[0-9]+)?([eE]-[0-9]{1,3})?$"
@@ -91,31 +95,50 @@ def _batches(binary, file_name: str):
 
 
 class _Memo:
-    """`interpret(*cells)` of each distinct combination of cells, remembered across the file's batches (bounded)."""
+    """`interpret(*cells)` of each distinct combination of cells, remembered across the file's batches (bounded).
+
+    Columns the file lacks are given as None and read as "" (they cost nothing to join). With `clean`, cells
+    are read as the row reader's _Cells does: a "null" marker is empty, and a padded cell declines the file.
+    """
 
     LIMIT = 65536
 
-    def __init__(self, interpret):
-        self.interpret, self.answers = interpret, {}
+    def __init__(self, interpret, *, clean: bool = True):
+        self.interpret, self.clean, self.answers = interpret, clean, {}
 
-    def __call__(self, columns: list[pa.Array]) -> tuple[pa.Array, list]:
+    def __call__(self, columns: list[pa.Array | None]) -> tuple[pa.Array, list]:
         """Each row's index into the answers, and the answers (one per distinct combination in the batch)."""
-        joined = columns[0] if len(columns) == 1 else pc.binary_join_element_wise(*columns, SEPARATOR)
+        present = [i for i, column in enumerate(columns) if column is not None]
+        if not present:
+            raise Declined("none of the columns a row is interpreted by")
+        parts = [columns[i] for i in present]
+        joined = parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, SEPARATOR)
         encoded = pc.dictionary_encode(joined)
         answers = []
         for key in encoded.dictionary.to_pylist():
             try:
                 answers.append(self.answers[key])
             except KeyError:
-                cells = key.split(SEPARATOR)
-                if len(cells) != len(columns):
+                given = key.split(SEPARATOR)
+                if len(given) != len(present):
                     raise Declined("a cell holding the key separator") from None
+                cells = [""] * len(columns)
+                for i, cell in zip(present, given):
+                    cells[i] = _cell(cell) if self.clean else cell
                 answer = _call(self.interpret, *cells)
                 if len(self.answers) >= self.LIMIT:
                     self.answers.clear()
                 self.answers[key] = answer
                 answers.append(answer)
         return encoded.indices, answers
+
+
+def _cell(text: str) -> str:
+    if text in NULLS:
+        return ""
+    if text != text.strip():
+        raise Declined("a cell with spaces around it")
+    return text
 
 
 def _model(model: str, raw: str, category: str, description: str, service: str) -> str:
@@ -126,7 +149,7 @@ class _Memos:
     """One file's interpretations of what repeats, by focus_file.py's functions."""
 
     def __init__(self):
-        self.meter = _Memo(lambda *cells: _analyse(cells))
+        self.meter = _Memo(lambda *cells: _analyse(cells), clean=False)  # _analyse reads raw cells, as in focus_file
         self.period = _Memo(_periods)
         self.currency = _Memo(_currency)
         self.unit_plan = _Memo(_unit_plan)
@@ -135,37 +158,42 @@ class _Memos:
 
 
 def _read(batch: pa.RecordBatch, names: dict[str, str], memos: _Memos) -> RowBatch:
+    """Columns interpreted per distinct combination (memos) are read raw; the rest are cleaned here."""
     n = batch.num_rows
     blank = pa.nulls(n, pa.string()).fill_null("")
-    cells = {canonical: _clean(batch.column(raw)) for canonical, raw in names.items()}
+    raw = {canonical: batch.column(column) for canonical, column in names.items()}
+    cleaned = {canonical: _clean(raw[canonical]) for canonical in _CLEANED if canonical in raw}
 
     def get(name: str) -> pa.Array:
-        return cells.get(name, blank)
+        return cleaned.get(name, blank)
 
-    meter_of, meters = memos.meter([get(name) for name in METER_COLUMNS])
+    def cells(*columns: str) -> list[pa.Array | None]:
+        return [raw.get(name) for name in columns]
+
+    meter_of, meters = memos.meter(cells(*METER_COLUMNS))
 
     def by_meter(values: list, kind=pa.string()) -> pa.Array:
         return pc.take(pa.array(values, kind), meter_of)
 
-    period_of, periods = memos.period([get(c) for c in ("ChargePeriodStart", "ChargePeriodEnd", "BillingPeriodStart", "BillingPeriodEnd")])
+    period_of, periods = memos.period(cells("ChargePeriodStart", "ChargePeriodEnd", "BillingPeriodStart", "BillingPeriodEnd"))
 
     def by_period(part: int) -> pa.Array:
         return pc.take(pa.array([p[part] for p in periods], pa.timestamp("us", tz="UTC")), period_of)
 
     if not pc.all(pc.match_substring_regex(get("BilledCost"), _COST)).as_py():
         raise Declined("a BilledCost the row reader must read")
-    currency_of, currencies = memos.currency([get("BillingCurrency")])
-    category = pc.utf8_lower(get("ChargeCategory"))
+    currency_of, currencies = memos.currency(cells("BillingCurrency"))
+    category = pc.utf8_lower(get("ChargeCategory"))  # "null" or padded: not a category, declined below
     if not pc.all(pc.is_in(category, pa.array(sorted(CHARGE_CATEGORIES)))).as_py():
         raise Declined("an unknown ChargeCategory")
 
-    tokens, requests, direction = _quantities(get, memos, by_meter([m.is_token_meter for m in meters], pa.bool_()),
+    tokens, requests, direction = _quantities(get, raw, memos, by_meter([m.is_token_meter for m in meters], pa.bool_()),
                                               by_meter([m.direction for m in meters]))
     meter_raw = by_meter([m.raw for m in meters])
     tag_of, tag_sets = memos.tags(
-        [get("Tags"), *(get(c) for c in TAG_COLUMNS), get("ChargeClass"), meter_raw, _first(get("ResourceName"), get("ResourceId"))]
+        [*cells("Tags", *TAG_COLUMNS, "ChargeClass"), meter_raw, _first(get("ResourceName"), get("ResourceId"))]
     )
-    model_of, models = memos.model([by_meter([m.model for m in meters]), meter_raw, category, get("ChargeDescription"), get("ServiceName")])
+    model_of, models = memos.model([by_meter([m.model for m in meters]), meter_raw, category, *cells("ChargeDescription", "ServiceName")])
 
     zero = pa.scalar(0, pa.int64())
     return RowBatch(
@@ -196,11 +224,11 @@ def _unit_plan(consumed_unit: str, pricing_unit: str, is_token: str, has_consume
     return None, None, 0
 
 
-def _quantities(get, memos: _Memos, token_meter: pa.Array, meter_direction: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
+def _quantities(get, raw: dict, memos: _Memos, token_meter: pa.Array, meter_direction: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
     """(tokens, requests, direction) per row: token_quantity's choice of column and unit, then exact arithmetic."""
     consumed, pricing = get("ConsumedQuantity"), get("PricingQuantity")
     plan_of, plans = memos.unit_plan([
-        get("ConsumedUnit"), get("PricingUnit"), token_meter.cast(pa.string()),
+        raw.get("ConsumedUnit"), raw.get("PricingUnit"), token_meter.cast(pa.string()),
         pc.not_equal(consumed, "").cast(pa.string()), pc.not_equal(pricing, "").cast(pa.string()),
     ])
     column = pc.take(pa.array([p[0] for p in plans], pa.int8()), plan_of)

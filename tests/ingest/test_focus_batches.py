@@ -130,7 +130,7 @@ def test_an_import_takes_the_column_reader_when_the_file_allows_it(bedrock_expor
 
 @pytest.mark.parametrize("fixture, reason", [
     ("azure_openai_focus_1_2.csv", "BilledCost"),  # `2.0005E1`: a positive exponent
-    ("gcp_vertex_focus_1_3.csv", "spaces"),  # padded cells, which the row reader strips
+    ("gcp_vertex_focus_1_3.csv", "quantity"),  # `1.5E5` tokens
     ("negative_tokens.csv", "quantity"),
     ("bad_date.csv", "ChargePeriodStart"),
 ])
@@ -151,3 +151,23 @@ def test_rare_forms_are_declined_and_then_read_row_by_row(fixture, reason, db, c
             assert not UsageLine.objects.filter(account=account).exists()
             return
     assert run.status == "succeeded" and run.lines_written == expected
+
+
+def test_a_padded_or_null_cell_is_read_as_the_row_reader_reads_it(tmp_path, rules):
+    """Null markers read as empty, meter cells are stripped by the meter reader itself; a padded cell elsewhere
+    sends the file to the row reader, which strips it."""
+    original = (FIXTURES / "per_token_api_focus_1_3.csv").read_text().splitlines()
+    header = original[0].split(",")
+    nulls = tmp_path / "nulls.csv"
+    nulls.write_text("\n".join([original[0], *(line.replace(",,", ",null,", 1) for line in original[1:])]) + "\n")
+    with nulls.open("rb") as stream:
+        assert sum(len(b) for b in focus_csv_batches(stream, file_name=nulls.name)) == len(original) - 1
+    by_columns, by_rows = import_both_ways(nulls)
+    assert lines(by_columns) == lines(by_rows)
+
+    padded = tmp_path / "padded.csv"
+    cells = original[1].split(",")
+    cells[header.index("ChargeDescription")] = " " + cells[header.index("ChargeDescription")]
+    padded.write_text("\n".join([original[0], ",".join(cells)]) + "\n")
+    with padded.open("rb") as stream, pytest.raises(BatchDeclined, match="spaces"):
+        list(focus_csv_batches(stream, file_name=padded.name))
