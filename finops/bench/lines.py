@@ -1,0 +1,178 @@
+"""The bench's usage lines: a year of hourly and daily lines written with one COPY, streamed in chunks.
+
+`COPY_COLUMNS`, `series_tail` and `line_text` are the only code that knows the usage-line columns: when the
+table changes (no line_key, tags in their own table), adapt those three and nothing else.
+
+The load runs in one transaction that first empties the fact table and the rollup, so COPY can write frozen
+rows (no later hint-bit rewrites). For speed, and only in the bench's own database, it drops the table's
+secondary indexes and constraints for the load and recreates them from their saved definitions afterwards,
+and sets `session_replication_role = replica` for the load so Postgres does not queue a foreign-key check per
+row: the generator writes only ids it has just created.
+"""
+
+import datetime as dt
+import json
+import math
+import random
+import time
+
+from django.db import connection, transaction
+
+from .org import Org, Series
+
+TABLE = "finops_usageline"
+CHUNK_LINES = 20_000
+
+# --- the one place that maps a generated line onto the table ---
+
+COPY_COLUMNS = (
+    # per line
+    "period_start", "period_end", "line_key", "input_tokens", "cached_input_tokens", "cache_write_tokens",
+    "output_tokens", "requests", "cost", "reporting_cost",
+    # per series
+    "account_id", "provider_id", "model", "model_raw", "service_tier", "project_ref", "api_key_ref", "user_ref",
+    "tags", "currency", "cost_basis", "charge_category", "workload_id", "team_id",
+)
+
+
+def series_tail(series: Series, number: int) -> tuple[str, str]:
+    """(line key, COPY text of the per-series columns from account_id on); `number` makes the key unique."""
+    tags = json.dumps(series.tags, sort_keys=True)  # no tab, newline or backslash: valid COPY text as it is
+    cells = (series.account.id, series.account.provider_id, series.model, series.model_raw, "default",
+             series.project_ref, series.api_key_ref, series.user_ref, tags, "USD", series.basis, "usage",
+             _null(series.workload.id if series.workload else None), _null(series.team_id))
+    return f"s{number}", "\t".join(str(c) for c in cells)
+
+
+def line_text(period: str, tail: tuple[str, str], tokens: tuple[int, int, int, int], requests: int, cost: str) -> str:
+    """One COPY text line: period ("start\\tend"), the per-line measures, then the series' tail."""
+    key, cells = tail
+    return f"{period}\t{key}\t{tokens[0]}\t{tokens[1]}\t{tokens[2]}\t{tokens[3]}\t{requests}\t{cost}\t{cost}\t{cells}\n"
+
+
+def _null(value) -> str:
+    return r"\N" if value is None else str(value)
+
+
+# --- generation ---
+
+FACTORS = 4096  # per-line volume noise, drawn from a precomputed log-normal table (random calls are slow)
+
+
+def _timestamp(moment: dt.datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S+00")
+
+
+def _cost_text(pico: int) -> str:
+    """Pico-dollars -> exact NUMERIC text (12 decimals; the column keeps 18)."""
+    return f"{pico // 10**12}.{pico % 10**12:012d}"
+
+
+def generate(org: Org, first_day: dt.date, *, seed: int = 11):
+    """Yield COPY text chunks of exactly `org.scale.lines` lines over `org.scale.days` days, oldest first.
+
+    A day holds lines of about 85 % of the daily-granularity series (capped at a quarter of the day's lines),
+    and its remaining lines spread evenly over its 24 hours, each hour a random sample of the hourly series
+    (a series at most once per period, so line keys are unique). Volumes grow over the year.
+    """
+    scale = org.scale
+    rng = random.Random(seed)
+    factors = [rng.lognormvariate(0, 0.6) for _ in range(FACTORS)]
+    mask = FACTORS - 1
+    tails = [series_tail(s, n) for n, s in enumerate(org.series)]
+    daily = [n for n, s in enumerate(org.series) if s.granularity == "day"]
+    hourly = [n for n, s in enumerate(org.series) if s.granularity == "hour"]
+    series, sample, bits = org.series, rng.sample, rng.getrandbits
+    chunk: list[str] = []
+    for d in range(scale.days):
+        day_lines = scale.lines * (d + 1) // scale.days - scale.lines * d // scale.days
+        growth = 0.6 + 0.8 * d / scale.days
+        start = dt.datetime.combine(first_day + dt.timedelta(days=d), dt.time(), tzinfo=dt.UTC)
+        n_daily = min(math.floor(len(daily) * 0.85), day_lines // 4)
+        plan = [(_timestamp(start) + "\t" + _timestamp(start + dt.timedelta(days=1)), 20 * growth, sample(daily, n_daily))]
+        rest = day_lines - n_daily
+        for h in range(24):
+            count = rest * (h + 1) // 24 - rest * h // 24
+            if count > len(hourly):
+                raise ValueError(f"{scale.lines:,} lines need more hourly series than the organisation has ({len(hourly)})")
+            moment = start + dt.timedelta(hours=h)
+            plan.append((_timestamp(moment) + "\t" + _timestamp(moment + dt.timedelta(hours=1)), growth, sample(hourly, count)))
+        for period, factor, members in plan:
+            for n in members:
+                s = series[n]
+                inp = int(s.volume * factor * factors[bits(12) & mask]) + 1
+                cached = int(inp * s.cache_share)
+                write = cached // 8 if s.prices and s.prices[2] else 0
+                out = int(inp * s.output_ratio)
+                tokens = (inp, cached, write, out)
+                if s.prices is None:
+                    cost = r"\N"
+                else:
+                    p = s.prices
+                    cost = _cost_text(inp * p[0] + cached * p[1] + write * p[2] + out * p[3])
+                chunk.append(line_text(period, tails[n], tokens, inp // 1500 + 1, cost))
+            if len(chunk) >= CHUNK_LINES:
+                yield "".join(chunk)
+                chunk = []
+    if chunk:
+        yield "".join(chunk)
+
+
+# --- the load ---
+
+
+def _secondary_indexes(cursor) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(constraints backed by an index but the primary key, other indexes): name and definition of each."""
+    cursor.execute(
+        "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = %s::regclass AND contype IN ('u', 'x')",
+        [TABLE],
+    )
+    constraints = cursor.fetchall()
+    cursor.execute(
+        "SELECT i.relname, pg_get_indexdef(i.oid) FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid "
+        "WHERE x.indrelid = %s::regclass AND NOT x.indisprimary "
+        "AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid)",
+        [TABLE],
+    )
+    return constraints, cursor.fetchall()
+
+
+def load(org: Org, first_day: dt.date, *, echo=print) -> dict:
+    """Empty the fact table and the rollup, then COPY the generated lines; returns timings."""
+    figures = {}
+    started = time.perf_counter()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"TRUNCATE {TABLE}, finops_dailyspend")
+        constraints, indexes = _secondary_indexes(cursor)
+        for name, _ in constraints:
+            cursor.execute(f'ALTER TABLE {TABLE} DROP CONSTRAINT "{name}"')
+        for name, _ in indexes:
+            cursor.execute(f'DROP INDEX "{name}"')
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        cursor.execute("SET LOCAL maintenance_work_mem = '512MB'")
+        written = 0
+        columns = ", ".join(COPY_COLUMNS)
+        with cursor.cursor.copy(f"COPY {TABLE} ({columns}) FROM STDIN (FREEZE)") as copy:
+            for block in generate(org, first_day):
+                copy.write(block)
+                written += block.count("\n")
+                if written % 1_000_000 < CHUNK_LINES:
+                    echo(f"  … {written:,} lines ({written / (time.perf_counter() - started):,.0f} lines/s)")
+        figures["copy_s"] = round(time.perf_counter() - started, 1)
+        index_started = time.perf_counter()
+        for name, definition in constraints:
+            cursor.execute(f'ALTER TABLE {TABLE} ADD CONSTRAINT "{name}" {definition}')
+        for _, definition in indexes:
+            cursor.execute(definition)
+        figures["indexes_s"] = round(time.perf_counter() - index_started, 1)
+        figures["indexes_rebuilt"] = [name for name, _ in constraints + indexes]
+    if written != org.scale.lines:
+        raise RuntimeError(f"bench: wrote {written:,} lines, expected {org.scale.lines:,}")
+    vacuum_started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute(f"VACUUM (ANALYZE) {TABLE}")
+    figures["vacuum_analyze_s"] = round(time.perf_counter() - vacuum_started, 1)
+    figures["lines"] = written
+    figures["load_s"] = round(time.perf_counter() - started, 1)
+    figures["lines_per_s"] = round(written / figures["copy_s"])
+    return figures
