@@ -39,15 +39,42 @@ def day_ranges(days: set[dt.date]) -> list[tuple[dt.date, dt.date]]:
     return [(first, last) for first, last in ranges]
 
 
+# A run of consecutive days is rebuilt this many days at a time: a month of a large organisation's groups fits
+# in the aggregate's memory (below), where a whole year's would spill to disk or fall back to a sort.
+CHUNK_DAYS = 31
+AGGREGATE_WORK_MEM = "128MB"
+
+
 @transaction.atomic
 def rollup_rebuild(*, days: set[dt.date], account_ids: list[int] | None = None) -> None:
     """Replace the rollup rows of exactly `days` with fresh sums of the raw lines.
 
-    One INSERT … SELECT … GROUP BY per run of consecutive days, compiled by the ORM so it runs on
-    Postgres and on the demo's SQLite.
+    One INSERT … SELECT … GROUP BY per run of consecutive days (at most CHUNK_DAYS each), compiled by the
+    ORM so it runs on Postgres and on the demo's SQLite.
     """
-    for first, last in day_ranges(days):
-        _rebuild_range(first, last, account_ids)
+    with _aggregate_memory():
+        for first, last in day_ranges(days):
+            while first <= last:
+                chunk_last = min(last, first + dt.timedelta(days=CHUNK_DAYS - 1))
+                _rebuild_range(first, chunk_last, account_ids)
+                first = chunk_last + dt.timedelta(days=1)
+
+
+class _aggregate_memory:
+    """Postgres: a hash aggregate's worth of work_mem for the rebuild only, restored after it (SET LOCAL would
+    last to the end of the caller's transaction)."""
+
+    def __enter__(self):
+        self.previous = None
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT current_setting('work_mem'), set_config('work_mem', %s, true)", [AGGREGATE_WORK_MEM])
+                self.previous = cursor.fetchone()[0]
+
+    def __exit__(self, exc_type, exc, tb):
+        if self.previous is not None and exc_type is None:  # after an error the rollback restores it
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config('work_mem', %s, true)", [self.previous])
 
 
 def _rebuild_range(first: dt.date, last: dt.date, account_ids: list[int] | None) -> None:
