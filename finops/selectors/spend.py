@@ -20,7 +20,8 @@ def visible_spend(user) -> QuerySet[DailySpend]:
     rows = DailySpend.objects.all()
     if access.can_see_unattributed(user):
         return rows
-    return rows.filter(team__in=access.visible_teams(user))
+    # The team ids as a list, not a subquery: the planner then uses the (team, day) index for every read.
+    return rows.filter(team_id__in=list(access.visible_teams(user).values_list("id", flat=True)))
 
 
 def period(rows: QuerySet[DailySpend], start: dt.date, end: dt.date) -> QuerySet[DailySpend]:
@@ -47,24 +48,37 @@ TOKEN_SUM = Sum("input_tokens") + Sum("cached_input_tokens") + Sum("cache_write_
 
 
 def totals(rows: QuerySet[DailySpend]) -> Totals:
-    unpriced = Q(cost_basis=CostBasis.UNPRICED)
-    agg = rows.aggregate(
-        cost=Sum("reporting_cost"),
-        tokens=TOKEN_SUM,
-        requests=Sum("requests"),
-        unattributed=Sum("reporting_cost", filter=Q(workload__isnull=True)),
-        unpriced_tokens=Sum("input_tokens", filter=unpriced)
-        + Sum("cached_input_tokens", filter=unpriced)
-        + Sum("cache_write_tokens", filter=unpriced)
-        + Sum("output_tokens", filter=unpriced),
-    )
-    return Totals(
-        cost=agg["cost"] or ZERO,
-        unpriced_tokens=agg["unpriced_tokens"] or 0,
-        unattributed_cost=agg["unattributed"] or ZERO,
-        tokens=agg["tokens"] or 0,
-        requests=agg["requests"] or 0,
-    )
+    return period_totals(rows, {"all": None})["all"]
+
+
+def period_totals(rows: QuerySet[DailySpend], periods: dict[str, tuple[dt.date, dt.date] | None]) -> dict[str, Totals]:
+    """Totals of several half-open periods (None: all of `rows`) in one pass over the rollup."""
+    aggregates, spans = {}, [p for p in periods.values() if p is not None]
+    for name, span in periods.items():
+        within = Q() if span is None else Q(day__gte=span[0], day__lt=span[1])
+        unpriced = within & Q(cost_basis=CostBasis.UNPRICED)
+        aggregates.update({
+            f"{name}__cost": Sum("reporting_cost", filter=within or None),
+            f"{name}__tokens": Sum("input_tokens", filter=within or None) + Sum("cached_input_tokens", filter=within or None)
+            + Sum("cache_write_tokens", filter=within or None) + Sum("output_tokens", filter=within or None),
+            f"{name}__requests": Sum("requests", filter=within or None),
+            f"{name}__unattributed": Sum("reporting_cost", filter=within & Q(workload__isnull=True)),
+            f"{name}__unpriced_tokens": Sum("input_tokens", filter=unpriced) + Sum("cached_input_tokens", filter=unpriced)
+            + Sum("cache_write_tokens", filter=unpriced) + Sum("output_tokens", filter=unpriced),
+        })
+    if spans and len(spans) == len(periods):  # read only the days some period needs
+        rows = rows.filter(day__gte=min(s[0] for s in spans), day__lt=max(s[1] for s in spans))
+    agg = rows.aggregate(**aggregates)
+    return {
+        name: Totals(
+            cost=agg[f"{name}__cost"] or ZERO,
+            unpriced_tokens=agg[f"{name}__unpriced_tokens"] or 0,
+            unattributed_cost=agg[f"{name}__unattributed"] or ZERO,
+            tokens=agg[f"{name}__tokens"] or 0,
+            requests=agg[f"{name}__requests"] or 0,
+        )
+        for name in periods
+    }
 
 
 def daily_cost_by(rows: QuerySet[DailySpend], dimension: str) -> list[dict]:
@@ -93,17 +107,24 @@ class MonthToDate:
         return (self.this_month - self.same_days_last_month) / self.same_days_last_month
 
 
-def month_to_date(rows: QuerySet[DailySpend], today: dt.date) -> MonthToDate:
-    """Spend of this UTC month up to (not including) today, against the same days of last month."""
+def _month_periods(today: dt.date) -> dict[str, tuple[dt.date, dt.date]]:
     first = today.replace(day=1)
     last_month_first = (first - dt.timedelta(days=1)).replace(day=1)
-    elapsed = today - first
-    same_days_end = min(last_month_first + elapsed, first)
-    return MonthToDate(
-        today=today,
-        this_month=totals(period(rows, first, today)).cost,
-        same_days_last_month=totals(period(rows, last_month_first, same_days_end)).cost,
-    )
+    same_days_end = min(last_month_first + (today - first), first)
+    return {"this_month": (first, today), "same_days_last_month": (last_month_first, same_days_end),
+            "run_rate": (today - dt.timedelta(days=RUN_RATE_DAYS), today)}
+
+
+def month_to_date(rows: QuerySet[DailySpend], today: dt.date, *, known: dict[str, Totals] | None = None) -> MonthToDate:
+    """Spend of this UTC month up to (not including) today, against the same days of last month.
+    `known`: the period totals of `month_periods_totals`, when the caller has them already."""
+    known = known or period_totals(rows, _month_periods(today))
+    return MonthToDate(today=today, this_month=known["this_month"].cost, same_days_last_month=known["same_days_last_month"].cost)
+
+
+def month_periods_totals(rows: QuerySet[DailySpend], today: dt.date, **extra: tuple[dt.date, dt.date]) -> dict[str, Totals]:
+    """The totals month_to_date and month_forecast need, and any `extra` periods, in one query."""
+    return period_totals(rows, {**_month_periods(today), **extra})
 
 
 def latest_day(rows: QuerySet[DailySpend]) -> dt.date | None:
@@ -125,15 +146,15 @@ class Forecast:
 RUN_RATE_DAYS = 7
 
 
-def month_forecast(rows: QuerySet[DailySpend], today: dt.date) -> Forecast:
+def month_forecast(rows: QuerySet[DailySpend], today: dt.date, *, known: dict[str, Totals] | None = None) -> Forecast:
     """Month to date plus the average of the last RUN_RATE_DAYS complete days for every day left (today included)."""
+    known = known or period_totals(rows, _month_periods(today))
     first = today.replace(day=1)
     next_month = (first + dt.timedelta(days=32)).replace(day=1)
-    recent = totals(period(rows, today - dt.timedelta(days=RUN_RATE_DAYS), today)).cost
     return Forecast(
         month_start=first,
-        month_to_date=totals(period(rows, first, today)).cost,
-        daily_run_rate=recent / RUN_RATE_DAYS,
+        month_to_date=known["this_month"].cost,
+        daily_run_rate=known["run_rate"].cost / RUN_RATE_DAYS,
         days_left=(next_month - today).days,
     )
 

@@ -51,7 +51,7 @@ def overview(request):
     today = _today()
     recent = _trailing(rows)
     providers = dict(Provider.objects.values_list("id", "name"))
-    top, to_80 = spend.with_shares(_named(spend.cost_by(recent, "workload_id"), Workload, "Unattributed"))
+    top, to_80 = spend.with_shares(_named(spend.cost_by(recent, "workload_id"), Workload.objects.select_related("team"), "Unattributed"))
     for row in top:
         row["team"] = row["object"].team.name if row["object"] else ""
     tables = {
@@ -66,10 +66,11 @@ def overview(request):
     wanted = request.GET.get("csv")
     if wanted in tables:
         return csv_response(f"overview-{wanted}-{today.isoformat()}", OVERVIEW_TABLES[wanted], tables[wanted] if wanted != "top_workloads" else top)
+    known = spend.month_periods_totals(rows, today, recent=(today - dt.timedelta(days=TRAILING_DAYS), today))
     context.update(
-        mtd=spend.month_to_date(rows, today),
-        forecast=spend.month_forecast(rows, today),
-        recent=spend.totals(recent),
+        mtd=spend.month_to_date(rows, today, known=known),
+        forecast=spend.month_forecast(rows, today, known=known),
+        recent=known["recent"],
         latest_day=spend.latest_day(rows),
         chart=_chart(recent, "provider_id", providers),
         tables=tables,
@@ -80,10 +81,10 @@ def overview(request):
     return render(request, "finops/overview.html", context)
 
 
-def _named(rows: list[dict], model, none_label: str) -> list[dict]:
+def _named(rows: list[dict], objects_qs, none_label: str) -> list[dict]:
     """Attach the object (or None for the unattributed group) to grouped rows keyed by `<model>_id`."""
-    key = f"{model._meta.model_name}_id"
-    objects = model.objects.in_bulk([r[key] for r in rows if r[key] is not None])
+    key = f"{objects_qs.model._meta.model_name}_id"
+    objects = objects_qs.in_bulk([r[key] for r in rows if r[key] is not None])
     return [{**row, "object": objects.get(row[key]), "label": str(objects.get(row[key], none_label))} for row in rows]
 
 
