@@ -188,3 +188,81 @@ def daily_tokens(rows: QuerySet[DailySpend]) -> list[dict]:
         .annotate(input=Sum("input_tokens") + Sum("cached_input_tokens") + Sum("cache_write_tokens"), output=Sum("output_tokens"))
         .order_by("day")
     )
+
+
+# --- the overview in two passes over the rollup (DESIGN.md: pages read the rollup; at 10M lines the rollup of
+# 30 days is ~45k rows and each pass over it costs 15–25 ms, so the overview's nine reads became two) ---
+
+
+@dataclass
+class Overview:
+    periods: dict[str, Totals]  # this_month, same_days_last_month, run_rate, recent
+    daily_by_provider: list[dict]  # [{day, provider_id, cost}] over the recent period
+    by_provider: list[dict]  # unit_costs(recent, "provider_id")
+    by_workload: list[dict]  # cost_by(recent, "workload_id")
+    by_model: list[dict]  # unit_costs(recent, "model")
+
+
+def _by_cost(rows: list[dict]) -> list[dict]:
+    """Biggest spend first, as ORDER BY cost DESC sorts in Postgres (a group with no priced line first)."""
+    return sorted(rows, key=lambda r: (r["cost"] is None, r["cost"] or ZERO), reverse=True)
+
+
+def _add(total: dict, row: dict, *names: str) -> None:
+    for name in names:
+        if row[name] is not None:
+            total[name] = (total.get(name) or 0) + row[name]
+        else:
+            total.setdefault(name, None)
+
+
+def overview(rows: QuerySet[DailySpend], today: dt.date, *, recent_days: int) -> Overview:
+    """What the overview shows: the same figures as totals / month_to_date / month_forecast / cost_by /
+    unit_costs / daily_cost_by, from one pass by (day, provider) and one by (workload, model)."""
+    recent_start = today - dt.timedelta(days=recent_days)
+    periods = {**_month_periods(today), "recent": (recent_start, today)}
+    unpriced = Q(cost_basis=CostBasis.UNPRICED)
+    daily = list(
+        period(rows, min(s for s, _ in periods.values()), today)
+        .values("day", "provider_id")
+        .annotate(
+            cost=Sum("reporting_cost"), tokens=TOKEN_SUM, requests=Sum("requests"),
+            unattributed=Sum("reporting_cost", filter=Q(workload__isnull=True)),
+            unpriced_tokens=Sum("input_tokens", filter=unpriced) + Sum("cached_input_tokens", filter=unpriced)
+            + Sum("cache_write_tokens", filter=unpriced) + Sum("output_tokens", filter=unpriced),
+        )
+        .order_by("day", "provider_id")
+    )
+    totals_of = {}
+    for name, (start, end) in periods.items():
+        total: dict = {}
+        for row in daily:
+            if start <= row["day"] < end:
+                _add(total, row, "cost", "tokens", "requests", "unattributed", "unpriced_tokens")
+        totals_of[name] = Totals(cost=total.get("cost") or ZERO, unpriced_tokens=total.get("unpriced_tokens") or 0,
+                                 unattributed_cost=total.get("unattributed") or ZERO, tokens=total.get("tokens") or 0,
+                                 requests=total.get("requests") or 0)
+    recent = [row for row in daily if row["day"] >= recent_start]
+    providers: dict = {}
+    for row in recent:
+        _add(providers.setdefault(row["provider_id"], {"provider_id": row["provider_id"]}), row, "cost", "tokens")
+    pairs = list(period(rows, recent_start, today).values("workload_id", "model").annotate(cost=Sum("reporting_cost"), tokens=TOKEN_SUM).order_by())
+    workloads: dict = {}
+    models: dict = {}
+    for row in pairs:
+        _add(workloads.setdefault(row["workload_id"], {"workload_id": row["workload_id"]}), row, "cost", "tokens")
+        _add(models.setdefault(row["model"], {"model": row["model"]}), row, "cost", "tokens")
+    return Overview(
+        periods=totals_of,
+        daily_by_provider=[{"day": r["day"], "provider_id": r["provider_id"], "cost": r["cost"]} for r in recent],
+        by_provider=_with_unit_cost(_by_cost(list(providers.values()))),
+        by_workload=_by_cost(list(workloads.values())),
+        by_model=_with_unit_cost(_by_cost(list(models.values()))),
+    )
+
+
+def _with_unit_cost(grouped: list[dict]) -> list[dict]:
+    for row in grouped:
+        row["cost"] = row["cost"] or ZERO
+        row["usd_per_mtok"] = row["cost"] / row["tokens"] * 1_000_000 if row["tokens"] else None
+    return grouped

@@ -49,15 +49,15 @@ def overview(request):
     if not has_data:
         return render(request, "finops/overview.html", context)
     today = _today()
-    recent = _trailing(rows)
+    reads = spend.overview(rows, today, recent_days=TRAILING_DAYS)
     providers = dict(Provider.objects.values_list("id", "name"))
-    top, to_80 = spend.with_shares(_named(spend.cost_by(recent, "workload_id"), Workload.objects.select_related("team"), "Unattributed"))
+    top, to_80 = spend.with_shares(_named(reads.by_workload, Workload.objects.select_related("team"), "Unattributed"))
     for row in top:
         row["team"] = row["object"].team.name if row["object"] else ""
     tables = {
         "top_workloads": top[:10],
-        "providers": [{**r, "label": providers.get(r["provider_id"], "?")} for r in spend.unit_costs(recent, "provider_id")],
-        "models": [{**r, "label": r["model"] or NO_MODEL} for r in spend.unit_costs(recent, "model")],
+        "providers": [{**r, "label": providers.get(r["provider_id"], "?")} for r in reads.by_provider],
+        "models": [{**r, "label": r["model"] or NO_MODEL} for r in reads.by_model],
     }
     if access.can_see_sources(user):
         tables["freshness"] = [
@@ -66,13 +66,12 @@ def overview(request):
     wanted = request.GET.get("csv")
     if wanted in tables:
         return csv_response(f"overview-{wanted}-{today.isoformat()}", OVERVIEW_TABLES[wanted], tables[wanted] if wanted != "top_workloads" else top)
-    known = spend.month_periods_totals(rows, today, recent=(today - dt.timedelta(days=TRAILING_DAYS), today))
     context.update(
-        mtd=spend.month_to_date(rows, today, known=known),
-        forecast=spend.month_forecast(rows, today, known=known),
-        recent=known["recent"],
+        mtd=spend.month_to_date(rows, today, known=reads.periods),
+        forecast=spend.month_forecast(rows, today, known=reads.periods),
+        recent=reads.periods["recent"],
         latest_day=spend.latest_day(rows),
-        chart=_chart(recent, "provider_id", providers),
+        chart=charts.stacked_daily(reads.daily_by_provider, "provider_id", providers, currency=settings.FINOPS_REPORTING_CURRENCY),
         tables=tables,
         workloads_to_80=to_80,
         workload_count=len(top),
