@@ -6,7 +6,8 @@ ten million lines have a few thousand signatures, and a CASE of hundreds of rule
 The signatures' targets then update the lines in one UPDATE … FROM join. SQLite (the demo) keeps the
 plain UPDATE with the CASE per line. Both give the same result: a line's workload depends on its signature only.
 Lines no rule matches have no workload and no team: "unattributed", shown everywhere spend is shown.
-A rule change re-attributes all history and rebuilds the rollup for exactly the days whose lines changed.
+A rule change re-attributes all history and rebuilds the rollup for exactly the days whose lines changed
+(on Postgres, only the rows of the workloads that lost or gained lines).
 """
 
 import datetime as dt
@@ -19,7 +20,7 @@ from django.db.models.functions import Coalesce, TruncDate
 
 from finops.models import AttributionRule, UsageLine, Workload
 
-from .rollups import day_ranges, rollup_rebuild
+from .rollups import day_chunks, rollup_rebuild
 
 
 def glob_to_regex(pattern: str) -> str:
@@ -78,6 +79,8 @@ def _changed(lines: QuerySet, workload, team) -> QuerySet:
 class Reattribution:
     days: set[dt.date]
     lines: int
+    # Workloads that lost or gained lines (None: unattributed); None when not known (all may have).
+    workloads: set | None = None
 
 
 # Every column `rule_q` may look at: lines equal on these are attributed alike.
@@ -92,6 +95,9 @@ def _attribute_by_signature(lines: QuerySet, rules: list[AttributionRule]) -> Re
     Current workload and team are part of the distinct key, so only groups that change are joined back.
     The CTEs are MATERIALIZED: inlined, the planner evaluates the CASE after the join, once per line again.
     """
+    nullable = [c for c in SIGNATURE if UsageLine._meta.get_field(c).null]
+    if nullable:  # the join back is a plain equality (hashable); NULL = NULL would silently match nothing
+        raise RuntimeError(f"attribution signature columns must be NOT NULL (or be compared with COALESCE): {nullable}")
     workload, _ = _targets(rules)
     table = connection.ops.quote_name(UsageLine._meta.db_table)
     query = UsageLine.objects.all().query
@@ -115,11 +121,17 @@ def _attribute_by_signature(lines: QuerySet, rules: list[AttributionRule]) -> Re
             WHERE {join} AND COALESCE(u.workload_id, -1) = c.cur_w AND COALESCE(u.team_id, -1) = c.cur_t{scope_sql}
             RETURNING (u.period_start AT TIME ZONE 'UTC')::date AS day
         )
-        SELECT day, count(*) FROM moved GROUP BY day"""
+        SELECT day, count(*), NULL::bigint[] FROM moved GROUP BY day
+        UNION ALL
+        SELECT NULL, NULL, array_agg(DISTINCT w) FROM (SELECT cur_w FROM changed UNION SELECT COALESCE(new_w, -1) FROM changed) AS x (w)"""
     with connection.cursor() as cursor:
         cursor.execute(sql, [*distinct_params, *case_params, *scope_params])
         rows = cursor.fetchall()
-    return Reattribution(days={day for day, _ in rows}, lines=sum(n for _, n in rows))
+    touched = next((ids for day, _, ids in rows if day is None), None) or []
+    days = {day: n for day, n, _ in rows if day is not None}
+    # `changed` may name a workload whose lines lie outside the scope: rebuilding its rows too is harmless.
+    return Reattribution(days=set(days), lines=sum(days.values()),
+                         workloads={None if w == -1 else w for w in touched} if days else set())
 
 
 def lines_attribute(*, lines: QuerySet) -> Reattribution:
@@ -139,11 +151,12 @@ def history_reattribute(*, progress=None) -> Reattribution:
     in one transaction (pages never see lines and rollup disagree). `progress(done, total)` is called as
     each run of consecutive days is rebuilt."""
     result = lines_attribute(lines=UsageLine.objects.all())
-    ranges = day_ranges(result.days)
-    for done, (first, last) in enumerate(ranges, start=1):
-        rollup_rebuild(days={first + dt.timedelta(days=n) for n in range((last - first).days + 1)})
+    chunks = day_chunks(result.days)
+    for done, (first, last) in enumerate(chunks, start=1):
+        days = {first + dt.timedelta(days=n) for n in range((last - first).days + 1)}
+        rollup_rebuild(days=days, workload_ids=result.workloads)
         if progress is not None:
-            progress(done, len(ranges))
+            progress(done, len(chunks))
     return result
 
 

@@ -3,7 +3,7 @@
 import datetime as dt
 
 from django.db import connection, transaction
-from django.db.models import Count, Sum
+from django.db.models import Count, Q, Sum
 from django.db.models.functions import TruncDate
 
 from finops.models import DailySpend, UsageLine
@@ -45,19 +45,31 @@ CHUNK_DAYS = 31
 AGGREGATE_WORK_MEM = "128MB"
 
 
+def day_chunks(days: set[dt.date]) -> list[tuple[dt.date, dt.date]]:
+    """Runs of consecutive days, cut into pieces of at most CHUNK_DAYS: what one INSERT … SELECT rebuilds."""
+    chunks = []
+    for first, last in day_ranges(days):
+        while first <= last:
+            chunk_last = min(last, first + dt.timedelta(days=CHUNK_DAYS - 1))
+            chunks.append((first, chunk_last))
+            first = chunk_last + dt.timedelta(days=1)
+    return chunks
+
+
 @transaction.atomic
-def rollup_rebuild(*, days: set[dt.date], account_ids: list[int] | None = None) -> None:
+def rollup_rebuild(*, days: set[dt.date], account_ids: list[int] | None = None, workload_ids: set | None = None) -> None:
     """Replace the rollup rows of exactly `days` with fresh sums of the raw lines.
 
     One INSERT … SELECT … GROUP BY per run of consecutive days (at most CHUNK_DAYS each), compiled by the
-    ORM so it runs on Postgres and on the demo's SQLite.
+    ORM so it runs on Postgres and on the demo's SQLite. `workload_ids` (None standing for unattributed)
+    limits the rebuild to those workloads' rows: workload is a rollup dimension, so after a re-attribution
+    only the rows of workloads that lost or gained lines differ from the raw lines.
     """
+    if workload_ids is not None and not workload_ids:
+        return
     with _aggregate_memory():
-        for first, last in day_ranges(days):
-            while first <= last:
-                chunk_last = min(last, first + dt.timedelta(days=CHUNK_DAYS - 1))
-                _rebuild_range(first, chunk_last, account_ids)
-                first = chunk_last + dt.timedelta(days=1)
+        for first, last in day_chunks(days):
+            _rebuild_range(first, last, account_ids, workload_ids)
 
 
 class _aggregate_memory:
@@ -77,13 +89,19 @@ class _aggregate_memory:
                 cursor.execute("SELECT set_config('work_mem', %s, true)", [self.previous])
 
 
-def _rebuild_range(first: dt.date, last: dt.date, account_ids: list[int] | None) -> None:
+def _rebuild_range(first: dt.date, last: dt.date, account_ids: list[int] | None, workload_ids: set | None = None) -> None:
     start, end = _day_bounds(first, last)
     stale = DailySpend.objects.filter(day__gte=first, day__lte=last)
     lines = UsageLine.objects.filter(period_start__gte=start, period_start__lt=end)
     if account_ids is not None:
         stale = stale.filter(account_id__in=account_ids)
         lines = lines.filter(account_id__in=account_ids)
+    if workload_ids is not None:
+        only = Q(workload_id__in=[w for w in workload_ids if w is not None])
+        if None in workload_ids:
+            only |= Q(workload_id__isnull=True)
+        stale = stale.filter(only)
+        lines = lines.filter(only)
     stale.delete()
 
     grouped = (
