@@ -154,4 +154,7 @@ class DailySpend(TokenCounts):
             models.Index(fields=["team", "day"]),
             models.Index(fields=["workload", "day"]),
             models.Index(fields=["account", "day"]),
+            # The provider page and Explore's provider filter; Explore's model filter and its list of models.
+            models.Index(fields=["provider", "day"], name="dailyspend_provider_day"),
+            models.Index(fields=["model", "day"], name="dailyspend_model_day"),
         ]

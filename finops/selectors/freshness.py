@@ -2,7 +2,7 @@
 
 import datetime as dt
 
-from django.db.models import Max
+from django.db.models import OuterRef, Subquery
 
 from finops.models import Account, DailySpend
 
@@ -10,10 +10,11 @@ STALE_AFTER_DAYS = 2  # providers publish yesterday's usage within a day; two da
 
 
 def source_freshness(today: dt.date) -> list[dict]:
-    latest = dict(DailySpend.objects.values_list("account_id").annotate(day=Max("day")).order_by())
+    # One index probe per account on (account, day), not a GROUP BY over every rollup row.
+    newest = DailySpend.objects.filter(account=OuterRef("pk")).order_by("-day").values("day")[:1]
     rows = []
-    for account in Account.objects.select_related("provider"):
-        day = latest.get(account.id)
+    for account in Account.objects.select_related("provider").annotate(latest_day=Subquery(newest)):
+        day = account.latest_day
         lag = (today - day).days if day else None
         rows.append({"account": account, "latest_day": day, "lag_days": lag, "stale": lag is None or lag > STALE_AFTER_DAYS})
     return sorted(rows, key=lambda r: (not r["stale"], r["account"].name))

@@ -20,7 +20,8 @@ def visible_spend(user) -> QuerySet[DailySpend]:
     rows = DailySpend.objects.all()
     if access.can_see_unattributed(user):
         return rows
-    return rows.filter(team__in=access.visible_teams(user))
+    # The team ids as a list, not a subquery: the planner then uses the (team, day) index for every read.
+    return rows.filter(team_id__in=list(access.visible_teams(user).values_list("id", flat=True)))
 
 
 def period(rows: QuerySet[DailySpend], start: dt.date, end: dt.date) -> QuerySet[DailySpend]:
@@ -47,24 +48,37 @@ TOKEN_SUM = Sum("input_tokens") + Sum("cached_input_tokens") + Sum("cache_write_
 
 
 def totals(rows: QuerySet[DailySpend]) -> Totals:
-    unpriced = Q(cost_basis=CostBasis.UNPRICED)
-    agg = rows.aggregate(
-        cost=Sum("reporting_cost"),
-        tokens=TOKEN_SUM,
-        requests=Sum("requests"),
-        unattributed=Sum("reporting_cost", filter=Q(workload__isnull=True)),
-        unpriced_tokens=Sum("input_tokens", filter=unpriced)
-        + Sum("cached_input_tokens", filter=unpriced)
-        + Sum("cache_write_tokens", filter=unpriced)
-        + Sum("output_tokens", filter=unpriced),
-    )
-    return Totals(
-        cost=agg["cost"] or ZERO,
-        unpriced_tokens=agg["unpriced_tokens"] or 0,
-        unattributed_cost=agg["unattributed"] or ZERO,
-        tokens=agg["tokens"] or 0,
-        requests=agg["requests"] or 0,
-    )
+    return period_totals(rows, {"all": None})["all"]
+
+
+def period_totals(rows: QuerySet[DailySpend], periods: dict[str, tuple[dt.date, dt.date] | None]) -> dict[str, Totals]:
+    """Totals of several half-open periods (None: all of `rows`) in one pass over the rollup."""
+    aggregates, spans = {}, [p for p in periods.values() if p is not None]
+    for name, span in periods.items():
+        within = Q() if span is None else Q(day__gte=span[0], day__lt=span[1])
+        unpriced = within & Q(cost_basis=CostBasis.UNPRICED)
+        aggregates.update({
+            f"{name}__cost": Sum("reporting_cost", filter=within or None),
+            f"{name}__tokens": Sum("input_tokens", filter=within or None) + Sum("cached_input_tokens", filter=within or None)
+            + Sum("cache_write_tokens", filter=within or None) + Sum("output_tokens", filter=within or None),
+            f"{name}__requests": Sum("requests", filter=within or None),
+            f"{name}__unattributed": Sum("reporting_cost", filter=within & Q(workload__isnull=True)),
+            f"{name}__unpriced_tokens": Sum("input_tokens", filter=unpriced) + Sum("cached_input_tokens", filter=unpriced)
+            + Sum("cache_write_tokens", filter=unpriced) + Sum("output_tokens", filter=unpriced),
+        })
+    if spans and len(spans) == len(periods):  # read only the days some period needs
+        rows = rows.filter(day__gte=min(s[0] for s in spans), day__lt=max(s[1] for s in spans))
+    agg = rows.aggregate(**aggregates)
+    return {
+        name: Totals(
+            cost=agg[f"{name}__cost"] or ZERO,
+            unpriced_tokens=agg[f"{name}__unpriced_tokens"] or 0,
+            unattributed_cost=agg[f"{name}__unattributed"] or ZERO,
+            tokens=agg[f"{name}__tokens"] or 0,
+            requests=agg[f"{name}__requests"] or 0,
+        )
+        for name in periods
+    }
 
 
 def daily_cost_by(rows: QuerySet[DailySpend], dimension: str) -> list[dict]:
@@ -93,17 +107,24 @@ class MonthToDate:
         return (self.this_month - self.same_days_last_month) / self.same_days_last_month
 
 
-def month_to_date(rows: QuerySet[DailySpend], today: dt.date) -> MonthToDate:
-    """Spend of this UTC month up to (not including) today, against the same days of last month."""
+def _month_periods(today: dt.date) -> dict[str, tuple[dt.date, dt.date]]:
     first = today.replace(day=1)
     last_month_first = (first - dt.timedelta(days=1)).replace(day=1)
-    elapsed = today - first
-    same_days_end = min(last_month_first + elapsed, first)
-    return MonthToDate(
-        today=today,
-        this_month=totals(period(rows, first, today)).cost,
-        same_days_last_month=totals(period(rows, last_month_first, same_days_end)).cost,
-    )
+    same_days_end = min(last_month_first + (today - first), first)
+    return {"this_month": (first, today), "same_days_last_month": (last_month_first, same_days_end),
+            "run_rate": (today - dt.timedelta(days=RUN_RATE_DAYS), today)}
+
+
+def month_to_date(rows: QuerySet[DailySpend], today: dt.date, *, known: dict[str, Totals] | None = None) -> MonthToDate:
+    """Spend of this UTC month up to (not including) today, against the same days of last month.
+    `known`: the period totals of `month_periods_totals`, when the caller has them already."""
+    known = known or period_totals(rows, _month_periods(today))
+    return MonthToDate(today=today, this_month=known["this_month"].cost, same_days_last_month=known["same_days_last_month"].cost)
+
+
+def month_periods_totals(rows: QuerySet[DailySpend], today: dt.date, **extra: tuple[dt.date, dt.date]) -> dict[str, Totals]:
+    """The totals month_to_date and month_forecast need, and any `extra` periods, in one query."""
+    return period_totals(rows, {**_month_periods(today), **extra})
 
 
 def latest_day(rows: QuerySet[DailySpend]) -> dt.date | None:
@@ -125,15 +146,15 @@ class Forecast:
 RUN_RATE_DAYS = 7
 
 
-def month_forecast(rows: QuerySet[DailySpend], today: dt.date) -> Forecast:
+def month_forecast(rows: QuerySet[DailySpend], today: dt.date, *, known: dict[str, Totals] | None = None) -> Forecast:
     """Month to date plus the average of the last RUN_RATE_DAYS complete days for every day left (today included)."""
+    known = known or period_totals(rows, _month_periods(today))
     first = today.replace(day=1)
     next_month = (first + dt.timedelta(days=32)).replace(day=1)
-    recent = totals(period(rows, today - dt.timedelta(days=RUN_RATE_DAYS), today)).cost
     return Forecast(
         month_start=first,
-        month_to_date=totals(period(rows, first, today)).cost,
-        daily_run_rate=recent / RUN_RATE_DAYS,
+        month_to_date=known["this_month"].cost,
+        daily_run_rate=known["run_rate"].cost / RUN_RATE_DAYS,
         days_left=(next_month - today).days,
     )
 
@@ -167,3 +188,86 @@ def daily_tokens(rows: QuerySet[DailySpend]) -> list[dict]:
         .annotate(input=Sum("input_tokens") + Sum("cached_input_tokens") + Sum("cache_write_tokens"), output=Sum("output_tokens"))
         .order_by("day")
     )
+
+
+# --- the overview in two passes over the rollup (DESIGN.md: pages read the rollup; at 10M lines the rollup of
+# 30 days is ~45k rows and each pass over it costs 15–25 ms, so the overview's nine reads became two) ---
+
+
+@dataclass
+class Overview:
+    periods: dict[str, Totals]  # this_month, same_days_last_month, run_rate, recent
+    daily_by_provider: list[dict]  # [{day, provider_id, cost}] over the recent period
+    by_provider: list[dict]  # unit_costs(recent, "provider_id")
+    by_workload: list[dict]  # cost_by(recent, "workload_id")
+    by_model: list[dict]  # unit_costs(recent, "model")
+
+
+def _by_cost(rows: list[dict]) -> list[dict]:
+    """Biggest spend first, as ORDER BY cost DESC sorts in Postgres (a group with no priced line first)."""
+    return sorted(rows, key=lambda r: (r["cost"] is None, r["cost"] or ZERO), reverse=True)
+
+
+def _add(total: dict, row: dict, *names: str) -> None:
+    for name in names:
+        if row[name] is not None:
+            total[name] = (total.get(name) or 0) + row[name]
+        else:
+            total.setdefault(name, None)
+
+
+def overview(rows: QuerySet[DailySpend], today: dt.date, *, recent_days: int) -> Overview:
+    """What the overview shows: the same figures as totals / month_to_date / month_forecast / cost_by /
+    unit_costs / daily_cost_by, from one pass by (day, provider) and one by (workload, model)."""
+    recent_start = today - dt.timedelta(days=recent_days)
+    periods = {**_month_periods(today), "recent": (recent_start, today)}
+    # Last month's same days lie before the recent days: their totals come from a pass of their own, so the
+    # pass by (day, provider) reads the recent days only.
+    before = {name: span for name, span in periods.items() if span[0] < recent_start}
+    unpriced = Q(cost_basis=CostBasis.UNPRICED)
+    daily = list(
+        period(rows, recent_start, today)
+        .values("day", "provider_id")
+        .annotate(
+            cost=Sum("reporting_cost"), tokens=TOKEN_SUM, requests=Sum("requests"),
+            unattributed=Sum("reporting_cost", filter=Q(workload__isnull=True)),
+            unpriced_tokens=Sum("input_tokens", filter=unpriced) + Sum("cached_input_tokens", filter=unpriced)
+            + Sum("cache_write_tokens", filter=unpriced) + Sum("output_tokens", filter=unpriced),
+        )
+        .order_by("day", "provider_id")
+    )
+    totals_of = period_totals(rows, before) if before else {}
+    for name, (start, end) in periods.items():
+        if name in before:
+            continue
+        total: dict = {}
+        for row in daily:
+            if start <= row["day"] < end:
+                _add(total, row, "cost", "tokens", "requests", "unattributed", "unpriced_tokens")
+        totals_of[name] = Totals(cost=total.get("cost") or ZERO, unpriced_tokens=total.get("unpriced_tokens") or 0,
+                                 unattributed_cost=total.get("unattributed") or ZERO, tokens=total.get("tokens") or 0,
+                                 requests=total.get("requests") or 0)
+    recent = daily
+    providers: dict = {}
+    for row in recent:
+        _add(providers.setdefault(row["provider_id"], {"provider_id": row["provider_id"]}), row, "cost", "tokens")
+    pairs = list(period(rows, recent_start, today).values("workload_id", "model").annotate(cost=Sum("reporting_cost"), tokens=TOKEN_SUM).order_by())
+    workloads: dict = {}
+    models: dict = {}
+    for row in pairs:
+        _add(workloads.setdefault(row["workload_id"], {"workload_id": row["workload_id"]}), row, "cost", "tokens")
+        _add(models.setdefault(row["model"], {"model": row["model"]}), row, "cost", "tokens")
+    return Overview(
+        periods=totals_of,
+        daily_by_provider=[{"day": r["day"], "provider_id": r["provider_id"], "cost": r["cost"]} for r in recent],
+        by_provider=_with_unit_cost(_by_cost(list(providers.values()))),
+        by_workload=_by_cost(list(workloads.values())),
+        by_model=_with_unit_cost(_by_cost(list(models.values()))),
+    )
+
+
+def _with_unit_cost(grouped: list[dict]) -> list[dict]:
+    for row in grouped:
+        row["cost"] = row["cost"] or ZERO
+        row["usd_per_mtok"] = row["cost"] / row["tokens"] * 1_000_000 if row["tokens"] else None
+    return grouped

@@ -3,7 +3,7 @@
 import datetime as dt
 
 from django.db import connection, transaction
-from django.db.models import Count, Sum
+from django.db.models import Count, Q, Sum
 from django.db.models.functions import TruncDate
 
 from finops.models import DailySpend, UsageLine
@@ -39,24 +39,78 @@ def day_ranges(days: set[dt.date]) -> list[tuple[dt.date, dt.date]]:
     return [(first, last) for first, last in ranges]
 
 
+# A run of consecutive days is rebuilt this many days at a time: a month of a large organisation's groups fits
+# in the aggregate's memory (below), where a whole year's would spill to disk or fall back to a sort.
+CHUNK_DAYS = 31
+AGGREGATE_WORK_MEM = "128MB"
+
+
+def day_chunks(days: set[dt.date]) -> list[tuple[dt.date, dt.date]]:
+    """Runs of consecutive days, cut into pieces of at most CHUNK_DAYS: what one INSERT … SELECT rebuilds."""
+    chunks = []
+    for first, last in day_ranges(days):
+        while first <= last:
+            chunk_last = min(last, first + dt.timedelta(days=CHUNK_DAYS - 1))
+            chunks.append((first, chunk_last))
+            first = chunk_last + dt.timedelta(days=1)
+    return chunks
+
+
 @transaction.atomic
-def rollup_rebuild(*, days: set[dt.date], account_ids: list[int] | None = None) -> None:
+def rollup_rebuild(*, days: set[dt.date], account_ids: list[int] | None = None, workload_ids: set | None = None) -> None:
     """Replace the rollup rows of exactly `days` with fresh sums of the raw lines.
 
-    One INSERT … SELECT … GROUP BY per run of consecutive days, compiled by the ORM so it runs on
-    Postgres and on the demo's SQLite.
+    One INSERT … SELECT … GROUP BY per run of consecutive days (at most CHUNK_DAYS each), compiled by the
+    ORM so it runs on Postgres and on the demo's SQLite. `workload_ids` (None standing for unattributed)
+    limits the rebuild to those workloads' rows: workload is a rollup dimension, so after a re-attribution
+    only the rows of workloads that lost or gained lines differ from the raw lines.
     """
-    for first, last in day_ranges(days):
-        _rebuild_range(first, last, account_ids)
+    if workload_ids is not None and not workload_ids:
+        return
+    with _aggregate_memory():
+        for first, last in day_chunks(days):
+            _rebuild_range(first, last, account_ids, workload_ids)
 
 
-def _rebuild_range(first: dt.date, last: dt.date, account_ids: list[int] | None) -> None:
+class _aggregate_memory:
+    """Postgres, for the rebuild only (restored after it; SET LOCAL would last to the end of the caller's
+    transaction): a hash aggregate's worth of work_mem, and no sort. Lines an import has just written have no
+    statistics yet, so the planner expects one row and sorts them all on disk (4 s for 1M lines) where hashing
+    them into a few hundred groups takes a fraction of that."""
+
+    SETTINGS = {"work_mem": AGGREGATE_WORK_MEM, "enable_sort": "off"}
+
+    def __enter__(self):
+        self.previous = None
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                self.previous = {name: self._set(cursor, name, value) for name, value in self.SETTINGS.items()}
+
+    def __exit__(self, exc_type, exc, tb):
+        if self.previous is not None and exc_type is None:  # after an error the rollback restores them
+            with connection.cursor() as cursor:
+                for name, value in self.previous.items():
+                    self._set(cursor, name, value)
+
+    @staticmethod
+    def _set(cursor, name: str, value: str) -> str:
+        cursor.execute("SELECT current_setting(%s), set_config(%s, %s, true)", [name, name, value])
+        return cursor.fetchone()[0]
+
+
+def _rebuild_range(first: dt.date, last: dt.date, account_ids: list[int] | None, workload_ids: set | None = None) -> None:
     start, end = _day_bounds(first, last)
     stale = DailySpend.objects.filter(day__gte=first, day__lte=last)
     lines = UsageLine.objects.filter(period_start__gte=start, period_start__lt=end)
     if account_ids is not None:
         stale = stale.filter(account_id__in=account_ids)
         lines = lines.filter(account_id__in=account_ids)
+    if workload_ids is not None:
+        only = Q(workload_id__in=[w for w in workload_ids if w is not None])
+        if None in workload_ids:
+            only |= Q(workload_id__isnull=True)
+        stale = stale.filter(only)
+        lines = lines.filter(only)
     stale.delete()
 
     grouped = (
@@ -69,10 +123,4 @@ def _rebuild_range(first: dt.date, last: dt.date, account_ids: list[int] | None)
     select_sql, params = grouped.query.sql_with_params()
     columns = ", ".join(connection.ops.quote_name(c) for c in ("day", *DIMENSIONS, *MEASURES))
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            # Lines an import has just written have no statistics yet: the planner then expects one row and sorts
-            # a million on disk (4 s for 1M lines) where hashing them into a few hundred groups takes a fraction.
-            cursor.execute("SET LOCAL enable_sort = off")
         cursor.execute(f"INSERT INTO {DailySpend._meta.db_table} ({columns}) {select_sql}", params)
-        if connection.vendor == "postgresql":
-            cursor.execute("RESET enable_sort")

@@ -49,15 +49,15 @@ def overview(request):
     if not has_data:
         return render(request, "finops/overview.html", context)
     today = _today()
-    recent = _trailing(rows)
+    reads = spend.overview(rows, today, recent_days=TRAILING_DAYS)
     providers = dict(Provider.objects.values_list("id", "name"))
-    top, to_80 = spend.with_shares(_named(spend.cost_by(recent, "workload_id"), Workload, "Unattributed"))
+    top, to_80 = spend.with_shares(_named(reads.by_workload, Workload.objects.select_related("team"), "Unattributed"))
     for row in top:
         row["team"] = row["object"].team.name if row["object"] else ""
     tables = {
         "top_workloads": top[:10],
-        "providers": [{**r, "label": providers.get(r["provider_id"], "?")} for r in spend.unit_costs(recent, "provider_id")],
-        "models": [{**r, "label": r["model"] or NO_MODEL} for r in spend.unit_costs(recent, "model")],
+        "providers": [{**r, "label": providers.get(r["provider_id"], "?")} for r in reads.by_provider],
+        "models": [{**r, "label": r["model"] or NO_MODEL} for r in reads.by_model],
     }
     if access.can_see_sources(user):
         tables["freshness"] = [
@@ -67,11 +67,11 @@ def overview(request):
     if wanted in tables:
         return csv_response(f"overview-{wanted}-{today.isoformat()}", OVERVIEW_TABLES[wanted], tables[wanted] if wanted != "top_workloads" else top)
     context.update(
-        mtd=spend.month_to_date(rows, today),
-        forecast=spend.month_forecast(rows, today),
-        recent=spend.totals(recent),
+        mtd=spend.month_to_date(rows, today, known=reads.periods),
+        forecast=spend.month_forecast(rows, today, known=reads.periods),
+        recent=reads.periods["recent"],
         latest_day=spend.latest_day(rows),
-        chart=_chart(recent, "provider_id", providers),
+        chart=charts.stacked_daily(reads.daily_by_provider, "provider_id", providers, currency=settings.FINOPS_REPORTING_CURRENCY),
         tables=tables,
         workloads_to_80=to_80,
         workload_count=len(top),
@@ -80,10 +80,10 @@ def overview(request):
     return render(request, "finops/overview.html", context)
 
 
-def _named(rows: list[dict], model, none_label: str) -> list[dict]:
+def _named(rows: list[dict], objects_qs, none_label: str) -> list[dict]:
     """Attach the object (or None for the unattributed group) to grouped rows keyed by `<model>_id`."""
-    key = f"{model._meta.model_name}_id"
-    objects = model.objects.in_bulk([r[key] for r in rows if r[key] is not None])
+    key = f"{objects_qs.model._meta.model_name}_id"
+    objects = objects_qs.in_bulk([r[key] for r in rows if r[key] is not None])
     return [{**row, "object": objects.get(row[key]), "label": str(objects.get(row[key], none_label))} for row in rows]
 
 

@@ -1,0 +1,192 @@
+"""The bench's usage lines: a year of hourly and daily lines written with one COPY, streamed in chunks.
+
+`COPY_COLUMNS`, `series_tail` and `line_text` are the only code that knows the usage-line columns (and
+`store_tag_sets` the tag sets the series point at).
+
+The load runs in one transaction that first empties the fact table and the rollup, so COPY can write frozen
+rows (no later hint-bit rewrites). For speed, and only in the bench's own database, it drops the table's
+secondary indexes and constraints for the load and recreates them from their saved definitions afterwards,
+and sets `session_replication_role = replica` for the load so Postgres does not queue a foreign-key check per
+row: the generator writes only ids it has just created.
+"""
+
+import datetime as dt
+import math
+import random
+import time
+
+from django.db import connection, transaction
+
+from finops.models import TagSet
+from finops.models.usage import tag_set_id, tags_text
+
+from .org import Org, Series
+
+TABLE = "finops_usageline"
+CHUNK_LINES = 20_000
+
+# --- the one place that maps a generated line onto the table ---
+
+COPY_COLUMNS = (
+    # per line
+    "period_start", "period_end", "input_tokens", "cached_input_tokens", "cache_write_tokens",
+    "output_tokens", "requests", "cost", "reporting_cost",
+    # per series
+    "account_id", "provider_id", "model", "model_raw", "service_tier", "project_ref", "api_key_ref", "user_ref",
+    "tag_set_id", "currency", "cost_basis", "charge_category", "workload_id", "team_id",
+)
+
+
+def series_tail(series: Series) -> str:
+    """COPY text of the per-series columns, from account_id on."""
+    cells = (series.account.id, series.account.provider_id, series.model, series.model_raw, "default",
+             series.project_ref, series.api_key_ref, series.user_ref, tag_set_id(tags_text(series.tags)), "USD",
+             series.basis, "usage", _null(series.workload.id if series.workload else None), _null(series.team_id))
+    return "\t".join(str(c) for c in cells)
+
+
+def store_tag_sets(org: Org) -> None:
+    TagSet.objects.bulk_create(
+        [TagSet(id=tag_set_id(tags_text(s.tags)), tags=s.tags) for s in org.series], ignore_conflicts=True
+    )
+
+
+def line_text(period: str, tail: str, tokens: tuple[int, int, int, int], requests: int, cost: str) -> str:
+    """One COPY text line: period ("start\\tend"), the per-line measures, then the series' tail."""
+    return f"{period}\t{tokens[0]}\t{tokens[1]}\t{tokens[2]}\t{tokens[3]}\t{requests}\t{cost}\t{cost}\t{tail}\n"
+
+
+def _null(value) -> str:
+    return r"\N" if value is None else str(value)
+
+
+# --- generation ---
+
+FACTORS = 4096  # per-line volume noise, drawn from a precomputed log-normal table (random calls are slow)
+
+
+def _timestamp(moment: dt.datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S+00")
+
+
+def _cost_text(pico: int) -> str:
+    """Pico-dollars -> exact NUMERIC text (12 decimals; the column keeps 18)."""
+    return f"{pico // 10**12}.{pico % 10**12:012d}"
+
+
+def generate(org: Org, first_day: dt.date, *, seed: int = 11):
+    """Yield COPY text chunks of exactly `org.scale.lines` lines over `org.scale.days` days, oldest first.
+
+    A day holds lines of about 85 % of the daily-granularity series (capped at a quarter of the day's lines),
+    and its remaining lines spread evenly over its 24 hours, each hour a random sample of the hourly series
+    (a series at most once per period, as a provider reports it). Volumes grow over the year.
+    """
+    scale = org.scale
+    rng = random.Random(seed)
+    factors = [rng.lognormvariate(0, 0.6) for _ in range(FACTORS)]
+    mask = FACTORS - 1
+    tails = [series_tail(s) for s in org.series]
+    daily = [n for n, s in enumerate(org.series) if s.granularity == "day"]
+    hourly = [n for n, s in enumerate(org.series) if s.granularity == "hour"]
+    series, sample, bits = org.series, rng.sample, rng.getrandbits
+    chunk: list[str] = []
+    for d in range(scale.days):
+        day_lines = scale.lines * (d + 1) // scale.days - scale.lines * d // scale.days
+        growth = 0.6 + 0.8 * d / scale.days
+        start = dt.datetime.combine(first_day + dt.timedelta(days=d), dt.time(), tzinfo=dt.UTC)
+        n_daily = min(math.floor(len(daily) * 0.85), day_lines // 4)
+        plan = [(_timestamp(start) + "\t" + _timestamp(start + dt.timedelta(days=1)), 20 * growth, sample(daily, n_daily))]
+        rest = day_lines - n_daily
+        for h in range(24):
+            count = rest * (h + 1) // 24 - rest * h // 24
+            if count > len(hourly):
+                raise ValueError(f"{scale.lines:,} lines need more hourly series than the organisation has ({len(hourly)})")
+            moment = start + dt.timedelta(hours=h)
+            plan.append((_timestamp(moment) + "\t" + _timestamp(moment + dt.timedelta(hours=1)), growth, sample(hourly, count)))
+        for period, factor, members in plan:
+            for n in members:
+                s = series[n]
+                inp = int(s.volume * factor * factors[bits(12) & mask]) + 1
+                cached = int(inp * s.cache_share)
+                write = cached // 8 if s.prices and s.prices[2] else 0
+                out = int(inp * s.output_ratio)
+                tokens = (inp, cached, write, out)
+                if s.prices is None:
+                    cost = r"\N"
+                else:
+                    p = s.prices
+                    cost = _cost_text(inp * p[0] + cached * p[1] + write * p[2] + out * p[3])
+                chunk.append(line_text(period, tails[n], tokens, inp // 1500 + 1, cost))
+            if len(chunk) >= CHUNK_LINES:
+                yield "".join(chunk)
+                chunk = []
+    if chunk:
+        yield "".join(chunk)
+
+
+# --- the load ---
+
+
+def _secondary_indexes(cursor) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(constraints backed by an index but the primary key, other indexes): name and definition of each."""
+    cursor.execute(
+        "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = %s::regclass AND contype IN ('u', 'x')",
+        [TABLE],
+    )
+    constraints = cursor.fetchall()
+    cursor.execute(
+        "SELECT i.relname, pg_get_indexdef(i.oid) FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid "
+        "WHERE x.indrelid = %s::regclass AND NOT x.indisprimary "
+        "AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid)",
+        [TABLE],
+    )
+    return constraints, cursor.fetchall()
+
+
+def load(org: Org, first_day: dt.date, *, echo=print) -> dict:
+    """Empty the fact table and the rollup, then COPY the generated lines; returns timings."""
+    figures = {}
+    started = time.perf_counter()
+    store_tag_sets(org)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"TRUNCATE {TABLE}, finops_dailyspend")
+        constraints, indexes = _secondary_indexes(cursor)
+        for name, _ in constraints:
+            cursor.execute(f'ALTER TABLE {TABLE} DROP CONSTRAINT "{name}"')
+        for name, _ in indexes:
+            cursor.execute(f'DROP INDEX "{name}"')
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        cursor.execute("SET LOCAL maintenance_work_mem = '512MB'")
+        written, report_at = 0, 1_000_000
+        columns = ", ".join(COPY_COLUMNS)
+        with cursor.cursor.copy(f"COPY {TABLE} ({columns}) FROM STDIN (FREEZE)") as copy:
+            for block in generate(org, first_day):
+                copy.write(block)
+                written += block.count("\n")
+                if written >= report_at:
+                    echo(f"  … {written:,} lines ({written / (time.perf_counter() - started):,.0f} lines/s)")
+                    report_at += 1_000_000
+        figures["copy_s"] = round(time.perf_counter() - started, 1)
+        index_started = time.perf_counter()
+        for name, definition in constraints:
+            cursor.execute(f'ALTER TABLE {TABLE} ADD CONSTRAINT "{name}" {definition}')
+        for _, definition in indexes:
+            cursor.execute(definition)
+        figures["indexes_s"] = round(time.perf_counter() - index_started, 1)
+        figures["indexes_rebuilt"] = [name for name, _ in constraints + indexes]
+    if written != org.scale.lines:
+        raise RuntimeError(f"bench: wrote {written:,} lines, expected {org.scale.lines:,}")
+    vacuum_started = time.perf_counter()
+    analyze(TABLE)
+    figures["vacuum_analyze_s"] = round(time.perf_counter() - vacuum_started, 1)
+    figures["lines"] = written
+    figures["load_s"] = round(time.perf_counter() - started, 1)
+    figures["lines_per_s"] = round(written / figures["copy_s"])
+    return figures
+
+
+def analyze(table: str) -> None:
+    """VACUUM (ANALYZE): visibility map and statistics for the reads that follow; ANALYZE alone inside a
+    transaction (the generator's test), where VACUUM cannot run."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"{'ANALYZE' if connection.in_atomic_block else 'VACUUM (ANALYZE)'} {table}")
