@@ -68,6 +68,7 @@ bench-pages: install
 	@pg_isready -q -h 127.0.0.1 -p 5432 || $(MAKE) services
 	@psql -h 127.0.0.1 -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$(BENCH_PAGES_DB)'" | grep -q 1 || \
 		createdb -h 127.0.0.1 -U postgres $(BENCH_PAGES_DB)
+	$(BENCH_PAGES_ENV) $(BIN)/python manage.py migrate --no-input -v 0
 	$(BENCH_PAGES_ENV) $(BIN)/python manage.py bench_pages --lines $(BENCH_PAGE_LINES) --out bench-results/pages.json $(BENCH_PAGES_ARGS)
 
 check: install

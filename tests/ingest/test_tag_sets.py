@@ -1,0 +1,42 @@
+"""Tag sets are stored once and shared by the lines that carry them (finops.models.usage.TagSet)."""
+
+import io
+
+from finops.models import Account, TagSet, UsageLine
+from finops.models.usage import tag_set_id, tags_text
+from ingest.services import usage_file_import
+
+FILE = (
+    "day,model,input_tokens,output_tokens,cost,project,tags\n"
+    "2026-10-01,gpt-5,100,10,0.5,alpha,env=prod;team=search\n"
+    "2026-10-01,gpt-5-mini,200,20,0.25,alpha,env=prod;team=search\n"
+    "2026-10-02,gpt-5,300,30,0.75,beta,env=staging\n"
+)
+
+
+def import_text(account: Account, text: str = FILE):
+    return usage_file_import(account=account, stream=io.BytesIO(text.encode()), file_name="usage.csv")
+
+
+def test_lines_with_the_same_tags_share_one_stored_set_and_a_second_import_adds_none(openai_account):
+    first = import_text(openai_account)
+    sets_after_first = TagSet.objects.count()
+    second = import_text(openai_account)
+
+    assert first.status == second.status == "succeeded"
+    assert TagSet.objects.count() == sets_after_first
+    lines = list(UsageLine.objects.filter(account=openai_account).select_related("tag_set").order_by("period_start", "model"))
+    assert [line.tags for line in lines] == [{"env": "prod", "team": "search"}] * 2 + [{"env": "staging"}]
+    assert lines[0].tag_set_id == lines[1].tag_set_id == tag_set_id(tags_text({"env": "prod", "team": "search"}))
+
+
+def test_another_set_stored_under_the_same_id_fails_the_import_and_writes_nothing(openai_account):
+    taken = tag_set_id(tags_text({"env": "staging"}))
+    TagSet.objects.create(id=taken, tags={"env": "something else"})  # what a digest collision would look like
+
+    run = import_text(openai_account)
+
+    assert run.status == "failed"
+    assert "shares its digest" in run.error and "staging" in run.error
+    assert not UsageLine.objects.filter(account=openai_account).exists()
+
