@@ -167,7 +167,6 @@ class LinePreparer:
             self.tag_sets.setdefault(identity, tags)
             return identity
 
-
     @staticmethod
     def _check_fits(row: UsageRow) -> None:
         """Refuse, naming the line, values the columns cannot hold (rather than a database error mid-COPY)."""

@@ -3,11 +3,12 @@ and any rule change re-attributes history with the rollup still equal to the raw
 
 import io
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from django.db.models import Sum
 
-from finops.models import AttributionRule, DailySpend, Provider, UsageLine
+from finops.models import Account, AttributionRule, DailySpend, Provider, UsageLine
 from finops.services.attribution import glob_to_regex, history_reattribute, workload_team_sync
 from ingest.services import usage_file_import
 
@@ -125,3 +126,39 @@ def test_a_rule_without_conditions_catches_everything_lower_rules_leave(lines, s
     rule(support_agent, 99)
     assert cost_of(workload=search_ranker) == Decimal(4) and cost_of(workload=support_agent) == Decimal(11)
     assert not UsageLine.objects.filter(workload__isnull=True).exists()
+
+
+FOCUS_PER_TOKEN = Path(__file__).resolve().parent / "fixtures" / "focus_file" / "per_token_api_focus_1_3.csv"
+
+
+@pytest.mark.parametrize("condition", [
+    {"api_key": "key_agent"},
+    {"project": "proj_search"},
+    {"model": "GPT-5*"},  # the raw string, case-insensitively; the normalised id too
+    {"tags": {"env": "prod"}},
+    {"tags": {"env": "prod", "team": "search"}},
+    {"user": "person1@example.com"},
+    {"account": "openai"},
+    {"provider": "aws-bedrock"},
+    {},
+])
+def test_an_import_attributes_its_lines_as_a_reattribution_would(condition, openai_account, support_agent, search_ranker):
+    """Lines are attributed when written (RuleMatcher, in Python) and after a rule change (a CASE, in SQL):
+    with the rule already in place, re-attributing after the import must move nothing."""
+    focus = Account.objects.create(name="bedrock", provider=Provider.objects.get(slug="aws-bedrock"), connector="focus_file")
+    if "account" in condition:
+        condition = {"account": openai_account}
+    if "provider" in condition:
+        condition = {"provider": Provider.objects.get(slug=condition["provider"])}
+    AttributionRule.objects.create(workload=search_ranker, priority=1, **condition)
+    AttributionRule.objects.create(workload=support_agent, priority=2, project="proj_support")
+
+    assert usage_file_import(account=openai_account, stream=io.BytesIO(USAGE.encode()), file_name="usage.csv").status == "succeeded"
+    with FOCUS_PER_TOKEN.open("rb") as stream:
+        assert usage_file_import(account=focus, stream=stream, file_name=FOCUS_PER_TOKEN.name).status == "succeeded"
+    at_import = dict(UsageLine.objects.values_list("id", "workload_id"))
+
+    assert history_reattribute().lines == 0
+    assert dict(UsageLine.objects.values_list("id", "workload_id")) == at_import
+    assert search_ranker.id in at_import.values()
+    assert_rollup_equals_raw()
