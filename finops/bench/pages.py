@@ -248,11 +248,12 @@ def move_rules(share: float = MOVE_SHARE, *, seed: int = 3) -> dict:
             break
         picked.append(workload)
         claimed += counts.get(workload.id, 0)
-    moves = 0
-    for workload in picked:
-        # The workload half the list away belongs to another team (8 workloads a team).
-        target = workloads[(workloads.index(workload) + len(workloads) // 2) % len(workloads)]
-        moves += AttributionRule.objects.filter(workload=workload, priority__gte=100).update(workload=target)
+    # The workload half the list away belongs to another team (8 workloads a team). The rules are collected
+    # before any is repointed: repointed one workload after the other, a rule moved to a workload picked later
+    # would move on again (or back).
+    plan = [(list(AttributionRule.objects.filter(workload=w, priority__gte=100).values_list("id", flat=True)),
+             workloads[(workloads.index(w) + len(workloads) // 2) % len(workloads)]) for w in picked]
+    moves = sum(AttributionRule.objects.filter(id__in=ids).update(workload=target) for ids, target in plan)
     return {"workloads": len(picked), "rules_changed": moves, "lines_expected": claimed, "share_expected": round(claimed / total, 4)}
 
 

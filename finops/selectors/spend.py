@@ -221,12 +221,9 @@ def overview(rows: QuerySet[DailySpend], today: dt.date, *, recent_days: int) ->
     unit_costs / daily_cost_by, from one pass by (day, provider) and one by (workload, model)."""
     recent_start = today - dt.timedelta(days=recent_days)
     periods = {**_month_periods(today), "recent": (recent_start, today)}
-    # Last month's same days lie before the recent days: their totals come from a pass of their own, so the
-    # pass by (day, provider) reads the recent days only.
-    before = {name: span for name, span in periods.items() if span[0] < recent_start}
     unpriced = Q(cost_basis=CostBasis.UNPRICED)
     daily = list(
-        period(rows, recent_start, today)
+        period(rows, min(s for s, _ in periods.values()), today)
         .values("day", "provider_id")
         .annotate(
             cost=Sum("reporting_cost"), tokens=TOKEN_SUM, requests=Sum("requests"),
@@ -236,10 +233,8 @@ def overview(rows: QuerySet[DailySpend], today: dt.date, *, recent_days: int) ->
         )
         .order_by("day", "provider_id")
     )
-    totals_of = period_totals(rows, before) if before else {}
+    totals_of = {}
     for name, (start, end) in periods.items():
-        if name in before:
-            continue
         total: dict = {}
         for row in daily:
             if start <= row["day"] < end:
@@ -247,7 +242,7 @@ def overview(rows: QuerySet[DailySpend], today: dt.date, *, recent_days: int) ->
         totals_of[name] = Totals(cost=total.get("cost") or ZERO, unpriced_tokens=total.get("unpriced_tokens") or 0,
                                  unattributed_cost=total.get("unattributed") or ZERO, tokens=total.get("tokens") or 0,
                                  requests=total.get("requests") or 0)
-    recent = daily
+    recent = [row for row in daily if row["day"] >= recent_start]
     providers: dict = {}
     for row in recent:
         _add(providers.setdefault(row["provider_id"], {"provider_id": row["provider_id"]}), row, "cost", "tokens")
