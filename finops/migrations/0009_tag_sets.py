@@ -14,13 +14,30 @@ def _tag_set_id(tags: dict) -> int:
 
 
 def lines_to_tag_sets(apps, schema_editor):
-    """Every distinct tag set of the existing lines becomes a TagSet, and its lines point at it."""
+    """Every distinct tag set of the existing lines becomes a TagSet, and its lines point at it.
+
+    On Postgres one UPDATE … FROM a staged map (a hash join on the jsonb) sets every line, however many
+    lines and sets there are; elsewhere (the demo's SQLite, small) one UPDATE per set.
+    """
     UsageLine, TagSet = apps.get_model("finops", "UsageLine"), apps.get_model("finops", "TagSet")
     TagSet.objects.get_or_create(id=_tag_set_id({}), defaults={"tags": {}})
+    ids = {}
     for tags in UsageLine.objects.values_list("tags", flat=True).order_by().distinct():
-        identity = _tag_set_id(tags)
-        TagSet.objects.get_or_create(id=identity, defaults={"tags": tags})
-        UsageLine.objects.filter(tags=tags, tag_set__isnull=True).update(tag_set_id=identity)
+        ids[_tag_set_id(tags)] = tags
+        TagSet.objects.get_or_create(id=_tag_set_id(tags), defaults={"tags": tags})
+    connection = schema_editor.connection
+    if connection.vendor != "postgresql":
+        for identity, tags in ids.items():
+            UsageLine.objects.filter(tags=tags, tag_set__isnull=True).update(tag_set_id=identity)
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TEMP TABLE tag_set_map (tags jsonb NOT NULL, id bigint NOT NULL) ON COMMIT DROP")
+        with cursor.cursor.copy("COPY tag_set_map (tags, id) FROM STDIN") as copy:
+            for identity, tags in ids.items():
+                copy.write_row((json.dumps(tags), identity))
+        cursor.execute("ANALYZE tag_set_map")
+        cursor.execute("UPDATE finops_usageline u SET tag_set_id = m.id FROM tag_set_map m WHERE u.tags = m.tags")
+        cursor.execute("DROP TABLE tag_set_map")
 
 
 class Migration(migrations.Migration):
