@@ -8,9 +8,7 @@ currency are converted one by one with the dated rate, exactly as write_rows doe
 """
 
 import datetime as dt
-import sys
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from decimal import Decimal
 
 import pyarrow as pa
@@ -142,7 +140,7 @@ def write_batches(*, account: Account, run: IngestRun, batches) -> WriteResult:
         tag_sets, preparer.tag_sets = preparer.tag_sets, {}
         return sink.getvalue(), tag_sets, batch
 
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-prepare") as pool, _quick_gil_handoff():
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-prepare") as pool:
         pending = pool.submit(prepare_next)
         while (prepared := pending.result()) is not None:
             pending = pool.submit(prepare_next)
@@ -153,19 +151,6 @@ def write_batches(*, account: Account, run: IngestRun, batches) -> WriteResult:
     writer.count = read
     return replace_and_roll_up(account=account, run=run, writer=writer, read=read, windows=None,
                                periods=periods, slots=slots, starts=starts)
-
-
-@contextmanager
-def _quick_gil_handoff(interval: float = 0.0005):
-    """The COPY thread wakes for every buffer Postgres accepts and needs the GIL back at once, or the server
-    idles while the preparing thread runs Python (with the default 5 ms switch interval the COPY took twice
-    its time alone). Process-wide while the import runs; restored after."""
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(interval)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(previous)
 
 
 def _cover(batch: RowBatch, periods: set, slots: set, starts: set) -> None:
