@@ -138,16 +138,16 @@ def write_batches(*, account: Account, run: IngestRun, batches) -> WriteResult:
         sink = pa.BufferOutputStream()
         pcsv.write_csv(writer.lines(batch), sink, _CSV)
         tag_sets, preparer.tag_sets = preparer.tag_sets, {}
-        return sink.getvalue(), tag_sets, batch
+        _cover(batch, periods, slots, starts)  # here too: the COPY thread does nothing but COPY
+        return sink.getvalue(), tag_sets, len(batch)
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-prepare") as pool:
         pending = pool.submit(prepare_next)
         while (prepared := pending.result()) is not None:
             pending = pool.submit(prepare_next)
-            csv_text, tag_sets, batch = prepared
+            csv_text, tag_sets, lines = prepared
             writer.copy(csv_text, tag_sets)
-            read += len(batch)
-            _cover(batch, periods, slots, starts)
+            read += lines
     writer.count = read
     return replace_and_roll_up(account=account, run=run, writer=writer, read=read, windows=None,
                                periods=periods, slots=slots, starts=starts)

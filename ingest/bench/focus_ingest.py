@@ -560,8 +560,9 @@ def format_table(results: dict) -> str:
         if "end_to_end_tracemalloc" in run:
             rows.append(f"{'':>10}  tracemalloc peak (traced run): {run['end_to_end_tracemalloc']['tracemalloc_peak_mb']} MB")
     target = results["target_lines_per_s"]
-    best = max(run["end_to_end"]["lines_per_s"] for run in results["runs"])
-    rows.append(f"target ≥{target:,} lines/s end to end: {'met' if best >= target else 'not met'} (best {best:,})")
+    speeds = [run["end_to_end"]["lines_per_s"] for run in results["runs"]]
+    verdict = "met" if min(speeds) >= target else "not met by every size"  # the 1M file is the yardstick
+    rows.append(f"target ≥{target:,} lines/s end to end: {verdict} ({', '.join(f'{v:,}' for v in speeds)})")
     ratio = results.get("peak_rss_ratio")
     if ratio:
         a, b = ratio["lines"]
