@@ -42,9 +42,13 @@ class TokenCounts(models.Model):
         abstract = True
 
 
+# One encoder for every call: json.dumps(..., sort_keys=True, separators=...) builds a new one each time.
+_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+
+
 def tags_text(tags: dict) -> str:
     """The canonical JSON text of a tag set (sorted keys, no spaces): what its digest is taken of."""
-    return json.dumps(tags, sort_keys=True, separators=(",", ":"))
+    return _CANONICAL_JSON(tags)
 
 
 def tag_set_id(text: str) -> int:

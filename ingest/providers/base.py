@@ -5,10 +5,11 @@ no pricing. Shapes it does not understand raise ProviderError naming where (file
 """
 
 import datetime as dt
-import json
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import BinaryIO, Iterator, Protocol
+
+from finops.models.usage import tags_text
 
 
 class ProviderError(Exception):
@@ -89,8 +90,7 @@ class RowBatch:
         return len(self.period_start)
 
 
-# One encoder for every row: json.dumps(tags, sort_keys=True, separators=(",", ":")) builds a new one per call.
-_encode_tags = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+_encode_tags = tags_text  # the one definition of a tag set's canonical text
 # Lines repeat a few thousand tag sets; the cache is bounded (emptied when full), so memory stays flat however
 # long the source is.
 _CACHE_LIMIT = 4096  # entries (a tag set's is ~1 KB)
