@@ -102,6 +102,7 @@ class IngestRunAdmin(ReadOnlyAdmin):
 @admin.register(UsageLine)
 class UsageLineAdmin(ReadOnlyAdmin):
     list_display = ("period_start", "account", "model", "cost", "currency", "cost_basis", "workload")
+    list_select_related = ("account", "signature__workload")  # a line's workload is its signature's
     list_filter = ("cost_basis", "charge_category", "provider", "account")
     date_hierarchy = "period_start"
     show_full_result_count = False

@@ -2,7 +2,7 @@
 
 Each batch becomes one CSV COPY straight into the usage-line table, written by pyarrow: no Python object per
 line. What repeats is decided once per distinct value, with the row writer's own pieces: the provider of a
-slug, the normalised model, the tag set's id, the attribution rule (LinePreparer, RuleMatcher). Amounts stay
+slug, the normalised model, the tag set's id, the line signature and its attribution (LinePreparer). Amounts stay
 decimal text from the file to Postgres' NUMERIC, so nothing passes through a float; amounts in another
 currency are converted one by one with the dated rate, exactly as write_rows does.
 """
@@ -19,7 +19,7 @@ from django.db import connection
 from finops.models import Account, CostBasis, IngestRun, UsageLine
 
 from .providers.base import BatchDeclined, RowBatch
-from .writing import COLUMNS, LinePreparer, WriteResult, day_window, replace_and_roll_up, tag_sets_store
+from .writing import COLUMNS, LinePreparer, WriteResult, day_window, new_keys_store, replace_and_roll_up
 
 _CSV = pcsv.WriteOptions(include_header=False)
 _ID = pa.int64()
@@ -31,14 +31,15 @@ class ColumnarWriter:
         self.cursor = connection.cursor()
         self.copy_sql = f"COPY {UsageLine._meta.db_table} ({', '.join(COLUMNS)}) FROM STDIN (FORMAT csv)"
         self.count = 0
-        self._attributed: dict[str, tuple] = {}  # joined attributes -> (workload, team), across batches
+        self._signatures: dict[str, int] = {}  # joined signature columns -> signature id, across batches
         self._tag_ids: dict[int, tuple[dict, int]] = {}  # id(tags) -> (tags, tag set id): readers reuse the dicts
 
     CACHE_LIMIT = 65536
 
-    def copy(self, csv_text, tag_sets: dict[int, dict]) -> None:
-        """COPY one batch's lines (CSV text of `lines`), after storing the tag sets they are the first to use."""
-        tag_sets_store(tag_sets)  # before the COPY: it holds the connection until it ends
+    def copy(self, csv_text, new_keys: tuple) -> None:
+        """COPY one batch's lines (CSV text of `lines`), after storing the tag sets and signatures they are the
+        first to use (`LinePreparer.take_new`)."""
+        new_keys_store(*new_keys)  # before the COPY: it holds the connection until it ends
         with self.cursor.cursor.copy(self.copy_sql) as copy:
             copy.write(csv_text)
 
@@ -50,7 +51,7 @@ class ColumnarWriter:
         model = _mapped(batch.model_raw, prep.normalised_model)
         tag_ids = [self._tag_set_id(tags) for tags in batch.tag_sets]
         tag_set_id = pc.take(pa.array(tag_ids, _ID), batch.tag_set_of)
-        workload_id, team_id = self._attribution(batch, provider_id, model, tag_set_id, dict(zip(tag_ids, batch.tag_sets)))
+        signature_id = self._signature_ids(batch, provider_id, model, tag_set_id, dict(zip(tag_ids, batch.tag_sets)))
         constant = lambda value, kind: pa.array([value] * n, kind)  # noqa: E731
         values = {
             "account_id": constant(prep.account_id, _ID), "provider_id": provider_id, "ingest_run_id": constant(prep.run_id, _ID),
@@ -61,7 +62,7 @@ class ColumnarWriter:
             "output_tokens": batch.output_tokens, "requests": batch.requests, "cost": batch.cost, "currency": batch.currency,
             "reporting_cost": self._reporting_cost(batch), "cost_basis": constant(CostBasis.BILLED.value, pa.string()),
             "charge_category": batch.charge_category, "latency": pa.nulls(n, pa.string()),
-            "billing_period_start": _as_text(batch.billing_period_start), "workload_id": workload_id, "team_id": team_id,
+            "billing_period_start": _as_text(batch.billing_period_start), "signature_id": signature_id,
         }
         return pa.table([values[name] for name in COLUMNS], names=list(COLUMNS))
 
@@ -93,27 +94,25 @@ class ColumnarWriter:
             converted[i] = str(fx.to_reporting(Decimal(converted[i]), batch.currency[i].as_py(), day))
         return pa.array(converted, pa.string())
 
-    def _attribution(self, batch, provider_id, model, tag_set_id, tags_of: dict) -> tuple[pa.Array, pa.Array]:
-        """Workload and team per line: the first matching rule, decided once per distinct combination."""
+    def _signature_ids(self, batch, provider_id, model, tag_set_id, tags_of: dict) -> pa.Array:
+        """Signature per line (and so workload and team), decided once per distinct combination."""
         columns = [provider_id.cast(pa.string()), batch.project_ref, batch.api_key_ref, batch.user_ref, model,
                    batch.model_raw, tag_set_id.cast(pa.string())]
         encoded = pc.dictionary_encode(pc.binary_join_element_wise(*columns, "\x1f"))
-        answers = []
+        ids = []
         for key in encoded.dictionary.to_pylist():
             try:
-                answers.append(self._attributed[key])
+                ids.append(self._signatures[key])
             except KeyError:
                 parts = key.split("\x1f")
                 if len(parts) != len(columns):
                     raise BatchDeclined("a value holding the key separator")
                 p, j, k, u, m, r, t = parts
-                if len(self._attributed) >= self.CACHE_LIMIT:
-                    self._attributed.clear()
-                answers.append(self._attributed.setdefault(key, self.preparer.rules.match(
-                    account_id=self.preparer.account_id, provider_id=int(p), project=j, api_key=k, user=u, model=m,
-                    model_raw=r, tag_set_id=int(t), tags=tags_of[int(t)])))
-        return (pc.take(pa.array([a[0] for a in answers], _ID), encoded.indices),
-                pc.take(pa.array([a[1] for a in answers], _ID), encoded.indices))
+                if len(self._signatures) >= self.CACHE_LIMIT:
+                    self._signatures.clear()
+                ids.append(self._signatures.setdefault(key, self.preparer.signature_of(
+                    (self.preparer.account_id, int(p), j, k, u, m, r, int(t)), tags_of[int(t)])))
+        return pc.take(pa.array(ids, _ID), encoded.indices)
 
     def replace(self, stale) -> tuple[int, int]:
         return self.count, stale.delete()[0]
@@ -137,16 +136,16 @@ def write_batches(*, account: Account, run: IngestRun, batches) -> WriteResult:
             return None
         sink = pa.BufferOutputStream()
         pcsv.write_csv(writer.lines(batch), sink, _CSV)
-        tag_sets, preparer.tag_sets = preparer.tag_sets, {}
+        new_keys = preparer.take_new()
         _cover(batch, periods, slots, starts)  # here too: the COPY thread does nothing but COPY
-        return sink.getvalue(), tag_sets, len(batch)
+        return sink.getvalue(), new_keys, len(batch)
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-prepare") as pool:
         pending = pool.submit(prepare_next)
         while (prepared := pending.result()) is not None:
             pending = pool.submit(prepare_next)
-            csv_text, tag_sets, lines = prepared
-            writer.copy(csv_text, tag_sets)
+            csv_text, new_keys, lines = prepared
+            writer.copy(csv_text, new_keys)
             read += lines
     writer.count = read
     return replace_and_roll_up(account=account, run=run, writer=writer, read=read, windows=None,

@@ -18,8 +18,8 @@ from django.db.models import Q
 from django.db.models.functions import TruncDate
 
 from finops.modelids import normalise_model
-from finops.models import Account, CostBasis, IngestRun, Provider, TagSet, UsageLine
-from finops.models.usage import tag_set_id
+from finops.models import Account, CostBasis, IngestRun, LineSignature, Provider, TagSet, UsageLine
+from finops.models.usage import signature_id, tag_set_id
 from finops.services.attribution import RuleMatcher
 from finops.services.fx import FxConverter
 from finops.services.prices import PriceBook, Tokens, cost_from_price
@@ -34,14 +34,14 @@ COLUMNS = (
     "account_id", "provider_id", "ingest_run_id", "period_start", "period_end", "model", "model_raw", "service_tier",
     "project_ref", "api_key_ref", "user_ref", "tag_set_id", "input_tokens", "cached_input_tokens", "cache_write_tokens",
     "output_tokens", "requests", "cost", "currency", "reporting_cost", "cost_basis", "charge_category", "latency",
-    "billing_period_start", "workload_id", "team_id",
+    "billing_period_start", "signature_id",
 )
 TIME_COLUMNS = tuple(COLUMNS.index(name) for name in ("period_start", "period_end", "billing_period_start"))
 _TIMES = operator.itemgetter(*TIME_COLUMNS)
 # Binary COPY type of each column.
 _COPY_TYPE = {"timestamptz": ("period_start", "period_end", "billing_period_start"), "numeric": ("cost", "reporting_cost"),
               "int8": ("account_id", "provider_id", "ingest_run_id", "tag_set_id", "input_tokens", "cached_input_tokens",
-                       "cache_write_tokens", "output_tokens", "requests", "workload_id", "team_id"),
+                       "cache_write_tokens", "output_tokens", "requests", "signature_id"),
               "jsonb": ("latency",)}
 COPY_TYPES = tuple(next((t for t, names in _COPY_TYPE.items() if name in names), "text") for name in COLUMNS)
 
@@ -90,7 +90,8 @@ def merge_windows(windows: Iterable[Window]) -> list[Window]:
 
 class LinePreparer:
     """Row -> column values: provider, normalised model, cost basis, reporting-currency cost, tag set, and the
-    workload and team of the first matching attribution rule (attribution happens before the line is stored)."""
+    line's signature, which a new signature gets with the workload and team of the first matching attribution
+    rule (attribution happens before the line is stored)."""
 
     def __init__(self, account: Account, run: IngestRun):
         self.account, self.run = account, run
@@ -103,6 +104,8 @@ class LinePreparer:
         self.account_id, self.run_id = account.id, run.id
         self.tag_sets: dict[int, dict] = {}  # the tag sets this run's lines use, by id (the writer stores them)
         self._tag_ids: dict[str, int] = {}
+        self.signatures: dict[int, LineSignature] = {}  # likewise the signatures, attributed
+        self._signature_ids: dict[tuple, int] = {}
         # Rows repeat a few models and periods: normalising and finding the UTC day are done once per value.
         self._models: dict[str, str] = {}
         self._days: dict[dt.datetime, dt.date] = {}
@@ -133,15 +136,14 @@ class LinePreparer:
                 currency, basis = price.currency, CostBasis.ESTIMATED
         reporting_cost = None if cost is None else self.fx.to_reporting(cost, currency, day)
         tags_id = self.tag_set_of(row.tags)
-        workload_id, team_id = self.rules.match(
-            account_id=self.account_id, provider_id=provider.id, project=row.project_ref, api_key=row.api_key_ref,
-            user=row.user_ref, model=model, model_raw=row.model_raw, tag_set_id=tags_id, tags=row.tags,
+        signature = self.signature_of(
+            (self.account_id, provider.id, row.project_ref, row.api_key_ref, row.user_ref, model, row.model_raw, tags_id), row.tags
         )
         return (
             self.account_id, provider.id, self.run_id, row.period_start, row.period_end, model, row.model_raw,
             row.service_tier, row.project_ref, row.api_key_ref, row.user_ref, tags_id, row.input_tokens,
             row.cached_input_tokens, row.cache_write_tokens, row.output_tokens, row.requests, cost, currency,
-            reporting_cost, basis, row.charge_category, row.latency, row.billing_period_start, workload_id, team_id,
+            reporting_cost, basis, row.charge_category, row.latency, row.billing_period_start, signature,
         )
 
     def normalised_model(self, model_raw: str) -> str:
@@ -166,6 +168,33 @@ class LinePreparer:
             self._tag_ids[text] = identity
             self.tag_sets.setdefault(identity, tags)
             return identity
+
+    def signature_of(self, key: tuple, tags: dict) -> int:
+        """The id of the line signature `key` (LineSignature.KEY order); a signature new to this run is
+        attributed by the rules and kept in `signatures` for the writer to store."""
+        try:
+            return self._signature_ids[key]
+        except KeyError:
+            identity = signature_id(*key)
+            if len(self._signature_ids) >= self.CACHE_LIMIT:
+                self._signature_ids.clear()
+            self._signature_ids[key] = identity
+            if identity not in self.signatures:
+                account_id, provider_id, project, api_key, user, model, model_raw, tags_id = key
+                workload_id, team_id = self.rules.match(
+                    account_id=account_id, provider_id=provider_id, project=project, api_key=api_key, user=user,
+                    model=model, model_raw=model_raw, tag_set_id=tags_id, tags=tags,
+                )
+                self.signatures[identity] = LineSignature(
+                    id=identity, **dict(zip(LineSignature.KEY, key)), workload_id=workload_id, team_id=team_id
+                )
+            return identity
+
+    def take_new(self) -> tuple[dict[int, dict], dict[int, LineSignature]]:
+        """The tag sets and signatures first seen since the last call, for the writer to store before its COPY."""
+        new = self.tag_sets, self.signatures
+        self.tag_sets, self.signatures = {}, {}
+        return new
 
     @staticmethod
     def _check_fits(row: UsageRow) -> None:
@@ -197,6 +226,26 @@ def tag_sets_store(tag_sets: dict[int, dict]) -> None:
                           "this import cannot be stored (please report it)")
 
 
+def signatures_store(signatures: dict[int, LineSignature]) -> None:
+    """Store the signatures not stored yet, after their tag sets. A signature already stored keeps its workload
+    (the last re-attribution set it; it equals the rules' answer unless a rule changed meanwhile, and that change's
+    re-attribution settles it). A different signature under an existing id (a digest collision) fails the run."""
+    if not signatures:
+        return
+    LineSignature.objects.bulk_create([signatures[i] for i in sorted(signatures)], ignore_conflicts=True, batch_size=2000)
+    stored = {s.id: s.key() for s in LineSignature.objects.filter(id__in=list(signatures)).only(*LineSignature.KEY)}
+    clashes = [i for i, signature in signatures.items() if stored.get(i) != signature.key()]
+    if clashes:
+        raise IngestError(f"line signature {signatures[clashes[0]].key()!r} shares its digest with {stored.get(clashes[0])!r}; "
+                          "this import cannot be stored (please report it)")
+
+
+def new_keys_store(tag_sets: dict[int, dict], signatures: dict[int, LineSignature]) -> None:
+    """What lines about to be copied point at: their new tag sets, then their new signatures."""
+    tag_sets_store(tag_sets)
+    signatures_store(signatures)
+
+
 class BatchWriter:
     """SQLite: lines held in memory (demo-sized)."""
 
@@ -209,7 +258,7 @@ class BatchWriter:
 
     def replace(self, stale) -> tuple[int, int]:
         replaced = stale.delete()[0]
-        tag_sets_store(self.preparer.tag_sets)
+        new_keys_store(*self.preparer.take_new())
         UsageLine.objects.bulk_create(self.lines, batch_size=5000)
         return len(self.lines), replaced
 
@@ -247,8 +296,7 @@ class CopyWriter:
             self.flush()
 
     def flush(self) -> None:
-        tag_sets_store(self.preparer.tag_sets)
-        self.preparer.tag_sets = {}
+        new_keys_store(*self.preparer.take_new())
         if self.buffer:
             with self.cursor.cursor.copy(self.copy_sql) as copy:
                 copy.set_types(COPY_TYPES)

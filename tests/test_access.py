@@ -7,8 +7,8 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from finops.models import DailySpend, UsageLine
-from finops.services.rollups import rollup_rebuild
+from finops.models import AttributionRule, DailySpend
+from finops.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 
 PAGES = ["overview", "team-list", "workload-list", "provider-list"]
@@ -25,10 +25,9 @@ def attributed_spend(openai_account, support_agent, search_ranker):
     )
     run = usage_file_import(account=openai_account, stream=io.BytesIO(csv.encode()), file_name="usage.csv")
     assert run.status == "succeeded", run.error
-    # Attribution rules arrive with issue 4; here the lines are assigned directly, then rolled up.
-    UsageLine.objects.filter(project_ref="proj_support").update(workload=support_agent, team=support_agent.team)
-    UsageLine.objects.filter(project_ref="proj_search").update(workload=search_ranker, team=search_ranker.team)
-    rollup_rebuild(days={dt.date(2026, 11, 20)})
+    AttributionRule.objects.create(workload=support_agent, priority=1, project="proj_support")
+    AttributionRule.objects.create(workload=search_ranker, priority=2, project="proj_search")
+    history_reattribute()
 
 
 @pytest.mark.parametrize("name", PAGES + ["source-list"])

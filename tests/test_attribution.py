@@ -6,11 +6,13 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from django.db import connection
 from django.db.models import Sum
 
 from finops.models import Account, AttributionRule, DailySpend, Provider, UsageLine
 from finops.services.attribution import glob_to_regex, history_reattribute, workload_team_sync
 from ingest.services import usage_file_import
+from tests.rollup_check import assert_rollup_equals_raw
 
 USAGE = (
     "day,model,input_tokens,output_tokens,cost,project,api_key,tags\n"
@@ -35,19 +37,13 @@ def rule(workload, priority, **match):
 
 
 def cost_of(**filters) -> Decimal:
-    return UsageLine.objects.filter(**filters).aggregate(c=Sum("cost"))["c"] or Decimal(0)
-
-
-def assert_rollup_equals_raw():
-    for field in ("reporting_cost", "input_tokens", "output_tokens"):
-        for group in ("workload_id", "team_id"):
-            raw = dict(UsageLine.objects.values_list(group).annotate(s=Sum(field)).order_by())
-            rolled = dict(DailySpend.objects.values_list(group).annotate(s=Sum(field)).order_by())
-            assert raw == rolled, (field, group)
+    """Σ cost of the lines attributed as `filters` say (workload=…, team=…: a line's are its signature's)."""
+    lines = UsageLine.objects.filter(**{f"signature__{name}": value for name, value in filters.items()})
+    return lines.aggregate(c=Sum("cost"))["c"] or Decimal(0)
 
 
 def test_with_no_rules_everything_is_unattributed(lines):
-    assert UsageLine.objects.filter(workload__isnull=True).count() == 4
+    assert UsageLine.objects.filter(signature__workload__isnull=True).count() == 4
     assert DailySpend.objects.filter(workload__isnull=False).count() == 0
 
 
@@ -92,7 +88,7 @@ def test_editing_and_deleting_a_rule_reattributes_history(lines, support_agent, 
     assert cost_of(workload=support_agent) == Decimal(4)
     first.delete()
     history_reattribute()
-    assert UsageLine.objects.filter(workload__isnull=False).count() == 0
+    assert UsageLine.objects.filter(signature__workload__isnull=False).count() == 0
     assert_rollup_equals_raw()
 
 
@@ -125,7 +121,7 @@ def test_a_rule_without_conditions_catches_everything_lower_rules_leave(lines, s
     rule(search_ranker, 1, project="proj_search")
     rule(support_agent, 99)
     assert cost_of(workload=search_ranker) == Decimal(4) and cost_of(workload=support_agent) == Decimal(11)
-    assert not UsageLine.objects.filter(workload__isnull=True).exists()
+    assert not UsageLine.objects.filter(signature__workload__isnull=True).exists()
 
 
 FOCUS_PER_TOKEN = Path(__file__).resolve().parent / "fixtures" / "focus_file" / "per_token_api_focus_1_3.csv"
@@ -156,9 +152,25 @@ def test_an_import_attributes_its_lines_as_a_reattribution_would(condition, open
     assert usage_file_import(account=openai_account, stream=io.BytesIO(USAGE.encode()), file_name="usage.csv").status == "succeeded"
     with FOCUS_PER_TOKEN.open("rb") as stream:
         assert usage_file_import(account=focus, stream=stream, file_name=FOCUS_PER_TOKEN.name).status == "succeeded"
-    at_import = dict(UsageLine.objects.values_list("id", "workload_id"))
+    at_import = dict(UsageLine.objects.values_list("id", "signature__workload_id"))
 
     assert history_reattribute().lines == 0
-    assert dict(UsageLine.objects.values_list("id", "workload_id")) == at_import
+    assert dict(UsageLine.objects.values_list("id", "signature__workload_id")) == at_import
     assert search_ranker.id in at_import.values()
+    assert_rollup_equals_raw()
+
+
+def test_a_rule_change_rewrites_no_line_only_signatures(lines, support_agent, search_ranker):
+    """Re-attribution updates the few signature rows, never the lines: an UPDATE of millions of lines is what
+    made a rule change take minutes (docs/attribution.md). A rewritten row gets a new xmin."""
+    def line_versions():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT id, xmin::text FROM finops_usageline")
+            return dict(cursor.fetchall())
+
+    before = line_versions()
+    rule(support_agent, 1, project="proj_support")
+    rule(search_ranker, 2, model="gpt-5*")
+    assert cost_of(workload=support_agent) == Decimal(3) and cost_of(workload=search_ranker) == Decimal(4)
+    assert line_versions() == before
     assert_rollup_equals_raw()

@@ -45,7 +45,7 @@ def test_a_year_of_lines_some_unattributed_some_unpriced_costs_exact(generated):
 def test_the_generated_attribution_is_what_the_rules_say(generated):
     assert generated["attribution_check"]["lines_changed"] == 0
     # Every attributed line's team is its workload's team.
-    assert not UsageLine.objects.exclude(workload__isnull=True).exclude(team_id=F("workload__team_id")).exists()
+    assert not UsageLine.objects.exclude(signature__workload__isnull=True).exclude(signature__team_id=F("signature__workload__team_id")).exists()
 
 
 def test_the_rollup_equals_the_raw_lines(generated):

@@ -465,14 +465,14 @@ def test_the_demo_loads_on_sqlite_and_the_admin_sees_spend_on_the_overview(tmp_p
 
 
 def test_the_demo_attributes_everything_but_the_personal_sandbox_key(loaded):
-    unattributed = UsageLine.objects.filter(workload__isnull=True)
+    unattributed = UsageLine.objects.filter(signature__workload__isnull=True)
     # Usage from the untagged personal key, and Bedrock's monthly tax and credit, which no workload incurred.
     assert set(unattributed.filter(charge_category="usage").values_list("api_key_ref", flat=True)) == {"key_personal_jdoe_sandbox"}
     assert set(unattributed.exclude(charge_category="usage").values_list("charge_category", flat=True)) == {"tax", "credit"}
-    assert UsageLine.objects.filter(workload__isnull=False).count() > 0.9 * UsageLine.objects.count()
-    assert UsageLine.objects.filter(api_key_ref="key_document_extraction_staging").exclude(workload__slug="document-extraction").count() == 0
+    assert UsageLine.objects.filter(signature__workload__isnull=False).count() > 0.9 * UsageLine.objects.count()
+    assert UsageLine.objects.filter(api_key_ref="key_document_extraction_staging").exclude(signature__workload__slug="document-extraction").count() == 0
     # every line's team is its workload's team, and the rollup agrees
-    assert not UsageLine.objects.filter(workload__isnull=False).exclude(team=models.F("workload__team")).exists()
-    by_team_raw = dict(UsageLine.objects.values_list("team__slug").annotate(s=Sum("reporting_cost")).order_by())
+    assert not UsageLine.objects.filter(signature__workload__isnull=False).exclude(signature__team=models.F("signature__workload__team")).exists()
+    by_team_raw = dict(UsageLine.objects.values_list("signature__team__slug").annotate(s=Sum("reporting_cost")).order_by())
     by_team_rolled = dict(DailySpend.objects.values_list("team__slug").annotate(s=Sum("reporting_cost")).order_by())
     assert by_team_raw == by_team_rolled

@@ -1,4 +1,5 @@
-"""Upgrading an install keeps its data: lines written before tag sets existed keep their tags (migration 0009)."""
+"""Upgrading an install keeps its data: lines written before tag sets existed keep their tags (migration 0009);
+lines attributed before line signatures existed keep their workload and team (0012), and going back restores them."""
 
 import datetime as dt
 from decimal import Decimal
@@ -8,6 +9,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 BEFORE_TAG_SETS = [("finops", "0008_user_time_zone")]
+BEFORE_SIGNATURES = [("finops", "0011_dailyspend_page_indexes")]
 
 
 def migrate(targets):
@@ -16,13 +18,23 @@ def migrate(targets):
     return executor.loader.project_state(targets).apps
 
 
+def latest():
+    return MigrationExecutor(connection).loader.graph.leaf_nodes()
+
+
 @pytest.fixture
 def at_0008(transactional_db):
     """The database as an install before tag sets, migrated forward again afterwards whatever the test did
     (the tests after this one need the current schema)."""
     yield migrate(BEFORE_TAG_SETS)
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    migrate(latest())
+
+
+@pytest.fixture
+def at_0011(transactional_db):
+    """The database as an install before line signatures; migrated forward again afterwards."""
+    yield migrate(BEFORE_SIGNATURES)
+    migrate(latest())
 
 
 def test_upgrading_stores_each_distinct_tag_set_once_and_every_line_keeps_its_tags(at_0008):
@@ -39,9 +51,40 @@ def test_upgrading_stores_each_distinct_tag_set_once_and_every_line_keeps_its_ta
             cost=Decimal("1.5"), reporting_cost=Decimal("1.5"), cost_basis="billed", line_key=f"line-{n}",
         )
 
-    executor = MigrationExecutor(connection)
-    new = migrate(executor.loader.graph.leaf_nodes())
+    new = migrate(latest())
 
     lines = new.get_model("finops", "UsageLine").objects.order_by("period_start").values_list("tag_set__tags", flat=True)
     assert list(lines) == written
     assert new.get_model("finops", "TagSet").objects.count() == 4  # {} and three sets (key order is not a difference)
+
+
+def test_upgrading_gives_each_distinct_signature_one_row_holding_its_lines_workload_and_team_and_back(at_0011):
+    get = lambda name: at_0011.get_model("finops", name)  # noqa: E731
+    provider, _ = get("Provider").objects.get_or_create(slug="openai", defaults={"name": "OpenAI"})
+    account = get("Account").objects.create(name="before", provider=provider, connector="usage_csv")
+    team = get("Team").objects.create(name="Search", slug="search")
+    workload = get("Workload").objects.create(team=team, name="Ranker", slug="ranker")
+    tag_set = get("TagSet").objects.create(id=7, tags={"env": "prod"})
+    start = dt.datetime(2026, 10, 1, tzinfo=dt.UTC)
+    # (project, attributed?): two lines share a signature, one line has another, one is unattributed.
+    written = [("proj_search", True), ("proj_search", True), ("proj_other", True), ("proj_misc", False)]
+    for n, (project, attributed) in enumerate(written):
+        get("UsageLine").objects.create(
+            account=account, provider=provider, period_start=start + dt.timedelta(days=n),
+            period_end=start + dt.timedelta(days=n + 1), model="gpt-5", model_raw="gpt-5", project_ref=project,
+            tag_set=tag_set, cost=Decimal("1.5"), reporting_cost=Decimal("1.5"), cost_basis="billed",
+            workload=workload if attributed else None, team=team if attributed else None,
+        )
+
+    new = migrate(latest())
+    lines = new.get_model("finops", "UsageLine").objects.order_by("period_start")
+    assert list(lines.values_list("project_ref", "signature__workload__slug", "signature__team__slug")) == [
+        ("proj_search", "ranker", "search"), ("proj_search", "ranker", "search"), ("proj_other", "ranker", "search"),
+        ("proj_misc", None, None),
+    ]
+    assert new.get_model("finops", "LineSignature").objects.count() == 3
+    assert len(set(lines.values_list("signature_id", flat=True))) == 3
+
+    old = migrate(BEFORE_SIGNATURES)
+    back = old.get_model("finops", "UsageLine").objects.order_by("period_start")
+    assert list(back.values_list("workload__slug", "team__slug")) == [("ranker", "search")] * 3 + [(None, None)]

@@ -47,7 +47,7 @@ def test_saving_a_rule_audits_it_and_reattributes_history(client_as, ada, recent
     with django_capture_on_commit_callbacks(execute=True):
         response = client_as(ada).post(reverse("rule-create"), {**form(support_agent, 10, project="proj_support"), "save": "1"})
     assert response.status_code == 302
-    assert UsageLine.objects.filter(workload=support_agent).aggregate(c=Sum("cost"))["c"] == Decimal(3)
+    assert UsageLine.objects.filter(signature__workload=support_agent).aggregate(c=Sum("cost"))["c"] == Decimal(3)
     job = ReattributionJob.objects.get()
     assert job.status == "succeeded" and job.lines_changed == 1
     status = client_as(ada).get(reverse("rule-job", args=[job.pk])).json()
@@ -62,16 +62,16 @@ def test_editing_moving_and_deleting_rules(client_as, ada, recent_usage, support
     client = client_as(ada)
     with django_capture_on_commit_callbacks(execute=True):
         client.post(reverse("rule-move", args=[second.pk, "up"]))
-    assert UsageLine.objects.filter(workload=search_ranker).count() == 2
+    assert UsageLine.objects.filter(signature__workload=search_ranker).count() == 2
     with django_capture_on_commit_callbacks(execute=True):
         client.post(reverse("rule-edit", args=[second.pk]), {**form(search_ranker, 10, model="gpt-5"), "save": "1"})
-    assert UsageLine.objects.filter(workload=search_ranker).count() == 1
+    assert UsageLine.objects.filter(signature__workload=search_ranker).count() == 1
     page = client.get(reverse("rule-edit", args=[second.pk])).content.decode()
     assert "History" in page and "Updated" in page
     with django_capture_on_commit_callbacks(execute=True):
         client.post(reverse("rule-delete", args=[first.pk]))
         client.post(reverse("rule-delete", args=[second.pk]))
-    assert not UsageLine.objects.filter(workload__isnull=False).exists()
+    assert not UsageLine.objects.filter(signature__workload__isnull=False).exists()
     assert RuleChange.objects.filter(action="deleted").count() == 2
 
 

@@ -1,7 +1,7 @@
 """The bench's usage lines: a year of hourly and daily lines written with one COPY, streamed in chunks.
 
 `COPY_COLUMNS`, `series_tail` and `line_text` are the only code that knows the usage-line columns (and
-`store_tag_sets` the tag sets the series point at).
+`store_keys` the tag sets and line signatures the series point at).
 
 The load runs in one transaction that first empties the fact table and the rollup, so COPY can write frozen
 rows (no later hint-bit rewrites). For speed, and only in the bench's own database, it drops the table's
@@ -17,8 +17,8 @@ import time
 
 from django.db import connection, transaction
 
-from finops.models import TagSet
-from finops.models.usage import tag_set_id, tags_text
+from finops.models import LineSignature, TagSet
+from finops.models.usage import signature_id, tag_set_id, tags_text
 
 from .org import Org, Series
 
@@ -33,7 +33,7 @@ COPY_COLUMNS = (
     "output_tokens", "requests", "cost", "reporting_cost",
     # per series
     "account_id", "provider_id", "model", "model_raw", "service_tier", "project_ref", "api_key_ref", "user_ref",
-    "tag_set_id", "currency", "cost_basis", "charge_category", "workload_id", "team_id",
+    "tag_set_id", "currency", "cost_basis", "charge_category", "signature_id",
 )
 
 
@@ -41,23 +41,34 @@ def series_tail(series: Series) -> str:
     """COPY text of the per-series columns, from account_id on."""
     cells = (series.account.id, series.account.provider_id, series.model, series.model_raw, "default",
              series.project_ref, series.api_key_ref, series.user_ref, tag_set_id(tags_text(series.tags)), "USD",
-             series.basis, "usage", _null(series.workload.id if series.workload else None), _null(series.team_id))
+             series.basis, "usage", signature_id(*_signature_key(series)))
     return "\t".join(str(c) for c in cells)
 
 
-def store_tag_sets(org: Org) -> None:
+def _signature_key(series: Series) -> tuple:
+    """The series' line signature, in LineSignature.KEY order."""
+    return (series.account.id, series.account.provider_id, series.project_ref, series.api_key_ref, series.user_ref,
+            series.model, series.model_raw, tag_set_id(tags_text(series.tags)))
+
+
+def store_keys(org: Org) -> None:
+    """The tag sets and the line signatures (with the workload and team the generator gave each series)."""
     TagSet.objects.bulk_create(
         [TagSet(id=tag_set_id(tags_text(s.tags)), tags=s.tags) for s in org.series], ignore_conflicts=True
     )
+    signatures = {}
+    for s in org.series:
+        key = _signature_key(s)
+        signatures[signature_id(*key)] = LineSignature(
+            id=signature_id(*key), **dict(zip(LineSignature.KEY, key)),
+            workload_id=s.workload.id if s.workload else None, team_id=s.team_id,
+        )
+    LineSignature.objects.bulk_create(list(signatures.values()), ignore_conflicts=True, batch_size=2000)
 
 
 def line_text(period: str, tail: str, tokens: tuple[int, int, int, int], requests: int, cost: str) -> str:
     """One COPY text line: period ("start\\tend"), the per-line measures, then the series' tail."""
     return f"{period}\t{tokens[0]}\t{tokens[1]}\t{tokens[2]}\t{tokens[3]}\t{requests}\t{cost}\t{cost}\t{tail}\n"
-
-
-def _null(value) -> str:
-    return r"\N" if value is None else str(value)
 
 
 # --- generation ---
@@ -147,7 +158,7 @@ def load(org: Org, first_day: dt.date, *, echo=print) -> dict:
     """Empty the fact table and the rollup, then COPY the generated lines; returns timings."""
     figures = {}
     started = time.perf_counter()
-    store_tag_sets(org)
+    store_keys(org)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(f"TRUNCATE {TABLE}, finops_dailyspend")
         constraints, indexes = _secondary_indexes(cursor)

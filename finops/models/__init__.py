@@ -4,7 +4,7 @@ from .attribution import AttributionRule, ReattributionJob, RuleChange
 from .org import Membership, Team, User, Workload
 from .pricing import FxRate, ModelPrice
 from .sources import Account, ConnectorKind, IngestRun, Provider
-from .usage import ChargeCategory, CostBasis, DailySpend, TagSet, UsageLine
+from .usage import ChargeCategory, CostBasis, DailySpend, LineSignature, TagSet, UsageLine
 
 __all__ = [
     "Account",
@@ -15,6 +15,7 @@ __all__ = [
     "DailySpend",
     "FxRate",
     "IngestRun",
+    "LineSignature",
     "Membership",
     "ModelPrice",
     "Provider",

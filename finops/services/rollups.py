@@ -3,13 +3,18 @@
 import datetime as dt
 
 from django.db import connection, transaction
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, F, Q, Sum
 from django.db.models.functions import TruncDate
 
 from finops.models import DailySpend, UsageLine
 
-# Rollup column -> aggregate over usage lines; the order is the INSERT's column order.
-DIMENSIONS = ("account_id", "provider_id", "model", "workload_id", "team_id", "currency", "cost_basis", "charge_category")
+# Rollup dimension -> the usage-line column it is read from (workload and team: the line's signature's);
+# the order is the INSERT's column order.
+DIMENSIONS = {
+    "account_id": F("account_id"), "provider_id": F("provider_id"), "model": F("model"),
+    "workload_id": F("signature__workload_id"), "team_id": F("signature__team_id"), "currency": F("currency"),
+    "cost_basis": F("cost_basis"), "charge_category": F("charge_category"),
+}
 MEASURES = {
     "input_tokens": Sum("input_tokens"),
     "cached_input_tokens": Sum("cached_input_tokens"),
@@ -98,6 +103,12 @@ class _aggregate_memory:
         return cursor.fetchone()[0]
 
 
+def _of_workloads(field: str, workload_ids: set) -> Q:
+    """Rows of these workloads; None among them stands for unattributed."""
+    only = Q(**{f"{field}__in": [w for w in workload_ids if w is not None]})
+    return only | Q(**{f"{field}__isnull": True}) if None in workload_ids else only
+
+
 def _rebuild_range(first: dt.date, last: dt.date, account_ids: list[int] | None, workload_ids: set | None = None) -> None:
     start, end = _day_bounds(first, last)
     stale = DailySpend.objects.filter(day__gte=first, day__lte=last)
@@ -106,18 +117,16 @@ def _rebuild_range(first: dt.date, last: dt.date, account_ids: list[int] | None,
         stale = stale.filter(account_id__in=account_ids)
         lines = lines.filter(account_id__in=account_ids)
     if workload_ids is not None:
-        only = Q(workload_id__in=[w for w in workload_ids if w is not None])
-        if None in workload_ids:
-            only |= Q(workload_id__isnull=True)
-        stale = stale.filter(only)
-        lines = lines.filter(only)
+        stale = stale.filter(_of_workloads("workload_id", workload_ids))
+        lines = lines.filter(_of_workloads("signature__workload_id", workload_ids))
     stale.delete()
 
+    # Aliased as `<dimension>_of`: a line's own columns cannot be re-annotated under their names.
     grouped = (
-        lines.annotate(day=TruncDate("period_start"))
-        .values("day", *DIMENSIONS)
+        lines.annotate(day=TruncDate("period_start"), **{f"{name}_of": expression for name, expression in DIMENSIONS.items()})
+        .values("day", *(f"{name}_of" for name in DIMENSIONS))
         .annotate(**MEASURES)
-        .values_list("day", *DIMENSIONS, *MEASURES)
+        .values_list("day", *(f"{name}_of" for name in DIMENSIONS), *MEASURES)
         .order_by()
     )
     select_sql, params = grouped.query.sql_with_params()

@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 
 from finops.models import Account, CostBasis, DailySpend, FxRate, IngestRun, ModelPrice, Provider, UsageLine
 from finops.services.prices import CATALOG_EFFECTIVE_FROM
-from finops.services.rollups import DIMENSIONS, rollup_rebuild
+from finops.services.rollups import rollup_rebuild
 from ingest.services import usage_file_import
+from tests.rollup_check import assert_rollup_equals_raw, rollup_groups
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "usage_csv"
 MTOK = Decimal(1_000_000)
@@ -56,36 +57,6 @@ def totals_by_day(queryset, day_field: str) -> dict:
 
 def raw_totals() -> dict:
     return totals_by_day(UsageLine.objects.annotate(day=TruncDate("period_start")), "day")
-
-
-def rollup_groups() -> dict:
-    """The rollup, keyed by all its dimensions."""
-    measures = ("cost", "reporting_cost", *TOKEN_FIELDS, "line_count")
-    return {
-        tuple(row[k] for k in ("day", *DIMENSIONS)): tuple(row[m] for m in measures)
-        for row in DailySpend.objects.values("day", *DIMENSIONS, *measures)
-    }
-
-
-def raw_groups() -> dict:
-    """The raw lines summed by the rollup's dimensions: what the rollup must equal (invariant 7)."""
-    rows = (
-        UsageLine.objects.annotate(day=TruncDate("period_start"))
-        .values("day", *DIMENSIONS)
-        .annotate(
-            s_cost=Sum("cost"), s_reporting_cost=Sum("reporting_cost"), **{f"s_{f}": Sum(f) for f in TOKEN_FIELDS},
-            s_line_count=Count("id"),
-        )
-        .order_by()
-    )
-    measures = ("cost", "reporting_cost", *TOKEN_FIELDS, "line_count")
-    return {tuple(row[k] for k in ("day", *DIMENSIONS)): tuple(row[f"s_{m}"] for m in measures) for row in rows}
-
-
-def assert_rollup_equals_raw():
-    raw = raw_groups()
-    assert raw, "no usage lines to compare"
-    assert rollup_groups() == raw
 
 
 @pytest.fixture

@@ -18,7 +18,6 @@ import pytest
 from django.db import transaction
 
 from finops.models import Account, AttributionRule, DailySpend, FxRate, IngestRun, Provider, Team, UsageLine, Workload
-from finops.services.rollups import DIMENSIONS, MEASURES
 from ingest.bench.focus_ingest import write_focus_csv
 from ingest.columnar import write_batches
 from ingest.providers.base import BatchDeclined
@@ -26,13 +25,14 @@ from ingest.providers.focus_batches import focus_csv_batches
 from ingest.providers.focus_file import FocusFile
 from ingest.services import usage_file_import
 from ingest.writing import write_rows
+from tests.rollup_check import KEY, MEASURES
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "focus_file"
 LINE_FIELDS = (
     "provider_id", "period_start", "period_end", "model", "model_raw", "service_tier", "project_ref", "api_key_ref",
     "user_ref", "tag_set__tags", "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests",
     "cost", "currency", "reporting_cost", "cost_basis", "charge_category", "latency", "billing_period_start",
-    "workload_id", "team_id",
+    "signature__workload_id", "signature__team_id",
 )
 
 
@@ -87,7 +87,7 @@ def lines(account: Account) -> Counter:
 
 
 def rollup(account: Account) -> Counter:
-    fields = ("day", *(d for d in DIMENSIONS if d != "account_id"), *MEASURES)
+    fields = (*(d for d in KEY if d != "account_id"), *MEASURES, "line_count")
     return Counter(DailySpend.objects.filter(account=account).values_list(*fields))
 
 
@@ -113,7 +113,7 @@ def test_the_column_reader_stores_the_same_lines_and_rollup_as_the_row_reader(ex
     assert sum(expected.values()) > 0
     assert lines(by_columns) == expected
     assert rollup(by_columns) == rollup(by_rows)
-    attributed = UsageLine.objects.filter(account=by_columns, workload__isnull=False).count()
+    attributed = UsageLine.objects.filter(account=by_columns, signature__workload__isnull=False).count()
     if export.startswith("bedrock"):
         assert 0 < attributed < UsageLine.objects.filter(account=by_columns).count()
 

@@ -35,9 +35,9 @@ from django.db.models.functions import TruncDate
 
 from finops.celery import app as celery_app
 from finops.models import Account, DailySpend, FxRate, IngestRun, Provider, UsageLine
-from finops.services.rollups import DIMENSIONS
 from ingest.services import usage_file_import, usage_upload_accept
 from tests.conftest import reseed_reference_data
+from tests.rollup_check import KEY, raw_groups, rollup_groups
 
 pytestmark = pytest.mark.worker
 
@@ -121,28 +121,6 @@ def rollup_by_day(account: Account) -> dict:
         .order_by("day")
     )
     return {row.pop("day"): row for row in rows}
-
-
-def raw_groups(account: Account) -> dict:
-    """The account's lines summed by the rollup's dimensions: what its rollup must equal (invariant 7)."""
-    rows = (
-        UsageLine.objects.filter(account=account)
-        .annotate(day=TruncDate("period_start"))
-        .values("day", *DIMENSIONS)
-        .annotate(**{f"s_{m}": Sum(m) for m in MEASURES}, s_line_count=Count("id"))
-        .order_by()
-    )
-    return {
-        tuple(row[k] for k in ("day", *DIMENSIONS)): tuple(row[f"s_{m}"] for m in (*MEASURES, "line_count"))
-        for row in rows
-    }
-
-
-def rollup_groups(account: Account) -> dict:
-    rows = DailySpend.objects.filter(account=account).values("day", *DIMENSIONS, *MEASURES, "line_count")
-    return {
-        tuple(row[k] for k in ("day", *DIMENSIONS)): tuple(row[m] for m in (*MEASURES, "line_count")) for row in rows
-    }
 
 
 def lines_differing(first: Account, second: Account) -> int:
@@ -396,7 +374,7 @@ def test_a_worker_killed_during_an_import_loses_nothing_and_the_rerun_counts_not
     # While the run is dead: the account's earlier data is exactly as it was, nothing of the run is visible.
     assert account_snapshot(killed) == before
     assert not UsageLine.objects.filter(ingest_run=run).exists()
-    assert raw_groups(killed) == rollup_groups(killed)
+    assert raw_groups(account=killed) == rollup_groups(account=killed)
     # The lease still names the run: only the redelivered task of this same run may take it back.
     killed.refresh_from_db()
     assert killed.lease_token == str(run.id)
@@ -431,9 +409,9 @@ def test_a_worker_killed_during_an_import_loses_nothing_and_the_rerun_counts_not
     for day in set(SMALL_DAYS) - set(BIG_DAYS):  # days the upload does not cover keep their earlier lines
         assert raw[day] == before["raw"][day]
     assert rollup_by_day(killed) == rollup_by_day(clean) == raw
-    assert raw_groups(killed) == rollup_groups(killed)
-    basis = 1 + DIMENSIONS.index("cost_basis")
-    assert {key[basis] for key in raw_groups(killed)} == {"billed", "estimated", "unpriced"}
+    assert raw_groups(account=killed) == rollup_groups(account=killed)
+    basis = KEY.index("cost_basis")
+    assert {key[basis] for key in raw_groups(account=killed)} == {"billed", "estimated", "unpriced"}
 
     # One run for the upload, succeeded; the lease is released and the account shows no error.
     assert list(IngestRun.objects.filter(account=killed, file_name=big.name).values_list("status", flat=True)) == [
