@@ -20,6 +20,7 @@ from finops.modelids import normalise_model
 from finops.models import Account, IngestRun
 from finops.models.sources import API_CONNECTORS
 from finops.services.accounts import account_credentials
+from finops.services.attribution import attribution_lock
 from finops.services.fx import MissingFxRate
 from finops.services.prices import PriceBook, Tokens, cost_from_price
 
@@ -189,6 +190,7 @@ def _execute(run: IngestRun, work: Callable[[], WriteResult], *, final_attempt: 
         try:
             with transaction.atomic():
                 account_write_lock(account_id=run.account_id)
+                attribution_lock(shared=True)  # before the rules are loaded: a rule change waits for this run
                 result = work()
         except AccountBusy as busy:
             release = False  # another delivery of this very run holds the lease and is writing: leave it be
