@@ -43,12 +43,10 @@ buckets), not with the number of records. Raw `sk-…` keys found in a log are r
 LiteLLM itself stores), so a secret never reaches the database.
 """
 
-import csv
 import datetime as dt
 import decimal
 import hashlib
 import io
-import itertools
 import json
 import math
 from array import array
@@ -56,18 +54,11 @@ from collections import Counter
 from decimal import Decimal
 
 from .base import ProviderError, UsageRow
+from .gateway_records import RawStream, records
 
-SNIFF_CHARS = 1 << 16
-READ_CHARS = 1 << 18
 EXACT_LATENCIES = 128
 HISTOGRAM_BASE = 1.02
 HOUR = dt.timedelta(hours=1)
-
-CSV_REQUIRED = ("startTime", "model", "prompt_tokens", "completion_tokens")
-CSV_MARKERS = {
-    "request_id", "startTime", "endTime", "prompt_tokens", "completion_tokens", "spend", "custom_llm_provider",
-}
-FORMATS = "LiteLLM /spend/logs JSON, a LiteLLM_SpendLogs CSV export, or OpenAI-compatible JSONL"
 
 PROVIDER_SLUGS = {
     "groq": "groq", "cerebras": "cerebras", "moonshot": "moonshot", "moonshotai": "moonshot", "openai": "openai",
@@ -86,10 +77,10 @@ class GatewayLog:
     kind = "gateway_log"
 
     def parse(self, stream, *, file_name: str):
-        text = io.TextIOWrapper(io.BufferedReader(_Raw(stream)), encoding="utf-8-sig", newline="")
+        text = io.TextIOWrapper(io.BufferedReader(RawStream(stream)), encoding="utf-8-sig", newline="")
         try:
             groups = _Groups()
-            for where, record in _records(text, file_name):
+            for where, record in records(text, file_name):
                 try:
                     groups.add(_request(record), where)
                 except (ValueError, TypeError, ArithmeticError) as exc:
@@ -97,233 +88,6 @@ class GatewayLog:
         except UnicodeDecodeError as exc:
             raise ProviderError(f"{file_name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
         yield from groups.rows()
-
-
-class _Raw(io.RawIOBase):
-    """Any object with read() as a raw stream, so it can be buffered and decoded incrementally."""
-
-    def __init__(self, stream):
-        self._stream = stream
-
-    def readable(self):
-        return True
-
-    def readinto(self, buffer):
-        chunk = self._stream.read(len(buffer))
-        buffer[: len(chunk)] = chunk
-        return len(chunk)
-
-
-# --- telling the format and reading records ---
-
-
-def _records(text, file_name: str):
-    """(where, record) for every record of the file, whatever its format."""
-    head = text.read(SNIFF_CHARS)
-    stripped = head.lstrip()
-    if not stripped:
-        raise ProviderError(f"{file_name}: the file is empty")
-    if stripped[0] in "[{":
-        yield from _JsonRecords(head, text, file_name)
-    else:
-        yield from _csv_records(head, text, file_name)
-
-
-def _csv_records(head: str, text, file_name: str):
-    # Complete the last line of the sniffed chunk so the CSV reader sees whole lines.
-    prefix = head + text.readline()
-    reader = csv.DictReader(itertools.chain(io.StringIO(prefix, newline=""), text))
-    try:
-        header = [h.strip() for h in (reader.fieldnames or [])]
-    except csv.Error as exc:
-        raise ProviderError(f"{file_name} line 1: {exc}") from None
-    if not CSV_MARKERS & set(header):
-        raise ProviderError(f"{file_name}: unknown format; expected {FORMATS}")
-    missing = [c for c in CSV_REQUIRED if c not in header]
-    if missing:
-        raise ProviderError(
-            f"{file_name}: not a LiteLLM_SpendLogs CSV, missing column(s) {', '.join(missing)} "
-            "(expected request_id, startTime, endTime, completionStartTime, model, custom_llm_provider, "
-            "prompt_tokens, completion_tokens, spend, api_key, team_id, user, metadata, request_tags)"
-        )
-    reader.fieldnames = header
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise ProviderError(f"{file_name} line {reader.line_num}: {exc}") from None
-        where = f"{file_name} line {reader.line_num}"
-        if None in row:
-            raise ProviderError(f"{where}: more fields than the header has columns")
-        yield where, {k: v for k, v in row.items() if v is not None}
-
-
-class _JsonRecords:
-    """Top-level JSON read incrementally: an array of records, `{"data": [records], …}`, or one record per line."""
-
-    def __init__(self, head: str, text, file_name: str):
-        self.buffer, self.pos, self.line = head, 0, 1
-        self.text, self.file_name, self.eof = text, file_name, False
-        self.decoder = json.JSONDecoder(parse_float=Decimal)
-
-    def __iter__(self):
-        self._skip_ws()
-        if self._peek() == "[":
-            yield from self._array()
-            self._expect_end()
-            return
-        first, line, records = self._object_or_envelope()
-        if records is not None:
-            yield from records
-            return
-        yield f"{self.file_name} line {line}", first  # JSONL (or concatenated JSON): one record per value
-        while True:
-            self._skip_ws()
-            if self._peek() == "":
-                return
-            line = self.line
-            value = self._value()
-            if not isinstance(value, dict):
-                raise ProviderError(
-                    f"{self.file_name} line {line}: expected a JSON object per line, got {type(value).__name__}"
-                )
-            yield f"{self.file_name} line {line}", value
-
-    # reading
-
-    def _fill(self) -> bool:
-        if self.eof:
-            return False
-        chunk = self.text.read(READ_CHARS)
-        if not chunk:
-            self.eof = True
-            return False
-        # Keep only what is not consumed yet (line numbers were counted on the way): the buffer stays about
-        # one chunk plus the record being read, however long the file.
-        self.buffer, self.pos = self.buffer[self.pos:] + chunk, 0
-        return True
-
-    def _advance(self, to: int) -> None:
-        self.line += self.buffer.count("\n", self.pos, to)
-        self.pos = to
-
-    def _peek(self) -> str:
-        if self.pos >= len(self.buffer) and not self._fill():
-            return ""
-        return self.buffer[self.pos]
-
-    def _skip_ws(self) -> None:
-        while True:
-            end = self.pos
-            while end < len(self.buffer) and self.buffer[end] in " \t\r\n":
-                end += 1
-            self._advance(end)
-            if end < len(self.buffer) or not self._fill():
-                return
-
-    def _expect(self, char: str) -> None:
-        self._skip_ws()
-        found = self._peek()
-        if found != char:
-            found = found or "end of file"
-            where = f"{self.file_name} line {self.line}"
-            raise ProviderError(f"{where}: not valid JSON (expected {char!r}, found {found!r})")
-        self._advance(self.pos + 1)
-
-    def _expect_end(self) -> None:
-        self._skip_ws()
-        if self._peek():
-            raise ProviderError(f"{self.file_name} line {self.line}: unexpected data after the JSON document")
-
-    def _value(self):
-        self._skip_ws()
-        while True:
-            try:
-                value, end = self.decoder.raw_decode(self.buffer, self.pos)
-            except json.JSONDecodeError as exc:
-                if self._fill():
-                    continue
-                line = self.line + self.buffer.count("\n", self.pos, exc.pos)
-                raise ProviderError(f"{self.file_name} line {line}: not valid JSON ({exc.msg})") from None
-            if end == len(self.buffer) and self._fill():
-                continue  # a number or literal may go on in the next chunk
-            self._advance(end)
-            return value
-
-    # shapes
-
-    def _array(self):
-        self._expect("[")
-        self._skip_ws()
-        if self._peek() == "]":
-            self._advance(self.pos + 1)
-            return
-        while True:
-            self._skip_ws()
-            line = self.line
-            value = self._value()
-            where = f"{self.file_name} line {line}"
-            if not isinstance(value, dict):
-                raise ProviderError(f"{where}: expected a JSON object per record, got {type(value).__name__}")
-            yield where, value
-            self._skip_ws()
-            separator = self._peek()
-            self._advance(self.pos + 1)
-            if separator == "]":
-                return
-            if separator != ",":
-                raise ProviderError(f"{self.file_name} line {self.line}: not valid JSON (expected ',' or ']')")
-
-    def _object_or_envelope(self):
-        """Read a top-level object key by key; a `data` array inside is streamed, not loaded."""
-        line = self.line
-        self._expect("{")
-        fields = {}
-        self._skip_ws()
-        if self._peek() == "}":
-            self._advance(self.pos + 1)
-            return fields, line, None
-        while True:
-            self._skip_ws()
-            key = self._value()
-            if not isinstance(key, str):
-                raise ProviderError(
-                    f"{self.file_name} line {self.line}: not valid JSON (an object key must be a string)"
-                )
-            self._expect(":")
-            self._skip_ws()
-            # `{"data": [...]}` is the /spend/logs/v2 envelope; a response that has its own `data` (an embeddings
-            # list) says what it is first ("object", "id", "model").
-            if key == "data" and self._peek() == "[" and not fields.keys() & {"object", "id", "model", "usage"}:
-                return None, line, self._envelope_rest()
-            fields[key] = self._value()
-            self._skip_ws()
-            separator = self._peek()
-            self._advance(self.pos + 1)
-            if separator == "}":
-                return fields, line, None
-            if separator != ",":
-                raise ProviderError(f"{self.file_name} line {self.line}: not valid JSON (expected ',' or '}}')")
-
-    def _envelope_rest(self):
-        yield from self._array()
-        while True:  # the keys after "data" (total, page …) are read and ignored
-            self._skip_ws()
-            separator = self._peek()
-            self._advance(self.pos + 1)
-            if separator == "}":
-                self._expect_end()
-                return
-            if separator != ",":
-                raise ProviderError(f"{self.file_name} line {self.line}: not valid JSON (expected ',' or '}}')")
-            self._value()
-            self._expect(":")
-            self._value()
-
-
-# --- one request ---
 
 
 class _Request:
