@@ -18,7 +18,7 @@ import pytest
 from django.db import transaction
 
 from finops.models import Account, AttributionRule, DailySpend, FxRate, IngestRun, Provider, Team, UsageLine, Workload
-from ingest.bench.focus_ingest import write_focus_csv
+from ingest.bench.focus_export import write_focus_csv
 from ingest.columnar import write_batches
 from ingest.providers.base import BatchDeclined
 from ingest.providers.focus_batches import focus_csv_batches
