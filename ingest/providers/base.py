@@ -4,6 +4,7 @@ A connector turns a provider's payload or file into UsageRow objects and nothing
 no pricing. Shapes it does not understand raise ProviderError naming where (file, line, page) and what.
 """
 
+import csv
 import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -147,3 +148,16 @@ class FileSource(Protocol):
 
     def parse(self, stream: BinaryIO, *, file_name: str) -> Iterator[UsageRow]:
         """Yield UsageRow objects from a binary stream; raise ProviderError on the first bad line."""
+
+
+def csv_lines(reader, file_name: str) -> Iterator[tuple[str, object]]:
+    """(where, row) for each row of a csv reader past its header, where = "<file> line N"; a malformed line
+    raises ProviderError naming it instead of csv.Error."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ProviderError(f"{file_name} line {reader.line_num}: {exc}") from None
+        yield f"{file_name} line {reader.line_num}", row

@@ -63,7 +63,7 @@ import tempfile
 import zlib
 from typing import NamedTuple
 
-from .base import ProviderError, UsageRow
+from .base import ProviderError, UsageRow, csv_lines
 from .focus_meters import (
     CACHE_READ,
     CACHE_WRITE,
@@ -200,14 +200,7 @@ def _csv_rows(text, file_name: str):
         raise ProviderError(f"{file_name}: the file is empty (no header line)")
     plan = _Plan(resolve_header(header, file_name))
     width = len(header)
-    while True:
-        try:
-            values = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise ProviderError(f"{file_name} line {reader.line_num}: {exc}") from None
-        where = f"{file_name} line {reader.line_num}"
+    for where, values in csv_lines(reader, file_name):
         if not values or values == [""]:
             continue
         if len(values) > width:

@@ -11,7 +11,7 @@ import itertools
 import json
 from decimal import Decimal
 
-from .base import ProviderError
+from .base import ProviderError, csv_lines
 
 SNIFF_CHARS = 1 << 16
 READ_CHARS = 1 << 18
@@ -70,14 +70,7 @@ def _csv_records(head: str, text, file_name: str):
             "prompt_tokens, completion_tokens, spend, api_key, team_id, user, metadata, request_tags)"
         )
     reader.fieldnames = header
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise ProviderError(f"{file_name} line {reader.line_num}: {exc}") from None
-        where = f"{file_name} line {reader.line_num}"
+    for where, row in csv_lines(reader, file_name):
         if None in row:
             raise ProviderError(f"{where}: more fields than the header has columns")
         yield where, {k: v for k, v in row.items() if v is not None}
