@@ -66,3 +66,21 @@ def test_the_sources_page_lists_unpriced_usage_so_someone_adds_a_price(client_as
     usage_file_import(account=openai_account, stream=io.BytesIO(csv), file_name="ft.csv")
     page = client_as(fiona).get(reverse("source-list")).content.decode()
     assert "acme-internal-ft" in page and "1 unpriced" in page
+
+
+def test_each_source_shows_its_last_30_days_of_lines_spend_and_unpriced_lines(client_as, fiona, openai_account):
+    import datetime as dt
+    import io
+
+    from ingest.services import usage_file_import
+
+    day = lambda n: (dt.datetime.now(dt.UTC) - dt.timedelta(days=n)).date().isoformat()  # noqa: E731
+    csv = (
+        "day,model,input_tokens,output_tokens,cost\n"
+        f"{day(2)},gpt-5-mini,1000,100,1.25\n{day(3)},gpt-5-mini,2000,200,2.50\n"
+        f"{day(3)},acme-internal-ft,5000,100,\n"
+        f"{day(45)},gpt-5-mini,1000,100,100.00\n"  # older than the 30 days shown
+    )
+    assert usage_file_import(account=openai_account, stream=io.BytesIO(csv.encode()), file_name="u.csv").status == "succeeded"
+    rows = {row["account"].name: row for row in client_as(fiona).get(reverse("source-list")).context["accounts"]}
+    assert (rows["openai-prod"]["lines"], rows["openai-prod"]["cost"], rows["openai-prod"]["unpriced"]) == (3, 3.75, 1)
