@@ -6,7 +6,7 @@ from decimal import Decimal
 from django.db.models import BigIntegerField, Case, Count, Sum, Value, When
 from django.utils import timezone
 
-from finops.models import AttributionRule, DailySpend, UsageLine
+from finops.models import AttributionRule, DailySpend, LineSignature, UsageLine
 from finops.services.attribution import rule_q
 
 PREVIEW_DAYS = 30
@@ -31,28 +31,39 @@ def _ordered(rules: list[AttributionRule]) -> list[AttributionRule]:
 def rule_preview(*, candidate: AttributionRule, days: int = PREVIEW_DAYS) -> dict:
     """The lines and dollars of the last `days` days the candidate would claim, by who claims them now.
 
-    The candidate is evaluated in its place among the other rules (replacing itself when it is an edit).
+    The candidate is evaluated in its place among the other rules (replacing itself when it is an edit). Rules
+    look only at a line's signature, so both CASEs run over the signature table (thousands of rows), and the
+    lines of the period are summed per claimed signature: one pass over the period's lines, no CASE per line.
     """
     current = list(AttributionRule.objects.select_related("workload").order_by("priority", "id"))
     proposed = _ordered([r for r in current if r.id != candidate.id] + [candidate])
     target = candidate.id or CANDIDATE
-    lines = UsageLine.objects.filter(period_start__gte=_since(days)).annotate(now=_first_match(current), new=_first_match(proposed))
-    claimed = (
-        lines.filter(new=target)
-        .values("now")
+    claimed = LineSignature.objects.annotate(now=_first_match(current), new=_first_match(proposed)).filter(new=target)
+    claimant = dict(claimed.values_list("id", "now"))
+    per_signature = (
+        UsageLine.objects.filter(period_start__gte=_since(days), signature_id__in=claimed.values("id"))
+        .values_list("signature_id")
         .annotate(lines=Count("id"), cost=Sum("reporting_cost"), tokens=Sum("input_tokens") + Sum("output_tokens"))
-        .order_by("-cost")
+        .order_by()
     )
+    by_claimant: dict[int, dict] = {}
+    for signature_id, lines, cost, tokens in per_signature:
+        totals = by_claimant.setdefault(claimant[signature_id], {"lines": 0, "cost": Decimal(0), "tokens": 0})
+        totals["lines"] += lines
+        totals["cost"] += cost or Decimal(0)
+        totals["tokens"] += tokens or 0
     labels = {r.id: str(r) for r in current}
-    sources = [
-        {
-            "source": "unattributed" if row["now"] == NOBODY else ("this rule" if row["now"] == target else labels.get(row["now"], "?")),
-            "lines": row["lines"],
-            "cost": row["cost"] or Decimal(0),
-            "tokens": row["tokens"] or 0,
-        }
-        for row in claimed
-    ]
+    sources = sorted(
+        (
+            {
+                "source": "unattributed" if now == NOBODY else ("this rule" if now == target else labels.get(now, "?")),
+                **totals,
+            }
+            for now, totals in by_claimant.items()
+        ),
+        key=lambda source: source["cost"],
+        reverse=True,
+    )
     return {
         "days": days,
         "lines": sum(s["lines"] for s in sources),
