@@ -1,5 +1,6 @@
-"""Any sequence of imports and rule changes keeps two promises (issue 4, DESIGN.md invariant 7):
-the rollup equals the raw lines, and every line belongs to the first rule that matches it (or to none)."""
+"""Any sequence of imports and rule changes keeps three promises (issue 4, DESIGN.md invariant 7):
+the rollup equals the raw lines, the monthly rollup equals the daily one summed by month, and every line
+belongs to the first rule that matches it (or to none)."""
 
 import fnmatch
 import io
@@ -10,11 +11,12 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
-from finops.models import Account, AttributionRule, DailySpend, Provider, Team, UsageLine, Workload
+from finops.models import Account, AttributionRule, DailySpend, MonthlySpend, Provider, Team, UsageLine, Workload
 from finops.services.attribution import history_reattribute, workload_team_sync
 from ingest.services import usage_file_import
+from tests.test_monthly_rollup import assert_monthly_equals_daily
 
-DAYS = ["2026-10-01", "2026-10-02", "2026-10-03"]
+DAYS = ["2026-09-30", "2026-10-01", "2026-10-02", "2026-10-31", "2026-11-01"]  # three months, their boundaries
 MODELS = ["gpt-5", "gpt-5-mini", "gpt-4o", "claude-sonnet-4-5"]
 PROJECTS = ["alpha", "beta", ""]
 ENVS = ["prod", "staging"]
@@ -48,6 +50,7 @@ class AttributionMachine(RuleBasedStateMachine):
         super().__init__()
         UsageLine.objects.all().delete()
         DailySpend.objects.all().delete()
+        MonthlySpend.objects.all().delete()
         AttributionRule.objects.all().delete()
         Workload.objects.all().delete()
         Account.objects.all().delete()
@@ -111,6 +114,10 @@ class AttributionMachine(RuleBasedStateMachine):
             raw = {tuple(r[:-1]): r[-1] for r in UsageLine.objects.values_list(*raw_dims).annotate(s=Sum("reporting_cost")).order_by()}
             rolled = {tuple(r[:-1]): r[-1] for r in DailySpend.objects.values_list(*dims).annotate(s=Sum("reporting_cost")).order_by()}
             assert raw == rolled, dims
+
+    @invariant()
+    def the_monthly_rollup_equals_the_daily_one_by_month(self):
+        assert_monthly_equals_daily()
 
 
 @pytest.mark.django_db

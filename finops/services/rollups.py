@@ -8,6 +8,8 @@ from django.db.models.functions import TruncDate
 
 from finops.models import DailySpend, UsageLine
 
+from .monthly_rollup import monthly_rollup_rebuild
+
 # Rollup column -> aggregate over usage lines; the order is the INSERT's column order.
 DIMENSIONS = ("account_id", "provider_id", "model", "workload_id", "team_id", "currency", "cost_basis", "charge_category")
 MEASURES = {
@@ -70,6 +72,8 @@ def rollup_rebuild(*, days: set[dt.date], account_ids: list[int] | None = None, 
     with _aggregate_memory():
         for first, last in day_chunks(days):
             _rebuild_range(first, last, account_ids, workload_ids)
+    # The months of those days, re-summed from the daily rows just written, in this transaction.
+    monthly_rollup_rebuild(days=days, account_ids=account_ids, workload_ids=workload_ids)
 
 
 class _aggregate_memory:
