@@ -1,13 +1,16 @@
-"""Invariant 7 for tests: the rollup, keyed by all its dimensions, against the raw lines summed the same way.
+"""Invariant 7 for tests: the rollup, keyed by all its dimensions, against the raw lines summed the same way;
+and the monthly rollup against the daily one summed by month, in Python.
 
 Written from the models' meaning, not from finops.services.rollups, so a wrong rollup query cannot agree with
 itself: a line's workload and team are its signature's.
 """
 
+from collections import defaultdict
+
 from django.db.models import Count, Sum
 from django.db.models.functions import TruncDate
 
-from finops.models import DailySpend, UsageLine
+from finops.models import DailySpend, MonthlySpend, UsageLine
 
 TOKEN_FIELDS = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests")
 MEASURES = ("cost", "reporting_cost", *TOKEN_FIELDS)
@@ -44,3 +47,32 @@ def assert_rollup_equals_raw(*, allow_empty: bool = False, **filters) -> None:
     raw = raw_groups(**filters)
     assert raw or allow_empty, "no usage lines to compare"
     assert rollup_groups(**filters) == raw
+
+
+ROLLUP_MEASURES = (*MEASURES, "line_count")
+
+
+def daily_summed_by_month() -> dict:
+    """The oracle, in Python: every DailySpend row added into its (month, dimensions) group; a money sum stays
+    None while every part is None, as SQL's SUM does."""
+    groups: dict = defaultdict(lambda: dict.fromkeys(ROLLUP_MEASURES))
+    for row in DailySpend.objects.values("day", *DIMENSIONS, *ROLLUP_MEASURES):
+        total = groups[(row["day"].replace(day=1), *(row[d] for d in DIMENSIONS))]
+        for name in ROLLUP_MEASURES:
+            if row[name] is not None:
+                total[name] = row[name] if total[name] is None else total[name] + row[name]
+    return dict(groups)
+
+
+def monthly_rows() -> dict:
+    """MonthlySpend as {(month, dimensions): measures}; a group appearing twice would be a bug, so it fails."""
+    rows = {}
+    for row in MonthlySpend.objects.values("month", *DIMENSIONS, *ROLLUP_MEASURES):
+        key = (row["month"], *(row[d] for d in DIMENSIONS))
+        assert key not in rows, f"two monthly rows for {key}"
+        rows[key] = {name: row[name] for name in ROLLUP_MEASURES}
+    return rows
+
+
+def assert_monthly_equals_daily():
+    assert monthly_rows() == daily_summed_by_month()

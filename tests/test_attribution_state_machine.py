@@ -1,5 +1,6 @@
-"""Any sequence of imports and rule changes keeps two promises (issue 4, DESIGN.md invariant 7):
-the rollup equals the raw lines, and every line belongs to the first rule that matches it (or to none)."""
+"""Any sequence of imports and rule changes keeps three promises (issue 4, DESIGN.md invariant 7):
+the rollup equals the raw lines, the monthly rollup equals the daily one summed by month, and every line
+belongs to the first rule that matches it (or to none)."""
 
 import fnmatch
 import io
@@ -9,12 +10,12 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
-from finops.models import Account, AttributionRule, DailySpend, Provider, Team, UsageLine, Workload
+from finops.models import Account, AttributionRule, DailySpend, MonthlySpend, Provider, Team, UsageLine, Workload
 from finops.services.attribution import history_reattribute, workload_team_sync
 from ingest.services import usage_file_import
-from tests.rollup_check import raw_groups, rollup_groups
+from tests.rollup_check import assert_monthly_equals_daily, raw_groups, rollup_groups
 
-DAYS = ["2026-10-01", "2026-10-02", "2026-10-03"]
+DAYS = ["2026-09-30", "2026-10-01", "2026-10-02", "2026-10-31", "2026-11-01"]  # three months, their boundaries
 MODELS = ["gpt-5", "gpt-5-mini", "gpt-4o", "claude-sonnet-4-5"]
 PROJECTS = ["alpha", "beta", ""]
 ENVS = ["prod", "staging"]
@@ -48,6 +49,7 @@ class AttributionMachine(RuleBasedStateMachine):
         super().__init__()
         UsageLine.objects.all().delete()
         DailySpend.objects.all().delete()
+        MonthlySpend.objects.all().delete()
         AttributionRule.objects.all().delete()
         Workload.objects.all().delete()
         Account.objects.all().delete()
@@ -107,6 +109,10 @@ class AttributionMachine(RuleBasedStateMachine):
     @invariant()
     def the_rollup_equals_the_raw_lines(self):
         assert rollup_groups() == raw_groups()
+
+    @invariant()
+    def the_monthly_rollup_equals_the_daily_one_by_month(self):
+        assert_monthly_equals_daily()
 
 
 @pytest.mark.django_db

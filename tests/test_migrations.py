@@ -1,5 +1,6 @@
 """Upgrading an install keeps its data: lines written before tag sets existed keep their tags (migration 0009);
-lines attributed before line signatures existed keep their workload and team (0012), and going back restores them."""
+lines attributed before line signatures existed keep their workload and team (0012), and going back restores them;
+the monthly rollup starts as the daily one summed by month (0013)."""
 
 import datetime as dt
 from decimal import Decimal
@@ -7,6 +8,8 @@ from decimal import Decimal
 import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
+
+from tests.rollup_check import assert_monthly_equals_daily
 
 BEFORE_TAG_SETS = [("finops", "0008_user_time_zone")]
 BEFORE_SIGNATURES = [("finops", "0011_dailyspend_page_indexes")]
@@ -88,3 +91,17 @@ def test_upgrading_gives_each_distinct_signature_one_row_holding_its_lines_workl
     old = migrate(BEFORE_SIGNATURES)
     back = old.get_model("finops", "UsageLine").objects.order_by("period_start")
     assert list(back.values_list("workload__slug", "team__slug")) == [("ranker", "search")] * 3 + [(None, None)]
+
+
+def test_upgrading_fills_the_monthly_rollup_from_the_daily_one(at_0011):
+    Provider0, Account0, DailySpend0 = (at_0011.get_model("finops", name) for name in ("Provider", "Account", "DailySpend"))
+    provider, _ = Provider0.objects.get_or_create(slug="openai", defaults={"name": "OpenAI"})
+    account = Account0.objects.create(name="before-monthly", provider=provider, connector="usage_csv")
+    common = {"account": account, "provider": provider, "model": "gpt-5", "currency": "USD", "cost_basis": "billed",
+              "charge_category": "usage"}
+    for day, cost, tokens in (("2026-09-30", "1.5", 10), ("2026-10-01", "2.25", 20), ("2026-10-31", "0.25", 30)):
+        DailySpend0.objects.create(day=day, cost=Decimal(cost), reporting_cost=Decimal(cost), input_tokens=tokens, line_count=2, **common)
+    MonthlySpend = migrate(latest()).get_model("finops", "MonthlySpend")
+    assert {(r.month, r.reporting_cost, r.input_tokens, r.line_count) for r in MonthlySpend.objects.filter(account_id=account.id)} == {
+        (dt.date(2026, 9, 1), Decimal("1.5"), 10, 2), (dt.date(2026, 10, 1), Decimal("2.5"), 50, 4)}
+    assert_monthly_equals_daily()

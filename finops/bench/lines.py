@@ -160,7 +160,7 @@ def load(org: Org, first_day: dt.date, *, echo=print) -> dict:
     started = time.perf_counter()
     store_keys(org)
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(f"TRUNCATE {TABLE}, finops_dailyspend")
+        cursor.execute(f"TRUNCATE {TABLE}, finops_dailyspend, finops_monthlyspend")
         constraints, indexes = _secondary_indexes(cursor)
         for name, _ in constraints:
             cursor.execute(f'ALTER TABLE {TABLE} DROP CONSTRAINT "{name}"')

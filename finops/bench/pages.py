@@ -22,7 +22,7 @@ from django.test import Client, override_settings
 from django.utils import timezone
 
 from finops.models import (
-    Account, AttributionRule, DailySpend, Membership, ReattributionJob, RuleChange, Team, UsageLine, User, Workload,
+    Account, AttributionRule, DailySpend, Membership, MonthlySpend, ReattributionJob, RuleChange, Team, UsageLine, User, Workload,
 )
 from finops.services import attribution
 from finops.services.attribution import history_reattribute, signatures_attribute
@@ -52,7 +52,7 @@ def reset() -> None:
     """An empty organisation: the bench's database holds nothing but the bench's data. Callers check guard()
     first (run_bench does; the generator's test runs in pytest's own test database)."""
     with connection.cursor() as cursor:
-        cursor.execute("TRUNCATE finops_usageline, finops_dailyspend")
+        cursor.execute("TRUNCATE finops_usageline, finops_dailyspend, finops_monthlyspend")
     for model in (RuleChange, ReattributionJob, AttributionRule, Membership):
         model.objects.all().delete()
     Workload.objects.all().delete()
@@ -81,6 +81,7 @@ def generate(lines: int, *, echo=print) -> dict:
     rollup_started = time.perf_counter()
     rollup_rebuild(days={first_day + dt.timedelta(days=n) for n in range(scale.days)})
     bench_lines.analyze("finops_dailyspend")
+    bench_lines.analyze("finops_monthlyspend")
     figures["rollup_s"] = round(time.perf_counter() - rollup_started, 1)
     # The generator attributed each line as its rules say; the real service must find nothing to change.
     check_started = time.perf_counter()
@@ -107,7 +108,7 @@ def shape() -> dict:
         "models": DailySpend.objects.values("model").distinct().count(), "accounts": Account.objects.filter(name__startswith=PREFIX).count(),
         "providers": DailySpend.objects.values("provider").distinct().count(), "rules": AttributionRule.objects.count(),
         "first": first.isoformat() if first else None, "last": last.isoformat() if last else None,
-        "rollup_rows": DailySpend.objects.count(),
+        "rollup_rows": DailySpend.objects.count(), "monthly_rollup_rows": MonthlySpend.objects.count(),
         "unattributed_share": round(unattributed / lines, 4) if lines else None,
         "unpriced_share": round(unpriced / lines, 4) if lines else None,
     }
@@ -130,8 +131,25 @@ def rollup_equals_raw() -> dict:
                    sum(raw.lines), sum(rollup.lines)
             FROM raw FULL JOIN rollup ON raw.day = rollup.day""")
         days, mismatched, raw_lines, rollup_lines = cursor.fetchone()
+    monthly = monthly_equals_daily()
     return {"days": days, "days_mismatched": mismatched, "raw_lines": int(raw_lines or 0),
-            "rollup_lines": int(rollup_lines or 0), "equal": mismatched == 0}
+            "rollup_lines": int(rollup_lines or 0), "monthly": monthly, "equal": mismatched == 0 and monthly["equal"]}
+
+
+def monthly_equals_daily() -> dict:
+    """MonthlySpend against DailySpend summed by month, on every dimension and measure: the groups in one and
+    not in the other (EXCEPT ALL both ways; NULLs compare equal there)."""
+    dims = "account_id, provider_id, model, workload_id, team_id, currency, cost_basis, charge_category"
+    measures = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests", "cost",
+                "reporting_cost", "line_count")
+    daily = (f"SELECT date_trunc('month', day)::date, {dims}, {', '.join(f'sum({m})' for m in measures)} "
+             f"FROM finops_dailyspend GROUP BY 1, {dims}")
+    monthly = f"SELECT month, {dims}, {', '.join(measures)} FROM finops_monthlyspend"
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT (SELECT count(*) FROM ({daily} EXCEPT ALL {monthly}) a), "
+                       f"(SELECT count(*) FROM ({monthly} EXCEPT ALL {daily}) b), (SELECT count(*) FROM finops_monthlyspend)")
+        missing, extra, rows = cursor.fetchone()
+    return {"rows": rows, "missing": missing, "extra": extra, "equal": missing == 0 and extra == 0}
 
 
 # --- pages ---

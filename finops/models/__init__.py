@@ -1,6 +1,7 @@
 """Domain models, one module per domain (DESIGN.md module map)."""
 
 from .attribution import AttributionRule, ReattributionJob, RuleChange
+from .monthly import MonthlySpend
 from .org import Membership, Team, User, Workload
 from .pricing import FxRate, ModelPrice
 from .sources import Account, ConnectorKind, IngestRun, Provider
@@ -18,6 +19,7 @@ __all__ = [
     "LineSignature",
     "Membership",
     "ModelPrice",
+    "MonthlySpend",
     "Provider",
     "ReattributionJob",
     "RuleChange",

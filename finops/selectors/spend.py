@@ -11,13 +11,14 @@ from decimal import Decimal
 from django.db.models import Q, QuerySet, Sum
 
 from finops import access
-from finops.models import CostBasis, DailySpend
+from finops.models import CostBasis, DailySpend, MonthlySpend
 
 ZERO = Decimal(0)
 
 
-def visible_spend(user) -> QuerySet[DailySpend]:
-    rows = DailySpend.objects.all()
+def visible_spend(user, rollup: type[DailySpend] | type[MonthlySpend] = DailySpend) -> QuerySet:
+    """The rows of `rollup` (the daily one unless told) the user may see."""
+    rows = rollup.objects.all()
     if access.can_see_unattributed(user):
         return rows
     # The team ids as a list, not a subquery: the planner then uses the (team, day) index for every read.

@@ -3,10 +3,12 @@
 import datetime as dt
 
 from django.db import connection, transaction
-from django.db.models import Count, F, Q, Sum
+from django.db.models import Count, F, Sum
 from django.db.models.functions import TruncDate
 
 from finops.models import DailySpend, UsageLine
+
+from .monthly_rollup import monthly_rollup_rebuild, of_workloads
 
 # Rollup dimension -> the usage-line column it is read from (workload and team: the line's signature's);
 # the order is the INSERT's column order.
@@ -75,6 +77,8 @@ def rollup_rebuild(*, days: set[dt.date], account_ids: list[int] | None = None, 
     with _aggregate_memory():
         for first, last in day_chunks(days):
             _rebuild_range(first, last, account_ids, workload_ids)
+    # The months of those days, re-summed from the daily rows just written, in this transaction.
+    monthly_rollup_rebuild(days=days, account_ids=account_ids, workload_ids=workload_ids)
 
 
 class _aggregate_memory:
@@ -105,12 +109,6 @@ class _aggregate_memory:
         return cursor.fetchone()[0]
 
 
-def _of_workloads(field: str, workload_ids: set) -> Q:
-    """Rows of these workloads; None among them stands for unattributed."""
-    only = Q(**{f"{field}__in": [w for w in workload_ids if w is not None]})
-    return only | Q(**{f"{field}__isnull": True}) if None in workload_ids else only
-
-
 def _rebuild_range(first: dt.date, last: dt.date, account_ids: list[int] | None, workload_ids: set | None = None) -> None:
     start, end = _day_bounds(first, last)
     stale = DailySpend.objects.filter(day__gte=first, day__lte=last)
@@ -119,8 +117,8 @@ def _rebuild_range(first: dt.date, last: dt.date, account_ids: list[int] | None,
         stale = stale.filter(account_id__in=account_ids)
         lines = lines.filter(account_id__in=account_ids)
     if workload_ids is not None:
-        stale = stale.filter(_of_workloads("workload_id", workload_ids))
-        lines = lines.filter(_of_workloads("signature__workload_id", workload_ids))
+        stale = stale.filter(of_workloads("workload_id", workload_ids))
+        lines = lines.filter(of_workloads("signature__workload_id", workload_ids))
     stale.delete()
 
     # Aliased as `<dimension>_of`: a line's own columns cannot be re-annotated under their names.

@@ -8,7 +8,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from finops import charts
-from finops.selectors.explore import GROUPS, UNATTRIBUTED, choices, explore_rows
+from finops.selectors.explore import DAILY_POINTS_MAX_DAYS, GROUPS, UNATTRIBUTED, choices, daily_points, explore_rows
 
 from .tables import csv_response
 
@@ -42,11 +42,12 @@ class ExploreForm(forms.Form):
 def explore(request):
     # An empty query is valid too: the defaults (last 30 days by provider) fill it in.
     form = ExploreForm(request.GET)
-    context = {"form": form, "unattributed": UNATTRIBUTED, "options": choices(request.user)}
+    context = {"form": form, "unattributed": UNATTRIBUTED}
     if form.is_valid():
         q = form.cleaned_data
         filters = {name: q[name] for name in ("team", "workload", "provider", "account", "model", "basis")}
-        table, daily = explore_rows(user=request.user, start=q["start"], end=q["end"], filters=filters, group_by=q["group_by"])
+        table, points = explore_rows(user=request.user, start=q["start"], end=q["end"], filters=filters, group_by=q["group_by"])
+        daily = daily_points(q["start"], q["end"], q["group_by"])
         if request.GET.get("csv"):
             label = GROUPS[q["group_by"]][1]
             columns = [(label, "label"), ("Spend", "cost"), ("Tokens", "tokens"), ("Requests", "requests"), ("USD per M tokens", "usd_per_mtok")]
@@ -54,9 +55,13 @@ def explore(request):
         context.update(
             table=table,
             group_label=GROUPS[q["group_by"]][1],
-            chart=charts.stacked_daily(daily, "group", {}, currency=settings.FINOPS_REPORTING_CURRENCY),
+            chart=charts.stacked_daily(points, "group", {}, currency=settings.FINOPS_REPORTING_CURRENCY),
+            daily_points=daily,
+            daily_points_max_days=DAILY_POINTS_MAX_DAYS,
+            chart_label="Daily spend" if daily else "Monthly spend",
             query=request.GET.urlencode(),
             start=q["start"],
             end=q["end"],
         )
+    context["options"] = choices(request.user)  # the form's lists: not needed for a CSV download
     return render(request, "finops/explore.html", context)

@@ -13,7 +13,7 @@ lines/s = file lines / wall seconds of the measured call (the commit included).
 - python_only (--breakdown): the file through the column reader (FocusFile.parse_batches) alone, then also
   the usage-line columns and their CSV text, with no database writes: the Python share of the time.
 
-The bench owns its database: it TRUNCATEs finops_usageline and finops_dailyspend before each run, so it
+The bench owns its database: it TRUNCATEs finops_usageline and the rollups before each run, so it
 refuses any database whose name does not end in "_bench".
 """
 
@@ -88,7 +88,7 @@ def _reset() -> None:
 
     _guard(connection)
     with connection.cursor() as cursor:
-        cursor.execute("TRUNCATE finops_usageline, finops_dailyspend")
+        cursor.execute("TRUNCATE finops_usageline, finops_dailyspend, finops_monthlyspend")
     Account.objects.filter(name__startswith=ACCOUNT_PREFIX).delete()
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE finops_usageline")
@@ -173,7 +173,7 @@ def measure_copy(path: Path, lines: int) -> dict:
                 out.write(block)
     try:
         with connection.cursor() as cursor:
-            cursor.execute("TRUNCATE finops_usageline, finops_dailyspend")
+            cursor.execute("TRUNCATE finops_usageline, finops_dailyspend, finops_monthlyspend")
             cursor.execute("CHECKPOINT")
         results = {}
         rss_before = _maxrss_mb()
@@ -336,7 +336,7 @@ def run_bench(*, sizes: list[int], out: Path, workdir: Path | None = None, seed:
         signal.signal(signal.SIGTERM, previous)
     with connection.cursor() as cursor:  # leave the bench database small
         _guard(connection)
-        cursor.execute("TRUNCATE finops_usageline, finops_dailyspend")
+        cursor.execute("TRUNCATE finops_usageline, finops_dailyspend, finops_monthlyspend")
     runs = results["runs"]
     if len(runs) > 1:
         small, large = runs[0]["end_to_end"]["peak_rss_mb"], runs[-1]["end_to_end"]["peak_rss_mb"]
