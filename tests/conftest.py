@@ -23,6 +23,13 @@ def reseed_reference_data() -> None:
     price_catalog_load()
 
 
+@pytest.fixture
+def reseeded(transactional_db):
+    """A transactional test's database with the seeded providers and prices back (an earlier transactional
+    test may have flushed them). Name it before fixtures that need them."""
+    reseed_reference_data()
+
+
 def make_user(username: str, role: str, *, team: Team | None = None, team_role: str = "lead") -> User:
     user = User.objects.create_user(username=username, email=f"{username}@example.com", password=PASSWORD)
     user_set_role(user=user, role=role)

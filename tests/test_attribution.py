@@ -174,3 +174,25 @@ def test_a_rule_change_rewrites_no_line_only_signatures(lines, support_agent, se
     assert cost_of(workload=support_agent) == Decimal(3) and cost_of(workload=search_ranker) == Decimal(4)
     assert line_versions() == before
     assert_rollup_equals_raw()
+
+
+def test_a_reattribution_job_vacuums_the_rollups_it_rewrote_once_committed(reseeded, openai_account, support_agent):
+    """Pages read the rollups right after a rule change; their dead rows must not wait for autovacuum."""
+    from django.utils import timezone
+
+    from finops.models import ReattributionJob
+    from finops.services.rules import reattribution_run
+
+    assert usage_file_import(account=openai_account, stream=io.BytesIO(USAGE.encode()), file_name="usage.csv").status == "succeeded"
+    AttributionRule.objects.create(workload=support_agent, priority=1, project="proj_support")
+    started = timezone.now()
+    job = reattribution_run(job_id=ReattributionJob.objects.create(reason="test").id)
+    assert job.status == "succeeded" and job.lines_changed == 2
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute("SELECT relname, last_vacuum, last_analyze FROM pg_stat_user_tables WHERE relname IN "
+                       "('finops_dailyspend', 'finops_monthlyspend', 'finops_linesignature')")
+        seen = {name: (vacuumed, analyzed) for name, vacuumed, analyzed in cursor.fetchall()}
+    assert set(seen) == {"finops_dailyspend", "finops_monthlyspend", "finops_linesignature"}
+    assert all(vacuumed and vacuumed >= started and analyzed >= started for vacuumed, analyzed in seen.values()), seen
+    assert_rollup_equals_raw()

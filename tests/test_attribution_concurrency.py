@@ -4,7 +4,6 @@ started with. Real concurrency: the import and the re-attribution run in two thr
 import io
 import threading
 
-import pytest
 from django.db import connection
 
 from finops.models import AttributionRule, UsageLine
@@ -61,8 +60,7 @@ def _in_thread(target) -> tuple[threading.Thread, dict]:
     return thread, outcome
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_rule_changed_while_an_import_writes_applies_to_that_imports_lines(openai_account, support_agent):
+def test_a_rule_changed_while_an_import_writes_applies_to_that_imports_lines(reseeded, openai_account, support_agent):
     stream = HeldStream()
     importing, imported = _in_thread(
         lambda: usage_file_import(account=openai_account, stream=io.BufferedReader(stream, 64), file_name="held.csv")

@@ -6,6 +6,8 @@ import io
 from decimal import Decimal
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from finops.models import AttributionRule
@@ -80,3 +82,34 @@ def test_team_and_workload_pages_show_unit_costs_and_download_them(client_as, sa
     assert download.content.decode().splitlines()[1].startswith("gpt-5-mini,210.")
     # Another team's downloads answer 404 like its pages.
     assert client_as(sam).get(reverse("team-detail", args=["search"]), {"csv": "by_model"}).status_code == 404
+
+
+@pytest.mark.parametrize("today", ["2026-11-03", "2026-11-22", "2026-12-31", "2026-12-01", "2027-03-30"])
+def test_the_overview_periods_equal_the_daily_rollup_summed_over_them(today, client_as, fiona, sam, openai_account, support_agent):
+    """The same days of last month may come from the monthly rollup minus days the overview reads anyway; early
+    in a month, or when last month is shorter, from daily rows. Either way they equal the daily rows summed,
+    for someone who sees everything and for a member (whose monthly rows are their teams' only)."""
+    from finops.models import DailySpend, MonthlySpend
+    from finops.selectors import spend
+
+    start = dt.date(2026, 10, 1)
+    rows = ["day,model,input_tokens,output_tokens,cost,project"]
+    for n in range(0, 180):  # Oct 2026 .. Mar 2027, a different amount each day; some unpriced, some unattributed
+        day = (start + dt.timedelta(days=n)).isoformat()
+        rows += [f"{day},gpt-5-mini,{1000 + n},{n},{n % 7 + 0.25},support", f"{day},my-model,{500 + n},1,,other"]
+    assert usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="y.csv").status == "succeeded"
+    AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
+    history_reattribute()
+
+    today = dt.date.fromisoformat(today)
+    for user in (fiona, sam):
+        daily, monthly = spend.visible_spend(user), spend.visible_spend(user, MonthlySpend)
+        with CaptureQueriesContext(connection) as queries:
+            read = spend.overview(daily, today, recent_days=30, monthly=monthly).periods
+        wanted = spend.period_totals(daily, {**spend._month_periods(today), "recent": (today - dt.timedelta(days=30), today)})
+        assert read == wanted, (user, today)
+        assert read["recent"].cost > 0 and (user is fiona) == (read["recent"].unpriced_tokens > 0)
+        # Late in a month, and when last month is shorter, last month's row is read (and the path is exercised).
+        monthly_read = any(MonthlySpend._meta.db_table in q["sql"] for q in queries.captured_queries)
+        assert monthly_read == (today.isoformat() in ("2026-11-22", "2026-12-31", "2027-03-30")), today
+    assert DailySpend.objects.exists()

@@ -26,7 +26,7 @@ from finops.models import (
 )
 from finops.services import attribution
 from finops.services.attribution import history_reattribute, signatures_attribute
-from finops.services.rollups import rollup_rebuild
+from finops.services.rollups import rollup_rebuild, rollups_vacuum
 from finops.services.users import user_set_role
 
 from . import lines as bench_lines
@@ -279,11 +279,14 @@ def measure_reattribution(*, echo=print) -> dict:
     moved = move_rules()
     echo(f"re-attribution: {moved['rules_changed']} rules of {moved['workloads']} workloads repointed "
          f"(≈{moved['share_expected']:.1%} of lines) …")
-    phases = {"attribute_s": 0.0, "rollup_s": 0.0, "commit_s": 0.0}
+    phases = {"attribute_s": 0.0, "rollup_s": 0.0, "commit_s": 0.0, "vacuum_s": 0.0}
     started = time.perf_counter()
     with _timed(attribution, "signatures_attribute", phases, "attribute_s"), _timed(attribution, "rollup_rebuild", phases, "rollup_s"), \
             _timed(connection, "commit", phases, "commit_s"):  # the commit runs the deferred foreign-key checks
         result = history_reattribute()
+    vacuum_started = time.perf_counter()
+    rollups_vacuum()  # what the job does after its commit (finops.services.rules.reattribution_run)
+    phases["vacuum_s"] = time.perf_counter() - vacuum_started
     seconds = time.perf_counter() - started
     total = DailySpend.objects.aggregate(n=Sum("line_count"))["n"]
     figures = {
@@ -355,6 +358,8 @@ def run_bench(*, lines: int, out, reuse: bool = False, repeats: int = REPEATS, r
         results["reattribution"] = measure_reattribution(echo=echo)
         results["rollup_equals_raw_after"] = rollup_equals_raw()
         echo(f"rollup equals raw after re-attribution: {results['rollup_equals_raw_after']}")
+        echo("pages after the re-attribution:")
+        results["pages_after_reattribution"] = measure_pages(repeats=repeats, echo=echo)
     results["loadavg_after"] = loadavg()
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2, default=str) + "\n")

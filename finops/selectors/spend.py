@@ -13,6 +13,8 @@ from django.db.models import Q, QuerySet, Sum
 from finops import access
 from finops.models import CostBasis, DailySpend, MonthlySpend
 
+from .periods import add_up as periods_add_up
+
 ZERO = Decimal(0)
 
 
@@ -217,32 +219,60 @@ def _add(total: dict, row: dict, *names: str) -> None:
             total.setdefault(name, None)
 
 
-def overview(rows: QuerySet[DailySpend], today: dt.date, *, recent_days: int) -> Overview:
+def _totals_aggregates() -> dict:
+    """The sums a Totals is made of, per group of rollup rows (daily or monthly alike)."""
+    unpriced = Q(cost_basis=CostBasis.UNPRICED)
+    return {
+        "cost": Sum("reporting_cost"), "tokens": TOKEN_SUM, "requests": Sum("requests"),
+        "unattributed": Sum("reporting_cost", filter=Q(workload__isnull=True)),
+        "unpriced_tokens": Sum("input_tokens", filter=unpriced) + Sum("cached_input_tokens", filter=unpriced)
+        + Sum("cache_write_tokens", filter=unpriced) + Sum("output_tokens", filter=unpriced),
+    }
+
+
+TOTALS_SUMS = ("cost", "tokens", "requests", "unattributed", "unpriced_tokens")
+
+
+def _as_totals(total: dict) -> Totals:
+    return Totals(cost=total.get("cost") or ZERO, unpriced_tokens=total.get("unpriced_tokens") or 0,
+                  unattributed_cost=total.get("unattributed") or ZERO, tokens=total.get("tokens") or 0,
+                  requests=total.get("requests") or 0)
+
+
+def overview(rows: QuerySet[DailySpend], today: dt.date, *, recent_days: int,
+             monthly: QuerySet[MonthlySpend] | None = None) -> Overview:
     """What the overview shows: the same figures as totals / month_to_date / month_forecast / cost_by /
-    unit_costs / daily_cost_by, from one pass by (day, provider) and one by (workload, model)."""
+    unit_costs / daily_cost_by, from one pass by (day, provider) and one by (workload, model).
+
+    The first pass covers the recent days and this month. "The same days of last month" lie mostly before
+    them: given `monthly` (the same rows' MonthlySpend), they are last month's monthly totals minus its days
+    from where they end, which that pass has read anyway, instead of up to a month more of daily rows.
+    """
     recent_start = today - dt.timedelta(days=recent_days)
     periods = {**_month_periods(today), "recent": (recent_start, today)}
-    unpriced = Q(cost_basis=CostBasis.UNPRICED)
+    same_start, same_end = periods["same_days_last_month"]
+    start = min(s for name, (s, _) in periods.items() if name != "same_days_last_month")
+    this_month = today.replace(day=1)
+    # Fewer days to take away from last month than to add: its monthly row, minus days read in this pass.
+    from_month = monthly is not None and (this_month - same_end) < (same_end - same_start)
     daily = list(
-        period(rows, min(s for s, _ in periods.values()), today)
+        period(rows, min(start, same_end) if from_month else min(start, same_start), today)
         .values("day", "provider_id")
-        .annotate(
-            cost=Sum("reporting_cost"), tokens=TOKEN_SUM, requests=Sum("requests"),
-            unattributed=Sum("reporting_cost", filter=Q(workload__isnull=True)),
-            unpriced_tokens=Sum("input_tokens", filter=unpriced) + Sum("cached_input_tokens", filter=unpriced)
-            + Sum("cache_write_tokens", filter=unpriced) + Sum("output_tokens", filter=unpriced),
-        )
+        .annotate(**_totals_aggregates())
         .order_by("day", "provider_id")
     )
     totals_of = {}
-    for name, (start, end) in periods.items():
+    for name, (first, end) in periods.items():
         total: dict = {}
         for row in daily:
-            if start <= row["day"] < end:
-                _add(total, row, "cost", "tokens", "requests", "unattributed", "unpriced_tokens")
-        totals_of[name] = Totals(cost=total.get("cost") or ZERO, unpriced_tokens=total.get("unpriced_tokens") or 0,
-                                 unattributed_cost=total.get("unattributed") or ZERO, tokens=total.get("tokens") or 0,
-                                 requests=total.get("requests") or 0)
+            if first <= row["day"] < end:
+                _add(total, row, *TOTALS_SUMS)
+        totals_of[name] = _as_totals(total)
+    if from_month:
+        month_total = monthly.filter(month=same_start).aggregate(**_totals_aggregates())
+        after = [(row, -1) for row in daily if same_end <= row["day"] < this_month]
+        net = periods_add_up([(month_total, 1), *after], (), TOTALS_SUMS)
+        totals_of["same_days_last_month"] = _as_totals(net[0] if net else {})
     recent = [row for row in daily if row["day"] >= recent_start]
     providers: dict = {}
     for row in recent:

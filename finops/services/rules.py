@@ -8,6 +8,7 @@ from django.utils import timezone
 from finops.models import AttributionRule, ReattributionJob, RuleChange
 
 from .attribution import history_reattribute
+from .rollups import rollups_vacuum
 from .config.rules import rule_snapshot
 
 FIELDS = ("workload", "priority", "account", "provider", "project", "api_key", "user", "model", "tags")
@@ -115,5 +116,6 @@ def reattribution_run(*, job_id: int) -> ReattributionJob:
         days_done=len(result.days),
     )
     cache.delete(_progress_key(job.id))
+    rollups_vacuum()  # committed: the rewritten rollup rows' dead versions go now, not when autovacuum comes
     job.refresh_from_db()
     return job

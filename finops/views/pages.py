@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 
 from finops import access, charts
-from finops.models import Account, Provider, Workload
+from finops.models import Account, MonthlySpend, Provider, Workload
 from finops.selectors import spend
 from finops.selectors.freshness import source_freshness
 from finops.selectors.reconciliation import reconciliation
@@ -49,7 +49,7 @@ def overview(request):
     if not has_data:
         return render(request, "finops/overview.html", context)
     today = _today()
-    reads = spend.overview(rows, today, recent_days=TRAILING_DAYS)
+    reads = spend.overview(rows, today, recent_days=TRAILING_DAYS, monthly=spend.visible_spend(user, MonthlySpend))
     providers = dict(Provider.objects.values_list("id", "name"))
     top, to_80 = spend.with_shares(_named(reads.by_workload, Workload.objects.select_related("team"), "Unattributed"))
     for row in top:
