@@ -37,9 +37,9 @@ class ColumnarWriter:
     CACHE_LIMIT = 65536
 
     def copy(self, csv_text, new_keys: tuple) -> None:
-        """COPY one batch's lines (CSV text of `lines`), after storing the tag sets and signatures they are the
-        first to use (`LinePreparer.take_new`)."""
-        new_keys_store(*new_keys)  # before the COPY: it holds the connection until it ends
+        """COPY one batch's lines (CSV text of `lines`), after storing the tag sets and signatures waiting to be
+        (`LinePreparer.take_new`)."""
+        new_keys_store(*new_keys)  # not during the COPY: it holds the connection until it ends
         with self.cursor.cursor.copy(self.copy_sql) as copy:
             copy.write(csv_text)
 
@@ -115,6 +115,7 @@ class ColumnarWriter:
         return pc.take(pa.array(ids, _ID), encoded.indices)
 
     def replace(self, stale) -> tuple[int, int]:
+        new_keys_store(*self.preparer.take_new(all_of_them=True))  # the prep thread has finished
         return self.count, stale.delete()[0]
 
 
