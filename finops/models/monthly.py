@@ -11,25 +11,18 @@ from django.db import models
 
 from .org import Team, Workload
 from .sources import Account, Provider
-from .usage import MONEY, ChargeCategory, CostBasis, TokenCounts
+from .usage import RollupSums
 
 
-class MonthlySpend(TokenCounts):
+class MonthlySpend(RollupSums):
     """month × account × provider × model × workload × team × currency × basis × category; equals DailySpend."""
 
     month = models.DateField(help_text="The first day of the UTC calendar month.")
     # The single-column foreign-key indexes are left out: each key leads one of the (key, month) indexes below.
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+", db_index=False)
     provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="+", db_index=False)
-    model = models.CharField(max_length=200)
     workload = models.ForeignKey(Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False)
     team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False)
-    currency = models.CharField(max_length=3)
-    cost_basis = models.CharField(max_length=16, choices=CostBasis.choices)
-    charge_category = models.CharField(max_length=16, choices=ChargeCategory.choices)
-    cost = models.DecimalField(**MONEY, null=True, blank=True)
-    reporting_cost = models.DecimalField(**MONEY, null=True, blank=True)
-    line_count = models.PositiveIntegerField(default=0)
 
     class Meta:
         # The same reads as DailySpend's indexes, by month: a period, a team's or workload's rows (member scope,

@@ -185,21 +185,30 @@ class UsageLine(TokenCounts):
         return self.signature.team
 
 
-class DailySpend(TokenCounts):
-    """day × account × provider × model × workload × team × currency × basis × category; equals the raw lines."""
+class RollupSums(TokenCounts):
+    """What the daily and the monthly rollup hold alike, besides their period and foreign keys: the plain
+    dimensions and the sums."""
 
-    day = models.DateField()
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
-    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="+")
     model = models.CharField(max_length=200)
-    workload = models.ForeignKey(Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     currency = models.CharField(max_length=3)
     cost_basis = models.CharField(max_length=16, choices=CostBasis.choices)
     charge_category = models.CharField(max_length=16, choices=ChargeCategory.choices)
     cost = models.DecimalField(**MONEY, null=True, blank=True)
     reporting_cost = models.DecimalField(**MONEY, null=True, blank=True)
     line_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+
+class DailySpend(RollupSums):
+    """day × account × provider × model × workload × team × currency × basis × category; equals the raw lines."""
+
+    day = models.DateField()
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="+")
+    workload = models.ForeignKey(Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 
     class Meta:
         indexes = [

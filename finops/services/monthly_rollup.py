@@ -8,23 +8,17 @@ the raw lines keeps it cheap and makes "MonthlySpend = DailySpend summed by mont
 
 import datetime as dt
 
-from django.db import connection
-from django.db.models import Q, Sum
+from django.db.models import Sum
 from django.db.models.functions import TruncMonth
 
 from finops.models import DailySpend, MonthlySpend
 from finops.months import month_of, next_month
 
+from .rollup_rows import insert_select, limited
+
 DIMENSIONS = ("account_id", "provider_id", "model", "workload_id", "team_id", "currency", "cost_basis", "charge_category")
 MEASURES = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests", "cost",
             "reporting_cost", "line_count")
-
-
-def of_workloads(field: str, workload_ids: set) -> Q:
-    """Rows of these workloads (`field` names the workload); None among them stands for unattributed.
-    The daily and the monthly rebuild restrict themselves with it alike."""
-    only = Q(**{f"{field}__in": [w for w in workload_ids if w is not None]})
-    return only | Q(**{f"{field}__isnull": True}) if None in workload_ids else only
 
 
 def month_runs(days: set[dt.date]) -> list[tuple[dt.date, dt.date]]:
@@ -52,17 +46,10 @@ def monthly_rollup_rebuild(*, days: set[dt.date], account_ids: list[int] | None 
 
 
 def _rebuild_months(first: dt.date, last: dt.date, account_ids: list[int] | None, workload_ids: set | None) -> None:
-    stale = MonthlySpend.objects.filter(month__gte=first, month__lte=last)
-    daily = DailySpend.objects.filter(day__gte=first, day__lt=next_month(last))
-    if account_ids is not None:
-        stale = stale.filter(account_id__in=account_ids)
-        daily = daily.filter(account_id__in=account_ids)
-    if workload_ids is not None:
-        stale = stale.filter(of_workloads("workload_id", workload_ids))
-        daily = daily.filter(of_workloads("workload_id", workload_ids))
-    stale.delete()
-
-    # Compiled by the ORM (TruncMonth is date_trunc on Postgres, Django's function on the demo's SQLite).
+    limits = {"account_ids": account_ids, "workload_ids": workload_ids}
+    limited(MonthlySpend.objects.filter(month__gte=first, month__lte=last), **limits).delete()
+    daily = limited(DailySpend.objects.filter(day__gte=first, day__lt=next_month(last)), **limits)
+    # TruncMonth is date_trunc on Postgres, Django's function on the demo's SQLite.
     grouped = (
         daily.annotate(month=TruncMonth("day"))
         .values("month", *DIMENSIONS)
@@ -70,7 +57,4 @@ def _rebuild_months(first: dt.date, last: dt.date, account_ids: list[int] | None
         .values_list("month", *DIMENSIONS, *MEASURES)
         .order_by()
     )
-    select_sql, params = grouped.query.sql_with_params()
-    columns = ", ".join(connection.ops.quote_name(c) for c in ("month", *DIMENSIONS, *MEASURES))
-    with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {MonthlySpend._meta.db_table} ({columns}) {select_sql}", params)
+    insert_select(MonthlySpend, ("month", *DIMENSIONS, *MEASURES), grouped)

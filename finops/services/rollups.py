@@ -8,7 +8,8 @@ from django.db.models.functions import TruncDate
 
 from finops.models import DailySpend, LineSignature, MonthlySpend, UsageLine
 
-from .monthly_rollup import monthly_rollup_rebuild, of_workloads
+from .monthly_rollup import monthly_rollup_rebuild
+from .rollup_rows import insert_select, limited
 
 # Rollup dimension -> the usage-line column it is read from (workload and team: the line's signature's);
 # the order is the INSERT's column order.
@@ -111,16 +112,10 @@ class _aggregate_memory:
 
 def _rebuild_range(first: dt.date, last: dt.date, account_ids: list[int] | None, workload_ids: set | None = None) -> None:
     start, end = _day_bounds(first, last)
-    stale = DailySpend.objects.filter(day__gte=first, day__lte=last)
-    lines = UsageLine.objects.filter(period_start__gte=start, period_start__lt=end)
-    if account_ids is not None:
-        stale = stale.filter(account_id__in=account_ids)
-        lines = lines.filter(account_id__in=account_ids)
-    if workload_ids is not None:
-        stale = stale.filter(of_workloads("workload_id", workload_ids))
-        lines = lines.filter(of_workloads("signature__workload_id", workload_ids))
-    stale.delete()
-
+    limits = {"account_ids": account_ids, "workload_ids": workload_ids}
+    limited(DailySpend.objects.filter(day__gte=first, day__lte=last), **limits).delete()
+    lines = limited(UsageLine.objects.filter(period_start__gte=start, period_start__lt=end), **limits,
+                    workload_field="signature__workload_id")
     # Aliased as `<dimension>_of`: a line's own columns cannot be re-annotated under their names.
     grouped = (
         lines.annotate(day=TruncDate("period_start"), **{f"{name}_of": expression for name, expression in DIMENSIONS.items()})
@@ -129,10 +124,7 @@ def _rebuild_range(first: dt.date, last: dt.date, account_ids: list[int] | None,
         .values_list("day", *(f"{name}_of" for name in DIMENSIONS), *MEASURES)
         .order_by()
     )
-    select_sql, params = grouped.query.sql_with_params()
-    columns = ", ".join(connection.ops.quote_name(c) for c in ("day", *DIMENSIONS, *MEASURES))
-    with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {DailySpend._meta.db_table} ({columns}) {select_sql}", params)
+    insert_select(DailySpend, ("day", *DIMENSIONS, *MEASURES), grouped)
 
 
 def rollups_vacuum() -> None:
