@@ -31,7 +31,8 @@ def glob_to_regex(pattern: str) -> str:
 
 
 def rule_q(rule: AttributionRule) -> Q:
-    """The lines a rule matches, on its own (priority is applied by the CASE order)."""
+    """What a rule matches, on its own (priority is applied by the CASE order): a filter on usage lines or on
+    line signatures alike, as both name the columns rules read the same way."""
     q = Q()
     if rule.account_id:
         q &= Q(account_id=rule.account_id)
