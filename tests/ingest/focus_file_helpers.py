@@ -5,10 +5,9 @@ import datetime as dt
 import io
 from pathlib import Path
 
-import pytest
-
-from ingest.providers.base import ProviderError
 from ingest.providers.focus_file import FocusFile
+
+from .file_sources import refusal, rows_of
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "focus_file"
 UTC = dt.UTC
@@ -20,15 +19,11 @@ def parse_file(name: str) -> list:
 
 
 def parse_bytes(data: bytes, name: str) -> list:
-    return list(FocusFile().parse(io.BytesIO(data), file_name=name))
+    return rows_of(FocusFile, data, name)
 
 
 def parse_error(data: bytes, name: str) -> str:
-    with pytest.raises(ProviderError) as excinfo:
-        parse_bytes(data, name)
-    assert excinfo.value.permanent is True
-    assert excinfo.value.reason == "bad_input"
-    return str(excinfo.value)
+    return refusal(FocusFile, data, name)
 
 
 def fixture_error(name: str) -> str:

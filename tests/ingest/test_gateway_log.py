@@ -7,7 +7,6 @@ export and OpenAI-compatible JSONL (Groq, Cerebras, Moonshot, DeepInfra response
 import datetime as dt
 import hashlib
 import inspect
-import io
 import json
 import tracemalloc
 from decimal import Decimal
@@ -15,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from ingest.providers.base import ProviderError
 from ingest.providers.gateway_log import GatewayLog
+
+from .file_sources import refusal, rows_of
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "gateway_log"
 UTC = dt.UTC
@@ -32,15 +32,11 @@ def parse_file(name: str) -> list:
 
 
 def parse_bytes(data: bytes, name: str = "inline.jsonl") -> list:
-    return list(GatewayLog().parse(io.BytesIO(data), file_name=name))
+    return rows_of(GatewayLog, data, name)
 
 
 def parse_error(data: bytes, name: str) -> str:
-    with pytest.raises(ProviderError) as excinfo:
-        parse_bytes(data, name)
-    assert excinfo.value.permanent is True
-    assert excinfo.value.reason == "bad_input"
-    return str(excinfo.value)
+    return refusal(GatewayLog, data, name)
 
 
 def fixture_error(name: str) -> str:
