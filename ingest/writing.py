@@ -250,7 +250,7 @@ def signatures_store(signatures: dict[int, LineSignature]) -> None:
 
 
 def new_keys_store(tag_sets: dict[int, dict], signatures: dict[int, LineSignature]) -> None:
-    """What lines about to be copied point at: their new tag sets, then their new signatures."""
+    """Store the new tag sets and signatures lines point at: the sets first, as signatures name them."""
     tag_sets_store(tag_sets)
     signatures_store(signatures)
 
