@@ -28,16 +28,13 @@ from .focus_file import (
     NULLS,
     METER_COLUMNS,
     PARQUET_MAGIC,
-    TAG_COLUMNS,
     ZIP_MAGIC,
     _analyse,
-    _currency,
-    _periods,
     _Prefixed,
     _read_up_to,
-    _tag_set,
     resolve_header,
 )
+from .focus_values import TAG_COLUMNS, charge_periods, currency_code, tag_set_items
 from .focus_meters import CACHE_READ, CACHE_WRITE, INPUT, OUTPUT, _unit
 
 BLOCK_BYTES = 1 << 22  # ~5k rows of a typical export a batch: memory stays flat, per-batch work stays small
@@ -150,10 +147,10 @@ class _Memos:
 
     def __init__(self):
         self.meter = _Memo(lambda *cells: _analyse(cells), clean=False)  # _analyse reads raw cells, as in focus_file
-        self.period = _Memo(_periods)
-        self.currency = _Memo(_currency)
+        self.period = _Memo(charge_periods)
+        self.currency = _Memo(currency_code)
         self.unit_plan = _Memo(_unit_plan)
-        self.tags = _Memo(lambda *cells: dict(_tag_set(cells[:-2], cells[-2], cells[-1])))
+        self.tags = _Memo(lambda *cells: dict(tag_set_items(cells[:-2], cells[-2], cells[-1])))
         self.model = _Memo(_model)
 
 

@@ -57,7 +57,6 @@ import gzip
 import io
 import json
 import operator
-import re
 import shutil
 import tempfile
 import zlib
@@ -77,6 +76,7 @@ from .focus_meters import (
     tier_from_words,
     token_quantity,
 )
+from .focus_values import TAG_CELLS, charge_periods, currency_code, json_object, tag_set_items
 from .parsing import parse_decimal
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -94,7 +94,6 @@ COLUMNS = REQUIRED + (
     "x_UsageType", "x_Operation", "x_ServiceCode", "x_SkuMeterName", "x_SkuDescription", "x_ResourceGroupName",
     "x_CostCenter", "x_InvoiceSectionName", "x_ProjectId", "x_ProjectName", "x_Model", "x_ModelId", "x_ModelName",
 )
-TAG_COLUMNS = ("x_Operation", "x_ServiceCode", "x_ResourceGroupName", "x_CostCenter", "x_InvoiceSectionName")
 CHARGE_CATEGORIES = {"usage", "purchase", "tax", "credit", "adjustment"}
 NULLS = {"", "null", "NULL", "Null"}
 
@@ -320,13 +319,13 @@ def _focus_row(values: list, plan: _Plan, where: str) -> UsageRow:
 
 
 def _row(get: _Cells, meter: "_Meter", where: str) -> UsageRow:
-    start, end, billing_start, billing_end = _periods(
+    start, end, billing_start, billing_end = charge_periods(
         get["ChargePeriodStart"], get["ChargePeriodEnd"], get["BillingPeriodStart"], get["BillingPeriodEnd"]
     )
     if not get["BilledCost"]:
         raise ValueError("BilledCost is empty")
     cost = parse_decimal(get["BilledCost"])
-    currency = _currency(get["BillingCurrency"])
+    currency = currency_code(get["BillingCurrency"])
     category = get["ChargeCategory"].lower()
     if category not in CHARGE_CATEGORIES:
         raise ValueError(
@@ -347,7 +346,7 @@ def _row(get: _Cells, meter: "_Meter", where: str) -> UsageRow:
         requests = quantity
     direction = meter.direction
 
-    tags = dict(_tag_set(_TAG_CELLS(get), meter.raw, get["ResourceName"] or get["ResourceId"]))
+    tags = dict(tag_set_items(TAG_CELLS(get), meter.raw, get["ResourceName"] or get["ResourceId"]))
 
     model = meter.model
     if not model:
@@ -408,7 +407,7 @@ class _Meter(NamedTuple):
 def _analyse(key: tuple) -> _Meter:
     """`key`: the raw METER_COLUMNS cells of a row (a file's meters repeat, so this is cached)."""
     get = _Cells((column, value.strip()) for column, value in zip(METER_COLUMNS, key) if value.strip() not in NULLS)
-    details = _json_object(get["SkuPriceDetails"], "SkuPriceDetails")
+    details = json_object(get["SkuPriceDetails"], "SkuPriceDetails")
     usage_type = aws_usage_type(get["x_UsageType"]) or aws_usage_type(get["SkuMeter"])
     raw = get["x_UsageType"] or get["x_SkuMeterName"] or get["SkuMeter"] or get["x_SkuDescription"] or get["SkuId"]
     direction = direction_from_details(details) or (usage_type or {}).get("direction") or first_direction(get)
@@ -420,97 +419,3 @@ def _analyse(key: tuple) -> _Meter:
         provider_slug=provider_slug(get, usage_type),
         is_token_meter=direction is not None or "token" in raw.lower(),
     )
-
-
-@functools.lru_cache(maxsize=4096)
-def _periods(charge_start: str, charge_end: str, billing_start: str, billing_end: str) -> tuple:
-    """(start, end, billing start, billing end) in UTC; exports repeat a few periods, so this is cached."""
-    start = parse_time(charge_start, "ChargePeriodStart")
-    end = parse_time(charge_end, "ChargePeriodEnd")
-    if end <= start:
-        raise ValueError(f"ChargePeriodEnd {charge_end} is not after ChargePeriodStart {charge_start}")
-    return (
-        start,
-        end,
-        parse_time(billing_start, "BillingPeriodStart") if billing_start else None,
-        parse_time(billing_end, "BillingPeriodEnd") if billing_end else None,
-    )
-
-
-@functools.lru_cache(maxsize=256)
-def _currency(text: str) -> str:
-    currency = text.upper()
-    if not re.fullmatch(r"[A-Z]{3}", currency):
-        raise ValueError(f"BillingCurrency {text!r} is not an ISO 4217 code")
-    return currency
-
-
-def parse_time(text: str, column: str) -> dt.datetime:
-    """ISO 8601 in UTC (`2025-05-01T00:00:00Z`); also Azure 1.0's `…T00:00Z`, fractions, offsets, a space."""
-    if not text:
-        raise ValueError(f"{column} is empty")
-    value = text.strip()
-    if value.endswith(" UTC"):
-        value = value[:-4]
-    if value[-1:] in ("Z", "z"):
-        value = value[:-1] + "+00:00"
-    try:
-        parsed = dt.datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(f"{column} {text!r} is not an ISO 8601 date-time (YYYY-MM-DDTHH:mm:ssZ)") from None
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
-
-
-def _json_object(text: str, column: str) -> dict:
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{column} is not valid JSON ({exc.msg})") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"{column} must be a JSON object")
-    return value
-
-
-@functools.lru_cache(maxsize=4096)
-def _tag_items(text: str) -> tuple:
-    return tuple(_tags(text).items())
-
-
-_TAG_CELLS = operator.itemgetter("Tags", *TAG_COLUMNS, "ChargeClass")
-
-
-@functools.lru_cache(maxsize=4096)  # ~1 KB an entry: a few MB at most, so memory stays flat
-def _tag_set(cells: tuple, meter: str, resource: str) -> tuple:
-    """A row's tags as items, from its _TAG_CELLS, meter and resource (rows repeat a few thousand: cached)."""
-    tags_text, *columns, charge_class = cells
-    tags = dict(_tag_items(tags_text))
-    for column, value in zip(TAG_COLUMNS, columns):
-        if value:
-            tags[column] = value
-    if meter:
-        tags["meter"] = meter
-    if resource:
-        tags["resource"] = resource
-    if charge_class:
-        tags["charge_class"] = charge_class.lower()
-    return tuple(tags.items())
-
-
-def _tags(text: str) -> dict:
-    """FOCUS Key-Value Format; Azure's older exports drop the braces (`"k": "v","k2": "v2"`)."""
-    if not text:
-        return {}
-    if not text.lstrip().startswith("{"):
-        text = "{" + text + "}"
-    tags = {}
-    for key, value in _json_object(text, "Tags").items():
-        if value is None or value is True:
-            value = "true" if value is True else ""  # valueless tags are `true` in FOCUS
-        elif value is False:
-            value = "false"
-        elif not isinstance(value, str):
-            value = json.dumps(value)
-        tags[str(key)] = value
-    return tags
