@@ -1,0 +1,48 @@
+"""What the ingestion property tests share: hypothesis settings, emptying an account between examples, and its
+totals by day in the raw lines and in the rollup."""
+
+from django.db.models import Count, Sum
+from django.db.models.functions import TruncDate
+from hypothesis import HealthCheck, settings
+
+from finops.models import Account, DailySpend, IngestRun, MonthlySpend, UsageLine
+
+TOKEN_FIELDS = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests")
+# A pull plan costs ~0.3 s (dozens of HTTP pages, several writes); a file import ~20 ms.
+PULL_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FILE_SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def reset_account(account: Account) -> None:
+    """No usage left for the account: every example starts from none."""
+    MonthlySpend.objects.filter(account=account).delete()
+    DailySpend.objects.filter(account=account).delete()
+    UsageLine.objects.filter(account=account).delete()
+    IngestRun.objects.filter(account=account).delete()
+
+
+def totals_by_day(account: Account) -> dict:
+    """Per UTC day of the raw lines: Σ cost, Σ reporting cost, Σ each token class and the number of lines."""
+    rows = (
+        UsageLine.objects.filter(account=account)
+        .annotate(day=TruncDate("period_start"))
+        .values("day")
+        .annotate(
+            cost=Sum("cost"), reporting_cost=Sum("reporting_cost"), **{f: Sum(f) for f in TOKEN_FIELDS}, lines=Count("id")
+        )
+        .order_by("day")
+    )
+    return {row.pop("day"): row for row in rows}
+
+
+def rollup_totals_by_day(account: Account) -> dict:
+    rows = (
+        DailySpend.objects.filter(account=account)
+        .values("day")
+        .annotate(
+            cost=Sum("cost"), reporting_cost=Sum("reporting_cost"), **{f: Sum(f) for f in TOKEN_FIELDS},
+            lines=Sum("line_count"),
+        )
+        .order_by("day")
+    )
+    return {row.pop("day"): row for row in rows}
