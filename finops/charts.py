@@ -18,14 +18,25 @@ LAYOUT = {
 }
 
 
-def stacked_daily(rows: list[dict], dimension: str, labels: dict, *, currency: str) -> dict:
-    """A stacked bar per day, one trace per value of `dimension` (labels maps ids to names)."""
-    series: dict[str, dict] = defaultdict(dict)
+CHARGE_LABELS = {"tax": "Tax", "credit": "Credits", "purchase": "Purchases", "adjustment": "Adjustments"}
+
+
+def stacked_daily(rows: list[dict], dimension: str, labels: dict, *, currency: str, monthly: bool = False) -> dict:
+    """A stacked bar per day (per month with `monthly`: `day` is then the month's first day), one trace per value
+    of `dimension` (labels maps ids to names). Rows whose `charge_category` is not usage (tax, credits, fees)
+    are their own labelled series, not part of a provider's or model's bar. Unknown cost (None) draws nothing."""
+    series: dict[str, dict] = defaultdict(lambda: defaultdict(float))
     for row in rows:
-        name = labels.get(row[dimension], "Unattributed" if row[dimension] is None else str(row[dimension]))
-        series[name][row["day"]] = float(row["cost"] or 0)
+        category = row.get("charge_category") or "usage"
+        if category != "usage":
+            name = CHARGE_LABELS.get(category, category.capitalize())
+        else:
+            name = labels.get(row[dimension], "Unattributed" if row[dimension] is None else str(row[dimension]))
+        if row["cost"] is not None:
+            series[name][row["day"]] += float(row["cost"])
     traces = [_bar(name, list(points), list(points.values())) for name, points in sorted(series.items())]
-    return _figure(traces, yaxis={"title": currency, "tickformat": ",.0f"})
+    xaxis = {"tickformat": "%b %Y", "dtick": "M1"} if monthly else {}
+    return _figure(traces, yaxis={"title": currency, "tickformat": ",.0f"}, xaxis=xaxis)
 
 
 def daily_tokens(rows: list[dict]) -> dict:
@@ -48,11 +59,12 @@ def _bar(name: str, x: list, y: list) -> dict:
 
 
 @functools.lru_cache(maxsize=16)
-def _layout_json(yaxis_json: str) -> str:
+def _layout_json(axes_json: str) -> str:
     fig = go.Figure()
-    fig.update_layout(**LAYOUT, barmode="stack", yaxis=json.loads(yaxis_json))
+    fig.update_layout(**LAYOUT, barmode="stack", **json.loads(axes_json))
     return json.dumps(json.loads(fig.to_json())["layout"])
 
 
-def _figure(traces: list[dict], *, yaxis: dict) -> dict:
-    return {"data": traces, "layout": json.loads(_layout_json(json.dumps(yaxis, sort_keys=True)))}
+def _figure(traces: list[dict], *, yaxis: dict, xaxis: dict | None = None) -> dict:
+    axes = {"yaxis": yaxis, **({"xaxis": xaxis} if xaxis else {})}
+    return {"data": traces, "layout": json.loads(_layout_json(json.dumps(axes, sort_keys=True)))}

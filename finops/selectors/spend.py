@@ -8,12 +8,13 @@ import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db.models import Q, QuerySet, Sum
+from django.db.models import DateField, F, Q, QuerySet, Sum
+from django.db.models.functions import Cast, TruncMonth
 
 from finops import access
 from finops.models import CostBasis, DailySpend, MonthlySpend
 
-from .periods import add_up as periods_add_up
+from . import periods
 
 ZERO = Decimal(0)
 
@@ -34,30 +35,51 @@ def period(rows: QuerySet[DailySpend], start: dt.date, end: dt.date) -> QuerySet
 
 @dataclass(frozen=True)
 class Totals:
-    cost: Decimal
+    cost: Decimal | None  # the priced part; None when nothing in the period has a price (unknown, never $0)
     unpriced_tokens: int
     unattributed_cost: Decimal
     tokens: int
     requests: int
 
     @property
+    def priced_tokens(self) -> int:
+        return self.tokens - self.unpriced_tokens
+
+    @property
     def usd_per_mtok(self) -> Decimal | None:
-        """Σcost / Σtokens × 10⁶ (invariant 6), the same definition as the `spend` report; unpriced
-        tokens are shown beside it rather than silently dropped from it."""
-        return self.cost / self.tokens * 1_000_000 if self.tokens else None
+        """Σcost / Σpriced tokens × 10⁶ (invariant 6), the same definition as the `spend` report: tokens with
+        no price are left out of it and shown beside it, never priced at $0."""
+        return per_mtok(self.cost, self.priced_tokens)
+
+
+def per_mtok(cost: Decimal | None, priced_tokens: int | None) -> Decimal | None:
+    """Cost per million priced tokens; None where either is unknown or there are no priced tokens."""
+    return cost / priced_tokens * 1_000_000 if cost is not None and priced_tokens else None
+
+
+def change(now: Decimal | None, before: Decimal | None) -> Decimal | None:
+    """(now − before) / before; None when either is unknown or before is zero."""
+    return (now - before) / before if now is not None and before else None
 
 
 TOKEN_SUM = Sum("input_tokens") + Sum("cached_input_tokens") + Sum("cache_write_tokens") + Sum("output_tokens")
+UNPRICED = Q(cost_basis=CostBasis.UNPRICED)
+UNPRICED_TOKEN_SUM = (Sum("input_tokens", filter=UNPRICED) + Sum("cached_input_tokens", filter=UNPRICED)
+                      + Sum("cache_write_tokens", filter=UNPRICED) + Sum("output_tokens", filter=UNPRICED))
+# The sums every grouped read takes (daily or monthly rollup alike); `lines` tells a group that nets to nothing.
+MEASURES = {"cost": Sum("reporting_cost"), "tokens": TOKEN_SUM, "unpriced_tokens": UNPRICED_TOKEN_SUM,
+            "requests": Sum("requests"), "lines": Sum("line_count")}
+DAILY_READ_MAX_DAYS = 92  # up to a quarter from the daily rollup; longer periods read whole months monthly
 
 
 def totals(rows: QuerySet[DailySpend]) -> Totals:
     return period_totals(rows, {"all": None})["all"]
 
 
-def period_totals(rows: QuerySet[DailySpend], periods: dict[str, tuple[dt.date, dt.date] | None]) -> dict[str, Totals]:
+def period_totals(rows: QuerySet[DailySpend], spans_by_name: dict[str, tuple[dt.date, dt.date] | None]) -> dict[str, Totals]:
     """Totals of several half-open periods (None: all of `rows`) in one pass over the rollup."""
-    aggregates, spans = {}, [p for p in periods.values() if p is not None]
-    for name, span in periods.items():
+    aggregates, spans = {}, [p for p in spans_by_name.values() if p is not None]
+    for name, span in spans_by_name.items():
         within = Q() if span is None else Q(day__gte=span[0], day__lt=span[1])
         unpriced = within & Q(cost_basis=CostBasis.UNPRICED)
         aggregates.update({
@@ -69,45 +91,30 @@ def period_totals(rows: QuerySet[DailySpend], periods: dict[str, tuple[dt.date, 
             f"{name}__unpriced_tokens": Sum("input_tokens", filter=unpriced) + Sum("cached_input_tokens", filter=unpriced)
             + Sum("cache_write_tokens", filter=unpriced) + Sum("output_tokens", filter=unpriced),
         })
-    if spans and len(spans) == len(periods):  # read only the days some period needs
+    if spans and len(spans) == len(spans_by_name):  # read only the days some period needs
         rows = rows.filter(day__gte=min(s[0] for s in spans), day__lt=max(s[1] for s in spans))
     agg = rows.aggregate(**aggregates)
     return {
         name: Totals(
-            cost=agg[f"{name}__cost"] or ZERO,
+            cost=agg[f"{name}__cost"],
             unpriced_tokens=agg[f"{name}__unpriced_tokens"] or 0,
             unattributed_cost=agg[f"{name}__unattributed"] or ZERO,
             tokens=agg[f"{name}__tokens"] or 0,
             requests=agg[f"{name}__requests"] or 0,
         )
-        for name in periods
+        for name in spans_by_name
     }
-
-
-def daily_cost_by(rows: QuerySet[DailySpend], dimension: str) -> list[dict]:
-    """[{day, <dimension>, cost}] in reporting currency, for a stacked daily chart."""
-    return list(
-        rows.values("day", dimension).annotate(cost=Sum("reporting_cost")).order_by("day", dimension)
-    )
-
-
-def cost_by(rows: QuerySet[DailySpend], dimension: str, *, limit: int | None = None) -> list[dict]:
-    """[{<dimension>, cost, tokens}] biggest first."""
-    grouped = rows.values(dimension).annotate(cost=Sum("reporting_cost"), tokens=TOKEN_SUM).order_by("-cost")
-    return list(grouped[:limit] if limit else grouped)
 
 
 @dataclass(frozen=True)
 class MonthToDate:
     today: dt.date
-    this_month: Decimal
-    same_days_last_month: Decimal
+    this_month: Decimal | None
+    same_days_last_month: Decimal | None
 
     @property
     def change(self) -> Decimal | None:
-        if not self.same_days_last_month:
-            return None
-        return (self.this_month - self.same_days_last_month) / self.same_days_last_month
+        return change(self.this_month, self.same_days_last_month)
 
 
 def _month_periods(today: dt.date) -> dict[str, tuple[dt.date, dt.date]]:
@@ -137,13 +144,15 @@ def latest_day(rows: QuerySet[DailySpend]) -> dt.date | None:
 @dataclass(frozen=True)
 class Forecast:
     month_start: dt.date
-    month_to_date: Decimal
-    daily_run_rate: Decimal
+    month_to_date: Decimal | None
+    daily_run_rate: Decimal | None
     days_left: int
 
     @property
-    def month_total(self) -> Decimal:
-        return self.month_to_date + self.daily_run_rate * self.days_left
+    def month_total(self) -> Decimal | None:
+        if self.month_to_date is None and self.daily_run_rate is None:
+            return None  # nothing priced yet this month nor lately: unknown, not $0
+        return (self.month_to_date or ZERO) + (self.daily_run_rate or ZERO) * self.days_left
 
 
 RUN_RATE_DAYS = 7
@@ -157,143 +166,91 @@ def month_forecast(rows: QuerySet[DailySpend], today: dt.date, *, known: dict[st
     return Forecast(
         month_start=first,
         month_to_date=known["this_month"].cost,
-        daily_run_rate=known["run_rate"].cost / RUN_RATE_DAYS,
+        daily_run_rate=None if known["run_rate"].cost is None else known["run_rate"].cost / RUN_RATE_DAYS,
         days_left=(next_month - today).days,
     )
 
 
-def unit_costs(rows: QuerySet[DailySpend], dimension: str) -> list[dict]:
-    """[{<dimension>, cost, tokens, usd_per_mtok}] biggest spend first; $/M is Σcost / Σtokens × 10⁶ per group."""
-    grouped = cost_by(rows, dimension)
-    for row in grouped:
-        row["cost"] = row["cost"] or ZERO
-        row["usd_per_mtok"] = row["cost"] / row["tokens"] * 1_000_000 if row["tokens"] else None
-    return grouped
+# --- any period, grouped any way (pages and their CSVs) ---
 
 
-def with_shares(rows: list[dict]) -> tuple[list[dict], int]:
-    """Adds each row's share of the total and the running share; returns how many rows make 80 % of it."""
-    total = sum((r["cost"] or ZERO for r in rows), ZERO)
+def sums(daily: QuerySet[DailySpend], monthly: QuerySet[MonthlySpend] | None, start: dt.date, end: dt.date,
+         keys: tuple[str, ...] = (), *, today: dt.date, point: str | None = None) -> list[dict]:
+    """MEASURES per `keys` over [start, end), each row finished (finish()). `point`: "day" adds each row's day
+    as `point`, "month" its month's first day. A period longer than DAILY_READ_MAX_DAYS (and not by day) reads
+    its whole months from `monthly` and the edges from `daily` (finops.selectors.periods): the sums are the
+    same, from ~25× fewer rows. `daily` and `monthly` are the rows the viewer may see, filtered alike."""
+    if point != "day" and monthly is not None and (end - start).days > DAILY_READ_MAX_DAYS:
+        parts = periods.parts(daily, monthly, start, end, today=today)
+    else:
+        parts = [(period(daily, start, end), 1)]
+    signed = []
+    for rows, sign in parts:
+        extra = {}
+        if point:
+            by_month = rows.model is MonthlySpend or point == "month"
+            extra["point"] = F("month") if rows.model is MonthlySpend else (Cast(TruncMonth("day"), DateField()) if by_month else F("day"))
+        grouped = rows.values(*keys, **extra).annotate(**MEASURES, priced_lines=Sum("line_count", filter=~UNPRICED))
+        signed += [(row, sign) for row in grouped.order_by()]
+    names = keys + (("point",) if point else ())
+    merged = periods.add_up(signed, names, (*MEASURES, "priced_lines"))
+    return [finish(row) for row in merged if row["lines"]]
+
+
+def finish(row: dict) -> dict:
+    """Counts of nothing are 0; a cost stays None where no line of the group has a price (priced_lines nets to
+    0, even where a month minus its other days nets its cost to 0.00); $/M over priced tokens only."""
+    for name in ("tokens", "unpriced_tokens", "requests", "lines"):
+        row[name] = row.get(name) or 0
+    if not row.pop("priced_lines", None):
+        row["cost"] = None
+    row["priced_tokens"] = row["tokens"] - row["unpriced_tokens"]
+    row["usd_per_mtok"] = per_mtok(row["cost"], row["priced_tokens"])
+    return row
+
+
+def period_sums(daily, monthly, spans: dict[str, tuple[dt.date, dt.date]], *, today: dt.date) -> dict[str, Totals]:
+    """Totals of several periods: one pass over the daily rollup when each is short, else one read each."""
+    if all((end - start).days <= DAILY_READ_MAX_DAYS for start, end in spans.values()):
+        return period_totals(daily, spans)
+    found = {}
+    for name, (start, end) in spans.items():
+        rows = sums(daily, monthly, start, end, ("workload_id",), today=today)
+        total = {"cost": None, "unpriced_tokens": 0, "unattributed": ZERO, "tokens": 0, "requests": 0}
+        for row in rows:
+            if row["cost"] is not None:
+                total["cost"] = (total["cost"] or ZERO) + row["cost"]
+                if row["workload_id"] is None:
+                    total["unattributed"] += row["cost"]
+            for measure in ("unpriced_tokens", "tokens", "requests"):
+                total[measure] += row[measure]
+        found[name] = _as_totals(total)
+    return found
+
+
+def ranked(rows: list[dict]) -> tuple[list[dict], list[dict], int]:
+    """Groups of known spend, biggest first, each with its share of the known total and the running share;
+    the groups whose cost is unknown (only unpriced usage), apart; how many known groups make 80 % of it."""
+    known = sorted((r for r in rows if r["cost"] is not None), key=lambda r: r["cost"], reverse=True)
+    unknown = sorted((r for r in rows if r["cost"] is None), key=lambda r: r["unpriced_tokens"], reverse=True)
+    total = sum((r["cost"] for r in known), ZERO)
     running, to_80 = ZERO, 0
-    for row in rows:
-        row["share"] = (row["cost"] or ZERO) / total if total else None
-        running += row["cost"] or ZERO
-        row["running_share"] = running / total if total else None
-        if total and (running - (row["cost"] or ZERO)) < total * Decimal("0.8"):
+    for row in known:
+        row["share"] = row["cost"] / total if total else None
+        if total and running < total * Decimal("0.8"):
             to_80 += 1
-    return rows, to_80
+        running += row["cost"]
+        row["running_share"] = running / total if total else None
+    return known, unknown, to_80
 
 
-def daily_tokens(rows: QuerySet[DailySpend]) -> list[dict]:
-    """[{day, input, output}] where input is all input (uncached + cached + cache write)."""
-    return list(
-        rows.values("day")
-        .annotate(input=Sum("input_tokens") + Sum("cached_input_tokens") + Sum("cache_write_tokens"), output=Sum("output_tokens"))
-        .order_by("day")
-    )
-
-
-# --- the overview in two passes over the rollup (DESIGN.md: pages read the rollup; at 10M lines the rollup of
-# 30 days is ~45k rows and each pass over it costs 15–25 ms, so the overview's nine reads became two) ---
-
-
-@dataclass
-class Overview:
-    periods: dict[str, Totals]  # this_month, same_days_last_month, run_rate, recent
-    daily_by_provider: list[dict]  # [{day, provider_id, cost}] over the recent period
-    by_provider: list[dict]  # unit_costs(recent, "provider_id")
-    by_workload: list[dict]  # cost_by(recent, "workload_id")
-    by_model: list[dict]  # unit_costs(recent, "model")
-
-
-def _by_cost(rows: list[dict]) -> list[dict]:
-    """Biggest spend first, as ORDER BY cost DESC sorts in Postgres (a group with no priced line first)."""
-    return sorted(rows, key=lambda r: (r["cost"] is None, r["cost"] or ZERO), reverse=True)
-
-
-def _add(total: dict, row: dict, *names: str) -> None:
-    for name in names:
-        if row[name] is not None:
-            total[name] = (total.get(name) or 0) + row[name]
-        else:
-            total.setdefault(name, None)
-
-
-def _totals_aggregates() -> dict:
-    """The sums a Totals is made of, per group of rollup rows (daily or monthly alike)."""
-    unpriced = Q(cost_basis=CostBasis.UNPRICED)
-    return {
-        "cost": Sum("reporting_cost"), "tokens": TOKEN_SUM, "requests": Sum("requests"),
-        "unattributed": Sum("reporting_cost", filter=Q(workload__isnull=True)),
-        "unpriced_tokens": Sum("input_tokens", filter=unpriced) + Sum("cached_input_tokens", filter=unpriced)
-        + Sum("cache_write_tokens", filter=unpriced) + Sum("output_tokens", filter=unpriced),
-    }
-
-
-TOTALS_SUMS = ("cost", "tokens", "requests", "unattributed", "unpriced_tokens")
+def by_cost(rows: list[dict]) -> list[dict]:
+    """Known spend biggest first, then the groups of unknown cost (most unpriced tokens first)."""
+    known, unknown, _ = ranked(rows)
+    return known + unknown
 
 
 def _as_totals(total: dict) -> Totals:
-    return Totals(cost=total.get("cost") or ZERO, unpriced_tokens=total.get("unpriced_tokens") or 0,
+    return Totals(cost=total.get("cost"), unpriced_tokens=total.get("unpriced_tokens") or 0,
                   unattributed_cost=total.get("unattributed") or ZERO, tokens=total.get("tokens") or 0,
                   requests=total.get("requests") or 0)
-
-
-def overview(rows: QuerySet[DailySpend], today: dt.date, *, recent_days: int,
-             monthly: QuerySet[MonthlySpend] | None = None) -> Overview:
-    """What the overview shows: the same figures as totals / month_to_date / month_forecast / cost_by /
-    unit_costs / daily_cost_by, from one pass by (day, provider) and one by (workload, model).
-
-    The first pass covers the recent days and this month. "The same days of last month" lie mostly before
-    them: given `monthly` (the same rows' MonthlySpend), they are last month's monthly totals minus its days
-    from where they end, which that pass has read anyway, instead of up to a month more of daily rows.
-    """
-    recent_start = today - dt.timedelta(days=recent_days)
-    periods = {**_month_periods(today), "recent": (recent_start, today)}
-    same_start, same_end = periods["same_days_last_month"]
-    start = min(s for name, (s, _) in periods.items() if name != "same_days_last_month")
-    this_month = today.replace(day=1)
-    # Fewer days to take away from last month than to add: its monthly row, minus days read in this pass.
-    from_month = monthly is not None and (this_month - same_end) < (same_end - same_start)
-    daily = list(
-        period(rows, min(start, same_end) if from_month else min(start, same_start), today)
-        .values("day", "provider_id")
-        .annotate(**_totals_aggregates())
-        .order_by("day", "provider_id")
-    )
-    totals_of = {}
-    for name, (first, end) in periods.items():
-        total: dict = {}
-        for row in daily:
-            if first <= row["day"] < end:
-                _add(total, row, *TOTALS_SUMS)
-        totals_of[name] = _as_totals(total)
-    if from_month:
-        month_total = monthly.filter(month=same_start).aggregate(**_totals_aggregates())
-        after = [(row, -1) for row in daily if same_end <= row["day"] < this_month]
-        net = periods_add_up([(month_total, 1), *after], (), TOTALS_SUMS)
-        totals_of["same_days_last_month"] = _as_totals(net[0] if net else {})
-    recent = [row for row in daily if row["day"] >= recent_start]
-    providers: dict = {}
-    for row in recent:
-        _add(providers.setdefault(row["provider_id"], {"provider_id": row["provider_id"]}), row, "cost", "tokens")
-    pairs = list(period(rows, recent_start, today).values("workload_id", "model").annotate(cost=Sum("reporting_cost"), tokens=TOKEN_SUM).order_by())
-    workloads: dict = {}
-    models: dict = {}
-    for row in pairs:
-        _add(workloads.setdefault(row["workload_id"], {"workload_id": row["workload_id"]}), row, "cost", "tokens")
-        _add(models.setdefault(row["model"], {"model": row["model"]}), row, "cost", "tokens")
-    return Overview(
-        periods=totals_of,
-        daily_by_provider=[{"day": r["day"], "provider_id": r["provider_id"], "cost": r["cost"]} for r in recent],
-        by_provider=_with_unit_cost(_by_cost(list(providers.values()))),
-        by_workload=_by_cost(list(workloads.values())),
-        by_model=_with_unit_cost(_by_cost(list(models.values()))),
-    )
-
-
-def _with_unit_cost(grouped: list[dict]) -> list[dict]:
-    for row in grouped:
-        row["cost"] = row["cost"] or ZERO
-        row["usd_per_mtok"] = row["cost"] / row["tokens"] * 1_000_000 if row["tokens"] else None
-    return grouped

@@ -1,63 +1,61 @@
-"""Number formatting for people: $1.2M, 3.4B tokens, +12.5 %."""
-
-from decimal import Decimal
+"""Template side of finops.display: filters for single figures, tags for cost cells and tables of figures."""
 
 from django import template
-from django.conf import settings
+
+from finops import display
+from finops.reports import tables as specs
 
 register = template.Library()
 
-SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "CNY": "¥"}
-SCALES = ((Decimal(10) ** 12, "T"), (Decimal(10) ** 9, "B"), (Decimal(10) ** 6, "M"), (Decimal(10) ** 3, "k"))
+register.filter("money", display.money_exact)  # tables: "$1,043.12"
+register.filter("money_short", display.money_compact)  # cards: "$1.2k"
+register.filter("tokens", display.tokens_compact)
+register.filter("count", display.count)
+register.filter("requests", display.requests)
+register.filter("percent", display.percent_change)
+register.filter("share", display.share)
+register.filter("per_mtok", display.per_mtok)
+register.filter("price", display.price)
+register.filter("duration", display.duration)
+register.filter("model_name", display.model_name)
 
 
-def _compact(value: Decimal) -> str:
-    magnitude = abs(value)
-    for size, suffix in SCALES:
-        if magnitude >= size:
-            return f"{value / size:.1f}{suffix}"
-    return f"{value:,.2f}" if magnitude < 1000 else f"{value:,.0f}"
+@register.simple_tag
+def currency_symbol():
+    return display.currency_symbol()
 
 
-@register.filter
-def money(value, currency=None):
-    if value is None or value == "":
-        return "—"
-    currency = currency or settings.FINOPS_REPORTING_CURRENCY
-    amount = Decimal(value)
-    sign = "-" if amount < 0 else ""
-    symbol = SYMBOLS.get(currency)
-    text = _compact(abs(amount))
-    return f"{sign}{symbol}{text}" if symbol else f"{sign}{text} {currency}"
+@register.simple_tag
+def cost(amount, unpriced_tokens=0, compact=False):
+    """A cost that never hides its unknown part: {% cost totals.cost totals.unpriced_tokens %}."""
+    return specs.money_html(amount, unpriced_tokens, compact=compact)
 
 
-@register.filter
-def tokens(value):
-    if value is None:
-        return "—"
-    return _compact(Decimal(value)).replace(".00", "") if Decimal(value) >= 1000 else str(int(value))
+@register.inclusion_tag("finops/partials/data_table.html", takes_context=True)
+def data_table(context, table, rows, limit=None):
+    """A table of figures from its spec (finops.reports.tables): the first column links to row["url"] and
+    is in italics where row["muted"]; row["action"] = (text, url) adds a link after it."""
+    shown = rows[:limit] if limit else rows
+    body = []
+    for row in shown:
+        cells = []
+        for index, column in enumerate(table.page_columns):
+            cells.append({"html": specs.html_cell(column, row), "numeric": column.numeric,
+                          "url": row.get("url") if index == 0 else None, "muted": index == 0 and row.get("muted"),
+                          "action": row.get("action") if index == 0 else None})
+        body.append(cells)
+    return {"table": table, "body": body, "more": len(rows) - len(shown), "csv_url": csv_url(context, table.name)}
 
 
-@register.filter
-def percent(value):
-    if value is None:
-        return "—"
-    return f"{Decimal(value) * 100:+.1f} %"
-
-
-@register.filter
-def per_mtok(value):
-    if value is None:
-        return "—"
-    return f"${Decimal(value):,.2f}/M"
-
-
-@register.filter
-def share(value):
-    """A fraction as a percentage of a whole: 0.1234 → 12.3 %."""
-    if value is None:
-        return "—"
-    return f"{Decimal(value) * 100:.1f} %"
+@register.simple_tag(takes_context=True)
+def csv_url(context, name):
+    """This page's query (its period and filters) with csv=<name>."""
+    request = context.get("request")
+    query = request.GET.copy() if request is not None else None
+    if query is None:
+        return f"?csv={name}"
+    query["csv"] = name
+    return f"?{query.urlencode()}"
 
 
 @register.filter

@@ -5,6 +5,11 @@ from django.utils import timezone
 
 from finops import access
 
+from .period import period_from_request, with_period
+
+
+PERIOD_PAGES = {"Overview", "Teams", "Workloads", "Providers"}
+
 
 def navigation(request):
     user = getattr(request, "user", None)
@@ -21,9 +26,11 @@ def navigation(request):
         items.append(("Rules", reverse("rule-list")))
         items.append(("Sources", reverse("source-list")))
     current = request.path
+    period = period_from_request(request)  # the spend pages keep the chosen period while moving between them
     return {
         "nav_items": [
-            {"label": label, "url": url, "active": current == url or (url != "/" and current.startswith(url))}
+            {"label": label, "url": with_period(url, period) if label in PERIOD_PAGES else url,
+             "active": current == url or (url != "/" and current.startswith(url))}
             for label, url in items
         ],
         "is_admin": access.is_admin(user),

@@ -1,25 +1,27 @@
-"""Every table on a page can be downloaded as CSV: `?csv=<table name>` answers that table's rows."""
+"""Every table on a page can be downloaded as CSV: `?csv=<table name>` answers that table's rows, with the
+columns of its spec (finops.reports.tables): the page's columns, plain decimals, a Currency column."""
 
 import csv
-from decimal import Decimal
 
 from django.http import HttpResponse
 
+from finops.reports.tables import Table, csv_header, csv_row
 
-def csv_response(filename: str, columns: list[tuple[str, str]], rows: list[dict]) -> HttpResponse:
-    """columns: (header, key) pairs; Decimals are written exactly, None as an empty cell."""
+
+def csv_response(filename: str, table: Table, rows: list[dict]) -> HttpResponse:
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}.csv"'
     writer = csv.writer(response)
-    writer.writerow([header for header, _ in columns])
+    writer.writerow(csv_header(table))
     for row in rows:
-        writer.writerow([_cell(row.get(key)) for _, key in columns])
+        writer.writerow(csv_row(table, row))
     return response
 
 
-def _cell(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, Decimal):
-        return format(value, "f")
-    return str(value)
+def csv_requested(request, prefix: str, tables: dict[str, tuple[Table, list[dict]]], *, stem: str) -> HttpResponse | None:
+    """The CSV of the table `?csv=` names, if it names one of `tables` ({name: (spec, rows)})."""
+    wanted = request.GET.get("csv")
+    if wanted in tables:
+        table, rows = tables[wanted]
+        return csv_response(f"{prefix}-{wanted}-{stem}", table, rows)
+    return None

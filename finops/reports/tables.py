@@ -1,0 +1,138 @@
+"""Tables of figures, defined once: the columns a page shows are the columns its CSV (and later the report's
+CSV, XLSX and PDF) carries, each formatted by its kind (finops.display). No ORM here: rows are dicts.
+
+A column's kind decides both renderings:
+- money: a table reads "$1,043.12"; unknown (None) reads "—". With `unpriced` naming the row's count of tokens
+  no price covers, the cell adds "+ 340M tokens unpriced", and the CSV gets an "Unpriced tokens" column.
+- tokens: "3.4B" on a page, the integer in a CSV; count: "1,403"; requests: "—" where unknown (0).
+- per_mtok / price: "$1.25/M" / "$0.075"; change: "+12.5 %"; share: "12.3 %" (a CSV carries the fraction).
+- text, date, duration.
+Every CSV with money in it ends with a Currency column (the reporting currency).
+"""
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+
+from finops import display
+
+NUMERIC = {"money", "tokens", "count", "requests", "per_mtok", "price", "change", "share", "duration"}
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    key: str
+    kind: str = "text"
+    unpriced: str | None = None  # money: the row key holding the tokens no price covers
+    help: str = ""  # a tooltip on the header
+    csv_only: bool = False  # machine-readable extras (a model's id beside its name): in the CSV, not on the page
+
+    @property
+    def numeric(self) -> bool:
+        return self.kind in NUMERIC
+
+    def title(self, *, csv: bool = False) -> str:
+        """The header; "{cur}" stands for the reporting currency: its symbol on a page ("$/M tokens"), its
+        code in a CSV ("USD/M tokens")."""
+        return self.header.replace("{cur}", display.reporting_currency() if csv else display.currency_symbol().strip())
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str  # the ?csv= value and the file name's stem
+    columns: tuple[Column, ...]
+    empty: str = "Nothing in this period."
+    keys: tuple[str, ...] = field(default=())
+
+    def __post_init__(self):
+        object.__setattr__(self, "keys", tuple(c.key for c in self.columns))
+
+    @property
+    def page_columns(self) -> tuple[Column, ...]:
+        return tuple(c for c in self.columns if not c.csv_only)
+
+
+# --- the CSV rendering ---
+
+
+def csv_header(table: Table) -> list[str]:
+    header = []
+    for column in table.columns:
+        header.append(column.title(csv=True))
+        if column.unpriced:
+            header.append("Unpriced tokens")
+    if _has_money(table):
+        header.append("Currency")
+    return header
+
+
+def csv_row(table: Table, row: dict) -> list[str]:
+    cells = []
+    for column in table.columns:
+        cells.append(csv_value(column.kind, row.get(column.key)))
+        if column.unpriced:
+            cells.append(str(row.get(column.unpriced) or 0))
+    if _has_money(table):
+        cells.append(display.reporting_currency())
+    return cells
+
+
+def _has_money(table: Table) -> bool:
+    return any(c.kind in ("money", "per_mtok", "price") for c in table.columns)
+
+
+def csv_value(kind: str, value) -> str:
+    if value is None:
+        return ""
+    if kind in ("money", "per_mtok", "price", "change", "share"):
+        return display.csv_decimal(value)
+    if kind in ("tokens", "count"):
+        return str(int(value))
+    if kind == "requests":
+        return str(int(value)) if value else ""
+    if kind == "duration":
+        return str(value.total_seconds() if isinstance(value, dt.timedelta) else value)
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+# --- the HTML rendering (one cell) ---
+
+
+def html_cell(column: Column, row: dict) -> SafeString:
+    value = row.get(column.key)
+    kind = column.kind
+    if kind == "money":
+        return money_html(value, row.get(column.unpriced) if column.unpriced else 0)
+    if kind == "tokens":
+        return format_html('<span title="{}">{}</span>', display.count(value), display.tokens_compact(value)) if value is not None else mark_safe(display.DASH)
+    formatter = {
+        "count": display.count, "requests": display.requests, "per_mtok": display.per_mtok, "price": display.price,
+        "change": display.percent_change, "share": display.share, "duration": display.duration,
+    }.get(kind)
+    if formatter is not None:
+        return mark_safe(escape(formatter(value)))
+    if value is None or value == "":
+        return mark_safe(display.DASH)
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return mark_safe(value.isoformat())
+    return escape(value)
+
+
+def money_html(cost, unpriced_tokens, *, compact: bool = False) -> SafeString:
+    """A cost with what it leaves out: "$1,043.12 + 340M tokens unpriced", or "—" and the unpriced tokens."""
+    text = (display.money_compact if compact else display.money_exact)(cost)
+    if not unpriced_tokens:
+        return mark_safe(escape(text))
+    flag = f"{display.tokens_compact(unpriced_tokens)} tokens unpriced"
+    if cost is None:
+        return format_html('<span class="unknown">{}</span> <span class="unpriced" title="{}">{}</span>',
+                           text, "No billed cost and no list price: the cost is unknown, not zero", flag)
+    return format_html('{} <span class="unpriced" title="{}">+ {}</span>', text,
+                       "The priced part; these tokens have no price yet, so the total is higher", flag)
