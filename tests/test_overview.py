@@ -48,20 +48,24 @@ def test_top_workloads_show_their_share_and_how_many_make_80_percent(client_as, 
 
 
 def test_unit_costs_are_sum_over_sum(client_as, fiona, november):
-    models = {r["label"]: r for r in client_as(fiona).get(reverse("overview")).context["tables"]["models"]}
+    models = {r["model"]: r for r in client_as(fiona).get(reverse("overview")).context["tables"]["by_model"]}
     # 30 days window covers Nov 1..21 (21 days): $210 over 21M tokens = $10/M
     assert models["gpt-5-mini"]["usd_per_mtok"] == Decimal(10)
+    assert models["gpt-5-mini"]["label"] == "GPT-5 mini"
     assert models["gpt-5"]["usd_per_mtok"] == Decimal(20)
 
 
 def test_every_overview_table_downloads_as_csv(client_as, fiona, november):
-    for table in ("top_workloads", "providers", "models", "freshness"):
+    for table in ("top_workloads", "by_provider", "by_model", "freshness"):
         response = client_as(fiona).get(reverse("overview"), {"csv": table})
         assert response["Content-Type"].startswith("text/csv") and "attachment" in response["Content-Disposition"]
         rows = list(csv.reader(io.StringIO(response.content.decode())))
         assert len(rows) >= 2, table
-    models = list(csv.DictReader(io.StringIO(client_as(fiona).get(reverse("overview"), {"csv": "models"}).content.decode())))
-    assert {r["Model"]: r["Spend"] for r in models}["gpt-5-mini"] == "210.000000000000000000"
+    models = list(csv.DictReader(io.StringIO(client_as(fiona).get(reverse("overview"), {"csv": "by_model"}).content.decode())))
+    by_id = {r["Model id"]: r for r in models}
+    # Plain decimals rounded to what providers bill (micro-units, trailing zeros dropped to cents), a currency.
+    assert by_id["gpt-5-mini"]["Spend"] == "210.00" and by_id["gpt-5-mini"]["Currency"] == "USD"
+    assert by_id["gpt-5-mini"]["Model"] == "GPT-5 mini" and by_id["gpt-5-mini"]["USD/M tokens"] == "10.00"
 
 
 def test_a_member_sees_only_their_workloads_and_no_freshness_table(client_as, sam, november):
@@ -75,41 +79,51 @@ def test_team_and_workload_pages_show_unit_costs_and_download_them(client_as, sa
     team = client_as(sam).get(reverse("team-detail", args=["support"])).context
     assert [r["label"] for r in team["tables"]["workloads"]] == ["Support agent"]
     assert team["tables"]["by_model"][0]["usd_per_mtok"] == Decimal(10)
+    assert team["tables"]["workloads"][0]["sla"] == "4.0 s"
     assert team["tokens_chart"]["data"][0]["name"] == "Input tokens"
     workload = client_as(sam).get(reverse("workload-detail", args=["support-agent"]))
     assert workload.context["tables"]["by_provider"][0]["label"] == "OpenAI"
     download = client_as(sam).get(reverse("workload-detail", args=["support-agent"]), {"csv": "by_model"})
-    assert download.content.decode().splitlines()[1].startswith("gpt-5-mini,210.")
+    assert download.content.decode().splitlines()[1].startswith("GPT-5 mini,gpt-5-mini,210.00,0,")
     # Another team's downloads answer 404 like its pages.
     assert client_as(sam).get(reverse("team-detail", args=["search"]), {"csv": "by_model"}).status_code == 404
 
 
-@pytest.mark.parametrize("today", ["2026-11-03", "2026-11-22", "2026-12-31", "2026-12-01", "2027-03-30"])
-def test_the_overview_periods_equal_the_daily_rollup_summed_over_them(today, client_as, fiona, sam, openai_account, support_agent):
-    """The same days of last month may come from the monthly rollup minus days the overview reads anyway; early
-    in a month, or when last month is shorter, from daily rows. Either way they equal the daily rows summed,
-    for someone who sees everything and for a member (whose monthly rows are their teams' only)."""
-    from finops.models import DailySpend, MonthlySpend
+@pytest.mark.parametrize("key, start, end", [("last-30", None, None), ("2026-12", None, None), ("2027-Q1", None, None),
+                                             ("custom", "2026-10-20", "2027-03-11"), ("custom", "2026-11-05", "2026-11-06")])
+def test_any_period_sums_equal_the_daily_rollup_summed_over_it(key, start, end, fiona, sam, openai_account, support_agent):
+    """Short periods read daily rows; periods past a quarter read whole months from the monthly rollup and the
+    edges from daily rows. Either way every group's sums equal the daily rows summed over the period, for
+    someone who sees everything and for a member (whose monthly rows are their teams' only)."""
+    from django.db.models import Sum
+
+    from finops.models import MonthlySpend
+    from finops.reporting_period import resolve
     from finops.selectors import spend
 
-    start = dt.date(2026, 10, 1)
+    first = dt.date(2026, 10, 1)
     rows = ["day,model,input_tokens,output_tokens,cost,project"]
     for n in range(0, 180):  # Oct 2026 .. Mar 2027, a different amount each day; some unpriced, some unattributed
-        day = (start + dt.timedelta(days=n)).isoformat()
+        day = (first + dt.timedelta(days=n)).isoformat()
         rows += [f"{day},gpt-5-mini,{1000 + n},{n},{n % 7 + 0.25},support", f"{day},my-model,{500 + n},1,,other"]
     assert usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="y.csv").status == "succeeded"
     AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
     history_reattribute()
 
-    today = dt.date.fromisoformat(today)
+    today = dt.date(2027, 3, 30)
+    period = resolve(key, today=today, start=start and dt.date.fromisoformat(start), end=end and dt.date.fromisoformat(end))
     for user in (fiona, sam):
         daily, monthly = spend.visible_spend(user), spend.visible_spend(user, MonthlySpend)
         with CaptureQueriesContext(connection) as queries:
-            read = spend.overview(daily, today, recent_days=30, monthly=monthly).periods
-        wanted = spend.period_totals(daily, {**spend._month_periods(today), "recent": (today - dt.timedelta(days=30), today)})
-        assert read == wanted, (user, today)
-        assert read["recent"].cost > 0 and (user is fiona) == (read["recent"].unpriced_tokens > 0)
-        # Late in a month, and when last month is shorter, last month's row is read (and the path is exercised).
+            read = {r["workload_id"]: r for r in spend.sums(daily, monthly, period.start, period.end, ("workload_id",), today=today)}
+        wanted = {r["workload_id"]: r for r in spend.period(daily, period.start, period.end).values("workload_id")
+                  .annotate(cost=Sum("reporting_cost"), tokens=spend.TOKEN_SUM, unpriced=spend.UNPRICED_TOKEN_SUM).order_by()}
+        assert read.keys() == wanted.keys(), (user, key)
+        for workload, row in wanted.items():
+            assert (read[workload]["cost"], read[workload]["tokens"], read[workload]["unpriced_tokens"]) == (
+                row["cost"], row["tokens"], row["unpriced"] or 0), (user, key, workload)
+        # The unattributed group is all unpriced: its cost is unknown (None), never 0.
+        if user is fiona:
+            assert read[None]["cost"] is None and read[None]["unpriced_tokens"] > 0 and read[None]["usd_per_mtok"] is None
         monthly_read = any(MonthlySpend._meta.db_table in q["sql"] for q in queries.captured_queries)
-        assert monthly_read == (today.isoformat() in ("2026-11-22", "2026-12-31", "2027-03-30")), today
-    assert DailySpend.objects.exists()
+        assert monthly_read == (period.days > spend.DAILY_READ_MAX_DAYS), key

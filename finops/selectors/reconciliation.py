@@ -29,9 +29,10 @@ def _groups(rows: QuerySet[DailySpend]):
 
 
 def reconciliation(*, provider: Provider, rows: QuerySet[DailySpend]) -> dict:
-    """{"days": [...], "models": [...]} with billed, at_list_price (None where no price) and variance."""
+    """{"days": [...], "models": [...]} with billed usage, at_list (None where no price), variance, and per day the
+    non-usage charges (tax, credits, fees) of the bill."""
     book = PriceBook.for_provider(provider)
-    by_day: dict = defaultdict(lambda: {"billed": ZERO, "at_list": ZERO, "unpriced_billed": ZERO})
+    by_day: dict = defaultdict(lambda: {"billed": ZERO, "at_list": ZERO, "unpriced_billed": ZERO, "non_usage": ZERO})
     by_model: dict = defaultdict(lambda: {"billed": ZERO, "at_list": ZERO, "tokens": 0, "unpriced_billed": ZERO})
     for group in _groups(rows):
         price = book.price_on(group["model"], group["day"])
@@ -47,6 +48,10 @@ def reconciliation(*, provider: Provider, rows: QuerySet[DailySpend]) -> dict:
         for bucket in (day, model):
             bucket["billed"] += billed
             bucket["at_list"] += at_list
+    # Tax, credits and fees are on the bill but are not usage: their own column, outside the variance.
+    charges = rows.exclude(charge_category="usage").values("day").annotate(cost=Sum("reporting_cost")).order_by()
+    for charge in charges:
+        by_day[charge["day"]]["non_usage"] += charge["cost"] or ZERO
     return {
         "days": [_finish({"day": day, **values}) for day, values in sorted(by_day.items())],
         "models": sorted((_finish({"model": m, **v}) for m, v in by_model.items()), key=lambda r: -(r["billed"] + r["unpriced_billed"])),

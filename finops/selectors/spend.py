@@ -254,3 +254,29 @@ def _as_totals(total: dict) -> Totals:
     return Totals(cost=total.get("cost"), unpriced_tokens=total.get("unpriced_tokens") or 0,
                   unattributed_cost=total.get("unattributed") or ZERO, tokens=total.get("tokens") or 0,
                   requests=total.get("requests") or 0)
+
+
+def regroup(rows: list[dict], key: str) -> list[dict]:
+    """Finished rows of finer groups (e.g. workload × model) summed by one of their keys: the cost is the sum of
+    the known costs, None where no part of the group has one; $/M again over priced tokens."""
+    merged: dict = {}
+    for row in rows:
+        total = merged.setdefault(row[key], {key: row[key], "cost": None, "tokens": 0, "unpriced_tokens": 0, "requests": 0, "lines": 0})
+        if row["cost"] is not None:
+            total["cost"] = (total["cost"] or ZERO) + row["cost"]
+        for name in ("tokens", "unpriced_tokens", "requests", "lines"):
+            total[name] += row[name]
+    for total in merged.values():
+        total["priced_tokens"] = total["tokens"] - total["unpriced_tokens"]
+        total["usd_per_mtok"] = per_mtok(total["cost"], total["priced_tokens"])
+    return list(merged.values())
+
+
+def daily_tokens(rows: QuerySet[DailySpend], *, monthly: bool = False) -> list[dict]:
+    """[{day, input, output}] per day (per month, `day` its first day), where input is all input (uncached +
+    cached + cache write). `rows` is one scope's daily rows over the period (a team's, a workload's)."""
+    point = Cast(TruncMonth("day"), DateField()) if monthly else F("day")
+    grouped = (rows.values(point=point)
+               .annotate(input=Sum("input_tokens") + Sum("cached_input_tokens") + Sum("cache_write_tokens"), output=Sum("output_tokens"))
+               .order_by("point"))
+    return [{"day": row["point"], "input": row["input"], "output": row["output"]} for row in grouped]

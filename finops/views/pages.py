@@ -1,199 +1,254 @@
-"""The spend pages: overview, teams, workloads, providers. Reads go through selectors; access through finops.access."""
-
-import datetime as dt
+"""The spend pages: overview, teams, workloads, providers, each over the period the URL names (the picker) and
+against its comparison period. Reads go through selectors, access through finops.access, every table through its
+spec (finops.reports.spend_tables) so the page and its CSV show the same columns."""
 
 from django.conf import settings
 from django.shortcuts import get_object_or_404, render
-from django.utils import timezone
+from django.urls import reverse
 
-from finops import access, charts
+from finops import access, charts, display
 from finops.models import Account, MonthlySpend, Provider, Workload
+from finops.reports import spend_tables as specs
 from finops.selectors import spend
 from finops.selectors.freshness import source_freshness
 from finops.selectors.reconciliation import reconciliation
 
-from .tables import csv_response
-
-TRAILING_DAYS = 30
-NO_MODEL = "(no model: taxes, credits, fees)"
+from .period import period_from_request, picker_context, today_utc, with_period
+from .tables import csv_requested
 
 
-def _today() -> dt.date:
-    return timezone.now().astimezone(dt.UTC).date()
+class Scope:
+    """What one page reads: the viewer's daily and monthly rows (narrowed alike), over the URL's period."""
+
+    def __init__(self, request, **narrow):
+        self.request = request
+        self.user = request.user
+        self.today = today_utc()
+        self.period = period_from_request(request)
+        self.daily = spend.visible_spend(self.user).filter(**narrow)
+        self.monthly = spend.visible_spend(self.user, MonthlySpend).filter(**narrow)
+        self.long = self.period.days > spend.DAILY_READ_MAX_DAYS
+
+    def sums(self, *keys: str, point: bool = False, compare: bool = False) -> list[dict]:
+        start, end = (self.period.compare if compare else self.period).span()
+        return spend.sums(self.daily, self.monthly, start, end, keys, today=self.today,
+                          point=("month" if self.long else "day") if point else None)
+
+    def totals(self) -> dict[str, spend.Totals]:
+        spans = {"now": self.period.span()}
+        if self.period.compare:
+            spans["before"] = self.period.compare.span()
+        return spend.period_sums(self.daily, self.monthly, spans, today=self.today)
+
+    def chart(self, dimension: str, labels: dict) -> dict:
+        rows = [{**r, "day": r["point"]} for r in self.sums(dimension, "charge_category", point=True)]
+        if dimension == "model":
+            labels = {r["model"]: display.model_name(r["model"]) for r in rows}
+        return charts.stacked_daily(rows, dimension, labels, currency=settings.FINOPS_REPORTING_CURRENCY, monthly=self.long)
+
+    def tokens_chart(self) -> dict:
+        return charts.daily_tokens(spend.daily_tokens(spend.period(self.daily, *self.period.span()), monthly=self.long))
+
+    def link(self, name: str, *args) -> str:
+        return with_period(reverse(name, args=args), self.period)
+
+    def csv(self, prefix: str, tables: dict):
+        return csv_requested(self.request, prefix, tables, stem=f"{self.period.start}-{self.period.end}")
+
+    def context(self, **extra) -> dict:
+        totals = self.totals()
+        now, before = totals["now"], totals.get("before")
+        return {**picker_context(self.request), "totals": now, "before": before,
+                "change": spend.change(now.cost, before.cost if before else None), **extra}
 
 
-def _trailing(rows, days: int = TRAILING_DAYS):
-    today = _today()
-    return spend.period(rows, today - dt.timedelta(days=days), today)
+def _provider_names() -> dict:
+    return dict(Provider.objects.values_list("id", "name"))
 
 
-def _chart(rows, dimension: str, labels: dict) -> dict:
-    return charts.stacked_daily(
-        spend.daily_cost_by(rows, dimension), dimension, labels, currency=settings.FINOPS_REPORTING_CURRENCY
-    )
-
-
-OVERVIEW_TABLES = {
-    "top_workloads": [("Workload", "label"), ("Team", "team"), ("Spend", "cost"), ("Share", "share"), ("Tokens", "tokens")],
-    "providers": [("Provider", "label"), ("Spend", "cost"), ("Tokens", "tokens"), ("USD per M tokens", "usd_per_mtok")],
-    "models": [("Model", "label"), ("Spend", "cost"), ("Tokens", "tokens"), ("USD per M tokens", "usd_per_mtok")],
-    "freshness": [("Account", "label"), ("Provider", "provider"), ("Latest day", "latest_day"), ("Days behind", "lag_days")],
-}
+def _unit_rows(rows: list[dict], key: str, labels: dict | None = None) -> list[dict]:
+    """Provider or model rows of a $/M table, known spend first; models by their display names."""
+    found = spend.by_cost(spend.regroup(rows, key))
+    for row in found:
+        row["label"] = labels.get(row[key], "?") if labels is not None else display.model_name(row[key])
+        row["muted"] = key == "model" and not row[key]
+    return found
 
 
 def overview(request):
     user = request.user
-    rows = spend.visible_spend(user)
-    has_data = rows.exists()
-    context = {"has_data": has_data, "has_accounts": Account.objects.exists(), "can_manage": access.is_admin(user)}
+    scope = Scope(request)
+    has_data = scope.daily.exists()
+    context = {"has_data": has_data, "has_accounts": Account.objects.exists(), "can_manage": access.is_admin(user),
+               **picker_context(request)}
     if not has_data:
         return render(request, "finops/overview.html", context)
-    today = _today()
-    reads = spend.overview(rows, today, recent_days=TRAILING_DAYS, monthly=spend.visible_spend(user, MonthlySpend))
-    providers = dict(Provider.objects.values_list("id", "name"))
-    top, to_80 = spend.with_shares(_named(reads.by_workload, Workload.objects.select_related("team"), "Unattributed"))
-    for row in top:
-        row["team"] = row["object"].team.name if row["object"] else ""
+    providers = _provider_names()
+    by_provider_day = scope.sums("provider_id", "charge_category", point=True)
+    pairs = scope.sums("workload_id", "model")
+    known, unknown, to_80 = spend.ranked(spend.regroup(pairs, "workload_id"))
+    workloads = Workload.objects.select_related("team").in_bulk([r["workload_id"] for r in known + unknown if r["workload_id"]])
+    sees_unattributed = access.can_see_unattributed(user)
+    for row in known + unknown:
+        workload = workloads.get(row["workload_id"])
+        row.update(label=workload.name if workload else display.UNATTRIBUTED, team=workload.team.name if workload else "",
+                   url=scope.link("workload-detail", workload.slug) if workload else None, muted=workload is None)
+        if workload is None and sees_unattributed:
+            row["action"] = ("by key, project and tag", scope.link("unattributed"))
     tables = {
-        "top_workloads": top[:10],
-        "providers": [{**r, "label": providers.get(r["provider_id"], "?")} for r in reads.by_provider],
-        "models": [{**r, "label": r["model"] or NO_MODEL} for r in reads.by_model],
+        "top_workloads": (specs.TOP_WORKLOADS, known),
+        "unknown_cost_workloads": (specs.UNKNOWN_COST_WORKLOADS, unknown),
+        "by_provider": (specs.BY_PROVIDER, _unit_rows(by_provider_day, "provider_id", providers)),
+        "by_model": (specs.BY_MODEL, _unit_rows(pairs, "model")),
     }
     if access.can_see_sources(user):
-        tables["freshness"] = [
-            {**r, "label": r["account"].name, "provider": r["account"].provider.name} for r in source_freshness(today)
-        ]
-    wanted = request.GET.get("csv")
-    if wanted in tables:
-        return csv_response(f"overview-{wanted}-{today.isoformat()}", OVERVIEW_TABLES[wanted], tables[wanted] if wanted != "top_workloads" else top)
-    context.update(
-        mtd=spend.month_to_date(rows, today, known=reads.periods),
-        forecast=spend.month_forecast(rows, today, known=reads.periods),
-        recent=reads.periods["recent"],
-        latest_day=spend.latest_day(rows),
-        chart=charts.stacked_daily(reads.daily_by_provider, "provider_id", providers, currency=settings.FINOPS_REPORTING_CURRENCY),
-        tables=tables,
+        freshness = [{**r, "label": r["account"].name, "provider": r["account"].provider.name} for r in source_freshness(scope.today)]
+        tables["freshness"] = (specs.FRESHNESS, freshness)
+    if (download := scope.csv("overview", tables)) is not None:
+        return download
+    month = spend.month_periods_totals(scope.daily, scope.today)
+    context.update(scope.context(
+        mtd=spend.month_to_date(scope.daily, scope.today, known=month),
+        mtd_totals=month["this_month"],
+        forecast=spend.month_forecast(scope.daily, scope.today, known=month),
+        latest_day=spend.latest_day(scope.daily),
+        chart=charts.stacked_daily([{**r, "day": r["point"]} for r in by_provider_day], "provider_id", providers,
+                                   currency=settings.FINOPS_REPORTING_CURRENCY, monthly=scope.long),
+        monthly_points=scope.long,
+        tables={name: rows for name, (_, rows) in tables.items()},
+        specs={name: spec for name, (spec, _) in tables.items()},
         workloads_to_80=to_80,
-        workload_count=len(top),
-        can_see_unattributed=access.can_see_unattributed(user),
-    )
+        workload_count=len(known),
+        can_see_unattributed=sees_unattributed,
+    ))
     return render(request, "finops/overview.html", context)
 
 
-def _named(rows: list[dict], objects_qs, none_label: str) -> list[dict]:
-    """Attach the object (or None for the unattributed group) to grouped rows keyed by `<model>_id`."""
-    key = f"{objects_qs.model._meta.model_name}_id"
-    objects = objects_qs.in_bulk([r[key] for r in rows if r[key] is not None])
-    return [{**row, "object": objects.get(row[key]), "label": str(objects.get(row[key], none_label))} for row in rows]
-
-
 def team_list(request):
-    teams = access.visible_teams(request.user)
-    costs = {r["team_id"]: r for r in spend.cost_by(_trailing(spend.visible_spend(request.user)), "team_id")}
-    rows = [{"team": t, "cost": costs.get(t.id, {}).get("cost"), "workloads": t.workloads.count()} for t in teams]
-    return render(request, "finops/team_list.html", {"rows": rows, "days": TRAILING_DAYS})
+    scope = Scope(request)
+    now = {r["team_id"]: r for r in scope.sums("team_id")}
+    before = {r["team_id"]: r for r in scope.sums("team_id", compare=True)}
+    rows = []
+    for team in access.visible_teams(request.user).order_by("name"):
+        row = _spent(now.get(team.id))
+        row.update(label=team.name, url=scope.link("team-detail", team.slug), cost_center=team.cost_center,
+                   workloads=team.workloads.count(), change=spend.change(row["cost"], before.get(team.id, {}).get("cost")))
+        rows.append(row)
+    if (download := scope.csv("teams", {"teams": (specs.TEAMS, rows)})) is not None:
+        return download
+    return render(request, "finops/team_list.html", {**picker_context(request), "rows": rows, "spec": specs.TEAMS})
 
 
-UNIT_COLUMNS = [("Name", "label"), ("Spend", "cost"), ("Tokens", "tokens"), ("USD per M tokens", "usd_per_mtok")]
-
-
-def _unit_tables(recent) -> dict:
-    """$/M tokens by provider and by model, the tables every spend page shows."""
-    providers = dict(Provider.objects.values_list("id", "name"))
-    return {
-        "by_provider": [{**r, "label": providers.get(r["provider_id"], "?")} for r in spend.unit_costs(recent, "provider_id")],
-        "by_model": [{**r, "label": r["model"] or NO_MODEL} for r in spend.unit_costs(recent, "model")],
-    }
-
-
-def _csv_requested(request, prefix: str, tables: dict, columns: dict):
-    wanted = request.GET.get("csv")
-    if wanted in tables:
-        return csv_response(f"{prefix}-{wanted}-{_today().isoformat()}", columns.get(wanted, UNIT_COLUMNS), tables[wanted])
-    return None
+def _spent(row: dict | None) -> dict:
+    """A group's sums, or a group with no usage in the period: that is $0.00 spent (known), not unknown."""
+    if row is None:
+        return {"cost": spend.ZERO, "tokens": 0, "unpriced_tokens": 0, "priced_tokens": 0, "requests": 0, "usd_per_mtok": None}
+    return dict(row)
 
 
 def team_detail(request, slug):
     team = access.get_visible_team_or_404(request.user, slug)
-    recent = _trailing(spend.visible_spend(request.user).filter(team=team))
-    workload_costs = {r["workload_id"]: r for r in spend.cost_by(recent, "workload_id")}
+    scope = Scope(request, team=team)
+    costs = {r["workload_id"]: r for r in scope.sums("workload_id")}
+    workload_rows = []
+    for workload in team.workloads.order_by("name"):
+        row = _spent(costs.get(workload.id))
+        row.update(label=workload.name, url=scope.link("workload-detail", workload.slug),
+                   profile=workload.get_latency_profile_display(), sla=_sla(workload))
+        workload_rows.append(row)
+    pairs = scope.sums("provider_id", "model")
     tables = {
-        **_unit_tables(recent),
-        "workloads": [
-            {"label": w.name, "workload": w, "cost": workload_costs.get(w.id, {}).get("cost"), "tokens": workload_costs.get(w.id, {}).get("tokens"),
-             "profile": w.get_latency_profile_display(), "sla_seconds": w.sla_seconds}
-            for w in team.workloads.all()
-        ],
+        "workloads": (specs.TEAM_WORKLOADS, workload_rows),
+        "by_provider": (specs.BY_PROVIDER, _unit_rows(pairs, "provider_id", _provider_names())),
+        "by_model": (specs.BY_MODEL, _unit_rows(pairs, "model")),
     }
-    columns = {"workloads": [("Workload", "label"), ("Latency profile", "profile"), ("SLA seconds", "sla_seconds"), ("Spend", "cost"), ("Tokens", "tokens")]}
-    if (download := _csv_requested(request, f"team-{team.slug}", tables, columns)) is not None:
+    if (download := scope.csv(f"team-{team.slug}", tables)) is not None:
         return download
-    context = {
-        "team": team,
-        "totals": spend.totals(recent),
-        "chart": _chart(recent, "workload_id", dict(Workload.objects.filter(team=team).values_list("id", "name"))),
-        "tokens_chart": charts.daily_tokens(spend.daily_tokens(recent)),
-        "tables": tables,
-        "days": TRAILING_DAYS,
-    }
+    context = scope.context(
+        team=team,
+        chart=scope.chart("workload_id", dict(Workload.objects.filter(team=team).values_list("id", "name"))),
+        tokens_chart=scope.tokens_chart(),
+        tables={name: rows for name, (_, rows) in tables.items()},
+        specs={name: spec for name, (spec, _) in tables.items()},
+    )
     return render(request, "finops/team_detail.html", context)
 
 
+def _sla(workload: Workload) -> str:
+    return display.duration(workload.sla_seconds) if workload.sla_seconds else ""
+
+
 def workload_list(request):
-    workloads = access.visible_workloads(request.user)
-    costs = {r["workload_id"]: r for r in spend.cost_by(_trailing(spend.visible_spend(request.user)), "workload_id")}
-    rows = [{"workload": w, "cost": costs.get(w.id, {}).get("cost")} for w in workloads]
-    return render(request, "finops/workload_list.html", {"rows": rows, "days": TRAILING_DAYS})
+    scope = Scope(request)
+    costs = {r["workload_id"]: r for r in scope.sums("workload_id")}
+    rows = []
+    for workload in access.visible_workloads(request.user).order_by("team__name", "name"):
+        row = _spent(costs.get(workload.id))
+        row.update(label=workload.name, url=scope.link("workload-detail", workload.slug), team=workload.team.name,
+                   profile=workload.get_latency_profile_display())
+        rows.append(row)
+    if (download := scope.csv("workloads", {"workloads": (specs.WORKLOADS, rows)})) is not None:
+        return download
+    return render(request, "finops/workload_list.html", {**picker_context(request), "rows": rows, "spec": specs.WORKLOADS})
 
 
 def workload_detail(request, slug):
     workload = access.get_visible_workload_or_404(request.user, slug)
-    recent = _trailing(spend.visible_spend(request.user).filter(workload=workload))
-    tables = _unit_tables(recent)
-    if (download := _csv_requested(request, f"workload-{workload.slug}", tables, {})) is not None:
-        return download
-    context = {
-        "workload": workload,
-        "totals": spend.totals(recent),
-        "chart": _chart(recent, "provider_id", dict(Provider.objects.values_list("id", "name"))),
-        "tokens_chart": charts.daily_tokens(spend.daily_tokens(recent)),
-        "tables": tables,
-        "days": TRAILING_DAYS,
+    scope = Scope(request, workload=workload)
+    pairs = scope.sums("provider_id", "model")
+    tables = {
+        "by_provider": (specs.BY_PROVIDER, _unit_rows(pairs, "provider_id", _provider_names())),
+        "by_model": (specs.BY_MODEL, _unit_rows(pairs, "model")),
     }
+    if (download := scope.csv(f"workload-{workload.slug}", tables)) is not None:
+        return download
+    context = scope.context(
+        workload=workload,
+        sla=_sla(workload),
+        chart=scope.chart("provider_id", _provider_names()),
+        tokens_chart=scope.tokens_chart(),
+        tables={name: rows for name, (_, rows) in tables.items()},
+        specs={name: spec for name, (spec, _) in tables.items()},
+    )
     return render(request, "finops/workload_detail.html", context)
 
 
 def provider_list(request):
-    costs = {r["provider_id"]: r for r in spend.cost_by(_trailing(spend.visible_spend(request.user)), "provider_id")}
-    rows = [{"provider": p, "cost": costs.get(p.id, {}).get("cost"), "tokens": costs.get(p.id, {}).get("tokens")}
-            for p in Provider.objects.all()]
-    rows.sort(key=lambda r: -(r["cost"] or 0))
-    return render(request, "finops/provider_list.html", {"rows": rows, "days": TRAILING_DAYS})
-
-
-PROVIDER_TABLES = {
-    "models": [("Model", "model"), ("Spend", "cost"), ("Tokens", "tokens"), ("USD per M tokens", "usd_per_mtok")],
-    "reconciliation": [("Day", "day"), ("Billed", "billed"), ("At list price", "at_list"), ("Variance", "variance"),
-                       ("Billed without a list price", "unpriced_billed")],
-    "list_price": [("Model", "model"), ("Billed per M tokens", "billed_per_mtok"), ("List per M tokens", "list_per_mtok"),
-                   ("Variance", "variance")],
-}
+    scope = Scope(request)
+    costs = {r["provider_id"]: r for r in scope.sums("provider_id")}
+    rows = []
+    for provider in Provider.objects.all():
+        row = _spent(costs.get(provider.id))
+        row.update(label=provider.name, url=scope.link("provider-detail", provider.slug), provider=provider)
+        rows.append(row)
+    rows = spend.by_cost(rows)
+    if (download := scope.csv("providers", {"providers": (specs.PROVIDERS, rows)})) is not None:
+        return download
+    return render(request, "finops/provider_list.html", {**picker_context(request), "rows": rows, "spec": specs.PROVIDERS})
 
 
 def provider_detail(request, slug):
     provider = get_object_or_404(Provider, slug=slug)
-    recent = _trailing(spend.visible_spend(request.user).filter(provider=provider))
-    check = reconciliation(provider=provider, rows=recent)
-    tables = {"models": spend.unit_costs(recent, "model"), "reconciliation": check["days"], "list_price": check["models"]}
-    wanted = request.GET.get("csv")
-    if wanted in tables:
-        return csv_response(f"{provider.slug}-{wanted}-{_today().isoformat()}", PROVIDER_TABLES[wanted], tables[wanted])
-    context = {
-        "provider": provider,
-        "totals": spend.totals(recent),
-        "tables": tables,
-        "chart": _chart(recent, "model", {}),
-        "prices": provider.prices.order_by("model", "-effective_from")[:200],
-        "days": TRAILING_DAYS,
+    scope = Scope(request, provider=provider)
+    check = reconciliation(provider=provider, rows=spend.period(scope.daily, *scope.period.span()))
+    for row in check["models"]:
+        row["label"] = display.model_name(row["model"])
+    prices = [{"model": p.model, "effective_from": p.effective_from, "effective_to": p.effective_to,
+               "input_per_mtok": p.input_per_mtok, "cached_input_per_mtok": p.cached_input_per_mtok,
+               "output_per_mtok": p.output_per_mtok, "source": p.get_source_display()}
+              for p in provider.prices.order_by("model", "-effective_from")[:200]]
+    tables = {
+        "by_model": (specs.BY_MODEL, _unit_rows(scope.sums("model"), "model")),
+        "reconciliation": (specs.RECONCILIATION, check["days"]),
+        "list_price": (specs.LIST_PRICE_CHECK, check["models"]),
+        "prices": (specs.LIST_PRICES, prices),
     }
+    if (download := scope.csv(provider.slug, tables)) is not None:
+        return download
+    context = scope.context(
+        provider=provider,
+        chart=scope.chart("model", {}),
+        tables={name: rows for name, (_, rows) in tables.items()},
+        specs={name: spec for name, (spec, _) in tables.items()},
+    )
     return render(request, "finops/provider_detail.html", context)
