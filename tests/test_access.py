@@ -94,7 +94,7 @@ def test_only_admins_reach_the_django_admin(client_as, ada, fiona, sam):
 
 def test_a_members_overview_counts_only_their_teams_spend(client_as, sam, fiona, attributed_spend):
     assert DailySpend.objects.count() > 0
-    with_totals = lambda user: client_as(user).get(reverse("overview")).context["recent"]  # noqa: E731
+    with_totals = lambda user: client_as(user).get(reverse("overview")).context["totals"]  # noqa: E731
     # Everything happened "yesterday" relative to the frozen clock below.
     assert with_totals(sam).cost == Decimal("12")
     finance = with_totals(fiona)
