@@ -18,11 +18,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Demo: writes .env (DEBUG, keys) once, migrates SQLite, loads the demo organisation, serves it.
+# Demo: writes .env (DEBUG, keys) once, migrates SQLite, loads the demo organisation, serves it at http://HOST:PORT.
 demo: install
 	DEBUG=1 $(BIN)/python manage.py demo_env
 	$(BIN)/python manage.py migrate --no-input -v 0
-	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py load_demo --url http://$(HOST):$(PORT)
+	@echo "Serving the demo at http://$(HOST):$(PORT) (PORT=… and HOST=… change it; Ctrl-C stops it)"
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 # Start the local Postgres and Redis when they are installed but not answering.
