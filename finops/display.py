@@ -114,8 +114,12 @@ def price(value, currency: str | None = None) -> str:
 
 
 def per_mtok(value, currency: str | None = None) -> str:
-    """Cost per million tokens: "$1.25/M"."""
-    return DASH if value is None else f"{price(value, currency)}/M"
+    """Cost per million tokens, a computed ratio, always to 3 decimals so a column lines up: "$1.250/M",
+    "$0.092/M" (two would show a $0.0915/M model as $0.09)."""
+    if value is None:
+        return DASH
+    amount = Decimal(value)
+    return _with_symbol(f"{abs(amount):,.3f}", amount < 0, currency) + "/M"
 
 
 def duration(value) -> str:

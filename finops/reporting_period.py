@@ -82,11 +82,12 @@ def _days_label(start: dt.date, end: dt.date) -> str:
     return f"{start.isoformat()} → {(end - dt.timedelta(days=1)).isoformat()}"
 
 
-def _custom(start: dt.date, end: dt.date, *, key: str = "custom", label: str | None = None, compare: bool = True) -> Period:
+def _custom(start: dt.date, end: dt.date, *, key: str = "custom", label: str | None = None, compare: bool = True,
+            compare_label: str | None = None) -> Period:
     previous = None
     if compare:
         length = end - start
-        previous = _custom(start - length, start, compare=False)
+        previous = _custom(start - length, start, compare=False, label=compare_label)
     return Period(key, start, end, label or _days_label(start, end), previous)
 
 
@@ -94,7 +95,8 @@ def resolve(key: str | None, *, today: dt.date, start: dt.date | None = None, en
     """The Period a URL names. `start`/`end` without a key mean a custom period."""
     key = (key or "").strip() or ("custom" if start or end else DEFAULT)
     if key == "last-30":
-        return _custom(today - dt.timedelta(days=TRAILING_DAYS), today, key=key, label=f"Last {TRAILING_DAYS} days")
+        return _custom(today - dt.timedelta(days=TRAILING_DAYS), today, key=key, label=f"Last {TRAILING_DAYS} days",
+                       compare_label=f"the {TRAILING_DAYS} days before")
     if key == "mtd":
         first = month_of(today)
         last_first = _previous_month(first)

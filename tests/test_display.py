@@ -24,7 +24,7 @@ def test_money_is_exact_in_tables_and_compact_on_cards(value, exact, compact):
 
 def test_money_uses_the_reporting_currency_symbol(settings):
     settings.FINOPS_REPORTING_CURRENCY = "EUR"
-    assert display.money_exact(Decimal("12.5")) == "€12.50" and display.per_mtok(Decimal("1.25")) == "€1.25/M"
+    assert display.money_exact(Decimal("12.5")) == "€12.50" and display.per_mtok(Decimal("1.25")) == "€1.250/M"
     settings.FINOPS_REPORTING_CURRENCY = "CHF"
     assert display.money_exact(Decimal("12.5")) == "CHF 12.50"
 
