@@ -130,7 +130,7 @@ def duration(value) -> str:
     if seconds < 1:
         return f"{round(seconds * 1000)} ms"
     if seconds < 10:
-        return f"{seconds:.1f} s"
+        return f"{seconds:.1f}".removesuffix(".0") + " s"
     whole = round(seconds)
     if whole < 60:
         return f"{whole} s"

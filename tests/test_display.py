@@ -53,7 +53,7 @@ def test_list_prices_show_two_decimals_and_more_only_where_the_price_has_them():
 
 
 @pytest.mark.parametrize("value, text", [
-    (dt.timedelta(microseconds=44273), "44 ms"), (dt.timedelta(seconds=1.234), "1.2 s"), (dt.timedelta(seconds=42), "42 s"),
+    (dt.timedelta(microseconds=44273), "44 ms"), (dt.timedelta(seconds=1.234), "1.2 s"), (dt.timedelta(seconds=42), "42 s"), (4, "4 s"),
     (dt.timedelta(seconds=123), "2 min 3 s"), (dt.timedelta(minutes=65), "1 h 5 min"), (None, "—"),
 ])
 def test_durations_read_as_people_say_them(value, text):

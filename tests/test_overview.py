@@ -79,7 +79,7 @@ def test_team_and_workload_pages_show_unit_costs_and_download_them(client_as, sa
     team = client_as(sam).get(reverse("team-detail", args=["support"])).context
     assert [r["label"] for r in team["tables"]["workloads"]] == ["Support agent"]
     assert team["tables"]["by_model"][0]["usd_per_mtok"] == Decimal(10)
-    assert team["tables"]["workloads"][0]["sla"] == "4.0 s"
+    assert team["tables"]["workloads"][0]["sla"] == "4 s"
     assert team["tokens_chart"]["data"][0]["name"] == "Input tokens"
     workload = client_as(sam).get(reverse("workload-detail", args=["support-agent"]))
     assert workload.context["tables"]["by_provider"][0]["label"] == "OpenAI"

@@ -55,7 +55,7 @@ LIST_PRICE_CHECK = Table("list_price", (
     Column("List {cur}/M", "list_per_mtok", "per_mtok"), Column("Variance", "variance", "change"),
 ), empty="No billed usage in this period (estimated usage is priced from the list, so it has nothing to reconcile).")
 LIST_PRICES = Table("prices", (
-    Column("Model", "model"), Column("From", "effective_from", "date"), Column("To", "effective_to", "date"),
+    Column("Model", "label"), MODEL_ID, Column("From", "effective_from", "date"), Column("To", "effective_to", "date"),
     Column("Input {cur}/M", "input_per_mtok", "price"), Column("Cached input {cur}/M", "cached_input_per_mtok", "price"),
     Column("Output {cur}/M", "output_per_mtok", "price"), Column("Source", "source"),
 ), empty="No prices for this provider: its usage without a billed cost shows as unpriced.")

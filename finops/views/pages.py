@@ -233,7 +233,7 @@ def provider_detail(request, slug):
     check = reconciliation(provider=provider, rows=spend.period(scope.daily, *scope.period.span()))
     for row in check["models"]:
         row["label"] = display.model_name(row["model"])
-    prices = [{"model": p.model, "effective_from": p.effective_from, "effective_to": p.effective_to,
+    prices = [{"label": display.model_name(p.model), "model": p.model, "effective_from": p.effective_from, "effective_to": p.effective_to,
                "input_per_mtok": p.input_per_mtok, "cached_input_per_mtok": p.cached_input_per_mtok,
                "output_per_mtok": p.output_per_mtok, "source": p.get_source_display()}
               for p in provider.prices.order_by("model", "-effective_from")[:200]]
