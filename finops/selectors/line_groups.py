@@ -17,7 +17,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import TruncDate
 
 from finops import access
-from finops.models import Account, CostBasis, Provider, TagSet, UsageLine
+from finops.models import Account, CostBasis, LineSignature, Provider, TagSet, UsageLine
 
 from . import spend
 
@@ -107,27 +107,35 @@ def by_day(lines: QuerySet[UsageLine], grouping: str, tag_key: str = "") -> list
     return [spend.finish(dict(row)) for row in rows]
 
 
-def by_group_and_source(lines: QuerySet[UsageLine], grouping: str, tag_key: str = "") -> list[dict]:
-    """MEASURES per group, each row with the accounts and providers its lines come from (`account_ids`,
-    `provider_ids`, sorted), biggest spend first (spend.by_cost)."""
-    rows = (lines.values("account_id", "provider_id", group=group_expression(grouping, tag_key))
-            .annotate(**MEASURES).order_by())
-    return spend.by_cost(_with_sources([spend.finish(dict(row)) for row in rows], ("group",)))
+def by_signature(lines: QuerySet[UsageLine]) -> list[dict]:
+    """MEASURES per line signature, each row with what its signature says: `api_key`, `project`, `user` (the
+    refs, "" where the line has none), `tags`, `account_id`, `provider_id`. One pass over the lines whatever is
+    grouped afterwards (by_ref, by_tag_pair): a period's lines have a few thousand signatures."""
+    rows = [spend.finish(dict(row)) for row in lines.values("signature_id").annotate(**MEASURES).order_by()]
+    signatures = {s["id"]: s for s in LineSignature.objects.filter(id__in=[row["signature_id"] for row in rows]).values(
+        "id", "api_key_ref", "project_ref", "user_ref", "tag_set_id", "account_id", "provider_id")}
+    tags = dict(TagSet.objects.filter(id__in={s["tag_set_id"] for s in signatures.values()}).values_list("id", "tags"))
+    for row in rows:
+        signature = signatures[row["signature_id"]]
+        row.update(api_key=signature["api_key_ref"], project=signature["project_ref"], user=signature["user_ref"],
+                   tags=tags.get(signature["tag_set_id"]) or {}, account_id=signature["account_id"],
+                   provider_id=signature["provider_id"])
+    return rows
 
 
-def by_tag_pair(lines: QuerySet[UsageLine]) -> list[dict]:
-    """MEASURES per tag key=value pair (`tag_key`, `tag_value`), with the accounts and providers, biggest
-    first. A line with several tags counts under each of them (so these rows do not add up to the lines'
-    total); lines without any tag are one row whose pair is (None, None).
+def by_ref(rows: list[dict], grouping: str) -> list[dict]:
+    """by_signature's rows per API key, project or user (`group`: the ref), each with the accounts and providers
+    its lines come from (`account_ids`, `provider_ids`), biggest spend first (spend.by_cost)."""
+    return spend.by_cost(_with_sources([{**row, "group": row[grouping]} for row in rows], ("group",)))
 
-    Summed per tag set in SQL (a few thousand sets), then spread over each set's pairs here."""
-    rows = (lines.values("account_id", "provider_id", tag_set=F("signature__tag_set_id"))
-            .annotate(**MEASURES).order_by())
-    rows = [spend.finish(dict(row)) for row in rows]
-    tags = dict(TagSet.objects.filter(id__in={row["tag_set"] for row in rows}).values_list("id", "tags"))
+
+def by_tag_pair(rows: list[dict]) -> list[dict]:
+    """by_signature's rows per tag key=value pair (`tag_key`, `tag_value`), with the accounts and providers,
+    biggest first. A line with several tags counts under each of them (so these rows do not add up to the
+    lines' total); lines without any tag are one row whose pair is (None, None)."""
     spread = []
     for row in rows:
-        pairs = sorted((tags.get(row["tag_set"]) or {}).items()) or [(None, None)]
+        pairs = sorted(row["tags"].items()) or [(None, None)]
         spread += [{**row, "tag_key": key, "tag_value": None if value is None else str(value)} for key, value in pairs]
     return spend.by_cost(_with_sources(spread, ("tag_key", "tag_value")))
 
