@@ -80,8 +80,9 @@ def explore_rows(*, user, start: dt.date, end: dt.date, filters: dict, group_by:
         table = spend.by_cost(table)
     for row in table:
         row.update(_labelled(group_by, row["group"], tag_key))
-    chart = [{"day": row["point"], "group": DAY_SERIES if group_by == "day" else _labelled(group_by, row["group"], tag_key)["label"],
-              "cost": row["cost"], "charge_category": row.get("charge_category")} for row in points]
+    series = {row["group"]: DAY_SERIES if group_by == "day" else row["label"] for row in table}
+    chart = [{"day": row["point"], "group": series[row["group"]], "cost": row["cost"],
+              "charge_category": row.get("charge_category")} for row in points]
     return table, chart
 
 
