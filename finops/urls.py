@@ -4,7 +4,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from finops.views import explore, health, pages, rules, sources
+from finops.views import explore, health, pages, rules, sources, unattributed
 
 urlpatterns = [
     path("", pages.overview, name="overview"),
@@ -19,6 +19,7 @@ urlpatterns = [
     path("sources/<int:pk>/", sources.source_detail, name="source-detail"),
     path("sources/<int:pk>/sync/", sources.source_sync, name="source-sync"),
     path("explore/", explore.explore, name="explore"),
+    path("unattributed/", unattributed.unattributed, name="unattributed"),
     path("rules/", rules.rule_list, name="rule-list"),
     path("rules/new/", rules.rule_edit, name="rule-create"),
     path("rules/<int:pk>/", rules.rule_edit, name="rule-edit"),

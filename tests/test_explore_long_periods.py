@@ -3,12 +3,14 @@ its table is exactly the daily rollup summed over [start, end), whichever way ea
 
 import datetime as dt
 import io
+from csv import DictReader
 from decimal import Decimal
 
 import pytest
 from django.db.models import F, Sum
 from django.urls import reverse
 
+from finops import display
 from finops.models import AttributionRule, DailySpend
 from finops.selectors import periods, spend
 from finops.selectors.explore import explore_rows
@@ -37,9 +39,10 @@ def year(openai_account, support_agent, search_ranker):
 
 
 def summed_daily(start, end, key, **filters):
-    """The reference: DailySpend over [start, end) summed per group in SQL."""
+    """The reference: DailySpend over [start, end) summed per group in SQL (a group with no priced line has no
+    cost: SQL's SUM of NULLs, never 0)."""
     rows = DailySpend.objects.filter(day__gte=start, day__lt=end, **filters).values(group=F(key))
-    return {r["group"]: (r["cost"] or Decimal(0), r["tokens"], r["requests"])
+    return {r["group"]: (r["cost"], r["tokens"], r["requests"])
             for r in rows.annotate(cost=Sum("reporting_cost"), tokens=spend.TOKEN_SUM, requests=Sum("requests")).order_by()}
 
 
@@ -57,7 +60,7 @@ def test_a_long_period_gives_exactly_the_daily_rollups_sums(fiona, year, start, 
     table, points = explore_rows(user=fiona, start=start, end=end, filters={}, group_by=group_by, today=today)
     assert {r["group"]: (r["cost"], r["tokens"], r["requests"]) for r in table} == summed_daily(start, end, key)
     assert all(p["day"].day == 1 for p in points)  # monthly points
-    assert sum((p["cost"] or 0 for p in points), Decimal(0)) == sum(r["cost"] for r in table)
+    assert sum((p["cost"] or 0 for p in points), Decimal(0)) == sum(r["cost"] or 0 for r in table)
 
 
 def test_both_edge_readings_are_used_and_a_group_only_in_the_days_left_out_is_absent(fiona, year):
@@ -82,13 +85,16 @@ def test_the_page_says_the_chart_is_monthly_and_the_csv_has_the_exact_totals(cli
     query = {"start": "2025-12-25", "end": "2026-05-08", "group_by": "workload"}
     page = client_as(fiona).get(reverse("explore"), query)
     assert page.context["daily_points"] is False and "Monthly totals" in page.content.decode()
-    assert [x for trace in page.context["chart"]["data"] for x in trace["x"]][:1] == ["2025-12-01"]
-    csv = client_as(fiona).get(reverse("explore"), {**query, "csv": "1"}).content.decode().splitlines()
+    xs = sorted({x for trace in page.context["chart"]["data"] for x in trace["x"]})
+    assert xs == ["2025-12-01", "2026-01-01", "2026-02-01", "2026-03-01", "2026-04-01", "2026-05-01"]  # the months' first days
+    assert page.context["chart"]["layout"]["xaxis"]["tickformat"] == "%b %Y"  # labelled "Dec 2025", not "Dec 1"
+    csv = client_as(fiona).get(reverse("explore"), {**query, "csv": "1"}).content.decode()
     expected = summed_daily(dt.date(2025, 12, 25), dt.date(2026, 5, 8), "workload__name")
-    assert {line.split(",")[0]: Decimal(line.split(",")[1]) for line in csv[1:]} == {
-        ("Unattributed" if k is None else k): v[0] for k, v in expected.items()}
+    assert {row["Workload"]: row["Spend"] for row in DictReader(io.StringIO(csv))} == {
+        ("Unattributed" if k is None else k): display.csv_decimal(v[0]) for k, v in expected.items()}
     short = client_as(fiona).get(reverse("explore"), {**query, "start": "2026-02-07"})  # exactly 90 days: daily
     assert short.context["daily_points"] is True and "Monthly totals" not in short.content.decode()
+    assert short.context["chart"]["layout"].get("xaxis", {}).get("tickformat") != "%b %Y"
 
 
 def test_grouped_by_day_a_long_period_keeps_one_row_per_day(fiona, year):

@@ -1,16 +1,15 @@
 """Explore: spend over any period, filtered and grouped any way, from the rollup. The query is the URL."""
 
 import datetime as dt
-import decimal
 
-from django.db.models import DateField, Exists, F, OuterRef, Sum
-from django.db.models.functions import Cast, TruncMonth
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from finops import access
+from finops import access, display
 from finops.models import Account, CostBasis, MonthlySpend, Provider, Team, Workload
+from finops.months import month_of
 
-from . import periods, spend
+from . import line_groups, spend
 
 GROUPS = {
     "provider": ("provider__name", "Provider"),
@@ -21,6 +20,10 @@ GROUPS = {
     "basis": ("cost_basis", "Cost basis"),
     "day": ("day", "Day"),
 }
+# Groupings by what only the usage lines carry (finops.selectors.line_groups): a period of at most
+# line_groups.MAX_DAYS days, read from the raw lines.
+LINE_GROUPS = {"api_key": "API key", "project": "Project", "user": "User", "tag": "Tag"}
+GROUP_LABELS = {**{key: label for key, (_, label) in GROUPS.items()}, **LINE_GROUPS}
 # Groups on a foreign key are grouped by the id and named afterwards: no join per rollup row.
 GROUP_KEYS = {"provider": (Provider, "provider_id"), "account": (Account, "account_id"), "team": (Team, "team_id"),
               "workload": (Workload, "workload_id")}
@@ -32,7 +35,9 @@ FILTERS = {
     "model": "model",
     "basis": "cost_basis",
 }
-UNATTRIBUTED = "-"  # the filter value meaning "no team / no workload"
+UNATTRIBUTED = line_groups.UNATTRIBUTED_FILTER  # the filter value meaning "no team / no workload"
+NO_REF = {"api_key": "(no API key)", "project": "(no project)", "user": "(no user)"}
+DAY_SERIES = "Spend"  # grouped by day, the chart is one series (tax and credits apart, as on every chart)
 
 
 # Beyond this many days the chart shows monthly points and the period is read from the monthly rollup for its
@@ -45,53 +50,56 @@ def daily_points(start: dt.date, end: dt.date, group_by: str) -> bool:
     return group_by == "day" or (end - start).days <= DAILY_POINTS_MAX_DAYS
 
 
-def explore_rows(*, user, start: dt.date, end: dt.date, filters: dict, group_by: str, today: dt.date | None = None):
+def explore_rows(*, user, start: dt.date, end: dt.date, filters: dict, group_by: str, today: dt.date | None = None,
+                 tag_key: str = ""):
     """The table (one row per group) and the chart's points [{day, group, cost, …}], where `day` is the day, or
     the first day of the month when daily_points() is false (the months at the edges then hold only the
-    period's days). The points are summed in SQL per (day or month, group); the table adds them up per group.
+    period's days). Each row has the measures of spend.sums: `cost` None where no line of the group has a
+    price (never 0), `unpriced_tokens` beside it, $/M over priced tokens only; `group` is the raw value (a
+    name for ids), `label` what a page shows.
 
-    Monthly points read the period through finops.selectors.periods (whole months from MonthlySpend, the edges
-    from DailySpend): every measure is a sum, so the table is exactly what summing DailySpend over [start, end)
-    gives. `today` (UTC) only steers which edge reading is cheaper."""
-    daily = _filtered(spend.visible_spend(user), filters)
-    if daily_points(start, end, group_by):
-        parts = [(spend.period(daily, start, end), F("day"), 1)]
+    Rollup groupings read spend.sums (a long period: whole months from MonthlySpend, the edges from
+    DailySpend), so the table is exactly DailySpend summed over [start, end). Line groupings (LINE_GROUPS)
+    read the period's usage lines (finops.selectors.line_groups). `today` (UTC) only steers which edge
+    reading is cheaper."""
+    daily = daily_points(start, end, group_by)
+    if group_by in LINE_GROUPS:
+        lines = line_groups.filtered(line_groups.visible_lines(user, start, end), filters)
+        points = line_groups.by_day(lines, group_by, tag_key)
+        if not daily:
+            for row in points:
+                row["point"] = month_of(row["point"])
+            points = line_groups.merged_rows(points, ("point", "group"))
     else:
-        monthly = _filtered(spend.visible_spend(user, MonthlySpend), filters)
-        today = today or timezone.now().astimezone(dt.UTC).date()
-        parts = [(rows, F("month") if rows.model is MonthlySpend else Cast(TruncMonth("day"), DateField()), sign)
-                 for rows, sign in periods.parts(daily, monthly, start, end, today=today)]
-    model, key = GROUP_KEYS.get(group_by, (None, GROUPS[group_by][0]))
-    names = dict(model.objects.values_list("id", "name")) if model else None
-    signed = []
-    for rows, point, sign in parts:
-        grouped = rows.values(point=point, group=F(key)).annotate(
-            cost=Sum("reporting_cost"), tokens=spend.TOKEN_SUM, requests=Sum("requests"), lines=Sum("line_count"))
-        signed += [(row, sign) for row in grouped.order_by()]
-    # A (month, group) whose lines all lie in days taken away nets to no lines: it is not in the period.
-    points = [row for row in periods.add_up(signed, ("point", "group"), ("cost", "tokens", "requests", "lines")) if row["lines"]]
+        points = _rollup_points(user, start, end, filters, group_by, today=today, point="day" if daily else "month")
     points.sort(key=lambda row: row["point"])
-    totals: dict = {}
-    with decimal.localcontext(prec=80):  # exact: a year of NUMERIC(38, 18) money may need more than 28 digits
-        for row in points:
-            row["day"] = row.pop("point")
-            del row["lines"]
-            if names is not None:
-                row["group"] = names.get(row["group"]) if row["group"] is not None else None
-            total = totals.setdefault(row["group"], {"group": row["group"], "cost": spend.ZERO, "tokens": 0, "requests": 0})
-            total["cost"] += row["cost"] or spend.ZERO
-            total["tokens"] += row["tokens"] or 0
-            total["requests"] += row["requests"] or 0
-            row["group"] = _label(group_by, row["group"])
-    table = list(totals.values())
+    table = line_groups.merged_rows(points, ("group",))
     if group_by == "day":
-        table.sort(key=lambda r: r["group"])
+        table.sort(key=lambda row: row["group"])
     else:
-        table.sort(key=lambda r: r["cost"], reverse=True)
+        table = spend.by_cost(table)
     for row in table:
-        row["usd_per_mtok"] = row["cost"] / row["tokens"] * 1_000_000 if row["tokens"] else None
-        row["label"] = _label(group_by, row["group"])
-    return table, points
+        row.update(_labelled(group_by, row["group"], tag_key))
+    series = {row["group"]: DAY_SERIES if group_by == "day" else row["label"] for row in table}
+    chart = [{"day": row["point"], "group": series[row["group"]], "cost": row["cost"],
+              "charge_category": row.get("charge_category")} for row in points]
+    return table, chart
+
+
+def _rollup_points(user, start, end, filters, group_by, *, today, point: str) -> list[dict]:
+    """spend.sums per (point, group) of the rollups the user may see, filtered; ids named afterwards."""
+    daily = _filtered(spend.visible_spend(user), filters)
+    monthly = _filtered(spend.visible_spend(user, MonthlySpend), filters)
+    today = today or timezone.now().astimezone(dt.UTC).date()
+    model, key = GROUP_KEYS.get(group_by, (None, GROUPS[group_by][0]))
+    # By day the point is the group; the charge category keeps tax and credits their own series.
+    keys = ("charge_category",) if group_by == "day" else (key,)
+    rows = spend.sums(daily, monthly, start, end, keys, today=today, point=point)
+    names = dict(model.objects.values_list("id", "name")) if model else None
+    for row in rows:
+        value = row["point"] if group_by == "day" else row.pop(key)
+        row["group"] = names.get(value) if names is not None and value is not None else value
+    return rows
 
 
 def _filtered(rows, filters: dict):
@@ -106,14 +114,24 @@ def _filtered(rows, filters: dict):
     return rows
 
 
-def _label(group_by: str, value) -> str:
-    if value is None:
-        return "Unattributed" if group_by in ("team", "workload") else "—"
-    if value == "" and group_by == "model":
-        return "(no model: taxes, credits, fees)"
+def _labelled(group_by: str, value, tag_key: str = "") -> dict:
+    """What a page shows for a group (`label`), whether it is a group of "none" (`muted`: unattributed, no
+    model, no API key …), and for models the id beside the name (`model`, for the CSV)."""
+    if group_by == "model":
+        return {"label": display.model_name(value), "model": value, "muted": value == ""}
+    if group_by in ("team", "workload") and value is None:
+        return {"label": display.UNATTRIBUTED, "muted": True}
+    if group_by in NO_REF and not value:
+        return {"label": NO_REF[group_by], "muted": True}
+    if group_by == "tag" and value is None:
+        return {"label": f"(no {tag_key} tag)", "muted": True}
+    if group_by == "tag" and value == "":
+        return {"label": f"{tag_key}= (empty)", "muted": False}
+    if group_by == "basis":
+        return {"label": CostBasis(value).label if value in CostBasis.values else str(value), "muted": False}
     if isinstance(value, dt.date):
-        return value.isoformat()
-    return str(value)
+        return {"label": value.isoformat(), "muted": False}
+    return {"label": display.DASH if value is None else str(value), "muted": value is None}
 
 
 def choices(user) -> dict:

@@ -62,6 +62,14 @@ class RuleForm(forms.ModelForm):
         fields = ["workload", "priority", "account", "provider", "project", "api_key", "user", "model"]
         help_texts = {"account": "Blank: any account.", "provider": "Blank: any provider."}
 
+    # What a new rule's form takes from its URL (?api_key=…&account=3&tags_text=env=prod): the unattributed
+    # page's "Create a rule" links.
+    PREFILL = ("workload", "account", "provider", "project", "api_key", "user", "model", "tags_text")
+
+    @classmethod
+    def initial_from_query(cls, query) -> dict:
+        return {name: query[name] for name in cls.PREFILL if query.get(name)}
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if self.instance.pk and not self.is_bound:

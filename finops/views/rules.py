@@ -71,7 +71,7 @@ def rule_edit(request, pk=None):
         if not pk:
             last = AttributionRule.objects.order_by("-priority").values_list("priority", flat=True).first()
             rule.priority = (last or 0) + 10
-        form = RuleForm(instance=rule)
+        form = RuleForm(instance=rule, initial=None if pk else RuleForm.initial_from_query(request.GET))
     if not can_manage:
         for field in form.fields.values():
             field.disabled = True

@@ -41,13 +41,13 @@ def test_a_team_lead_sees_their_charts_filters_a_table_and_downloads_it(page, sa
 
     page.goto("/explore/?group_by=model&model=gpt-5-mini")
     table = page.inner_text("table.data")
-    assert "gpt-5-mini" in table and "$12.00" in table and "gpt-5\t" not in table
+    assert "GPT-5 mini" in table and "$12.00" in table and "GPT-5\t" not in table
     with page.expect_download() as caught:
         page.click("a.csv")
     path = tmp_path / "explore.csv"
     caught.value.save_as(path)
     lines = path.read_text().splitlines()
-    assert lines[0].startswith("Model,Spend") and lines[1].startswith("gpt-5-mini,12.")
+    assert lines[0].startswith("Model,Model id,Spend") and lines[1].startswith("GPT-5 mini,gpt-5-mini,12.")
 
     response = page.goto("/workloads/search-ranker/")
     assert response.status == 404
