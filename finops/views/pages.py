@@ -37,7 +37,10 @@ OVERVIEW_TABLES = {
     "top_workloads": [("Workload", "label"), ("Team", "team"), ("Spend", "cost"), ("Share", "share"), ("Tokens", "tokens")],
     "providers": [("Provider", "label"), ("Spend", "cost"), ("Tokens", "tokens"), ("USD per M tokens", "usd_per_mtok")],
     "models": [("Model", "label"), ("Spend", "cost"), ("Tokens", "tokens"), ("USD per M tokens", "usd_per_mtok")],
-    "freshness": [("Account", "label"), ("Provider", "provider"), ("Latest day", "latest_day"), ("Days behind", "lag_days")],
+    "freshness": [
+        ("Account", "label"), ("Provider", "provider"), ("Status", "state"), ("Detail", "detail"), ("Latest day", "latest_day"),
+        ("Days behind", "lag_days"),
+    ],
 }
 
 
