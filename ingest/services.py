@@ -65,7 +65,7 @@ def usage_upload_accept(*, account: Account, upload, file_name: str) -> IngestRu
     return run
 
 
-def run_import_upload(*, run_id: int) -> IngestRun:
+def run_import_upload(*, run_id: int, wait_if_busy: bool = True) -> IngestRun:
     run = IngestRun.objects.select_related("account__provider").get(id=run_id)
     if run.status == IngestRun.Status.SUCCEEDED:
         return run  # a redelivered task after the work committed: nothing to do again
@@ -74,7 +74,7 @@ def run_import_upload(*, run_id: int) -> IngestRun:
         with run.upload.open("rb") as stream:
             return _parse_and_write(run, stream)
 
-    return _execute(run, work, wait_if_busy=True)
+    return _execute(run, work, wait_if_busy=wait_if_busy)
 
 
 def _parse_and_write(run: IngestRun, stream) -> WriteResult:
@@ -121,6 +121,17 @@ def sync_request(*, account: Account, start: dt.datetime | None = None, end: dt.
     for run in runs:
         sync_run.delay_on_commit(run.id)
     return runs
+
+
+def sync_now(*, account: Account, start: dt.datetime | None = None, end: dt.datetime | None = None) -> list[IngestRun]:
+    """sync_request in a transaction of its own, then its runs as they stand once it has committed.
+
+    With a worker they are still queued; with tasks inline (the demo) they have run, so the caller can say
+    how they ended. Raises IngestError when the account cannot be pulled (a file account, disabled).
+    """
+    with transaction.atomic():
+        runs = sync_request(account=account, start=start, end=end)
+    return list(IngestRun.objects.filter(id__in=[run.id for run in runs]).order_by("window_start", "id"))
 
 
 def account_sync(

@@ -3,6 +3,12 @@
 Tasks are acks_late, so a task whose worker dies is delivered again and its run resumes: the run's
 writes were one transaction that died with the worker, and the lease belongs to the run, so the
 redelivered task takes it straight back.
+
+Inline tasks (no REDIS_URL: CELERY_TASK_ALWAYS_EAGER, the demo and the tests) have no worker to run a
+retry later: Celery would raise its `Retry` into whoever queued the task (a page, an API call) and the run
+would stay "queued" for ever. So an inline attempt is always the final one: a transient failure ends the
+run as failed with its message, a busy account fails the run saying which run holds it, and the caller
+reads the run's outcome once its transaction has committed (ingest.services.sync_now).
 """
 
 import random
@@ -12,6 +18,7 @@ from celery import shared_task
 from finops.models import IngestRun
 
 from . import services
+from .http import HttpClient
 from .lease import AccountBusy
 from .providers.base import ProviderError
 
@@ -23,8 +30,20 @@ def _countdown(retries: int) -> int:
     return random.randint(1, min(RETRY_BACKOFF_MAX, 30 * 2**retries))
 
 
+def _inline(task) -> bool:
+    """Whether this attempt runs inside the caller's process (eager), where nothing can be retried later."""
+    return bool(task.request.is_eager)
+
+
+def _inline_client() -> HttpClient:
+    """An inline pull has someone waiting on the page: two quick attempts, not a worker's patient minutes."""
+    return HttpClient(timeout=15, max_attempts=2, backoff_max=5)
+
+
 @shared_task(bind=True, acks_late=True, max_retries=6, queue="ingest")
 def sync_run(self, run_id: int) -> str:
+    if _inline(self):
+        return services.run_sync(run_id=run_id, client=_inline_client(), final_attempt=True, wait_if_busy=False).status
     try:
         run = services.run_sync(run_id=run_id, final_attempt=self.request.retries >= self.max_retries)
     except AccountBusy as busy:
@@ -36,6 +55,8 @@ def sync_run(self, run_id: int) -> str:
 
 @shared_task(bind=True, acks_late=True, max_retries=6, queue="ingest")
 def import_run(self, run_id: int) -> str:
+    if _inline(self):
+        return services.run_import_upload(run_id=run_id, wait_if_busy=False).status
     try:
         run = services.run_import_upload(run_id=run_id)
     except AccountBusy as busy:

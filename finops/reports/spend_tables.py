@@ -60,6 +60,6 @@ LIST_PRICES = Table("prices", (
     Column("Output {cur}/M", "output_per_mtok", "price"), Column("Source", "source"),
 ), empty="No prices for this provider: its usage without a billed cost shows as unpriced.")
 FRESHNESS = Table("freshness", (
-    Column("Account", "label"), Column("Provider", "provider"), Column("Latest day", "latest_day", "date"),
-    Column("Days behind", "lag_days", "count"),
+    Column("Account", "label"), Column("Provider", "provider"), Column("Status", "state"), Column("Detail", "detail"),
+    Column("Latest day", "latest_day", "date"), Column("Days behind", "lag_days", "count"),
 ))

@@ -1,20 +1,24 @@
-"""Data freshness per source: the newest day each account has data for, and whether that is late."""
+"""Data freshness per source, as rows for tables. The rules live in account_status.py, so the overview,
+the Sources list and the account page say the same thing about an account."""
 
 import datetime as dt
 
-from django.db.models import OuterRef, Subquery
+from .account_status import STALE_AFTER_DAYS, account_statuses, by_urgency
 
-from finops.models import Account, DailySpend
-
-STALE_AFTER_DAYS = 2  # providers publish yesterday's usage within a day; two days without data is late
+__all__ = ["STALE_AFTER_DAYS", "source_freshness"]
 
 
 def source_freshness(today: dt.date) -> list[dict]:
-    # One index probe per account on (account, day), not a GROUP BY over every rollup row.
-    newest = DailySpend.objects.filter(account=OuterRef("pk")).order_by("-day").values("day")[:1]
-    rows = []
-    for account in Account.objects.select_related("provider").annotate(latest_day=Subquery(newest)):
-        day = account.latest_day
-        lag = (today - day).days if day else None
-        rows.append({"account": account, "latest_day": day, "lag_days": lag, "stale": lag is None or lag > STALE_AFTER_DAYS})
-    return sorted(rows, key=lambda r: (not r["stale"], r["account"].name))
+    """One row per account, the ones needing attention first: its status, newest day and days behind."""
+    return [
+        {
+            "account": s.account,
+            "status": s,
+            "state": s.label,
+            "detail": s.detail,
+            "latest_day": s.latest_day,
+            "lag_days": s.lag_days,
+            "stale": s.stale,
+        }
+        for s in by_urgency(account_statuses(today))
+    ]

@@ -1,7 +1,77 @@
-"""Writes on provider accounts. Secrets go in encrypted and only ever come back out to a connector."""
+"""Writes on provider accounts. Secrets go in encrypted and only ever come back out to a connector.
+
+One write path for an account: the Sources pages (an API account connected, a file account created with its
+first upload) call account_create / account_update; config apply can share them (it upserts by name today).
+"""
+
+from django.db import transaction
 
 from finops import crypto
-from finops.models import Account
+from finops.models import Account, Provider
+from finops.models.sources import ConnectorKind
+
+# The provider an API connector bills for, when the person connecting it does not name another.
+CONNECTOR_PROVIDERS = {
+    ConnectorKind.OPENAI_API: "openai",
+    ConnectorKind.ANTHROPIC_API: "anthropic",
+    ConnectorKind.OPENROUTER_API: "openrouter",
+}
+SYNC_INTERVAL_MIN, SYNC_INTERVAL_MAX = 5, 7 * 24 * 60  # the schedule looks every 5 minutes; at least weekly
+
+
+class AccountInvalid(ValueError):
+    """An account the product could not use (a name taken, an unknown connector); the message says which."""
+
+
+def connector_provider(connector: str) -> Provider | None:
+    slug = CONNECTOR_PROVIDERS.get(connector)
+    return Provider.objects.filter(slug=slug).first() if slug else None
+
+
+@transaction.atomic
+def account_create(
+    *,
+    name: str,
+    connector: str,
+    provider: Provider | None = None,
+    base_url: str = "",
+    secret: str = "",
+    sync_interval_minutes: int = 60,
+    enabled: bool = True,
+) -> Account:
+    """A new account; an API account's key is stored encrypted in the same transaction (both or neither)."""
+    if connector not in ConnectorKind.values:
+        raise AccountInvalid(f"unknown connector {connector!r}")
+    if Account.objects.filter(name=name).exists():
+        raise AccountInvalid(f"an account named {name!r} exists")
+    provider = provider or connector_provider(connector)
+    if provider is None:
+        raise AccountInvalid(f"connector {connector} needs a provider")
+    if not SYNC_INTERVAL_MIN <= sync_interval_minutes <= SYNC_INTERVAL_MAX:
+        raise AccountInvalid(f"the sync interval must be {SYNC_INTERVAL_MIN} to {SYNC_INTERVAL_MAX} minutes")
+    account = Account.objects.create(
+        name=name, provider=provider, connector=connector, base_url=base_url, enabled=enabled,
+        sync_interval_minutes=sync_interval_minutes,
+    )
+    if secret:
+        account_set_credentials(account=account, secret=secret)
+    return account
+
+
+@transaction.atomic
+def account_update(
+    *, account: Account, base_url: str, sync_interval_minutes: int, enabled: bool, secret: str = ""
+) -> Account:
+    """Connection settings of an API account. An empty `secret` keeps the stored key."""
+    if not account.is_api:
+        raise AccountInvalid(f"{account.name} is filled from files; it has no connection settings")
+    if not SYNC_INTERVAL_MIN <= sync_interval_minutes <= SYNC_INTERVAL_MAX:
+        raise AccountInvalid(f"the sync interval must be {SYNC_INTERVAL_MIN} to {SYNC_INTERVAL_MAX} minutes")
+    account.base_url, account.sync_interval_minutes, account.enabled = base_url, sync_interval_minutes, enabled
+    account.save(update_fields=["base_url", "sync_interval_minutes", "enabled", "updated_at"])
+    if secret:
+        account_set_credentials(account=account, secret=secret)
+    return account
 
 
 def account_set_credentials(*, account: Account, secret: str) -> None:

@@ -12,7 +12,19 @@
   zone.addEventListener("drop", function (ev) { ev.preventDefault(); input.files = ev.dataTransfer.files; show("Ready: " + input.files[0].name); });
   input.addEventListener("change", function () { if (input.files[0]) show("Ready: " + input.files[0].name); });
 
-  function show(text, bad) { form.querySelector(".progress").hidden = false; status.textContent = text; status.className = bad ? "error-text" : ""; }
+  // A failure is said as one: the bar turns red (full: the attempt is over), the text is an alert read out at once.
+  function show(text, bad) {
+    form.querySelector(".progress").hidden = false;
+    status.textContent = text;
+    status.className = bad ? "error-text" : "";
+    status.setAttribute("role", bad ? "alert" : "status");
+    bar.classList.toggle("failed", !!bad);
+    if (bad) bar.value = 100;
+  }
+
+  function accountLink(url) {
+    var link = document.createElement("a"); link.href = url; link.textContent = "See the account"; status.appendChild(link);
+  }
 
   function follow(url, accountUrl) {
     fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
@@ -21,18 +33,22 @@
         if (run.status === "succeeded") {
           bar.value = 100;
           show("Imported: read " + run.lines_read + ", written " + run.lines_written + ", replaced " + run.lines_replaced + ". ");
-          var link = document.createElement("a"); link.href = accountUrl; link.textContent = "See the account"; status.appendChild(link);
+          accountLink(accountUrl);
         } else if (run.status === "failed") {
-          show("Import failed, nothing was written: " + run.error, true);
+          show("Import failed, nothing was written: " + run.error + " ", true);
+          accountLink(accountUrl);
         } else {
           show(run.status === "running" ? "Importing…" : "Queued for import…");
           setTimeout(function () { follow(url, accountUrl); }, 1000);
         }
-      });
+      })
+      .catch(function () { show("Lost track of the import (the server did not answer); its account page shows how it ended.", true); accountLink(accountUrl); });
   }
 
   form.addEventListener("submit", function (ev) {
     ev.preventDefault();
+    bar.classList.remove("failed");
+    bar.value = 0;
     var xhr = new XMLHttpRequest();
     xhr.open("POST", form.action);
     xhr.setRequestHeader("Accept", "application/json");
@@ -43,7 +59,7 @@
       var body = {};
       try { body = JSON.parse(xhr.responseText); } catch (e) { body = { error: "unexpected answer (HTTP " + xhr.status + ")" }; }
       if (xhr.status === 202) { bar.value = 92; follow(body.status_url, body.account_url); }
-      else { bar.value = 0; show("Upload refused: " + body.error, true); }
+      else { show("Upload refused: " + body.error, true); }
     });
     xhr.addEventListener("error", function () { show("The upload did not reach the server; try again.", true); });
     xhr.send(new FormData(form));
