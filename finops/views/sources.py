@@ -47,7 +47,7 @@ def _unpriced_usage(since: dt.date) -> list[dict]:
     tokens = Sum("input_tokens") + Sum("cached_input_tokens") + Sum("cache_write_tokens") + Sum("output_tokens")
     return list(
         DailySpend.objects.filter(day__gte=since, cost_basis=CostBasis.UNPRICED)
-        .values("account__name", "provider__slug", "model")
+        .values("account__name", "provider__name", "model")
         .annotate(tokens=tokens, lines=Sum("line_count"), last_day=Max("day"))
         .order_by("-tokens")
     )
