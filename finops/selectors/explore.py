@@ -94,8 +94,9 @@ def explore_rows(*, user, start: dt.date, end: dt.date, filters: dict, group_by:
     return table, points
 
 
-def _filtered(rows, filters: dict):
-    """`rows` (of either rollup: they share the dimension names) narrowed by Explore's filters."""
+def filtered(rows, filters: dict):
+    """`rows` (of either rollup: they share the dimension names) narrowed by Explore's filters. Public: the
+    spend API and `manage.py spend` (finops.selectors.spend_report) filter the same way."""
     for name, value in filters.items():
         if not value:
             continue
@@ -104,6 +105,9 @@ def _filtered(rows, filters: dict):
         else:
             rows = rows.filter(**{FILTERS[name]: value})
     return rows
+
+
+_filtered = filtered  # the name explore_rows calls it by
 
 
 def _label(group_by: str, value) -> str:
