@@ -2,6 +2,7 @@
 
 import datetime as dt
 import io
+
 import pytest
 
 from finops.models import AttributionRule, RuleChange, UsageLine
