@@ -69,8 +69,8 @@ class SpendQuerySerializer(serializers.Serializer):
     start = serializers.DateField(help_text="First UTC day, inclusive.")
     end = serializers.DateField(help_text="UTC day after the last one (exclusive).")
     group_by = serializers.ChoiceField(choices=list(spend_report.GROUPS))
-    # Read by DRF's content negotiation (URL_FORMAT_OVERRIDE) to pick the renderer; listed so it is known.
-    # (checked there: json, csv, and the browsable `api` when DEBUG is on).
+    # DRF's content negotiation reads `format` (URL_FORMAT_OVERRIDE) to pick the renderer and refuses an unknown
+    # one (finops.api.renderers): json, csv, and the browsable `api` when DEBUG is on. Listed here so it is known.
     format = serializers.CharField(required=False)
     team = serializers.CharField(required=False, allow_blank=True)
     workload = serializers.CharField(required=False, allow_blank=True)
@@ -80,13 +80,14 @@ class SpendQuerySerializer(serializers.Serializer):
     basis = serializers.CharField(required=False, allow_blank=True)
 
     def to_internal_value(self, data):
-        known = list(self.fields)
-        unknown = {name: [f"Unknown parameter “{name}”; the known ones are: {', '.join(known)}."] for name in data if name not in self.fields}
+        known = ", ".join(self.fields)
+        unknown = {name: [f"Unknown parameter “{name}”; the known ones are: {known}."] for name in data if name not in self.fields}
         if unknown:
             raise serializers.ValidationError(unknown)
-        repeated = {name: ["Give this parameter once."] for name in data if len(data.getlist(name)) > 1} if hasattr(data, "getlist") else {}
-        if repeated:
-            raise serializers.ValidationError(repeated)
+        if hasattr(data, "getlist"):  # a QueryDict: `team=a&team=b` would silently keep the last one
+            repeated = {name: ["Give this parameter once."] for name in data if len(data.getlist(name)) > 1}
+            if repeated:
+                raise serializers.ValidationError(repeated)
         return super().to_internal_value(data)
 
     def validate(self, attrs):
