@@ -1,11 +1,17 @@
-"""Django admin for every model. Secrets: a write-only field sets them; only the hint is ever shown."""
+"""Django admin for every model. Secrets: a write-only field sets them; only the hint is ever shown.
+
+Spend itself — the usage lines, both rollups, tag sets and line signatures — is read-only here: no add, change
+or delete, no bulk delete. Deleting one usage line by hand once left the raw lines and the rollup disagreeing
+(invariant 7); spend changes through imports (Sources) and attribution rules (Rules), which rebuild the rollups.
+"""
 
 from django import forms
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 
 from finops.models import (
-    Account, DailySpend, FxRate, IngestRun, Membership, ModelPrice, Provider, Team, UsageLine, User, Workload,
+    Account, DailySpend, FxRate, IngestRun, LineSignature, Membership, ModelPrice, MonthlySpend, Provider, TagSet, Team,
+    UsageLine, User, Workload,
 )
 from finops.services.accounts import account_set_credentials
 
@@ -99,8 +105,29 @@ class IngestRunAdmin(ReadOnlyAdmin):
     list_filter = ("status", "trigger", "account")
 
 
+class SpendFactAdmin(ReadOnlyAdmin):
+    """Spend facts: viewable by admins, never added, changed or deleted here (the delete action goes too, as
+    Django drops an action its user has no permission for). Every page says where changes are made instead."""
+
+    READ_ONLY_NOTE = (
+        "Read-only: spend changes only through imports (Sources: upload or sync) and attribution rules (Rules), "
+        "which keep the usage lines and the daily and monthly rollups equal. Editing or deleting here would not."
+    )
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def changelist_view(self, request, extra_context=None):
+        return super().changelist_view(request, {**(extra_context or {}), "subtitle": self.READ_ONLY_NOTE})
+
+    def render_change_form(self, request, context, *args, **kwargs):
+        shown = context.get("subtitle")  # the object's name
+        context["subtitle"] = f"{shown} — {self.READ_ONLY_NOTE}" if shown else self.READ_ONLY_NOTE
+        return super().render_change_form(request, context, *args, **kwargs)
+
+
 @admin.register(UsageLine)
-class UsageLineAdmin(ReadOnlyAdmin):
+class UsageLineAdmin(SpendFactAdmin):
     list_display = ("period_start", "account", "model", "cost", "currency", "cost_basis", "workload")
     list_select_related = ("account", "signature__workload")  # a line's workload is its signature's
     list_filter = ("cost_basis", "charge_category", "provider", "account")
@@ -109,10 +136,34 @@ class UsageLineAdmin(ReadOnlyAdmin):
 
 
 @admin.register(DailySpend)
-class DailySpendAdmin(ReadOnlyAdmin):
+class DailySpendAdmin(SpendFactAdmin):
     list_display = ("day", "account", "model", "team", "workload", "reporting_cost", "cost_basis")
     list_filter = ("cost_basis", "provider")
     date_hierarchy = "day"
+    show_full_result_count = False
+
+
+@admin.register(MonthlySpend)
+class MonthlySpendAdmin(SpendFactAdmin):
+    list_display = ("month", "account", "model", "team", "workload", "reporting_cost", "cost_basis")
+    list_select_related = ("account", "team", "workload")
+    list_filter = ("cost_basis", "provider")
+    date_hierarchy = "month"
+    show_full_result_count = False
+
+
+@admin.register(TagSet)
+class TagSetAdmin(SpendFactAdmin):
+    list_display = ("id", "__str__")
+    show_full_result_count = False
+
+
+@admin.register(LineSignature)
+class LineSignatureAdmin(SpendFactAdmin):
+    list_display = ("id", "account", "provider", "model", "project_ref", "api_key_ref", "workload", "team")
+    list_select_related = ("account", "provider", "workload", "team")
+    list_filter = ("provider", "account")
+    search_fields = ("model", "project_ref", "api_key_ref")
     show_full_result_count = False
 
 

@@ -65,6 +65,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "finops.middleware.DisplayTimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # Pages answer the product's 404 page even with DEBUG on, never Django's technical one (finops/not_found.py).
+    "finops.not_found.NotFoundPageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -192,8 +194,12 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # The API docs load nothing from the internet: Swagger UI and Redoc come from drf-spectacular-sidecar (static
+    # files), Swagger UI's validator badge (an image from validator.swagger.io) is off, and Redoc's template is
+    # overridden without its Google Fonts (templates/drf_spectacular/redoc.html).
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "REDOC_DIST": "SIDECAR",
 }
 

@@ -1,7 +1,10 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
+from django.templatetags.static import static
 from django.urls import include, path
+from django.utils.functional import lazy
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from finops.views import explore, health, pages, rules, sources, unattributed
@@ -32,6 +35,8 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("health/", health.health, name="health"),
+    # Browsers ask for /favicon.ico whatever a page links; the SVG's URL is resolved on first use (after collectstatic).
+    path("favicon.ico", login_not_required(RedirectView.as_view(url=lazy(static, str)("finops/favicon.svg"))), name="favicon"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("finops.api.urls")),
     path("api/schema/", login_not_required(SpectacularAPIView.as_view()), name="api-schema"),

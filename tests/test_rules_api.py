@@ -2,7 +2,6 @@
 
 import datetime as dt
 import io
-from decimal import Decimal
 
 import pytest
 
@@ -37,9 +36,24 @@ def test_an_admin_creates_updates_and_deletes_rules(client_as, ada, recent_usage
 def test_preview_through_the_api_saves_nothing(client_as, ada, recent_usage, support_agent):
     response = client_as(ada).post("/api/v1/rules/preview", {"workload": "support-agent", "priority": 1, "model": "gpt-5*"}, content_type="application/json")
     assert response.status_code == 200
-    assert response.json()["lines"] == 1 and Decimal(response.json()["cost"]) == Decimal(3)
-    assert response.json()["sources"][0]["source"] == "unattributed"
+    assert response.json()["lines"] == 1 and response.json()["cost"] == "3.000000"  # a decimal string, never a float
+    assert response.json()["sources"] == [{"source": "unattributed", "lines": 1, "tokens": 1100, "cost": "3.000000"}]
     assert not AttributionRule.objects.exists()
+
+
+def test_a_preview_claiming_only_unpriced_lines_has_an_unknown_cost_not_zero(client_as, ada, openai_account, support_agent):
+    yesterday = (dt.datetime.now(dt.UTC) - dt.timedelta(days=1)).date().isoformat()
+    csv = f"day,model,input_tokens,output_tokens\n{yesterday},acme-internal-ft,1000,100\n"
+    assert usage_file_import(account=openai_account, stream=io.BytesIO(csv.encode()), file_name="u.csv").status == "succeeded"
+    response = client_as(ada).post("/api/v1/rules/preview", {"workload": "support-agent", "priority": 1, "model": "acme-*"}, content_type="application/json")
+    assert response.status_code == 200
+    assert response.json()["lines"] == 1 and response.json()["cost"] is None
+    assert response.json()["sources"] == [{"source": "unattributed", "lines": 1, "tokens": 1100, "cost": None}]
+
+
+def test_a_preview_claiming_nothing_costs_zero(client_as, ada, support_agent):
+    response = client_as(ada).post("/api/v1/rules/preview", {"workload": "support-agent", "priority": 1, "model": "nothing-*"}, content_type="application/json")
+    assert response.json() == {"days": 30, "lines": 0, "cost": "0.000000", "sources": []}
 
 
 def test_rules_api_access_follows_the_pages(client_as, fiona, sam, support_agent):

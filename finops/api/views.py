@@ -3,16 +3,18 @@
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.parsers import MultiPartParser
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from finops import access
-from finops.models import Account, AttributionRule, IngestRun, Provider, ReattributionJob
+from finops.models import Account, AttributionRule, CostBasis, IngestRun, Provider, ReattributionJob
 from finops.selectors import spend_report
 from finops.selectors.rules import rule_preview
 from finops.services import rules as rule_service
@@ -20,6 +22,7 @@ from ingest.services import sync_now, usage_upload_accept
 from ingest.writing import IngestError
 
 from . import serializers
+from .renderers import FormatParameterNegotiation, SpendCSVRenderer
 
 
 class MeView(APIView):
@@ -91,26 +94,63 @@ class AccountRunList(generics.ListAPIView):
         return account.runs.all()
 
 
+FILTER_HELP = {
+    "team": "Team slug; `-` = unattributed (for those who see it).",
+    "workload": "Workload slug; `-` = unattributed (for those who see it).",
+    "provider": "Provider slug.",
+    "account": "Account name.",
+    "model": "Normalised model id.",
+    "basis": "Cost basis.",
+}
+
+
 class SpendView(APIView):
-    """Spend for [start, end) in the reporting currency; the same figures as `manage.py spend`."""
+    """Spend for [start, end) in the reporting currency; the same figures as `manage.py spend`.
+
+    `?format=csv` (or `Accept: text/csv`) answers CSV through DRF's content negotiation (the CSV renderer);
+    errors are JSON whatever the format."""
+
+    renderer_classes = [*api_settings.DEFAULT_RENDERER_CLASSES, SpendCSVRenderer]
+    content_negotiation_class = FormatParameterNegotiation
 
     @extend_schema(
         parameters=[
             OpenApiParameter("start", OpenApiTypes.DATE, required=True, description="First UTC day, inclusive."),
-            OpenApiParameter("end", OpenApiTypes.DATE, required=True, description="Last UTC day, exclusive."),
-            OpenApiParameter("group_by", str, required=True, enum=list(spend_report.GROUPS)),
+            OpenApiParameter("end", OpenApiTypes.DATE, required=True, description="UTC day after the last one (exclusive)."),
+            OpenApiParameter("group_by", str, required=True, enum=list(spend_report.GROUPS),
+                             description="`month` groups by UTC calendar month (`2026-10`)."),
+            OpenApiParameter("format", str, enum=["json", "csv"], default="json",
+                             description="`csv`: text/csv with a header row, the same columns, money as plain decimals."),
+            *[OpenApiParameter(name, str, description=FILTER_HELP[name] + " Narrows the rows, as in Explore; "
+                               "a value naming nothing you can see is a 400.",
+                               enum=list(CostBasis.values) if name == "basis" else None)
+              for name in spend_report.FILTER_NAMES],
         ],
-        responses=serializers.SpendRowSerializer(many=True),
+        responses={
+            (200, "application/json"): serializers.SpendRowSerializer(many=True),
+            (200, "text/csv"): OpenApiTypes.STR,
+            400: OpenApiResponse(description="An unknown parameter, a bad value, or a filter value naming nothing you can see; "
+                                 "the body maps each parameter to its messages."),
+        },
         summary="Spend, tokens and $/M tokens per group",
+        description="Unknown cost is never 0: `cost` is null for a group with no priced usage, and `usd_per_mtok` "
+        "divides by priced tokens only (unpriced tokens are in `unpriced_tokens`). Any parameter not listed here is refused.",
     )
     def get(self, request):
-        query = serializers.SpendQuerySerializer(data=request.query_params)
+        query = serializers.SpendQuerySerializer(data=request.query_params, context={"user": request.user})
         query.is_valid(raise_exception=True)
-        try:
-            rows = spend_report.spend_rows(user=request.user, **query.validated_data)
-        except ValueError as exc:
-            raise ValidationError({"detail": str(exc)}) from None
-        return Response(spend_report.as_json(rows))
+        q = query.validated_data
+        rows = spend_report.spend_rows(user=request.user, **q)
+        response = Response(spend_report.as_json(rows))
+        if request.accepted_renderer.format == SpendCSVRenderer.format:
+            response["Content-Disposition"] = f'attachment; filename="spend-{q["by"]}-{q["start"]}-{q["end"]}.csv"'
+        return response
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        # An error is JSON even when CSV was asked for: a CSV of error messages would read as an empty report.
+        if response.status_code >= 400 and isinstance(getattr(request, "accepted_renderer", None), SpendCSVRenderer):
+            request.accepted_renderer, request.accepted_media_type = JSONRenderer(), JSONRenderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)
 
 
 class AccountImportCreate(APIView):

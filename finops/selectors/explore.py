@@ -88,8 +88,8 @@ def explore_rows(*, user, start: dt.date, end: dt.date, filters: dict, group_by:
 
 def _rollup_points(user, start, end, filters, group_by, *, today, point: str) -> list[dict]:
     """spend.sums per (point, group) of the rollups the user may see, filtered; ids named afterwards."""
-    daily = _filtered(spend.visible_spend(user), filters)
-    monthly = _filtered(spend.visible_spend(user, MonthlySpend), filters)
+    daily = filtered(spend.visible_spend(user), filters)
+    monthly = filtered(spend.visible_spend(user, MonthlySpend), filters)
     today = today or timezone.now().astimezone(dt.UTC).date()
     model, key = GROUP_KEYS.get(group_by, (None, GROUPS[group_by][0]))
     # By day the point is the group; the charge category keeps tax and credits their own series.
@@ -102,8 +102,9 @@ def _rollup_points(user, start, end, filters, group_by, *, today, point: str) ->
     return rows
 
 
-def _filtered(rows, filters: dict):
-    """`rows` (of either rollup: they share the dimension names) narrowed by Explore's filters."""
+def filtered(rows, filters: dict):
+    """`rows` (of either rollup: they share the dimension names) narrowed by Explore's filters. Public: the
+    spend API and `manage.py spend` (finops.selectors.spend_report) filter the same way."""
     for name, value in filters.items():
         if not value:
             continue

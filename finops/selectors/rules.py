@@ -48,9 +48,11 @@ def rule_preview(*, candidate: AttributionRule, days: int = PREVIEW_DAYS) -> dic
     )
     by_claimant: dict[int, dict] = {}
     for signature_id, lines, cost, tokens in per_signature:
-        totals = by_claimant.setdefault(claimant[signature_id], {"lines": 0, "cost": Decimal(0), "tokens": 0})
+        # Cost stays None while only unpriced lines are claimed: unknown, never $0 (invariant 4).
+        totals = by_claimant.setdefault(claimant[signature_id], {"lines": 0, "cost": None, "tokens": 0})
         totals["lines"] += lines
-        totals["cost"] += cost or Decimal(0)
+        if cost is not None:
+            totals["cost"] = (totals["cost"] or Decimal(0)) + cost
         totals["tokens"] += tokens or 0
     labels = {r.id: str(r) for r in current}
     sources = sorted(
@@ -61,13 +63,15 @@ def rule_preview(*, candidate: AttributionRule, days: int = PREVIEW_DAYS) -> dic
             }
             for now, totals in by_claimant.items()
         ),
-        key=lambda source: source["cost"],
+        key=lambda source: (source["cost"] is not None, source["cost"] or Decimal(0)),
         reverse=True,
     )
+    # Nothing claimed costs 0; claimed lines none of which has a price cost what nobody knows (None).
+    costs = [s["cost"] for s in sources if s["cost"] is not None]
     return {
         "days": days,
         "lines": sum(s["lines"] for s in sources),
-        "cost": sum((s["cost"] for s in sources), Decimal(0)),
+        "cost": sum(costs, Decimal(0)) if costs or not sources else None,
         "sources": sources,
     }
 

@@ -28,7 +28,8 @@ def page(browser, live_server):
     page = context.new_page()
     # The UI must work offline: any request leaving the live server fails the test.
     outside = []
-    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(live_server.url) else None)
+    # (A blob: URL of the server's own origin is in the page's memory, e.g. a web worker's script.)
+    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith((live_server.url, f"blob:{live_server.url}")) else None)
     yield page
     context.close()
     assert not outside, f"the page fetched from outside the server: {outside}"
