@@ -87,6 +87,9 @@ CHARGE_FALLBACK_COLOUR = "#bcc3cc"  # a charge category not listed above
 PATTERNS = ("/", "x", ".", "\\", "+", "|", "-")
 # Beyond this many usage series the smallest are drawn as one "Other (n more)" series (the table lists them all).
 MAX_SERIES = 10
+# Up to two weeks of daily bars get one tick per day (Plotly's own choice past that is never under a day).
+SHORT_SPAN_DAYS = 14
+DAY_MS = 86_400_000
 
 
 def colour_for(name: str) -> str:
@@ -126,9 +129,8 @@ def stacked_daily(rows: list[dict], dimension: str, labels: dict, *, currency: s
     # Plotly's own tick labels with exponentformat "B": 1.2k, 3.4M, 5B (d3's ".2s" would say "G"); from
     # hundreds up (minexponent 2), so an axis to $1,200 reads "$0.4k … $1.2k" while cents stay "$0.05".
     yaxis = {"tickprefix": symbol, "exponentformat": "B", "minexponent": 2, "title": {"text": currency}, "automargin": True}
-    xaxis = ({"tickformat": "%b %Y", "dtick": "M1", "hoverformat": "%B %Y"} if monthly
-             else {"hoverformat": "%a %-d %b %Y"})
-    return _figure(traces, yaxis=yaxis, xaxis=xaxis)
+    days = {day for _, points in series for day in points}
+    return _figure(traces, yaxis=yaxis, xaxis=_x_axis(days, monthly=monthly))
 
 
 def daily_tokens(rows: list[dict]) -> dict:
@@ -140,7 +142,16 @@ def daily_tokens(rows: list[dict]) -> dict:
         trace["hovertemplate"] = "%{fullData.name}: %{y:,}<extra></extra>"
         traces.append(trace)
     yaxis = {"exponentformat": "B", "minexponent": 2, "title": {"text": "tokens"}, "automargin": True}
-    return _figure(traces, yaxis=yaxis, xaxis={"hoverformat": "%a %-d %b %Y"})
+    return _figure(traces, yaxis=yaxis, xaxis=_x_axis(set(days)))
+
+
+def _x_axis(days: set, *, monthly: bool = False) -> dict:
+    if monthly:
+        return {"tickformat": "%b %Y", "dtick": "M1", "hoverformat": "%B %Y"}
+    axis = {"hoverformat": "%a %-d %b %Y"}
+    if days and (max(days) - min(days)).days < SHORT_SPAN_DAYS:
+        axis["dtick"] = DAY_MS  # left to itself, Plotly labels a few days' bars by the hour ("12:00", "18:00")
+    return axis
 
 
 def _ordered(usage: dict, charges: dict) -> list[tuple[str, dict]]:

@@ -181,7 +181,7 @@ def test_a_monthly_chart_labels_its_axis_by_month():
     assert months["layout"]["xaxis"]["tickformat"] == "%b %Y"
     assert months["layout"]["xaxis"]["dtick"] == "M1"
     assert months["data"][0]["x"] == ["2026-01-01", "2026-02-01"]
-    assert chart([row(DAY1, 1, "4")])["layout"]["xaxis"].get("tickformat") is None
+    assert chart([row(DAY1, 1, "4")])["layout"]["xaxis"].get("tickformat") is None  # dates as Plotly writes them
 
 
 def test_the_tokens_axis_says_b_for_billions_never_g():
@@ -190,3 +190,10 @@ def test_the_tokens_axis_says_b_for_billions_never_g():
     assert "s" not in yaxis.get("tickformat", "")  # d3's SI format is what writes "G"
     assert yaxis["exponentformat"] == "B"
     assert [t["y"] for t in figure["data"]] == [[3_400_000_000], [0]]
+
+
+def test_a_few_days_are_labelled_one_tick_per_day_never_by_the_hour():
+    assert chart([row(DAY1, 1, "4"), row(DAY2, 1, "5")])["layout"]["xaxis"]["dtick"] == charts.DAY_MS
+    assert charts.daily_tokens([{"day": DAY1, "input": 1, "output": 1}])["layout"]["xaxis"]["dtick"] == charts.DAY_MS
+    month = chart([row(DAY1 + dt.timedelta(days=n), 1, "1") for n in range(30)])
+    assert "dtick" not in month["layout"]["xaxis"]  # Plotly's own ticks: days or weeks, by the chart's width
