@@ -1,52 +1,191 @@
-"""Selector output → Plotly figures (as JSON for the template). No ORM here; floats only inside chart JSON."""
+"""Selector output → Plotly figures (as JSON for the template). No ORM here; floats only inside chart JSON.
+
+Colours belong to names, not to trace order: a provider, model or team is drawn in the same colour on every
+page and for every user (colour_for). Money is summed as Decimal and turned into floats only for the bars; the
+hover text is the exact amount formatted by finops.display, like the tables.
+"""
 
 import datetime as dt
 import functools
 import json
+import zlib
 from collections import defaultdict
+from decimal import Decimal
 
 import plotly.graph_objects as go
 
+from finops.display import UNATTRIBUTED, currency_symbol, money_exact
+
 LAYOUT = {
     "margin": {"l": 56, "r": 16, "t": 16, "b": 40},
-    "height": 320,
+    "height": 360,
     "paper_bgcolor": "rgba(0,0,0,0)",
     "plot_bgcolor": "rgba(0,0,0,0)",
     "font": {"family": "system-ui, -apple-system, Segoe UI, sans-serif", "size": 12},
-    "legend": {"orientation": "h", "y": -0.18},
+    # Below the bars, left-aligned, and at most ~30 % of the chart's height: past that the legend scrolls
+    # instead of squeezing the bars (a phone fits few entries per line).
+    "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.12, "yanchor": "top", "maxheight": 0.3},
     "hovermode": "x unified",
 }
 
-
 CHARGE_LABELS = {"tax": "Tax", "credit": "Credits", "purchase": "Purchases", "adjustment": "Adjustments"}
+
+# Twenty hues told apart on a white card, greys left out (grey means "not attributed" or "other").
+PALETTE = (
+    "#10a37f",  # green
+    "#d97757",  # clay
+    "#ff9900",  # amber
+    "#0078d4",  # blue
+    "#e0413a",  # red
+    "#a855f7",  # purple
+    "#ec4899",  # pink
+    "#1e3a8a",  # navy
+    "#6366f1",  # indigo
+    "#92400e",  # brown
+    "#06b6d4",  # cyan
+    "#eab308",  # yellow
+    "#65a30d",  # lime
+    "#f9a8d4",  # rose
+    "#5eead4",  # aqua
+    "#93c5fd",  # sky
+    "#fdba74",  # peach
+    "#c4b5fd",  # lavender
+    "#14532d",  # forest
+    "#a3e635",  # spring
+)
+# The providers people compare every day get a slot of their own, so no two of them ever share a colour;
+# names as seeded (finops/services/providers.py) and as people also write them.
+PROVIDER_SLOTS = {
+    "openai": 0,
+    "anthropic": 1,
+    "aws bedrock": 2, "amazon bedrock": 2,
+    "azure openai": 3,
+    "gcp vertex ai": 4, "google vertex ai": 4, "vertex ai": 4,
+    "groq": 5,
+    "cerebras": 6,
+    "moonshot (kimi)": 7, "moonshot ai": 7, "moonshot": 7,
+    "openrouter": 8,
+    "fireworks ai": 9, "fireworks": 9,
+    "together ai": 10, "together": 10,
+    "mistral": 11, "mistral ai": 11,
+    "deepinfra": 12,
+}
+OTHER = "Other"
+# Not spend on a provider or model: muted, so the eye goes to usage first.
+FIXED_COLOURS = {
+    UNATTRIBUTED: "#8b95a1",
+    OTHER: "#cfd5dc",
+    "Tax": "#b9ab8c",
+    "Credits": "#8fbfae",
+    "Purchases": "#a9a4cc",
+    "Adjustments": "#cfa9a9",
+    "Input tokens": "#6b9bd8",
+    "Output tokens": "#e8a15c",
+}
+CHARGE_FALLBACK_COLOUR = "#bcc3cc"  # a charge category not listed above
+# A second, third… series of one chart on a colour already taken keeps the colour and gets a pattern.
+PATTERNS = ("/", "x", ".", "\\", "+", "|", "-")
+# Beyond this many usage series the smallest are drawn as one "Other (n more)" series (the table lists them all).
+MAX_SERIES = 10
+# Up to two weeks of daily bars get one tick per day (Plotly's own choice past that is never under a day).
+SHORT_SPAN_DAYS = 14
+DAY_MS = 86_400_000
+
+
+def colour_for(name: str) -> str:
+    """The colour of a series, from its name alone (same on every page, for every user, in every process)."""
+    if name in FIXED_COLOURS:
+        return FIXED_COLOURS[name]
+    if name.startswith(f"{OTHER} ("):
+        return FIXED_COLOURS[OTHER]
+    key = " ".join(name.casefold().split())
+    if key in PROVIDER_SLOTS:
+        return PALETTE[PROVIDER_SLOTS[key]]
+    # crc32, not hash(): Python salts str hashes per process, and every worker must agree.
+    return PALETTE[zlib.crc32(key.encode()) % len(PALETTE)]
 
 
 def stacked_daily(rows: list[dict], dimension: str, labels: dict, *, currency: str, monthly: bool = False) -> dict:
     """A stacked bar per day (per month with `monthly`: `day` is then the month's first day), one trace per value
     of `dimension` (labels maps ids to names). Rows whose `charge_category` is not usage (tax, credits, fees)
-    are their own labelled series, not part of a provider's or model's bar. Unknown cost (None) draws nothing."""
-    series: dict[str, dict] = defaultdict(lambda: defaultdict(float))
+    are their own labelled series, not part of a provider's or model's bar. Unknown cost (None) draws nothing:
+    no bar, never a 0. Usage series beyond the MAX_SERIES largest are summed into one "Other" series."""
+    usage: dict[str, dict] = defaultdict(lambda: defaultdict(Decimal))
+    charges: dict[str, dict] = defaultdict(lambda: defaultdict(Decimal))
     for row in rows:
+        if row["cost"] is None:
+            continue
         category = row.get("charge_category") or "usage"
         if category != "usage":
-            name = CHARGE_LABELS.get(category, category.capitalize())
+            charges[CHARGE_LABELS.get(category, category.capitalize())][row["day"]] += row["cost"]
         else:
-            name = labels.get(row[dimension], "Unattributed" if row[dimension] is None else str(row[dimension]))
-        if row["cost"] is not None:
-            series[name][row["day"]] += float(row["cost"])
-    traces = [_bar(name, list(points), list(points.values())) for name, points in sorted(series.items())]
-    xaxis = {"tickformat": "%b %Y", "dtick": "M1"} if monthly else {}
-    return _figure(traces, yaxis={"title": currency, "tickformat": ",.0f"}, xaxis=xaxis)
+            key = row[dimension]
+            name = labels.get(key, UNATTRIBUTED if key is None else str(key))
+            usage[name][row["day"]] += row["cost"]
+    series = _ordered(usage, charges)
+    traces = [_money_bar(name, points, currency) for name, points in series]
+    _tell_apart(traces)
+    symbol = currency_symbol(currency)  # "$", or "CHF " where no symbol is unambiguous
+    # Plotly's own tick labels with exponentformat "B": 1.2k, 3.4M, 5B (d3's ".2s" would say "G"); from
+    # hundreds up (minexponent 2), so an axis to $1,200 reads "$0.4k … $1.2k" while cents stay "$0.05".
+    yaxis = {"tickprefix": symbol, "exponentformat": "B", "minexponent": 2, "title": {"text": currency}, "automargin": True}
+    days = {day for _, points in series for day in points}
+    return _figure(traces, yaxis=yaxis, xaxis=_x_axis(days, monthly=monthly))
 
 
 def daily_tokens(rows: list[dict]) -> dict:
     """Input and output tokens per day, as two stacked bars."""
     days = [row["day"] for row in rows]
-    traces = [
-        _bar("Input tokens", days, [int(r["input"] or 0) for r in rows]),
-        _bar("Output tokens", days, [int(r["output"] or 0) for r in rows]),
-    ]
-    return _figure(traces, yaxis={"title": "tokens", "tickformat": ".2s"})
+    traces = []
+    for name, key in (("Input tokens", "input"), ("Output tokens", "output")):
+        trace = _bar(name, days, [int(r[key] or 0) for r in rows])
+        trace["hovertemplate"] = "%{fullData.name}: %{y:,}<extra></extra>"
+        traces.append(trace)
+    yaxis = {"exponentformat": "B", "minexponent": 2, "title": {"text": "tokens"}, "automargin": True}
+    return _figure(traces, yaxis=yaxis, xaxis=_x_axis(set(days)))
+
+
+def _x_axis(days: set, *, monthly: bool = False) -> dict:
+    if monthly:
+        return {"tickformat": "%b %Y", "dtick": "M1", "hoverformat": "%B %Y"}
+    axis = {"hoverformat": "%a %-d %b %Y"}
+    if days and (max(days) - min(days)).days < SHORT_SPAN_DAYS:
+        axis["dtick"] = DAY_MS  # left to itself, Plotly labels a few days' bars by the hour ("12:00", "18:00")
+    return axis
+
+
+def _ordered(usage: dict, charges: dict) -> list[tuple[str, dict]]:
+    """Largest usage first (the bottom of the stack, the start of the legend), the long tail as "Other",
+    then Unattributed, then taxes, credits and other charges."""
+    unattributed = usage.pop(UNATTRIBUTED, None)
+    ranked = sorted(usage.items(), key=lambda item: (-abs(sum(item[1].values())), item[0]))
+    if len(ranked) > MAX_SERIES + 1:  # folding a single series into "Other" would only hide its name
+        kept, tail = ranked[:MAX_SERIES], ranked[MAX_SERIES:]
+        other: dict = defaultdict(Decimal)
+        for _, points in tail:
+            for day, cost in points.items():
+                other[day] += cost
+        ranked = [*kept, (f"{OTHER} ({len(tail)} more)", other)]
+    if unattributed is not None:
+        ranked.append((UNATTRIBUTED, unattributed))
+    order = list(CHARGE_LABELS.values())
+    return ranked + sorted(charges.items(), key=lambda item: (order.index(item[0]) if item[0] in order else len(order), item[0]))
+
+
+def _tell_apart(traces: list[dict]) -> None:
+    """Two series of one chart on the same colour: the first keeps a plain fill, later ones get a pattern.
+    Series with a colour of their own (known providers, Unattributed, charges) count as first."""
+    seen: dict[str, int] = defaultdict(int)
+    for trace in sorted(traces, key=lambda t: not _has_own_colour(t["name"])):  # stable: otherwise chart order
+        colour = trace["marker"]["color"]
+        if seen[colour]:
+            shape = PATTERNS[(seen[colour] - 1) % len(PATTERNS)]
+            trace["marker"]["pattern"] = {"shape": shape, "fillmode": "overlay", "fgcolor": "#ffffff", "fgopacity": 0.75}
+        seen[colour] += 1
+
+
+def _has_own_colour(name: str) -> bool:
+    return name in FIXED_COLOURS or " ".join(name.casefold().split()) in PROVIDER_SLOTS
 
 
 # Plotly's figure objects validate every point, which took longer than the SQL for a year of daily bars by
@@ -55,13 +194,29 @@ def daily_tokens(rows: list[dict]) -> dict:
 
 
 def _bar(name: str, x: list, y: list) -> dict:
-    return {"name": name, "x": [v.isoformat() if isinstance(v, dt.date) else v for v in x], "y": y, "type": "bar"}
+    return {
+        "name": name,
+        "x": [v.isoformat() if isinstance(v, dt.date) else v for v in x],
+        "y": y,
+        "type": "bar",
+        "marker": {"color": colour_for(name)},
+    }
+
+
+def _money_bar(name: str, points: dict, currency: str) -> dict:
+    days = sorted(points)
+    trace = _bar(name, days, [float(points[day]) for day in days])
+    # The hover says what the tables say ("$1,043.12", "<$0.01"): formatted from the Decimal, not the float.
+    trace["customdata"] = [money_exact(points[day], currency) for day in days]
+    trace["hovertemplate"] = "%{fullData.name}: %{customdata}<extra></extra>"
+    return trace
 
 
 @functools.lru_cache(maxsize=16)
 def _layout_json(axes_json: str) -> str:
     fig = go.Figure()
-    fig.update_layout(**LAYOUT, barmode="stack", **json.loads(axes_json))
+    # "relative": credits (negative) stack down from zero instead of eating into the day's positive bar.
+    fig.update_layout(**LAYOUT, barmode="relative", **json.loads(axes_json))
     return json.dumps(json.loads(fig.to_json())["layout"])
 
 
