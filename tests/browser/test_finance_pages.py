@@ -36,7 +36,7 @@ def two_months(openai_account, support_agent, search_ranker, fiona):
 
 
 def _open_menu_if_collapsed(page):
-    toggle = page.locator("[data-menu-toggle]")
+    toggle = page.locator(".menu-toggle")
     if toggle.is_visible():
         toggle.click()
 

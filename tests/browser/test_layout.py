@@ -96,7 +96,7 @@ def test_on_a_desktop_every_link_shows_without_a_click(page, ada):
     assert not page.get_by_role("button", name="Menu").is_visible()
     assert [text.strip() for text in page.locator("nav a").all_inner_texts()] == NAV
     assert all(page.locator("nav a", has_text=label).first.is_visible() for label in NAV)
-    assert page.get_by_role("link", name="API").is_visible() and page.get_by_role("button", name="Sign out").is_visible()
+    assert page.get_by_role("link", name="API", exact=True).is_visible() and page.get_by_role("button", name="Sign out").is_visible()
     header = page.locator(".topbar").bounding_box()
     assert header["height"] <= 60  # one line
     assert not page_scrolls_sideways(page)
