@@ -100,6 +100,17 @@ def openai_account(db):
     )
 
 
+@pytest.fixture
+def fake_openai():
+    """A real local HTTP server faking the OpenAI Admin API with the fixtures' usage and cost pages."""
+    from tests.fakes.provider_server import FakeProviderServer
+    from tests.ingest.test_openai_api import standard_routes
+
+    with FakeProviderServer() as server:
+        standard_routes(server)
+        yield server
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _no_stray_sessions_at_teardown(django_db_setup, django_db_blocker):
     """Live-server and worker tests can leave an idle connection behind, which would stop pytest-django from

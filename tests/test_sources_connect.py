@@ -15,7 +15,7 @@ from finops.services.accounts import account_credentials, account_set_credential
 from ingest.connection_check import account_connection_check, connection_check
 from ingest.http import HttpClient
 from tests.fakes.provider_server import FakeProviderServer, Reply
-from tests.ingest.test_openai_api import COSTS, standard_routes
+from tests.ingest.test_openai_api import COSTS
 from tests.ingest.test_openrouter_api import ACTIVITY, fixture
 
 SECRET = "sk-admin-connect-test-4b8d0f2a6c1e3a5b7d9f"
@@ -23,10 +23,8 @@ NEW_SECRET = "sk-admin-replacement-9e7c5a3b1d2f4e6a8c0b"
 
 
 @pytest.fixture
-def fake():
-    with FakeProviderServer() as server:
-        standard_routes(server)
-        yield server
+def fake(fake_openai):
+    return fake_openai
 
 
 @pytest.fixture

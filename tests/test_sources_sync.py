@@ -13,17 +13,10 @@ from django.urls import reverse
 from finops.models import Account, IngestRun, Provider, UsageLine
 from finops.services.accounts import account_set_credentials
 from ingest.lease import lease_claim
-from tests.fakes.provider_server import FakeProviderServer, Reply
-from tests.ingest.test_openai_api import COSTS, SECRET, standard_routes
+from tests.fakes.provider_server import Reply
+from tests.ingest.test_openai_api import COSTS, SECRET
 
 NOW = dt.datetime(2026, 6, 16, 12, tzinfo=dt.UTC)  # the fixtures' window is 2026-06-12 … 06-16
-
-
-@pytest.fixture
-def fake_openai():
-    with FakeProviderServer() as server:
-        standard_routes(server)
-        yield server
 
 
 @pytest.fixture
