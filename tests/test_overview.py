@@ -127,3 +127,29 @@ def test_any_period_sums_equal_the_daily_rollup_summed_over_it(key, start, end, 
             assert read[None]["cost"] is None and read[None]["unpriced_tokens"] > 0 and read[None]["usd_per_mtok"] is None
         monthly_read = any(MonthlySpend._meta.db_table in q["sql"] for q in queries.captured_queries)
         assert monthly_read == (period.days > spend.DAILY_READ_MAX_DAYS), key
+
+
+@pytest.mark.parametrize("key", ["last-30", "mtd", "last-month"])
+def test_one_pass_by_day_gives_every_tiles_totals_exactly(key, fiona, sam, openai_account, support_agent):
+    """The spend pages read their periods' totals (and the month's, on the overview) from one grid by day;
+    each equals what period_totals reads from the rollup directly, for everyone and for a member."""
+    from finops.reporting_period import resolve
+    from finops.selectors import spend
+
+    rows = ["day,model,input_tokens,output_tokens,cost,project"]
+    for n in range(0, 120):  # Aug .. Nov 2026: priced, unpriced, attributed and not
+        day = (dt.date(2026, 8, 1) + dt.timedelta(days=n)).isoformat()
+        rows += [f"{day},gpt-5-mini,{1000 + n},{n},{n % 5 + 0.5},support", f"{day},my-model,{500 + n},1,,other",
+                 f"{day},gpt-5,{100 + n},2,{n % 3},other"]
+    assert usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="g.csv").status == "succeeded"
+    AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
+    history_reattribute()
+
+    today = dt.date(2026, 11, 22)
+    period = resolve(key, today=today)
+    spans = {"now": period.span(), "before": period.compare.span(), **spend.month_spans(today)}
+    for user in (fiona, sam):
+        daily = spend.visible_spend(user)
+        grid = spend.day_grid(daily, spans, ("provider_id", "charge_category"))
+        assert grid is not None
+        assert {name: spend.grid_totals(grid, *span) for name, span in spans.items()} == spend.period_totals(daily, spans), (user, key)

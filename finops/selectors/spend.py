@@ -280,3 +280,43 @@ def daily_tokens(rows: QuerySet[DailySpend], *, monthly: bool = False) -> list[d
                .annotate(input=Sum("input_tokens") + Sum("cached_input_tokens") + Sum("cache_write_tokens"), output=Sum("output_tokens"))
                .order_by("point"))
     return [{"day": row["point"], "input": row["input"], "output": row["output"]} for row in grouped]
+
+
+# --- one pass for a page's short periods: totals of each span and the chart, from rows by day ---
+
+GRID_MAX_DAYS = 100  # a grid spanning more days costs more than reading each period on its own
+UNATTRIBUTED_COST = Sum("reporting_cost", filter=Q(workload__isnull=True))
+
+
+def month_spans(today: dt.date) -> dict[str, tuple[dt.date, dt.date]]:
+    """The spans month_to_date and month_forecast read (this month, the same days of last month, the run rate)."""
+    return _month_periods(today)
+
+
+def day_grid(daily: QuerySet[DailySpend], spans: dict[str, tuple[dt.date, dt.date]], keys: tuple[str, ...]) -> list[dict] | None:
+    """The daily rollup over the days `spans` cover, summed by day and `keys` (few rows: days × providers, say),
+    from which grid_totals gives each span's Totals and a chart its points: one pass where a page would read
+    the same days once per figure. None when the spans lie too far apart for one pass to pay."""
+    start, end = min(s for s, _ in spans.values()), max(e for _, e in spans.values())
+    if (end - start).days > GRID_MAX_DAYS:
+        return None
+    return list(period(daily, start, end).values("day", *keys).annotate(
+        **MEASURES, priced_lines=Sum("line_count", filter=~UNPRICED), unattributed=UNATTRIBUTED_COST).order_by())
+
+
+def grid_totals(grid: list[dict], start: dt.date, end: dt.date) -> Totals:
+    """The Totals of [start, end) from a day_grid: exactly what period_totals reads from the rollup."""
+    total = {"cost": None, "unpriced_tokens": 0, "unattributed": None, "tokens": 0, "requests": 0, "priced_lines": 0}
+    for row in grid:
+        if start <= row["day"] < end:
+            for name in total:
+                if row[name] is not None:
+                    total[name] = (total[name] or 0) + row[name]
+    if not total["priced_lines"]:
+        total["cost"] = None
+    return _as_totals(total)
+
+
+def grid_points(grid: list[dict], start: dt.date, end: dt.date) -> list[dict]:
+    """A day_grid's rows of [start, end), finished like sums()' rows, each with its day as `point`."""
+    return [finish({**row, "point": row["day"]}) for row in grid if start <= row["day"] < end and row["lines"]]

@@ -3,6 +3,7 @@ against its comparison period. Reads go through selectors, access through finops
 spec (finops.reports.spend_tables) so the page and its CSV show the same columns."""
 
 from django.conf import settings
+from django.db.models import Count
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
@@ -20,7 +21,9 @@ from .tables import csv_requested
 class Scope:
     """What one page reads: the viewer's daily and monthly rows (narrowed alike), over the URL's period."""
 
-    def __init__(self, request, **narrow):
+    def __init__(self, request, *, chart_by: str, month_spans: bool = False, **narrow):
+        """`chart_by`: the dimension the page's chart stacks by; `month_spans`: the page shows month to date
+        and the forecast too (the overview)."""
         self.request = request
         self.user = request.user
         self.today = today_utc()
@@ -28,6 +31,18 @@ class Scope:
         self.daily = spend.visible_spend(self.user).filter(**narrow)
         self.monthly = spend.visible_spend(self.user, MonthlySpend).filter(**narrow)
         self.long = self.period.days > spend.DAILY_READ_MAX_DAYS
+        self.chart_by = chart_by
+        self.spans = {"now": self.period.span(), **({"before": self.period.compare.span()} if self.period.compare else {}),
+                      **(spend.month_spans(self.today) if month_spans else {})}
+        self._grid: list[dict] | None | bool = False
+
+    @property
+    def grid(self) -> list[dict] | None:
+        """Rows by day × chart dimension × charge category over every span the page shows, read once: the
+        tiles' totals and the chart come from it. None for spans too far apart (a long or distant period)."""
+        if self._grid is False:
+            self._grid = None if self.long else spend.day_grid(self.daily, self.spans, (self.chart_by, "charge_category"))
+        return self._grid
 
     def sums(self, *keys: str, point: bool = False, compare: bool = False) -> list[dict]:
         start, end = (self.period.compare if compare else self.period).span()
@@ -35,16 +50,24 @@ class Scope:
                           point=("month" if self.long else "day") if point else None)
 
     def totals(self) -> dict[str, spend.Totals]:
-        spans = {"now": self.period.span()}
-        if self.period.compare:
-            spans["before"] = self.period.compare.span()
-        return spend.period_sums(self.daily, self.monthly, spans, today=self.today)
+        if self.grid is not None:
+            return {name: spend.grid_totals(self.grid, *span) for name, span in self.spans.items()}
+        found = spend.period_sums(self.daily, self.monthly, {k: v for k, v in self.spans.items() if k in ("now", "before")}, today=self.today)
+        if len(self.spans) > len(found):
+            found.update(spend.period_totals(self.daily, {k: v for k, v in self.spans.items() if k not in found}))
+        return found
 
-    def chart(self, dimension: str, labels: dict) -> dict:
-        rows = [{**r, "day": r["point"]} for r in self.sums(dimension, "charge_category", point=True)]
-        if dimension == "model":
+    def chart_rows(self) -> list[dict]:
+        """[{point, <chart_by>, charge_category, cost, …}] over the period: by day, or by month when long."""
+        if self.grid is not None:
+            return spend.grid_points(self.grid, *self.period.span())
+        return self.sums(self.chart_by, "charge_category", point=True)
+
+    def chart(self, labels: dict, rows: list[dict] | None = None) -> dict:
+        rows = [{**r, "day": r["point"]} for r in (self.chart_rows() if rows is None else rows)]
+        if self.chart_by == "model":
             labels = {r["model"]: display.model_name(r["model"]) for r in rows}
-        return charts.stacked_daily(rows, dimension, labels, currency=settings.FINOPS_REPORTING_CURRENCY, monthly=self.long)
+        return charts.stacked_daily(rows, self.chart_by, labels, currency=settings.FINOPS_REPORTING_CURRENCY, monthly=self.long)
 
     def tokens_chart(self) -> dict:
         return charts.daily_tokens(spend.daily_tokens(spend.period(self.daily, *self.period.span()), monthly=self.long))
@@ -58,7 +81,7 @@ class Scope:
     def context(self, **extra) -> dict:
         totals = self.totals()
         now, before = totals["now"], totals.get("before")
-        return {**picker_context(self.request), "totals": now, "before": before,
+        return {**picker_context(self.request), "totals": now, "before": before, "span_totals": totals,
                 "change": spend.change(now.cost, before.cost if before else None), **extra}
 
 
@@ -77,14 +100,14 @@ def _unit_rows(rows: list[dict], key: str, labels: dict | None = None) -> list[d
 
 def overview(request):
     user = request.user
-    scope = Scope(request)
+    scope = Scope(request, chart_by="provider_id", month_spans=True)
     has_data = scope.daily.exists()
     context = {"has_data": has_data, "has_accounts": Account.objects.exists(), "can_manage": access.is_admin(user),
                **picker_context(request)}
     if not has_data:
         return render(request, "finops/overview.html", context)
     providers = _provider_names()
-    by_provider_day = scope.sums("provider_id", "charge_category", point=True)
+    by_provider_day = scope.chart_rows()
     pairs = scope.sums("workload_id", "model")
     known, unknown, to_80 = spend.ranked(spend.regroup(pairs, "workload_id"))
     workloads = Workload.objects.select_related("team").in_bulk([r["workload_id"] for r in known + unknown if r["workload_id"]])
@@ -106,33 +129,33 @@ def overview(request):
         tables["freshness"] = (specs.FRESHNESS, freshness)
     if (download := scope.csv("overview", tables)) is not None:
         return download
-    month = spend.month_periods_totals(scope.daily, scope.today)
-    context.update(scope.context(
+    page = scope.context(chart=scope.chart(providers, by_provider_day))
+    month = page["span_totals"]
+    context.update(page)
+    context.update(
         mtd=spend.month_to_date(scope.daily, scope.today, known=month),
         mtd_totals=month["this_month"],
         forecast=spend.month_forecast(scope.daily, scope.today, known=month),
         latest_day=spend.latest_day(scope.daily),
-        chart=charts.stacked_daily([{**r, "day": r["point"]} for r in by_provider_day], "provider_id", providers,
-                                   currency=settings.FINOPS_REPORTING_CURRENCY, monthly=scope.long),
         monthly_points=scope.long,
         tables={name: rows for name, (_, rows) in tables.items()},
         specs={name: spec for name, (spec, _) in tables.items()},
         workloads_to_80=to_80,
         workload_count=len(known),
         can_see_unattributed=sees_unattributed,
-    ))
+    )
     return render(request, "finops/overview.html", context)
 
 
 def team_list(request):
-    scope = Scope(request)
+    scope = Scope(request, chart_by="team_id")
     now = {r["team_id"]: r for r in scope.sums("team_id")}
     before = {r["team_id"]: r for r in scope.sums("team_id", compare=True)}
     rows = []
-    for team in access.visible_teams(request.user).order_by("name"):
+    for team in access.visible_teams(request.user).annotate(workload_count=Count("workloads")).order_by("name"):
         row = _spent(now.get(team.id))
         row.update(label=team.name, url=scope.link("team-detail", team.slug), cost_center=team.cost_center,
-                   workloads=team.workloads.count(), change=spend.change(row["cost"], before.get(team.id, {}).get("cost")))
+                   workloads=team.workload_count, change=spend.change(row["cost"], before.get(team.id, {}).get("cost")))
         rows.append(row)
     if (download := scope.csv("teams", {"teams": (specs.TEAMS, rows)})) is not None:
         return download
@@ -148,7 +171,7 @@ def _spent(row: dict | None) -> dict:
 
 def team_detail(request, slug):
     team = access.get_visible_team_or_404(request.user, slug)
-    scope = Scope(request, team=team)
+    scope = Scope(request, chart_by="workload_id", team=team)
     costs = {r["workload_id"]: r for r in scope.sums("workload_id")}
     workload_rows = []
     for workload in team.workloads.order_by("name"):
@@ -166,7 +189,7 @@ def team_detail(request, slug):
         return download
     context = scope.context(
         team=team,
-        chart=scope.chart("workload_id", dict(Workload.objects.filter(team=team).values_list("id", "name"))),
+        chart=scope.chart(dict(Workload.objects.filter(team=team).values_list("id", "name"))),
         tokens_chart=scope.tokens_chart(),
         tables={name: rows for name, (_, rows) in tables.items()},
         specs={name: spec for name, (spec, _) in tables.items()},
@@ -179,7 +202,7 @@ def _sla(workload: Workload) -> str:
 
 
 def workload_list(request):
-    scope = Scope(request)
+    scope = Scope(request, chart_by="workload_id")
     costs = {r["workload_id"]: r for r in scope.sums("workload_id")}
     rows = []
     for workload in access.visible_workloads(request.user).order_by("team__name", "name"):
@@ -194,7 +217,7 @@ def workload_list(request):
 
 def workload_detail(request, slug):
     workload = access.get_visible_workload_or_404(request.user, slug)
-    scope = Scope(request, workload=workload)
+    scope = Scope(request, chart_by="provider_id", workload=workload)
     pairs = scope.sums("provider_id", "model")
     tables = {
         "by_provider": (specs.BY_PROVIDER, _unit_rows(pairs, "provider_id", _provider_names())),
@@ -205,7 +228,7 @@ def workload_detail(request, slug):
     context = scope.context(
         workload=workload,
         sla=_sla(workload),
-        chart=scope.chart("provider_id", _provider_names()),
+        chart=scope.chart(_provider_names()),
         tokens_chart=scope.tokens_chart(),
         tables={name: rows for name, (_, rows) in tables.items()},
         specs={name: spec for name, (spec, _) in tables.items()},
@@ -214,7 +237,7 @@ def workload_detail(request, slug):
 
 
 def provider_list(request):
-    scope = Scope(request)
+    scope = Scope(request, chart_by="provider_id")
     costs = {r["provider_id"]: r for r in scope.sums("provider_id")}
     rows = []
     for provider in Provider.objects.all():
@@ -229,7 +252,7 @@ def provider_list(request):
 
 def provider_detail(request, slug):
     provider = get_object_or_404(Provider, slug=slug)
-    scope = Scope(request, provider=provider)
+    scope = Scope(request, chart_by="model", provider=provider)
     check = reconciliation(provider=provider, rows=spend.period(scope.daily, *scope.period.span()))
     for row in check["models"]:
         row["label"] = display.model_name(row["model"])
@@ -247,7 +270,7 @@ def provider_detail(request, slug):
         return download
     context = scope.context(
         provider=provider,
-        chart=scope.chart("model", {}),
+        chart=scope.chart({}),
         tables={name: rows for name, (_, rows) in tables.items()},
         specs={name: spec for name, (spec, _) in tables.items()},
     )
