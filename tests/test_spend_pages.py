@@ -144,3 +144,25 @@ def test_tables_show_exact_amounts_and_cards_compact_ones(client_as, fiona, usag
     assert "$372.00" in html  # OpenAI in October: 31 × $12, exact to the cent in the table
     html = client_as(fiona).get(reverse("team-detail", args=["support"]), {"period": "2026-10"}).content.decode()
     assert 'data-testid="period-spend">$310.00' in html
+
+
+@pytest.mark.parametrize("name, args, query, row_text", [
+    ("overview", [], {}, "Ticket router (fine-tune)"),
+    ("overview", [], {}, "Acme Router FT 8B"),
+    ("team-list", [], {}, "Support Platform"),
+    ("team-detail", ["support"], {}, "Ticket router (fine-tune)"),
+    ("team-detail", ["support"], {}, "Acme Router FT 8B"),
+    ("workload-list", [], {}, "Ticket router (fine-tune)"),
+    ("workload-detail", ["ticket-router"], {}, "OpenAI"),
+    ("provider-detail", ["openai"], {}, "Acme Router FT 8B"),
+    ("explore", [], {"group_by": "workload"}, "Ticket router (fine-tune)"),
+    ("explore", [], {"group_by": "model"}, "Acme Router FT 8B"),
+])
+def test_every_table_showing_the_fine_tune_says_its_cost_is_unknown_never_zero(name, args, query, row_text, client_as, fiona, usage):
+    html = client_as(fiona).get(reverse(name, args=args), query).content.decode()
+    rows = [row for row in html.split("<tr") if row_text in row and "class=\"num\"" in row]
+    assert rows, f"no table row for {row_text} on {name}"
+    for row in rows:
+        assert "tokens unpriced" in row and "$0.00" not in row, row
+        if row_text not in ("Support Platform",):  # the team has priced workloads too: "$… + … tokens unpriced"
+            assert '<span class="unknown">—</span>' in row, row

@@ -28,7 +28,7 @@ TOP_WORKLOADS = Table("top_workloads", (
     Column("Share", "share", "share", help="Share of the spend whose cost is known"), TOKENS,
 ), empty="No spend in this period.")
 UNKNOWN_COST_WORKLOADS = Table("unknown_cost_workloads", (
-    Column("Workload", "label"), Column("Team", "team"), Column("Unpriced tokens", "unpriced_tokens", "tokens"),
+    Column("Workload", "label"), Column("Team", "team"), spend(), TOKENS,
 ), empty="Every workload's usage has a price.")
 
 TEAM_WORKLOADS = Table("workloads", (
