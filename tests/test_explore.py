@@ -226,3 +226,12 @@ def test_a_member_explores_only_their_teams_spend(client_as, sam, november):
     table = explore(client_as(sam), group_by="team").context["table"]
     assert [(r["label"], r["cost"]) for r in table] == [("Support Platform", Decimal(210))]
     assert explore(client_as(sam), group_by="team", team="search").context["table"] == []
+
+
+def test_the_filter_lists_show_names_and_keep_slugs_as_values(client_as, fiona, openai_account):
+    csv = "day,model,input_tokens,output_tokens,cost\n2026-11-20,claude-sonnet-4-5,10,10,1.00\n"
+    usage_file_import(account=openai_account, stream=io.BytesIO(csv.encode()), file_name="u.csv")
+    html = client_as(fiona).get(reverse("explore")).content.decode()
+    assert '<option value="openai">OpenAI</option>' in html
+    assert '<option value="claude-sonnet-4-5">Claude Sonnet 4.5</option>' in html
+    assert '<option value="billed">Billed</option>' in html

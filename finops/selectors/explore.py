@@ -160,6 +160,22 @@ def choices(user) -> dict:
     }
 
 
+def labelled_choices(options: dict) -> dict:
+    """choices() as (value, label) pairs: teams, workloads and providers by name, models by display name, bases
+    by their label; accounts are named by their name already."""
+    names = {
+        "team": dict(Team.objects.values_list("slug", "name")), "workload": dict(Workload.objects.values_list("slug", "name")),
+        "provider": dict(Provider.objects.values_list("slug", "name")), "basis": dict(CostBasis.choices),
+    }
+    labelled = {}
+    for name, values in options.items():
+        if name == "model":
+            labelled[name] = [(v, display.model_name(v)) for v in values]
+        else:
+            labelled[name] = sorted(((v, names.get(name, {}).get(v, v)) for v in values), key=lambda pair: pair[1].lower())
+    return labelled
+
+
 def _distinct(rows, field: str) -> list:
     """DISTINCT by skipping from one value to the next: one short index scan per value (there are tens)."""
     values, query = [], rows.order_by(field).values_list(field, flat=True)

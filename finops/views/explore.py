@@ -13,7 +13,7 @@ from finops import charts
 from finops.reports.explore_tables import explore_table
 from finops.selectors import line_groups
 from finops.selectors.explore import (DAILY_POINTS_MAX_DAYS, GROUP_LABELS, LINE_GROUPS, UNATTRIBUTED, choices,
-                                      daily_points, explore_rows)
+                                      daily_points, explore_rows, labelled_choices)
 
 from .tables import csv_response
 
@@ -110,6 +110,6 @@ def explore(request):
             end=q["end"],
             last_day=q["end"] - dt.timedelta(days=1),
         )
-    context["options"] = choices(request.user)  # the form's lists: not needed for a CSV download
+    context["options"] = labelled_choices(choices(request.user))  # the form's lists: not needed for a CSV download
     context["line_groups_max_days"] = line_groups.MAX_DAYS
     return render(request, "finops/explore.html", context)
