@@ -8,3 +8,24 @@ from finops.services import rules
 @shared_task(bind=True, acks_late=True, max_retries=3, queue="rollup")
 def reattribute(self, job_id: int) -> str:
     return rules.reattribution_run(job_id=job_id).status
+
+
+@shared_task(acks_late=True, queue="notify", expires=3600)
+def evaluate_alerts(**change) -> int:
+    """After a "spend changed" signal (finops.services.spend_changes), or on the beat with no arguments: raise
+    the events the change calls for, then queue their delivery. Returns how many events were raised."""
+    from finops import evaluations
+    from finops.services.spend_changes import SpendChange
+
+    raised = evaluations.alerts_evaluate(change=SpendChange.from_task_kwargs(**change) if change else None)
+    if raised:
+        deliver_alerts.delay()
+    return len(raised)
+
+
+@shared_task(acks_late=True, queue="notify", expires=3600)
+def deliver_alerts() -> int:
+    """Send every event that is due (new, or failed and due for a retry); each claimed once (finops.notify)."""
+    from finops.notify.deliver import events_deliver
+
+    return events_deliver()

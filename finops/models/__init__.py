@@ -1,6 +1,8 @@
 """Domain models, one module per domain (DESIGN.md module map)."""
 
+from .alerts import AlertEvent, AlertKind, AlertMute, Notification
 from .attribution import AttributionRule, ReattributionJob, RuleChange
+from .caps import Cap, CapPeriod, CapScope
 from .monthly import MonthlySpend
 from .org import Membership, Team, User, Workload
 from .pricing import FxRate, ModelPrice
@@ -9,6 +11,13 @@ from .usage import ChargeCategory, CostBasis, DailySpend, LineSignature, TagSet,
 
 __all__ = [
     "Account",
+    "AlertEvent",
+    "AlertKind",
+    "AlertMute",
+    "Cap",
+    "CapPeriod",
+    "CapScope",
+    "Notification",
     "AttributionRule",
     "ChargeCategory",
     "ConnectorKind",
