@@ -8,6 +8,7 @@ schedule too, so a change made while no worker ran is not missed.
 """
 
 import datetime as dt
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -32,8 +33,8 @@ class SpendChange:
                    workload_ids=tuple(workload_ids), team_ids=tuple(team_ids))
 
 
-# Tests and the bench read what was signalled; production code never does.
-sent: list[SpendChange] = []
+# The latest signals, for tests and the bench to read (bounded: a long-running worker must not grow it).
+sent: deque[SpendChange] = deque(maxlen=1000)
 
 
 def spend_changed(*, days: Iterable[dt.date], reason: str, account_ids: Iterable[int] = (),
