@@ -283,8 +283,8 @@ def source_condition(status: AccountStatus, *, now: dt.datetime) -> tuple[dt.dat
         runs = IngestRun.objects.filter(account=account, status__in=(IngestRun.Status.SUCCEEDED, IngestRun.Status.FAILED))
         success = runs.filter(status=IngestRun.Status.SUCCEEDED).order_by("-created_at", "-id").first()
         failures = runs.filter(status=IngestRun.Status.FAILED)
-        if success is not None:
-            failures = failures.filter(created_at__gt=success.created_at)
+        if success is not None:  # runs are numbered in the order they were created
+            failures = failures.filter(id__gt=success.id)
         first = failures.order_by("created_at", "id").first() or run
         start = first.created_at.astimezone(dt.UTC).date()
         if account.is_api:

@@ -1,0 +1,233 @@
+"""Alert evaluation (issue 10): spend spikes, unpriced models and failing or silent sources raised from real
+imports, each once; caps across month and quarter rollovers, restated spend and forecasts on day 1 and day 20.
+Usage goes in through the real import path; time is frozen where the day matters."""
+
+import datetime as dt
+import io
+from decimal import Decimal
+
+import pytest
+
+from finops.evaluations import alerts_evaluate
+from finops.models import Account, AlertEvent, AlertKind, AttributionRule, Cap, IngestRun, Provider
+from finops.selectors.caps import cap_status
+from finops.services.spend_changes import SpendChange
+from ingest.services import usage_file_import
+
+D = Decimal
+HEADER = "day,model,input_tokens,output_tokens,cost,project"
+
+
+def at(time_machine, *args):
+    time_machine.move_to(dt.datetime(*args, tzinfo=dt.UTC), tick=False)
+
+
+def days(start: dt.date, end: dt.date):
+    """Every day of [start, end)."""
+    while start < end:
+        yield start
+        start += dt.timedelta(days=1)
+
+
+def import_rows(account: Account, rows: list[str], file_name: str = "usage.csv") -> IngestRun:
+    run = usage_file_import(account=account, stream=io.BytesIO("\n".join([HEADER, *rows]).encode()), file_name=file_name)
+    assert run.status == IngestRun.Status.SUCCEEDED, run.error
+    return run
+
+
+def events(kind: str) -> list[AlertEvent]:
+    return list(AlertEvent.objects.filter(kind=kind).order_by("period_start", "threshold"))
+
+
+@pytest.fixture
+def rules(support_agent, search_ranker):
+    AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
+    AttributionRule.objects.create(workload=search_ranker, priority=2, project="search")
+
+
+# --- spend spikes ---
+
+SPIKE_DAY = dt.date(2026, 11, 23)
+
+
+@pytest.fixture
+def spiky(time_machine, openai_account, rules):
+    """Through 2026-11-22, 28 days of the support agent at $128 / $138 (median $133) and search at about $20;
+    on 2026-11-23 support spends $812.40 and search $26; today is 2026-11-24."""
+    at(time_machine, 2026, 11, 24, 9)
+    rows = []
+    for n, day in enumerate(days(SPIKE_DAY - dt.timedelta(days=28), SPIKE_DAY)):
+        rows += [f"{day},gpt-5-mini,1000000,0,{128 if n % 2 else 138},support", f"{day},gpt-5,1000,0,{19 + n % 3},search"]
+    rows += [f"{SPIKE_DAY},gpt-5-mini,5000000,0,812.40,support", f"{SPIKE_DAY},gpt-5,1000,0,26,search"]
+    import_rows(openai_account, rows)
+
+
+def test_a_workload_spending_six_times_its_usual_day_raises_one_spike_with_its_baseline(spiky, support_agent, support_team):
+    raised = alerts_evaluate()
+    (event,) = events(AlertKind.SPEND_SPIKE)
+    assert raised == [event]
+    assert event.subject == f"workload:{support_agent.id}" and event.period_start == SPIKE_DAY and event.threshold == 0
+    assert event.workload == support_agent and event.team == support_team
+    assert event.title == "Support agent spent $812.40 on 2026-11-23, 6.1× its usual $133.00/day"
+    details = event.details
+    assert (details["day"], details["cost"], details["baseline_median"]) == ("2026-11-23", "812.40", "133.00")
+    assert (details["spread"], details["k"], details["threshold"], details["min_change"]) == ("13.30", "4.00", "186.20", "50.00")
+    assert details["workload"] == "Support agent" and details["team"] == "Support Platform"
+    assert "median" in details["method"] and "MAD" in details["method"]
+
+
+def test_evaluating_twice_raises_the_spike_once(spiky):
+    assert len(alerts_evaluate()) == 1
+    assert alerts_evaluate() == []
+    assert len(events(AlertKind.SPEND_SPIKE)) == 1
+
+
+def test_the_beat_judges_yesterday_only_so_the_spike_is_not_raised_again_or_late(spiky, time_machine):
+    at(time_machine, 2026, 11, 23, 22)  # the spike day is today, not complete yet
+    alerts_evaluate()
+    at(time_machine, 2026, 11, 26, 9)  # two days after: the beat looks at yesterday only
+    alerts_evaluate()
+    assert events(AlertKind.SPEND_SPIKE) == []
+
+
+def test_after_a_spend_change_only_the_changed_workloads_and_complete_days_are_judged(spiky, support_agent, search_ranker):
+    today = dt.date(2026, 11, 24)
+    assert alerts_evaluate(change=SpendChange(days=(SPIKE_DAY,), reason="reattribution", workload_ids=(search_ranker.id,))) == []
+    assert alerts_evaluate(change=SpendChange(days=(today,), reason="ingest", workload_ids=(support_agent.id,))) == []
+    (event,) = alerts_evaluate(change=SpendChange(days=(SPIKE_DAY, today), reason="ingest", workload_ids=(support_agent.id,)))
+    assert event.workload == support_agent
+
+
+def test_an_ingest_naming_only_its_account_judges_every_workload_on_the_changed_days(spiky, openai_account, support_agent):
+    (event,) = alerts_evaluate(change=SpendChange(days=(SPIKE_DAY,), reason="ingest", account_ids=(openai_account.id,)))
+    assert event.workload == support_agent
+
+
+def test_unattributed_spend_spiking_is_raised_for_the_unattributed_group(spiky, openai_account):
+    rows = [f"{day},gpt-5-mini,1000,0,40,nobody" for day in days(SPIKE_DAY - dt.timedelta(days=28), SPIKE_DAY)]
+    rows += [f"{SPIKE_DAY},gpt-5-mini,1000,0,400,nobody"]
+    import_rows(openai_account, rows + [f"{SPIKE_DAY},gpt-5-mini,5000000,0,812.40,support"], "unattributed.csv")
+    raised = {e.subject: e for e in alerts_evaluate()}
+    event = raised["workload:none"]
+    assert event.workload is None and event.team is None
+    assert event.title == "Unattributed spent $400.00 on 2026-11-23, 10.0× its usual $40.00/day"
+
+
+def test_a_new_workload_with_under_14_days_of_spend_gets_no_spike_verdict(time_machine, openai_account, rules):
+    at(time_machine, 2026, 11, 24, 9)
+    rows = [f"{day},gpt-5-mini,1000,0,100,support" for day in days(dt.date(2026, 11, 10), SPIKE_DAY)]  # 13 days
+    import_rows(openai_account, rows + [f"{SPIKE_DAY},gpt-5-mini,1000,0,5000,support"])
+    assert alerts_evaluate() == []
+
+
+# --- unpriced usage ---
+
+
+def test_a_model_with_no_price_is_raised_once_whatever_later_imports_find(time_machine, openai_account):
+    at(time_machine, 2026, 11, 24, 9)
+    import_rows(openai_account, ["2026-11-23,acme-router-ft-8b,2000000,1000000,,router", "2026-11-23,gpt-5-mini,1000,0,1,x"])
+    (event,) = alerts_evaluate()
+    assert event.kind == AlertKind.UNPRICED_USAGE and event.subject == "model:openai/acme-router-ft-8b"
+    assert event.period_start == dt.date(2000, 1, 1)  # one constant period: once per model, ever
+    assert event.details["first_day"] == "2026-11-23" and event.details["tokens"] == 3000000
+    assert event.details["accounts"] == ["openai-prod"] and event.details["provider"] == "openai"
+    assert "no known price" in event.title
+    # The same model found again, even on an earlier day by a backfill, is the same event.
+    import_rows(openai_account, ["2026-10-02,acme-router-ft-8b,10,10,,router"], "backfill.csv")
+    assert alerts_evaluate(change=SpendChange(days=(dt.date(2026, 10, 2),), reason="ingest", account_ids=(openai_account.id,))) == []
+    assert alerts_evaluate() == []
+    assert len(events(AlertKind.UNPRICED_USAGE)) == 1
+
+
+def test_the_beat_looks_at_recent_days_for_unpriced_models_and_a_change_at_its_own_days(time_machine, openai_account):
+    at(time_machine, 2026, 11, 24, 9)
+    import_rows(openai_account, ["2026-11-01,acme-old-ft,1000,0,,x"])
+    alerts_evaluate()
+    assert events(AlertKind.UNPRICED_USAGE) == []  # three weeks old: the import's own change would have raised it
+    (event,) = alerts_evaluate(change=SpendChange(days=(dt.date(2026, 11, 1),), reason="ingest", account_ids=(openai_account.id,)))
+    assert event.subject == "model:openai/acme-old-ft"
+
+
+# --- sources failing or silent ---
+
+
+def test_a_file_source_whose_data_is_late_is_raised_once_per_time_it_goes_quiet(time_machine, openai_account):
+    at(time_machine, 2026, 11, 20, 9)
+    import_rows(openai_account, ["2026-11-19,gpt-5-mini,1000,0,1,x"])
+    assert events(AlertKind.SOURCE_FAILING) == [] and alerts_evaluate() == []
+    at(time_machine, 2026, 11, 21, 9)
+    assert alerts_evaluate() == []  # 2 days behind is on time (STALE_AFTER_DAYS = 2)
+    at(time_machine, 2026, 11, 22, 9)
+    (event,) = alerts_evaluate()
+    assert event.subject == f"account:{openai_account.id}" and event.account == openai_account
+    assert event.period_start == dt.date(2026, 11, 20)  # the day after its latest data
+    assert event.title == "openai-prod has no data after 2026-11-19: 3 days behind"
+    at(time_machine, 2026, 11, 25, 9)
+    assert alerts_evaluate() == []
+    import_rows(openai_account, ["2026-11-24,gpt-5-mini,1000,0,1,x"], "caught-up.csv")
+    assert alerts_evaluate() == []
+    at(time_machine, 2026, 11, 27, 9)
+    (again,) = alerts_evaluate()  # a new silence: a new condition start
+    assert again.period_start == dt.date(2026, 11, 25)
+
+
+def test_a_failing_import_is_raised_once_until_a_success_and_again_when_it_fails_anew(time_machine, openai_account):
+    at(time_machine, 2026, 11, 20, 9)
+    import_rows(openai_account, ["2026-11-19,gpt-5-mini,1000,0,1,x"])
+    bad = io.BytesIO(f"{HEADER}\n2026-11-20,gpt-5-mini,-5,0,1,x".encode())
+    assert usage_file_import(account=openai_account, stream=bad, file_name="bad.csv").status == IngestRun.Status.FAILED
+    (event,) = alerts_evaluate(change=SpendChange(days=(dt.date(2026, 11, 20),), reason="ingest", account_ids=(openai_account.id,)))
+    assert event.period_start == dt.date(2026, 11, 20) and event.account == openai_account
+    assert event.title.startswith("openai-prod: last import failed (file bad.csv): ")
+    at(time_machine, 2026, 11, 21, 9)
+    bad.seek(0)
+    usage_file_import(account=openai_account, stream=bad, file_name="bad.csv")
+    assert alerts_evaluate() == []  # the same failure, retried: the condition started on the 20th
+    import_rows(openai_account, ["2026-11-20,gpt-5-mini,1000,0,1,x"], "fixed.csv")
+    assert alerts_evaluate() == []
+    at(time_machine, 2026, 11, 22, 9)
+    bad.seek(0)
+    usage_file_import(account=openai_account, stream=bad, file_name="bad.csv")
+    (again,) = alerts_evaluate()
+    assert again.period_start == dt.date(2026, 11, 22)
+
+
+@pytest.fixture
+def api_account(db):
+    return Account.objects.create(name="openai-api", provider=Provider.objects.get(slug="openai"), connector="openai_api",
+                                  sync_interval_minutes=60, last_success_at=dt.datetime(2026, 11, 21, 10, tzinfo=dt.UTC))
+
+
+def test_an_api_source_refusing_its_key_says_since_when_and_why(time_machine, api_account):
+    at(time_machine, 2026, 11, 22, 8)
+    IngestRun.objects.create(account=api_account, trigger="schedule", status="failed", error="401 Unauthorized")
+    api_account.enabled = False  # a 401 switches the account off
+    api_account.save()
+    (event,) = alerts_evaluate()
+    assert event.title == "openai-api has not synced since 2026-11-21 10:00 UTC: 401 Unauthorized (disabled)"
+    assert event.period_start == dt.date(2026, 11, 22) and event.details["error"] == "401 Unauthorized"
+    at(time_machine, 2026, 11, 23, 8)
+    assert alerts_evaluate() == []
+
+
+def test_an_api_source_is_silent_after_three_sync_intervals_and_at_least_two_hours(time_machine, api_account):
+    at(time_machine, 2026, 11, 21, 12, 59)  # 2 h 59 min without a sync of an hourly account: still on schedule
+    assert alerts_evaluate() == []
+    at(time_machine, 2026, 11, 21, 13, 1)
+    (event,) = alerts_evaluate()
+    assert event.period_start == dt.date(2026, 11, 21)
+    assert event.title.startswith("openai-api has not synced since 2026-11-21 10:00 UTC: no successful sync for 3 h 1 min")
+    api_account.sync_interval_minutes = 10  # 3 × 10 min is under the 2-hour floor
+    api_account.last_success_at = dt.datetime(2026, 11, 22, 10, tzinfo=dt.UTC)
+    api_account.save()
+    at(time_machine, 2026, 11, 22, 11, 30)
+    assert alerts_evaluate() == []
+    at(time_machine, 2026, 11, 22, 12, 1)
+    assert len(alerts_evaluate()) == 1
+
+
+def test_an_account_switched_off_by_an_admin_is_not_alerted(time_machine, api_account):
+    at(time_machine, 2026, 11, 25, 8)
+    api_account.enabled = False
+    api_account.save()
+    assert alerts_evaluate() == []
