@@ -231,3 +231,121 @@ def test_an_account_switched_off_by_an_admin_is_not_alerted(time_machine, api_ac
     api_account.enabled = False
     api_account.save()
     assert alerts_evaluate() == []
+
+
+# --- caps: rollovers, restated spend, forecasts (finops.selectors.caps) ---
+
+
+def spend(account: Account, amounts: dict[dt.date, int | str], file_name: str = "spend.csv") -> None:
+    import_rows(account, [f"{day},gpt-5-mini,1000,0,{cost},support" for day, cost in amounts.items()], file_name)
+
+
+def caps_raised() -> list[AlertEvent]:
+    """What an evaluation raised about caps (the same spend may also be a spike)."""
+    return [event for event in alerts_evaluate() if event.cap_id]
+
+
+def cap_events(cap: Cap) -> list[tuple]:
+    return list(AlertEvent.objects.filter(cap=cap).order_by("period_start", "kind", "threshold")
+                .values_list("kind", "period_start", "threshold", "state"))
+
+
+@pytest.fixture
+def org_cap(db):
+    return Cap.objects.create(name="Org monthly", scope="org", amount=D(1000), alert_on_forecast=False)
+
+
+def test_the_last_second_of_a_month_belongs_to_it_and_the_first_of_the_next_re_arms_the_cap(time_machine, openai_account, org_cap):
+    at(time_machine, 2026, 11, 30, 23, 59, 59)
+    spend(openai_account, {day: 30 for day in days(dt.date(2026, 11, 1), dt.date(2026, 11, 30))})  # $870
+    caps_raised()
+    nov = dt.date(2026, 11, 1)
+    assert cap_events(org_cap) == [("cap_threshold", nov, 50, "superseded"), ("cap_threshold", nov, 80, "pending")]
+    spend(openai_account, {dt.date(2026, 11, 30): 200}, "last-day.csv")  # $1,070, in the last second of November
+    (event,) = caps_raised()
+    assert (event.period_start, event.threshold) == (nov, 100)
+    assert event.title == "The organisation at 107% of its $1,000 November cap"
+    at(time_machine, 2026, 12, 1, 0, 0, 0)
+    assert caps_raised() == []  # a new month with nothing spent yet
+    spend(openai_account, {dt.date(2026, 12, 1): 600}, "december.csv")
+    (event,) = caps_raised()
+    assert (event.period_start, event.threshold) == (dt.date(2026, 12, 1), 50)
+    assert len(cap_events(org_cap)) == 4
+
+
+def test_a_quarter_cap_rolls_over_at_midnight_utc_on_the_first_of_the_quarter(time_machine, openai_account):
+    cap = Cap.objects.create(name="Org quarterly", scope="org", period="quarter", amount=D(3000), thresholds=[100],
+                             alert_on_forecast=False)
+    at(time_machine, 2026, 12, 31, 23, 59, 59)
+    spend(openai_account, {dt.date(2026, 10, 1): 1000, dt.date(2026, 11, 15): 1000, dt.date(2026, 12, 31): 1000})
+    (event,) = caps_raised()
+    assert (event.period_start, event.threshold) == (dt.date(2026, 10, 1), 100)
+    assert event.title == "The organisation at 100% of its $3,000 Q4 2026 cap"
+    at(time_machine, 2027, 1, 1, 0, 0, 0)
+    assert caps_raised() == []
+    spend(openai_account, {dt.date(2027, 1, 1): 3500}, "january.csv")
+    (event,) = caps_raised()
+    assert (event.period_start, event.threshold) == (dt.date(2027, 1, 1), 100)
+    assert event.details["period"] == "Q1 2027"
+    assert [row[1] for row in cap_events(cap)] == [dt.date(2026, 10, 1), dt.date(2027, 1, 1)]
+
+
+def test_spend_restated_down_and_back_up_in_a_period_raises_nothing_new(time_machine, openai_account, org_cap):
+    at(time_machine, 2026, 11, 12, 9)
+    spend(openai_account, {dt.date(2026, 11, 10): 1100})
+    assert len(caps_raised()) == 3  # 50 and 80 superseded by 100
+    spend(openai_account, {dt.date(2026, 11, 10): 400}, "corrected.csv")
+    assert cap_status(org_cap, today=dt.date(2026, 11, 12)).spent == D(400)
+    assert caps_raised() == []
+    spend(openai_account, {dt.date(2026, 11, 10): 1100}, "restated-again.csv")
+    assert caps_raised() == []
+    assert [row[2] for row in cap_events(org_cap)] == [50, 80, 100]
+
+
+@pytest.fixture
+def forecast_cap(db):
+    return Cap.objects.create(name="Org forecast", scope="org", amount=D(1000), thresholds=[100])
+
+
+def test_day_1_with_a_single_noisy_first_day_does_not_forecast_a_breach_from_it(time_machine, openai_account, forecast_cap):
+    at(time_machine, 2026, 12, 1, 18)
+    spend(openai_account, {**{day: 20 for day in days(dt.date(2026, 11, 24), dt.date(2026, 12, 1))}, dt.date(2026, 12, 1): 900})
+    status = cap_status(forecast_cap, today=dt.date(2026, 12, 1))
+    # $900 today would be $27,900 at that rate; the median of the last 7 complete days ($20) decides.
+    assert status.forecast_method == "median of the last 7 days" and status.daily_rate == D(20)
+    assert status.forecast == D(900) and not status.forecast_breach
+    caps_raised()
+    assert cap_events(forecast_cap) == []
+
+
+def test_day_20_forecasts_from_the_median_of_the_last_7_days(time_machine, openai_account, forecast_cap):
+    at(time_machine, 2026, 12, 20, 9)
+    amounts = {day: 35 for day in days(dt.date(2026, 12, 1), dt.date(2026, 12, 20))}
+    amounts[dt.date(2026, 12, 18)] = 200  # one noisy day moves the median of seven by one rank only
+    spend(openai_account, amounts)
+    (event,) = caps_raised()
+    assert (event.kind, event.period_start, event.threshold) == ("cap_forecast", dt.date(2026, 12, 1), 100)
+    # $830 spent on 19 complete days + $35/day × 12 days left (today included)
+    assert (event.details["daily_rate"], event.details["forecast"]) == ("35.00", "1250.00")
+    assert event.details["forecast_method"] == "median of the last 7 days"
+    assert event.title == "The organisation forecast to reach $1,250.00 (125%) of its $1,000 December cap"
+    assert caps_raised() == []
+
+
+def test_with_under_5_days_of_history_the_forecast_is_the_previous_periods_daily_average_and_says_so(
+        time_machine, openai_account, forecast_cap):
+    at(time_machine, 2026, 12, 3, 9)
+    amounts = {day: 60 for day in days(dt.date(2026, 11, 1), dt.date(2026, 11, 21))}  # $1,200 in November: $40/day
+    spend(openai_account, {**amounts, dt.date(2026, 12, 1): 50, dt.date(2026, 12, 2): 50})
+    (event,) = caps_raised()
+    assert event.kind == "cap_forecast"
+    assert event.details["forecast_method"] == "previous period's daily average"
+    assert (event.details["daily_rate"], event.details["forecast"]) == ("40.00", "1260.00")  # $100 + $40 × 29
+
+
+def test_with_no_history_at_all_there_is_no_forecast(time_machine, openai_account, forecast_cap):
+    at(time_machine, 2026, 12, 3, 9)
+    spend(openai_account, {dt.date(2026, 12, 3): 300})
+    status = cap_status(forecast_cap, today=dt.date(2026, 12, 3))
+    assert status.forecast is None and status.forecast_method == "not enough history"
+    assert caps_raised() == [] and cap_events(forecast_cap) == []
