@@ -8,9 +8,10 @@ from decimal import Decimal
 
 import pytest
 
-from finops.evaluations import alerts_evaluate
-from finops.models import Account, AlertEvent, AlertKind, AttributionRule, Cap, IngestRun, Provider
+from finops.evaluations import alerts_evaluate, spikes_evaluate
+from finops.models import Account, AlertEvent, AlertKind, AttributionRule, Cap, IngestRun, Provider, Workload
 from finops.selectors.caps import cap_status
+from finops.selectors.spikes import spikes_find
 from finops.services.spend_changes import SpendChange
 from ingest.services import usage_file_import
 
@@ -349,3 +350,20 @@ def test_with_no_history_at_all_there_is_no_forecast(time_machine, openai_accoun
     status = cap_status(forecast_cap, today=dt.date(2026, 12, 3))
     assert status.forecast is None and status.forecast_method == "not enough history"
     assert caps_raised() == [] and cap_events(forecast_cap) == []
+
+
+def test_spikes_of_every_workload_are_judged_from_one_read_of_the_rollup(time_machine, openai_account, support_team,
+                                                                          django_assert_num_queries):
+    at(time_machine, 2026, 11, 24, 9)
+    rows = []
+    for n in range(40):
+        workload = Workload.objects.create(team=support_team, name=f"Workload {n}", slug=f"w{n}")
+        AttributionRule.objects.create(workload=workload, priority=n + 1, project=f"w{n}")
+        rows += [f"{day},gpt-5-mini,1000,0,{100 + n},w{n}" for day in days(dt.date(2026, 10, 26), dt.date(2026, 11, 24))]
+    rows[-1] = "2026-11-23,gpt-5-mini,1000,0,900,w39"
+    import_rows(openai_account, rows)
+    with django_assert_num_queries(1):  # all 40 workloads' 29 days in one grouped read
+        assert spikes_find([dt.date(2026, 11, 23)]) != []
+    with django_assert_num_queries(5):  # … then the workloads' names, and a savepoint + insert for the one spike
+        (event,) = spikes_evaluate(today=dt.date(2026, 11, 24))
+    assert event.workload.slug == "w39"
