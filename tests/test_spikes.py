@@ -69,3 +69,11 @@ def test_one_earlier_spike_in_the_window_does_not_hide_the_next_one():
     history = _noisy(133)
     history[10] = D(5000)
     assert spike_verdict(history, D("812.40"), minimum=FIFTY).is_spike
+
+
+def test_a_day_within_a_very_noisy_workloads_usual_swings_is_not_a_spike():
+    history = [D(50) if n % 2 else D(250) for n in range(28)]  # median $150, MAD $100: spread $148.26
+    verdict = spike_verdict(history, D(400), minimum=FIFTY)
+    assert verdict.cost >= 2 * verdict.baseline_median and verdict.cost - verdict.baseline_median >= FIFTY
+    assert verdict.threshold == D("743.04") and not verdict.is_spike
+    assert spike_verdict(history, D("743.05"), minimum=FIFTY).is_spike
