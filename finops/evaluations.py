@@ -218,22 +218,22 @@ def unpriced_evaluate(*, today: dt.date, change: SpendChange | None = None) -> l
     else:
         rows = rows.filter(day__in=change.days)
         rows = rows.filter(account_id__in=change.account_ids) if change.account_ids else rows
-    models: dict[tuple[str, str], dict] = {}
+    found: dict[tuple[str, str], dict] = {}
     grouped = rows.values("provider__slug", "provider__name", "model", "account__name").annotate(
         tokens=TOKEN_SUM, first_day=Min("day")).order_by("provider__slug", "model", "account__name")
     for row in grouped:
-        seen = models.setdefault((row["provider__slug"], row["model"]), {
+        seen = found.setdefault((row["provider__slug"], row["model"]), {
             "provider": row["provider__slug"], "provider_name": row["provider__name"], "model": row["model"],
             "tokens": 0, "accounts": [], "first_day": row["first_day"]})
         seen["tokens"] += row["tokens"] or 0
         seen["accounts"].append(row["account__name"])
         seen["first_day"] = min(seen["first_day"], row["first_day"])
     raised = []
-    for (slug, model), seen in models.items():
+    for (slug, model), seen in found.items():
         first_day = seen["first_day"].isoformat()
         title = (f"{display.model_name(model)} ({seen['provider_name']}) has usage with no known price "
                  f"since {first_day}: {display.tokens_compact(seen['tokens'])} tokens of unknown cost")
-        event = event_raise(kind=AlertKind.UNPRICED_USAGE, subject=f"model:{slug}/{model}", period_start=UNPRICED_PERIOD,
+        event = event_raise(kind=AlertKind.UNPRICED_USAGE, subject=f"model:{slug}/{model}"[:255], period_start=UNPRICED_PERIOD,
                             title=title[:300], details={**seen, "first_day": first_day})
         raised += [event] if event else []
     return raised
