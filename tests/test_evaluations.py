@@ -367,3 +367,14 @@ def test_spikes_of_every_workload_are_judged_from_one_read_of_the_rollup(time_ma
     with django_assert_num_queries(5):  # … then the workloads' names, and a savepoint + insert for the one spike
         (event,) = spikes_evaluate(today=dt.date(2026, 11, 24))
     assert event.workload.slug == "w39"
+
+
+
+def test_a_spike_that_goes_on_is_one_episode_and_a_new_one_starts_after_an_ordinary_day(spiky, time_machine, openai_account,
+                                                                                       support_agent):
+    at(time_machine, 2026, 11, 28, 9)
+    spend = {"2026-11-24": 820, "2026-11-25": 800, "2026-11-26": 130, "2026-11-27": 790}
+    import_rows(openai_account, [f"{day},gpt-5-mini,1000,0,{cost},support" for day, cost in spend.items()], "later.csv")
+    changed = tuple(days(SPIKE_DAY, dt.date(2026, 11, 28)))
+    alerts_evaluate(change=SpendChange(days=changed, reason="ingest", workload_ids=(support_agent.id,)))
+    assert [e.period_start for e in events(AlertKind.SPEND_SPIKE)] == [SPIKE_DAY, dt.date(2026, 11, 27)]

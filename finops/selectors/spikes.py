@@ -17,6 +17,10 @@
   3. cost ≥ 2 × median (RATIO_MIN) — a slow ramp, each day a little above the last, never doubles its own median
      in a day and is not a spike; a forecast against a cap catches where a ramp is heading.
 
+A spike that goes on is one episode: a day is not raised again when the day before it was a spike too (each
+judged against its own window), so a workload that steps up for good alerts on the first day, not on each of the
+next fortnight's days until its median catches up; it alerts again once it has had an ordinary day.
+
 `spike_verdict` is the pure method on a series; `spikes_find` reads every workload's daily spend over the days
 judged and their 28-day windows in ONE grouped query and judges each (workload, day) in Python.
 """
@@ -90,12 +94,13 @@ class Spike:
 
 
 def spikes_find(days: Iterable[dt.date], *, workload_ids: Iterable[int] | None = None) -> list[Spike]:
-    """The spikes on `days` of the given workloads (None: all) and of the unattributed group, by day then workload.
-    One grouped read of the rollup covers every day judged and its baseline window."""
+    """The spikes starting on `days` (the first day of each episode) of the given workloads (None: all) and of the
+    unattributed group, by day. One grouped read of the rollup covers every day judged and its baseline window."""
     days = sorted(set(days))
     if not days:
         return []
-    rows = DailySpend.objects.filter(day__gte=days[0] - dt.timedelta(days=BASELINE_DAYS), day__lte=days[-1])
+    # Each day's window, and the day before's (is it the same episode?)
+    rows = DailySpend.objects.filter(day__gte=days[0] - dt.timedelta(days=BASELINE_DAYS + 1), day__lte=days[-1])
     if workload_ids is not None:
         rows = rows.filter(Q(workload_id__in=list(workload_ids)) | Q(workload__isnull=True))
     series: dict[int | None, dict[dt.date, Decimal]] = defaultdict(dict)
@@ -104,12 +109,19 @@ def spikes_find(days: Iterable[dt.date], *, workload_ids: Iterable[int] | None =
     minimum = min_change()
     found = []
     for day in days:
-        window = [day - dt.timedelta(days=n) for n in range(BASELINE_DAYS, 0, -1)]
         for workload_id, costs in series.items():
-            cost = costs.get(day)
-            if not cost:
+            verdict = _judge(costs, day, minimum)
+            if verdict is None or not verdict.is_spike:
                 continue
-            verdict = spike_verdict([costs.get(d, ZERO) for d in window], cost, minimum=minimum)
-            if verdict is not None and verdict.is_spike:
+            before = _judge(costs, day - dt.timedelta(days=1), minimum)
+            if before is None or not before.is_spike:  # else the same episode goes on
                 found.append(Spike(workload_id=workload_id, day=day, verdict=verdict))
     return found
+
+
+def _judge(costs: dict[dt.date, Decimal], day: dt.date, minimum: Decimal) -> SpikeVerdict | None:
+    cost = costs.get(day)
+    if not cost:
+        return None
+    window = [day - dt.timedelta(days=n) for n in range(BASELINE_DAYS, 0, -1)]
+    return spike_verdict([costs.get(d, ZERO) for d in window], cost, minimum=minimum)
