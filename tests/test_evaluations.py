@@ -104,6 +104,21 @@ def test_an_ingest_naming_only_its_account_judges_every_workload_on_the_changed_
     assert event.workload == support_agent
 
 
+
+def test_a_workload_moved_to_another_team_has_its_new_teams_workloads_judged(spiky, support_team, search_team):
+    assert alerts_evaluate(change=SpendChange(days=(SPIKE_DAY,), reason="workload moved", team_ids=(search_team.id,))) == []
+    (event,) = alerts_evaluate(change=SpendChange(days=(SPIKE_DAY,), reason="workload moved", team_ids=(support_team.id,)))
+    assert event.team == support_team
+
+
+def test_a_backfill_of_days_older_than_two_weeks_raises_no_spike_for_them(spiky, time_machine, support_agent):
+    at(time_machine, 2026, 12, 8, 9)  # the spike day is now 15 days ago: history, not news
+    alerts_evaluate(change=SpendChange(days=(SPIKE_DAY,), reason="ingest", workload_ids=(support_agent.id,)))
+    assert events(AlertKind.SPEND_SPIKE) == []
+    at(time_machine, 2026, 12, 7, 9)
+    alerts_evaluate(change=SpendChange(days=(SPIKE_DAY,), reason="ingest", workload_ids=(support_agent.id,)))
+    assert len(events(AlertKind.SPEND_SPIKE)) == 1
+
 def test_unattributed_spend_spiking_is_raised_for_the_unattributed_group(spiky, openai_account):
     rows = [f"{day},gpt-5-mini,1000,0,40,nobody" for day in days(SPIKE_DAY - dt.timedelta(days=28), SPIKE_DAY)]
     rows += [f"{SPIKE_DAY},gpt-5-mini,1000,0,400,nobody"]
