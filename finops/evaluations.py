@@ -10,11 +10,16 @@ import datetime as dt
 import logging
 
 from django.db import IntegrityError, transaction
+from django.db.models import Min
 from django.utils import timezone
 
 from finops import display
-from finops.models import AlertEvent, AlertKind, Cap, Workload
+from finops.models import Account, AlertEvent, AlertKind, Cap, DailySpend, IngestRun, Workload
+from finops.models.usage import CostBasis
+from finops.selectors.account_status import AccountStatus, account_statuses
 from finops.selectors.caps import CapStatus, cap_drivers, cap_statuses
+from finops.selectors.spend import TOKEN_SUM
+from finops.selectors.spikes import K, METHOD, Spike, spikes_find
 from finops.services.spend_changes import SpendChange
 
 log = logging.getLogger(__name__)
@@ -41,6 +46,9 @@ def alerts_evaluate(*, change: SpendChange | None = None, today: dt.date | None 
     today = today or today_utc()
     raised: list[AlertEvent] = []
     raised += caps_evaluate(today=today, change=change)
+    raised += spikes_evaluate(today=today, change=change)
+    raised += unpriced_evaluate(today=today, change=change)
+    raised += sources_evaluate(today=today, change=change)
     return raised
 
 
@@ -135,3 +143,170 @@ def cap_details(status: CapStatus) -> dict:
                         "unpriced_tokens": row["unpriced_tokens"] or 0} for row in drivers["models"]],
         },
     }
+
+
+# --- spend spikes (the method: finops.selectors.spikes) ---
+
+# A change reaching further back (a backfill of last year) is history, not news: spikes are judged on the
+# changed days within the last SPIKE_RECENT_DAYS complete days only.
+SPIKE_RECENT_DAYS = 14
+
+
+def _spike_scope(change: SpendChange | None, today: dt.date) -> tuple[list[dt.date], list[int] | None]:
+    """The complete days to judge and the workloads (None: all; the unattributed group is always judged)."""
+    yesterday = today - dt.timedelta(days=1)
+    if change is None:
+        return [yesterday], None
+    days = [d for d in change.days if today - dt.timedelta(days=SPIKE_RECENT_DAYS) <= d <= yesterday]
+    if not change.workload_ids and not change.team_ids:  # an ingest may touch any workload of its account
+        return days, None
+    ids = set(change.workload_ids) | set(Workload.objects.filter(team_id__in=change.team_ids).values_list("id", flat=True))
+    return days, sorted(ids)
+
+
+def spikes_evaluate(*, today: dt.date, change: SpendChange | None = None) -> list[AlertEvent]:
+    """One event per workload and day whose spend is a spike; subject "workload:<id>" ("workload:none" for the
+    unattributed group), period_start the day."""
+    days, workload_ids = _spike_scope(change, today)
+    spikes = spikes_find(days, workload_ids=workload_ids)
+    workloads = Workload.objects.select_related("team").in_bulk({s.workload_id for s in spikes if s.workload_id})
+    raised = []
+    for spike in spikes:
+        workload = workloads.get(spike.workload_id)
+        if spike.workload_id is not None and workload is None:
+            continue  # deleted since the rollup was read
+        event = event_raise(kind=AlertKind.SPEND_SPIKE, subject=f"workload:{spike.workload_id or 'none'}",
+                            period_start=spike.day, title=spike_title(spike, workload),
+                            details=spike_details(spike, workload), workload=workload,
+                            team=workload.team if workload else None)
+        raised += [event] if event else []
+    return raised
+
+
+def spike_title(spike: Spike, workload: Workload | None) -> str:
+    """"Checkout agent spent $812.40 on 2026-11-23, 6.1× its usual $133.00/day"."""
+    verdict, name = spike.verdict, workload.name if workload else display.UNATTRIBUTED
+    return (f"{name} spent {display.money_exact(verdict.cost)} on {spike.day:%Y-%m-%d}, {verdict.ratio:.1f}× its usual "
+            f"{display.money_exact(verdict.baseline_median)}/day")
+
+
+def spike_details(spike: Spike, workload: Workload | None) -> dict:
+    verdict, text = spike.verdict, display.csv_decimal
+    return {
+        "day": spike.day.isoformat(), "cost": text(verdict.cost), "baseline_median": text(verdict.baseline_median),
+        "spread": text(verdict.spread), "k": text(K), "threshold": text(verdict.threshold),
+        "min_change": text(verdict.min_change), "ratio": text(verdict.ratio, 1), "days_with_spend": verdict.days_with_spend,
+        "method": METHOD, "currency": display.reporting_currency(),
+        "workload": workload.name if workload else display.UNATTRIBUTED,
+        "team": workload.team.name if workload and workload.team else "",
+    }
+
+
+# --- unpriced usage ---
+
+# Raised once per model ever: every event of this kind has this period_start, so the unique constraint holds
+# "once" even when a later import finds the model unpriced on an earlier day. The first day seen is in details.
+UNPRICED_PERIOD = dt.date(2000, 1, 1)
+UNPRICED_RECENT_DAYS = 2  # the beat looks at today and the 2 days before
+
+
+def unpriced_evaluate(*, today: dt.date, change: SpendChange | None = None) -> list[AlertEvent]:
+    """One event per provider/model the first time it is seen with unpriced usage (cost basis `unpriced`)."""
+    rows = DailySpend.objects.filter(cost_basis=CostBasis.UNPRICED)
+    if change is None:
+        rows = rows.filter(day__gte=today - dt.timedelta(days=UNPRICED_RECENT_DAYS))
+    else:
+        rows = rows.filter(day__in=change.days)
+        rows = rows.filter(account_id__in=change.account_ids) if change.account_ids else rows
+    found: dict[tuple[str, str], dict] = {}
+    grouped = rows.values("provider__slug", "provider__name", "model", "account__name").annotate(
+        tokens=TOKEN_SUM, first_day=Min("day")).order_by("provider__slug", "model", "account__name")
+    for row in grouped:
+        seen = found.setdefault((row["provider__slug"], row["model"]), {
+            "provider": row["provider__slug"], "provider_name": row["provider__name"], "model": row["model"],
+            "tokens": 0, "accounts": [], "first_day": row["first_day"]})
+        seen["tokens"] += row["tokens"] or 0
+        seen["accounts"].append(row["account__name"])
+        seen["first_day"] = min(seen["first_day"], row["first_day"])
+    raised = []
+    for (slug, model), seen in found.items():
+        first_day = seen["first_day"].isoformat()
+        title = (f"{display.model_name(model)} ({seen['provider_name']}) has usage with no known price "
+                 f"since {first_day}: {display.tokens_compact(seen['tokens'])} tokens of unknown cost")
+        event = event_raise(kind=AlertKind.UNPRICED_USAGE, subject=f"model:{slug}/{model}"[:255], period_start=UNPRICED_PERIOD,
+                            title=title[:300], details={**seen, "first_day": first_day})
+        raised += [event] if event else []
+    return raised
+
+
+# --- sources failing or silent ---
+
+SILENT_INTERVALS = 3  # an API account is silent after 3 × its sync interval without a successful sync …
+SILENT_MIN = dt.timedelta(hours=2)  # … and at least 2 hours
+
+
+def sources_evaluate(*, today: dt.date, change: SpendChange | None = None) -> list[AlertEvent]:
+    """One event per account and condition start (finops.selectors.account_status): a failing run (error, or
+    disabled after one), an API account silent longer than its schedule allows, data older than STALE_AFTER_DAYS.
+    An account switched off by an admin (no failed run) is not alerted: someone chose it."""
+    accounts = Account.objects.all()
+    if change is not None and change.account_ids:
+        accounts = accounts.filter(id__in=change.account_ids)
+    now = timezone.now()
+    raised = []
+    for status in account_statuses(today, accounts=accounts):
+        found = source_condition(status, now=now)
+        if found is None:
+            continue
+        start, title, details = found
+        event = event_raise(kind=AlertKind.SOURCE_FAILING, subject=f"account:{status.account.id}", period_start=start,
+                            title=title[:300], details=details, account=status.account)
+        raised += [event] if event else []
+    return raised
+
+
+def _since(account: Account) -> str:
+    when = account.last_success_at
+    return f"since {when.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC" if when else "ever"
+
+
+def source_condition(status: AccountStatus, *, now: dt.datetime) -> tuple[dt.date, str, dict] | None:
+    """(the day the condition started, title, details) of the most urgent condition, or None when healthy."""
+    account, run = status.account, status.last_run
+    details = {"account": account.name, "provider": account.provider.slug, "state": status.state,
+               "status": status.label, "detail": status.detail, "freshness": status.freshness,
+               "latest_day": status.latest_day.isoformat() if status.latest_day else None,
+               "last_success_at": account.last_success_at.isoformat() if account.last_success_at else None}
+    failed = run is not None and run.status == IngestRun.Status.FAILED
+    if failed and status.state in ("error", "disabled"):
+        # The condition started with the first failed run after the latest success (each retry is the same one).
+        runs = IngestRun.objects.filter(account=account, status__in=(IngestRun.Status.SUCCEEDED, IngestRun.Status.FAILED))
+        success = runs.filter(status=IngestRun.Status.SUCCEEDED).order_by("-created_at", "-id").first()
+        failures = runs.filter(status=IngestRun.Status.FAILED)
+        if success is not None:  # runs are numbered in the order they were created
+            failures = failures.filter(id__gt=success.id)
+        first = failures.order_by("created_at", "id").first() or run
+        start = first.created_at.astimezone(dt.UTC).date()
+        if account.is_api:
+            verb = "has not synced" if account.last_success_at else "has never synced"
+            title = f"{account.name} {verb} {_since(account) if account.last_success_at else ''}".rstrip() + f": {run.error}"
+        else:
+            title = f"{account.name}: last import failed (file {run.file_name}): {run.error}"
+        if status.state == "disabled":
+            title += " (disabled)"
+        return start, title, {**details, "error": run.error, "failing_since": start.isoformat()}
+    if status.state == "disabled":
+        return None
+    if account.is_api:
+        allowed = max(SILENT_MIN, SILENT_INTERVALS * dt.timedelta(minutes=account.sync_interval_minutes))
+        since = account.last_success_at or account.created_at
+        if now - since > allowed:
+            start = since.astimezone(dt.UTC).date()
+            title = (f"{account.name} has not synced {_since(account)}: no successful sync for "
+                     f"{display.duration(now - since)} (it syncs every {account.sync_interval_minutes} min)")
+            return start, title, {**details, "silent_since": since.isoformat()}
+    if status.state == "stale":
+        start = status.latest_day + dt.timedelta(days=1)
+        title = f"{account.name} has no data after {status.latest_day:%Y-%m-%d}: {status.freshness}"
+        return start, title, {**details, "stale_since": start.isoformat()}
+    return None

@@ -6,6 +6,7 @@ defaults below switch on (HTTPS-only cookies, HSTS, SSL redirect), so `check --d
 """
 
 from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import environ
@@ -35,6 +36,8 @@ FINOPS_ENCRYPTION_KEYS = env.list("FINOPS_ENCRYPTION_KEY", default=[])
 
 # Every figure shown is converted into this currency with a dated FxRate.
 FINOPS_REPORTING_CURRENCY = env.str("FINOPS_REPORTING_CURRENCY", default="USD").upper()
+# A spend spike must also be at least this far above the workload's usual day (reporting currency, despite the name).
+FINOPS_SPIKE_MIN_USD = Decimal(env.str("FINOPS_SPIKE_MIN_USD", default="50"))
 # Presentation only: stored times are UTC.
 FINOPS_DISPLAY_TIME_ZONE = env.str("FINOPS_DISPLAY_TIME_ZONE", default="UTC")
 
