@@ -9,9 +9,12 @@ from finops.models import AlertEvent
 
 
 class NotifyError(Exception):
-    def __init__(self, message: str, *, permanent: bool = False):
+    def __init__(self, message: str, *, permanent: bool = False, channel_down: bool = False):
         super().__init__(message)
         self.permanent = permanent
+        # The channel itself is unreachable (SMTP server down), not this recipient: the event's other recipients
+        # on it are recorded as failed with the same error instead of each waiting for its own timeout.
+        self.channel_down = channel_down
 
 
 class Channel:

@@ -83,6 +83,7 @@ def event_deliver(event_id: int, *, token: str, now: dt.datetime) -> str:
     told = set(Notification.objects.filter(event=event, status__in=(Notification.Status.SENT, Notification.Status.SKIPPED))
                .values_list("channel", "recipient"))
     errors: list[NotifyError] = []
+    down: dict[str, NotifyError] = {}  # channel -> the error that says it is unreachable for this attempt
     for target in event_targets(event):
         if (target.channel, target.recipient) in told:
             continue
@@ -91,9 +92,13 @@ def event_deliver(event_id: int, *, token: str, now: dt.datetime) -> str:
                                         status=Notification.Status.SKIPPED, error="muted this kind", attempt=attempt)
             continue
         try:
+            if target.channel in down:
+                raise down[target.channel]
             CHANNELS[target.channel].notify(event, target.recipient)
         except NotifyError as exc:
             errors.append(exc)
+            if exc.channel_down:
+                down[target.channel] = exc
             Notification.objects.create(event=event, channel=target.channel, recipient=target.recipient,
                                         status=Notification.Status.FAILED, error=str(exc)[:2000], attempt=attempt)
             log.warning("Alert event %s to %s by %s failed: %s", event.id, target.recipient, target.channel, exc)

@@ -3,7 +3,6 @@ backend (EMAIL_URL). Each send opens its own SMTP connection, so a server that i
 recipients (recorded, retried) and never the loop: the next event tries again on its own."""
 
 import smtplib
-import socket
 
 from finops import emails
 from finops.models import AlertEvent, Notification
@@ -27,8 +26,11 @@ class EmailChannel(Channel):
         except smtplib.SMTPResponseException as exc:
             # 5xx replies are final, 4xx are "try later".
             raise NotifyError(f"SMTP {exc.smtp_code}: {_decode(exc.smtp_error)}", permanent=500 <= exc.smtp_code < 600) from None
-        except (smtplib.SMTPException, OSError, socket.timeout) as exc:
-            raise NotifyError(f"SMTP unavailable: {type(exc).__name__}: {exc}") from None
+        except (smtplib.SMTPConnectError, smtplib.SMTPServerDisconnected, smtplib.SMTPHeloError,
+                smtplib.SMTPAuthenticationError, smtplib.SMTPNotSupportedError, OSError) as exc:
+            raise NotifyError(f"SMTP unavailable: {type(exc).__name__}: {exc}", channel_down=True) from None
+        except smtplib.SMTPException as exc:
+            raise NotifyError(f"SMTP error: {type(exc).__name__}: {exc}") from None
 
 
 def _decode(value) -> str:
