@@ -77,6 +77,7 @@ def _cap_context(event: AlertEvent) -> dict:
         "percent": _percent(d.get("percent")), "forecast": _money(d.get("forecast"), currency),
         "forecast_percent": _percent(d.get("forecast_percent")), "forecast_method": d.get("forecast_method", ""),
         "daily_rate": _money(d.get("daily_rate"), currency), "days_left": d.get("days_left"),
+        "has_forecast": _decimal(d.get("forecast")) is not None,
         "unpriced_tokens": unpriced, "unpriced_label": display.tokens_compact(unpriced) if unpriced else "",
         "workloads": rows("workloads"), "models": rows("models"), "threshold": event.threshold,
         "is_forecast": event.kind == AlertKind.CAP_FORECAST,

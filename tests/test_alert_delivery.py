@@ -384,3 +384,14 @@ def test_several_processes_evaluating_and_delivering_the_same_caps_at_once_send_
     assert Notification.objects.filter(event__in=events, status="sent").count() == len(expected)
     assert events.filter(kind=AlertKind.CAP_THRESHOLD, cap=caps[0], threshold=80).exists()
     assert sum("Raised" in out for out, _err in outputs) == 4
+
+
+def test_a_cap_email_without_enough_history_says_so_instead_of_a_forecast(smtp, frozen, support_cap, sam):
+    details = {**DETAILS, "forecast": "", "forecast_percent": "", "daily_rate": "", "forecast_method": "not enough history"}
+    event_raise(kind=AlertKind.CAP_THRESHOLD, subject=f"cap:{support_cap.id}", period_start=NOVEMBER, threshold=80,
+                title=TITLE, details=details, cap=support_cap, team=support_cap.owning_team)
+
+    events_deliver()
+
+    text = smtp.messages[0].get_body(("plain",)).get_content()
+    assert "Forecast for the period: not enough history" in text and "a day" not in text and "—" not in text

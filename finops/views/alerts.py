@@ -15,6 +15,9 @@ from finops.selectors.alerts import AlertFilters, alert_events, muted_kinds
 from finops.services.alerts import AlertMuteInvalid, alert_mute_set
 
 PER_PAGE = 50
+# The filter's short names (the model's labels explain more, shown as the badge's title).
+STATE_FILTER_LABELS = {"pending": "Pending", "sending": "Sending", "sent": "Sent", "failed": "Failed (retrying)",
+                       "gave_up": "Gave up", "superseded": "Superseded"}
 
 
 def alert_list(request):
@@ -25,7 +28,7 @@ def alert_list(request):
     muted = muted_kinds(request.user)
     context = {
         "page": page, "filters": filters, "query": query, "filtered": bool(query),
-        "kinds": AlertKind.choices, "states": AlertEvent.State.choices, "teams": teams,
+        "kinds": AlertKind.choices, "states": [(value, STATE_FILTER_LABELS.get(value, label)) for value, label in AlertEvent.State.choices], "teams": teams,
         "muted": muted, "mute_rows": [{"kind": value, "label": label, "muted": value in muted} for value, label in AlertKind.choices],
         "sees_org_wide": access.sees_everything(request.user),
     }
