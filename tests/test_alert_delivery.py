@@ -395,3 +395,46 @@ def test_a_cap_email_without_enough_history_says_so_instead_of_a_forecast(smtp, 
 
     text = smtp.messages[0].get_body(("plain",)).get_content()
     assert "Forecast for the period: not enough history" in text and "a day" not in text and "—" not in text
+
+
+def test_with_a_broker_the_command_queues_the_delivery_on_the_notify_queue(settings, openai_account, support_agent, sam):
+    import redis
+
+    _usage_in_support(openai_account, support_agent)
+    Cap.objects.create(name="Support November", scope="team", team=support_agent.team, amount=Decimal("250"),
+                       recipients=["role:team_leads"], alert_on_forecast=False)
+    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    broker.delete("notify")
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # as with REDIS_URL set outside tests (the Celery app reads it)
+    try:
+        out = io.StringIO()
+        call_command("evaluate_alerts", "--today", "2026-11-22", stdout=out)
+    finally:
+        queued = [json.loads(raw) for raw in broker.lrange("notify", 0, -1)]
+        broker.delete("notify")
+
+    assert "Raised 2 event(s)." in out.getvalue() and "Delivery queued on the notify queue" in out.getvalue()
+    assert [message["headers"]["task"] for message in queued] == ["finops.tasks.deliver_alerts"]
+    assert queued[0]["headers"]["expires"], "a queued delivery expires rather than piling up"
+    assert AlertEvent.objects.filter(state=State.PENDING).count() == 1, "nothing was sent by the command itself"
+
+
+def test_the_beat_evaluates_every_15_minutes_and_retries_deliveries_every_minute_each_expiring_within_its_period(settings):
+    beat = settings.CELERY_BEAT_SCHEDULE
+    assert (beat["evaluate-alerts"]["task"], beat["evaluate-alerts"]["schedule"]) == ("finops.tasks.evaluate_alerts", 900.0)
+    assert (beat["deliver-alerts"]["task"], beat["deliver-alerts"]["schedule"]) == ("finops.tasks.deliver_alerts", 60.0)
+    assert all(0 < entry["options"]["expires"] < entry["schedule"] for entry in beat.values())
+    assert settings.CELERY_TASK_ROUTES["finops.tasks.deliver_alerts"] == {"queue": "notify"}
+
+
+def test_the_evaluation_task_raises_and_then_sends_through_the_delivery_task(smtp, openai_account, support_agent, sam,
+                                                                               time_machine):
+    from finops.tasks import evaluate_alerts
+
+    time_machine.move_to(dt.datetime(2026, 11, 22, 8, tzinfo=dt.UTC), tick=False)
+    _usage_in_support(openai_account, support_agent)
+    Cap.objects.create(name="Support November", scope="team", team=support_agent.team, amount=Decimal("250"),
+                       recipients=["role:team_leads"], alert_on_forecast=False)
+
+    assert evaluate_alerts.delay().get() == 2
+    assert [m["Subject"] for m in smtp.messages] == ["[FinOps] Support Platform at 84% of its $250 November cap"]

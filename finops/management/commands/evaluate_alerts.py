@@ -2,7 +2,6 @@
 
 import datetime as dt
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from finops import evaluations
@@ -33,7 +32,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Raised {len(raised)} event(s).")
         for event in raised:
             self.stdout.write(f"  raised #{event.id} {event.kind}: {event.title}")
-        if settings.CELERY_TASK_ALWAYS_EAGER:
+        if deliver_alerts.app.conf.task_always_eager:  # no broker (REDIS_URL unset): tasks run inline anyway
             sent = AlertEvent.objects.filter(id__in=events_deliver_ids()).order_by("id")
             self.stdout.write(f"Sent {len(sent)} event(s).")
             for event in sent:
