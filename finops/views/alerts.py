@@ -26,10 +26,11 @@ def alert_list(request):
     page = Paginator(alert_events(request.user, filters), PER_PAGE).get_page(request.GET.get("page"))
     query = filters.as_query()
     muted = muted_kinds(request.user)
+    states = [(value, STATE_FILTER_LABELS.get(value, label)) for value, label in AlertEvent.State.choices]
     context = {
         "page": page, "filters": filters, "query": query, "filtered": bool(query),
-        "kinds": AlertKind.choices, "states": [(value, STATE_FILTER_LABELS.get(value, label)) for value, label in AlertEvent.State.choices], "teams": teams,
-        "muted": muted, "mute_rows": [{"kind": value, "label": label, "muted": value in muted} for value, label in AlertKind.choices],
+        "kinds": AlertKind.choices, "states": states, "teams": teams, "muted": muted,
+        "mute_rows": [{"kind": value, "label": label, "muted": value in muted} for value, label in AlertKind.choices],
         "sees_org_wide": access.sees_everything(request.user),
     }
     return render(request, "finops/alert_list.html", context)
@@ -44,8 +45,10 @@ def alert_mute(request):
     except AlertMuteInvalid as exc:
         return HttpResponseBadRequest(str(exc))
     label = AlertKind(kind).label
-    messages.success(request, f"{'Muted' if muted else 'Unmuted'}: {label}. " + (
-        "You will get no emails of this kind; the alerts are still listed here." if muted else "You will get these emails again."))
+    if muted:
+        messages.success(request, f"Muted: {label}. You will get no emails of this kind; the alerts are still listed here.")
+    else:
+        messages.success(request, f"Unmuted: {label}. You will get these emails again.")
     target = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
         target = reverse("alert-list")
