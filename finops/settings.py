@@ -152,13 +152,30 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TIMEZONE = "UTC"
-CELERY_TASK_ROUTES = {"ingest.tasks.*": {"queue": "ingest"}}
+CELERY_TASK_ROUTES = {
+    "ingest.tasks.*": {"queue": "ingest"},
+    "finops.tasks.evaluate_alerts": {"queue": "notify"},
+    "finops.tasks.deliver_alerts": {"queue": "notify"},
+}
 # Each entry expires just under its period, so a backlog never piles up stale copies.
 CELERY_BEAT_SCHEDULE = {
     "dispatch-due-syncs": {
         "task": "ingest.tasks.dispatch_due_syncs",
         "schedule": 300.0,
         "options": {"expires": 280},
+    },
+    # The catch-up evaluation: spend-changed signals raise events at once; this finds what they could not
+    # (a forecast crossing as days pass, a source gone silent).
+    "evaluate-alerts": {
+        "task": "finops.tasks.evaluate_alerts",
+        "schedule": 900.0,
+        "options": {"expires": 840},
+    },
+    # Sends retries when they fall due (new events are sent right after the evaluation that raised them).
+    "deliver-alerts": {
+        "task": "finops.tasks.deliver_alerts",
+        "schedule": 60.0,
+        "options": {"expires": 55},
     },
 }
 
@@ -175,6 +192,10 @@ EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
 vars().update(EMAIL_CONFIG)
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="finops@localhost")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
+# An SMTP server that accepts the connection and then hangs must not hold a worker (one event fails, is retried).
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=15)
+# Where people open the dashboard: emails and webhooks link to absolute URLs under it (no trailing slash).
+SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000").rstrip("/")
 
 # --- REST API ---
 REST_FRAMEWORK = {

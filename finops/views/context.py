@@ -25,6 +25,7 @@ def navigation(request):
     if access.can_see_sources(user):
         items.append(("Rules", reverse("rule-list")))
         items.append(("Sources", reverse("source-list")))
+    items.append(("Alerts", reverse("alert-list")))  # everyone: members see their teams' alerts (finops.selectors.alerts)
     current = request.path
     period = period_from_request(request)  # the spend pages keep the chosen period while moving between them
     return {

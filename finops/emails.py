@@ -1,0 +1,150 @@
+"""The emails the product sends: one function per kind, each rendering templates/emails/<name>-subject.txt,
+-body.txt and -body.html (a text part and an HTML part with inline styles and no external assets).
+
+The subject is the event's title behind "[FinOps] ", so a person can triage from the inbox. The figures come from
+the event's `details` as raised (decimal strings), never re-read: the email says what was true when it fired.
+Links are absolute (SITE_URL): a cap's page for cap kinds, the Alerts page otherwise.
+"""
+
+from decimal import Decimal, InvalidOperation
+
+from django.conf import settings
+from django.core.mail import EmailMultiAlternatives
+from django.template.loader import render_to_string
+
+from finops import display
+from finops.models import AlertEvent, AlertKind
+
+SUBJECT_PREFIX = "[FinOps] "
+TOP_DRIVERS = 5
+
+
+def site_link(path: str) -> str:
+    return settings.SITE_URL.rstrip("/") + path
+
+
+def event_link(event: AlertEvent) -> str:
+    """The page to act from: /caps/<id>/ (the cap page, URL name cap-detail) or /alerts/."""
+    return site_link(f"/caps/{event.cap_id}/" if event.cap_id else "/alerts/")
+
+
+def _decimal(value) -> Decimal | None:
+    try:
+        return Decimal(str(value)) if value not in (None, "") else None
+    except InvalidOperation:
+        return None
+
+
+def _money(value, currency: str) -> str:
+    return display.money_exact(_decimal(value), currency)
+
+
+def _percent(value) -> str:
+    number = _decimal(value)
+    return display.DASH if number is None else f"{number:.0f}%"
+
+
+def _render(name: str, context: dict, *, to: str, event: AlertEvent) -> EmailMultiAlternatives:
+    subject = " ".join(render_to_string(f"emails/{name}-subject.txt", context).split())  # one line, always
+    text = render_to_string(f"emails/{name}-body.txt", context)
+    html = render_to_string(f"emails/{name}-body.html", context)
+    message = EmailMultiAlternatives(subject=subject, body=text, from_email=settings.DEFAULT_FROM_EMAIL, to=[to],
+                                     headers={"X-FinOps-Event": str(event.id), "X-FinOps-Kind": event.kind})
+    message.attach_alternative(html, "text/html")
+    return message
+
+
+def _base_context(event: AlertEvent) -> dict:
+    return {"event": event, "prefix": SUBJECT_PREFIX, "link": event_link(event), "alerts_link": site_link("/alerts/"),
+            "kind_label": event.get_kind_display()}
+
+
+def _cap_context(event: AlertEvent) -> dict:
+    d = event.details or {}
+    currency = d.get("currency") or display.reporting_currency()
+    drivers = d.get("drivers") or {}
+
+    def rows(key):
+        return [{"name": row.get("name", "?"), "cost": _money(row.get("cost"), currency),
+                 "unpriced_tokens": display.tokens_compact(row.get("unpriced_tokens")) if row.get("unpriced_tokens") else ""}
+                for row in (drivers.get(key) or [])[:TOP_DRIVERS]]
+
+    unpriced = int(d.get("unpriced_tokens") or 0)
+    return {
+        **_base_context(event),
+        "cap_name": d.get("cap", str(event.cap or "")), "scope": d.get("scope", ""), "period": d.get("period", ""),
+        "spent": _money(d.get("spent"), currency), "amount": _money(d.get("amount"), currency),
+        "percent": _percent(d.get("percent")), "forecast": _money(d.get("forecast"), currency),
+        "forecast_percent": _percent(d.get("forecast_percent")), "forecast_method": d.get("forecast_method", ""),
+        "daily_rate": _money(d.get("daily_rate"), currency), "days_left": d.get("days_left"),
+        "has_forecast": _decimal(d.get("forecast")) is not None,
+        "unpriced_tokens": unpriced, "unpriced_label": display.tokens_compact(unpriced) if unpriced else "",
+        "workloads": rows("workloads"), "models": rows("models"), "threshold": event.threshold,
+        "is_forecast": event.kind == AlertKind.CAP_FORECAST,
+    }
+
+
+def _label(key: str) -> str:
+    return key.replace("_", " ").capitalize()
+
+
+def _generic_context(event: AlertEvent) -> dict:
+    """title + details as "Label: value" lines; money-looking keys formatted as money, lists and dicts as text."""
+    d = event.details or {}
+    currency = d.get("currency") or display.reporting_currency()
+    money_words = ("cost", "baseline", "spent", "amount", "forecast", "rate")
+    facts = []
+    for key, value in d.items():
+        if key == "currency":
+            continue
+        if isinstance(value, (dict, list)):
+            text = ", ".join(f"{k}: {v}" for k, v in value.items()) if isinstance(value, dict) else ", ".join(
+                str(item.get("name", item)) if isinstance(item, dict) else str(item) for item in value)
+        elif any(word in key for word in money_words) and _decimal(value) is not None:
+            text = _money(value, currency)
+        elif "tokens" in key and _decimal(value) is not None:
+            text = display.count(_decimal(value))
+        else:
+            text = str(value)
+        facts.append({"label": _label(key), "value": text})
+    return {**_base_context(event), "facts": facts}
+
+
+# --- one function per kind ---
+
+
+def cap_threshold_email(event: AlertEvent, *, to: str) -> EmailMultiAlternatives:
+    return _render("cap_threshold", _cap_context(event), to=to, event=event)
+
+
+def cap_forecast_email(event: AlertEvent, *, to: str) -> EmailMultiAlternatives:
+    return _render("cap_forecast", _cap_context(event), to=to, event=event)
+
+
+def spend_spike_email(event: AlertEvent, *, to: str) -> EmailMultiAlternatives:
+    return _render("spend_spike", _generic_context(event), to=to, event=event)
+
+
+def unpriced_usage_email(event: AlertEvent, *, to: str) -> EmailMultiAlternatives:
+    return _render("unpriced_usage", _generic_context(event), to=to, event=event)
+
+
+def source_failing_email(event: AlertEvent, *, to: str) -> EmailMultiAlternatives:
+    return _render("source_failing", _generic_context(event), to=to, event=event)
+
+
+EMAILS = {
+    AlertKind.CAP_THRESHOLD: cap_threshold_email,
+    AlertKind.CAP_FORECAST: cap_forecast_email,
+    AlertKind.SPEND_SPIKE: spend_spike_email,
+    AlertKind.UNPRICED_USAGE: unpriced_usage_email,
+    AlertKind.SOURCE_FAILING: source_failing_email,
+}
+
+
+def alert_email(event: AlertEvent, *, to: str) -> EmailMultiAlternatives:
+    """The message for an event of any kind (a kind added later without its own email gets the generic one)."""
+    function = EMAILS.get(event.kind)
+    if function is None:
+        return _render("alert", _generic_context(event), to=to, event=event)
+    return function(event, to=to)
