@@ -45,7 +45,7 @@ class CapForm(forms.Form):
                                            help_text="Also alert when the period is forecast to exceed the cap.")
     recipients = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}),
                                  help_text=f"Who is told, comma-separated: email addresses and roles ({ROLES_HELP}).")
-    webhook_url = forms.URLField(required=False, label="Webhook URL",
+    webhook_url = forms.URLField(required=False, label="Webhook URL", assume_scheme="https",
                                  help_text="Optional: every alert is also POSTed there as JSON, signed with HMAC-SHA256.")
     webhook_secret = forms.CharField(required=False, label="Webhook signing secret", widget=forms.PasswordInput(render_value=False),
                                      help_text="Required with a webhook URL. Stored encrypted and never shown again; "
