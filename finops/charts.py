@@ -231,15 +231,21 @@ SPENT_COLOUR = "#0078d4"
 
 
 def burn_up(points: list[dict], *, amount: Decimal, forecast: Decimal | None, forecast_from: tuple[dt.date, Decimal] | None,
-            period_start: dt.date, period_end: dt.date, currency: str) -> dict:
-    """A cap's burn-up: cumulative spend by day (points: [{day, cost}], days without spend may be missing) against
-    the cap's amount across the period, and the forecast as a dashed line from `forecast_from` (the last complete
-    day and the spend up to it) to the period's last day. Each point is spend up to the end of its day."""
+            period_start: dt.date, period_end: dt.date, currency: str, through: dt.date | None = None) -> dict:
+    """A cap's burn-up: cumulative spend by day (points: [{day, cost}]; days without spend may be missing and are
+    drawn flat, from the period's first day up to `through`, else the last point) against the cap's amount across
+    the period, and the forecast as a dashed line from `forecast_from` (the last complete day and the spend up to
+    it) to the period's last day. Each point is the spend up to the end of its day."""
     last_day = period_end - dt.timedelta(days=1)
-    cumulative, total = [], Decimal(0)
-    for point in sorted(points, key=lambda p: p["day"]):
-        total += point["cost"] or Decimal(0)
-        cumulative.append((point["day"], total))
+    by_day: dict[dt.date, Decimal] = defaultdict(Decimal)
+    for point in points:
+        by_day[point["day"]] += point["cost"] or Decimal(0)
+    until = through or max(by_day, default=None)
+    cumulative, total, day = [], Decimal(0), period_start
+    while until is not None and day <= min(until, last_day):
+        total += by_day.get(day, Decimal(0))
+        cumulative.append((day, total))
+        day += dt.timedelta(days=1)
     traces = [_line("Spent", cumulative, currency, colour=SPENT_COLOUR, mode="lines+markers")]
     traces.append(_line("Cap", [(period_start, amount), (last_day, amount)], currency, colour=CAP_LINE_COLOUR, dash="solid"))
     if forecast is not None and forecast_from is not None:

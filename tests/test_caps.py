@@ -193,7 +193,8 @@ def test_the_burn_up_chart_adds_up_the_days_and_draws_the_cap_and_the_forecast()
                             period_start=dt.date(2026, 11, 1), period_end=dt.date(2026, 12, 1), currency="USD")
 
     spent, cap, forecast = figure["data"]
-    assert (spent["x"], spent["y"], spent["customdata"]) == (["2026-11-01", "2026-11-03"], [2.0, 12.5], ["$2.00", "$12.50"])
+    assert (spent["x"], spent["y"]) == (["2026-11-01", "2026-11-02", "2026-11-03"], [2.0, 2.0, 12.5])
+    assert spent["customdata"] == ["$2.00", "$2.00", "$12.50"]
     assert (cap["x"], cap["y"]) == (["2026-11-01", "2026-11-30"], [100.0, 100.0])
     assert (forecast["x"], forecast["y"], forecast["line"]["dash"]) == (["2026-11-03", "2026-11-30"], [12.5, 140.0], "dash")
 
@@ -257,7 +258,8 @@ def test_the_cap_page_shows_the_burn_up_the_forecast_method_the_drivers_and_the_
     page = response.content.decode()
 
     figure = json.loads(page.split('<script id="chart-cap" type="application/json">')[1].split("</script>")[0])
-    assert [t["name"] for t in figure["data"]] == ["Spent", "Cap"] and figure["data"][0]["y"] == [12.0]
+    assert [t["name"] for t in figure["data"]] == ["Spent", "Cap"]
+    assert figure["data"][0]["x"][0] == "2026-11-01" and figure["data"][0]["y"][-2:] == [0.0, 12.0]  # flat, then today's $12
     assert "Not enough history to forecast" in page
     assert "Support agent" in page and display.model_name("gpt-5-mini") in page and display.model_name("my-private-model") in page
     assert "Support monthly passed 50 %" in page and "2026-11-20 15:00" in page and ">Sent<" in page
@@ -276,7 +278,8 @@ def test_the_forecast_reads_as_a_method_a_daily_rate_and_the_days_left(client_as
 
     # days 13–19 spent 13..19 (median 16); 11 days left, today included: 112 + 16 × 11 = 288
     assert "median of the last 7 days: $16.00/day × 11 days left" in page
-    assert "<strong>$288.00</strong>" in page and 'data-status="forecast"' in page
+    assert "<strong>$288.00</strong> at period end = $112.00 spent before today" in page
+    assert "<strong>$88.00 over the cap</strong>" in page and 'data-status="forecast"' in page
 
 
 def test_the_form_creates_a_cap_through_the_service(client_as, sam, support_agent):

@@ -71,7 +71,7 @@ def cap_detail(request, pk):
     last_complete = max(status.period_start, today) - dt.timedelta(days=1)
     chart = charts.burn_up(points, amount=cap.amount, forecast=status.forecast,
                            forecast_from=(last_complete, status.complete_days_spent), period_start=status.period_start,
-                           period_end=status.period_end, currency=currency)
+                           period_end=status.period_end, currency=currency, through=today)
     drivers = cap_drivers(cap, start=status.period_start, end=status.period_end)
     workloads = Workload.objects.select_related("team").in_bulk([r["workload_id"] for r in drivers["workloads"] if r["workload_id"]])
     workload_rows = []
@@ -90,7 +90,8 @@ def cap_detail(request, pk):
         for e in AlertEvent.objects.filter(cap=cap).order_by("-created_at")[:100]
     ]
     context = {
-        "cap": cap, "status": status, "bar": bar(status), "chart": chart, "forecast_words": forecast_words(status),
+        "cap": cap, "status": status, "bar": bar(status),
+        "overshoot": status.forecast - cap.amount if status.forecast_breach else None, "chart": chart, "forecast_words": forecast_words(status),
         "specs": cap_tables, "workload_rows": workload_rows, "model_rows": model_rows, "alerts": alerts,
         "can_write": access.can_write_cap(request.user, cap), "rate_days": RATE_DAYS, "min_days": MIN_HISTORY_DAYS, "secret_hint": cap_service.webhook_secret_hint(cap),
     }
