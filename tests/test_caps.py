@@ -213,6 +213,8 @@ def test_the_caps_page_shows_each_caps_progress_status_and_unknown_cost(client_a
     page = client_as(ada).get(reverse("cap-list")).content.decode()
 
     assert page.count('role="progressbar"') == 2
+    assert page.count('class="capbar-threshold" style="left: 50.00%"') == 1  # Support's 50 % tick
+    assert page.count('class="capbar-threshold" style="left: 33.33%"') == 1  # Search's: $30 of $20 stretches its bar to 150 %
     assert "$12.00</strong> of $100.00 (12.0 %)" in page
     assert "$30.00</strong> of $20.00 (150.0 %)" in page
     assert 'data-status="breached">Breached' in page and 'data-status="ok">OK' in page

@@ -88,28 +88,22 @@ def test_a_changed_amount_updates_the_cap_of_that_name(example, tmp_path, hook_e
     assert Cap.objects.get(name="Groq").amount == Decimal("450")
 
 
-@pytest.mark.parametrize("bad, words", [
-    ('    thresholds: [100, 50, 80]', "caps[0] (name=Support monthly): thresholds: 0 % is outside 1–1000 %"),
-    ("    recipients: [role:admins]", "caps[1] (name=Agent quarterly): recipients: 'nobody' is neither an email address nor a role"),
-    ("    scope: {provider: groq}", "caps[2] (name=Groq): scope: unknown provider 'nvidia'"),
-    ("    scope: org", "caps[4] (name=Everything): scope: must be org, or one of"),
-    ('    amount: "25000"', "caps[4] (name=Everything): amount: Must be more than 0."),
-    ("    webhook_secret_env: %s" % HOOK_ENV, "caps[0] (name=Support monthly): webhook_secret_env: environment variable UNSET_ENV"),
-    ("    forecast: false", "caps[1] (name=Agent quarterly): colour: unknown field"),
+@pytest.mark.parametrize("line, bad_line, words", [
+    ("    thresholds: [100, 50, 80]", "    thresholds: [0, 50]",
+     "caps[0] (name=Support monthly): thresholds: 0 % is outside 1–1000 %"),
+    ("    recipients: [role:admins]", "    recipients: [nobody]",
+     "caps[1] (name=Agent quarterly): recipients: 'nobody' is neither an email address nor a role"),
+    ("    scope: {provider: groq}", "    scope: {provider: nvidia}", "caps[2] (name=Groq): scope: unknown provider 'nvidia'"),
+    ("    scope: org", "    scope: {org: everything}", "caps[4] (name=Everything): scope: must be org, or one of"),
+    ('    amount: "25000"', '    amount: "0"', "caps[4] (name=Everything): amount: Must be more than 0."),
+    (f"    webhook_secret_env: {HOOK_ENV}", "    webhook_secret_env: UNSET_ENV",
+     "caps[0] (name=Support monthly): webhook_secret_env: environment variable UNSET_ENV"),
+    ("    forecast: false", "    forecast: false\n    colour: red", "caps[1] (name=Agent quarterly): colour: unknown field"),
 ])
-def test_a_bad_cap_applies_nothing_and_names_its_entry_and_field(db, tmp_path, hook_env, secret_env, bad, words):
-    replacement = {
-        '    thresholds: [100, 50, 80]': "    thresholds: [0, 50]",
-        "    recipients: [role:admins]": "    recipients: [nobody]",
-        "    scope: {provider: groq}": "    scope: {provider: nvidia}",
-        "    scope: org": "    scope: {org: everything}",
-        '    amount: "25000"': '    amount: "0"',
-        "    webhook_secret_env: %s" % HOOK_ENV: "    webhook_secret_env: UNSET_ENV",
-        "    forecast: false": "    forecast: false\n    colour: red",
-    }[bad]
-    assert bad in CAPS
+def test_a_bad_cap_applies_nothing_and_names_its_entry_and_field(db, tmp_path, hook_env, secret_env, line, bad_line, words):
+    assert line in CAPS
 
-    message = apply_failing(write(tmp_path, EXAMPLE + CAPS.replace(bad, replacement)))
+    message = apply_failing(write(tmp_path, EXAMPLE + CAPS.replace(line, bad_line)))
 
     assert words in message, message
     assert not Cap.objects.exists() and not Team.objects.exists()

@@ -32,7 +32,7 @@ def bar(status: CapStatus) -> dict:
     span = max(HUNDRED, spent, forecast or 0)
     scale = lambda value: float(min(HUNDRED, value / span * HUNDRED))  # noqa: E731 - floats only for CSS widths
     return {"fill": scale(spent), "cap": scale(HUNDRED), "forecast": None if forecast is None else scale(forecast),
-            "percent": float(spent)}
+            "thresholds": [scale(Decimal(t)) for t in status.cap.thresholds if t != 100], "percent": float(spent)}
 
 
 def forecast_words(status: CapStatus) -> str:
@@ -44,17 +44,9 @@ def forecast_words(status: CapStatus) -> str:
     return f"{status.forecast_method}: {display.money_exact(status.daily_rate)}/day × {days}"
 
 
-def _card(status: CapStatus) -> dict:
-    return {"cap": status.cap, "status": status, "bar": bar(status), "forecast_words": forecast_words(status),
-            "can_write": None}
-
-
 def cap_list(request):
     caps = list(access.visible_caps(request.user))
-    statuses = cap_statuses(caps, today=today_utc())
-    cards = [_card(s) for s in statuses]
-    for card in cards:
-        card["can_write"] = access.can_write_cap(request.user, card["cap"])
+    cards = [{"cap": s.cap, "status": s, "bar": bar(s)} for s in cap_statuses(caps, today=today_utc())]
     return render(request, "finops/cap_list.html", {"cards": cards, "can_create": access.can_create_caps(request.user)})
 
 
