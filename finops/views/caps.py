@@ -82,10 +82,11 @@ def cap_detail(request, pk):
         for e in AlertEvent.objects.filter(cap=cap).order_by("-created_at")[:100]
     ]
     context = {
-        "cap": cap, "status": status, "bar": bar(status),
-        "overshoot": status.forecast - cap.amount if status.forecast_breach else None, "chart": chart, "forecast_words": forecast_words(status),
+        "cap": cap, "status": status, "bar": bar(status), "chart": chart, "forecast_words": forecast_words(status),
+        "overshoot": status.forecast - cap.amount if status.forecast_breach else None,
+        "rate_days": RATE_DAYS, "min_days": MIN_HISTORY_DAYS,
         "specs": cap_tables, "workload_rows": workload_rows, "model_rows": model_rows, "alerts": alerts,
-        "can_write": access.can_write_cap(request.user, cap), "rate_days": RATE_DAYS, "min_days": MIN_HISTORY_DAYS, "secret_hint": cap_service.webhook_secret_hint(cap),
+        "can_write": access.can_write_cap(request.user, cap), "secret_hint": cap_service.webhook_secret_hint(cap),
     }
     return render(request, "finops/cap_detail.html", context)
 
