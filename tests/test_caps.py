@@ -229,6 +229,14 @@ def test_the_caps_page_has_an_empty_state_and_is_in_everyones_navigation(client_
     assert "Create the first cap" in client_as(ada).get(reverse("cap-list")).content.decode()
 
 
+def test_a_quarterly_cap_counts_the_quarter_and_says_which(client_as, ada, spend, support_agent):
+    cap_create(by=ada, **valid(name="Agent quarterly", scope="workload", target="support-agent", period="quarter", amount="48"))
+
+    page = client_as(ada).get(reverse("cap-list")).content.decode()
+
+    assert "Workload: Support agent · Q4 2026" in page and "$12.00</strong> of $48.00 (25.0 %)" in page
+
+
 def test_a_member_sees_only_their_teams_caps(client_as, sam, support_cap, search_cap, org_cap):
     page = client_as(sam).get(reverse("cap-list")).content.decode()
 

@@ -223,7 +223,7 @@ class CapSerializer(serializers.Serializer):
     period_end = serializers.DateField(help_text="Exclusive.")
     spent = money_field(help_text="Priced spend in scope this period, today's partial day included.")
     unpriced_tokens = serializers.IntegerField(help_text="Tokens in scope with no known cost: not in spent.")
-    percent = serializers.DecimalField(max_digits=12, decimal_places=2, coerce_to_string=True, help_text="spent / amount × 100.")
+    percent = serializers.DecimalField(max_digits=30, decimal_places=2, coerce_to_string=True, help_text="spent / amount × 100.")
     crossed = serializers.ListField(child=serializers.IntegerField(), help_text="Thresholds at or below the spend.")
     forecast = money_field(allow_null=True, help_text="Forecast spend at period end; null without enough history.")
     forecast_method = serializers.CharField()
