@@ -5,11 +5,11 @@ member: reads only the teams it belongs to; anything else answers 404, so anothe
 objects are not even confirmed to exist.
 """
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import Http404
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
-from finops.models import Team, User, Workload
+from finops.models import Cap, CapScope, Membership, Team, User, Workload
 
 
 def is_admin(user) -> bool:
@@ -65,6 +65,44 @@ def get_visible_workload_or_404(user, slug: str) -> Workload:
     if workload is None:
         raise Http404("No such workload.")
     return workload
+
+
+def lead_teams(user) -> QuerySet[Team]:
+    """The teams a user leads (a membership with the lead role)."""
+    if not user.is_authenticated:
+        return Team.objects.none()
+    return Team.objects.filter(memberships__user=user, memberships__role=Membership.Role.LEAD).distinct()
+
+
+def visible_caps(user) -> QuerySet[Cap]:
+    """Admins and finance see every cap; a member sees the caps of their teams (a team cap, or a cap on one of
+    its workloads) and nothing organisation-, provider- or account-wide: those span teams."""
+    caps = Cap.objects.select_related("team", "workload__team", "provider", "account")
+    if sees_everything(user):
+        return caps
+    teams = visible_teams(user)
+    return caps.filter(Q(scope=CapScope.TEAM, team__in=teams) | Q(scope=CapScope.WORKLOAD, workload__team__in=teams))
+
+
+def can_create_caps(user) -> bool:
+    """Admins, and the lead of at least one team (for their team's caps)."""
+    return is_admin(user) or lead_teams(user).exists()
+
+
+def can_write_cap_scope(user, scope: str, target) -> bool:
+    """Admins write any cap; a team lead only caps on a team they lead or one of its workloads (never the
+    organisation, a provider or an account: those budgets span teams). Finance and members write none."""
+    if is_admin(user):
+        return True
+    if scope == CapScope.TEAM and target is not None:
+        return lead_teams(user).filter(id=target.id).exists()
+    if scope == CapScope.WORKLOAD and target is not None:
+        return lead_teams(user).filter(id=target.team_id).exists()
+    return False
+
+
+def can_write_cap(user, cap: Cap) -> bool:
+    return can_write_cap_scope(user, cap.scope, cap.scope_object)
 
 
 class ReadsForAllWritesForAdmins(BasePermission):

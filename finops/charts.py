@@ -223,3 +223,49 @@ def _layout_json(axes_json: str) -> str:
 def _figure(traces: list[dict], *, yaxis: dict, xaxis: dict | None = None) -> dict:
     axes = {"yaxis": yaxis, **({"xaxis": xaxis} if xaxis else {})}
     return {"data": traces, "layout": json.loads(_layout_json(json.dumps(axes, sort_keys=True)))}
+
+
+CAP_LINE_COLOUR = "#e0413a"
+FORECAST_COLOUR = "#8b95a1"
+SPENT_COLOUR = "#0078d4"
+
+
+def burn_up(points: list[dict], *, amount: Decimal, forecast: Decimal | None, forecast_from: tuple[dt.date, Decimal] | None,
+            period_start: dt.date, period_end: dt.date, currency: str, through: dt.date | None = None) -> dict:
+    """A cap's burn-up: cumulative spend by day (points: [{day, cost}]; days without spend may be missing and are
+    drawn flat, from the period's first day up to `through`, else the last point) against the cap's amount across
+    the period, and the forecast as a dashed line from `forecast_from` (the last complete day and the spend up to
+    it) to the period's last day. Each point is the spend up to the end of its day."""
+    last_day = period_end - dt.timedelta(days=1)
+    by_day: dict[dt.date, Decimal] = defaultdict(Decimal)
+    for point in points:
+        by_day[point["day"]] += point["cost"] or Decimal(0)
+    until = through or max(by_day, default=None)
+    cumulative, total, day = [], Decimal(0), period_start
+    while until is not None and day <= min(until, last_day):
+        total += by_day.get(day, Decimal(0))
+        cumulative.append((day, total))
+        day += dt.timedelta(days=1)
+    traces = [_line("Spent", cumulative, currency, colour=SPENT_COLOUR, mode="lines+markers")]
+    traces.append(_line("Cap", [(period_start, amount), (last_day, amount)], currency, colour=CAP_LINE_COLOUR, dash="solid"))
+    if forecast is not None and forecast_from is not None:
+        traces.append(_line("Forecast", [forecast_from, (last_day, forecast)], currency, colour=FORECAST_COLOUR, dash="dash"))
+    symbol = currency_symbol(currency)
+    yaxis = {"tickprefix": symbol, "exponentformat": "B", "minexponent": 2, "title": {"text": currency}, "automargin": True,
+             "rangemode": "tozero"}
+    xaxis = {"hoverformat": "%a %-d %b %Y", "range": [period_start.isoformat(), last_day.isoformat()]}
+    return _figure(traces, yaxis=yaxis, xaxis=xaxis)
+
+
+def _line(name: str, points: list[tuple[dt.date, Decimal]], currency: str, *, colour: str, mode: str = "lines",
+          dash: str = "solid") -> dict:
+    return {
+        "name": name,
+        "x": [day.isoformat() for day, _ in points],
+        "y": [float(value) for _, value in points],
+        "type": "scatter",
+        "mode": mode,
+        "line": {"color": colour, "dash": dash, "width": 2},
+        "customdata": [money_exact(value, currency) for _, value in points],
+        "hovertemplate": "%{fullData.name}: %{customdata}<extra></extra>",
+    }

@@ -7,7 +7,7 @@ from django.utils.functional import lazy
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from finops.views import alerts, explore, health, pages, rules, sources, unattributed
+from finops.views import alerts, caps, explore, health, pages, rules, sources, unattributed
 
 urlpatterns = [
     path("", pages.overview, name="overview"),
@@ -24,6 +24,11 @@ urlpatterns = [
     path("sources/<int:pk>/sync/", sources.source_sync, name="source-sync"),
     path("sources/<int:pk>/edit/", sources.source_edit, name="source-edit"),
     path("sources/<int:pk>/test/", sources.source_test, name="source-test"),
+    path("caps/", caps.cap_list, name="cap-list"),
+    path("caps/new/", caps.cap_create, name="cap-create"),
+    path("caps/<int:pk>/", caps.cap_detail, name="cap-detail"),
+    path("caps/<int:pk>/edit/", caps.cap_edit, name="cap-edit"),
+    path("caps/<int:pk>/delete/", caps.cap_delete, name="cap-delete"),
     path("explore/", explore.explore, name="explore"),
     path("unattributed/", unattributed.unattributed, name="unattributed"),
     path("rules/", rules.rule_list, name="rule-list"),

@@ -17,6 +17,7 @@ from django.urls import URLPattern
 from finops.api import urls as api_urls
 from finops.models import Account, AttributionRule, Provider, ReattributionJob
 from finops.selectors.spend_report import GROUPS
+from finops.services.caps import cap_create
 from ingest.services import usage_file_import
 
 DECIMAL_TEXT = re.compile(r"^-?\d+\.\d{6}$")
@@ -82,6 +83,7 @@ def test_every_api_response_carries_money_as_decimal_strings(client_as, ada, rec
     job = ReattributionJob.objects.create(requested_by=ada, reason="test")
     api_account = Account.objects.create(name="openai-admin", provider=Provider.objects.get(slug="openai"), connector="openai_api")
     today = dt.datetime.now(dt.UTC).date()
+    cap = cap_create(by=ada, name="Everything", scope="org", amount="1000", recipients=["role:admins"])
     month = {"start": (today - dt.timedelta(days=40)).isoformat(), "end": (today + dt.timedelta(days=1)).isoformat()}
     json_body = {"content_type": "application/json"}
     calls = {
@@ -107,6 +109,12 @@ def test_every_api_response_carries_money_as_decimal_strings(client_as, ada, rec
         ],
         "api-rule-detail": [lambda: client.get(f"/api/v1/rules/{rule.pk}")],
         "api-reattribution": [lambda: client.get(f"/api/v1/reattributions/{job.pk}")],
+        "api-cap-list": [
+            lambda: client.post("/api/v1/caps", {"name": "Support", "scope": "team", "target": "support", "amount": "2.5",
+                                                 "recipients": ["role:team_leads"]}, **json_body),
+            lambda: client.get("/api/v1/caps"),
+        ],
+        "api-cap-detail": [lambda: client.get(f"/api/v1/caps/{cap.pk}")],
     }
     routes = {p.name for p in api_urls.urlpatterns if isinstance(p, URLPattern)}
     assert set(calls) == routes, "call every API route here"
@@ -122,3 +130,6 @@ def test_every_api_response_carries_money_as_decimal_strings(client_as, ada, rec
     spend = client.get("/api/v1/spend", {**month, "group_by": "model"}).json()
     assert {r["group"]: r["cost"] for r in spend}["my-private-model"] is None
     assert Decimal({r["group"]: r["cost"] for r in spend}["gpt-5-mini"]) == Decimal("3.123457")
+    caps = {c["name"]: c for c in client.get("/api/v1/caps").json()}
+    assert caps["Everything"]["amount"] == "1000.000000" and caps["Support"]["amount"] == "2.500000"
+    assert all(isinstance(c["spent"], str) and isinstance(c["percent"], str) for c in caps.values())

@@ -180,3 +180,73 @@ class ReattributionJobSerializer(serializers.Serializer):
     percent = serializers.IntegerField()
     lines_changed = serializers.IntegerField()
     error = serializers.CharField(allow_blank=True)
+
+
+class CapWriteSerializer(serializers.Serializer):
+    """What a client sends to create or change a cap; finops.services.caps validates the values (the same rules
+    as the form and `apply_config`), this only parses the JSON types."""
+
+    name = serializers.CharField(max_length=120)
+    scope = serializers.CharField(help_text="org, team, workload, provider or account.")
+    target = serializers.CharField(required=False, allow_null=True, allow_blank=True,
+                                   help_text="The team, workload or provider slug, or the account name; null for org.")
+    period = serializers.CharField(required=False, help_text="month (default) or quarter: UTC calendar periods.")
+    amount = money_field(help_text="Budget per period in the reporting currency, a decimal string: \"5000.00\".")
+    thresholds = serializers.ListField(child=serializers.IntegerField(), required=False,
+                                       help_text="Whole percentages 1–1000 that alert; default [50, 80, 100].")
+    alert_on_forecast = serializers.BooleanField(required=False, help_text="Alert when forecast to exceed (default true).")
+    recipients = serializers.ListField(child=serializers.CharField(), help_text=(
+        "Email addresses and roles: role:team_leads, role:finance, role:admins."))
+    webhook_url = serializers.CharField(required=False, allow_blank=True)
+    webhook_secret = serializers.CharField(required=False, allow_blank=True, write_only=True, help_text=(
+        "The webhook's HMAC-SHA256 signing secret; stored encrypted, never returned (see webhook_secret_hint). "
+        "Omit to keep the current one."))
+
+
+class CapSerializer(serializers.Serializer):
+    """A cap as the API returns it: its settings and its spend this period (cap_status)."""
+
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    scope = serializers.CharField()
+    target = serializers.CharField(allow_null=True)
+    scope_label = serializers.CharField()
+    period = serializers.CharField()
+    amount = money_field()
+    currency = serializers.CharField()
+    thresholds = serializers.ListField(child=serializers.IntegerField())
+    alert_on_forecast = serializers.BooleanField()
+    recipients = serializers.ListField(child=serializers.CharField())
+    webhook_url = serializers.CharField()
+    webhook_secret_hint = serializers.CharField(help_text="The secret's first characters; empty without a webhook.")
+    period_start = serializers.DateField()
+    period_end = serializers.DateField(help_text="Exclusive.")
+    spent = money_field(help_text="Priced spend in scope this period, today's partial day included.")
+    unpriced_tokens = serializers.IntegerField(help_text="Tokens in scope with no known cost: not in spent.")
+    percent = serializers.DecimalField(max_digits=30, decimal_places=2, coerce_to_string=True, help_text="spent / amount × 100.")
+    crossed = serializers.ListField(child=serializers.IntegerField(), help_text="Thresholds at or below the spend.")
+    forecast = money_field(allow_null=True, help_text="Forecast spend at period end; null without enough history.")
+    forecast_method = serializers.CharField()
+    daily_rate = money_field(allow_null=True)
+    days_left = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=["ok", "warning", "forecast", "breached"])
+    status_label = serializers.CharField()
+
+    @staticmethod
+    def from_status(status) -> dict:
+        from django.conf import settings
+
+        from finops.services.caps import cap_target_identifier, webhook_secret_hint
+
+        cap = status.cap
+        return {
+            "id": cap.id, "name": cap.name, "scope": cap.scope, "target": cap_target_identifier(cap),
+            "scope_label": cap.scope_label(), "period": cap.period, "amount": cap.amount,
+            "currency": settings.FINOPS_REPORTING_CURRENCY, "thresholds": cap.thresholds,
+            "alert_on_forecast": cap.alert_on_forecast, "recipients": cap.recipients, "webhook_url": cap.webhook_url,
+            "webhook_secret_hint": webhook_secret_hint(cap), "period_start": status.period_start,
+            "period_end": status.period_end, "spent": status.spent, "unpriced_tokens": status.unpriced_tokens,
+            "percent": status.percent, "crossed": status.crossed, "forecast": status.forecast,
+            "forecast_method": status.forecast_method, "daily_rate": status.daily_rate, "days_left": status.days_left,
+            "status": status.status, "status_label": status.status_label,
+        }

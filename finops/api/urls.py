@@ -23,5 +23,7 @@ urlpatterns = [
     path("rules", api(views.RuleList.as_view()), name="api-rule-list"),
     path("rules/preview", api(views.RulePreview.as_view()), name="api-rule-preview"),
     path("rules/<int:pk>", api(views.RuleDetail.as_view()), name="api-rule-detail"),
+    path("caps", api(views.CapList.as_view()), name="api-cap-list"),
+    path("caps/<int:pk>", api(views.CapDetail.as_view()), name="api-cap-detail"),
     path("reattributions/<int:pk>", api(views.ReattributionJobDetail.as_view()), name="api-reattribution"),
 ]

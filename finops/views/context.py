@@ -21,6 +21,7 @@ def navigation(request):
         ("Workloads", reverse("workload-list")),
         ("Providers", reverse("provider-list")),
         ("Explore", reverse("explore")),
+        ("Caps", reverse("cap-list")),
     ]
     if access.can_see_sources(user):
         items.append(("Rules", reverse("rule-list")))

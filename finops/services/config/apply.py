@@ -23,6 +23,7 @@ from finops.services.accounts import account_credentials_matches, account_set_cr
 from finops.services.prices import CATALOG_EFFECTIVE_FROM
 from finops.services.users import user_set_role
 
+from .caps import cap_apply, cap_reference_errors
 from .rules import rule_reference_errors, rules_apply
 from .schema import SECTIONS
 
@@ -69,6 +70,16 @@ def config_apply(*, path: str | Path, text: str | None = None, environ: Mapping[
             if section == "rules":
                 for outcome in rules_apply(items):
                     result.count(section, outcome)
+                continue
+            if section == "caps":
+                errors = []
+                for item in items:
+                    outcome, problems = cap_apply(item, environ)
+                    errors.extend(problems)
+                    if not problems:
+                        result.count(section, outcome)
+                if errors:  # every bad cap named at once; raising rolls the whole file back
+                    raise ConfigInvalid(errors)
                 continue
             apply_entry = _APPLIERS[section]
             for item in items:
@@ -162,7 +173,7 @@ def _identity(section: str, data: dict) -> tuple:
         return (data["day"], data["currency"].upper())
     if section == "rules":
         return ("priority", data["priority"])
-    key = {"accounts": "name", "users": "username"}.get(section, "slug")
+    key = {"accounts": "name", "users": "username", "caps": "name"}.get(section, "slug")
     return (data[key],)
 
 
@@ -188,6 +199,7 @@ def _reference_errors(entries: dict[str, list[dict]], environ: Mapping[str, str]
         if entry["team"] and entry["team"] not in teams:
             errors.append(f"{entry['_label']}: team: unknown team {entry['team']!r} (not in this file or the database)")
     errors.extend(rule_reference_errors(entries, providers))
+    errors.extend(cap_reference_errors(entries, environ))
     return errors
 
 

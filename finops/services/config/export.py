@@ -8,7 +8,9 @@ from decimal import Decimal
 
 import yaml
 
-from finops.models import Account, AttributionRule, FxRate, ModelPrice, Provider, Team, User, Workload
+from finops.models import Account, AttributionRule, Cap, FxRate, ModelPrice, Provider, Team, User, Workload
+
+from .caps import cap_entry
 
 
 def _decimal(value: Decimal | None) -> str | None:
@@ -78,6 +80,7 @@ def config_document() -> dict:
             {"workload": r.workload.slug, "priority": r.priority, **({"match": r.conditions()} if r.conditions() else {})}
             for r in AttributionRule.objects.select_related("workload", "account", "provider").order_by("priority", "id")
         ],
+        "caps": [cap_entry(c) for c in Cap.objects.select_related("team", "workload", "provider", "account").order_by("name")],
     }
     return {section: entries for section, entries in document.items() if entries}
 

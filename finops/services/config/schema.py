@@ -117,6 +117,38 @@ class RuleEntry(StrictSerializer):
     match = RuleMatch(required=False)
 
 
+class CapScopeField(serializers.Field):
+    """`org`, or a mapping naming exactly one target: {team: SLUG} | {workload: SLUG} | {provider: SLUG} | {account: NAME}."""
+
+    KINDS = ("team", "workload", "provider", "account")
+
+    def to_internal_value(self, data):
+        if data == "org":
+            return ("org", None)
+        if isinstance(data, dict) and len(data) == 1:
+            (kind, target), = data.items()
+            if kind in self.KINDS and isinstance(target, str) and target:
+                return (kind, target)
+        raise serializers.ValidationError(
+            "must be org, or one of {team: SLUG}, {workload: SLUG}, {provider: SLUG}, {account: NAME}")
+
+    def to_representation(self, value):
+        kind, target = value
+        return "org" if kind == "org" else {kind: target}
+
+
+class CapEntry(StrictSerializer):
+    name = serializers.CharField(max_length=120)
+    scope = CapScopeField()
+    period = serializers.ChoiceField(choices=["month", "quarter"], required=False, default="month")
+    amount = serializers.DecimalField(max_digits=38, decimal_places=18, min_value=0)
+    thresholds = serializers.ListField(child=serializers.IntegerField(), required=False, default=None, allow_null=True)
+    forecast = serializers.BooleanField(required=False, default=True)
+    recipients = serializers.ListField(child=serializers.CharField())
+    webhook_url = serializers.URLField(required=False, allow_blank=True, default="")
+    webhook_secret_env = serializers.RegexField(r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=128, required=False, default="")
+
+
 # Applied in this order, so an entry can refer to one of an earlier section.
 SECTIONS = {
     "providers": (ProviderEntry, "slug"),
@@ -127,4 +159,5 @@ SECTIONS = {
     "fx_rates": (FxRateEntry, "currency"),
     "users": (UserEntry, "username"),
     "rules": (RuleEntry, "priority"),
+    "caps": (CapEntry, "name"),
 }
