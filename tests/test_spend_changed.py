@@ -292,3 +292,43 @@ def test_moving_a_workload_in_the_admin_takes_its_history_along_and_signals_once
     [change] = spend_changes.sent
     assert change.reason == "workload moved" and change.team_ids == (support.id, search.id)
     assert cap_events(cap) == {50, 80, 100}
+
+
+# --- what an evaluation after a change looks at ---
+
+
+def two_accounts_with_lines(account, agent, ranker):
+    """Support's lines on `account`, Search's on another account, both today."""
+    other = Account.objects.create(name="anthropic-prod", provider=Provider.objects.get(slug="anthropic"), connector="usage_csv")
+    AttributionRule.objects.create(workload=agent, priority=1, project="support")
+    AttributionRule.objects.create(workload=ranker, priority=2, project="search")
+    assert import_csv(account, csv_of((TODAY, "12.00", "support"))).status == "succeeded"
+    assert import_csv(other, csv_of((TODAY, "12.00", "search"))).status == "succeeded"
+    return other
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_import_evaluates_the_caps_of_the_teams_its_account_has_spend_for_on_those_days(account, agent, ranker, support, search):
+    from finops.evaluations import alerts_evaluate
+
+    other = two_accounts_with_lines(account, agent, ranker)
+    support_cap, search_cap = team_cap(support), team_cap(search)
+    change = spend_changes.SpendChange(days=(TODAY,), reason="ingest", account_ids=(other.id,))
+    alerts_evaluate(change=change)
+    assert cap_events(search_cap) == {50, 80, 100}
+    assert cap_events(support_cap) == set()  # Support spends nothing on that account: the beat's catch-up sees it
+    alerts_evaluate()
+    assert cap_events(support_cap) == {50, 80, 100}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_evaluation_that_finds_every_threshold_raised_already_builds_no_figures_again(
+        account, agent, ranker, support, search, django_assert_max_num_queries):
+    from finops.evaluations import alerts_evaluate
+
+    two_accounts_with_lines(account, agent, ranker)
+    caps = [team_cap(support), team_cap(search)]
+    assert len(alerts_evaluate()) == 6
+    with django_assert_max_num_queries(8):  # the caps, the events raised, the statuses' grouped reads: no figures
+        assert alerts_evaluate() == []
+    assert all(cap_events(cap) == {50, 80, 100} for cap in caps)
