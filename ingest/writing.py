@@ -10,7 +10,7 @@ import datetime as dt
 import operator
 import zoneinfo
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.db import connection
@@ -60,6 +60,7 @@ class WriteResult:
     written: int
     replaced: int
     windows: list[Window]
+    days: set[dt.date] = field(default_factory=set)  # the UTC days whose rollup was rebuilt (written or replaced)
 
 
 def day_window(day: dt.date) -> Window:
@@ -397,4 +398,4 @@ def replace_and_roll_up(*, account: Account, run: IngestRun, writer, read: int, 
     touched = set().union(*(utc_days(*w) for w in windows)) if windows else set()
     touched |= {_day_of(m) for m in starts} | old_days
     rollup_rebuild(days=touched, account_ids=[account.id])
-    return WriteResult(read=read, written=written, replaced=replaced, windows=windows)
+    return WriteResult(read=read, written=written, replaced=replaced, windows=windows, days=touched)

@@ -26,8 +26,9 @@ from finops.demo.generate import (
     LOG_RECORDS, RAMP_DAYS, SERIES, UNPRICED_MODEL, WINDOW_DAYS, generate, price_change_day, render_config,
 )
 from finops.models import (
-    Account, CostBasis, DailySpend, FxRate, IngestRun, ModelPrice, Team, UsageLine, User, Workload,
+    Account, AlertEvent, Cap, CostBasis, DailySpend, FxRate, IngestRun, ModelPrice, Team, UsageLine, User, Workload,
 )
+from finops.selectors.caps import cap_status
 from finops.services.config import config_apply
 from finops.services.prices import PriceBook, Tokens, cost_from_price
 from ingest.services import usage_file_import
@@ -55,7 +56,10 @@ def _totals() -> dict:
         .order_by()
     )
     counts = {m.__name__: m.objects.count() for m in (Team, Workload, Account, User, ModelPrice, FxRate)}
-    return {"lines": lines, "rollup": rollup, "per_account": per_account, "bedrock_months": per_month, "counts": counts}
+    caps = {cap.name: (cap.amount, tuple(cap.recipients)) for cap in Cap.objects.all()}
+    alerts = sorted(AlertEvent.objects.values_list("kind", "subject", "period_start", "threshold"))
+    return {"lines": lines, "rollup": rollup, "per_account": per_account, "bedrock_months": per_month, "counts": counts,
+            "caps": caps, "alerts": alerts}
 
 
 def _leave_lines_of_the_previous_demo(tmp: Path) -> None:
@@ -331,6 +335,34 @@ def test_loading_the_demo_a_second_time_changes_no_total(loaded):
     assert loaded["after_first"]["lines"]["reporting_cost"] == loaded["summary"]["total_reporting_spend"]
 
 
+def test_the_demo_has_a_breaching_a_forecast_to_breach_and_an_ok_cap_and_an_alert_history(loaded):
+    yesterday = TODAY - dt.timedelta(days=1)  # TODAY is the 1st: yesterday ends October, the last month with data
+    sales = Cap.objects.get(team__slug=CAP_BREACHING_TEAM)
+    assert (sales.scope, sales.period, sales.amount) == ("team", "month", SUGGESTED_MONTHLY_CAP_USD)
+    assert cap_status(sales, today=yesterday).status == "breached"
+    assert cap_status(sales, today=TODAY).status == "forecast"  # November has no spend yet; its forecast is over
+    breach = AlertEvent.objects.get(cap=sales, kind="cap_threshold", threshold=100)
+    assert breach.period_start == dt.date(2026, 10, 1) and breach.title.startswith("Sales Intelligence at ")
+
+    forecast = Cap.objects.get(scope="team", period="month", team__slug="support")
+    for day in (yesterday, TODAY):  # under its amount in October and in November, over it in November's forecast
+        assert cap_status(forecast, today=day).spent < forecast.amount
+    assert cap_status(forecast, today=TODAY).status == "forecast"
+    assert AlertEvent.objects.filter(cap=forecast, kind="cap_forecast", period_start=dt.date(2026, 11, 1)).exists()
+    assert not AlertEvent.objects.filter(cap=forecast, kind="cap_threshold", threshold__gte=100).exists()
+
+    whole = Cap.objects.get(scope="org")
+    assert whole.period == "quarter"
+    assert cap_status(whole, today=TODAY).status == cap_status(whole, today=yesterday).status == "ok"
+    assert not AlertEvent.objects.filter(cap=whole).exists()
+
+    assert Cap.objects.count() == 3
+    recipients = {r for cap in Cap.objects.all() for r in cap.recipients}
+    assert {"role:team_leads", "role:finance"} <= recipients and any("@" in r for r in recipients)
+    assert [(c["name"], c["status"]) for c in loaded["summary"]["caps"]] == [
+        (sales.name, "forecast"), (forecast.name, "forecast"), (whole.name, "ok")]
+
+
 def test_the_demo_users_sign_in_with_the_demo_password_and_have_their_roles(loaded):
     users = {u.username: u for u in User.objects.prefetch_related("memberships__team")}
     assert users["admin"].role == "admin" and users["admin"].is_superuser
@@ -454,6 +486,7 @@ def test_the_demo_loads_on_sqlite_and_the_admin_sees_spend_on_the_overview(tmp_p
     for login in ("admin        / demo-password", "cfo          / demo-password", "sales-lead   / demo-password"):
         assert login in out
     assert "team lead of Sales Intelligence" in out
+    assert "Sales Intelligence monthly" in out and "Organisation quarterly" in out and ": OK (0 alerts)" in out
 
     result_line = next(l for l in manage("shell", "-c", OVERVIEW_SCRIPT).splitlines() if l.startswith("RESULT "))
     result = json.loads(result_line.removeprefix("RESULT "))

@@ -60,7 +60,92 @@ def load_demo(*, today: dt.date, export_dir: Path | None = None) -> dict:
     for user in User.objects.filter(username__in=usernames):
         user.set_password(DEMO_PASSWORD)
         user.save(update_fields=["password"])
-    return _summary(today, config, runs)
+    caps = caps_load(today=today)
+    return {**_summary(today, config, runs), "caps": caps}
+
+
+# --- caps ---
+
+# The demo's caps are made here, after its usage is in, because two of their amounts come from that usage.
+# TODO(issue 10): move them to config.yaml's `caps:` section once apply_config has one (the forecast cap's and
+# the organisation cap's amounts then become fixed figures chosen for the demo's generated data).
+BREACHING_CAP = "Sales Intelligence monthly"
+OK_CAP = "Organisation quarterly"
+FORECAST_TEAMS = ("support", "search", "data", "devprod", "marketing")  # the first whose forecast allows it
+
+
+def caps_load(*, today: dt.date) -> list[dict]:
+    """Three caps with three stories, then their evaluation (an alert history, as a running installation would
+    have one):
+
+    - Sales Intelligence, $15,000 a month (SUGGESTED_MONTHLY_CAP_USD): its campaign takes it over. On the caps
+      page it is breached once the month-to-date passes $15,000, and forecast to breach before that (the first
+      days of a month); the alert history holds the breach either way: it is evaluated as of yesterday too, the
+      last day with data, as the evaluation after that day's import would have been.
+    - Support Platform (or the next team of FORECAST_TEAMS, should its figures not allow it), monthly: an amount
+      between what it has spent and its forecast, whichever day `today` is, so it is "forecast to breach" and has
+      not breached (neither as of yesterday, nor today).
+    - The organisation, quarterly: an amount well above its forecast and twice its spend, so it is "ok".
+    """
+    from finops import evaluations
+    from finops.selectors.caps import cap_status
+    from finops.services.spend_changes import SpendChange
+
+    yesterday = today - dt.timedelta(days=1)
+    sales = Team.objects.get(slug=CAP_BREACHING_TEAM)
+    breaching = _cap(BREACHING_CAP, scope="team", team=sales, amount=SUGGESTED_MONTHLY_CAP_USD,
+                     recipients=["role:team_leads", "role:finance"])
+    forecast = _forecast_cap(today, yesterday)
+    whole = _cap(OK_CAP, scope="org", period="quarter", amount=Decimal(1), recipients=["role:finance", "finops@demo.example"])
+    # As of yesterday too: on the first day of a quarter that is the previous quarter, spent in full.
+    statuses = (cap_status(whole, today=today), cap_status(whole, today=yesterday))
+    highest = max(max(s.spent * 2, s.forecast or s.spent) for s in statuses)
+    whole.amount = _round_up(highest * Decimal("1.2"), Decimal(10_000))
+    whole.save(update_fields=["amount"])
+
+    # The breaching team as of yesterday (its month may have ended then), then everything as of today.
+    evaluations.alerts_evaluate(change=SpendChange(days=(yesterday,), reason="demo", team_ids=(sales.id,)), today=yesterday)
+    evaluations.alerts_evaluate(today=today)
+    return [_cap_line(cap, today) for cap in (breaching, forecast, whole)]
+
+
+def _cap(name: str, **values):
+    from finops.models import Cap
+
+    return Cap.objects.update_or_create(name=name, defaults=values)[0]
+
+
+def _forecast_cap(today: dt.date, yesterday: dt.date):
+    """A team's monthly cap above what it has spent (as of today and as of yesterday, whose month may be the
+    previous one) and below today's forecast: the middle, in whole dollars."""
+    from finops.models import Cap
+    from finops.selectors.caps import cap_status
+
+    for slug in FORECAST_TEAMS:
+        team = Team.objects.get(slug=slug)
+        probe = Cap(id=0, name="probe", scope="team", team=team, amount=Decimal(1))  # never saved
+        now, before = cap_status(probe, today=today), cap_status(probe, today=yesterday)
+        spent = max(now.spent, before.spent)
+        if now.forecast is not None and now.forecast > spent + 2:
+            Cap.objects.filter(name__endswith=" monthly", scope="team", team__slug__in=FORECAST_TEAMS).exclude(team=team).delete()
+            return _cap(f"{team.name} monthly", scope="team", team=team, amount=((spent + now.forecast) / 2).quantize(Decimal(1)),
+                        recipients=["role:team_leads", f"{slug}-oncall@demo.example"])
+    raise DemoLoadError("no demo team is forecast above what it has spent; has the generator changed?")
+
+
+def _round_up(amount: Decimal, step: Decimal) -> Decimal:
+    return (-(-amount // step)) * step
+
+
+def _cap_line(cap, today: dt.date) -> dict:
+    from finops.models import AlertEvent
+    from finops.selectors.caps import cap_status
+
+    status = cap_status(cap, today=today)
+    return {"name": cap.name, "scope": cap.scope_label(), "period": status.period_label, "amount": cap.amount,
+            "spent": status.spent, "forecast": status.forecast, "status": status.status,
+            "status_label": status.status_label, "recipients": list(cap.recipients),
+            "alerts": AlertEvent.objects.filter(cap=cap).count()}
 
 
 def _import_all(today: dt.date, directory: Path) -> list[IngestRun]:

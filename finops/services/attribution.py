@@ -22,6 +22,7 @@ from django.db.models.functions import Coalesce, TruncDate
 from finops.models import AttributionRule, LineSignature, TagSet, UsageLine, Workload
 
 from .rollups import day_chunks, rollup_rebuild
+from .spend_changes import spend_changed
 
 
 def glob_to_regex(pattern: str) -> str:
@@ -148,8 +149,9 @@ def _changed(signatures: QuerySet, workload, team) -> QuerySet:
 class Reattribution:
     days: set[dt.date]
     lines: int
-    # Workloads that lost or gained lines (None: unattributed).
+    # Workloads that lost or gained lines (None: unattributed), and their teams before and after.
     workloads: set = field(default_factory=set)
+    teams: set = field(default_factory=set)
 
 
 def _moved_lines(signatures: QuerySet) -> dict[dt.date, int]:
@@ -172,13 +174,14 @@ def signatures_attribute() -> Reattribution:
     lines that moved, and the workloads that lost or gained them (for the rollup)."""
     workload, team = _targets(_rules())
     changed = _changed(LineSignature.objects.all(), workload, team)
-    moves = list(changed.values_list("cur_w", "new_w"))
+    moves = list(changed.values_list("cur_w", "new_w", "cur_t", "new_t").distinct())
     if not moves:
         return Reattribution(days=set(), lines=0)
     per_day = _moved_lines(changed)
     LineSignature.objects.filter(id__in=changed.values("id")).update(workload_id=workload, team_id=team)
-    touched = {None if w == -1 else w for move in moves for w in move}
-    return Reattribution(days=set(per_day), lines=sum(per_day.values()), workloads=touched)
+    workloads = {None if w == -1 else w for move in moves for w in move[:2]}
+    teams = {None if t == -1 else t for move in moves for t in move[2:]}
+    return Reattribution(days=set(per_day), lines=sum(per_day.values()), workloads=workloads, teams=teams)
 
 
 @transaction.atomic
@@ -202,12 +205,28 @@ def _rebuild(days: set[dt.date], workloads: set, progress=None) -> None:
 
 
 @transaction.atomic
-def workload_team_sync(*, workload: Workload) -> set[dt.date]:
+def workload_team_sync(*, workload: Workload) -> Reattribution:
     """A workload moved to another team: its signatures (and so its lines) follow, and the rollup of their
-    days is rebuilt."""
+    days is rebuilt. Returns the days, the workload and both teams (the old ones its lines had, the new one).
+    Signals nothing: its callers do, once per operation (`workload_team_move`, config apply)."""
     attribution_lock(shared=False)
     stale = LineSignature.objects.filter(workload=workload).exclude(team_id=workload.team_id)
-    days = set(_moved_lines(stale))
+    old_teams = set(stale.values_list("team_id", flat=True).distinct())
+    per_day = _moved_lines(stale)
     stale.update(team_id=workload.team_id)
-    _rebuild(days, {workload.id})
-    return days
+    _rebuild(set(per_day), {workload.id})
+    return Reattribution(days=set(per_day), lines=sum(per_day.values()), workloads={workload.id},
+                         teams=old_teams | {workload.team_id})
+
+
+@transaction.atomic
+def workload_team_move(*, workload: Workload, team) -> Reattribution:
+    """Move a workload to another team (the admin; config apply does the same through `workload_team_sync`
+    and signals once for its whole apply): its history follows, and spend changed for both teams."""
+    previous_team_id = Workload.objects.filter(pk=workload.pk).values_list("team_id", flat=True).first()
+    workload.team = team
+    workload.save()
+    result = workload_team_sync(workload=workload)
+    spend_changed(days=result.days, reason="workload moved", workload_ids=result.workloads,
+                  team_ids=result.teams | {previous_team_id})
+    return result

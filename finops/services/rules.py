@@ -7,11 +7,15 @@ from django.utils import timezone
 
 from finops.models import AttributionRule, ReattributionJob, RuleChange
 
-from .attribution import history_reattribute
+from .attribution import Reattribution, history_reattribute
 from .rollups import rollups_vacuum
-from .config.rules import rule_snapshot
+from .spend_changes import spend_changed
 
 FIELDS = ("workload", "priority", "account", "provider", "project", "api_key", "user", "model", "tags")
+
+
+def rule_snapshot(rule: AttributionRule) -> dict:
+    return {"workload": rule.workload.slug, "priority": rule.priority, "match": rule.conditions()}
 
 
 def _audit(rule, action, before, by, source) -> None:
@@ -34,15 +38,20 @@ def reattribution_request(*, reason: str, by=None) -> ReattributionJob:
     return job
 
 
+# `reattribute=False`: the caller re-attributes once after several changes, in its own transaction (config
+# apply: a whole rule set, one re-attribution, one "spend changed" signal for the apply).
+
+
 @transaction.atomic
-def rule_create(*, by, source: str = "ui", **fields) -> tuple[AttributionRule, ReattributionJob]:
+def rule_create(*, by, source: str = "ui", reattribute: bool = True, **fields) -> tuple[AttributionRule, ReattributionJob | None]:
     rule = AttributionRule.objects.create(**{k: v for k, v in fields.items() if k in FIELDS})
     _audit(rule, RuleChange.Action.CREATED, None, by, source)
-    return rule, reattribution_request(reason=f"rule {rule} created", by=by)
+    return rule, reattribution_request(reason=f"rule {rule} created", by=by) if reattribute else None
 
 
 @transaction.atomic
-def rule_update(*, rule: AttributionRule, by, source: str = "ui", **fields) -> tuple[AttributionRule, ReattributionJob | None]:
+def rule_update(*, rule: AttributionRule, by, source: str = "ui", reattribute: bool = True,
+                **fields) -> tuple[AttributionRule, ReattributionJob | None]:
     before = rule_snapshot(rule)
     for key, value in fields.items():
         if key in FIELDS:
@@ -51,15 +60,15 @@ def rule_update(*, rule: AttributionRule, by, source: str = "ui", **fields) -> t
     if rule_snapshot(rule) == before:
         return rule, None
     _audit(rule, RuleChange.Action.UPDATED, before, by, source)
-    return rule, reattribution_request(reason=f"rule {rule} changed", by=by)
+    return rule, reattribution_request(reason=f"rule {rule} changed", by=by) if reattribute else None
 
 
 @transaction.atomic
-def rule_delete(*, rule: AttributionRule, by, source: str = "ui") -> ReattributionJob:
+def rule_delete(*, rule: AttributionRule, by, source: str = "ui", reattribute: bool = True) -> ReattributionJob | None:
     _audit(rule, RuleChange.Action.DELETED, rule_snapshot(rule), by, source)
     label = str(rule)
     rule.delete()
-    return reattribution_request(reason=f"rule {label} deleted", by=by)
+    return reattribution_request(reason=f"rule {label} deleted", by=by) if reattribute else None
 
 
 @transaction.atomic
@@ -83,6 +92,12 @@ def rule_move(*, rule: AttributionRule, direction: int, by, source: str = "ui") 
     return reattribution_request(reason=f"rule {rule} moved {'up' if direction < 0 else 'down'}", by=by)
 
 
+def reattribution_signal(result: Reattribution, *, reason: str) -> None:
+    """Spend changed on the days whose lines moved, for the workloads that lost or gained them and their teams
+    (inside the re-attribution's transaction: sent when it commits)."""
+    spend_changed(days=result.days, reason=reason, workload_ids=result.workloads, team_ids=result.teams)
+
+
 def _progress_key(job_id: int) -> str:
     return f"finops:reattribution:{job_id}:progress"
 
@@ -104,7 +119,9 @@ def reattribution_run(*, job_id: int) -> ReattributionJob:
         return job
     ReattributionJob.objects.filter(id=job.id).update(status=ReattributionJob.Status.RUNNING, started_at=timezone.now())
     try:
-        result = history_reattribute(progress=lambda done, total: cache.set(_progress_key(job.id), (done, total), 3600))
+        with transaction.atomic():
+            result = history_reattribute(progress=lambda done, total: cache.set(_progress_key(job.id), (done, total), 3600))
+            reattribution_signal(result, reason="reattribution")
     except Exception as exc:  # noqa: BLE001 - shown on the job; the re-attribution rolled back as a whole
         ReattributionJob.objects.filter(id=job.id).update(status=ReattributionJob.Status.FAILED, error=str(exc), finished_at=timezone.now())
         raise

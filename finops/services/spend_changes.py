@@ -54,5 +54,7 @@ def spend_changed(*, days: Iterable[dt.date], reason: str, account_ids: Iterable
         sent.append(change)
         evaluate_alerts.delay(**change.as_task_kwargs())
 
-    transaction.on_commit(queue)
+    # robust: the change has committed whatever happens next; an evaluation that fails to queue (or, inline, to
+    # run) is logged and left to the beat's catch-up rather than turning a committed import into an error.
+    transaction.on_commit(queue, robust=True)
     return change

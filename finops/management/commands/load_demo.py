@@ -48,6 +48,11 @@ class Command(BaseCommand):
             amount = "no known price (never counted as $0)" if basis == "unpriced" else f"{spend:,.2f} {currency}"
             out(f"    {basis:<9} {lines:>6,} lines  {amount}")
         out(f"  total spend: {s['total_reporting_spend']:,.2f} {currency}")
+        out(f"  caps ({currency}), as of today:")
+        for cap in s["caps"]:
+            forecast = "no forecast" if cap["forecast"] is None else f"forecast {cap['forecast']:,.0f}"
+            out(f"    {cap['name']:<28} {cap['amount']:>10,.0f} a {cap['period']:<14} spent {cap['spent']:>10,.0f}, "
+                f"{forecast}: {cap['status_label']} ({cap['alerts']} alert{'s' if cap['alerts'] != 1 else ''})")
         if export_dir is not None:
             out(f"  usage files kept in {export_dir}")
         out("")

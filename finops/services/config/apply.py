@@ -18,7 +18,8 @@ from django.db import IntegrityError, transaction
 from finops.crypto import CredentialError
 from finops.modelids import normalise_model
 from finops.models import Account, FxRate, Membership, ModelPrice, Provider, Team, User, Workload
-from finops.services.attribution import workload_team_sync
+from finops.services.attribution import Reattribution, workload_team_sync
+from finops.services.spend_changes import spend_changed
 from finops.services.accounts import account_credentials_matches, account_set_credentials
 from finops.services.prices import CATALOG_EFFECTIVE_FROM
 from finops.services.users import user_set_role
@@ -65,11 +66,14 @@ def config_apply(*, path: str | Path, text: str | None = None, environ: Mapping[
             raise ConfigInvalid([f"{path}: cannot be read ({exc.strerror})"]) from None
     entries = _validated(path.name, text, environ)
     result = ApplyResult()
+    moves: list[Reattribution] = []  # what changed spend: workloads moved to another team, a rule set re-attributed
     with transaction.atomic():
         for section, items in entries.items():
             if section == "rules":
-                for outcome in rules_apply(items):
+                outcomes, reattribution = rules_apply(items)
+                for outcome in outcomes:
                     result.count(section, outcome)
+                moves += [reattribution] if reattribution else []
                 continue
             if section == "caps":
                 errors = []
@@ -84,11 +88,26 @@ def config_apply(*, path: str | Path, text: str | None = None, environ: Mapping[
             apply_entry = _APPLIERS[section]
             for item in items:
                 try:
-                    result.count(section, apply_entry(item, environ))
+                    if section == "workloads":
+                        result.count(section, _apply_workload(item, environ, moved=moves.append))
+                    else:
+                        result.count(section, apply_entry(item, environ))
                 except IntegrityError as exc:
                     # A unique name taken by another row (a team name under another slug): name the entry, roll back.
                     raise ConfigInvalid([f"{item['_label']}: {' '.join(str(exc).split())}"]) from None
+        _spend_changed(moves)
     return result
+
+
+def _spend_changed(moves: list[Reattribution]) -> None:
+    """One signal for the whole apply (sent if it commits), with every day and scope that moved.
+
+    Prices and FX rates change no stored spend: a line's estimated cost and reporting-currency amount are fixed
+    when it is imported (re-importing the window applies new ones, and that import signals). So only rules and
+    workloads moved to another team count here.
+    """
+    spend_changed(days=set().union(*(m.days for m in moves)), reason="config",
+                  workload_ids=set().union(*(m.workloads for m in moves)), team_ids=set().union(*(m.teams for m in moves)))
 
 
 # --- validation ---
@@ -227,7 +246,7 @@ def _apply_team(entry, environ) -> str:
     return _upsert(Team, {"slug": entry["slug"]}, {"name": entry["name"], "cost_center": entry["cost_center"]})[1]
 
 
-def _apply_workload(entry, environ) -> str:
+def _apply_workload(entry, environ, moved=lambda reattribution: None) -> str:
     previous_team = Workload.objects.filter(slug=entry["slug"]).values_list("team_id", flat=True).first()
     values = {
         "name": entry["name"],
@@ -238,7 +257,11 @@ def _apply_workload(entry, environ) -> str:
     }
     workload, outcome = _upsert(Workload, {"slug": entry["slug"]}, values)
     if previous_team is not None and previous_team != workload.team_id:
-        workload_team_sync(workload=workload)  # its history moves to the new team
+        # Its history moves to the new team: the admin's move does the same (workload_team_move), but signals on its
+        # own; here the apply signals once for everything.
+        result = workload_team_sync(workload=workload)
+        result.teams.add(previous_team)
+        moved(result)
     return outcome
 
 

@@ -1,8 +1,12 @@
 """The `rules:` section: the file's list is the complete rule set (rules depend on their order, so a
-partial set would mean nothing). Every change is audited, and history is re-attributed once."""
+partial set would mean nothing). Rules are written by the same service functions as the UI and the API
+(finops.services.rules: audited), and history is re-attributed once for the whole set."""
 
-from finops.models import Account, AttributionRule, Provider, RuleChange, Workload
-from finops.services.attribution import history_reattribute
+from finops.models import Account, AttributionRule, Provider, Workload
+from finops.services.attribution import Reattribution, history_reattribute
+from finops.services.rules import rule_create, rule_delete, rule_snapshot, rule_update
+
+__all__ = ["rule_reference_errors", "rule_snapshot", "rules_apply"]
 
 MATCH_FIELDS = ("project", "api_key", "user", "model")
 
@@ -34,52 +38,32 @@ def _wanted(entry: dict) -> dict:
     }
 
 
-def rule_snapshot(rule: AttributionRule) -> dict:
-    return {"workload": rule.workload.slug, "priority": rule.priority, "match": rule.conditions()}
-
-
-def rules_apply(entries: list[dict], *, changed_by=None) -> list[str]:
-    """Make the rule set equal `entries`; returns one outcome per entry (and "deleted" per removed rule)."""
+def rules_apply(entries: list[dict], *, changed_by=None) -> tuple[list[str], Reattribution | None]:
+    """Make the rule set equal `entries` through the same writes as the UI and the API (audited, source "config"),
+    then re-attribute history once if anything changed. Returns one outcome per entry (and "deleted" per removed
+    rule), and the re-attribution (None when nothing changed); the caller signals spend changed for it."""
     current = list(AttributionRule.objects.select_related("workload", "account", "provider").order_by("priority", "id"))
     by_priority: dict[int, AttributionRule] = {}
     for rule in current:
         by_priority.setdefault(rule.priority, rule)
     outcomes, kept = [], set()
+    writes = {"by": changed_by, "source": "config", "reattribute": False}
     for entry in entries:
         wanted = _wanted(entry)
         rule = by_priority.get(entry["priority"])
         if rule is None:
-            rule = AttributionRule.objects.create(**wanted)
-            _audit(rule, RuleChange.Action.CREATED, None, changed_by)
+            rule, _ = rule_create(**writes, **wanted)
             outcomes.append("created")
         elif any(getattr(rule, k) != v for k, v in wanted.items()):
-            before = rule_snapshot(rule)
-            for key, value in wanted.items():
-                setattr(rule, key, value)
-            rule.save()
-            _audit(rule, RuleChange.Action.UPDATED, before, changed_by)
+            rule_update(rule=rule, **writes, **wanted)
             outcomes.append("updated")
         else:
             outcomes.append("unchanged")
         kept.add(rule.id)
     for rule in current:
         if rule.id not in kept:
-            _audit(rule, RuleChange.Action.DELETED, rule_snapshot(rule), changed_by)
-            rule.delete()
+            rule_delete(rule=rule, **writes)
             outcomes.append("deleted")
     if any(o != "unchanged" for o in outcomes):
-        history_reattribute()
-    return outcomes
-
-
-def _audit(rule: AttributionRule, action: str, before: dict | None, changed_by) -> None:
-    after = None if action == RuleChange.Action.DELETED else rule_snapshot(rule)
-    RuleChange.objects.create(
-        rule=None if action == RuleChange.Action.DELETED else rule,
-        rule_label=str(rule),
-        action=action,
-        before=before,
-        after=after,
-        changed_by=changed_by,
-        source="config",
-    )
+        return outcomes, history_reattribute()
+    return outcomes, None
