@@ -66,9 +66,9 @@ def load_demo(*, today: dt.date, export_dir: Path | None = None) -> dict:
 
 # --- caps ---
 
-# The demo's caps are made here, after its usage is in, because two of their amounts come from that usage.
-# TODO(issue 10): move them to config.yaml's `caps:` section once apply_config has one (the forecast cap's and
-# the organisation cap's amounts then become fixed figures chosen for the demo's generated data).
+# The demo's caps are made here, through the cap service, after its usage is in: two of their amounts come from
+# that usage and from the day the demo is loaded (a fixed figure in config.yaml's `caps:` would tell "forecast to
+# breach" on some days and not on others).
 BREACHING_CAP = "Sales Intelligence monthly"
 OK_CAP = "Organisation quarterly"
 FORECAST_TEAMS = ("support", "search", "data", "devprod", "marketing")  # the first whose forecast allows it
@@ -90,6 +90,7 @@ def caps_load(*, today: dt.date) -> list[dict]:
     from finops import evaluations
     from finops.selectors.caps import cap_status
     from finops.services.spend_changes import SpendChange
+    from finops.tasks import deliver_alerts
 
     yesterday = today - dt.timedelta(days=1)
     sales = Team.objects.get(slug=CAP_BREACHING_TEAM)
@@ -100,19 +101,26 @@ def caps_load(*, today: dt.date) -> list[dict]:
     # As of yesterday too: on the first day of a quarter that is the previous quarter, spent in full.
     statuses = (cap_status(whole, today=today), cap_status(whole, today=yesterday))
     highest = max(max(s.spent * 2, s.forecast or s.spent) for s in statuses)
-    whole.amount = _round_up(highest * Decimal("1.2"), Decimal(10_000))
-    whole.save(update_fields=["amount"])
+    whole = _cap(OK_CAP, scope="org", amount=_round_up(highest * Decimal("1.2"), Decimal(10_000)))
 
     # The breaching team as of yesterday (its month may have ended then), then everything as of today.
     evaluations.alerts_evaluate(change=SpendChange(days=(yesterday,), reason="demo", team_ids=(sales.id,)), today=yesterday)
     evaluations.alerts_evaluate(today=today)
+    deliver_alerts.delay()  # inline in the demo: its emails print to the console (EMAIL_URL's default)
     return [_cap_line(cap, today) for cap in (breaching, forecast, whole)]
 
 
-def _cap(name: str, **values):
+def _cap(name: str, *, scope: str, team=None, **values):
+    """Create or update a demo cap through the cap service (the write path of the form, the API and config).
+    Their amounts come from the generated data, so they are made here rather than in config.yaml's `caps:`."""
     from finops.models import Cap
+    from finops.services.caps import cap_create, cap_update
 
-    return Cap.objects.update_or_create(name=name, defaults=values)[0]
+    fields = {"scope": scope, "target": team.slug if team is not None else None, **values}
+    existing = Cap.objects.filter(name=name).first()
+    if existing is None:
+        return cap_create(by=None, name=name, **fields)
+    return cap_update(cap=existing, by=None, **fields)
 
 
 def _forecast_cap(today: dt.date, yesterday: dt.date):
@@ -120,6 +128,7 @@ def _forecast_cap(today: dt.date, yesterday: dt.date):
     previous one) and below today's forecast: the middle, in whole dollars."""
     from finops.models import Cap
     from finops.selectors.caps import cap_status
+    from finops.services.caps import cap_delete
 
     for slug in FORECAST_TEAMS:
         team = Team.objects.get(slug=slug)
@@ -127,7 +136,8 @@ def _forecast_cap(today: dt.date, yesterday: dt.date):
         now, before = cap_status(probe, today=today), cap_status(probe, today=yesterday)
         spent = max(now.spent, before.spent)
         if now.forecast is not None and now.forecast > spent + 2:
-            Cap.objects.filter(name__endswith=" monthly", scope="team", team__slug__in=FORECAST_TEAMS).exclude(team=team).delete()
+            for stale in Cap.objects.filter(name__endswith=" monthly", scope="team", team__slug__in=FORECAST_TEAMS).exclude(team=team):
+                cap_delete(cap=stale, by=None)
             return _cap(f"{team.name} monthly", scope="team", team=team, amount=((spent + now.forecast) / 2).quantize(Decimal(1)),
                         recipients=["role:team_leads", f"{slug}-oncall@demo.example"])
     raise DemoLoadError("no demo team is forecast above what it has spent; has the generator changed?")
