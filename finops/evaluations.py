@@ -269,14 +269,18 @@ SILENT_MIN = dt.timedelta(hours=2)  # … and at least 2 hours
 def sources_evaluate(*, today: dt.date, change: SpendChange | None = None) -> list[AlertEvent]:
     """One event per account and condition start (finops.selectors.account_status): a failing run (error, or
     disabled after one), an API account silent longer than its schedule allows, data older than STALE_AFTER_DAYS.
-    An account switched off by an admin (no failed run) is not alerted: someone chose it."""
+    An account switched off by an admin (no failed run) is not alerted: someone chose it.
+
+    Silence and staleness are a matter of time passing, so only the beat (no `change`) judges them: a spend
+    change means data just arrived, and an import of an old month (a backfill, the demo's monthly files in order)
+    would otherwise alert "no data after July" for an account that is about to be current."""
     accounts = Account.objects.all()
     if change is not None and change.account_ids:
         accounts = accounts.filter(id__in=change.account_ids)
     now = timezone.now()
     raised = []
     for status in account_statuses(today, accounts=accounts):
-        found = source_condition(status, now=now)
+        found = source_condition(status, now=now, silence=change is None)
         if found is None:
             continue
         start, title, details = found
@@ -291,8 +295,9 @@ def _since(account: Account) -> str:
     return f"since {when.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC" if when else "ever"
 
 
-def source_condition(status: AccountStatus, *, now: dt.datetime) -> tuple[dt.date, str, dict] | None:
-    """(the day the condition started, title, details) of the most urgent condition, or None when healthy."""
+def source_condition(status: AccountStatus, *, now: dt.datetime, silence: bool = True) -> tuple[dt.date, str, dict] | None:
+    """(the day the condition started, title, details) of the most urgent condition, or None when healthy;
+    `silence`: judge silence and staleness too (the beat), not only failures."""
     account, run = status.account, status.last_run
     details = {"account": account.name, "provider": account.provider.slug, "state": status.state,
                "status": status.label, "detail": status.detail, "freshness": status.freshness,
@@ -316,7 +321,7 @@ def source_condition(status: AccountStatus, *, now: dt.datetime) -> tuple[dt.dat
         if status.state == "disabled":
             title += " (disabled)"
         return start, title, {**details, "error": run.error, "failing_since": start.isoformat()}
-    if status.state == "disabled":
+    if status.state == "disabled" or not silence:
         return None
     if account.is_api:
         allowed = max(SILENT_MIN, SILENT_INTERVALS * dt.timedelta(minutes=account.sync_interval_minutes))

@@ -393,3 +393,20 @@ def test_a_spike_that_goes_on_is_one_episode_and_a_new_one_starts_after_an_ordin
     changed = tuple(days(SPIKE_DAY, dt.date(2026, 11, 28)))
     alerts_evaluate(change=SpendChange(days=changed, reason="ingest", workload_ids=(support_agent.id,)))
     assert [e.period_start for e in events(AlertKind.SPEND_SPIKE)] == [SPIKE_DAY, dt.date(2026, 11, 27)]
+
+
+def test_importing_an_old_month_does_not_say_the_source_is_silent_only_the_beat_judges_that(openai_account, time_machine):
+    """A backfill (or the demo's monthly files imported in order) brings old data: right after it the account is
+    "behind", but data just arrived; silence is judged on the schedule, against the data as it then stands."""
+    from finops import evaluations
+    from finops.models import AlertEvent
+    from finops.services.spend_changes import SpendChange
+
+    time_machine.move_to(dt.datetime(2026, 11, 24, 12, tzinfo=dt.UTC))
+    csv = "day,model,input_tokens,output_tokens,cost\n2026-07-30,gpt-5-mini,10,10,1.00\n"
+    assert usage_file_import(account=openai_account, stream=io.BytesIO(csv.encode()), file_name="july.csv").status == "succeeded"
+    change = SpendChange(days=(dt.date(2026, 7, 30),), reason="ingest", account_ids=(openai_account.id,))
+    evaluations.alerts_evaluate(change=change, today=dt.date(2026, 11, 24))
+    assert not AlertEvent.objects.filter(kind="source_failing").exists()
+    evaluations.alerts_evaluate(today=dt.date(2026, 11, 24))  # the beat
+    assert AlertEvent.objects.get(kind="source_failing").title == "openai-prod has no data after 2026-07-30: 117 days behind"
