@@ -17,7 +17,7 @@ from finops import display
 from finops.models import Account, AlertEvent, AlertKind, Cap, DailySpend, IngestRun, Workload
 from finops.models.usage import CostBasis
 from finops.selectors.account_status import AccountStatus, account_statuses
-from finops.selectors.caps import CapStatus, cap_drivers, cap_statuses
+from finops.selectors.caps import CapStatus, cap_statuses, caps_drivers
 from finops.selectors.spend import TOKEN_SUM
 from finops.selectors.spikes import K, METHOD, Spike, spikes_find
 from finops.services.spend_changes import SpendChange
@@ -85,13 +85,21 @@ def caps_evaluate(*, today: dt.date, change: SpendChange | None = None) -> list[
                                                   kind__in=(AlertKind.CAP_THRESHOLD, AlertKind.CAP_FORECAST))
                         .values_list("kind", "subject", "period_start", "threshold"))
     raised = []
-    for status in cap_statuses(caps, today=today):
+    statuses = cap_statuses(caps, today=today)
+    # The figures of the caps with something new to say, their drivers read for all of them at once.
+    news = [s for s in statuses if _has_news(s, raised_before)]
+    if not news:
+        return raised
+    drivers = caps_drivers([(s.cap, s.period_start, s.period_end) for s in news])
+    names = dict(Workload.objects.filter(id__in={r["workload_id"] for d in drivers.values() for r in d["workloads"] if r["workload_id"]})
+                 .values_list("id", "name"))
+    for status in news:
         cap = status.cap
         subject, details = f"cap:{cap.id}", {}
 
         def figures(status=status, details=details) -> dict:  # once per cap, and only for a new event
             if not details:
-                details.update(cap_details(status))
+                details.update(cap_details(status, drivers[status.cap.id], names))
             return details
 
         new = []
@@ -114,6 +122,15 @@ def caps_evaluate(*, today: dt.date, change: SpendChange | None = None) -> list[
                                 **_cap_fields(cap))
             raised += [event] if event else []
     return raised
+
+
+def _has_news(status: CapStatus, raised_before: set) -> bool:
+    """Whether a cap has a threshold or a forecast breach not raised yet this period."""
+    subject = f"cap:{status.cap.id}"
+    if any((AlertKind.CAP_THRESHOLD, subject, status.period_start, t) not in raised_before for t in status.crossed):
+        return True
+    return (status.cap.alert_on_forecast and status.forecast_breach and status.spent < status.cap.amount
+            and (AlertKind.CAP_FORECAST, subject, status.period_start, 100) not in raised_before)
 
 
 def _cap_fields(cap: Cap) -> dict:
@@ -143,11 +160,9 @@ def cap_forecast_title(status: CapStatus) -> str:
             f"({status.forecast_percent:.0f}%) of its {_amount_label(status)} {month} cap")
 
 
-def cap_details(status: CapStatus) -> dict:
-    """The figures an email and the alerts page show, as decimal strings (the event keeps them as raised)."""
-    drivers = cap_drivers(status.cap, start=status.period_start, end=status.period_end)
-    names = dict(Workload.objects.filter(id__in=[r["workload_id"] for r in drivers["workloads"] if r["workload_id"]])
-                 .values_list("id", "name"))
+def cap_details(status: CapStatus, drivers: dict, names: dict) -> dict:
+    """The figures an email and the alerts page show, as decimal strings (the event keeps them as raised).
+    `drivers`: the cap's (caps_drivers); `names`: workload names by id."""
     text = display.csv_decimal
     return {
         "cap": status.cap.name, "scope": status.cap.scope_label(), "period": status.period_label,

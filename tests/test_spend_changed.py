@@ -99,7 +99,7 @@ def test_a_failed_import_signals_nothing_and_raises_nothing(account, agent, supp
     broken = csv_of((TODAY, "50.00", "support")) + b"not-a-day,gpt-5-mini,1,1,1.00,support\n"
     run = import_csv(account, broken)
     assert run.status == "failed"
-    assert spend_changes.sent == [] and not AlertEvent.objects.filter(cap=cap).exists()
+    assert not spend_changes.sent and not AlertEvent.objects.filter(cap=cap).exists()
 
 
 # --- an API pull ---
@@ -159,7 +159,7 @@ def test_an_api_pull_that_fails_signals_nothing(api_account, fake_openai):
     fake_openai.route(COSTS, [Reply(200, "{malformed")])
     [run] = account_sync(account=api_account, start=dt.datetime(2026, 6, 12, tzinfo=dt.UTC), end=dt.datetime(2026, 6, 16, tzinfo=dt.UTC))
     assert run.status == "failed"
-    assert spend_changes.sent == []
+    assert not spend_changes.sent
 
 
 # --- a rule change (UI / API) ---
@@ -245,7 +245,7 @@ def test_a_config_apply_that_changes_only_a_price_signals_nothing_as_stored_spen
     spend_changes.sent.clear()
     result = config(prices="prices:\n  - {provider: openai, model: gpt-5-mini, input_per_mtok: '9.99', output_per_mtok: '19.99'}\n")
     assert result.changes["prices"]["created"] + result.changes["prices"]["updated"] == 1
-    assert spend_changes.sent == []
+    assert not spend_changes.sent
 
 
 @pytest.mark.django_db(transaction=True)
@@ -257,7 +257,7 @@ def test_a_config_apply_rolled_back_signals_nothing(account, agent, support, sea
     with pytest.raises(RuntimeError), transaction.atomic():
         config(agent_team="search")  # moved, rolled up, signal registered …
         raise RuntimeError("… and the caller's transaction rolls back")
-    assert spend_changes.sent == [] and not AlertEvent.objects.filter(cap=cap).exists()
+    assert not spend_changes.sent and not AlertEvent.objects.filter(cap=cap).exists()
     assert Workload.objects.get(pk=agent.pk).team_id == support.id
 
 
@@ -324,11 +324,11 @@ def test_an_import_evaluates_the_caps_of_the_teams_its_account_has_spend_for_on_
 @pytest.mark.django_db(transaction=True)
 def test_an_evaluation_that_finds_every_threshold_raised_already_builds_no_figures_again(
         account, agent, ranker, support, search, django_assert_max_num_queries):
-    from finops.evaluations import alerts_evaluate
+    from finops.evaluations import alerts_evaluate, caps_evaluate, today_utc
 
     two_accounts_with_lines(account, agent, ranker)
     caps = [team_cap(support), team_cap(search)]
     assert len(alerts_evaluate()) == 6
     with django_assert_max_num_queries(8):  # the caps, the events raised, the statuses' grouped reads: no figures
-        assert alerts_evaluate() == []
+        assert caps_evaluate(today=today_utc()) == []
     assert all(cap_events(cap) == {50, 80, 100} for cap in caps)
