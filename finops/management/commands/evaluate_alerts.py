@@ -1,20 +1,12 @@
 """One evaluation now, then the sends it calls for (the beat does the same every 15 minutes)."""
 
-import datetime as dt
-
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from finops import evaluations
+from finops.management.arguments import utc_day
 from finops.models import AlertEvent
 from finops.notify.deliver import events_deliver_ids
 from finops.tasks import deliver_alerts
-
-
-def _day(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise CommandError(f"{text!r} is not a date in YYYY-MM-DD form") from None
 
 
 class Command(BaseCommand):
@@ -25,7 +17,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--today", type=_day, default=None, help="Evaluate as of this UTC day (default: today).")
+        parser.add_argument("--today", type=utc_day, default=None, help="Evaluate as of this UTC day (default: today).")
 
     def handle(self, *args, today=None, **options):
         raised = evaluations.alerts_evaluate(today=today)

@@ -1,16 +1,9 @@
-import datetime as dt
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from finops.management.arguments import utc_day
 from finops.selectors.spend_report import FILTER_NAMES, GROUPS, as_json, filter_errors, spend_rows, write_csv
-
-
-def _day(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise CommandError(f"{text!r} is not a date in YYYY-MM-DD form") from None
 
 
 class Command(BaseCommand):
@@ -21,8 +14,8 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--start", required=True, type=_day)
-        parser.add_argument("--end", required=True, type=_day)
+        parser.add_argument("--start", required=True, type=utc_day)
+        parser.add_argument("--end", required=True, type=utc_day)
         parser.add_argument("--by", required=True, choices=list(GROUPS))
         parser.add_argument("--format", default="table", choices=["json", "csv", "table"])
         for name in FILTER_NAMES:
