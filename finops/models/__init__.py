@@ -3,6 +3,7 @@
 from .alerts import AlertEvent, AlertKind, AlertMute, Notification
 from .attribution import AttributionRule, ReattributionJob, RuleChange
 from .caps import Cap, CapPeriod, CapScope
+from .contracts import CommitmentBasis, Contract, ContractTerm
 from .monthly import MonthlySpend
 from .org import Membership, Team, User, Workload
 from .pricing import FxRate, ModelPrice
@@ -17,6 +18,9 @@ __all__ = [
     "Cap",
     "CapPeriod",
     "CapScope",
+    "CommitmentBasis",
+    "Contract",
+    "ContractTerm",
     "Notification",
     "AttributionRule",
     "ChargeCategory",

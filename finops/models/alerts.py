@@ -20,6 +20,9 @@ class AlertKind(models.TextChoices):
     SPEND_SPIKE = "spend_spike", "Spend spike"
     UNPRICED_USAGE = "unpriced_usage", "Unpriced usage seen"
     SOURCE_FAILING = "source_failing", "Source failing or silent"
+    CONTRACT_NOTICE = "contract_notice", "Contract notice deadline ahead"
+    CONTRACT_SHORTFALL = "contract_shortfall", "Contract shortfall risk"
+    CONTRACT_OVERAGE = "contract_overage", "Contract overage risk"
 
 
 class AlertEvent(models.Model):
@@ -38,6 +41,7 @@ class AlertEvent(models.Model):
     period_start = models.DateField()
     threshold = models.PositiveIntegerField(default=0, help_text="The percentage crossed (cap kinds); 0 otherwise.")
     cap = models.ForeignKey(Cap, on_delete=models.CASCADE, null=True, blank=True, related_name="events")
+    contract = models.ForeignKey("finops.Contract", on_delete=models.CASCADE, null=True, blank=True, related_name="events")
     team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
                              help_text="The team it concerns, for filters and access (none: organisation-wide).")
     workload = models.ForeignKey(Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
