@@ -7,7 +7,8 @@ from decimal import Decimal
 import pytest
 
 from finops.models import Account, CommitmentBasis, Contract, ContractTerm, Provider
-from finops.selectors.contracts import add_months, commitment_periods, contract_status, contract_statuses
+from finops.selectors.contracts import (add_months, commitment_periods, contract_status, contract_statuses, renewed_commitment,
+                                       whole_months)
 from ingest.services import usage_file_import
 
 D = dt.date
@@ -188,6 +189,34 @@ def test_the_renewal_baseline_is_the_last_three_complete_months_average_over_the
     assert status.renewal_advice == Decimal("72000")  # a renewal at today's 120,000 a year commits more
     deal.commitment = Decimal("60000")
     assert contract_status(deal, today=D(2026, 11, 20)).renewal_advice is None
+
+
+def test_a_renewal_at_todays_commitment_equal_to_the_baseline_needs_no_advice(openai_account):
+    spend(openai_account, {D(2026, 8, 3): "6000", D(2026, 9, 30): "6000", D(2026, 10, 31): "6000"})
+
+    status = contract_status(contract(commitment=Decimal("72000")), today=D(2026, 11, 20))
+
+    assert status.renewal_baseline == Decimal("72000") and status.renewal_advice is None
+
+
+@pytest.mark.parametrize("start, end, months, renewed", [
+    (D(2026, 1, 1), D(2027, 1, 1), 12, Decimal("36500")),
+    (D(2024, 2, 29), D(2025, 2, 28), 12, Decimal("36500")),
+    (D(2026, 1, 31), D(2026, 7, 31), 6, Decimal("73000")),
+    (D(2026, 1, 31), D(2026, 2, 28), 1, Decimal("438000")),
+])
+def test_a_renewed_term_commits_todays_commitment_over_the_renewal_months(openai_account, start, end, months, renewed):
+    deal = contract(start=start, end=end)
+
+    assert whole_months(start, end) == months
+    assert renewed_commitment(deal) == renewed
+
+
+def test_a_term_of_no_whole_months_is_renewed_in_mean_months(openai_account):
+    deal = contract(start=D(2026, 1, 1), end=D(2026, 1, 31))
+
+    assert whole_months(deal.start, deal.end) is None
+    assert renewed_commitment(deal) == Decimal("444378.375")  # 36,500 × 12 / (30 / 30.436875)
 
 
 def test_the_renewal_baseline_of_accounts_with_spend_only_lately_averages_the_months_they_have(openai_account):

@@ -206,8 +206,16 @@ def renewed_commitment(contract: Contract) -> Decimal:
         return contract.commitment * months
     if contract.commitment_basis == CommitmentBasis.YEARLY:
         return contract.commitment * months / 12
-    term_months = Decimal((contract.end - contract.start).days) / Decimal("30.436875")  # the mean month
+    term_months = whole_months(contract.start, contract.end)
+    if term_months is None:  # a term of no whole number of months: in mean months
+        term_months = Decimal((contract.end - contract.start).days) / Decimal("30.436875")
     return contract.commitment * months / term_months if term_months else contract.commitment
+
+
+def whole_months(start: dt.date, end: dt.date) -> int | None:
+    """How many months [start, end) is when it is a whole number of them (2024-02-29 to 2025-02-28: 12), else None."""
+    months = (end.year - start.year) * 12 + end.month - start.month
+    return months if months > 0 and add_months(start, months) == end else None
 
 
 def covered(contract: Contract, rows: QuerySet[DailySpend] | None = None) -> QuerySet[DailySpend]:
