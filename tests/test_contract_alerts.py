@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 import time_machine
 
-from finops.evaluations import alerts_evaluate
+from finops.evaluations import alerts_evaluate, contracts_evaluate
 from finops.models import Account, AlertEvent, AlertKind, Contract, ContractTerm, Provider
 from finops.notify.recipients import event_addresses
 from ingest.services import usage_file_import
@@ -171,3 +171,11 @@ def test_a_contract_event_goes_to_its_owner_and_finance_or_to_the_admins_when_th
     assert event_addresses(event) == [fiona.email]
     fiona.delete()
     assert event_addresses(event) == [ada.email]
+
+
+def test_an_evaluation_with_nothing_to_say_reads_the_contracts_and_their_accounts_once(anthropic_account, django_assert_num_queries):
+    for name in ("a", "b", "c"):
+        enterprise(name=name, auto_renew=False, commitment=Decimal("0")).accounts.add(anthropic_account)
+
+    with django_assert_num_queries(2 + 3):  # contracts, their accounts, then each contract's daily spend
+        assert contracts_evaluate(today=D(2026, 11, 20)) == []

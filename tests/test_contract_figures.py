@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from finops.models import Account, CommitmentBasis, Contract, ContractTerm, Provider
+from finops.models import Account, CommitmentBasis, Contract, ContractTerm, FxRate, Provider
 from finops.selectors.contracts import (add_months, commitment_periods, contract_status, contract_statuses, renewed_commitment,
                                        whole_months)
 from ingest.services import usage_file_import
@@ -264,3 +264,13 @@ def test_the_statuses_of_several_contracts_read_their_accounts_in_one_query(open
 
     with django_assert_num_queries(1 + 3):  # the accounts once, then each contract's daily spend
         contract_statuses(contracts, today=D(2026, 11, 20))
+
+
+def test_a_contract_in_another_currency_counts_the_amounts_billed_in_it(openai_account):
+    FxRate.objects.create(day=D(2025, 1, 1), currency="EUR", rate=Decimal("1.08"))
+    csv = ("day,model,input_tokens,output_tokens,cost,currency\n"
+           "2026-03-01,gpt-5-mini,1000,100,100,EUR\n2026-03-02,gpt-5-mini,1000,100,7,USD\n")
+    assert usage_file_import(account=openai_account, stream=io.BytesIO(csv.encode()), file_name="eur.csv").status == "succeeded"
+
+    assert contract_status(contract(currency="EUR"), today=D(2026, 11, 20)).consumed == Decimal("100")
+    assert contract_status(contract(name="usd"), today=D(2026, 11, 20)).consumed == Decimal("115")  # 100 € at 1.08 + $7
