@@ -13,11 +13,12 @@ from django.db import IntegrityError, transaction
 from django.db.models import Min
 from django.utils import timezone
 
-from finops import display
-from finops.models import Account, AlertEvent, AlertKind, Cap, DailySpend, IngestRun, Workload
+from finops import contract_alerts, display
+from finops.models import Account, AlertEvent, AlertKind, Cap, Contract, DailySpend, IngestRun, Workload
 from finops.models.usage import CostBasis
 from finops.selectors.account_status import AccountStatus, account_statuses
 from finops.selectors.caps import CapStatus, cap_statuses, caps_drivers
+from finops.selectors.contracts import contract_statuses
 from finops.selectors.spend import TOKEN_SUM
 from finops.selectors.spikes import K, METHOD, Spike, spikes_find
 from finops.services.spend_changes import SpendChange
@@ -49,6 +50,7 @@ def alerts_evaluate(*, change: SpendChange | None = None, today: dt.date | None 
     raised += spikes_evaluate(today=today, change=change)
     raised += unpriced_evaluate(today=today, change=change)
     raised += sources_evaluate(today=today, change=change)
+    raised += contracts_evaluate(today=today, change=change)
     return raised
 
 
@@ -351,3 +353,36 @@ def source_condition(status: AccountStatus, *, now: dt.datetime, silence: bool =
         title = f"{account.name} has no data after {status.latest_day:%Y-%m-%d}: {status.freshness}"
         return start, title, {**details, "stale_since": start.isoformat()}
     return None
+
+
+# --- contracts: notice deadlines, shortfall and overage risk (finops.contract_alerts) ---
+
+
+def contracts_evaluate(*, today: dt.date, change: SpendChange | None = None) -> list[AlertEvent]:
+    """Per contract whose term has not ended: one event per notice threshold crossed (only the smallest newly
+    crossed one is sent, larger ones crossed at the same time are kept superseded, as caps do), and once per term
+    a shortfall risk and an overage risk. A deadline is a matter of days passing and contracts are few, so every
+    contract is looked at whatever `change` names (a change only moves the projections)."""
+    contracts = list(Contract.objects.filter(end__gt=today).select_related("provider").prefetch_related("accounts"))
+    raised = []
+    for status in contract_statuses(contracts, today=today):
+        subject, start, contract = contract_alerts.subject(status), status.contract.start, status.contract
+        details = contract_alerts.contract_details(status)
+        new = []
+        for days in contract_alerts.notice_thresholds(status):  # largest first: the last one new is the one sent
+            event = event_raise(kind=AlertKind.CONTRACT_NOTICE, subject=subject, period_start=start, threshold=days,
+                                title=contract_alerts.notice_title(status), details=details, contract=contract)
+            new += [event] if event else []
+        for event in new[:-1]:
+            AlertEvent.objects.filter(id=event.id, state=AlertEvent.State.PENDING).update(state=AlertEvent.State.SUPERSEDED)
+        raised += new
+        risks = ((AlertKind.CONTRACT_SHORTFALL, contract_alerts.SHORTFALL_THRESHOLD, contract_alerts.shortfall_risk,
+                  contract_alerts.shortfall_title),
+                 (AlertKind.CONTRACT_OVERAGE, contract_alerts.OVERAGE_THRESHOLD, contract_alerts.overage_risk,
+                  contract_alerts.overage_title))
+        for kind, threshold, at_risk, title in risks:
+            if at_risk(status):
+                event = event_raise(kind=kind, subject=subject, period_start=start, threshold=threshold,
+                                    title=title(status)[:300], details=details, contract=contract)
+                raised += [event] if event else []
+    return raised

@@ -22,7 +22,7 @@ from finops.models import Account, CostBasis, IngestRun, LineSignature, Provider
 from finops.models.usage import signature_id, tag_set_id
 from finops.services.attribution import RuleMatcher
 from finops.services.fx import FxConverter
-from finops.services.prices import PriceBook, Tokens, cost_from_price
+from finops.services.prices import ContractDiscounts, PriceBook, Tokens, cost_from_price
 from finops.services.rollups import rollup_rebuild
 
 from .providers.base import UsageRow, tags_json
@@ -100,6 +100,7 @@ class LinePreparer:
         self.providers = {p.slug: p for p in Provider.objects.all()}
         self.account_provider = next(p for p in self.providers.values() if p.id == account.provider_id)
         self.price_books = PriceBook.all_providers()
+        self.discounts = ContractDiscounts.for_account(account)
         self.fx = FxConverter()
         self.rules = RuleMatcher()
         self.account_id, self.run_id = account.id, run.id
@@ -134,6 +135,7 @@ class LinePreparer:
             else:
                 tokens = Tokens(row.input_tokens, row.cached_input_tokens, row.cache_write_tokens, row.output_tokens)
                 cost = cost_from_price(price, tokens, batch=row.service_tier.lower() == "batch")
+                cost = self.discounts.discounted(cost, provider.id, day)  # a contract's discount off list (issue 11)
                 currency, basis = price.currency, CostBasis.ESTIMATED
         reporting_cost = None if cost is None else self.fx.to_reporting(cost, currency, day)
         tags_id = self.tag_set_of(row.tags)

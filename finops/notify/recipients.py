@@ -3,7 +3,7 @@
 A cap's `recipients` are addresses and roles: `role:team_leads` (the leads of the cap's owning team; an
 organisation, provider or account cap has none, so its admins), `role:finance`, `role:admins`. Events without a
 cap (spikes, unpriced usage, sources) go to the team's leads when they concern a team, else to admins and
-finance. A cap's webhook is one more recipient. Users who muted the kind (AlertMute) are kept, marked muted, so a
+finance. A contract's events go to its owner (an address, if set) and finance; to admins when that is nobody. A cap's webhook is one more recipient. Users who muted the kind (AlertMute) are kept, marked muted, so a
 `skipped` Notification says they were not told and why; an address that is a muted user's email counts as them.
 """
 
@@ -60,6 +60,10 @@ def event_addresses(event: AlertEvent) -> list[str]:
                 addresses += list(_role_users(entry[5:], event).order_by("username").values_list("email", flat=True))
             elif entry:
                 addresses.append(entry)
+    elif event.contract_id:
+        addresses += [event.contract.owner] if event.contract.owner else []
+        addresses += list(_finance().order_by("username").values_list("email", flat=True))
+        addresses = addresses or list(_admins().order_by("username").values_list("email", flat=True))
     elif event.team_id:
         addresses += list(_team_leads(event.team).order_by("username").values_list("email", flat=True))
     else:

@@ -17,11 +17,19 @@ Definitions (UTC days, half-open periods, money in the contract's currency):
   consumed. **Shortfall** = Σ max(0, commitment − projected) per period (money committed and not used);
   **overage** = Σ max(0, projected − commitment).
 - **Renewal baseline**: the average monthly covered spend of the last 3 complete calendar months × the renewal
-  term in months. "Renew at or below $X" when the committed amount of a renewed term would be above it.
+  term in months (fewer months when the covered accounts' spend starts later: the average runs from the first
+  month with spend; none without any). "Renew at or below $X" when the committed amount of a renewed term
+  would be above it.
+- **Prepaid** credit is part of the commitment, not added to it: it is shown, drawn down by consumption first
+  (`prepaid_used`, `prepaid_left`), and the commitment figures above already include it.
+- **Renewed in place**: every figure is the current term's (the contract's own dates); archived terms are history.
 - **Notice deadline**: end − notice days; after it, an auto-renewing contract renews whatever happens.
-- **Status**, most urgent first: `notice_passed` (auto-renewing and the deadline is behind us while the term
-  runs), `shortfall` (projected below SHORTFALL_SHARE of the commitment with at least a quarter of the term
-  left), `overage` (projected above the commitment), `on_track`.
+- **Status**, most urgent first: `not_started`, `ended`, `notice_passed` (auto-renewing and the deadline is
+  behind us while the term runs), `shortfall` (at least a quarter of the term left and the periods not yet over
+  projected to use less than SHORTFALL_SHARE of what they commit, each period counting at most its own
+  commitment: with a monthly basis one month's overage does not hide another's shortfall; for a term basis this
+  is simply projected < 90 % of the commitment), `overage` (some period projected above its commitment),
+  `on_track`.
 """
 
 import calendar
@@ -30,7 +38,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.conf import settings
-from django.db.models import QuerySet, Sum
+from django.db.models import QuerySet, Sum, prefetch_related_objects
 
 from finops.models import CommitmentBasis, Contract, DailySpend
 from finops.months import month_of, next_month
@@ -95,6 +103,27 @@ class ContractStatus:
         return sum((p.overage for p in self.periods), ZERO)
 
     @property
+    def prepaid_used(self) -> Decimal:
+        return min(self.contract.prepaid, self.consumed)
+
+    @property
+    def prepaid_left(self) -> Decimal:
+        return self.contract.prepaid - self.prepaid_used
+
+    @property
+    def open_periods(self) -> list[CommitmentPeriod]:
+        """The periods not over yet (the current one and those ahead)."""
+        return [p for p in self.periods if p.end > self.today]
+
+    @property
+    def shortfall_risk(self) -> bool:
+        """Module docstring, Status: the open periods projected short, with a quarter of the term left."""
+        periods = self.open_periods
+        committed = sum((p.committed for p in periods), ZERO)
+        used = sum((min(p.projected, p.committed) for p in periods), ZERO)
+        return bool(committed) and used < committed * SHORTFALL_SHARE and self.days_left * 4 >= self.term_days
+
+    @property
     def notice_deadline(self) -> dt.date:
         return self.contract.end - dt.timedelta(days=self.contract.notice_days)
 
@@ -126,9 +155,9 @@ class ContractStatus:
             return "ended"
         if contract.auto_renew and today > self.notice_deadline:
             return "notice_passed"
-        if self.committed and self.projected < self.committed * SHORTFALL_SHARE and self.days_left * 4 >= self.term_days:
+        if self.shortfall_risk:
             return "shortfall"
-        if self.projected > self.committed:
+        if self.overage > 0:
             return "overage"
         return "on_track"
 
@@ -177,8 +206,16 @@ def renewed_commitment(contract: Contract) -> Decimal:
         return contract.commitment * months
     if contract.commitment_basis == CommitmentBasis.YEARLY:
         return contract.commitment * months / 12
-    term_months = Decimal((contract.end - contract.start).days) / Decimal("30.436875")  # the mean month
+    term_months = whole_months(contract.start, contract.end)
+    if term_months is None:  # a term of no whole number of months: in mean months
+        term_months = Decimal((contract.end - contract.start).days) / Decimal("30.436875")
     return contract.commitment * months / term_months if term_months else contract.commitment
+
+
+def whole_months(start: dt.date, end: dt.date) -> int | None:
+    """How many months [start, end) is when it is a whole number of them (2024-02-29 to 2025-02-28: 12), else None."""
+    months = (end.year - start.year) * 12 + end.month - start.month
+    return months if months > 0 and add_months(start, months) == end else None
 
 
 def covered(contract: Contract, rows: QuerySet[DailySpend] | None = None) -> QuerySet[DailySpend]:
@@ -217,13 +254,22 @@ def contract_status(contract: Contract, *, today: dt.date) -> ContractStatus:
         part.expected = part.committed * gone / length if length else ZERO
         left = max(0, (part.end - max(today, part.start)).days)
         part.projected = part.consumed + (status.run_rate or ZERO) * left
-    months = sum((v for d, v in daily.items() if baseline_start <= d < month_of(today)), ZERO)
-    if any(baseline_start <= d < month_of(today) for d in daily):
-        status.renewal_baseline = months / BASELINE_MONTHS * contract.renewal_term_months
+    this_month = month_of(today)
+    spent_days = [d for d in daily if baseline_start <= d < this_month]
+    if spent_days:
+        first, months = month_of(min(spent_days)), 0
+        while first < this_month:
+            first, months = next_month(first), months + 1
+        spent = sum((daily[d] for d in spent_days), ZERO)
+        status.renewal_baseline = spent / months * contract.renewal_term_months
     return status
 
 
-def contract_statuses(contracts: list[Contract], *, today: dt.date) -> list[ContractStatus]:
+def contract_statuses(contracts, *, today: dt.date) -> list[ContractStatus]:
+    """Each contract's status; their accounts are read in one query (not one per contract)."""
+    contracts = list(contracts)
+    prefetch_related_objects([c for c in contracts if "accounts" not in getattr(c, "_prefetched_objects_cache", {})],
+                             "accounts")
     return [contract_status(contract, today=today) for contract in contracts]
 
 

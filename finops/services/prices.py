@@ -73,6 +73,41 @@ def cost_from_price(price: ModelPrice, tokens: Tokens, *, batch: bool = False) -
     return total / MTOK
 
 
+class ContractDiscounts:
+    """The negotiated discounts off list (Contract.discount_pct) that apply to one account's ESTIMATED costs.
+
+    A contract covers a line when the line's provider is the contract's and the contract names the line's account
+    or names none; on the days of its current term and of its archived terms (a term records no discount of its
+    own: the contract's applies). Two contracts covering one day: the larger discount. Billed costs are the
+    provider's amounts and are never discounted; only the row writer estimates (the column writer takes billed
+    lines only), and it asks here. Loaded before a run writes (a COPY holds the connection), so like a price the
+    discount is fixed at import: a contract added or changed later applies when the window is imported again.
+    """
+
+    def __init__(self, spans: dict[int, list[tuple[dt.date, dt.date, Decimal]]]):
+        self._spans = spans  # provider id -> [(start, end, discount %)], half-open UTC days
+
+    @classmethod
+    def for_account(cls, account) -> "ContractDiscounts":
+        from django.db.models import Q
+
+        from finops.models import Contract, ContractTerm
+
+        contracts = {c.id: c for c in Contract.objects.filter(Q(accounts=account) | Q(accounts=None), discount_pct__gt=0)}
+        spans: dict[int, list] = {}
+        for contract in contracts.values():
+            spans.setdefault(contract.provider_id, []).append((contract.start, contract.end, contract.discount_pct))
+        for term in ContractTerm.objects.filter(contract_id__in=contracts):
+            contract = contracts[term.contract_id]
+            spans[contract.provider_id].append((term.start, term.end, contract.discount_pct))
+        return cls(spans)
+
+    def discounted(self, cost: Decimal, provider_id: int, day: dt.date) -> Decimal:
+        """An estimated cost of a line of `provider_id` on `day`, less the discount of a contract covering it."""
+        found = [pct for start, end, pct in self._spans.get(provider_id, ()) if start <= day < end]
+        return cost * (1 - max(found) / 100) if found else cost
+
+
 class PriceBook:
     """Prices of one provider looked up by (model, day). Built before a run writes anything: a Postgres
     COPY holds the connection, so nothing may be queried while rows stream in."""
