@@ -128,6 +128,8 @@ class SeesContracts(BasePermission):
     """API: admins and finance read contracts, admins change them; anyone else gets 404 (not even confirmed)."""
 
     def has_permission(self, request, view):
+        if not request.user.is_authenticated:
+            return False  # 401: sign in first
         if not can_see_contracts(request.user):
             raise Http404("No such page.")
         return request.method in SAFE_METHODS or can_manage_contracts(request.user)

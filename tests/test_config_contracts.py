@@ -141,3 +141,14 @@ def test_the_export_prints_contracts_back_and_applies_unchanged(example, tmp_pat
     output = apply(write(tmp_path, exported, "exported.yaml"))
     assert "contracts: 0 created, 0 updated, 2 unchanged" in output
     assert contracts_snapshot() == before
+
+
+def test_applying_the_old_file_after_a_renewal_is_refused_rather_than_bringing_the_old_term_back(example, tmp_path):
+    apply(write(tmp_path, EXAMPLE + CONTRACTS))
+    renewed = CONTRACTS.replace("start: 2026-01-01\n    end: 2027-01-01", "start: 2027-01-01\n    end: 2028-01-01")
+    apply(write(tmp_path, EXAMPLE + renewed))
+
+    message = apply_failing(write(tmp_path, EXAMPLE + CONTRACTS))
+
+    assert "contracts[0] (name=OpenAI enterprise): start: The contract was renewed: its past terms run to 2027-01-01" in message
+    assert Contract.objects.get(name="OpenAI enterprise").start == dt.date(2027, 1, 1) and ContractTerm.objects.count() == 1

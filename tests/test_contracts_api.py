@@ -220,3 +220,8 @@ def test_the_command_writes_the_same_csv_as_the_endpoint(client_as, fiona, contr
     printed = io.StringIO()
     call_command("export_contracts_focus", stdout=printed)
     assert printed.getvalue() == out.read_text() and len(focus_rows(printed.getvalue())) == 12 + 1 + 2
+
+
+def test_an_anonymous_caller_is_asked_to_sign_in(client, contracts):
+    assert client.get("/api/v1/contracts").status_code == 401
+    assert client.get("/api/v1/contracts/focus.csv").status_code == 401

@@ -163,3 +163,14 @@ def test_deleting_a_contract_takes_its_past_terms(ada, contract):
     contract_renew(contract=contract, by=ada, start="2027-01-01", end="2028-01-01")
     contract_delete(contract=contract, by=ada)
     assert not Contract.objects.exists() and not ContractTerm.objects.exists()
+
+
+def test_terms_never_overlap_so_an_archived_term_cannot_come_back_as_the_current_one(ada, contract):
+    contract_renew(contract=contract, by=ada, start="2027-01-01", end="2028-01-01")
+    errors = errors_of(contract_update, contract=contract, by=ada, start="2026-01-01", end="2027-01-01")
+    assert errors == {"start": "The contract was renewed: its past terms run to 2027-01-01, so the current term starts "
+                               "on or after that day (export_config prints the current term)."}
+    contract.refresh_from_db()
+    assert contract.start == D(2027, 1, 1)
+    contract_update(contract=contract, by=ada, end="2028-02-01")
+    assert contract.end == D(2028, 2, 1)

@@ -183,6 +183,11 @@ def _clean(contract: Contract, fields: dict) -> dict:
     if cleaned["provider"] is not None:
         cleaned["accounts"] = check("accounts", _accounts, cleaned["provider"])
     start, end = cleaned["start"], cleaned["end"]
+    archived_end = _archived_end(contract)
+    if start and archived_end and start < archived_end:
+        # Terms never overlap: an old file (or an edit) must not bring an archived term back as the current one.
+        errors["start"] = (f"The contract was renewed: its past terms run to {archived_end.isoformat()}, so the current "
+                           f"term starts on or after that day (export_config prints the current term).")
     if start and end:
         if end <= start:
             errors["end"] = f"The term ends after it starts: end {end.isoformat()} is not after start {start.isoformat()}."
@@ -192,6 +197,12 @@ def _clean(contract: Contract, fields: dict) -> dict:
     if errors:
         raise ContractInvalid(errors)
     return cleaned
+
+
+def _archived_end(contract: Contract) -> dt.date | None:
+    if contract.pk is None:
+        return None
+    return max((term.end for term in contract.past_terms.all()), default=None)
 
 
 def _date_or_none(value):
