@@ -128,6 +128,7 @@ class ContractFocusCSV(APIView):
     permission_classes = [access.SeesContracts]
 
     @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR}, summary="Contract commitments as FOCUS 1.3 CSV",
+                   operation_id="v1_contracts_focus_csv",
                    description="Columns: " + ", ".join(contracts_focus.HEADER) + ". ContractCommitmentQuantity and "
                                "ContractCommitmentUnit are empty: every commitment is a Spend commitment.")
     def get(self, request):
