@@ -1,5 +1,3 @@
-import sys
-
 from django.core.management.base import BaseCommand
 
 from finops.models import Contract
@@ -20,4 +18,4 @@ class Command(BaseCommand):
                 count = write_focus_csv(contracts, stream)
             self.stderr.write(f"{count} commitment rows written to {out}")
         else:
-            write_focus_csv(contracts, self.stdout if self.stdout else sys.stdout)
+            write_focus_csv(contracts, self.stdout)

@@ -39,8 +39,7 @@ def contract_apply(entry: dict) -> tuple[str, list[str]]:
 
 
 def _decimal(value: Decimal) -> str:
-    text = format(Decimal(value).normalize(), "f")
-    return text
+    return format(Decimal(value).normalize(), "f")
 
 
 def contract_entry(contract: Contract) -> dict:
