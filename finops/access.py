@@ -53,6 +53,16 @@ def can_see_sources(user) -> bool:
     return sees_everything(user)
 
 
+def can_see_contracts(user) -> bool:
+    """Contracts commit the whole organisation's money: admins and finance read them; members get 404."""
+    return sees_everything(user)
+
+
+def can_manage_contracts(user) -> bool:
+    """Creating, changing, renewing and deleting contracts: admins only (finance reads)."""
+    return is_admin(user)
+
+
 def get_visible_team_or_404(user, slug: str) -> Team:
     team = visible_teams(user).filter(slug=slug).first()
     if team is None:
@@ -112,6 +122,17 @@ class ReadsForAllWritesForAdmins(BasePermission):
         if not request.user.is_authenticated:
             return False
         return request.method in SAFE_METHODS or can_manage_configuration(request.user)
+
+
+class SeesContracts(BasePermission):
+    """API: admins and finance read contracts, admins change them; anyone else gets 404 (not even confirmed)."""
+
+    def has_permission(self, request, view):
+        if not request.user.is_authenticated:
+            return False  # 401: sign in first
+        if not can_see_contracts(request.user):
+            raise Http404("No such page.")
+        return request.method in SAFE_METHODS or can_manage_contracts(request.user)
 
 
 class SeesSources(BasePermission):

@@ -18,6 +18,7 @@ from finops.api import urls as api_urls
 from finops.models import Account, AttributionRule, Provider, ReattributionJob
 from finops.selectors.spend_report import GROUPS
 from finops.services.caps import cap_create
+from finops.services.contracts import contract_create
 from ingest.services import usage_file_import
 
 DECIMAL_TEXT = re.compile(r"^-?\d+\.\d{6}$")
@@ -84,6 +85,9 @@ def test_every_api_response_carries_money_as_decimal_strings(client_as, ada, rec
     api_account = Account.objects.create(name="openai-admin", provider=Provider.objects.get(slug="openai"), connector="openai_api")
     today = dt.datetime.now(dt.UTC).date()
     cap = cap_create(by=ada, name="Everything", scope="org", amount="1000", recipients=["role:admins"])
+    contract = contract_create(by=ada, name="OpenAI", provider="openai", accounts=["openai-prod"], start=today.replace(day=1),
+                               end=today.replace(day=1) + dt.timedelta(days=400), commitment="1000.5",
+                               commitment_basis="monthly", auto_renew=True, notice_days=300)
     month = {"start": (today - dt.timedelta(days=40)).isoformat(), "end": (today + dt.timedelta(days=1)).isoformat()}
     json_body = {"content_type": "application/json"}
     calls = {
@@ -115,6 +119,17 @@ def test_every_api_response_carries_money_as_decimal_strings(client_as, ada, rec
             lambda: client.get("/api/v1/caps"),
         ],
         "api-cap-detail": [lambda: client.get(f"/api/v1/caps/{cap.pk}")],
+        "api-contract-list": [
+            lambda: client.post("/api/v1/contracts", {"name": "Groq", "provider": "groq", "start": "2026-01-01",
+                                                      "end": "2027-01-01", "commitment": "99.5"}, **json_body),
+            lambda: client.get("/api/v1/contracts"),
+        ],
+        "api-contract-renewals": [lambda: client.get("/api/v1/contracts/renewals", {"within_days": 3660})],
+        "api-contract-detail": [lambda: client.get(f"/api/v1/contracts/{contract.pk}"),
+                                lambda: client.patch(f"/api/v1/contracts/{contract.pk}", {"prepaid": "10"}, **json_body)],
+        "api-contract-renew": [lambda: client.post(f"/api/v1/contracts/{contract.pk}/renew",
+                                                   {"start": contract.end.isoformat(), "end": "2030-01-01"}, **json_body)],
+        "api-contract-focus": [lambda: client.get("/api/v1/contracts/focus.csv")],
     }
     routes = {p.name for p in api_urls.urlpatterns if isinstance(p, URLPattern)}
     assert set(calls) == routes, "call every API route here"
@@ -122,6 +137,8 @@ def test_every_api_response_carries_money_as_decimal_strings(client_as, ada, rec
         for request in requests:
             response = request()
             assert response.status_code in (200, 201, 202), (name, response.status_code, response.content[:300])
+            if response["Content-Type"].startswith("text/csv"):  # a file: plain decimals, checked by its own tests
+                continue
             assert money_problems(response.json()) == [], name
 
     # The walk saw real money: exact to the micro-unit, and null where no price is known.
@@ -133,3 +150,9 @@ def test_every_api_response_carries_money_as_decimal_strings(client_as, ada, rec
     caps = {c["name"]: c for c in client.get("/api/v1/caps").json()}
     assert caps["Everything"]["amount"] == "1000.000000" and caps["Support"]["amount"] == "2.500000"
     assert all(isinstance(c["spent"], str) and isinstance(c["percent"], str) for c in caps.values())
+    contracts = {c["name"]: c for c in client.get("/api/v1/contracts").json()}
+    assert contracts["Groq"]["commitment"] == "99.500000" and contracts["OpenAI"]["prepaid"] == "0.000000"
+    (old,) = contracts["OpenAI"]["past_terms"]  # the patched term, archived by the renewal
+    assert (old["commitment"], old["prepaid"]) == ("1000.500000", "10.000000")
+    assert all(isinstance(c[key], str) for c in contracts.values()
+               for key in ("consumed", "expected_to_date", "projected", "shortfall", "overage"))

@@ -1,7 +1,7 @@
 from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 
-from . import views
+from . import contracts, views
 
 # DRF authenticates API requests itself (token or session); the login redirect is for pages only.
 api = login_not_required
@@ -25,5 +25,10 @@ urlpatterns = [
     path("rules/<int:pk>", api(views.RuleDetail.as_view()), name="api-rule-detail"),
     path("caps", api(views.CapList.as_view()), name="api-cap-list"),
     path("caps/<int:pk>", api(views.CapDetail.as_view()), name="api-cap-detail"),
+    path("contracts", api(contracts.ContractList.as_view()), name="api-contract-list"),
+    path("contracts/renewals", api(contracts.ContractRenewals.as_view()), name="api-contract-renewals"),
+    path("contracts/focus.csv", api(contracts.ContractFocusCSV.as_view()), name="api-contract-focus"),
+    path("contracts/<int:pk>", api(contracts.ContractDetail.as_view()), name="api-contract-detail"),
+    path("contracts/<int:pk>/renew", api(contracts.ContractRenew.as_view()), name="api-contract-renew"),
     path("reattributions/<int:pk>", api(views.ReattributionJobDetail.as_view()), name="api-reattribution"),
 ]

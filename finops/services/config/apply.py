@@ -25,6 +25,7 @@ from finops.services.prices import CATALOG_EFFECTIVE_FROM
 from finops.services.users import user_set_role
 
 from .caps import cap_apply, cap_reference_errors
+from .contracts import contract_apply
 from .rules import rule_reference_errors, rules_apply
 from .schema import SECTIONS
 
@@ -75,14 +76,14 @@ def config_apply(*, path: str | Path, text: str | None = None, environ: Mapping[
                     result.count(section, outcome)
                 moves += [reattribution] if reattribution else []
                 continue
-            if section == "caps":
+            if section in ("caps", "contracts"):
                 errors = []
                 for item in items:
-                    outcome, problems = cap_apply(item, environ)
+                    outcome, problems = cap_apply(item, environ) if section == "caps" else contract_apply(item)
                     errors.extend(problems)
                     if not problems:
                         result.count(section, outcome)
-                if errors:  # every bad cap named at once; raising rolls the whole file back
+                if errors:  # every bad cap (contract) named at once; raising rolls the whole file back
                     raise ConfigInvalid(errors)
                 continue
             apply_entry = _APPLIERS[section]
@@ -192,7 +193,7 @@ def _identity(section: str, data: dict) -> tuple:
         return (data["day"], data["currency"].upper())
     if section == "rules":
         return ("priority", data["priority"])
-    key = {"accounts": "name", "users": "username", "caps": "name"}.get(section, "slug")
+    key = {"accounts": "name", "users": "username", "caps": "name", "contracts": "name"}.get(section, "slug")
     return (data[key],)
 
 

@@ -8,9 +8,10 @@ from decimal import Decimal
 
 import yaml
 
-from finops.models import Account, AttributionRule, Cap, FxRate, ModelPrice, Provider, Team, User, Workload
+from finops.models import Account, AttributionRule, Cap, Contract, FxRate, ModelPrice, Provider, Team, User, Workload
 
 from .caps import cap_entry
+from .contracts import contract_entry
 
 
 def _decimal(value: Decimal | None) -> str | None:
@@ -81,6 +82,7 @@ def config_document() -> dict:
             for r in AttributionRule.objects.select_related("workload", "account", "provider").order_by("priority", "id")
         ],
         "caps": [cap_entry(c) for c in Cap.objects.select_related("team", "workload", "provider", "account").order_by("name")],
+        "contracts": [contract_entry(c) for c in Contract.objects.select_related("provider").prefetch_related("accounts").order_by("name")],
     }
     return {section: entries for section, entries in document.items() if entries}
 

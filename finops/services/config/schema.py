@@ -6,6 +6,7 @@ so a typo (`cost_centre`) is caught instead of silently ignored. References betw
 """
 
 import zoneinfo
+from decimal import Decimal
 
 from rest_framework import serializers
 
@@ -149,6 +150,28 @@ class CapEntry(StrictSerializer):
     webhook_secret_env = serializers.RegexField(r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=128, required=False, default="")
 
 
+class ContractEntry(StrictSerializer):
+    """Types only; finops.services.contracts validates the values (the same rules as the API)."""
+
+    name = serializers.CharField(max_length=120)
+    provider = serializers.SlugField()
+    accounts = serializers.ListField(child=serializers.CharField(max_length=120), required=False, default=list)
+    start = serializers.DateField()
+    end = serializers.DateField()
+    commitment = serializers.DecimalField(max_digits=38, decimal_places=18)
+    commitment_basis = serializers.ChoiceField(choices=["term", "monthly", "yearly"], required=False, default="term")
+    prepaid = serializers.DecimalField(max_digits=38, decimal_places=18, required=False, default=Decimal(0))
+    currency = serializers.CharField(max_length=16, required=False, default="USD")
+    discount_pct = serializers.DecimalField(max_digits=38, decimal_places=18, required=False, default=Decimal(0))
+    auto_renew = serializers.BooleanField(required=False, default=False)
+    renewal_term_months = serializers.IntegerField(required=False, default=12)
+    notice_days = serializers.IntegerField(required=False, default=60)
+    notice_alert_days = serializers.ListField(child=serializers.IntegerField(), required=False, default=None, allow_null=True)
+    owner = serializers.CharField(required=False, allow_blank=True, default="")
+    notes = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
+    document_url = serializers.CharField(required=False, allow_blank=True, default="")
+
+
 # Applied in this order, so an entry can refer to one of an earlier section.
 SECTIONS = {
     "providers": (ProviderEntry, "slug"),
@@ -160,4 +183,5 @@ SECTIONS = {
     "users": (UserEntry, "username"),
     "rules": (RuleEntry, "priority"),
     "caps": (CapEntry, "name"),
+    "contracts": (ContractEntry, "name"),
 }
