@@ -53,6 +53,10 @@ def can_see_sources(user) -> bool:
     return sees_everything(user)
 
 
+def can_see_contracts(user) -> bool:
+    return sees_everything(user)
+
+
 def get_visible_team_or_404(user, slug: str) -> Team:
     team = visible_teams(user).filter(slug=slug).first()
     if team is None:
