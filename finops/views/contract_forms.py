@@ -22,6 +22,8 @@ class ContractForm(forms.ModelForm):
         help_text="The provider's accounts it covers (Ctrl/⌘-click for several). None selected: every account of the "
                   "provider, including accounts added later.")
     notice_alert_days = forms.CharField(required=False, help_text=NOTICE_ALERT_HELP)
+    document_url = forms.URLField(required=False, assume_scheme="https", label="Document link",
+                                  help_text="A link to the signed contract (your document store); shown on the contract page.")
 
     class Meta:
         model = Contract
@@ -51,7 +53,6 @@ class ContractForm(forms.ModelForm):
             "notice_days": "Days before the end by which notice must be given (the notice deadline = end − these days).",
             "owner": "Who answers for the contract (an email); alerted with finance.",
             "notes": "Anything worth knowing at renewal: contacts, negotiated terms, history.",
-            "document_url": "A link to the signed contract (your document store); shown on the contract page.",
         }
 
     def __init__(self, *args, **kwargs):
