@@ -341,10 +341,11 @@ def contracts_timeline(rows: list[dict], *, today: dt.date) -> dict:
         "hovertemplate": "%{y}: notice by %{customdata}<extra></extra>",
     }]
     figure = _figure(traces, yaxis={"automargin": True, "autorange": "reversed", "type": "category"},
-                     xaxis={"type": "date", "automargin": True})
+                     xaxis={"type": "date", "automargin": True, "nticks": 4, "tickangle": 0, "tickformat": "%b %Y"})
     layout = figure["layout"]
     layout["hovermode"] = "closest"
-    layout["height"] = max(200, 120 + 36 * len(rows))
+    layout["height"] = max(240, 140 + 36 * len(rows))
+    layout["legend"] = {**layout.get("legend", {}), "y": -0.2}  # below the date ticks
     layout["shapes"] = [{"type": "line", "xref": "x", "yref": "paper", "x0": today.isoformat(), "x1": today.isoformat(),
                          "y0": 0, "y1": 1, "line": {"color": "#1f2933", "width": 1.5, "dash": "dot"}}]
     layout["annotations"] = [{"xref": "x", "yref": "paper", "x": today.isoformat(), "y": 1, "yanchor": "bottom",
