@@ -64,3 +64,28 @@ def test_finance_sees_the_auto_renewal_first_and_the_burn_down_of_its_contract(p
     assert "Edit" not in page.inner_text("main h1 + p")  # finance changes nothing
     assert page.evaluate("document.documentElement.scrollWidth") <= width, "the contract page scrolls sideways"
     page.screenshot(path=f"{SCREENSHOTS}/detail-{width}.png", full_page=True)
+
+
+def test_an_admin_adds_a_contract_through_the_form_and_lands_on_its_page(page, ada, openai_account):
+    page.set_viewport_size({"width": 390, "height": 900})
+    sign_in(page, "ada", PASSWORD)
+    page.goto("/contracts/")
+    page.wait_for_selector("text=No contracts yet")
+    page.click("main >> text=Add the first contract")
+    page.fill("input[name=name]", "OpenAI 2027")
+    page.select_option("select[name=provider]", label="OpenAI")
+    page.select_option("select[name=accounts]", label=f"OpenAI — {openai_account.name}")
+    page.fill("input[name=start]", "2027-01-01")
+    page.fill("input[name=end]", "2028-01-01")
+    page.fill("input[name=commitment]", "120000")
+    page.select_option("select[name=commitment_basis]", "monthly")
+    page.check("input[name=auto_renew]")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390, "the form scrolls sideways"
+    page.screenshot(path=f"{SCREENSHOTS}/form-390.png", full_page=True)
+    page.click("main button[type=submit]")
+
+    page.wait_for_selector("h1:has-text('OpenAI 2027')")
+    assert page.inner_text("h1 .badge") == "Not started"
+    page.wait_for_selector("[data-figure=chart-contract] .main-svg", timeout=10_000)
+    contract = Contract.objects.get(name="OpenAI 2027")
+    assert (contract.commitment_basis, contract.auto_renew, list(contract.accounts.all())) == ("monthly", True, [openai_account])
