@@ -7,7 +7,7 @@ from django.utils.functional import lazy
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from finops.views import alerts, caps, explore, health, pages, rules, sources, unattributed
+from finops.views import alerts, caps, contracts, explore, health, pages, rules, sources, unattributed
 
 urlpatterns = [
     path("", pages.overview, name="overview"),
@@ -29,6 +29,10 @@ urlpatterns = [
     path("caps/<int:pk>/", caps.cap_detail, name="cap-detail"),
     path("caps/<int:pk>/edit/", caps.cap_edit, name="cap-edit"),
     path("caps/<int:pk>/delete/", caps.cap_delete, name="cap-delete"),
+    path("contracts/", contracts.contract_list, name="contract-list"),
+    path("contracts/new/", contracts.contract_create, name="contract-create"),
+    path("contracts/<int:pk>/", contracts.contract_detail, name="contract-detail"),
+    path("contracts/<int:pk>/edit/", contracts.contract_edit, name="contract-edit"),
     path("explore/", explore.explore, name="explore"),
     path("unattributed/", unattributed.unattributed, name="unattributed"),
     path("rules/", rules.rule_list, name="rule-list"),

@@ -26,9 +26,10 @@ from finops.demo.generate import (
     LOG_RECORDS, RAMP_DAYS, SERIES, UNPRICED_MODEL, WINDOW_DAYS, generate, price_change_day, render_config,
 )
 from finops.models import (
-    Account, AlertEvent, Cap, CostBasis, DailySpend, FxRate, IngestRun, ModelPrice, Team, UsageLine, User, Workload,
+    Account, AlertEvent, Cap, Contract, CostBasis, DailySpend, FxRate, IngestRun, ModelPrice, Team, UsageLine, User, Workload,
 )
 from finops.selectors.caps import cap_status
+from finops.selectors.contracts import contract_status, renewals_ahead
 from finops.services.config import config_apply
 from finops.services.prices import PriceBook, Tokens, cost_from_price
 from ingest.services import usage_file_import
@@ -361,6 +362,28 @@ def test_the_demo_has_a_breaching_a_forecast_to_breach_and_an_ok_cap_and_an_aler
     assert {"role:team_leads", "role:finance"} <= recipients and any("@" in r for r in recipients)
     assert [(c["name"], c["status"]) for c in loaded["summary"]["caps"]] == [
         (sales.name, "forecast"), (forecast.name, "forecast"), (whole.name, "ok")]
+
+
+def test_the_demo_has_a_shortfall_renewing_soon_a_contract_on_track_and_a_monthly_commitment_going_over(loaded):
+    anthropic = Contract.objects.get(name="Anthropic enterprise")
+    status = contract_status(anthropic, today=TODAY)
+    assert status.status == "shortfall" and status.shortfall > 0
+    assert anthropic.auto_renew and 0 <= status.days_to_notice_deadline < 183
+    assert [s.contract.name for s in renewals_ahead(today=TODAY)][0] == "Anthropic enterprise"
+    assert status.renewal_advice is not None and status.renewal_advice < anthropic.commitment
+    assert [a.name for a in anthropic.accounts.all()] == ["anthropic-prod"]
+
+    openai = contract_status(Contract.objects.get(name="OpenAI scale tier"), today=TODAY)
+    assert openai.status == "on_track" and openai.projected > 0
+
+    bedrock = Contract.objects.get(name="Bedrock monthly commit")
+    monthly = contract_status(bedrock, today=TODAY)
+    assert bedrock.commitment_basis == "monthly" and len(monthly.periods) == 12
+    assert monthly.status == "overage" and monthly.overage > 0
+
+    assert Contract.objects.count() == 3  # loading twice updates them
+    assert [(c["name"], c["status"]) for c in loaded["summary"]["contracts"]] == [
+        ("Anthropic enterprise", "shortfall"), ("OpenAI scale tier", "on_track"), ("Bedrock monthly commit", "overage")]
 
 
 def test_the_demo_users_sign_in_with_the_demo_password_and_have_their_roles(loaded):

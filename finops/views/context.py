@@ -23,6 +23,8 @@ def navigation(request):
         ("Explore", reverse("explore")),
         ("Caps", reverse("cap-list")),
     ]
+    if access.can_see_contracts(user):
+        items.append(("Contracts", reverse("contract-list")))
     if access.can_see_sources(user):
         items.append(("Rules", reverse("rule-list")))
         items.append(("Sources", reverse("source-list")))

@@ -53,6 +53,12 @@ class Command(BaseCommand):
             forecast = "no forecast" if cap["forecast"] is None else f"forecast {cap['forecast']:,.0f}"
             out(f"    {cap['name']:<28} {cap['amount']:>10,.0f} a {cap['period']:<14} spent {cap['spent']:>10,.0f}, "
                 f"{forecast}: {cap['status_label']} ({cap['alerts']} alert{'s' if cap['alerts'] != 1 else ''})")
+        out(f"  contracts ({currency}), as of today:")
+        for c in s["contracts"]:
+            renewal = f", renews unless notice by {c['notice_deadline']}" if c["auto_renew"] else ""
+            advice = f" (renew at or below {c['renewal_advice']:,.0f})" if c["renewal_advice"] is not None else ""
+            out(f"    {c['name']:<28} {c['committed']:>10,.0f} committed, projected {c['projected']:>10,.0f}: "
+                f"{c['status_label']}{renewal}{advice}")
         if export_dir is not None:
             out(f"  usage files kept in {export_dir}")
         out("")

@@ -1,0 +1,154 @@
+"""Contract pages (issue 11): the list (auto-renewals coming up first, a timeline, every contract with its status,
+CSV), a contract (burn-down, its figures in words, periods, past terms) and the form. Admins and finance see them;
+a member gets 404 on every one (finops.access.can_see_contracts); only admins change them.
+
+Reads through finops.selectors.contracts. The one write is `_save`: a ModelForm save for now, to be switched to
+the contract service (finops.services.contracts) once it lands."""
+
+import datetime as dt
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+
+from finops import access, charts, display
+from finops.models import CommitmentBasis, Contract
+from finops.reports import contract_tables
+from finops.selectors.contracts import (BASELINE_MONTHS, RUN_RATE_DAYS, SHORTFALL_SHARE, ContractStatus, contract_daily,
+                                        contract_status, contract_statuses, renewals_ahead)
+
+from .contract_forms import ContractForm
+from .period import today_utc
+from .tables import csv_requested
+
+DAY = dt.timedelta(days=1)
+RENEWALS_WITHIN_DAYS = 183  # "the next six months"
+
+
+def _contracts():
+    return Contract.objects.select_related("provider").prefetch_related("accounts")
+
+
+def _require_visible(user) -> None:
+    if not access.can_see_contracts(user):
+        raise Http404("No such page.")
+
+
+def _row(status: ContractStatus) -> dict:
+    contract = status.contract
+    return {
+        "name": contract.name, "url": reverse("contract-detail", args=[contract.pk]), "provider": contract.provider.name,
+        "status": status.status, "status_label": status.status_label, "start": contract.start,
+        "last_day": contract.end - DAY, "committed": status.committed, "consumed": status.consumed,
+        "expected": status.expected_to_date, "projected": status.projected, "shortfall": status.shortfall,
+        "overage": status.overage, "currency": contract.currency,
+    }
+
+
+def _renewal_row(status: ContractStatus) -> dict:
+    advice = status.renewal_advice
+    return {
+        "name": status.contract.name, "url": reverse("contract-detail", args=[status.contract.pk]), "notice_deadline": status.notice_deadline,
+        "days_left": status.days_to_notice_deadline, "committed": status.committed, "projected": status.projected,
+        "advice": advice_words(status) if advice is not None else "Renewing at today's commitment is within recent use",
+        "status": status,
+    }
+
+
+def advice_words(status: ContractStatus) -> str | None:
+    if status.renewal_advice is None:
+        return None
+    return (f"Renew at or below {display.money_exact(status.renewal_advice, status.contract.currency)} "
+            f"for {status.contract.renewal_term_months} months")
+
+
+def contract_list(request):
+    _require_visible(request.user)
+    today = today_utc()
+    statuses = contract_statuses(list(_contracts().order_by("end", "name")), today=today)
+    rows = [_row(s) for s in statuses]
+    renewals = [_renewal_row(s) for s in renewals_ahead(today=today, within_days=RENEWALS_WITHIN_DAYS)]
+    csv = csv_requested(request, "contracts", {"contracts": (contract_tables.CONTRACTS, rows)}, stem=today.isoformat())
+    if csv is not None:
+        return csv
+    timeline = charts.contracts_timeline(
+        [{"name": s.contract.name, "start": s.contract.start, "end": s.contract.end, "notice_deadline": s.notice_deadline,
+          "status_label": s.status_label} for s in statuses], today=today) if statuses else None
+    return render(request, "finops/contract_list.html", {
+        "rows": rows, "renewals": renewals, "timeline": timeline, "specs": contract_tables,
+        "can_write": access.is_admin(request.user), "today": today,
+    })
+
+
+def contract_detail(request, pk):
+    _require_visible(request.user)
+    contract = get_object_or_404(_contracts(), pk=pk)
+    today = today_utc()
+    status = contract_status(contract, today=today)
+    daily = contract_daily(contract, contract.start, min(contract.end, today + DAY)) if today >= contract.start else {}
+    periodic = contract.commitment_basis != CommitmentBasis.TERM
+    chart = charts.contract_burn_down(
+        daily, start=contract.start, end=contract.end, committed=status.committed, run_rate=status.run_rate, today=today,
+        currency=contract.currency,
+        periods=[(p.start, p.committed, p.consumed, p.projected) for p in status.periods] if periodic else None)
+    period_rows = [{"start": p.start, "last_day": p.end - DAY, "committed": p.committed, "consumed": p.consumed,
+                    "expected": p.expected, "projected": p.projected, "shortfall": p.shortfall, "overage": p.overage}
+                   for p in status.periods]
+    past_rows = []
+    for term in contract.past_terms.all():
+        consumed = sum(contract_daily(contract, term.start, term.end).values(), start=type(term.commitment)(0))
+        past_rows.append({"start": term.start, "last_day": term.end - DAY, "basis": term.get_commitment_basis_display(),
+                          "committed": term.commitment, "consumed": consumed,
+                          "used": consumed / term.commitment if term.commitment else None})
+    csv = csv_requested(request, f"contract-{contract.pk}", {
+        "contract_periods": (contract_tables.CONTRACT_PERIODS, period_rows),
+        "contract_past_terms": (contract_tables.CONTRACT_PAST_TERMS, past_rows),
+    }, stem=today.isoformat())
+    if csv is not None:
+        return csv
+    return render(request, "finops/contract_detail.html", {
+        "contract": contract, "status": status, "chart": chart, "periodic": periodic, "period_rows": period_rows,
+        "past_rows": past_rows, "specs": contract_tables, "advice": advice_words(status),
+        "run_rate_days": RUN_RATE_DAYS, "baseline_months": BASELINE_MONTHS,
+        "shortfall_share": int(SHORTFALL_SHARE * 100), "can_write": access.is_admin(request.user),
+        "accounts": list(contract.accounts.all()), "last_day": contract.end - DAY,
+        "reporting_currency": settings.FINOPS_REPORTING_CURRENCY,
+    })
+
+
+def _require_admin(user) -> None:
+    """Members do not learn contracts exist (404); finance reads them but changes nothing (404 too: no such form)."""
+    if not access.is_admin(user):
+        raise Http404("No such page.")
+
+
+def contract_create(request):
+    _require_admin(request.user)
+    return _form(request, None)
+
+
+def contract_edit(request, pk):
+    _require_admin(request.user)
+    return _form(request, get_object_or_404(Contract, pk=pk))
+
+
+def _save(form: ContractForm, by) -> Contract:
+    """The one write. For now the form saves the contract itself (its basic checks passed); at merge this becomes
+    finops.services.contracts.contract_create(by=by, **fields) / contract_update(contract=…, by=by, **fields), whose
+    ContractInvalid.errors go back on the form's fields."""
+    return form.save()
+
+
+def _form(request, contract):
+    if request.method == "POST":
+        form = ContractForm(request.POST, instance=contract)
+        if form.is_valid():
+            created = contract is None
+            contract = _save(form, request.user)
+            messages.success(request, f"Contract “{contract.name}” {'created' if created else 'saved'}.")
+            return redirect("contract-detail", pk=contract.pk)
+    else:
+        form = ContractForm(instance=contract)
+    return render(request, "finops/contract_form.html", {"form": form, "contract": contract})
