@@ -60,8 +60,8 @@ def load_demo(*, today: dt.date, export_dir: Path | None = None) -> dict:
     for user in User.objects.filter(username__in=usernames):
         user.set_password(DEMO_PASSWORD)
         user.save(update_fields=["password"])
+    contracts = contracts_load(today=today)  # before the caps: their evaluation looks at the contracts too
     caps = caps_load(today=today)
-    contracts = contracts_load(today=today)
     return {**_summary(today, config, runs), "caps": caps, "contracts": contracts}
 
 
@@ -114,15 +114,18 @@ def contracts_load(*, today: dt.date) -> list[dict]:
 
 
 def _contract(name: str, account: str, **values):
-    """Create or update a demo contract covering one account (committing 0 until its figures are known).
-    The lead switches this to the contract service (finops.services.contracts) once it lands."""
+    """Create or update a demo contract covering one account, through the contract service (the write path of
+    the form, the API and apply_config), committing 0 until its figures are known."""
     from finops.models import Contract
+    from finops.services.contracts import contract_create, contract_update
 
     covered = Account.objects.select_related("provider").get(name=account)
-    contract, _ = Contract.objects.update_or_create(name=name, defaults={
-        "provider": covered.provider, "currency": settings.FINOPS_REPORTING_CURRENCY, "commitment": Decimal(0), **values})
-    contract.accounts.set([covered])
-    return contract
+    fields = {"provider": covered.provider, "accounts": [covered], "currency": settings.FINOPS_REPORTING_CURRENCY,
+              "commitment": Decimal(0), **values}
+    existing = Contract.objects.filter(name=name).first()
+    if existing is None:
+        return contract_create(by=None, name=name, **fields)
+    return contract_update(contract=existing, by=None, **fields)
 
 
 def _ceil(amount: Decimal, step: Decimal) -> Decimal:
@@ -131,8 +134,9 @@ def _ceil(amount: Decimal, step: Decimal) -> Decimal:
 
 
 def _commit(contract, amount: Decimal) -> None:
-    contract.commitment = amount
-    contract.save(update_fields=["commitment", "updated_at"])
+    from finops.services.contracts import contract_update
+
+    contract_update(contract=contract, by=None, commitment=amount)
 
 
 def _contract_line(contract, today: dt.date) -> dict:
@@ -182,7 +186,7 @@ def caps_load(*, today: dt.date) -> list[dict]:
     # As of yesterday too: on the first day of a quarter that is the previous quarter, spent in full.
     statuses = (cap_status(whole, today=today), cap_status(whole, today=yesterday))
     highest = max(max(s.spent * 2, s.forecast or s.spent) for s in statuses)
-    whole = _cap(OK_CAP, scope="org", amount=_round_up(highest * Decimal("1.2"), Decimal(10_000)))
+    whole = _cap(OK_CAP, scope="org", amount=_ceil(highest * Decimal("1.2"), Decimal(10_000)))
 
     # The breaching team as of yesterday (its month may have ended then), then everything as of today.
     evaluations.alerts_evaluate(change=SpendChange(days=(yesterday,), reason="demo", team_ids=(sales.id,)), today=yesterday)
@@ -224,8 +228,7 @@ def _forecast_cap(today: dt.date, yesterday: dt.date):
     raise DemoLoadError("no demo team is forecast above what it has spent; has the generator changed?")
 
 
-def _round_up(amount: Decimal, step: Decimal) -> Decimal:
-    return (-(-amount // step)) * step
+
 
 
 def _cap_line(cap, today: dt.date) -> dict:

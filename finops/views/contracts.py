@@ -18,6 +18,7 @@ from finops.models import CommitmentBasis, Contract
 from finops.reports import contract_tables
 from finops.selectors.contracts import (BASELINE_MONTHS, RUN_RATE_DAYS, SHORTFALL_SHARE, ContractStatus, contract_daily,
                                         contract_status, contract_statuses, renewals_ahead)
+from finops.services import contracts as contract_service
 
 from .contract_forms import ContractForm
 from .period import today_utc
@@ -134,11 +135,19 @@ def contract_edit(request, pk):
     return _form(request, get_object_or_404(Contract, pk=pk))
 
 
-def _save(form: ContractForm, by) -> Contract:
-    """The one write. For now the form saves the contract itself (its basic checks passed); at merge this becomes
-    finops.services.contracts.contract_create(by=by, **fields) / contract_update(contract=…, by=by, **fields), whose
-    ContractInvalid.errors go back on the form's fields."""
-    return form.save()
+def _save(form: ContractForm, by, contract: Contract | None) -> Contract | None:
+    """The one write path (finops.services.contracts, as the API and apply_config): the service's errors go back
+    on the form's fields, and None says the form now has errors to show."""
+    fields = {name: form.cleaned_data[name] for name in ContractForm.Meta.fields}
+    fields["accounts"] = list(fields["accounts"])
+    try:
+        if contract is None:
+            return contract_service.contract_create(by=by, **fields)
+        return contract_service.contract_update(contract=contract, by=by, **fields)
+    except contract_service.ContractInvalid as invalid:
+        for field, message in invalid.errors.items():
+            form.add_error(field if field in form.fields else None, message)
+        return None
 
 
 def _form(request, contract):
@@ -146,9 +155,10 @@ def _form(request, contract):
         form = ContractForm(request.POST, instance=contract)
         if form.is_valid():
             created = contract is None
-            contract = _save(form, request.user)
-            messages.success(request, f"Contract “{contract.name}” {'created' if created else 'saved'}.")
-            return redirect("contract-detail", pk=contract.pk)
+            saved = _save(form, request.user, contract)
+            if saved is not None:
+                messages.success(request, f"Contract “{saved.name}” {'created' if created else 'saved'}.")
+                return redirect("contract-detail", pk=saved.pk)
     else:
         form = ContractForm(instance=contract)
     return render(request, "finops/contract_form.html", {"form": form, "contract": contract})
