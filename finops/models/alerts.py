@@ -32,7 +32,7 @@ class AlertEvent(models.Model):
         SENT = "sent", "Sent"
         FAILED = "failed", "Failed (retrying)"
         GAVE_UP = "gave_up", "Failed for good"
-        SUPERSEDED = "superseded", "Not sent: a higher threshold was crossed at the same time"
+        SUPERSEDED = "superseded", "Not sent: another threshold crossed at the same time was sent instead"
 
     kind = models.CharField(max_length=32, choices=AlertKind.choices)
     # What the event is about, as a stable key: "cap:12", "workload:5", "account:3", "model:openai/my-ft".
