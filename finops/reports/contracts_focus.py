@@ -1,4 +1,4 @@
-"""FOCUS 1.3 **Contract Commitment** dataset: one row per commitment period of each contract term (docs/contracts-api.md).
+"""FOCUS 1.3 **Contract Commitment** dataset: one row per commitment period of each contract term (docs/contracts.md).
 
 The ONE definition of the columns (`COLUMNS`), used by `GET /api/v1/contracts/focus.csv` and
 `python manage.py export_contracts_focus`. No ORM here: callers pass the contracts (with their past terms
