@@ -17,6 +17,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 
+class ServedInThread:
+    """A real HTTP server on a free 127.0.0.1 port, serving from a thread while the `with` block runs."""
+
+    def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self._httpd = QuietHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
 class QuietHTTPServer(ThreadingHTTPServer):
     """A client that hung up (a timeout test, a test that ended) is not an error worth printing after the run."""
 
@@ -43,7 +60,7 @@ class Request:
     headers: dict
 
 
-class FakeProviderServer:
+class FakeProviderServer(ServedInThread):
     def __init__(self):
         self.routes: dict[str, object] = {}
         self.requests: list[Request] = []
@@ -74,9 +91,7 @@ class FakeProviderServer:
             def log_message(self, *args):  # keep test output quiet
                 pass
 
-        self._httpd = QuietHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._serve(Handler)
 
     def route(self, path: str, replies) -> None:
         self.routes[path] = replies
@@ -92,11 +107,3 @@ class FakeProviderServer:
         self._served[path] += 1
         reply = replies[index]
         return reply if isinstance(reply, Reply) else Reply(200, reply)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._httpd.shutdown()
-        self._httpd.server_close()

@@ -5,13 +5,12 @@
         hook.received   # [(path, headers dict, raw body bytes)]
 """
 
-import threading
 from http.server import BaseHTTPRequestHandler
 
-from .provider_server import QuietHTTPServer
+from .provider_server import ServedInThread
 
 
-class FakeWebhookServer:
+class FakeWebhookServer(ServedInThread):
     def __init__(self, statuses=(200,)):
         self.statuses = list(statuses)
         self.received: list[tuple[str, dict, bytes]] = []
@@ -29,14 +28,4 @@ class FakeWebhookServer:
             def log_message(self, *args):  # keep test output quiet
                 pass
 
-        self._httpd = QuietHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        self._serve(Handler)
