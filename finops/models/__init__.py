@@ -6,6 +6,7 @@ from .caps import Cap, CapPeriod, CapScope
 from .contracts import CommitmentBasis, Contract, ContractTerm
 from .monthly import MonthlySpend
 from .org import Membership, Team, User, Workload
+from .outcomes import OutcomeBatch, OutcomeCount
 from .pricing import FxRate, ModelPrice
 from .sources import Account, ConnectorKind, IngestRun, Provider
 from .usage import ChargeCategory, CostBasis, DailySpend, LineSignature, TagSet, UsageLine
@@ -22,6 +23,8 @@ __all__ = [
     "Contract",
     "ContractTerm",
     "Notification",
+    "OutcomeBatch",
+    "OutcomeCount",
     "AttributionRule",
     "ChargeCategory",
     "ConnectorKind",

@@ -23,6 +23,7 @@ class AlertKind(models.TextChoices):
     CONTRACT_NOTICE = "contract_notice", "Contract notice deadline ahead"
     CONTRACT_SHORTFALL = "contract_shortfall", "Contract shortfall risk"
     CONTRACT_OVERAGE = "contract_overage", "Contract overage risk"
+    OUTCOME_COST = "outcome_cost", "Cost per outcome over target"
 
 
 class AlertEvent(models.Model):

@@ -75,6 +75,10 @@ class Workload(models.Model):
     outcome_unit = models.CharField(
         max_length=64, blank=True, help_text='The business outcome it is paid for, e.g. "ticket resolved".'
     )
+    target_cost_per_outcome = models.DecimalField(
+        max_digits=38, decimal_places=18, null=True, blank=True,
+        help_text="Optional: the most one outcome should cost, in the reporting currency; a month above it alerts.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
