@@ -352,3 +352,38 @@ def contracts_timeline(rows: list[dict], *, today: dt.date) -> dict:
                               "text": "today", "showarrow": False, "font": {"size": 11}}]
     layout["margin"] = {**layout.get("margin", {}), "t": 24}
     return figure
+
+
+OUTCOME_COLOUR = "#0078d4"
+TARGET_COLOUR = "#e0413a"
+
+
+def cost_per_outcome_trend(points: list[dict], *, unit: str, currency: str, target: Decimal | None = None,
+                           monthly: bool = False) -> dict:
+    """Cost per outcome by day (by month with `monthly`; points: finops.selectors.outcomes.trend). A point with
+    no outcomes or an unknown cost is a gap in the line (null), never a 0; the target, where set, a flat line."""
+    x = [p["point"].isoformat() for p in points]
+    trace = {
+        "name": f"Cost per {unit or 'outcome'}",
+        "x": x,
+        "y": [None if p["per_outcome"] is None else float(p["per_outcome"]) for p in points],
+        "type": "scatter",
+        "mode": "lines+markers",
+        "connectgaps": False,
+        "line": {"color": OUTCOME_COLOUR, "width": 2},
+        "customdata": [[display_per_outcome(p["per_outcome"], currency), p["outcomes"]] for p in points],
+        "hovertemplate": "%{customdata[0]} per outcome, %{customdata[1]:,} outcomes<extra></extra>",
+    }
+    traces = [trace]
+    if target is not None and points:
+        traces.append(_line("Target", [(points[0]["point"], target), (points[-1]["point"], target)], currency,
+                            colour=TARGET_COLOUR, dash="dash"))
+    yaxis = {"tickprefix": currency_symbol(currency), "title": {"text": f"{currency} per {unit or 'outcome'}"},
+             "automargin": True, "rangemode": "tozero"}
+    return _figure(traces, yaxis=yaxis, xaxis=_x_axis({p["point"] for p in points}, monthly=monthly))
+
+
+def display_per_outcome(value, currency: str) -> str:
+    from finops.display import per_outcome
+
+    return per_outcome(value, currency)

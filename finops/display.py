@@ -104,6 +104,17 @@ def share(value) -> str:
     return DASH if value is None else _ratio_text(value, signed=False)
 
 
+def per_outcome(value, currency: str | None = None) -> str:
+    """A cost per outcome: "$0.42", "$12.50"; under ten cents up to four decimals ("$0.0042") so a cheap outcome
+    never reads "$0.00"; None (no outcomes, or unknown cost) reads "—"."""
+    if value is None or value == "":
+        return DASH
+    amount = Decimal(value)
+    if amount and abs(amount) < Decimal("0.1"):
+        return price(amount.quantize(Decimal("0.0001"), rounding=ROUND_HALF_EVEN), currency)
+    return money_exact(amount, currency)
+
+
 def price(value, currency: str | None = None) -> str:
     """A unit price: two decimals, more only where the price has them (up to 4): "$15.00", "$0.075"."""
     if value is None or value == "":

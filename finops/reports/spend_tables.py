@@ -63,3 +63,11 @@ FRESHNESS = Table("freshness", (
     Column("Account", "label"), Column("Provider", "provider"), Column("Status", "state"), Column("Detail", "detail"),
     Column("Latest day", "latest_day", "date"), Column("Days behind", "lag_days", "count"),
 ))
+
+COST_PER_OUTCOME = Table("cost_per_outcome", (
+    Column("Workload", "label"), Column("Team", "team"), Column("Outcome unit", "unit"),
+    Column("Outcomes", "outcomes", "count"), spend(),
+    Column("Cost per outcome", "per_outcome", "per_outcome",
+           help="Spend over outcomes in the period (Σcost / Σoutcomes); — where the cost is unknown"),
+    Column("Target", "target", "per_outcome"), Column("Over target", "over_target"),
+), empty="No workload reported outcomes in this period.")

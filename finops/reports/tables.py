@@ -5,7 +5,7 @@ A column's kind decides both renderings:
 - money: a table reads "$1,043.12"; unknown (None) reads "—". With `unpriced` naming the row's count of tokens
   no price covers, the cell adds "+ 340M tokens unpriced", and the CSV gets an "Unpriced tokens" column.
 - tokens: "3.4B" on a page, the integer in a CSV; count: "1,403"; requests: "—" where unknown (0).
-- per_mtok / price: "$1.25/M" / "$0.075"; change: "+12.5 %"; share: "12.3 %" (a CSV carries the fraction).
+- per_mtok / price / per_outcome: "$1.25/M" / "$0.075" / "$0.42" (under ten cents, four decimals); change: "+12.5 %"; share: "12.3 %" (a CSV carries the fraction).
 - text, date, duration.
 Every CSV with money in it ends with a Currency column (the reporting currency).
 """
@@ -18,7 +18,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from finops import display
 
-NUMERIC = {"money", "tokens", "count", "requests", "per_mtok", "price", "change", "share", "duration"}
+NUMERIC = {"per_outcome", "money", "tokens", "count", "requests", "per_mtok", "price", "change", "share", "duration"}
 
 
 @dataclass(frozen=True)
@@ -81,13 +81,13 @@ def csv_row(table: Table, row: dict) -> list[str]:
 
 
 def _has_money(table: Table) -> bool:
-    return any(c.kind in ("money", "per_mtok", "price") for c in table.columns)
+    return any(c.kind in ("money", "per_mtok", "price", "per_outcome") for c in table.columns)
 
 
 def csv_value(kind: str, value) -> str:
     if value is None:
         return ""
-    if kind in ("money", "per_mtok", "price", "change", "share"):
+    if kind in ("money", "per_mtok", "price", "per_outcome", "change", "share"):
         return display.csv_decimal(value)
     if kind in ("tokens", "count"):
         return str(int(value))
@@ -113,7 +113,7 @@ def html_cell(column: Column, row: dict) -> SafeString:
     if kind == "tokens":
         return format_html('<span title="{}">{}</span>', display.count(value), display.tokens_compact(value)) if value is not None else mark_safe(display.DASH)
     formatter = {
-        "count": display.count, "requests": display.requests, "per_mtok": display.per_mtok, "price": display.price,
+        "count": display.count, "per_outcome": display.per_outcome, "requests": display.requests, "per_mtok": display.per_mtok, "price": display.price,
         "change": display.percent_change, "share": display.share, "duration": display.duration,
     }.get(kind)
     if formatter is not None:

@@ -16,6 +16,7 @@ register.filter("percent", display.percent_change)
 register.filter("share", display.share)
 register.filter("per_mtok", display.per_mtok)
 register.filter("price", display.price)
+register.filter("per_outcome", display.per_outcome)  # "$0.42", "$0.0042"
 register.filter("duration", display.duration)
 register.filter("model_name", display.model_name)
 

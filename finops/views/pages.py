@@ -10,7 +10,7 @@ from django.urls import reverse
 from finops import access, charts, display
 from finops.models import Account, MonthlySpend, Provider, Workload
 from finops.reports import spend_tables as specs
-from finops.selectors import spend
+from finops.selectors import outcomes, spend
 from finops.selectors.freshness import source_freshness
 from finops.selectors.reconciliation import reconciliation
 
@@ -125,6 +125,7 @@ def overview(request):
         "unknown_cost_workloads": (specs.UNKNOWN_COST_WORKLOADS, unknown),
         "by_provider": (specs.BY_PROVIDER, _unit_rows(by_provider_day, "provider_id", providers)),
         "by_model": (specs.BY_MODEL, _unit_rows(pairs, "model")),
+        "cost_per_outcome": (specs.COST_PER_OUTCOME, _cost_per_outcome_rows(scope)),
     }
     if access.can_see_sources(user):
         freshness = [{**r, "label": r["account"].name, "provider": r["account"].provider.name} for r in source_freshness(scope.today)]
@@ -147,6 +148,23 @@ def overview(request):
         can_see_unattributed=sees_unattributed,
     )
     return render(request, "finops/overview.html", context)
+
+
+def _cost_per_outcome_rows(scope: Scope) -> list[dict]:
+    """The workloads the viewer may see that report outcomes in the period: outcomes, spend, Σcost / Σoutcomes, the
+    target and whether the period is over it (an unknown cost is neither over nor under)."""
+    start, end = scope.period.span()
+    reporting = list(outcomes.workloads_with_outcomes(access.visible_workloads(scope.user), start, end).order_by("team__name", "name"))
+    figures = outcomes.by_workload(scope.daily, scope.monthly, [w.id for w in reporting], start, end, today=scope.today)
+    rows = []
+    for workload in reporting:
+        figure = figures[workload.id]
+        target, value = workload.target_cost_per_outcome, figure.per_outcome
+        over = "" if target is None or value is None else ("yes" if value > target else "no")
+        rows.append({"label": workload.name, "team": workload.team.name, "unit": workload.outcome_unit,
+                     "url": scope.link("workload-detail", workload.slug), "outcomes": figure.outcomes, "cost": figure.cost,
+                     "unpriced_tokens": figure.unpriced_tokens, "per_outcome": value, "target": target, "over_target": over})
+    return rows
 
 
 def team_list(request):
@@ -227,9 +245,19 @@ def workload_detail(request, slug):
     }
     if (download := scope.csv(f"workload-{workload.slug}", tables)) is not None:
         return download
+    start, end = scope.period.span()
+    outcome = outcomes.for_workload(scope.daily, scope.monthly, workload.id, start, end, today=scope.today)
+    points = outcomes.trend(scope.daily, scope.monthly, workload.id, start, end, today=scope.today,
+                            by="month" if scope.long else "day")
+    outcome_chart = charts.cost_per_outcome_trend(points, unit=workload.outcome_unit, target=workload.target_cost_per_outcome,
+                                                  currency=settings.FINOPS_REPORTING_CURRENCY, monthly=scope.long)
     context = scope.context(
         workload=workload,
         sla=_sla(workload),
+        outcome=outcome,
+        outcome_points=points,
+        outcome_monthly=scope.long,
+        outcome_chart=outcome_chart if any(p["per_outcome"] is not None for p in points) else None,
         chart=scope.chart(_provider_names()),
         tokens_chart=scope.tokens_chart(),
         tables={name: rows for name, (_, rows) in tables.items()},
