@@ -15,7 +15,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern
 
 from finops.api import urls as api_urls
-from finops.models import Account, AttributionRule, Provider, ReattributionJob
+from finops.models import Account, AttributionRule, OutcomeCount, Provider, ReattributionJob
 from finops.selectors.spend_report import GROUPS
 from finops.services.caps import cap_create
 from finops.services.contracts import contract_create
@@ -90,6 +90,7 @@ def test_every_api_response_carries_money_as_decimal_strings(client_as, ada, rec
                                commitment_basis="monthly", auto_renew=True, notice_days=300)
     month = {"start": (today - dt.timedelta(days=40)).isoformat(), "end": (today + dt.timedelta(days=1)).isoformat()}
     json_body = {"content_type": "application/json"}
+    OutcomeCount.objects.create(workload=support_agent, day=today - dt.timedelta(days=1), count=7)
     calls = {
         "api-me": [lambda: client.get("/api/v1/me")],
         "api-spend": [lambda by=by: client.get("/api/v1/spend", {**month, "group_by": by}) for by in GROUPS],
@@ -98,6 +99,8 @@ def test_every_api_response_carries_money_as_decimal_strings(client_as, ada, rec
         "api-team-detail": [lambda: client.get("/api/v1/teams/support")],
         "api-workload-list": [lambda: client.get("/api/v1/workloads")],
         "api-workload-detail": [lambda: client.get("/api/v1/workloads/support-agent")],
+        "api-workload-cost-per-outcome": [lambda by=by: client.get("/api/v1/workloads/support-agent/cost-per-outcome", {**month, "by": by})
+                                          for by in ("day", "month", "period")],
         "api-account-list": [lambda: client.get("/api/v1/accounts")],
         "api-account-detail": [lambda: client.get(f"/api/v1/accounts/{openai_account.pk}")],
         "api-account-runs": [lambda: client.get(f"/api/v1/accounts/{openai_account.pk}/runs")],
@@ -147,6 +150,8 @@ def test_every_api_response_carries_money_as_decimal_strings(client_as, ada, rec
     spend = client.get("/api/v1/spend", {**month, "group_by": "model"}).json()
     assert {r["group"]: r["cost"] for r in spend}["my-private-model"] is None
     assert Decimal({r["group"]: r["cost"] for r in spend}["gpt-5-mini"]) == Decimal("3.123457")
+    per_outcome = client.get("/api/v1/workloads/support-agent/cost-per-outcome", month).json()["points"][0]
+    assert (per_outcome["cost"], per_outcome["outcomes"], per_outcome["cost_per_outcome"]) == ("3.123457", 7, "0.446208")
     caps = {c["name"]: c for c in client.get("/api/v1/caps").json()}
     assert caps["Everything"]["amount"] == "1000.000000" and caps["Support"]["amount"] == "2.500000"
     assert all(isinstance(c["spent"], str) and isinstance(c["percent"], str) for c in caps.values())

@@ -1,5 +1,8 @@
 """REST API v1: one view per operation; querysets scoped by finops.access (another team's object answers 404)."""
 
+import datetime as dt
+
+from django.conf import settings
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -14,7 +17,8 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from finops import access
-from finops.models import Account, AttributionRule, CostBasis, IngestRun, Provider, ReattributionJob
+from finops.models import Account, AttributionRule, CostBasis, IngestRun, MonthlySpend, Provider, ReattributionJob
+from finops.selectors import outcomes as outcome_selectors, spend
 from finops.selectors import spend_report
 from finops.selectors.caps import cap_statuses
 from finops.services import caps as cap_service
@@ -74,6 +78,44 @@ class WorkloadDetail(generics.RetrieveAPIView):
 
     def get_queryset(self):
         return access.visible_workloads(self.request.user)
+
+
+class WorkloadCostPerOutcome(APIView):
+    """Cost per outcome of one workload: Σcost / Σoutcomes over the period, or per UTC day or month."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("start", OpenApiTypes.DATE, required=True, description="First UTC day, inclusive."),
+            OpenApiParameter("end", OpenApiTypes.DATE, required=True, description="UTC day after the last one (exclusive)."),
+            OpenApiParameter("by", str, enum=["day", "month", "period"], default="period"),
+        ],
+        responses={200: serializers.CostPerOutcomeSerializer, 404: OpenApiResponse(description="No such workload you may see.")},
+        summary="Cost per outcome of a workload",
+        description="Sum over sum, never an average of daily ratios. `cost_per_outcome` is null where no outcomes were "
+        "reported or no usage had a price; outcomes with no spend cost 0.",
+    )
+    def get(self, request, slug):
+        workload = access.visible_workloads(request.user).filter(slug=slug).first()
+        if workload is None:
+            raise NotFound("No such workload.")
+        query = serializers.CostPerOutcomeQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        q = query.validated_data
+        daily, monthly = spend.visible_spend(request.user), spend.visible_spend(request.user, MonthlySpend)
+        today = today_utc()
+        if q["by"] == "period":
+            figure = outcome_selectors.for_workload(daily, monthly, workload.id, q["start"], q["end"], today=today)
+            points = [{"start": q["start"], "end": q["end"], "cost": figure.cost, "unpriced_tokens": figure.unpriced_tokens,
+                       "outcomes": figure.outcomes, "cost_per_outcome": figure.per_outcome}]
+        else:
+            points = []
+            for p in outcome_selectors.trend(daily, monthly, workload.id, q["start"], q["end"], today=today, by=q["by"]):
+                after = p["point"] + dt.timedelta(days=1) if q["by"] == "day" else (p["point"] + dt.timedelta(days=32)).replace(day=1)
+                points.append({"start": max(p["point"], q["start"]), "end": min(after, q["end"]), "cost": p["cost"],
+                               "unpriced_tokens": p["unpriced_tokens"], "outcomes": p["outcomes"], "cost_per_outcome": p["per_outcome"]})
+        data = {"workload": workload.slug, "outcome_unit": workload.outcome_unit, "target_cost_per_outcome": workload.target_cost_per_outcome,
+                "currency": settings.FINOPS_REPORTING_CURRENCY, "by": q["by"], "points": points}
+        return Response(serializers.CostPerOutcomeSerializer(data).data)
 
 
 class AccountList(generics.ListAPIView):
