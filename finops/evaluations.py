@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Min
 from django.utils import timezone
 
-from finops import contract_alerts, display
+from finops import contract_alerts, display, outcome_alerts
 from finops.models import Account, AlertEvent, AlertKind, Cap, Contract, DailySpend, IngestRun, Workload
 from finops.models.usage import CostBasis
 from finops.selectors.account_status import AccountStatus, account_statuses
@@ -51,7 +51,13 @@ def alerts_evaluate(*, change: SpendChange | None = None, today: dt.date | None 
     raised += unpriced_evaluate(today=today, change=change)
     raised += sources_evaluate(today=today, change=change)
     raised += contracts_evaluate(today=today, change=change)
+    raised += outcomes_evaluate(today=today, change=change)
     return raised
+
+
+def outcomes_evaluate(*, today: dt.date, change: SpendChange | None = None) -> list[AlertEvent]:
+    """Cost per outcome over a complete month above the workload's target (finops.outcome_alerts)."""
+    return outcome_alerts.outcomes_evaluate(today=today, change=change, event_raise=event_raise)
 
 
 # --- caps ---

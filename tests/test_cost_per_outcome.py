@@ -200,3 +200,66 @@ def test_the_api_refuses_an_unknown_parameter_and_a_bad_grouping(client_as, sam,
     url = "/api/v1/workloads/support-agent/cost-per-outcome"
     assert client_as(sam).get(url, {"start": "2026-11-01", "end": "2026-11-06", "team": "x"}).status_code == 400
     assert client_as(sam).get(url, {"start": "2026-11-01", "end": "2026-11-06", "by": "week"}).status_code == 400
+
+
+# --- the outcome_cost alert ---
+
+
+@pytest.fixture
+def october(openai_account, support_agent):
+    """Support: $2 a day through October and November ($62 in October), claimed by its rule."""
+    lines, day = [], dt.date(2026, 10, 1)
+    while day < dt.date(2026, 12, 1):
+        lines.append(f"{day},gpt-5-mini,1000000,0,2,support")
+        day += DAY
+    _import(openai_account, lines)
+    AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
+    history_reattribute()
+    support_agent.target_cost_per_outcome = Decimal("0.50")
+    support_agent.save()
+    return support_agent
+
+
+def _outcome_events():
+    return list(AlertEvent.objects.filter(kind="outcome_cost").order_by("period_start"))
+
+
+def test_a_month_over_its_target_raises_the_outcome_alert_once_however_often_it_is_evaluated(october, sam):
+    from finops.evaluations import alerts_evaluate
+    from finops.notify.recipients import event_addresses
+
+    OutcomeCount.objects.create(workload=october, day=dt.date(2026, 10, 1), count=60)
+    OutcomeCount.objects.create(workload=october, day=dt.date(2026, 10, 20), count=40)
+    OutcomeCount.objects.create(workload=october, day=dt.date(2026, 11, 2), count=1)  # November is not complete: not judged
+    alerts_evaluate(today=dt.date(2026, 11, 22))
+    alerts_evaluate(today=dt.date(2026, 11, 22))
+    (event,) = _outcome_events()
+    assert (event.subject, event.period_start, event.threshold) == (f"workload:{october.id}", dt.date(2026, 10, 1), 100)
+    assert event.title == "Support agent: $0.62 per ticket resolved in October 2026, over its $0.50 target"
+    assert event.details == {"month": "2026-10-01", "cost": "62.00", "outcomes": 100, "cost_per_outcome": "0.62",
+                             "target": "0.50", "unit": "ticket resolved", "unpriced_tokens": 0, "workload": "support-agent"}
+    assert (event.workload, event.team) == (october, october.team)
+    assert event_addresses(event) == [sam.email]  # the team's leads
+
+
+def test_a_new_month_over_target_re_arms_the_alert(october, time_machine):
+    from finops.evaluations import alerts_evaluate
+
+    OutcomeCount.objects.create(workload=october, day=dt.date(2026, 10, 1), count=100)
+    OutcomeCount.objects.create(workload=october, day=dt.date(2026, 11, 1), count=50)  # $60 / 50 = $1.20
+    alerts_evaluate(today=dt.date(2026, 11, 22))
+    time_machine.move_to(dt.datetime(2026, 12, 3, 12, tzinfo=dt.UTC))
+    alerts_evaluate(today=dt.date(2026, 12, 3))
+    assert [(e.period_start, e.title) for e in _outcome_events()] == [
+        (dt.date(2026, 10, 1), "Support agent: $0.62 per ticket resolved in October 2026, over its $0.50 target"),
+        (dt.date(2026, 11, 1), "Support agent: $1.20 per ticket resolved in November 2026, over its $0.50 target")]
+
+
+def test_a_month_within_target_or_without_outcomes_raises_nothing(october, search_ranker):
+    from finops.evaluations import alerts_evaluate
+
+    OutcomeCount.objects.create(workload=october, day=dt.date(2026, 10, 1), count=124)  # $62 / 124 = exactly $0.50
+    search_ranker.target_cost_per_outcome = Decimal("0.01")
+    search_ranker.save()  # a target, and no outcomes at all: nothing to judge
+    alerts_evaluate(today=dt.date(2026, 11, 22))
+    assert _outcome_events() == []
