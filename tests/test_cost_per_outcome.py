@@ -263,3 +263,25 @@ def test_a_month_within_target_or_without_outcomes_raises_nothing(october, searc
     search_ranker.save()  # a target, and no outcomes at all: nothing to judge
     alerts_evaluate(today=dt.date(2026, 11, 22))
     assert _outcome_events() == []
+
+
+# --- config ---
+
+
+def test_a_workloads_target_cost_per_outcome_round_trips_through_config(db, tmp_path):
+    from tests.config_helpers import apply, export, write
+
+    document = """
+teams:
+  - {name: Support Platform, slug: support}
+workloads:
+  - {name: Support agent, slug: support-agent, team: support, latency_profile: realtime, outcome_unit: ticket resolved,
+     target_cost_per_outcome: "0.50"}
+"""
+    apply(write(tmp_path, document))
+    assert Workload.objects.get(slug="support-agent").target_cost_per_outcome == Decimal("0.50")
+    exported = export()
+    assert "target_cost_per_outcome: '0.5'" in exported
+    Workload.objects.filter(slug="support-agent").update(target_cost_per_outcome=None)
+    apply(write(tmp_path, exported, "exported.yaml"))
+    assert Workload.objects.get(slug="support-agent").target_cost_per_outcome == Decimal("0.5")

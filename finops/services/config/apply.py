@@ -255,6 +255,7 @@ def _apply_workload(entry, environ, moved=lambda reattribution: None) -> str:
         "latency_profile": entry["latency_profile"],
         "sla_seconds": entry["sla_seconds"],
         "outcome_unit": entry["outcome_unit"],
+        "target_cost_per_outcome": entry["target_cost_per_outcome"],
     }
     workload, outcome = _upsert(Workload, {"slug": entry["slug"]}, values)
     if previous_team is not None and previous_team != workload.team_id:

@@ -36,6 +36,7 @@ def config_document() -> dict:
                     "latency_profile": w.latency_profile,
                     "sla_seconds": _decimal(w.sla_seconds),
                     "outcome_unit": w.outcome_unit,
+                    "target_cost_per_outcome": _decimal(w.target_cost_per_outcome),
                 }
             )
             for w in Workload.objects.select_related("team").order_by("slug")

@@ -46,6 +46,9 @@ class WorkloadEntry(StrictSerializer):
     latency_profile = serializers.ChoiceField(choices=Workload.LatencyProfile.values)
     sla_seconds = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=0, required=False, allow_null=True, default=None)
     outcome_unit = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+    # The most one outcome should cost (reporting currency); a complete month above it raises `outcome_cost`.
+    target_cost_per_outcome = serializers.DecimalField(max_digits=38, decimal_places=18, min_value=Decimal("0.000001"),
+                                                       required=False, allow_null=True, default=None)
 
 
 class AccountEntry(StrictSerializer):
