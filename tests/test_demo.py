@@ -26,7 +26,8 @@ from finops.demo.generate import (
     LOG_RECORDS, RAMP_DAYS, SERIES, UNPRICED_MODEL, WINDOW_DAYS, generate, price_change_day, render_config,
 )
 from finops.models import (
-    Account, AlertEvent, Cap, Contract, CostBasis, DailySpend, FxRate, IngestRun, ModelPrice, Team, UsageLine, User, Workload,
+    Account, AlertEvent, Cap, Contract, CostBasis, DailySpend, FxRate, IngestRun, ModelPrice, MonthlySpend, OutcomeCount, Team,
+    UsageLine, User, Workload,
 )
 from finops.selectors.caps import cap_status
 from finops.selectors.contracts import contract_status, renewals_ahead
@@ -59,8 +60,9 @@ def _totals() -> dict:
     counts = {m.__name__: m.objects.count() for m in (Team, Workload, Account, User, ModelPrice, FxRate)}
     caps = {cap.name: (cap.amount, tuple(cap.recipients)) for cap in Cap.objects.all()}
     alerts = sorted(AlertEvent.objects.values_list("kind", "subject", "period_start", "threshold"))
+    outcomes = OutcomeCount.objects.aggregate(rows=Count("id"), outcomes=Sum("count"))
     return {"lines": lines, "rollup": rollup, "per_account": per_account, "bedrock_months": per_month, "counts": counts,
-            "caps": caps, "alerts": alerts}
+            "caps": caps, "alerts": alerts, "outcomes": outcomes}
 
 
 def _leave_lines_of_the_previous_demo(tmp: Path) -> None:
@@ -384,6 +386,34 @@ def test_the_demo_has_a_shortfall_renewing_soon_a_contract_on_track_and_a_monthl
     assert Contract.objects.count() == 3  # loading twice updates them
     assert [(c["name"], c["status"]) for c in loaded["summary"]["contracts"]] == [
         ("Anthropic enterprise", "shortfall"), ("OpenAI scale tier", "on_track"), ("Bedrock monthly commit", "overage")]
+
+
+def test_the_demo_reports_outcomes_for_five_workloads_at_plausible_costs_per_outcome(loaded):
+    from finops.selectors import outcomes
+
+    reporting = Workload.objects.filter(outcomes__isnull=False).exclude(outcome_unit="").distinct()
+    assert reporting.count() >= 5
+    figures = outcomes.by_workload(DailySpend.objects.all(), MonthlySpend.objects.all(), [w.id for w in reporting],
+                                   FIRST_DAY, TODAY, today=TODAY)
+    for workload in reporting:
+        assert Decimal("0.30") <= figures[workload.id].per_outcome <= Decimal(2), workload.slug
+    # Fewer outcomes on a Sunday than on the Wednesday before it (the weekday pattern follows traffic).
+    counts = dict(OutcomeCount.objects.filter(workload__slug="support-agent").values_list("day", "count"))
+    assert counts[dt.date(2026, 10, 25)] < counts[dt.date(2026, 10, 21)]
+    assert loaded["summary"]["outcomes"]["rows"] == OutcomeCount.objects.count()
+
+
+def test_the_support_agent_is_over_its_cost_per_outcome_target_in_the_last_complete_month_and_alerted_once(loaded):
+    support = Workload.objects.get(slug="support-agent")
+    assert support.target_cost_per_outcome == Decimal("0.50")
+    (event,) = AlertEvent.objects.filter(kind="outcome_cost")
+    assert (event.subject, event.period_start, event.workload) == (f"workload:{support.id}", dt.date(2026, 10, 1), support)
+    assert event.title.startswith("Support agent: $0.6") and event.title.endswith(" per ticket resolved in October 2026, over its $0.50 target")
+    from finops.selectors import outcomes
+
+    september = outcomes.for_workload(DailySpend.objects.all(), MonthlySpend.objects.all(), support.id,
+                                      dt.date(2026, 9, 1), dt.date(2026, 10, 1), today=TODAY)
+    assert september.per_outcome < support.target_cost_per_outcome  # the month before was within target
 
 
 def test_the_demo_users_sign_in_with_the_demo_password_and_have_their_roles(loaded):

@@ -21,6 +21,7 @@ from finops.services.config import config_apply
 from finops.services.rollups import rollup_rebuild
 from ingest.services import usage_file_import
 
+from .outcomes import outcomes_load
 from .generate import CAP_BREACHING_TEAM, CONFIG_PATH, SUGGESTED_MONTHLY_CAP_USD, generate, render_config, window
 
 __all__ = ["CAP_BREACHING_TEAM", "DEMO_PASSWORD", "SUGGESTED_MONTHLY_CAP_USD", "DemoLoadError", "load_demo"]
@@ -60,9 +61,10 @@ def load_demo(*, today: dt.date, export_dir: Path | None = None) -> dict:
     for user in User.objects.filter(username__in=usernames):
         user.set_password(DEMO_PASSWORD)
         user.save(update_fields=["password"])
+    outcomes = outcomes_load(today=today)  # before the caps: their evaluation judges cost per outcome too
     contracts = contracts_load(today=today)  # before the caps: their evaluation looks at the contracts too
     caps = caps_load(today=today)
-    return {**_summary(today, config, runs), "caps": caps, "contracts": contracts}
+    return {**_summary(today, config, runs), "caps": caps, "contracts": contracts, "outcomes": outcomes}
 
 
 # --- contracts ---
