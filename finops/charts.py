@@ -371,7 +371,7 @@ def cost_per_outcome_trend(points: list[dict], *, unit: str, currency: str, targ
         "mode": "lines+markers",
         "connectgaps": False,
         "line": {"color": OUTCOME_COLOUR, "width": 2},
-        "customdata": [[display_per_outcome(p["per_outcome"], currency), p["outcomes"]] for p in points],
+        "customdata": [[_per_outcome_text(p["per_outcome"], currency), p["outcomes"]] for p in points],
         "hovertemplate": "%{customdata[0]} per outcome, %{customdata[1]:,} outcomes<extra></extra>",
     }
     traces = [trace]
@@ -383,7 +383,7 @@ def cost_per_outcome_trend(points: list[dict], *, unit: str, currency: str, targ
     return _figure(traces, yaxis=yaxis, xaxis=_x_axis({p["point"] for p in points}, monthly=monthly))
 
 
-def display_per_outcome(value, currency: str) -> str:
-    from finops.display import per_outcome
+def _per_outcome_text(value, currency: str) -> str:
+    from finops.display import per_outcome  # here, not at the top: this module only adds functions (issue 12)
 
     return per_outcome(value, currency)
