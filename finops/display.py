@@ -111,7 +111,10 @@ def per_outcome(value, currency: str | None = None) -> str:
         return DASH
     amount = Decimal(value)
     if amount and abs(amount) < Decimal("0.1"):
-        return price(amount.quantize(Decimal("0.0001"), rounding=ROUND_HALF_EVEN), currency)
+        rounded = amount.quantize(Decimal("0.0001"), rounding=ROUND_HALF_EVEN)
+        if not rounded:
+            return f"<{currency_symbol(currency)}0.0001"
+        return price(rounded, currency)
     return money_exact(amount, currency)
 
 

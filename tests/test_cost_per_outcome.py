@@ -114,6 +114,13 @@ def test_the_trend_by_month_is_each_months_own_sum_over_sum(support_agent, ticke
         (dt.date(2026, 9, 1), 0, None), (dt.date(2026, 10, 1), 3, Decimal(0)), (dt.date(2026, 11, 1), 160, Decimal("0.25"))]
 
 
+def test_a_cheap_outcome_shows_four_decimals_and_never_reads_zero():
+    from finops.display import per_outcome
+
+    assert [per_outcome(v) for v in (Decimal("0.42"), Decimal("12.5"), Decimal("0.0042"), Decimal("0.00001"), Decimal(0), None)] == [
+        "$0.42", "$12.50", "$0.0042", "<$0.0001", "$0.00", "—"]
+
+
 # --- the workload page ---
 
 
@@ -134,6 +141,21 @@ def test_the_workload_page_reads_a_dash_where_the_period_has_no_outcomes(client_
     assert 'data-testid="cost-per-outcome">—</span>' in html and "no outcomes reported in this period" in html
     assert response.context["outcome_chart"] is None and 'data-testid="no-outcome-trend"' in html
     assert "$0.00 per" not in html
+
+
+def test_the_workload_page_reads_an_unknown_cost_per_outcome_as_a_dash_with_the_unpriced_tokens(client_as, fiona, router, usage):
+    OutcomeCount.objects.create(workload=router, day=NOV, count=30)
+    response = client_as(fiona).get(reverse("workload-detail", args=["ticket-router"]), {"start": "2026-11-01", "end": "2026-11-03"})
+    html = response.content.decode()
+    assert 'data-testid="cost-per-outcome">—</span>' in html and "cost unknown: 6.0M tokens unpriced" in html
+    assert "$0.00 per" not in html and response.context["outcome_chart"] is None
+
+
+def test_a_long_period_draws_the_trend_by_month(client_as, fiona, support_agent, tickets):
+    response = client_as(fiona).get(reverse("workload-detail", args=["support-agent"]), {"start": "2026-06-01", "end": "2026-11-22"})
+    (line, *_) = response.context["outcome_chart"]["data"]
+    assert line["x"] == ["2026-06-01", "2026-07-01", "2026-08-01", "2026-09-01", "2026-10-01", "2026-11-01"]
+    assert line["y"] == [None, None, None, None, None, 0.25]
 
 
 def test_the_trend_leaves_days_without_outcomes_as_gaps_not_zeros(client_as, fiona, support_agent, tickets):
