@@ -116,8 +116,8 @@ def _validate(by, rows: list, numbers: list[int], source_default: str) -> list[t
     slugs = {r.get("workload") for r in rows if isinstance(r, dict) and isinstance(r.get("workload"), str)}
     # Workloads the writer may not see answer "unknown", like a 404; seen but not writable says so.
     visible = Workload.objects.all() if by is None else access.visible_workloads(by)
-    writable = set(Workload.objects.all() if by is None else access.writable_outcome_workloads(by)
-                   .filter(slug__in=slugs).values_list("slug", flat=True))
+    writable = Workload.objects.all() if by is None else access.writable_outcome_workloads(by)
+    writable = set(writable.filter(slug__in=slugs).values_list("slug", flat=True))
     ids = dict(visible.filter(slug__in=slugs).values_list("slug", "id"))
     today = timezone.now().astimezone(dt.UTC).date()
     errors: list[str] = []
