@@ -2,6 +2,9 @@
 all or nothing, corrections replace, idempotency keys apply a batch once, team isolation."""
 
 import datetime as dt
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -13,6 +16,7 @@ from django.test.utils import CaptureQueriesContext
 
 from finops.models import OutcomeBatch, OutcomeCount, Workload
 from finops.services.outcomes import OutcomesInvalid, outcomes_import_csv, outcomes_record
+from tests.conftest import make_user
 
 TODAY = dt.datetime.now(dt.UTC).date()
 D1 = (TODAY - dt.timedelta(days=3)).isoformat()
@@ -94,6 +98,16 @@ def test_a_member_cannot_write_another_teams_workload_which_is_not_even_confirme
                                       {"workload": "search-ranker", "day": D1, "count": 1}])
     assert rejected.value.errors == ["row 2: unknown workload 'search-ranker'"]
     assert OutcomeCount.objects.count() == 0
+
+
+def test_a_team_member_who_is_not_its_lead_writes_their_teams_outcomes(support_team, support_agent):
+    mo = make_user("mo", "member", team=support_team, team_role="member")
+    assert outcomes_record(by=mo, rows=[{"workload": "support-agent", "day": D1, "count": 3}]).created == 1
+
+
+def test_a_user_in_no_team_writes_no_outcomes(support_agent):
+    with pytest.raises(PermissionDenied):
+        outcomes_record(by=make_user("nemo", "member"), rows=[{"workload": "support-agent", "day": D1, "count": 3}])
 
 
 def test_finance_reads_outcome_counts_but_writes_none(fiona, ada, support_agent, client_as):
@@ -179,21 +193,16 @@ def test_import_outcomes_refuses_a_bad_file_naming_its_lines_and_applies_nothing
 
 
 def test_a_bad_file_makes_the_command_exit_non_zero(support_agent, tmp_path):
-    import subprocess
-    import sys
-
     path = tmp_path / "outcomes.csv"
     path.write_text(f"workload,day,count\nghost,{D1},1\n")
     done = subprocess.run([sys.executable, "manage.py", "import_outcomes", str(path)], capture_output=True, text=True,
-                          env={**__import__("os").environ, "DATABASE_URL": _database_url()})
+                          env={**os.environ, "DATABASE_URL": _database_url()})
     assert done.returncode != 0
     assert "row 2: unknown workload 'ghost'" in done.stderr
 
 
 def _database_url() -> str:
     """The test database, for a command run in its own process (it commits nothing: the file is refused)."""
-    import os
-
     settings = connection.settings_dict
     if settings["ENGINE"].endswith("sqlite3"):
         return f"sqlite:///{settings['NAME']}"
