@@ -2,15 +2,12 @@
 all or nothing, corrections replace, idempotency keys apply a batch once, team isolation."""
 
 import datetime as dt
-import os
-import subprocess
-import sys
 import time
 
 import pytest
 from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.core.management import CommandError, call_command
+from django.core.management import CommandError, call_command, execute_from_command_line
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -192,22 +189,13 @@ def test_import_outcomes_refuses_a_bad_file_naming_its_lines_and_applies_nothing
         call_command("import_outcomes", str(path))
 
 
-def test_a_bad_file_makes_the_command_exit_non_zero(support_agent, tmp_path):
+def test_a_bad_file_makes_the_command_exit_non_zero(support_agent, tmp_path, capsys):
     path = tmp_path / "outcomes.csv"
     path.write_text(f"workload,day,count\nghost,{D1},1\n")
-    done = subprocess.run([sys.executable, "manage.py", "import_outcomes", str(path)], capture_output=True, text=True,
-                          env={**os.environ, "DATABASE_URL": _database_url()})
-    assert done.returncode != 0
-    assert "row 2: unknown workload 'ghost'" in done.stderr
-
-
-def _database_url() -> str:
-    """The test database, for a command run in its own process (it commits nothing: the file is refused)."""
-    settings = connection.settings_dict
-    if settings["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{settings['NAME']}"
-    url = os.environ["DATABASE_URL"]
-    return url.rsplit("/", 1)[0] + "/" + settings["NAME"]
+    with pytest.raises(SystemExit) as exited:  # as from a shell: run_from_argv turns the CommandError into exit 1
+        execute_from_command_line(["manage.py", "import_outcomes", str(path)])
+    assert exited.value.code != 0
+    assert "row 2: unknown workload 'ghost'" in capsys.readouterr().err
 
 
 # --- the upload form ---
@@ -260,7 +248,7 @@ def test_a_10k_row_csv_is_applied_in_one_go(ada, support_team, tmp_path):
     elapsed = time.perf_counter() - started
     assert (result.rows, result.created) == (10_000, 10_000)
     assert OutcomeCount.objects.count() == 10_000
-    assert len(queries) < 20, len(queries)  # batched, not a query per row
+    assert len(queries) < 100, len(queries)  # batched (SQLite's batches are smaller), not a query per row
     assert elapsed < 10, elapsed
     lines[1] = lines[1].rsplit(",", 2)[0] + ",999,a"  # one correction among 10k restated rows
     path.write_text("\n".join(lines) + "\n")
