@@ -2,13 +2,14 @@
 all or nothing, corrections replace, idempotency keys apply a batch once, team isolation."""
 
 import datetime as dt
+import threading
 import time
 
 import pytest
 from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command, execute_from_command_line
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from finops.models import OutcomeBatch, OutcomeCount, Workload
@@ -58,6 +59,39 @@ def test_the_same_idempotency_key_twice_applies_the_batch_once(sam, support_agen
     assert (replay.rows, replay.created, replay.replaced) == (1, 0, 0)
     assert counts() == {("support-agent", D1, ""): 7}  # the replay did not undo the correction
     assert OutcomeBatch.objects.get().rows == 1
+
+
+def test_the_same_key_posted_twice_at_once_is_applied_once_and_the_second_answered_as_a_replay(reseeded, ada,
+                                                                                             support_agent):
+    """Real concurrency (Postgres): the second post checks the key before the first commits, then waits on the key's
+    unique index; when the first commits it answers a replay instead of applying its rows."""
+    late = {}
+
+    def post_again():
+        try:
+            late["result"] = outcomes_record(by=ada, rows=[{"workload": "support-agent", "day": D1, "count": 99}],
+                                             idempotency_key="race")
+        finally:
+            connection.close()
+
+    with transaction.atomic():
+        outcomes_record(by=ada, rows=[{"workload": "support-agent", "day": D1, "count": 40}], idempotency_key="race")
+        thread = threading.Thread(target=post_again, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 30
+        with connection.cursor() as cursor:  # wait until the second post is blocked on the key
+            while True:
+                cursor.execute("SELECT pg_stat_clear_snapshot()")  # else a transaction sees one snapshot
+                cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                               "AND wait_event_type = 'Lock'")
+                if cursor.fetchone()[0]:
+                    break
+                assert time.monotonic() < deadline, "the second post never waited on the key"
+                time.sleep(0.02)
+    thread.join(30)
+    assert late["result"].replay is True and late["result"].rows == 1
+    assert counts() == {("support-agent", D1, ""): 40}
+    assert OutcomeBatch.objects.count() == 1
 
 
 def test_a_bad_batch_is_rejected_whole_with_every_bad_row_named_and_nothing_applied(sam, support_agent):
