@@ -144,10 +144,13 @@ def test_a_user_in_no_team_writes_no_outcomes(support_agent):
 def test_finance_reads_outcome_counts_but_writes_none(fiona, ada, support_agent, client_as):
     with pytest.raises(PermissionDenied):
         outcomes_record(by=fiona, rows=[{"workload": "support-agent", "day": D1, "count": 1}])
+    outcomes_record(by=ada, rows=[{"workload": "support-agent", "day": D2, "count": 1}], idempotency_key="k")
+    with pytest.raises(PermissionDenied):  # not even a replay of a key already applied
+        outcomes_record(by=fiona, rows=[{"workload": "support-agent", "day": D2, "count": 1}], idempotency_key="k")
     response = client_as(fiona).post("/api/v1/outcomes", [{"workload": "support-agent", "day": D1, "count": 1}], **JSON)
     assert response.status_code == 403
     outcomes_record(by=ada, rows=[{"workload": "support-agent", "day": D1, "count": 9}])  # admins write any workload
-    assert client_as(fiona).get("/api/v1/outcomes").json()[0]["count"] == 9
+    assert [r["count"] for r in client_as(fiona).get("/api/v1/outcomes").json()] == [9, 1]
 
 
 # --- the API ---

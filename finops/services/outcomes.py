@@ -65,12 +65,12 @@ def outcomes_record(*, by, rows: Iterable[dict], idempotency_key: str | None = N
                     row_numbers: list[int] | None = None) -> OutcomeResult:
     """Validate every row, then upsert them all in one transaction. `row_numbers` name the rows in errors (a CSV
     passes its line numbers); by default rows are numbered from 1."""
+    if by is not None and not access.writable_outcome_workloads(by).exists():
+        raise PermissionDenied("You may not write outcome counts.")  # before the key: a replay is a write too
     if idempotency_key is not None:
         idempotency_key = _key(idempotency_key)
         if (earlier := OutcomeBatch.objects.filter(idempotency_key=idempotency_key).first()) is not None:
             return OutcomeResult(rows=earlier.rows, replay=True)
-    if by is not None and not access.writable_outcome_workloads(by).exists():
-        raise PermissionDenied("You may not write outcome counts.")
     rows = list(rows)
     numbers = row_numbers or list(range(1, len(rows) + 1))
     try:
