@@ -140,3 +140,18 @@ class SeesSources(BasePermission):
         return can_see_sources(request.user) and (
             request.method in SAFE_METHODS or can_manage_configuration(request.user)
         )
+
+
+def writable_outcome_workloads(user) -> QuerySet[Workload]:
+    """Outcome counts (issue 12) are business facts a team reports about its own workloads: admins write any
+    workload's, a member (lead or not) their teams' workloads'. Finance reads them and writes none: it checks the
+    figures, it does not produce them."""
+    if is_admin(user):
+        return Workload.objects.all()
+    if not user.is_authenticated or is_finance(user):
+        return Workload.objects.none()
+    return Workload.objects.filter(team__memberships__user=user).distinct()
+
+
+def can_write_outcomes(user, workload: Workload) -> bool:
+    return writable_outcome_workloads(user).filter(id=workload.id).exists()

@@ -7,7 +7,7 @@ from django.utils.functional import lazy
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from finops.views import alerts, caps, contracts, explore, health, pages, rules, sources, unattributed
+from finops.views import alerts, caps, contracts, explore, health, outcomes, pages, rules, sources, unattributed
 
 urlpatterns = [
     path("", pages.overview, name="overview"),
@@ -15,6 +15,7 @@ urlpatterns = [
     path("teams/<slug:slug>/", pages.team_detail, name="team-detail"),
     path("workloads/", pages.workload_list, name="workload-list"),
     path("workloads/<slug:slug>/", pages.workload_detail, name="workload-detail"),
+    path("workloads/<slug:slug>/outcomes/", outcomes.workload_outcomes_upload, name="workload-outcomes-upload"),
     path("providers/", pages.provider_list, name="provider-list"),
     path("providers/<slug:slug>/", pages.provider_detail, name="provider-detail"),
     path("sources/", sources.source_list, name="source-list"),

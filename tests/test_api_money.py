@@ -115,6 +115,11 @@ def test_every_api_response_carries_money_as_decimal_strings(client_as, ada, rec
             lambda: client.post("/api/v1/rules/preview", {"workload": "support-agent", "priority": 5, "model": "my-private-*"}, **json_body),
         ],
         "api-rule-detail": [lambda: client.get(f"/api/v1/rules/{rule.pk}")],
+        "api-outcome-list": [
+            lambda: client.post("/api/v1/outcomes", [{"workload": "support-agent", "day": today.isoformat(), "count": 3}],
+                                **json_body),
+            lambda: client.get("/api/v1/outcomes"),
+        ],
         "api-reattribution": [lambda: client.get(f"/api/v1/reattributions/{job.pk}")],
         "api-cap-list": [
             lambda: client.post("/api/v1/caps", {"name": "Support", "scope": "team", "target": "support", "amount": "2.5",

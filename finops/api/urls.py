@@ -1,7 +1,7 @@
 from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 
-from . import contracts, views
+from . import contracts, outcomes, views
 
 # DRF authenticates API requests itself (token or session); the login redirect is for pages only.
 api = login_not_required
@@ -31,5 +31,6 @@ urlpatterns = [
     path("contracts/focus.csv", api(contracts.ContractFocusCSV.as_view()), name="api-contract-focus"),
     path("contracts/<int:pk>", api(contracts.ContractDetail.as_view()), name="api-contract-detail"),
     path("contracts/<int:pk>/renew", api(contracts.ContractRenew.as_view()), name="api-contract-renew"),
+    path("outcomes", api(outcomes.OutcomeList.as_view()), name="api-outcome-list"),
     path("reattributions/<int:pk>", api(views.ReattributionJobDetail.as_view()), name="api-reattribution"),
 ]
