@@ -9,7 +9,7 @@ One story: the support agent's cost per ticket resolved rises from about $0.45 t
 month (a model change that resolved fewer tickets), over its $0.50 target (config.yaml), so the demo has an
 `outcome_cost` alert; this month it is back near $0.46.
 
-Rows go in through OutcomeCount.objects.bulk_create (the posting service is the merge's switch).
+Rows go in through the posting service (finops.services.outcomes.outcomes_record), as every other source's do.
 """
 
 import datetime as dt
@@ -20,6 +20,7 @@ from django.db.models import Sum
 
 from finops.models import DailySpend, OutcomeCount, Workload
 from finops.months import month_of
+from finops.services.outcomes import outcomes_record
 
 from .generate import window
 
@@ -71,8 +72,11 @@ def outcome_rows(today: dt.date) -> list[OutcomeCount]:
 def outcomes_load(*, today: dt.date) -> dict:
     """Write the demo's outcome counts (replacing those of an earlier load); how many rows and outcomes per workload."""
     rows = outcome_rows(today)
-    OutcomeCount.objects.bulk_create(rows, batch_size=1000, update_conflicts=True,
-                                     unique_fields=["workload", "day", "source"], update_fields=["count", "updated_at"])
+    slugs = dict(Workload.objects.filter(id__in={r.workload_id for r in rows}).values_list("id", "slug"))
+    # Through the posting service, as the API, the CSV upload and `import_outcomes` do (a second load replaces
+    # nothing: every count is unchanged).
+    outcomes_record(by=None, rows=[{"workload": slugs[r.workload_id], "day": r.day.isoformat(), "count": r.count,
+                                    "source": r.source} for r in rows])
     totals: dict[str, int] = {}
     names = {w.id: w.slug for w in Workload.objects.filter(id__in={r.workload_id for r in rows})}
     for row in rows:

@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from finops import access
 from finops.models import OutcomeBatch, OutcomeCount, Workload
+from finops.services.spend_changes import spend_changed
 
 FIELDS = {"workload", "day", "count", "source"}
 REQUIRED = ("workload", "day", "count")
@@ -224,6 +225,10 @@ def _upsert(clean: list[tuple[int, dt.date, str, int]]) -> OutcomeResult:
         writes.append(OutcomeCount(workload_id=workload_id, day=day, source=source, count=count))
     OutcomeCount.objects.bulk_create(writes, batch_size=BATCH_SIZE, update_conflicts=True,
                                      unique_fields=["workload", "day", "source"], update_fields=["count", "updated_at"])
+    if writes:
+        # Cost per outcome changed for these workloads and days: the same after-commit evaluation a spend change
+        # queues (the outcome-cost alert judges the months these days fall in).
+        spend_changed(days={w.day for w in writes}, reason="outcomes", workload_ids={w.workload_id for w in writes})
     return OutcomeResult(rows=len(clean), created=created, replaced=replaced, unchanged=unchanged)
 
 
