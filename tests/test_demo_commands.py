@@ -1,0 +1,75 @@
+"""The demo's files and commands without a loaded demo: the generator is deterministic and window-stable,
+`load_demo` refuses a real installation, `demo_env` writes a development .env once."""
+
+import csv
+import datetime as dt
+import os
+
+import environ
+import pytest
+from cryptography.fernet import Fernet
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from finops.demo.generate import generate
+from finops.models import UsageLine, User
+
+TODAY = dt.date(2026, 11, 1)
+MONTHS = [dt.date(2026, 7, 1), dt.date(2026, 8, 1), dt.date(2026, 9, 1), dt.date(2026, 10, 1)]
+BEDROCK = "bedrock-us-east-1"
+
+
+def test_the_generator_writes_the_same_files_for_the_same_day(tmp_path):
+    first = generate(today=TODAY, out_dir=tmp_path / "a")
+    second = generate(today=TODAY, out_dir=tmp_path / "b")
+    assert first.keys() == second.keys() and len(first) == 6
+    assert len(first[BEDROCK]) == len(MONTHS)
+    for name in first:
+        assert [p.name for p in first[name]] == [p.name for p in second[name]], name
+        for a, b in zip(first[name], second[name], strict=True):
+            assert a.read_bytes() == b.read_bytes(), a.name
+
+
+def test_a_day_of_gateway_log_covers_the_same_hours_whichever_window_it_is_generated_in(tmp_path):
+    """So loading the demo on a later day replaces every hour an earlier load wrote for the days both cover."""
+
+    def hours(today):
+        path = generate(today=today, out_dir=tmp_path / today.isoformat())["cerebras-prod"][0]
+        with path.open(newline="") as fh:
+            return {
+                (row["api_key"], row["model"], row["startTime"][:13])
+                for row in csv.DictReader(fh)
+                if row["startTime"].startswith("2026-10-2")
+            }
+
+    assert hours(TODAY) == hours(TODAY + dt.timedelta(days=3))
+
+
+def test_load_demo_refuses_a_database_with_debug_off_unless_forced(db):
+    assert not settings.DEBUG
+    lines, users = UsageLine.objects.count(), User.objects.count()
+    with pytest.raises(CommandError, match="--force"):
+        call_command("load_demo", "--today", TODAY.isoformat())
+    assert (UsageLine.objects.count(), User.objects.count()) == (lines, users)
+
+
+def test_demo_env_writes_debug_and_fresh_keys_once_and_then_leaves_the_file_alone(tmp_path, capsys):
+    path = tmp_path / ".env"
+    call_command("demo_env", "--path", str(path))
+    written = path.read_text()
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert not any(line.startswith(("DATABASE_URL", "REDIS_URL")) for line in written.splitlines())
+    values = {}
+    environ.Env.ENVIRON = values
+    try:
+        environ.Env.read_env(path)
+        env = environ.Env()
+        assert env.bool("DEBUG") is True
+        assert len(env.str("SECRET_KEY")) >= 50
+        Fernet(env.str("FINOPS_ENCRYPTION_KEY").encode())
+    finally:
+        environ.Env.ENVIRON = os.environ
+    call_command("demo_env", "--path", str(path))
+    assert path.read_text() == written
+    assert "left as it is" in capsys.readouterr().out
