@@ -1,6 +1,5 @@
 """The demo organisation (docs/demo.md): what `make demo` loads, on Postgres and on the demo's SQLite."""
 
-import csv
 import datetime as dt
 import json
 import os
@@ -20,7 +19,7 @@ from django.db.models.functions import TruncDate
 from finops.demo import CAP_BREACHING_TEAM, DEMO_PASSWORD, SUGGESTED_MONTHLY_CAP_USD, load_demo
 from finops.demo.exports import FIRST_MONTH_CREDIT, TAX_RATE
 from finops.demo.generate import (
-    LOG_RECORDS, RAMP_DAYS, SERIES, UNPRICED_MODEL, WINDOW_DAYS, generate, price_change_day, render_config,
+    LOG_RECORDS, RAMP_DAYS, SERIES, UNPRICED_MODEL, WINDOW_DAYS, price_change_day,
 )
 from finops.models import (
     Account, AlertEvent, Cap, Contract, CostBasis, DailySpend, FxRate, IngestRun, ModelPrice, MonthlySpend, OutcomeCount, Team,
@@ -28,10 +27,9 @@ from finops.models import (
 )
 from finops.selectors.caps import cap_status
 from finops.selectors.contracts import contract_status, renewals_ahead
-from finops.services.config import config_apply
 from finops.services.prices import PriceBook, Tokens, cost_from_price
-from ingest.services import usage_file_import
 from tests.conftest import reseed_reference_data
+from tests.demo_helpers import leave_lines_of_the_previous_demo
 
 TODAY = dt.date(2026, 11, 1)
 FIRST_DAY, LAST_DAY = dt.date(2026, 7, 4), dt.date(2026, 10, 31)
@@ -62,27 +60,6 @@ def _totals() -> dict:
             "caps": caps, "alerts": alerts, "outcomes": outcomes}
 
 
-def _leave_lines_of_the_previous_demo(tmp: Path) -> None:
-    """What a demo loaded before Groq read gateway logs left: groq-prod as a usage_csv account with daily lines.
-
-    The line is put on a day whose gateway log has no request in its first hour, so the hourly import alone
-    would leave it beside the new lines (a daily line starts at midnight).
-    """
-    log = generate(today=TODAY, out_dir=tmp / "files")["groq-prod"][0]
-    with log.open(newline="") as fh:
-        midnight_hours = {row["startTime"][:10] for row in csv.DictReader(fh) if row["startTime"][11:13] == "00"}
-    day = next(d for d in (LAST_DAY - dt.timedelta(days=n) for n in range(WINDOW_DAYS)) if str(d) not in midnight_hours)
-    config_apply(path=Path("demo.yaml"), text=render_config(TODAY).replace("gateway_log", "usage_csv"), environ={})
-    path = tmp / "groq-prod-usage.csv"
-    path.write_text(
-        "day,provider,model,input_tokens,output_tokens,requests,cost,currency,project,api_key,tags\n"
-        f"{day},groq,openai/gpt-oss-120b,90000000,3000000,75000,,USD,,key_ticket_triage_prod,team=support\n"
-    )
-    with path.open("rb") as stream:
-        run = usage_file_import(account=Account.objects.get(name="groq-prod"), stream=stream, file_name=path.name)
-    assert run.status == IngestRun.Status.SUCCEEDED, run.error
-
-
 @pytest.fixture(scope="module")
 def demo(django_db_setup, django_db_blocker, tmp_path_factory):
     """The demo loaded twice for TODAY, shared by this module's tests and rolled back after them.
@@ -92,7 +69,7 @@ def demo(django_db_setup, django_db_blocker, tmp_path_factory):
     """
     with django_db_blocker.unblock(), transaction.atomic():
         reseed_reference_data()
-        _leave_lines_of_the_previous_demo(tmp_path_factory.mktemp("previous-demo"))
+        leave_lines_of_the_previous_demo(tmp_path_factory.mktemp("previous-demo"))
         summary = load_demo(today=TODAY)
         after_first = _totals()
         load_demo(today=TODAY)

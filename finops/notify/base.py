@@ -5,6 +5,8 @@ A channel sends one event to one recipient (an address, a URL) and either return
 decrypts); anything else (a server down, a timeout, a 5xx) is retried with backoff by finops.notify.deliver.
 """
 
+import abc
+
 from finops.models import AlertEvent
 
 
@@ -17,11 +19,13 @@ class NotifyError(Exception):
         self.channel_down = channel_down
 
 
-class Channel:
+class Channel(abc.ABC):
+    """One way to tell someone (email, webhook): `notify` sends one event to one recipient or raises NotifyError."""
+
     name: str = ""
 
-    def notify(self, event: AlertEvent, recipient: str) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def notify(self, event: AlertEvent, recipient: str) -> None: ...
 
 
 # Filled by the channel modules on import (finops.notify.channels imports them all).

@@ -1,0 +1,34 @@
+"""Helpers of the demo tests (tests/test_demo.py)."""
+
+import csv
+import datetime as dt
+from pathlib import Path
+
+from finops.demo.generate import WINDOW_DAYS, generate, render_config
+from finops.models import Account, IngestRun
+from finops.services.config import config_apply
+from ingest.services import usage_file_import
+
+TODAY = dt.date(2026, 11, 1)
+LAST_DAY = TODAY - dt.timedelta(days=1)
+
+
+def leave_lines_of_the_previous_demo(tmp: Path) -> None:
+    """What a demo loaded before Groq read gateway logs left: groq-prod as a usage_csv account with daily lines.
+
+    The line is put on a day whose gateway log has no request in its first hour, so the hourly import alone
+    would leave it beside the new lines (a daily line starts at midnight).
+    """
+    log = generate(today=TODAY, out_dir=tmp / "files")["groq-prod"][0]
+    with log.open(newline="") as fh:
+        midnight_hours = {row["startTime"][:10] for row in csv.DictReader(fh) if row["startTime"][11:13] == "00"}
+    day = next(d for d in (LAST_DAY - dt.timedelta(days=n) for n in range(WINDOW_DAYS)) if str(d) not in midnight_hours)
+    config_apply(path=Path("demo.yaml"), text=render_config(TODAY).replace("gateway_log", "usage_csv"), environ={})
+    path = tmp / "groq-prod-usage.csv"
+    path.write_text(
+        "day,provider,model,input_tokens,output_tokens,requests,cost,currency,project,api_key,tags\n"
+        f"{day},groq,openai/gpt-oss-120b,90000000,3000000,75000,,USD,,key_ticket_triage_prod,team=support\n"
+    )
+    with path.open("rb") as stream:
+        run = usage_file_import(account=Account.objects.get(name="groq-prod"), stream=stream, file_name=path.name)
+    assert run.status == IngestRun.Status.SUCCEEDED, run.error
