@@ -180,7 +180,18 @@ def sums(daily: QuerySet[DailySpend], monthly: QuerySet[MonthlySpend] | None, st
     as `point`, "month" its month's first day. A period longer than DAILY_READ_MAX_DAYS (and not by day) reads
     its whole months from `monthly` and the edges from `daily` (finops.selectors.periods): the sums are the
     same, from ~25× fewer rows. `daily` and `monthly` are the rows the viewer may see, filtered alike."""
-    if point != "day" and monthly is not None and (end - start).days > DAILY_READ_MAX_DAYS:
+    measures = {**MEASURES, "priced_lines": Sum("line_count", filter=~UNPRICED)}
+    return [finish(row) for row in signed_sums(daily, monthly, start, end, keys, measures=measures, today=today, point=point)]
+
+
+def signed_sums(daily: QuerySet[DailySpend], monthly: QuerySet[MonthlySpend] | None, start: dt.date, end: dt.date,
+                keys: tuple[str, ...], *, measures: dict, today: dt.date, point: str | None = None,
+                months_beyond_days: int = DAILY_READ_MAX_DAYS) -> list[dict]:
+    """`measures` (sums, one of them `lines` = Sum("line_count")) per `keys` (and `point`, as sums()) over
+    [start, end), unfinished: the one way any period is read (pages, the spend report). Periods longer than
+    `months_beyond_days` (and not by day) read whole months from `monthly` when given; a group whose lines all
+    lie in days taken away nets to no lines and is left out."""
+    if point != "day" and monthly is not None and (end - start).days > months_beyond_days:
         parts = periods.parts(daily, monthly, start, end, today=today)
     else:
         parts = [(period(daily, start, end), 1)]
@@ -190,11 +201,10 @@ def sums(daily: QuerySet[DailySpend], monthly: QuerySet[MonthlySpend] | None, st
         if point:
             by_month = rows.model is MonthlySpend or point == "month"
             extra["point"] = F("month") if rows.model is MonthlySpend else (Cast(TruncMonth("day"), DateField()) if by_month else F("day"))
-        grouped = rows.values(*keys, **extra).annotate(**MEASURES, priced_lines=Sum("line_count", filter=~UNPRICED))
+        grouped = rows.values(*keys, **extra).annotate(**measures)
         signed += [(row, sign) for row in grouped.order_by()]
     names = keys + (("point",) if point else ())
-    merged = periods.add_up(signed, names, (*MEASURES, "priced_lines"))
-    return [finish(row) for row in merged if row["lines"]]
+    return [row for row in periods.add_up(signed, names, tuple(measures)) if row["lines"]]
 
 
 def finish(row: dict) -> dict:

@@ -21,14 +21,13 @@ import decimal
 from decimal import Decimal
 
 from django.conf import settings
-from django.db.models import DateField, F, Q, Sum
-from django.db.models.functions import Cast, TruncMonth
+from django.db.models import F, Q, Sum
 from django.utils import timezone
 
 from finops import access
 from finops.models import Account, CostBasis, DailySpend, ModelPrice, MonthlySpend, Provider, Team, Workload
 
-from . import periods, spend
+from . import spend
 from .explore import FILTERS, UNATTRIBUTED, filtered
 
 GROUPS = {
@@ -85,32 +84,21 @@ def spend_rows(*, user=None, start: dt.date, end: dt.date, by: str, filters: dic
         raise ValueError("end must be after start (end is exclusive)")
     filters = filters or {}
     daily = filtered(_visible(user, DailySpend), filters)
-    if by == "day" or not read_months:
-        parts = [(spend.period(daily, start, end), 1)]
-    else:
-        monthly = filtered(_visible(user, MonthlySpend), filters)
-        today = today or timezone.now().astimezone(dt.UTC).date()
-        parts = periods.parts(daily, monthly, start, end, today=today)
-    signed = []
-    for rows, sign in parts:
-        grouped = rows.values(group=_group(by, rows.model)).annotate(**MEASURES).order_by()
-        signed += [(row, sign) for row in grouped]
-    merged = periods.add_up(signed, ("group",), tuple(MEASURES))
-    if any(sign < 0 for _, sign in parts):
-        # A group whose lines all lie in the days taken away nets to no lines: it is not in the period.
-        merged = [row for row in merged if row["lines"]]
+    monthly = filtered(_visible(user, MonthlySpend), filters) if read_months else None
+    today = today or timezone.now().astimezone(dt.UTC).date()
+    point = by if by in ("day", "month") else None
+    keys = () if point else (GROUPS[by],)
+    # Whole months from the monthly rollup whatever the period's length (months_beyond_days=0).
+    merged = spend.signed_sums(daily, monthly, start, end, keys, measures=MEASURES, today=today, point=point,
+                               months_beyond_days=0)
+    for row in merged:
+        row["group"] = row.pop("point" if point else keys[0])
     merged.sort(key=lambda row: (row["group"] is None, row["group"] if row["group"] is not None else ""))
     return [_finish(row, by) for row in merged]
 
 
 def _visible(user, rollup):
     return rollup.objects.all() if user is None else spend.visible_spend(user, rollup)
-
-
-def _group(by: str, rollup):
-    if by != "month":
-        return F(GROUPS[by])
-    return F("month") if rollup is MonthlySpend else Cast(TruncMonth("day"), DateField())
 
 
 def _finish(row: dict, by: str) -> dict:
