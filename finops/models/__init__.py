@@ -7,6 +7,7 @@ from .contracts import CommitmentBasis, Contract, ContractTerm
 from .monthly import MonthlySpend
 from .org import Membership, Team, User, Workload
 from .outcomes import OutcomeBatch, OutcomeCount
+from .performance import DailyPerformance, EvalScore, MetricKind, MonthlyPerformance, ReportedPerformance
 from .pricing import FxRate, ModelPrice
 from .sources import Account, ConnectorKind, IngestRun, Provider
 from .usage import ChargeCategory, CostBasis, DailySpend, LineSignature, TagSet, UsageLine
@@ -30,6 +31,11 @@ __all__ = [
     "ConnectorKind",
     "CostBasis",
     "DailySpend",
+    "DailyPerformance",
+    "EvalScore",
+    "MetricKind",
+    "MonthlyPerformance",
+    "ReportedPerformance",
     "FxRate",
     "IngestRun",
     "LineSignature",

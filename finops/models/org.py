@@ -1,7 +1,7 @@
 """People and the things spend is attributed to: users with a role, teams, memberships, workloads."""
 
 from django.contrib.auth.models import AbstractUser
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 
@@ -71,6 +71,11 @@ class Workload(models.Model):
         blank=True,
         validators=[MinValueValidator(0)],
         help_text="Latency the workload promises its users, in seconds (optional).",
+    )
+    batch_window_hours = models.PositiveSmallIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(24)],
+        help_text="Batch workloads: the hours a day's work must fit in (e.g. 8 for a nightly window); judged "
+        "instead of latency.",
     )
     outcome_unit = models.CharField(
         max_length=64, blank=True, help_text='The business outcome it is paid for, e.g. "ticket resolved".'

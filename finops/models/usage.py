@@ -155,7 +155,8 @@ class UsageLine(TokenCounts):
         null=True, blank=True, help_text="FOCUS: the billing period the line belongs to; a re-import replaces the period."
     )
     latency = models.JSONField(
-        null=True, blank=True, help_text="Gateway logs only: count, sum_ms, p50_ms, p95_ms, max_ms, ttft_sum_ms."
+        null=True, blank=True, help_text="Gateway logs only: finops.performance.Performance JSON; lines written before issue 12 keep their "
+        "summary (count, sum_ms, p50_ms, p95_ms, max_ms, ttft_sum_ms) and read as summary-only."
     )
     signature = models.ForeignKey(
         LineSignature, on_delete=models.CASCADE, help_text="What attribution looks at, and its workload and team.", **_FACT_FK

@@ -9,6 +9,7 @@ from django.db.models.functions import TruncDate
 from finops.models import DailySpend, LineSignature, MonthlySpend, UsageLine
 
 from .monthly_rollup import monthly_rollup_rebuild
+from .performance_rollup import performance_rollup_rebuild
 from .rollup_rows import insert_select, limited
 
 # Rollup dimension -> the usage-line column it is read from (workload and team: the line's signature's);
@@ -80,6 +81,8 @@ def rollup_rebuild(*, days: set[dt.date], account_ids: list[int] | None = None, 
             _rebuild_range(first, last, account_ids, workload_ids)
     # The months of those days, re-summed from the daily rows just written, in this transaction.
     monthly_rollup_rebuild(days=days, account_ids=account_ids, workload_ids=workload_ids)
+    # Latency moves with spend: the same days, accounts and workloads (issue 12).
+    performance_rollup_rebuild(days=days, account_ids=account_ids, workload_ids=workload_ids)
 
 
 class _aggregate_memory:

@@ -50,7 +50,7 @@ class UsageRow:
     # FOCUS rows name the billing period they belong to; an import replaces whole periods (a restated month).
     billing_period_start: dt.datetime | None = None
     billing_period_end: dt.datetime | None = None
-    # Gateway logs: per-line latency summary {"count", "sum_ms", "p50_ms", "p95_ms", "max_ms", "ttft_sum_ms"}.
+    # Gateway logs: the line's finops.performance.Performance as JSON (requests, errors, latency distributions).
     latency: dict | None = None
 
 

@@ -31,15 +31,17 @@ every row has cost=None (the product prices it from the catalog and marks it est
 
 Aggregation. One UsageRow per UTC hour (of startTime / created) × provider × model × api key × user × tags (team_id,
 key/team alias, end_user, request tags, LiteLLM `spend_logs_metadata`). requests = number of records (failed ones
-included: they were requests). latency = {count, sum_ms, p50_ms, p95_ms, max_ms, ttft_sum_ms} over the records
-that carry an end time (or a duration): duration = end − start; time to first token = completionStartTime − start
-(clamped to [0, duration]), or the whole duration when there is no first-token time (LiteLLM itself sets
-completionStartTime = endTime for non-streamed calls), so ttft_sum_ms / count is comparable across groups.
-Percentiles are nearest-rank and exact up to 128 records per group, then from a log histogram with ±2 % buckets.
+included: they were requests). latency = the hour's finops.performance.Performance (issue 12): requests, errors
+(LiteLLM `status` "failure", an HTTP `status_code` ≥ 400 or an `error` object), and mergeable distributions
+(1 % relative error) of end-to-end latency and time to first token over the records that carry an end time (or a
+duration): duration = end − start; time to first token = completionStartTime − start (clamped to [0, duration]),
+or the whole duration when there is no first-token time (LiteLLM itself sets completionStartTime = endTime for
+non-streamed calls). Output speed counts output tokens over generation time (end − first token) of streamed
+records, and over the whole duration of every timed record (the end-to-end figure).
 
 Memory. Records are read one at a time, but the hourly groups are kept until the end of the file: memory grows
-with the number of distinct hour-groups (bounded per group: at most 128 latencies, then ≤ a few hundred histogram
-buckets), not with the number of records. Raw `sk-…` keys found in a log are replaced by their SHA-256 (what
+with the number of distinct hour-groups (bounded per group: a few hundred distribution buckets at most), not with
+the number of records. Raw `sk-…` keys found in a log are replaced by their SHA-256 (what
 LiteLLM itself stores), so a secret never reaches the database.
 """
 
@@ -48,16 +50,13 @@ import decimal
 import hashlib
 import io
 import json
-import math
-from array import array
-from collections import Counter
 from decimal import Decimal
+
+from finops.performance import Performance
 
 from .base import ProviderError, UsageRow
 from .gateway_records import RawStream, records
 
-EXACT_LATENCIES = 128
-HISTOGRAM_BASE = 1.02
 HOUR = dt.timedelta(hours=1)
 
 PROVIDER_SLUGS = {
@@ -92,7 +91,7 @@ class GatewayLog:
 
 class _Request:
     __slots__ = ("start", "end", "first_token", "provider", "model", "input", "cached", "cache_write", "output",
-                 "api_key", "user", "tags")
+                 "api_key", "user", "tags", "failed")
 
 
 def _request(record: dict) -> _Request:
@@ -149,6 +148,7 @@ def _litellm_request(record: dict) -> _Request:
         if value:
             tags[tag] = value
     request.tags = tags
+    request.failed = _failed(record, metadata)
     _check_model(request)
     return request
 
@@ -213,8 +213,24 @@ def _openai_request(record: dict) -> _Request:
     team = _text(pick("team_id", "team"))
     if team:
         request.tags["team_id"] = team
+    request.failed = _failed(record, metadata) or _failed(response, {})
     _check_model(request)
     return request
+
+
+FAILED_STATUSES = {"failure", "failed", "error", "fail"}
+
+
+def _failed(record: dict, metadata: dict) -> bool:
+    """LiteLLM's `status` ("success" / "failure"), an HTTP `status_code` of 400 or more, or an `error` object."""
+    status = _text(record.get("status") or metadata.get("status")).lower()
+    code = record.get("status_code", metadata.get("status_code"))
+    error = record.get("error")
+    return (
+        status in FAILED_STATUSES
+        or (code not in (None, "") and _text(code).isdigit() and int(_text(code)) >= 400)
+        or (error not in (None, "", {}) and error is not False)
+    )
 
 
 def _split_input(request: _Request, all_input: int, cached: int, cache_write: int, name: str) -> None:
@@ -353,56 +369,12 @@ def _key_ref(key: str) -> str:
 # --- hourly groups ---
 
 
-class _Latency:
-    """count, sum, max, ttft sum, and percentiles: exact up to EXACT_LATENCIES values, then a log histogram."""
-
-    __slots__ = ("count", "sum_ms", "max_ms", "ttft_sum_ms", "exact", "buckets")
-
-    def __init__(self):
-        self.count = self.sum_ms = self.max_ms = self.ttft_sum_ms = 0
-        self.exact, self.buckets = array("q"), None
-
-    def add(self, duration_ms: int, ttft_ms: int) -> None:
-        self.count += 1
-        self.sum_ms += duration_ms
-        self.max_ms = max(self.max_ms, duration_ms)
-        self.ttft_sum_ms += ttft_ms
-        if self.buckets is None:
-            self.exact.append(duration_ms)
-            if len(self.exact) > EXACT_LATENCIES:
-                self.buckets = Counter(map(_bucket, self.exact))
-                self.exact = None
-        else:
-            self.buckets[_bucket(duration_ms)] += 1
-
-    def percentile(self, p: float) -> int:
-        rank = max(1, math.ceil(p * self.count))  # nearest rank
-        if self.buckets is None:
-            return sorted(self.exact)[rank - 1]
-        seen = 0
-        for bucket in sorted(self.buckets):
-            seen += self.buckets[bucket]
-            if seen >= rank:
-                return min(self.max_ms, 0 if bucket < 0 else round(HISTOGRAM_BASE**bucket))
-        return self.max_ms
-
-    def summary(self) -> dict:
-        return {
-            "count": self.count, "sum_ms": self.sum_ms, "p50_ms": self.percentile(0.50),
-            "p95_ms": self.percentile(0.95), "max_ms": self.max_ms, "ttft_sum_ms": self.ttft_sum_ms,
-        }
-
-
-def _bucket(ms: int) -> int:
-    return -1 if ms <= 0 else math.ceil(math.log(ms) / math.log(HISTOGRAM_BASE))
-
-
 class _Group:
-    __slots__ = ("input", "cached", "cache_write", "output", "requests", "first_where", "latency")
+    __slots__ = ("input", "cached", "cache_write", "output", "requests", "first_where", "performance")
 
     def __init__(self, where: str):
         self.input = self.cached = self.cache_write = self.output = self.requests = 0
-        self.first_where, self.latency = where, None
+        self.first_where, self.performance = where, Performance()
 
 
 class _Groups:
@@ -429,9 +401,10 @@ class _Groups:
                 )
             first = request.first_token or request.end
             ttft = min(max(_ms(first - request.start), 0), duration)
-            if group.latency is None:
-                group.latency = _Latency()
-            group.latency.add(duration, ttft)
+        else:
+            duration = ttft = None
+        group.performance.add_request(duration_ms=duration, ttft_ms=ttft, output_tokens=request.output,
+                                      failed=request.failed)
 
     def rows(self):
         for key in sorted(self.groups):
@@ -452,7 +425,7 @@ class _Groups:
                 user_ref=user,
                 tags=dict(tags),
                 source_ref=group.first_where,
-                latency=group.latency.summary() if group.latency else None,
+                latency=group.performance.as_json(),
             )
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from finops.performance import Performance
 from ingest.providers.gateway_log import GatewayLog
 
 from .file_sources import refusal, rows_of
@@ -97,18 +98,35 @@ def test_a_request_belongs_to_the_hour_it_started_in_even_if_it_ends_in_the_next
     assert (late.requests, late.input_tokens, late.output_tokens) == (1, 300, 50)
 
 
-def test_each_hourly_row_keeps_a_latency_summary_of_its_requests():
-    groq = by(parse_file("litellm_spend_logs.json"), provider_slug="groq", period_start=at(9))
+def timing(row) -> Performance:
+    return Performance.from_json(row.latency)
+
+
+def near(value: float, exact: float) -> bool:
+    """Within the distribution's stated 1 % relative error."""
+    return abs(value - exact) <= 0.01 * exact
+
+
+def test_each_hourly_row_keeps_a_mergeable_latency_distribution_of_its_requests():
+    groq = timing(by(parse_file("litellm_spend_logs.json"), provider_slug="groq", period_start=at(9)))
 
     # durations 1200, 800, 3000 ms; first tokens after 300 ms, none (whole 800 ms), 500 ms
-    assert groq.latency == {"count": 3, "sum_ms": 5000, "p50_ms": 1200, "p95_ms": 3000, "max_ms": 3000, "ttft_sum_ms": 1600}
+    assert (groq.requests, groq.errors, groq.e2e.count, groq.ttft.count) == (3, 0, 3, 3)
+    assert near(groq.p_ms(0.5), 1200) and near(groq.p_ms(0.99), 3000) and near(groq.p_ms(0.01), 800)
+    assert near(groq.ttft_p_ms(0.5), 500) and near(groq.ttft_p_ms(0.99), 800)
+    assert groq.timed_ms == 5000
+    # streamed: the two with a first token before their end (900 ms + 2500 ms of generation)
+    assert groq.streamed_ms == 3400
+    assert groq.as_json() == Performance.from_json(json.loads(json.dumps(groq.as_json()))).as_json()
 
 
-def test_failed_requests_count_as_requests_and_their_latency_is_kept():
+def test_failed_requests_count_as_requests_and_errors_and_their_latency_is_kept():
     bedrock = by(parse_file("litellm_spend_logs.json"), provider_slug="aws-bedrock")
 
     assert (bedrock.requests, bedrock.input_tokens, bedrock.output_tokens) == (2, 400, 120)
-    assert bedrock.latency == {"count": 2, "sum_ms": 32000, "p50_ms": 2000, "p95_ms": 30000, "max_ms": 30000, "ttft_sum_ms": 32000}
+    measured = timing(bedrock)
+    assert (measured.requests, measured.errors, measured.error_rate) == (2, 1, 0.5)
+    assert near(measured.p_ms(0.5), 2000) and near(measured.p_ms(1), 30000)
 
 
 def test_cache_reads_and_writes_are_split_out_of_the_cache_inclusive_prompt_tokens():
@@ -212,7 +230,8 @@ def test_a_litellm_spend_logs_csv_export_is_aggregated_the_same_way():
     cerebras = rows[0]
     assert (cerebras.input_tokens, cerebras.output_tokens) == (1000, 400)
     assert cerebras.tags == {"env": "prod", "key_alias": "support-bot", "team_id": "support"}
-    assert cerebras.latency == {"count": 2, "sum_ms": 2750, "p50_ms": 750, "p95_ms": 2000, "max_ms": 2000, "ttft_sum_ms": 2150}
+    assert (timing(cerebras).e2e.count, timing(cerebras).timed_ms) == (2, 2750)
+    assert near(timing(cerebras).p_ms(0.5), 750) and near(timing(cerebras).p_ms(0.99), 2000)
     deepinfra = rows[1]
     assert (deepinfra.input_tokens, deepinfra.cached_input_tokens) == (750, 250)
 
@@ -235,13 +254,17 @@ def test_openai_compatible_jsonl_is_aggregated_per_hour_with_cached_tokens_split
 def test_jsonl_latency_comes_from_explicit_times_or_the_groq_total_time():
     rows = parse_file("openai_compatible.jsonl")
 
-    assert by(rows, provider_slug="cerebras").latency == {
-        "count": 1, "sum_ms": 400, "p50_ms": 400, "p95_ms": 400, "max_ms": 400, "ttft_sum_ms": 120,
-    }
-    assert by(rows, provider_slug="groq").latency == {
-        "count": 2, "sum_ms": 800, "p50_ms": 289, "p95_ms": 511, "max_ms": 511, "ttft_sum_ms": 800,
-    }
-    assert by(rows, provider_slug="deepinfra").latency is None  # no times at all: nothing invented
+    cerebras = timing(by(rows, provider_slug="cerebras"))
+    assert (cerebras.e2e.count, cerebras.timed_ms, cerebras.streamed_ms, cerebras.streamed_tokens) == (1, 400, 280, 500)
+    assert near(cerebras.p_ms(0.99), 400) and near(cerebras.ttft_p_ms(0.5), 120)
+    speed, basis = cerebras.output_tokens_per_s
+    assert (round(speed, 2), basis) == (Decimal("1785.71"), "generation")  # 500 tokens in 280 ms after the first
+    groq = timing(by(rows, provider_slug="groq"))
+    assert (groq.e2e.count, groq.timed_ms, groq.streamed_ms) == (2, 800, 0)
+    assert near(groq.p_ms(0.5), 289) and near(groq.p_ms(0.99), 511)
+    assert groq.output_tokens_per_s == (Decimal(100 * 1000) / Decimal(800), "end-to-end")  # nothing streamed
+    deepinfra = timing(by(rows, provider_slug="deepinfra"))  # no times at all: counted, nothing invented
+    assert (deepinfra.requests, deepinfra.e2e.count, deepinfra.p_ms(0.99), deepinfra.output_tokens_per_s) == (1, 0, None, (None, ""))
 
 
 def test_a_raw_api_key_in_a_log_is_stored_only_as_its_sha256():
@@ -262,7 +285,7 @@ def test_anthropic_native_usage_is_read_as_disjoint_token_classes():
     assert (row.input_tokens, row.cached_input_tokens, row.cache_write_tokens, row.output_tokens) == (100, 2000, 300, 50)
 
 
-def test_percentiles_stay_within_two_percent_once_a_group_outgrows_the_exact_list():
+def test_percentiles_of_a_thousand_requests_stay_within_one_percent():
     lines = [
         json.dumps({
             "id": f"c{n}", "created": 1781427600 + n, "model": "llama3.1-8b", "usage": {"prompt_tokens": 1, "completion_tokens": 1},
@@ -272,10 +295,9 @@ def test_percentiles_stay_within_two_percent_once_a_group_outgrows_the_exact_lis
     ]
     (row,) = parse_bytes("\n".join(lines).encode())
 
-    latency = row.latency
-    assert (latency["count"], latency["sum_ms"], latency["max_ms"], latency["ttft_sum_ms"]) == (1000, 500_500, 1000, 500_500)
-    assert abs(latency["p50_ms"] - 500) <= 10
-    assert abs(latency["p95_ms"] - 950) <= 19
+    latency = timing(row)
+    assert (latency.e2e.count, latency.timed_ms) == (1000, 500_500)
+    assert near(latency.p_ms(0.5), 500) and near(latency.p_ms(0.95), 950) and near(latency.p_ms(0.99), 990)
     assert row.requests == 1000 and (row.input_tokens, row.output_tokens) == (1000, 1000)
 
 

@@ -1,0 +1,141 @@
+"""What is measured of a group of requests (issue 12), in one mergeable form: a gateway-log line's hour, a reported
+hour (`POST /api/v1/metrics`), a day or a month of the performance rollup all hold a `Performance`, and any period's
+figures come from merging them — counts and sums add, latency distributions merge bucket by bucket
+(finops.latency), so a quarter's p99 is the p99 of every request of the quarter, never an average of percentiles.
+
+Stored as JSON (`as_json`), the same shape everywhere:
+
+    {"v": 2, "requests": n, "errors": n, "e2e": <distribution>, "ttft": <distribution>,
+     "streamed_tokens": n, "streamed_ms": n, "timed_tokens": n, "timed_ms": n,
+     "summary_requests": n, "summary_p99_ms": x | null}
+
+- `requests` counts requests with per-request data (timed or not, failed included); `errors` those that failed.
+- `e2e` / `ttft`: end-to-end latency and time to first token of the timed requests, in ms.
+- Output speed: `streamed_tokens` ÷ `streamed_ms` over requests whose first token came before their end (tokens
+  per second of generation, as the market measures it); `timed_tokens` ÷ `timed_ms` over every timed request is
+  the end-to-end figure, a lower bound used when nothing streamed.
+- Summary-only requests: lines written before distributions were kept (v1: count, p50/p95/max) and metrics
+  reported as count + percentiles. They cannot be merged into a percentile, so they are counted apart with an
+  upper bound of their p99 (`summary_p99_ms`: a v1 line's max, a report's p99; the p99 of several groups never
+  exceeds the largest of their p99s), which is all that can be said of them honestly.
+"""
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from .latency import LatencyDistribution
+
+VERSION = 2
+
+
+@dataclass
+class Performance:
+    requests: int = 0
+    errors: int = 0
+    e2e: LatencyDistribution = field(default_factory=LatencyDistribution)
+    ttft: LatencyDistribution = field(default_factory=LatencyDistribution)
+    streamed_tokens: int = 0
+    streamed_ms: int = 0
+    timed_tokens: int = 0
+    timed_ms: int = 0
+    summary_requests: int = 0
+    summary_p99_ms: float | None = None
+
+    # --- counting ---
+
+    def add_request(self, *, duration_ms: int | None, ttft_ms: int | None, output_tokens: int, failed: bool) -> None:
+        """One request; duration None when its end time is unknown (counted, not timed)."""
+        self.requests += 1
+        self.errors += bool(failed)
+        if duration_ms is None:
+            return
+        self.e2e.add(duration_ms)
+        self.timed_tokens += output_tokens
+        self.timed_ms += duration_ms
+        if ttft_ms is not None:
+            self.ttft.add(ttft_ms)
+            if duration_ms > ttft_ms:  # streamed: generation time is known
+                self.streamed_tokens += output_tokens
+                self.streamed_ms += duration_ms - ttft_ms
+
+    def absorb(self, other: "Performance") -> None:
+        """Add `other` into this one (exact: counts and sums add, distributions merge)."""
+        self.requests += other.requests
+        self.errors += other.errors
+        self.e2e = self.e2e.merge(other.e2e)
+        self.ttft = self.ttft.merge(other.ttft)
+        self.streamed_tokens += other.streamed_tokens
+        self.streamed_ms += other.streamed_ms
+        self.timed_tokens += other.timed_tokens
+        self.timed_ms += other.timed_ms
+        self.summary_requests += other.summary_requests
+        if other.summary_p99_ms is not None:
+            self.summary_p99_ms = max(self.summary_p99_ms or 0, other.summary_p99_ms)
+
+    # --- reading ---
+
+    @property
+    def all_requests(self) -> int:
+        return self.requests + self.summary_requests
+
+    @property
+    def summary_only(self) -> bool:
+        """Nothing but summaries: percentiles are bounds, not measurements."""
+        return not self.e2e.count and bool(self.summary_requests)
+
+    def p_ms(self, q: float) -> float | None:
+        """The q-quantile of end-to-end latency over the requests with a distribution (within 1 %)."""
+        return self.e2e.quantile(q)
+
+    def ttft_p_ms(self, q: float) -> float | None:
+        return self.ttft.quantile(q)
+
+    def share_over(self, ms: float) -> float | None:
+        return self.e2e.share_over(ms)
+
+    @property
+    def error_rate(self) -> float | None:
+        return self.errors / self.requests if self.requests else None
+
+    @property
+    def output_tokens_per_s(self) -> tuple[Decimal | None, str]:
+        """(tokens per second, basis): generation speed over streamed requests, else end-to-end over timed ones
+        (a lower bound: it includes the time to first token), else (None, "")."""
+        if self.streamed_ms > 0:
+            return Decimal(self.streamed_tokens * 1000) / Decimal(self.streamed_ms), "generation"
+        if self.timed_ms > 0:
+            return Decimal(self.timed_tokens * 1000) / Decimal(self.timed_ms), "end-to-end"
+        return None, ""
+
+    # --- storage ---
+
+    def as_json(self) -> dict:
+        return {
+            "v": VERSION, "requests": self.requests, "errors": self.errors,
+            "e2e": self.e2e.as_json(), "ttft": self.ttft.as_json(),
+            "streamed_tokens": self.streamed_tokens, "streamed_ms": self.streamed_ms,
+            "timed_tokens": self.timed_tokens, "timed_ms": self.timed_ms,
+            "summary_requests": self.summary_requests, "summary_p99_ms": self.summary_p99_ms,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict | None) -> "Performance":
+        """A stored Performance; a line written before the change (v1: count, sum_ms, p50_ms, p95_ms, max_ms,
+        ttft_sum_ms) reads as summary-only, bounded by its slowest request."""
+        if not data:
+            return cls()
+        if "v" not in data:
+            return cls(summary_requests=int(data.get("count", 0)), summary_p99_ms=_float(data.get("max_ms")))
+        if data["v"] != VERSION:
+            raise ValueError(f"a performance record of another version: {data['v']!r}")
+        return cls(
+            requests=int(data.get("requests", 0)), errors=int(data.get("errors", 0)),
+            e2e=LatencyDistribution.from_json(data.get("e2e")), ttft=LatencyDistribution.from_json(data.get("ttft")),
+            streamed_tokens=int(data.get("streamed_tokens", 0)), streamed_ms=int(data.get("streamed_ms", 0)),
+            timed_tokens=int(data.get("timed_tokens", 0)), timed_ms=int(data.get("timed_ms", 0)),
+            summary_requests=int(data.get("summary_requests", 0)), summary_p99_ms=_float(data.get("summary_p99_ms")),
+        )
+
+
+def _float(value) -> float | None:
+    return None if value is None else float(value)

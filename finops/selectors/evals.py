@@ -1,0 +1,64 @@
+"""Quality scores over a period (issue 12): what `POST /api/v1/evals` recorded, read beside cost.
+
+Per workload × provider × model, the score of an eval over a period is that of its latest score row (latest
+period end, then latest written) whose period overlaps the period asked for.
+
+A workload's one quality figure (the scorecard's column) is its **primary eval** — the eval name with the most
+score rows overlapping the period, ties to the alphabetically first — averaged over the providers and models
+that have a score for it, weighted by the requests each served in the period (`requests`), or a plain mean
+when none of them served any.
+"""
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+
+from finops.models import EvalScore
+
+Key = tuple[int, int, str]  # workload, provider, model
+
+
+@dataclass(frozen=True)
+class Quality:
+    name: str
+    score: Decimal
+    period_start: dt.date | None = None
+    period_end: dt.date | None = None
+
+
+def overlapping(workload_ids: Iterable[int] | None, start: dt.date, end: dt.date):
+    rows = EvalScore.objects.filter(period_start__lt=end, period_end__gt=start)
+    return rows if workload_ids is None else rows.filter(workload_id__in=list(workload_ids))
+
+
+def scores_by(workload_ids: Iterable[int] | None, start: dt.date, end: dt.date) -> dict[Key, dict[str, Quality]]:
+    """Per workload, provider and model: each eval's latest score overlapping [start, end)."""
+    found: dict[Key, dict[str, Quality]] = {}
+    rows = overlapping(workload_ids, start, end).order_by("period_end", "updated_at", "id")
+    for workload_id, provider_id, model, name, score, first, stop in rows.values_list(
+        "workload_id", "provider_id", "model", "name", "score", "period_start", "period_end",
+    ):
+        found.setdefault((workload_id, provider_id, model), {})[name] = Quality(name, score, first, stop)  # later wins
+    return found
+
+
+def quality_by(workload_ids: Iterable[int] | None, start: dt.date, end: dt.date,
+               requests: dict[Key, int] | None = None) -> dict[int, Quality]:
+    """Per workload: its primary eval's score over [start, end) (see the module's docstring)."""
+    scores = scores_by(workload_ids, start, end)
+    counts: dict[int, Counter] = {}
+    for name, workload_id in overlapping(workload_ids, start, end).values_list("name", "workload_id"):
+        counts.setdefault(workload_id, Counter())[name] += 1
+    found = {}
+    for workload_id, names in counts.items():
+        primary = min(names, key=lambda name: (-names[name], name))
+        parts = [(key, by_name[primary]) for key, by_name in scores.items() if key[0] == workload_id and primary in by_name]
+        weights = [(requests or {}).get(key, 0) for key, _ in parts]
+        if not any(weights):
+            weights = [1] * len(parts)
+        total = sum(weights)
+        score = sum((q.score * weight for (_, q), weight in zip(parts, weights)), Decimal(0)) / total
+        found[workload_id] = Quality(primary, score)
+    return found
