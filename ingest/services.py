@@ -31,7 +31,7 @@ from .lease import LEASE_DURATION, AccountBusy, account_write_lock, lease_claim,
 from .columnar import write_batches
 from .providers.base import BatchDeclined, ProviderError, UsageRow, token_weight
 from .providers.registry import api_source_for, file_source_for
-from .windows import chunks, scheduled_window
+from .windows import WindowRefused, chunks, scheduled_window, window_check
 from .writing import IngestError, WriteResult, write_rows
 
 log = logging.getLogger(__name__)
@@ -118,12 +118,21 @@ def sync_request(*, account: Account, start: dt.datetime | None = None, end: dt.
         raise IngestError(f"{account.name} is disabled; replace its key and enable it first")
     if start is None or end is None:
         start, end = scheduled_window(now=timezone.now(), last_success_at=account.last_success_at)
+    else:
+        _window_allowed(start, end)
     runs = [run_create(account=account, trigger=IngestRun.Trigger.MANUAL, window=piece) for piece in chunks(start, end)]
     from .tasks import sync_run  # the tasks module imports this one
 
     for run in runs:
         sync_run.delay_on_commit(run.id)
     return runs
+
+
+def _window_allowed(start: dt.datetime, end: dt.datetime) -> None:
+    try:
+        window_check(start, end, now=timezone.now())
+    except WindowRefused as refused:
+        raise IngestError(f"Sync refused: {refused}") from None
 
 
 def sync_now(*, account: Account, start: dt.datetime | None = None, end: dt.datetime | None = None) -> list[IngestRun]:
@@ -141,6 +150,7 @@ def account_sync(
     *, account: Account, start: dt.datetime, end: dt.datetime, trigger: str = IngestRun.Trigger.MANUAL, client=None
 ) -> list[IngestRun]:
     """Pull [start, end) now, in this process, one run per chunk the API accepts (the `sync` command)."""
+    _window_allowed(start, end)
     runs = [run_create(account=account, trigger=trigger, window=piece) for piece in chunks(start, end)]
     return [run_sync(run_id=run.id, client=client, wait_if_busy=False) for run in runs]
 

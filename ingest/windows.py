@@ -12,6 +12,30 @@ import datetime as dt
 BACKFILL_DAYS = 90
 LOOKBACK_DAYS = 3
 CHUNK_DAYS = 31  # OpenAI's daily usage pages hold at most 31 buckets
+# The longest window one sync may ask for: a year and a month of restatements, 13 runs. A window of thousands of
+# years once created 79,157 runs from one request.
+MAX_SYNC_DAYS = 400
+
+
+class WindowRefused(ValueError):
+    """A sync window no provider can answer sensibly; the message says which bound it breaks."""
+
+
+def window_check(start: dt.datetime, end: dt.datetime, *, now: dt.datetime) -> None:
+    """Refuse a requested sync window that is empty, longer than MAX_SYNC_DAYS, or ends after tomorrow 00:00 UTC
+    (the end of today's partial usage, as the scheduled window reads it)."""
+    if end <= start:
+        raise WindowRefused("the window is empty: end must be after start (end is exclusive)")
+    latest_end = _midnight(now.astimezone(dt.UTC).date() + dt.timedelta(days=1))
+    if end > latest_end:
+        raise WindowRefused(
+            f"the window ends {end:%Y-%m-%d}, in the future; the latest end is {latest_end:%Y-%m-%d} "
+            "(exclusive: today's usage so far)"
+        )
+    if end - start > dt.timedelta(days=MAX_SYNC_DAYS):
+        raise WindowRefused(
+            f"the window is {(end - start).days:,} days long; one sync reads at most {MAX_SYNC_DAYS} days — split it"
+        )
 
 
 def _midnight(day: dt.date) -> dt.datetime:

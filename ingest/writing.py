@@ -138,7 +138,7 @@ class LinePreparer:
                 cost = self.discounts.discounted(cost, provider.id, day)  # a contract's discount off list (issue 11)
                 currency, basis = price.currency, CostBasis.ESTIMATED
         reporting_cost = None if cost is None else self.fx.to_reporting(cost, currency, day)
-        tags_id = self.tag_set_of(row.tags)
+        tags_id = self.tag_set_of(row.tags, where=row.source_ref)
         signature = self.signature_of(
             (self.account_id, provider.id, row.project_ref, row.api_key_ref, row.user_ref, model, row.model_raw, tags_id), row.tags
         )
@@ -159,12 +159,14 @@ class LinePreparer:
             self._models[model_raw] = model
             return model
 
-    def tag_set_of(self, tags: dict) -> int:
+    def tag_set_of(self, tags: dict, *, where: str = "") -> int:
         """The id of the tag set; a set new to this run is kept in `tag_sets` for the writer to store."""
         text = tags_json(tags)
         try:
             return self._tag_ids[text]
         except KeyError:
+            if "\\u0000" in text:  # JSON's escape of a NUL, which Postgres' jsonb refuses
+                raise IngestError(f"{where or 'a line'}: a tag holds a NUL byte") from None
             identity = tag_set_id(text)
             if len(self._tag_ids) >= self.CACHE_LIMIT:
                 self._tag_ids.clear()
@@ -211,6 +213,10 @@ class LinePreparer:
     @staticmethod
     def _check_fits(row: UsageRow) -> None:
         """Refuse, naming the line, values the columns cannot hold (rather than a database error mid-COPY)."""
+        if "\x00" in row.model_raw + row.project_ref + row.api_key_ref + row.user_ref + row.service_tier:
+            named = next(name for name in ("model_raw", "project_ref", "api_key_ref", "user_ref", "service_tier")
+                         if "\x00" in getattr(row, name))
+            raise IngestError(f"{row.source_ref or 'a line'}: {named.removesuffix('_raw').removesuffix('_ref')} holds a NUL byte")
         if row.cost is not None and abs(row.cost) >= MAX_AMOUNT:
             raise IngestError(f"{row.source_ref or 'a line'}: cost {row.cost} is beyond what can be stored (10^20)")
         if (

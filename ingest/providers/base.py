@@ -159,5 +159,6 @@ def csv_lines(reader, file_name: str) -> Iterator[tuple[str, object]]:
         except StopIteration:
             return
         except csv.Error as exc:
-            raise ProviderError(f"{file_name} line {reader.line_num}: {exc}") from None
+            # A DictReader updates its own line_num only after a good row: the inner reader's is the line's.
+            raise ProviderError(f"{file_name} line {getattr(reader, 'reader', reader).line_num}: {exc}") from None
         yield f"{file_name} line {reader.line_num}", row

@@ -34,6 +34,7 @@ from .focus_file import (
     _read_up_to,
     resolve_header,
 )
+from .text_input import bounded_decompressed
 from .focus_values import TAG_COLUMNS, charge_periods, currency_code, tag_set_items
 from .focus_meters import CACHE_READ, CACHE_WRITE, INPUT, OUTPUT, _unit
 
@@ -57,7 +58,7 @@ def focus_csv_batches(stream, *, file_name: str):
         raise Declined("empty, Parquet or ZIP: the row reader reads or refuses it")
     binary = io.BufferedReader(_Prefixed(head, stream), 1 << 16)
     if head[:2] == GZIP_MAGIC:
-        binary = gzip.GzipFile(fileobj=binary, mode="rb")
+        binary = io.BufferedReader(bounded_decompressed(binary, file_name), 1 << 16)
     try:
         yield from _batches(binary, file_name)
     except (gzip.BadGzipFile, EOFError, zlib.error, UnicodeDecodeError, pa.ArrowInvalid) as exc:
@@ -88,6 +89,8 @@ def _batches(binary, file_name: str):
     memos = _Memos()
     for batch in reader:
         if batch.num_rows:
+            if any(pc.any(pc.match_substring(column, "\x00")).as_py() for column in batch.columns):
+                raise Declined("a NUL byte")  # the row reader names its line
             yield _read(batch, names, memos)
 
 

@@ -78,6 +78,7 @@ from .focus_meters import (
 )
 from .focus_values import TAG_CELLS, charge_periods, currency_code, json_object, tag_set_items
 from .parsing import parse_decimal
+from .text_input import bounded_decompressed, bounded_lines, utf8_text
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
@@ -146,10 +147,10 @@ class FocusFile:
             raise ProviderError(f"{file_name}: a ZIP archive; unzip it and import the CSV or Parquet file inside")
         binary = io.BufferedReader(_Prefixed(head, stream), 1 << 16)
         if head[:2] == GZIP_MAGIC:
-            binary = gzip.GzipFile(fileobj=binary, mode="rb")
-        text = io.TextIOWrapper(binary, encoding="utf-8-sig", newline="")
+            binary = io.BufferedReader(bounded_decompressed(binary, file_name), 1 << 16)
+        text = utf8_text(binary)
         try:
-            yield from _csv_rows(text, file_name)
+            yield from _csv_rows(bounded_lines(text, file_name), file_name)
         except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
             problem = exc or "unexpected end"
             raise ProviderError(f"{file_name}: the gzip data is damaged or truncated ({problem})") from None
@@ -189,8 +190,8 @@ class _Prefixed(io.RawIOBase):
         return len(chunk)
 
 
-def _csv_rows(text, file_name: str):
-    reader = csv.reader(text)
+def _csv_rows(lines, file_name: str):
+    reader = csv.reader(lines)
     try:
         header = next(reader, None)
     except csv.Error as exc:

@@ -12,6 +12,7 @@ import json
 from decimal import Decimal
 
 from .base import ProviderError, csv_lines
+from .text_input import MAX_LINE_CHARS, bounded_lines
 
 SNIFF_CHARS = 1 << 16
 READ_CHARS = 1 << 18
@@ -54,8 +55,10 @@ def records(text, file_name: str):
 
 def _csv_records(head: str, text, file_name: str):
     # Complete the last line of the sniffed chunk so the CSV reader sees whole lines.
-    prefix = head + text.readline()
-    reader = csv.DictReader(itertools.chain(io.StringIO(prefix, newline=""), text))
+    prefix = head + text.readline(MAX_LINE_CHARS + 1)
+    lines = bounded_lines(io.StringIO(prefix, newline=""), file_name)
+    rest = bounded_lines(text, file_name, first_line=prefix.count("\n") + 1)
+    reader = csv.DictReader(itertools.chain(lines, rest))
     try:
         header = [h.strip() for h in (reader.fieldnames or [])]
     except csv.Error as exc:
@@ -112,6 +115,11 @@ class _JsonRecords:
     def _fill(self) -> bool:
         if self.eof:
             return False
+        if len(self.buffer) - self.pos > MAX_LINE_CHARS:  # one record past the bound: refuse, do not hold it
+            raise ProviderError(
+                f"{self.file_name} line {self.line}: a record longer than {MAX_LINE_CHARS:,} characters; "
+                "not a gateway log record (a request's record is a few kilobytes)"
+            )
         chunk = self.text.read(READ_CHARS)
         if not chunk:
             self.eof = True

@@ -6,12 +6,12 @@
 (empty: priced from the catalog); `tags` is a JSON object or `k=v;k=v`. Unknown extra columns are ignored.
 """
 
-import codecs
 import csv
 import datetime as dt
 
-from .base import ProviderError, UsageRow
+from .base import ProviderError, UsageRow, csv_lines
 from .parsing import day_start, parse_count, parse_day, parse_decimal, parse_tags
+from .text_input import bounded_lines, utf8_text
 
 REQUIRED = ("day", "model", "input_tokens", "output_tokens")
 KNOWN = REQUIRED + (
@@ -30,9 +30,11 @@ class UsageCsv:
             raise ProviderError(f"{file_name}: not UTF-8 text (save or export the CSV as UTF-8)") from None
 
     def _parse(self, stream, file_name: str):
-        text = codecs.getreader("utf-8-sig")(stream)
-        reader = csv.DictReader(text)
-        header = [h.strip() for h in (reader.fieldnames or [])]
+        reader = csv.DictReader(bounded_lines(utf8_text(stream), file_name))
+        try:
+            header = [h.strip() for h in (reader.fieldnames or [])]
+        except csv.Error as exc:
+            raise ProviderError(f"{file_name} line 1: {exc}") from None
         missing = [c for c in REQUIRED if c not in header]
         if missing:
             raise ProviderError(
@@ -40,8 +42,7 @@ class UsageCsv:
                 f"(expected {', '.join(KNOWN[:13])})"
             )
         reader.fieldnames = header
-        for row in reader:
-            where = f"{file_name} line {reader.line_num}"
+        for where, row in csv_lines(reader, file_name):
             try:
                 yield self._row(row, where)
             except (ValueError, TypeError, OverflowError) as exc:  # OverflowError: the day after 9999-12-31

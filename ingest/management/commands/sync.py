@@ -6,6 +6,7 @@ from django.utils import timezone
 from finops.models import Account, IngestRun
 from finops.models.sources import API_CONNECTORS
 from ingest.services import account_sync
+from ingest.writing import IngestError
 from ingest.windows import scheduled_window
 
 
@@ -43,7 +44,11 @@ class Command(BaseCommand):
         failed = 0
         for target in accounts:
             window = (start, end) if start else scheduled_window(now=timezone.now(), last_success_at=target.last_success_at)
-            for run in account_sync(account=target, start=window[0], end=window[1], trigger=IngestRun.Trigger.COMMAND):
+            try:
+                runs = account_sync(account=target, start=window[0], end=window[1], trigger=IngestRun.Trigger.COMMAND)
+            except IngestError as refused:
+                raise CommandError(str(refused)) from None
+            for run in runs:
                 span = f"{run.window_start:%Y-%m-%d} → {run.window_end:%Y-%m-%d}"
                 if run.status == IngestRun.Status.SUCCEEDED:
                     self.stdout.write(
