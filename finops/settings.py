@@ -40,6 +40,10 @@ FINOPS_REPORTING_CURRENCY = env.str("FINOPS_REPORTING_CURRENCY", default="USD").
 FINOPS_SPIKE_MIN_USD = Decimal(env.str("FINOPS_SPIKE_MIN_USD", default="50"))
 # Presentation only: stored times are UTC.
 FINOPS_DISPLAY_TIME_ZONE = env.str("FINOPS_DISPLAY_TIME_ZONE", default="UTC")
+# Uploads (ingest/uploads.py): the largest file the page and the API accept, and how long a file is kept after
+# its import ended (for re-runs and audit).
+FINOPS_MAX_UPLOAD_BYTES = env.int("FINOPS_MAX_UPLOAD_BYTES", default=2 * 1024**3)
+FINOPS_UPLOAD_RETENTION_DAYS = env.int("FINOPS_UPLOAD_RETENTION_DAYS", default=30)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -176,6 +180,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "finops.tasks.deliver_alerts",
         "schedule": 60.0,
         "options": {"expires": 55},
+    },
+    # Uploaded files past their retention (ingest/uploads.py).
+    "prune-uploads": {
+        "task": "ingest.tasks.prune_uploads",
+        "schedule": 6 * 3600.0,
+        "options": {"expires": 6 * 3600 - 60},
     },
 }
 

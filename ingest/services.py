@@ -27,6 +27,7 @@ from finops.services.prices import PriceBook, Tokens, cost_from_price
 from finops.services.spend_changes import spend_changed
 
 from .http import HttpClient
+from .uploads import upload_check
 from .lease import LEASE_DURATION, AccountBusy, account_write_lock, lease_claim, lease_release
 from .columnar import write_batches
 from .providers.base import BatchDeclined, ProviderError, UsageRow, token_weight
@@ -37,8 +38,16 @@ from .writing import IngestError, WriteResult, write_rows
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-# Failures that end a run with their message shown as it is. DataError: a value the columns cannot hold.
-RUN_FAILURES = (ProviderError, IngestError, MissingFxRate, LookupError, DataError, psycopg.DataError, CredentialError)
+# Failures that end a run with their message shown as it is: what a bad input or a provider raises (a bug, such as
+# a KeyError, is not one of them: it surfaces as an error, not as a failed run blaming the file). DataError: a
+# value the columns cannot hold.
+RUN_FAILURES = (ProviderError, IngestError, MissingFxRate, DataError, psycopg.DataError, CredentialError)
+# Failures of the reading itself, whose message alone would not say what happened.
+READ_FAILURES = {
+    OverflowError: "a number or date in it is out of range",
+    MemoryError: "it needs more memory than the server has for one import; split it",
+    RecursionError: "it nests data too deeply to read",
+}
 
 
 def run_create(*, account: Account, trigger: str, window=None, file_name: str = "", upload=None) -> IngestRun:
@@ -60,7 +69,9 @@ def usage_file_import(*, account: Account, stream, file_name: str, trigger: str 
 
 
 def usage_upload_accept(*, account: Account, upload, file_name: str) -> IngestRun:
-    """Keep an uploaded file and queue its import for a worker (the Sources page and the API)."""
+    """Keep an uploaded file and queue its import for a worker (the Sources page and the API). Raises
+    UploadRefused for a file the upload policy refuses (ingest/uploads.py), before anything is stored."""
+    upload_check(upload)
     run = run_create(account=account, trigger=IngestRun.Trigger.UPLOAD, file_name=file_name, upload=upload)
     from .tasks import import_run  # the tasks module imports this one
 
@@ -246,12 +257,20 @@ def _execute(run: IngestRun, *, read: Callable[[], T], write: Callable[[T], Writ
             _finish(run, error=str(error))
         except RUN_FAILURES as error:
             _finish(run, error=str(error))
+        except tuple(READ_FAILURES) as error:
+            _finish(run, error=_read_failure(run, error))
         else:
             _finish(run, result=result)
     finally:
         if release:
             lease_release(account_id=run.account_id, run_id=run.id)
     return run
+
+
+def _read_failure(run: IngestRun, error: BaseException) -> str:
+    meaning = next(text for kind, text in READ_FAILURES.items() if isinstance(error, kind))
+    detail = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    return f"{run.file_name or 'the pull'}: {meaning} ({detail})"
 
 
 def _claim(run: IngestRun, wait_if_busy: bool) -> bool:

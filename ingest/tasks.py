@@ -77,3 +77,11 @@ def dispatch_due_syncs() -> int:
 def enqueue(run: IngestRun) -> None:
     task = import_run if run.trigger == IngestRun.Trigger.UPLOAD else sync_run
     task.delay_on_commit(run.id)
+
+
+@shared_task(queue="ingest")
+def prune_uploads() -> int:
+    """Beat: delete uploaded files past their retention (ingest/uploads.py)."""
+    from .uploads import uploads_prune
+
+    return uploads_prune()

@@ -84,3 +84,66 @@ def test_each_source_shows_its_last_30_days_of_lines_spend_and_unpriced_lines(cl
     assert usage_file_import(account=openai_account, stream=io.BytesIO(csv.encode()), file_name="u.csv").status == "succeeded"
     rows = {row["account"].name: row for row in client_as(fiona).get(reverse("source-list")).context["accounts"]}
     assert (rows["openai-prod"]["lines"], rows["openai-prod"]["cost"], rows["openai-prod"]["unpriced"]) == (3, 3.75, 1)
+
+
+# --- one upload policy for the page and the API (issue 15) ---
+
+
+@pytest.fixture
+def file_account(db):
+    from finops.models import Account
+
+    return Account.objects.create(name="openai-files", provider=Provider.objects.get(slug="openai"), connector="usage_csv")
+
+
+def api_upload(client, account, content: bytes):
+    return client.post(reverse("api-account-imports", args=[account.pk]), {"file": SimpleUploadedFile("usage.csv", content)})
+
+
+def page_upload(client, account, content: bytes):
+    return client.post(reverse("source-upload"), {"file": SimpleUploadedFile("usage.csv", content), "account": account.pk},
+                       HTTP_ACCEPT="application/json")
+
+
+def test_an_empty_file_is_refused_alike_by_the_page_and_the_api(client_as, ada, file_account):
+    assert api_upload(client_as(ada), file_account, b"").json() == {"file": "The file is empty."}
+    assert page_upload(client_as(ada), file_account, b"").json() == {"error": "file: The file is empty."}
+    assert not IngestRun.objects.exists()
+
+
+def test_a_file_over_the_limit_is_refused_alike_by_the_page_and_the_api(client_as, ada, file_account, settings):
+    settings.FINOPS_MAX_UPLOAD_BYTES = 100
+    reason = ("The file is 114 bytes, over the 100 bytes upload limit; import it on the server with "
+              "`manage.py import_usage` instead.")
+    answer = api_upload(client_as(ada), file_account, CSV)
+    assert (answer.status_code, answer.json()) == (400, {"file": reason})
+    answer = page_upload(client_as(ada), file_account, CSV)
+    assert (answer.status_code, answer.json()) == (400, {"error": f"file: {reason}"})
+    assert not IngestRun.objects.exists()
+
+
+def test_uploaded_files_are_deleted_after_their_retention_and_the_runs_stay(client_as, ada, file_account, settings,
+                                                                         django_capture_on_commit_callbacks):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from ingest.uploads import uploads_prune
+
+    settings.FINOPS_UPLOAD_RETENTION_DAYS = 30
+    with django_capture_on_commit_callbacks(execute=True):
+        old, recent = (IngestRun.objects.get(pk=page_upload(client_as(ada), file_account, CSV).json()["run"]) for _ in range(2))
+    IngestRun.objects.filter(pk=old.pk).update(finished_at=timezone.now() - dt.timedelta(days=31))
+    waiting = IngestRun.objects.create(account=file_account, trigger="upload", file_name="late.csv", status="queued")
+    waiting.upload.save("late.csv", SimpleUploadedFile("late.csv", CSV))
+    IngestRun.objects.filter(pk=waiting.pk).update(created_at=timezone.now() - dt.timedelta(days=90))
+    paths = {run.pk: run.upload.path for run in (old, recent, waiting)}
+
+    assert uploads_prune() == 1
+    old.refresh_from_db()
+    assert (old.upload.name, old.status, old.lines_written, old.file_name) == ("", "succeeded", 2, "usage.csv")
+    import os
+
+    assert not os.path.exists(paths[old.pk])
+    assert os.path.exists(paths[recent.pk]) and os.path.exists(paths[waiting.pk])
+    assert UsageLine.objects.aggregate(c=Sum("cost"))["c"] == 3.75  # the data stays

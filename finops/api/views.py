@@ -26,6 +26,7 @@ from finops.views.period import today_utc
 from finops.selectors.rules import rule_preview
 from finops.services import rules as rule_service
 from ingest.services import sync_now, usage_upload_accept
+from ingest.uploads import UploadRefused
 from ingest.writing import IngestError
 
 from . import serializers
@@ -216,8 +217,11 @@ class AccountImportCreate(APIView):
             raise ValidationError({"file": "attach the export as multipart field `file`"})
         if account.is_api:
             raise ValidationError({"detail": f"{account.name} is pulled from its API; files go to file accounts"})
-        with transaction.atomic():
-            run = usage_upload_accept(account=account, upload=upload, file_name=upload.name)
+        try:
+            with transaction.atomic():
+                run = usage_upload_accept(account=account, upload=upload, file_name=upload.name)
+        except UploadRefused as refused:
+            raise ValidationError({"file": str(refused)}) from None
         return Response(serializers.IngestRunSerializer(run).data, status=202)
 
 

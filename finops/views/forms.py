@@ -7,11 +7,11 @@ from finops.models.sources import API_CONNECTORS
 from finops.services.accounts import SYNC_INTERVAL_MAX, SYNC_INTERVAL_MIN, account_create
 from ingest.connection_check import KEY_NEEDED
 from ingest.providers.registry import api_source_for
+from ingest.uploads import UploadRefused, upload_check
 
 FILE_CONNECTORS = [(k.value, k.label) for k in ConnectorKind if k not in API_CONNECTORS]
 API_CONNECTOR_CHOICES = [(k.value, k.label) for k in ConnectorKind if k in API_CONNECTORS]
 DEFAULT_BASE_URLS = {kind: api_source_for(kind).default_base_url for kind, _ in API_CONNECTOR_CHOICES}
-MAX_UPLOAD_BYTES = 2 * 1024**3
 
 
 class UploadForm(forms.Form):
@@ -40,10 +40,10 @@ class UploadForm(forms.Form):
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
-        if upload.size == 0:
-            raise forms.ValidationError("The file is empty.")
-        if upload.size > MAX_UPLOAD_BYTES:
-            raise forms.ValidationError("The file is over 2 GiB; use `manage.py import_usage` on the server instead.")
+        try:
+            upload_check(upload)  # the API's policy too
+        except UploadRefused as refused:
+            raise forms.ValidationError(str(refused)) from None
         return upload
 
     def clean(self):

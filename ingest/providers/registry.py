@@ -3,11 +3,16 @@
 Every ConnectorKind has exactly one entry here (tests/ingest/test_registry.py checks it)."""
 
 from .anthropic_api import AnthropicApi
+from .base import ProviderError
 from .focus_file import FocusFile
 from .gateway_log import GatewayLog
 from .openai_api import OpenAIApi
 from .openrouter_api import OpenRouterApi
 from .usage_csv import UsageCsv
+
+class UnknownConnector(ProviderError, LookupError):
+    """An account whose connector reads no files (or pulls no API): a run of it fails saying so."""
+
 
 FILE_SOURCES = {source.kind: source for source in (UsageCsv(), FocusFile(), GatewayLog())}
 API_SOURCES = {source.kind: source for source in (OpenAIApi(), AnthropicApi(), OpenRouterApi())}
@@ -17,11 +22,11 @@ def file_source_for(kind: str):
     try:
         return FILE_SOURCES[kind]
     except KeyError:
-        raise LookupError(f"connector {kind!r} does not read files (file connectors: {', '.join(FILE_SOURCES)})") from None
+        raise UnknownConnector(f"connector {kind!r} does not read files (file connectors: {', '.join(FILE_SOURCES)})") from None
 
 
 def api_source_for(kind: str):
     try:
         return API_SOURCES[kind]
     except KeyError:
-        raise LookupError(f"connector {kind!r} is not an API connector (API connectors: {', '.join(API_SOURCES)})") from None
+        raise UnknownConnector(f"connector {kind!r} is not an API connector (API connectors: {', '.join(API_SOURCES)})") from None
