@@ -17,7 +17,7 @@ DEFAULT_BASE_URLS = {kind: api_source_for(kind).default_base_url for kind, _ in 
 class UploadForm(forms.Form):
     """An export file for an existing file account, or for a new one created on the way."""
 
-    file = forms.FileField(help_text="FOCUS CSV / CSV.gz / Parquet, a LiteLLM or JSONL gateway log, or a usage CSV.")
+    file = forms.FileField(allow_empty_file=True, help_text="FOCUS CSV / CSV.gz / Parquet, a LiteLLM or JSONL gateway log, or a usage CSV.")
     account = forms.ModelChoiceField(
         queryset=Account.objects.exclude(connector__in=[c.value for c in API_CONNECTORS]),
         required=False,
