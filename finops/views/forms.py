@@ -17,6 +17,7 @@ DEFAULT_BASE_URLS = {kind: api_source_for(kind).default_base_url for kind, _ in 
 class UploadForm(forms.Form):
     """An export file for an existing file account, or for a new one created on the way."""
 
+    # allow_empty_file: the upload policy (ingest/uploads.py) refuses an empty file, in the same words as the API.
     file = forms.FileField(allow_empty_file=True, help_text="FOCUS CSV / CSV.gz / Parquet, a LiteLLM or JSONL gateway log, or a usage CSV.")
     account = forms.ModelChoiceField(
         queryset=Account.objects.exclude(connector__in=[c.value for c in API_CONNECTORS]),

@@ -2,7 +2,7 @@
 
 Per-row Python costs ~30 µs a line; a million-line monthly export needs the work done in columns. Values
 that vary per row (costs, quantities, refs) are handled as Arrow arrays; what repeats (meters, periods,
-units, tags, models) is interpreted once per distinct combination by focus_file.py's own functions, so the
+units, tags, models) is interpreted once per distinct combination by focus_format.py's functions (shared with focus_file.py), so the
 two readers cannot disagree on what a meter, a unit or a tag set means.
 
 The batch reader only takes what it can read exactly. Anything else — a value that would be an error, an
@@ -22,21 +22,21 @@ import pyarrow.csv as pcsv
 
 from .base import BatchDeclined as Declined
 from .base import RowBatch
-from .focus_file import (
+from .focus_format import (
     CHARGE_CATEGORIES,
     GZIP_MAGIC,
-    NULLS,
     METER_COLUMNS,
+    NULLS,
     PARQUET_MAGIC,
     ZIP_MAGIC,
-    _analyse,
-    _Prefixed,
-    _read_up_to,
+    Prefixed,
+    analyse,
+    read_up_to,
     resolve_header,
 )
 from .text_input import bounded_decompressed
 from .focus_values import TAG_COLUMNS, charge_periods, currency_code, tag_set_items
-from .focus_meters import CACHE_READ, CACHE_WRITE, INPUT, OUTPUT, _unit
+from .focus_meters import CACHE_READ, CACHE_WRITE, INPUT, OUTPUT, unit_of
 
 BLOCK_BYTES = 1 << 22  # ~5k rows of a typical export a batch: memory stays flat, per-batch work stays small
 SEPARATOR = "\x1f"  # joins a row's cells into one key; a file with a cell holding it is declined
@@ -53,10 +53,10 @@ _QUANTITY_TYPE = pa.decimal128(18, 9)  # × a block (decimal128(19, 0), as Arrow
 
 def focus_csv_batches(stream, *, file_name: str):
     """Yield a RowBatch per block of a FOCUS CSV (or CSV.gz) export; raise Declined for anything unusual."""
-    head = _read_up_to(stream, 4)
+    head = read_up_to(stream, 4)
     if not head or head in (PARQUET_MAGIC, ZIP_MAGIC):
         raise Declined("empty, Parquet or ZIP: the row reader reads or refuses it")
-    binary = io.BufferedReader(_Prefixed(head, stream), 1 << 16)
+    binary = io.BufferedReader(Prefixed(head, stream), 1 << 16)
     if head[:2] == GZIP_MAGIC:
         binary = io.BufferedReader(bounded_decompressed(binary, file_name), 1 << 16)
     try:
@@ -66,7 +66,7 @@ def focus_csv_batches(stream, *, file_name: str):
 
 
 def _batches(binary, file_name: str):
-    prefix = _read_up_to(binary, 1 << 16)
+    prefix = read_up_to(binary, 1 << 16)
     if prefix.startswith(b"\xef\xbb\xbf"):
         prefix = prefix[3:]
     first_line = prefix.split(b"\n", 1)[0]
@@ -78,7 +78,7 @@ def _batches(binary, file_name: str):
         raise Declined("repeated column names")
     names = {canonical: header[position] for canonical, position in index.items()}
     reader = pcsv.open_csv(
-        _Prefixed(prefix, binary),
+        Prefixed(prefix, binary),
         read_options=pcsv.ReadOptions(block_size=BLOCK_BYTES),
         parse_options=pcsv.ParseOptions(newlines_in_values=True),
         convert_options=pcsv.ConvertOptions(
@@ -98,7 +98,7 @@ class _Memo:
     """`interpret(*cells)` of each distinct combination of cells, remembered across the file's batches (bounded).
 
     Columns the file lacks are given as None and read as "" (they cost nothing to join). With `clean`, cells
-    are read as the row reader's _Cells does: a "null" marker is empty, and a padded cell declines the file.
+    are read as the row reader's cells are: a "null" marker is empty, and a padded cell declines the file.
     """
 
     LIMIT = 65536
@@ -146,10 +146,10 @@ def _model(model: str, raw: str, category: str, description: str, service: str) 
 
 
 class _Memos:
-    """One file's interpretations of what repeats, by focus_file.py's functions."""
+    """One file's interpretations of what repeats, by focus_format.py's functions."""
 
     def __init__(self):
-        self.meter = _Memo(lambda *cells: _analyse(cells), clean=False)  # _analyse reads raw cells, as in focus_file
+        self.meter = _Memo(lambda *cells: analyse(cells), clean=False)  # analyse reads raw cells, as in focus_file
         self.period = _Memo(charge_periods)
         self.currency = _Memo(currency_code)
         self.unit_plan = _Memo(_unit_plan)
@@ -216,7 +216,7 @@ def _read(batch: pa.RecordBatch, names: dict[str, str], memos: _Memos) -> RowBat
 def _unit_plan(consumed_unit: str, pricing_unit: str, is_token: str, has_consumed: str, has_pricing: str) -> tuple:
     """(quantity column 0 | 1 | None, kind, block): the column and unit token_quantity would count."""
     for column, (unit, present) in enumerate(((consumed_unit, has_consumed), (pricing_unit, has_pricing))):
-        kind, block = _unit(unit, is_token == "true")
+        kind, block = unit_of(unit, is_token == "true")
         if present == "true" and kind is not None:
             if block != block.to_integral_value() or not 0 < block < 10**7:
                 raise Declined(f"a unit block of {block}")

@@ -52,7 +52,6 @@ import csv
 import dataclasses
 import datetime as dt
 import decimal
-import functools
 import gzip
 import io
 import json
@@ -60,84 +59,40 @@ import operator
 import shutil
 import tempfile
 import zlib
-from typing import NamedTuple
 
 from .base import ProviderError, UsageRow, csv_lines
-from .focus_meters import (
-    CACHE_READ,
-    CACHE_WRITE,
-    INPUT,
-    OUTPUT,
-    aws_usage_type,
-    direction_from_details,
-    first_direction,
-    meter_model,
-    provider_slug,
-    tier_from_words,
-    token_quantity,
+from .focus_batches import focus_csv_batches
+from .focus_format import (
+    CHARGE_CATEGORIES,
+    GZIP_MAGIC,
+    METER_COLUMNS,
+    NULLS,
+    PARQUET_MAGIC,
+    ZIP_MAGIC,
+    Cells,
+    Meter,
+    Prefixed,
+    analyse,
+    read_up_to,
+    resolve_header,
 )
-from .focus_values import TAG_CELLS, charge_periods, currency_code, json_object, tag_set_items
+from .focus_meters import CACHE_READ, CACHE_WRITE, INPUT, OUTPUT, token_quantity
+from .focus_values import TAG_CELLS, charge_periods, currency_code, tag_set_items
 from .parsing import parse_decimal
 from .text_input import bounded_decompressed, bounded_lines, utf8_text
 
-GZIP_MAGIC = b"\x1f\x8b"
-PARQUET_MAGIC = b"PAR1"
-ZIP_MAGIC = b"PK\x03\x04"
 PARQUET_BATCH = 8192
-
-REQUIRED = ("BilledCost", "BillingCurrency", "ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory")
-COLUMNS = REQUIRED + (
-    "BillingPeriodStart", "BillingPeriodEnd", "ChargeClass", "ChargeDescription", "ConsumedQuantity", "ConsumedUnit",
-    "PricingQuantity", "PricingUnit", "ProviderName", "PublisherName", "ServiceProviderName", "HostProviderName",
-    "InvoiceIssuerName", "ServiceName", "SkuId", "SkuMeter", "SkuPriceDetails", "ResourceId", "ResourceName",
-    "SubAccountId", "Tags", "PrincipalId", "CredentialId",
-    # Vendor extensions worth reading (AWS §4.4, Azure §5.1); every other x_ column is ignored.
-    "x_UsageType", "x_Operation", "x_ServiceCode", "x_SkuMeterName", "x_SkuDescription", "x_ResourceGroupName",
-    "x_CostCenter", "x_InvoiceSectionName", "x_ProjectId", "x_ProjectName", "x_Model", "x_ModelId", "x_ModelName",
-)
-CHARGE_CATEGORIES = {"usage", "purchase", "tax", "credit", "adjustment"}
-NULLS = {"", "null", "NULL", "Null"}
-
-
-
-def _key(name: str) -> str:
-    """Header matching key: `BilledCost`, `billed_cost` and `billedcost` are the same column; `x_` stays apart."""
-    name = name.strip().lstrip("\ufeff")
-    if name[:2].lower() == "x_":
-        return "x_" + name[2:].replace("_", "").replace(" ", "").lower()
-    return name.replace("_", "").replace(" ", "").lower()
-
-
-_WANTED = {_key(name): name for name in COLUMNS}
-
-
-def resolve_header(header: list[str], file_name: str) -> dict[str, int]:
-    """Canonical column name -> position; an exact (spec) spelling wins over a variant."""
-    index: dict[str, int] = {}
-    for position, raw in enumerate(header):
-        canonical = _WANTED.get(_key(raw))
-        if canonical and (canonical not in index or raw.strip() == canonical):
-            index[canonical] = position
-    missing = [name for name in REQUIRED if name not in index]
-    if missing:
-        raise ProviderError(
-            f"{file_name}: not a FOCUS Cost-and-Usage export, missing column(s) {', '.join(missing)} "
-            f"(a FOCUS file has at least {', '.join(REQUIRED)})"
-        )
-    return index
-
 
 class FocusFile:
     kind = "focus_file"
 
     def parse_batches(self, stream, *, file_name: str):
         """The CSV fast path (focus_batches.py): RowBatches, or BatchDeclined for what only `parse` reads exactly."""
-        from .focus_batches import focus_csv_batches  # it imports this module
 
         return focus_csv_batches(stream, file_name=file_name)
 
     def parse(self, stream, *, file_name: str):
-        head = _read_up_to(stream, 4)
+        head = read_up_to(stream, 4)
         if not head:
             raise ProviderError(f"{file_name}: the file is empty")
         if head == PARQUET_MAGIC:
@@ -145,7 +100,7 @@ class FocusFile:
             return
         if head == ZIP_MAGIC:
             raise ProviderError(f"{file_name}: a ZIP archive; unzip it and import the CSV or Parquet file inside")
-        binary = io.BufferedReader(_Prefixed(head, stream), 1 << 16)
+        binary = io.BufferedReader(Prefixed(head, stream), 1 << 16)
         if head[:2] == GZIP_MAGIC:
             binary = io.BufferedReader(bounded_decompressed(binary, file_name), 1 << 16)
         text = utf8_text(binary)
@@ -159,35 +114,6 @@ class FocusFile:
 
 
 # --- containers ---
-
-
-def _read_up_to(stream, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = stream.read(size - len(data))
-        if not chunk:
-            break
-        data += chunk
-    return data
-
-
-class _Prefixed(io.RawIOBase):
-    """The bytes already read to sniff the format, then the rest of the stream, as one raw stream."""
-
-    def __init__(self, prefix: bytes, stream):
-        self._prefix, self._stream = prefix, stream
-
-    def readable(self):
-        return True
-
-    def readinto(self, buffer):
-        if self._prefix:
-            n = min(len(buffer), len(self._prefix))
-            buffer[:n], self._prefix = self._prefix[:n], self._prefix[n:]
-            return n
-        chunk = self._stream.read(len(buffer))
-        buffer[: len(chunk)] = chunk
-        return len(chunk)
 
 
 def _csv_rows(lines, file_name: str):
@@ -277,13 +203,6 @@ def _cell(value) -> str:
 # --- one row ---
 
 
-class _Cells(dict):
-    """One row's cells by canonical column name; a missing or null cell reads as ""."""
-
-    def __missing__(self, key):
-        return ""
-
-
 class _Plan:
     """Where each column this parser reads sits in a row of one file (a missing column reads the padding "")."""
 
@@ -303,7 +222,7 @@ def _focus_row(values: list, plan: _Plan, where: str) -> UsageRow:
     # tells; a false alarm only takes the slow path). An empty cell then reads as "" whether stored or not.
     joined = "\x00" + "\x00".join(read) + "\x00"
     if "\x00 " in joined or " \x00" in joined or "\t" in joined or "ull\x00" in joined or "ULL\x00" in joined:
-        cells = _Cells()
+        cells = Cells()
         for name, value in zip(plan.names, read):
             if value and value not in NULLS:
                 if value[0] in " \t" or value[-1] in " \t":
@@ -311,15 +230,15 @@ def _focus_row(values: list, plan: _Plan, where: str) -> UsageRow:
                 if value:
                     cells[name] = value
     else:
-        cells = _Cells(zip(plan.names, read))
+        cells = Cells(zip(plan.names, read))
     try:
-        meter = _analyse(plan.meter(values))
+        meter = analyse(plan.meter(values))
         return _row(cells, meter, where)
     except (ValueError, TypeError, decimal.InvalidOperation) as exc:
         raise ProviderError(f"{where}: {exc}") from None
 
 
-def _row(get: _Cells, meter: "_Meter", where: str) -> UsageRow:
+def _row(get: Cells, meter: "Meter", where: str) -> UsageRow:
     start, end, billing_start, billing_end = charge_periods(
         get["ChargePeriodStart"], get["ChargePeriodEnd"], get["BillingPeriodStart"], get["BillingPeriodEnd"]
     )
@@ -384,39 +303,3 @@ ROW_FIELDS = (
 )
 if tuple(f.name for f in dataclasses.fields(UsageRow))[: len(ROW_FIELDS)] != ROW_FIELDS:
     raise ImportError("UsageRow's fields moved: update ROW_FIELDS and the positional UsageRow(...) in _row")
-
-
-# Everything derived from the meter-like columns; exports repeat the same few hundred meters, so the analysis
-# is cached (bounded: memory stays flat) instead of re-running the regexes on every row.
-METER_COLUMNS = (
-    "SkuPriceDetails", "x_UsageType", "SkuMeter", "x_SkuMeterName", "x_SkuDescription", "SkuId", "ChargeDescription",
-    "ServiceName", "ResourceName", "x_Model", "x_ModelId", "x_ModelName", "ServiceProviderName", "ProviderName",
-    "HostProviderName", "InvoiceIssuerName", "PublisherName", "x_ServiceCode",
-)
-
-
-class _Meter(NamedTuple):
-    raw: str
-    direction: str | None
-    model: str
-    tier: str
-    provider_slug: str
-    is_token_meter: bool
-
-
-@functools.lru_cache(maxsize=8192)
-def _analyse(key: tuple) -> _Meter:
-    """`key`: the raw METER_COLUMNS cells of a row (a file's meters repeat, so this is cached)."""
-    get = _Cells((column, value.strip()) for column, value in zip(METER_COLUMNS, key) if value.strip() not in NULLS)
-    details = json_object(get["SkuPriceDetails"], "SkuPriceDetails")
-    usage_type = aws_usage_type(get["x_UsageType"]) or aws_usage_type(get["SkuMeter"])
-    raw = get["x_UsageType"] or get["x_SkuMeterName"] or get["SkuMeter"] or get["x_SkuDescription"] or get["SkuId"]
-    direction = direction_from_details(details) or (usage_type or {}).get("direction") or first_direction(get)
-    return _Meter(
-        raw=raw,
-        direction=direction,
-        model=meter_model(get, details, usage_type, direction),
-        tier=(usage_type or {}).get("tier") or tier_from_words(raw),
-        provider_slug=provider_slug(get, usage_type),
-        is_token_meter=direction is not None or "token" in raw.lower(),
-    )

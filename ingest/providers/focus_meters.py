@@ -21,7 +21,7 @@ _COUNT_WORDS = {"", "unit", "units", "count", "counts"}
 
 
 @functools.lru_cache(maxsize=1024)
-def _unit(unit: str, is_token_meter: bool) -> tuple[str | None, Decimal]:
+def unit_of(unit: str, is_token_meter: bool) -> tuple[str | None, Decimal]:
     """('tokens' | 'requests' | None, block size) for a FOCUS / vendor unit string."""
     lower = unit.strip().lower()
     if not lower or "hour" in lower or "/" in lower:  # Token-Hours (cache storage), GB/Hour … are not counts
@@ -41,7 +41,7 @@ def _unit(unit: str, is_token_meter: bool) -> tuple[str | None, Decimal]:
 def token_quantity(get, is_token_meter: bool) -> tuple[int, str | None]:
     for quantity_column, unit_column in (("ConsumedQuantity", "ConsumedUnit"), ("PricingQuantity", "PricingUnit")):
         text = get[quantity_column]
-        kind, block = _unit(get[unit_column], is_token_meter)
+        kind, block = unit_of(get[unit_column], is_token_meter)
         if not text or kind is None:
             continue
         quantity = parse_decimal(text)
