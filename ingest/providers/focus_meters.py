@@ -167,6 +167,21 @@ _DROP_WORDS = {
 _GUID_SUFFIX = re.compile(r"^(?P<model>.+?)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 
 
+# A token class hyphen-joined to a model id or standing alone: `amazon.nova-lite-v1:0-cache-read-input-tokens`,
+# `cache-read-input`. The meter says what the tokens are; the model id never carries it.
+_TOKEN_CLASS_PARTS = {
+    "input", "inp", "output", "outp", "cached", "cache", "read", "write", "tokens", "token", "count", "prompt",
+    "completion", "uncached", "units",
+}
+
+
+def _without_token_class(word: str) -> str:
+    parts = word.split("-")
+    while parts and parts[-1].lower() in _TOKEN_CLASS_PARTS:
+        parts.pop()
+    return "-".join(parts)
+
+
 def model_from_meter(text: str) -> str:
     """A meter or SKU description without its direction, deployment and unit words, hyphen-joined."""
     if not text or "$" in text or " per " in text:
@@ -174,8 +189,8 @@ def model_from_meter(text: str) -> str:
     text = re.sub(r"\([^)]*\)", " ", text)  # "(Thinking On)"
     text = re.sub(r"\s+-\s+predictions?\b.*$", " ", text, flags=re.I)
     text = re.sub(r"-(input|output)\b", r" \1", text, flags=re.I)  # "Phi-4-Input Tokens"
-    words = [w for w in re.split(r"[\s,;]+", text.strip()) if w and w.lower() not in _DROP_WORDS]
-    model = "-".join(words).lower()
+    words = [_without_token_class(w) for w in re.split(r"[\s,;]+", text.strip()) if w and w.lower() not in _DROP_WORDS]
+    model = "-".join(w for w in words if w).lower()
     if model.startswith("claude"):
         model = model.replace(".", "-")  # Anthropic ids use hyphens: claude-sonnet-4-5
     return model

@@ -10,6 +10,8 @@ from decimal import Decimal
 
 import pytest
 
+from finops.modelids import normalise_model
+
 from .focus_file_helpers import UTC, focus_csv, one_row, parse_bytes, parse_file
 
 
@@ -326,3 +328,25 @@ def test_a_utf8_bom_and_blank_optional_values_are_tolerated():
     (row,) = parse_bytes(data, "bom.csv")
 
     assert row.input_tokens == 1000
+
+
+@pytest.mark.parametrize(
+    "description, meter, model, field",
+    [
+        ("amazon.nova-lite-v1:0 cache-read-input tokens", "Cache Read Input Tokens", "nova-lite", "cached_input_tokens"),
+        ("us.amazon.nova-pro-v1:0 cache-write-input tokens", "Cache Write Input Tokens", "nova-pro", "cache_write_tokens"),
+        ("amazon.nova-micro-v1:0-cache-read-input-tokens", "Cache Read Input Tokens", "nova-micro", "cached_input_tokens"),
+        ("meta.llama3-3-70b-instruct-v1:0 output tokens", "Output Tokens", "llama3-3-70b-instruct", "output_tokens"),
+        ("anthropic.claude-sonnet-4-5-20250929-v1:0 cache-read-input tokens", "Cache Read Input Tokens",
+         "claude-sonnet-4-5", "cached_input_tokens"),
+    ],
+)
+def test_the_meter_says_what_the_tokens_are_and_the_model_id_never_carries_a_token_class(description, meter, model, field):
+    """issue 15: a Bedrock line described as `amazon.nova-lite-v1:0 cache-read-input tokens` once landed as a model
+    named `nova-lite-v1:0-cache-read`, while the same line for a Claude model landed as Claude's cached input."""
+    row = one_row(ProviderName="AWS", ServiceName="Amazon Bedrock", SkuMeter=meter, ChargeDescription=description,
+                  ConsumedQuantity="9", ConsumedUnit="Tokens")
+
+    assert normalise_model(row.model_raw) == model
+    counts = {f: getattr(row, f) for f in ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")}
+    assert counts == {f: (9 if f == field else 0) for f in counts}
