@@ -7,11 +7,16 @@ Two endpoints, both paginated by day buckets (`has_more` / `next_page` → `page
 - `/v1/organizations/cost_report` gives billed cost, in CENTS as decimal strings ("123.45" = $1.2345),
   per day × workspace × description; it cannot be grouped by API key.
 
-So the billed cost of each (day, workspace, model) — or (day, workspace) for costs that name no model, such as
-web search — is split over the usage lines it covers with `allocation.allocate`, weighted by `weigh(row)`. The
-lines' costs add up to the cost report exactly. A cost nothing covers becomes a line of its own with no tokens;
-usage no cost covers keeps `cost=None` (priced from the catalog downstream). Priority Tier usage is never in the
-cost report (§2.3), so it takes no share of it.
+So the billed cost of each (day, workspace, model) is split over the usage lines it covers with
+`allocation.allocate`, weighted by `weigh(row)`; the lines' costs add up to the cost report exactly. Usage no cost
+covers keeps `cost=None` (priced from the catalog downstream). Priority Tier usage is never in the cost report
+(§2.3), so it takes no share of it.
+
+Costs that name no model (`cost_type` web_search, code_execution, session_usage, …) are not tokens: folding them
+into a model's lines would put web searches inside its $/M tokens. Each becomes lines of its own, named after the
+charge ("web search"), with no tokens: one per API key (and user, tags) of the workspace-day, holding that key's
+share of the charge by the same weights, so attribution gives each team its part and team totals stay whole. A
+cost nothing covers becomes one line of its own with no tokens.
 """
 
 import datetime as dt
@@ -170,6 +175,7 @@ class _Cost:
     model_raw: str  # the `model` field, else the model named by the description ("Claude Haiku 3.5")
     model_key: str | None  # None: a cost of no model (web search, code execution, sessions)
     description: str
+    charge: str  # what a cost of no model is, as its lines are named: "web search", "code execution", …
     service_tier: str
     amount: Decimal  # dollars
     currency: str
@@ -189,6 +195,7 @@ def _cost(result: dict, bucket: _Bucket, where: str) -> _Cost:
         model_raw=model_raw,
         model_key=_model_key(model_raw) if model_raw else None,
         description=description,
+        charge=_charge_name(_text(result, "cost_type", where), description),
         service_tier=_text(result, "service_tier", where),
         amount=_cents_to_dollars(result.get("amount"), where),
         currency=(_text(result, "currency", where) or "USD").upper(),
@@ -224,7 +231,7 @@ def _join(usage: list[UsageRow], costs: list[_Cost], weigh):
 
     shares: list[Decimal | None] = [None] * len(usage)
     currencies: list[str | None] = [None] * len(usage)
-    uncovered = []
+    uncovered, charges = [], []
     for (day, workspace, kind, currency), group in groups.items():
         covered = [
             i for i in billable.get((day, workspace), []) if group.first.model_key is None or model_keys[i] == kind
@@ -233,7 +240,11 @@ def _join(usage: list[UsageRow], costs: list[_Cost], weigh):
             if group.total != 0:  # a zero cost with no usage says nothing
                 uncovered.append(_cost_only_row(group))
             continue
-        for i, part in zip(covered, _split(group.total, [usage[i] for i in covered], weigh)):
+        parts = _split(group.total, [usage[i] for i in covered], weigh)
+        if group.first.model_key is None:
+            charges += _charge_rows(group, [usage[i] for i in covered], parts)
+            continue
+        for i, part in zip(covered, parts):
             if currencies[i] not in (None, currency):
                 raise ProviderError(
                     f"{group.first.where}: billed in {currency} and {currencies[i]} for the same usage line; "
@@ -247,7 +258,35 @@ def _join(usage: list[UsageRow], costs: list[_Cost], weigh):
         if share is not None:
             row.cost, row.currency = share, currency
         yield row
+    yield from charges
     yield from uncovered
+
+
+def _charge_rows(group: _CostGroup, covered: list[UsageRow], parts: list[Decimal]) -> list[UsageRow]:
+    """A charge of no model as lines of its own: each covered key's (user's, tags') share, no tokens."""
+    cost = group.first
+    by_key: dict[tuple, Decimal] = {}
+    owners: dict[tuple, UsageRow] = {}
+    for row, part in zip(covered, parts):
+        key = (row.project_ref, row.api_key_ref, row.user_ref, tuple(sorted(row.tags.items())))
+        by_key[key] = _EXACT.add(by_key.get(key, Decimal(0)), part)
+        owners.setdefault(key, row)
+    return [
+        UsageRow(
+            period_start=cost.start, period_end=cost.end, model_raw=cost.charge, cost=amount, currency=cost.currency,
+            project_ref=owner.project_ref, api_key_ref=owner.api_key_ref, user_ref=owner.user_ref, tags=dict(owner.tags),
+            source_ref=f"{cost.where} ({cost.description}: this key's share of the workspace's charge)",
+        )
+        for key, amount in by_key.items()
+        for owner in (owners[key],)
+    ]
+
+
+def _charge_name(cost_type: str, description: str) -> str:
+    """`web_search` → "web search"; without a cost_type, the description ("Web Search Usage")."""
+    if cost_type and cost_type != "tokens":
+        return cost_type.replace("_", " ").strip().lower()
+    return description
 
 
 def _split(total: Decimal, rows: list[UsageRow], weigh) -> list[Decimal]:
@@ -273,7 +312,7 @@ def _cost_only_row(group: _CostGroup) -> UsageRow:
     return UsageRow(
         period_start=cost.start,
         period_end=cost.end,
-        model_raw=cost.model_raw or cost.description,
+        model_raw=cost.model_raw or cost.charge,
         cost=group.total,
         currency=cost.currency,
         service_tier=tiers.pop() if len(tiers) == 1 else "",

@@ -78,6 +78,13 @@ def cost_result(
     }
 
 
+def web_search(amount, workspace=None) -> dict:
+    return {
+        "amount": amount, "currency": "USD", "cost_type": "web_search", "description": "Web Search Usage", "model": None,
+        "token_type": None, "service_tier": None, "workspace_id": workspace,
+    }
+
+
 @pytest.fixture
 def server():
     with FakeProviderServer() as fake:
@@ -324,13 +331,30 @@ def test_usage_with_no_price_known_to_weigh_is_split_by_tokens(server):
     assert (line(rows, key=KEY_A).cost, line(rows, key=KEY_B).cost) == (Decimal("1"), Decimal("3"))
 
 
-def test_costs_of_no_model_are_spread_over_the_usage_of_their_workspace_and_day(three_day_window):
+def test_a_cost_of_no_model_is_its_own_line_per_key_never_inside_a_models_cost(three_day_window):
     rows = fetch(three_day_window)
 
-    # "Web Search Usage", 100 cents in the search workspace: its only line is the Opus key's.
-    opus = line(rows, key=KEY_C)
-    assert (opus.model_raw, opus.project_ref, opus.cost) == ("claude-opus-4-6", SEARCH_WS, Decimal("1"))
-    assert opus.tags == {"context_window": "0-200k", "inference_geo": "us"}
+    # "Web Search Usage" (cost_type web_search), 100 cents in the search workspace, whose only key is the Opus one:
+    # a "web search" line of that key with no tokens; the Opus line keeps only Opus' cost (none is billed for it).
+    opus = line(rows, key=KEY_C, model="claude-opus-4-6")
+    assert (opus.project_ref, opus.cost) == (SEARCH_WS, None)
+    search = line(rows, key=KEY_C, model="web search", tier="")
+    assert (search.project_ref, search.cost, search.tags) == (SEARCH_WS, Decimal("1"), opus.tags)
+    assert (search.input_tokens, search.cached_input_tokens, search.cache_write_tokens, search.output_tokens) == (0, 0, 0, 0)
+    assert "Web Search Usage" in search.source_ref
+
+
+def test_a_charge_of_no_model_is_split_per_key_by_the_same_weights_and_sums_to_the_bill(server):
+    server.route(COSTS, [one_day([cost_result("1000"), web_search("300")])])
+    server.route(USAGE, [one_day([usage_result(key=KEY_A, output=100), usage_result(key=KEY_B, output=300)])])
+
+    rows = fetch(server, end=OCT_17)
+
+    searches = {r.api_key_ref: r.cost for r in rows if r.model_raw == "web search"}
+    assert searches == {KEY_A: Decimal("0.75"), KEY_B: Decimal("2.25")}
+    # per-model totals are the cost report's per-model amounts: the model's lines hold its $10, no more
+    assert sum(r.cost for r in rows if r.model_raw != "web search") == Decimal("10")
+    assert sum(r.cost for r in rows) == Decimal("13")
 
 
 def test_a_cost_no_usage_covers_becomes_a_billed_line_with_no_tokens(three_day_window):
@@ -343,15 +367,15 @@ def test_a_cost_no_usage_covers_becomes_a_billed_line_with_no_tokens(three_day_w
     assert "cost_report page 1" in haiku.source_ref
 
 
-def test_a_cost_of_no_model_with_no_usage_keeps_its_description_as_the_line_name(server):
+def test_a_cost_of_no_model_with_no_usage_is_one_line_named_after_the_charge(server):
     server.route(COSTS, [fixture("cost_report_two_days.json")])
     server.route(USAGE, [one_day([usage_result(uncached=10)])])
 
     rows = fetch(server, end=OCT_18)
 
-    search = line(rows, model="Web Search Usage", tier=None)
+    search = line(rows, model="web search", tier=None)
     assert (search.cost, search.project_ref) == (Decimal("1"), SEARCH_WS)
-    assert line(rows, key=KEY_A).cost == Decimal("9.7032225")
+    assert line(rows, key=KEY_A, model="claude-sonnet-4-5-20250929").cost == Decimal("9.7032225")
     assert sum(r.cost for r in rows) == Decimal("10.7032225")
 
 
