@@ -22,13 +22,13 @@ Columns, in the order of the FOCUS 1.3 dataset (13 columns):
 - `BillingCurrency`: the contract's ISO 4217 currency.
 """
 
-import csv
 import datetime as dt
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
 from finops.models import CommitmentBasis, Contract
+from finops.reports.cells import SafeCsvWriter
 from finops.selectors.contracts import CommitmentPeriod, commitment_periods
 
 MICRO = Decimal("0.000001")
@@ -86,7 +86,7 @@ def commitment_rows(contracts: Iterable[Contract]) -> list[CommitmentRow]:
 
 def write_focus_csv(contracts: Iterable[Contract], out) -> int:
     """The dataset as CSV on `out` (a text stream); returns the number of rows written."""
-    writer = csv.writer(out, lineterminator="\n")
+    writer = SafeCsvWriter(out, lineterminator="\n")
     writer.writerow(HEADER)
     rows = commitment_rows(contracts)
     for row in rows:

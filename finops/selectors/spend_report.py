@@ -15,7 +15,6 @@ Filters are Explore's (finops.selectors.explore.FILTERS); a filter value must na
 (`filter_errors`), so a typo or another team's slug answers an error rather than an empty, "$0" report.
 """
 
-import csv
 import datetime as dt
 import decimal
 from decimal import Decimal
@@ -25,6 +24,7 @@ from django.db.models import F, Q, Sum
 from django.utils import timezone
 
 from finops import access
+from finops.reports.cells import SafeCsvWriter
 from finops.models import Account, CostBasis, DailySpend, ModelPrice, MonthlySpend, Provider, Team, Workload
 
 from . import spend
@@ -195,7 +195,7 @@ def as_json(rows: list[dict]) -> list[dict]:
 def write_csv(rows: list[dict], stream, *, lineterminator: str = "\r\n") -> None:
     """`as_json` rows as CSV (the API's `format=csv` and `spend --format csv`): a header row, the same columns,
     money as plain decimals, an unknown value as an empty cell."""
-    writer = csv.DictWriter(stream, fieldnames=FIELDS, lineterminator=lineterminator)
-    writer.writeheader()
+    writer = SafeCsvWriter(stream, lineterminator=lineterminator)
+    writer.writerow(FIELDS)
     for row in rows:
-        writer.writerow({k: "" if row[k] is None else row[k] for k in FIELDS})
+        writer.writerow(["" if row[k] is None else row[k] for k in FIELDS])

@@ -1,17 +1,16 @@
 """Every table on a page can be downloaded as CSV: `?csv=<table name>` answers that table's rows, with the
 columns of its spec (finops.reports.tables): the page's columns, plain decimals, a Currency column."""
 
-import csv
-
 from django.http import HttpResponse
 
+from finops.reports.cells import SafeCsvWriter
 from finops.reports.tables import Table, csv_header, csv_row
 
 
 def csv_response(filename: str, table: Table, rows: list[dict]) -> HttpResponse:
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}.csv"'
-    writer = csv.writer(response)
+    writer = SafeCsvWriter(response)
     writer.writerow(csv_header(table))
     for row in rows:
         writer.writerow(csv_row(table, row))
