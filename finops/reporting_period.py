@@ -22,6 +22,15 @@ from finops.months import month_of, next_month
 DEFAULT = "last-30"
 TRAILING_DAYS = 30
 MAX_DAYS = 800  # about two years, as Explore
+# The days any period may cover: usage of LLM APIs begins well after 2000, and a bound far short of 9999 keeps date
+# arithmetic (a period's comparison, a month's end) from overflowing on a typed or fuzzed URL.
+EARLIEST = dt.date(2000, 1, 1)
+LATEST = dt.date(2100, 1, 1)  # exclusive
+BOUNDS_ERROR = f"Pick days between {EARLIEST} and {LATEST - dt.timedelta(days=1)}."
+
+
+def within_bounds(start: dt.date, end: dt.date) -> bool:
+    return EARLIEST <= start and end <= LATEST
 MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 QUARTER = re.compile(r"^(\d{4})-Q([1-4])$")
 
@@ -107,10 +116,14 @@ def resolve(key: str | None, *, today: dt.date, start: dt.date | None = None, en
         return _month(_previous_month(month_of(today)), "last-month")
     if match := MONTH.match(key):
         year, month = int(match[1]), int(match[2])
-        if not 1 <= month <= 12 or year < 2000:
+        if not 1 <= month <= 12:
             raise PeriodError(f"There is no month {key}.")
+        if not EARLIEST.year <= year < LATEST.year:
+            raise PeriodError(f"There is no month {key} here. {BOUNDS_ERROR}")
         return _month(dt.date(year, month, 1))
     if match := QUARTER.match(key):
+        if not EARLIEST.year <= int(match[1]) < LATEST.year:
+            raise PeriodError(f"There is no quarter {key} here. {BOUNDS_ERROR}")
         return _quarter(int(match[1]), int(match[2]))
     if key == "custom":
         if start is None or end is None:
@@ -119,6 +132,8 @@ def resolve(key: str | None, *, today: dt.date, start: dt.date | None = None, en
             raise PeriodError("The end day must be after the start day (the end day is not included).")
         if (end - start).days > MAX_DAYS:
             raise PeriodError("Pick a period of at most about two years.")
+        if not within_bounds(start, end):
+            raise PeriodError(BOUNDS_ERROR)
         return _custom(start, end)
     raise PeriodError(f"Unknown period {key!r}: use last-30, mtd, last-month, a month (2026-10), a quarter (2026-Q3) or custom.")
 

@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from finops.models import Account, IngestRun, Provider, Team, Workload
 from finops.selectors import spend_report
+from finops.services.rules import rule_tags_problem
 
 
 class ProviderSerializer(serializers.ModelSerializer):
@@ -152,9 +153,8 @@ class RuleSerializer(serializers.ModelSerializer):
         read_only_fields = ["id", "updated_at"]
 
     def validate_tags(self, tags):
-        bad = [key for key in tags if not key or "__" in key]
-        if bad:
-            raise serializers.ValidationError(f"tag keys must be non-empty and without '__': {bad}")
+        if problem := rule_tags_problem(tags):
+            raise serializers.ValidationError(problem)
         return tags
 
 

@@ -18,6 +18,17 @@ def rule_snapshot(rule: AttributionRule) -> dict:
     return {"workload": rule.workload.slug, "priority": rule.priority, "match": rule.conditions()}
 
 
+def rule_tags_problem(tags: dict) -> str | None:
+    """Why a rule's tag match cannot be stored, or None (the form, the API and config all ask this): keys must be
+    non-empty and free of `__` (the ORM's lookup separator) and of NUL, which Postgres' jsonb refuses."""
+    bad = [key for key in tags if not key or "__" in key or "\x00" in key]
+    if bad:
+        return f"tag keys must be non-empty, without '__' and without NUL characters: {bad}"
+    if any("\x00" in str(value) for value in tags.values()):
+        return "tag values cannot contain NUL characters"
+    return None
+
+
 def _audit(rule, action, before, by, source) -> None:
     RuleChange.objects.create(
         rule=None if action == RuleChange.Action.DELETED else rule,

@@ -10,6 +10,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from finops import charts
+from finops.reporting_period import BOUNDS_ERROR, within_bounds
 from finops.reports.explore_tables import explore_table
 from finops.selectors import line_groups
 from finops.selectors.explore import (DAILY_POINTS_MAX_DAYS, GROUP_LABELS, LINE_GROUPS, UNATTRIBUTED, choices,
@@ -50,6 +51,8 @@ class ExploreForm(forms.Form):
             raise forms.ValidationError("The end day must be after the start day (the end is exclusive).")
         if (data["end"] - data["start"]).days > MAX_DAYS:
             raise forms.ValidationError("Pick a period of at most about two years.")
+        if not within_bounds(data["start"], data["end"]):
+            raise forms.ValidationError(BOUNDS_ERROR)
         if data["group_by"] == "tag" and not data["tag"]:
             self.add_error("tag", "Name the tag key to group by, e.g. env.")
         if data["group_by"] in LINE_GROUPS and line_groups.too_long(data["start"], data["end"]):

@@ -5,6 +5,7 @@ from django import forms
 from finops.models import Account, ConnectorKind, Provider
 from finops.models.sources import API_CONNECTORS
 from finops.services.accounts import SYNC_INTERVAL_MAX, SYNC_INTERVAL_MIN, account_create
+from finops.services.rules import rule_tags_problem
 from ingest.connection_check import KEY_NEEDED
 from ingest.providers.registry import api_source_for
 from ingest.uploads import UploadRefused, upload_check
@@ -212,9 +213,8 @@ class RuleForm(forms.ModelForm):
             tags = parse_tags(self.cleaned_data["tags_text"])
         except ValueError as exc:
             raise forms.ValidationError(str(exc)) from None
-        bad = [key for key in tags if "__" in key]
-        if bad:
-            raise forms.ValidationError(f"tag keys cannot contain '__': {', '.join(bad)}")
+        if problem := rule_tags_problem(tags):
+            raise forms.ValidationError(problem)
         return tags
 
     def rule_fields(self) -> dict:

@@ -12,6 +12,7 @@ from rest_framework import serializers
 
 from finops.models import ConnectorKind, User, Workload
 from finops.models.org import Membership
+from finops.services.rules import rule_tags_problem
 
 DECIMAL = {"max_digits": 20, "decimal_places": 10, "min_value": 0}
 
@@ -109,9 +110,8 @@ class RuleMatch(StrictSerializer):
     tag = serializers.DictField(child=serializers.CharField(max_length=255), required=False)
 
     def validate_tag(self, tags):
-        bad = [key for key in tags if not key or "__" in key]
-        if bad:
-            raise serializers.ValidationError(f"tag keys must be non-empty and without '__': {bad}")
+        if problem := rule_tags_problem(tags):
+            raise serializers.ValidationError(problem)
         return tags
 
 
