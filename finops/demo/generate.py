@@ -45,9 +45,11 @@ CAP_BREACHING_TEAM = "sales"
 SUGGESTED_MONTHLY_CAP_USD = Decimal("15000")
 RAMP_DAYS = 21
 RAMP_EXTRA = 2.5  # volume, not money: extra multiple of normal volume reached on the last day of the window
-# A batch workload with a window (config.yaml batch_window_hours) overruns it once, this many days before the end
-# of the window: inside the default 30-day period, so its page shows "fails" (issue 12).
-BATCH_OVERRUN_DAYS_BEFORE_END = 6
+# A batch workload with a window (config.yaml batch_window_hours) overruns it one calendar day in every
+# BATCH_OVERRUN_EVERY_DAYS (the days whose ordinal is a multiple of it): any 30-day period, the default one
+# included, has exactly one such night, so its page shows "fails" (issue 12). Chosen by the calendar, not by the
+# window, so a day's log covers the same hours whichever window it is generated in.
+BATCH_OVERRUN_EVERY_DAYS = 30
 
 # Growth of each team's volume over the window (0.6 = +60% from the first day to the last).
 TEAM_GROWTH = {"support": 0.5, "search": 0.7, "devprod": 0.9, "sales": 0.4, "data": 0.6, "marketing": 0.3}
@@ -210,7 +212,7 @@ def generate(*, today: dt.date, out_dir: Path) -> dict[str, list[Path]]:
         for stream, series in enumerate(SERIES):
             workload = workloads.get(series.workload, {"team": None, "latency_profile": "interactive"})
             factor = _volume_factor(workload["team"], workload["latency_profile"], index, day, rng)
-            overrun = index == WINDOW_DAYS - 1 - BATCH_OVERRUN_DAYS_BEFORE_END
+            overrun = day.toordinal() % BATCH_OVERRUN_EVERY_DAYS == 0
             exports[series.account].add(_usage(series, stream, workload, day, factor, rng, overrun=overrun))
     out_dir.mkdir(parents=True, exist_ok=True)
     return {name: export.write(out_dir) for name, export in exports.items()}

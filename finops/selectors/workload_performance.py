@@ -178,11 +178,9 @@ def daily_p99(workload: Workload, start: dt.date, end: dt.date) -> list[dict]:
 def provider_speed(provider: Provider, workload_ids, start: dt.date, end: dt.date) -> list[dict]:
     """The provider page's "Measured speed": per model over [start, end), the requests of `workload_ids` (None: every
     request, unattributed included — those who see everything) with their output speed, p50 TTFT and p99."""
-    found = performance_by(workload_ids, start, end, keys=("provider_id", "model"))
+    found = performance_by(workload_ids, start, end, keys=("model",), filters={"provider_id": provider.id})
     rows = []
-    for (provider_id, model), performance in found.items():
-        if provider_id != provider.id:
-            continue
+    for (model,), performance in found.items():
         rows.append({"label": display.model_name(model), "model": model, **figures(performance)})
     return sorted(rows, key=lambda r: (-r["requests"], r["model"]))
 

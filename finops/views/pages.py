@@ -13,6 +13,7 @@ from finops.reports import performance_tables
 from finops.reports import spend_tables as specs
 from finops.selectors import outcomes, spend, workload_performance
 from finops.selectors.freshness import source_freshness
+from finops.selectors.performance import is_batch
 from finops.selectors.reconciliation import reconciliation
 
 from .period import period_from_request, picker_context, today_utc, with_period
@@ -264,7 +265,7 @@ def workload_detail(request, slug):
         outcome_chart=outcome_chart if any(p["per_outcome"] is not None for p in points) else None,
         performance=performance,
         performance_table=tables["performance"][1],
-        is_batch=workload_performance.is_batch(workload),
+        is_batch=is_batch(workload),
         latency_chart=_latency_chart(workload, start, end) if performance.total else None,
         chart=scope.chart(_provider_names()),
         tokens_chart=scope.tokens_chart(),
@@ -276,7 +277,7 @@ def workload_detail(request, slug):
 
 def _latency_chart(workload: Workload, start, end) -> dict | None:
     """Daily p99 against the SLA; none for a batch workload (judged on its window) or with no timed day."""
-    if workload_performance.is_batch(workload):
+    if is_batch(workload):
         return None
     points = workload_performance.daily_p99(workload, start, end)
     return charts.daily_p99(points, sla_seconds=workload.sla_seconds) if points else None
