@@ -143,7 +143,7 @@ def workload_section(workload: Workload, start: dt.date, end: dt.date) -> Sectio
             "verdict": _badge(verdict), "verdict_status": verdict.status if verdict else "",
             "verdict_text": verdict_text(verdict), "quality": _quality_text(scores.get((workload.id, provider_id, model))),
         })
-        whole.absorb(Performance.from_json(performance.as_json()))  # a copy: the row keeps its own figures
+        whole.absorb(performance)  # absorb reads `performance` and leaves it as it is
         sources |= row_sources
     rows.sort(key=lambda r: (-r["requests"], r["label"], r["model"]))
     hours = day_hours([workload.id], start, end).get(workload.id) if batch else None
