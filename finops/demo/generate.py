@@ -10,7 +10,7 @@ reads, as a real customer of that provider would produce them (finops/demo/expor
 - Groq, Cerebras and one Moonshot stream (email drafts on Kimi K2.6, through the `moonshot-gateway` account): a
   LiteLLM spend-log CSV (`gateway_log`) with no usable cost: the product estimates it from the catalog; one
   in-house fine-tune on Cerebras has no price anywhere, so the demo shows `unpriced` usage. Its timed requests
-  run at each provider's market speed (exports.SPEND_LOGS): the latency story of issue 12.
+  run at each provider's market speed (exports.SpendLogs): the latency story of issue 12.
 
 The same `today` always gives byte-identical files: randomness comes from seeded random.Random instances,
 consumed in a fixed order, and never from the clock. Volumes are token counts (ints); money is only ever
