@@ -40,7 +40,7 @@ class TeamAdmin(admin.ModelAdmin):
 
 @admin.register(Workload)
 class WorkloadAdmin(admin.ModelAdmin):
-    list_display = ("name", "slug", "team", "latency_profile", "sla_seconds", "outcome_unit")
+    list_display = ("name", "slug", "team", "latency_profile", "sla_seconds", "batch_window_hours", "outcome_unit")
     list_filter = ("latency_profile", "team")
     search_fields = ("name", "slug")
     prepopulated_fields = {"slug": ("name",)}

@@ -387,3 +387,34 @@ def _per_outcome_text(value, currency: str) -> str:
     from finops.display import per_outcome  # here, not at the top: this module only adds functions (issue 12)
 
     return per_outcome(value, currency)
+
+
+P99_COLOUR = "#0078d4"
+SLA_COLOUR = "#e0413a"
+
+
+def daily_p99(points: list[dict], *, sla_seconds: Decimal | None) -> dict:
+    """A workload's p99 end-to-end latency by day (points: finops.selectors.workload_performance.daily_p99, each
+    day's p99 from that day's merged distribution) against its SLA, where set, as a flat line. A day with no timed
+    requests is a gap, never a 0."""
+    from finops.display import count, duration  # here, not at the top: this module only adds functions (issue 12)
+
+    trace = {
+        "name": "p99 latency",
+        "x": [p["day"].isoformat() for p in points],
+        "y": [p["p99_s"] for p in points],
+        "type": "scatter",
+        "mode": "lines+markers",
+        "connectgaps": False,
+        "line": {"color": P99_COLOUR, "width": 2},
+        "customdata": [[duration(p["p99_s"]), count(p["requests"])] for p in points],
+        "hovertemplate": "p99 %{customdata[0]} over %{customdata[1]} requests<extra></extra>",
+    }
+    traces = [trace]
+    if sla_seconds is not None and points:
+        sla = float(sla_seconds)
+        traces.append({"name": "SLA", "x": [points[0]["day"].isoformat(), points[-1]["day"].isoformat()], "y": [sla, sla],
+                       "type": "scatter", "mode": "lines", "line": {"color": SLA_COLOUR, "dash": "dash", "width": 2},
+                       "customdata": [duration(sla)] * 2, "hovertemplate": "SLA %{customdata}<extra></extra>"})
+    yaxis = {"ticksuffix": " s", "title": {"text": "seconds"}, "automargin": True, "rangemode": "tozero"}
+    return _figure(traces, yaxis=yaxis, xaxis=_x_axis({p["day"] for p in points}))

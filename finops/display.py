@@ -155,6 +155,18 @@ def duration(value) -> str:
     return f"{minutes} min {secs} s" if secs else f"{minutes} min"
 
 
+def score(value) -> str:
+    """An eval score as posted, to at most 3 decimals, trailing zeros dropped: "0.91", "87.5", "4"."""
+    if value is None or value == "":
+        return DASH
+    text = f"{Decimal(value).quantize(Decimal('0.001'), rounding=ROUND_HALF_EVEN):f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def tokens_per_second(value) -> str:
+    """An output speed: "1,012 tok/s", "34 tok/s"."""
+    return DASH if value is None else f"{int(Decimal(value).quantize(Decimal(1), rounding=ROUND_HALF_EVEN)):,} tok/s"
+
 def csv_decimal(value, places: int = CSV_PLACES) -> str:
     """A plain decimal for CSV: rounded half-even to `places`, trailing zeros dropped down to cents, no exponent."""
     if value is None or value == "":

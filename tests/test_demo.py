@@ -25,8 +25,10 @@ from finops.models import (
     Account, AlertEvent, Cap, Contract, CostBasis, DailySpend, FxRate, IngestRun, ModelPrice, MonthlySpend, OutcomeCount, Team,
     UsageLine, User, Workload,
 )
+from finops.performance import Performance
 from finops.selectors.caps import cap_status
 from finops.selectors.contracts import contract_status, renewals_ahead
+from finops.selectors.workload_performance import workload_section
 from finops.services.prices import PriceBook, Tokens, cost_from_price
 from tests.conftest import reseed_reference_data
 from tests.demo_helpers import leave_lines_of_the_previous_demo
@@ -37,7 +39,7 @@ PROJECT_ROOT = Path(settings.BASE_DIR)
 TOKENS = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
 SUMS = (*TOKENS, "requests", "cost", "reporting_cost")
 MONTHS = [dt.date(2026, 7, 1), dt.date(2026, 8, 1), dt.date(2026, 9, 1), dt.date(2026, 10, 1)]
-BEDROCK, GATEWAYS = "bedrock-us-east-1", ("groq-prod", "cerebras-prod")
+BEDROCK, GATEWAYS = "bedrock-us-east-1", ("groq-prod", "cerebras-prod", "moonshot-gateway")
 HOUR = dt.timedelta(hours=1)
 
 
@@ -95,13 +97,14 @@ def test_the_demo_has_six_teams_and_workloads_of_every_latency_profile(loaded):
 
 def test_each_provider_is_read_through_the_connector_a_real_customer_would_use_without_credentials(loaded):
     accounts = Account.objects.select_related("provider")
-    assert {a.provider.slug: a.connector for a in accounts} == {
-        "openai": "usage_csv",  # its API connector cannot be called offline
-        "anthropic": "usage_csv",  # same
-        "moonshot": "usage_csv",  # bills in CNY: shows FX conversion
-        "aws-bedrock": "focus_file",
-        "groq": "gateway_log",
-        "cerebras": "gateway_log",
+    assert {a.name: (a.provider.slug, a.connector) for a in accounts} == {
+        "openai-prod": ("openai", "usage_csv"),  # its API connector cannot be called offline
+        "anthropic-prod": ("anthropic", "usage_csv"),  # same
+        "moonshot-cn": ("moonshot", "usage_csv"),  # bills in CNY: shows FX conversion
+        "moonshot-gateway": ("moonshot", "gateway_log"),  # email drafts through the LiteLLM gateway: timed (issue 12)
+        BEDROCK: ("aws-bedrock", "focus_file"),
+        "groq-prod": ("groq", "gateway_log"),
+        "cerebras-prod": ("cerebras", "gateway_log"),
     }
     assert not any(a.has_credentials or a.credentials_env for a in accounts)
     files = loaded["summary"]["files"]
@@ -139,7 +142,10 @@ def test_billed_estimated_and_unpriced_usage_come_from_the_providers_that_produc
         bases[slug].add((basis, currency))
     for slug in ("openai", "anthropic", "aws-bedrock"):
         assert bases[slug] == {(CostBasis.BILLED, "USD")}, slug
-    assert bases["moonshot"] == {(CostBasis.BILLED, "CNY")}
+    # Moonshot's bill (the usage CSV, in CNY) and the gateway's requests (estimated) are different streams.
+    assert bases["moonshot"] == {(CostBasis.BILLED, "CNY"), (CostBasis.ESTIMATED, "USD")}
+    assert set(UsageLine.objects.filter(account__name="moonshot-cn").values_list("cost_basis", "currency").distinct()) == {
+        (CostBasis.BILLED, "CNY")}
     assert bases["groq"] == {(CostBasis.ESTIMATED, "USD")}
     assert bases["cerebras"] == {(CostBasis.ESTIMATED, "USD"), (CostBasis.UNPRICED, "USD")}
     unpriced = UsageLine.objects.filter(cost_basis=CostBasis.UNPRICED)
@@ -279,16 +285,18 @@ def test_reloading_restates_each_bedrock_month_and_changes_no_total(loaded):
     assert len(loaded["after_first"]["bedrock_months"]) == len(MONTHS)
 
 
-def test_groq_and_cerebras_lines_are_hourly_estimates_from_gateway_logs_with_latency(loaded):
+def test_gateway_lines_are_hourly_estimates_from_gateway_logs_with_latency(loaded):
     lines = UsageLine.objects.filter(account__name__in=GATEWAYS).select_related("provider")
     assert lines.count() > 10 * WINDOW_DAYS
     books = {}
+    timed = 0
     for line in lines:
         assert line.period_end - line.period_start == HOUR and line.period_start.minute == 0
-        latency = line.latency
-        assert latency["count"] == line.requests >= 1
-        assert 200 <= latency["p50_ms"] <= latency["p95_ms"] <= latency["max_ms"] <= 900, latency
-        assert 50 * latency["count"] <= latency["ttft_sum_ms"] <= 200 * latency["count"], latency
+        performance = Performance.from_json(line.latency)
+        # Every record is a request; the bulk records (no end time) are counted, the single requests timed.
+        assert performance.requests == line.requests >= 1 and performance.e2e.count <= line.requests
+        assert performance.ttft.count == performance.e2e.count and not performance.summary_requests
+        timed += performance.e2e.count
         assert line.api_key_ref.startswith("key_") and line.api_key_ref.endswith("_prod")  # an alias, kept readable
         assert line.tags["team"] == line.tags["team_id"] and {"workload", "env"} <= line.tags.keys()
         if line.model == UNPRICED_MODEL:
@@ -304,6 +312,37 @@ def test_groq_and_cerebras_lines_are_hourly_estimates_from_gateway_logs_with_lat
     )
     assert {row["n"] for row in per_stream_day} <= set(range(LOG_RECORDS[0], LOG_RECORDS[1] + 1))
     assert lines.filter(cached_input_tokens__gt=0, provider__slug="groq").exists()
+    assert timed > lines.count()  # most records are timed single requests
+
+
+def _section(slug: str):
+    return workload_section(Workload.objects.get(slug=slug), TODAY - dt.timedelta(days=30), TODAY)
+
+
+def test_the_demo_tells_the_latency_story_kimi_on_moonshot_misses_the_sla_the_same_drafts_on_cerebras_meet_it(loaded):
+    drafts = _section("email-drafts")
+    rows = {row["label"]: row for row in drafts.rows}
+    moonshot, cerebras = rows["Moonshot (Kimi)"], rows["Cerebras"]
+    assert moonshot["model"] == "kimi-k2.6" and moonshot["source"] == "measured"
+    assert 28 <= moonshot["tokens_per_s"] <= 40 and moonshot["tokens_per_s_basis"] == "generation"  # ~34 tokens/s
+    assert 800 <= cerebras["tokens_per_s"] <= 1300  # ~1,000 tokens/s
+    assert (moonshot["verdict_status"], cerebras["verdict_status"], drafts.verdict.status) == ("fails", "meets", "fails")
+    assert moonshot["p50_s"] > 8 and moonshot["p99_s"] > 2 * moonshot["p50_s"]  # slow, with a heavy tail
+    assert moonshot["ttft_p50_s"] > 0.7 > cerebras["ttft_p50_s"]
+    assert moonshot["share_over_sla"] > 0.8 and cerebras["share_over_sla"] == 0
+    groq = _section("ticket-triage")
+    assert groq.verdict.status == "meets" and 300 <= groq.rows[0]["tokens_per_s"] <= 550
+    assert all(s.verdict.status == "meets" for s in map(_section, ("query-rewrite", "answer-engine", "ide-assistant")))
+    failures = [_section(slug).total["errors"] for slug in ("ticket-triage", "query-rewrite", "ide-assistant")]
+    assert all(n > 0 for n in failures)  # a few requests fail (LiteLLM status "failure")
+
+
+def test_the_demo_batch_workload_overruns_its_window_on_one_day(loaded):
+    classifier = _section("column-classifier")
+    verdict = classifier.verdict
+    assert (verdict.kind, verdict.status, verdict.window_hours, verdict.days_over) == ("batch", "fails", 8, 1)
+    assert verdict.days == 30 and verdict.longest_span_hours > 8
+    assert [row["verdict"] for row in classifier.rows] == [None]  # judged as a whole, not per provider
 
 
 def test_loading_the_demo_a_second_time_changes_no_total(loaded):
@@ -452,7 +491,7 @@ def test_the_demo_loads_on_sqlite_and_the_admin_sees_spend_on_the_overview(tmp_p
     assert "2026-07-04 to 2026-10-31" in out
     # The same lines and the same money as the Postgres load of this module.
     postgres = demo["summary"]
-    assert f"6 teams, 18 workloads, 6 accounts, {postgres['lines']:,} usage lines" in out
+    assert f"6 teams, 18 workloads, 7 accounts, {postgres['lines']:,} usage lines" in out
     assert f"total spend: {postgres['total_reporting_spend']:,.2f} USD" in out
     assert "Open http://127.0.0.1:8000 and sign in as:" in out
     for login in ("admin        / demo-password", "cfo          / demo-password", "sales-lead   / demo-password"):

@@ -23,7 +23,7 @@ BEDROCK = "bedrock-us-east-1"
 def test_the_generator_writes_the_same_files_for_the_same_day(tmp_path):
     first = generate(today=TODAY, out_dir=tmp_path / "a")
     second = generate(today=TODAY, out_dir=tmp_path / "b")
-    assert first.keys() == second.keys() and len(first) == 6
+    assert first.keys() == second.keys() and len(first) == 7
     assert len(first[BEDROCK]) == len(MONTHS)
     for name in first:
         assert [p.name for p in first[name]] == [p.name for p in second[name]], name

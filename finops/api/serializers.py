@@ -24,7 +24,7 @@ class WorkloadSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Workload
-        fields = ["id", "slug", "name", "team", "latency_profile", "sla_seconds", "outcome_unit"]
+        fields = ["id", "slug", "name", "team", "latency_profile", "sla_seconds", "batch_window_hours", "outcome_unit"]
 
 
 class AccountSerializer(serializers.ModelSerializer):

@@ -8,9 +8,11 @@ export turns those days into the file(s) a real customer of that provider would 
 - FocusExport (`focus_file`): AWS Data Exports "FOCUS 1.2 with AWS columns" for Bedrock, one file per billing
   month as AWS delivers it: a row per day × stream × token direction, billed at list price, plus one Tax or
   Credit row per month.
-- SpendLogs (`gateway_log`): a CSV export of LiteLLM's `LiteLLM_SpendLogs` table for Groq and Cerebras, one record
-  per request. The log is thinned: 20–60 records a day per stream, each carrying the tokens of many requests,
-  so the demo loads in seconds; the product prices them from the catalog (estimated).
+- SpendLogs (`gateway_log`): a CSV export of LiteLLM's `LiteLLM_SpendLogs` table for Groq, Cerebras and the
+  Moonshot gateway, one record per request. The log is thinned: 20–60 records a day per stream, two of them
+  untimed carrying the bulk of the day's tokens, the others timed single requests at each provider's market
+  speed, so the demo loads in seconds and tells the latency story (issue 12); the product prices them from the
+  catalog (estimated).
 
 Everything is deterministic: money is Decimal, and a request log's randomness is seeded by its stream and
 calendar day, so a day's log covers the same hours whichever window it is generated in.
@@ -55,6 +57,8 @@ class DayUsage:
     requests: int
     log_records: int  # how many request records a gateway log has for it
     tokens: Tokens
+    batch_window_hours: int | None = None  # the workload's batch window (gateway logs start its jobs within it)
+    overrun: bool = False  # the day its batch run spills past the window
 
     @property
     def tags(self) -> dict[str, str]:
@@ -250,20 +254,31 @@ class FocusExport:
 
 SPEND_LOG_COLUMNS = (
     "request_id", "startTime", "endTime", "completionStartTime", "model", "custom_llm_provider", "prompt_tokens",
-    "completion_tokens", "spend", "api_key", "team_id", "user", "metadata", "request_tags",
+    "completion_tokens", "spend", "api_key", "team_id", "user", "metadata", "request_tags", "status",
 )
 LOG_SEED = "demo-litellm-spend-logs"
-# Whole-request latency per model in ms: (fastest, slowest, most common); Groq and Cerebras are fast.
-LATENCY_MS = {
-    "openai/gpt-oss-120b": (350, 900, 480),
-    "openai/gpt-oss-20b": (200, 600, 300),
-    "llama3.1-8b": (200, 450, 260),
-    "qwen-3-32b": (300, 850, 450),
-    "gpt-oss-120b": (300, 750, 400),
-    "acme-support-router-ft-8b": (200, 400, 240),
-}
-DEFAULT_LATENCY_MS = (250, 900, 450)
-TTFT_MS = {"groq": (80, 200), "cerebras": (50, 150)}  # time to first token
+# How fast each provider serves (issue 12's story), as the market measures it: output tokens per second of
+# generation (slowest, fastest, most common) and time to first token in ms (shortest, longest, most common).
+# Cerebras (wafer-scale) and Groq (LPU) serve open models at hundreds to thousands of tokens per second; Moonshot's
+# own API serves Kimi K2.6 at ~34 tokens per second, so a 500-token email draft takes ~15 s against an 8 s SLA.
+SPEED = {"cerebras": (800, 1300, 1000), "groq": (300, 550, 420), "moonshot": (28, 44, 34)}
+MODEL_SPEED = {"llama3.1-8b": (1600, 2400, 2000), "acme-support-router-ft-8b": (1600, 2400, 2000)}
+DEFAULT_SPEED = (80, 200, 120)
+TTFT_MS = {"cerebras": (100, 350, 180), "groq": (150, 450, 250), "moonshot": (700, 3000, 1200)}
+DEFAULT_TTFT_MS = (200, 800, 400)
+# The slow tail: a share of requests queue at peak and take `factor` times as long. Moonshot's is heavy (6 % at
+# 1.5–3×, its p99 far above its median); the fast providers' is light (0.5 % at 1.2–1.6×).
+TAIL = {"moonshot": (0.06, 1.5, 3.0)}
+DEFAULT_TAIL = (0.005, 1.2, 1.6)
+FAILURE_SHARE = 0.01  # LiteLLM `status: failure`: no tokens, an error after a short wait
+# Each day's log of a stream: its first BULK_RECORDS records carry the bulk of the day's tokens, with no end time
+# (counted, not timed); the others are single requests of the stream's usual size, timed. So the tokens add up
+# to the day's usage (spend is right) while latency and output speed are those of real requests.
+BULK_RECORDS = 2
+# Batch workloads with a window (config.yaml batch_window_hours) start their jobs from 22:00 UTC through the
+# window; on the day `DayUsage.overrun` marks, the run spills OVERRUN_HOURS past it (the demo's late night).
+BATCH_START_HOUR = 22
+OVERRUN_HOURS = 4
 # Traffic by UTC hour: people work 08–22 UTC (Europe, then the US); batch jobs run at night.
 DIURNAL = {
     "realtime": (1, 1, 1, 1, 1, 1, 2, 3, 6, 8, 10, 10, 10, 12, 14, 16, 16, 16, 14, 12, 8, 4, 2, 1),
@@ -289,28 +304,65 @@ def _log_time(moment: dt.datetime) -> str:
     return moment.isoformat(sep=" ", timespec="milliseconds")
 
 
+@dataclass(frozen=True)
+class _Request:
+    start: dt.datetime
+    request_id: uuid.UUID
+    tokens: Tokens | None = None  # a timed single request's tokens; None for a bulk record (its share comes later)
+    duration_ms: int | None = None
+    ttft_ms: int | None = None
+    failed: bool = False
+
+
 class SpendLogs:
     def __init__(self, account: DemoAccount):
         self.account, self.records = account, []
+
+    def _hour(self, usage: DayUsage, rng: random.Random, index: int) -> int:
+        if usage.batch_window_hours:
+            if usage.overrun and index >= usage.log_records - 3:  # the last jobs of the night start late
+                return (BATCH_START_HOUR + usage.batch_window_hours + rng.randrange(OVERRUN_HOURS)) % 24
+            return (BATCH_START_HOUR + rng.randrange(usage.batch_window_hours)) % 24
+        return rng.choices(range(24), weights=DIURNAL[usage.latency_profile])[0]
+
+    def _single(self, series, rng: random.Random) -> tuple[Tokens, int, int | None, bool]:
+        """One request of the stream's usual size: its tokens, duration and time to first token (None: failed)."""
+        provider = self.account.provider
+        if rng.random() < FAILURE_SHARE:
+            return Tokens(0, 0, 0, 0), rng.randint(100, 800), None, True  # a 429 or 5xx answers fast
+        all_input = round(series.input_per_request * rng.uniform(0.7, 1.3))
+        cached, cache_write = round(all_input * series.cached), round(all_input * series.cache_write)
+        output = max(1, round(series.output_per_request * rng.uniform(0.6, 1.4)))
+        ttft = rng.triangular(*TTFT_MS.get(provider, DEFAULT_TTFT_MS))
+        speed = rng.triangular(*MODEL_SPEED.get(series.model, SPEED.get(provider, DEFAULT_SPEED)))
+        share, low, high = TAIL.get(provider, DEFAULT_TAIL)
+        slow = rng.uniform(low, high) if rng.random() < share else 1.0
+        ttft, generation = round(ttft * slow), round(output * 1000 / speed * slow)
+        return Tokens(all_input - cached - cache_write, cached, cache_write, output), ttft + max(1, generation), ttft, False
 
     def add(self, usage: DayUsage) -> None:
         account, series = self.account, usage.series
         rng = random.Random(f"{LOG_SEED}:{usage.stream}:{usage.day.isoformat()}")
         midnight = dt.datetime.combine(usage.day, dt.time())
-        fastest, slowest, usual = LATENCY_MS.get(series.model, DEFAULT_LATENCY_MS)
-        requests, weights = [], []
-        for _ in range(usage.log_records):
-            hour = rng.choices(range(24), weights=DIURNAL[usage.latency_profile])[0]
-            start = midnight + dt.timedelta(hours=hour, milliseconds=rng.randrange(3_600_000))
-            weights.append(rng.randint(30, 170))
-            duration = round(rng.triangular(fastest, slowest, usual))
-            ttft = min(duration, rng.randint(*TTFT_MS.get(account.provider, (50, 200))))
-            requests.append((start, duration, ttft, uuid.UUID(int=rng.getrandbits(128), version=4)))
-        parts = {name: _split(getattr(usage.tokens, name), weights) for name in TOKEN_CLASSES}
+        requests = []
+        for index in range(usage.log_records):
+            start = midnight + dt.timedelta(hours=self._hour(usage, rng, index), milliseconds=rng.randrange(3_600_000))
+            request_id = uuid.UUID(int=rng.getrandbits(128), version=4)
+            if index < BULK_RECORDS:
+                requests.append(_Request(start, request_id))
+            else:
+                tokens, duration, ttft, failed = self._single(series, rng)
+                requests.append(_Request(start, request_id, tokens, duration, ttft, failed))
+        # The bulk records share what the timed requests leave of the day's tokens.
+        timed = [r.tokens for r in requests if r.tokens is not None]
+        rest = {name: getattr(usage.tokens, name) - sum(getattr(t, name) for t in timed) for name in TOKEN_CLASSES}
+        if min(rest.values()) < 0:
+            raise ValueError(f"{usage.day} stream {usage.stream}: the timed requests hold more tokens than the day")
+        bulk = {name: _split(total, [1] * BULK_RECORDS) for name, total in rest.items()}
         price = account.prices.price_on(account.provider, series.model, usage.day)
         tags = json.dumps([f"{key}:{value}" for key, value in usage.tags.items()])
-        for i, (start, duration, ttft, request_id) in enumerate(requests):
-            tokens = Tokens(**{name: parts[name][i] for name in TOKEN_CLASSES})
+        for i, request in enumerate(requests):
+            tokens = request.tokens or Tokens(**{name: bulk[name][i] for name in TOKEN_CLASSES})
             prompt = tokens.input + tokens.cached_input + tokens.cache_write  # LiteLLM: cache-inclusive
             # LiteLLM's own estimate from its price map; the product does not read it (it prices from the catalog).
             spend = cost_from_price(price, tokens).quantize(SPEND_QUANTUM) if price else Decimal("0.0")
@@ -320,11 +372,13 @@ class SpendLogs:
                 f'"total_tokens": {prompt + tokens.output}, '
                 f'"prompt_tokens_details": {{"cached_tokens": {tokens.cached_input}}}}}'
             )
-            self.records.append((start, {
-                "request_id": str(request_id),
-                "startTime": _log_time(start),
-                "endTime": _log_time(start + dt.timedelta(milliseconds=duration)),
-                "completionStartTime": _log_time(start + dt.timedelta(milliseconds=ttft)),
+            timed = request.duration_ms is not None
+            self.records.append((request.start, {
+                "request_id": str(request.request_id),
+                "startTime": _log_time(request.start),
+                "endTime": _log_time(request.start + dt.timedelta(milliseconds=request.duration_ms)) if timed else "",
+                "completionStartTime": (_log_time(request.start + dt.timedelta(milliseconds=request.ttft_ms))
+                                        if request.ttft_ms is not None else ""),
                 "model": series.model,
                 "custom_llm_provider": account.provider,
                 "prompt_tokens": prompt,
@@ -335,6 +389,7 @@ class SpendLogs:
                 "user": "",
                 "metadata": f'{{"usage_object": {usage_object}}}',
                 "request_tags": tags,
+                "status": "failure" if request.failed else "success",
             }))
 
     def write(self, out_dir: Path) -> list[Path]:

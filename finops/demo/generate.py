@@ -7,8 +7,10 @@ reads, as a real customer of that provider would produce them (finops/demo/expor
   its price cut shows as a lower $/M tokens after `price_change_day`;
 - AWS Bedrock: a FOCUS 1.2 export per billing month (`focus_file`), billed per token direction, with a Tax or
   Credit row each month;
-- Groq, Cerebras: a LiteLLM spend-log CSV (`gateway_log`) with no usable cost: the product estimates it from
-  the catalog; one in-house fine-tune on Cerebras has no price anywhere, so the demo shows `unpriced` usage.
+- Groq, Cerebras and one Moonshot stream (email drafts on Kimi K2.6, through the `moonshot-gateway` account): a
+  LiteLLM spend-log CSV (`gateway_log`) with no usable cost: the product estimates it from the catalog; one
+  in-house fine-tune on Cerebras has no price anywhere, so the demo shows `unpriced` usage. Its timed requests
+  run at each provider's market speed (exports.SpendLogs): the latency story of issue 12.
 
 The same `today` always gives byte-identical files: randomness comes from seeded random.Random instances,
 consumed in a fixed order, and never from the clock. Volumes are token counts (ints); money is only ever
@@ -43,6 +45,11 @@ CAP_BREACHING_TEAM = "sales"
 SUGGESTED_MONTHLY_CAP_USD = Decimal("15000")
 RAMP_DAYS = 21
 RAMP_EXTRA = 2.5  # volume, not money: extra multiple of normal volume reached on the last day of the window
+# A batch workload with a window (config.yaml batch_window_hours) overruns it one calendar day in every
+# BATCH_OVERRUN_EVERY_DAYS (the days whose ordinal is a multiple of it): any 30-day period, the default one
+# included, has exactly one such night, so its page shows "fails" (issue 12). Chosen by the calendar, not by the
+# window, so a day's log covers the same hours whichever window it is generated in.
+BATCH_OVERRUN_EVERY_DAYS = 30
 
 # Growth of each team's volume over the window (0.6 = +60% from the first day to the last).
 TEAM_GROWTH = {"support": 0.5, "search": 0.7, "devprod": 0.9, "sales": 0.4, "data": 0.6, "marketing": 0.3}
@@ -99,7 +106,8 @@ SERIES = (
     Series("lead-scoring", "openai-prod", "gpt-5-mini-2025-08-07", 40_000, 2_500, 150, 0.3),
     Series("lead-scoring", "bedrock-us-east-1", "anthropic.claude-haiku-4-5-20251001-v1:0", 10_000, 3_000, 300),
     Series("email-drafts", "anthropic-prod", "claude-sonnet-4-5-20250929", 6_000, 5_000, 600, 0.4, 0.05),
-    Series("email-drafts", "moonshot-cn", "kimi-k2.6", 3_000, 4_000, 500),
+    # Through the company's LiteLLM gateway (timed): Kimi K2.6 at ~34 tokens/s misses the 8 s SLA (issue 12).
+    Series("email-drafts", "moonshot-gateway", "kimi-k2.6", 3_000, 4_000, 500),
     Series(
         "call-notes", "bedrock-us-east-1", "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
         2_500, 12_000, 800, 0.3, 0.05,
@@ -117,6 +125,8 @@ SERIES = (
     Series("product-descriptions", "moonshot-cn", "kimi-k2.6", 8_000, 2_000, 800),
     # A developer's personal key with no project and no tags: no rule will match it.
     Series(None, "openai-prod", "gpt-5-mini-2025-08-07", 8_000, 4_000, 300, env="sandbox"),
+    # Sales tries the same drafts on Cerebras (a comparable open model at ~1,000 tokens/s): well within the SLA.
+    Series("email-drafts", "cerebras-prod", "gpt-oss-120b", 1_500, 4_000, 500),
 )
 
 
@@ -165,7 +175,8 @@ def _log_records(series: Series, latency: str, day: dt.date) -> int:
     return max(LOG_RECORDS[0], min(LOG_RECORDS[1], round(series.requests * week / REQUESTS_PER_LOG_RECORD)))
 
 
-def _usage(series: Series, stream: int, workload: dict, day: dt.date, factor: float, rng: random.Random) -> DayUsage:
+def _usage(series: Series, stream: int, workload: dict, day: dt.date, factor: float, rng: random.Random, *,
+           overrun: bool = False) -> DayUsage:
     requests = max(1, round(series.requests * factor))
     all_input = round(requests * series.input_per_request * rng.uniform(0.95, 1.05))
     cached = round(all_input * series.cached)
@@ -180,6 +191,8 @@ def _usage(series: Series, stream: int, workload: dict, day: dt.date, factor: fl
         requests=requests,
         log_records=_log_records(series, workload["latency_profile"], day),
         tokens=Tokens(all_input - cached - cache_write, cached, cache_write, output),
+        batch_window_hours=workload.get("batch_window_hours"),
+        overrun=overrun,
     )
 
 
@@ -199,6 +212,7 @@ def generate(*, today: dt.date, out_dir: Path) -> dict[str, list[Path]]:
         for stream, series in enumerate(SERIES):
             workload = workloads.get(series.workload, {"team": None, "latency_profile": "interactive"})
             factor = _volume_factor(workload["team"], workload["latency_profile"], index, day, rng)
-            exports[series.account].add(_usage(series, stream, workload, day, factor, rng))
+            overrun = day.toordinal() % BATCH_OVERRUN_EVERY_DAYS == 0
+            exports[series.account].add(_usage(series, stream, workload, day, factor, rng, overrun=overrun))
     out_dir.mkdir(parents=True, exist_ok=True)
     return {name: export.write(out_dir) for name, export in exports.items()}

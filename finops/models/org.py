@@ -1,6 +1,7 @@
 """People and the things spend is attributed to: users with a role, teams, memberships, workloads."""
 
 from django.contrib.auth.models import AbstractUser
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
@@ -92,3 +93,12 @@ class Workload(models.Model):
 
     def __str__(self):
         return self.name
+
+    BATCH_WINDOW_ON_NON_BATCH = "only a batch workload has a batch window (set latency_profile: batch, or leave it out)"
+
+    def clean(self):
+        """A batch window only means something to a batch workload (judged on its window, not its latency): set on
+        another profile it would be silently ignored, so it is refused (the admin, and apply_config alike)."""
+        super().clean()
+        if self.batch_window_hours is not None and self.latency_profile != self.LatencyProfile.BATCH:
+            raise ValidationError({"batch_window_hours": self.BATCH_WINDOW_ON_NON_BATCH})

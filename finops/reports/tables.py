@@ -6,7 +6,10 @@ A column's kind decides both renderings:
   no price covers, the cell adds "+ 340M tokens unpriced", and the CSV gets an "Unpriced tokens" column.
 - tokens: "3.4B" on a page, the integer in a CSV; count: "1,403"; requests: "—" where unknown (0).
 - per_mtok / price / per_outcome: "$1.25/M" / "$0.075" / "$0.42" (under ten cents, four decimals); change: "+12.5 %"; share: "12.3 %" (a CSV carries the fraction).
-- text, date, duration.
+- text, date, duration (seconds, or a timedelta: "1.2 s"; a CSV carries the seconds).
+- speed: an output speed, "1,012 tok/s"; "≥ 34 tok/s" where the row's `<key>_basis` is end-to-end (a lower bound).
+- badge: a verdict in a coloured pill (the row's `<key>_status` picks the colour: meets, fails, unknown, …; its
+  `<key>_text` is the tooltip); a CSV carries its label.
 Every CSV with money in it ends with a Currency column (the reporting currency).
 """
 
@@ -18,7 +21,8 @@ from django.utils.safestring import SafeString, mark_safe
 
 from finops import display
 
-NUMERIC = {"per_outcome", "money", "tokens", "count", "requests", "per_mtok", "price", "change", "share", "duration"}
+NUMERIC = {"per_outcome", "money", "tokens", "count", "requests", "per_mtok", "price", "change", "share", "duration", "speed"}
+BADGE_TONES = {"meets": "ok", "fails": "bad", "unknown": "warn"}  # others (no SLA, no data) stay grey
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,8 @@ def csv_value(kind: str, value) -> str:
         return display.csv_decimal(value)
     if kind in ("tokens", "count"):
         return str(int(value))
+    if kind == "speed":
+        return display.csv_decimal(value, places=1)
     if kind == "requests":
         return str(int(value)) if value else ""
     if kind == "duration":
@@ -110,11 +116,22 @@ def html_cell(column: Column, row: dict) -> SafeString:
     kind = column.kind
     if kind == "money":
         return money_html(value, row.get(column.unpriced) if column.unpriced else 0)
+    if kind == "badge":
+        if value is None or value == "":
+            return mark_safe(display.DASH)
+        status = row.get(f"{column.key}_status", "")
+        return format_html('<span class="badge {}" data-status="{}" title="{}">{}</span>', BADGE_TONES.get(status, ""),
+                           status, row.get(f"{column.key}_text", ""), value)
+    if kind == "speed" and value is not None and row.get(f"{column.key}_basis", "").startswith("end-to-end"):
+        # Nothing streamed: tokens over whole requests, first-token wait included, so the true speed is higher.
+        return format_html('<span title="{}">≥ {}</span>', "end-to-end (lower bound): no request streamed",
+                           display.tokens_per_second(value))
     if kind == "tokens":
         return format_html('<span title="{}">{}</span>', display.count(value), display.tokens_compact(value)) if value is not None else mark_safe(display.DASH)
     formatter = {
         "count": display.count, "per_outcome": display.per_outcome, "requests": display.requests, "per_mtok": display.per_mtok, "price": display.price,
         "change": display.percent_change, "share": display.share, "duration": display.duration,
+        "speed": display.tokens_per_second,
     }.get(kind)
     if formatter is not None:
         return mark_safe(escape(formatter(value)))

@@ -48,9 +48,11 @@ def _scoped(rows, workload_ids: Iterable[int] | None):
 
 
 def performance_by(workload_ids: Iterable[int] | None, start: dt.date, end: dt.date,
-                   keys: tuple[str, ...] = ("workload_id", "provider_id", "model")) -> dict[tuple, Performance]:
+                   keys: tuple[str, ...] = ("workload_id", "provider_id", "model"), *,
+                   filters: dict | None = None) -> dict[tuple, Performance]:
     """Merged Performance per `keys` (columns of the rollup) over [start, end). `workload_ids` None: every row,
-    unattributed included (admins); else those workloads' rows only (a member's scope)."""
+    unattributed included (admins); else those workloads' rows only (a member's scope). `filters`: more filters on
+    the rollup's columns (e.g. {"provider_id": 3} for a provider's page)."""
     workload_ids = None if workload_ids is None else list(workload_ids)
     months, day_ranges = month_split(start, end)
     sources = []
@@ -63,6 +65,7 @@ def performance_by(workload_ids: Iterable[int] | None, start: dt.date, end: dt.d
         sources.append(_scoped(DailyPerformance.objects.filter(where), workload_ids))
     found: dict[tuple, Performance] = {}
     for rows in sources:
+        rows = rows.filter(**(filters or {}))
         for *key, stored in rows.values_list(*keys, "performance").iterator(chunk_size=2000):
             key = tuple(key)
             performance = Performance.from_json(stored)

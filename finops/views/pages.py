@@ -9,9 +9,11 @@ from django.urls import reverse
 
 from finops import access, charts, display
 from finops.models import Account, MonthlySpend, Provider, Workload
+from finops.reports import performance_tables
 from finops.reports import spend_tables as specs
-from finops.selectors import outcomes, spend
+from finops.selectors import outcomes, spend, workload_performance
 from finops.selectors.freshness import source_freshness
+from finops.selectors.performance import is_batch
 from finops.selectors.reconciliation import reconciliation
 
 from .period import period_from_request, picker_context, today_utc, with_period
@@ -239,13 +241,16 @@ def workload_detail(request, slug):
     workload = access.get_visible_workload_or_404(request.user, slug)
     scope = Scope(request, chart_by="provider_id", workload=workload)
     pairs = scope.sums("provider_id", "model")
+    start, end = scope.period.span()
+    performance = workload_performance.workload_section(workload, start, end)
     tables = {
         "by_provider": (specs.BY_PROVIDER, _unit_rows(pairs, "provider_id", _provider_names())),
         "by_model": (specs.BY_MODEL, _unit_rows(pairs, "model")),
+        "performance": (performance_tables.WORKLOAD_PERFORMANCE,
+                        performance.rows + ([performance.total] if performance.total else [])),
     }
     if (download := scope.csv(f"workload-{workload.slug}", tables)) is not None:
         return download
-    start, end = scope.period.span()
     outcome = outcomes.for_workload(scope.daily, scope.monthly, workload.id, start, end, today=scope.today)
     points = outcomes.trend(scope.daily, scope.monthly, workload.id, start, end, today=scope.today,
                             by="month" if scope.long else "day")
@@ -258,12 +263,24 @@ def workload_detail(request, slug):
         outcome_points=points,
         outcome_monthly=scope.long,
         outcome_chart=outcome_chart if any(p["per_outcome"] is not None for p in points) else None,
+        performance=performance,
+        performance_table=tables["performance"][1],
+        is_batch=is_batch(workload),
+        latency_chart=_latency_chart(workload, start, end) if performance.total else None,
         chart=scope.chart(_provider_names()),
         tokens_chart=scope.tokens_chart(),
         tables={name: rows for name, (_, rows) in tables.items()},
         specs={name: spec for name, (spec, _) in tables.items()},
     )
     return render(request, "finops/workload_detail.html", context)
+
+
+def _latency_chart(workload: Workload, start, end) -> dict | None:
+    """Daily p99 against the SLA; none for a batch workload (judged on its window) or with no timed day."""
+    if is_batch(workload):
+        return None
+    points = workload_performance.daily_p99(workload, start, end)
+    return charts.daily_p99(points, sla_seconds=workload.sla_seconds) if points else None
 
 
 def provider_list(request):
@@ -295,6 +312,8 @@ def provider_detail(request, slug):
         "reconciliation": (specs.RECONCILIATION, check["days"]),
         "list_price": (specs.LIST_PRICE_CHECK, check["models"]),
         "prices": (specs.LIST_PRICES, prices),
+        "measured_speed": (performance_tables.PROVIDER_SPEED, workload_performance.provider_speed(
+            provider, workload_performance.workloads_scope(request.user), *scope.period.span())),
     }
     if (download := scope.csv(provider.slug, tables)) is not None:
         return download

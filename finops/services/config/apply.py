@@ -254,6 +254,7 @@ def _apply_workload(entry, environ, moved=lambda reattribution: None) -> str:
         "team": Team.objects.get(slug=entry["team"]),
         "latency_profile": entry["latency_profile"],
         "sla_seconds": entry["sla_seconds"],
+        "batch_window_hours": entry["batch_window_hours"],
         "outcome_unit": entry["outcome_unit"],
         "target_cost_per_outcome": entry["target_cost_per_outcome"],
     }

@@ -35,6 +35,7 @@ def config_document() -> dict:
                     "team": w.team.slug,
                     "latency_profile": w.latency_profile,
                     "sla_seconds": _decimal(w.sla_seconds),
+                    "batch_window_hours": w.batch_window_hours,
                     "outcome_unit": w.outcome_unit,
                     "target_cost_per_outcome": _decimal(w.target_cost_per_outcome),
                 }

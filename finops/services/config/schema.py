@@ -46,10 +46,18 @@ class WorkloadEntry(StrictSerializer):
     team = serializers.SlugField()
     latency_profile = serializers.ChoiceField(choices=Workload.LatencyProfile.values)
     sla_seconds = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=0, required=False, allow_null=True, default=None)
+    # Batch workloads only: the hours a UTC day's work must fit in (judged instead of latency); refused on another
+    # profile rather than ignored, so a typo'd profile does not silently drop the verdict.
+    batch_window_hours = serializers.IntegerField(min_value=1, max_value=24, required=False, allow_null=True, default=None)
     outcome_unit = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
     # The most one outcome should cost (reporting currency); a complete month above it raises `outcome_cost`.
     target_cost_per_outcome = serializers.DecimalField(max_digits=38, decimal_places=18, min_value=Decimal("0.000001"),
                                                        required=False, allow_null=True, default=None)
+
+    def validate(self, attrs):
+        if attrs.get("batch_window_hours") is not None and attrs["latency_profile"] != Workload.LatencyProfile.BATCH:
+            raise serializers.ValidationError({"batch_window_hours": Workload.BATCH_WINDOW_ON_NON_BATCH})
+        return attrs
 
 
 class AccountEntry(StrictSerializer):
