@@ -20,11 +20,12 @@ No queries here; problems are appended as "field: …" for the caller to number 
 
 from dataclasses import dataclass
 
-from .latency import ALPHA, VERSION, LatencyDistribution
-from .services.reported_rows import milliseconds, whole
+from .latency import ALPHA, MIN_MS, VERSION, LatencyDistribution, bucket_of
+from .services.reported_rows import LATENCY_MAX_MS, milliseconds, whole
 
 SKETCH, HISTOGRAM, PERCENTILES = "sketch", "histogram", "percentiles"
 INFINITE = {"+inf", "inf", "infinity", "+infinity"}
+LOWEST, HIGHEST = bucket_of(MIN_MS), bucket_of(LATENCY_MAX_MS)  # the sketch's buckets from 1 µs to a day
 SHAPES = ('this product\'s distribution {"v": 1, "alpha": "0.01", "zero": n, "buckets": {...}}, '
           'a histogram {"histogram": [[upper_bound_ms, count], ...]}, or {"count": n, "p50_ms": x, "p95_ms": y, "p99_ms": z}')
 
@@ -76,6 +77,9 @@ def _sketch(value: dict, field: str, problems: list[str]) -> LatencyReport | Non
     for index, count in buckets.items():
         if not isinstance(index, str | int) or isinstance(index, bool) or not str(index).lstrip("-").isdigit():
             problems.append(f"{field}.buckets: {index!r} is not a bucket index (a whole number)")
+            continue
+        if not LOWEST <= int(index) <= HIGHEST:
+            problems.append(f"{field}.buckets: index {index} is outside {LOWEST}…{HIGHEST} (1 µs to a day)")
             continue
         count = whole(count, f"{field}.buckets[{index}]", problems)
         if count:

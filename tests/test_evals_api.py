@@ -90,6 +90,7 @@ def test_a_bad_batch_is_rejected_whole_naming_each_row_and_field(sam, support_ag
         score(),                                                            # 11: repeats row 1
         score(name="j", period=None),                                       # 12
         {**score(name="k"), "scores": 1},                                   # 13
+        score(name="l", score="1e20"),                                      # 14
     ])
     assert response.status_code == 400
     assert response.json()["errors"] == [
@@ -106,6 +107,7 @@ def test_a_bad_batch_is_rejected_whole_naming_each_row_and_field(sam, support_ag
         "'resolution-accuracy', 2026-10-01 → 2027-01-01): send one per key",
         'row 12: missing period (a month "2026-11", a quarter "2026Q4", or period_start and period_end)',
         "row 13: unknown field 'scores'",
+        "row 14: score: '1e20' is too large (at most 14 digits before the point)",
     ]
     assert EvalScore.objects.count() == 0  # nothing half-applied
 

@@ -10,8 +10,10 @@ import random
 import pytest
 
 from finops.latency import LatencyDistribution
-from finops.models import DailyPerformance, MonthlyPerformance, ReportedPerformance
+from finops.models import Account, AttributionRule, DailyPerformance, MonthlyPerformance, Provider, ReportedPerformance
 from finops.selectors.performance import performance_by
+from finops.services.attribution import history_reattribute
+from tests.test_performance_rollup import import_log, request
 
 JSON = {"content_type": "application/json"}
 DAY = dt.date(2026, 10, 5)
@@ -96,6 +98,9 @@ def test_a_percentiles_only_report_is_kept_as_a_summary_bounded_by_its_p99(sam, 
     assert (found["requests"], found["errors"], found["error_rate"]) == (800, 2, "0.002500")
     # the 4 s SLA against a 6.2 s bound: nothing can be said
     assert (found["sla"]["status"], found["sla"]["bound"], found["sla"]["p99_ms"]) == ("unknown", True, 6200)
+    # read over the whole month (the monthly rollup), the summary and its errors are the same
+    (month,) = figures(client, start="2026-10-01", end="2026-11-01")
+    assert month == found
 
 
 def test_a_summary_beside_a_histogram_leaves_the_percentiles_to_the_histogram(sam, support_agent, client_as):
@@ -181,6 +186,8 @@ def test_a_bad_batch_is_rejected_whole_naming_each_row_and_field(sam, support_ag
         row(H[7], ttft={"count": 100, "p99_ms": 300}),                # 12
         row(H[8], output_tokens=5000),                                # 13: without generation_seconds
         {**row(H[9]), "latency_p99": 5},                              # 14: a typo
+        row(H[12], requests=1, latency={"v": 1, "alpha": "0.01", "zero": 0, "buckets": {"5000": 1}}),  # 15
+        row(H[13], latency={"count": 100, "p99_ms": 9e9}),            # 16: not milliseconds
     ]
     response = post(client, rows)
     assert response.status_code == 400
@@ -203,6 +210,8 @@ def test_a_bad_batch_is_rejected_whole_naming_each_row_and_field(sam, support_ag
         "row 13: output_tokens and generation_seconds go together (output speed is tokens over the time spent "
         "generating them)",
         "row 14: unknown field 'latency_p99'",
+        "row 15: latency.buckets: index 5000 is outside -345…914 (1 µs to a day)",
+        "row 16: latency.p99_ms: 9000000000.0 ms is over a day (latencies are in milliseconds)",
     ]
     assert stored_state() == ([], [], [])  # nothing half-applied
     assert post(client, {"workload": "support-agent"}).status_code == 400  # not a list
@@ -247,3 +256,20 @@ def test_an_empty_period_answers_an_empty_list(sam, support_agent, client_as):
 def test_the_metrics_and_evals_apis_are_in_the_openapi_schema(ada, client_as, path):
     schema = client_as(ada).get("/api/schema/", {"format": "json"})
     assert schema.status_code == 200 and path in schema.content
+
+
+def test_gateway_timings_and_reports_merge_and_only_those_who_see_every_team_see_unattributed_requests(
+        ada, fiona, sam, support_agent, client_as):
+    gateway = Account.objects.create(name="gateway", provider=Provider.objects.get(slug="groq"), connector="gateway_log")
+    import_log(gateway, [request(H[9] + dt.timedelta(minutes=n), 400, team="nobody") for n in range(3)])  # no rule
+    groq = {"provider": "groq", "model": "llama-3.3-70b-versatile"}
+    assert post(client_as(sam), [row(**groq, requests=2, latency={"histogram": [[2000, 2]]})]).status_code == 201
+    assert [(f["workload"], f["requests"]) for f in figures(client_as(ada))] == [("support-agent", 2), (None, 3)]
+    assert [f["workload"] for f in figures(client_as(fiona))] == ["support-agent", None]
+    assert [f["workload"] for f in figures(client_as(sam))] == ["support-agent"]
+
+    # once a rule gives the gateway's requests to the support agent, its timings and its report are one merge
+    AttributionRule.objects.create(workload=support_agent, priority=1, account=gateway)
+    history_reattribute()
+    (found,) = figures(client_as(sam))
+    assert found["requests"] == 5 and abs(found["latency_ms"]["p50"] - 400) <= 4 and abs(found["latency_ms"]["p99"] - 2000) <= 20

@@ -143,12 +143,11 @@ def _score(value, problems: list[str]) -> Decimal | None:
     score = rr.decimal_of(value, "score", problems)
     if score is None:
         return None
-    exponent = score.as_tuple().exponent
-    if -exponent > PLACES and score != score.quantize(Decimal(1).scaleb(-PLACES)):
-        problems.append(f"score: {value!r} has more than {PLACES} decimal places (it would be rounded)")
-        return None
-    if abs(score) >= Decimal(10) ** (DIGITS - PLACES):
+    if score and score.adjusted() >= DIGITS - PLACES:  # first: quantizing a huge number would overflow
         problems.append(f"score: {value!r} is too large (at most {DIGITS - PLACES} digits before the point)")
+        return None
+    if score.as_tuple().exponent < -PLACES and score != score.quantize(Decimal(1).scaleb(-PLACES)):
+        problems.append(f"score: {value!r} has more than {PLACES} decimal places (it would be rounded)")
         return None
     return score
 

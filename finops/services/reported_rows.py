@@ -8,7 +8,6 @@ A workload the writer may not see is "unknown" (not confirmed to exist, DESIGN.m
 may not write says so. `by=None` is the operator or the demo, trusted like config as code.
 """
 
-import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -23,6 +22,7 @@ ERRORS_SHOWN = 50  # a batch with a wrong field in every row should not answer t
 WHOLE_MAX = 2**63 - 1  # PositiveBigIntegerField, and the JSON counts of a Performance
 MODEL_MAX = 200
 SOURCE_MAX = 64
+LATENCY_MAX_MS = 86_400_000  # a day: no request's latency is longer; a larger figure is a unit mistake
 
 
 class BatchInvalid(Exception):
@@ -152,15 +152,17 @@ def decimal_of(value, field: str, problems: list[str]) -> Decimal | None:
 
 
 def milliseconds(value, field: str, problems: list[str]) -> float | None:
-    """A duration in ms ≥ 0 (a JSON number or a numeric string)."""
+    """A latency in ms, 0 to a day (a JSON number or a numeric string)."""
     number = decimal_of(value, field, problems)
     if number is None:
         return None
     if number < 0:
         problems.append(f"{field}: {value!r} is negative")
         return None
-    result = float(number)
-    return result if math.isfinite(result) else None
+    if number > LATENCY_MAX_MS:
+        problems.append(f"{field}: {value!r} ms is over a day (latencies are in milliseconds)")
+        return None
+    return float(number)
 
 
 def duplicate(seen: dict, key: tuple, number: int, what: str, problems: list[str]) -> None:
