@@ -273,3 +273,18 @@ def test_gateway_timings_and_reports_merge_and_only_those_who_see_every_team_see
     history_reattribute()
     (found,) = figures(client_as(sam))
     assert found["requests"] == 5 and abs(found["latency_ms"]["p50"] - 400) <= 4 and abs(found["latency_ms"]["p99"] - 2000) <= 20
+
+
+def test_the_error_rate_counts_reports_that_said_how_many_failed_and_not_old_lines_that_did_not():
+    from finops.performance import Performance
+
+    old = Performance.from_json({"count": 40, "sum_ms": 20000, "p50_ms": 450, "p95_ms": 900, "max_ms": 1800})
+    report = Performance(summary_requests=100, summary_counted=100, summary_errors=2, summary_p99_ms=6200.0)
+    measured = Performance()
+    for n in range(10):
+        measured.add_request(duration_ms=500, ttft_ms=100, output_tokens=10, failed=n == 0)
+    total = Performance()
+    for part in (old, report, measured):
+        total.absorb(Performance.from_json(part.as_json()))  # as stored, then merged
+    assert (total.all_requests, total.all_errors, total.summary_p99_ms) == (150, 3, 6200.0)
+    assert total.error_rate == 3 / 110  # the old lines' 40 requests said nothing of failures

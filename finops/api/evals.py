@@ -72,7 +72,7 @@ class EvalList(generics.ListAPIView):
 
     @extend_schema(
         parameters=[EvalQuerySerializer],
-        responses={404: OpenApiResponse(description="A workload you may not see.")},
+        responses={200: EvalScoreSerializer(many=True), 404: OpenApiResponse(description="A workload you may not see.")},
         summary="List eval scores",
         description="The stored scores of the workloads you see (members: their teams'), paginated "
                     "(limit/offset). Periods are [period_start, period_end).")
