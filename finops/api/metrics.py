@@ -99,8 +99,8 @@ def _ms(value: float | None) -> int | None:
     return None if value is None else int(Decimal(repr(value)).quantize(Decimal(1), ROUND_HALF_UP))
 
 
-def _ratio(part: int, whole: int) -> Decimal | None:
-    return (Decimal(part) / Decimal(whole)).quantize(Decimal("0.000001"), ROUND_HALF_UP) if whole else None
+def _share(value: float | None) -> Decimal | None:
+    return None if value is None else Decimal(repr(value)).quantize(Decimal("0.000001"), ROUND_HALF_UP)
 
 
 def figures_json(f: PerformanceFigures) -> dict:
@@ -111,7 +111,7 @@ def figures_json(f: PerformanceFigures) -> dict:
         "workload": f.workload.slug if f.workload else None, "provider": f.provider, "model": f.model,
         "requests": p.all_requests, "requests_with_distribution": p.e2e.count, "summary_requests": p.summary_requests,
         "summary_only": p.summary_only, "summary_p99_ms": _ms(p.summary_p99_ms), "errors": p.all_errors,
-        "error_rate": _ratio(p.all_errors, p.requests + p.summary_counted),
+        "error_rate": _share(p.error_rate),
         "latency_ms": {k: _ms(v) for k, v in f.latency_ms().items()},
         "ttft_ms": {k: _ms(v) for k, v in f.ttft_ms().items()},
         "output_tokens_per_s": None if speed is None else speed.quantize(Decimal("0.1"), ROUND_HALF_UP),
@@ -119,7 +119,7 @@ def figures_json(f: PerformanceFigures) -> dict:
         "sla": None if verdict is None else {
             "status": verdict.status, "sla_seconds": verdict.sla_seconds, "p99_ms": _ms(verdict.p99_ms),
             "bound": verdict.bound,
-            "share_over_sla": None if verdict.share_over is None else Decimal(repr(verdict.share_over)).quantize(Decimal("0.000001")),
+            "share_over_sla": _share(verdict.share_over),
         },
     }
 
