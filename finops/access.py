@@ -155,3 +155,9 @@ def writable_outcome_workloads(user) -> QuerySet[Workload]:
 
 def can_write_outcomes(user, workload: Workload) -> bool:
     return writable_outcome_workloads(user).filter(id=workload.id).exists()
+
+
+def writable_reported_workloads(user) -> QuerySet[Workload]:
+    """Reported metrics and eval scores (issue 12), like outcome counts, are measurements a team makes of its own
+    workloads: admins write any workload's, a member (lead or not) their teams'; finance reads and writes none."""
+    return writable_outcome_workloads(user)

@@ -7,7 +7,7 @@ Stored as JSON (`as_json`), the same shape everywhere:
 
     {"v": 2, "requests": n, "errors": n, "e2e": <distribution>, "ttft": <distribution>,
      "streamed_tokens": n, "streamed_ms": n, "timed_tokens": n, "timed_ms": n,
-     "summary_requests": n, "summary_p99_ms": x | null}
+     "summary_requests": n, "summary_p99_ms": x | null, "summary_errors": n, "summary_counted": n}
 
 - `requests` counts requests with per-request data (timed or not, failed included); `errors` those that failed.
 - `e2e` / `ttft`: end-to-end latency and time to first token of the timed requests, in ms.
@@ -18,6 +18,10 @@ Stored as JSON (`as_json`), the same shape everywhere:
   reported as count + percentiles. They cannot be merged into a percentile, so they are counted apart with an
   upper bound of their p99 (`summary_p99_ms`: a v1 line's max, a report's p99; the p99 of several groups never
   exceeds the largest of their p99s), which is all that can be said of them honestly.
+- Their failures: a report of count + percentiles says how many of its requests failed (`summary_errors` of
+  `summary_counted` requests); a v1 line did not, so its requests count in no error rate. The error rate is
+  Σ failed / Σ requests whose failure is known — per-request data and such reports alike — since counts add
+  exactly even where latencies do not.
 """
 
 from dataclasses import dataclass, field
@@ -40,6 +44,8 @@ class Performance:
     timed_ms: int = 0
     summary_requests: int = 0
     summary_p99_ms: float | None = None
+    summary_errors: int = 0  # failed, among the summary requests that said (summary_counted)
+    summary_counted: int = 0  # summary requests whose failures are known (a reported count + percentiles)
 
     # --- counting ---
 
@@ -71,6 +77,8 @@ class Performance:
         self.summary_requests += other.summary_requests
         if other.summary_p99_ms is not None:
             self.summary_p99_ms = max(self.summary_p99_ms or 0, other.summary_p99_ms)
+        self.summary_errors += other.summary_errors
+        self.summary_counted += other.summary_counted
 
     # --- reading ---
 
@@ -94,8 +102,15 @@ class Performance:
         return self.e2e.share_over(ms)
 
     @property
+    def all_errors(self) -> int:
+        """Failed requests, known from per-request data or from a report's count."""
+        return self.errors + self.summary_errors
+
+    @property
     def error_rate(self) -> float | None:
-        return self.errors / self.requests if self.requests else None
+        """Σ failed / Σ requests whose failure is known (None when none is)."""
+        known = self.requests + self.summary_counted
+        return self.all_errors / known if known else None
 
     @property
     def output_tokens_per_s(self) -> tuple[Decimal | None, str]:
@@ -116,6 +131,7 @@ class Performance:
             "streamed_tokens": self.streamed_tokens, "streamed_ms": self.streamed_ms,
             "timed_tokens": self.timed_tokens, "timed_ms": self.timed_ms,
             "summary_requests": self.summary_requests, "summary_p99_ms": self.summary_p99_ms,
+            "summary_errors": self.summary_errors, "summary_counted": self.summary_counted,
         }
 
     @classmethod
@@ -134,6 +150,7 @@ class Performance:
             streamed_tokens=int(data.get("streamed_tokens", 0)), streamed_ms=int(data.get("streamed_ms", 0)),
             timed_tokens=int(data.get("timed_tokens", 0)), timed_ms=int(data.get("timed_ms", 0)),
             summary_requests=int(data.get("summary_requests", 0)), summary_p99_ms=_float(data.get("summary_p99_ms")),
+            summary_errors=int(data.get("summary_errors", 0)), summary_counted=int(data.get("summary_counted", 0)),
         )
 
 

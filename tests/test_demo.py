@@ -520,3 +520,30 @@ def test_the_demo_attributes_everything_but_the_personal_sandbox_key(loaded):
     by_team_raw = dict(UsageLine.objects.values_list("signature__team__slug").annotate(s=Sum("reporting_cost")).order_by())
     by_team_rolled = dict(DailySpend.objects.values_list("team__slug").annotate(s=Sum("reporting_cost")).order_by())
     assert by_team_raw == by_team_rolled
+
+
+def test_the_demo_scores_quality_of_five_workloads_and_reports_metrics_one_source_summary_only(loaded):
+    """Eval scores this quarter and the last (the support agent's cheaper Haiku scores 0.91 against Sonnet's 0.93),
+    and a day of reported metrics for workloads no gateway covers: the support agent measured (over its 8 s SLA at
+    p99), document extraction as percentiles only."""
+    from finops.demo.evals import SCORES
+    from finops.models import EvalScore, ReportedPerformance
+    from finops.selectors.evals import quality_by
+    from finops.selectors.performance import latency_verdict, performance_by
+
+    q4, q3 = (dt.date(2026, 10, 1), dt.date(2027, 1, 1)), (dt.date(2026, 7, 1), dt.date(2026, 10, 1))
+    assert EvalScore.objects.filter(period_start=q4[0], period_end=q4[1]).values("workload").distinct().count() >= 5
+    assert EvalScore.objects.filter(period_start=q3[0], period_end=q3[1]).exists()
+    assert EvalScore.objects.count() == sum((before is not None) + 1 for *_, before, _ in SCORES)  # loaded twice, once
+    assert set(ReportedPerformance.objects.values_list("kind", flat=True)) == {"histogram", "percentiles"}
+
+    slugs = dict(Workload.objects.values_list("id", "slug"))
+    found = {(slugs.get(w), model): p for (w, _, model), p in performance_by(None, LAST_DAY, TODAY).items()}
+    measured, summarised = found[("support-agent", "claude-sonnet-4-5")], found[("document-extraction", "gpt-4.1-mini")]
+    verdict = latency_verdict(measured, Decimal(8))
+    assert verdict.status == "fails" and 0.01 < verdict.share_over < 0.1
+    assert summarised.summary_only and summarised.summary_requests > 0 and summarised.summary_p99_ms > 0
+
+    requests = {key: p.all_requests for key, p in performance_by(None, *q4).items()}
+    support = Workload.objects.get(slug="support-agent")
+    assert quality_by([support.id], *q4, requests=requests)[support.id].score == Decimal("0.93")  # Haiku: no traffic yet

@@ -22,6 +22,7 @@ from finops.services.rollups import rollup_rebuild
 from ingest.services import usage_file_import
 
 from .outcomes import outcomes_load
+from .evals import evals_load
 from .generate import CAP_BREACHING_TEAM, CONFIG_PATH, SUGGESTED_MONTHLY_CAP_USD, generate, render_config, window
 
 __all__ = ["CAP_BREACHING_TEAM", "DEMO_PASSWORD", "SUGGESTED_MONTHLY_CAP_USD", "DemoLoadError", "load_demo"]
@@ -62,6 +63,7 @@ def load_demo(*, today: dt.date, export_dir: Path | None = None) -> dict:
         user.set_password(DEMO_PASSWORD)
         user.save(update_fields=["password"])
     outcomes = outcomes_load(today=today)  # before the caps: their evaluation judges cost per outcome too
+    evals_load(today=today)  # eval scores and reported metrics (issue 12), through their API services
     contracts = contracts_load(today=today)  # before the caps: their evaluation looks at the contracts too
     caps = caps_load(today=today)
     return {**_summary(today, config, runs), "caps": caps, "contracts": contracts, "outcomes": outcomes}

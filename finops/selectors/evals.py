@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
+from finops import access
 from finops.models import EvalScore
 
 Key = tuple[int, int, str]  # workload, provider, model
@@ -62,3 +63,16 @@ def quality_by(workload_ids: Iterable[int] | None, start: dt.date, end: dt.date,
         score = sum((q.score * weight for (_, q), weight in zip(parts, weights)), Decimal(0)) / total
         found[workload_id] = Quality(primary, score)
     return found
+
+
+def eval_scores(*, user, workload=None, start: dt.date | None = None, end: dt.date | None = None):
+    """The stored scores the user may see (finops.access), of one workload or all, whose period overlaps
+    [start, end) (either bound optional): what `GET /api/v1/evals` lists."""
+    rows = EvalScore.objects.select_related("workload", "provider").filter(workload__in=access.visible_workloads(user))
+    if workload is not None:
+        rows = rows.filter(workload=workload)
+    if start is not None:
+        rows = rows.filter(period_end__gt=start)
+    if end is not None:
+        rows = rows.filter(period_start__lt=end)
+    return rows.order_by("workload__slug", "name", "period_start", "period_end", "provider__slug", "model")
