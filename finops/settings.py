@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "knox",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "finops",
     "ingest",
 ]
@@ -75,7 +76,20 @@ MIDDLEWARE = [
     # Pages answer the product's 404 page even with DEBUG on, never Django's technical one (finops/not_found.py).
     "finops.not_found.NotFoundPageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout answer.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Logins are throttled per IP address and per username (django-axes): after AXES_FAILURE_LIMIT failures either is
+# locked out for AXES_COOLOFF_MINUTES, a success resets the count, and every failure is logged (never the
+# password) by axes' own logger and in its AccessAttempt table (admin).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_SENSITIVE_PARAMETERS = ["password", "password1", "password2", "secret", "token", "api_key"]
 
 ROOT_URLCONF = "finops.urls"
 WSGI_APPLICATION = "finops.wsgi.application"
@@ -220,6 +234,14 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
     "COERCE_DECIMAL_TO_STRING": True,
+    # Per signed-in user and per anonymous address: a runaway script slows down before the database does.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.UserRateThrottle", "rest_framework.throttling.AnonRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "user": env.str("API_RATE_USER", default="3000/hour"),
+        "anon": env.str("API_RATE_ANON", default="120/hour"),
+    },
 }
 REST_KNOX = {
     # Tokens are stored as SHA-512 digests; only the prefix is kept in clear to find them.
