@@ -29,6 +29,8 @@ KEY_NEEDED = {
     ConnectorKind.ANTHROPIC_API: "an Anthropic Admin API key (sk-ant-admin01-…, Console → Settings → Admin keys); "
     "workspace API keys cannot read the usage and cost reports",
     ConnectorKind.OPENROUTER_API: "an OpenRouter management (provisioning) key; an inference key cannot read /activity",
+    ConnectorKind.LITELLM_API: "the proxy's master key or a proxy-admin virtual key (sk-…); an internal user's key "
+    "reads only its own requests from /spend/logs/v2",
 }
 MAX_MODELS_NAMED = 5
 

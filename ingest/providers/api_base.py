@@ -57,6 +57,7 @@ class ApiConnector:
     kind: str
     default_base_url: str
     max_pages = MAX_PAGES
+    first_page: tuple = ()  # query parameters only the first page carries (numbered pages: ("page", "1"))
     data_complaint = "expected a `data` list"  # what a page without its `data` list is told
 
     def fetch(
@@ -87,7 +88,7 @@ class ApiConnector:
 
     def pages(self, pull: Pull, path: str, params: list, name: str) -> Iterator[tuple[str, dict, list]]:
         """(where, body, data) for every page of `path`, "<name> page N", until `next_page` says there is none."""
-        more: list = []
+        more: list = list(self.first_page)
         seen: set = set()
         for number in range(1, self.max_pages + 1):
             where = f"{name} page {number}"
