@@ -317,6 +317,7 @@ def test_the_connection_check_reads_yesterday_and_explains_a_refused_key(server)
     report = connection_check(connector="litellm_api", base_url=server.url, secret=SECRET, today=JUN_15.date())
 
     assert report.ok and report.requests == 5 and "LiteLLM proxy (spend logs API)" in report.message
+    assert "5 lines, 5 requests, 1 model (llama-3.3-70b-versatile); no billed cost: the lines are priced from the catalog" in report.message
     server.route(SPEND_LOGS, [proxy_error(401, "Authentication Error", "auth_error")])
     refused = connection_check(connector="litellm_api", base_url=server.url, secret=SECRET, today=JUN_15.date())
     assert not refused.ok and "The key was refused (HTTP 401)" in refused.message and "master key" in refused.message
