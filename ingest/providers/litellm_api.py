@@ -16,7 +16,8 @@ The endpoint (LiteLLM's spend_management_endpoints.py):
 Decisions:
 - The window is read one UTC day at a time (one query per day, each paged): offsets stay within a day's records,
   and each day's lines are built from that day's query alone. A record starting exactly at a day's end (the
-  inclusive `end_date`) belongs to the next day's query and is left to it, so no record is read twice.
+  inclusive `end_date`) belongs to the next day's query and is left to it, so no record is read twice. Lines are
+  hours: a window starting mid-hour (never the scheduler's, whose windows are whole days) leaves that hour out.
 - New requests land on the first page while later pages are read (newest first), shifting records onto the next
   page: a record seen before (same `request_id`, the table's key) is skipped. If fewer distinct records were read
   than the first page's `total` promised, the log changed under the pull (a retention job deleting rows, or equal
