@@ -29,8 +29,12 @@ KEY_NEEDED = {
     ConnectorKind.ANTHROPIC_API: "an Anthropic Admin API key (sk-ant-admin01-…, Console → Settings → Admin keys); "
     "workspace API keys cannot read the usage and cost reports",
     ConnectorKind.OPENROUTER_API: "an OpenRouter management (provisioning) key; an inference key cannot read /activity",
+    ConnectorKind.LITELLM_API: "the proxy's master key or a proxy-admin virtual key (sk-…); an internal user's key "
+    "reads only its own requests from /spend/logs/v2",
 }
 MAX_MODELS_NAMED = 5
+# Sources that never carry a bill: a gateway's lines are priced from the catalog (its own `spend` is an estimate).
+UNBILLED_CONNECTORS = {ConnectorKind.LITELLM_API}
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,8 @@ def _summary(rows: list[UsageRow], connector: str, base: str, day: dt.date) -> C
     requests = sum(row.requests for row in rows)
     named = ", ".join(model for model, _ in models.most_common(MAX_MODELS_NAMED))
     more = f" and {len(models) - MAX_MODELS_NAMED} more" if len(models) > MAX_MODELS_NAMED else ""
-    money = "; ".join(f"{amount:,.2f} {currency} billed" for currency, amount in sorted(billed.items())) or "no billed cost yet"
+    unbilled = "no billed cost: the lines are priced from the catalog" if connector in UNBILLED_CONNECTORS else "no billed cost yet"
+    money = "; ".join(f"{amount:,.2f} {currency} billed" for currency, amount in sorted(billed.items())) or unbilled
     parts = [_count(len(projects), "project")] if projects else []
     parts += [_count(len(rows), "line"), _count(requests, "request"), _count(len(models), "model") + (f" ({named}{more})" if models else "")]
     if items:

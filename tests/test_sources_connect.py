@@ -150,7 +150,7 @@ def test_every_field_of_the_connect_form_has_help_text_and_the_key_is_a_password
     html = response.content.decode()
     assert 'type="password" name="secret"' in html
     assert 'placeholder="https://api.openai.com/v1"' in html  # the first connector's default, pre-filled as a hint
-    assert [value for value, _ in form_.fields["connector"].choices] == ["openai_api", "anthropic_api", "openrouter_api"]
+    assert [value for value, _ in form_.fields["connector"].choices] == ["openai_api", "anthropic_api", "openrouter_api", "litellm_api"]
 
 
 @pytest.fixture

@@ -9,12 +9,15 @@ class ConnectorKind(models.TextChoices):
     OPENAI_API = "openai_api", "OpenAI Admin API"
     ANTHROPIC_API = "anthropic_api", "Anthropic Admin API"
     OPENROUTER_API = "openrouter_api", "OpenRouter activity API"
+    LITELLM_API = "litellm_api", "LiteLLM proxy (spend logs API)"
     FOCUS_FILE = "focus_file", "FOCUS export file"
     GATEWAY_LOG = "gateway_log", "Gateway log (LiteLLM, OpenAI-compatible JSONL)"
     USAGE_CSV = "usage_csv", "Usage CSV (this product's format)"
 
 
-API_CONNECTORS = {ConnectorKind.OPENAI_API, ConnectorKind.ANTHROPIC_API, ConnectorKind.OPENROUTER_API}
+API_CONNECTORS = {
+    ConnectorKind.OPENAI_API, ConnectorKind.ANTHROPIC_API, ConnectorKind.OPENROUTER_API, ConnectorKind.LITELLM_API,
+}
 
 
 class Provider(models.Model):

@@ -46,7 +46,10 @@ def account_create(
         raise AccountInvalid(f"an account named {name!r} exists")
     provider = provider or connector_provider(connector)
     if provider is None:
-        raise AccountInvalid(f"connector {connector} needs a provider")
+        raise AccountInvalid(
+            f"connector {connector} needs a provider: pick who bills the usage (for a gateway, the requests whose "
+            "records name no provider)"
+        )
     if not SYNC_INTERVAL_MIN <= sync_interval_minutes <= SYNC_INTERVAL_MAX:
         raise AccountInvalid(f"the sync interval must be {SYNC_INTERVAL_MIN} to {SYNC_INTERVAL_MAX} minutes")
     account = Account.objects.create(

@@ -19,8 +19,8 @@ from .monthly_rollup import month_runs
 from .rollup_rows import limited
 
 # Connectors whose lines carry per-request timings; other accounts' lines never do, so an import of them does not
-# scan its days again for timings (issue 15's LiteLLM pull joins this set).
-TIMED_CONNECTORS = {ConnectorKind.GATEWAY_LOG}
+# scan its days again for timings.
+TIMED_CONNECTORS = {ConnectorKind.GATEWAY_LOG, ConnectorKind.LITELLM_API}
 KEYS = ("account_id", "provider_id", "model", "workload_id", "team_id")
 BATCH = 2000
 

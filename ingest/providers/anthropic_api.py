@@ -28,6 +28,7 @@ from decimal import Context, Decimal, Inexact
 from finops.modelids import normalise_model
 
 from .allocation import allocate
+from .api_base import ApiConnector, Pull, malformed as _malformed
 from .base import ProviderError, UsageRow, token_weight
 from .parsing import parse_decimal
 from .payload import readers
@@ -50,28 +51,23 @@ _FAMILIES = ("opus", "sonnet", "haiku", "instant")
 _DESCRIPTION_MODEL = re.compile(r"^\s*(claude\b.*?)\s+usage\b", re.IGNORECASE)
 
 
-class AnthropicApi:
+class AnthropicApi(ApiConnector):
     kind = "anthropic_api"
     default_base_url = "https://api.anthropic.com"
+    data_complaint = "expected a `data` list of buckets"
 
-    def fetch(self, *, client, base_url, secret, start, end, weigh=None):
-        start, end = _utc(start, "start"), _utc(end, "end")
-        if start >= end:
-            return
-        base = (base_url or self.default_base_url).rstrip("/")
-        headers = {"x-api-key": secret, "anthropic-version": API_VERSION}
+    def headers(self, secret: str) -> dict:
+        return {"x-api-key": secret, "anthropic-version": API_VERSION}
+
+    def rows(self, pull: Pull, weigh):
         window = [
-            ("starting_at", _rfc3339(start)), ("ending_at", _rfc3339(end)), ("bucket_width", "1d"),
+            ("starting_at", _rfc3339(pull.start)), ("ending_at", _rfc3339(pull.end)), ("bucket_width", "1d"),
             ("limit", str(PAGE_LIMIT)),
         ]
         # Both reports are read before anything is yielded: the join needs every line of a day on both sides.
-        cost_pages = _results(
-            client, base + COST_PATH, headers, window + _grouped(COST_GROUP_BY), "cost_report", start, end
-        )
+        cost_pages = _results(self, pull, COST_PATH, window + _grouped(COST_GROUP_BY), "cost_report")
         costs = [_cost(result, bucket, where) for where, bucket, result in cost_pages]
-        usage_pages = _results(
-            client, base + USAGE_PATH, headers, window + _grouped(USAGE_GROUP_BY), "usage_report/messages", start, end
-        )
+        usage_pages = _results(self, pull, USAGE_PATH, window + _grouped(USAGE_GROUP_BY), "usage_report/messages")
         usage = [_usage(result, bucket, where) for where, bucket, result in usage_pages]
         yield from _join(usage, costs, weigh or token_weight)
 
@@ -89,16 +85,9 @@ def _grouped(keys) -> list[tuple[str, str]]:
     return [("group_by[]", key) for key in keys]  # brackets, as in every official example
 
 
-def _results(client, url, headers, params, name, start, end):
-    """(where, bucket, result) for every result of every bucket starting in [start, end), over all pages."""
-    cursor, seen, page = None, set(), 1
-    while True:
-        where = f"Anthropic {name} page {page}"
-        query = params + [("page", cursor)] if cursor else params
-        body = client.get_json(url, headers=headers, params=query, where=where)
-        buckets = body.get("data")
-        if not isinstance(buckets, list):
-            raise _malformed(where, "expected a `data` list of buckets")
+def _results(api: ApiConnector, pull: Pull, path: str, params: list, name: str):
+    """(where, bucket, result) for every result of every bucket starting in the window, over all pages."""
+    for where, _, buckets in api.pages(pull, path, params, f"Anthropic {name}"):
         for number, raw in enumerate(buckets, 1):
             here = f"{where} bucket {number}"
             if not isinstance(raw, dict):
@@ -113,27 +102,13 @@ def _results(client, url, headers, params, name, start, end):
                 results = []
             elif not isinstance(results, list):
                 raise _malformed(here, "`results` is not a list")
-            if not start <= bucket.start < end:
+            if not pull.start <= bucket.start < pull.end:
                 continue  # another window's bucket: that window reads it
             here = f"{where} bucket {bucket.start:%Y-%m-%d}"
             for index, result in enumerate(results, 1):
                 if not isinstance(result, dict):
                     raise _malformed(f"{here} result {index}", "expected an object")
                 yield f"{here} result {index}", bucket, result
-        next_page = body.get("next_page")
-        has_more = body.get("has_more")
-        if has_more is None:
-            has_more = next_page is not None
-        if not isinstance(has_more, bool):
-            raise _malformed(where, f"has_more is {has_more!r}, not true or false")
-        if not has_more:
-            return
-        if not isinstance(next_page, str) or not next_page:
-            raise _malformed(where, "has_more is true but next_page is missing")
-        if next_page in seen:
-            raise _malformed(where, "next_page repeats an earlier cursor")
-        seen.add(next_page)
-        cursor, page = next_page, page + 1
 
 
 def _usage(result: dict, bucket: _Bucket, where: str) -> UsageRow:
@@ -336,16 +311,6 @@ def _model_key(name: str) -> str:
 
 
 # --- fields ---
-
-
-def _malformed(where: str, what: str) -> ProviderError:
-    return ProviderError(f"{where}: malformed response ({what})", reason="malformed")
-
-
-def _utc(moment: dt.datetime, name: str) -> dt.datetime:
-    if moment.tzinfo is None:
-        raise ProviderError(f"the window {name} {moment.isoformat()} has no time zone; windows are UTC")
-    return moment.astimezone(dt.UTC)
 
 
 def _rfc3339(moment: dt.datetime) -> str:

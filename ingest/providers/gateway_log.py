@@ -78,15 +78,28 @@ class GatewayLog:
     def parse(self, stream, *, file_name: str):
         text = io.TextIOWrapper(io.BufferedReader(RawStream(stream)), encoding="utf-8-sig", newline="")
         try:
-            groups = _Groups()
-            for where, record in records(text, file_name):
-                try:
-                    groups.add(_request(record), where)
-                except (ValueError, TypeError, ArithmeticError) as exc:
-                    raise ProviderError(f"{where}: {exc}") from None
+            groups = request_groups(records(text, file_name))
         except UnicodeDecodeError as exc:
             raise ProviderError(f"{file_name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
         yield from groups.rows()
+
+
+def request_groups(located_records, *, refuse=None) -> "_Groups":
+    """(where, record) pairs → their hourly groups, whose `.rows()` are the UsageRows: what a log file and a live
+    LiteLLM pull (litellm_api.py) share, so the same records make the same lines however they arrive.
+
+    A record that cannot be read raises `refuse(where, why)` (default: a ProviderError of bad input)."""
+    groups = _Groups()
+    for where, record in located_records:
+        try:
+            groups.add(_request(record), where)
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            raise (refuse or _bad_record)(where, str(exc)) from None
+    return groups
+
+
+def _bad_record(where: str, why: str) -> ProviderError:
+    return ProviderError(f"{where}: {why}")
 
 
 class _Request:

@@ -21,13 +21,11 @@ from dataclasses import dataclass
 from decimal import Decimal, localcontext
 
 from .allocation import allocate
+from .api_base import ApiConnector, Pull, malformed
 from .base import ProviderError, UsageRow, token_weight
 from .openai_lines import (
     LineItem, completion_tokens, count, model_key, parse_amount, parse_line_item, ref, service_tier,
 )
-
-MAX_PAGES = 1000  # a cursor that never ends is a provider fault, not a reason to loop forever
-
 
 @dataclass(frozen=True)
 class Endpoint:
@@ -66,45 +64,43 @@ class CostLine:
     source_ref: str
 
 
-class OpenAIApi:
+class OpenAIApi(ApiConnector):
     kind = "openai_api"
     default_base_url = "https://api.openai.com/v1"
+    data_complaint = "no 'data' list of buckets"
 
-    def fetch(
-        self, *, client, base_url: str, secret: str, start: dt.datetime, end: dt.datetime, weigh=None
-    ) -> Iterator[UsageRow]:
-        start, end = _utc(start, "start"), _utc(end, "end")
-        if end <= start:
-            raise ProviderError(f"the window [{start.isoformat()}, {end.isoformat()}) is empty", reason="bad_input")
-        reader = _Reader(client, (base_url or self.default_base_url).rstrip("/"), secret, start, end)
+    def rows(self, pull: Pull, weigh) -> Iterator[UsageRow]:
+        reader = _Reader(self, pull)
         costs = reader.read(COSTS, _cost_line)
         usage = reader.read(COMPLETIONS, _completion_row) + reader.read(EMBEDDINGS, _embedding_row)
         # Built whole before the first row is yielded: a window of one account's daily lines is small, and the
         # join needs every usage row of a (day, project, model) before it can split that group's bill.
         yield from join(usage, costs, weigh or token_weight)
 
-
-def _utc(when: dt.datetime, name: str) -> dt.datetime:
-    if when.tzinfo is None or when.utcoffset() is None:
-        raise ProviderError(f"the window {name} {when.isoformat()} has no time zone; pass a UTC datetime")
-    return when.astimezone(dt.UTC)
+    def malformed(self, where: str, detail: str) -> ProviderError:
+        return _malformed(where, detail)
 
 
 def _malformed(where: str, detail: str) -> ProviderError:
-    return ProviderError(f"OpenAI {where}: malformed response ({detail})", reason="malformed")
+    return malformed(f"OpenAI {where}", detail)
 
 
 class _Reader:
     """Pages through one endpoint for the window and parses every result of the buckets that start in it."""
 
-    def __init__(self, client, base_url: str, secret: str, start: dt.datetime, end: dt.datetime):
-        self.client, self.base_url, self.start, self.end = client, base_url, start, end
-        # The secret travels only in this header; HttpClient never puts headers in a message.
-        self.headers = {"Authorization": f"Bearer {secret}"}
+    def __init__(self, api: OpenAIApi, pull: Pull):
+        self.api, self.pull, self.start, self.end = api, pull, pull.start, pull.end
 
     def read(self, endpoint: Endpoint, parse: Callable) -> list:
         items = []
-        for where, data in self._pages(endpoint):
+        params = [
+            ("start_time", str(int(self.start.timestamp()))),
+            ("end_time", str(int(self.end.timestamp()))),
+            ("bucket_width", "1d"),
+            *(("group_by", field) for field in endpoint.group_by),  # repeated keys, as `requests` sends a list
+            ("limit", str(endpoint.limit)),
+        ]
+        for where, _, data in self.api.pages(self.pull, endpoint.path, params, endpoint.name):
             for index, bucket in enumerate(data):
                 period = self._period(bucket, index, where)
                 results = bucket["results"]
@@ -120,33 +116,6 @@ class _Reader:
                     except ValueError as exc:
                         raise _malformed(where, f"{label}: {exc}") from None
         return items
-
-    def _pages(self, endpoint: Endpoint) -> Iterator[tuple[str, list]]:
-        params = [
-            ("start_time", str(int(self.start.timestamp()))),
-            ("end_time", str(int(self.end.timestamp()))),
-            ("bucket_width", "1d"),
-            *(("group_by", field) for field in endpoint.group_by),  # repeated keys, as `requests` sends a list
-            ("limit", str(endpoint.limit)),
-        ]
-        cursor, seen = None, set()
-        for number in range(1, MAX_PAGES + 1):
-            where = f"{endpoint.name} page {number}"
-            query = params + ([("page", cursor)] if cursor else [])
-            body = self.client.get_json(self.base_url + endpoint.path, headers=self.headers, params=query, where=where)
-            data = body.get("data")
-            if not isinstance(data, list):
-                raise _malformed(where, "no 'data' list of buckets")
-            yield where, data
-            if not body.get("has_more"):
-                return
-            cursor = body.get("next_page")
-            if not isinstance(cursor, str) or not cursor:
-                raise _malformed(where, "has_more is true but next_page is missing")
-            if cursor in seen:
-                raise _malformed(where, "next_page repeats an earlier page's cursor")
-            seen.add(cursor)
-        raise _malformed(f"{endpoint.name} page {MAX_PAGES}", f"still has_more after {MAX_PAGES} pages")
 
     def _period(self, bucket, index: int, where: str) -> tuple[dt.datetime, dt.datetime] | None:
         """The bucket's [start_time, end_time) in UTC, or None when it does not start in the window."""

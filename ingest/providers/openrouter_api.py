@@ -12,29 +12,24 @@ replacement erase lines ingested earlier.
 import datetime as dt
 from decimal import Decimal
 
-from .base import ProviderError, UsageRow
+from .api_base import ApiConnector, Pull, malformed as _malformed
+from .base import UsageRow
 from .parsing import day_start, parse_decimal
 from .payload import readers
 
 
-class OpenRouterApi:
+class OpenRouterApi(ApiConnector):
     kind = "openrouter_api"
     default_base_url = "https://openrouter.ai/api/v1"
 
-    def fetch(self, *, client, base_url, secret, start, end, weigh=None):
+    def rows(self, pull: Pull, weigh):
         # `weigh` is not needed: every /activity line has its own billed cost, nothing is split.
-        start, end = _utc(start, "start"), _utc(end, "end")
-        url = (base_url or self.default_base_url).rstrip("/") + "/activity"
-        headers = {"Authorization": f"Bearer {secret}"}
         today = dt.datetime.now(dt.UTC).date()
-        for page, day in enumerate(_days(start, end), 1):
+        for page, day in enumerate(_days(pull.start, pull.end), 1):
             if day >= today:
                 break
             where = f"OpenRouter /activity date={day.isoformat()} (page {page})"
-            body = client.get_json(url, headers=headers, params={"date": day.isoformat()}, where=where)
-            items = body.get("data")
-            if not isinstance(items, list):
-                raise _malformed(where, "expected a `data` list")
+            _, items = self.page(pull, "/activity", {"date": day.isoformat()}, where)
             for number, item in enumerate(items, 1):
                 row = _row(item, day, f"{where} item {number}")
                 if row is not None:
@@ -82,16 +77,6 @@ def _row(item, day: dt.date, where: str) -> UsageRow | None:
         tags=tags,
         source_ref=where,
     )
-
-
-def _malformed(where: str, what: str) -> ProviderError:
-    return ProviderError(f"{where}: malformed response ({what})", reason="malformed")
-
-
-def _utc(moment: dt.datetime, name: str) -> dt.datetime:
-    if moment.tzinfo is None:
-        raise ProviderError(f"the window {name} {moment.isoformat()} has no time zone; windows are UTC")
-    return moment.astimezone(dt.UTC)
 
 
 def _day(value, asked: dt.date, where: str) -> dt.date:

@@ -6,6 +6,7 @@ from .anthropic_api import AnthropicApi
 from .base import ProviderError
 from .focus_file import FocusFile
 from .gateway_log import GatewayLog
+from .litellm_api import LiteLLMApi
 from .openai_api import OpenAIApi
 from .openrouter_api import OpenRouterApi
 from .usage_csv import UsageCsv
@@ -15,7 +16,7 @@ class UnknownConnector(ProviderError, LookupError):
 
 
 FILE_SOURCES = {source.kind: source for source in (UsageCsv(), FocusFile(), GatewayLog())}
-API_SOURCES = {source.kind: source for source in (OpenAIApi(), AnthropicApi(), OpenRouterApi())}
+API_SOURCES = {source.kind: source for source in (OpenAIApi(), AnthropicApi(), OpenRouterApi(), LiteLLMApi())}
 
 
 def file_source_for(kind: str):
