@@ -122,8 +122,10 @@ class ApiAccountForm(ConnectionForm):
     connector = forms.ChoiceField(
         choices=API_CONNECTOR_CHOICES,
         label="Connector",
-        help_text="Which usage API to pull: OpenAI's and Anthropic's Admin APIs (usage joined to billed cost), or "
-        "OpenRouter's daily activity. Other providers come in as files (FOCUS, gateway logs, usage CSV).",
+        help_text="Which usage API to pull: OpenAI's and Anthropic's Admin APIs (usage joined to billed cost), "
+        "OpenRouter's daily activity, or a LiteLLM proxy's spend logs (Groq, Cerebras, Moonshot … through your gateway, "
+        "priced from the catalog, with each request's latency). Other sources come in as files (FOCUS, gateway logs, "
+        "usage CSV).",
     )
     name = forms.CharField(
         max_length=120,
@@ -134,7 +136,8 @@ class ApiAccountForm(ConnectionForm):
         queryset=Provider.objects.all(),
         required=False,
         empty_label="— the connector's provider —",
-        help_text="Who bills this usage. Blank: OpenAI, Anthropic or OpenRouter, after the connector.",
+        help_text="Who bills this usage. Blank: OpenAI, Anthropic or OpenRouter, after the connector. A LiteLLM proxy "
+        "needs one: the provider of requests whose record names none.",
     )
     field_order = ["connector", "name", "provider", "base_url", "secret", "sync_interval_minutes"]
 
