@@ -120,6 +120,20 @@ def test_every_api_response_carries_money_as_decimal_strings(client_as, ada, rec
                                 **json_body),
             lambda: client.get("/api/v1/outcomes"),
         ],
+        "api-metric-list": [
+            lambda: client.post("/api/v1/metrics", [{
+                "workload": "support-agent", "provider": "anthropic", "model": "claude-sonnet-4-5",
+                "hour": f"{today.isoformat()}T00:00:00Z", "requests": 10, "errors": 1,
+                "latency": {"histogram": [[500, 9], [2000, 1]]}, "output_tokens": 400, "generation_seconds": 2,
+            }], **json_body),
+            lambda: client.get("/api/v1/metrics", {"start": today.isoformat(), "end": (today + dt.timedelta(days=1)).isoformat()}),
+        ],
+        "api-eval-list": [
+            lambda: client.post("/api/v1/evals", [{"workload": "support-agent", "provider": "anthropic",
+                                                   "model": "claude-sonnet-4-5", "name": "accuracy", "score": "0.93",
+                                                   "period_start": today.isoformat()}], **json_body),
+            lambda: client.get("/api/v1/evals"),
+        ],
         "api-reattribution": [lambda: client.get(f"/api/v1/reattributions/{job.pk}")],
         "api-cap-list": [
             lambda: client.post("/api/v1/caps", {"name": "Support", "scope": "team", "target": "support", "amount": "2.5",
