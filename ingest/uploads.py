@@ -9,6 +9,7 @@ kept while its run may need it (queued or running) and for FINOPS_UPLOAD_RETENTI
 import datetime as dt
 
 from django.conf import settings
+from django.core.files import File
 from django.utils import timezone
 
 from finops.models import IngestRun
@@ -21,11 +22,12 @@ class UploadRefused(ValueError):
 def upload_check(upload) -> None:
     """Refuse an upload the importer should never see: empty, or over the size limit."""
     limit = settings.FINOPS_MAX_UPLOAD_BYTES
-    if upload.size == 0:
+    size = File(upload).size  # an UploadedFile knows it; a plain file object is measured
+    if size == 0:
         raise UploadRefused("The file is empty.")
-    if upload.size > limit:
+    if size > limit:
         raise UploadRefused(
-            f"The file is {_size(upload.size)}, over the {_size(limit)} upload limit; import it on the server with "
+            f"The file is {_size(size)}, over the {_size(limit)} upload limit; import it on the server with "
             "`manage.py import_usage` instead."
         )
 

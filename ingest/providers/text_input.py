@@ -37,9 +37,10 @@ class _Raw(io.RawIOBase):
 
 
 def utf8_text(stream) -> io.TextIOWrapper:
-    """UTF-8 text (a BOM dropped), lines kept as written (newline="" as the csv module wants)."""
-    binary = stream if isinstance(stream, io.BufferedIOBase) else io.BufferedReader(_Raw(stream), 1 << 16)
-    return io.TextIOWrapper(binary, encoding="utf-8-sig", newline="")
+    """UTF-8 text (a BOM dropped), lines kept as written (newline="" as the csv module wants). The caller's stream
+    is wrapped, never handed to the TextIOWrapper itself, which would close it when collected (a caller may read
+    it again: a retry, a fallback reader)."""
+    return io.TextIOWrapper(io.BufferedReader(_Raw(stream), 1 << 16), encoding="utf-8-sig", newline="")
 
 
 def bounded_lines(text, file_name: str, *, limit: int = MAX_LINE_CHARS, first_line: int = 1):
