@@ -65,6 +65,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "django_permissions_policy.PermissionsPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -79,6 +81,32 @@ MIDDLEWARE = [
     # Last, as django-axes asks: it turns a locked-out login into the lockout answer.
     "axes.middleware.AxesMiddleware",
 ]
+
+# Content-Security-Policy (django-csp): scripts only from this server and never inline (the UI is offline-first:
+# every script is a static file; chart data travels in JSON <script type="application/json"> blocks, which are not
+# run), no framing, no plugins, forms post only here. Inline *styles* stay allowed: Plotly styles the charts it
+# draws at run time, and a few bars are sized with a style attribute. The API docs pages relax it in finops/urls.py
+# (Redoc runs its search in a blob: worker).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:", "blob:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "worker-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+# No page of this product uses a camera, a microphone, the location, payments or USB.
+PERMISSIONS_POLICY = {
+    "accelerometer": [], "camera": [], "geolocation": [], "gyroscope": [], "magnetometer": [], "microphone": [],
+    "payment": [], "usb": [], "fullscreen": ["self"],
+}
 
 # Logins are throttled per IP address and per username (django-axes): after AXES_FAILURE_LIMIT failures either is
 # locked out for AXES_COOLOFF_MINUTES, a success resets the count, and every failure is logged (never the

@@ -5,7 +5,8 @@ from django.templatetags.static import static
 from django.urls import include, path
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from csp.decorators import csp_update
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from finops.views import alerts, caps, contracts, explore, health, outcomes, pages, rules, sources, unattributed
 
@@ -52,6 +53,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("finops.api.urls")),
     path("api/schema/", login_not_required(SpectacularAPIView.as_view()), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    # The split view serves Swagger UI's start-up script as a file (?script), not inline: the CSP forbids inline scripts.
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    # Redoc runs its search in a blob: worker.
+    path("api/redoc/", csp_update({"script-src": ["blob:"], "worker-src": ["blob:"]})(
+        SpectacularRedocView.as_view(url_name="api-schema")), name="api-redoc"),
 ]

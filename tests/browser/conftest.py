@@ -30,9 +30,14 @@ def page(browser, live_server):
     outside = []
     # (A blob: URL of the server's own origin is in the page's memory, e.g. a web worker's script.)
     page.on("request", lambda r: outside.append(r.url) if not r.url.startswith((live_server.url, f"blob:{live_server.url}")) else None)
+    # The Content-Security-Policy forbids inline scripts and foreign sources: anything it refuses fails the test,
+    # so every browser test checks that the pages it opens work under it.
+    refused = []
+    page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
     yield page
     context.close()
     assert not outside, f"the page fetched from outside the server: {outside}"
+    assert not refused, f"the Content-Security-Policy refused: {refused}"
 
 
 def sign_in(page, username: str, password: str) -> None:
