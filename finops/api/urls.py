@@ -1,7 +1,7 @@
 from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 
-from . import contracts, outcomes, views
+from . import contracts, outcomes, scorecard, views
 
 # DRF authenticates API requests itself (token or session); the login redirect is for pages only.
 api = login_not_required
@@ -32,5 +32,6 @@ urlpatterns = [
     path("contracts/<int:pk>", api(contracts.ContractDetail.as_view()), name="api-contract-detail"),
     path("contracts/<int:pk>/renew", api(contracts.ContractRenew.as_view()), name="api-contract-renew"),
     path("outcomes", api(outcomes.OutcomeList.as_view()), name="api-outcome-list"),
+    path("scorecard", api(scorecard.ScorecardView.as_view()), name="api-scorecard"),
     path("reattributions/<int:pk>", api(views.ReattributionJobDetail.as_view()), name="api-reattribution"),
 ]

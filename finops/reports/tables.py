@@ -7,6 +7,12 @@ A column's kind decides both renderings:
 - tokens: "3.4B" on a page, the integer in a CSV; count: "1,403"; requests: "—" where unknown (0).
 - per_mtok / price / per_outcome: "$1.25/M" / "$0.075" / "$0.42" (under ten cents, four decimals); change: "+12.5 %"; share: "12.3 %" (a CSV carries the fraction).
 - text, date, duration.
+- ms: a latency in milliseconds ("840 ms", "1.2 s"; the CSV the whole ms); ms_change: signed ("+120 ms").
+- points: a change of a rate in percentage points ("+0.30 pt"); rate: a speed, whole ("1,024");
+  score / score_change: an eval score as posted ("0.912", "+0.012"); verdict: a badge (a dict with status,
+  label and title), its label in a CSV.
+A column with `delta` names the row key of its change from the comparison period: shown under the figure on a
+page (formatted as `delta_kind`), its own column in a CSV ("<header> change").
 Every CSV with money in it ends with a Currency column (the reporting currency).
 """
 
@@ -18,7 +24,8 @@ from django.utils.safestring import SafeString, mark_safe
 
 from finops import display
 
-NUMERIC = {"per_outcome", "money", "tokens", "count", "requests", "per_mtok", "price", "change", "share", "duration"}
+NUMERIC = {"per_outcome", "money", "tokens", "count", "requests", "per_mtok", "price", "change", "share", "duration",
+           "ms", "ms_change", "points", "rate", "score", "score_change"}
 
 
 @dataclass(frozen=True)
@@ -29,6 +36,9 @@ class Column:
     unpriced: str | None = None  # money: the row key holding the tokens no price covers
     help: str = ""  # a tooltip on the header
     csv_only: bool = False  # machine-readable extras (a model's id beside its name): in the CSV, not on the page
+    delta: str | None = None  # the row key of the change from the comparison period (under the figure; own CSV column)
+    delta_kind: str = "change"
+    sort: bool = False  # the page may sort its table by this column (server-side)
 
     @property
     def numeric(self) -> bool:
@@ -64,6 +74,8 @@ def csv_header(table: Table) -> list[str]:
         header.append(column.title(csv=True))
         if column.unpriced:
             header.append("Unpriced tokens")
+        if column.delta:
+            header.append(delta_title(column, csv=True))
     if _has_money(table):
         header.append("Currency")
     return header
@@ -75,9 +87,16 @@ def csv_row(table: Table, row: dict) -> list[str]:
         cells.append(csv_value(column.kind, row.get(column.key)))
         if column.unpriced:
             cells.append(str(row.get(column.unpriced) or 0))
+        if column.delta:
+            cells.append(csv_value(column.delta_kind, row.get(column.delta)))
     if _has_money(table):
         cells.append(display.reporting_currency())
     return cells
+
+
+def delta_title(column: Column, *, csv: bool = False) -> str:
+    unit = {"points": " (pt)", "ms_change": " (ms)"}.get(column.delta_kind, "")
+    return f"{column.title(csv=csv)} change{unit}"
 
 
 def _has_money(table: Table) -> bool:
@@ -95,6 +114,14 @@ def csv_value(kind: str, value) -> str:
         return str(int(value)) if value else ""
     if kind == "duration":
         return str(value.total_seconds() if isinstance(value, dt.timedelta) else value)
+    if kind in ("ms", "ms_change"):
+        return str(round(float(value)))
+    if kind in ("points", "score", "score_change"):
+        return display.csv_decimal(value)
+    if kind == "rate":
+        return display.csv_decimal(value, 2)
+    if kind == "verdict":
+        return value["label"]
     if isinstance(value, dt.datetime):
         return value.astimezone(dt.UTC).isoformat()
     if isinstance(value, dt.date):
@@ -105,17 +132,35 @@ def csv_value(kind: str, value) -> str:
 # --- the HTML rendering (one cell) ---
 
 
+FORMATS = {
+    "count": display.count, "per_outcome": display.per_outcome, "requests": display.requests, "per_mtok": display.per_mtok,
+    "price": display.price, "change": display.percent_change, "share": display.share, "duration": display.duration,
+    "ms": display.latency_ms, "ms_change": display.latency_change_ms, "points": display.points_change, "rate": display.rate,
+    "score": display.score, "score_change": lambda v: display.score(v, signed=True),
+}
+
+
 def html_cell(column: Column, row: dict) -> SafeString:
+    cell = _html_value(column, row)
+    if column.delta:
+        return format_html('{}<span class="delta" title="{}">{}</span>', cell, row.get("delta_title", "Change from the comparison period"),
+                           FORMATS[column.delta_kind](row.get(column.delta)))
+    return cell
+
+
+def _html_value(column: Column, row: dict) -> SafeString:
     value = row.get(column.key)
     kind = column.kind
     if kind == "money":
         return money_html(value, row.get(column.unpriced) if column.unpriced else 0)
     if kind == "tokens":
         return format_html('<span title="{}">{}</span>', display.count(value), display.tokens_compact(value)) if value is not None else mark_safe(display.DASH)
-    formatter = {
-        "count": display.count, "per_outcome": display.per_outcome, "requests": display.requests, "per_mtok": display.per_mtok, "price": display.price,
-        "change": display.percent_change, "share": display.share, "duration": display.duration,
-    }.get(kind)
+    if kind == "verdict":
+        if not value:
+            return mark_safe(display.DASH)
+        return format_html('<span class="badge verdict {}" data-verdict="{}" title="{}">{}</span>', VERDICT_CLASS.get(value["status"], ""),
+                           value["status"], value.get("title", ""), value["label"])
+    formatter = FORMATS.get(kind)
     if formatter is not None:
         return mark_safe(escape(formatter(value)))
     if value is None or value == "":
@@ -123,6 +168,9 @@ def html_cell(column: Column, row: dict) -> SafeString:
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         return mark_safe(value.isoformat())
     return escape(value)
+
+
+VERDICT_CLASS = {"meets": "ok", "fails": "bad", "unknown": "warn"}
 
 
 def money_html(cost, unpriced_tokens, *, compact: bool = False) -> SafeString:
