@@ -352,3 +352,17 @@ def test_the_api_schema_describes_the_scorecard(client_as, fiona):
     assert "/api/v1/scorecard" in schema["paths"]
     properties = schema["components"]["schemas"]["ScorecardWorkload"]["properties"]
     assert {"cost", "cost_change", "p99_ms", "p99_change_ms", "verdict", "previous"} <= set(properties)
+
+
+def test_merging_in_postgres_gives_what_merging_in_python_gives(support_agent, search_ranker, data):
+    from finops.selectors.performance_totals import _in_python, performance_totals
+
+    spans = {"q3": (dt.date(2026, 7, 1), dt.date(2026, 10, 1)), "q4": (dt.date(2026, 10, 1), dt.date(2026, 11, 22)),
+             "days": (dt.date(2026, 7, 14), dt.date(2026, 11, 4))}
+    ids = [support_agent.id, search_ranker.id]
+    for name, (by_workload, by_model) in performance_totals(ids, spans).items():
+        expected, expected_models = _in_python(ids, *spans[name])
+        assert by_model == expected_models
+        assert {w: (p.requests, p.errors, p.e2e.as_json(), p.output_tokens_per_s, p.p_ms(0.99)) for w, p in by_workload.items()} == {
+            w: (p.requests, p.errors, p.e2e.as_json(), p.output_tokens_per_s, p.p_ms(0.99)) for w, p in expected.items()}, name
+        assert by_workload  # the spans hold measured requests

@@ -4,8 +4,8 @@ for ($/M tokens, p99 latency against the SLA, quality) beside cost per outcome a
 
 Each source is read once for every workload of the scorecard, never once per workload: spend from the rollups
 (spend.sums, whole months from the monthly rollup, so a quarter is three monthly rows per group), measured
-performance (performance_by: three monthly rows per workload × provider × model, merged), the batch workloads'
-hours (day_hours), outcomes (outcome_counts) and eval scores (quality_by) — for the quarter and for the quarter it
+performance (performance_totals: three monthly rows per workload × provider × model, their distributions merged
+in Postgres, both spans in one pass), the batch workloads' hours (day_hours), outcomes (outcome_counts) and eval scores (quality_by) — for the quarter and for the quarter it
 is compared with.
 
 Decisions (docs/performance.md, "Quarterly scorecard"):
@@ -42,7 +42,8 @@ from finops.reporting_period import resolve
 from . import outcomes as outcome_selectors
 from . import spend
 from .evals import quality_by
-from .performance import day_hours, is_batch, performance_by, workload_verdict
+from .performance import day_hours, is_batch, workload_verdict
+from .performance_totals import performance_totals
 
 QUARTER = re.compile(r"^(\d{4})-?Q([1-4])$", re.IGNORECASE)
 FIRST_YEAR = 2000
@@ -82,8 +83,9 @@ def quarter_key(day: dt.date) -> str:
 
 
 def quarter(text: str | None, *, today: dt.date) -> Quarter:
-    """The quarter `text` names ("2026Q4" or "2026-Q4"; None or "": the current one), read as the module says."""
-    text = (text or "").strip() or quarter_key(today)
+    """The quarter `text` names ("2026Q4" or "2026-Q4"), read as the module says. None or "": the current quarter,
+    or on its first day (no complete day yet) the one before."""
+    text = (text or "").strip() or quarter_key(today if today.day > 1 or today.month % 3 != 1 else today - dt.timedelta(days=1))
     match = QUARTER.match(text)
     if not match or int(match[1]) < FIRST_YEAR:
         raise QuarterError(f"Unknown quarter {text!r}: use a year and a quarter, e.g. {quarter_key(today)}.")
@@ -109,7 +111,8 @@ def quarter_choices(user, *, today: dt.date) -> list[tuple[str, str]]:
     months |= set(performance.values_list("month", flat=True).distinct())
     current = quarter_key(today)
     keys = sorted({quarter_key(m) for m in months if quarter_key(m) < current}, reverse=True)
-    found = [(current, f"Q{current[-1]} {current[:4]} to date")]
+    started = today.day > 1 or today.month % 3 != 1  # on a quarter's first day it has no complete day to show
+    found = [(current, f"Q{current[-1]} {current[:4]} to date")] if started else []
     return found + [(key, f"Q{key[-1]} {key[:4]}") for key in keys]
 
 
@@ -151,16 +154,14 @@ def _spend_by_workload(daily, monthly, ids: list[int], start: dt.date, end: dt.d
 
 
 def _figures(workloads: list[Workload], daily, monthly, start: dt.date, end: dt.date, *, today: dt.date,
-             hours: dict[int, dict[dt.date, int]]) -> dict[int, Figures]:
-    """Figures of every workload over [start, end): one read per source, whatever the number of workloads."""
+             hours: dict[int, dict[dt.date, int]], measured: tuple[dict[int, Performance], dict]) -> dict[int, Figures]:
+    """Figures of every workload over [start, end): one read per source, whatever the number of workloads.
+    `measured`: the span's performance_totals (read with the other span's, in one pass)."""
     ids = [w.id for w in workloads]
     spent = _spend_by_workload(daily, monthly, ids, start, end, today)
     counts = outcome_selectors.outcome_counts(ids, start, end)
-    by_model = performance_by(ids, start, end)  # {(workload, provider, model): Performance}
-    merged: dict[int, Performance] = {}
-    for (workload_id, _, _), performance in by_model.items():
-        merged.setdefault(workload_id, Performance()).absorb(performance)
-    quality = quality_by(ids, start, end, {key: p.all_requests for key, p in by_model.items()})
+    merged, requests = measured
+    quality = quality_by(ids, start, end, requests)
     found = {}
     for workload in workloads:
         row = spent.get(workload.id)
@@ -256,8 +257,9 @@ def scorecard(user, the_quarter: Quarter, *, today: dt.date, team=None) -> Score
     q = the_quarter
     batch = [w.id for w in workloads if is_batch(w)]
     hours = day_hours(batch, q.compare_start, q.read_end) if batch else {}
-    now = _figures(workloads, daily, monthly, q.start, q.read_end, today=today, hours=hours)
-    before = _figures(workloads, daily, monthly, q.compare_start, q.compare_end, today=today, hours=hours)
+    measured = performance_totals([w.id for w in workloads], {"now": (q.start, q.read_end), "before": (q.compare_start, q.compare_end)})
+    now = _figures(workloads, daily, monthly, q.start, q.read_end, today=today, hours=hours, measured=measured["now"])
+    before = _figures(workloads, daily, monthly, q.compare_start, q.compare_end, today=today, hours=hours, measured=measured["before"])
     rows = []
     for workload in workloads:
         figures, previous = now[workload.id], before[workload.id]
