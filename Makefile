@@ -57,7 +57,7 @@ bench-ingest: install
 	$(BENCH_ENV) $(BIN)/python manage.py migrate --no-input -v 0
 	$(BENCH_ENV) $(BIN)/python manage.py bench_ingest $(BENCH_LINES) --breakdown --out bench-results/ingest.json
 
-# Spend pages at scale: a generated year of usage (10M lines: 50 teams, 400 workloads, 2,000 API keys, 30 models),
+# Spend pages at scale: a generated year of usage (10M lines: 50 teams, 400 workloads, 2,000 API keys, 34 models),
 # p50/p95 server time of the overview, a team, a workload and an Explore page as an admin and a team lead, then a
 # re-attribution moving 20 % of the lines, with the rollup checked against the raw lines; bench-results/pages.json.
 # Its own database (it replaces the organisation there). Quick check: make bench-pages BENCH_PAGE_LINES=200000
