@@ -2,7 +2,6 @@
 line carries measured latency, the performance rollup built from them, and the scorecard timed as an admin and a
 team lead. Real Postgres, the page bench's generator and COPY path."""
 
-import datetime as dt
 import json
 
 import pytest

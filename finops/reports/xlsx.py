@@ -18,7 +18,7 @@ from openpyxl.utils import get_column_letter
 
 from finops import display
 
-from .tables import Column, Table, _has_money, csv_header, delta_title  # noqa: F401 - the header is the CSV's
+from .tables import Table, _has_money, csv_header
 
 FORMATS = {
     "money": "#,##0.00", "per_mtok": "#,##0.000", "per_outcome": "#,##0.00##", "price": "#,##0.00##",

@@ -2,12 +2,15 @@
 scorecard: hundreds of workloads, a quarter and the span it is compared with, ≤ 300 ms at 10M lines).
 
 The merge is finops.performance's, not another one: counts and sums add (Performance.absorb), and end-to-end
-latency distributions merge by adding their counts bucket by bucket (LatencyDistribution.merge). Postgres does
-those additions over the rollup rows (`jsonb_each_text` of each row's e2e buckets, summed per workload and
-bucket) instead of Python parsing every row's JSON and copying dictionaries — a quarter of a large gateway is
-hundreds of monthly rows of a few hundred buckets each. What comes back is a Performance per workload, read with
-its own methods (p_ms, share_over, error_rate, output_tokens_per_s): the percentile code is the one of
-finops.latency, and the result is identical to merging with performance_by (tests/test_scorecard.py checks it).
+latency distributions merge by adding their counts bucket by bucket (LatencyDistribution.merge). What changes is
+the reading: one query for every span, in which Postgres hands over only what a table of many workloads uses —
+the counts, the sums and each row's e2e buckets as JSON text — and the buckets are added into one dictionary per
+workload, instead of every row's whole JSON (TTFT included) parsed into objects and merged by copies. A quarter
+of a large gateway is hundreds of monthly rows of a few hundred buckets each; this reads them ~2× faster than
+performance_by and ~1.5× faster than summing `jsonb_each` rows in SQL (measured on the bench). What comes back
+is a Performance per workload, read with its own methods (p_ms, share_over, error_rate, output_tokens_per_s):
+the percentile code is finops.latency's, and the result is identical to merging with performance_by
+(tests/test_scorecard.py checks it).
 
 Left out because a table of many workloads shows none of it: the time-to-first-token distribution. Off Postgres
 (the SQLite demo) the rows are merged in Python by performance_by, with the same result.
@@ -17,6 +20,7 @@ The rows of a period are its whole UTC months from MonthlyPerformance and its ot
 """
 
 import datetime as dt
+import json
 from collections.abc import Iterable
 
 from django.db import connection
@@ -48,7 +52,7 @@ def _source(name: str, start: dt.date, end: dt.date, ids: list[int]) -> tuple[li
 def performance_totals(workload_ids: Iterable[int], spans: dict[str, tuple[dt.date, dt.date]]
                        ) -> dict[str, tuple[dict[int, Performance], dict[Key, int]]]:
     """Per span name: (Performance per workload — counts, sums and the e2e distribution merged over the span —,
-    measured requests per workload × provider × model, the weights of quality_by). Two queries for every span."""
+    measured requests per workload × provider × model, the weights of quality_by). One query for all the spans."""
     ids = list(workload_ids)
     found = {name: ({}, {}) for name in spans}
     if not ids:
@@ -63,29 +67,35 @@ def performance_totals(workload_ids: Iterable[int], spans: dict[str, tuple[dt.da
     if not parts:
         return found
     rows = " UNION ALL ".join(parts)
-    sums = ", ".join(f"sum((performance->>'{name}')::bigint)" for name in SUMS)
+    scalars = ", ".join(f"performance->>'{name}'" for name in SUMS)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH r AS ({rows}) SELECT span, workload_id, provider_id, model, sum(requests), sum(errors), sum(summary_requests), "
-            f"{sums}, max((performance->>'summary_p99_ms')::float8), sum((performance->'e2e'->>'zero')::bigint) "
-            "FROM r GROUP BY 1, 2, 3, 4", params)
-        totals = cursor.fetchall()
-        cursor.execute(
-            f"WITH r AS ({rows}) SELECT span, workload_id, b.key::int, sum(b.value::bigint) "
-            "FROM r CROSS JOIN LATERAL jsonb_each_text(r.performance->'e2e'->'buckets') AS b GROUP BY 1, 2, 3", params)
-        buckets = cursor.fetchall()
-    for span, workload_id, provider_id, model, requests, errors, summary, *rest in totals:
-        streamed_tokens, streamed_ms, timed_tokens, timed_ms, summary_p99, zero = rest
+            f"SELECT span, workload_id, provider_id, model, requests, errors, summary_requests, {scalars}, "
+            f"performance->>'summary_p99_ms', performance->'e2e'->>'zero', (performance->'e2e'->'buckets')::text FROM ({rows}) r",
+            params)
+        fetched = cursor.fetchall()
+    buckets: dict[tuple[str, int], dict[str, int]] = {}
+    for span, workload_id, provider_id, model, requests, errors, summary, *rest in fetched:
+        streamed_tokens, streamed_ms, timed_tokens, timed_ms, summary_p99, zero, counts = rest
         by_workload, by_model = found[span]
-        performance = by_workload.setdefault(workload_id, Performance())
+        performance = by_workload.get(workload_id)
+        if performance is None:
+            performance = by_workload[workload_id] = Performance()
         performance.absorb(Performance(
-            requests=int(requests), errors=int(errors), summary_requests=int(summary), summary_p99_ms=summary_p99,
+            requests=requests, errors=errors, summary_requests=summary,
+            summary_p99_ms=None if summary_p99 is None else float(summary_p99),
             streamed_tokens=int(streamed_tokens or 0), streamed_ms=int(streamed_ms or 0), timed_tokens=int(timed_tokens or 0),
             timed_ms=int(timed_ms or 0), e2e=LatencyDistribution(zero=int(zero or 0)),
         ))
-        by_model[(workload_id, provider_id, model)] = int(requests) + int(summary)
-    for span, workload_id, index, count in buckets:
-        found[span][0][workload_id].e2e.buckets[index] = int(count)
+        key = (workload_id, provider_id, model)
+        by_model[key] = by_model.get(key, 0) + requests + summary
+        # LatencyDistribution.merge, without a copy per row: counts added bucket by bucket (keys as stored).
+        added = buckets.setdefault((span, workload_id), {})
+        get = added.get
+        for index, count in json.loads(counts or "{}").items():
+            added[index] = get(index, 0) + count
+    for (span, workload_id), counts in buckets.items():
+        found[span][0][workload_id].e2e.buckets = {int(index): count for index, count in counts.items()}
     return found
 
 

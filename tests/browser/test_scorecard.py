@@ -61,4 +61,5 @@ def test_finance_sorts_the_scorecard_by_p99_and_reads_the_verdicts(page, fiona, 
     page.wait_for_url("**dir=asc**")
     first = page.locator("table[data-table=scorecard] tbody tr").first
     assert "Support agent" in first.inner_text() and first.locator("[data-verdict]").inner_text() == "Meets"
+    page.click("[data-testid=scorecard-help] summary")
     assert "How p99 is computed" in page.inner_text("[data-testid=scorecard-help]")
