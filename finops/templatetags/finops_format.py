@@ -1,6 +1,8 @@
 """Template side of finops.display: filters for single figures, tags for cost cells and tables of figures."""
 
 from django import template
+from django.utils.html import conditional_escape
+from django.utils.safestring import mark_safe
 
 from finops import display
 from finops.reports import tables as specs
@@ -39,16 +41,25 @@ def data_table(context, table, rows, limit=None, sort=None):
     how the view sorted the rows) makes the headers of sortable columns links that sort by them (the server
     sorts: the page's query with sort= and dir=)."""
     shown = rows[:limit] if limit else rows
-    body = []
-    for row in shown:
-        cells = []
-        for index, column in enumerate(table.page_columns):
-            cells.append({"html": specs.html_cell(column, row), "numeric": column.numeric,
-                          "url": row.get("url") if index == 0 else None, "muted": index == 0 and row.get("muted"),
-                          "action": row.get("action") if index == 0 else None})
-        body.append(cells)
+    columns = table.page_columns
+    body = [mark_safe("".join(_cell(column, row, first=index == 0) for index, column in enumerate(columns))) for row in shown]
     return {"table": table, "body": body, "more": len(rows) - len(shown), "csv_url": csv_url(context, table.name),
             "headers": _headers(context, table, sort)}
+
+
+def _cell(column, row: dict, *, first: bool) -> str:
+    """One <td>, built here rather than in the template: a table of hundreds of rows (the scorecard) would spend
+    most of its time in template variable lookups. The same markup the partial used to write."""
+    content = specs.html_cell(column, row)
+    if first:
+        if row.get("muted"):
+            content = f"<em>{content}</em>"
+        if row.get("url"):
+            content = f'<a href="{conditional_escape(row["url"])}">{content}</a>'
+        if row.get("action"):
+            text, url = row["action"]
+            content = f'{content} · <a href="{conditional_escape(url)}">{conditional_escape(text)}</a>'
+    return f'<td class="num">{content}</td>' if column.numeric else f"<td>{content}</td>"
 
 
 def _headers(context, table, sort) -> list[dict]:
