@@ -144,14 +144,14 @@ FORMATS = {
 def _escaped(text) -> SafeString:
     """Django's escape() without its lazy-string wrapper (the same entities), for the thousands of cells of a big
     table (the scorecard of 400 workloads renders ~6,000)."""
-    return mark_safe(html.escape(str(text)))
+    return SafeString(html.escape(str(text)))  # SafeString, not mark_safe: its lazy-string check costs as much again
 
 
 def html_cell(column: Column, row: dict) -> SafeString:
     cell = _html_value(column, row)
     if column.delta and row.get(column.delta) is not None:  # no change to show (nothing to compare): nothing under it
         title = _escaped(row.get("delta_title", "Change from the comparison period"))
-        return mark_safe(f'{cell}<span class="delta" title="{title}">{_escaped(FORMATS[column.delta_kind](row.get(column.delta)))}</span>')
+        return SafeString(f'{cell}<span class="delta" title="{title}">{_escaped(FORMATS[column.delta_kind](row.get(column.delta)))}</span>')
     return cell
 
 
@@ -163,11 +163,11 @@ def _html_value(column: Column, row: dict) -> SafeString:
     if kind == "tokens":
         if value is None:
             return mark_safe(display.DASH)
-        return mark_safe(f'<span title="{_escaped(display.count(value))}">{_escaped(display.tokens_compact(value))}</span>')
+        return SafeString(f'<span title="{_escaped(display.count(value))}">{_escaped(display.tokens_compact(value))}</span>')
     if kind == "verdict":
         if not value:
             return mark_safe(display.DASH)
-        return mark_safe(f'<span class="badge verdict {VERDICT_CLASS.get(value["status"], "")}" data-verdict="{_escaped(value["status"])}" '
+        return SafeString(f'<span class="badge verdict {VERDICT_CLASS.get(value["status"], "")}" data-verdict="{_escaped(value["status"])}" '
                          f'title="{_escaped(value.get("title", ""))}">{_escaped(value["label"])}</span>')
     formatter = FORMATS.get(kind)
     if formatter is not None:

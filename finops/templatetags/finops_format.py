@@ -2,7 +2,7 @@
 
 from django import template
 from django.utils.html import conditional_escape
-from django.utils.safestring import mark_safe
+from django.utils.safestring import SafeString
 
 from finops import display
 from finops.reports import tables as specs
@@ -42,7 +42,7 @@ def data_table(context, table, rows, limit=None, sort=None):
     sorts: the page's query with sort= and dir=)."""
     shown = rows[:limit] if limit else rows
     columns = table.page_columns
-    body = [mark_safe("".join(_cell(column, row, first=index == 0) for index, column in enumerate(columns))) for row in shown]
+    body = [SafeString("".join(_cell(column, row, first=index == 0) for index, column in enumerate(columns))) for row in shown]
     return {"table": table, "body": body, "more": len(rows) - len(shown), "csv_url": csv_url(context, table.name),
             "headers": _headers(context, table, sort)}
 
