@@ -138,6 +138,7 @@ def test_the_current_quarter_is_read_to_date_and_compared_with_the_same_days_of_
     assert (past.key, past.start, past.read_end, past.to_date) == ("2026Q3", dt.date(2026, 7, 1), dt.date(2026, 10, 1), False)
     assert (past.compare_start, past.compare_end, past.compare_label) == (dt.date(2026, 4, 1), dt.date(2026, 7, 1), "Q2 2026")
     assert selectors.quarter(None, today=TODAY).key == "2026Q4"
+    assert selectors.quarter(None, today=dt.date(2027, 1, 1)).key == "2026Q4"  # Q1 2027 has no complete day yet
 
 
 @pytest.mark.parametrize("text", ["2026Q5", "Q4", "2026-13", "1999Q4", "2027Q1"])

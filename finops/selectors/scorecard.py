@@ -82,10 +82,15 @@ def quarter_key(day: dt.date) -> str:
     return f"{day.year}Q{(day.month - 1) // 3 + 1}"
 
 
+def _quarter_begins(day: dt.date) -> bool:
+    """The first day of a quarter: the quarter has no complete day yet to show."""
+    return day.day == 1 and day.month % 3 == 1
+
+
 def quarter(text: str | None, *, today: dt.date) -> Quarter:
     """The quarter `text` names ("2026Q4" or "2026-Q4"), read as the module says. None or "": the current quarter,
     or on its first day (no complete day yet) the one before."""
-    text = (text or "").strip() or quarter_key(today if today.day > 1 or today.month % 3 != 1 else today - dt.timedelta(days=1))
+    text = (text or "").strip() or quarter_key(today - dt.timedelta(days=1) if _quarter_begins(today) else today)
     match = QUARTER.match(text)
     if not match or int(match[1]) < FIRST_YEAR:
         raise QuarterError(f"Unknown quarter {text!r}: use a year and a quarter, e.g. {quarter_key(today)}.")
@@ -111,8 +116,7 @@ def quarter_choices(user, *, today: dt.date) -> list[tuple[str, str]]:
     months |= set(performance.values_list("month", flat=True).distinct())
     current = quarter_key(today)
     keys = sorted({quarter_key(m) for m in months if quarter_key(m) < current}, reverse=True)
-    started = today.day > 1 or today.month % 3 != 1  # on a quarter's first day it has no complete day to show
-    found = [(current, f"Q{current[-1]} {current[:4]} to date")] if started else []
+    found = [] if _quarter_begins(today) else [(current, f"Q{current[-1]} {current[:4]} to date")]
     return found + [(key, f"Q{key[-1]} {key[:4]}") for key in keys]
 
 
