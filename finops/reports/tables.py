@@ -77,7 +77,7 @@ def csv_header(table: Table) -> list[str]:
             header.append("Unpriced tokens")
         if column.delta:
             header.append(delta_title(column, csv=True))
-    if _has_money(table):
+    if has_money(table):
         header.append("Currency")
     return header
 
@@ -90,7 +90,7 @@ def csv_row(table: Table, row: dict) -> list[str]:
             cells.append(str(row.get(column.unpriced) or 0))
         if column.delta:
             cells.append(csv_value(column.delta_kind, row.get(column.delta)))
-    if _has_money(table):
+    if has_money(table):
         cells.append(display.reporting_currency())
     return cells
 
@@ -100,7 +100,7 @@ def delta_title(column: Column, *, csv: bool = False) -> str:
     return f"{column.title(csv=csv)} change{unit}"
 
 
-def _has_money(table: Table) -> bool:
+def has_money(table: Table) -> bool:
     return any(c.kind in ("money", "per_mtok", "price", "per_outcome") for c in table.columns)
 
 

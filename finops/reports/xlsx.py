@@ -18,7 +18,7 @@ from openpyxl.utils import get_column_letter
 
 from finops import display
 
-from .tables import Table, _has_money, csv_header
+from .tables import Table, has_money, csv_header
 
 FORMATS = {
     "money": "#,##0.00", "per_mtok": "#,##0.000", "per_outcome": "#,##0.00##", "price": "#,##0.00##",
@@ -56,7 +56,7 @@ def _cells(table: Table, row: dict) -> list[tuple[object, str | None]]:
             cells.append((int(row.get(column.unpriced) or 0), FORMATS["tokens"]))
         if column.delta:
             cells.append((cell_value(column.delta_kind, row.get(column.delta)), FORMATS.get(column.delta_kind)))
-    if _has_money(table):
+    if has_money(table):
         cells.append((display.reporting_currency(), None))
     return cells
 
