@@ -155,17 +155,49 @@ def duration(value) -> str:
     return f"{minutes} min {secs} s" if secs else f"{minutes} min"
 
 
-def score(value) -> str:
-    """An eval score as posted, to at most 3 decimals, trailing zeros dropped: "0.91", "87.5", "4"."""
+def latency_ms(value) -> str:
+    """A latency given in milliseconds, read like any duration: "840 ms", "1.2 s"; None reads "—"."""
+    return DASH if value is None else duration(float(value) / 1000)
+
+
+def latency_change_ms(value) -> str:
+    """A change of latency in milliseconds, signed: "+120 ms", "-1.5 s", "0 ms"."""
+    if value is None:
+        return DASH
+    ms = round(float(value))
+    if not ms:
+        return "0 ms"
+    return f"{'+' if ms > 0 else '-'}{duration(abs(ms) / 1000)}"
+
+
+def points_change(value) -> str:
+    """A change of a rate in percentage points (the value is in points): "+0.30 pt", "-1.25 pt", "0.00 pt"."""
+    if value is None:
+        return DASH
+    rounded = Decimal(value).quantize(CENT, rounding=ROUND_HALF_EVEN)
+    return "0.00 pt" if not rounded else f"{rounded:+.2f} pt"
+
+
+def rate(value) -> str:
+    """A speed such as output tokens per second, whole: "1,024"; None reads "—"."""
+    return DASH if value is None else f"{Decimal(value).quantize(Decimal(1), rounding=ROUND_HALF_EVEN):,}"
+
+
+def score(value, *, signed: bool = False) -> str:
+    """An eval score as posted, to at most 3 decimals ("0.912", "87.5"); `signed` for a change ("+0.012")."""
     if value is None or value == "":
         return DASH
-    text = f"{Decimal(value).quantize(Decimal('0.001'), rounding=ROUND_HALF_EVEN):f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    rounded = Decimal(value).quantize(Decimal("0.001"), rounding=ROUND_HALF_EVEN).normalize()
+    if not rounded:
+        return "0"
+    text = format(rounded, "f")
+    return f"+{text}" if signed and rounded > 0 else text
 
 
 def tokens_per_second(value) -> str:
     """An output speed: "1,012 tok/s", "34 tok/s"."""
-    return DASH if value is None else f"{int(Decimal(value).quantize(Decimal(1), rounding=ROUND_HALF_EVEN)):,} tok/s"
+    return DASH if value is None else f"{rate(value)} tok/s"
+
 
 def csv_decimal(value, places: int = CSV_PLACES) -> str:
     """A plain decimal for CSV: rounded half-even to `places`, trailing zeros dropped down to cents, no exponent."""

@@ -8,7 +8,7 @@ from django.views.generic import RedirectView
 from csp.decorators import csp_update
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
-from finops.views import alerts, caps, contracts, explore, health, outcomes, pages, rules, sources, unattributed
+from finops.views import alerts, caps, contracts, explore, health, outcomes, pages, rules, scorecard, sources, unattributed
 
 urlpatterns = [
     path("", pages.overview, name="overview"),
@@ -44,6 +44,7 @@ urlpatterns = [
     path("rules/<int:pk>/move/<str:direction>/", rules.rule_move, name="rule-move"),
     path("rules/jobs/<int:pk>/", rules.job_status, name="rule-job"),
     path("alerts/", alerts.alert_list, name="alert-list"),
+    path("scorecard/", scorecard.scorecard_page, name="scorecard"),
     path("alerts/mute/", alerts.alert_mute, name="alert-mute"),
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -152,6 +152,7 @@ def test_every_api_response_carries_money_as_decimal_strings(client_as, ada, rec
         "api-contract-renew": [lambda: client.post(f"/api/v1/contracts/{contract.pk}/renew",
                                                    {"start": contract.end.isoformat(), "end": "2030-01-01"}, **json_body)],
         "api-contract-focus": [lambda: client.get("/api/v1/contracts/focus.csv")],
+        "api-scorecard": [lambda: client.get("/api/v1/scorecard")],
     }
     routes = {p.name for p in api_urls.urlpatterns if isinstance(p, URLPattern)}
     assert set(calls) == routes, "call every API route here"

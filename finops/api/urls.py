@@ -1,8 +1,7 @@
 from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 
-from . import contracts, outcomes, views
-from . import evals, metrics
+from . import contracts, evals, metrics, outcomes, scorecard, views
 
 # DRF authenticates API requests itself (token or session); the login redirect is for pages only.
 api = login_not_required
@@ -35,5 +34,6 @@ urlpatterns = [
     path("outcomes", api(outcomes.OutcomeList.as_view()), name="api-outcome-list"),
     path("metrics", api(metrics.MetricList.as_view()), name="api-metric-list"),
     path("evals", api(evals.EvalList.as_view()), name="api-eval-list"),
+    path("scorecard", api(scorecard.ScorecardView.as_view()), name="api-scorecard"),
     path("reattributions/<int:pk>", api(views.ReattributionJobDetail.as_view()), name="api-reattribution"),
 ]

@@ -3,6 +3,11 @@
 `COPY_COLUMNS`, `series_tail` and `line_text` are the only code that knows the usage-line columns (and
 `store_keys` the tag sets and line signatures the series point at).
 
+Gateway-log series (org.GATEWAY_ACCOUNTS) carry measured latency on every line, as a real gateway-log import
+writes it: a finops.performance.Performance JSON with its requests' latency distributions. Building one per line
+would make the generator the bottleneck, so a few hundred are built per provider profile up front
+(`latency_pools`) and each line picks one (its `requests` are the picked Performance's).
+
 The load runs in one transaction that first empties the fact table and the rollup, so COPY can write frozen
 rows (no later hint-bit rewrites). For speed, and only in the bench's own database, it drops the table's
 secondary indexes and constraints for the load and recreates them from their saved definitions afterwards,
@@ -11,6 +16,7 @@ row: the generator writes only ids it has just created.
 """
 
 import datetime as dt
+import json
 import math
 import random
 import time
@@ -19,6 +25,7 @@ from django.db import connection, transaction
 
 from finops.models import LineSignature, TagSet
 from finops.models.usage import signature_id, tag_set_id, tags_text
+from finops.performance import Performance
 
 from .org import Org, Series
 
@@ -30,7 +37,7 @@ CHUNK_LINES = 20_000
 COPY_COLUMNS = (
     # per line
     "period_start", "period_end", "input_tokens", "cached_input_tokens", "cache_write_tokens",
-    "output_tokens", "requests", "cost", "reporting_cost",
+    "output_tokens", "requests", "cost", "reporting_cost", "latency",
     # per series
     "account_id", "provider_id", "model", "model_raw", "service_tier", "project_ref", "api_key_ref", "user_ref",
     "tag_set_id", "currency", "cost_basis", "charge_category", "signature_id",
@@ -66,9 +73,44 @@ def store_keys(org: Org) -> None:
     LineSignature.objects.bulk_create(list(signatures.values()), ignore_conflicts=True, batch_size=2000)
 
 
-def line_text(period: str, tail: str, tokens: tuple[int, int, int, int], requests: int, cost: str) -> str:
-    """One COPY text line: period ("start\\tend"), the per-line measures, then the series' tail."""
-    return f"{period}\t{tokens[0]}\t{tokens[1]}\t{tokens[2]}\t{tokens[3]}\t{requests}\t{cost}\t{cost}\t{tail}\n"
+def line_text(period: str, tail: str, tokens: tuple[int, int, int, int], requests: int, cost: str,
+              latency: str = r"\N") -> str:
+    """One COPY text line: period ("start\\tend"), the per-line measures (latency: compact JSON, or \\N for
+    lines of sources that measure none), then the series' tail."""
+    return f"{period}\t{tokens[0]}\t{tokens[1]}\t{tokens[2]}\t{tokens[3]}\t{requests}\t{cost}\t{cost}\t{latency}\t{tail}\n"
+
+
+# --- measured latency of the gateway series ---
+
+POOL = 256  # Performance texts per profile
+# provider: (median time to first token ms, median output tokens/s of generation), as the market measures them
+# (Cerebras ~1,500 tok/s on a 70B model, Groq ~300–400; issue 12's demo tells the same story).
+SPEEDS = {"groq": (180, 350), "cerebras": (220, 1500)}
+ERROR_SHARE, TAIL_SHARE = 0.01, 0.01  # failed requests; slow outliers (queueing), 3–8× their time
+
+
+def _performance(rng: random.Random, ttft_median: float, speed: float) -> Performance:
+    performance = Performance()
+    for _ in range(max(1, int(rng.lognormvariate(math.log(20), 0.7)))):
+        output = max(1, int(rng.lognormvariate(math.log(300), 0.6)))
+        ttft = rng.lognormvariate(math.log(ttft_median), 0.4)
+        generation = output / (speed * rng.lognormvariate(0, 0.2)) * 1000
+        duration = (ttft + generation) * (rng.uniform(3, 8) if rng.random() < TAIL_SHARE else 1)
+        performance.add_request(duration_ms=round(duration), ttft_ms=round(ttft), output_tokens=output,
+                                failed=rng.random() < ERROR_SHARE)
+    return performance
+
+
+def latency_pools(org: Org, rng: random.Random) -> dict[str, list[tuple[int, str]]]:
+    """Per gateway provider: POOL (requests, Performance JSON text) pairs to pick from, one per line."""
+    pools = {}
+    for slug in {s.account.provider.slug for s in org.series if s.timed}:
+        ttft, speed = SPEEDS.get(slug, (300, 100))
+        pools[slug] = []
+        for _ in range(POOL):
+            performance = _performance(rng, ttft, speed)
+            pools[slug].append((performance.requests, json.dumps(performance.as_json(), separators=(",", ":"))))
+    return pools
 
 
 # --- generation ---
@@ -97,6 +139,8 @@ def generate(org: Org, first_day: dt.date, *, seed: int = 11):
     factors = [rng.lognormvariate(0, 0.6) for _ in range(FACTORS)]
     mask = FACTORS - 1
     tails = [series_tail(s) for s in org.series]
+    pools = latency_pools(org, random.Random(seed + 1))
+    latencies = [pools[s.account.provider.slug] if s.timed else None for s in org.series]
     daily = [n for n, s in enumerate(org.series) if s.granularity == "day"]
     hourly = [n for n, s in enumerate(org.series) if s.granularity == "hour"]
     series, sample, bits = org.series, rng.sample, rng.getrandbits
@@ -127,7 +171,12 @@ def generate(org: Org, first_day: dt.date, *, seed: int = 11):
                 else:
                     p = s.prices
                     cost = _cost_text(inp * p[0] + cached * p[1] + write * p[2] + out * p[3])
-                chunk.append(line_text(period, tails[n], tokens, inp // 1500 + 1, cost))
+                pool = latencies[n]
+                if pool is None:
+                    chunk.append(line_text(period, tails[n], tokens, inp // 1500 + 1, cost))
+                else:
+                    requests, latency = pool[bits(8) & (POOL - 1)]
+                    chunk.append(line_text(period, tails[n], tokens, requests, cost, latency))
             if len(chunk) >= CHUNK_LINES:
                 yield "".join(chunk)
                 chunk = []
@@ -160,7 +209,7 @@ def load(org: Org, first_day: dt.date, *, echo=print) -> dict:
     started = time.perf_counter()
     store_keys(org)
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(f"TRUNCATE {TABLE}, finops_dailyspend, finops_monthlyspend")
+        cursor.execute(f"TRUNCATE {TABLE}, finops_dailyspend, finops_monthlyspend, finops_dailyperformance, finops_monthlyperformance")
         constraints, indexes = _secondary_indexes(cursor)
         for name, _ in constraints:
             cursor.execute(f'ALTER TABLE {TABLE} DROP CONSTRAINT "{name}"')

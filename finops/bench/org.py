@@ -1,12 +1,12 @@
 """The bench organisation: teams, workloads, accounts over several providers, API keys, attribution rules, and
 the usage series (API key × model) whose lines lines.py writes.
 
-At full scale (10M lines): 50 teams, 400 workloads (8 a team), 2,000 API keys, 30 models, 10 accounts over six
-providers. Smaller runs scale teams down with the square root of the line count (workloads and keys follow),
+At full scale (10M lines): 50 teams, 400 workloads (8 a team), 2,000 API keys, 34 models (36 ids; gpt-oss-120b is one model on three providers), 12 accounts over eight
+providers, two of them gateway logs (Groq and Cerebras, hourly) whose lines carry measured latency (lines.py). Smaller runs scale teams down with the square root of the line count (workloads and keys follow),
 so a quick run keeps the same shape. Everything here goes through the ORM.
 
 Attribution is realistic rather than one rule per key: OpenAI and Anthropic workloads own a project, Bedrock,
-Azure and Vertex workloads are claimed by an `app` tag, OpenRouter (keys only) by API key; shared keys are
+Azure and Vertex workloads are claimed by an `app` tag, OpenRouter and the gateways (keys only) by API key; shared keys are
 overridden by API-key rules of higher priority, one glob rule claims a batch account's embeddings and one a
 user. Keys of sandbox projects (5 %) match no rule: unattributed. The generator gives each series the workload
 the rules give it (`first_match`, the same semantics as finops.services.attribution); the bench then checks
@@ -36,9 +36,14 @@ ACCOUNTS = (
     ("bench-azure-openai", "azure-openai", "day", "tag", "estimated"),
     ("bench-vertex", "gcp-vertex", "day", "tag", "estimated"),
     ("bench-openrouter", "openrouter", "hour", "key", "billed"),
+    # Gateway logs (issue 12): per-request timings on every line; the gateway's costs are catalog estimates.
+    ("bench-groq-gateway", "groq", "hour", "key", "estimated"),
+    ("bench-cerebras-gateway", "cerebras", "hour", "key", "estimated"),
 )
-# Which account a workload lives in, by workload number mod 20: the project-claimed accounts carry most usage.
-HOME_ACCOUNT = (0, 0, 0, 1, 1, 2, 3, 3, 3, 4, 5, 5, 6, 7, 7, 8, 9, 9, 0, 3)
+GATEWAY_ACCOUNTS = {"bench-groq-gateway", "bench-cerebras-gateway"}
+# Which account a workload lives in, by workload number mod 20: the project-claimed accounts carry most usage;
+# two in twenty run on a gateway (10 and 11).
+HOME_ACCOUNT = (0, 0, 10, 1, 1, 2, 3, 3, 3, 4, 5, 5, 6, 7, 7, 8, 9, 9, 11, 3)
 
 # Raw model string as the provider sends it, then $ per M tokens: input, cached input, cache write, output.
 # None: no price known (an Azure fine-tune): its lines are unpriced.
@@ -72,6 +77,13 @@ MODELS = {
         ("deepseek/deepseek-v3.2", 0.28, 0.028, 0, 0.42), ("qwen/qwen3-coder", 0.22, 0, 0, 0.95),
         ("moonshotai/kimi-k2", 0.6, 0.15, 0, 2.5), ("z-ai/glm-4.6", 0.6, 0.11, 0, 2.2),
         ("mistralai/mistral-large", 2, 0, 0, 6), ("openai/gpt-oss-120b", 0.05, 0, 0, 0.25),
+    ),
+    "groq": (
+        ("llama-3.3-70b-versatile", 0.59, 0, 0, 0.79), ("openai/gpt-oss-120b", 0.15, 0, 0, 0.75),
+        ("qwen/qwen3-32b", 0.29, 0, 0, 0.59),
+    ),
+    "cerebras": (
+        ("llama-3.3-70b", 0.85, 0, 0, 1.2), ("gpt-oss-120b", 0.35, 0, 0, 0.75), ("qwen-3-32b", 0.4, 0, 0, 0.8),
     ),
 }
 KINDS = ("agent", "rag", "summariser", "classifier", "copilot", "batch-eval", "extract", "translate")
@@ -121,6 +133,11 @@ class Series:
     workload: Workload | None = None
     team_id: int | None = None
 
+    @property
+    def timed(self) -> bool:
+        """A gateway's series: its lines carry measured latency (lines.latency_pools)."""
+        return self.account.name in GATEWAY_ACCOUNTS
+
 
 @dataclass
 class Org:
@@ -141,7 +158,8 @@ def build_org(scale: Scale, *, seed: int = 7) -> Org:
     """Create the organisation (the caller has emptied the database of an earlier one) and its series."""
     rng = random.Random(seed)
     providers = {p.slug: p for p in Provider.objects.filter(slug__in={a[1] for a in ACCOUNTS})}
-    accounts = [Account.objects.create(name=name, provider=providers[slug], connector="usage_csv")
+    accounts = [Account.objects.create(name=name, provider=providers[slug],
+                                       connector="gateway_log" if name in GATEWAY_ACCOUNTS else "usage_csv")
                 for name, slug, *_ in ACCOUNTS]
     teams = Team.objects.bulk_create([
         Team(name=f"{AREAS[t % len(AREAS)].title()} {t // len(AREAS) + 1}", slug=f"{AREAS[t % len(AREAS)]}-{t // len(AREAS) + 1}",
@@ -150,7 +168,8 @@ def build_org(scale: Scale, *, seed: int = 7) -> Org:
     workloads = Workload.objects.bulk_create([
         Workload(team=teams[w // len(KINDS)], name=f"{teams[w // len(KINDS)].name} {KINDS[w % len(KINDS)]}",
                  slug=f"{teams[w // len(KINDS)].slug}-{KINDS[w % len(KINDS)]}",
-                 latency_profile=("realtime", "interactive", "batch")[w % 3], sla_seconds=(2, 10, None)[w % 3])
+                 latency_profile=("realtime", "interactive", "batch")[w % 3], sla_seconds=(2, 10, None)[w % 3],
+                 batch_window_hours=(None, None, 8)[w % 3])
         for w in range(scale.workloads)
     ])
     rules = AttributionRule.objects.bulk_create(_rules(scale, accounts, providers, workloads))

@@ -15,6 +15,7 @@ Verdicts:
 """
 
 import datetime as dt
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -86,6 +87,7 @@ def day_hours(workload_ids: Iterable[int], start: dt.date, end: dt.date) -> dict
     return found
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function of a 24-bit mask, asked for every day of every batch workload
 def work_span_hours(hours: int) -> int:
     """The smallest window of whole hours, wrapping midnight, that holds every hour set in `hours` (0 when none):
     24 minus the longest run of idle hours around the clock."""

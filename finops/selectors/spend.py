@@ -175,13 +175,16 @@ def month_forecast(rows: QuerySet[DailySpend], today: dt.date, *, known: dict[st
 
 
 def sums(daily: QuerySet[DailySpend], monthly: QuerySet[MonthlySpend] | None, start: dt.date, end: dt.date,
-         keys: tuple[str, ...] = (), *, today: dt.date, point: str | None = None) -> list[dict]:
+         keys: tuple[str, ...] = (), *, today: dt.date, point: str | None = None,
+         months_beyond_days: int = DAILY_READ_MAX_DAYS) -> list[dict]:
     """MEASURES per `keys` over [start, end), each row finished (finish()). `point`: "day" adds each row's day
-    as `point`, "month" its month's first day. A period longer than DAILY_READ_MAX_DAYS (and not by day) reads
-    its whole months from `monthly` and the edges from `daily` (finops.selectors.periods): the sums are the
-    same, from ~25× fewer rows. `daily` and `monthly` are the rows the viewer may see, filtered alike."""
+    as `point`, "month" its month's first day. A period longer than `months_beyond_days` (DAILY_READ_MAX_DAYS
+    unless told; the scorecard reads even a quarter by months) and not by day reads its whole months from
+    `monthly` and the edges from `daily` (finops.selectors.periods): the sums are the same, from ~25× fewer
+    rows. `daily` and `monthly` are the rows the viewer may see, filtered alike."""
     measures = {**MEASURES, "priced_lines": Sum("line_count", filter=~UNPRICED)}
-    return [finish(row) for row in signed_sums(daily, monthly, start, end, keys, measures=measures, today=today, point=point)]
+    return [finish(row) for row in signed_sums(daily, monthly, start, end, keys, measures=measures, today=today, point=point,
+                                               months_beyond_days=months_beyond_days)]
 
 
 def signed_sums(daily: QuerySet[DailySpend], monthly: QuerySet[MonthlySpend] | None, start: dt.date, end: dt.date,

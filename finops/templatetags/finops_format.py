@@ -1,6 +1,8 @@
 """Template side of finops.display: filters for single figures, tags for cost cells and tables of figures."""
 
 from django import template
+from django.utils.html import conditional_escape
+from django.utils.safestring import SafeString
 
 from finops import display
 from finops.reports import tables as specs
@@ -33,19 +35,50 @@ def cost(amount, unpriced_tokens=0, compact=False):
 
 
 @register.inclusion_tag("finops/partials/data_table.html", takes_context=True)
-def data_table(context, table, rows, limit=None):
+def data_table(context, table, rows, limit=None, sort=None):
     """A table of figures from its spec (finops.reports.tables): the first column links to row["url"] and
-    is in italics where row["muted"]; row["action"] = (text, url) adds a link after it."""
+    is in italics where row["muted"]; row["action"] = (text, url) adds a link after it. `sort` ({"key", "dir"}:
+    how the view sorted the rows) makes the headers of sortable columns links that sort by them (the server
+    sorts: the page's query with sort= and dir=)."""
     shown = rows[:limit] if limit else rows
-    body = []
-    for row in shown:
-        cells = []
-        for index, column in enumerate(table.page_columns):
-            cells.append({"html": specs.html_cell(column, row), "numeric": column.numeric,
-                          "url": row.get("url") if index == 0 else None, "muted": index == 0 and row.get("muted"),
-                          "action": row.get("action") if index == 0 else None})
-        body.append(cells)
-    return {"table": table, "body": body, "more": len(rows) - len(shown), "csv_url": csv_url(context, table.name)}
+    columns = table.page_columns
+    body = [SafeString("".join(_cell(column, row, first=index == 0) for index, column in enumerate(columns))) for row in shown]
+    return {"table": table, "body": body, "more": len(rows) - len(shown), "csv_url": csv_url(context, table.name),
+            "headers": _headers(context, table, sort)}
+
+
+def _cell(column, row: dict, *, first: bool) -> str:
+    """One <td>, built here rather than in the template: a table of hundreds of rows (the scorecard) would spend
+    most of its time in template variable lookups. The same markup the partial used to write."""
+    content = specs.html_cell(column, row)
+    if first:
+        if row.get("muted"):
+            content = f"<em>{content}</em>"
+        if row.get("url"):
+            content = f'<a href="{conditional_escape(row["url"])}">{content}</a>'
+        if row.get("action"):
+            text, url = row["action"]
+            content = f'{content} · <a href="{conditional_escape(url)}">{conditional_escape(text)}</a>'
+    return f'<td class="num">{content}</td>' if column.numeric else f"<td>{content}</td>"
+
+
+def _headers(context, table, sort) -> list[dict]:
+    """Each page column's header; with `sort`, a sortable one links to this page sorted by it (numbers start
+    biggest first, text A to Z; the sorted column's link reverses it) and says which way it is sorted."""
+    request = context.get("request")
+    headers = []
+    for column in table.page_columns:
+        header = {"column": column, "url": None, "state": None}
+        if sort is not None and column.sort and request is not None:
+            active = sort.get("key") == column.key
+            state = sort.get("dir") if active else None
+            first = "desc" if column.numeric else "asc"  # figures biggest first; text A to Z, verdicts worst first
+            query = request.GET.copy()
+            query.pop("csv", None)
+            query["sort"], query["dir"] = column.key, ({"asc": "desc", "desc": "asc"}[state] if state else first)
+            header.update(url=f"?{query.urlencode()}", state={"asc": "ascending", "desc": "descending"}.get(state))
+        headers.append(header)
+    return headers
 
 
 @register.simple_tag(takes_context=True)

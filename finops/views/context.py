@@ -22,6 +22,7 @@ def navigation(request):
         ("Providers", reverse("provider-list")),
         ("Explore", reverse("explore")),
         ("Caps", reverse("cap-list")),
+        ("Scorecard", reverse("scorecard")),
     ]
     if access.can_see_contracts(user):
         items.append(("Contracts", reverse("contract-list")))

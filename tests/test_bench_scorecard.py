@@ -1,0 +1,62 @@
+"""The scorecard bench's code paths at small scale (finops/bench/scorecard.py): gateway-log accounts whose every
+line carries measured latency, the performance rollup built from them, and the scorecard timed as an admin and a
+team lead. Real Postgres, the page bench's generator and COPY path."""
+
+import json
+
+import pytest
+from django.db.models import Sum
+
+from finops.bench import pages, scorecard
+from finops.bench.org import GATEWAY_ACCOUNTS
+from finops.models import DailyPerformance, MonthlyPerformance, UsageLine
+from finops.performance import Performance
+
+LINES = 20_000
+
+
+@pytest.fixture
+def generated(db):
+    return pages.generate(LINES, echo=lambda *_: None)
+
+
+def test_every_gateway_line_carries_a_performance_whose_requests_are_the_lines(generated):
+    assert generated["shape"]["lines"] == UsageLine.objects.count() == LINES  # the gateways add no line to --lines
+    timed = UsageLine.objects.filter(account__name__in=GATEWAY_ACCOUNTS)
+    assert timed.count() > 0 and not timed.filter(latency__isnull=True).exists()
+    assert not UsageLine.objects.exclude(account__name__in=GATEWAY_ACCOUNTS).filter(latency__isnull=False).exists()
+    for requests, latency in timed.values_list("requests", "latency")[:200]:
+        performance = Performance.from_json(latency)
+        assert performance.requests == requests == performance.e2e.count and performance.p_ms(0.99) > 0
+
+
+def test_the_performance_rollup_holds_every_measured_request_and_cerebras_is_faster_than_groq(generated):
+    lines = sum(Performance.from_json(latency).requests for latency in
+                UsageLine.objects.filter(latency__isnull=False).values_list("latency", flat=True))
+    assert DailyPerformance.objects.aggregate(n=Sum("requests"))["n"] == lines
+    assert MonthlyPerformance.objects.aggregate(n=Sum("requests"))["n"] == lines
+    assert generated["performance_rollup_s"] >= 0
+    speeds = {}
+    for slug in ("groq", "cerebras"):
+        merged = Performance()
+        for stored in MonthlyPerformance.objects.filter(provider__slug=slug).values_list("performance", flat=True):
+            merged.absorb(Performance.from_json(stored))
+        speeds[slug] = merged.output_tokens_per_s[0]
+    assert speeds["cerebras"] > 3 * speeds["groq"]
+
+
+def test_the_bench_times_the_last_full_quarter_as_an_admin_and_a_lead_and_writes_its_figures(generated, tmp_path):
+    out = tmp_path / "scorecard.json"
+    scorecard.run_bench(lines=LINES, out=out, reuse=True, repeats=2, echo=lambda *_: None)
+    figures = json.loads(out.read_text())
+    today = pages.today()
+    assert figures["scorecard"]["quarter"] == scorecard.last_full_quarter(today).key
+    assert figures["scorecard"]["quarter"] < scorecard.selectors.quarter_key(today)
+    assert figures["generation"]["reused"] and figures["performance_rollup"]["days"] >= 365
+    assert figures["business_facts"]["outcome_rows"] > 0 and figures["business_facts"]["eval_scores"] > 0
+    admin, lead = figures["scorecard"]["by_user"]["admin"], figures["scorecard"]["by_user"]["team_lead"]
+    assert admin["rows"] > lead["rows"] > 0
+    for who in (admin, lead):
+        assert who["scorecard"]["p50_ms"] > 0 and who["page"]["p95_ms"] >= who["page"]["p50_ms"]
+        assert who["control_count_daily_rows"]["p50_ms"] > 0 and "meets_target" in who
+    assert figures["targets"] == {"scorecard_p95_ms": 300}
