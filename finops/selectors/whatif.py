@@ -1,0 +1,301 @@
+"""Reads for the what-if calculator and the Savings page (issue 13): each offering's figures with their source,
+a workload's last 30 days as a calculator profile, and per workload the cheapest offering meeting its SLA.
+
+Where each figure comes from (docs/whatif.md):
+- **Prices**: the catalog (ModelPrice, the price in force today for the offering's provider and model) is the one
+  source of truth; an offering's entered prices are used only where the catalog has none. A contract discount
+  (the largest of the provider's contracts covering today) applies to either.
+- **Performance**: measured from the company's gateway logs over the last 30 days (output tokens/s over streamed
+  requests, else end to end; the median time to first token) wins over the offering's entered figures, figure by
+  figure; the source says which period or "entered".
+- **Spend**: a workload's last 30 days through finops.selectors.spend.signed_sums (the one reading of spend); the
+  month a what-if prices is those 30 days.
+"""
+
+import datetime as dt
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.db.models import Sum
+
+from finops import access
+from finops.families import FamilyMap
+from finops.models import ModelFamily, Offering, RoutingPolicy, Workload
+from finops.services.prices import PriceBook, contract_discounts_all
+from finops.whatif import Figure, OfferingFigures, Profile, ProfileInvalid, Result, best_of, compare
+
+from . import performance as performance_selector
+from . import spend
+
+WINDOW_DAYS = 30
+THOUSAND = Decimal(1000)
+SPEND_MEASURES = {
+    "input": Sum("input_tokens"), "cached": Sum("cached_input_tokens"), "cache_write": Sum("cache_write_tokens"),
+    "output": Sum("output_tokens"), "requests": Sum("requests"), "cost": Sum("reporting_cost"),
+    "lines": Sum("line_count"), "priced_lines": Sum("line_count", filter=~spend.UNPRICED),
+}
+
+
+def _workloads(user):
+    """`user` None: the command line, run by whoever operates the install (sees everything)."""
+    return Workload.objects.select_related("team") if user is None else access.visible_workloads(user)
+
+
+def _spend(user):
+    from finops.models import DailySpend
+
+    return DailySpend.objects.all() if user is None else spend.visible_spend(user)
+
+
+def window(today: dt.date) -> tuple[dt.date, dt.date]:
+    return today - dt.timedelta(days=WINDOW_DAYS), today
+
+
+def family_map() -> FamilyMap:
+    """Aliases of the ModelFamily rows, then the offerings' models (docstring of finops.families)."""
+    aliases = dict(Offering.objects.values_list("model", "family"))
+    for family in ModelFamily.objects.all():
+        aliases.update({alias: family.slug for alias in family.aliases})
+    return FamilyMap(aliases)
+
+
+@dataclass
+class Catalogue:
+    """Every offering's figures, read once (a page or a savings ranking evaluates many profiles against them)."""
+
+    offerings: list[OfferingFigures]
+    ids: dict[tuple[str, str], int] = field(default_factory=dict)  # (provider slug, model) -> offering id
+
+    def of_family(self, family: str | None) -> list[OfferingFigures]:
+        return [o for o in self.offerings if family is None or o.family == family]
+
+    def families(self) -> list[str]:
+        return sorted({o.family for o in self.offerings})
+
+
+def catalogue(today: dt.date) -> Catalogue:
+    start, end = window(today)
+    books = PriceBook.all_providers()
+    discounts = contract_discounts_all()
+    measured = performance_selector.performance_by(None, start, end, keys=("provider_id", "model"))
+    period = f"measured {start.isoformat()} – {(end - dt.timedelta(days=1)).isoformat()}"
+    figures, ids = [], {}
+    for offering in Offering.objects.select_related("provider").order_by("family", "provider__slug", "model"):
+        price = books.get(offering.provider_id, PriceBook([])).price_on(offering.model, today)
+        prices = _catalog_prices(price) if price is not None else _entered_prices(offering)
+        speed, ttft = _performance(offering, measured.get((offering.provider_id, offering.model)), period)
+        figures.append(OfferingFigures(
+            provider=offering.provider.slug, provider_name=offering.provider.name, model=offering.model,
+            family=offering.family, **prices, output_tokens_per_s=speed, ttft_seconds=ttft,
+            context_window=offering.context_window, discount_pct=discounts.discount_pct(offering.provider_id, today),
+        ))
+        ids[(offering.provider.slug, offering.model)] = offering.id
+    return Catalogue(figures, ids)
+
+
+def _catalog_prices(price) -> dict[str, Figure]:
+    source = f"catalog from {price.effective_from.isoformat()}"
+    return {
+        "input_per_mtok": Figure(price.input_per_mtok, source),
+        "cached_input_per_mtok": Figure(price.cached_input_per_mtok, source if price.cached_input_per_mtok is not None else ""),
+        "output_per_mtok": Figure(price.output_per_mtok, source),
+        "blended_per_mtok": Figure(None),
+    }
+
+
+def _entered_prices(offering: Offering) -> dict[str, Figure]:
+    return {name: Figure(getattr(offering, name), "entered" if getattr(offering, name) is not None else "")
+            for name in ("input_per_mtok", "cached_input_per_mtok", "output_per_mtok", "blended_per_mtok")}
+
+
+def _performance(offering: Offering, measured, period: str) -> tuple[Figure, Figure]:
+    """Measured beats entered, figure by figure."""
+    speed = Figure(offering.output_tokens_per_s, "entered" if offering.output_tokens_per_s is not None else "")
+    ttft = Figure(offering.ttft_seconds, "entered" if offering.ttft_seconds is not None else "")
+    if measured is not None:
+        tokens_per_s, basis = measured.output_tokens_per_s
+        if tokens_per_s:
+            speed = Figure(tokens_per_s, f"{period} ({basis}, {measured.requests:,} requests)")
+        median_ms = measured.ttft_p_ms(0.5)
+        if median_ms is not None:
+            ttft = Figure(Decimal(str(median_ms)) / THOUSAND, f"{period} (median, {measured.ttft.count:,} requests)")
+    return speed, ttft
+
+
+# --- a workload's last 30 days ---
+
+
+@dataclass(frozen=True)
+class Usage:
+    """A workload's (or one family's part of it) last 30 days."""
+
+    requests: int
+    input: int  # every input token, cached and cache writes included
+    cached: int
+    output: int
+    cost: Decimal | None  # None: nothing of it priced (unknown, never $0)
+
+    def profile(self, workload: Workload, label: str = "") -> Profile:
+        if not self.requests:
+            raise ProfileInvalid("workload", f"{workload.slug} recorded no requests in the last {WINDOW_DAYS} days")
+        batch = performance_selector.is_batch(workload)
+        return Profile(requests=self.requests, input_tokens=self.input, cached_input_tokens=self.cached,
+                       output_tokens=self.output, sla_seconds=None if batch else workload.sla_seconds,
+                       batch_window_hours=Decimal(workload.batch_window_hours) if batch else None,
+                       label=label or workload.name)
+
+
+def _usage(rows: list[dict]) -> Usage:
+    cost = None
+    for row in rows:
+        if row["priced_lines"] and row["cost"] is not None:
+            cost = (cost or Decimal(0)) + row["cost"]
+    total = lambda name: sum((row[name] or 0) for row in rows)  # noqa: E731
+    return Usage(requests=total("requests"), input=total("input") + total("cached") + total("cache_write"),
+                 cached=total("cached"), output=total("output"), cost=cost)
+
+
+def usage_rows(user, today: dt.date, workload_ids: list[int] | None = None) -> list[dict]:
+    """The spend rollup of the last 30 days per workload × model, as the user may see it."""
+    start, end = window(today)
+    daily = _spend(user).filter(workload__isnull=False)
+    if workload_ids is not None:
+        daily = daily.filter(workload_id__in=workload_ids)
+    return spend.signed_sums(daily, None, start, end, ("workload_id", "model"), measures=SPEND_MEASURES, today=today)
+
+
+def workload_usage(user, workload: Workload, today: dt.date) -> tuple[Usage, list[str]]:
+    """The workload's whole last 30 days and the families its models map to (most costly first)."""
+    rows = usage_rows(user, today, [workload.id])
+    families = family_map()
+    by_family: dict[str, Decimal] = {}
+    for row in rows:
+        name = families.family_of(row["model"])
+        by_family[name] = by_family.get(name, Decimal(0)) + (row["cost"] or Decimal(0))
+    return _usage(rows), sorted(by_family, key=lambda f: -by_family[f])
+
+
+# --- routing savings ---
+
+
+@dataclass(frozen=True)
+class Saving:
+    workload: Workload
+    family: str
+    usage: Usage
+    results: list[Result]
+    best: Result | None
+    policy: RoutingPolicy | None
+    note: str = ""
+
+    @property
+    def today_cost(self) -> Decimal | None:
+        return self.usage.cost
+
+    @property
+    def saving(self) -> Decimal:
+        """What routing this part to its best offering saves a month; 0 when the best costs more than today."""
+        if self.best is None or self.today_cost is None:
+            return Decimal(0)
+        return max(Decimal(0), self.today_cost - self.best.monthly_cost)
+
+
+@dataclass(frozen=True)
+class SavingsReport:
+    rows: list[Saving]  # biggest saving first
+    today_total: Decimal  # Σ today's cost of every workload part with a known cost
+    saving_total: Decimal
+
+    @property
+    def saving_share(self) -> Decimal | None:
+        """Σ saving ÷ Σ today's cost (sum over sum): "routing would cost X % less than today"."""
+        return self.saving_total / self.today_total if self.today_total else None
+
+
+def savings(user, today: dt.date, cat: Catalogue | None = None) -> SavingsReport:
+    """Per visible workload and family of its usage: the cheapest allowed offering that meets its SLA.
+
+    Allowed: the workload's routing policy's `allowed` set when it has one, else every offering of the family.
+    A part whose cost today is unknown (unpriced) is listed and saves nothing.
+    """
+    cat = cat or catalogue(today)
+    workloads = {w.id: w for w in _workloads(user)}
+    policies = {p.workload_id: p for p in RoutingPolicy.objects.filter(workload_id__in=workloads)
+                .select_related("primary__provider", "fallback__provider").prefetch_related("allowed__provider")}
+    families = family_map()
+    groups: dict[tuple[int, str], list[dict]] = {}
+    for row in usage_rows(user, today, list(workloads)):
+        groups.setdefault((row["workload_id"], families.family_of(row["model"])), []).append(row)
+    rows, today_total = [], Decimal(0)
+    for (workload_id, family), parts in groups.items():
+        workload, policy = workloads[workload_id], policies.get(workload_id)
+        usage = _usage(parts)
+        today_total += usage.cost or 0  # every part counts in "today": one no offering serves stays as it is
+        if policy is not None and policy.allowed.all():
+            allowed = {(o.provider.slug, o.model) for o in policy.allowed.all()}
+            candidates = [o for o in cat.offerings if (o.provider, o.model) in allowed]
+        else:
+            candidates = cat.of_family(family)
+        if not candidates:
+            continue  # no offering of this family: nothing to compare (the page says how many parts)
+        try:
+            profile = usage.profile(workload)
+        except ProfileInvalid as exc:
+            rows.append(Saving(workload, family, usage, [], None, policy, exc.message))
+            continue
+        results = compare(profile, candidates, today_cost=usage.cost)
+        rows.append(Saving(workload, family, usage, results, best_of(results), policy))
+    rows.sort(key=lambda s: (-s.saving, s.workload.slug, s.family))
+    return SavingsReport(rows, today_total, sum((s.saving for s in rows), Decimal(0)))
+
+
+# --- one what-if, from the options the command, the API and the page share ---
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    profile: Profile
+    results: list[Result]
+    workload: Workload | None = None
+    family: str | None = None
+    families: tuple[str, ...] = ()
+    today_cost: Decimal | None = None
+
+    @property
+    def best(self) -> Result | None:
+        return best_of(self.results)
+
+
+VOLUME_FIELDS = ("requests", "input_tokens", "output_tokens")
+
+
+def what_if(user, *, today: dt.date, workload: str | None = None, requests: int | None = None,
+            input_tokens: int | None = None, output_tokens: int | None = None, cached_input_tokens: int | None = None,
+            sla_seconds: Decimal | None = None, batch_window_hours: Decimal | None = None, family: str | None = None,
+            cat: Catalogue | None = None) -> WhatIf:
+    """A workload's last 30 days (its SLA unless one is given) or a typed profile, against the offerings of
+    `family` (a workload: of the families its usage maps to; a profile: every offering). Raises ProfileInvalid
+    naming the option at fault; another team's workload is unknown, like one that does not exist."""
+    cat = cat or catalogue(today)
+    if family is not None and family not in cat.families():
+        raise ProfileInvalid("family", f"unknown family {family!r} (families with offerings: {', '.join(cat.families()) or 'none'})")
+    if workload is not None:
+        found = _workloads(user).filter(slug=workload).first()
+        if found is None:
+            raise ProfileInvalid("workload", f"unknown workload {workload!r}")
+        usage, families = workload_usage(user, found, today)
+        profile = usage.profile(found)
+        if sla_seconds is not None or batch_window_hours is not None:
+            profile = Profile(requests=profile.requests, input_tokens=profile.input_tokens,
+                              cached_input_tokens=profile.cached_input_tokens, output_tokens=profile.output_tokens,
+                              sla_seconds=sla_seconds, batch_window_hours=batch_window_hours, label=profile.label)
+        wanted = [family] if family else [f for f in families if f in cat.families()]
+        offerings = [o for o in cat.offerings if o.family in wanted] if wanted else cat.offerings
+        return WhatIf(profile, compare(profile, offerings, today_cost=usage.cost), found, family, tuple(families), usage.cost)
+    volumes = {"requests": requests, "input_tokens": input_tokens, "output_tokens": output_tokens}
+    for name in VOLUME_FIELDS:
+        if volumes[name] is None:
+            raise ProfileInvalid(name, "required (or give a workload)")
+    profile = Profile(**volumes, cached_input_tokens=cached_input_tokens or 0, sla_seconds=sla_seconds,
+                      batch_window_hours=batch_window_hours)
+    return WhatIf(profile, compare(profile, cat.of_family(family)), None, family)
