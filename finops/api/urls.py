@@ -2,6 +2,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 
 from . import contracts, outcomes, views
+from . import whatif as whatif_api
 
 # DRF authenticates API requests itself (token or session); the login redirect is for pages only.
 api = login_not_required
@@ -32,5 +33,6 @@ urlpatterns = [
     path("contracts/<int:pk>", api(contracts.ContractDetail.as_view()), name="api-contract-detail"),
     path("contracts/<int:pk>/renew", api(contracts.ContractRenew.as_view()), name="api-contract-renew"),
     path("outcomes", api(outcomes.OutcomeList.as_view()), name="api-outcome-list"),
+    path("whatif", api(whatif_api.WhatIfView.as_view()), name="api-whatif"),
     path("reattributions/<int:pk>", api(views.ReattributionJobDetail.as_view()), name="api-reattribution"),
 ]
