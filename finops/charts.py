@@ -387,3 +387,34 @@ def _per_outcome_text(value, currency: str) -> str:
     from finops.display import per_outcome  # here, not at the top: this module only adds functions (issue 12)
 
     return per_outcome(value, currency)
+
+
+SLA_LINE_COLOUR = CAP_LINE_COLOUR
+
+
+def whatif_scatter(points: list[dict], *, sla: float | None, axis: str, currency: str) -> dict:
+    """Cost against latency, one marker per offering (points: [{provider, label, x, cost, best}]; x in seconds per
+    request, or hours per night for a batch), coloured by provider, the cheapest meeting the SLA drawn as a star;
+    the SLA (or the batch window) as a vertical line. Offerings without both figures are left out (the table
+    says which figure they lack)."""
+    traces = []
+    for point in points:
+        if point["x"] is None or point["cost"] is None:
+            continue
+        traces.append({
+            "type": "scatter", "mode": "markers+text", "name": point["label"], "x": [float(point["x"])],
+            "y": [float(point["cost"])], "text": [point["label"]], "textposition": "top center",
+            "marker": {"size": 16 if point["best"] else 11, "symbol": "star" if point["best"] else "circle",
+                       "color": colour_for(point["provider"])},
+            "hovertemplate": f"{point['label']}<br>{money_exact(point['cost'], currency)}<br>%{{x:.2f}} {axis}<extra></extra>",
+        })
+    if sla is not None:
+        top = max((float(p["cost"]) for p in points if p["cost"] is not None), default=1.0) * 1.1 or 1.0
+        traces.append({"type": "scatter", "mode": "lines", "name": "SLA", "x": [sla, sla], "y": [0, top],
+                       "line": {"color": SLA_LINE_COLOUR, "dash": "dash"}, "hoverinfo": "skip"})
+    symbol = currency_symbol(currency)
+    yaxis = {"tickprefix": symbol, "title": {"text": f"Monthly cost ({currency})"}, "rangemode": "tozero", "automargin": True}
+    xaxis = {"title": {"text": axis}, "rangemode": "tozero"}
+    figure = _figure(traces, yaxis=yaxis, xaxis=xaxis)
+    figure["layout"]["hovermode"] = "closest"
+    return figure

@@ -8,6 +8,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from finops.views import alerts, caps, contracts, explore, health, outcomes, pages, rules, sources, unattributed
+from finops.views import whatif
 
 urlpatterns = [
     path("", pages.overview, name="overview"),
@@ -44,6 +45,9 @@ urlpatterns = [
     path("rules/jobs/<int:pk>/", rules.job_status, name="rule-job"),
     path("alerts/", alerts.alert_list, name="alert-list"),
     path("alerts/mute/", alerts.alert_mute, name="alert-mute"),
+    path("whatif/", whatif.whatif_page, name="whatif"),
+    path("savings/", whatif.savings_page, name="savings"),
+    path("savings/litellm-router.yaml", whatif.routing_export, name="routing-export"),
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("health/", health.health, name="health"),

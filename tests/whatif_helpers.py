@@ -27,7 +27,8 @@ def gateway_request(at: dt.datetime, n: int, *, key: str) -> dict:
 
 
 def import_groq_traffic(workload, *, key: str = "abcd") -> Account:
-    account, _ = Account.objects.get_or_create(name="gateway", defaults={
+    # One account per workload: a second file for the same account and window would replace the first (idempotent).
+    account, _ = Account.objects.get_or_create(name=f"gateway-{key}", defaults={
         "provider": Provider.objects.get(slug="groq"), "connector": "gateway_log"})
     AttributionRule.objects.create(workload=workload, priority=len(key) * 10 + ord(key[0]), account=account,
                                    api_key=key * 16)

@@ -43,7 +43,8 @@ def data_table(context, table, rows, limit=None):
         for index, column in enumerate(table.page_columns):
             cells.append({"html": specs.html_cell(column, row), "numeric": column.numeric,
                           "url": row.get("url") if index == 0 else None, "muted": index == 0 and row.get("muted"),
-                          "action": row.get("action") if index == 0 else None})
+                          "action": row.get("action") if index == 0 else None,
+                          "highlight": index == 0 and row.get("highlight")})
         body.append(cells)
     return {"table": table, "body": body, "more": len(rows) - len(shown), "csv_url": csv_url(context, table.name)}
 

@@ -1,0 +1,33 @@
+"""The what-if and Savings pages' tables, each defined once (finops.reports.tables): page and CSV."""
+
+from .tables import Column, Table
+
+WHATIF_RESULTS = Table("whatif", (
+    Column("Provider", "provider"),
+    Column("Model", "model"),
+    Column("Family", "family"),
+    Column("Monthly cost", "monthly_cost", "money", help="Exact, from the prices below; a contract discount applied"),
+    Column("Against today", "versus_today", "change", help="Against the workload's cost over the last 30 days"),
+    Column("Latency / request", "latency", help="Time to first token + output tokens ÷ output tokens per second"),
+    Column("Latency (s)", "latency_seconds", csv_only=True),
+    Column("SLA", "verdict"),
+    Column("Context", "context"),
+    Column("Missing figures", "missing"),
+    Column("$/M in · out", "prices"),
+    Column("Price source", "price_source"),
+    Column("Speed (tokens/s)", "speed"),
+    Column("Speed source", "speed_source"),
+), empty="No offerings to compare: add them under `offerings:` in the config (docs/config.md).")
+
+SAVINGS = Table("savings", (
+    Column("Workload", "workload"),
+    Column("Team", "team"),
+    Column("Family", "family"),
+    Column("Last 30 days", "today_cost", "money", unpriced="unpriced_tokens"),
+    Column("Best offering", "best"),
+    Column("Its monthly cost", "best_cost", "money"),
+    Column("Saving / month", "saving", "money"),
+    Column("Latency / request", "latency"),
+    Column("SLA", "sla"),
+    Column("Routing policy", "policy"),
+), empty="No workload uses a model family with offerings in the last 30 days.")
