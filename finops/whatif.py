@@ -20,7 +20,7 @@ Formulas (docs/whatif.md):
 Ordering: cheapest known cost first, unknown costs last; ties by latency, then provider and model.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
 
 MTOK = Decimal(1_000_000)
@@ -177,7 +177,7 @@ def latency(profile: Profile, offering: OfferingFigures) -> tuple[Decimal | None
     return ttft + generation, False, ()
 
 
-def verdict(profile: Profile, seconds: Decimal | None, lower_bound: bool) -> tuple[bool | None, str, Decimal | None]:
+def verdict(profile: Profile, seconds: Decimal | None) -> tuple[bool | None, str, Decimal | None]:
     """(meets, kind, batch hours per night)."""
     if profile.batch_window_hours is not None:
         if seconds is None:
@@ -197,7 +197,7 @@ def verdict(profile: Profile, seconds: Decimal | None, lower_bound: bool) -> tup
 def evaluate(profile: Profile, offering: OfferingFigures, *, today_cost: Decimal | None = None) -> Result:
     cost, missing_price = monthly_cost(profile, offering)
     seconds, lower_bound, missing_speed = latency(profile, offering)
-    meets, kind, hours = verdict(profile, seconds, lower_bound)
+    meets, kind, hours = verdict(profile, seconds)
     window = offering.context_window
     fits = None if not window else profile.tokens_per_request <= window
     versus = (cost - today_cost) / today_cost if cost is not None and today_cost else None
@@ -228,7 +228,6 @@ def best_of(results: list[Result]) -> Result | None:
 
 
 def _replace_best(result: Result) -> Result:
-    from dataclasses import replace
     return replace(result, best=True)
 
 

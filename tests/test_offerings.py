@@ -125,3 +125,29 @@ def test_a_member_cannot_write_an_offering(db, sam):
 
     with pytest.raises(PermissionDenied):
         offering_upsert(by=sam, provider=Provider.objects.get(slug="groq"), model="x", blended_per_mtok=Decimal(1))
+
+
+def test_an_admin_adds_an_offering_through_the_form_and_everyone_reads_the_list(db, client_as, ada, sam):
+    groq = Provider.objects.get(slug="groq")
+    response = client_as(ada).post("/offerings/new/", {
+        "provider": groq.id, "model": "Llama-3.3-70B-Versatile", "family": "", "input_per_mtok": "0.59",
+        "output_per_mtok": "0.79", "output_tokens_per_s": "275", "ttft_seconds": "0.2", "context_window": "131072"})
+    assert response.status_code == 302
+    offering = Offering.objects.get(provider=groq)
+    assert (offering.model, offering.family) == ("llama-3.3-70b-versatile", "llama-3.3-70b")
+    page = client_as(sam).get("/offerings/").content.decode()
+    assert "llama-3.3-70b-versatile" in page and "entered" in page
+    assert "/offerings/new/" not in page
+
+
+def test_the_form_shows_the_services_error_on_the_field(db, client_as, ada):
+    response = client_as(ada).post("/offerings/new/", {
+        "provider": Provider.objects.get(slug="groq").id, "model": "x", "input_per_mtok": "0.59"})
+    assert response.status_code == 200
+    assert "give input and output prices together" in response.content.decode()
+    assert not Offering.objects.exists()
+
+
+def test_members_and_finance_cannot_reach_the_form(db, client_as, sam, fiona):
+    assert client_as(sam).get("/offerings/new/").status_code == 404
+    assert client_as(fiona).get("/offerings/new/").status_code == 404

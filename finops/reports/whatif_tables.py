@@ -31,3 +31,16 @@ SAVINGS = Table("savings", (
     Column("SLA", "sla"),
     Column("Routing policy", "policy"),
 ), empty="No workload uses a model family with offerings in the last 30 days.")
+
+OFFERINGS = Table("offerings", (
+    Column("Provider", "provider"),
+    Column("Model", "model"),
+    Column("Family", "family"),
+    Column("$/M in · out", "prices"),
+    Column("Price source", "price_source"),
+    Column("Speed (tokens/s)", "speed"),
+    Column("Speed source", "speed_source"),
+    Column("Time to first token", "ttft"),
+    Column("Its source", "ttft_source"),
+    Column("Context window", "context", "count"),
+), empty="No offerings yet: add them under `offerings:` in the config (docs/config.md) or here (admins).")

@@ -4,10 +4,12 @@ calculator on a typed profile or a preset (offerings are the organisation's, not
 priced only for those who see it (finops.access: a member, their teams' workloads)."""
 
 from django.conf import settings
-from django.http import HttpResponse
-from django.shortcuts import render
+from django.contrib import messages
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
 
 from finops import access, charts, display
+from finops.models import Offering
 from finops.reports import whatif_tables
 from finops.routing_litellm import litellm_router_config
 from finops.selectors.whatif import catalogue, savings, what_if
@@ -135,3 +137,77 @@ def routing_export(request):
     response = HttpResponse(text, content_type="application/yaml; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="litellm-router.yaml"'
     return response
+
+
+# --- offerings: the list (everyone signed in) and the form (admins) ---
+
+
+def offering_list(request):
+    from finops.models import RoutingPolicy
+
+    cat = catalogue(today_utc())
+    rows = []
+    for figures in cat.offerings:
+        offering_id = cat.ids[(figures.provider, figures.model)]
+        row = {"provider": figures.provider_name or figures.provider, "model": figures.model, "family": figures.family,
+               "prices": _prices_text(figures), "price_source": figures.input_per_mtok.source or figures.blended_per_mtok.source,
+               "speed": display.DASH if figures.output_tokens_per_s.value is None else str(figures.output_tokens_per_s.value.quantize(display.CENT)),
+               "speed_source": figures.output_tokens_per_s.source,
+               "ttft": display.DASH if figures.ttft_seconds.value is None else display.seconds(figures.ttft_seconds.value),
+               "ttft_source": figures.ttft_seconds.source, "context": figures.context_window}
+        if access.is_admin(request.user):
+            row["action"] = ("Edit", f"/offerings/{offering_id}/edit/")
+        rows.append(row)
+    response = csv_requested(request, "offerings", {"offerings": (whatif_tables.OFFERINGS, rows)}, stem=today_utc().isoformat())
+    if response is not None:
+        return response
+    visible = access.visible_workloads(request.user).values_list("id", flat=True)
+    policies = RoutingPolicy.objects.filter(workload_id__in=list(visible)).select_related(
+        "workload", "primary__provider", "fallback__provider").order_by("workload__slug")
+    return render(request, "finops/offering_list.html", {
+        "rows": rows, "specs": whatif_tables, "can_edit": access.is_admin(request.user),
+        "policies": [{"workload": p.workload.name, "policy": _policy_text(p)} for p in policies],
+    })
+
+
+def _require_admin(user) -> None:
+    if not access.is_admin(user):
+        raise Http404("No such page.")
+
+
+def offering_create(request):
+    _require_admin(request.user)
+    return _offering_form(request, None)
+
+
+def offering_edit(request, pk):
+    _require_admin(request.user)
+    return _offering_form(request, get_object_or_404(Offering, pk=pk))
+
+
+def _offering_form(request, offering):
+    from finops.services import offerings as offering_service
+
+    from .offering_forms import FIELDS, OfferingForm
+
+    form = OfferingForm(request.POST or None, instance=offering)
+    if request.method == "POST" and request.POST.get("delete") and offering is not None:
+        try:
+            offering_service.offering_delete(by=request.user, offering=offering)
+        except offering_service.OfferingInvalid as invalid:
+            form = OfferingForm(instance=offering)
+            form.add_error(None, "; ".join(invalid.errors.values()))
+        else:
+            messages.success(request, f"Offering {offering} deleted.")
+            return redirect("offering-list")
+    elif request.method == "POST" and form.is_valid():
+        data = {name: form.cleaned_data[name] for name in FIELDS}
+        try:
+            saved, _ = offering_service.offering_upsert(by=request.user, **data)
+        except offering_service.OfferingInvalid as invalid:
+            for field, message in invalid.errors.items():
+                form.add_error(field if field in form.fields else None, message)
+        else:
+            messages.success(request, f"Offering {saved} saved.")
+            return redirect("offering-list")
+    return render(request, "finops/offering_form.html", {"form": form, "offering": offering})
