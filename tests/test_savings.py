@@ -95,3 +95,16 @@ def test_a_preset_runs_without_any_spend(db, client_as, fiona):
     assert "220,000 requests a month" in page
     assert "No offering with known figures meets it." in page  # 44.1 s against 3 s
     assert "44.1 s" in page
+
+
+def test_the_provider_page_compares_the_companys_own_price_of_the_same_weights_across_providers(
+        support_agent, search_ranker, client_as, fiona):
+    import_groq_traffic(support_agent, key="abcd")
+    import_groq_traffic(search_ranker, key="wxyz", provider="cerebras")
+    csv = client_as(fiona).get("/providers/groq/", {"csv": "same_weights"}).content.decode().splitlines()
+    assert csv[0] == "Family,Provider,Models,Spend,Unpriced tokens,Priced tokens,USD/M tokens,Currency"
+    # Σcost ÷ Σtokens × 10⁶: Cerebras 0.075 / 180,000 tokens, Groq 0.0405 / 180,000 tokens
+    assert csv[1:] == ["gpt-oss-120b,Cerebras,gpt-oss-120b,0.075,0,180000,0.416667,USD",
+                       "gpt-oss-120b,Groq,gpt-oss-120b,0.0405,0,180000,0.225,USD"]
+    page = client_as(fiona).get("/providers/groq/").content.decode()
+    assert "The same weights on other providers" in page

@@ -15,25 +15,25 @@ from ingest.services import usage_file_import
 REQUESTS = 300  # over the last three days
 
 
-def gateway_request(at: dt.datetime, n: int, *, key: str) -> dict:
+def gateway_request(at: dt.datetime, n: int, *, key: str, provider: str = "groq") -> dict:
     """700 ms end to end, first token at 200 ms, 100 output tokens: 200 tokens/s of generation."""
     return {
         "request_id": f"{key}-{n}", "startTime": at.isoformat(),
         "endTime": (at + dt.timedelta(milliseconds=700)).isoformat(),
         "completionStartTime": (at + dt.timedelta(milliseconds=200)).isoformat(),
-        "model": "openai/gpt-oss-120b", "custom_llm_provider": "groq", "prompt_tokens": 500, "completion_tokens": 100,
+        "model": "openai/gpt-oss-120b", "custom_llm_provider": provider, "prompt_tokens": 500, "completion_tokens": 100,
         "api_key": key * 16, "team_id": "", "metadata": {}, "request_tags": [], "status": "success",
     }
 
 
-def import_groq_traffic(workload, *, key: str = "abcd") -> Account:
+def import_groq_traffic(workload, *, key: str = "abcd", provider: str = "groq") -> Account:
     # One account per workload: a second file for the same account and window would replace the first (idempotent).
     account, _ = Account.objects.get_or_create(name=f"gateway-{key}", defaults={
-        "provider": Provider.objects.get(slug="groq"), "connector": "gateway_log"})
+        "provider": Provider.objects.get(slug=provider), "connector": "gateway_log"})
     AttributionRule.objects.create(workload=workload, priority=len(key) * 10 + ord(key[0]), account=account,
                                    api_key=key * 16)
     start = timezone.now().astimezone(dt.UTC).replace(hour=10, minute=0, second=0, microsecond=0) - dt.timedelta(days=3)
-    records = [gateway_request(start + dt.timedelta(minutes=n * 10), n, key=key) for n in range(REQUESTS)]
+    records = [gateway_request(start + dt.timedelta(minutes=n * 10), n, key=key, provider=provider) for n in range(REQUESTS)]
     run = usage_file_import(account=account, stream=io.BytesIO(json.dumps(records).encode()), file_name="spend_logs.json")
     assert run.status == "succeeded", run.error
     return account

@@ -44,3 +44,12 @@ OFFERINGS = Table("offerings", (
     Column("Its source", "ttft_source"),
     Column("Context window", "context", "count"),
 ), empty="No offerings yet: add them under `offerings:` in the config (docs/config.md) or here (admins).")
+
+FAMILY_COMPARISON = Table("same_weights", (
+    Column("Family", "family"),
+    Column("Provider", "provider"),
+    Column("Models", "models"),
+    Column("Spend", "cost", "money", unpriced="unpriced_tokens"),
+    Column("Priced tokens", "priced_tokens", "tokens"),
+    Column("{cur}/M tokens", "usd_per_mtok", "per_mtok", help="Σ cost ÷ Σ priced tokens × 10⁶, your own usage"),
+), empty="None of this provider's models is used on another provider in this period.")

@@ -299,3 +299,43 @@ def what_if(user, *, today: dt.date, workload: str | None = None, requests: int 
     profile = Profile(**volumes, cached_input_tokens=cached_input_tokens or 0, sla_seconds=sla_seconds,
                       batch_window_hours=batch_window_hours)
     return WhatIf(profile, compare(profile, cat.of_family(family)), None, family)
+
+
+# --- the same weights across providers, from the company's own spend (provider page) ---
+
+
+def family_comparison(user, families: set[str] | None, start: dt.date, end: dt.date, *, today: dt.date) -> list[dict]:
+    """Per family (those given; None: every one) and provider: the company's own spend, priced tokens and $/M
+    tokens (Σcost ÷ Σpriced tokens × 10⁶, sum over sum) over [start, end), read through spend.sums (the one
+    reading of spend), from the rows the user may see. Families used on one provider only are left out: there is
+    nothing to compare."""
+    from finops.models import MonthlySpend, Provider
+
+    rows = spend.sums(_spend(user), spend.visible_spend(user, MonthlySpend) if user is not None else MonthlySpend.objects.all(),
+                      start, end, ("provider_id", "model"), today=today)
+    mapping = family_map()
+    grouped: dict[tuple[str, int], dict] = {}
+    for row in rows:
+        if not row["model"]:
+            continue
+        family = mapping.family_of(row["model"])
+        if families is not None and family not in families:
+            continue
+        total = grouped.setdefault((family, row["provider_id"]), {"family": family, "provider_id": row["provider_id"], "models": set(),
+                                                                  "cost": None, "priced_tokens": 0, "unpriced_tokens": 0})
+        total["models"].add(row["model"])
+        if row["cost"] is not None:
+            total["cost"] = (total["cost"] or Decimal(0)) + row["cost"]
+        total["priced_tokens"] += row["priced_tokens"]
+        total["unpriced_tokens"] += row["unpriced_tokens"]
+    providers = Provider.objects.in_bulk({p for _, p in grouped})
+    per_family: dict[str, int] = {}
+    for family, _ in grouped:
+        per_family[family] = per_family.get(family, 0) + 1
+    found = []
+    for (family, provider_id), total in sorted(grouped.items(), key=lambda item: (item[0][0], providers[item[0][1]].name)):
+        if per_family[family] < 2:
+            continue
+        found.append({**total, "provider": providers[provider_id].name, "models": ", ".join(sorted(total["models"])),
+                      "usd_per_mtok": spend.per_mtok(total["cost"], total["priced_tokens"])})
+    return found
