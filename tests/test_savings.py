@@ -57,7 +57,7 @@ def test_the_savings_page_ranks_workloads_and_states_the_share(traffic, client_a
     page = client_as(fiona).get("/savings/").content.decode()
     assert "Routing each workload to its best offering would cost <strong>36.9 %</strong> less than today" in page
     csv = client_as(fiona).get("/savings/", {"csv": "savings"}).content.decode().splitlines()
-    assert csv[0].startswith("Workload,Team,Family,Last 30 days")
+    assert csv[0].startswith("Workload,Team,Family,Last 30 days,Best offering")
     assert csv[1].startswith("Support agent,Support Platform,gpt-oss-120b,0.0405")
 
 

@@ -23,7 +23,7 @@ SAVINGS = Table("savings", (
     Column("Workload", "workload"),
     Column("Team", "team"),
     Column("Family", "family"),
-    Column("Last 30 days", "today_cost", "money", unpriced="unpriced_tokens"),
+    Column("Last 30 days", "today_cost", "money", help="What this part of the workload cost over the last 30 days; — when none of it is priced"),
     Column("Best offering", "best"),
     Column("Its monthly cost", "best_cost", "money"),
     Column("Saving / month", "saving", "money"),

@@ -265,6 +265,11 @@ class WhatIf:
     def best(self) -> Result | None:
         return best_of(self.results)
 
+    @property
+    def across_families(self) -> bool:
+        """A workload none of whose families has an offering: every offering is compared (other weights)."""
+        return self.workload is not None and not self.family and not any(r.family in self.families for r in self.results)
+
 
 VOLUME_FIELDS = ("requests", "input_tokens", "output_tokens")
 

@@ -107,7 +107,7 @@ def savings_page(request):
         best = row.best
         rows.append({
             "workload": row.workload.name, "url": f"/whatif/?workload={row.workload.slug}", "team": row.workload.team.name,
-            "family": row.family, "today_cost": row.today_cost, "unpriced_tokens": 0,
+            "family": row.family, "today_cost": row.today_cost,
             "best": f"{best.offering.provider_name or best.provider} {best.model}" if best else (row.note or "None meets the SLA"),
             "best_cost": best.monthly_cost if best else None, "saving": row.saving if best else None,
             "latency": _latency_text(best) if best else display.DASH,
