@@ -107,7 +107,7 @@ def test_an_offering_with_an_input_price_and_no_output_price_is_refused_naming_t
                     "  - {provider: cerebras, model: llama3.3-70b, input_per_mtok: '0.85'}\n")
     error = apply_failing(path)
     assert "offerings[0] (model=llama-3.3-70b): output_tokens_per_s: Ensure this value is greater than or equal to 0." in error
-    assert "offerings[1] (model=llama3.3-70b): input_per_mtok: give input and output prices together" in error
+    assert "offerings[1] (model=llama3.3-70b): output_per_mtok: give input and output prices together" in error
     assert not Offering.objects.exists()
 
 

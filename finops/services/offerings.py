@@ -10,8 +10,6 @@ Decisions (docs/whatif.md):
 - A routing policy's primary and fallback are offerings; its allowed set, when given, must hold the primary.
 """
 
-from decimal import Decimal
-
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
@@ -127,7 +125,3 @@ def offering_delete(*, by=None, offering: Offering) -> None:
     if RoutingPolicy.objects.filter(primary=offering).exists() or RoutingPolicy.objects.filter(fallback=offering).exists():
         raise OfferingInvalid({"offering": "a routing policy uses it; change the policy first"})
     offering.delete()
-
-
-def decimal_or_none(value) -> Decimal | None:
-    return None if value in (None, "") else Decimal(str(value))

@@ -16,9 +16,11 @@ from decimal import Decimal
 
 from finops.modelids import normalise_model
 from finops.models import Offering, Provider, RoutingPolicy, Workload
-from finops.services.offerings import FIGURE_FIELDS, OfferingInvalid, family_upsert, offering_upsert, routing_policy_set
+from finops.services.offerings import (
+    FIGURE_FIELDS, OfferingInvalid, family_upsert, offering_errors, offering_upsert, routing_policy_set,
+)
 
-from .schema import OFFERING_SECTIONS as SECTIONS
+from .schema import OFFERING_SECTIONS as SECTIONS  # noqa: F401 - apply.py reads the section names here
 
 
 def _key(ref: dict) -> tuple[str, str]:
@@ -41,11 +43,9 @@ def offering_reference_errors(entries: dict[str, list[dict]], providers: set[str
         if entry["provider"] not in providers:
             errors.append(f"{entry['_label']}: provider: unknown provider {entry['provider']!r} "
                           "(add it under `providers:` or pick a seeded one)")
-        values = {name: entry[name] for name in FIGURE_FIELDS}
-        if (values["input_per_mtok"] is None) != (values["output_per_mtok"] is None):
-            errors.append(f"{entry['_label']}: input_per_mtok: give input and output prices together (or one blended_per_mtok)")
-        if values["output_tokens_per_s"] == 0:
-            errors.append(f"{entry['_label']}: output_tokens_per_s: must be greater than 0 (leave it out when unknown)")
+        # The service's own rules, checked before anything is written so every bad entry is named at once.
+        problems = offering_errors({name: entry[name] for name in FIGURE_FIELDS})
+        errors.extend(f"{entry['_label']}: {name}: {message}" for name, message in problems.items())
     for entry in entries.get("routing", []):
         if entry["workload"] not in workloads:
             errors.append(f"{entry['_label']}: workload: unknown workload {entry['workload']!r} (not in this file or the database)")
