@@ -413,8 +413,11 @@ def whatif_scatter(points: list[dict], *, sla: float | None, axis: str, currency
         traces.append({"type": "scatter", "mode": "lines", "name": "SLA", "x": [sla, sla], "y": [0, top],
                        "line": {"color": SLA_LINE_COLOUR, "dash": "dash"}, "hoverinfo": "skip"})
     symbol = currency_symbol(currency)
-    yaxis = {"tickprefix": symbol, "title": {"text": f"Monthly cost ({currency})"}, "rangemode": "tozero", "automargin": True}
-    xaxis = {"title": {"text": axis}, "rangemode": "tozero"}
+    yaxis = {"tickprefix": symbol, "tickformat": ",", "title": {"text": f"Monthly cost ({currency})"}, "rangemode": "tozero",
+             "automargin": True}
+    # Room on both sides for the labels above the markers.
+    xs = [float(p["x"]) for p in points if p["x"] is not None and p["cost"] is not None] + ([sla] if sla is not None else [])
+    xaxis = {"title": {"text": axis}, "range": [-0.08 * max(xs, default=1), 1.12 * max(xs, default=1)]}
     figure = _figure(traces, yaxis=yaxis, xaxis=xaxis)
     figure["layout"]["hovermode"] = "closest"
     return figure

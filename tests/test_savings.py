@@ -108,3 +108,11 @@ def test_the_provider_page_compares_the_companys_own_price_of_the_same_weights_a
                        "gpt-oss-120b,Groq,gpt-oss-120b,0.0405,0,180000,0.225,USD"]
     page = client_as(fiona).get("/providers/groq/").content.decode()
     assert "The same weights on other providers" in page
+
+
+def test_the_calculator_on_a_workload_prices_the_same_part_as_the_savings_page(traffic, support_agent):
+    from finops.selectors.whatif import what_if
+
+    row = next(r for r in savings(None, today_utc()).rows if r.workload == support_agent)
+    result = what_if(None, today=today_utc(), workload="support-agent")
+    assert (result.family, result.today_cost, result.best.monthly_cost) == (row.family, row.today_cost, row.best.monthly_cost)

@@ -164,15 +164,16 @@ def usage_rows(user, today: dt.date, workload_ids: list[int] | None = None) -> l
     return spend.signed_sums(daily, None, start, end, ("workload_id", "model"), measures=SPEND_MEASURES, today=today)
 
 
-def workload_usage(user, workload: Workload, today: dt.date) -> tuple[Usage, list[str]]:
-    """The workload's whole last 30 days and the families its models map to (most costly first)."""
+def workload_usage(user, workload: Workload, today: dt.date) -> tuple[Usage, dict[str, Usage]]:
+    """The workload's whole last 30 days, and its part on each model family (most costly first)."""
     rows = usage_rows(user, today, [workload.id])
     families = family_map()
-    by_family: dict[str, Decimal] = {}
+    parts: dict[str, list[dict]] = {}
     for row in rows:
-        name = families.family_of(row["model"])
-        by_family[name] = by_family.get(name, Decimal(0)) + (row["cost"] or Decimal(0))
-    return _usage(rows), sorted(by_family, key=lambda f: -by_family[f])
+        parts.setdefault(families.family_of(row["model"]), []).append(row)
+    by_family = {name: _usage(part) for name, part in parts.items()}
+    ordered = sorted(by_family, key=lambda name: -(by_family[name].cost or 0))
+    return _usage(rows), {name: by_family[name] for name in ordered}
 
 
 # --- routing savings ---
@@ -268,7 +269,7 @@ class WhatIf:
     @property
     def across_families(self) -> bool:
         """A workload none of whose families has an offering: every offering is compared (other weights)."""
-        return self.workload is not None and not self.family and not any(r.family in self.families for r in self.results)
+        return self.workload is not None and self.family is None
 
 
 VOLUME_FIELDS = ("requests", "input_tokens", "output_tokens")
@@ -279,7 +280,7 @@ def what_if(user, *, today: dt.date, workload: str | None = None, requests: int 
             sla_seconds: Decimal | None = None, batch_window_hours: Decimal | None = None, family: str | None = None,
             cat: Catalogue | None = None) -> WhatIf:
     """A workload's last 30 days (its SLA unless one is given) or a typed profile, against the offerings of
-    `family` (a workload: of the families its usage maps to; a profile: every offering). Raises ProfileInvalid
+    `family` (a workload: by default its most costly family with offerings; a profile: every offering). Raises ProfileInvalid
     naming the option at fault; another team's workload is unknown, like one that does not exist."""
     cat = cat or catalogue(today)
     if family is not None and family not in cat.families():
@@ -288,15 +289,20 @@ def what_if(user, *, today: dt.date, workload: str | None = None, requests: int 
         found = _workloads(user).filter(slug=workload).first()
         if found is None:
             raise ProfileInvalid("workload", f"unknown workload {workload!r}")
-        usage, families = workload_usage(user, found, today)
-        profile = usage.profile(found)
+        whole, parts = workload_usage(user, found, today)
+        # Compare one family: the one asked for, else the workload's most costly family that has offerings. The
+        # month priced is the workload's part on that family (what routing it would move, as on the Savings
+        # page); a family it does not use prices its whole traffic ("what if all of it ran there").
+        chosen = family or next((name for name in parts if name in cat.families()), None)
+        usage = parts.get(chosen, whole)
+        label = found.name + (f" ({chosen} part)" if chosen in parts and len(parts) > 1 else "")
+        profile = usage.profile(found, label)
         if sla_seconds is not None or batch_window_hours is not None:
             profile = Profile(requests=profile.requests, input_tokens=profile.input_tokens,
                               cached_input_tokens=profile.cached_input_tokens, output_tokens=profile.output_tokens,
                               sla_seconds=sla_seconds, batch_window_hours=batch_window_hours, label=profile.label)
-        wanted = [family] if family else [f for f in families if f in cat.families()]
-        offerings = [o for o in cat.offerings if o.family in wanted] if wanted else cat.offerings
-        return WhatIf(profile, compare(profile, offerings, today_cost=usage.cost), found, family, tuple(families), usage.cost)
+        offerings = cat.of_family(chosen)  # chosen None (no family of its has offerings): every offering
+        return WhatIf(profile, compare(profile, offerings, today_cost=usage.cost), found, chosen, tuple(parts), usage.cost)
     volumes = {"requests": requests, "input_tokens": input_tokens, "output_tokens": output_tokens}
     for name in VOLUME_FIELDS:
         if volumes[name] is None:
