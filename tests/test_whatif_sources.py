@@ -112,3 +112,21 @@ def test_a_member_cannot_price_another_teams_workload(traffic, client_as, tess):
     response = client_as(tess).get("/api/v1/whatif", {"workload": "support-agent"})
     assert response.status_code == 400
     assert response.json() == {"workload": ["unknown workload 'support-agent'"]}
+
+
+def test_the_command_table_marks_the_best_offering_and_a_lower_bound(db):
+    from finops.services.offerings import offering_upsert
+
+    offering_upsert(provider=Provider.objects.get(slug="cerebras"), model="kimi-k2.6", input_per_mtok=Decimal("1.5"),
+                    output_per_mtok=Decimal("6"), output_tokens_per_s=Decimal(981))  # no time to first token
+    offering_upsert(provider=Provider.objects.get(slug="moonshot"), model="kimi-k2.6", output_tokens_per_s=Decimal(34),
+                    ttft_seconds=Decimal(1))
+    out = StringIO()
+    call_command("whatif", "--requests", "220000", "--input-tokens", "880000000", "--output-tokens", "330000000",
+                 "--sla-seconds", "3", stdout=out)
+    lines = out.getvalue().splitlines()
+    moonshot = next(line for line in lines if "moonshot" in line)
+    cerebras = next(line for line in lines if "cerebras" in line)
+    assert "$2,156.00" in moonshot and "45.1 s" in moonshot and moonshot.endswith(" no")  # 880 × 0.95 + 330 × 4.00; 1 + 44.1 s
+    assert cerebras.startswith("* cerebras") and "≥ 1.5 s" in cerebras and "time to first token" in cerebras
+    assert lines[-1] == "* the cheapest offering that meets the SLA"
