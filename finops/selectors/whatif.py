@@ -16,7 +16,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db.models import Sum
+from django.db.models import Q, Sum
 
 from finops import access
 from finops.families import FamilyMap
@@ -77,10 +77,17 @@ def catalogue(today: dt.date) -> Catalogue:
     start, end = window(today)
     books = PriceBook.all_providers()
     discounts = contract_discounts_all()
-    measured = performance_selector.performance_by(None, start, end, keys=("provider_id", "model"))
+    offerings = list(Offering.objects.select_related("provider").order_by("family", "provider__slug", "model"))
+    # Only the rollup rows of the providers and models offered: a month of an organisation's gateway traffic is
+    # many rows, and most of them are models nobody compares.
+    offered = Q()
+    for offering in offerings:
+        offered |= Q(provider_id=offering.provider_id, model=offering.model)
+    measured = performance_selector.performance_by(None, start, end, keys=("provider_id", "model"),
+                                                   where=offered) if offerings else {}
     period = f"measured {start.isoformat()} – {(end - dt.timedelta(days=1)).isoformat()}"
     figures, ids = [], {}
-    for offering in Offering.objects.select_related("provider").order_by("family", "provider__slug", "model"):
+    for offering in offerings:
         price = books.get(offering.provider_id, PriceBook([])).price_on(offering.model, today)
         prices = _catalog_prices(price) if price is not None else _entered_prices(offering)
         speed, ttft = _performance(offering, measured.get((offering.provider_id, offering.model)), period)
