@@ -130,3 +130,17 @@ def test_the_command_table_marks_the_best_offering_and_a_lower_bound(db):
     assert "$2,156.00" in moonshot and "45.1 s" in moonshot and moonshot.endswith(" no")  # 880 × 0.95 + 330 × 4.00; 1 + 44.1 s
     assert cerebras.startswith("* cerebras") and "≥ 1.5 s" in cerebras and "time to first token" in cerebras
     assert lines[-1] == "* the cheapest offering that meets the SLA"
+
+
+def test_measured_figures_are_read_only_for_the_offerings_compared_and_follow_a_new_import(support_agent, search_ranker):
+    from finops.models import Offering
+    from finops.selectors.whatif import measured_performance, window
+
+    import_groq_traffic(support_agent)
+    _, deepinfra, _ = gpt_oss_offerings()
+    start, end = window(today_utc())
+    assert measured_performance([deepinfra], start, end) == {}  # Groq's traffic is not read for DeepInfra alone
+    groq = Offering.objects.get(provider__slug="groq")
+    assert measured_performance([groq], start, end)[(groq.provider_id, "gpt-oss-120b")].requests == 300
+    import_groq_traffic(search_ranker, key="wxyz")  # a new import is seen at once, cache or not
+    assert measured_performance([groq], start, end)[(groq.provider_id, "gpt-oss-120b")].requests == 600

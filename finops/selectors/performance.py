@@ -49,9 +49,9 @@ def _scoped(rows, workload_ids: Iterable[int] | None):
 
 def performance_by(workload_ids: Iterable[int] | None, start: dt.date, end: dt.date,
                    keys: tuple[str, ...] = ("workload_id", "provider_id", "model"), *,
-                   where: Q | None = None) -> dict[tuple, Performance]:
+                   rows_where: Q | None = None) -> dict[tuple, Performance]:
     """Merged Performance per `keys` (columns of the rollup) over [start, end). `workload_ids` None: every row,
-    unattributed included (admins); else those workloads' rows only (a member's scope). `where`: a further filter
+    unattributed included (admins); else those workloads' rows only (a member's scope). `rows_where`: a further filter
     on the rollup rows (the what-if reads only the providers and models it compares)."""
     workload_ids = None if workload_ids is None else list(workload_ids)
     months, day_ranges = month_split(start, end)
@@ -63,8 +63,8 @@ def performance_by(workload_ids: Iterable[int] | None, start: dt.date, end: dt.d
         for first, stop in day_ranges:
             where |= Q(day__gte=first, day__lt=stop)
         sources.append(_scoped(DailyPerformance.objects.filter(where), workload_ids))
-    if where is not None:
-        sources = [rows.filter(where) for rows in sources]
+    if rows_where is not None:
+        sources = [rows.filter(rows_where) for rows in sources]
     found: dict[tuple, Performance] = {}
     for rows in sources:
         for *key, stored in rows.values_list(*keys, "performance").iterator(chunk_size=2000):

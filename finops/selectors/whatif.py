@@ -13,14 +13,17 @@ Where each figure comes from (docs/whatif.md):
 """
 
 import datetime as dt
+import hashlib
+import json
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db.models import Q, Sum
+from django.core.cache import cache
+from django.db.models import Count, Max, Q, Sum
 
 from finops import access
 from finops.families import FamilyMap
-from finops.models import ModelFamily, Offering, RoutingPolicy, Workload
+from finops.models import DailyPerformance, ModelFamily, MonthlyPerformance, Offering, RoutingPolicy, Workload
 from finops.services.prices import PriceBook, contract_discounts_all
 from finops.whatif import Figure, OfferingFigures, Profile, ProfileInvalid, Result, best_of, compare
 
@@ -73,18 +76,60 @@ class Catalogue:
         return sorted({o.family for o in self.offerings})
 
 
-def catalogue(today: dt.date) -> Catalogue:
+MEASURED_CACHE_SECONDS = 600
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What the what-if reads of a (provider, model)'s merged Performance over the window."""
+
+    tokens_per_s: Decimal | None
+    basis: str
+    requests: int
+    ttft_median_ms: float | None
+    ttft_count: int
+
+
+def measured_performance(offerings: list[Offering], start: dt.date, end: dt.date) -> dict[tuple[int, str], Measured]:
+    """Per offered (provider id, model): the figures read from performance_by over [start, end) (merged
+    distributions, finops.performance). Cached for MEASURED_CACHE_SECONDS under a key holding the window, the
+    pairs and a fingerprint of the window's rollup rows (their count and largest id: any rebuild of a day inserts
+    new rows), so an import shows at once; the cache spares re-merging a month of an organisation's gateway
+    traffic on every what-if (docs/whatif.md, bench)."""
+    pairs = sorted({(o.provider_id, o.model) for o in offerings})
+    if not pairs:
+        return {}
+    fingerprint = DailyPerformance.objects.filter(day__gte=start, day__lt=end).aggregate(n=Count("id"), top=Max("id"))
+    digest = hashlib.sha256(json.dumps([start.isoformat(), end.isoformat(), pairs, fingerprint["n"], fingerprint["top"],
+                                        MonthlyPerformance.objects.aggregate(top=Max("id"))["top"]]).encode()).hexdigest()
+    key = f"whatif:measured:{digest}"
+    found = cache.get(key)
+    if found is not None:
+        return found
+    offered = Q()
+    for provider_id, model in pairs:
+        offered |= Q(provider_id=provider_id, model=model)
+    merged = performance_selector.performance_by(None, start, end, keys=("provider_id", "model"), rows_where=offered)
+    found = {}
+    for pair, performance in merged.items():
+        tokens_per_s, basis = performance.output_tokens_per_s
+        found[pair] = Measured(tokens_per_s, basis, performance.requests, performance.ttft_p_ms(0.5), performance.ttft.count)
+    cache.set(key, found, MEASURED_CACHE_SECONDS)
+    return found
+
+
+def offered_families() -> list[str]:
+    return sorted(set(Offering.objects.values_list("family", flat=True)))
+
+
+def catalogue(today: dt.date, families: set[str] | None = None) -> Catalogue:
+    """Every offering's figures (those of `families` only, when given)."""
     start, end = window(today)
     books = PriceBook.all_providers()
     discounts = contract_discounts_all()
-    offerings = list(Offering.objects.select_related("provider").order_by("family", "provider__slug", "model"))
-    # Only the rollup rows of the providers and models offered: a month of an organisation's gateway traffic is
-    # many rows, and most of them are models nobody compares.
-    offered = Q()
-    for offering in offerings:
-        offered |= Q(provider_id=offering.provider_id, model=offering.model)
-    measured = performance_selector.performance_by(None, start, end, keys=("provider_id", "model"),
-                                                   where=offered) if offerings else {}
+    rows = Offering.objects.select_related("provider").order_by("family", "provider__slug", "model")
+    offerings = list(rows if families is None else rows.filter(family__in=families))
+    measured = measured_performance(offerings, start, end)
     period = f"measured {start.isoformat()} – {(end - dt.timedelta(days=1)).isoformat()}"
     figures, ids = [], {}
     for offering in offerings:
@@ -115,17 +160,16 @@ def _entered_prices(offering: Offering) -> dict[str, Figure]:
             for name in ("input_per_mtok", "cached_input_per_mtok", "output_per_mtok", "blended_per_mtok")}
 
 
-def _performance(offering: Offering, measured, period: str) -> tuple[Figure, Figure]:
+def _performance(offering: Offering, measured: Measured | None, period: str) -> tuple[Figure, Figure]:
     """Measured beats entered, figure by figure."""
     speed = Figure(offering.output_tokens_per_s, "entered" if offering.output_tokens_per_s is not None else "")
     ttft = Figure(offering.ttft_seconds, "entered" if offering.ttft_seconds is not None else "")
     if measured is not None:
-        tokens_per_s, basis = measured.output_tokens_per_s
-        if tokens_per_s:
-            speed = Figure(tokens_per_s, f"{period} ({basis}, {measured.requests:,} requests)")
-        median_ms = measured.ttft_p_ms(0.5)
-        if median_ms is not None:
-            ttft = Figure(Decimal(str(median_ms)) / THOUSAND, f"{period} (median, {measured.ttft.count:,} requests)")
+        if measured.tokens_per_s:
+            speed = Figure(measured.tokens_per_s, f"{period} ({measured.basis}, {measured.requests:,} requests)")
+        if measured.ttft_median_ms is not None:
+            ttft = Figure(Decimal(str(measured.ttft_median_ms)) / THOUSAND,
+                          f"{period} (median, {measured.ttft_count:,} requests)")
     return speed, ttft
 
 
@@ -289,9 +333,9 @@ def what_if(user, *, today: dt.date, workload: str | None = None, requests: int 
     """A workload's last 30 days (its SLA unless one is given) or a typed profile, against the offerings of
     `family` (a workload: by default its most costly family with offerings; a profile: every offering). Raises ProfileInvalid
     naming the option at fault; another team's workload is unknown, like one that does not exist."""
-    cat = cat or catalogue(today)
-    if family is not None and family not in cat.families():
-        raise ProfileInvalid("family", f"unknown family {family!r} (families with offerings: {', '.join(cat.families()) or 'none'})")
+    known = cat.families() if cat is not None else offered_families()
+    if family is not None and family not in known:
+        raise ProfileInvalid("family", f"unknown family {family!r} (families with offerings: {', '.join(known) or 'none'})")
     if workload is not None:
         found = _workloads(user).filter(slug=workload).first()
         if found is None:
@@ -300,7 +344,8 @@ def what_if(user, *, today: dt.date, workload: str | None = None, requests: int 
         # Compare one family: the one asked for, else the workload's most costly family that has offerings. The
         # month priced is the workload's part on that family (what routing it would move, as on the Savings
         # page); a family it does not use prices its whole traffic ("what if all of it ran there").
-        chosen = family or next((name for name in parts if name in cat.families()), None)
+        chosen = family or next((name for name in parts if name in known), None)
+        cat = cat or catalogue(today, None if chosen is None else {chosen})
         usage = parts.get(chosen, whole)
         label = found.name + (f" ({chosen} part)" if chosen in parts and len(parts) > 1 else "")
         profile = usage.profile(found, label)
@@ -316,6 +361,7 @@ def what_if(user, *, today: dt.date, workload: str | None = None, requests: int 
             raise ProfileInvalid(name, "required (or give a workload)")
     profile = Profile(**volumes, cached_input_tokens=cached_input_tokens or 0, sla_seconds=sla_seconds,
                       batch_window_hours=batch_window_hours)
+    cat = cat or catalogue(today, None if family is None else {family})
     return WhatIf(profile, compare(profile, cat.of_family(family)), None, family)
 
 

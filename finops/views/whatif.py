@@ -12,7 +12,7 @@ from finops import access, charts, display
 from finops.models import Offering
 from finops.reports import whatif_tables
 from finops.routing_litellm import litellm_router_config
-from finops.selectors.whatif import catalogue, savings, what_if
+from finops.selectors.whatif import catalogue, offered_families, savings, what_if
 from finops.whatif import BATCH_ASSUMPTION, OPTIONS, PRESETS, ProfileInvalid, parse_options
 
 from .period import today_utc
@@ -63,14 +63,13 @@ def whatif_page(request):
         raw.update(requests=str(profile.requests), input_tokens=str(profile.input_tokens),
                    output_tokens=str(profile.output_tokens), cached_input_tokens=str(profile.cached_input_tokens),
                    sla_seconds=str(profile.sla_seconds or ""), batch_window_hours=str(profile.batch_window_hours or ""))
-    cat = catalogue(today)
-    context = {"raw": raw, "preset": preset, "presets": PRESETS, "families": cat.families(),
+    context = {"raw": raw, "preset": preset, "presets": PRESETS, "families": offered_families(),
                "workloads": access.visible_workloads(request.user).order_by("team__name", "name"), "specs": whatif_tables,
                "result": None, "error": None, "batch_assumption": BATCH_ASSUMPTION}
     asked = any(raw.values())
     if asked:
         try:
-            result = what_if(request.user, today=today, cat=cat, **parse_options(raw))
+            result = what_if(request.user, today=today, **parse_options(raw))
         except ProfileInvalid as exc:
             context["error"] = exc
         else:
