@@ -270,7 +270,6 @@ def savings(user, today: dt.date, cat: Catalogue | None = None) -> SavingsReport
     Allowed: the workload's routing policy's `allowed` set when it has one, else every offering of the family.
     A part whose cost today is unknown (unpriced) is listed and saves nothing.
     """
-    cat = cat or catalogue(today)
     workloads = {w.id: w for w in _workloads(user)}
     policies = {p.workload_id: p for p in RoutingPolicy.objects.filter(workload_id__in=workloads)
                 .select_related("primary__provider", "fallback__provider").prefetch_related("allowed__provider")}
@@ -278,6 +277,9 @@ def savings(user, today: dt.date, cat: Catalogue | None = None) -> SavingsReport
     groups: dict[tuple[int, str], list[dict]] = {}
     for row in usage_rows(user, today, list(workloads)):
         groups.setdefault((row["workload_id"], families.family_of(row["model"])), []).append(row)
+    # Only the families in use (and those of the policies' allowed offerings) are read.
+    wanted = {family for _, family in groups} | {o.family for p in policies.values() for o in p.allowed.all()}
+    cat = cat or catalogue(today, wanted)
     rows, today_total = [], Decimal(0)
     for (workload_id, family), parts in groups.items():
         workload, policy = workloads[workload_id], policies.get(workload_id)
