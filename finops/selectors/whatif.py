@@ -23,7 +23,9 @@ from django.db.models import Count, Max, Q, Sum
 
 from finops import access
 from finops.families import FamilyMap
-from finops.models import DailyPerformance, ModelFamily, MonthlyPerformance, Offering, RoutingPolicy, Workload
+from finops.models import (
+    DailyPerformance, DailySpend, ModelFamily, MonthlyPerformance, MonthlySpend, Offering, Provider, RoutingPolicy, Workload,
+)
 from finops.services.prices import PriceBook, contract_discounts_all
 from finops.whatif import Figure, OfferingFigures, Profile, ProfileInvalid, Result, best_of, compare
 
@@ -45,8 +47,6 @@ def _workloads(user):
 
 
 def _spend(user):
-    from finops.models import DailySpend
-
     return DailySpend.objects.all() if user is None else spend.visible_spend(user)
 
 
@@ -375,8 +375,6 @@ def family_comparison(user, families: set[str] | None, start: dt.date, end: dt.d
     tokens (Σcost ÷ Σpriced tokens × 10⁶, sum over sum) over [start, end), read through spend.sums (the one
     reading of spend), from the rows the user may see. Families used on one provider only are left out: there is
     nothing to compare."""
-    from finops.models import MonthlySpend, Provider
-
     rows = spend.sums(_spend(user), spend.visible_spend(user, MonthlySpend) if user is not None else MonthlySpend.objects.all(),
                       start, end, ("provider_id", "model"), today=today)
     mapping = family_map()

@@ -9,12 +9,14 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from finops import access, charts, display
-from finops.models import Offering
+from finops.models import Offering, RoutingPolicy
 from finops.reports import whatif_tables
 from finops.routing_litellm import litellm_router_config
 from finops.selectors.whatif import catalogue, offered_families, savings, what_if
+from finops.services import offerings as offering_service
 from finops.whatif import BATCH_ASSUMPTION, OPTIONS, PRESETS, ProfileInvalid, parse_options
 
+from .offering_forms import FIELDS, OfferingForm
 from .period import today_utc
 from .tables import csv_requested
 
@@ -124,8 +126,6 @@ def savings_page(request):
 
 def routing_export(request):
     """The routing policies of the workloads the user sees, as a LiteLLM router config snippet (YAML)."""
-    from finops.models import RoutingPolicy
-
     visible = access.visible_workloads(request.user).values_list("id", flat=True)
     policies = RoutingPolicy.objects.filter(workload_id__in=list(visible)).select_related(
         "workload", "primary__provider", "fallback__provider").order_by("workload__slug")
@@ -142,8 +142,6 @@ def routing_export(request):
 
 
 def offering_list(request):
-    from finops.models import RoutingPolicy
-
     cat = catalogue(today_utc())
     rows = []
     for figures in cat.offerings:
@@ -185,10 +183,6 @@ def offering_edit(request, pk):
 
 
 def _offering_form(request, offering):
-    from finops.services import offerings as offering_service
-
-    from .offering_forms import FIELDS, OfferingForm
-
     form = OfferingForm(request.POST or None, instance=offering)
     if request.method == "POST" and request.POST.get("delete") and offering is not None:
         try:

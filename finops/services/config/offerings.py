@@ -15,7 +15,7 @@ they are, like every section.
 from decimal import Decimal
 
 from finops.modelids import normalise_model
-from finops.models import Offering, Provider, RoutingPolicy, Workload
+from finops.models import ModelFamily, Offering, Provider, RoutingPolicy, Workload
 from finops.services.offerings import (
     FIGURE_FIELDS, OfferingInvalid, family_upsert, offering_errors, offering_upsert, routing_policy_set,
 )
@@ -100,8 +100,6 @@ def _ref(offering: Offering) -> dict:
 
 
 def export_sections() -> dict[str, list[dict]]:
-    from finops.models import ModelFamily
-
     families = [{k: v for k, v in {"slug": f.slug, "name": f.name, "aliases": list(f.aliases)}.items() if v}
                 for f in ModelFamily.objects.order_by("slug")]
     offerings = []
