@@ -418,3 +418,34 @@ def daily_p99(points: list[dict], *, sla_seconds: Decimal | None) -> dict:
                        "customdata": [duration(sla)] * 2, "hovertemplate": "SLA %{customdata}<extra></extra>"})
     yaxis = {"ticksuffix": " s", "title": {"text": "seconds"}, "automargin": True, "rangemode": "tozero"}
     return _figure(traces, yaxis=yaxis, xaxis=_x_axis({p["day"] for p in points}))
+
+
+def whatif_scatter(points: list[dict], *, sla: float | None, axis: str, currency: str) -> dict:
+    """Cost against latency, one marker per offering (points: [{provider, label, x, cost, best}]; x in seconds per
+    request, or hours per night for a batch), coloured by provider, the cheapest meeting the SLA drawn as a star;
+    the SLA (or the batch window) as a vertical line. Offerings without both figures are left out (the table
+    says which figure they lack)."""
+    traces = []
+    for point in points:
+        if point["x"] is None or point["cost"] is None:
+            continue
+        traces.append({
+            "type": "scatter", "mode": "markers+text", "name": point["label"], "x": [float(point["x"])],
+            "y": [float(point["cost"])], "text": [point["label"]], "textposition": "top center",
+            "marker": {"size": 16 if point["best"] else 11, "symbol": "star" if point["best"] else "circle",
+                       "color": colour_for(point["provider"])},
+            "hovertemplate": f"{point['label']}<br>{money_exact(point['cost'], currency)}<br>%{{x:.2f}} {axis}<extra></extra>",
+        })
+    if sla is not None:
+        top = max((float(p["cost"]) for p in points if p["cost"] is not None), default=1.0) * 1.1 or 1.0
+        traces.append({"type": "scatter", "mode": "lines", "name": "SLA", "x": [sla, sla], "y": [0, top],
+                       "line": {"color": SLA_COLOUR, "dash": "dash"}, "hoverinfo": "skip"})
+    symbol = currency_symbol(currency)
+    yaxis = {"tickprefix": symbol, "tickformat": ",", "title": {"text": f"Monthly cost ({currency})"}, "rangemode": "tozero",
+             "automargin": True}
+    # Room on both sides for the labels above the markers.
+    xs = [float(p["x"]) for p in points if p["x"] is not None and p["cost"] is not None] + ([sla] if sla is not None else [])
+    xaxis = {"title": {"text": axis}, "range": [-0.08 * max(xs, default=1), 1.12 * max(xs, default=1)]}
+    figure = _figure(traces, yaxis=yaxis, xaxis=xaxis)
+    figure["layout"]["hovermode"] = "closest"
+    return figure

@@ -199,6 +199,13 @@ def tokens_per_second(value) -> str:
     return DASH if value is None else f"{rate(value)} tok/s"
 
 
+def seconds(value) -> str:
+    """A per-request latency to a tenth of a second: "44.1 s", "0.6 s", "1,250.0 s" (what-if, issue 13); "—"."""
+    if value is None or value == "":
+        return DASH
+    return f"{Decimal(value).quantize(Decimal('0.1'), rounding=ROUND_HALF_EVEN):,} s"
+
+
 def csv_decimal(value, places: int = CSV_PLACES) -> str:
     """A plain decimal for CSV: rounded half-even to `places`, trailing zeros dropped down to cents, no exponent."""
     if value is None or value == "":

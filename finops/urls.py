@@ -9,6 +9,7 @@ from csp.decorators import csp_update
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from finops.views import alerts, caps, contracts, explore, health, outcomes, pages, rules, scorecard, sources, unattributed
+from finops.views import whatif
 
 urlpatterns = [
     path("", pages.overview, name="overview"),
@@ -46,6 +47,12 @@ urlpatterns = [
     path("alerts/", alerts.alert_list, name="alert-list"),
     path("scorecard/", scorecard.scorecard_page, name="scorecard"),
     path("alerts/mute/", alerts.alert_mute, name="alert-mute"),
+    path("whatif/", whatif.whatif_page, name="whatif"),
+    path("offerings/", whatif.offering_list, name="offering-list"),
+    path("offerings/new/", whatif.offering_create, name="offering-create"),
+    path("offerings/<int:pk>/edit/", whatif.offering_edit, name="offering-edit"),
+    path("savings/", whatif.savings_page, name="savings"),
+    path("savings/litellm-router.yaml", whatif.routing_export, name="routing-export"),
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("health/", health.health, name="health"),

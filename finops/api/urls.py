@@ -2,6 +2,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 
 from . import contracts, evals, metrics, outcomes, scorecard, views
+from . import whatif as whatif_api
 
 # DRF authenticates API requests itself (token or session); the login redirect is for pages only.
 api = login_not_required
@@ -35,5 +36,6 @@ urlpatterns = [
     path("metrics", api(metrics.MetricList.as_view()), name="api-metric-list"),
     path("evals", api(evals.EvalList.as_view()), name="api-eval-list"),
     path("scorecard", api(scorecard.ScorecardView.as_view()), name="api-scorecard"),
+    path("whatif", api(whatif_api.WhatIfView.as_view()), name="api-whatif"),
     path("reattributions/<int:pk>", api(views.ReattributionJobDetail.as_view()), name="api-reattribution"),
 ]

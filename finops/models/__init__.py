@@ -5,6 +5,7 @@ from .attribution import AttributionRule, ReattributionJob, RuleChange
 from .caps import Cap, CapPeriod, CapScope
 from .contracts import CommitmentBasis, Contract, ContractTerm
 from .monthly import MonthlySpend
+from .offerings import ModelFamily, Offering, RoutingPolicy
 from .org import Membership, Team, User, Workload
 from .outcomes import OutcomeBatch, OutcomeCount
 from .performance import DailyPerformance, EvalScore, MetricKind, MonthlyPerformance, ReportedPerformance
@@ -40,7 +41,10 @@ __all__ = [
     "IngestRun",
     "LineSignature",
     "Membership",
+    "ModelFamily",
     "ModelPrice",
+    "Offering",
+    "RoutingPolicy",
     "MonthlySpend",
     "Provider",
     "ReattributionJob",

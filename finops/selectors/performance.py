@@ -50,10 +50,10 @@ def _scoped(rows, workload_ids: Iterable[int] | None):
 
 def performance_by(workload_ids: Iterable[int] | None, start: dt.date, end: dt.date,
                    keys: tuple[str, ...] = ("workload_id", "provider_id", "model"), *,
-                   filters: dict | None = None) -> dict[tuple, Performance]:
+                   rows_where: Q | None = None) -> dict[tuple, Performance]:
     """Merged Performance per `keys` (columns of the rollup) over [start, end). `workload_ids` None: every row,
-    unattributed included (admins); else those workloads' rows only (a member's scope). `filters`: more filters on
-    the rollup's columns (e.g. {"provider_id": 3} for a provider's page)."""
+    unattributed included (admins); else those workloads' rows only (a member's scope). `rows_where`: a further filter
+    on the rollup rows (a provider's page reads only its rows; the what-if only the providers and models it compares)."""
     workload_ids = None if workload_ids is None else list(workload_ids)
     months, day_ranges = month_split(start, end)
     sources = []
@@ -64,9 +64,10 @@ def performance_by(workload_ids: Iterable[int] | None, start: dt.date, end: dt.d
         for first, stop in day_ranges:
             where |= Q(day__gte=first, day__lt=stop)
         sources.append(_scoped(DailyPerformance.objects.filter(where), workload_ids))
+    if rows_where is not None:
+        sources = [rows.filter(rows_where) for rows in sources]
     found: dict[tuple, Performance] = {}
     for rows in sources:
-        rows = rows.filter(**(filters or {}))
         for *key, stored in rows.values_list(*keys, "performance").iterator(chunk_size=2000):
             key = tuple(key)
             performance = Performance.from_json(stored)

@@ -21,6 +21,8 @@ Decisions:
 import datetime as dt
 from dataclasses import dataclass
 
+from django.db.models import Q
+
 from finops import access, display
 from finops.models import DailyPerformance, Provider, Workload
 from finops.performance import Performance
@@ -178,7 +180,7 @@ def daily_p99(workload: Workload, start: dt.date, end: dt.date) -> list[dict]:
 def provider_speed(provider: Provider, workload_ids, start: dt.date, end: dt.date) -> list[dict]:
     """The provider page's "Measured speed": per model over [start, end), the requests of `workload_ids` (None: every
     request, unattributed included — those who see everything) with their output speed, p50 TTFT and p99."""
-    found = performance_by(workload_ids, start, end, keys=("model",), filters={"provider_id": provider.id})
+    found = performance_by(workload_ids, start, end, keys=("model",), rows_where=Q(provider_id=provider.id))
     rows = []
     for (model,), performance in found.items():
         rows.append({"label": display.model_name(model), "model": model, **figures(performance)})

@@ -104,8 +104,12 @@ class ContractDiscounts:
 
     def discounted(self, cost: Decimal, provider_id: int, day: dt.date) -> Decimal:
         """An estimated cost of a line of `provider_id` on `day`, less the discount of a contract covering it."""
-        found = [pct for start, end, pct in self._spans.get(provider_id, ()) if start <= day < end]
-        return cost * (1 - max(found) / 100) if found else cost
+        pct = self.discount_pct(provider_id, day)
+        return cost * (1 - pct / 100) if pct else cost
+
+    def discount_pct(self, provider_id: int, day: dt.date) -> Decimal:
+        """The largest discount of a contract covering `provider_id` on `day` (0 when none does)."""
+        return max((pct for start, end, pct in self._spans.get(provider_id, ()) if start <= day < end), default=Decimal(0))
 
 
 class PriceBook:
@@ -135,3 +139,18 @@ class PriceBook:
             if price.effective_from <= day and (price.effective_to is None or day < price.effective_to):
                 return price
         return None
+
+
+def contract_discounts_all() -> ContractDiscounts:
+    """Every contract with a discount, whichever accounts it names: what the company has negotiated with each
+    provider (the what-if prices a workload as if it ran there, under the company's terms)."""
+    from finops.models import Contract, ContractTerm
+
+    contracts = {c.id: c for c in Contract.objects.filter(discount_pct__gt=0)}
+    spans: dict[int, list] = {}
+    for contract in contracts.values():
+        spans.setdefault(contract.provider_id, []).append((contract.start, contract.end, contract.discount_pct))
+    for term in ContractTerm.objects.filter(contract_id__in=contracts):
+        contract = contracts[term.contract_id]
+        spans[contract.provider_id].append((term.start, term.end, contract.discount_pct))
+    return ContractDiscounts(spans)

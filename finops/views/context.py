@@ -29,6 +29,8 @@ def navigation(request):
     if access.can_see_sources(user):
         items.append(("Rules", reverse("rule-list")))
         items.append(("Sources", reverse("source-list")))
+    items.append(("What-if", reverse("whatif")))
+    items.append(("Savings", reverse("savings")))
     items.append(("Alerts", reverse("alert-list")))  # everyone: members see their teams' alerts (finops.selectors.alerts)
     current = request.path
     period = period_from_request(request)  # the spend pages keep the chosen period while moving between them

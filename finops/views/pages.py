@@ -11,6 +11,7 @@ from finops import access, charts, display
 from finops.models import Account, MonthlySpend, Provider, Workload
 from finops.reports import performance_tables
 from finops.reports import spend_tables as specs
+from finops.reports import whatif_tables
 from finops.selectors import outcomes, spend, workload_performance
 from finops.selectors.freshness import source_freshness
 from finops.selectors.performance import is_batch
@@ -297,10 +298,21 @@ def provider_list(request):
     return render(request, "finops/provider_list.html", {**picker_context(request), "rows": rows, "spec": specs.PROVIDERS})
 
 
+def _same_weights(user, scope, model_rows: list[dict]) -> list[dict]:
+    """The families this provider served in the period, across every provider (issue 13)."""
+    from finops.selectors.whatif import family_comparison, family_map
+
+    start, end = scope.period.span()
+    mapping = family_map()
+    mine = {mapping.family_of(row["model"]) for row in model_rows if row["model"]}
+    return family_comparison(user, mine, start, end, today=scope.today) if mine else []
+
+
 def provider_detail(request, slug):
     provider = get_object_or_404(Provider, slug=slug)
     scope = Scope(request, chart_by="model", provider=provider)
     check = reconciliation(provider=provider, rows=spend.period(scope.daily, *scope.period.span()))
+    model_rows = scope.sums("model")
     for row in check["models"]:
         row["label"] = display.model_name(row["model"])
     prices = [{"label": display.model_name(p.model), "model": p.model, "effective_from": p.effective_from, "effective_to": p.effective_to,
@@ -308,12 +320,13 @@ def provider_detail(request, slug):
                "output_per_mtok": p.output_per_mtok, "source": p.get_source_display()}
               for p in provider.prices.order_by("model", "-effective_from")[:200]]
     tables = {
-        "by_model": (specs.BY_MODEL, _unit_rows(scope.sums("model"), "model")),
+        "by_model": (specs.BY_MODEL, _unit_rows(model_rows, "model")),
         "reconciliation": (specs.RECONCILIATION, check["days"]),
         "list_price": (specs.LIST_PRICE_CHECK, check["models"]),
         "prices": (specs.LIST_PRICES, prices),
         "measured_speed": (performance_tables.PROVIDER_SPEED, workload_performance.provider_speed(
             provider, workload_performance.workloads_scope(request.user), *scope.period.span())),
+        "same_weights": (whatif_tables.FAMILY_COMPARISON, _same_weights(request.user, scope, model_rows)),
     }
     if (download := scope.csv(provider.slug, tables)) is not None:
         return download

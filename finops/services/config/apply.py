@@ -26,6 +26,7 @@ from finops.services.users import user_set_role
 
 from .caps import cap_apply, cap_reference_errors
 from .contracts import contract_apply
+from . import offerings as offering_config
 from .rules import rule_reference_errors, rules_apply
 from .schema import SECTIONS
 
@@ -85,6 +86,13 @@ def config_apply(*, path: str | Path, text: str | None = None, environ: Mapping[
                         result.count(section, outcome)
                 if errors:  # every bad cap (contract) named at once; raising rolls the whole file back
                     raise ConfigInvalid(errors)
+                continue
+            if section in offering_config.APPLIERS:
+                for item in items:
+                    try:
+                        result.count(section, offering_config.APPLIERS[section](item))
+                    except ValueError as exc:
+                        raise ConfigInvalid([str(exc)]) from None
                 continue
             apply_entry = _APPLIERS[section]
             for item in items:
@@ -193,6 +201,8 @@ def _identity(section: str, data: dict) -> tuple:
         return (data["day"], data["currency"].upper())
     if section == "rules":
         return ("priority", data["priority"])
+    if section in offering_config.SECTIONS:
+        return offering_config.identity(section, data)
     key = {"accounts": "name", "users": "username", "caps": "name", "contracts": "name"}.get(section, "slug")
     return (data[key],)
 
@@ -220,6 +230,8 @@ def _reference_errors(entries: dict[str, list[dict]], environ: Mapping[str, str]
             errors.append(f"{entry['_label']}: team: unknown team {entry['team']!r} (not in this file or the database)")
     errors.extend(rule_reference_errors(entries, providers))
     errors.extend(cap_reference_errors(entries, environ))
+    workloads = {e["slug"] for e in entries.get("workloads", [])} | set(Workload.objects.values_list("slug", flat=True))
+    errors.extend(offering_config.offering_reference_errors(entries, providers, workloads))
     return errors
 
 

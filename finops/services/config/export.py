@@ -12,6 +12,7 @@ from finops.models import Account, AttributionRule, Cap, Contract, FxRate, Model
 
 from .caps import cap_entry
 from .contracts import contract_entry
+from .offerings import export_sections as offering_sections
 
 
 def _decimal(value: Decimal | None) -> str | None:
@@ -85,6 +86,7 @@ def config_document() -> dict:
         ],
         "caps": [cap_entry(c) for c in Cap.objects.select_related("team", "workload", "provider", "account").order_by("name")],
         "contracts": [contract_entry(c) for c in Contract.objects.select_related("provider").prefetch_related("accounts").order_by("name")],
+        **offering_sections(),
     }
     return {section: entries for section, entries in document.items() if entries}
 

@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from rest_framework import serializers
 
-from finops.models import ConnectorKind, User, Workload
+from finops.models import ConnectorKind, RoutingPolicy, User, Workload
 from finops.models.org import Membership
 from finops.services.rules import rule_tags_problem
 
@@ -196,3 +196,54 @@ SECTIONS = {
     "caps": (CapEntry, "name"),
     "contracts": (ContractEntry, "name"),
 }
+
+
+FAMILY_SLUG = r"^[a-z0-9][a-z0-9._-]*$"
+FAMILY_HELP = {"invalid": "must be lower-case letters, digits, dots, hyphens or underscores (e.g. llama-3.3-70b)"}
+
+
+class FamilyEntry(StrictSerializer):
+    slug = serializers.RegexField(FAMILY_SLUG, max_length=100, error_messages=FAMILY_HELP)
+    name = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
+    aliases = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list)
+
+
+class OfferingEntry(StrictSerializer):
+    provider = serializers.SlugField()
+    model = serializers.CharField(max_length=200)
+    family = serializers.RegexField(FAMILY_SLUG, max_length=100, required=False, allow_blank=True, default="",
+                                    error_messages=FAMILY_HELP)
+    input_per_mtok = serializers.DecimalField(**DECIMAL, required=False, allow_null=True, default=None)
+    cached_input_per_mtok = serializers.DecimalField(**DECIMAL, required=False, allow_null=True, default=None)
+    cache_write_per_mtok = serializers.DecimalField(**DECIMAL, required=False, allow_null=True, default=None)
+    output_per_mtok = serializers.DecimalField(**DECIMAL, required=False, allow_null=True, default=None)
+    blended_per_mtok = serializers.DecimalField(**DECIMAL, required=False, allow_null=True, default=None)
+    output_tokens_per_s = serializers.DecimalField(max_digits=12, decimal_places=3, min_value=0, required=False,
+                                                   allow_null=True, default=None)
+    ttft_seconds = serializers.DecimalField(max_digits=10, decimal_places=3, min_value=0, required=False,
+                                            allow_null=True, default=None)
+    context_window = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+
+
+class OfferingRef(StrictSerializer):
+    provider = serializers.SlugField()
+    model = serializers.CharField(max_length=200)
+
+
+class RoutingEntry(StrictSerializer):
+    workload = serializers.SlugField()
+    primary = OfferingRef()
+    fallback = OfferingRef(required=False, default=None, allow_null=True)
+    constraint = serializers.ChoiceField(choices=RoutingPolicy.Constraint.values, required=False,
+                                         default=RoutingPolicy.Constraint.COST)
+    allowed = serializers.ListField(child=OfferingRef(), required=False, default=list)
+
+
+# Issue 13: model families, offerings and routing policies (after workloads and providers, which they name);
+# applied by finops/services/config/offerings.py.
+OFFERING_SECTIONS = {
+    "families": (FamilyEntry, "slug"),
+    "offerings": (OfferingEntry, "model"),
+    "routing": (RoutingEntry, "workload"),
+}
+SECTIONS.update(OFFERING_SECTIONS)

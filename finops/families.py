@@ -1,0 +1,37 @@
+"""Which model family a usage line's model belongs to (issue 13): the same weights under each provider's name.
+
+`meta.llama3-3-70b-instruct-v1:0` (Bedrock), `llama-3.3-70b` (Groq), `llama3.3-70b` (Cerebras) and
+`meta-llama/Llama-3.3-70B-Instruct-Turbo` (Together) are one family, `llama-3.3-70b`.
+
+Lookup, first match wins (`FamilyMap.family_of`):
+1. a ModelFamily's aliases (config `families:`): what the platform team says;
+2. an offering's model (config `offerings:`): an offering names its family;
+3. the canonical form of the normalised id (`canonical_family`): the catalog's own ids reduced to the weights'
+   name (vendor, version and serving suffixes dropped, Llama's version spellings unified).
+Pure: the caller loads the aliases (finops.selectors.offerings.family_map).
+"""
+
+import re
+
+from finops.modelids import normalise_model
+
+# Serving / packaging suffixes that do not change the weights.
+_SUFFIXES = re.compile(r"(-(instruct|turbo|versatile|chat|fp8|fp16|bf16|preview|latest|\d{4}))+$")
+# Llama version spellings: llama3-3, llama3.3, llama-v3p3, llama-3.3 → llama-3.3
+_LLAMA = re.compile(r"^llama-?v?(\d+)(?:[.p-](\d+))?(?=-|$)")
+
+
+def canonical_family(model: str) -> str:
+    """`llama3-3-70b-instruct` → `llama-3.3-70b`; `kimi-k2.6` → `kimi-k2.6`; ids are normalised first."""
+    name = normalise_model(model)
+    name = _LLAMA.sub(lambda m: f"llama-{m.group(1)}" + (f".{m.group(2)}" if m.group(2) else ""), name)
+    return _SUFFIXES.sub("", name) or name
+
+
+class FamilyMap:
+    def __init__(self, aliases: dict[str, str] | None = None):
+        self._aliases = {normalise_model(model): family for model, family in (aliases or {}).items()}
+
+    def family_of(self, model: str) -> str:
+        normalised = normalise_model(model)
+        return self._aliases.get(normalised) or canonical_family(normalised)

@@ -1,0 +1,405 @@
+"""Reads for the what-if calculator and the Savings page (issue 13): each offering's figures with their source,
+a workload's last 30 days as a calculator profile, and per workload the cheapest offering meeting its SLA.
+
+Where each figure comes from (docs/whatif.md):
+- **Prices**: the catalog (ModelPrice, the price in force today for the offering's provider and model) is the one
+  source of truth; an offering's entered prices are used only where the catalog has none. A contract discount
+  (the largest of the provider's contracts covering today) applies to either.
+- **Performance**: measured from the company's gateway logs over the last 30 days (output tokens/s over streamed
+  requests, else end to end; the median time to first token) wins over the offering's entered figures, figure by
+  figure; the source says which period or "entered".
+- **Spend**: a workload's last 30 days through finops.selectors.spend.signed_sums (the one reading of spend); the
+  month a what-if prices is those 30 days.
+"""
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.core.cache import cache
+from django.db.models import Count, Max, Q, Sum
+
+from finops import access
+from finops.families import FamilyMap
+from finops.models import (
+    DailyPerformance, DailySpend, ModelFamily, MonthlyPerformance, MonthlySpend, Offering, Provider, RoutingPolicy, Workload,
+)
+from finops.services.prices import PriceBook, contract_discounts_all
+from finops.whatif import Figure, OfferingFigures, Profile, ProfileInvalid, Result, best_of, compare
+
+from . import performance as performance_selector
+from . import spend
+
+WINDOW_DAYS = 30
+THOUSAND = Decimal(1000)
+SPEND_MEASURES = {
+    "input": Sum("input_tokens"), "cached": Sum("cached_input_tokens"), "cache_write": Sum("cache_write_tokens"),
+    "output": Sum("output_tokens"), "requests": Sum("requests"), "cost": Sum("reporting_cost"),
+    "lines": Sum("line_count"), "priced_lines": Sum("line_count", filter=~spend.UNPRICED),
+}
+
+
+def _workloads(user):
+    """`user` None: the command line, run by whoever operates the install (sees everything)."""
+    return Workload.objects.select_related("team") if user is None else access.visible_workloads(user)
+
+
+def _spend(user):
+    return DailySpend.objects.all() if user is None else spend.visible_spend(user)
+
+
+def window(today: dt.date) -> tuple[dt.date, dt.date]:
+    return today - dt.timedelta(days=WINDOW_DAYS), today
+
+
+def family_map() -> FamilyMap:
+    """Aliases of the ModelFamily rows, then the offerings' models (docstring of finops.families)."""
+    aliases = dict(Offering.objects.values_list("model", "family"))
+    for family in ModelFamily.objects.all():
+        aliases.update({alias: family.slug for alias in family.aliases})
+    return FamilyMap(aliases)
+
+
+@dataclass
+class Catalogue:
+    """Every offering's figures, read once (a page or a savings ranking evaluates many profiles against them)."""
+
+    offerings: list[OfferingFigures]
+    ids: dict[tuple[str, str], int] = field(default_factory=dict)  # (provider slug, model) -> offering id
+
+    def of_family(self, family: str | None) -> list[OfferingFigures]:
+        return [o for o in self.offerings if family is None or o.family == family]
+
+    def families(self) -> list[str]:
+        return sorted({o.family for o in self.offerings})
+
+
+MEASURED_CACHE_SECONDS = 600
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What the what-if reads of a (provider, model)'s merged Performance over the window."""
+
+    tokens_per_s: Decimal | None
+    basis: str
+    requests: int
+    ttft_median_ms: float | None
+    ttft_count: int
+
+
+def measured_performance(offerings: list[Offering], start: dt.date, end: dt.date) -> dict[tuple[int, str], Measured]:
+    """Per offered (provider id, model): the figures read from performance_by over [start, end) (merged
+    distributions, finops.performance). Cached for MEASURED_CACHE_SECONDS under a key holding the window, the
+    pairs and a fingerprint of the window's rollup rows (their count and largest id: any rebuild of a day inserts
+    new rows), so an import shows at once; the cache spares re-merging a month of an organisation's gateway
+    traffic on every what-if (docs/whatif.md, bench)."""
+    pairs = sorted({(o.provider_id, o.model) for o in offerings})
+    if not pairs:
+        return {}
+    fingerprint = DailyPerformance.objects.filter(day__gte=start, day__lt=end).aggregate(n=Count("id"), top=Max("id"))
+    digest = hashlib.sha256(json.dumps([start.isoformat(), end.isoformat(), pairs, fingerprint["n"], fingerprint["top"],
+                                        MonthlyPerformance.objects.aggregate(top=Max("id"))["top"]]).encode()).hexdigest()
+    key = f"whatif:measured:{digest}"
+    found = cache.get(key)
+    if found is not None:
+        return found
+    offered = Q()
+    for provider_id, model in pairs:
+        offered |= Q(provider_id=provider_id, model=model)
+    merged = performance_selector.performance_by(None, start, end, keys=("provider_id", "model"), rows_where=offered)
+    found = {}
+    for pair, performance in merged.items():
+        tokens_per_s, basis = performance.output_tokens_per_s
+        found[pair] = Measured(tokens_per_s, basis, performance.requests, performance.ttft_p_ms(0.5), performance.ttft.count)
+    cache.set(key, found, MEASURED_CACHE_SECONDS)
+    return found
+
+
+def offered_families() -> list[str]:
+    return sorted(set(Offering.objects.values_list("family", flat=True)))
+
+
+def catalogue(today: dt.date, families: set[str] | None = None) -> Catalogue:
+    """Every offering's figures (those of `families` only, when given)."""
+    start, end = window(today)
+    books = PriceBook.all_providers()
+    discounts = contract_discounts_all()
+    rows = Offering.objects.select_related("provider").order_by("family", "provider__slug", "model")
+    offerings = list(rows if families is None else rows.filter(family__in=families))
+    measured = measured_performance(offerings, start, end)
+    period = f"measured {start.isoformat()} – {(end - dt.timedelta(days=1)).isoformat()}"
+    figures, ids = [], {}
+    for offering in offerings:
+        price = books.get(offering.provider_id, PriceBook([])).price_on(offering.model, today)
+        prices = _catalog_prices(price) if price is not None else _entered_prices(offering)
+        speed, ttft = _performance(offering, measured.get((offering.provider_id, offering.model)), period)
+        figures.append(OfferingFigures(
+            provider=offering.provider.slug, provider_name=offering.provider.name, model=offering.model,
+            family=offering.family, **prices, output_tokens_per_s=speed, ttft_seconds=ttft,
+            context_window=offering.context_window, discount_pct=discounts.discount_pct(offering.provider_id, today),
+        ))
+        ids[(offering.provider.slug, offering.model)] = offering.id
+    return Catalogue(figures, ids)
+
+
+def _catalog_prices(price) -> dict[str, Figure]:
+    source = f"catalog from {price.effective_from.isoformat()}"
+    return {
+        "input_per_mtok": Figure(price.input_per_mtok, source),
+        "cached_input_per_mtok": Figure(price.cached_input_per_mtok, source if price.cached_input_per_mtok is not None else ""),
+        "output_per_mtok": Figure(price.output_per_mtok, source),
+        "blended_per_mtok": Figure(None),
+    }
+
+
+def _entered_prices(offering: Offering) -> dict[str, Figure]:
+    return {name: Figure(getattr(offering, name), "entered" if getattr(offering, name) is not None else "")
+            for name in ("input_per_mtok", "cached_input_per_mtok", "output_per_mtok", "blended_per_mtok")}
+
+
+def _performance(offering: Offering, measured: Measured | None, period: str) -> tuple[Figure, Figure]:
+    """Measured beats entered, figure by figure."""
+    speed = Figure(offering.output_tokens_per_s, "entered" if offering.output_tokens_per_s is not None else "")
+    ttft = Figure(offering.ttft_seconds, "entered" if offering.ttft_seconds is not None else "")
+    if measured is not None:
+        if measured.tokens_per_s:
+            speed = Figure(measured.tokens_per_s, f"{period} ({measured.basis}, {measured.requests:,} requests)")
+        if measured.ttft_median_ms is not None:
+            ttft = Figure(Decimal(str(measured.ttft_median_ms)) / THOUSAND,
+                          f"{period} (median, {measured.ttft_count:,} requests)")
+    return speed, ttft
+
+
+# --- a workload's last 30 days ---
+
+
+@dataclass(frozen=True)
+class Usage:
+    """A workload's (or one family's part of it) last 30 days."""
+
+    requests: int
+    input: int  # every input token, cached and cache writes included
+    cached: int
+    output: int
+    cost: Decimal | None  # None: nothing of it priced (unknown, never $0)
+
+    def profile(self, workload: Workload, label: str = "") -> Profile:
+        if not self.requests:
+            raise ProfileInvalid("workload", f"{workload.slug} recorded no requests in the last {WINDOW_DAYS} days")
+        batch = performance_selector.is_batch(workload)
+        return Profile(requests=self.requests, input_tokens=self.input, cached_input_tokens=self.cached,
+                       output_tokens=self.output, sla_seconds=None if batch else workload.sla_seconds,
+                       batch_window_hours=Decimal(workload.batch_window_hours) if batch else None,
+                       label=label or workload.name)
+
+
+def _usage(rows: list[dict]) -> Usage:
+    cost = None
+    for row in rows:
+        if row["priced_lines"] and row["cost"] is not None:
+            cost = (cost or Decimal(0)) + row["cost"]
+    total = lambda name: sum((row[name] or 0) for row in rows)  # noqa: E731
+    return Usage(requests=total("requests"), input=total("input") + total("cached") + total("cache_write"),
+                 cached=total("cached"), output=total("output"), cost=cost)
+
+
+def usage_rows(user, today: dt.date, workload_ids: list[int] | None = None) -> list[dict]:
+    """The spend rollup of the last 30 days per workload × model, as the user may see it."""
+    start, end = window(today)
+    daily = _spend(user).filter(workload__isnull=False)
+    if workload_ids is not None:
+        daily = daily.filter(workload_id__in=workload_ids)
+    return spend.signed_sums(daily, None, start, end, ("workload_id", "model"), measures=SPEND_MEASURES, today=today)
+
+
+def workload_usage(user, workload: Workload, today: dt.date) -> tuple[Usage, dict[str, Usage]]:
+    """The workload's whole last 30 days, and its part on each model family (most costly first)."""
+    rows = usage_rows(user, today, [workload.id])
+    families = family_map()
+    parts: dict[str, list[dict]] = {}
+    for row in rows:
+        parts.setdefault(families.family_of(row["model"]), []).append(row)
+    by_family = {name: _usage(part) for name, part in parts.items()}
+    ordered = sorted(by_family, key=lambda name: -(by_family[name].cost or 0))
+    return _usage(rows), {name: by_family[name] for name in ordered}
+
+
+# --- routing savings ---
+
+
+@dataclass(frozen=True)
+class Saving:
+    workload: Workload
+    family: str
+    usage: Usage
+    results: list[Result]
+    best: Result | None
+    policy: RoutingPolicy | None
+    note: str = ""
+
+    @property
+    def today_cost(self) -> Decimal | None:
+        return self.usage.cost
+
+    @property
+    def saving(self) -> Decimal:
+        """What routing this part to its best offering saves a month; 0 when the best costs more than today."""
+        if self.best is None or self.today_cost is None:
+            return Decimal(0)
+        return max(Decimal(0), self.today_cost - self.best.monthly_cost)
+
+
+@dataclass(frozen=True)
+class SavingsReport:
+    rows: list[Saving]  # biggest saving first
+    today_total: Decimal  # Σ today's cost of every workload part with a known cost
+    saving_total: Decimal
+
+    @property
+    def saving_share(self) -> Decimal | None:
+        """Σ saving ÷ Σ today's cost (sum over sum): "routing would cost X % less than today"."""
+        return self.saving_total / self.today_total if self.today_total else None
+
+
+def savings(user, today: dt.date, cat: Catalogue | None = None) -> SavingsReport:
+    """Per visible workload and family of its usage: the cheapest allowed offering that meets its SLA.
+
+    Allowed: the workload's routing policy's `allowed` set when it has one, else every offering of the family.
+    A part whose cost today is unknown (unpriced) is listed and saves nothing.
+    """
+    workloads = {w.id: w for w in _workloads(user)}
+    policies = {p.workload_id: p for p in RoutingPolicy.objects.filter(workload_id__in=workloads)
+                .select_related("primary__provider", "fallback__provider").prefetch_related("allowed__provider")}
+    families = family_map()
+    groups: dict[tuple[int, str], list[dict]] = {}
+    for row in usage_rows(user, today, list(workloads)):
+        groups.setdefault((row["workload_id"], families.family_of(row["model"])), []).append(row)
+    # Only the families in use (and those of the policies' allowed offerings) are read.
+    wanted = {family for _, family in groups} | {o.family for p in policies.values() for o in p.allowed.all()}
+    cat = cat or catalogue(today, wanted)
+    rows, today_total = [], Decimal(0)
+    for (workload_id, family), parts in groups.items():
+        workload, policy = workloads[workload_id], policies.get(workload_id)
+        usage = _usage(parts)
+        today_total += usage.cost or 0  # every part counts in "today": one no offering serves stays as it is
+        if policy is not None and policy.allowed.all():
+            allowed = {(o.provider.slug, o.model) for o in policy.allowed.all()}
+            candidates = [o for o in cat.offerings if (o.provider, o.model) in allowed]
+        else:
+            candidates = cat.of_family(family)
+        if not candidates:
+            continue  # no offering of this family: nothing to compare (the page says how many parts)
+        try:
+            profile = usage.profile(workload)
+        except ProfileInvalid as exc:
+            rows.append(Saving(workload, family, usage, [], None, policy, exc.message))
+            continue
+        results = compare(profile, candidates, today_cost=usage.cost)
+        rows.append(Saving(workload, family, usage, results, best_of(results), policy))
+    rows.sort(key=lambda s: (-s.saving, s.workload.slug, s.family))
+    return SavingsReport(rows, today_total, sum((s.saving for s in rows), Decimal(0)))
+
+
+# --- one what-if, from the options the command, the API and the page share ---
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    profile: Profile
+    results: list[Result]
+    workload: Workload | None = None
+    family: str | None = None
+    families: tuple[str, ...] = ()
+    today_cost: Decimal | None = None
+
+    @property
+    def best(self) -> Result | None:
+        return best_of(self.results)
+
+    @property
+    def across_families(self) -> bool:
+        """A workload none of whose families has an offering: every offering is compared (other weights)."""
+        return self.workload is not None and self.family is None
+
+
+VOLUME_FIELDS = ("requests", "input_tokens", "output_tokens")
+
+
+def what_if(user, *, today: dt.date, workload: str | None = None, requests: int | None = None,
+            input_tokens: int | None = None, output_tokens: int | None = None, cached_input_tokens: int | None = None,
+            sla_seconds: Decimal | None = None, batch_window_hours: Decimal | None = None, family: str | None = None,
+            cat: Catalogue | None = None) -> WhatIf:
+    """A workload's last 30 days (its SLA unless one is given) or a typed profile, against the offerings of
+    `family` (a workload: by default its most costly family with offerings; a profile: every offering). Raises ProfileInvalid
+    naming the option at fault; another team's workload is unknown, like one that does not exist."""
+    known = cat.families() if cat is not None else offered_families()
+    if family is not None and family not in known:
+        raise ProfileInvalid("family", f"unknown family {family!r} (families with offerings: {', '.join(known) or 'none'})")
+    if workload is not None:
+        found = _workloads(user).filter(slug=workload).first()
+        if found is None:
+            raise ProfileInvalid("workload", f"unknown workload {workload!r}")
+        whole, parts = workload_usage(user, found, today)
+        # Compare one family: the one asked for, else the workload's most costly family that has offerings. The
+        # month priced is the workload's part on that family (what routing it would move, as on the Savings
+        # page); a family it does not use prices its whole traffic ("what if all of it ran there").
+        chosen = family or next((name for name in parts if name in known), None)
+        cat = cat or catalogue(today, None if chosen is None else {chosen})
+        usage = parts.get(chosen, whole)
+        label = found.name + (f" ({chosen} part)" if chosen in parts and len(parts) > 1 else "")
+        profile = usage.profile(found, label)
+        if sla_seconds is not None or batch_window_hours is not None:
+            profile = Profile(requests=profile.requests, input_tokens=profile.input_tokens,
+                              cached_input_tokens=profile.cached_input_tokens, output_tokens=profile.output_tokens,
+                              sla_seconds=sla_seconds, batch_window_hours=batch_window_hours, label=profile.label)
+        offerings = cat.of_family(chosen)  # chosen None (no family of its has offerings): every offering
+        return WhatIf(profile, compare(profile, offerings, today_cost=usage.cost), found, chosen, tuple(parts), usage.cost)
+    volumes = {"requests": requests, "input_tokens": input_tokens, "output_tokens": output_tokens}
+    for name in VOLUME_FIELDS:
+        if volumes[name] is None:
+            raise ProfileInvalid(name, "required (or give a workload)")
+    profile = Profile(**volumes, cached_input_tokens=cached_input_tokens or 0, sla_seconds=sla_seconds,
+                      batch_window_hours=batch_window_hours)
+    cat = cat or catalogue(today, None if family is None else {family})
+    return WhatIf(profile, compare(profile, cat.of_family(family)), None, family)
+
+
+# --- the same weights across providers, from the company's own spend (provider page) ---
+
+
+def family_comparison(user, families: set[str] | None, start: dt.date, end: dt.date, *, today: dt.date) -> list[dict]:
+    """Per family (those given; None: every one) and provider: the company's own spend, priced tokens and $/M
+    tokens (Σcost ÷ Σpriced tokens × 10⁶, sum over sum) over [start, end), read through spend.sums (the one
+    reading of spend), from the rows the user may see. Families used on one provider only are left out: there is
+    nothing to compare."""
+    rows = spend.sums(_spend(user), spend.visible_spend(user, MonthlySpend) if user is not None else MonthlySpend.objects.all(),
+                      start, end, ("provider_id", "model"), today=today)
+    mapping = family_map()
+    grouped: dict[tuple[str, int], dict] = {}
+    for row in rows:
+        if not row["model"]:
+            continue
+        family = mapping.family_of(row["model"])
+        if families is not None and family not in families:
+            continue
+        total = grouped.setdefault((family, row["provider_id"]), {"family": family, "provider_id": row["provider_id"], "models": set(),
+                                                                  "cost": None, "priced_tokens": 0, "unpriced_tokens": 0})
+        total["models"].add(row["model"])
+        if row["cost"] is not None:
+            total["cost"] = (total["cost"] or Decimal(0)) + row["cost"]
+        total["priced_tokens"] += row["priced_tokens"]
+        total["unpriced_tokens"] += row["unpriced_tokens"]
+    providers = Provider.objects.in_bulk({p for _, p in grouped})
+    per_family: dict[str, int] = {}
+    for family, _ in grouped:
+        per_family[family] = per_family.get(family, 0) + 1
+    found = []
+    for (family, provider_id), total in sorted(grouped.items(), key=lambda item: (item[0][0], providers[item[0][1]].name)):
+        if per_family[family] < 2:
+            continue
+        found.append({**total, "provider": providers[provider_id].name, "models": ", ".join(sorted(total["models"])),
+                      "usd_per_mtok": spend.per_mtok(total["cost"], total["priced_tokens"])})
+    return found

@@ -1,0 +1,127 @@
+"""Writes of offerings, model families and routing policies (issue 13): the one write path the admin forms and
+`apply_config` (finops/services/config/offerings.py) both call. Keyword-only; each validates everything first and
+raises OfferingInvalid naming every bad field, writing nothing.
+
+Decisions (docs/whatif.md):
+- An offering is keyed by (provider, normalised model). Its family defaults to the model's family
+  (finops.families) when none is given.
+- An offering needs a price of some kind unless the catalog prices it (checked at read time, not here: the catalog
+  may gain the price later); separate input/output prices go together (one without the other is refused).
+- A routing policy's primary and fallback are offerings; its allowed set, when given, must hold the primary.
+"""
+
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+
+from finops import access
+from finops.families import FamilyMap
+from finops.modelids import normalise_model
+from finops.models import ModelFamily, Offering, Provider, RoutingPolicy, Workload
+
+PRICE_FIELDS = ("input_per_mtok", "cached_input_per_mtok", "cache_write_per_mtok", "output_per_mtok", "blended_per_mtok")
+FIGURE_FIELDS = (*PRICE_FIELDS, "output_tokens_per_s", "ttft_seconds", "context_window")
+
+
+class OfferingInvalid(Exception):
+    def __init__(self, errors: dict[str, str]):
+        super().__init__("; ".join(f"{name}: {message}" for name, message in errors.items()))
+        self.errors = errors
+
+
+def _may_write(by) -> None:
+    if by is not None and not access.can_manage_configuration(by):
+        raise PermissionDenied("Only admins change offerings and routing policies.")
+
+
+def offering_errors(figures: dict) -> dict[str, str]:
+    errors = {}
+    for name in FIGURE_FIELDS:
+        value = figures.get(name)
+        if value is not None and value < 0:
+            errors[name] = "must be ≥ 0"
+    if (figures.get("input_per_mtok") is None) != (figures.get("output_per_mtok") is None):
+        missing = "output_per_mtok" if figures.get("output_per_mtok") is None else "input_per_mtok"
+        errors[missing] = "give input and output prices together (or one blended_per_mtok)"
+    if figures.get("output_tokens_per_s") == 0:
+        errors["output_tokens_per_s"] = "must be greater than 0 (leave it empty when unknown)"
+    return errors
+
+
+@transaction.atomic
+def offering_upsert(*, by=None, provider: Provider, model: str, family: str = "", **figures) -> tuple[Offering, str]:
+    """Create or update the offering of `provider` serving `model`; returns it and created|updated|unchanged."""
+    _may_write(by)
+    unknown = set(figures) - set(FIGURE_FIELDS)
+    if unknown:
+        raise OfferingInvalid({name: "unknown field" for name in sorted(unknown)})
+    values = {name: figures.get(name) for name in FIGURE_FIELDS}
+    errors = offering_errors(values)
+    model = normalise_model(model) if model and model.strip() else ""
+    if not model:
+        errors["model"] = "required"
+    if errors:
+        raise OfferingInvalid(errors)
+    values["family"] = family.strip() or FamilyMap().family_of(model)
+    offering = Offering.objects.filter(provider=provider, model=model).first()
+    if offering is None:
+        return Offering.objects.create(provider=provider, model=model, **values), "created"
+    changed = [name for name, value in values.items() if getattr(offering, name) != value]
+    for name in changed:
+        setattr(offering, name, values[name])
+    if changed:
+        offering.save()
+    return offering, ("updated" if changed else "unchanged")
+
+
+@transaction.atomic
+def family_upsert(*, by=None, slug: str, name: str = "", aliases: list[str] = ()) -> tuple[ModelFamily, str]:
+    _may_write(by)
+    aliases = sorted({normalise_model(a) for a in aliases if a and a.strip()})
+    family = ModelFamily.objects.filter(slug=slug).first()
+    if family is None:
+        return ModelFamily.objects.create(slug=slug, name=name, aliases=aliases), "created"
+    if (family.name, family.aliases) == (name, aliases):
+        return family, "unchanged"
+    family.name, family.aliases = name, aliases
+    family.save()
+    return family, "updated"
+
+
+@transaction.atomic
+def routing_policy_set(*, by=None, workload: Workload, primary: Offering, fallback: Offering | None = None,
+                       constraint: str = RoutingPolicy.Constraint.COST,
+                       allowed: list[Offering] | None = None) -> tuple[RoutingPolicy, str]:
+    """Set the workload's routing policy (one per workload)."""
+    _may_write(by)
+    errors = {}
+    if constraint not in RoutingPolicy.Constraint.values:
+        errors["constraint"] = f"must be one of {', '.join(RoutingPolicy.Constraint.values)}"
+    if fallback is not None and fallback.pk == primary.pk:
+        errors["fallback"] = "must differ from the primary"
+    allowed = list(allowed or [])
+    if allowed and primary.pk not in {o.pk for o in allowed}:
+        errors["allowed"] = "must include the primary offering"
+    if errors:
+        raise OfferingInvalid(errors)
+    policy = RoutingPolicy.objects.filter(workload=workload).first()
+    wanted = {"primary_id": primary.pk, "fallback_id": fallback.pk if fallback else None, "constraint": constraint}
+    allowed_ids = sorted(o.pk for o in allowed)
+    if policy is None:
+        policy = RoutingPolicy.objects.create(workload=workload, **wanted)
+        policy.allowed.set(allowed_ids)
+        return policy, "created"
+    before = ({k: getattr(policy, k) for k in wanted}, sorted(policy.allowed.values_list("id", flat=True)))
+    if before == (wanted, allowed_ids):
+        return policy, "unchanged"
+    for name, value in wanted.items():
+        setattr(policy, name, value)
+    policy.save()
+    policy.allowed.set(allowed_ids)
+    return policy, "updated"
+
+
+def offering_delete(*, by=None, offering: Offering) -> None:
+    _may_write(by)
+    if RoutingPolicy.objects.filter(primary=offering).exists() or RoutingPolicy.objects.filter(fallback=offering).exists():
+        raise OfferingInvalid({"offering": "a routing policy uses it; change the policy first"})
+    offering.delete()

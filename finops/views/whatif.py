@@ -1,0 +1,206 @@
+"""The what-if calculator page and the Savings page (issue 13). Reads through finops.selectors.whatif; tables from
+finops.reports.whatif_tables (page and CSV); the chart from finops.charts. Everyone signed in may use the
+calculator on a typed profile or a preset (offerings are the organisation's, not a team's); a workload is
+priced only for those who see it (finops.access: a member, their teams' workloads)."""
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from finops import access, charts, display
+from finops.models import Offering, RoutingPolicy
+from finops.reports import whatif_tables
+from finops.routing_litellm import litellm_router_config
+from finops.selectors.whatif import catalogue, offered_families, savings, what_if
+from finops.services import offerings as offering_service
+from finops.whatif import BATCH_ASSUMPTION, OPTIONS, PRESETS, ProfileInvalid, parse_options
+
+from .offering_forms import FIELDS, OfferingForm
+from .period import today_utc
+from .tables import csv_requested
+
+VERDICT = {True: "Meets", False: "Fails", None: "Unknown"}
+
+
+def _latency_text(result) -> str:
+    if result.latency_seconds is None:
+        return display.DASH
+    return ("≥ " if result.latency_lower_bound else "") + display.seconds(result.latency_seconds)
+
+
+def _prices_text(figures) -> str:
+    if figures.input_per_mtok.value is not None and figures.output_per_mtok.value is not None:
+        text = f"{display.per_mtok(figures.input_per_mtok.value)} · {display.per_mtok(figures.output_per_mtok.value)}"
+    elif figures.blended_per_mtok.value is not None:
+        text = f"{display.per_mtok(figures.blended_per_mtok.value)} blended"
+    else:
+        return display.DASH
+    return text + (f" − {figures.discount_pct.normalize():f} %" if figures.discount_pct else "")
+
+
+def result_row(result, *, batch: bool) -> dict:
+    figures = result.offering
+    verdict = VERDICT[result.meets_sla] if result.sla_kind != "none" else "No SLA"
+    if batch and result.batch_hours_per_night is not None:
+        verdict += f" ({result.batch_hours_per_night.quantize(display.CENT)} h a night)"
+    price_source = figures.input_per_mtok.source or figures.blended_per_mtok.source
+    return {
+        "provider": figures.provider_name or figures.provider, "model": figures.model, "family": figures.family,
+        "monthly_cost": result.monthly_cost, "versus_today": result.versus_today, "latency": _latency_text(result),
+        "latency_seconds": None if result.latency_seconds is None else str(result.latency_seconds.quantize(display.CENT)),
+        "verdict": verdict, "context": {True: "Fits", False: "Too small", None: display.DASH}[result.fits_context],
+        "missing": ", ".join(result.missing), "prices": _prices_text(figures), "price_source": price_source,
+        "speed": display.DASH if figures.output_tokens_per_s.value is None else f"{figures.output_tokens_per_s.value.quantize(display.CENT)}",
+        "speed_source": figures.output_tokens_per_s.source, "highlight": result.best,
+    }
+
+
+def whatif_page(request):
+    today = today_utc()
+    raw = {name: request.GET.get(name, "") for name in OPTIONS}
+    preset = request.GET.get("preset", "")
+    if preset in PRESETS and not raw["workload"]:
+        profile = PRESETS[preset]
+        raw.update(requests=str(profile.requests), input_tokens=str(profile.input_tokens),
+                   output_tokens=str(profile.output_tokens), cached_input_tokens=str(profile.cached_input_tokens),
+                   sla_seconds=str(profile.sla_seconds or ""), batch_window_hours=str(profile.batch_window_hours or ""))
+    context = {"raw": raw, "preset": preset, "presets": PRESETS, "families": offered_families(),
+               "workloads": access.visible_workloads(request.user).order_by("team__name", "name"), "specs": whatif_tables,
+               "result": None, "error": None, "batch_assumption": BATCH_ASSUMPTION}
+    asked = any(raw.values())
+    if asked:
+        try:
+            result = what_if(request.user, today=today, **parse_options(raw))
+        except ProfileInvalid as exc:
+            context["error"] = exc
+        else:
+            batch = result.profile.batch_window_hours is not None
+            rows = [result_row(r, batch=batch) for r in result.results]
+            response = csv_requested(request, "whatif", {"whatif": (whatif_tables.WHATIF_RESULTS, rows)}, stem=today.isoformat())
+            if response is not None:
+                return response
+            currency = settings.FINOPS_REPORTING_CURRENCY
+            points = [{"provider": r.offering.provider_name or r.provider, "label": f"{r.offering.provider_name or r.provider} {r.model}",
+                       "x": r.batch_hours_per_night if batch else r.latency_seconds, "cost": r.monthly_cost, "best": r.best}
+                      for r in result.results]
+            sla = result.profile.batch_window_hours if batch else result.profile.sla_seconds
+            context.update(result=result, rows=rows, batch=batch, chart=charts.whatif_scatter(
+                points, sla=None if sla is None else float(sla), currency=currency,
+                axis="hours a night" if batch else "seconds per request"))
+    return render(request, "finops/whatif.html", context)
+
+
+def _policy_text(policy) -> str:
+    if policy is None:
+        return display.DASH
+    text = f"{policy.primary.provider.name} {policy.primary.model}"
+    if policy.fallback:
+        text += f" → {policy.fallback.provider.name} {policy.fallback.model}"
+    return f"{text} ({policy.get_constraint_display().lower()})"
+
+
+def savings_page(request):
+    today = today_utc()
+    report = savings(request.user, today)
+    rows = []
+    for row in report.rows:
+        best = row.best
+        rows.append({
+            "workload": row.workload.name, "url": f"/whatif/?workload={row.workload.slug}", "team": row.workload.team.name,
+            "family": row.family, "today_cost": row.today_cost,
+            "best": f"{best.offering.provider_name or best.provider} {best.model}" if best else (row.note or "None meets the SLA"),
+            "best_cost": best.monthly_cost if best else None, "saving": row.saving if best else None,
+            "latency": _latency_text(best) if best else display.DASH,
+            "sla": (VERDICT[best.meets_sla] if best.sla_kind != "none" else "No SLA") if best else display.DASH,
+            "policy": _policy_text(row.policy),
+        })
+    response = csv_requested(request, "savings", {"savings": (whatif_tables.SAVINGS, rows)}, stem=today.isoformat())
+    if response is not None:
+        return response
+    policies = {r.workload.slug: r.policy for r in report.rows if r.policy is not None}
+    return render(request, "finops/savings.html", {
+        "report": report, "rows": rows, "specs": whatif_tables, "has_policies": bool(policies),
+    })
+
+
+def routing_export(request):
+    """The routing policies of the workloads the user sees, as a LiteLLM router config snippet (YAML)."""
+    visible = access.visible_workloads(request.user).values_list("id", flat=True)
+    policies = RoutingPolicy.objects.filter(workload_id__in=list(visible)).select_related(
+        "workload", "primary__provider", "fallback__provider").order_by("workload__slug")
+    text = litellm_router_config([
+        {"workload": p.workload.slug, "primary": (p.primary.provider.slug, p.primary.model),
+         "fallback": (p.fallback.provider.slug, p.fallback.model) if p.fallback else None, "constraint": p.constraint}
+        for p in policies])
+    response = HttpResponse(text, content_type="application/yaml; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="litellm-router.yaml"'
+    return response
+
+
+# --- offerings: the list (everyone signed in) and the form (admins) ---
+
+
+def offering_list(request):
+    cat = catalogue(today_utc())
+    rows = []
+    for figures in cat.offerings:
+        offering_id = cat.ids[(figures.provider, figures.model)]
+        row = {"provider": figures.provider_name or figures.provider, "model": figures.model, "family": figures.family,
+               "prices": _prices_text(figures), "price_source": figures.input_per_mtok.source or figures.blended_per_mtok.source,
+               "speed": display.DASH if figures.output_tokens_per_s.value is None else str(figures.output_tokens_per_s.value.quantize(display.CENT)),
+               "speed_source": figures.output_tokens_per_s.source,
+               "ttft": display.DASH if figures.ttft_seconds.value is None else display.seconds(figures.ttft_seconds.value),
+               "ttft_source": figures.ttft_seconds.source, "context": figures.context_window}
+        if access.is_admin(request.user):
+            row["action"] = ("Edit", f"/offerings/{offering_id}/edit/")
+        rows.append(row)
+    response = csv_requested(request, "offerings", {"offerings": (whatif_tables.OFFERINGS, rows)}, stem=today_utc().isoformat())
+    if response is not None:
+        return response
+    visible = access.visible_workloads(request.user).values_list("id", flat=True)
+    policies = RoutingPolicy.objects.filter(workload_id__in=list(visible)).select_related(
+        "workload", "primary__provider", "fallback__provider").order_by("workload__slug")
+    return render(request, "finops/offering_list.html", {
+        "rows": rows, "specs": whatif_tables, "can_edit": access.is_admin(request.user),
+        "policies": [{"workload": p.workload.name, "policy": _policy_text(p)} for p in policies],
+    })
+
+
+def _require_admin(user) -> None:
+    if not access.is_admin(user):
+        raise Http404("No such page.")
+
+
+def offering_create(request):
+    _require_admin(request.user)
+    return _offering_form(request, None)
+
+
+def offering_edit(request, pk):
+    _require_admin(request.user)
+    return _offering_form(request, get_object_or_404(Offering, pk=pk))
+
+
+def _offering_form(request, offering):
+    form = OfferingForm(request.POST or None, instance=offering)
+    if request.method == "POST" and request.POST.get("delete") and offering is not None:
+        try:
+            offering_service.offering_delete(by=request.user, offering=offering)
+        except offering_service.OfferingInvalid as invalid:
+            form = OfferingForm(instance=offering)
+            form.add_error(None, "; ".join(invalid.errors.values()))
+        else:
+            messages.success(request, f"Offering {offering} deleted.")
+            return redirect("offering-list")
+    elif request.method == "POST" and form.is_valid():
+        data = {name: form.cleaned_data[name] for name in FIELDS}
+        try:
+            saved, _ = offering_service.offering_upsert(by=request.user, **data)
+        except offering_service.OfferingInvalid as invalid:
+            for field, message in invalid.errors.items():
+                form.add_error(field if field in form.fields else None, message)
+        else:
+            messages.success(request, f"Offering {saved} saved.")
+            return redirect("offering-list")
+    return render(request, "finops/offering_form.html", {"form": form, "offering": offering})
