@@ -94,3 +94,14 @@ def test_the_spend_command_and_api_csv_quote_them_and_keep_negative_amounts_as_n
     assert_safe(api.content.decode())  # workloads are labelled by slug there
     by_model = client_as(fiona).get("/api/v1/spend", {"start": "2026-10-01", "end": "2026-11-01", "group_by": "model", "format": "csv"})
     assert_safe(by_model.content.decode(), EVIL_MODEL.lower())
+
+
+def test_the_scorecard_xlsx_stores_a_hostile_workload_name_as_text_not_a_formula(client_as, fiona, hostile):
+    from openpyxl import load_workbook
+
+    response = client_as(fiona).get("/scorecard/", {"quarter": "2026Q4", "xlsx": "scorecard"})
+    assert response.status_code == 200
+    sheet = load_workbook(io.BytesIO(response.content)).active
+    values = [cell.value for row in sheet.iter_rows() for cell in row]
+    assert "'" + EVIL_WORKLOAD in values
+    assert not any(cell.data_type == "f" for row in sheet.iter_rows() for cell in row)

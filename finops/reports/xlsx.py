@@ -18,13 +18,14 @@ from openpyxl.utils import get_column_letter
 
 from finops import display
 
-from .tables import Table, has_money, csv_header
+from .cells import spreadsheet_safe
+from .tables import Table, csv_header, has_money
 
 FORMATS = {
     "money": "#,##0.00", "per_mtok": "#,##0.000", "per_outcome": "#,##0.00##", "price": "#,##0.00##",
     "change": "+0.0%;-0.0%;0.0%", "share": "0.0%", "tokens": "#,##0", "count": "#,##0", "requests": "#,##0",
     "ms": "#,##0", "ms_change": "+#,##0;-#,##0;0", "points": "+0.00;-0.00;0.00", "rate": "#,##0.0",
-    "score": "0.0##", "score_change": "+0.0##;-0.0##;0",
+    "score": "0.0##", "score_change": "+0.0##;-0.0##;0", "speed": "#,##0",
 }
 SHEET_NAME_MAX = 31  # Excel's limit
 
@@ -33,7 +34,8 @@ def cell_value(kind: str, value):
     """The value a cell holds: a number for numeric kinds (None stays empty, as "—" in a CSV), text otherwise."""
     if value is None or value == "":
         return None
-    if kind in ("money", "per_mtok", "per_outcome", "price", "change", "share", "points", "score", "score_change", "rate"):
+    if kind in ("money", "per_mtok", "per_outcome", "price", "change", "share", "points", "score", "score_change", "rate",
+                "speed"):
         return Decimal(value)
     if kind in ("tokens", "count"):
         return int(value)
@@ -45,7 +47,8 @@ def cell_value(kind: str, value):
         return value["label"]
     if isinstance(value, dt.datetime):
         return value.astimezone(dt.UTC).replace(tzinfo=None)
-    return value if isinstance(value, (dt.date, int)) else str(value)
+    # Text from provider files and users: openpyxl would store "=…" as a formula (finops/reports/cells.py).
+    return value if isinstance(value, (dt.date, int)) else spreadsheet_safe(str(value))
 
 
 def _cells(table: Table, row: dict) -> list[tuple[object, str | None]]:
