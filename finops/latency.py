@@ -61,10 +61,15 @@ class LatencyDistribution:
 
     def merge(self, other: "LatencyDistribution") -> "LatencyDistribution":
         """A new distribution counting both (exact: counts add)."""
-        merged = LatencyDistribution(dict(self.buckets), self.zero + other.zero)
+        return LatencyDistribution(dict(self.buckets), self.zero).absorb(other)
+
+    def absorb(self, other: "LatencyDistribution") -> "LatencyDistribution":
+        """Count `other` into this one, in place (no copy: a month of hourly rows merges in one pass); returns self."""
+        self.zero += other.zero
+        buckets, get = self.buckets, self.buckets.get
         for index, count in other.buckets.items():
-            merged.buckets[index] = merged.buckets.get(index, 0) + count
-        return merged
+            buckets[index] = get(index, 0) + count
+        return self
 
     def quantile(self, q: float) -> float | None:
         """The q-quantile (0 ≤ q ≤ 1) in ms, within ALPHA relative error; None when nothing was counted. The rank
@@ -109,5 +114,5 @@ class LatencyDistribution:
 def merged(distributions: Iterable[LatencyDistribution]) -> LatencyDistribution:
     total = LatencyDistribution()
     for distribution in distributions:
-        total = total.merge(distribution)
+        total.absorb(distribution)
     return total

@@ -68,8 +68,8 @@ class Performance:
         """Add `other` into this one (exact: counts and sums add, distributions merge)."""
         self.requests += other.requests
         self.errors += other.errors
-        self.e2e = self.e2e.merge(other.e2e)
-        self.ttft = self.ttft.merge(other.ttft)
+        self.e2e.absorb(other.e2e)
+        self.ttft.absorb(other.ttft)
         self.streamed_tokens += other.streamed_tokens
         self.streamed_ms += other.streamed_ms
         self.timed_tokens += other.timed_tokens

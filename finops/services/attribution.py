@@ -21,7 +21,8 @@ from django.db.models.functions import Coalesce, TruncDate
 
 from finops.models import AttributionRule, LineSignature, TagSet, UsageLine, Workload
 
-from .rollups import day_chunks, rollup_rebuild
+from .rollup_rows import day_chunks
+from .rollups import rollup_rebuild
 from .spend_changes import spend_changed
 
 

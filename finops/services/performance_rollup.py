@@ -3,8 +3,9 @@ metrics, MonthlyPerformance from DailyPerformance — rebuilt for exactly the da
 spend rollup rebuilds (rollup_rebuild calls it, in its transaction), so a re-attribution or a re-import moves
 latency with spend.
 
-Merging distributions is not a SQL sum, so the groups are merged in Python: a day's timed lines are a few
-thousand rows for a large gateway (one per hour × model × key × tag set), read as one values_list stream.
+Merging distributions is not a SQL sum, so the groups are merged in Python, in place (Performance.absorb): a run
+of up to a month of days is one values_list stream of its timed lines (a large gateway has a few thousand a day:
+one per hour × model × key × tag set), one DELETE and one bulk INSERT.
 """
 
 import datetime as dt
@@ -16,7 +17,7 @@ from finops.months import month_of, next_month
 from finops.performance import Performance
 
 from .monthly_rollup import month_runs
-from .rollup_rows import limited
+from .rollup_rows import day_chunks, limited
 
 # Connectors whose lines carry per-request timings; other accounts' lines never do, so an import of them does not
 # scan its days again for timings.
@@ -56,23 +57,26 @@ def performance_rollup_rebuild(*, days: set[dt.date], account_ids: list[int] | N
         if not account_ids:
             return
     limits = {"account_ids": account_ids, "workload_ids": workload_ids}
-    for day in sorted(days):
-        _rebuild_day(day, limits)
+    for first, last in day_chunks(days):
+        _rebuild_days(first, last, limits)
     for first_month, last_month in month_runs(days):
         _rebuild_months(first_month, last_month, limits)
 
 
-def _rebuild_day(day: dt.date, limits: dict) -> None:
-    start = dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)
-    end = start + dt.timedelta(days=1)
-    limited(DailyPerformance.objects.filter(day=day), **limits).delete()
+def _rebuild_days(first: dt.date, last: dt.date, limits: dict) -> None:
+    """The daily rows of [first, last] from one read of their lines (and reported hours), merged in place."""
+    start = dt.datetime.combine(first, dt.time(), tzinfo=dt.UTC)
+    end = dt.datetime.combine(last + dt.timedelta(days=1), dt.time(), tzinfo=dt.UTC)
+    limited(DailyPerformance.objects.filter(day__gte=first, day__lte=last), **limits).delete()
     groups = _Groups()
     lines = limited(UsageLine.objects.filter(period_start__gte=start, period_start__lt=end, latency__isnull=False),
                     **limits, workload_field="signature__workload_id")
     for start_at, account, provider, model, workload, team, latency in lines.values_list(
         "period_start", "account_id", "provider_id", "model", "signature__workload_id", "signature__team_id", "latency",
     ).iterator(chunk_size=BATCH):
-        groups.add((account, provider, model, workload, team), Performance.from_json(latency), 1 << start_at.hour)
+        start_at = start_at.astimezone(dt.UTC)
+        groups.add((start_at.date(), account, provider, model, workload, team), Performance.from_json(latency),
+                   1 << start_at.hour)
     if limits["account_ids"] is None:  # reported metrics have no account
         reported = ReportedPerformance.objects.filter(hour__gte=start, hour__lt=end)
         if limits["workload_ids"] is not None:
@@ -81,10 +85,11 @@ def _rebuild_day(day: dt.date, limits: dict) -> None:
         for hour, provider, model, workload, performance in reported.values_list(
             "hour", "provider_id", "model", "workload_id", "performance",
         ).iterator(chunk_size=BATCH):
-            groups.add((None, provider, model, workload, teams.get(workload)), Performance.from_json(performance),
-                       1 << hour.astimezone(dt.UTC).hour)
+            hour = hour.astimezone(dt.UTC)
+            groups.add((hour.date(), None, provider, model, workload, teams.get(workload)),
+                       Performance.from_json(performance), 1 << hour.hour)
     DailyPerformance.objects.bulk_create(
-        [DailyPerformance(day=day, hours=hours, **_row(key, performance)) for key, performance, hours in groups.items()],
+        [DailyPerformance(day=key[0], hours=hours, **_row(key[1:], performance)) for key, performance, hours in groups.items()],
         batch_size=BATCH,
     )
 

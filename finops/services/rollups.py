@@ -10,7 +10,7 @@ from finops.models import DailySpend, LineSignature, MonthlySpend, UsageLine
 
 from .monthly_rollup import monthly_rollup_rebuild
 from .performance_rollup import performance_rollup_rebuild
-from .rollup_rows import insert_select, limited
+from .rollup_rows import AGGREGATE_WORK_MEM, day_chunks, insert_select, limited
 
 # Rollup dimension -> the usage-line column it is read from (workload and team: the line's signature's);
 # the order is the INSERT's column order.
@@ -35,34 +35,6 @@ def _day_bounds(first: dt.date, last: dt.date) -> tuple[dt.datetime, dt.datetime
     start = dt.datetime.combine(first, dt.time(), tzinfo=dt.UTC)
     end = dt.datetime.combine(last + dt.timedelta(days=1), dt.time(), tzinfo=dt.UTC)
     return start, end
-
-
-def day_ranges(days: set[dt.date]) -> list[tuple[dt.date, dt.date]]:
-    """Consecutive days grouped into inclusive (first, last) ranges, oldest first."""
-    ranges: list[list[dt.date]] = []
-    for day in sorted(days):
-        if ranges and day == ranges[-1][1] + dt.timedelta(days=1):
-            ranges[-1][1] = day
-        else:
-            ranges.append([day, day])
-    return [(first, last) for first, last in ranges]
-
-
-# A run of consecutive days is rebuilt this many days at a time: a month of a large organisation's groups fits
-# in the aggregate's memory (below), where a whole year's would spill to disk or fall back to a sort.
-CHUNK_DAYS = 31
-AGGREGATE_WORK_MEM = "128MB"
-
-
-def day_chunks(days: set[dt.date]) -> list[tuple[dt.date, dt.date]]:
-    """Runs of consecutive days, cut into pieces of at most CHUNK_DAYS: what one INSERT … SELECT rebuilds."""
-    chunks = []
-    for first, last in day_ranges(days):
-        while first <= last:
-            chunk_last = min(last, first + dt.timedelta(days=CHUNK_DAYS - 1))
-            chunks.append((first, chunk_last))
-            first = chunk_last + dt.timedelta(days=1)
-    return chunks
 
 
 @transaction.atomic
