@@ -290,6 +290,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "REDOC_DIST": "SIDECAR",
+    # One name for the SLA verdict, which the metrics and the scorecard responses both carry.
+    "ENUM_NAME_OVERRIDES": {"SlaVerdictEnum": "finops.selectors.performance.VERDICT_STATUSES"},
 }
 
 # --- Production hardening: on unless DEBUG, each overridable for a TLS-terminating proxy setup ---
@@ -312,7 +314,8 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    # axes: its start-up banner is noise on every command; its failed-login and lockout lines are warnings.
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "axes.apps": {"level": "WARNING"}},
 }
 if CELERY_TASK_ALWAYS_EAGER:
     # Inline tasks (the demo): every import's alert evaluation would log "Task … succeeded" into load_demo's output.

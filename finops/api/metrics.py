@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from finops import access
+from finops.selectors.performance import VERDICT_STATUSES
 from finops.selectors.performance_figures import PerformanceFigures, performance_figures
 from finops.services import metrics as metric_service
 
@@ -53,7 +54,7 @@ class LatencyFiguresSerializer(serializers.Serializer):
 
 
 class SlaSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(["meets", "fails", "unknown", "no-sla", "no-data"])
+    status = serializers.ChoiceField(choices=VERDICT_STATUSES)
     sla_seconds = serializers.DecimalField(max_digits=10, decimal_places=3, allow_null=True, coerce_to_string=True)
     p99_ms = serializers.IntegerField(allow_null=True, help_text="The p99 judged, or (bound) its upper bound.")
     bound = serializers.BooleanField(help_text="True: the p99 is a bound from summaries, not a measurement.")

@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 from finops import access
 from finops.reports.scorecard_tables import SCORECARD
 from finops.selectors import scorecard as selectors
+from finops.selectors.performance import VERDICT_STATUSES
 from finops.views.period import today_utc
 
 DECIMAL_KINDS = {"money", "per_mtok", "per_outcome", "price", "change", "share", "points", "score", "score_change", "rate"}
@@ -27,7 +28,7 @@ def _decimal(**kwargs):
 
 
 class VerdictSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=["meets", "fails", "unknown", "no-sla", "no-data"])
+    status = serializers.ChoiceField(choices=VERDICT_STATUSES)
     label = serializers.CharField()
     kind = serializers.ChoiceField(choices=["latency", "batch"], help_text="Judged on the latency SLA or the batch window.")
     p99_ms = serializers.IntegerField(allow_null=True, help_text="The p99 judged (with `bound`: the summaries' upper bound).")

@@ -66,7 +66,28 @@ def load_demo(*, today: dt.date, export_dir: Path | None = None) -> dict:
     evals_load(today=today)  # eval scores and reported metrics (issue 12), through their API services
     contracts = contracts_load(today=today)  # before the caps: their evaluation looks at the contracts too
     caps = caps_load(today=today)
-    return {**_summary(today, config, runs), "caps": caps, "contracts": contracts, "outcomes": outcomes}
+    return {**_summary(today, config, runs), "caps": caps, "contracts": contracts, "outcomes": outcomes,
+            "scorecard": _scorecard_story(today), "savings": _savings_story(today)}
+
+
+def _scorecard_story(today: dt.date) -> dict:
+    """The quarter to date as the admin's scorecard shows it: which workloads fail their SLA, and why."""
+    from finops.selectors.scorecard import quarter, scorecard
+
+    admin = User.objects.get(username="admin")
+    card = scorecard(admin, quarter(None, today=today), today=today)
+    failing = [(row["label"], row["verdict"]["title"]) for row in card.rows if row["verdict"]["status"] == "fails"]
+    return {"quarter": card.quarter.title, "workloads": len(card.rows), "failing": failing}
+
+
+def _savings_story(today: dt.date) -> dict:
+    from finops.selectors.whatif import savings
+
+    report = savings(User.objects.get(username="admin"), today)
+    best = max(report.rows, key=lambda r: r.saving, default=None)
+    return {"total": report.saving_total, "share": report.saving_share,
+            "best": None if best is None or not best.saving else (
+                best.workload.name, f"{best.best.offering.provider_name or best.best.provider} {best.best.model}", best.saving)}
 
 
 # --- contracts ---

@@ -27,6 +27,8 @@ from finops.months import month_of, next_month
 from finops.performance import Performance
 
 P99 = 0.99
+# Every verdict a period can get; the API's schema names this set once (SPECTACULAR_SETTINGS' ENUM_NAME_OVERRIDES).
+VERDICT_STATUSES = ("meets", "fails", "unknown", "no-sla", "no-data")
 
 
 def month_split(start: dt.date, end: dt.date) -> tuple[list[dt.date], list[tuple[dt.date, dt.date]]]:

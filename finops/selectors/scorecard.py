@@ -235,9 +235,9 @@ def verdict_cell(verdict) -> dict:
         elif verdict.status == "no-data":
             title = f"No measured requests to judge against the {sla} SLA"
         elif verdict.bound:
-            title = f"Summary only: p99 ≤ {p99} against a {sla} SLA (no distribution to read it from)"
+            title = f"Summary only: p99 ≤ {p99} against its {sla} SLA (no distribution to read it from)"
         else:
-            title = f"p99 {p99} against a {sla} SLA; {display.share(verdict.share_over)} of requests slower"
+            title = f"p99 {p99} against its {sla} SLA; {display.share(verdict.share_over)} of requests slower"
     return {"status": verdict.status, "label": verdict.label, "title": title, "kind": verdict.kind}
 
 

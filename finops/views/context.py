@@ -29,7 +29,8 @@ def navigation(request):
     if access.can_see_sources(user):
         items.append(("Rules", reverse("rule-list")))
         items.append(("Sources", reverse("source-list")))
-    items.append(("What-if", reverse("whatif")))
+    # Savings holds the what-if calculator and the offerings (their pages link each other): one item, so the
+    # menu stays one line on a laptop.
     items.append(("Savings", reverse("savings")))
     items.append(("Alerts", reverse("alert-list")))  # everyone: members see their teams' alerts (finops.selectors.alerts)
     current = request.path
@@ -37,7 +38,8 @@ def navigation(request):
     return {
         "nav_items": [
             {"label": label, "url": with_period(url, period) if label in PERIOD_PAGES else url,
-             "active": current == url or (url != "/" and current.startswith(url))}
+             "active": current == url or (url != "/" and current.startswith(url))
+             or (label == "Savings" and current.startswith((reverse("whatif"), reverse("offering-list"))))}
             for label, url in items
         ],
         "is_admin": access.is_admin(user),

@@ -2,5 +2,7 @@
 // Content-Security-Policy forbids).
 (() => {
   const container = document.getElementById("redoc-container");
-  Redoc.init(container.dataset.schemaUrl, JSON.parse(container.dataset.settings || "{}"), container);
+  let settings = {};
+  try { settings = JSON.parse(container.dataset.settings) || {}; } catch (e) { /* no settings configured */ }
+  Redoc.init(container.dataset.schemaUrl, settings, container);
 })();

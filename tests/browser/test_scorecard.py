@@ -54,7 +54,7 @@ def test_finance_sorts_the_scorecard_by_p99_and_reads_the_verdicts(page, fiona, 
     first = page.locator("table[data-table=scorecard] tbody tr").first
     assert "Support triage" in first.inner_text()
     badge = first.locator("[data-verdict]")
-    assert badge.inner_text() == "Fails" and "against a 1 s SLA" in badge.get_attribute("title")
+    assert badge.inner_text() == "Fails" and "against its 1 s SLA" in badge.get_attribute("title")
     assert page.get_attribute("th[data-column=p99_ms]", "aria-sort") == "descending"
 
     page.click("th[data-column=p99_ms] a.sort")  # and back, smallest first

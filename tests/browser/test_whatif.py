@@ -25,7 +25,8 @@ def test_the_copilot_preset_highlights_the_fast_offering_over_the_cheap_slow_one
     offering_upsert(provider=Provider.objects.get(slug="fireworks"), model="kimi-k2.6", input_per_mtok=Decimal("0.55"),
                     output_per_mtok=Decimal("2.20"))  # no speed: says so
     sign_in(page, "fiona", PASSWORD)
-    page.click("nav >> text=What-if")
+    page.click("nav >> text=Savings")
+    page.click("main >> text=what-if calculator")
     page.click("[data-preset=coding-copilot]")
     page.wait_for_selector("[data-testid=best-offering]")
     assert page.inner_text("[data-testid=best-offering]") == "Cerebras kimi-k2.6"
@@ -42,7 +43,8 @@ def test_a_workload_is_compared_on_its_last_30_days_and_ranked_on_the_savings_pa
     import_groq_traffic(support_agent)
     gpt_oss_offerings()
     sign_in(page, "sam", PASSWORD)
-    page.click("nav >> text=What-if")
+    page.click("nav >> text=Savings")
+    page.click("main >> text=what-if calculator")
     page.select_option("select[name=workload]", "support-agent")
     page.click("text=Compare")
     page.wait_for_selector("[data-testid=best-offering]")

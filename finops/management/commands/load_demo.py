@@ -59,6 +59,16 @@ class Command(BaseCommand):
             advice = f" (renew at or below {c['renewal_advice']:,.0f})" if c["renewal_advice"] is not None else ""
             out(f"    {c['name']:<28} {c['committed']:>10,.0f} committed, projected {c['projected']:>10,.0f}: "
                 f"{c['status_label']}{renewal}{advice}")
+        card = s["scorecard"]
+        out(f"  scorecard, {card['quarter']}: {card['workloads']} workloads, {len(card['failing'])} failing their SLA")
+        for name, why in card["failing"]:
+            out(f"    {name}: {why}")
+        saving = s["savings"]
+        if saving["share"] is not None:
+            out(f"  routing savings: {saving['total']:,.2f} {currency} a month ({saving['share']:.1%} less than today)")
+        if saving["best"]:
+            name, offering, amount = saving["best"]
+            out(f"    biggest: {name} on {offering}, {amount:,.2f} {currency} a month")
         if export_dir is not None:
             out(f"  usage files kept in {export_dir}")
         out("")
