@@ -85,29 +85,15 @@ def evals_record(*, by, rows: Iterable[dict], source_default: str = "") -> rr.Ba
 
 
 def _validate(by, rows: list, source_default: str) -> list[_Clean]:
-    if not rows:
-        raise EvalsInvalid(["the batch has no rows"])
     targets = rr.Targets(by, rows, "eval scores")
     today = timezone.now().astimezone(dt.UTC).date()
-    errors, clean, seen = [], [], {}
-    for number, row in enumerate(rows, start=1):
-        if not isinstance(row, dict):
-            errors.append(f"row {number}: expected an object with workload, provider, model, name, score and a period")
-            continue
-        problems: list[str] = []
-        found = _row(row, targets, today, source_default, problems)
-        if found is not None:
-            rr.duplicate(seen, (found.workload_id, found.provider_id, found.model, found.name, found.period_start,
-                                found.period_end), number,
-                         f"workload {row['workload']!r}, provider {row['provider']!r}, model {found.model!r}, "
-                         f"eval {found.name!r}, {found.period_start} → {found.period_end}", problems)
-        if problems:
-            errors.append(f"row {number}: {'; '.join(problems)}")
-        else:
-            clean.append(found)
-    if errors:
-        raise EvalsInvalid(errors)
-    return clean
+    return rr.validated(
+        rows, expected="workload, provider, model, name, score and a period", invalid=EvalsInvalid,
+        clean_row=lambda row, problems: _row(row, targets, today, source_default, problems),
+        key=lambda c: (c.workload_id, c.provider_id, c.model, c.name, c.period_start, c.period_end),
+        describe=lambda row, c: (f"workload {row['workload']!r}, provider {row['provider']!r}, model {c.model!r}, "
+                                 f"eval {c.name!r}, {c.period_start} → {c.period_end}"),
+    )
 
 
 def _row(row: dict, targets: rr.Targets, today: dt.date, source_default: str, problems: list[str]) -> _Clean | None:

@@ -83,28 +83,15 @@ def metrics_record(*, by, rows: Iterable[dict], source_default: str = "") -> rr.
 
 
 def _validate(by, rows: list, source_default: str) -> list[_Clean]:
-    if not rows:
-        raise MetricsInvalid(["the batch has no rows"])
     targets = rr.Targets(by, rows, "metrics")
     latest = timezone.now().astimezone(dt.UTC) + AHEAD
-    errors, clean, seen = [], [], {}
-    for number, row in enumerate(rows, start=1):
-        if not isinstance(row, dict):
-            errors.append(f"row {number}: expected an object with workload, provider, model, hour, requests and latency")
-            continue
-        problems: list[str] = []
-        found = _row(row, targets, latest, source_default, problems)
-        if found is not None:
-            rr.duplicate(seen, (found.workload_id, found.provider_id, found.model, found.hour, found.source), number,
-                         f"workload {row['workload']!r}, provider {row['provider']!r}, model {found.model!r}, "
-                         f"hour {found.hour.isoformat()}, source {found.source!r}", problems)
-        if problems:
-            errors.append(f"row {number}: {'; '.join(problems)}")
-        else:
-            clean.append(found)
-    if errors:
-        raise MetricsInvalid(errors)
-    return clean
+    return rr.validated(
+        rows, expected="workload, provider, model, hour, requests and latency", invalid=MetricsInvalid,
+        clean_row=lambda row, problems: _row(row, targets, latest, source_default, problems),
+        key=lambda c: (c.workload_id, c.provider_id, c.model, c.hour, c.source),
+        describe=lambda row, c: (f"workload {row['workload']!r}, provider {row['provider']!r}, model {c.model!r}, "
+                                 f"hour {c.hour.isoformat()}, source {c.source!r}"),
+    )
 
 
 def _row(row: dict, targets: rr.Targets, latest: dt.datetime, source_default: str, problems: list[str]) -> _Clean | None:

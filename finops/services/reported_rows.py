@@ -170,3 +170,27 @@ def duplicate(seen: dict, key: tuple, number: int, what: str, problems: list[str
         problems.append(f"repeats row {seen[key]} ({what}): send one per key")
     else:
         seen[key] = number
+
+
+def validated(rows: list, *, expected: str, clean_row, key, describe, invalid: type[BatchInvalid]) -> list:
+    """Every row checked before anything is written (the loop metrics and evals share): `clean_row(row, problems)`
+    reads one row (None, with problems, when it cannot); `key(found)` is what may appear once in a batch and
+    `describe(row, found)` how the duplicate is named. Raises `invalid` with every problem, "row N: …"."""
+    if not rows:
+        raise invalid(["the batch has no rows"])
+    errors, clean, seen = [], [], {}
+    for number, row in enumerate(rows, start=1):
+        if not isinstance(row, dict):
+            errors.append(f"row {number}: expected an object with {expected}")
+            continue
+        problems: list[str] = []
+        found = clean_row(row, problems)
+        if found is not None:
+            duplicate(seen, key(found), number, describe(row, found), problems)
+        if problems:
+            errors.append(f"row {number}: {'; '.join(problems)}")
+        else:
+            clean.append(found)
+    if errors:
+        raise invalid(errors)
+    return clean

@@ -48,14 +48,14 @@ LiteLLM itself stores), so a secret never reaches the database.
 import datetime as dt
 import decimal
 import hashlib
-import io
 import json
 from decimal import Decimal
 
 from finops.performance import Performance
 
 from .base import ProviderError, UsageRow
-from .gateway_records import RawStream, records
+from .gateway_records import records
+from .text_input import utf8_text
 
 HOUR = dt.timedelta(hours=1)
 
@@ -76,7 +76,7 @@ class GatewayLog:
     kind = "gateway_log"
 
     def parse(self, stream, *, file_name: str):
-        text = io.TextIOWrapper(io.BufferedReader(RawStream(stream)), encoding="utf-8-sig", newline="")
+        text = utf8_text(stream)
         try:
             groups = request_groups(records(text, file_name))
         except UnicodeDecodeError as exc:

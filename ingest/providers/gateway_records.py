@@ -23,21 +23,6 @@ CSV_MARKERS = {
 FORMATS = "LiteLLM /spend/logs JSON, a LiteLLM_SpendLogs CSV export, or OpenAI-compatible JSONL"
 
 
-class RawStream(io.RawIOBase):
-    """Any object with read() as a raw stream, so it can be buffered and decoded incrementally."""
-
-    def __init__(self, stream):
-        self._stream = stream
-
-    def readable(self):
-        return True
-
-    def readinto(self, buffer):
-        chunk = self._stream.read(len(buffer))
-        buffer[: len(chunk)] = chunk
-        return len(chunk)
-
-
 # --- telling the format and reading records ---
 
 
