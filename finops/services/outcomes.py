@@ -29,37 +29,27 @@ from finops import access
 from finops.models import OutcomeBatch, OutcomeCount, Workload
 from finops.services.spend_changes import spend_changed
 
+from .reported_rows import BatchInvalid, BatchResult
+
 FIELDS = {"workload", "day", "count", "source"}
 REQUIRED = ("workload", "day", "count")
 SOURCE_MAX = OutcomeCount._meta.get_field("source").max_length
 KEY_MAX = OutcomeBatch._meta.get_field("idempotency_key").max_length
 COUNT_MAX = 2**63 - 1  # PositiveBigIntegerField
-ERRORS_SHOWN = 50  # a 100k-row file with a wrong column should not answer 100k lines
 BATCH_SIZE = 5000
 DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
-class OutcomesInvalid(Exception):
+class OutcomesInvalid(BatchInvalid):
     """The batch was rejected; nothing was applied. `errors`: one line per problem, "row N: …"."""
-
-    def __init__(self, errors: list[str]):
-        if len(errors) > ERRORS_SHOWN:
-            errors = errors[:ERRORS_SHOWN] + [f"… and {len(errors) - ERRORS_SHOWN} more problems"]
-        super().__init__("; ".join(errors))
-        self.errors = errors
 
 
 @dataclass(frozen=True)
-class OutcomeResult:
-    rows: int
-    created: int = 0
-    replaced: int = 0
-    unchanged: int = 0
-    replay: bool = False
+class OutcomeResult(BatchResult):
+    replay: bool = False  # the idempotency key was seen before: nothing was applied
 
     def as_dict(self) -> dict:
-        return {"rows": self.rows, "created": self.created, "replaced": self.replaced, "unchanged": self.unchanged,
-                "replay": self.replay}
+        return {**super().as_dict(), "replay": self.replay}
 
 
 def outcomes_record(*, by, rows: Iterable[dict], idempotency_key: str | None = None, source_default: str = "",

@@ -1,4 +1,4 @@
-"""What the two intakes of measurements made outside the gateway share (issue 12): reported metrics
+"""What the intakes of business and measurement rows share (issue 12): reported metrics
 (finops.services.metrics) and eval scores (finops.services.evals) validate their batches alike, as outcome counts
 do (finops.services.outcomes): every row is checked before anything is written, every problem is named by its row
 number and field, and one bad row rejects the whole batch.
