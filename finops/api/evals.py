@@ -1,12 +1,8 @@
 """REST API v1, eval scores (issue 12): POST through finops.services.evals (the one write path); GET lists the
 scores the user may see, paginated like the other lists. docs/performance.md, "Eval scores"."""
 
-from django.core.exceptions import PermissionDenied
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import generics, serializers
-from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
-from rest_framework.exceptions import ValidationError
-from rest_framework.response import Response
 
 from finops import access
 from finops.models import EvalScore
@@ -14,7 +10,7 @@ from finops.reporting_period import PeriodError
 from finops.selectors.evals import eval_scores
 from finops.services import evals as eval_service
 
-from .reported import PAGINATION, BatchResultSerializer, StrictQuerySerializer, rows_of
+from .reported import batch_posted, PAGINATION, BatchResultSerializer, StrictQuerySerializer, rows_of
 
 
 class EvalRowSerializer(serializers.Serializer):
@@ -95,11 +91,4 @@ class EvalList(generics.ListAPIView):
                     "and field. A score for a workload, provider, model, eval name and period already stored "
                     "replaces it.")
     def post(self, request):
-        rows = rows_of(request.data, "workload, provider, model, name, score, period")
-        try:
-            result = eval_service.evals_record(by=request.user, rows=rows)
-        except eval_service.EvalsInvalid as exc:
-            raise ValidationError({"errors": exc.errors}) from None
-        except PermissionDenied as exc:
-            raise ApiPermissionDenied(str(exc)) from None
-        return Response(result.as_dict(), status=201)
+        return batch_posted(eval_service.evals_record, request, "workload, provider, model, name, score, period")

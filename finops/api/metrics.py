@@ -4,11 +4,8 @@ write path); GET the merged performance per workload × provider × model over a
 
 from decimal import ROUND_HALF_UP, Decimal
 
-from django.core.exceptions import PermissionDenied
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -17,7 +14,7 @@ from finops.selectors.performance import VERDICT_STATUSES
 from finops.selectors.performance_figures import PerformanceFigures, performance_figures
 from finops.services import metrics as metric_service
 
-from .reported import BatchResultSerializer, StrictQuerySerializer, rows_of
+from .reported import BatchResultSerializer, StrictQuerySerializer, batch_posted
 
 SKETCH_EXAMPLE = {"v": 1, "alpha": "0.01", "zero": 0, "buckets": {"312": 700, "335": 280, "380": 20}}
 
@@ -169,11 +166,4 @@ class MetricList(APIView):
                     "and field. A report for a workload, provider, model, hour and source already stored replaces it "
                     "(a correction): posting the same batch twice leaves the same state.")
     def post(self, request):
-        rows = rows_of(request.data, "workload, provider, model, hour, requests, latency")
-        try:
-            result = metric_service.metrics_record(by=request.user, rows=rows)
-        except metric_service.MetricsInvalid as exc:
-            raise ValidationError({"errors": exc.errors}) from None
-        except PermissionDenied as exc:
-            raise ApiPermissionDenied(str(exc)) from None
-        return Response(result.as_dict(), status=201)
+        return batch_posted(metric_service.metrics_record, request, "workload, provider, model, hour, requests, latency")

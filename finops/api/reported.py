@@ -1,7 +1,12 @@
 """What the metrics and evals endpoints share (issue 12): the batch body, its answer, strict query parameters."""
 
+from django.core.exceptions import PermissionDenied
 from rest_framework import serializers
+from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from finops.services.reported_rows import BatchInvalid
 
 PAGINATION = {"limit", "offset"}
 
@@ -32,3 +37,15 @@ def rows_of(data, fields: str) -> list:
     if not isinstance(data, list):
         raise ValidationError({"errors": [f"expected a JSON list of rows {{{fields}, …}}"]})
     return data
+
+
+def batch_posted(record, request, fields: str) -> Response:
+    """POST of a batch to `record` (a service taking `by` and `rows`): 201 with what it did; 400 naming every bad
+    row (nothing applied); 403 for a user who may write none."""
+    try:
+        result = record(by=request.user, rows=rows_of(request.data, fields))
+    except BatchInvalid as exc:
+        raise ValidationError({"errors": exc.errors}) from None
+    except PermissionDenied as exc:
+        raise ApiPermissionDenied(str(exc)) from None
+    return Response(result.as_dict(), status=201)
