@@ -10,7 +10,7 @@ from finops.reporting_period import PeriodError
 from finops.selectors.evals import eval_scores
 from finops.services import evals as eval_service
 
-from .reported import batch_posted, PAGINATION, BatchResultSerializer, StrictQuerySerializer, rows_of
+from .reported import PAGINATION, BatchResultSerializer, StrictQuerySerializer, batch_posted
 
 
 class EvalRowSerializer(serializers.Serializer):
