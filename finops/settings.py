@@ -314,8 +314,9 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    # axes: its start-up banner is noise on every command; its failed-login and lockout lines are warnings.
-    "loggers": {"django.db.backends": {"level": "WARNING"}, "axes.apps": {"level": "WARNING"}},
+    # axes: its start-up banner and successful-login lines are noise on every command; failures and lockouts are
+    # warnings, and stay.
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
 if CELERY_TASK_ALWAYS_EAGER:
     # Inline tasks (the demo): every import's alert evaluation would log "Task … succeeded" into load_demo's output.
