@@ -180,3 +180,27 @@ def test_a_period_splits_into_whole_months_and_edge_days():
         [dt.date(2026, 10, 1), dt.date(2026, 11, 1), dt.date(2026, 12, 1)], [])
     assert month_split(dt.date(2026, 10, 15), dt.date(2026, 12, 3)) == (
         [dt.date(2026, 11, 1)], [(dt.date(2026, 10, 15), dt.date(2026, 11, 1)), (dt.date(2026, 12, 1), dt.date(2026, 12, 3))])
+
+
+def test_merging_stored_json_in_place_equals_merging_built_performances():
+    rng = random.Random(5)
+
+    def some() -> Performance:
+        performance = Performance()
+        for _ in range(rng.randint(1, 300)):
+            duration = rng.choice([0, rng.randint(1, 60_000)])
+            performance.add_request(duration_ms=duration, ttft_ms=min(duration, rng.randint(0, 2000)),
+                                    output_tokens=rng.randint(0, 900), failed=rng.random() < 0.05)
+        return performance
+
+    parts = [some() for _ in range(20)] + [
+        Performance(summary_requests=40, summary_p99_ms=1800.0, summary_errors=2, summary_counted=40)]
+    built, in_place = Performance(), Performance()
+    for part in parts:
+        built.absorb(Performance.from_json(part.as_json()))
+        in_place.absorb_json(part.as_json())
+    in_place.absorb_json({"count": 3, "sum_ms": 900, "p50_ms": 250, "p95_ms": 400, "max_ms": 700, "ttft_sum_ms": 90})  # v1
+    built.absorb(Performance.from_json({"count": 3, "sum_ms": 900, "p50_ms": 250, "p95_ms": 400, "max_ms": 700, "ttft_sum_ms": 90}))
+    assert in_place.as_json() == built.as_json()
+    with pytest.raises(ValueError, match="another version"):
+        in_place.absorb_json({"v": 3})

@@ -72,11 +72,9 @@ def performance_by(workload_ids: Iterable[int] | None, start: dt.date, end: dt.d
     for rows in sources:
         for *key, stored in rows.values_list(*keys, "performance").iterator(chunk_size=2000):
             key = tuple(key)
-            performance = Performance.from_json(stored)
-            if key in found:
-                found[key].absorb(performance)
-            else:
-                found[key] = performance
+            if key not in found:
+                found[key] = Performance()
+            found[key].absorb_json(stored)  # in place, without building each row's Performance
     return found
 
 

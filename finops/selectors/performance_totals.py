@@ -1,8 +1,8 @@
 """Measured performance of many workloads over a few periods at once, merged where the rows are (issue 12's
 scorecard: hundreds of workloads, a quarter and the span it is compared with, ≤ 300 ms at 10M lines).
 
-The merge is finops.performance's, not another one: every row is read by Performance.from_json and merged by
-Performance.absorb (counts and sums add, distributions add their counts bucket by bucket, in place). What changes is
+The merge is finops.performance's, not another one: every row is merged by Performance.absorb_json (counts and sums
+add, distributions add their counts bucket by bucket, in place). What changes is
 the reading: one query for every span and every workload, in which Postgres drops each row's time-to-first-token
 distribution before handing it over. The result is identical to merging with performance_by
 (tests/test_scorecard.py checks it).
@@ -66,13 +66,12 @@ def performance_totals(workload_ids: Iterable[int], spans: dict[str, tuple[dt.da
         fetched = cursor.fetchall()
     for span, workload_id, provider_id, model, stored in fetched:
         by_workload, by_model = found[span]
-        performance = Performance.from_json(json.loads(stored))  # Django has psycopg hand jsonb over as text
+        data = json.loads(stored)  # Django has psycopg hand jsonb over as text
         key = (workload_id, provider_id, model)
-        by_model[key] = by_model.get(key, 0) + performance.all_requests
-        if workload_id in by_workload:
-            by_workload[workload_id].absorb(performance)  # in place: one pass over the quarter's rows
-        else:
-            by_workload[workload_id] = performance
+        by_model[key] = by_model.get(key, 0) + int(data.get("requests", 0)) + int(data.get("summary_requests", 0))
+        if workload_id not in by_workload:
+            by_workload[workload_id] = Performance()
+        by_workload[workload_id].absorb_json(data)  # in place: one pass over the quarter's rows
     return found
 
 

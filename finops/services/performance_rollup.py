@@ -32,13 +32,13 @@ class _Groups:
     def __init__(self):
         self.found: dict[tuple, list] = {}
 
-    def add(self, key: tuple, performance: Performance, hours: int = 0) -> None:
+    def add(self, key: tuple, stored: dict, hours: int = 0) -> None:
+        """Merge a stored Performance (its JSON) into the key's group, in place."""
         group = self.found.get(key)
         if group is None:
-            self.found[key] = [performance, hours]
-        else:
-            group[0].absorb(performance)
-            group[1] |= hours
+            group = self.found[key] = [Performance(), 0]
+        group[0].absorb_json(stored)
+        group[1] |= hours
 
     def items(self):
         for key, (performance, hours) in self.found.items():
@@ -75,7 +75,7 @@ def _rebuild_days(first: dt.date, last: dt.date, limits: dict) -> None:
         "period_start", "account_id", "provider_id", "model", "signature__workload_id", "signature__team_id", "latency",
     ).iterator(chunk_size=BATCH):
         start_at = start_at.astimezone(dt.UTC)
-        groups.add((start_at.date(), account, provider, model, workload, team), Performance.from_json(latency),
+        groups.add((start_at.date(), account, provider, model, workload, team), latency,
                    1 << start_at.hour)
     if limits["account_ids"] is None:  # reported metrics have no account
         reported = ReportedPerformance.objects.filter(hour__gte=start, hour__lt=end)
@@ -87,7 +87,7 @@ def _rebuild_days(first: dt.date, last: dt.date, limits: dict) -> None:
         ).iterator(chunk_size=BATCH):
             hour = hour.astimezone(dt.UTC)
             groups.add((hour.date(), None, provider, model, workload, teams.get(workload)),
-                       Performance.from_json(performance), 1 << hour.hour)
+                       performance, 1 << hour.hour)
     DailyPerformance.objects.bulk_create(
         [DailyPerformance(day=key[0], hours=hours, **_row(key[1:], performance)) for key, performance, hours in groups.items()],
         batch_size=BATCH,
@@ -100,7 +100,7 @@ def _rebuild_months(first: dt.date, last: dt.date, limits: dict) -> None:
     daily = limited(DailyPerformance.objects.filter(day__gte=first, day__lt=next_month(last)), **limits)
     groups = _Groups()
     for day, *key, performance in daily.values_list("day", *KEYS, "performance").iterator(chunk_size=BATCH):
-        groups.add((month_of(day), *key), Performance.from_json(performance))
+        groups.add((month_of(day), *key), performance)
     MonthlyPerformance.objects.bulk_create(
         [MonthlyPerformance(month=key[0], **_row(key[1:], performance)) for key, performance, _ in groups.items()],
         batch_size=BATCH,
