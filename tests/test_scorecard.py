@@ -192,7 +192,8 @@ def test_output_speed_is_generation_tokens_over_generation_time_and_quality_is_r
 
 def test_a_quarter_without_outcomes_has_no_cost_per_outcome_and_unpriced_spend_is_unknown_not_zero(ada, data):
     rows = _rows(_card(ada))
-    assert (rows["search-ranker"]["cost"], rows["search-ranker"]["outcomes"], rows["search-ranker"]["per_outcome"]) == (Decimal(30), 0, None)
+    # search-ranker counts no outcome (no unit, none reported): "—", not 0
+    assert (rows["search-ranker"]["cost"], rows["search-ranker"]["outcomes"], rows["search-ranker"]["per_outcome"]) == (Decimal(30), None, None)
     assert rows["search-ranker"]["cost_change"] is None  # nothing the quarter before: no % of nothing
     assert rows["search-ranker"]["verdict"]["status"] == "no-sla" and rows["search-ranker"]["p99_ms"] is None
     assert (rows["ticket-router"]["cost"], rows["ticket-router"]["unpriced_tokens"], rows["ticket-router"]["usd_per_mtok"]) == (None, 3_000_000, None)
@@ -367,3 +368,14 @@ def test_merging_in_postgres_gives_what_merging_in_python_gives(support_agent, s
         assert {w: (p.requests, p.errors, p.e2e.as_json(), p.output_tokens_per_s, p.p_ms(0.99)) for w, p in by_workload.items()} == {
             w: (p.requests, p.errors, p.e2e.as_json(), p.output_tokens_per_s, p.p_ms(0.99)) for w, p in expected.items()}, name
         assert by_workload  # the spans hold measured requests
+
+
+def test_the_error_rate_counts_the_failures_a_percentiles_report_gives(ada, data, support_agent):
+    from finops.services.metrics import metrics_record
+
+    metrics_record(by=ada, rows=[{"workload": "support-agent", "provider": "openai", "model": "gpt-5-mini",
+                                  "hour": "2026-11-02T10:00:00Z", "requests": 100, "errors": 5,
+                                  "latency": {"count": 100, "p50_ms": 800, "p95_ms": 1500, "p99_ms": 2000}}])
+    row = _rows(_card(ada))["support-agent"]
+    # the gateway's 100 requests of the quarter with 1 failure, and the report's 100 with 5
+    assert row["error_rate"] == Decimal(6) / Decimal(200)

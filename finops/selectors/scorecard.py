@@ -131,7 +131,7 @@ class Figures:
     unpriced_tokens: int = 0
     tokens: int = 0
     usd_per_mtok: Decimal | None = None
-    outcomes: int = 0
+    outcomes: int | None = 0  # None: the workload counts no outcome (no unit, none reported) — "—", not 0
     per_outcome: Decimal | None = None
     requests: int = 0
     measured_requests: int = 0
@@ -174,12 +174,13 @@ def _figures(workloads: list[Workload], daily, monthly, start: dt.date, end: dt.
         if row is not None:
             figures.cost, figures.unpriced_tokens = row["cost"], row["unpriced_tokens"]
             figures.tokens, figures.requests, figures.usd_per_mtok = row["tokens"], row["requests"], row["usd_per_mtok"]
-        figures.outcomes = counts.get(workload.id, 0)
+        figures.outcomes = counts.get(workload.id, 0 if workload.outcome_unit else None)
         figures.per_outcome = outcome_selectors.per_outcome(figures.cost, figures.outcomes)
         if performance is not None:
-            figures.measured_requests, figures.errors = performance.all_requests, performance.errors
-            if performance.requests:
-                figures.error_rate = Decimal(performance.errors) / Decimal(performance.requests)
+            figures.measured_requests, figures.errors = performance.all_requests, performance.all_errors
+            known = performance.requests + performance.summary_counted  # requests whose failure is known
+            if known:
+                figures.error_rate = Decimal(performance.all_errors) / Decimal(known)
             figures.p99_ms = performance.p_ms(0.99) if performance.e2e.count else None
             figures.summary_only = performance.summary_only
             figures.tokens_per_s, figures.tokens_per_s_basis = performance.output_tokens_per_s
