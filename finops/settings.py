@@ -44,6 +44,8 @@ FINOPS_DISPLAY_TIME_ZONE = env.str("FINOPS_DISPLAY_TIME_ZONE", default="UTC")
 # its import ended (for re-runs and audit).
 FINOPS_MAX_UPLOAD_BYTES = env.int("FINOPS_MAX_UPLOAD_BYTES", default=2 * 1024**3)
 FINOPS_UPLOAD_RETENTION_DAYS = env.int("FINOPS_UPLOAD_RETENTION_DAYS", default=30)
+# /healthz answers 503 when an enabled API account has not synced successfully for this long (finops/views/health.py).
+FINOPS_HEALTH_MAX_SYNC_AGE_HOURS = env.int("FINOPS_HEALTH_MAX_SYNC_AGE_HOURS", default=24)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -297,7 +299,7 @@ SPECTACULAR_SETTINGS = {
 # --- Production hardening: on unless DEBUG, each overridable for a TLS-terminating proxy setup ---
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
 # Container and load-balancer health probes speak plain HTTP on the private network.
-SECURE_REDIRECT_EXEMPT = [r"^health/$"]
+SECURE_REDIRECT_EXEMPT = [r"^health/$", r"^healthz$"]
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)

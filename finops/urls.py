@@ -56,6 +56,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("health/", health.health, name="health"),
+    path("healthz", health.healthz, name="healthz"),
     # Browsers ask for /favicon.ico whatever a page links; the SVG's URL is resolved on first use (after collectstatic).
     path("favicon.ico", login_not_required(RedirectView.as_view(url=lazy(static, str)("finops/favicon.svg"))), name="favicon"),
     path("admin/", admin.site.urls),
