@@ -114,8 +114,8 @@ def test_a_bad_batch_is_rejected_whole_with_every_bad_row_named_and_nothing_appl
         "row 3: bad date '2026-02-30' (no such day)",
         "row 4: bad date '03/11/2026' (expected YYYY-MM-DD)",
         f"row 5: day {future} is in the future (today is {TODAY.isoformat()}, UTC)",
-        "row 6: count -1 is negative",
-        "row 7: count 1.5 is not a whole number",
+        "row 6: count: -1 is negative",
+        "row 7: count: 1.5 is not a whole number",
         f"row 8: repeats row 1 (workload 'support-agent', day {D1}, source ''): send one count per workload, day and source",
         "row 9: unknown field 'cnt'",
     ]
@@ -218,7 +218,7 @@ def test_import_outcomes_refuses_a_bad_file_naming_its_lines_and_applies_nothing
     path.write_text(f"workload,day,count\nsupport-agent,{D1},40\nsupport-agent,{D2},lots\nghost,{D2},1\n")
     with pytest.raises(CommandError) as failed:
         call_command("import_outcomes", str(path))
-    assert "row 3: count 'lots' is not a whole number" in str(failed.value)
+    assert "row 3: count: 'lots' is not a whole number" in str(failed.value)
     assert "row 4: unknown workload 'ghost'" in str(failed.value)
     assert OutcomeCount.objects.count() == 0
     path.write_text(f"workload,when,count\nsupport-agent,{D1},40\n")

@@ -29,13 +29,12 @@ from finops import access
 from finops.models import OutcomeBatch, OutcomeCount, Workload
 from finops.services.spend_changes import spend_changed
 
-from .reported_rows import BatchInvalid, BatchResult
+from .reported_rows import BatchInvalid, BatchResult, whole
 
 FIELDS = {"workload", "day", "count", "source"}
 REQUIRED = ("workload", "day", "count")
 SOURCE_MAX = OutcomeCount._meta.get_field("source").max_length
 KEY_MAX = OutcomeBatch._meta.get_field("idempotency_key").max_length
-COUNT_MAX = 2**63 - 1  # PositiveBigIntegerField
 BATCH_SIZE = 5000
 DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -132,7 +131,7 @@ def _validate(by, rows: list, numbers: list[int], source_default: str) -> list[t
         if day not in (None, ""):
             day = _day(day, today, problems)
         if count not in (None, ""):
-            count = _count(count, problems)
+            count = whole(count, "count", problems)
         try:
             source = _source(row.get("source"), "source") or source_default
         except ValueError as exc:
@@ -170,26 +169,6 @@ def _day(value, today: dt.date, problems: list[str]) -> dt.date | None:
         problems.append(f"day {day} is in the future (today is {today}, UTC)")
         return None
     return day
-
-
-def _count(value, problems: list[str]) -> int | None:
-    if isinstance(value, bool):
-        count = None
-    elif isinstance(value, int):
-        count = value
-    elif isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
-        count = int(value.strip())
-    else:
-        count = None
-    if count is None:
-        problems.append(f"count {value!r} is not a whole number")
-    elif count < 0:
-        problems.append(f"count {count} is negative")
-        count = None
-    elif count > COUNT_MAX:
-        problems.append(f"count {count} is too large")
-        count = None
-    return count
 
 
 def _upsert(clean: list[tuple[int, dt.date, str, int]]) -> OutcomeResult:
