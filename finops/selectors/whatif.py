@@ -26,7 +26,7 @@ from finops.families import FamilyMap
 from finops.models import (
     DailyPerformance, DailySpend, ModelFamily, MonthlyPerformance, MonthlySpend, Offering, Provider, RoutingPolicy, Workload,
 )
-from finops.services.prices import PriceBook, contract_discounts_all
+from finops.services.prices import ContractDiscounts, PriceBook
 from finops.whatif import Figure, OfferingFigures, Profile, ProfileInvalid, Result, best_of, compare
 
 from . import performance as performance_selector
@@ -126,7 +126,7 @@ def catalogue(today: dt.date, families: set[str] | None = None) -> Catalogue:
     """Every offering's figures (those of `families` only, when given)."""
     start, end = window(today)
     books = PriceBook.all_providers()
-    discounts = contract_discounts_all()
+    discounts = ContractDiscounts.everywhere()
     rows = Offering.objects.select_related("provider").order_by("family", "provider__slug", "model")
     offerings = list(rows if families is None else rows.filter(family__in=families))
     measured = measured_performance(offerings, start, end)

@@ -89,11 +89,24 @@ class ContractDiscounts:
 
     @classmethod
     def for_account(cls, account) -> "ContractDiscounts":
+        """The discounts of contracts covering `account` (those naming it, and those naming no account)."""
         from django.db.models import Q
 
+        return cls._of(Q(accounts=account) | Q(accounts=None))
+
+    @classmethod
+    def everywhere(cls) -> "ContractDiscounts":
+        """Every contract with a discount, whichever accounts it names: what the company has negotiated with each
+        provider (the what-if prices a workload as if it ran there, under the company's terms)."""
+        from django.db.models import Q
+
+        return cls._of(Q())
+
+    @classmethod
+    def _of(cls, which) -> "ContractDiscounts":
         from finops.models import Contract, ContractTerm
 
-        contracts = {c.id: c for c in Contract.objects.filter(Q(accounts=account) | Q(accounts=None), discount_pct__gt=0)}
+        contracts = {c.id: c for c in Contract.objects.filter(which, discount_pct__gt=0)}
         spans: dict[int, list] = {}
         for contract in contracts.values():
             spans.setdefault(contract.provider_id, []).append((contract.start, contract.end, contract.discount_pct))
@@ -139,18 +152,3 @@ class PriceBook:
             if price.effective_from <= day and (price.effective_to is None or day < price.effective_to):
                 return price
         return None
-
-
-def contract_discounts_all() -> ContractDiscounts:
-    """Every contract with a discount, whichever accounts it names: what the company has negotiated with each
-    provider (the what-if prices a workload as if it ran there, under the company's terms)."""
-    from finops.models import Contract, ContractTerm
-
-    contracts = {c.id: c for c in Contract.objects.filter(discount_pct__gt=0)}
-    spans: dict[int, list] = {}
-    for contract in contracts.values():
-        spans.setdefault(contract.provider_id, []).append((contract.start, contract.end, contract.discount_pct))
-    for term in ContractTerm.objects.filter(contract_id__in=contracts):
-        contract = contracts[term.contract_id]
-        spans[contract.provider_id].append((term.start, term.end, contract.discount_pct))
-    return ContractDiscounts(spans)
