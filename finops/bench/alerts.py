@@ -16,7 +16,6 @@ import statistics
 import time
 from decimal import Decimal
 
-from django.db import connection
 from django.db.models import Sum
 
 from finops import evaluations
@@ -125,12 +124,7 @@ def run_bench(*, lines: int, out, reuse: bool = False, repeats: int = REPEATS, e
         "targets": {"full_s": FULL_TARGET_S, "one_day_s": ONE_DAY_TARGET_S},
         "machine": machine_facts(), "loadavg_before": pages.loadavg(),
     }
-    held = DailySpend.objects.aggregate(n=Sum("line_count"))["n"] or 0
-    if reuse and held == lines:
-        echo(f"reusing the {held:,} lines already in {connection.settings_dict['NAME']}")
-        results["generation"] = {"reused": True, "shape": pages.shape()}
-    else:
-        results["generation"] = pages.generate(lines, echo=echo)
+    results["generation"] = pages.lines_ready(lines, reuse=reuse, echo=echo)
     results["alerts"] = measure(repeats=repeats, echo=echo)
     a = results["alerts"]
     results["within_targets"] = a["full_s"]["max"] <= FULL_TARGET_S and a["one_day_s"]["max"] <= ONE_DAY_TARGET_S

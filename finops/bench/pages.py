@@ -22,7 +22,7 @@ from django.test import Client, override_settings
 from django.utils import timezone
 
 from finops.models import (
-    Account, AttributionRule, DailySpend, Membership, MonthlySpend, ReattributionJob, RuleChange, Team, UsageLine, User, Workload,
+    Account, AttributionRule, DailySpend, Membership, MonthlySpend, ReattributionJob, RuleChange, Team, User, Workload,
 )
 from finops.reporting_period import resolve
 from finops.services import attribution, rollups
@@ -340,6 +340,16 @@ def loadavg() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def lines_ready(lines: int, *, reuse: bool, echo=print, also=lambda: True) -> dict:
+    """The organisation's lines: those already in the database when `reuse` and there are exactly `lines` of them
+    (and `also()` holds), else a fresh generation. What every bench of this organisation starts with."""
+    held = DailySpend.objects.aggregate(n=Sum("line_count"))["n"] or 0
+    if reuse and held == lines and also():
+        echo(f"reusing the {held:,} lines already in {connection.settings_dict['NAME']}")
+        return {"reused": True, "shape": shape()}
+    return generate(lines, echo=echo)
+
+
 def run_bench(*, lines: int, out, reuse: bool = False, repeats: int = REPEATS, reattribute: bool = True, echo=print) -> dict:
     import json
 
@@ -352,12 +362,8 @@ def run_bench(*, lines: int, out, reuse: bool = False, repeats: int = REPEATS, r
         "targets": {"page_p95_ms": PAGE_TARGET_MS, "reattribution_s": REATTRIBUTION_TARGET_S, "move_share": MOVE_SHARE},
         "machine": machine_facts(), "loadavg_before": loadavg(),
     }
-    held = DailySpend.objects.aggregate(n=Sum("line_count"))["n"] or 0
-    if reuse and held == lines:
-        echo(f"reusing the {held:,} lines already in {connection.settings_dict['NAME']}")
-        results["generation"] = {"reused": True, "shape": shape()}
-    else:
-        results["generation"] = generate(lines, echo=echo)
+    results["generation"] = lines_ready(lines, reuse=reuse, echo=echo)
+    if not results["generation"].get("reused"):
         g = results["generation"]
         echo(f"generated in {g['total_s']} s: COPY {g['copy_s']} s ({g['lines_per_s']:,} lines/s), indexes {g['indexes_s']} s, "
              f"vacuum {g['vacuum_analyze_s']} s, rollup {g['rollup_s']} s (performance {g['performance_rollup_s']} s), attribution check {g['attribution_check']['seconds']} s")

@@ -15,8 +15,6 @@ import json
 import time
 from decimal import Decimal
 
-from django.db import connection
-from django.db.models import Sum
 from django.test import Client, override_settings
 
 from finops.families import FamilyMap
@@ -129,12 +127,7 @@ def run_bench(*, lines: int, out, reuse: bool = True, repeats: int = REPEATS, ec
         "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "targets": {"whatif_p95_ms": TARGET_MS}, "machine": machine_facts(), "loadavg_before": pages.loadavg(),
     }
-    held = DailySpend.objects.aggregate(n=Sum("line_count"))["n"] or 0
-    if reuse and held == lines:
-        echo(f"reusing the {held:,} lines already in {connection.settings_dict['NAME']}")
-        results["generation"] = {"reused": True, "shape": pages.shape()}
-    else:
-        results["generation"] = pages.generate(lines, echo=echo)
+    results["generation"] = pages.lines_ready(lines, reuse=reuse, echo=echo)
     results["whatif"] = measure(repeats=repeats, echo=echo)
     results["within_targets"] = all(c["meets_target"] for c in results["whatif"]["calls"].values())
     results["loadavg_after"] = pages.loadavg()
