@@ -124,22 +124,43 @@ class ReadsForAllWritesForAdmins(BasePermission):
         return request.method in SAFE_METHODS or can_manage_configuration(request.user)
 
 
-class SeesContracts(BasePermission):
-    """API: admins and finance read contracts, admins change them; anyone else gets 404 (not even confirmed)."""
+class HiddenFromOthers(BasePermission):
+    """API objects that span teams: anonymous callers get 401 (sign in first); a signed-in user who may not see
+    them gets 404, so they are not even confirmed to exist; readers use safe methods; writers change them."""
+
+    @staticmethod
+    def sees(user) -> bool:
+        raise NotImplementedError
+
+    @staticmethod
+    def writes(user) -> bool:
+        return can_manage_configuration(user)
 
     def has_permission(self, request, view):
         if not request.user.is_authenticated:
-            return False  # 401: sign in first
-        if not can_see_contracts(request.user):
+            return False  # DRF answers 401 with the token scheme to use
+        if not self.sees(request.user):
             raise Http404("No such page.")
-        return request.method in SAFE_METHODS or can_manage_contracts(request.user)
+        return request.method in SAFE_METHODS or self.writes(request.user)
 
 
-class SeesSources(BasePermission):
-    def has_permission(self, request, view):
-        return can_see_sources(request.user) and (
-            request.method in SAFE_METHODS or can_manage_configuration(request.user)
-        )
+class SeesContracts(HiddenFromOthers):
+    """Admins and finance read contracts, admins change them."""
+
+    sees = staticmethod(can_see_contracts)
+    writes = staticmethod(can_manage_contracts)
+
+
+class SeesSources(HiddenFromOthers):
+    """Accounts and ingest runs: admins and finance read them, admins change them and upload."""
+
+    sees = staticmethod(can_see_sources)
+
+
+class SeesRules(HiddenFromOthers):
+    """Rules span teams: admins and finance read them, admins change them."""
+
+    sees = staticmethod(sees_everything)
 
 
 def writable_outcome_workloads(user) -> QuerySet[Workload]:

@@ -9,7 +9,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
-from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.parsers import MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -248,22 +247,13 @@ class RunDetail(generics.RetrieveAPIView):
     queryset = IngestRun.objects.all()
 
 
-class SeesRules(BasePermission):
-    """Rules span teams: admins and finance read them, admins change them; members get 404."""
-
-    def has_permission(self, request, view):
-        if not access.sees_everything(request.user):
-            raise NotFound()
-        return request.method in SAFE_METHODS or access.can_manage_configuration(request.user)
-
-
 def _job_payload(job):
     return rule_service.reattribution_progress(job) if job else None
 
 
 class RuleList(generics.ListCreateAPIView):
     serializer_class = serializers.RuleSerializer
-    permission_classes = [SeesRules]
+    permission_classes = [access.SeesRules]
     queryset = AttributionRule.objects.select_related("workload", "account", "provider").order_by("priority", "id")
 
     def create(self, request, *args, **kwargs):
@@ -275,7 +265,7 @@ class RuleList(generics.ListCreateAPIView):
 
 class RuleDetail(generics.RetrieveUpdateDestroyAPIView):
     serializer_class = serializers.RuleSerializer
-    permission_classes = [SeesRules]
+    permission_classes = [access.SeesRules]
     queryset = AttributionRule.objects.select_related("workload", "account", "provider")
 
     def update(self, request, *args, **kwargs):
@@ -293,7 +283,7 @@ class RuleDetail(generics.RetrieveUpdateDestroyAPIView):
 class RulePreview(APIView):
     """What a rule (new, or an edit of rule `id`) would claim in the last 30 days, and from whom. Saves nothing."""
 
-    permission_classes = [SeesRules]
+    permission_classes = [access.SeesRules]
 
     @extend_schema(request=serializers.RuleSerializer, responses=serializers.RulePreviewSerializer, summary="Preview a rule")
     def post(self, request):
@@ -306,7 +296,7 @@ class RulePreview(APIView):
 
 
 class ReattributionJobDetail(APIView):
-    permission_classes = [SeesRules]
+    permission_classes = [access.SeesRules]
 
     @extend_schema(responses=serializers.ReattributionJobSerializer, summary="Progress of a re-attribution")
     def get(self, request, pk):
