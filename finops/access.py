@@ -5,6 +5,8 @@ member: reads only the teams it belongs to; anything else answers 404, so anothe
 objects are not even confirmed to exist.
 """
 
+from collections.abc import Callable
+
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from rest_framework.permissions import SAFE_METHODS, BasePermission
@@ -128,13 +130,8 @@ class HiddenFromOthers(BasePermission):
     """API objects that span teams: anonymous callers get 401 (sign in first); a signed-in user who may not see
     them gets 404, so they are not even confirmed to exist; readers use safe methods; writers change them."""
 
-    @staticmethod
-    def sees(user) -> bool:
-        raise NotImplementedError
-
-    @staticmethod
-    def writes(user) -> bool:
-        return can_manage_configuration(user)
+    sees: Callable[[object], bool]  # who may see them: each subclass names its rule from this module
+    writes = staticmethod(can_manage_configuration)
 
     def has_permission(self, request, view):
         if not request.user.is_authenticated:

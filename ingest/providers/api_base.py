@@ -17,6 +17,7 @@ Decisions:
 """
 
 import datetime as dt
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -50,7 +51,7 @@ class Pull:
         return self.client.get_json(self.base_url + path, headers=self.headers, params=params, where=where)
 
 
-class ApiConnector:
+class ApiConnector(ABC):
     """The base of every API source (base.ApiSource). Subclasses set `kind` and `default_base_url` and define
     `rows`; they override `headers`, `next_page` or `malformed` only where their API differs."""
 
@@ -69,8 +70,9 @@ class ApiConnector:
         pull = Pull(client, (base_url or self.default_base_url).rstrip("/"), self.headers(secret), start, end)
         yield from self.rows(pull, weigh)
 
+    @abstractmethod
     def rows(self, pull: Pull, weigh) -> Iterator[UsageRow]:
-        raise NotImplementedError
+        """The connector's own reading of the window's pages (what differs between providers)."""
 
     def headers(self, secret: str) -> dict:
         return {"Authorization": f"Bearer {secret}"}
