@@ -1,13 +1,18 @@
-"""Helpers of the demo tests (tests/test_demo.py)."""
+"""Helpers of the demo tests (tests/test_demo.py, tests/test_demo_unit_economics.py)."""
 
 import csv
 import datetime as dt
+from contextlib import contextmanager
 from pathlib import Path
 
+from django.db import transaction
+
+from finops.demo import load_demo
 from finops.demo.generate import WINDOW_DAYS, generate, render_config
 from finops.models import Account, IngestRun
 from finops.services.config import config_apply
 from ingest.services import usage_file_import
+from tests.conftest import reseed_reference_data
 
 TODAY = dt.date(2026, 11, 1)
 LAST_DAY = TODAY - dt.timedelta(days=1)
@@ -32,3 +37,21 @@ def leave_lines_of_the_previous_demo(tmp: Path) -> None:
     with path.open("rb") as stream:
         run = usage_file_import(account=Account.objects.get(name="groq-prod"), stream=stream, file_name=path.name)
     assert run.status == IngestRun.Status.SUCCEEDED, run.error
+
+
+@contextmanager
+def demo_loaded_twice(django_db_blocker, tmp: Path, totals=lambda: None):
+    """The demo loaded twice for TODAY, in a transaction rolled back afterwards (what a module's tests share).
+
+    Before the first load, the database holds what the previous version of the demo left (daily usage-CSV
+    lines on an account that now reads gateway logs): loading must not count that usage twice. `totals()` is
+    read after each load.
+    """
+    with django_db_blocker.unblock(), transaction.atomic():
+        reseed_reference_data()
+        leave_lines_of_the_previous_demo(tmp)
+        summary = load_demo(today=TODAY)
+        after_first = totals()
+        load_demo(today=TODAY)
+        yield {"summary": summary, "after_first": after_first, "after_second": totals()}
+        transaction.set_rollback(True)

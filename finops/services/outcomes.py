@@ -29,11 +29,10 @@ from finops import access
 from finops.models import OutcomeBatch, OutcomeCount, Workload
 from finops.services.spend_changes import spend_changed
 
-from .reported_rows import BatchInvalid, BatchResult, whole
+from .reported_rows import BatchInvalid, BatchResult, source_of, whole
 
 FIELDS = {"workload", "day", "count", "source"}
 REQUIRED = ("workload", "day", "count")
-SOURCE_MAX = OutcomeCount._meta.get_field("source").max_length
 KEY_MAX = OutcomeBatch._meta.get_field("idempotency_key").max_length
 BATCH_SIZE = 5000
 DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -64,7 +63,7 @@ def outcomes_record(*, by, rows: Iterable[dict], idempotency_key: str | None = N
     rows = list(rows)
     numbers = row_numbers or list(range(1, len(rows) + 1))
     try:
-        source_default = _source(source_default, "default source")
+        source_default = source_of(source_default, "default source")
     except ValueError as exc:
         raise OutcomesInvalid([str(exc)]) from None
     clean = _validate(by, rows, numbers, source_default)
@@ -87,17 +86,6 @@ def _key(value) -> str:
     if len(value.strip()) > KEY_MAX:
         raise OutcomesInvalid([f"idempotency key: at most {KEY_MAX} characters"])
     return value.strip()
-
-
-def _source(value, where: str) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise ValueError(f"{where}: must be text")
-    value = value.strip()
-    if len(value) > SOURCE_MAX:
-        raise ValueError(f"{where}: at most {SOURCE_MAX} characters")
-    return value
 
 
 def _validate(by, rows: list, numbers: list[int], source_default: str) -> list[tuple[int, dt.date, str, int]]:
@@ -133,7 +121,7 @@ def _validate(by, rows: list, numbers: list[int], source_default: str) -> list[t
         if count not in (None, ""):
             count = whole(count, "count", problems)
         try:
-            source = _source(row.get("source"), "source") or source_default
+            source = source_of(row.get("source"), "source") or source_default
         except ValueError as exc:
             problems.append(str(exc))
             source = ""
