@@ -60,6 +60,21 @@ def can_see_contracts(user) -> bool:
     return sees_everything(user)
 
 
+def can_see_reports(user) -> bool:
+    """The monthly TCO report covers every team, unattributed spend and contracts: admins and finance; members 404."""
+    return sees_everything(user)
+
+
+def can_publish_reports(user) -> bool:
+    """Publishing a month's report (a snapshot finance forwards) is finance's act, and admins'."""
+    return sees_everything(user)
+
+
+def can_manage_report_subscriptions(user) -> bool:
+    """Adding any address to the report's mailing list: admins only (each recipient may unsubscribe themselves)."""
+    return is_admin(user)
+
+
 def can_manage_contracts(user) -> bool:
     """Creating, changing, renewing and deleting contracts: admins only (finance reads)."""
     return is_admin(user)

@@ -8,7 +8,8 @@ from django.views.generic import RedirectView
 from csp.decorators import csp_update
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
-from finops.views import alerts, caps, contracts, explore, health, outcomes, pages, rules, scorecard, sources, unattributed
+from finops.views import (alerts, caps, contracts, explore, health, outcomes, pages, reports, rules, scorecard, sources,
+                          unattributed)
 from finops.views import whatif
 
 urlpatterns = [
@@ -46,6 +47,10 @@ urlpatterns = [
     path("rules/jobs/<int:pk>/", rules.job_status, name="rule-job"),
     path("alerts/", alerts.alert_list, name="alert-list"),
     path("scorecard/", scorecard.scorecard_page, name="scorecard"),
+    path("reports/", reports.report_index, name="report-index"),
+    path("reports/<str:month>/", reports.report_page, name="report-month"),
+    path("reports/<str:month>/report.<str:kind>", reports.report_file, name="report-file"),
+    path("reports/<str:month>/publish", reports.report_publish_view, name="report-publish"),
     path("alerts/mute/", alerts.alert_mute, name="alert-mute"),
     path("whatif/", whatif.whatif_page, name="whatif"),
     path("offerings/", whatif.offering_list, name="offering-list"),

@@ -10,6 +10,7 @@ from .org import Membership, Team, User, Workload
 from .outcomes import OutcomeBatch, OutcomeCount
 from .performance import DailyPerformance, EvalScore, MetricKind, MonthlyPerformance, ReportedPerformance
 from .pricing import FxRate, ModelPrice
+from .reports import ReportDelivery, ReportSendAttempt, ReportSnapshot, ReportSubscription
 from .sources import Account, ConnectorKind, IngestRun, Provider
 from .usage import ChargeCategory, CostBasis, DailySpend, LineSignature, TagSet, UsageLine
 
@@ -48,6 +49,10 @@ __all__ = [
     "MonthlySpend",
     "Provider",
     "ReattributionJob",
+    "ReportDelivery",
+    "ReportSendAttempt",
+    "ReportSnapshot",
+    "ReportSubscription",
     "RuleChange",
     "TagSet",
     "Team",

@@ -16,7 +16,8 @@ A column's kind decides both renderings:
   label and title), its label in a CSV.
 A column with `delta` names the row key of its change from the comparison period: shown under the figure on a
 page (formatted as `delta_kind`), its own column in a CSV ("<header> change").
-Every CSV with money in it ends with a Currency column (the reporting currency).
+Every CSV with money in it ends with a Currency column: the reporting currency, or the row's own where its money
+columns name the row key of their currency (`currency`: a contract in euros reads "€" on the page and EUR there).
 """
 
 import datetime as dt
@@ -30,7 +31,9 @@ from finops import display
 
 NUMERIC = {"per_outcome", "money", "tokens", "count", "requests", "per_mtok", "price", "change", "share", "duration",
            "speed", "ms", "ms_change", "points", "rate", "score", "score_change"}
-BADGE_TONES = {"meets": "ok", "fails": "bad", "unknown": "warn"}  # others (no SLA, no data) stay grey
+BADGE_TONES = {"meets": "ok", "fails": "bad", "unknown": "warn",  # others (no SLA, no data) stay grey
+               "breached": "bad", "forecast": "warn", "warning": "warn", "ok": "ok",  # caps
+               "notice_passed": "bad", "shortfall": "warn", "overage": "warn", "on_track": "ok"}  # contracts
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class Column:
     delta: str | None = None  # the row key of the change from the comparison period (under the figure; own CSV column)
     delta_kind: str = "change"
     sort: bool = False  # the page may sort its table by this column (server-side)
+    currency: str | None = None  # money: the row key holding its ISO currency (a contract's); None: the reporting one
 
     @property
     def numeric(self) -> bool:
@@ -95,8 +99,14 @@ def csv_row(table: Table, row: dict) -> list[str]:
         if column.delta:
             cells.append(csv_value(column.delta_kind, row.get(column.delta)))
     if has_money(table):
-        cells.append(display.reporting_currency())
+        cells.append(row_currency(table, row))
     return cells
+
+
+def row_currency(table: Table, row: dict) -> str:
+    """The currency of a row's money: the row's own when its money columns name one, else the reporting currency."""
+    key = next((c.currency for c in table.columns if c.currency), None)
+    return (row.get(key) if key else None) or display.reporting_currency()
 
 
 def delta_title(column: Column, *, csv: bool = False) -> str:
@@ -165,7 +175,8 @@ def _html_value(column: Column, row: dict) -> SafeString:
     value = row.get(column.key)
     kind = column.kind
     if kind == "money":
-        return money_html(value, row.get(column.unpriced) if column.unpriced else 0)
+        return money_html(value, row.get(column.unpriced) if column.unpriced else 0,
+                          currency=row.get(column.currency) if column.currency else None)
     if kind == "badge":
         if value is None or value == "":
             return mark_safe(display.DASH)
@@ -198,9 +209,9 @@ def _html_value(column: Column, row: dict) -> SafeString:
 VERDICT_CLASS = BADGE_TONES
 
 
-def money_html(cost, unpriced_tokens, *, compact: bool = False) -> SafeString:
+def money_html(cost, unpriced_tokens, *, compact: bool = False, currency: str | None = None) -> SafeString:
     """A cost with what it leaves out: "$1,043.12 + 340M tokens unpriced", or "—" and the unpriced tokens."""
-    text = (display.money_compact if compact else display.money_exact)(cost)
+    text = (display.money_compact if compact else display.money_exact)(cost, currency)
     if not unpriced_tokens:
         return _escaped(text)
     flag = f"{display.tokens_compact(unpriced_tokens)} tokens unpriced"

@@ -19,7 +19,7 @@ from openpyxl.utils import get_column_letter
 from finops import display
 
 from .cells import spreadsheet_safe
-from .tables import Table, csv_header, has_money
+from .tables import Table, csv_header, has_money, row_currency
 
 FORMATS = {
     "money": "#,##0.00", "per_mtok": "#,##0.000", "per_outcome": "#,##0.00##", "price": "#,##0.00##",
@@ -60,14 +60,27 @@ def _cells(table: Table, row: dict) -> list[tuple[object, str | None]]:
         if column.delta:
             cells.append((cell_value(column.delta_kind, row.get(column.delta)), FORMATS.get(column.delta_kind)))
     if has_money(table):
-        cells.append((display.reporting_currency(), None))
+        cells.append((row_currency(table, row), None))
     return cells
 
 
 def xlsx_bytes(table: Table, rows: list[dict], *, title: str, sheet: str, generated_at: dt.datetime) -> bytes:
+    """One table as a workbook of one sheet."""
+    return workbook_bytes([(table, rows, title, sheet)], generated_at=generated_at)
+
+
+def workbook_bytes(sheets: list[tuple[Table, list[dict], str, str]], *, generated_at: dt.datetime) -> bytes:
+    """Several tables as a workbook, a sheet each: [(table, rows, title, sheet name)] in order."""
     book = Workbook()
-    ws = book.active
-    ws.title = sheet[:SHEET_NAME_MAX]
+    book.remove(book.active)
+    for table, rows, title, sheet in sheets:
+        write_sheet(book.create_sheet(sheet[:SHEET_NAME_MAX]), table, rows, title=title, generated_at=generated_at)
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def write_sheet(ws, table: Table, rows: list[dict], *, title: str, generated_at: dt.datetime) -> None:
     ws.cell(row=1, column=1, value=f"{title} · generated {generated_at.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC").font = Font(bold=True, size=12)
     header = csv_header(table)
     widths = [len(name) for name in header]
@@ -83,6 +96,3 @@ def xlsx_bytes(table: Table, rows: list[dict], *, title: str, sheet: str, genera
     for index, width in enumerate(widths, 1):
         ws.column_dimensions[get_column_letter(index)].width = min(max(width + 2, 8), 48)
     ws.freeze_panes = "B3"
-    out = io.BytesIO()
-    book.save(out)
-    return out.getvalue()

@@ -40,6 +40,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.db.models import QuerySet, Sum, prefetch_related_objects
 
+from finops import display
 from finops.models import CommitmentBasis, Contract, DailySpend
 from finops.months import month_of, next_month
 
@@ -281,3 +282,10 @@ def renewals_ahead(*, today: dt.date, within_days: int = 183) -> list[ContractSt
         if 0 <= status.days_to_notice_deadline < within_days:
             found.append(status)
     return sorted(found, key=lambda s: s.notice_deadline)
+
+
+def advice_words(status: ContractStatus) -> str | None:
+    if status.renewal_advice is None:
+        return None
+    return (f"Renew at or below {display.money_exact(status.renewal_advice, status.contract.currency)} "
+            f"for {status.contract.renewal_term_months} months")

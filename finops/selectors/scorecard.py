@@ -251,20 +251,29 @@ class Scorecard:
 
 def scorecard(user, the_quarter: Quarter, *, today: dt.date, team=None) -> Scorecard:
     """One row per workload the user may see (narrowed to `team`) with activity in the quarter or the span it is
-    compared with; each row holds the quarter's figures (row keys = the Table spec's, finops.reports.scorecard_tables),
-    the changes, and `previous` (the comparison span's Figures)."""
+    compared with (workload_rows)."""
+    q = the_quarter
+    return Scorecard(q, workload_rows(user, (q.start, q.read_end), (q.compare_start, q.compare_end),
+                                      compare_label=q.compare_label, today=today, team=team), team)
+
+
+def workload_rows(user, span: tuple[dt.date, dt.date], compare: tuple[dt.date, dt.date], *, compare_label: str,
+                  today: dt.date, team=None) -> list[dict]:
+    """The scorecard's rows over any span (a quarter here, a month in the TCO report): per workload with activity
+    in `span` or `compare`, its figures (row keys = the Table spec's, finops.reports.scorecard_tables), the changes,
+    and `previous` (the comparison span's Figures)."""
     workloads = access.visible_workloads(user)
     if team is not None:
         workloads = workloads.filter(team=team)
     workloads = list(workloads.only("id", "name", "slug", "team__name", "team__slug", "latency_profile", "sla_seconds",
                                     "batch_window_hours", "outcome_unit").order_by("name", "id"))
     daily, monthly = spend.visible_spend(user), spend.visible_spend(user, MonthlySpend)
-    q = the_quarter
+    (start, end), (compare_start, compare_end) = span, compare
     batch = [w.id for w in workloads if is_batch(w)]
-    hours = day_hours(batch, q.compare_start, q.read_end) if batch else {}
-    measured = performance_totals([w.id for w in workloads], {"now": (q.start, q.read_end), "before": (q.compare_start, q.compare_end)})
-    now = _figures(workloads, daily, monthly, q.start, q.read_end, today=today, hours=hours, measured=measured["now"])
-    before = _figures(workloads, daily, monthly, q.compare_start, q.compare_end, today=today, hours=hours, measured=measured["before"])
+    hours = day_hours(batch, min(start, compare_start), max(end, compare_end)) if batch else {}
+    measured = performance_totals([w.id for w in workloads], {"now": span, "before": compare})
+    now = _figures(workloads, daily, monthly, start, end, today=today, hours=hours, measured=measured["now"])
+    before = _figures(workloads, daily, monthly, compare_start, compare_end, today=today, hours=hours, measured=measured["before"])
     rows = []
     for workload in workloads:
         figures, previous = now[workload.id], before[workload.id]
@@ -276,9 +285,9 @@ def scorecard(user, the_quarter: Quarter, *, today: dt.date, team=None) -> Score
             **{name: getattr(figures, name) for name in Figures.__dataclass_fields__ if name != "verdict"},
             "verdict": verdict_cell(figures.verdict), "verdict_detail": figures.verdict,
             **changes(figures, previous), "previous": previous,
-            "delta_title": f"Change from {q.compare_label}",
+            "delta_title": f"Change from {compare_label}",
         })
-    return Scorecard(q, rows, team)
+    return rows
 
 
 # --- sorting (the page, server-side) ---

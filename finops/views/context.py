@@ -26,6 +26,8 @@ def navigation(request):
     ]
     if access.can_see_contracts(user):
         items.append(("Contracts", reverse("contract-list")))
+    if access.can_see_reports(user):
+        items.append(("Reports", reverse("report-index")))
     if access.can_see_sources(user):
         items.append(("Rules", reverse("rule-list")))
         items.append(("Sources", reverse("source-list")))

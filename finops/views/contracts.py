@@ -13,11 +13,11 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from finops import access, charts, display
+from finops import access, charts
 from finops.models import CommitmentBasis, Contract
 from finops.reports import contract_tables
 from finops.selectors.contracts import (BASELINE_MONTHS, RUN_RATE_DAYS, SHORTFALL_SHARE, ContractStatus, contract_daily,
-                                        contract_status, contract_statuses, renewals_ahead)
+                                        advice_words, contract_status, contract_statuses, renewals_ahead)
 from finops.services import contracts as contract_service
 
 from .contract_forms import ContractForm
@@ -54,15 +54,8 @@ def _renewal_row(status: ContractStatus) -> dict:
         "name": status.contract.name, "url": reverse("contract-detail", args=[status.contract.pk]), "notice_deadline": status.notice_deadline,
         "days_left": status.days_to_notice_deadline, "committed": status.committed, "projected": status.projected,
         "advice": advice_words(status) if advice is not None else "Renewing at today's commitment is within recent use",
-        "status": status,
+        "status": status, "currency": status.contract.currency,
     }
-
-
-def advice_words(status: ContractStatus) -> str | None:
-    if status.renewal_advice is None:
-        return None
-    return (f"Renew at or below {display.money_exact(status.renewal_advice, status.contract.currency)} "
-            f"for {status.contract.renewal_term_months} months")
 
 
 def contract_list(request):
@@ -95,14 +88,14 @@ def contract_detail(request, pk):
         currency=contract.currency,
         periods=[(p.start, p.committed, p.consumed, p.projected) for p in status.periods] if periodic else None)
     period_rows = [{"start": p.start, "last_day": p.end - DAY, "committed": p.committed, "consumed": p.consumed,
-                    "expected": p.expected, "projected": p.projected, "shortfall": p.shortfall, "overage": p.overage}
-                   for p in status.periods]
+                    "expected": p.expected, "projected": p.projected, "shortfall": p.shortfall, "overage": p.overage,
+                    "currency": contract.currency} for p in status.periods]
     past_rows = []
     for term in contract.past_terms.all():
         consumed = sum(contract_daily(contract, term.start, term.end).values(), start=type(term.commitment)(0))
         past_rows.append({"start": term.start, "last_day": term.end - DAY, "basis": term.get_commitment_basis_display(),
                           "committed": term.commitment, "consumed": consumed,
-                          "used": consumed / term.commitment if term.commitment else None})
+                          "used": consumed / term.commitment if term.commitment else None, "currency": contract.currency})
     csv = csv_requested(request, f"contract-{contract.pk}", {
         "contract_periods": (contract_tables.CONTRACT_PERIODS, period_rows),
         "contract_past_terms": (contract_tables.CONTRACT_PAST_TERMS, past_rows),

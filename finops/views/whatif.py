@@ -12,6 +12,7 @@ from finops import access, charts, display
 from finops.models import Offering, RoutingPolicy
 from finops.reports import whatif_tables
 from finops.routing_litellm import litellm_router_config
+from finops.selectors.savings_rows import VERDICT, latency_text, policy_text, saving_rows
 from finops.selectors.whatif import catalogue, offered_families, savings, what_if
 from finops.services import offerings as offering_service
 from finops.whatif import BATCH_ASSUMPTION, OPTIONS, PRESETS, ProfileInvalid, parse_options
@@ -19,15 +20,6 @@ from finops.whatif import BATCH_ASSUMPTION, OPTIONS, PRESETS, ProfileInvalid, pa
 from .offering_forms import FIELDS, OfferingForm
 from .period import today_utc
 from .tables import csv_requested
-
-VERDICT = {True: "Meets", False: "Fails", None: "Unknown"}
-
-
-def _latency_text(result) -> str:
-    if result.latency_seconds is None:
-        return display.DASH
-    return ("≥ " if result.latency_lower_bound else "") + display.seconds(result.latency_seconds)
-
 
 def _prices_text(figures) -> str:
     if figures.input_per_mtok.value is not None and figures.output_per_mtok.value is not None:
@@ -47,7 +39,7 @@ def result_row(result, *, batch: bool) -> dict:
     price_source = figures.input_per_mtok.source or figures.blended_per_mtok.source
     return {
         "provider": figures.provider_name or figures.provider, "model": figures.model, "family": figures.family,
-        "monthly_cost": result.monthly_cost, "versus_today": result.versus_today, "latency": _latency_text(result),
+        "monthly_cost": result.monthly_cost, "versus_today": result.versus_today, "latency": latency_text(result),
         "latency_seconds": None if result.latency_seconds is None else str(result.latency_seconds.quantize(display.CENT)),
         "verdict": verdict, "context": {True: "Fits", False: "Too small", None: display.DASH}[result.fits_context],
         "missing": ", ".join(result.missing), "prices": _prices_text(figures), "price_source": price_source,
@@ -91,30 +83,10 @@ def whatif_page(request):
     return render(request, "finops/whatif.html", context)
 
 
-def _policy_text(policy) -> str:
-    if policy is None:
-        return display.DASH
-    text = f"{policy.primary.provider.name} {policy.primary.model}"
-    if policy.fallback:
-        text += f" → {policy.fallback.provider.name} {policy.fallback.model}"
-    return f"{text} ({policy.get_constraint_display().lower()})"
-
-
 def savings_page(request):
     today = today_utc()
     report = savings(request.user, today)
-    rows = []
-    for row in report.rows:
-        best = row.best
-        rows.append({
-            "workload": row.workload.name, "url": f"/whatif/?workload={row.workload.slug}", "team": row.workload.team.name,
-            "family": row.family, "today_cost": row.today_cost,
-            "best": f"{best.offering.provider_name or best.provider} {best.model}" if best else (row.note or "None meets the SLA"),
-            "best_cost": best.monthly_cost if best else None, "saving": row.saving if best else None,
-            "latency": _latency_text(best) if best else display.DASH,
-            "sla": (VERDICT[best.meets_sla] if best.sla_kind != "none" else "No SLA") if best else display.DASH,
-            "policy": _policy_text(row.policy),
-        })
+    rows = saving_rows(report)
     response = csv_requested(request, "savings", {"savings": (whatif_tables.SAVINGS, rows)}, stem=today.isoformat())
     if response is not None:
         return response
@@ -163,7 +135,7 @@ def offering_list(request):
         "workload", "primary__provider", "fallback__provider").order_by("workload__slug")
     return render(request, "finops/offering_list.html", {
         "rows": rows, "specs": whatif_tables, "can_edit": access.is_admin(request.user),
-        "policies": [{"workload": p.workload.name, "policy": _policy_text(p)} for p in policies],
+        "policies": [{"workload": p.workload.name, "policy": policy_text(p)} for p in policies],
     })
 
 

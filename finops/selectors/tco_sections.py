@@ -1,0 +1,204 @@
+"""The monthly TCO report's sections beyond spend: caps and alerts, unit economics and SLAs, commitments and
+renewals, data quality and sources, savings (finops.selectors.tco_report assembles them; the tables' columns are
+finops.reports.tco_tables). Each reads through the selector its own page uses, as of the report's last day.
+
+Provisional (docs/reports.md): a month is settled once every enabled source has caught up past the lookback after
+the month's end — an API source with a successful pull at or after the month's end + LOOKBACK_DAYS (its pulls
+re-read that many days, so later restatements of the month are in), a file or gateway source with data for the
+month's last day and LOOKBACK_DAYS gone since. Until then the report says "provisional", and so does its snapshot.
+"""
+
+import datetime as dt
+from decimal import Decimal
+
+from django.db.models import Count, Min, Q
+
+from finops.models import (Account, AlertEvent, Cap, CapScope, Contract, CostBasis, DailySpend, IngestRun, MonthlySpend,
+                           Notification, Provider)
+from finops.months import month_of, next_month
+from ingest.windows import LOOKBACK_DAYS
+
+from . import spend
+from .account_status import account_statuses
+from .caps import SCOPE_KEYS, cap_statuses
+from .contracts import advice_words, contract_statuses, renewals_ahead
+from .reconciliation import reconciliation
+from .savings_rows import saving_rows
+from .scorecard import workload_rows
+from .whatif import savings
+
+ZERO = Decimal(0)
+HUNDRED = Decimal(100)
+RENEWALS_WITHIN_DAYS = 183  # six months
+ALERTS_SHOWN = 100
+DAY = dt.timedelta(days=1)
+
+
+def _midnight(day: dt.date) -> dt.datetime:
+    return dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)
+
+
+def _badge(status: str, label: str) -> dict:
+    return {"status": status, "status_status": status, "status_text": label}
+
+
+class Sections:
+    def __init__(self, *, user, span, compare, as_of: dt.date, today: dt.date):
+        self.user, self.span, self.compare, self.as_of, self.today = user, span, compare, as_of, today
+        self.alerts_total = 0
+        self.provisional = True
+
+    def tables(self) -> dict[str, list[dict]]:
+        statuses = cap_statuses(list(Cap.objects.select_related("team", "workload", "provider", "account")), today=self.as_of)
+        sources = self.sources()
+        self.provisional = self.span.end < next_month(self.span.start) or any(
+            row["settled"] == "No" for row in sources)
+        return {
+            "org_caps": [self._cap_row(s) for s in statuses if s.cap.scope == CapScope.ORG],
+            "caps": [self._cap_row(s) for s in statuses if s.status in ("breached", "forecast")],
+            "alerts": self.alerts(),
+            "unit_economics": self.unit_economics(),
+            "commitments": self.commitments(),
+            "renewals": self.renewals(),
+            "reconciliation": self.reconciliation(),
+            "sources": sources,
+            "savings": self.savings(),
+        }
+
+    # --- caps and alerts ---
+
+    def _cap_row(self, status) -> dict:
+        cap = status.cap
+        key = SCOPE_KEYS[cap.scope]
+        target = getattr(cap, key.removesuffix("_id")) if key else None
+        scope = cap.get_scope_display() + (f": {target}" if target is not None else "")
+        return {"label": cap.name, "scope": scope, "period": status.period_label, "amount": cap.amount,
+                "spent": status.spent, "used": status.spent / cap.amount, "forecast": status.forecast,
+                "status": status.status_label, **_badge(status.status, status.status_label)}
+
+    def alerts(self) -> list[dict]:
+        """The alerts of the month: raised during it, or about it (their period — a cap's month or quarter, a
+        spike's day — begins in it, whenever the evaluation ran). The newest ALERTS_SHOWN; `alerts_total` counts
+        them all."""
+        start, end = self.span.start, self.span.end
+        events = AlertEvent.objects.filter(Q(period_start__gte=start, period_start__lt=end)
+                                           | Q(created_at__gte=_midnight(start), created_at__lt=_midnight(end)))
+        self.alerts_total = events.count()
+        sent = Count("notifications", filter=Q(notifications__status=Notification.Status.SENT))
+        rows = []
+        for event in events.annotate(sent_to=sent).order_by("-created_at", "-id")[:ALERTS_SHOWN]:
+            rows.append({"raised": event.created_at.astimezone(dt.UTC).date(), "kind": event.get_kind_display(),
+                         "label": event.title, "state": event.get_state_display(), "sent_to": event.sent_to})
+        return rows
+
+    # --- unit economics and SLAs ---
+
+    def unit_economics(self) -> list[dict]:
+        """Workloads that count outcomes or were judged against an SLA, from the scorecard's figures for the month."""
+        rows = workload_rows(self.user, (self.span.start, self.span.end), (self.compare.start, self.compare.end),
+                             compare_label="last month", today=self.today)
+        found = []
+        for row in rows:
+            if not row["outcome_unit"] and row["verdict"]["status"] not in ("meets", "fails", "unknown"):
+                continue
+            found.append({
+                "label": row["label"], "team": row["team"], "outcome_unit": row["outcome_unit"], "outcomes": row["outcomes"],
+                "cost": row["cost"], "unpriced_tokens": row["unpriced_tokens"], "per_outcome": row["per_outcome"],
+                "per_outcome_change": row["per_outcome_change"], "previous_per_outcome": row["previous"].per_outcome,
+                "p99_ms": row["p99_ms"], "sla": row["sla"], "verdict": row["verdict"],
+            })
+        return found
+
+    # --- commitments ---
+
+    def commitments(self) -> list[dict]:
+        """Each contract in force during the month: its commitment period holding the month's last day."""
+        contracts = Contract.objects.filter(start__lt=self.span.end, end__gt=self.span.start).select_related("provider")
+        rows = []
+        for status in contract_statuses(contracts.order_by("end", "name"), today=self.as_of):
+            period = next((p for p in status.periods if p.start <= self.as_of < p.end), None) or (
+                status.periods[-1] if status.periods else None)
+            if period is None:
+                continue
+            contract = status.contract
+            rows.append({
+                "label": contract.name, "provider": contract.provider.name,
+                "period": f"{period.start:%Y-%m-%d} – {period.end - DAY:%Y-%m-%d}", "committed": period.committed,
+                "consumed": period.consumed, "expected": period.expected, "projected": period.projected,
+                "currency": contract.currency, "status": status.status_label, **_badge(status.status, status.status_label),
+            })
+        return rows
+
+    def renewals(self) -> list[dict]:
+        """Auto-renewals whose notice deadline falls in the six months after the report's day."""
+        day = self.as_of + DAY
+        return [{
+            "label": s.contract.name, "provider": s.contract.provider.name, "renews_on": s.contract.end,
+            "notice_deadline": s.notice_deadline, "days_left": s.days_to_notice_deadline, "committed": s.committed,
+            "currency": s.contract.currency,
+            "advice": advice_words(s) or "Renewing at today's commitment is within recent use",
+        } for s in renewals_ahead(today=day, within_days=RENEWALS_WITHIN_DAYS)]
+
+    # --- data quality ---
+
+    def reconciliation(self) -> list[dict]:
+        """Billed usage against list price, per provider with billed usage in the month."""
+        rows = spend.period(spend.visible_spend(self.user), self.span.start, self.span.end)
+        billed = rows.filter(cost_basis=CostBasis.BILLED).values_list("provider_id", flat=True).distinct()
+        found = []
+        for provider in Provider.objects.filter(id__in=list(billed)).order_by("name"):
+            models = reconciliation(provider=provider, rows=rows.filter(provider=provider))["models"]
+            total = {key: sum((m[key] for m in models), ZERO) for key in ("billed", "at_list", "unpriced_billed")}
+            total["variance"] = (total["billed"] - total["at_list"]) / total["at_list"] if total["at_list"] else None
+            found.append({"label": provider.name, **total})
+        return found
+
+    def sources(self) -> list[dict]:
+        """Per account: the month's days with data, the days missing since it first had data, failed runs,
+        and whether it has settled past its lookback (module docstring)."""
+        start, end = self.span.start, self.span.end
+        present: dict[int, set] = {}
+        for account_id, day in DailySpend.objects.filter(day__gte=start, day__lt=end).values_list("account_id", "day").distinct():
+            present.setdefault(account_id, set()).add(day)
+        # The first month with data from the monthly rollup (small); within that month, the first day present.
+        first_month = dict(MonthlySpend.objects.values("account_id").annotate(first=Min("month")).order_by()
+                           .values_list("account_id", "first"))
+        latest = {status.account.id: status.latest_day for status in account_statuses(self.today)}
+        failed = dict(IngestRun.objects.filter(status=IngestRun.Status.FAILED, created_at__gte=_midnight(start),
+                                               created_at__lt=_midnight(end + dt.timedelta(days=LOOKBACK_DAYS)))
+                      .values("account_id").annotate(n=Count("id")).order_by().values_list("account_id", "n"))
+        rows = []
+        for account in Account.objects.select_related("provider").order_by("name"):
+            days = present.get(account.id, set())
+            if not account.enabled and not days:
+                continue  # switched off and silent this month: not a source of the month
+            first = first_month.get(account.id)
+            if first is not None and month_of(first) == start:
+                first = min(days) if days else None
+            expected = [start + dt.timedelta(days=n) for n in range((end - start).days)] if first is not None else []
+            missing = [day for day in expected if day >= first and day not in days]
+            rows.append({
+                "label": account.name, "provider": account.provider.name, "days_with_data": len(days),
+                "missing_days": len(missing), "first_missing": missing[0] if missing else None,
+                "failed_runs": failed.get(account.id, 0), "latest_day": latest.get(account.id),
+                "settled": self._settled(account, latest.get(account.id)),
+            })
+        return rows
+
+    def _settled(self, account: Account, latest: dt.date | None) -> str:
+        if not account.enabled:
+            return "Disabled"
+        settle_day = self.span.end + dt.timedelta(days=LOOKBACK_DAYS)
+        if account.is_api:
+            done = account.last_success_at is not None and account.last_success_at >= _midnight(settle_day)
+        else:
+            done = latest is not None and latest >= self.span.end - DAY and self.today >= settle_day
+        return "Yes" if done else "No"
+
+    # --- savings ---
+
+    def savings(self) -> list[dict]:
+        """The routing savings over the month's last 30 days: only the parts that would save money."""
+        return [row for row in saving_rows(savings(self.user, self.span.end)) if row["saving"]]
+
+
