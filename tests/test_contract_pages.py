@@ -154,7 +154,7 @@ def test_the_contracts_table_downloads_as_csv(client_as, fiona, contracts):
     header = rows[0]
     assert soon[header.index("Status")] == "Shortfall risk"
     assert Decimal(soon[header.index("Committed")]) == Decimal(50_000)
-    assert soon[header.index("Contract currency")] == "USD"
+    assert soon[header.index("Currency")] == "USD"
     assert len(rows) == 5
 
 
