@@ -1,0 +1,286 @@
+"""The monthly TCO report (issue 14) on the demo organisation: every figure is the spend selectors' figure for the
+same month (one source of truth), the movers' effects add up to their change, a snapshot reads back exactly, a
+month not begun is refused, an empty month says so, and only admins and finance may open it."""
+
+import csv
+import datetime as dt
+import io
+from decimal import Decimal
+
+import pytest
+from django.db import transaction
+from django.urls import reverse
+
+from finops.demo import load_demo
+from finops.models import Cap, Contract, DailySpend, ReportSnapshot, User, Workload
+from finops.months import next_month
+from finops.reports import tco_formats
+from finops.reports.restatement import diff
+from finops.reports.tco_tables import SECTIONS, TABLES
+from finops.selectors import spend
+from finops.selectors.caps import cap_statuses
+from finops.selectors.contracts import contract_statuses
+from finops.selectors.savings_rows import saving_rows
+from finops.selectors.scorecard import workload_rows
+from finops.selectors.spend_report import spend_rows
+from finops.selectors.tco_report import MonthError, TcoReport, report_month, tco_report
+from finops.selectors.whatif import savings
+from finops.services.reports import report_publish
+from tests.conftest import make_user, reseed_reference_data
+
+TODAY = dt.date(2026, 11, 1)
+OCTOBER = dt.date(2026, 10, 1)
+SEPTEMBER = dt.date(2026, 9, 1)
+NOVEMBER = dt.date(2026, 11, 1)
+
+
+@pytest.fixture(scope="module")
+def demo(django_db_setup, django_db_blocker):
+    """The demo organisation (October 2026 its last full month) and a finance reader, rolled back afterwards."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        reseed_reference_data()
+        load_demo(today=TODAY)
+        finance = make_user("report-reader", User.Role.FINANCE)
+        report = tco_report(finance, OCTOBER, today=TODAY)
+        yield {"finance": finance, "report": report}
+        transaction.set_rollback(True)
+
+
+@pytest.fixture
+def loaded(demo, db):
+    return demo
+
+
+def by_group(rows):
+    return {row["group"]: row for row in rows}
+
+
+# --- one source of truth ---
+
+
+def test_the_summary_is_the_spend_selectors_month(loaded):
+    report, finance = loaded["report"], loaded["finance"]
+    month = spend_rows(user=finance, start=OCTOBER, end=NOVEMBER, by="month", today=TODAY)[0]
+    summary = report.summary
+    for key in ("cost", "billed_cost", "estimated_cost", "unpriced_tokens", "requests", "usd_per_mtok"):
+        assert summary[key] == month[key], key
+    assert summary["tokens"] == month["priced_tokens"] + month["unpriced_tokens"]
+    assert summary["cost"] > 0 and summary["estimated_cost"] > 0 and summary["unpriced_tokens"] > 0
+    # The overview's reading of the same days (the daily rollup) agrees to the last digit.
+    assert spend.period_totals(DailySpend.objects.all(), {"m": (OCTOBER, NOVEMBER)})["m"].cost == summary["cost"]
+    september = spend_rows(user=finance, start=SEPTEMBER, end=OCTOBER, by="month", today=TODAY)[0]
+    assert summary["previous_cost"] == september["cost"]
+    assert summary["change"] == (summary["cost"] - september["cost"]) / september["cost"]
+    assert summary["last_year_cost"] is None and summary["yoy_change"] is None  # the demo has no October 2025
+
+
+@pytest.mark.parametrize("by, table", [("provider", "by_provider"), ("team", "by_team")])
+def test_each_provider_and_team_row_is_the_spend_report_row(loaded, by, table):
+    report, finance = loaded["report"], loaded["finance"]
+    expected = by_group(spend_rows(user=finance, start=OCTOBER, end=NOVEMBER, by=by, today=TODAY))
+    before = by_group(spend_rows(user=finance, start=SEPTEMBER, end=OCTOBER, by=by, today=TODAY))
+    rows = report.rows(table)
+    assert len(rows) == len(expected)
+    for row in rows:
+        group = row["slug"] or None
+        for key in ("cost", "billed_cost", "estimated_cost", "unpriced_tokens", "requests", "usd_per_mtok"):
+            assert row[key] == expected[group][key], (group, key)
+        assert row["previous_cost"] == before[group]["cost"]
+    assert sum(r["cost"] for r in rows if r["cost"] is not None) == report.summary["cost"]
+    shares = [r["share"] for r in rows if r["share"] is not None]
+    assert abs(sum(shares) - 1) < Decimal("1e-20")
+
+
+def test_the_workload_table_is_the_top_workloads_then_the_rest_then_unattributed_and_adds_up(loaded):
+    report, finance = loaded["report"], loaded["finance"]
+    expected = by_group(spend_rows(user=finance, start=OCTOBER, end=NOVEMBER, by="workload", today=TODAY))
+    rows = report.rows("by_workload")
+    named = [r for r in rows if r["slug"]]
+    assert [r["cost"] for r in named] == sorted((r["cost"] for r in named), reverse=True)
+    for row in named:
+        assert row["cost"] == expected[row["slug"]]["cost"]
+    other = [r for r in rows if r["label"].startswith("Other (")]
+    unattributed = [r for r in rows if r.get("unattributed")]
+    assert len(unattributed) == 1 and unattributed[0]["cost"] == expected[None]["cost"] == report.summary["unattributed_cost"]
+    in_other = int(other[0]["label"].split("(")[1].split()[0]) if other else 0
+    assert len(named) + in_other == len([group for group in expected if group is not None])
+    assert sum(r["cost"] for r in rows) == report.summary["cost"]
+    assert sum(r["unpriced_tokens"] for r in rows) == report.summary["unpriced_tokens"]
+
+
+def test_the_trend_is_six_months_by_provider_and_its_last_month_is_the_provider_table(loaded):
+    report, finance = loaded["report"], loaded["finance"]
+    months = sorted({r["month"] for r in report.rows("trend")})
+    assert months[-1] == "2026-10" and len(months) <= 6 and months[0] >= "2026-05"
+    october = {r["label"]: r["cost"] for r in report.rows("trend") if r["month"] == "2026-10"}
+    assert october == {r["label"]: r["cost"] for r in report.rows("by_provider")}
+    for month in months:
+        start = dt.date.fromisoformat(f"{month}-01")
+        total = spend_rows(user=finance, start=start, end=next_month(start), by="month", today=TODAY)[0]["cost"]
+        assert sum(r["cost"] for r in report.rows("trend") if r["month"] == month and r["cost"] is not None) == total
+
+
+def test_unit_economics_caps_contracts_and_savings_are_their_pages_figures(loaded):
+    report, finance = loaded["report"], loaded["finance"]
+    scorecard = {r["label"]: r for r in workload_rows(finance, (OCTOBER, NOVEMBER), (SEPTEMBER, OCTOBER),
+                                                       compare_label="last month", today=TODAY)}
+    rows = report.rows("unit_economics")
+    assert rows and any(r["outcomes"] for r in rows) and any(r["verdict"]["status"] == "fails" for r in rows)
+    for row in rows:
+        card = scorecard[row["label"]]
+        assert (row["cost"], row["outcomes"], row["per_outcome"], row["p99_ms"]) == (
+            card["cost"], card["outcomes"], card["per_outcome"], card["p99_ms"])
+        assert row["previous_per_outcome"] == card["previous"].per_outcome
+        assert row["verdict"] == card["verdict"]
+    last_day = NOVEMBER - dt.timedelta(days=1)
+    caps = {s.cap.name: s for s in cap_statuses(list(Cap.objects.all()), today=last_day)}
+    for row in report.rows("caps") + report.rows("org_caps"):
+        assert row["spent"] == caps[row["label"]].spent and row["forecast"] == caps[row["label"]].forecast
+    assert {r["label"] for r in report.rows("caps")} == {n for n, s in caps.items() if s.status in ("breached", "forecast")}
+    contracts = {s.contract.name: s for s in contract_statuses(Contract.objects.all(), today=last_day)}
+    assert report.rows("commitments")
+    for row in report.rows("commitments"):
+        period = next(p for p in contracts[row["label"]].periods if p.start <= last_day < p.end)
+        assert (row["committed"], row["consumed"], row["projected"]) == (period.committed, period.consumed, period.projected)
+    expected = [r for r in saving_rows(savings(finance, NOVEMBER)) if r["saving"]]
+    assert report.rows("savings") == expected and expected
+
+
+def test_the_report_csv_carries_every_table_with_its_header_and_exact_figures(loaded):
+    report = loaded["report"]
+    out = io.StringIO()
+    tco_formats.write_csv(report, out)
+    lines = list(csv.reader(io.StringIO(out.getvalue())))
+    for section in SECTIONS:
+        assert [section.title] in lines
+    summary_header = lines.index(["The month in figures"]) + 1
+    header, values = lines[summary_header], lines[summary_header + 1]
+    assert Decimal(values[header.index("Spend")]) == report.summary["cost"].quantize(Decimal("0.000001"))
+    assert values[-1] == "USD"
+
+
+# --- movers ---
+
+
+def test_the_three_movers_are_the_biggest_changes_and_their_effects_add_up(loaded):
+    report, finance = loaded["report"], loaded["finance"]
+    movers = report.rows("movers")
+    assert len(movers) == 3
+    for row in movers:
+        assert row["volume"] + row["price"] + row["mix"] == row["change"] == row["after"] - row["before"]
+        assert row["why"]
+    now = by_group(spend_rows(user=finance, start=OCTOBER, end=NOVEMBER, by="workload", today=TODAY))
+    before = by_group(spend_rows(user=finance, start=SEPTEMBER, end=OCTOBER, by="workload", today=TODAY))
+    changes = sorted((abs((now.get(g, {}).get("cost") or 0) - (before.get(g, {}).get("cost") or 0)), g)
+                     for g in now.keys() | before.keys())
+    names = dict(Workload.objects.values_list("slug", "name"))
+    biggest = [names.get(g, "Unattributed") for _, g in sorted(changes, reverse=True)[:3]]
+    assert [r["label"] for r in movers] == biggest
+
+
+# --- snapshots ---
+
+
+def test_a_published_report_reads_back_exactly_and_versions_count_up(loaded):
+    report, finance = loaded["report"], loaded["finance"]
+    first = report_publish(report=report, by=finance)
+    second = report_publish(report=report, by=finance)
+    assert (first.version, second.version) == (1, 2)
+    again = TcoReport.from_json(ReportSnapshot.objects.get(pk=first.pk).figures)
+    assert again == report
+    assert isinstance(again.summary["cost"], Decimal) and again.summary["cost"] == report.summary["cost"]
+    assert diff(again, report) == []
+
+
+def test_the_restatement_diff_names_each_changed_amount_and_by_how_much():
+    before = TcoReport(month=OCTOBER, end=NOVEMBER, generated_at=dt.datetime(2026, 11, 3, tzinfo=dt.UTC), currency="USD",
+                       provisional=False, has_data=True, tables={name: [] for name in TABLES})
+    before.tables["by_provider"] = [{"label": "Anthropic", "cost": Decimal("100.00"), "tokens": 10}]
+    after = TcoReport.from_json(before.as_json())
+    after.tables["by_provider"] = [{"label": "Anthropic", "cost": Decimal("112.50"), "tokens": 10},
+                                   {"label": "Groq", "cost": Decimal("3"), "tokens": 5}]
+    changes = diff(before, after)
+    anthropic = next(c for c in changes if c["label"] == "Anthropic")
+    assert (anthropic["figure"], anthropic["delta"], anthropic["published"], anthropic["now"]) == (
+        "Spend", Decimal("12.50"), "$100.00", "$112.50")
+    groq = [c for c in changes if c["label"] == "Groq"]
+    assert {c["figure"] for c in groq} == {"Spend", "Tokens"} and all(c["published"] == "—" for c in groq)
+
+
+# --- months ---
+
+
+def test_a_month_not_begun_is_refused_and_the_default_is_the_last_full_month():
+    assert report_month("", today=dt.date(2026, 11, 24)) == OCTOBER
+    assert report_month("2026-11", today=dt.date(2026, 11, 24)) == NOVEMBER  # to date
+    for text, words in (("2026-12", "has not begun"), ("2026-13", "Unknown month"), ("1999-12", "between"),
+                        ("9999-01", "between"), ("oct", "Unknown month")):
+        with pytest.raises(MonthError, match=words):
+            report_month(text, today=dt.date(2026, 11, 24))
+    with pytest.raises(MonthError, match="no complete day"):
+        report_month("2026-11", today=NOVEMBER)
+
+
+def test_a_month_without_data_says_so(loaded, client_as):
+    finance = loaded["finance"]
+    report = tco_report(finance, dt.date(2024, 1, 1), today=TODAY)
+    assert not report.has_data and report.summary["cost"] is None and report.rows("by_provider") == []
+    page = client_as(finance).get(reverse("report-month", args=["2024-01"])).content.decode()
+    assert "No spend was recorded for January 2024" in page
+
+
+def test_the_current_month_reads_to_date_and_is_provisional(loaded):
+    report = tco_report(loaded["finance"], OCTOBER, today=dt.date(2026, 10, 11))
+    assert report.to_date and report.provisional and report.end == dt.date(2026, 10, 11)
+    assert report.label == "October 2026 to date"
+    assert report.notes["compare_label"] == "the first 10 days of September 2026"
+    ten_days = spend_rows(user=loaded["finance"], start=OCTOBER, end=dt.date(2026, 10, 11), by="month", today=TODAY)[0]
+    assert report.summary["cost"] == ten_days["cost"]
+
+
+# --- the page and who may open it ---
+
+
+def test_admins_and_finance_read_the_report_members_get_404_and_anonymous_the_login(loaded, client_as, client):
+    from finops.models import Team
+
+    admin = make_user("report-admin", User.Role.ADMIN)
+    lead = make_user("report-lead", User.Role.MEMBER, team=Team.objects.first())
+    member = make_user("report-member", User.Role.MEMBER, team=Team.objects.last(), team_role="member")
+    urls = [reverse("report-index"), reverse("report-month", args=["2026-10"]),
+            reverse("report-file", args=["2026-10", "csv"]), reverse("report-file", args=["2026-10", "xlsx"])]
+    for user in (admin, loaded["finance"]):
+        for url in urls:
+            response = client_as(user).get(url, follow=True)
+            assert response.status_code == 200, (user, url)
+    for user in (lead, member):
+        for url in urls:
+            assert client_as(user).get(url).status_code == 404, (user, url)
+        assert client_as(user).post(reverse("report-publish", args=["2026-10"])).status_code == 404
+    assert not ReportSnapshot.objects.exists()
+    for url in urls:
+        response = client.get(url)
+        assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_the_page_shows_every_section_and_a_month_not_begun_goes_back_with_the_reason(loaded, client_as):
+    finance = client_as(loaded["finance"])
+    page = finance.get(reverse("report-month", args=["2026-10"])).content.decode()
+    for section in SECTIONS:
+        assert section.title in page
+    response = finance.get(reverse("report-month", args=["2099-01"]), follow=True)
+    assert response.redirect_chain and "has not begun" in response.content.decode()
+    assert finance.get(reverse("report-file", args=["2099-01", "csv"])).status_code == 400
+    assert finance.get(reverse("report-file", args=["2026-10", "docx"])).status_code == 404
+
+
+def test_publishing_from_the_page_stores_a_version_and_the_live_page_compares_with_it(loaded, client_as):
+    finance = client_as(loaded["finance"])
+    response = finance.post(reverse("report-publish", args=["2026-10"]), follow=True)
+    snapshot = ReportSnapshot.objects.get(month=OCTOBER)
+    assert snapshot.version == 1 and snapshot.published_by == loaded["finance"]
+    assert "Published v1" in response.content.decode()
+    live = finance.get(reverse("report-month", args=["2026-10"])).content.decode()
+    assert "No change since version 1 was published" in live  # a restatement: tests/test_report_snapshots.py
+    published = finance.get(reverse("report-month", args=["2026-10"]) + "?version=1").content.decode()
+    assert 'data-testid="restatement"' not in published and "Published v1" in published
