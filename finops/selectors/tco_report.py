@@ -12,8 +12,9 @@ Decisions (docs/reports.md):
 - A month is its UTC calendar month. A past month is read whole; the current month *to date* (its complete days,
   today excluded, as everywhere) and compared with as many days of last month and of the same month last year.
   A month not yet begun (or today, the 1st, with no complete day) is refused (MonthError).
-- "As of": the figures that are states rather than sums (caps, contracts, renewals ahead) are read as of the
-  month's last day (today for the month to date), so a past month's report does not change with time.
+- "As of": the figures that are states rather than sums (caps, contracts' consumption) are read as of the
+  month's last day (today for the month to date), so a past month's report does not change with time. Renewals
+  ahead are the exception: a list to act on, they look six months ahead from the day the report is made.
 - Forecast for next month: the month's last 7 days' daily average × the days of next month.
 - Movers: the three workloads (unattributed counts as one) whose spend changed most from last month, each change
   split into volume, price and mix effects over its provider × model parts (finops.movers).

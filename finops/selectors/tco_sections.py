@@ -130,14 +130,14 @@ class Sections:
         return rows
 
     def renewals(self) -> list[dict]:
-        """Auto-renewals whose notice deadline falls in the six months after the report's day."""
-        day = self.as_of + DAY
+        """Auto-renewals whose notice deadline falls in the six months from the day the report is made: a list
+        to act on, so it looks ahead from when it is read (a published snapshot keeps the list it was sent with)."""
         return [{
             "label": s.contract.name, "provider": s.contract.provider.name, "renews_on": s.contract.end,
             "notice_deadline": s.notice_deadline, "days_left": s.days_to_notice_deadline, "committed": s.committed,
             "currency": s.contract.currency,
             "advice": advice_words(s) or "Renewing at today's commitment is within recent use",
-        } for s in renewals_ahead(today=day, within_days=RENEWALS_WITHIN_DAYS)]
+        } for s in renewals_ahead(today=self.today, within_days=RENEWALS_WITHIN_DAYS)]
 
     # --- data quality ---
 
