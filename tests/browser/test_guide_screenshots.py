@@ -1,0 +1,144 @@
+"""The role guides' screenshots (docs/guides/), taken from the real pages of the demo organisation.
+
+The demo (docs/demo.md) is loaded through the real import code for a window ending yesterday, then each role's demo
+user signs in and walks the pages their guide describes: the CFO (finance), the platform admin and the Support
+Platform lead. Each page is checked for what that user relies on (its heading and a figure) before it is saved as
+a 1440-px-wide PNG in docs/guides/img/, overwriting the previous one; the guides link those files. One test, one
+demo load: the load is most of the minute this takes, so the three walks share it.
+"""
+
+import datetime as dt
+import re
+from pathlib import Path
+
+import pytest
+
+from finops.demo import DEMO_PASSWORD, load_demo
+from finops.months import month_of
+from finops.models import Account, Cap, Contract
+
+from .conftest import sign_in
+
+pytestmark = pytest.mark.browser
+
+IMG = Path(__file__).resolve().parents[2] / "docs" / "guides" / "img"
+WIDTH = 1440
+MONEY = re.compile(r"\$\d")
+
+
+def _shot(page, name: str) -> None:
+    IMG.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(IMG / f"{name}.png"), full_page=False)
+
+
+def _open(page, path: str, heading: str) -> None:
+    page.goto(path)
+    assert heading in page.inner_text("main h1")
+
+
+def _chart(page) -> None:
+    page.wait_for_selector(".chart .main-svg", timeout=15_000)
+
+
+def _sign_in_as(page, username: str) -> None:
+    page.context.clear_cookies()
+    sign_in(page, username, DEMO_PASSWORD)
+    page.wait_for_selector("main h1")
+
+
+def _finance(page) -> None:
+    _sign_in_as(page, "cfo")
+    assert "Overview" in page.inner_text("main h1")
+    assert MONEY.search(page.inner_text("[data-testid=period-spend]"))
+    assert MONEY.search(page.inner_text("[data-testid=unattributed-tile]"))  # never hidden, never $0 by omission
+    _chart(page)
+    _shot(page, "finance-overview")
+
+    _open(page, "/reports/", "TCO report")
+    last_month = month_of(month_of(dt.datetime.now(dt.UTC).date()) - dt.timedelta(days=1))
+    assert page.inner_text("[data-testid=report-month]").strip() == last_month.strftime("%B %Y")
+    for kind in ("pdf", "csv", "xlsx"):
+        assert page.locator(f"[data-testid=download-{kind}]").is_visible()
+    _shot(page, "finance-report")
+
+    _open(page, "/contracts/", "Contracts")
+    assert page.locator("table[data-table=contracts] tbody tr").count() == Contract.objects.count() > 0
+    _chart(page)
+    _shot(page, "finance-contracts")
+
+    _open(page, "/scorecard/", "Quarterly scorecard")
+    assert page.locator("[data-testid=scorecard] tbody tr").count() > 0
+    _shot(page, "finance-scorecard")
+
+
+def _platform(page) -> None:
+    _sign_in_as(page, "admin")
+    _open(page, "/sources/", "Sources")
+    body = page.inner_text("main")
+    for account in Account.objects.values_list("name", flat=True):
+        assert account in body
+    assert page.locator("text=Connect an API account").first.is_visible()
+    _shot(page, "platform-sources")
+
+    _open(page, "/sources/new/", "Connect an API account")
+    page.select_option("select[name=connector]", "openai_api")
+    assert "Admin key" in page.inner_text("main")
+    _shot(page, "platform-connect")
+
+    bedrock = Account.objects.get(name="bedrock-us-east-1")
+    _open(page, f"/sources/{bedrock.pk}/", "bedrock-us-east-1")
+    assert "Succeeded" in page.inner_text("main") and "Data up to" in page.inner_text("main")
+    _shot(page, "platform-source-detail")
+
+    _open(page, "/rules/", "Attribution rules")
+    assert page.locator("main table tbody tr").count() > 0
+    _shot(page, "platform-rules")
+
+    _open(page, "/caps/", "Spend caps")
+    for cap in Cap.objects.values_list("name", flat=True):
+        assert cap in page.inner_text("main")
+    _shot(page, "platform-caps")
+
+    _open(page, "/alerts/", "Alerts")
+    _shot(page, "platform-alerts")
+
+    _open(page, "/offerings/", "Offerings")
+    assert page.locator("main table tbody tr").count() > 0
+    _shot(page, "platform-offerings")
+
+
+def _team_lead(page) -> None:
+    _sign_in_as(page, "support-lead")
+    _open(page, "/teams/support/", "Support Platform")
+    assert MONEY.search(page.inner_text("[data-testid=period-spend]"))
+    _chart(page)
+    _shot(page, "lead-team")
+
+    _open(page, "/workloads/", "Workloads")
+    body = page.inner_text("main")
+    assert "Support agent" in body and "Lead scoring" not in body  # their team's workloads, not Sales'
+    _shot(page, "lead-workloads")
+
+    _open(page, "/workloads/support-agent/", "Support agent")
+    _chart(page)
+    _shot(page, "lead-workload")
+
+    _open(page, "/caps/", "Spend caps")
+    _shot(page, "lead-caps")
+
+    _open(page, "/scorecard/", "Quarterly scorecard")
+    assert "Support agent" in page.inner_text("[data-testid=scorecard]")
+    _shot(page, "lead-scorecard")
+
+    _open(page, "/savings/", "Routing savings")
+    _shot(page, "lead-savings")
+
+    assert page.goto("/teams/sales/").status == 404  # another team's page does not exist for them
+
+
+def test_each_roles_guide_pages_show_what_that_role_relies_on_and_are_captured(page):
+    load_demo(today=dt.datetime.now(dt.UTC).date())
+    page.set_viewport_size({"width": WIDTH, "height": 900})
+    _finance(page)
+    _platform(page)
+    _team_lead(page)
