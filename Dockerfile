@@ -15,7 +15,8 @@ COPY static ./static
 # collectstatic needs settings to load; these build-time values are never used at run time.
 RUN DEBUG=0 SECRET_KEY=collectstatic-only ALLOWED_HOSTS=localhost python manage.py collectstatic --no-input -v 0
 
-RUN useradd --system --uid 1000 finops && chown -R finops /app
+# /app/media exists in the image, owned by finops, so the named volume mounted there starts writable.
+RUN useradd --system --uid 1000 finops && mkdir -p /app/media && chown -R finops /app
 USER finops
 EXPOSE 8000
 CMD ["gunicorn", "finops.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
