@@ -120,6 +120,7 @@ def _team_lead(page) -> None:
     _shot(page, "lead-workloads")
 
     _open(page, "/workloads/support-agent/", "Support agent")
+    assert "per ticket resolved" in page.inner_text("main")  # its cost per outcome, against the target
     _chart(page)
     _shot(page, "lead-workload")
 
