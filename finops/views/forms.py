@@ -36,7 +36,7 @@ class UploadForm(forms.Form):
         choices=[("", "—")] + FILE_CONNECTORS,
         required=False,
         label="File format",
-        help_text="FOCUS for cloud billing exports (Bedrock CUR 2.0, Azure, Vertex); a gateway log for providers "
+        help_text="FOCUS for cloud billing exports (AWS Data Exports FOCUS 1.2 for Bedrock, not CUR 2.0; Azure; Vertex); a gateway log for providers "
         "without a usage API (Groq, Cerebras, Moonshot); otherwise this product's usage CSV.",
     )
 
