@@ -60,6 +60,12 @@ def can_see_contracts(user) -> bool:
     return sees_everything(user)
 
 
+def can_export_usage(user) -> bool:
+    """The FOCUS export of a month's usage lines (issue 14) holds every team's spend and the unattributed spend,
+    line by line: admins and finance (the Reports page's readers) download it; members get 404."""
+    return sees_everything(user)
+
+
 def can_manage_contracts(user) -> bool:
     """Creating, changing, renewing and deleting contracts: admins only (finance reads)."""
     return is_admin(user)
@@ -146,6 +152,12 @@ class SeesContracts(HiddenFromOthers):
 
     sees = staticmethod(can_see_contracts)
     writes = staticmethod(can_manage_contracts)
+
+
+class SeesUsageExport(HiddenFromOthers):
+    """The FOCUS usage export: admins and finance read it (it is read-only)."""
+
+    sees = staticmethod(can_export_usage)
 
 
 class SeesSources(HiddenFromOthers):

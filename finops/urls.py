@@ -8,7 +8,7 @@ from django.views.generic import RedirectView
 from csp.decorators import csp_update
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
-from finops.views import alerts, caps, contracts, explore, health, outcomes, pages, rules, scorecard, sources, unattributed
+from finops.views import alerts, caps, contracts, explore, focus, health, outcomes, pages, rules, scorecard, sources, unattributed
 from finops.views import whatif
 
 urlpatterns = [
@@ -47,6 +47,7 @@ urlpatterns = [
     path("alerts/", alerts.alert_list, name="alert-list"),
     path("scorecard/", scorecard.scorecard_page, name="scorecard"),
     path("alerts/mute/", alerts.alert_mute, name="alert-mute"),
+    path("reports/<str:month>/focus.csv", focus.focus_export, name="report-focus"),
     path("whatif/", whatif.whatif_page, name="whatif"),
     path("offerings/", whatif.offering_list, name="offering-list"),
     path("offerings/new/", whatif.offering_create, name="offering-create"),

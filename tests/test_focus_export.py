@@ -1,0 +1,254 @@
+"""A month's usage as a FOCUS 1.2 CSV (issue 14, docs/focus-export.md): the page download, `manage.py export_focus`
+and `GET /api/v1/focus`, on an organisation built through the real import paths (usage CSVs in USD and EUR, a
+Groq export without costs, an AWS FOCUS export with a tax and a credit). The demo organisation's last full month:
+tests/test_focus_export_demo.py."""
+
+import datetime as dt
+from decimal import Decimal
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db.models import Sum
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from finops.models import Account, CostBasis, UsageLine
+from finops.reports import usage_focus
+from finops.selectors.spend_report import spend_rows
+from finops.services.config import config_apply
+from finops.views.period import today_utc
+from ingest.services import usage_file_import
+from tests.focus_helpers import money_sum, problems, read_csv
+
+FIXTURES = Path(__file__).parent / "fixtures"
+MONTH = "2026-03"
+MARCH, APRIL = dt.date(2026, 3, 1), dt.date(2026, 4, 1)
+CONFIG = """
+teams:
+  - {name: Support Platform, slug: support, cost_center: CC-410}
+  - {name: Search, slug: search, cost_center: CC-520}
+workloads:
+  - {name: Support agent, slug: support-agent, team: support, latency_profile: realtime}
+  - {name: Search ranker, slug: search-ranker, team: search, latency_profile: batch}
+accounts:
+  - {name: openai-prod, provider: openai, connector: usage_csv}
+  - {name: openai-eu, provider: openai, connector: usage_csv}
+  - {name: groq-batch, provider: groq, connector: usage_csv}
+  - {name: aws-payer, provider: aws-bedrock, connector: focus_file}
+prices:
+  - {provider: groq, model: gpt-oss-120b, effective_from: 2025-03-01, input_per_mtok: 0.1, output_per_mtok: 0.5, cached_input_per_mtok: 0.05}
+fx_rates:
+  - {day: 2026-03-01, currency: EUR, rate: 1.08}
+rules:
+  - {workload: support-agent, priority: 10, match: {tag: {team: support}}}
+  - {workload: search-ranker, priority: 20, match: {tag: {team: search}}}
+  - {workload: search-ranker, priority: 30, match: {tag: {user_team: search}}}
+"""
+IMPORTS = [
+    ("openai-prod", "focus/openai_2026_03.csv"),
+    ("openai-eu", "focus/openai_eu_2026_03.csv"),
+    ("groq-batch", "focus/groq_2026_03.csv"),
+    ("aws-payer", "focus_file/aws_bedrock_focus_1_0.csv"),
+]
+
+
+@pytest.fixture
+def organisation(support_team, search_team):
+    config_apply(path=Path("focus-test.yaml"), text=CONFIG, environ={})
+    for account, fixture in IMPORTS:
+        path = FIXTURES / fixture
+        with path.open("rb") as stream:
+            run = usage_file_import(account=Account.objects.get(name=account), stream=stream, file_name=path.name)
+        assert run.status == "succeeded", run.error
+
+
+def export(month: str = MONTH) -> tuple[list[str], list[dict], str]:
+    out = StringIO()
+    call_command("export_focus", "--month", month, stdout=out)
+    header, rows = read_csv(out.getvalue())
+    return header, rows, out.getvalue()
+
+
+def month_spend() -> dict:
+    (row,) = spend_rows(start=MARCH, end=APRIL, by="month")
+    return row
+
+
+def test_the_export_has_every_focus_1_2_column_with_the_types_and_values_the_specification_allows(organisation):
+    header, rows, _ = export()
+    assert problems(header, rows) == []
+    assert header[:57] == usage_focus.FOCUS_COLUMNS and len(usage_focus.FOCUS_COLUMNS) == 57
+    assert {row["ChargeCategory"] for row in rows} == {"Usage", "Tax", "Credit"}
+    assert {row["x_CostBasis"] for row in rows} == {"billed", "estimated", "unpriced"}
+
+
+def test_one_row_per_usage_line_whose_period_starts_in_the_month(organisation):
+    _, rows, _ = export()
+    lines = UsageLine.objects.filter(period_start__gte="2026-03-01T00:00:00Z", period_start__lt="2026-04-01T00:00:00Z")
+    assert sorted(int(row["x_UsageLineId"]) for row in rows) == sorted(lines.values_list("id", flat=True))
+    assert UsageLine.objects.filter(period_start__date__in=[dt.date(2026, 2, 28), APRIL]).count() == 2  # left out
+    starts = [row["ChargePeriodStart"] for row in rows]
+    assert starts == sorted(starts) and all(s.startswith(MONTH) for s in starts)
+
+
+def test_billed_cost_adds_up_to_the_months_billed_spend_and_effective_cost_to_its_total(organisation):
+    _, rows, _ = export()
+    spend = month_spend()
+    assert money_sum(rows, "x_ReportingBilledCost") == spend["billed_cost"]
+    assert money_sum(rows, "x_ReportingEffectiveCost") == spend["cost"] == spend["billed_cost"] + spend["estimated_cost"]
+    # In each billing currency, BilledCost is exactly what the lines hold as billed.
+    for currency in ("USD", "EUR"):
+        billed = UsageLine.objects.filter(period_start__date__gte=MARCH, period_start__date__lt=APRIL, currency=currency,
+                                          cost_basis=CostBasis.BILLED).aggregate(s=Sum("cost"))["s"]
+        assert money_sum(rows, "BilledCost", BillingCurrency=currency) == billed
+    tokens = sum(int(row["ConsumedQuantity"]) for row in rows if row["ConsumedQuantity"])
+    assert tokens == spend["priced_tokens"] + spend["unpriced_tokens"]
+
+
+def test_a_euro_line_is_billed_in_euros_with_its_reporting_amount_beside_it(organisation):
+    _, rows, _ = export()
+    euro = [row for row in rows if row["BillingCurrency"] == "EUR"]
+    assert [row["BilledCost"] for row in euro] == ["100", "10"]
+    assert [row["x_ReportingEffectiveCost"] for row in euro] == ["108", "10.8"]
+    assert {row["x_ReportingCurrency"] for row in rows} == {"USD"}
+    assert {row["PricingCurrency"] for row in euro} == {"EUR"}
+
+
+def test_estimated_and_unpriced_usage_cost_nothing_billed_and_say_why(organisation):
+    _, rows, _ = export()
+    (estimated,) = [row for row in rows if row["x_CostBasis"] == "estimated"]
+    line = UsageLine.objects.get(id=estimated["x_UsageLineId"])
+    assert estimated["BilledCost"] == "0" and Decimal(estimated["EffectiveCost"]) == line.cost > 0
+    assert estimated["ListCost"] == estimated["EffectiveCost"] == estimated["ContractedCost"]  # the list price, no discount
+    assert "estimated" in estimated["ChargeDescription"]
+    (unpriced,) = [row for row in rows if row["x_CostBasis"] == "unpriced"]
+    assert (unpriced["BilledCost"], unpriced["EffectiveCost"], unpriced["ListCost"], unpriced["x_ReportingEffectiveCost"]) == ("0", "0", "0", "")
+    assert unpriced["ConsumedQuantity"] == "60000" and "no known price" in unpriced["ChargeDescription"]
+
+
+def test_a_billed_line_lists_its_catalog_price_and_its_tokens_in_millions(organisation):
+    _, rows, _ = export()
+    (row,) = [r for r in rows if r["x_Model"] == "gpt-4o" and r["ChargePeriodStart"] == "2026-03-01T00:00:00Z"]
+    assert (row["BilledCost"], row["EffectiveCost"], row["ContractedCost"]) == ("5.5", "5.5", "5.5")
+    assert Decimal(row["ListCost"]) > 0 and row["ListCost"] != row["BilledCost"]  # the catalog's price of the tokens
+    # The CSV's input_tokens (1.2M) include the 0.2M read from the cache: stored apart, counted once.
+    assert (row["ConsumedQuantity"], row["ConsumedUnit"]) == ("1500000", "Tokens")
+    assert (row["PricingQuantity"], row["PricingUnit"]) == ("1.5", "1000000 Tokens")
+    assert (row["x_InputTokens"], row["x_CachedInputTokens"], row["x_OutputTokens"]) == ("1000000", "200000", "300000")
+    assert (row["SkuId"], row["SkuMeter"]) == ("openai/gpt-4o", "Tokens")
+    assert (row["ProviderName"], row["PublisherName"], row["InvoiceIssuerName"], row["ServiceName"]) == ("OpenAI",) * 4
+    assert (row["ServiceCategory"], row["ServiceSubcategory"]) == ("AI and Machine Learning", "Generative AI")
+    assert (row["BillingAccountName"], row["SubAccountId"], row["ResourceId"]) == ("openai-prod", "proj_support", "key_support_bot")
+    assert (row["BillingPeriodStart"], row["BillingPeriodEnd"]) == ("2026-03-01T00:00:00Z", "2026-04-01T00:00:00Z")
+    assert (row["ChargePeriodStart"], row["ChargePeriodEnd"]) == ("2026-03-01T00:00:00Z", "2026-03-02T00:00:00Z")
+    assert (row["ChargeFrequency"], row["PricingCategory"]) == ("Usage-Based", "Standard")
+
+
+def test_tags_carry_the_team_the_workload_and_the_lines_own_tags(organisation):
+    import json
+
+    _, rows, _ = export()
+    (row,) = [r for r in rows if r["x_Model"] == "gpt-4o" and r["ChargePeriodStart"] == "2026-03-01T00:00:00Z"]
+    assert json.loads(row["Tags"]) == {"team": "support", "workload": "support-agent", "cost_center": "CC-410",
+                                       "line:team": "support", "env": "prod"}
+    tax = next(r for r in rows if r["ChargeCategory"] == "Tax")
+    # Unattributed, said so; AWS's own tag on the line is kept.
+    assert json.loads(tax["Tags"]) == {"team": None, "workload": None, "x_ServiceCode": "AmazonBedrock"}
+
+
+def test_taxes_and_credits_are_their_own_charge_categories_without_quantities(organisation):
+    _, rows, _ = export()
+    tax = next(r for r in rows if r["ChargeCategory"] == "Tax")
+    credit = next(r for r in rows if r["ChargeCategory"] == "Credit")
+    assert (tax["BilledCost"], credit["BilledCost"], credit["EffectiveCost"]) == ("1.23", "-5", "-5")
+    for row in (tax, credit):
+        assert row["ConsumedQuantity"] == row["PricingQuantity"] == row["PricingUnit"] == row["SkuId"] == ""
+        assert row["ChargeFrequency"] == "One-Time"
+        assert row["ProviderName"] == "AWS Bedrock"
+
+
+def test_cells_a_spreadsheet_would_run_as_formulas_are_neutralised(organisation):
+    _, rows, text = export()
+    (row,) = [r for r in rows if r["x_Model"] == "text-embedding-3-small"]
+    assert row["SubAccountId"] == "'-proj_labs" and row["ResourceId"].startswith("'=HYPERLINK(")
+    assert "\n=" not in text and ",=" not in text and ",-proj" not in text
+
+
+def test_a_month_without_usage_is_the_header_alone_and_a_month_not_begun_is_refused(organisation, tmp_path):
+    header, rows, text = export("2025-06")
+    assert (header, rows) == (usage_focus.HEADER, [])
+    assert text == ",".join(usage_focus.HEADER) + "\n"
+    following = (today_utc().replace(day=1) + dt.timedelta(days=32)).strftime("%Y-%m")
+    with pytest.raises(CommandError, match=f"{following} has not begun yet"):
+        call_command("export_focus", "--month", following)
+    with pytest.raises(CommandError, match="is not a month: give it as YYYY-MM"):
+        call_command("export_focus", "--month", "2026-13")
+    call_command("export_focus", "--month", today_utc().strftime("%Y-%m"), stdout=StringIO())  # the month so far
+
+
+def test_the_command_writes_the_same_file_to_output_as_to_stdout(organisation, tmp_path):
+    target, err = tmp_path / "march.csv", StringIO()
+    call_command("export_focus", "--month", MONTH, "--output", str(target), stderr=err)
+    assert target.read_text() == export()[2]
+    assert f"{len(export()[1])} usage lines of 2026-03 written to {target}" in err.getvalue()
+
+
+def _body(response) -> str:
+    assert response.streaming, "the export is streamed, never built in memory"
+    return b"".join(response.streaming_content).decode()
+
+
+def test_admins_and_finance_download_the_month_from_the_reports_page_members_get_404(organisation, ada, fiona, sam, client_as):
+    url = reverse("report-focus", args=[MONTH])
+    assert url == f"/reports/{MONTH}/focus.csv"
+    for user in (ada, fiona):
+        response = client_as(user).get(url)
+        assert response.status_code == 200 and response["Content-Type"] == "text/csv; charset=utf-8"
+        assert response["Content-Disposition"] == 'attachment; filename="usage-2026-03-focus-1.2.csv"'
+        assert _body(response) == export()[2]
+    assert client_as(sam).get(url).status_code == 404
+    assert client_as(sam).get(reverse("report-focus", args=["2099-01"])).status_code == 404  # not even the error
+    following = (today_utc().replace(day=1) + dt.timedelta(days=32)).strftime("%Y-%m")
+    refused = client_as(fiona).get(reverse("report-focus", args=[following]))
+    assert refused.status_code == 400 and b"has not begun yet" in refused.content
+    assert client_as(fiona).get(reverse("report-focus", args=["march"])).status_code == 400
+
+
+def test_the_api_streams_the_same_csv_to_admins_and_finance_and_hides_it_from_members(organisation, ada, fiona, sam):
+    client = APIClient()
+    for user in (ada, fiona):
+        client.force_authenticate(user)
+        response = client.get("/api/v1/focus", {"month": MONTH}, HTTP_ACCEPT="text/csv")
+        assert response.status_code == 200 and response["Content-Type"] == "text/csv; charset=utf-8"
+        assert _body(response) == export()[2]
+    as_format = client.get("/api/v1/focus", {"month": MONTH, "format": "csv"})
+    assert as_format.status_code == 200 and _body(as_format) == export()[2]
+    client.force_authenticate(sam)
+    assert client.get("/api/v1/focus", {"month": MONTH}).status_code == 404
+    client.force_authenticate(None)
+    assert client.get("/api/v1/focus", {"month": MONTH}).status_code == 401
+
+
+def test_the_api_refuses_a_month_not_begun_a_bad_month_and_unknown_parameters_in_json(organisation, fiona):
+    client = APIClient()
+    client.force_authenticate(fiona)
+    following = (today_utc().replace(day=1) + dt.timedelta(days=32)).strftime("%Y-%m")
+    for query, field, words in [({"month": following}, "month", "has not begun yet"), ({"month": "2026-3"}, "month", "YYYY-MM"),
+                                ({}, "month", "required"), ({"month": MONTH, "team": "search"}, "team", "Unknown parameter"),
+                                ({"month": MONTH, "format": "xlsx"}, "format", "Unknown format")]:
+        response = client.get("/api/v1/focus", query, HTTP_ACCEPT="text/csv")
+        assert response.status_code == 400 and response["Content-Type"] == "application/json"
+        assert words in response.json()[field][0]
+
+
+def test_the_openapi_schema_documents_the_export(organisation, ada):
+    client = APIClient()
+    client.force_authenticate(ada)
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+    operation = schema["paths"]["/api/v1/focus"]["get"]
+    assert operation["operationId"] == "v1_focus_csv"
+    assert "text/csv" in operation["responses"]["200"]["content"]
+    assert {p["name"] for p in operation["parameters"]} == {"month", "format"} and "400" in operation["responses"]
+    assert "BilledCost" in operation["description"] and "x_CostBasis" in operation["description"]
