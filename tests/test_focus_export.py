@@ -20,7 +20,7 @@ from finops.selectors.spend_report import spend_rows
 from finops.services.config import config_apply
 from finops.views.period import today_utc
 from ingest.services import usage_file_import
-from tests.focus_helpers import money_sum, problems, read_csv
+from tests.focus_helpers import VALIDATOR_RULES_IGNORED, money_sum, problems, read_csv, validator_failures
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MONTH = "2026-03"
@@ -252,3 +252,10 @@ def test_the_openapi_schema_documents_the_export(organisation, ada):
     assert "text/csv" in operation["responses"]["200"]["content"]
     assert {p["name"] for p in operation["parameters"]} == {"month", "format"} and "400" in operation["responses"]
     assert "BilledCost" in operation["description"] and "x_CostBasis" in operation["description"]
+
+
+def test_the_finops_foundations_validator_finds_nothing_but_its_pre_1_2_rules(organisation, tmp_path):
+    target = tmp_path / "march.csv"
+    call_command("export_focus", "--month", MONTH, "--output", str(target), stderr=StringIO())
+    failures = validator_failures(target, tmp_path)
+    assert set(failures) <= set(VALIDATOR_RULES_IGNORED), failures
