@@ -84,10 +84,21 @@ def test_the_export_has_every_focus_1_2_column_with_the_types_and_values_the_spe
     assert {row["x_CostBasis"] for row in rows} == {"billed", "estimated", "unpriced"}
 
 
-def test_one_row_per_usage_line_whose_period_starts_in_the_month(organisation):
+def rows_of(rows: list[dict], line: UsageLine) -> list[dict]:
+    return [row for row in rows if row["x_UsageLineId"] == str(line.id)]
+
+
+def line_of(model: str, day: str) -> UsageLine:
+    return UsageLine.objects.get(model=model, period_start=f"{day}T00:00:00Z")
+
+
+def test_each_line_whose_period_starts_in_the_month_is_a_row_per_token_class(organisation):
     _, rows, _ = export()
     lines = UsageLine.objects.filter(period_start__gte="2026-03-01T00:00:00Z", period_start__lt="2026-04-01T00:00:00Z")
-    assert sorted(int(row["x_UsageLineId"]) for row in rows) == sorted(lines.values_list("id", flat=True))
+    assert {int(row["x_UsageLineId"]) for row in rows} == set(lines.values_list("id", flat=True))
+    for line in lines:
+        classes = [line.input_tokens, line.cached_input_tokens, line.cache_write_tokens, line.output_tokens]
+        assert len(rows_of(rows, line)) == max(1, sum(1 for n in classes if n)), line.model_raw
     assert UsageLine.objects.filter(period_start__date__in=[dt.date(2026, 2, 28), APRIL]).count() == 2  # left out
     starts = [row["ChargePeriodStart"] for row in rows]
     assert starts == sorted(starts) and all(s.startswith(MONTH) for s in starts)
@@ -98,46 +109,38 @@ def test_billed_cost_adds_up_to_the_months_billed_spend_and_effective_cost_to_it
     spend = month_spend()
     assert money_sum(rows, "x_ReportingBilledCost") == spend["billed_cost"]
     assert money_sum(rows, "x_ReportingEffectiveCost") == spend["cost"] == spend["billed_cost"] + spend["estimated_cost"]
-    # In each billing currency, BilledCost is exactly what the lines hold as billed.
-    for currency in ("USD", "EUR"):
-        billed = UsageLine.objects.filter(period_start__date__gte=MARCH, period_start__date__lt=APRIL, currency=currency,
-                                          cost_basis=CostBasis.BILLED).aggregate(s=Sum("cost"))["s"]
+    month = UsageLine.objects.filter(period_start__date__gte=MARCH, period_start__date__lt=APRIL)
+    for currency in ("USD", "EUR"):  # in each billing currency, BilledCost is exactly what the lines hold as billed
+        billed = month.filter(currency=currency, cost_basis=CostBasis.BILLED).aggregate(s=Sum("cost"))["s"]
         assert money_sum(rows, "BilledCost", BillingCurrency=currency) == billed
-    tokens = sum(int(row["ConsumedQuantity"]) for row in rows if row["ConsumedQuantity"])
+    tokens = sum(int(row["ConsumedQuantity"]) for row in rows if row["ConsumedUnit"] == "Tokens")
     assert tokens == spend["priced_tokens"] + spend["unpriced_tokens"]
+    assert sum(int(row["x_Requests"]) for row in rows) == spend["requests"]
+    for name, column in [("input_tokens", "x_InputTokens"), ("cached_input_tokens", "x_CachedInputTokens"),
+                         ("cache_write_tokens", "x_CacheWriteTokens"), ("output_tokens", "x_OutputTokens")]:
+        assert sum(int(row[column]) for row in rows) == month.aggregate(s=Sum(name))["s"]
 
 
-def test_a_euro_line_is_billed_in_euros_with_its_reporting_amount_beside_it(organisation):
+def test_a_line_mixing_token_classes_is_split_by_list_price_and_keeps_its_cost_exactly(organisation):
     _, rows, _ = export()
-    euro = [row for row in rows if row["BillingCurrency"] == "EUR"]
-    assert [row["BilledCost"] for row in euro] == ["100", "10"]
-    assert [row["x_ReportingEffectiveCost"] for row in euro] == ["108", "10.8"]
-    assert {row["x_ReportingCurrency"] for row in rows} == {"USD"}
-    assert {row["PricingCurrency"] for row in euro} == {"EUR"}
-
-
-def test_estimated_and_unpriced_usage_cost_nothing_billed_and_say_why(organisation):
-    _, rows, _ = export()
-    (estimated,) = [row for row in rows if row["x_CostBasis"] == "estimated"]
-    line = UsageLine.objects.get(id=estimated["x_UsageLineId"])
-    assert estimated["BilledCost"] == "0" and Decimal(estimated["EffectiveCost"]) == line.cost > 0
-    assert estimated["ListCost"] == estimated["EffectiveCost"] == estimated["ContractedCost"]  # the list price, no discount
-    assert "estimated" in estimated["ChargeDescription"]
-    (unpriced,) = [row for row in rows if row["x_CostBasis"] == "unpriced"]
-    assert (unpriced["BilledCost"], unpriced["EffectiveCost"], unpriced["ListCost"], unpriced["x_ReportingEffectiveCost"]) == ("0", "0", "0", "")
-    assert unpriced["ConsumedQuantity"] == "60000" and "no known price" in unpriced["ChargeDescription"]
-
-
-def test_a_billed_line_lists_its_catalog_price_and_its_tokens_in_millions(organisation):
-    _, rows, _ = export()
-    (row,) = [r for r in rows if r["x_Model"] == "gpt-4o" and r["ChargePeriodStart"] == "2026-03-01T00:00:00Z"]
-    assert (row["BilledCost"], row["EffectiveCost"], row["ContractedCost"]) == ("5.5", "5.5", "5.5")
-    assert Decimal(row["ListCost"]) > 0 and row["ListCost"] != row["BilledCost"]  # the catalog's price of the tokens
-    # The CSV's input_tokens (1.2M) include the 0.2M read from the cache: stored apart, counted once.
-    assert (row["ConsumedQuantity"], row["ConsumedUnit"]) == ("1500000", "Tokens")
-    assert (row["PricingQuantity"], row["PricingUnit"]) == ("1.5", "1000000 Tokens")
-    assert (row["x_InputTokens"], row["x_CachedInputTokens"], row["x_OutputTokens"]) == ("1000000", "200000", "300000")
-    assert (row["SkuId"], row["SkuMeter"]) == ("openai/gpt-4o", "Tokens")
+    line = line_of("gpt-4o", "2026-03-01")  # billed 5.50: 1.0M input, 0.2M cached input, 0.3M output
+    parts = rows_of(rows, line)
+    assert [(r["SkuMeter"], r["ConsumedQuantity"], r["PricingQuantity"]) for r in parts] == [
+        ("Input Tokens", "1000000", "1"), ("Cache Read Input Tokens", "200000", "0.2"), ("Output Tokens", "300000", "0.3")]
+    assert sum(Decimal(r["BilledCost"]) for r in parts) == Decimal("5.5") == line.cost
+    assert {r["x_CostSplit"] for r in parts} == {"list-price"} and "share of the line's cost" in parts[0]["ChargeDescription"]
+    # The catalog's rates: ListCost = ListUnitPrice × PricingQuantity, and the bill is shared in their proportion.
+    list_costs = [Decimal(r["ListUnitPrice"]) * Decimal(r["PricingQuantity"]) for r in parts]
+    assert [Decimal(r["ListCost"]) for r in parts] == list_costs and sum(list_costs) != line.cost
+    for part, at_list in zip(parts, list_costs):
+        assert abs(Decimal(part["BilledCost"]) - line.cost * at_list / sum(list_costs)) < Decimal("1e-17")
+        assert part["BilledCost"] == part["EffectiveCost"] == part["ContractedCost"] == part["PricingCurrencyEffectiveCost"]
+    assert [r["x_Requests"] for r in parts] == ["420", "0", "0"]  # counted once
+    assert [(r["x_InputTokens"], r["x_CachedInputTokens"], r["x_OutputTokens"]) for r in parts] == [
+        ("1000000", "0", "0"), ("0", "200000", "0"), ("0", "0", "300000")]
+    row = parts[0]
+    assert (row["ConsumedUnit"], row["PricingUnit"]) == ("Tokens", "1000000 Tokens")
+    assert row["SkuId"] == "openai/gpt-4o" and row["x_ModelAsBilled"] == "gpt-4o-2024-08-06"
     assert (row["ProviderName"], row["PublisherName"], row["InvoiceIssuerName"], row["ServiceName"]) == ("OpenAI",) * 4
     assert (row["ServiceCategory"], row["ServiceSubcategory"]) == ("AI and Machine Learning", "Generative AI")
     assert (row["BillingAccountName"], row["SubAccountId"], row["ResourceId"]) == ("openai-prod", "proj_support", "key_support_bot")
@@ -146,11 +149,46 @@ def test_a_billed_line_lists_its_catalog_price_and_its_tokens_in_millions(organi
     assert (row["ChargeFrequency"], row["PricingCategory"]) == ("Usage-Based", "Standard")
 
 
+def test_a_line_of_one_token_class_is_one_row_with_its_cost_as_billed(organisation):
+    _, rows, _ = export()
+    (row,) = rows_of(rows, line_of("text-embedding-3-small", "2026-03-31"))
+    assert (row["SkuMeter"], row["ConsumedQuantity"], row["BilledCost"], row["x_CostSplit"]) == ("Input Tokens", "5000000", "0.1", "")
+
+
+def test_a_euro_line_is_billed_in_euros_with_its_reporting_amount_beside_it(organisation):
+    _, rows, _ = export()
+    parts = rows_of(rows, line_of("gpt-4o", "2026-03-10"))  # 100 EUR: 4M input, 1M output
+    assert {r["BillingCurrency"] for r in parts} == {r["PricingCurrency"] for r in parts} == {"EUR"}
+    assert sum(Decimal(r["BilledCost"]) for r in parts) == 100
+    assert sum(Decimal(r["x_ReportingEffectiveCost"]) for r in parts) == Decimal("108")  # at 1.08 USD per EUR
+    # Shared by the catalog's USD prices (their proportion is what counts); no EUR list price, so none is claimed.
+    assert [r["x_CostSplit"] for r in parts] == ["list-price"] * 2 and [r["ListUnitPrice"] for r in parts] == ["", ""]
+    # gpt-4o lists input at $2.50 and output at $10 per 1M: 4M input and 1M output cost alike (by tokens: 80 / 20).
+    assert [r["BilledCost"] for r in parts] == ["50", "50"]
+    assert {row["x_ReportingCurrency"] for row in rows} == {"USD"}
+
+
+def test_estimated_and_unpriced_usage_cost_nothing_billed_and_say_why(organisation):
+    _, rows, _ = export()
+    line = line_of("gpt-oss-120b", "2026-03-05")
+    estimated = rows_of(rows, line)
+    assert {r["x_CostBasis"] for r in estimated} == {"estimated"} and len(estimated) == 3
+    assert {r["BilledCost"] for r in estimated} == {"0"}
+    assert sum(Decimal(r["EffectiveCost"]) for r in estimated) == line.cost > 0
+    for row in estimated:  # the estimate is the list price: no discount
+        assert row["ListCost"] == row["EffectiveCost"] == row["ContractedCost"] and "estimated" in row["ChargeDescription"]
+    unpriced = rows_of(rows, line_of("acme-finetune-7b", "2026-03-06"))
+    assert [(r["ConsumedQuantity"], r["x_CostSplit"]) for r in unpriced] == [("50000", "tokens"), ("10000", "tokens")]
+    for row in unpriced:
+        assert (row["BilledCost"], row["EffectiveCost"], row["ListCost"], row["x_ReportingEffectiveCost"]) == ("0", "0", "0", "")
+        assert row["x_CostBasis"] == "unpriced" and "no known price" in row["ChargeDescription"]
+
+
 def test_tags_carry_the_team_the_workload_and_the_lines_own_tags(organisation):
     import json
 
     _, rows, _ = export()
-    (row,) = [r for r in rows if r["x_Model"] == "gpt-4o" and r["ChargePeriodStart"] == "2026-03-01T00:00:00Z"]
+    row = rows_of(rows, line_of("gpt-4o", "2026-03-01"))[0]
     assert json.loads(row["Tags"]) == {"team": "support", "workload": "support-agent", "cost_center": "CC-410",
                                        "line:team": "support", "env": "prod"}
     tax = next(r for r in rows if r["ChargeCategory"] == "Tax")
@@ -167,6 +205,9 @@ def test_taxes_and_credits_are_their_own_charge_categories_without_quantities(or
         assert row["ConsumedQuantity"] == row["PricingQuantity"] == row["PricingUnit"] == row["SkuId"] == ""
         assert row["ChargeFrequency"] == "One-Time"
         assert row["ProviderName"] == "AWS Bedrock"
+    # A usage line without tokens (the AWS export's EC2 meter) counts its requests, not tokens of no kind.
+    (ec2,) = [r for r in rows if r["x_ModelAsBilled"] == "USE1-BoxUsage:m5.large"]
+    assert (ec2["ConsumedQuantity"], ec2["ConsumedUnit"], ec2["PricingUnit"], ec2["SkuMeter"]) == ("0", "Requests", "Requests", "")
 
 
 def test_cells_a_spreadsheet_would_run_as_formulas_are_neutralised(organisation):
@@ -192,7 +233,8 @@ def test_the_command_writes_the_same_file_to_output_as_to_stdout(organisation, t
     target, err = tmp_path / "march.csv", StringIO()
     call_command("export_focus", "--month", MONTH, "--output", str(target), stderr=err)
     assert target.read_text() == export()[2]
-    assert f"{len(export()[1])} usage lines of 2026-03 written to {target}" in err.getvalue()
+    lines = UsageLine.objects.filter(period_start__date__gte=MARCH, period_start__date__lt=APRIL).count()
+    assert f"{lines} usage lines of 2026-03 written to {target}" in err.getvalue()
 
 
 def _body(response) -> str:
@@ -259,3 +301,24 @@ def test_the_finops_foundations_validator_finds_nothing_but_its_pre_1_2_rules(or
     call_command("export_focus", "--month", MONTH, "--output", str(target), stderr=StringIO())
     failures = validator_failures(target, tmp_path)
     assert set(failures) <= set(VALIDATOR_RULES_IGNORED), failures
+
+
+def test_a_focus_reader_imports_the_export_back_with_every_billed_amount_and_token(organisation, tmp_path):
+    """This product's own FOCUS importer (built to read AWS, Azure and GCP exports) reads the file as one more
+    provider export: the rows' billed amounts and tokens, by class, come back exactly."""
+    target = tmp_path / "march.csv"
+    call_command("export_focus", "--month", MONTH, "--output", str(target), stderr=StringIO())
+    _, rows = read_csv(target.read_text())
+    reader = Account.objects.create(name="focus-reader", provider=Account.objects.get(name="openai-prod").provider,
+                                    connector="focus_file")
+    with target.open("rb") as stream:
+        run = usage_file_import(account=reader, stream=stream, file_name=target.name)
+    assert run.status == "succeeded", run.error
+    imported = UsageLine.objects.filter(account=reader)
+    assert imported.count() == len(rows)
+    for currency in ("USD", "EUR"):
+        assert imported.filter(currency=currency).aggregate(s=Sum("cost"))["s"] == money_sum(rows, "BilledCost", BillingCurrency=currency)
+    month = UsageLine.objects.filter(period_start__date__gte=MARCH, period_start__date__lt=APRIL).exclude(account=reader)
+    for name in ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens"):
+        assert imported.aggregate(s=Sum(name))["s"] == month.aggregate(s=Sum(name))["s"], name
+    assert set(imported.values_list("charge_category", flat=True)) == {"usage", "tax", "credit"}

@@ -3,18 +3,21 @@
 The ONE definition of the columns (`COLUMNS`), used by the Reports page's download
 (`/reports/<YYYY-MM>/focus.csv`), `GET /api/v1/focus?month=YYYY-MM` and `python manage.py export_focus`. No ORM
 here: finops.selectors.usage_focus streams the month's lines as dicts (`UsageLine` values with their account,
-provider, tags, team and workload, plus `list_cost`), and each column is a function of one such dict.
+provider, tags, team and workload, plus the catalog's `split_rates` and `list_rates`); `focus_rows` turns each
+into its FOCUS rows, and each column is a function of one such row.
 
-One row per usage line, never split: a line's cost is one amount (billed by the provider, or estimated once), so
-the rows carry exactly the stored amounts and every dollar of the month is in the file once. ConsumedQuantity is
-the line's tokens of every class; the classes are in `x_` columns and SkuMeter names the class when a line has
-only one (as the FOCUS working draft's per-token rows do). The 57 FOCUS 1.2 columns come first, in the
-specification's (alphabetical) order, `null` as an empty cell; then the `x_` columns.
+One row per token class of a usage line (FOCUS wants one ConsumedQuantity per row, and FOCUS readers, this
+product's own importer included, tell input from output by the row's meter): a line holding one class, or none, is
+one row with its cost as stored; a line mixing classes is split into a row per class, its one cost apportioned by
+the catalog's list price of each class (by tokens where the catalog has no price), to 18 decimal places with the
+remainder on the last row, so the rows of a line add up to its cost exactly. Taxes, credits, purchases and
+adjustments are one row each. The 57 FOCUS 1.2 columns come first, in the specification's (alphabetical) order,
+null as an empty cell; then the `x_` columns.
 """
 
 import json
 from collections.abc import Callable, Iterable, Iterator
-from decimal import Decimal
+from decimal import Decimal, localcontext
 
 from finops.models import ChargeCategory, CostBasis
 from finops.reports.cells import SafeCsvWriter
@@ -30,6 +33,8 @@ TOKEN_CLASSES = (  # (line field, the FOCUS working draft's SkuMeter for a row o
 SERVICE_CATEGORY = "AI and Machine Learning"
 SERVICE_SUBCATEGORY = "Generative AI"
 BILLING_ACCOUNT_TYPE = "Inference Provider Account"
+QUANTUM = Decimal(1).scaleb(-18)  # the fact table's precision (NUMERIC(38, 18)): a split share is rounded to it
+WIDE = 80  # digits of Decimal arithmetic for shares: a stored amount has up to 38
 
 
 # --- cell formats (FOCUS 1.2 attributes: Numeric, Date/Time, Key-Value) ---
@@ -62,8 +67,40 @@ def is_usage(row: dict) -> bool:
     return row["charge_category"] == ChargeCategory.USAGE
 
 
-def tokens(row: dict) -> int:
-    return sum(row[field] for field, _ in TOKEN_CLASSES)
+def line_tokens(line: dict) -> int:
+    return sum(line[field] for field, _ in TOKEN_CLASSES)
+
+
+def split(amount: Decimal | None, weights: list) -> list[Decimal | None]:
+    """`amount` in shares proportional to `weights`, each rounded to QUANTUM but the last, which takes the rest:
+    the shares add up to `amount` exactly. None (unpriced) stays None in every share."""
+    if amount is None:
+        return [None] * len(weights)
+    with localcontext(prec=WIDE):
+        total = sum(weights)
+        shares = [(amount * weight / total).quantize(QUANTUM) for weight in weights[:-1]]
+        return shares + [amount - sum(shares)]
+
+
+def focus_rows(lines: Iterable[dict]) -> Iterator[dict]:
+    """The FOCUS rows of each line, in line order: a row is the line's dict with `token_class` (the token field
+    the row counts, None for a charge without tokens), `tokens`, its share of `cost` and `reporting_cost`,
+    `cost_split` ("" when the line is one row, else "list-price" or "tokens": how its cost was apportioned) and
+    `requests` on the line's first row only (so they add up once)."""
+    for line in lines:
+        classes = [field for field, _ in TOKEN_CLASSES if line[field]] if is_usage(line) else []
+        if len(classes) <= 1:
+            yield {**line, "token_class": classes[0] if classes else None, "tokens": line_tokens(line), "cost_split": ""}
+            continue
+        rates, how = line["split_rates"], "list-price"  # relative prices: the catalog's currency does not matter
+        weights = [line[field] * rates[field] for field in classes] if rates else []
+        if not any(weights):
+            weights, how = [line[field] for field in classes], "tokens"
+        costs, reporting = split(line["cost"], weights), split(line["reporting_cost"], weights)
+        for index, field in enumerate(classes):
+            yield {**line, "token_class": field, "tokens": line[field], "cost": costs[index],
+                   "reporting_cost": reporting[index], "cost_split": how,
+                   "requests": line["requests"] if index == 0 else 0}
 
 
 def billed_cost(row: dict) -> Decimal:
@@ -78,23 +115,42 @@ def effective_cost(row: dict) -> Decimal:
     return row["cost"] if row["cost"] is not None else ZERO
 
 
+def list_unit_price(row: dict) -> Decimal | None:
+    """The catalog's $/M tokens of the row's class on the line's day, in the line's currency; None where the
+    catalog has no such price (the selector says which) or the row counts no tokens."""
+    return row["list_rates"][row["token_class"]] if row["list_rates"] and row["token_class"] else None
+
+
 def list_cost(row: dict) -> Decimal:
-    """Tokens × the catalog's list price in the line's currency when one applies (the selector works it out);
-    otherwise the cost as charged (no discount known)."""
-    return row["list_cost"] if row["list_cost"] is not None else effective_cost(row)
+    """ListUnitPrice × PricingQuantity where the catalog prices the row; otherwise the cost as charged (no
+    discount known)."""
+    rate = list_unit_price(row)
+    if rate is None:
+        return effective_cost(row)
+    with localcontext(prec=WIDE):
+        return rate * pricing_quantity(row)
+
+
+def consumed(row: dict) -> tuple[int, str] | None:
+    """(quantity, unit) of a usage row: its tokens; a usage line without tokens (a per-request fee, a non-token
+    meter of a provider export) counts its requests, so no reader takes it for tokens of an unknown kind."""
+    if not is_usage(row):
+        return None
+    return (row["tokens"], "Tokens") if row["token_class"] else (row["requests"], "Requests")
 
 
 def pricing_quantity(row: dict) -> Decimal | None:
-    """Usage is priced per million tokens (the catalog's unit); a purchase is one unit; taxes, credits and
-    adjustments have no pricing quantity (FOCUS: null for them)."""
+    """Tokens are priced per million (the catalog's unit), requests one by one; a purchase is one unit; taxes,
+    credits and adjustments have no pricing quantity (FOCUS: null for them)."""
     if is_usage(row):
-        return Decimal(tokens(row)).scaleb(-6)
+        quantity, unit = consumed(row)
+        return Decimal(quantity).scaleb(-6) if unit == "Tokens" else Decimal(quantity)
     return Decimal(1) if row["charge_category"] == ChargeCategory.PURCHASE else None
 
 
 def pricing_unit(row: dict) -> str:
     if is_usage(row):
-        return "1000000 Tokens"
+        return "1000000 Tokens" if consumed(row)[1] == "Tokens" else "Requests"
     return "Units" if row["charge_category"] == ChargeCategory.PURCHASE else ""
 
 
@@ -103,11 +159,12 @@ def priced_thing(row: dict) -> bool:
     return row["charge_category"] in (ChargeCategory.USAGE, ChargeCategory.PURCHASE)
 
 
+METERS = dict(TOKEN_CLASSES)
+
+
 def sku_meter(row: dict) -> str:
-    if not row["model"]:
-        return ""
-    classes = [meter for field, meter in TOKEN_CLASSES if row[field]]
-    return classes[0] if len(classes) == 1 else "Tokens"
+    """The FOCUS AI draft's meter of the row's token class; a usage row without tokens has none."""
+    return METERS[row["token_class"]] if row["token_class"] else ""
 
 
 def sku_id(row: dict) -> str:
@@ -125,10 +182,15 @@ BASIS_WORDS = {
 }
 
 
+SPLIT_WORDS = {"list-price": "; a share of the line's cost by list price", "tokens": "; a share of the line's cost by tokens"}
+
+
 def charge_description(row: dict) -> str:
     basis = BASIS_WORDS[row["cost_basis"]].format(provider=row["provider__name"])
     if is_usage(row):
-        return f"{row['model_raw'] or row['model']}: {tokens(row):,} tokens, {row['requests']:,} requests, {basis}"
+        quantity, unit = consumed(row)
+        what = METERS[row["token_class"]].lower() if row["token_class"] else "requests (no tokens)"
+        return f"{row['model_raw'] or row['model']}: {quantity:,} {what}, {basis}{SPLIT_WORDS.get(row['cost_split'], '')}"
     what = ChargeCategory(row["charge_category"]).label
     return f"{what}{' for ' + row['model_raw'] if row['model_raw'] else ''} from {row['provider__name']}, {basis}"
 
@@ -159,6 +221,10 @@ def _null(row: dict) -> str:
     return ""
 
 
+def _class_tokens(row: dict, field: str) -> int:
+    return row["tokens"] if row["token_class"] == field else 0
+
+
 # The FOCUS 1.2 Cost-and-Usage columns (all 57, alphabetical as in the specification), then this product's x_ ones.
 COLUMNS: list[tuple[str, Callable[[dict], str]]] = [
     ("AvailabilityZone", _null),
@@ -184,20 +250,20 @@ COLUMNS: list[tuple[str, Callable[[dict], str]]] = [
     ("CommitmentDiscountStatus", _null),
     ("CommitmentDiscountType", _null),
     ("CommitmentDiscountUnit", _null),
-    ("ConsumedQuantity", _when(is_usage, lambda r: str(tokens(r)))),
-    ("ConsumedUnit", _when(is_usage, lambda r: "Tokens")),
+    ("ConsumedQuantity", _when(is_usage, lambda r: str(consumed(r)[0]))),
+    ("ConsumedUnit", _when(is_usage, lambda r: consumed(r)[1])),
     ("ContractedCost", lambda r: money(effective_cost(r))),  # the price paid is the contracted one
-    ("ContractedUnitPrice", _null),  # a line mixes token classes of different prices: no one unit price
+    ("ContractedUnitPrice", _null),  # a billed amount is not a rate; the catalog's is ListUnitPrice
     ("EffectiveCost", lambda r: money(effective_cost(r))),
     ("InvoiceId", _null),
     ("InvoiceIssuerName", lambda r: r["provider__name"]),
     ("ListCost", lambda r: money(list_cost(r))),
-    ("ListUnitPrice", _null),
+    ("ListUnitPrice", lambda r: money(list_unit_price(r))),
     ("PricingCategory", _when(priced_thing, lambda r: "Standard")),
     ("PricingCurrency", _when(priced_thing, lambda r: r["currency"])),
     ("PricingCurrencyContractedUnitPrice", _null),
     ("PricingCurrencyEffectiveCost", _when(priced_thing, lambda r: money(effective_cost(r)))),
-    ("PricingCurrencyListUnitPrice", _null),
+    ("PricingCurrencyListUnitPrice", lambda r: money(list_unit_price(r))),
     ("PricingQuantity", lambda r: money(pricing_quantity(r))),
     ("PricingUnit", pricing_unit),
     ("ProviderName", lambda r: r["provider__name"]),
@@ -223,10 +289,11 @@ COLUMNS: list[tuple[str, Callable[[dict], str]]] = [
     ("x_ReportingCurrency", lambda r: r["reporting_currency"]),
     ("x_ReportingBilledCost", lambda r: money(reporting_billed(r))),
     ("x_ReportingEffectiveCost", lambda r: money(r["reporting_cost"])),  # empty when unpriced: unknown
-    ("x_InputTokens", lambda r: str(r["input_tokens"])),
-    ("x_CachedInputTokens", lambda r: str(r["cached_input_tokens"])),
-    ("x_CacheWriteTokens", lambda r: str(r["cache_write_tokens"])),
-    ("x_OutputTokens", lambda r: str(r["output_tokens"])),
+    ("x_CostSplit", lambda r: r["cost_split"]),
+    ("x_InputTokens", lambda r: str(_class_tokens(r, "input_tokens"))),
+    ("x_CachedInputTokens", lambda r: str(_class_tokens(r, "cached_input_tokens"))),
+    ("x_CacheWriteTokens", lambda r: str(_class_tokens(r, "cache_write_tokens"))),
+    ("x_OutputTokens", lambda r: str(_class_tokens(r, "output_tokens"))),
     ("x_Requests", lambda r: str(r["requests"])),
     ("x_Model", lambda r: r["model"]),
     ("x_ModelAsBilled", lambda r: r["model_raw"]),
@@ -254,28 +321,29 @@ class _Chunk:
         return text
 
 
-def csv_chunks(rows: Iterable[dict], *, rows_per_chunk: int = 1000) -> Iterator[str]:
-    """The CSV as text chunks of `rows_per_chunk` rows, the header first (a month without lines: the header
-    alone). Memory holds one chunk, whatever the month's size: the streamed responses send each as it comes."""
+def csv_chunks(lines: Iterable[dict], *, rows_per_chunk: int = 1000) -> Iterator[str]:
+    """The CSV of `lines` (the selector's) as text chunks of `rows_per_chunk` rows, the header first (a month
+    without lines: the header alone). Memory holds one chunk, whatever the month's size: the streamed responses
+    send each as it comes."""
     chunk = _Chunk()
     writer = SafeCsvWriter(chunk, lineterminator="\n")
     writer.writerow(HEADER)
-    for count, row in enumerate(rows, 1):
+    for count, row in enumerate(focus_rows(lines), 1):
         writer.writerow(cells(row))
         if count % rows_per_chunk == 0:
             yield chunk.take()
     yield chunk.take()
 
 
-def write_focus_csv(rows: Iterable[dict], out) -> int:
-    """The CSV on `out` (a text stream); returns the number of rows written."""
+def write_focus_csv(lines: Iterable[dict], out) -> int:
+    """The CSV of `lines` on `out` (a text stream); returns the number of lines written (rows may be more)."""
     counted = 0
 
     def counting():
         nonlocal counted
-        for row in rows:
+        for line in lines:
             counted += 1
-            yield row
+            yield line
 
     for text in csv_chunks(counting()):
         out.write(text)

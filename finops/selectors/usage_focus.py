@@ -15,7 +15,7 @@ from django.conf import settings
 from finops.models import CostBasis, UsageLine
 from finops.months import month_of, next_month
 from finops.reporting_period import EARLIEST, LATEST
-from finops.services.prices import PriceBook, Tokens, cost_from_price
+from finops.services.prices import PriceBook, class_rates
 
 CHUNK_LINES = 2000
 MONTH = re.compile(r"^(\d{4})-(\d{2})$")
@@ -53,8 +53,10 @@ def _midnight(day: dt.date) -> dt.datetime:
 def month_lines(month: dt.date, *, chunk_size: int = CHUNK_LINES) -> Iterator[dict]:
     """Every usage line whose period starts in `month` (UTC), as a dict of FIELDS plus what the export derives:
     `billing_period_start`/`_end` (the line's billing period, else its calendar month), `reporting_currency`,
-    and `list_cost` (tokens × the catalog price of the line's day in the line's currency; None where no catalog
-    price applies: no price for the model, another currency, or not usage)."""
+    `split_rates` ({token field: the catalog's $/M tokens on the line's day}, in the price's currency: what a
+    line mixing classes is apportioned by; None where the catalog has no price for the model, for unpriced usage
+    and for charges that are not usage) and `list_rates` (the same when the price is in the line's currency, the
+    FOCUS ListUnitPrice; else None)."""
     books = PriceBook.all_providers()  # catalog-sized, read once before the cursor opens
     lines = (UsageLine.objects
              .filter(period_start__gte=_midnight(month), period_start__lt=_midnight(next_month(month)))
@@ -66,17 +68,21 @@ def month_lines(month: dt.date, *, chunk_size: int = CHUNK_LINES) -> Iterator[di
         row["billing_period_start"] = billing_start
         row["billing_period_end"] = _midnight(next_month(billing_start.date()))
         row["reporting_currency"] = reporting_currency
-        row["list_cost"] = _list_cost(row, books)
+        row["split_rates"], currency = _catalog_rates(row, books)
+        row["list_rates"] = row["split_rates"] if currency == row["currency"] else None
         yield row
 
 
-def _list_cost(row: dict, books: dict[int, PriceBook]):
+TOKEN_FIELDS = {"input": "input_tokens", "cached_input": "cached_input_tokens", "cache_write": "cache_write_tokens",
+                "output": "output_tokens"}
+
+
+def _catalog_rates(row: dict, books: dict[int, PriceBook]) -> tuple[dict | None, str | None]:
     if row["charge_category"] != "usage" or not row["model"] or row["cost_basis"] == CostBasis.UNPRICED:
-        return None
+        return None, None
     book = books.get(row["provider_id"])
     price = book.price_on(row["model"], row["period_start"].date()) if book else None
-    if price is None or price.currency != row["currency"]:
-        return None
-    tokens = Tokens(row["input_tokens"], row["cached_input_tokens"], row["cache_write_tokens"], row["output_tokens"])
-    return cost_from_price(price, tokens, batch=row["service_tier"].lower() == "batch")
-
+    if price is None:
+        return None, None
+    rates = class_rates(price, batch=row["service_tier"].lower() == "batch")
+    return {TOKEN_FIELDS[name]: rate for name, rate in rates.items()}, price.currency
