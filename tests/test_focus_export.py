@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import Sum
+from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -251,6 +252,8 @@ def test_admins_and_finance_download_the_month_from_the_reports_page_members_get
         assert response["Content-Disposition"] == 'attachment; filename="usage-2026-03-focus-1.2.csv"'
         assert _body(response) == export()[2]
     assert client_as(sam).get(url).status_code == 404
+    anonymous = Client().get(url)
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith(reverse("login"))
     assert client_as(sam).get(reverse("report-focus", args=["2099-01"])).status_code == 404  # not even the error
     following = (today_utc().replace(day=1) + dt.timedelta(days=32)).strftime("%Y-%m")
     refused = client_as(fiona).get(reverse("report-focus", args=[following]))
@@ -279,7 +282,8 @@ def test_the_api_refuses_a_month_not_begun_a_bad_month_and_unknown_parameters_in
     following = (today_utc().replace(day=1) + dt.timedelta(days=32)).strftime("%Y-%m")
     for query, field, words in [({"month": following}, "month", "has not begun yet"), ({"month": "2026-3"}, "month", "YYYY-MM"),
                                 ({}, "month", "required"), ({"month": MONTH, "team": "search"}, "team", "Unknown parameter"),
-                                ({"month": MONTH, "format": "xlsx"}, "format", "Unknown format")]:
+                                ({"month": MONTH, "format": "xlsx"}, "format", "Unknown format"),
+                                ({"month": [MONTH, "2026-02"]}, "month", "Give one month")]:
         response = client.get("/api/v1/focus", query, HTTP_ACCEPT="text/csv")
         assert response.status_code == 400 and response["Content-Type"] == "application/json"
         assert words in response.json()[field][0]

@@ -26,6 +26,8 @@ class FocusQuerySerializer(serializers.Serializer):
                    if name not in self.fields and name != "format"}
         if unknown:
             raise serializers.ValidationError(unknown)
+        if hasattr(data, "getlist") and len(data.getlist("month")) > 1:  # `month=a&month=b`: which one was meant?
+            raise serializers.ValidationError({"month": ["Give one month."]})
         values = super().to_internal_value(data)
         try:
             values["month"] = export_month(values["month"], today=today_utc())
