@@ -18,6 +18,7 @@ null as an empty cell; then the `x_` columns.
 import json
 from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal, localcontext
+from functools import lru_cache
 
 from finops.models import ChargeCategory, CostBasis
 from finops.reports.cells import SafeCsvWriter
@@ -49,6 +50,7 @@ def money(value: Decimal | None) -> str:
     return "0" if text in ("", "-0") else text
 
 
+@lru_cache(maxsize=8192)  # a month's lines share a few hundred periods: strftime once per distinct one
 def utc_time(value) -> str:
     """ISO 8601 UTC with seconds and `Z`, the only Date/Time form FOCUS allows."""
     return value.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -195,18 +197,30 @@ def charge_description(row: dict) -> str:
     return f"{what}{' for ' + row['model_raw'] if row['model_raw'] else ''} from {row['provider__name']}, {basis}"
 
 
+_TAGS_BUILT: dict[tuple, str] = {}  # lines repeat a few thousand (tag set, attribution) pairs: JSON built once each
+_TAGS_KEPT = 8192
+
+
 def tags(row: dict) -> str:
     """The line's own tags, then the attribution: `team`, `workload` (null when no rule claims the line:
     unattributed) and the team's `cost_center` when it has one. A line tag of the same name is kept as
     `line:<name>`, so nothing the provider sent is lost."""
-    own = dict(row["tag_set__tags"] or {})
-    attributed = {"team": row["signature__team__slug"], "workload": row["signature__workload__slug"]}
-    if row["signature__team__cost_center"]:
-        attributed["cost_center"] = row["signature__team__cost_center"]
-    for name in attributed:
-        if name in own:
-            own[f"line:{name}"] = own.pop(name)
-    return key_value({**own, **attributed})
+    # A tag set's id is its content's digest, so the key names the text exactly.
+    key = (row["tag_set_id"], row["signature__team__slug"], row["signature__workload__slug"],
+           row["signature__team__cost_center"])
+    text = _TAGS_BUILT.get(key)
+    if text is None:
+        own = dict(row["tag_set__tags"] or {})
+        attributed = {"team": key[1], "workload": key[2]}
+        if key[3]:
+            attributed["cost_center"] = key[3]
+        for name in attributed:
+            if name in own:
+                own[f"line:{name}"] = own.pop(name)
+        if len(_TAGS_BUILT) >= _TAGS_KEPT:
+            _TAGS_BUILT.clear()
+        text = _TAGS_BUILT[key] = key_value({**own, **attributed})
+    return text
 
 
 def reporting_billed(row: dict) -> Decimal:

@@ -23,7 +23,7 @@ FIELDS = (
     "id", "account_id", "account__name", "provider_id", "provider__name", "provider__slug", "period_start", "period_end",
     "billing_period_start", "model", "model_raw", "service_tier", "project_ref", "api_key_ref",
     "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests",
-    "cost", "currency", "reporting_cost", "cost_basis", "charge_category", "tag_set__tags",
+    "cost", "currency", "reporting_cost", "cost_basis", "charge_category", "tag_set_id", "tag_set__tags",
     "signature__team__slug", "signature__team__cost_center", "signature__workload__slug",
 )
 
