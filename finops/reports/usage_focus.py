@@ -179,7 +179,7 @@ def sku_id(row: dict) -> str:
 
 BASIS_WORDS = {
     CostBasis.BILLED: "billed by {provider}",
-    CostBasis.ESTIMATED: "estimated from tokens at the catalog price",
+    CostBasis.ESTIMATED: "estimated from tokens at the catalog price, less any contract discount",
     CostBasis.UNPRICED: "no known price: cost unknown, not included (shown as 0)",
 }
 
