@@ -42,6 +42,8 @@ prices:
   - {provider: groq, model: gpt-oss-120b, effective_from: 2025-03-01, input_per_mtok: 0.1, output_per_mtok: 0.5, cached_input_per_mtok: 0.05}
 fx_rates:
   - {day: 2026-03-01, currency: EUR, rate: 1.08}
+contracts:
+  - {name: Groq batch, provider: groq, accounts: [groq-batch], start: 2026-01-01, end: 2027-01-01, commitment: "0", discount_pct: "10"}
 rules:
   - {workload: support-agent, priority: 10, match: {tag: {team: support}}}
   - {workload: search-ranker, priority: 20, match: {tag: {team: search}}}
@@ -176,8 +178,12 @@ def test_estimated_and_unpriced_usage_cost_nothing_billed_and_say_why(organisati
     assert {r["x_CostBasis"] for r in estimated} == {"estimated"} and len(estimated) == 3
     assert {r["BilledCost"] for r in estimated} == {"0"}
     assert sum(Decimal(r["EffectiveCost"]) for r in estimated) == line.cost > 0
-    for row in estimated:  # the estimate is the list price: no discount
-        assert row["ListCost"] == row["EffectiveCost"] == row["ContractedCost"] and "estimated" in row["ChargeDescription"]
+    # Estimated at the catalog price less the Groq contract's 10 %: ListCost is the catalog's, the discount shows.
+    assert sum(Decimal(r["ListCost"]) for r in estimated) * Decimal("0.9") == line.cost == Decimal("0.1935")
+    for row in estimated:
+        assert Decimal(row["ListCost"]) == Decimal(row["ListUnitPrice"]) * Decimal(row["PricingQuantity"])
+        assert Decimal(row["ListCost"]) * Decimal("0.9") == Decimal(row["EffectiveCost"]) == Decimal(row["ContractedCost"])
+        assert "estimated" in row["ChargeDescription"]
     unpriced = rows_of(rows, line_of("acme-finetune-7b", "2026-03-06"))
     assert [(r["ConsumedQuantity"], r["x_CostSplit"]) for r in unpriced] == [("50000", "tokens"), ("10000", "tokens")]
     for row in unpriced:
