@@ -8,7 +8,7 @@ REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install demo test services chromium bench bench-ingest bench-pages-db bench-pages bench-alerts bench-scorecard bench-whatif check clean
+.PHONY: install focus-validator demo test services chromium bench bench-ingest bench-pages-db bench-pages bench-alerts bench-scorecard bench-whatif check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,18 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The FinOps Foundation's focus-validator 1.0.0 (FOCUS up to 1.0), which tests/test_focus_export*.py run on the FOCUS
+# export. Its own venv, never the product's: it pins multimethod<1.10, pandera and pandas versions of its own.
+FOCUS_VENV := .venv-focus
+FOCUS_STAMP := $(FOCUS_VENV)/.installed
+
+$(FOCUS_STAMP):
+	test -x $(FOCUS_VENV)/bin/python || $(PYTHON) -m venv $(FOCUS_VENV)
+	$(FOCUS_VENV)/bin/python -m pip install --quiet 'focus-validator==1.0.0' 'multimethod<1.10'
+	touch $(FOCUS_STAMP)
+
+focus-validator: $(FOCUS_STAMP)
 
 # Demo: writes .env (DEBUG, keys) once, migrates SQLite, loads the demo organisation, serves it at http://HOST:PORT.
 demo: install
@@ -37,7 +49,7 @@ services:
 chromium:
 	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-test: install services chromium
+test: install focus-validator services chromium
 	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Ingest throughput on Postgres: a generated 1M- and 5M-line FOCUS export imported end to end, beside a plain COPY
@@ -100,4 +112,4 @@ check: install
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
 clean:
-	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache
+	rm -rf $(VENV) $(FOCUS_VENV) db.sqlite3 staticfiles .pytest_cache

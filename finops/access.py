@@ -163,6 +163,12 @@ class SeesContracts(HiddenFromOthers):
     writes = staticmethod(can_manage_contracts)
 
 
+class SeesUsageExport(HiddenFromOthers):
+    """The FOCUS usage export: admins and finance read it (it is read-only)."""
+
+    sees = staticmethod(can_see_reports)
+
+
 class SeesSources(HiddenFromOthers):
     """Accounts and ingest runs: admins and finance read them, admins change them and upload."""
 

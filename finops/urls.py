@@ -8,7 +8,7 @@ from django.views.generic import RedirectView
 from csp.decorators import csp_update
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
-from finops.views import (alerts, caps, contracts, explore, health, outcomes, pages, reports, rules, scorecard, sources,
+from finops.views import (alerts, caps, contracts, explore, focus, health, outcomes, pages, reports, rules, scorecard, sources,
                           unattributed)
 from finops.views import whatif
 
@@ -51,6 +51,7 @@ urlpatterns = [
     path("reports/<str:month>/", reports.report_page, name="report-month"),
     path("reports/<str:month>/report.<str:kind>", reports.report_file, name="report-file"),
     path("reports/<str:month>/publish", reports.report_publish_view, name="report-publish"),
+    path("reports/<str:month>/focus.csv", focus.focus_export, name="report-focus"),
     path("alerts/mute/", alerts.alert_mute, name="alert-mute"),
     path("whatif/", whatif.whatif_page, name="whatif"),
     path("offerings/", whatif.offering_list, name="offering-list"),

@@ -152,6 +152,7 @@ def test_every_api_response_carries_money_as_decimal_strings(client_as, ada, rec
         "api-contract-renew": [lambda: client.post(f"/api/v1/contracts/{contract.pk}/renew",
                                                    {"start": contract.end.isoformat(), "end": "2030-01-01"}, **json_body)],
         "api-contract-focus": [lambda: client.get("/api/v1/contracts/focus.csv")],
+        "api-focus": [lambda: client.get("/api/v1/focus", {"month": today.strftime("%Y-%m")})],
         "api-scorecard": [lambda: client.get("/api/v1/scorecard")],
         "api-whatif": [lambda: client.get("/api/v1/whatif", {"requests": 220000, "input_tokens": 880_000_000,
                                                             "output_tokens": 330_000_000, "sla_seconds": 3})],

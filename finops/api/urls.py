@@ -1,7 +1,7 @@
 from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 
-from . import contracts, evals, metrics, outcomes, scorecard, views
+from . import contracts, evals, focus, metrics, outcomes, scorecard, views
 from . import whatif as whatif_api
 
 # DRF authenticates API requests itself (token or session); the login redirect is for pages only.
@@ -32,6 +32,7 @@ urlpatterns = [
     path("contracts/focus.csv", api(contracts.ContractFocusCSV.as_view()), name="api-contract-focus"),
     path("contracts/<int:pk>", api(contracts.ContractDetail.as_view()), name="api-contract-detail"),
     path("contracts/<int:pk>/renew", api(contracts.ContractRenew.as_view()), name="api-contract-renew"),
+    path("focus", api(focus.UsageFocusCSV.as_view()), name="api-focus"),
     path("outcomes", api(outcomes.OutcomeList.as_view()), name="api-outcome-list"),
     path("metrics", api(metrics.MetricList.as_view()), name="api-metric-list"),
     path("evals", api(evals.EvalList.as_view()), name="api-eval-list"),

@@ -58,17 +58,27 @@ class Tokens:
     output: int = 0
 
 
-def cost_from_price(price: ModelPrice, tokens: Tokens, *, batch: bool = False) -> Decimal:
-    """Σ tokens × $/M / 10⁶. A class with no price of its own is charged at the plain input/output rate."""
+def class_rates(price: ModelPrice, *, batch: bool = False) -> dict[str, Decimal]:
+    """$/M tokens of each token class (Tokens' field names). A class with no price of its own is charged at the
+    plain input/output rate; the batch rates apply to batch-tier usage where the catalog has them."""
     input_rate = (price.batch_input_per_mtok if batch else None) or price.input_per_mtok
     output_rate = (price.batch_output_per_mtok if batch else None) or price.output_per_mtok
-    cached_rate = price.cached_input_per_mtok if price.cached_input_per_mtok is not None else input_rate
-    write_rate = price.cache_write_per_mtok if price.cache_write_per_mtok is not None else input_rate
+    return {
+        "input": input_rate,
+        "cached_input": price.cached_input_per_mtok if price.cached_input_per_mtok is not None else input_rate,
+        "cache_write": price.cache_write_per_mtok if price.cache_write_per_mtok is not None else input_rate,
+        "output": output_rate,
+    }
+
+
+def cost_from_price(price: ModelPrice, tokens: Tokens, *, batch: bool = False) -> Decimal:
+    """Σ tokens × $/M / 10⁶, each class at its rate (class_rates)."""
+    rates = class_rates(price, batch=batch)
     total = (
-        tokens.input * input_rate
-        + tokens.cached_input * cached_rate
-        + tokens.cache_write * write_rate
-        + tokens.output * output_rate
+        tokens.input * rates["input"]
+        + tokens.cached_input * rates["cached_input"]
+        + tokens.cache_write * rates["cache_write"]
+        + tokens.output * rates["output"]
     )
     return total / MTOK
 

@@ -1,0 +1,26 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from finops.reports.usage_focus import write_focus_csv
+from finops.selectors.usage_focus import MonthError, export_month, month_lines
+from finops.views.period import today_utc
+
+
+class Command(BaseCommand):
+    help = ("Write one UTC month's usage lines as a FOCUS 1.2 Cost and Usage CSV (docs/focus-export.md): to stdout, "
+            "or to --output FILE. A month with no usage gives the header alone; a month not yet begun is refused.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--month", required=True, metavar="YYYY-MM", help="The UTC calendar month.")
+        parser.add_argument("--output", metavar="FILE", help="Write here instead of stdout.")
+
+    def handle(self, *args, month, output=None, **options):
+        try:
+            first_day = export_month(month, today=today_utc())
+        except MonthError as error:
+            raise CommandError(str(error)) from None
+        if not output:
+            write_focus_csv(month_lines(first_day), self.stdout)
+            return
+        with open(output, "w", newline="", encoding="utf-8") as stream:
+            count = write_focus_csv(month_lines(first_day), stream)
+        self.stderr.write(f"{count} usage lines of {first_day:%Y-%m} written to {output} (FOCUS 1.2)")

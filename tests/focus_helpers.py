@@ -1,0 +1,173 @@
+"""Checking a FOCUS 1.2 export against the specification's column table (tests/test_focus_export*.py).
+
+The table is the team's reference (provider-formats.md §3.3 allowed values and §3.4 columns, generated from
+FOCUS_Spec tag v1.2), copied to tests/fixtures/focus/focus_1_2_columns.md so CI reads it from the repository. The
+checks are written from the table, not from finops/reports/usage_focus.py: names, data types (Decimal in Numeric
+Format, Date/Time in ISO 8601 UTC with seconds, JSON objects with flat values for Key-Value columns), allowed
+values, currency and unit formats, non-nullable columns never empty, and the 1.2 rules on quantities.
+"""
+
+import csv
+import io
+import json
+import re
+import subprocess
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+from finops.services.iso4217 import CURRENCIES
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = Path(__file__).parent / "fixtures" / "focus" / "focus_1_2_columns.md"
+VALIDATOR = ROOT / ".venv-focus" / "bin" / "focus-validator"
+
+NUMERIC = re.compile(r"-?(\d+(\.\d+)?|\.\d+)([eE]-?\d+)?")  # FOCUS Numeric Format: no +, commas, symbols
+DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+UNIT = re.compile(r"([1-9]\d* )?(Tokens|Units|Requests)")  # count units of the Unit Format, plural, optional block
+# The §3.3 bullet of each column with allowed values, as it reads in the reference.
+ALLOWED_BULLETS = {"ChargeCategory": "ChargeCategory", "ChargeClass": "ChargeClass", "ChargeFrequency": "ChargeFrequency",
+                   "PricingCategory": "PricingCategory", "ServiceCategory": "ServiceCategory",
+                   "CommitmentDiscountCategory": "CommitmentDiscountCategory",
+                   "CommitmentDiscountStatus": "CommitmentDiscountStatus",
+                   "CapacityReservationStatus": "CapacityReservationStatus"}
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    name: str
+    feature_level: str  # Mandatory | Recommended | Conditional
+    nullable: bool
+    data_type: str  # String | Decimal | Date/Time | JSON
+    value_format: str
+
+
+def column_table() -> dict[str, ColumnSpec]:
+    """The 57 columns of the reference's §3.4 table."""
+    specs = {}
+    in_table = False
+    for line in TABLE.read_text().splitlines():
+        if line.startswith("| Column ID |"):
+            in_table = True
+            continue
+        if in_table and line.startswith("|---"):
+            continue
+        if in_table and line.startswith("| "):
+            name, _kind, level, nullable, data_type, value_format, _since = [cell.strip() for cell in line.strip("|").split("|")]
+            specs[name] = ColumnSpec(name, level, nullable == "True", data_type, value_format)
+        elif in_table:
+            break
+    return specs
+
+
+def allowed_values() -> dict[str, set[str]]:
+    """§3.3's allowed values per column (a bullet `**Column**: `A`, `B` …`), ServiceSubcategory's AI group too."""
+    text = TABLE.read_text()
+    found = {}
+    for column in ALLOWED_BULLETS.values():
+        for match in re.finditer(rf"\*\*{column}\*\*: ([^.(\n]*)", text, re.MULTILINE):
+            found[column] = set(re.findall(r"`([^`]+)`", match.group(1)))
+    found["ChargeClass"] = {"Correction"}  # "`Correction` or null"
+    sub = re.search(r"\*\*ServiceSubcategory\*\* \(AI and Machine Learning group\): (.*)$", text, re.MULTILINE).group(1)
+    found["ServiceSubcategory"] = set(re.findall(r"`([^`]+)`", sub.split(";")[0].replace("**", "")))
+    return found
+
+
+def read_csv(text: str) -> tuple[list[str], list[dict]]:
+    reader = csv.DictReader(io.StringIO(text))
+    return reader.fieldnames, list(reader)
+
+
+def _flat_object(cell: str) -> str | None:
+    def unique(pairs):
+        keys = [key for key, _ in pairs]
+        if len(keys) != len(set(keys)):
+            raise ValueError("duplicate keys")
+        return dict(pairs)
+
+    try:
+        value = json.loads(cell, object_pairs_hook=unique)
+    except ValueError as error:
+        return f"not a JSON object ({error})"
+    if not isinstance(value, dict):
+        return "not a JSON object"
+    if any(isinstance(v, (dict, list)) for v in value.values()):
+        return "nested value (Key-Value Format allows none)"
+    return None
+
+
+def problems(header: list[str], rows: list[dict]) -> list[str]:
+    """Every way the export departs from the FOCUS 1.2 table; [] when it conforms."""
+    specs, allowed = column_table(), allowed_values()
+    found = []
+    missing = [name for name in specs if name not in header]
+    found += [f"column {name} missing" for name in missing]
+    found += [f"column {name} is neither FOCUS 1.2 nor x_-prefixed" for name in header if name not in specs and not name.startswith("x_")]
+    for number, row in enumerate(rows, 2):
+        for name, spec in specs.items():
+            cell = row.get(name, "")
+            where = f"line {number} {name}={cell!r}"
+            if cell == "":
+                if not spec.nullable:
+                    found.append(f"{where}: null in a non-nullable column")
+                continue
+            if spec.data_type == "Decimal" and not (NUMERIC.fullmatch(cell) and Decimal(cell).is_finite()):
+                found.append(f"{where}: not a decimal in Numeric Format")
+            elif spec.data_type == "Date/Time" and not DATE_TIME.fullmatch(cell):
+                found.append(f"{where}: not ISO 8601 UTC (YYYY-MM-DDTHH:mm:ssZ)")
+            elif spec.data_type == "JSON" and (error := _flat_object(cell)):
+                found.append(f"{where}: {error}")
+            if spec.value_format == "Currency Format" and cell not in CURRENCIES:
+                found.append(f"{where}: not an ISO 4217 code")
+            if spec.value_format.startswith("Unit Format") and not UNIT.fullmatch(cell):
+                found.append(f"{where}: not in Unit Format")
+            if name in allowed and cell not in allowed[name]:
+                found.append(f"{where}: not an allowed value")
+        category = row["ChargeCategory"]
+        usage_or_purchase = category in ("Usage", "Purchase")
+        if (category == "Usage") != bool(row["ConsumedQuantity"]) or bool(row["ConsumedQuantity"]) != bool(row["ConsumedUnit"]):
+            found.append(f"line {number}: ConsumedQuantity/Unit must be set for Usage and only for it ({category})")
+        if usage_or_purchase != bool(row["PricingQuantity"]) or bool(row["PricingQuantity"]) != bool(row["PricingUnit"]):
+            found.append(f"line {number}: PricingQuantity/Unit must be set for Usage and Purchase only ({category})")
+        if row["ChargePeriodStart"] >= row["ChargePeriodEnd"] or row["BillingPeriodStart"] >= row["BillingPeriodEnd"]:
+            found.append(f"line {number}: a period that ends before it starts")
+    return found
+
+
+def money_sum(rows: list[dict], column: str, **where) -> Decimal:
+    return sum((Decimal(row[column]) for row in rows if row[column] != "" and all(row[k] == v for k, v in where.items())),
+               Decimal(0))
+
+
+# --- the FinOps Foundation's focus-validator 1.0.0 (FOCUS 1.0 rules), from its own venv (make focus-validator) ---
+
+# Its FOCUS 1.0 checks that do not apply to a correct FOCUS 1.2 file, each with the reason (docs/focus-export.md).
+# validator 1.0.0's "1.0" rule set still carries names FOCUS renamed before 1.0 was ratified.
+VALIDATOR_RULES_IGNORED = {
+    "InvoiceIssuer_Required :: ColumnRequired": "1.0-preview name; FOCUS 1.0 and 1.2 call it InvoiceIssuerName (present)",
+    "Provider_Required :: ColumnRequired": "1.0-preview name; FOCUS 1.0 and 1.2 call it ProviderName (present)",
+    "Publisher_Required :: ColumnRequired": "1.0-preview name; FOCUS 1.0 and 1.2 call it PublisherName (present)",
+    "ResourceID_Required :: ColumnRequired": "1.0-preview name; FOCUS 1.0 and 1.2 call it ResourceId (present)",
+    "SkuPriceId_Nullable :: SQLQueryCheck": "queries ChargeType, a 1.0-preview column (ChargeCategory since 1.0); in 1.2 "
+                                            "SkuPriceId is Conditional and nullable, and no price id exists for a line",
+    "BillingAccountId_IsString :: DataTypeCheck": "pandas reads an all-digit id as a number; FOCUS String columns may hold "
+                                                  "digits (AWS account ids are 12 digits), the cell is the text `61`",
+}
+
+
+def validator_failures(csv_path: Path, tmp: Path) -> dict[str, str]:
+    """{rule check: message} of every failed check of focus-validator --validate-version 1.0 on the file."""
+    assert VALIDATOR.exists(), f"{VALIDATOR} is missing: `make focus-validator` installs it (its own venv)"
+    report = tmp / "focus-validator.xml"
+    # Run from its site-packages: it opens its currency list at the relative path focus_validator/utils/….
+    (site_packages,) = (ROOT / ".venv-focus" / "lib").glob("python3*/site-packages")
+    done = subprocess.run([str(VALIDATOR), "--data-file", str(csv_path), "--validate-version", "1.0",
+                           "--output-type", "unittest", "--output-destination", str(report)],
+                          capture_output=True, text=True, timeout=600, cwd=site_packages)
+    assert done.returncode == 0 and report.exists(), done.stdout + done.stderr
+    tree = ET.parse(report)
+    suites = tree.getroot()
+    assert int(suites.get("tests")) > 100, "the validator ran too few checks to mean anything"
+    return {case.get("name"): failure.get("message") for case in suites.iter("testcase")
+            for failure in case.findall("failure")}
