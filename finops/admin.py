@@ -13,7 +13,8 @@ from finops.models import (
     Account, DailySpend, FxRate, IngestRun, LineSignature, Membership, ModelPrice, MonthlySpend, Provider, TagSet, Team,
     UsageLine, User, Workload,
 )
-from finops.services.accounts import account_set_credentials
+from finops.services.accounts import account_admin_delete, account_admin_save
+from finops.services.users import user_admin_delete, user_admin_save
 from finops.services.attribution import workload_team_move
 
 
@@ -22,6 +23,17 @@ class UserAdmin(DjangoUserAdmin):
     fieldsets = DjangoUserAdmin.fieldsets + (("FinOps", {"fields": ("role", "time_zone")}),)
     list_display = ("username", "email", "role", "is_staff", "is_active")
     list_filter = ("role", "is_active")
+
+    # Every change goes through finops.services.users, which records it in the audit log.
+    def save_model(self, request, obj, form, change):
+        user_admin_save(user=obj, save=lambda: super(UserAdmin, self).save_model(request, obj, form, change), by=request.user)
+
+    def delete_model(self, request, obj):
+        user_admin_delete(user=obj, by=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for user in queryset:
+            user_admin_delete(user=user, by=request.user)
 
 
 class MembershipInline(admin.TabularInline):
@@ -92,9 +104,15 @@ class AccountAdmin(admin.ModelAdmin):
         return obj.credentials_display
 
     def save_model(self, request, obj, form, change):
-        super().save_model(request, obj, form, change)
-        if form.cleaned_data.get("new_secret"):
-            account_set_credentials(account=obj, secret=form.cleaned_data["new_secret"])
+        account_admin_save(account=obj, save=lambda: super(AccountAdmin, self).save_model(request, obj, form, change),
+                           secret=form.cleaned_data.get("new_secret") or "", by=request.user)
+
+    def delete_model(self, request, obj):
+        account_admin_delete(account=obj, by=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for account in queryset:
+            account_admin_delete(account=account, by=request.user)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
