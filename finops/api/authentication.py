@@ -1,6 +1,7 @@
 """`Authorization: Token …`: knox checks the token (digest, expiry); this adds what finops.models.ApiToken holds —
 revocation, the scope (finops.access.token_allows) and the time of last use."""
 
+from drf_spectacular.contrib.knox_auth_token import KnoxTokenScheme
 from knox.auth import TokenAuthentication
 from rest_framework import exceptions
 
@@ -25,3 +26,9 @@ class ScopedTokenAuthentication(TokenAuthentication):
             raise exceptions.PermissionDenied(READ_ONLY_REFUSAL)
         api_token_touch(token=token)
         return user, auth_token
+
+
+class ScopedTokenScheme(KnoxTokenScheme):
+    """The OpenAPI schema describes it as knox's token scheme (`Authorization: Token …`)."""
+
+    target_class = "finops.api.authentication.ScopedTokenAuthentication"
