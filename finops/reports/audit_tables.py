@@ -7,7 +7,7 @@ AUDIT_LOG = Table("audit", (
     Column("When (UTC)", "at"),
     Column("Who", "actor"),
     Column("Via", "source", help="ui (pages), api, admin (Django admin), config (apply_config), cli (a command)"),
-    Column("Action", "action"),
+    Column("Action", "verb"),
     Column("Object", "entity_type"),
     Column("Name", "entity"),
     Column("Id", "entity_id", csv_only=True),

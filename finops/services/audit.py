@@ -40,11 +40,12 @@ def current_source() -> str:
 
 
 def json_value(value):
-    """A snapshot value as JSON: money as its exact decimal text, dates ISO, a related row by its name."""
+    """A snapshot value as JSON: money as its exact decimal text (normalised), dates ISO, a related row by its name."""
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, Decimal):
-        return format(value, "f")
+        # Normalised: 100, 100.0 and 100.000000 (the database's scale) are one amount and must not read as a change.
+        return format(value.normalize(), "f") if value.is_finite() else str(value)
     if isinstance(value, float):
         return repr(value)
     if isinstance(value, (dt.date, dt.datetime)):
