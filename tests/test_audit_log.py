@@ -296,3 +296,23 @@ def test_a_deleted_user_still_shows_who_made_the_change(ada, support_agent):
     entry = AuditEntry.objects.get(entity_type="rule")
     assert entry.actor is None and entry.actor_label == "leaver"
     assert AuditEntry.objects.get(entity_type="user", action="deleted").before["username"] == "leaver"
+
+
+def test_families_and_routing_policies_from_config_are_recorded_once_each(db, support_agent):
+    text = """families:
+  - {slug: llama-3.3-70b, name: Llama 3.3 70B, aliases: [llama3.3-70b]}
+offerings:
+  - {provider: groq, model: llama-3.3-70b, blended_per_mtok: "0.7"}
+  - {provider: cerebras, model: llama3.3-70b, blended_per_mtok: "0.85"}
+routing:
+  - {workload: support-agent, primary: {provider: groq, model: llama-3.3-70b}, constraint: cost}
+"""
+    with Recorded() as created:
+        config_apply(path="r.yaml", text=text, environ={})
+    assert sorted((e.entity_type, e.action) for e in created.entries) == [
+        ("family", "created"), ("offering", "created"), ("offering", "created"), ("routing_policy", "created")]
+    with Recorded() as moved:
+        config_apply(path="r.yaml", text=text.replace("constraint: cost", "fallback: {provider: cerebras, model: llama3.3-70b}, constraint: latency"), environ={})
+    entry = moved.one
+    assert (entry.entity_type, entry.changed) == ("routing_policy", ["constraint", "fallback"])
+    assert (entry.before["fallback"], entry.after["fallback"]) == (None, "cerebras/llama3.3-70b")
