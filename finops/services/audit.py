@@ -48,7 +48,9 @@ def json_value(value):
         return format(value.normalize(), "f") if value.is_finite() else str(value)
     if isinstance(value, float):
         return repr(value)
-    if isinstance(value, (dt.date, dt.datetime)):
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).isoformat(timespec="seconds")
+    if isinstance(value, dt.date):
         return value.isoformat()
     if isinstance(value, dt.timedelta):
         return value.total_seconds()
