@@ -25,7 +25,7 @@ def api_get(base_url: str, path: str, token: str) -> tuple[int, dict]:
 
 def test_create_a_token_see_it_once_use_it_revoke_it_and_the_api_refuses_it(page, live_server, fiona, ada):
     sign_in(page, "fiona", PASSWORD)
-    page.click("header >> text=Tokens")
+    page.click("header >> text=API")
     page.wait_for_selector("text=No token yet")
     page.fill("input[name=name]", "Quarterly close sheet")
     page.select_option("select[name=scope]", "read")
@@ -52,7 +52,7 @@ def test_create_a_token_see_it_once_use_it_revoke_it_and_the_api_refuses_it(page
 
     page.click("text=Sign out")
     sign_in(page, "ada", PASSWORD)
-    page.click("header >> text=Audit log")
+    page.click("header >> text=Audit")
     page.select_option("select[name=entity]", "token")
     page.click("#audit-filters >> text=Show")
     rows = page.locator("table.data tbody tr")
