@@ -14,7 +14,7 @@ from finops.models import (
     UsageLine, User, Workload,
 )
 from finops.services.accounts import account_admin_delete, account_admin_save
-from finops.services.users import user_admin_delete, user_admin_save
+from finops.services.users import user_admin_delete, user_admin_save, user_memberships_change
 from finops.services.attribution import workload_team_move
 
 
@@ -49,6 +49,13 @@ class TeamAdmin(admin.ModelAdmin):
     prepopulated_fields = {"slug": ("name",)}
     inlines = [MembershipInline]
 
+    def save_formset(self, request, form, formset, change):
+        # Memberships are part of a user's audit record: the users before and after the inline's save.
+        users = {m.user for m in Membership.objects.filter(team=form.instance).select_related("user")} if form.instance.pk else set()
+        users |= {f.cleaned_data["user"] for f in formset.forms if getattr(f, "cleaned_data", None) and f.cleaned_data.get("user")}
+        user_memberships_change(users=users, change=lambda: super(TeamAdmin, self).save_formset(request, form, formset, change),
+                                by=request.user)
+
 
 @admin.register(Workload)
 class WorkloadAdmin(admin.ModelAdmin):
@@ -69,6 +76,18 @@ class WorkloadAdmin(admin.ModelAdmin):
 class MembershipAdmin(admin.ModelAdmin):
     list_display = ("user", "team", "role")
     list_filter = ("role", "team")
+
+    def save_model(self, request, obj, form, change):
+        users = {obj.user} | ({Membership.objects.get(pk=obj.pk).user} if obj.pk else set())
+        user_memberships_change(users=users, change=lambda: super(MembershipAdmin, self).save_model(request, obj, form, change),
+                                by=request.user)
+
+    def delete_model(self, request, obj):
+        user_memberships_change(users={obj.user}, change=obj.delete, by=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for membership in queryset.select_related("user"):
+            self.delete_model(request, membership)
 
 
 @admin.register(Provider)

@@ -316,3 +316,12 @@ routing:
     entry = moved.one
     assert (entry.entity_type, entry.changed) == ("routing_policy", ["constraint", "fallback"])
     assert (entry.before["fallback"], entry.after["fallback"]) == (None, "cerebras/llama3.3-70b")
+
+
+def test_a_membership_added_in_the_django_admin_is_recorded_on_the_user(client_as, ada, fiona, support_team):
+    data = {"user": fiona.pk, "team": support_team.pk, "role": "lead"}
+    with Recorded() as r:
+        response = client_as(ada).post(reverse("admin:finops_membership_add"), data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert (r.one.entity_type, r.one.entity_label, r.one.source, r.one.changed) == ("user", "fiona", "admin", ["teams"])
+    assert (r.one.before["teams"], r.one.after["teams"]) == ([], ["support:lead"])

@@ -63,12 +63,14 @@ def change_summary(entry: AuditEntry) -> str:
     return "; ".join(f"{k}: {_short(before.get(k))} → {_short(after.get(k))}" for k in entry.changed)
 
 
+def audit_row(e: AuditEntry) -> dict:
+    """One row of finops.reports.audit_tables.AUDIT_LOG (the page and the CSV)."""
+    return {"at": e.at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "actor": e.actor_label, "source": e.source,
+            "verb": e.get_action_display(), "entity_type": e.get_entity_type_display(), "entity": e.entity_label,
+            "entity_id": e.entity_id, "changes": change_summary(e),
+            "before": _short(e.before) if e.before is not None else "",
+            "after": _short(e.after) if e.after is not None else ""}
+
+
 def audit_rows(entries) -> list[dict]:
-    """Rows for finops.reports.audit_tables.AUDIT_LOG (the page and the CSV)."""
-    return [
-        {"at": e.at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "actor": e.actor_label, "source": e.source, "verb": e.get_action_display(),
-         "entity_type": e.get_entity_type_display(), "entity": e.entity_label, "entity_id": e.entity_id,
-         "changes": change_summary(e), "before": _short(e.before) if e.before is not None else "",
-         "after": _short(e.after) if e.after is not None else ""}
-        for e in entries
-    ]
+    return [audit_row(e) for e in entries]

@@ -81,3 +81,13 @@ def user_admin_delete(*, user: User, by=None) -> None:
     user.delete()
     user.pk = user_id
     _audit(user, AuditEntry.Action.DELETED, before, by)
+
+
+@transaction.atomic
+def user_memberships_change(*, users, change, by=None) -> None:
+    """Team memberships changed from the Django admin (a team's inline, the Membership pages): `change()` makes the
+    change; each user in `users` whose teams differ afterwards gets one entry."""
+    before = {user.pk: (user, user_snapshot(user)) for user in users if user is not None and user.pk}
+    change()
+    for user, snapshot_before in before.values():
+        _audit(user, AuditEntry.Action.UPDATED, snapshot_before, by)
