@@ -65,7 +65,7 @@ def change_summary(entry: AuditEntry) -> str:
 
 def audit_row(e: AuditEntry) -> dict:
     """One row of finops.reports.audit_tables.AUDIT_LOG (the page and the CSV)."""
-    return {"at": e.at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "actor": e.actor_label, "source": e.source,
+    return {"at": e.at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S"), "actor": e.actor_label, "source": e.source,
             "verb": e.get_action_display(), "entity_type": e.get_entity_type_display(), "entity": e.entity_label,
             "entity_id": e.entity_id, "changes": change_summary(e),
             "before": _short(e.before) if e.before is not None else "",
