@@ -325,3 +325,14 @@ def test_a_membership_added_in_the_django_admin_is_recorded_on_the_user(client_a
     assert response.status_code == 302, response.content.decode()[:2000]
     assert (r.one.entity_type, r.one.entity_label, r.one.source, r.one.changed) == ("user", "fiona", "admin", ["teams"])
     assert (r.one.before["teams"], r.one.after["teams"]) == ([], ["support:lead"])
+
+
+def test_an_account_made_by_import_usage_is_recorded_as_the_command_line(db, tmp_path):
+    from django.core.management import call_command
+
+    usage = tmp_path / "usage.csv"
+    usage.write_text("day,model,input_tokens,output_tokens,cost\n2026-10-01,gpt-5-mini,1000,100,3\n")
+    with Recorded() as r:
+        call_command("import_usage", "--account", "finance-export", "--connector", "usage_csv", "--provider", "openai",
+                     str(usage), stdout=io.StringIO(), stderr=io.StringIO())
+    assert (r.one.entity_type, r.one.action, r.one.source, r.one.entity_label) == ("account", "created", "cli", "finance-export")
