@@ -9,6 +9,8 @@ from django import forms
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 
+from knox.models import AuthToken
+
 from finops.models import (
     Account, DailySpend, FxRate, IngestRun, LineSignature, Membership, ModelPrice, MonthlySpend, Provider, TagSet, Team,
     UsageLine, User, Workload,
@@ -16,6 +18,12 @@ from finops.models import (
 from finops.services.accounts import account_admin_delete, account_admin_save
 from finops.services.users import user_admin_delete, user_admin_save, user_memberships_change
 from finops.services.attribution import workload_team_move
+
+
+# API tokens have one write path, the API page and `create_api_token` (finops.services.api_tokens): knox's own admin
+# would make tokens without a scope (refused by the API) and delete them without marking them revoked.
+if admin.site.is_registered(AuthToken):
+    admin.site.unregister(AuthToken)
 
 
 @admin.register(User)

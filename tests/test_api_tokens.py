@@ -172,3 +172,7 @@ def test_people_see_and_revoke_only_their_own_tokens_and_admins_anyones(client_a
     assert theirs.revoked_by == ada
     entry = AuditEntry.objects.get(entity_type="token", action="revoked", entity_id=str(theirs.pk))
     assert entry.actor == ada and entry.source == "ui" and entry.before["revoked_at"] is None and entry.after["revoked_at"]
+
+
+def test_the_django_admin_offers_no_way_around_the_token_service(client_as, ada):
+    assert client_as(ada).get("/admin/knox/authtoken/").status_code == 404
