@@ -116,3 +116,56 @@ def test_every_encrypted_column_is_rotated():
     declared = {(m, f.name) for m in apps.get_app_config("finops").get_models() for f in m._meta.fields
                 if f.name.endswith("_ciphertext")}
     assert declared == {(model, name) for model, name, _ in ENCRYPTED_FIELDS}
+
+
+def test_a_rotation_killed_mid_transaction_changes_nothing_and_a_rerun_completes(transactional_db):
+    """A real interruption: the command runs in its own process, is held on a locked cap row after re-encrypting
+    the accounts (inside its transaction), and is killed with SIGKILL; Postgres rolls its work back."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from django.conf import settings
+    from django.db import connection, transaction
+
+    from tests.conftest import reseed_reference_data
+
+    reseed_reference_data()
+    openai = Provider.objects.get(slug="openai")
+    with override_settings(FINOPS_ENCRYPTION_KEYS=[OLD_KEY]):
+        for name, secret in ACCOUNT_SECRETS.items():
+            account_create(name=name, connector="openai_api", provider=openai, secret=secret)
+        cap_create(by=None, name="cap-0", scope="org", amount="100", recipients=["ops@example.com"],
+                   webhook_url="https://hooks.example.com/finops", webhook_secret=WEBHOOK_SECRETS["cap-0"])
+    before = ciphertexts()
+    db = settings.DATABASES["default"]
+    env = {**os.environ, "FINOPS_ENCRYPTION_KEY": f"{NEW_KEY},{OLD_KEY}", "DJANGO_SETTINGS_MODULE": "finops.settings_test",
+           "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"}
+    with transaction.atomic():
+        Cap.objects.select_for_update().get(name="cap-0")  # the rotation will wait here, accounts already re-encrypted
+        process = subprocess.Popen([sys.executable, "manage.py", "rotate_encryption_key"], env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        with connection.cursor() as cursor:
+            while True:
+                # pg_stat_activity is a snapshot for the whole transaction unless cleared: clear it each time.
+                cursor.execute("SELECT pg_stat_clear_snapshot()")
+                cursor.execute("SELECT query FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()")
+                waiting = [row[0] for row in cursor.fetchall()]
+                if waiting:
+                    assert "finops_cap" in waiting[0]  # held on the caps: the accounts' rows are rewritten, uncommitted
+                    break
+                if process.poll() is not None or time.monotonic() > deadline:
+                    process.kill()
+                    pytest.fail(f"the rotation never waited on the locked cap: {process.stderr.read().decode()[-2000:]}")
+                time.sleep(0.1)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+    assert ciphertexts() == before
+    with override_settings(FINOPS_ENCRYPTION_KEYS=[NEW_KEY, OLD_KEY]):
+        assert plain_secrets() == {**ACCOUNT_SECRETS, "cap-0": WEBHOOK_SECRETS["cap-0"]}
+        assert "Account.credentials_ciphertext: 4 re-encrypted" in rotate()
+    with override_settings(FINOPS_ENCRYPTION_KEYS=[NEW_KEY]):
+        assert plain_secrets() == {**ACCOUNT_SECRETS, "cap-0": WEBHOOK_SECRETS["cap-0"]}
