@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from finops.models import Account, AttributionRule, AuditEntry, Cap, Contract, Offering, Provider, User
+from finops.models import Account, AttributionRule, AuditEntry, Contract, Offering, Provider, User
 from finops.services.config import config_apply
 
 JSON = {"content_type": "application/json"}
