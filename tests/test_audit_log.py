@@ -336,3 +336,17 @@ def test_an_account_made_by_import_usage_is_recorded_as_the_command_line(db, tmp
         call_command("import_usage", "--account", "finance-export", "--connector", "usage_csv", "--provider", "openai",
                      str(usage), stdout=io.StringIO(), stderr=io.StringIO())
     assert (r.one.entity_type, r.one.action, r.one.source, r.one.entity_label) == ("account", "created", "cli", "finance-export")
+
+
+def test_a_config_apply_that_fails_records_nothing(db, support_team):
+    from finops.services.config import ConfigInvalid
+
+    text = """accounts:
+  - {name: openai-prod, provider: openai, connector: openai_api}
+caps:
+  - {name: Bad cap, scope: {team: support}, amount: "5", recipients: [ops@example.com], webhook_url: "https://hooks.example.com/x"}
+"""
+    # The account is written first; the cap is refused by its service (no signing secret) inside the same transaction.
+    with Recorded() as r, pytest.raises(ConfigInvalid, match="signing secret"):
+        config_apply(path="c.yaml", text=text, environ={})
+    assert r.entries == [] and not Account.objects.exists()
