@@ -47,12 +47,10 @@ def user_apply(*, username: str, email: str, time_zone: str, role: str, team: Te
         _role(user, role)
         user.save()
     else:
-        wanted = {"email": email, "time_zone": time_zone}
-        if user.role != role or user.is_staff != (role == User.Role.ADMIN) or user.is_superuser != (role == User.Role.ADMIN):
-            _role(user, role)
-        for name, value in wanted.items():
-            setattr(user, name, value)
-        user.save()
+        user.email, user.time_zone = email, time_zone
+        _role(user, role)
+        if snapshot(user, SNAPSHOT_FIELDS) != {k: before[k] for k in SNAPSHOT_FIELDS}:
+            user.save()
     if team is not None:
         memberships = list(user.memberships.all())
         if [(m.team_id, m.role) for m in memberships] != [(team.id, team_role)]:
