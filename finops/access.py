@@ -11,7 +11,7 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
-from finops.models import Cap, CapScope, Membership, Team, User, Workload
+from finops.models import ApiToken, Cap, CapScope, Membership, Team, User, Workload
 
 
 def is_admin(user) -> bool:
@@ -92,6 +92,29 @@ def get_visible_workload_or_404(user, slug: str) -> Workload:
     if workload is None:
         raise Http404("No such workload.")
     return workload
+
+
+def can_see_audit_log(user) -> bool:
+    """The audit log names every person and change in the product: admins only (others get 404)."""
+    return is_admin(user)
+
+
+def can_manage_api_token_of(user, owner) -> bool:
+    """People create, list and revoke their own API tokens; admins anyone's."""
+    return bool(user.is_authenticated and (user.pk == owner.pk or is_admin(user)))
+
+
+def visible_api_tokens(user) -> QuerySet[ApiToken]:
+    tokens = ApiToken.objects.select_related("user", "revoked_by")
+    if is_admin(user):
+        return tokens
+    return tokens.filter(user=user) if user.is_authenticated else tokens.none()
+
+
+def token_allows(token: ApiToken, method: str) -> bool:
+    """A read-only token reads (GET, HEAD, OPTIONS) and nothing else; a read-write token adds nothing to its user's
+    rights: what the user may change is decided by the view's permissions, as for a signed-in session."""
+    return method in SAFE_METHODS or token.scope == ApiToken.Scope.WRITE
 
 
 def lead_teams(user) -> QuerySet[Team]:

@@ -9,12 +9,21 @@ from django import forms
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 
+from knox.models import AuthToken
+
 from finops.models import (
     Account, DailySpend, FxRate, IngestRun, LineSignature, Membership, ModelPrice, MonthlySpend, Provider, TagSet, Team,
     UsageLine, User, Workload,
 )
-from finops.services.accounts import account_set_credentials
+from finops.services.accounts import account_admin_delete, account_admin_save
+from finops.services.users import user_admin_delete, user_admin_save, user_memberships_change
 from finops.services.attribution import workload_team_move
+
+
+# API tokens have one write path, the API page and `create_api_token` (finops.services.api_tokens): knox's own admin
+# would make tokens without a scope (refused by the API) and delete them without marking them revoked.
+if admin.site.is_registered(AuthToken):
+    admin.site.unregister(AuthToken)
 
 
 @admin.register(User)
@@ -22,6 +31,17 @@ class UserAdmin(DjangoUserAdmin):
     fieldsets = DjangoUserAdmin.fieldsets + (("FinOps", {"fields": ("role", "time_zone")}),)
     list_display = ("username", "email", "role", "is_staff", "is_active")
     list_filter = ("role", "is_active")
+
+    # Every change goes through finops.services.users, which records it in the audit log.
+    def save_model(self, request, obj, form, change):
+        user_admin_save(user=obj, save=lambda: super(UserAdmin, self).save_model(request, obj, form, change), by=request.user)
+
+    def delete_model(self, request, obj):
+        user_admin_delete(user=obj, by=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for user in queryset:
+            user_admin_delete(user=user, by=request.user)
 
 
 class MembershipInline(admin.TabularInline):
@@ -36,6 +56,13 @@ class TeamAdmin(admin.ModelAdmin):
     search_fields = ("name", "slug", "cost_center")
     prepopulated_fields = {"slug": ("name",)}
     inlines = [MembershipInline]
+
+    def save_formset(self, request, form, formset, change):
+        # Memberships are part of a user's audit record: the users before and after the inline's save.
+        users = {m.user for m in Membership.objects.filter(team=form.instance).select_related("user")} if form.instance.pk else set()
+        users |= {f.cleaned_data["user"] for f in formset.forms if getattr(f, "cleaned_data", None) and f.cleaned_data.get("user")}
+        user_memberships_change(users=users, change=lambda: super(TeamAdmin, self).save_formset(request, form, formset, change),
+                                by=request.user)
 
 
 @admin.register(Workload)
@@ -57,6 +84,18 @@ class WorkloadAdmin(admin.ModelAdmin):
 class MembershipAdmin(admin.ModelAdmin):
     list_display = ("user", "team", "role")
     list_filter = ("role", "team")
+
+    def save_model(self, request, obj, form, change):
+        users = {obj.user} | ({Membership.objects.get(pk=obj.pk).user} if obj.pk else set())
+        user_memberships_change(users=users, change=lambda: super(MembershipAdmin, self).save_model(request, obj, form, change),
+                                by=request.user)
+
+    def delete_model(self, request, obj):
+        user_memberships_change(users={obj.user}, change=obj.delete, by=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for membership in queryset.select_related("user"):
+            self.delete_model(request, membership)
 
 
 @admin.register(Provider)
@@ -92,9 +131,15 @@ class AccountAdmin(admin.ModelAdmin):
         return obj.credentials_display
 
     def save_model(self, request, obj, form, change):
-        super().save_model(request, obj, form, change)
-        if form.cleaned_data.get("new_secret"):
-            account_set_credentials(account=obj, secret=form.cleaned_data["new_secret"])
+        account_admin_save(account=obj, save=lambda: super(AccountAdmin, self).save_model(request, obj, form, change),
+                           secret=form.cleaned_data.get("new_secret") or "", by=request.user)
+
+    def delete_model(self, request, obj):
+        account_admin_delete(account=obj, by=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for account in queryset:
+            account_admin_delete(account=account, by=request.user)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

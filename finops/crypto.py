@@ -45,6 +45,23 @@ def decrypt(ciphertext: str) -> str:
         ) from None
 
 
+def rotated(ciphertext: str) -> str:
+    """The same secret encrypted under the first (current) key; any configured key may have encrypted it."""
+    try:
+        return _fernet().rotate(ciphertext.encode()).decode()
+    except InvalidToken:
+        raise CredentialError("A stored secret cannot be decrypted with any key in FINOPS_ENCRYPTION_KEY.") from None
+
+
+def under_current_key(ciphertext: str) -> bool:
+    """Whether the first (current) key alone decrypts it: nothing to rotate."""
+    try:
+        Fernet(settings.FINOPS_ENCRYPTION_KEYS[0].encode()).decrypt(ciphertext.encode())
+    except InvalidToken:
+        return False
+    return True
+
+
 def hint(secret: str) -> str:
     """The part of a secret that may be shown: its first few characters, never more than a third of it."""
     return secret[: min(HINT_LENGTH, len(secret) // 3)]

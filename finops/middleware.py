@@ -28,3 +28,19 @@ class DisplayTimeZoneMiddleware:
             return self.get_response(request)
         finally:
             timezone.deactivate()
+
+
+class AuditSourceMiddleware:
+    """Changes made while answering a request are audited as coming from the API, the Django admin or the pages
+    (finops.services.audit)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        from finops.services.audit import audit_source
+
+        path = request.path_info
+        source = "api" if path.startswith("/api/") else "admin" if path.startswith("/admin/") else "ui"
+        with audit_source(source):
+            return self.get_response(request)

@@ -76,6 +76,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "finops.middleware.DisplayTimeZoneMiddleware",
+    "finops.middleware.AuditSourceMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     # Pages answer the product's 404 page even with DEBUG on, never Django's technical one (finops/not_found.py).
     "finops.not_found.NotFoundPageMiddleware",
@@ -254,7 +255,7 @@ SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000").rstrip("/")
 # --- REST API ---
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "knox.auth.TokenAuthentication",
+        "finops.api.authentication.ScopedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -273,6 +274,8 @@ REST_FRAMEWORK = {
         "anon": env.str("API_RATE_ANON", default="120/hour"),
     },
 }
+# Named so that ApiToken (finops.models.tokens) can point at it: knox declares its model swappable.
+KNOX_TOKEN_MODEL = "knox.AuthToken"
 REST_KNOX = {
     # Tokens are stored as SHA-512 digests; only the prefix is kept in clear to find them.
     "TOKEN_TTL": timedelta(days=env.int("API_TOKEN_TTL_DAYS", default=365)),

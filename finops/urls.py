@@ -10,7 +10,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from finops.views import (alerts, caps, contracts, explore, focus, health, outcomes, pages, reports, rules, scorecard, sources,
                           unattributed)
-from finops.views import whatif
+from finops.views import audit, tokens, whatif
 
 urlpatterns = [
     path("", pages.overview, name="overview"),
@@ -59,6 +59,9 @@ urlpatterns = [
     path("offerings/<int:pk>/edit/", whatif.offering_edit, name="offering-edit"),
     path("savings/", whatif.savings_page, name="savings"),
     path("savings/litellm-router.yaml", whatif.routing_export, name="routing-export"),
+    path("tokens/", tokens.token_list, name="token-list"),
+    path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="token-revoke"),
+    path("audit/", audit.audit_log, name="audit-log"),
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("health/", health.health, name="health"),

@@ -125,7 +125,7 @@ workloads:
 
 
 def test_a_rules_section_is_applied_audited_and_idempotent(db):
-    from finops.models import AttributionRule, RuleChange
+    from finops.models import AttributionRule, AuditEntry
     from finops.services.config import config_apply, config_export
 
     text = RULES_BASE + """
@@ -137,21 +137,21 @@ rules:
     assert first.changes["rules"]["created"] == 2
     rule = AttributionRule.objects.get(priority=10)
     assert (rule.provider.slug, rule.model, rule.tags) == ("openai", "gpt-5*", {"team": "support"})
-    assert RuleChange.objects.filter(action="created", source="config").count() == 2
+    assert AuditEntry.objects.filter(entity_type="rule").filter(action="created", source="config").count() == 2
     assert not config_apply(path="rules.yaml", text=text, environ={}).changed
     assert not config_apply(path="export.yaml", text=config_export(), environ={}).changed
-    assert RuleChange.objects.count() == 2
+    assert AuditEntry.objects.filter(entity_type="rule").count() == 2
 
 
 def test_the_rules_section_is_the_complete_set(db):
-    from finops.models import AttributionRule, RuleChange
+    from finops.models import AttributionRule, AuditEntry
     from finops.services.config import config_apply
 
     config_apply(path="r.yaml", text=RULES_BASE + "rules:\n  - {workload: support-agent, priority: 1}\n  - {workload: search-ranker, priority: 2}\n", environ={})
     result = config_apply(path="r.yaml", text=RULES_BASE + "rules:\n  - {workload: search-ranker, priority: 1}\n", environ={})
     assert result.changes["rules"]["updated"] == 1 and result.changes["rules"]["deleted"] == 1
     assert list(AttributionRule.objects.values_list("workload__slug", "priority")) == [("search-ranker", 1)]
-    change = RuleChange.objects.get(action="updated")
+    change = AuditEntry.objects.filter(entity_type="rule").get(action="updated")
     assert change.before["workload"] == "support-agent" and change.after["workload"] == "search-ranker"
 
 

@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from finops.models import AttributionRule, RuleChange, UsageLine
+from finops.models import AttributionRule, AuditEntry, UsageLine
 from ingest.services import usage_file_import
 
 
@@ -30,7 +30,7 @@ def test_an_admin_creates_updates_and_deletes_rules(client_as, ada, recent_usage
     with django_capture_on_commit_callbacks(execute=True):
         assert client.delete(f"/api/v1/rules/{body['id']}").status_code == 202
     assert UsageLine.objects.get().workload is None
-    assert list(RuleChange.objects.order_by("id").values_list("action", "source")) == [("created", "api"), ("updated", "api"), ("deleted", "api")]
+    assert list(AuditEntry.objects.filter(entity_type="rule").order_by("id").values_list("action", "source")) == [("created", "api"), ("updated", "api"), ("deleted", "api")]
 
 
 def test_preview_through_the_api_saves_nothing(client_as, ada, recent_usage, support_agent):

@@ -8,7 +8,7 @@ import pytest
 from django.db.models import Sum
 from django.urls import reverse
 
-from finops.models import AttributionRule, ReattributionJob, RuleChange, UsageLine
+from finops.models import AttributionRule, AuditEntry, ReattributionJob, UsageLine
 from ingest.services import usage_file_import
 
 
@@ -52,8 +52,8 @@ def test_saving_a_rule_audits_it_and_reattributes_history(client_as, ada, recent
     assert job.status == "succeeded" and job.lines_changed == 1
     status = client_as(ada).get(reverse("rule-job", args=[job.pk])).json()
     assert status["status"] == "succeeded" and status["percent"] == 100
-    change = RuleChange.objects.get()
-    assert (change.action, change.changed_by.username, change.source) == ("created", "ada", "ui")
+    change = AuditEntry.objects.filter(entity_type="rule").get()
+    assert (change.action, change.actor.username, change.source) == ("created", "ada", "ui")
 
 
 def test_editing_moving_and_deleting_rules(client_as, ada, recent_usage, support_agent, search_ranker, django_capture_on_commit_callbacks):
@@ -72,7 +72,7 @@ def test_editing_moving_and_deleting_rules(client_as, ada, recent_usage, support
         client.post(reverse("rule-delete", args=[first.pk]))
         client.post(reverse("rule-delete", args=[second.pk]))
     assert not UsageLine.objects.filter(signature__workload__isnull=False).exists()
-    assert RuleChange.objects.filter(action="deleted").count() == 2
+    assert AuditEntry.objects.filter(entity_type="rule").filter(action="deleted").count() == 2
 
 
 def test_a_bad_tag_is_explained_on_the_form(client_as, ada, support_agent):

@@ -22,7 +22,7 @@ from django.test import Client, override_settings
 from django.utils import timezone
 
 from finops.models import (
-    Account, AttributionRule, DailySpend, Membership, MonthlySpend, ReattributionJob, RuleChange, Team, User, Workload,
+    Account, AttributionRule, AuditEntry, DailySpend, Membership, MonthlySpend, ReattributionJob, Team, User, Workload,
 )
 from finops.reporting_period import resolve
 from finops.services import attribution, rollups
@@ -54,7 +54,7 @@ def reset() -> None:
     first (run_bench does; the generator's test runs in pytest's own test database)."""
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE finops_usageline, finops_dailyspend, finops_monthlyspend, finops_dailyperformance, finops_monthlyperformance")
-    for model in (RuleChange, ReattributionJob, AttributionRule, Membership):
+    for model in (AuditEntry, ReattributionJob, AttributionRule, Membership):
         model.objects.all().delete()
     Workload.objects.all().delete()
     Team.objects.all().delete()

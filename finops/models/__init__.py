@@ -1,7 +1,8 @@
 """Domain models, one module per domain (DESIGN.md module map)."""
 
 from .alerts import AlertEvent, AlertKind, AlertMute, Notification
-from .attribution import AttributionRule, ReattributionJob, RuleChange
+from .attribution import AttributionRule, ReattributionJob
+from .audit import AuditEntry
 from .caps import Cap, CapPeriod, CapScope
 from .contracts import CommitmentBasis, Contract, ContractTerm
 from .monthly import MonthlySpend
@@ -11,11 +12,14 @@ from .outcomes import OutcomeBatch, OutcomeCount
 from .performance import DailyPerformance, EvalScore, MetricKind, MonthlyPerformance, ReportedPerformance
 from .pricing import FxRate, ModelPrice
 from .reports import ReportDelivery, ReportSendAttempt, ReportSnapshot, ReportSubscription
+from .tokens import ApiToken
 from .sources import Account, ConnectorKind, IngestRun, Provider
 from .usage import ChargeCategory, CostBasis, DailySpend, LineSignature, TagSet, UsageLine
 
 __all__ = [
     "Account",
+    "ApiToken",
+    "AuditEntry",
     "AlertEvent",
     "AlertKind",
     "AlertMute",
@@ -53,7 +57,6 @@ __all__ = [
     "ReportSendAttempt",
     "ReportSnapshot",
     "ReportSubscription",
-    "RuleChange",
     "TagSet",
     "Team",
     "UsageLine",

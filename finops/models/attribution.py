@@ -53,27 +53,6 @@ class AttributionRule(models.Model):
         return labels
 
 
-class RuleChange(models.Model):
-    """Audit trail: who changed which rule, when, from what to what."""
-
-    class Action(models.TextChoices):
-        CREATED = "created", "Created"
-        UPDATED = "updated", "Updated"
-        DELETED = "deleted", "Deleted"
-
-    rule = models.ForeignKey(AttributionRule, on_delete=models.SET_NULL, null=True, blank=True, related_name="changes")
-    rule_label = models.CharField(max_length=255)
-    action = models.CharField(max_length=16, choices=Action.choices)
-    before = models.JSONField(null=True, blank=True)
-    after = models.JSONField(null=True, blank=True)
-    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    source = models.CharField(max_length=32, default="ui", help_text="ui, api or config")
-    changed_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-changed_at", "-id"]
-
-
 class ReattributionJob(models.Model):
     """A background re-attribution after a rule change, with progress the rules page shows."""
 

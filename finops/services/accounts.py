@@ -1,14 +1,17 @@
 """Writes on provider accounts. Secrets go in encrypted and only ever come back out to a connector.
 
 One write path for an account: the Sources pages (an API account connected, a file account created with its
-first upload) call account_create / account_update; config apply can share them (it upserts by name today).
+first upload) call account_create / account_update; config apply calls account_apply; the Django admin calls
+account_admin_save. Each change is audited once, the key only as "set" or "changed".
 """
 
 from django.db import transaction
 
 from finops import crypto
-from finops.models import Account, Provider
+from finops.models import Account, AuditEntry, Provider
 from finops.models.sources import ConnectorKind
+
+from .audit import audit_record, snapshot
 
 # The provider an API connector bills for, when the person connecting it does not name another.
 CONNECTOR_PROVIDERS = {
@@ -38,6 +41,7 @@ def account_create(
     secret: str = "",
     sync_interval_minutes: int = 60,
     enabled: bool = True,
+    by=None,
 ) -> Account:
     """A new account; an API account's key is stored encrypted in the same transaction (both or neither)."""
     if connector not in ConnectorKind.values:
@@ -58,26 +62,94 @@ def account_create(
     )
     if secret:
         account_set_credentials(account=account, secret=secret)
+    _audit(account, AuditEntry.Action.CREATED, None, by)
     return account
+
+
+SNAPSHOT_FIELDS = ("name", "provider", "connector", "base_url", "enabled", "sync_interval_minutes", "credentials_env")
+
+
+def account_snapshot(account: Account) -> dict:
+    """What an audit entry shows of an account; `credentials` is masked by audit_record."""
+    return snapshot(account, SNAPSHOT_FIELDS, credentials=account.credentials_ciphertext)
+
+
+def _audit(account: Account, action: str, before: dict | None, by) -> None:
+    audit_record(entity_type=AuditEntry.Entity.ACCOUNT, action=action, label=account.name, entity_id=account.pk, by=by,
+                 before=before, after=None if action == AuditEntry.Action.DELETED else account_snapshot(account),
+                 secrets=("credentials",))
 
 
 @transaction.atomic
 def account_update(
-    *, account: Account, base_url: str, sync_interval_minutes: int, enabled: bool, secret: str = ""
+    *, account: Account, base_url: str, sync_interval_minutes: int, enabled: bool, secret: str = "", by=None
 ) -> Account:
     """Connection settings of an API account. An empty `secret` keeps the stored key."""
     if not account.is_api:
         raise AccountInvalid(f"{account.name} is filled from files; it has no connection settings")
     if not SYNC_INTERVAL_MIN <= sync_interval_minutes <= SYNC_INTERVAL_MAX:
         raise AccountInvalid(f"the sync interval must be {SYNC_INTERVAL_MIN} to {SYNC_INTERVAL_MAX} minutes")
+    before = account_snapshot(account)
     account.base_url, account.sync_interval_minutes, account.enabled = base_url, sync_interval_minutes, enabled
     account.save(update_fields=["base_url", "sync_interval_minutes", "enabled", "updated_at"])
     if secret:
         account_set_credentials(account=account, secret=secret)
+    _audit(account, AuditEntry.Action.UPDATED, before, by)
     return account
 
 
+@transaction.atomic
+def account_apply(*, name: str, values: dict, secret: str | None, by=None) -> str:
+    """`apply_config`'s upsert of one account by name: `values` are its fields, `secret` the key from the
+    environment (None: the file names none; the stored one stays). Returns created, updated or unchanged."""
+    account = Account.objects.filter(name=name).first()
+    before = account_snapshot(account) if account else None
+    if account is None:
+        account, outcome = Account.objects.create(name=name, **values), "created"
+    else:
+        changed = [field for field, value in values.items() if getattr(account, field) != value]
+        for field in changed:
+            setattr(account, field, values[field])
+        if changed:
+            account.save()
+        outcome = "updated" if changed else "unchanged"
+    if secret is not None and not _stored_secret_is(account, secret):
+        account_set_credentials(account=account, secret=secret)
+        outcome = "created" if outcome == "created" else "updated"
+    if outcome != "unchanged":
+        _audit(account, AuditEntry.Action.CREATED if before is None else AuditEntry.Action.UPDATED, before, by)
+    return outcome
+
+
+def _stored_secret_is(account: Account, secret: str) -> bool:
+    try:
+        return account_credentials_matches(account=account, secret=secret)
+    except crypto.CredentialError:
+        # Stored under a key that is gone (replaced, not rotated): the environment's secret is re-encrypted.
+        return False
+
+
+@transaction.atomic
+def account_admin_save(*, account: Account, save, secret: str = "", by=None) -> None:
+    """The Django admin's save of `account` (`save()` writes the form's fields), audited like the others."""
+    before = account_snapshot(Account.objects.get(pk=account.pk)) if account.pk else None
+    save()
+    if secret:
+        account_set_credentials(account=account, secret=secret)
+    _audit(account, AuditEntry.Action.CREATED if before is None else AuditEntry.Action.UPDATED, before, by)
+
+
+@transaction.atomic
+def account_admin_delete(*, account: Account, by=None) -> None:
+    before = account_snapshot(account)
+    account_id = account.pk
+    account.delete()
+    account.pk = account_id
+    _audit(account, AuditEntry.Action.DELETED, before, by)
+
+
 def account_set_credentials(*, account: Account, secret: str) -> None:
+    """Store a new key (encrypted). Not audited on its own: the account write that calls it is."""
     account.credentials_ciphertext = crypto.encrypt(secret) if secret else ""
     account.credentials_hint = crypto.hint(secret) if secret else ""
     account.save(update_fields=["credentials_ciphertext", "credentials_hint", "updated_at"])

@@ -17,8 +17,10 @@ from django.core.validators import URLValidator, validate_email
 from django.db import transaction
 
 from finops import access, crypto
-from finops.models import Account, Cap, CapPeriod, CapScope, Provider, Team, Workload
+from finops.models import Account, AuditEntry, Cap, CapPeriod, CapScope, Provider, Team, Workload
 from finops.models.caps import DEFAULT_THRESHOLDS
+
+from .audit import audit_record, snapshot
 
 ROLE_RECIPIENTS = {
     "role:team_leads": "the leads of the cap's team (organisation-wide caps: every team lead)",
@@ -77,6 +79,7 @@ def cap_create(*, by, **fields) -> Cap:
     cap = Cap(created_by=by if by is not None and by.is_authenticated else None)
     _apply(cap, by, fields)
     cap.save()
+    _audit(cap, AuditEntry.Action.CREATED, None, by)
     return cap
 
 
@@ -94,10 +97,11 @@ def cap_update(*, cap: Cap, by, **fields) -> Cap:
     current = {"name": cap.name, "scope": cap.scope, "target": cap.scope_object, "period": cap.period,
                "amount": cap.amount, "thresholds": cap.thresholds, "alert_on_forecast": cap.alert_on_forecast,
                "recipients": cap.recipients, "webhook_url": cap.webhook_url, "webhook_secret": None}
-    before = cap_snapshot(cap)
+    before, audited = cap_snapshot(cap), cap_audit_snapshot(cap)
     _apply(cap, by, {**current, **fields})
     if cap_snapshot(cap) != before:  # saving an unchanged cap would only move updated_at
         cap.save()
+        _audit(cap, AuditEntry.Action.UPDATED, audited, by)
     return cap
 
 
@@ -113,7 +117,23 @@ def cap_delete(*, cap: Cap, by) -> None:
     """The cap and its alert history go (AlertEvent.cap cascades); sent emails stay sent."""
     if by is not None and not access.can_write_cap(by, cap):
         raise PermissionDenied("You may not delete this cap.")
+    before, cap_id = cap_audit_snapshot(cap), cap.pk
     cap.delete()
+    cap.pk = cap_id
+    _audit(cap, AuditEntry.Action.DELETED, before, by)
+
+
+def cap_audit_snapshot(cap: Cap) -> dict:
+    """What the audit log shows of a cap; `webhook_secret` is masked by audit_record."""
+    target = cap_target_identifier(cap) if cap.scope else None
+    return snapshot(cap, ("name", "scope", "period", "amount", "thresholds", "alert_on_forecast", "recipients",
+                          "webhook_url"), target=target, webhook_secret=cap.webhook_secret_ciphertext)
+
+
+def _audit(cap: Cap, action: str, before: dict | None, by) -> None:
+    audit_record(entity_type=AuditEntry.Entity.CAP, action=action, label=cap.name, entity_id=cap.pk, by=by,
+                 before=before, after=None if action == AuditEntry.Action.DELETED else cap_audit_snapshot(cap),
+                 secrets=("webhook_secret",))
 
 
 # --- validation ---

@@ -21,8 +21,10 @@ from django.core.validators import URLValidator, validate_email
 from django.db import transaction
 
 from finops import access
-from finops.models import Account, CommitmentBasis, Contract, ContractTerm, Provider
+from finops.models import Account, AuditEntry, CommitmentBasis, Contract, ContractTerm, Provider
 from finops.models.contracts import default_notice_alert_days
+
+from .audit import audit_record, json_value
 
 from .iso4217 import CURRENCIES
 
@@ -56,6 +58,7 @@ def contract_create(*, by, **fields) -> Contract:
     contract = Contract()
     cleaned = _clean(contract, values)
     _set(contract, cleaned)
+    _audit(contract, AuditEntry.Action.CREATED, None, by)
     return contract
 
 
@@ -64,13 +67,14 @@ def contract_update(*, contract: Contract, by, **fields) -> Contract:
     """Change the given fields; the others stay. New dates correct the current term (nothing is archived)."""
     _known(fields)
     _may_write(by)
-    before = contract_snapshot(contract)
+    before, audited = contract_snapshot(contract), contract_audit_snapshot(contract)
     cleaned = _clean(contract, {**contract_values(contract), **fields})
     _set(contract, cleaned, save=False)
     changed = contract_snapshot(contract) != before
     contract._pending_accounts = None
     if changed:  # saving an unchanged contract would only move updated_at
         _set(contract, cleaned)
+        _audit(contract, AuditEntry.Action.UPDATED, audited, by)
     return contract
 
 
@@ -98,8 +102,10 @@ def contract_renew(*, contract: Contract, by, start, end, commitment=None, commi
                            "to correct the current term, edit its dates instead.")
     if errors:
         raise ContractInvalid(errors)
+    audited = contract_audit_snapshot(contract)
     ContractTerm.objects.create(contract=contract, **{name: getattr(contract, name) for name in TERM_FIELDS})
     _set(contract, cleaned)
+    _audit(contract, AuditEntry.Action.UPDATED, audited, by)  # a renewal: the new term's dates and commitment
     return contract
 
 
@@ -107,7 +113,23 @@ def contract_renew(*, contract: Contract, by, start, end, commitment=None, commi
 def contract_delete(*, contract: Contract, by) -> None:
     """The contract, its past terms and its alert history go."""
     _may_write(by)
+    before, contract_id = contract_audit_snapshot(contract), contract.pk
     contract.delete()
+    contract.pk = contract_id
+    _audit(contract, AuditEntry.Action.DELETED, before, by)
+
+
+def contract_audit_snapshot(contract: Contract) -> dict:
+    """What the audit log shows of a contract: every field, its accounts by name."""
+    return {name: json_value(value) for name, value in contract_values(contract).items()} | {
+        "provider": contract.provider.slug if contract.provider_id else None,
+        "accounts": sorted(a.name for a in (contract.accounts.all() if contract.pk else [])),
+    }
+
+
+def _audit(contract: Contract, action: str, before: dict | None, by) -> None:
+    audit_record(entity_type=AuditEntry.Entity.CONTRACT, action=action, label=contract.name, entity_id=contract.pk,
+                 by=by, before=before, after=None if action == AuditEntry.Action.DELETED else contract_audit_snapshot(contract))
 
 
 def contract_values(contract: Contract) -> dict:

@@ -16,7 +16,9 @@ from django.db import transaction
 from finops import access
 from finops.families import FamilyMap
 from finops.modelids import normalise_model
-from finops.models import ModelFamily, Offering, Provider, RoutingPolicy, Workload
+from finops.models import AuditEntry, ModelFamily, Offering, Provider, RoutingPolicy, Workload
+
+from .audit import audit_record, snapshot
 
 PRICE_FIELDS = ("input_per_mtok", "cached_input_per_mtok", "cache_write_per_mtok", "output_per_mtok", "blended_per_mtok")
 FIGURE_FIELDS = (*PRICE_FIELDS, "output_tokens_per_s", "ttft_seconds", "context_window")
@@ -64,13 +66,39 @@ def offering_upsert(*, by=None, provider: Provider, model: str, family: str = ""
     values["family"] = family.strip() or FamilyMap().family_of(model)
     offering = Offering.objects.filter(provider=provider, model=model).first()
     if offering is None:
-        return Offering.objects.create(provider=provider, model=model, **values), "created"
+        offering = Offering.objects.create(provider=provider, model=model, **values)
+        _audit(AuditEntry.Entity.OFFERING, offering, AuditEntry.Action.CREATED, None, by)
+        return offering, "created"
+    before = offering_snapshot(offering)
     changed = [name for name, value in values.items() if getattr(offering, name) != value]
     for name in changed:
         setattr(offering, name, values[name])
     if changed:
         offering.save()
+        _audit(AuditEntry.Entity.OFFERING, offering, AuditEntry.Action.UPDATED, before, by)
     return offering, ("updated" if changed else "unchanged")
+
+
+def offering_snapshot(offering: Offering) -> dict:
+    return snapshot(offering, ("model", "family", *FIGURE_FIELDS), provider=offering.provider.slug)
+
+
+def family_snapshot(family: ModelFamily) -> dict:
+    return snapshot(family, ("slug", "name", "aliases"))
+
+
+def policy_snapshot(policy: RoutingPolicy) -> dict:
+    return snapshot(policy, ("primary", "fallback", "constraint"), workload=policy.workload.slug,
+                    allowed=sorted(str(o) for o in policy.allowed.all()))
+
+
+SNAPSHOTS = {AuditEntry.Entity.OFFERING: offering_snapshot, AuditEntry.Entity.FAMILY: family_snapshot,
+             AuditEntry.Entity.ROUTING: policy_snapshot}
+
+
+def _audit(entity_type: str, obj, action: str, before: dict | None, by) -> None:
+    audit_record(entity_type=entity_type, action=action, label=str(obj), entity_id=obj.pk, by=by, before=before,
+                 after=None if action == AuditEntry.Action.DELETED else SNAPSHOTS[entity_type](obj))
 
 
 @transaction.atomic
@@ -79,11 +107,15 @@ def family_upsert(*, by=None, slug: str, name: str = "", aliases: list[str] = ()
     aliases = sorted({normalise_model(a) for a in aliases if a and a.strip()})
     family = ModelFamily.objects.filter(slug=slug).first()
     if family is None:
-        return ModelFamily.objects.create(slug=slug, name=name, aliases=aliases), "created"
+        family = ModelFamily.objects.create(slug=slug, name=name, aliases=aliases)
+        _audit(AuditEntry.Entity.FAMILY, family, AuditEntry.Action.CREATED, None, by)
+        return family, "created"
     if (family.name, family.aliases) == (name, aliases):
         return family, "unchanged"
+    before = family_snapshot(family)
     family.name, family.aliases = name, aliases
     family.save()
+    _audit(AuditEntry.Entity.FAMILY, family, AuditEntry.Action.UPDATED, before, by)
     return family, "updated"
 
 
@@ -109,19 +141,27 @@ def routing_policy_set(*, by=None, workload: Workload, primary: Offering, fallba
     if policy is None:
         policy = RoutingPolicy.objects.create(workload=workload, **wanted)
         policy.allowed.set(allowed_ids)
+        _audit(AuditEntry.Entity.ROUTING, policy, AuditEntry.Action.CREATED, None, by)
         return policy, "created"
     before = ({k: getattr(policy, k) for k in wanted}, sorted(policy.allowed.values_list("id", flat=True)))
     if before == (wanted, allowed_ids):
         return policy, "unchanged"
+    audited = policy_snapshot(policy)
     for name, value in wanted.items():
         setattr(policy, name, value)
     policy.save()
     policy.allowed.set(allowed_ids)
+    policy.refresh_from_db()  # the primary and fallback objects, not the ids just set
+    _audit(AuditEntry.Entity.ROUTING, policy, AuditEntry.Action.UPDATED, audited, by)
     return policy, "updated"
 
 
+@transaction.atomic
 def offering_delete(*, by=None, offering: Offering) -> None:
     _may_write(by)
     if RoutingPolicy.objects.filter(primary=offering).exists() or RoutingPolicy.objects.filter(fallback=offering).exists():
         raise OfferingInvalid({"offering": "a routing policy uses it; change the policy first"})
+    before, offering_id = offering_snapshot(offering), offering.pk
     offering.delete()
+    offering.pk = offering_id
+    _audit(AuditEntry.Entity.OFFERING, offering, AuditEntry.Action.DELETED, before, by)

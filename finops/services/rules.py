@@ -5,9 +5,10 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from finops.models import AttributionRule, ReattributionJob, RuleChange
+from finops.models import AttributionRule, AuditEntry, ReattributionJob
 
 from .attribution import Reattribution, history_reattribute
+from .audit import audit_record
 from .rollups import rollups_vacuum
 from .spend_changes import spend_changed
 
@@ -30,15 +31,9 @@ def rule_tags_problem(tags: dict) -> str | None:
 
 
 def _audit(rule, action, before, by, source) -> None:
-    RuleChange.objects.create(
-        rule=None if action == RuleChange.Action.DELETED else rule,
-        rule_label=str(rule),
-        action=action,
-        before=before,
-        after=None if action == RuleChange.Action.DELETED else rule_snapshot(rule),
-        changed_by=by,
-        source=source,
-    )
+    audit_record(entity_type=AuditEntry.Entity.RULE, action=action, label=str(rule), entity_id=rule.pk, by=by,
+                 before=before, after=None if action == AuditEntry.Action.DELETED else rule_snapshot(rule),
+                 source=source)
 
 
 def reattribution_request(*, reason: str, by=None) -> ReattributionJob:
@@ -54,14 +49,14 @@ def reattribution_request(*, reason: str, by=None) -> ReattributionJob:
 
 
 @transaction.atomic
-def rule_create(*, by, source: str = "ui", reattribute: bool = True, **fields) -> tuple[AttributionRule, ReattributionJob | None]:
+def rule_create(*, by, source: str | None = None, reattribute: bool = True, **fields) -> tuple[AttributionRule, ReattributionJob | None]:
     rule = AttributionRule.objects.create(**{k: v for k, v in fields.items() if k in FIELDS})
-    _audit(rule, RuleChange.Action.CREATED, None, by, source)
+    _audit(rule, AuditEntry.Action.CREATED, None, by, source)
     return rule, reattribution_request(reason=f"rule {rule} created", by=by) if reattribute else None
 
 
 @transaction.atomic
-def rule_update(*, rule: AttributionRule, by, source: str = "ui", reattribute: bool = True,
+def rule_update(*, rule: AttributionRule, by, source: str | None = None, reattribute: bool = True,
                 **fields) -> tuple[AttributionRule, ReattributionJob | None]:
     before = rule_snapshot(rule)
     for key, value in fields.items():
@@ -70,20 +65,20 @@ def rule_update(*, rule: AttributionRule, by, source: str = "ui", reattribute: b
     rule.save()
     if rule_snapshot(rule) == before:
         return rule, None
-    _audit(rule, RuleChange.Action.UPDATED, before, by, source)
+    _audit(rule, AuditEntry.Action.UPDATED, before, by, source)
     return rule, reattribution_request(reason=f"rule {rule} changed", by=by) if reattribute else None
 
 
 @transaction.atomic
-def rule_delete(*, rule: AttributionRule, by, source: str = "ui", reattribute: bool = True) -> ReattributionJob | None:
-    _audit(rule, RuleChange.Action.DELETED, rule_snapshot(rule), by, source)
+def rule_delete(*, rule: AttributionRule, by, source: str | None = None, reattribute: bool = True) -> ReattributionJob | None:
+    _audit(rule, AuditEntry.Action.DELETED, rule_snapshot(rule), by, source)
     label = str(rule)
     rule.delete()
     return reattribution_request(reason=f"rule {label} deleted", by=by) if reattribute else None
 
 
 @transaction.atomic
-def rule_move(*, rule: AttributionRule, direction: int, by, source: str = "ui") -> ReattributionJob | None:
+def rule_move(*, rule: AttributionRule, direction: int, by, source: str | None = None) -> ReattributionJob | None:
     """Swap priorities with the neighbour above (-1) or below (+1) in the evaluation order."""
     ordered = list(AttributionRule.objects.order_by("priority", "id"))
     index = ordered.index(rule) + direction
@@ -98,8 +93,8 @@ def rule_move(*, rule: AttributionRule, direction: int, by, source: str = "ui") 
     rule.priority, other.priority = other_p, rule_p
     rule.save(update_fields=["priority", "updated_at"])
     other.save(update_fields=["priority", "updated_at"])
-    _audit(rule, RuleChange.Action.UPDATED, before_rule, by, source)
-    _audit(other, RuleChange.Action.UPDATED, before_other, by, source)
+    _audit(rule, AuditEntry.Action.UPDATED, before_rule, by, source)
+    _audit(other, AuditEntry.Action.UPDATED, before_other, by, source)
     return reattribution_request(reason=f"rule {rule} moved {'up' if direction < 0 else 'down'}", by=by)
 
 

@@ -136,6 +136,9 @@ def _save(form: ContractForm, by, contract: Contract | None) -> Contract | None:
     try:
         if contract is None:
             return contract_service.contract_create(by=by, **fields)
+        # The ModelForm's validation already copied the new values onto `contract`: the service compares against
+        # the stored row, or it would see no change and save nothing.
+        contract.refresh_from_db()
         return contract_service.contract_update(contract=contract, by=by, **fields)
     except contract_service.ContractInvalid as invalid:
         for field, message in invalid.errors.items():

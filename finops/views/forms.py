@@ -58,11 +58,11 @@ class UploadForm(forms.Form):
                 self.add_error("new_name", "An account with this name exists; pick it in the list.")
         return data
 
-    def target_account(self) -> Account:
+    def target_account(self, *, by=None) -> Account:
         data = self.cleaned_data
         if data["account"] is not None:
             return data["account"]
-        return account_create(name=data["new_name"], provider=data["new_provider"], connector=data["new_connector"])
+        return account_create(name=data["new_name"], provider=data["new_provider"], connector=data["new_connector"], by=by)
 
 
 def key_help(connector: str) -> str:

@@ -9,7 +9,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from finops import access
-from finops.models import AttributionRule, ReattributionJob
+from finops.models import AttributionRule, AuditEntry, ReattributionJob
+from finops.selectors.audit import entity_history
 from finops.selectors.rules import PREVIEW_DAYS, rule_preview, rules_with_claims, unattributed_cost
 from finops.services import rules as rule_service
 
@@ -75,7 +76,7 @@ def rule_edit(request, pk=None):
     if not can_manage:
         for field in form.fields.values():
             field.disabled = True
-    changes = rule.changes.select_related("changed_by")[:50] if rule.pk else []
+    changes = entity_history(AuditEntry.Entity.RULE, rule.pk) if rule.pk else []
     return render(
         request, "finops/rule_form.html", {"form": form, "rule": rule, "preview": preview, "changes": changes, "can_manage": can_manage}
     )

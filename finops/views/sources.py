@@ -115,7 +115,7 @@ def source_upload(request):
         return redirect("source-list")
     upload = form.cleaned_data["file"]
     with transaction.atomic():
-        account = form.target_account()
+        account = form.target_account(by=request.user)
         run = usage_upload_accept(account=account, upload=upload, file_name=upload.name)
     if wants_json:
         return JsonResponse(
@@ -188,7 +188,7 @@ def source_create(request):
     try:
         account = account_create(
             name=data["name"], connector=data["connector"], provider=data["provider"], base_url=data["base_url"],
-            secret=data["secret"], sync_interval_minutes=data["sync_interval_minutes"],
+            secret=data["secret"], sync_interval_minutes=data["sync_interval_minutes"], by=request.user,
         )
     except AccountInvalid as exc:
         form.add_error(None, str(exc))
@@ -224,7 +224,7 @@ def source_edit(request, pk):
     data = form.cleaned_data
     account_update(
         account=account, base_url=data["base_url"], secret=data["secret"],
-        sync_interval_minutes=data["sync_interval_minutes"], enabled=data["enabled"],
+        sync_interval_minutes=data["sync_interval_minutes"], enabled=data["enabled"], by=request.user,
     )
     changed = "key replaced, " if data["secret"] else ""
     messages.success(request, f"{account.name} saved ({changed}{'enabled' if data['enabled'] else 'disabled'}).")

@@ -70,7 +70,7 @@ def test_on_a_phone_the_menu_is_folded_and_opens_on_a_click_with_every_link(page
 
     toggle.click()
     assert toggle.get_attribute("aria-expanded") == "true"
-    assert menu_links(page) == [*NAV, "Admin", "API", "Sign out"]
+    assert menu_links(page) == [*NAV, "Audit", "Admin", "API", "Sign out"]
     assert page.locator("#site-menu .user").inner_text() == "ada · Admin"
     assert not page_scrolls_sideways(page)
 
@@ -117,7 +117,7 @@ def test_without_javascript_the_links_wrap_in_the_header_on_a_phone(browser, liv
         sign_in(page, "ada", PASSWORD)
         page.goto("/sources/")
         assert not page.locator(".menu-toggle").is_visible()
-        assert menu_links(page) == [*NAV, "Admin", "API", "Sign out"]
+        assert menu_links(page) == [*NAV, "Audit", "Admin", "API", "Sign out"]
         assert not page_scrolls_sideways(page)
     finally:
         context.close()

@@ -15,14 +15,14 @@ from pathlib import Path
 import yaml
 from django.db import IntegrityError, transaction
 
-from finops.crypto import CredentialError
 from finops.modelids import normalise_model
-from finops.models import Account, FxRate, Membership, ModelPrice, Provider, Team, User, Workload
+from finops.models import FxRate, ModelPrice, Provider, Team, Workload
 from finops.services.attribution import Reattribution, workload_team_sync
 from finops.services.spend_changes import spend_changed
-from finops.services.accounts import account_credentials_matches, account_set_credentials
+from finops.services.accounts import account_apply
+from finops.services.audit import audit_source
 from finops.services.prices import CATALOG_EFFECTIVE_FROM
-from finops.services.users import user_set_role
+from finops.services.users import user_apply
 
 from .caps import cap_apply, cap_reference_errors
 from .contracts import contract_apply
@@ -69,7 +69,7 @@ def config_apply(*, path: str | Path, text: str | None = None, environ: Mapping[
     entries = _validated(path.name, text, environ)
     result = ApplyResult()
     moves: list[Reattribution] = []  # what changed spend: workloads moved to another team, a rule set re-attributed
-    with transaction.atomic():
+    with transaction.atomic(), audit_source("config"):
         for section, items in entries.items():
             if section == "rules":
                 outcomes, reattribution = rules_apply(items)
@@ -289,20 +289,8 @@ def _apply_account(entry, environ) -> str:
         "enabled": entry["enabled"],
         "sync_interval_minutes": entry["sync_interval_minutes"],
     }
-    account, outcome = _upsert(Account, {"name": entry["name"]}, values)
     secret = environ.get(entry["credentials_env"], "") if entry["credentials_env"] else None
-    if secret is not None and not _stored_secret_is(account, secret):
-        account_set_credentials(account=account, secret=secret)
-        outcome = "created" if outcome == "created" else "updated"
-    return outcome
-
-
-def _stored_secret_is(account: Account, secret: str) -> bool:
-    try:
-        return account_credentials_matches(account=account, secret=secret)
-    except CredentialError:
-        # Stored under a key that is gone (replaced, not rotated): the environment's secret is re-encrypted.
-        return False
+    return account_apply(name=entry["name"], values=values, secret=secret)
 
 
 def _apply_price(entry, environ) -> str:
@@ -333,22 +321,8 @@ def _apply_fx_rate(entry, environ) -> str:
 
 
 def _apply_user(entry, environ) -> str:
-    user, outcome = _upsert(User, {"username": entry["username"]}, {"email": entry["email"], "time_zone": entry["time_zone"]})
-    if outcome == "created":
-        user.set_unusable_password()  # people sign in after `changepassword` or a reset; config holds no passwords
-        user.save(update_fields=["password"])
-    wants_staff = entry["role"] == User.Role.ADMIN
-    if user.role != entry["role"] or user.is_staff != wants_staff or user.is_superuser != wants_staff:
-        user_set_role(user=user, role=entry["role"])
-        outcome = "created" if outcome == "created" else "updated"
-    if entry["team"]:
-        team = Team.objects.get(slug=entry["team"])
-        memberships = list(user.memberships.all())
-        if [(m.team_id, m.role) for m in memberships] != [(team.id, entry["team_role"])]:
-            user.memberships.exclude(team=team).delete()
-            Membership.objects.update_or_create(user=user, team=team, defaults={"role": entry["team_role"]})
-            outcome = "created" if outcome == "created" else "updated"
-    return outcome
+    return user_apply(username=entry["username"], email=entry["email"], time_zone=entry["time_zone"], role=entry["role"],
+                      team=Team.objects.get(slug=entry["team"]) if entry["team"] else None, team_role=entry["team_role"])
 
 
 _APPLIERS = {

@@ -3,6 +3,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from finops.models import Account, ConnectorKind, IngestRun, Provider
+from finops.services.accounts import AccountInvalid, account_create
+from finops.services.audit import audit_source
 from ingest.services import usage_file_import
 
 
@@ -45,4 +47,8 @@ class Command(BaseCommand):
         provider = Provider.objects.filter(slug=provider_slug).first()
         if provider is None:
             raise CommandError(f"Unknown provider {provider_slug!r}.")
-        return Account.objects.create(name=name, provider=provider, connector=connector)
+        with audit_source("cli"):  # the account write path, audited like the pages' (finops.services.accounts)
+            try:
+                return account_create(name=name, provider=provider, connector=connector)
+            except AccountInvalid as exc:
+                raise CommandError(str(exc)) from None
