@@ -39,7 +39,9 @@ def _midnight(day: dt.date) -> dt.datetime:
 
 
 def _badge(status: str, label: str) -> dict:
-    return {"status": status, "status_status": status, "status_text": label}
+    """A badge column's keys (finops.reports.tables): the label it reads, the status that colours it, its tooltip.
+    Spread after the row's own keys, so it must carry the label itself ("On track", never "on_track")."""
+    return {"status": label, "status_status": status, "status_text": label}
 
 
 class Sections:
