@@ -59,7 +59,7 @@ BENCH_URL ?= postgres://postgres@127.0.0.1:5432/$(BENCH_DB)
 BENCH_LINES ?= --lines 1000000 --lines 5000000
 BENCH_ENV := DATABASE_URL=$(BENCH_URL) DEBUG=0 SECRET_KEY=bench-only-not-a-secret DJANGO_READ_DOT_ENV_FILE=0 REDIS_URL=
 
-bench: bench-ingest bench-pages bench-alerts bench-scorecard bench-whatif
+bench: bench-ingest bench-pages bench-alerts bench-scorecard bench-whatif bench-report
 
 bench-ingest: install
 	@pg_isready -q -h 127.0.0.1 -p 5432 || $(MAKE) services
@@ -106,6 +106,13 @@ bench-scorecard: bench-pages-db
 # bench-results/whatif.json. Quick check: make bench-whatif BENCH_PAGE_LINES=200000 BENCH_PAGES_DB=<yours>_bench
 bench-whatif: bench-pages-db
 	$(BENCH_PAGES_ENV) $(BIN)/python manage.py bench_whatif --lines $(BENCH_PAGE_LINES) --out bench-results/whatif.json
+
+# The monthly TCO report at scale (issue 14): on the page bench's organisation (its lines reused), the report of
+# the last full month as an admin: the selector, the charts, the page (target p95 ≤ 1 s), the PDF (≤ 10 s), the CSV
+# and the XLSX, p50/p95 beside a control query; bench-results/report.json.
+# Quick check: make bench-report BENCH_PAGE_LINES=200000 BENCH_PAGES_DB=<yours>_bench
+bench-report: bench-pages-db
+	$(BENCH_PAGES_ENV) $(BIN)/python manage.py bench_report --lines $(BENCH_PAGE_LINES) --out bench-results/report.json $(BENCH_REPORT_ARGS)
 
 check: install
 	$(BIN)/python manage.py makemigrations --check --dry-run
