@@ -127,32 +127,37 @@ def _label_width(labels: list[str]) -> float:
 
 @drawn
 def movers_chart(rows: list[dict], *, currency: str) -> Chart | None:
-    """Each mover's change from last month as a small waterfall: last month, + volume, + price, + mix = this month."""
+    """Each mover's change from last month split into volume, price and mix, bars from zero beside the whole change
+    (a waterfall from last month's level would show the level and hide the split), one panel per mover, one scale."""
     rows = [r for r in rows if r.get("change")]
     if not rows:
         return None
-    figure, axes = _figure(2.3, len(rows))
-    steps = ("volume", "price", "mix")
+    figure, axes = _figure(1.9, len(rows))
+    parts = ("volume", "price", "mix", "change")
+    labels = ["Volume", "Price", "Mix", "Change"]
+    reach = max(abs(_f(r[p])) for r in rows for p in parts) * 1.15 or 1.0
     for ax, row in zip(axes, rows):
-        before, after = _f(row["before"]), _f(row["after"])
-        level, lefts, heights, colours = before, [0.0], [before], [NEUTRAL]
-        for step in steps:
-            value = _f(row[step])
-            lefts.append(level if value >= 0 else level + value)
-            heights.append(abs(value))
-            colours.append(UP if value > 0 else DOWN)
-            level += value
-        lefts.append(0.0)
-        heights.append(after)
-        colours.append(NEUTRAL)
-        ax.bar(range(5), heights, bottom=lefts, color=colours, width=0.65)
-        ax.set_xticks(range(5), ["Last\nmonth", "Volume", "Price", "Mix", "This\nmonth"])
+        values = [_f(row[p]) for p in parts]
+        colours = [UP if v > 0 else DOWN for v in values[:3]] + [LINE]
+        ax.barh(range(4), values, color=colours, height=0.6)
+        ax.set_yticks(range(4), labels)
+        ax.invert_yaxis()
+        ax.axvline(0, color=LINE, linewidth=0.6)
+        ax.set_xlim(-reach, reach)
         ax.set_title(_short(row["label"], 34), fontsize=7.5)
         ax.tick_params(axis="x", labelsize=6.5)
-        _money_axis(ax, currency)
-    return _svg(figure, "movers", "Biggest movers: the change split into volume, price and mix", bottom_in=0.35,
-                top_in=0.45, alt="For each of the biggest movers, last month's spend, the change from volume, from price and from mix "
-                "(red raises spend, green lowers it), and this month's spend; the table below has the amounts.")
+        ax.xaxis.set_major_locator(_ticks(3))
+        _money_axis(ax, currency, x=True)
+    return _svg(figure, "movers", "Biggest movers: the change split into volume, price and mix", left_in=0.55,
+                right_in=0.15, top_in=0.45, wspace=0.45,
+                alt="For each of the biggest movers, the change in spend from last month and its parts: volume, price "
+                    "and mix (red raises spend, green lowers it); the table below has the amounts.")
+
+
+def _ticks(count: int):
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(count, symmetric=True)
 
 
 # --- section 2: spend ---
