@@ -98,7 +98,7 @@ def test_the_command_writes_each_format(demo, db, on_the_demos_day, tmp_path):
         path = tmp_path / f"report.{kind}"
         out = io.StringIO()
         call_command("tco_report", "--format", kind, "--output", str(path), stdout=out)  # default month: October
-        assert f"Wrote the TCO report of October 2026" in out.getvalue() and path.stat().st_size > 0
+        assert "Wrote the TCO report of October 2026" in out.getvalue() and path.stat().st_size > 0
         written[kind] = path
     html = written["html"].read_text()
     assert html.startswith("<!doctype html>") and "TCO report <span class=\"month\">October 2026</span>" in html

@@ -12,8 +12,8 @@ script runs in it, the page's style rules neither reach it nor are relaxed by it
 the page would carry matplotlib's <style> element and style="" attributes, which a strict style-src refuses. No
 second request either (a chart URL would compute the report again) and the PDF needs no URL fetcher: WeasyPrint
 draws a data: SVG as vectors, its text as text (so the PDF's charts are sharp and searchable). matplotlib's own
-<style> element is stripped all the same (the few rules it holds are set as attributes by rcParams here), so the
-image is one self-contained drawing.
+<style> element is stripped all the same (it only sets round line joins, which bars and ticks do not need), so the
+image is plain drawing elements whatever shows it.
 
 Drawing choices: the text stays text (svg.fonttype "none", DejaVu Sans as WeasyPrint has it, a sans-serif
 fallback elsewhere), a fixed hash salt and no date in the metadata so a chart of the same rows is the same bytes;
@@ -25,6 +25,7 @@ import functools
 import io
 import json
 import re
+import threading
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -46,6 +47,7 @@ STATUS_COLOURS = {"breached": "#e0413a", "forecast": "#ff9900", "warning": "#ff9
 VARIANCE_PLACES = 3  # a variance is charted to the table's precision, 0.1 %
 MAX_BARS = 12
 CACHED_CHARTS = 64  # ~25 kB each  # horizontal bar charts: the biggest this many (the table beside lists them all)
+DRAWING = threading.Lock()
 STYLE = re.compile(r"<style[^>]*>.*?</style>\s*", re.S)
 
 
@@ -72,7 +74,8 @@ def drawn(chart):
     def draw(*args, **kwargs):
         import matplotlib  # imported on use: only the report pays for it
 
-        with matplotlib.rc_context(RC):
+        # rc_context changes matplotlib's global settings: one chart at a time in a process with threads.
+        with DRAWING, matplotlib.rc_context(RC):
             return chart(*args, **kwargs)
 
     return draw
