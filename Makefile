@@ -8,7 +8,7 @@ REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install focus-validator demo test services chromium bench bench-ingest bench-pages-db bench-pages bench-alerts bench-scorecard bench-whatif check clean
+.PHONY: install focus-validator demo test services system-packages chromium bench bench-ingest bench-report bench-pages-db bench-pages bench-alerts bench-scorecard bench-whatif check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,11 +45,22 @@ services:
 	@redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 || { redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no && \
 		for i in $$(seq 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done; }
 
-# Debian's Chromium for the browser tests (Playwright drives it; no browser download).
-chromium:
-	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+# The system packages the tests need, installed only when one is missing (CI runs as root, no stdin): Debian's
+# Chromium for the browser tests (Playwright drives it; no browser download); Pango and a font for WeasyPrint's
+# PDFs; poppler-utils (pdftoppm, pdftotext) to look at them. Each entry: package:file that proves it is there.
+SYSTEM_PACKAGES ?= chromium:/usr/bin/chromium libpango-1.0-0:/usr/lib/$(shell uname -m)-linux-gnu/libpango-1.0.so.0 \
+	libpangoft2-1.0-0:/usr/lib/$(shell uname -m)-linux-gnu/libpangoft2-1.0.so.0 \
+	fonts-dejavu-core:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf poppler-utils:/usr/bin/pdftoppm
 
-test: install focus-validator services chromium
+system-packages:
+	@missing=""; for entry in $(SYSTEM_PACKAGES); do test -e "$${entry#*:}" || missing="$$missing $${entry%%:*}"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; fi
+
+# The old name of the target above (it installed only Chromium).
+chromium: system-packages
+
+test: install focus-validator services system-packages
 	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Ingest throughput on Postgres: a generated 1M- and 5M-line FOCUS export imported end to end, beside a plain COPY
@@ -60,7 +71,7 @@ BENCH_URL ?= postgres://postgres@127.0.0.1:5432/$(BENCH_DB)
 BENCH_LINES ?= --lines 1000000 --lines 5000000
 BENCH_ENV := DATABASE_URL=$(BENCH_URL) DEBUG=0 SECRET_KEY=bench-only-not-a-secret DJANGO_READ_DOT_ENV_FILE=0 REDIS_URL=
 
-bench: bench-ingest bench-pages bench-alerts bench-scorecard bench-whatif
+bench: bench-ingest bench-pages bench-alerts bench-scorecard bench-whatif bench-report
 
 bench-ingest: install
 	@pg_isready -q -h 127.0.0.1 -p 5432 || $(MAKE) services
@@ -107,6 +118,13 @@ bench-scorecard: bench-pages-db
 # bench-results/whatif.json. Quick check: make bench-whatif BENCH_PAGE_LINES=200000 BENCH_PAGES_DB=<yours>_bench
 bench-whatif: bench-pages-db
 	$(BENCH_PAGES_ENV) $(BIN)/python manage.py bench_whatif --lines $(BENCH_PAGE_LINES) --out bench-results/whatif.json
+
+# The monthly TCO report at scale (issue 14): on the page bench's organisation (its lines reused), the report of
+# the last full month as an admin: the selector, the charts, the page (target p95 ≤ 1 s), the PDF (≤ 10 s), the CSV
+# and the XLSX, p50/p95 beside a control query; bench-results/report.json.
+# Quick check: make bench-report BENCH_PAGE_LINES=200000 BENCH_PAGES_DB=<yours>_bench
+bench-report: bench-pages-db
+	$(BENCH_PAGES_ENV) $(BIN)/python manage.py bench_report --lines $(BENCH_PAGE_LINES) --out bench-results/report.json $(BENCH_REPORT_ARGS)
 
 check: install
 	$(BIN)/python manage.py makemigrations --check --dry-run

@@ -55,3 +55,14 @@ def demo_loaded_twice(django_db_blocker, tmp: Path, totals=lambda: None):
         load_demo(today=TODAY)
         yield {"summary": summary, "after_first": after_first, "after_second": totals()}
         transaction.set_rollback(True)
+
+
+@contextmanager
+def demo_loaded_once(django_db_blocker):
+    """The demo loaded once for TODAY, in a transaction rolled back afterwards (a module's tests share it when
+    they read the demo rather than test its loading)."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        reseed_reference_data()
+        summary = load_demo(today=TODAY)
+        yield summary
+        transaction.set_rollback(True)

@@ -12,11 +12,11 @@ from finops.services.prices import PriceBook, Tokens, cost_from_price
 ZERO = Decimal(0)
 
 
-def _groups(rows: QuerySet[DailySpend]):
-    """Billed usage by (day, model) in the rollup, with its token classes and billed amount."""
+def _groups(rows: QuerySet[DailySpend], *by: str):
+    """Billed usage by (day, model) in the rollup (first by `by`), with its token classes and billed amount."""
     return (
         rows.filter(cost_basis=CostBasis.BILLED, charge_category="usage")
-        .values("day", "model")
+        .values(*by, "day", "model")
         .annotate(
             billed=Sum("reporting_cost"),
             input=Sum("input_tokens"),
@@ -24,7 +24,7 @@ def _groups(rows: QuerySet[DailySpend]):
             write=Sum("cache_write_tokens"),
             output=Sum("output_tokens"),
         )
-        .order_by("day", "model")
+        .order_by(*by, "day", "model")
     )
 
 
@@ -35,19 +35,8 @@ def reconciliation(*, provider: Provider, rows: QuerySet[DailySpend]) -> dict:
     by_day: dict = defaultdict(lambda: {"billed": ZERO, "at_list": ZERO, "unpriced_billed": ZERO, "non_usage": ZERO})
     by_model: dict = defaultdict(lambda: {"billed": ZERO, "at_list": ZERO, "tokens": 0, "unpriced_billed": ZERO})
     for group in _groups(rows):
-        price = book.price_on(group["model"], group["day"])
-        billed = group["billed"] or ZERO
-        tokens = Tokens(group["input"], group["cached"], group["write"], group["output"])
-        day, model = by_day[group["day"]], by_model[group["model"]]
-        model["tokens"] += group["input"] + group["cached"] + group["write"] + group["output"]
-        if price is None:
-            day["unpriced_billed"] += billed
-            model["unpriced_billed"] += billed
-            continue
-        at_list = cost_from_price(price, tokens)
-        for bucket in (day, model):
-            bucket["billed"] += billed
-            bucket["at_list"] += at_list
+        by_model[group["model"]]["tokens"] += group["input"] + group["cached"] + group["write"] + group["output"]
+        _add(group, book, by_day[group["day"]], by_model[group["model"]])
     # Tax, credits and fees are on the bill but are not usage: their own column, outside the variance.
     charges = rows.exclude(charge_category="usage").values("day").annotate(cost=Sum("reporting_cost")).order_by()
     for charge in charges:
@@ -56,6 +45,30 @@ def reconciliation(*, provider: Provider, rows: QuerySet[DailySpend]) -> dict:
         "days": [_finish({"day": day, **values}) for day, values in sorted(by_day.items())],
         "models": sorted((_finish({"model": m, **v}) for m, v in by_model.items()), key=lambda r: -(r["billed"] + r["unpriced_billed"])),
     }
+
+
+def _add(group: dict, book: PriceBook, *buckets: dict) -> None:
+    """One (day, model) group of billed usage into each bucket: billed and at list price, or unpriced billed."""
+    price = book.price_on(group["model"], group["day"])
+    billed = group["billed"] or ZERO
+    if price is None:
+        for bucket in buckets:
+            bucket["unpriced_billed"] += billed
+        return
+    at_list = cost_from_price(price, Tokens(group["input"], group["cached"], group["write"], group["output"]))
+    for bucket in buckets:
+        bucket["billed"] += billed
+        bucket["at_list"] += at_list
+
+
+def provider_totals(rows: QuerySet[DailySpend]) -> dict[int, dict]:
+    """{provider id: {"billed", "at_list", "unpriced_billed", "variance"}}: reconciliation()'s models summed, for
+    every provider with billed usage in `rows`, in one read (the monthly report's table; the same arithmetic)."""
+    books = PriceBook.all_providers()
+    totals: dict = defaultdict(lambda: {"billed": ZERO, "at_list": ZERO, "unpriced_billed": ZERO})
+    for group in _groups(rows, "provider_id"):
+        _add(group, books.get(group["provider_id"]) or PriceBook([]), totals[group["provider_id"]])
+    return {provider_id: _finish(values) for provider_id, values in totals.items()}
 
 
 def _finish(row: dict) -> dict:

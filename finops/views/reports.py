@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 from finops import access
 from finops.models import ReportSnapshot
 from finops.reports import tco_formats
+from finops.reports.tco_pdf import report_pdf, report_sections
 from finops.reports.restatement import RESTATEMENT, diff
 from finops.reports.tco_tables import SECTIONS, TITLES
 from finops.selectors.tco_report import MonthError, TcoReport, report_month, restated_sources, tco_report
@@ -82,17 +83,11 @@ def report_page(request, month: str):
     query = f"?version={snapshot.version}" if snapshot else ""
     return render(request, "finops/report.html", {
         "report": report, "snapshot": snapshot, "versions": versions, "latest": latest, "changes": changes, "restated_sources": sources,
-        "restatement_spec": RESTATEMENT, "sections": _sections(report), "titles": TITLES,
+        "restatement_spec": RESTATEMENT, "sections": report_sections(report), "titles": TITLES,
         "downloads": {kind: reverse("report-file", args=[report.key, kind]) + query for kind in FILE_TYPES},
         "can_publish": access.can_publish_reports(request.user) and snapshot is None,
         "month_value": report.key, "max_month": f"{today_utc():%Y-%m}",
     })
-
-
-def _sections(report: TcoReport) -> list[dict]:
-    return [{"key": s.key, "title": s.title,
-             "tables": [{"spec": t, "title": TITLES[t.name], "rows": report.rows(t.name)} for t in s.tables]}
-            for s in SECTIONS]
 
 
 def report_file(request, month: str, kind: str):
@@ -111,8 +106,6 @@ def report_file(request, month: str, kind: str):
     elif kind == "xlsx":
         response.write(tco_formats.xlsx(report))
     else:
-        from finops.reports.tco_pdf import report_pdf
-
         response.write(report_pdf(report, snapshot=snapshot))
     response["Content-Disposition"] = f'attachment; filename="{stem}.{kind}"'
     return response
