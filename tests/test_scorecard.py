@@ -288,7 +288,7 @@ def test_the_xlsx_holds_the_csv_cell_by_cell_with_numbers_as_numbers(client_as, 
             else:
                 assert value == text, header
     spend = expected[0].index("Spend") + 1
-    assert sheet.cell(row=3, column=spend).number_format == "#,##0.00"
+    assert sheet.cell(row=3, column=spend).number_format == "\"$\"#,##0.00"
     assert isinstance(sheet.cell(row=3, column=spend).value, (int, float))
 
 

@@ -1,8 +1,8 @@
 """A table of figures as an XLSX workbook, from the same spec as its page and CSV (finops.reports.tables): the same
 header and columns, cell for cell, but numbers as numbers so finance can sum and pivot them.
 
-- Money is the exact Decimal (not rounded, not a float in the file's text) shown with 2 decimals; $/M tokens with
-  3, cost per outcome with up to 4; changes and shares are fractions shown as percentages; latencies whole ms.
+- Money is the exact Decimal (not rounded, not a float in the file's text) shown with 2 decimals and its currency's
+  symbol (the row's, for a contract in another currency); $/M tokens with 3, cost per outcome with up to 4; changes and shares are fractions shown as percentages; latencies whole ms.
 - Row 1 is a title (what, which period, when generated, in UTC); row 2 the header; panes frozen below the header
   and right of the first column; widths fitted to the header and the figures.
 openpyxl writes it directly: the clearest code for per-cell number formats (pandas would only add a layer).
@@ -28,6 +28,16 @@ FORMATS = {
     "score": "0.0##", "score_change": "+0.0##;-0.0##;0", "speed": "#,##0",
 }
 SHEET_NAME_MAX = 31  # Excel's limit
+CURRENCY_KINDS = ("money", "per_mtok", "per_outcome", "price")
+
+
+def number_format(kind: str, currency: str) -> str | None:
+    """The cell format of a kind; an amount of money carries its currency's symbol ("$"#,##0.00; CHF as
+    "CHF "#,##0.00), so a sum or a pivot in the spreadsheet still reads as money."""
+    found = FORMATS.get(kind)
+    if found is None or kind not in CURRENCY_KINDS:
+        return found
+    return f'"{display.currency_symbol(currency)}"{found}'
 
 
 def cell_value(kind: str, value):
@@ -53,8 +63,9 @@ def cell_value(kind: str, value):
 
 def _cells(table: Table, row: dict) -> list[tuple[object, str | None]]:
     cells = []
+    currency = row_currency(table, row)
     for column in table.columns:
-        cells.append((cell_value(column.kind, row.get(column.key)), FORMATS.get(column.kind)))
+        cells.append((cell_value(column.kind, row.get(column.key)), number_format(column.kind, currency)))
         if column.unpriced:
             cells.append((int(row.get(column.unpriced) or 0), FORMATS["tokens"]))
         if column.delta:
