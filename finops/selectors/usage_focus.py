@@ -8,7 +8,9 @@ bounded however many millions of lines a month holds, and two exports of unchang
 Read for speed (docs/focus-export.md, "Speed"): Postgres writes the times as the FOCUS text itself (parsing a
 timestamp into a datetime only to print it again was a third of the read), the tags come as JSON text parsed
 once per tag set by the report, and the catalog's rates are looked up once per (provider, model, day, tier,
-currency), not once per line.
+currency), not once per line. Accounts, providers and line signatures (their team and workload) are small
+tables (ten million lines have a few thousand signatures): read whole before the cursor opens and joined here,
+they spare the month's query half its time.
 """
 
 import datetime as dt
@@ -19,19 +21,17 @@ from django.conf import settings
 from django.db.models import CharField, F, Func, TextField
 from django.db.models.functions import Cast
 
-from finops.models import CostBasis, UsageLine
+from finops.models import Account, CostBasis, LineSignature, Provider, UsageLine
 from finops.months import month_of, next_month
 from finops.reporting_period import EARLIEST, LATEST
 from finops.services.prices import PriceBook, class_rates
 
 CHUNK_LINES = 10_000  # rows per fetch of the server-side cursor: few round trips, a few MB held
 MONTH = re.compile(r"^(\d{4})-(\d{2})$")
-FIELDS = (
-    "id", "account_id", "account__name", "provider_id", "provider__name", "provider__slug",
-    "model", "model_raw", "service_tier", "project_ref", "api_key_ref",
+FIELDS = (  # the line's own columns; its account's, provider's and signature's are joined in Python (see month_lines)
+    "id", "account_id", "provider_id", "signature_id", "model", "model_raw", "service_tier", "project_ref", "api_key_ref",
     "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests",
     "cost", "currency", "reporting_cost", "cost_basis", "charge_category", "tag_set_id",
-    "signature__team__slug", "signature__team__cost_center", "signature__workload__slug",
 )
 
 
@@ -73,6 +73,8 @@ def _midnight(day: dt.date) -> dt.datetime:
 def month_lines(month: dt.date, *, chunk_size: int = CHUNK_LINES) -> Iterator[dict]:
     """Every usage line whose period starts in `month` (UTC), as a dict of FIELDS plus:
 
+    - `account__name`, `provider__name`, `provider__slug`, `signature__team__slug`, `signature__team__cost_center`,
+      `signature__workload__slug` (None when no rule claims the line);
     - `period_start`, `period_end`, `billing_period_start`, `billing_period_end` as FOCUS Date/Time text (the
       billing period is the line's own when its source gave one, else its calendar month);
     - `tags_json`: the line's own tags as JSON text (parsed by the report once per tag set, not once per line);
@@ -81,7 +83,11 @@ def month_lines(month: dt.date, *, chunk_size: int = CHUNK_LINES) -> Iterator[di
       the catalog prices the model in the line's currency (the FOCUS ListUnitPrice); None where it has no price
       in that currency, for unpriced usage and for charges that are not usage.
     """
-    books = PriceBook.all_providers()  # catalog-sized, read once before the cursor opens
+    books = PriceBook.all_providers()  # catalog-sized, read once before the cursor opens, like the three below
+    accounts = dict(Account.objects.values_list("id", "name"))
+    providers = {pid: (name, slug) for pid, name, slug in Provider.objects.values_list("id", "name", "slug")}
+    signatures = {sid: (team, cost_center or "", workload) for sid, team, cost_center, workload
+                  in LineSignature.objects.values_list("id", "team__slug", "team__cost_center", "workload__slug")}
     lines = (UsageLine.objects
              .filter(period_start__gte=_midnight(month), period_start__lt=_midnight(next_month(month)))
              .order_by("period_start", "id")
@@ -100,6 +106,10 @@ def month_lines(month: dt.date, *, chunk_size: int = CHUNK_LINES) -> Iterator[di
             billing_end = period_ends[billing_start] = _month_start_text(next_month(dt.date.fromisoformat(billing_start[:10])).isoformat())
         row["billing_period_start"], row["billing_period_end"] = billing_start, billing_end
         row["reporting_currency"] = reporting_currency
+        row["account__name"] = accounts[row["account_id"]]
+        row["provider__name"], row["provider__slug"] = providers[row["provider_id"]]
+        row["signature__team__slug"], row["signature__team__cost_center"], row["signature__workload__slug"] = (
+            signatures[row["signature_id"]])
         if row["charge_category"] != "usage" or not row["model"] or row["cost_basis"] == CostBasis.UNPRICED:
             row["list_rates"] = None
         else:  # a month holds a few thousand (model, day) pairs: each looked up once (None: no price, remembered)
