@@ -359,3 +359,8 @@ def test_a_generic_reader_summing_the_file_by_service_gets_the_spend_selectors_t
         lines = month.filter(provider__name=provider, currency=currency)
         assert sums["BilledCost"] == (lines.filter(cost_basis=CostBasis.BILLED).aggregate(s=Sum("cost"))["s"] or 0)
         assert sums["EffectiveCost"] == (lines.exclude(cost_basis=CostBasis.UNPRICED).aggregate(s=Sum("cost"))["s"] or 0)
+
+
+@pytest.mark.parametrize("count", [0, 1, 999_999, 1_000_000, 1_500_000, 1_234_567_891, 10**19 - 1])
+def test_the_pricing_quantity_of_tokens_is_their_count_in_millions_exactly(count):
+    assert usage_focus.per_million(count) == usage_focus.money(Decimal(count).scaleb(-6))
