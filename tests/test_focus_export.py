@@ -5,9 +5,11 @@ tests/test_focus_export_demo.py."""
 
 import datetime as dt
 from decimal import Decimal
+import csv
 from io import StringIO
 from pathlib import Path
 
+import pandas
 import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import Sum
@@ -15,10 +17,12 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from finops.models import Account, CostBasis, UsageLine
+from finops.models import Account, CostBasis, Provider, UsageLine
 from finops.reports import usage_focus
+from finops.reports.cells import spreadsheet_safe
 from finops.selectors.spend_report import spend_rows
 from finops.services.config import config_apply
+from finops.services.prices import PriceBook, class_rates
 from finops.views.period import today_utc
 from ingest.services import usage_file_import
 from tests.focus_helpers import VALIDATOR_RULES_IGNORED, money_sum, problems, read_csv, validator_failures
@@ -95,13 +99,11 @@ def line_of(model: str, day: str) -> UsageLine:
     return UsageLine.objects.get(model=model, period_start=f"{day}T00:00:00Z")
 
 
-def test_each_line_whose_period_starts_in_the_month_is_a_row_per_token_class(organisation):
+def test_each_line_whose_period_starts_in_the_month_is_one_row(organisation):
     _, rows, _ = export()
     lines = UsageLine.objects.filter(period_start__gte="2026-03-01T00:00:00Z", period_start__lt="2026-04-01T00:00:00Z")
-    assert {int(row["x_UsageLineId"]) for row in rows} == set(lines.values_list("id", flat=True))
-    for line in lines:
-        classes = [line.input_tokens, line.cached_input_tokens, line.cache_write_tokens, line.output_tokens]
-        assert len(rows_of(rows, line)) == max(1, sum(1 for n in classes if n)), line.model_raw
+    assert len(rows) == lines.count() > 10
+    assert sorted(int(row["x_UsageLineId"]) for row in rows) == sorted(lines.values_list("id", flat=True))
     assert UsageLine.objects.filter(period_start__date__in=[dt.date(2026, 2, 28), APRIL]).count() == 2  # left out
     starts = [row["ChargePeriodStart"] for row in rows]
     assert starts == sorted(starts) and all(s.startswith(MONTH) for s in starts)
@@ -124,25 +126,32 @@ def test_billed_cost_adds_up_to_the_months_billed_spend_and_effective_cost_to_it
         assert sum(int(row[column]) for row in rows) == month.aggregate(s=Sum(name))["s"]
 
 
-def test_a_line_mixing_token_classes_is_split_by_list_price_and_keeps_its_cost_exactly(organisation):
+def catalog_rates(provider: str, model: str, day: str) -> dict:
+    price = PriceBook.for_provider(Provider.objects.get(slug=provider)).price_on(model, dt.date.fromisoformat(day))
+    return class_rates(price)
+
+
+def test_a_line_mixing_token_classes_is_one_row_with_its_cost_as_billed_and_its_classes_beside_it(organisation):
     _, rows, _ = export()
     line = line_of("gpt-4o", "2026-03-01")  # billed 5.50: 1.0M input, 0.2M cached input, 0.3M output
-    parts = rows_of(rows, line)
-    assert [(r["SkuMeter"], r["ConsumedQuantity"], r["PricingQuantity"]) for r in parts] == [
-        ("Input Tokens", "1000000", "1"), ("Cache Read Input Tokens", "200000", "0.2"), ("Output Tokens", "300000", "0.3")]
-    assert sum(Decimal(r["BilledCost"]) for r in parts) == Decimal("5.5") == line.cost
-    assert {r["x_CostSplit"] for r in parts} == {"list-price"} and "share of the line's cost" in parts[0]["ChargeDescription"]
-    # The catalog's rates: ListCost = ListUnitPrice × PricingQuantity, and the bill is shared in their proportion.
-    list_costs = [Decimal(r["ListUnitPrice"]) * Decimal(r["PricingQuantity"]) for r in parts]
-    assert [Decimal(r["ListCost"]) for r in parts] == list_costs and sum(list_costs) != line.cost
-    for part, at_list in zip(parts, list_costs):
-        assert abs(Decimal(part["BilledCost"]) - line.cost * at_list / sum(list_costs)) < Decimal("1e-17")
-        assert part["BilledCost"] == part["EffectiveCost"] == part["ContractedCost"] == part["PricingCurrencyEffectiveCost"]
-    assert [r["x_Requests"] for r in parts] == ["420", "0", "0"]  # counted once
-    assert [(r["x_InputTokens"], r["x_CachedInputTokens"], r["x_OutputTokens"]) for r in parts] == [
-        ("1000000", "0", "0"), ("0", "200000", "0"), ("0", "0", "300000")]
-    row = parts[0]
-    assert (row["ConsumedUnit"], row["PricingUnit"]) == ("Tokens", "1000000 Tokens")
+    (row,) = rows_of(rows, line)
+    assert (row["ConsumedQuantity"], row["ConsumedUnit"], row["PricingQuantity"], row["PricingUnit"]) == (
+        "1500000", "Tokens", "1.5", "1000000 Tokens")
+    assert row["SkuMeter"] == "Tokens"  # several classes: the one meter naming the mix
+    assert (row["x_InputTokens"], row["x_CachedInputTokens"], row["x_CacheWriteTokens"], row["x_OutputTokens"]) == (
+        "1000000", "200000", "0", "300000")
+    # The cost exactly as the provider billed it, in every cost column: never apportioned.
+    assert Decimal(row["BilledCost"]) == line.cost == Decimal("5.5")
+    assert row["BilledCost"] == row["EffectiveCost"] == row["ContractedCost"] == row["PricingCurrencyEffectiveCost"] == "5.5"
+    assert row["x_ReportingBilledCost"] == row["x_ReportingEffectiveCost"] == "5.5"
+    # ListCost: each class at its catalog rate; no one rate prices a mix, so ListUnitPrice is null.
+    rates = catalog_rates("openai", "gpt-4o", "2026-03-01")
+    at_list = (1_000_000 * rates["input"] + 200_000 * rates["cached_input"] + 300_000 * rates["output"]) / 1_000_000
+    assert Decimal(row["ListCost"]) == at_list != line.cost
+    assert row["ListUnitPrice"] == row["PricingCurrencyListUnitPrice"] == ""
+    assert row["x_Requests"] == "420"
+    assert row["ChargeDescription"] == ("gpt-4o-2024-08-06: 1,500,000 tokens (1,000,000 input, 200,000 cache read input, "
+                                        "300,000 output), billed by OpenAI")
     assert row["SkuId"] == "openai/gpt-4o" and row["x_ModelAsBilled"] == "gpt-4o-2024-08-06"
     assert (row["ProviderName"], row["PublisherName"], row["InvoiceIssuerName"], row["ServiceName"]) == ("OpenAI",) * 4
     assert (row["ServiceCategory"], row["ServiceSubcategory"]) == ("AI and Machine Learning", "Generative AI")
@@ -152,50 +161,50 @@ def test_a_line_mixing_token_classes_is_split_by_list_price_and_keeps_its_cost_e
     assert (row["ChargeFrequency"], row["PricingCategory"]) == ("Usage-Based", "Standard")
 
 
-def test_a_line_of_one_token_class_is_one_row_with_its_cost_as_billed(organisation):
+def test_list_unit_price_is_given_only_where_list_cost_is_it_times_the_pricing_quantity(organisation):
     _, rows, _ = export()
-    (row,) = rows_of(rows, line_of("text-embedding-3-small", "2026-03-31"))
-    assert (row["SkuMeter"], row["ConsumedQuantity"], row["BilledCost"], row["x_CostSplit"]) == ("Input Tokens", "5000000", "0.1", "")
+    (row,) = rows_of(rows, line_of("text-embedding-3-small", "2026-03-31"))  # one class: input
+    assert (row["SkuMeter"], row["ConsumedQuantity"], row["BilledCost"]) == ("Input Tokens", "5000000", "0.1")
+    assert Decimal(row["ListUnitPrice"]) == catalog_rates("openai", "text-embedding-3-small", "2026-03-31")["input"]
+    priced = [r for r in rows if r["ListUnitPrice"]]
+    assert row in priced
+    for each in priced:
+        assert Decimal(each["ListCost"]) == Decimal(each["ListUnitPrice"]) * Decimal(each["PricingQuantity"])
+        assert each["SkuMeter"] != "Tokens" and each["PricingCurrencyListUnitPrice"] == each["ListUnitPrice"]
 
 
 def test_a_euro_line_is_billed_in_euros_with_its_reporting_amount_beside_it(organisation):
     _, rows, _ = export()
-    parts = rows_of(rows, line_of("gpt-4o", "2026-03-10"))  # 100 EUR: 4M input, 1M output
-    assert {r["BillingCurrency"] for r in parts} == {r["PricingCurrency"] for r in parts} == {"EUR"}
-    assert sum(Decimal(r["BilledCost"]) for r in parts) == 100
-    assert sum(Decimal(r["x_ReportingEffectiveCost"]) for r in parts) == Decimal("108")  # at 1.08 USD per EUR
-    # Shared by the catalog's USD prices (their proportion is what counts); no EUR list price, so none is claimed.
-    assert [r["x_CostSplit"] for r in parts] == ["list-price"] * 2 and [r["ListUnitPrice"] for r in parts] == ["", ""]
-    # gpt-4o lists input at $2.50 and output at $10 per 1M: 4M input and 1M output cost alike (by tokens: 80 / 20).
-    assert [r["BilledCost"] for r in parts] == ["50", "50"]
+    (row,) = rows_of(rows, line_of("gpt-4o", "2026-03-10"))  # 100 EUR: 4M input, 1M output
+    assert row["BillingCurrency"] == row["PricingCurrency"] == "EUR"
+    assert (row["BilledCost"], row["x_ReportingEffectiveCost"]) == ("100", "108")  # at 1.08 USD per EUR
+    # The catalog prices gpt-4o in USD only: no EUR list price is claimed, ListCost is the cost as charged.
+    assert (row["ListUnitPrice"], row["ListCost"]) == ("", "100")
+    assert (row["x_InputTokens"], row["x_OutputTokens"], row["ConsumedQuantity"]) == ("4000000", "1000000", "5000000")
     assert {row["x_ReportingCurrency"] for row in rows} == {"USD"}
 
 
 def test_estimated_and_unpriced_usage_cost_nothing_billed_and_say_why(organisation):
     _, rows, _ = export()
     line = line_of("gpt-oss-120b", "2026-03-05")
-    estimated = rows_of(rows, line)
-    assert {r["x_CostBasis"] for r in estimated} == {"estimated"} and len(estimated) == 3
-    assert {r["BilledCost"] for r in estimated} == {"0"}
-    assert sum(Decimal(r["EffectiveCost"]) for r in estimated) == line.cost > 0
+    (estimated,) = rows_of(rows, line)
+    assert (estimated["x_CostBasis"], estimated["BilledCost"], estimated["x_ReportingBilledCost"]) == ("estimated", "0", "0")
+    assert Decimal(estimated["EffectiveCost"]) == Decimal(estimated["ContractedCost"]) == line.cost == Decimal("0.1935")
     # Estimated at the catalog price less the Groq contract's 10 %: ListCost is the catalog's, the discount shows.
-    assert sum(Decimal(r["ListCost"]) for r in estimated) * Decimal("0.9") == line.cost == Decimal("0.1935")
-    for row in estimated:
-        assert Decimal(row["ListCost"]) == Decimal(row["ListUnitPrice"]) * Decimal(row["PricingQuantity"])
-        assert Decimal(row["ListCost"]) * Decimal("0.9") == Decimal(row["EffectiveCost"]) == Decimal(row["ContractedCost"])
-        assert "estimated" in row["ChargeDescription"]
-    unpriced = rows_of(rows, line_of("acme-finetune-7b", "2026-03-06"))
-    assert [(r["ConsumedQuantity"], r["x_CostSplit"]) for r in unpriced] == [("50000", "tokens"), ("10000", "tokens")]
-    for row in unpriced:
-        assert (row["BilledCost"], row["EffectiveCost"], row["ListCost"], row["x_ReportingEffectiveCost"]) == ("0", "0", "0", "")
-        assert row["x_CostBasis"] == "unpriced" and "no known price" in row["ChargeDescription"]
+    assert Decimal(estimated["ListCost"]) * Decimal("0.9") == line.cost
+    assert estimated["ListUnitPrice"] == "" and estimated["ConsumedQuantity"] == "1250000"
+    assert "estimated" in estimated["ChargeDescription"]
+    (unpriced,) = rows_of(rows, line_of("acme-finetune-7b", "2026-03-06"))
+    assert (unpriced["ConsumedQuantity"], unpriced["x_InputTokens"], unpriced["x_OutputTokens"]) == ("60000", "50000", "10000")
+    assert (unpriced["BilledCost"], unpriced["EffectiveCost"], unpriced["ListCost"], unpriced["x_ReportingEffectiveCost"]) == ("0", "0", "0", "")
+    assert unpriced["x_CostBasis"] == "unpriced" and "no known price" in unpriced["ChargeDescription"]
 
 
 def test_tags_carry_the_team_the_workload_and_the_lines_own_tags(organisation):
     import json
 
     _, rows, _ = export()
-    row = rows_of(rows, line_of("gpt-4o", "2026-03-01"))[0]
+    (row,) = rows_of(rows, line_of("gpt-4o", "2026-03-01"))
     assert json.loads(row["Tags"]) == {"team": "support", "workload": "support-agent", "cost_center": "CC-410",
                                        "line:team": "support", "env": "prod"}
     tax = next(r for r in rows if r["ChargeCategory"] == "Tax")
@@ -222,6 +231,17 @@ def test_cells_a_spreadsheet_would_run_as_formulas_are_neutralised(organisation)
     (row,) = [r for r in rows if r["x_Model"] == "text-embedding-3-small"]
     assert row["SubAccountId"] == "'-proj_labs" and row["ResourceId"].startswith("'=HYPERLINK(")
     assert "\n=" not in text and ",=" not in text and ",-proj" not in text
+    # The rows are joined by hand for speed: quoted exactly as csv.writer quotes them.
+    rewritten = StringIO()
+    csv.writer(rewritten, lineterminator="\n").writerows(csv.reader(StringIO(text)))
+    assert rewritten.getvalue() == text
+
+
+@pytest.mark.parametrize("value", ["plain", "a,b", 'say "hi"', "two\nlines", "carriage\rreturn", "=1+2", "-labs",
+                                   '=HYPERLINK("http://x","y")', "@sum", "-12.50", ""])
+def test_a_text_cell_reads_back_as_the_formula_safe_text(value):
+    (cells,) = csv.reader(StringIO(",".join(["1", usage_focus.text_cell(value), "2"]) + "\n"))
+    assert cells == ["1", spreadsheet_safe(value), "2"]
 
 
 def test_a_month_without_usage_is_the_header_alone_and_a_month_not_begun_is_refused(organisation, tmp_path):
@@ -313,22 +333,34 @@ def test_the_finops_foundations_validator_finds_nothing_but_its_pre_1_2_rules(or
     assert set(failures) <= set(VALIDATOR_RULES_IGNORED), failures
 
 
-def test_a_focus_reader_imports_the_export_back_with_every_billed_amount_and_token(organisation, tmp_path):
-    """This product's own FOCUS importer (built to read AWS, Azure and GCP exports) reads the file as one more
-    provider export: the rows' billed amounts and tokens, by class, come back exactly."""
+def test_a_generic_reader_summing_the_file_by_service_gets_the_spend_selectors_totals(organisation, tmp_path):
+    """What another FinOps tool does with the file: read it with pandas and sum the costs and the consumed
+    quantity by ServiceName (and currency). Every figure is the selectors' for the month, exactly."""
     target = tmp_path / "march.csv"
     call_command("export_focus", "--month", MONTH, "--output", str(target), stderr=StringIO())
-    _, rows = read_csv(target.read_text())
-    reader = Account.objects.create(name="focus-reader", provider=Account.objects.get(name="openai-prod").provider,
-                                    connector="focus_file")
-    with target.open("rb") as stream:
-        run = usage_file_import(account=reader, stream=stream, file_name=target.name)
-    assert run.status == "succeeded", run.error
-    imported = UsageLine.objects.filter(account=reader)
-    assert imported.count() == len(rows)
-    for currency in ("USD", "EUR"):
-        assert imported.filter(currency=currency).aggregate(s=Sum("cost"))["s"] == money_sum(rows, "BilledCost", BillingCurrency=currency)
-    month = UsageLine.objects.filter(period_start__date__gte=MARCH, period_start__date__lt=APRIL).exclude(account=reader)
-    for name in ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens"):
-        assert imported.aggregate(s=Sum(name))["s"] == month.aggregate(s=Sum(name))["s"], name
-    assert set(imported.values_list("charge_category", flat=True)) == {"usage", "tax", "credit"}
+    money = ("BilledCost", "EffectiveCost", "x_ReportingBilledCost", "x_ReportingEffectiveCost")  # exact, as Decimal
+    frame = pandas.read_csv(target, keep_default_na=False, usecols=[*money, "ConsumedQuantity", "ConsumedUnit", "ServiceName", "BillingCurrency"],
+                            converters={**{name: lambda cell: Decimal(cell or 0) for name in money},
+                                        "ConsumedQuantity": lambda cell: int(cell or 0)})
+    tokens = frame[frame["ConsumedUnit"] == "Tokens"]
+    consumed = tokens.groupby("ServiceName")["ConsumedQuantity"].sum().to_dict()
+    by_service = frame.groupby("ServiceName")[["x_ReportingBilledCost", "x_ReportingEffectiveCost"]].agg(
+        lambda cells: sum(cells, Decimal(0)))
+    by_provider = {Provider.objects.get(slug=row["group"]).name: row for row in spend_rows(start=MARCH, end=APRIL, by="provider")}
+    assert set(by_service.index) == set(by_provider) == {"OpenAI", "Groq", "AWS Bedrock"}
+    for provider, spend in by_provider.items():
+        assert by_service.loc[provider, "x_ReportingBilledCost"] == (spend["billed_cost"] or 0), provider
+        assert by_service.loc[provider, "x_ReportingEffectiveCost"] == (spend["cost"] or 0), provider
+        assert consumed.get(provider, 0) == spend["priced_tokens"] + spend["unpriced_tokens"], provider
+    month = UsageLine.objects.filter(period_start__date__gte=MARCH, period_start__date__lt=APRIL)
+    in_currency = frame.groupby(["ServiceName", "BillingCurrency"])[["BilledCost", "EffectiveCost"]].agg(
+        lambda cells: sum(cells, Decimal(0)))
+    for (provider, currency), sums in in_currency.iterrows():  # the lines' own amounts, as billed or estimated
+        lines = month.filter(provider__name=provider, currency=currency)
+        assert sums["BilledCost"] == (lines.filter(cost_basis=CostBasis.BILLED).aggregate(s=Sum("cost"))["s"] or 0)
+        assert sums["EffectiveCost"] == (lines.exclude(cost_basis=CostBasis.UNPRICED).aggregate(s=Sum("cost"))["s"] or 0)
+
+
+@pytest.mark.parametrize("count", [0, 1, 999_999, 1_000_000, 1_500_000, 1_234_567_891, 10**19 - 1])
+def test_the_pricing_quantity_of_tokens_is_their_count_in_millions_exactly(count):
+    assert usage_focus.per_million(count) == usage_focus.money(Decimal(count).scaleb(-6))

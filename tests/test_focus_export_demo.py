@@ -3,6 +3,7 @@ against the FOCUS 1.2 column table, and the FinOps Foundation's focus-validator 
 loaded once through its real import paths (tests/demo_helpers.py's TODAY) and rolled back after the module."""
 
 import tracemalloc
+from decimal import Decimal
 from io import StringIO
 
 import pytest
@@ -64,7 +65,16 @@ def test_the_demo_exports_totals_are_the_spend_selectors_for_the_month(exported)
         assert money_sum(rows, "EffectiveCost", BillingCurrency=currency) == priced
     tokens = sum(int(row["ConsumedQuantity"]) for row in rows if row["ConsumedUnit"] == "Tokens")
     assert tokens == spend["priced_tokens"] + spend["unpriced_tokens"]
-    assert len({row["x_UsageLineId"] for row in rows}) == lines.count() < len(rows)  # lines mixing classes: a row each
+    # One row per line, lines mixing token classes included (most of the demo's): its cost as stored.
+    assert len(rows) == len({row["x_UsageLineId"] for row in rows}) == lines.count()
+    assert sum(1 for row in rows if row["SkuMeter"] == "Tokens") > len(rows) / 2
+    for name, column in [("input_tokens", "x_InputTokens"), ("cached_input_tokens", "x_CachedInputTokens"),
+                         ("cache_write_tokens", "x_CacheWriteTokens"), ("output_tokens", "x_OutputTokens"),
+                         ("requests", "x_Requests")]:
+        assert sum(int(row[column]) for row in rows) == lines.aggregate(s=Sum(name))["s"], name
+    for row in rows:  # a list price only where it is exact
+        if row["ListUnitPrice"]:
+            assert Decimal(row["ListCost"]) == Decimal(row["ListUnitPrice"]) * Decimal(row["PricingQuantity"])
 
 
 def test_the_finops_foundations_validator_passes_the_demo_export_but_for_its_pre_1_2_rules(exported, tmp_path):

@@ -48,7 +48,7 @@ class FocusCSVRenderer(BaseRenderer):
 
 
 class UsageFocusCSV(APIView):
-    """One month's usage lines as a FOCUS 1.2 Cost and Usage CSV, a row per token class of each line, streamed."""
+    """One month's usage lines as a FOCUS 1.2 Cost and Usage CSV, one row per line, streamed."""
 
     permission_classes = [access.SeesUsageExport]
     renderer_classes = [JSONRenderer, FocusCSVRenderer]
@@ -66,8 +66,9 @@ class UsageFocusCSV(APIView):
         operation_id="v1_focus_csv",
         description=(
             "FOCUS 1.2 Cost and Usage columns (all 57; null as an empty cell), then this product's x_ columns: "
-            + ", ".join(usage_focus.HEADER) + ". A row per token class of each usage line whose period starts in the month (UTC); a line mixing classes "
-            "has its cost shared by the catalog's list prices (x_CostSplit), exactly. "
+            + ", ".join(usage_focus.HEADER) + ". One row per usage line whose period starts in the month (UTC), its "
+            "cost exactly as stored (never apportioned): ConsumedQuantity is the line's tokens, the x_…Tokens "
+            "columns their split by class. "
             "BilledCost sums to the month's billed spend, EffectiveCost to its total spend, in BillingCurrency (the "
             "line's currency); x_ReportingBilledCost and x_ReportingEffectiveCost carry the reporting-currency "
             "amounts. Unpriced usage has cost 0 with x_CostBasis `unpriced`. A month with no usage is the header "
