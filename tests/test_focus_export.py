@@ -364,3 +364,43 @@ def test_a_generic_reader_summing_the_file_by_service_gets_the_spend_selectors_t
 @pytest.mark.parametrize("count", [0, 1, 999_999, 1_000_000, 1_500_000, 1_234_567_891, 10**19 - 1])
 def test_the_pricing_quantity_of_tokens_is_their_count_in_millions_exactly(count):
     assert usage_focus.per_million(count) == usage_focus.money(Decimal(count).scaleb(-6))
+
+
+def test_this_products_focus_importer_reads_the_export_back_with_every_amount_and_token_class(organisation, tmp_path):
+    """The FOCUS importer (built for AWS, Azure and GCP exports) reads this product's export too: a line mixing
+    token classes is one row whose meter says only "Tokens", and its classes come from the x_ token columns —
+    never guessed from a description that names several of them."""
+    target = tmp_path / "march.csv"
+    call_command("export_focus", "--month", MONTH, "--output", str(target), stderr=StringIO())
+    _, rows = read_csv(target.read_text())
+    assert any(row["SkuMeter"] == "Tokens" for row in rows)  # mixed lines are in the file
+    reader = Account.objects.create(name="focus-reader", provider=Account.objects.get(name="openai-prod").provider,
+                                    connector="focus_file")
+    with target.open("rb") as stream:
+        run = usage_file_import(account=reader, stream=stream, file_name=target.name)
+    assert run.status == "succeeded", run.error
+    imported = UsageLine.objects.filter(account=reader)
+    assert imported.count() == len(rows)
+    for currency in ("USD", "EUR"):
+        assert imported.filter(currency=currency).aggregate(s=Sum("cost"))["s"] == money_sum(rows, "BilledCost", BillingCurrency=currency)
+    month = UsageLine.objects.filter(period_start__date__gte=MARCH, period_start__date__lt=APRIL).exclude(account=reader)
+    for name in ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens"):
+        assert imported.aggregate(s=Sum(name))["s"] == month.aggregate(s=Sum(name))["s"], name
+
+
+def test_token_columns_that_do_not_add_up_to_the_quantity_are_refused_naming_the_row(organisation, tmp_path):
+    target = tmp_path / "march.csv"
+    call_command("export_focus", "--month", MONTH, "--output", str(target), stderr=StringIO())
+    header, rows = read_csv(target.read_text())
+    mixed = next(row for row in rows if row["SkuMeter"] == "Tokens")
+    mixed["x_OutputTokens"] = str(int(mixed["x_OutputTokens"]) + 1)
+    broken = tmp_path / "broken.csv"
+    with broken.open("w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=header)
+        writer.writeheader()
+        writer.writerows(rows)
+    reader = Account.objects.create(name="focus-reader", provider=Provider.objects.get(slug="openai"), connector="focus_file")
+    with broken.open("rb") as stream:
+        run = usage_file_import(account=reader, stream=stream, file_name=broken.name)
+    assert run.status == "failed" and "add up to" in run.error and "ConsumedQuantity" in run.error
+    assert not UsageLine.objects.filter(account=reader).exists()

@@ -29,6 +29,7 @@ from .focus_format import (
     NULLS,
     PARQUET_MAGIC,
     ZIP_MAGIC,
+    OWN_TOKEN_COLUMNS,
     Prefixed,
     analyse,
     read_up_to,
@@ -76,6 +77,8 @@ def _batches(binary, file_name: str):
     index = resolve_header(header, file_name)  # missing columns: the same ProviderError as the row reader
     if len(set(header)) != len(header):
         raise Declined("repeated column names")
+    if any(name in index for name in OWN_TOKEN_COLUMNS):
+        raise Declined("this product's own FOCUS export: the row reader takes its token classes from their columns")
     names = {canonical: header[position] for canonical, position in index.items()}
     reader = pcsv.open_csv(
         Prefixed(prefix, binary),

@@ -73,6 +73,7 @@ from .focus_format import (
     Meter,
     Prefixed,
     analyse,
+    own_token_classes,
     read_up_to,
     resolve_header,
 )
@@ -254,7 +255,8 @@ def _row(get: Cells, meter: "Meter", where: str) -> UsageRow:
 
     requests = tokens = 0
     quantity, kind = token_quantity(get, meter.is_token_meter)
-    if kind == "tokens":
+    classes = own_token_classes(get, quantity, where) if kind == "tokens" else None
+    if kind == "tokens" and classes is None:
         if meter.direction is None:
             raise ValueError(
                 "the quantity is in tokens but the token direction (input, output, cache read, cache write) cannot "
@@ -276,10 +278,8 @@ def _row(get: Cells, meter: "Meter", where: str) -> UsageRow:
         start,
         end,
         model,
-        tokens if direction == INPUT else 0,
-        tokens if direction == CACHE_READ else 0,
-        tokens if direction == CACHE_WRITE else 0,
-        tokens if direction == OUTPUT else 0,
+        *(classes or (tokens if direction == INPUT else 0, tokens if direction == CACHE_READ else 0,
+                      tokens if direction == CACHE_WRITE else 0, tokens if direction == OUTPUT else 0)),
         requests,
         cost,
         currency,

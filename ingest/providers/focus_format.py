@@ -31,6 +31,10 @@ COLUMNS = REQUIRED + (
     "x_UsageType", "x_Operation", "x_ServiceCode", "x_SkuMeterName", "x_SkuDescription", "x_ResourceGroupName",
     "x_CostCenter", "x_InvoiceSectionName", "x_ProjectId", "x_ProjectName", "x_Model", "x_ModelId", "x_ModelName",
 )
+# This product's own FOCUS export (docs/focus-export.md) puts a usage line on one row, its token classes in these
+# columns and "Tokens" as the meter of a line mixing them: a reader of that file takes the classes from here.
+OWN_TOKEN_COLUMNS = ("x_InputTokens", "x_CachedInputTokens", "x_CacheWriteTokens", "x_OutputTokens")
+COLUMNS += OWN_TOKEN_COLUMNS
 CHARGE_CATEGORIES = {"usage", "purchase", "tax", "credit", "adjustment"}
 NULLS = {"", "null", "NULL", "Null"}
 
@@ -45,6 +49,22 @@ def _key(name: str) -> str:
 
 
 _WANTED = {_key(name): name for name in COLUMNS}
+
+
+def own_token_classes(get, quantity: int, where: str) -> tuple[int, int, int, int] | None:
+    """(input, cached input, cache write, output) from OWN_TOKEN_COLUMNS when the row has them (this product's
+    export); they must add up to its ConsumedQuantity. None for any other FOCUS file."""
+    cells = [get[name] for name in OWN_TOKEN_COLUMNS]
+    if not any(cells):
+        return None
+    try:
+        counts = tuple(int(cell or 0) for cell in cells)
+    except ValueError:
+        raise ValueError(f"{where}: the token columns {', '.join(OWN_TOKEN_COLUMNS)} must be whole numbers") from None
+    if sum(counts) != quantity or min(counts) < 0:
+        raise ValueError(f"{where}: the token columns {', '.join(OWN_TOKEN_COLUMNS)} add up to {sum(counts)}, "
+                         f"not to its ConsumedQuantity of {quantity} tokens")
+    return counts
 
 
 def resolve_header(header: list[str], file_name: str) -> dict[str, int]:
