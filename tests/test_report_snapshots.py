@@ -137,26 +137,3 @@ def test_two_publications_at_once_give_versions_1_and_2_and_no_error(reseeded, t
     assert sorted(versions) == [1, 2, 3, 4, 5, 6]
     assert list(ReportSnapshot.objects.order_by("version").values_list("version", flat=True)) == [1, 2, 3, 4, 5, 6]
 
-
-def test_the_demo_publishes_its_last_full_month_subscribes_the_cfo_and_leaves_a_restatement_to_see(client_as, ada):
-    from finops.demo import load_demo
-    from finops.demo.reports import reports_load
-    from finops.models import ReportSubscription
-
-    today = dt.date(2026, 11, 20)
-    load_demo(today=today)
-    story = reports_load(today=today)
-
-    assert (story["month"], story["version"], story["restated_account"]) == (OCTOBER, 1, "anthropic-prod")
-    cfo = ReportSubscription.objects.get(user__username="cfo")
-    assert (cfo.email, cfo.active, cfo.day_of_month) == ("cfo@demo.example", True, 3)
-    difference = (story["restated_cost"] - story["published_cost"]).quantize(Decimal("0.01"))
-    assert difference > 0
-    text = page(client_as(ada), "/reports/2026-10/")
-    assert "Restated since version 1 was published" in text and "anthropic-prod" in text
-    assert f"+${difference:,}" in text
-
-    load_demo(today=today)  # loading the demo again: no new version, the same restatement
-    again = reports_load(today=today)
-    assert again["version"] == 1 and ReportSnapshot.objects.count() == 1
-    assert f"+${difference:,}" in page(client_as(ada), "/reports/2026-10/")

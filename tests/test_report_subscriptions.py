@@ -117,6 +117,21 @@ def test_on_the_third_finance_and_an_added_address_receive_octobers_report_with_
     assert set(ReportDelivery.objects.values_list("state", "sent_at")) == {(State.SENT, THIRD)}
 
 
+def test_the_pdf_is_rendered_once_for_all_recipients_of_a_run(smtp, frozen, spend, ada, fiona, monkeypatch):
+    from finops.reports import tco_pdf
+
+    rendered = []
+    real = tco_pdf.report_pdf
+    monkeypatch.setattr(tco_pdf, "report_pdf", lambda report, **kw: rendered.append(report.key) or real(report, **kw))
+    for address in ("cfo@example.com", "board@example.com", "audit@example.com"):
+        subscription_add(email=address, by=ada)
+
+    assert len(reports_send()) == 4
+
+    assert rendered == ["2026-10"]
+    assert len({pdf_parts(m)[0].get_content() for m in smtp.messages}) == 1, "every recipient got the same PDF"
+
+
 def test_a_month_already_published_is_sent_as_its_latest_version_and_a_settled_one_is_not_labelled_provisional(
         smtp, time_machine, spend, fiona):
     from finops.services.reports import report_publish
