@@ -13,7 +13,7 @@ and workers run. It mirrors the alert pipeline (finops.notify.deliver) and reuse
    a failure is retried with backoff and given up after MAX_ATTEMPTS, or at once when retrying cannot help.
    The PDF and the summary are rendered once per snapshot and call, not per recipient.
 
-Decisions (docs/reports.md): only the previous month is sent (a beat that was down for months does not send a
+Decisions (docs/report-email.md): only the previous month is sent (a beat that was down for months does not send a
 backlog of old reports); a subscription added after its day in the month gets last month's report at the next
 hour; an unsubscribed address is never sent to, even a delivery created before; a linked user who may no longer
 read the report (their role changed) is not sent it (the attempt says why).

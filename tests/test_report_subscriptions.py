@@ -443,3 +443,21 @@ def test_a_finance_user_sees_and_changes_only_their_own_subscription(client_as, 
     finance.post("/reports/subscriptions/", {"action": "activate", "id": own.id})
     own.refresh_from_db()
     assert own.active, "she subscribed again herself"
+
+
+def test_a_finance_users_subscription_follows_their_new_address_and_an_address_added_earlier_becomes_theirs(
+        smtp, frozen, spend, ada):
+    subscription_add(email="freda@example.com", day_of_month=1, by=ada)  # before freda had an account
+    freda = make_user("freda", User.Role.FINANCE)
+    fiona = make_user("fiona", User.Role.FINANCE)
+    reports_send()
+    fiona.email = "fiona.new@example.com"
+    fiona.save()
+    frozen.move_to(dt.datetime(2026, 12, 3, 9, tzinfo=dt.UTC))
+
+    reports_send()
+
+    assert ReportSubscription.objects.get(email="freda@example.com").user == freda
+    assert ReportSubscription.objects.get(user=fiona).email == "fiona.new@example.com"
+    assert [m["Subject"].split(":")[0] for m in smtp.to("fiona.new@example.com")] == ["TCO report, November 2026"]
+    assert ReportSubscription.objects.count() == 2

@@ -1,7 +1,7 @@
 """Who receives the monthly TCO report by email (issue 14): the one write path for subscriptions, used by the
 subscriptions page, the unsubscribe link and the monthly send.
 
-Decisions (docs/reports.md):
+Decisions (docs/report-email.md):
 - Finance users (role finance, active, with an email) are subscribed by default: `subscriptions_default_ensure`
   creates their subscription when the monthly send runs (whoever created the user, and however: the admin, the
   config, a role change), unless one exists for them or their address already. An unsubscribed one stays
@@ -124,18 +124,39 @@ def default_recipients():
 
 def subscription_for_user(*, user: User) -> ReportSubscription:
     """A finance user's own subscription, created (active, the default day) when they have none yet."""
-    own = ReportSubscription.objects.filter(user=user).first() or \
-        ReportSubscription.objects.filter(email__iexact=user.email).first()
+    own = ReportSubscription.objects.filter(user=user).first()
+    if own is None and user.email:
+        own = ReportSubscription.objects.filter(email__iexact=user.email).first()
     if own is not None:
         return own
+    if not access.is_finance(user) or not user.email:
+        raise SubscriptionError("Only finance users with an email address are subscribed by default; "
+                                "ask an admin to add your address.")
     subscriptions_default_ensure()
     return ReportSubscription.objects.get(email__iexact=user.email)
+
+
+def _follow_address_changes() -> None:
+    """A linked user's subscription follows their current address (when it is free), so the report never goes
+    to an address they left. Old unsubscribe links stop matching: they named the old address."""
+    for subscription in ReportSubscription.objects.exclude(user=None).select_related("user"):
+        email = subscription.user.email
+        if not email or email.lower() == subscription.email.lower():
+            continue
+        try:
+            address = _address(email)
+        except SubscriptionError:
+            continue
+        if not ReportSubscription.objects.filter(email__iexact=address).exists():
+            ReportSubscription.objects.filter(id=subscription.id).update(email=address)
 
 
 def subscriptions_default_ensure() -> int:
     """Create the default subscription of every finance user who has none (by user or by address). Safe to run
     in several processes at once: the address is unique and conflicts are ignored. Returns how many were missing.
-    A user whose stored email is not an address is skipped (nothing could be delivered to it)."""
+    A user whose stored email is not an address is skipped (nothing could be delivered to it). Linked
+    subscriptions first follow their users' current addresses."""
+    _follow_address_changes()
     taken = {email.lower(): (pk, user_id) for pk, email, user_id in ReportSubscription.objects.values_list("id", "email", "user_id")}
     linked = {user_id for _pk, user_id in taken.values() if user_id}
     missing = []
