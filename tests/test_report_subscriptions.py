@@ -261,6 +261,24 @@ def test_a_finance_user_who_became_a_member_is_not_sent_the_report(smtp, frozen,
     assert not ReportDelivery.objects.filter(month=dt.date(2026, 11, 1)).exists()
 
 
+def test_a_retry_is_not_sent_to_someone_whose_role_changed_since_and_the_attempt_says_why(settings, frozen, spend, fiona):
+    from finops.services.users import user_set_role
+
+    FakeSmtpServer().use(settings)  # down: the first attempt fails
+    reports_send()
+    user_set_role(user=fiona, role=User.Role.MEMBER)
+    frozen.shift(dt.timedelta(hours=1))
+
+    with FakeSmtpServer() as smtp:
+        smtp.use(settings)
+        reports_send()
+
+    assert smtp.messages == []
+    delivery = ReportDelivery.objects.get()
+    assert delivery.state == State.GAVE_UP
+    assert "fiona may no longer read the report (member" in delivery.send_attempts.get(attempt=2).error
+
+
 # --- several senders at once ---
 
 
