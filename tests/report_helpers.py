@@ -28,10 +28,11 @@ def import_usage(account, rows: list[str], name: str = "usage.csv"):
     return run
 
 
-def two_months_of_support_usage(account, workload, *, october_cost: Decimal = Decimal("12.50")):
-    """September at $10.00 a day, October at `october_cost` a day (default $12.50: 31 × 12.50 = $387.50 against
-    30 × 10 = $300.00), all on the Support agent."""
+def two_months_of_support_usage(account, workload, *, month: dt.date = OCTOBER, october_cost: Decimal = Decimal("12.50")):
+    """The month before `month` at $10.00 a day, `month` at `october_cost` a day, all on the Support agent. For
+    October (the default): 31 × $12.50 = $387.50 against September's 30 × $10.00 = $300.00."""
+    before = (month - dt.timedelta(days=1)).replace(day=1)
     AttributionRule.objects.create(workload=workload, priority=1, project="support")
-    import_usage(account, month_rows(SEPTEMBER, cost=Decimal("10.00"), tokens=1_000_000), "september.csv")
-    import_usage(account, month_rows(OCTOBER, cost=october_cost, tokens=1_200_000), "october.csv")
+    import_usage(account, month_rows(before, cost=Decimal("10.00"), tokens=1_000_000), f"{before:%Y-%m}.csv")
+    import_usage(account, month_rows(month, cost=october_cost, tokens=1_200_000), f"{month:%Y-%m}.csv")
     history_reattribute()
