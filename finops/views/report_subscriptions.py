@@ -70,7 +70,8 @@ def subscription_list(request):
 
 
 def _act(request, admin: bool):
-    """One POSTed action; (a redirect, None) when done, (None, the form with its errors) when refused."""
+    """One POSTed action: (a redirect, _) when done or refused with a message, (None, the add form with its
+    errors) when the address or day was refused, to show the page again with them."""
     action, form = request.POST.get("action", ""), SubscriptionForm()
     try:
         if action == "add":
