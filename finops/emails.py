@@ -219,7 +219,8 @@ def report_email(context: dict, *, to: str, unsubscribe_link: str, pdf: bytes, f
     message = EmailMultiAlternatives(
         subject=context["subject"], body=text, from_email=settings.DEFAULT_FROM_EMAIL, to=[to],
         headers={"List-Unsubscribe": f"<{unsubscribe_link}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
-                 **(headers or {})})
+                 # RFC 3834: sent by a schedule, so out-of-office replies are not sent back to it.
+                 "Auto-Submitted": "auto-generated", **(headers or {})})
     message.attach_alternative(html, "text/html")
     message.attach(filename, pdf, "application/pdf")
     return message

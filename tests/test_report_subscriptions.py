@@ -109,7 +109,7 @@ def test_on_the_third_finance_and_an_added_address_receive_octobers_report_with_
     unsubscribe = re.fullmatch(r"<(https://finops\.example\.com/reports/unsubscribe/[^>]+/)>", message["List-Unsubscribe"].strip())
     assert unsubscribe and unsubscribe[1] in text_of(message)
     assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
-    assert message["X-FinOps-Report"] == "2026-10 v1"
+    assert message["X-FinOps-Report"] == "2026-10 v1" and message["Auto-Submitted"] == "auto-generated"
 
     assert reports_send() == [] and len(smtp.messages) == 2, "each month is sent once"
     attempts = ReportSendAttempt.objects.values_list("delivery__subscription__email", "attempt", "status")
