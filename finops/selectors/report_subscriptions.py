@@ -3,7 +3,11 @@ its latest delivery went. Finance users without a subscription yet show as subsc
 created at the next send, finops.services.report_subscriptions)."""
 
 from finops.models import ReportDelivery, ReportSubscription, User
-from finops.services.report_subscriptions import default_recipients
+
+
+def default_recipients():
+    """Finance users the report goes to by default: active, with an email."""
+    return User.objects.filter(role=User.Role.FINANCE, is_active=True).exclude(email="")
 
 
 def _latest_deliveries(subscription_ids) -> dict[int, ReportDelivery]:

@@ -23,6 +23,7 @@ from django.utils import timezone
 from finops import access
 from finops.models import ReportSubscription, User
 from finops.models.reports import DEFAULT_DELIVERY_DAY
+from finops.selectors.report_subscriptions import default_recipients
 
 DAY_MIN, DAY_MAX = 1, 28  # every month has a 28th: a day later than that would skip February
 
@@ -115,11 +116,6 @@ def subscription_delete(*, subscription: ReportSubscription) -> None:
                                 "users receive the report by default): deactivate it instead, or it would come back "
                                 "at the next send.")
     subscription.delete()
-
-
-def default_recipients():
-    """Finance users the report goes to by default: active, with an email."""
-    return User.objects.filter(role=User.Role.FINANCE, is_active=True).exclude(email="")
 
 
 def subscription_for_user(*, user: User) -> ReportSubscription:
