@@ -75,6 +75,13 @@ def can_manage_report_subscriptions(user) -> bool:
     return is_admin(user)
 
 
+def can_change_report_subscription(user, subscription) -> bool:
+    """Admins change any subscription; a finance user only their own (its day, unsubscribing, subscribing again)."""
+    if is_admin(user):
+        return True
+    return is_finance(user) and subscription.user_id == user.id
+
+
 def can_manage_contracts(user) -> bool:
     """Creating, changing, renewing and deleting contracts: admins only (finance reads)."""
     return is_admin(user)

@@ -148,3 +148,79 @@ def alert_email(event: AlertEvent, *, to: str) -> EmailMultiAlternatives:
     if function is None:
         return _render("alert", _generic_context(event), to=to, event=event)
     return function(event, to=to)
+
+
+# --- the monthly TCO report (issue 14; sent by finops.report_delivery) ---
+
+REPORT_MOVERS = 3
+REPORT_ROWS = 5
+
+
+def report_page_link(report, version: int | None = None) -> str:
+    return site_link(f"/reports/{report.key}/" + (f"?version={version}" if version else ""))
+
+
+def report_subject(report, *, provisional: bool) -> str:
+    """"TCO report, October 2026: $12,345.67 (+12.5 % from last month)"; "[provisional]" behind it until every
+    source has settled."""
+    summary = report.summary
+    if not report.has_data:
+        text = f"TCO report, {report.label}: no spend recorded"
+    else:
+        change = (f"{display.percent_change(summary['change'])} from last month" if summary.get("change") is not None
+                  else "no spend last month to compare")
+        text = f"TCO report, {report.label}: {display.money_exact(summary['cost'], report.currency)} ({change})"
+    return text + (" [provisional]" if provisional else "")
+
+
+def report_context(report, snapshot) -> dict:
+    """What the report's email says, from the published figures (the snapshot), never re-read: the same for
+    every recipient, so it is built once per snapshot and send."""
+    currency, summary = report.currency, report.summary
+
+    def money(value, row_currency=None):
+        return display.money_exact(value, row_currency or currency)
+
+    def signed(value):
+        return display.DASH if value is None else ("+" if value > 0 else "") + money(value)
+
+    savings = [row for row in report.rows("savings") if row.get("saving")]
+    return {
+        "report": report, "snapshot": snapshot, "provisional": snapshot.provisional,
+        "subject": report_subject(report, provisional=snapshot.provisional),
+        "link": report_page_link(report, snapshot.version),
+        "total": money(summary["cost"]), "previous": money(summary.get("previous_cost")),
+        "change": display.percent_change(summary.get("change")), "has_change": summary.get("change") is not None,
+        "forecast": money(summary.get("forecast_next")), "unattributed": money(summary.get("unattributed_cost")),
+        "unpriced_tokens": display.tokens_compact(summary["unpriced_tokens"]) if summary.get("unpriced_tokens") else "",
+        "movers": [{"label": row["label"], "team": row.get("team") or "", "change": signed(row["change"]),
+                    "why": row.get("why") or ""} for row in report.rows("movers")[:REPORT_MOVERS]],
+        "caps": [{"label": row["label"], "scope": row.get("scope") or "", "period": row.get("period") or "",
+                  "spent": money(row.get("spent")), "amount": money(row.get("amount")), "status": row.get("status") or ""}
+                 for row in report.rows("caps")[:REPORT_ROWS]],
+        "caps_more": max(0, len(report.rows("caps")) - REPORT_ROWS),
+        "renewals": [{"label": row["label"], "provider": row.get("provider") or "", "renews_on": row.get("renews_on"),
+                      "notice_deadline": row.get("notice_deadline"),
+                      "committed": money(row.get("committed"), row.get("currency"))}
+                     for row in report.rows("renewals")[:REPORT_ROWS]],
+        "savings_total": money(sum((row["saving"] for row in savings), Decimal(0))) if savings else "",
+        "savings": [{"workload": row.get("workload") or "", "best": row.get("best") or "", "saving": money(row["saving"])}
+                    for row in sorted(savings, key=lambda r: -r["saving"])[:REPORT_ROWS]],
+    }
+
+
+def report_email(context: dict, *, to: str, unsubscribe_link: str, pdf: bytes, filename: str,
+                 headers: dict | None = None) -> EmailMultiAlternatives:
+    """The report for one recipient: the summary as text and HTML, the PDF attached, and the unsubscribe link in
+    the body and as List-Unsubscribe headers (RFC 8058 one-click: mail clients POST to it)."""
+    context = {**context, "unsubscribe_link": unsubscribe_link}
+    text = render_to_string("emails/report-body.txt", context)
+    html = render_to_string("emails/report-body.html", context)
+    message = EmailMultiAlternatives(
+        subject=context["subject"], body=text, from_email=settings.DEFAULT_FROM_EMAIL, to=[to],
+        headers={"List-Unsubscribe": f"<{unsubscribe_link}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+                 # RFC 3834: sent by a schedule, so out-of-office replies are not sent back to it.
+                 "Auto-Submitted": "auto-generated", **(headers or {})})
+    message.attach_alternative(html, "text/html")
+    message.attach(filename, pdf, "application/pdf")
+    return message

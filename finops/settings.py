@@ -205,6 +205,7 @@ CELERY_TASK_ROUTES = {
     "ingest.tasks.*": {"queue": "ingest"},
     "finops.tasks.evaluate_alerts": {"queue": "notify"},
     "finops.tasks.deliver_alerts": {"queue": "notify"},
+    "finops.tasks.send_reports": {"queue": "notify"},
 }
 # Each entry expires just under its period, so a backlog never piles up stale copies.
 CELERY_BEAT_SCHEDULE = {
@@ -225,6 +226,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "finops.tasks.deliver_alerts",
         "schedule": 60.0,
         "options": {"expires": 55},
+    },
+    # The monthly TCO report by email: each subscription on/after its day (UTC), once; failed sends when due.
+    "send-reports": {
+        "task": "finops.tasks.send_reports",
+        "schedule": 3600.0,
+        "options": {"expires": 3540},
     },
     # Uploaded files past their retention (ingest/uploads.py).
     "prune-uploads": {

@@ -29,3 +29,12 @@ def deliver_alerts() -> int:
     from finops.notify.deliver import events_deliver
 
     return events_deliver()
+
+
+@shared_task(acks_late=True, queue="notify", expires=3600)
+def send_reports() -> int:
+    """The monthly TCO report: on or after each subscription's day, last month's report once (finops.report_delivery);
+    failed sends retried when due. Returns how many emails this run sent."""
+    from finops.report_delivery import reports_send
+
+    return len(reports_send())

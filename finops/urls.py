@@ -10,7 +10,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from finops.views import (alerts, caps, contracts, explore, focus, health, outcomes, pages, reports, rules, scorecard, sources,
                           unattributed)
-from finops.views import audit, tokens, whatif
+from finops.views import audit, report_subscriptions, tokens, whatif
 
 urlpatterns = [
     path("", pages.overview, name="overview"),
@@ -47,6 +47,9 @@ urlpatterns = [
     path("rules/jobs/<int:pk>/", rules.job_status, name="rule-job"),
     path("alerts/", alerts.alert_list, name="alert-list"),
     path("scorecard/", scorecard.scorecard_page, name="scorecard"),
+    # The report's email subscriptions and the email's unsubscribe link, before reports/<month>/ (which would take them).
+    path("reports/subscriptions/", report_subscriptions.subscription_list, name="report-subscriptions"),
+    path("reports/unsubscribe/<str:token>/", report_subscriptions.unsubscribe, name="report-unsubscribe"),
     path("reports/", reports.report_index, name="report-index"),
     path("reports/<str:month>/", reports.report_page, name="report-month"),
     path("reports/<str:month>/report.<str:kind>", reports.report_file, name="report-file"),

@@ -1,0 +1,70 @@
+"""The demo's monthly TCO report story (issue 14), for load_demo to call after its imports:
+
+- the finance user (cfo) gets the report by email by default: their subscription is created as the monthly send
+  would create it;
+- the last full month's report is published once, as the schedule publishes it (version 1, by nobody);
+- then Anthropic restates one day of that month (a re-rated day, +6 % on one line), imported like any corrected
+  export through the usage CSV connector, so the Reports page shows a restatement diff against version 1.
+
+Loading the demo again changes nothing more: the month is published only when it has no version yet, and the
+correction replaces the same day with the same figures (load_demo's own import first puts the original back).
+"""
+
+import csv
+import datetime as dt
+import io
+import tempfile
+from decimal import Decimal
+from pathlib import Path
+
+from django.utils import timezone
+
+from finops.models import Account, IngestRun
+from finops.report_delivery import month_snapshot
+from finops.selectors.tco_report import last_full_month
+from finops.services.report_subscriptions import subscriptions_default_ensure
+from ingest.services import usage_file_import
+
+from .generate import generate
+
+RESTATED_ACCOUNT = "anthropic-prod"
+RESTATED_DAY = 14
+RERATE = Decimal("1.06")
+
+
+class DemoReportError(Exception):
+    """The demo's restatement import failed; the message says why."""
+
+
+def reports_load(*, today: dt.date) -> dict:
+    """Subscribe finance, publish the last full month, restate a day of it. Returns what the summary prints."""
+    subscriptions_default_ensure()
+    month = last_full_month(today)
+    snapshot = month_snapshot(month, today=today, now=timezone.now())
+    day, before, after = _restate(today, month.replace(day=RESTATED_DAY))
+    return {"month": month, "version": snapshot.version, "provisional": snapshot.provisional,
+            "restated_account": RESTATED_ACCOUNT, "restated_day": day, "published_cost": before, "restated_cost": after}
+
+
+def _restate(today: dt.date, day: dt.date) -> tuple[dt.date, Decimal, Decimal]:
+    """Import the account's rows of `day` again with its first line's cost re-rated (the file replaces that day)."""
+    with tempfile.TemporaryDirectory(prefix="finops-demo-restated-") as tmp:
+        path = generate(today=today, out_dir=Path(tmp))[RESTATED_ACCOUNT][0]
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            columns, rows = reader.fieldnames, [row for row in reader if row["day"] == f"{day:%Y-%m-%d}"]
+    if not rows:
+        raise DemoReportError(f"the demo has no {RESTATED_ACCOUNT} usage on {day}")
+    before = Decimal(rows[0]["cost"])
+    after = (before * RERATE).quantize(Decimal("0.000001"))
+    rows[0]["cost"] = str(after)
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    text = out.getvalue()
+    run = usage_file_import(account=Account.objects.get(name=RESTATED_ACCOUNT), stream=io.BytesIO(text.encode()),
+                            file_name=f"{RESTATED_ACCOUNT}-restated-{day}.csv", trigger=IngestRun.Trigger.COMMAND)
+    if run.status != IngestRun.Status.SUCCEEDED:
+        raise DemoReportError(f"the restated {RESTATED_ACCOUNT} export for {day} failed: {run.error}")
+    return day, before, after

@@ -1,0 +1,229 @@
+"""The monthly TCO report by email (issue 14), sent once per subscription and month however many beat processes
+and workers run. It mirrors the alert pipeline (finops.notify.deliver) and reuses its backoff, lease and limits.
+
+`reports_send()` (the hourly `send_reports` task) does two things:
+
+1. Deliveries due: each active subscription whose day of the month (UTC) has come gets one ReportDelivery row for
+   the previous month (unique subscription × month; conflicts ignored, so two processes create it once). The row
+   names the month's snapshot: the latest published version, or, when none exists, one the schedule publishes
+   itself (the only automatic publication). That publication holds a transaction-level advisory lock on the
+   month, so two processes at once publish one version, the second one finding it.
+2. Sending: each due delivery (pending, failed and due for its retry, or left `sending` past LEASE by a worker that
+   died) is claimed with a conditional UPDATE by exactly one sender. Every attempt is a ReportSendAttempt row;
+   a failure is retried with backoff and given up after MAX_ATTEMPTS, or at once when retrying cannot help.
+   The PDF and the summary are rendered once per snapshot and call, not per recipient.
+
+Decisions (docs/report-email.md): only the previous month is sent (a beat that was down for months does not send a
+backlog of old reports); a subscription added after its day in the month gets last month's report at the next
+hour; an unsubscribed address is never sent to, even a delivery created before; a linked user who may no longer
+read the report (their role changed) is not sent it (the attempt says why).
+"""
+
+import datetime as dt
+import hashlib
+import logging
+import uuid
+import zlib
+
+from django.core import signing
+from django.db import connection, transaction
+from django.db.models import Q
+from django.urls import reverse
+from django.utils import timezone
+
+from finops import access, emails
+from finops.models import ReportDelivery, ReportSendAttempt, ReportSnapshot, ReportSubscription, User
+from finops.months import month_of
+from finops.notify.base import NotifyError
+from finops.notify.deliver import BATCH, LEASE, MAX_ATTEMPTS, backoff
+from finops.notify.email import message_send
+from finops.selectors.contracts import add_months
+from finops.selectors.tco_report import TcoReport, tco_report
+from finops.services.report_subscriptions import subscriptions_default_ensure
+from finops.services.reports import report_publish
+
+log = logging.getLogger(__name__)
+
+State = ReportDelivery.State
+UNSUBSCRIBE_SALT = "finops.reports.unsubscribe"
+
+
+# --- the signed unsubscribe link ---
+
+
+def _address_tag(email: str) -> str:
+    return hashlib.sha256(email.lower().encode()).hexdigest()[:12]
+
+
+def unsubscribe_token(subscription: ReportSubscription) -> str:
+    """"<id>.<tag of the address>:<signature>", signed with SECRET_KEY and its own salt, with no expiry (a link in
+    a year-old email still unsubscribes). The address's tag makes it stop working once the address changes, and
+    keeps the address itself out of URLs and server logs."""
+    return signing.Signer(salt=UNSUBSCRIBE_SALT).sign(f"{subscription.id}.{_address_tag(subscription.email)}")
+
+
+def unsubscribe_read(token: str) -> tuple[int, str]:
+    """(subscription id, address tag) the token names; raises signing.BadSignature when it was tampered with."""
+    value = signing.Signer(salt=UNSUBSCRIBE_SALT).unsign(token)
+    subscription_id, _, tag = value.partition(".")
+    if not subscription_id.isdigit() or not tag:
+        raise signing.BadSignature("not an unsubscribe token")
+    return int(subscription_id), tag
+
+
+def unsubscribe_matches(subscription: ReportSubscription, tag: str) -> bool:
+    return _address_tag(subscription.email) == tag
+
+
+def unsubscribe_link(subscription: ReportSubscription) -> str:
+    return emails.site_link(reverse("report-unsubscribe", args=[unsubscribe_token(subscription)]))
+
+
+# --- 1. deliveries due ---
+
+
+def schedule_reader() -> User:
+    """Whom the schedule reads the report as: the selectors scope by user, and the report finance receives is
+    the whole organisation's, so an unsaved user with the finance role (never stored, never signs in)."""
+    return User(username="report-schedule", role=User.Role.FINANCE)
+
+
+def month_snapshot(month: dt.date, *, today: dt.date, now: dt.datetime) -> ReportSnapshot:
+    """The month's latest published version; when there is none, the one this call publishes. Under a transaction-
+    level advisory lock keyed by the month, so concurrent callers publish once (the others wait and find it)."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_SPACE, month.year * 100 + month.month])
+        latest = ReportSnapshot.objects.filter(month=month).order_by("-version").first()
+        if latest is not None:
+            return latest
+        report = tco_report(schedule_reader(), month, today=today, now=now)
+        snapshot = report_publish(report=report, by=None)
+        log.info("The schedule published the %s report as version %s", report.key, snapshot.version)
+        return snapshot
+
+
+_LOCK_SPACE = zlib.crc32(b"finops.report_delivery") & 0x7FFFFFFF  # the advisory locks' first key: ours alone
+
+
+def due_subscriptions(month: dt.date, today: dt.date):
+    """Active subscriptions whose day has come this month and that have no delivery of `month` yet."""
+    return (ReportSubscription.objects.filter(active=True, day_of_month__lte=today.day)
+            .exclude(deliveries__month=month).select_related("user"))
+
+
+def deliveries_create(now: dt.datetime) -> int:
+    """Create the deliveries that are due now (each once); returns how many subscriptions were due."""
+    today = now.date()
+    month = add_months(month_of(today), -1)
+    subscriptions_default_ensure()
+    due = [s for s in due_subscriptions(month, today) if s.user_id is None or _may_receive(s.user)]
+    if not due:
+        return 0
+    snapshot = month_snapshot(month, today=today, now=now)
+    ReportDelivery.objects.bulk_create([ReportDelivery(subscription=s, month=month, snapshot=snapshot) for s in due],
+                                       ignore_conflicts=True)
+    return len(due)
+
+
+def _may_receive(user: User) -> bool:
+    return user.is_active and access.can_see_reports(user)
+
+
+# --- 2. sending ---
+
+
+def due_deliveries(now: dt.datetime):
+    due = Q(state__in=(State.PENDING, State.FAILED)) & (Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
+    abandoned = Q(state=State.SENDING, claimed_at__lt=now - LEASE)
+    return ReportDelivery.objects.filter(due | abandoned, subscription__active=True).order_by("created_at", "id")
+
+
+def delivery_claim(delivery_id: int, *, state: str, claimed_at, now: dt.datetime) -> str | None:
+    """The claim token when this sender won the delivery, None when another did."""
+    token = str(uuid.uuid4())
+    won = ReportDelivery.objects.filter(id=delivery_id, state=state, claimed_at=claimed_at).update(
+        state=State.SENDING, claimed_at=now, claim_token=token)
+    return token if won == 1 else None
+
+
+class _Rendered:
+    """The summary and the PDF of each snapshot, rendered on first use in this call (once, for all recipients)."""
+
+    def __init__(self):
+        self._cache: dict[int, tuple[dict, bytes, str]] = {}
+
+    def get(self, snapshot: ReportSnapshot) -> tuple[dict, bytes, str]:
+        if snapshot.id not in self._cache:
+            from finops.reports.tco_pdf import report_pdf  # WeasyPrint loads on use
+
+            report = TcoReport.from_json(snapshot.figures)
+            self._cache[snapshot.id] = (emails.report_context(report, snapshot), report_pdf(report, snapshot=snapshot),
+                                        f"tco-report-{report.key}-v{snapshot.version}.pdf")
+        return self._cache[snapshot.id]
+
+
+def deliveries_send(now: dt.datetime) -> list[int]:
+    """Send what is due; the ids of the deliveries this call sent."""
+    rendered, sent, down = _Rendered(), [], None
+    for delivery_id, state, claimed_at in due_deliveries(now).values_list("id", "state", "claimed_at")[:BATCH]:
+        token = delivery_claim(delivery_id, state=state, claimed_at=claimed_at, now=now)
+        if token is None:
+            continue
+        delivery = ReportDelivery.objects.select_related("subscription__user", "snapshot").get(id=delivery_id)
+        try:
+            error = down or _send(delivery, rendered)
+        except Exception as exc:  # a bug rendering one delivery must not stop the others; retried like a failure
+            log.exception("Sending report delivery %s failed", delivery_id)
+            error = NotifyError(f"{type(exc).__name__}: {exc}")
+        if error is not None and error.channel_down:
+            down = error  # the SMTP server is unreachable: the others fail with the same error, without waiting
+        if _settle(delivery, token=token, now=now, error=error) == State.SENT:
+            sent.append(delivery_id)
+    return sent
+
+
+def _send(delivery: ReportDelivery, rendered: _Rendered) -> NotifyError | None:
+    subscription = delivery.subscription
+    if subscription.user_id and not _may_receive(subscription.user):
+        return NotifyError(f"{subscription.user.username} may no longer read the report "
+                           f"({subscription.user.get_role_display().lower()}, active: {subscription.user.is_active})",
+                           permanent=True)
+    context, pdf, filename = rendered.get(delivery.snapshot)
+    message = emails.report_email(context, to=subscription.email, unsubscribe_link=unsubscribe_link(subscription),
+                                  pdf=pdf, filename=filename,
+                                  headers={"X-FinOps-Report": f"{delivery.month:%Y-%m} v{delivery.snapshot.version}",
+                                           "X-FinOps-Delivery": str(delivery.id)})
+    try:
+        message_send(message, subscription.email)
+    except NotifyError as exc:
+        log.warning("The %s report to %s failed: %s", f"{delivery.month:%Y-%m}", subscription.email, exc)
+        return exc
+    return None
+
+
+def _settle(delivery: ReportDelivery, *, token: str, now: dt.datetime, error: NotifyError | None) -> str:
+    """Record the attempt and leave the delivery sent, failed (with its next attempt) or gave_up; only while this
+    sender's claim holds."""
+    attempts = delivery.attempts + 1
+    with transaction.atomic():
+        ReportSendAttempt.objects.create(
+            delivery=delivery, attempt=attempts,
+            status=ReportSendAttempt.Status.FAILED if error else ReportSendAttempt.Status.SENT,
+            error=str(error)[:2000] if error else "")
+        if error is None:
+            fields = {"state": State.SENT, "sent_at": now, "next_attempt_at": None}
+        elif error.permanent or attempts >= MAX_ATTEMPTS:
+            fields = {"state": State.GAVE_UP, "next_attempt_at": None}
+        else:
+            fields = {"state": State.FAILED, "next_attempt_at": now + backoff(attempts)}
+        ReportDelivery.objects.filter(id=delivery.id, state=State.SENDING, claim_token=token).update(attempts=attempts, **fields)
+    return fields["state"]
+
+
+def reports_send(now: dt.datetime | None = None) -> list[int]:
+    """The hourly send: create what is due, then send it (and any retry now due). The ids of deliveries sent."""
+    now = now or timezone.now()
+    deliveries_create(now)
+    return deliveries_send(now)

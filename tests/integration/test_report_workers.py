@@ -1,0 +1,126 @@
+"""The monthly report is sent once however many beats and workers run: real `celery worker` processes on the
+`notify` queue (two of them, two pool processes each) take four `send_reports` tasks at once — what two beat
+processes each firing twice would queue — against the same test database, and a real SMTP server receives one
+email per subscriber, from one published version.
+
+Needs Postgres and Redis; give it a Redis database of its own (it deletes the broker's keys there):
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/finops_x REDIS_URL=redis://127.0.0.1:6379/N \
+        .venv/bin/python -m pytest tests/integration/test_report_workers.py
+"""
+
+import os
+import re
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+import redis
+from django.conf import settings
+from django.utils import timezone
+
+from finops.celery import app as celery_app
+from finops.models import ReportDelivery, ReportSendAttempt, ReportSnapshot, ReportSubscription, User
+from finops.months import month_of
+from finops.selectors.contracts import add_months
+from finops.services.report_subscriptions import subscriptions_default_ensure
+from tests.conftest import make_user, reseed_reference_data
+from tests.fakes.smtp_server import FakeSmtpServer
+from tests.report_helpers import two_months_of_support_usage
+
+from .test_worker_killed import CELERY, ROOT, database_url, process_group_alive, wait_for
+
+pytestmark = pytest.mark.worker
+
+SENT = re.compile(r"Task finops\.tasks\.send_reports\[[0-9a-f-]+\] succeeded in [0-9.]+s: (\d+)")
+NOTIFY_KEYS = ("notify*", "unacked*", "_kombu.binding*")
+
+
+def purge_notify() -> None:
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    try:
+        for pattern in NOTIFY_KEYS:
+            keys = list(client.scan_iter(match=pattern, count=1000))
+            if keys:
+                client.delete(*keys)
+    finally:
+        client.close()
+
+
+class NotifyWorker:
+    def __init__(self, name: str, env: dict, log_path: Path):
+        self.name, self.log_path = name, log_path
+        self.log = log_path.open("wb")
+        self.process = subprocess.Popen(
+            [str(CELERY), "-A", "finops", "worker", "-Q", "notify", "--concurrency", "2", "--pool", "prefork",
+             "--loglevel", "INFO", "-n", f"{name}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGTERM)
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+        wait_for(lambda: not process_group_alive(self.process.pid), 15, f"worker {self.name} to stop", [self])
+        self.log.close()
+
+
+@pytest.fixture
+def smtp():
+    with FakeSmtpServer() as server:
+        yield server
+
+
+@pytest.fixture
+def notify_workers(transactional_db, settings, smtp, tmp_path):
+    reseed_reference_data()
+    purge_notify()
+    eager = celery_app.conf.task_always_eager
+    settings.CELERY_TASK_ALWAYS_EAGER = celery_app.conf.task_always_eager = False
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "finops.settings_test", "DJANGO_READ_DOT_ENV_FILE": "0",
+           "DATABASE_URL": database_url(), "REDIS_URL": settings.REDIS_URL, "CELERY_EAGER": "0",
+           "EMAIL_URL": smtp.url, "SITE_URL": "https://finops.example.com", "PYTHONUNBUFFERED": "1"}
+    workers = [NotifyWorker(name, env, tmp_path / f"worker-{name}.log") for name in ("one", "two")]
+    yield workers
+    for worker in workers:
+        worker.stop()
+    celery_app.conf.task_always_eager = eager
+    purge_notify()
+
+
+def test_four_send_tasks_on_two_real_workers_publish_one_version_and_send_each_subscriber_once(
+        notify_workers, smtp, openai_account, support_agent):
+    from finops.tasks import send_reports
+
+    # The workers read the real clock: the report is last month's, every subscription's day (the 1st) has come.
+    month = add_months(month_of(timezone.now().date()), -1)
+    two_months_of_support_usage(openai_account, support_agent, month=month)
+    for name in ("fiona", "fred"):
+        make_user(name, User.Role.FINANCE)
+    subscriptions_default_ensure()
+    ReportSubscription.objects.create(email="cfo@example.com")
+    ReportSubscription.objects.update(day_of_month=1)
+    for worker in notify_workers:
+        wait_for(lambda w=worker: w.process.poll() is not None or " ready." in w.output(), 60, f"{worker.name} to start",
+                 notify_workers)
+        assert worker.process.poll() is None, worker.output()
+
+    for _ in range(4):
+        send_reports.apply_async(expires=3540)
+
+    finished = lambda: len(SENT.findall("".join(w.output() for w in notify_workers))) >= 4  # noqa: E731
+    wait_for(finished, 180, "the four tasks to finish", notify_workers)
+    logs = "".join(w.output() for w in notify_workers)
+    sent = [int(n) for n in SENT.findall(logs)]
+    assert len(sent) == 4 and sum(sent) == 3 and "Traceback" not in logs, logs[-4000:]  # 3 emails, whoever sent them
+    assert ReportSnapshot.objects.filter(month=month).count() == 1 == ReportSnapshot.objects.count()
+    assert sorted(r for rcpts in smtp.envelopes for r in rcpts) == ["cfo@example.com", "fiona@example.com", "fred@example.com"]
+    assert {m["X-FinOps-Report"] for m in smtp.messages} == {f"{month:%Y-%m} v1"}
+    assert ReportDelivery.objects.filter(state=ReportDelivery.State.SENT).count() == 3
+    assert ReportSendAttempt.objects.count() == 3

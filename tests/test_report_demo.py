@@ -1,0 +1,58 @@
+"""The demo's report story (finops/demo/reports.py, for load_demo): the cfo subscribed by default, the last full
+month published, a restatement to see; and the email of that month with every part of its summary filled."""
+
+import datetime as dt
+from decimal import Decimal
+
+from finops import display
+from finops.demo import load_demo
+from finops.demo.reports import reports_load
+from finops.models import ReportSnapshot, ReportSubscription
+from finops.report_delivery import reports_send
+from finops.selectors.tco_report import TcoReport
+from tests.fakes.smtp_server import FakeSmtpServer
+from tests.report_helpers import NOVEMBER
+
+TODAY = dt.date(2026, 12, 5)  # November's report: the Anthropic contract's notice deadline is within its 6 months
+
+
+def test_the_demo_subscribes_the_cfo_publishes_november_leaves_a_restatement_and_emails_a_full_summary(
+        client_as, ada, settings, time_machine):
+    time_machine.move_to(dt.datetime(2026, 12, 5, 8, tzinfo=dt.UTC))  # the clock runs on from there
+    load_demo(today=TODAY)
+    story = reports_load(today=TODAY)
+
+    assert (story["month"], story["version"], story["restated_account"]) == (NOVEMBER, 1, "anthropic-prod")
+    cfo = ReportSubscription.objects.get(user__username="cfo")
+    assert (cfo.email, cfo.active, cfo.day_of_month) == ("cfo@demo.example", True, 3)
+    difference = (story["restated_cost"] - story["published_cost"]).quantize(Decimal("0.01"))
+    assert difference > 0
+    text = client_as(ada).get("/reports/2026-11/").content.decode()
+    assert "Restated since version 1 was published" in text and "anthropic-prod" in text
+    assert f"+${difference:,}" in text
+
+    load_demo(today=TODAY)  # loading the demo again: no new version, the same restatement
+    again = reports_load(today=TODAY)
+    assert again["version"] == 1 and ReportSnapshot.objects.count() == 1
+    assert f"+${difference:,}" in client_as(ada).get("/reports/2026-11/").content.decode()
+
+    with FakeSmtpServer() as smtp:
+        smtp.use(settings)
+        reports_send(now=dt.datetime(2026, 12, 5, 9, tzinfo=dt.UTC))
+    (message,) = smtp.messages
+    assert smtp.envelopes == [["cfo@demo.example"]]
+    report = TcoReport.from_json(ReportSnapshot.objects.get().figures)  # version 1, as published: not restated
+    body = message.get_body(("plain",)).get_content()
+    money = display.money_exact
+    caps, renewals = report.rows("caps"), report.rows("renewals")
+    savings = [row for row in report.rows("savings") if row["saving"]]
+    assert report.rows("movers") and caps and renewals and savings, "the demo's November has every part to show"
+    assert f"Total spend: {money(report.summary['cost'])}" in body
+    assert f"Forecast for next month: {money(report.summary['forecast_next'])}" in body
+    for row in report.rows("movers"):
+        assert row["label"] in body and money(row["change"]).lstrip("-") in body
+    for row in caps[:5]:
+        assert f"{row['label']} ({row['scope']}, {row['period']}): {money(row['spent'])} of {money(row['amount'])}" in body
+    for row in renewals[:5]:
+        assert f"{row['label']} ({row['provider']}): renews on {row['renews_on']:%Y-%m-%d}, notice by {row['notice_deadline']:%Y-%m-%d}" in body
+    assert f"Up to {money(sum(row['saving'] for row in savings))} a month" in body
