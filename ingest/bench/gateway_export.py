@@ -1,8 +1,8 @@
 """A generated LiteLLM_SpendLogs CSV export (the bench's and tests' gateway log), written streamed.
 
-One day of a busy gateway, however many requests: 60 virtual keys (each in a team, some with an alias, a few logged
-as raw `sk-` keys, which the reader hashes), each calling two of eight models on four providers, with request tags
-and cached input in LiteLLM's `usage_object`. Streamed and non-streamed calls (completionStartTime before or equal to
+One day of a busy gateway, however many requests: 40 virtual keys (each in a team, some with an alias, a few logged
+as raw `sk-` keys, which the reader hashes), each calling two of eight models on four providers, with two sets of
+request tags (so up to 160 lines an hour, 3,840 a day) and cached input in LiteLLM's `usage_object`. Streamed and non-streamed calls (completionStartTime before or equal to
 endTime), 1 % failures with no tokens, some records with no end time (counted, not timed) or no first-token time,
 and requests crossing midnight into the next day. The span is fixed, so a bigger file is a busier day: the hourly
 groups are the same for 1M and 5M requests and memory can be compared between sizes.
@@ -27,12 +27,13 @@ MODELS = (
 )
 TEAMS = ("search", "support", "growth", "platform", "research")
 DAY = dt.datetime(2026, 3, 2, tzinfo=dt.UTC)
+KEYS = 40
 SPAN_S = 24 * 3600
 
 
 def _keys(rng: random.Random) -> list[tuple]:
     keys = []
-    for i in range(60):
+    for i in range(KEYS):
         raw = f"sk-bench-{i:04d}-{rng.getrandbits(32):08x}" if i % 20 == 7 else f"{rng.getrandbits(256):064x}"
         models = rng.sample(range(len(MODELS)), 2)
         keys.append((raw, TEAMS[i % len(TEAMS)], f"key-{i}" if i % 3 == 0 else "", models))
@@ -60,7 +61,7 @@ def spend_log_rows(requests: int, *, seed: int, varied: bool = False):
     """The export's records as lists of cells, in startTime order."""
     rng = random.Random(seed)
     keys = _keys(rng)
-    tag_sets = ('["prod"]', '["prod", "jobID:nightly"]', "[]")
+    tag_sets = ('["prod"]', '["prod", "jobID:nightly"]', "[]") if varied else ('["prod"]', '["prod", "jobID:nightly"]')
     step = SPAN_S * 1_000_000 // max(requests, 1)
     for n in range(requests):
         key, team, alias, models = keys[rng.randrange(len(keys))]

@@ -94,7 +94,7 @@ def run_gateway_bench(*, sizes: list[int], out: Path, workdir: Path | None = Non
     from django.db import connection
 
     results = {
-        "benchmark": "LiteLLM_SpendLogs CSV (one busy day: 60 keys, 8 models) through usage_file_import on Postgres",
+        "benchmark": "LiteLLM_SpendLogs CSV (one busy day: 40 keys, 8 models, ≤ 3,840 hourly lines) through usage_file_import on Postgres",
         "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "target_requests_per_s": TARGET_REQUESTS_PER_S, "machine": machine_facts(), "runs": [], "complete": False,
     }

@@ -202,7 +202,7 @@ class _Accumulator:
         self.first_line: list[int] = []
         self.sums = np.zeros((len(self.SUMS), 1024), dtype=np.int64)
         self.counts: list[tuple[np.ndarray, np.ndarray]] = []  # (group * SLOTS + slot, count) pieces, e2e and ttft
-        self.pending = 0
+        self.pending = self.compacted = 0
         self.rows_seen = 0
 
     # --- one batch ---
@@ -318,7 +318,7 @@ class _Accumulator:
             return
         self.counts.append(np.unique(codes, return_counts=True))
         self.pending += len(self.counts[-1][0])
-        if self.pending > 1 << 22:
+        if self.pending > max(1 << 21, 2 * self.compacted):  # amortised: the merged counts are not re-sorted per batch
             self._compact()
 
     def _compact(self) -> None:
@@ -327,7 +327,7 @@ class _Accumulator:
             counts = np.concatenate([k for _, k in self.counts])
             unique, inverse = np.unique(codes, return_inverse=True)
             self.counts = [(unique, np.bincount(inverse.reshape(-1), weights=counts, minlength=len(unique)).astype(np.int64))]
-        self.pending = len(self.counts[0][0]) if self.counts else 0
+        self.pending = self.compacted = len(self.counts[0][0]) if self.counts else 0
 
     # --- the end ---
 
@@ -420,21 +420,85 @@ def _count_column(column, *, empty):
 
 
 def _times(column, *, required: bool = False) -> np.ndarray | None:
-    """Microseconds since the epoch (UTC) of each row, NaT-free: a missing time is INT64_MIN."""
+    """Microseconds since the epoch (UTC) of each row; a missing time is _MISSING."""
     if column is None:
         if required:
             raise Declined("no startTime column")
         return None
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     given = pc.not_equal(column, "")
     if required and not pc.all(given).as_py():
         raise Declined("a missing startTime")
-    if not pc.all(pc.or_(pc.invert(given), pc.match_substring_regex(column, _TIME))).as_py():
-        raise Declined("a time that is not plain UTC ISO 8601")
-    text = pc.if_else(given, column, pa.scalar(None, pa.string()))
-    if pc.any(pc.match_substring_regex(text, "[Zz+]")).as_py():  # LiteLLM's own export writes naive UTC
-        text = pc.replace_substring_regex(text, r"(Z|z|\+00:00)$", "")
-    moments = text.cast(pa.timestamp("us")).cast(pa.int64())
-    return moments.fill_null(np.iinfo(np.int64).min).to_numpy(zero_copy_only=False)
+    present = column.filter(given) if column.null_count or not pc.all(given).as_py() else column
+    moments = _fixed_width_times(present)
+    if moments is None:  # not one layout throughout: Arrow's parser, behind a check of the form
+        if not pc.all(pc.match_substring_regex(present, _TIME)).as_py():
+            raise Declined("a time that is not plain UTC ISO 8601")
+        text = pc.replace_substring_regex(present, r"(Z|z|\+00:00)$", "")
+        moments = text.cast(pa.timestamp("us")).cast(pa.int64()).to_numpy(zero_copy_only=False)
+    if len(present) == len(column):
+        return moments
+    result = np.full(len(column), _MISSING, dtype=np.int64)
+    result[given.to_numpy(zero_copy_only=False)] = moments
+    return result
+
+
+_DIGIT_AT = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
+_SUFFIXES = (b"", b"Z", b"z", b"+00:00")
+
+
+def _fixed_width_times(column: pa.Array) -> np.ndarray | None:
+    """When every time is written the same way (as an export writes them: `YYYY-MM-DD HH:MM:SS[.f…][Z]`, one width),
+    read them with numpy over the bytes: digits and separators checked at their places, fields checked in range
+    (what datetime.fromisoformat refuses is refused), the days counted from the civil date. None otherwise."""
+    n = len(column)
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.frombuffer(column.buffers()[1], dtype=np.int32, count=n + 1, offset=column.offset * 4)
+    width = int(offsets[1] - offsets[0])
+    if width < 19 or int(offsets[-1] - offsets[0]) != width * n:
+        return None
+    data = np.frombuffer(column.buffers()[2], dtype=np.uint8)[offsets[0]: offsets[-1]].reshape(n, width)
+    layout = bytes(data[0])
+    suffix = next((s for s in reversed(_SUFFIXES) if s and layout.endswith(s)), b"")
+    fraction = width - 19 - len(suffix)
+    if fraction and not (2 <= fraction <= 7 and layout[19:20] == b"."):
+        return None
+    digits = [*_DIGIT_AT, *range(20, 19 + fraction)]
+    fixed = {4: b"-", 7: b"-", 10: layout[10:11], 13: b":", 16: b":"}
+    if layout[10:11] not in (b" ", b"T") or (fraction and not (data[:, 19] == ord(".")).all()):
+        return None
+    for at, char in fixed.items():
+        if not (data[:, at] == char[0]).all():
+            return None
+    for i, char in enumerate(suffix):
+        if not (data[:, width - len(suffix) + i] == char).all():
+            return None
+    numbers = data[:, digits].astype(np.int64) - ord("0")
+    if ((numbers < 0) | (numbers > 9)).any():
+        return None
+
+    def field(*places):
+        value = np.zeros(n, dtype=np.int64)
+        for place in places:
+            value = value * 10 + numbers[:, digits.index(place)]
+        return value
+
+    year, month, day = field(0, 1, 2, 3), field(5, 6), field(8, 9)
+    hour, minute, second = field(11, 12), field(14, 15), field(17, 18)
+    micros = field(*range(20, 19 + fraction)) * 10 ** (7 - fraction) if fraction else np.zeros(n, dtype=np.int64)
+    leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
+    month_days = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])[np.clip(month, 0, 12)] + (leap & (month == 2))
+    if ((year < 1900) | (month < 1) | (month > 12) | (day < 1) | (day > month_days) | (hour > 23) | (minute > 59)
+            | (second > 59)).any():
+        raise Declined("a time out of range: the row reader names the record")
+    # Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
+    y = year - (month <= 2)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (month + np.where(month > 2, -3, 9)) + 2) // 5 + day - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    return ((days * 24 + hour) * 60 + minute) * 60_000_000 + second * 1_000_000 + micros
 
 
 _MISSING = np.iinfo(np.int64).min

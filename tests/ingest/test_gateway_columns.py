@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from finops.latency import bucket_of
@@ -68,6 +69,26 @@ def test_bucket_bounds_give_bucket_of_for_every_whole_millisecond():
     expected = np.array([bucket_of(int(m)) for m in ms.tolist()])
     assert (found == expected).all()
     assert bucket_of(MAX_MS) == len(BOUNDS)
+
+
+def test_times_read_from_the_bytes_are_pythons():
+    """The numpy reading of one-layout time columns against datetime.fromisoformat, leap days and all."""
+    from ingest.providers.gateway_columns import _fixed_width_times
+    import datetime as dt
+    import random
+
+    rng = random.Random(5)
+    moments = [dt.datetime(1900, 1, 1, tzinfo=dt.UTC) + dt.timedelta(microseconds=rng.randrange(200 * 365 * 86400 * 10**6))
+               for _ in range(3000)] + [dt.datetime(2024, 2, 29, 23, 59, 59, 999999, tzinfo=dt.UTC)]
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    for layout in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%S+00:00", "%Y-%m-%d %H:%M:%S"):
+        texts = [m.strftime(layout) for m in moments]
+        texts = [t[:23] if layout == "%Y-%m-%d %H:%M:%S.%f" else t for t in texts]  # milliseconds, as LiteLLM
+        expected = [(dt.datetime.fromisoformat(t.replace("Z", "+00:00")).replace(tzinfo=dt.UTC) - epoch)
+                    // dt.timedelta(microseconds=1) for t in texts]
+        assert _fixed_width_times(pa.array(texts)).tolist() == expected, layout
+    with pytest.raises(BatchDeclined):
+        _fixed_width_times(pa.array(["2025-02-29 10:00:00"]))  # not a leap year: fromisoformat refuses it too
 
 
 # --- the two readers agree ---
