@@ -20,8 +20,8 @@ Which inputs go to columns (the decision, written down in docs/ingestion.md too)
 The column reader only takes what it can read exactly. Anything else raises `Declined` and the file is read
 again row by row (gateway_log.GatewayLog.parse), which reads it or refuses it naming the line — so every limit and
 error of the row reader (text_input.py's line bound and NUL refusal, a bad number, a cache larger than the prompt,
-an end before the start) holds for both. Declined: a quoted or padded header, a value with a NUL, a line break or
-the key separator, a blank line, a time that is not plain UTC ISO 8601 (`YYYY-MM-DD[T ]HH:MM:SS[.ffffff][Z]`), a
+an end before the start) holds for both. Declined: a quoted or padded header, a NUL, a line break inside a value,
+a blank line, a time that is not plain UTC ISO 8601 (`YYYY-MM-DD[T ]HH:MM:SS[.ffffff][Z]`), a
 count that is not plain digits, a metadata field of another JSON type than LiteLLM writes, LiteLLM's free-form
 `spend_logs_metadata` (its keys become tags: read per record), a latency above MAX_MS.
 tests/ingest/test_gateway_columns.py holds the two readers to the same lines, rollups and distributions.
@@ -46,7 +46,6 @@ from .text_input import MAX_LINE_CHARS
 
 BLOCK_BYTES = 1 << 22  # ~12k records of a LiteLLM export a batch
 JSON_BLOCK_BYTES = 1 << 20  # metadata parsed in blocks of this size, in parallel; a longer cell is read row by row
-SEPARATOR = "\x1f"
 MAX_COUNT_DIGITS = 10  # tokens per request below 10^10: int64 sums cannot overflow
 MAX_MS = 10**10  # a request's latency (115 days): above it, the row reader's
 # The CSV columns a record's interpretation reads (gateway_log._litellm_request / _failed), besides numbers and times.
@@ -194,7 +193,7 @@ class _Accumulator:
 
     def __init__(self, interpret, named: list[str]):
         self.interpret, self.named = interpret, named
-        self.answers: dict[str, tuple] = {}  # joined cells -> (combo id, model, failed)
+        self.answers: dict[tuple, tuple] = {}  # cells -> (combo id, model empty, failed)
         self.combos: dict[tuple, int] = {}  # (provider, model, api key, user, tags) -> combo id
         self.known = np.zeros(0, dtype=np.int64)  # hour << bits | combo id of each group, sorted
         self.known_ids = np.zeros(0, dtype=np.int64)  # … and its group id
@@ -254,11 +253,22 @@ class _Accumulator:
         """Per row: its combination's id, whether its model is empty, whether it failed — each distinct combination
         of the cells a record's interpretation reads, interpreted once by gateway_log itself."""
         parts = [columns[name] for name in self.named]
-        parts += [_field(meta, name).fill_null("") if meta is not None else pa.nulls(n, pa.string()).fill_null("")
-                  for name in META_NAMES]
-        encoded = pc.dictionary_encode(pc.binary_join_element_wise(*parts, SEPARATOR))
+        if meta is not None:
+            parts += [_field(meta, name).fill_null("") for name in META_NAMES]
+        combined, values = np.zeros(n, dtype=np.int64), []
+        for part in parts:
+            encoded = pc.dictionary_encode(part)
+            values.append((encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary.to_pylist()))
+            combined = combined * len(values[-1][1]) + values[-1][0]
+            if len(values[-1][1]) > 1 and combined.max() >= 1 << 40:  # keep the product small: renumber densely
+                combined = np.unique(combined, return_inverse=True)[1].reshape(-1)
+        distinct = pc.dictionary_encode(pa.array(combined))
+        of = distinct.indices.to_numpy(zero_copy_only=False)
+        sample = np.empty(len(distinct.dictionary), dtype=np.int64)
+        sample[of] = np.arange(n)  # a row of each combination (any: they hold the same cells)
         combo_ids, empties, failures = [], [], []
-        for key in encoded.dictionary.to_pylist():
+        for row in sample.tolist():
+            key = tuple(dictionary[indices[row]] for indices, dictionary in values)
             answer = self.answers.get(key)
             if answer is None:
                 answer = self._interpret(key)
@@ -268,14 +278,10 @@ class _Accumulator:
             combo_ids.append(answer[0])
             empties.append(answer[1])
             failures.append(answer[2])
-        of = encoded.indices.to_numpy(zero_copy_only=False)
         return (np.array(combo_ids, dtype=np.int64)[of], np.array(empties, dtype=bool)[of],
                 np.array(failures, dtype=bool)[of])
 
-    def _interpret(self, key: str) -> tuple:
-        cells = key.split(SEPARATOR)
-        if len(cells) != len(self.named) + len(META_NAMES):
-            raise Declined("a value holding the key separator")
+    def _interpret(self, cells: tuple) -> tuple:
         record = dict(zip(self.named, cells))
         record["metadata"] = {name: cell for name, cell in zip(META_NAMES, cells[len(self.named):]) if cell}
         record.update(startTime="1970-01-01T00:00:00", prompt_tokens="0", completion_tokens="0")  # read in columns
@@ -371,7 +377,8 @@ def _metadata(column: pa.Array | None, n: int) -> pa.Table | None:
     if column is None:
         return None
     trimmed = pc.utf8_trim_whitespace(column)
-    text = pc.if_else(pc.or_(pc.equal(trimmed, ""), pc.equal(trimmed, "null")), pa.scalar("{}"), column)
+    empty = pc.or_(pc.equal(trimmed, ""), pc.equal(trimmed, "null"))
+    text = pc.if_else(empty, pa.scalar("{}"), column) if pc.any(empty).as_py() else column
     lines = pc.binary_join_element_wise(text, pa.scalar("\n"), "")
     offsets, data = lines.buffers()[1], lines.buffers()[2]
     bounds = np.frombuffer(offsets, dtype=np.int32, count=len(lines) + 1, offset=lines.offset * 4)
