@@ -18,7 +18,7 @@ from finops.latency import bucket_of
 from finops.models import Account, DailyPerformance, DailySpend, IngestRun, MonthlySpend, Provider, UsageLine
 from ingest.bench.gateway_export import COLUMNS, spend_log_rows, write_spend_logs_csv
 from ingest.providers.base import BatchDeclined, ProviderError
-from ingest.providers.gateway_columns import BOUNDS, MAX_MS
+from ingest.providers.gateway_values import BOUNDS, MAX_MS
 from ingest.providers.gateway_log import GatewayLog
 from ingest.providers.text_input import MAX_LINE_CHARS
 from ingest.services import usage_file_import
@@ -73,7 +73,7 @@ def test_bucket_bounds_give_bucket_of_for_every_whole_millisecond():
 
 def test_times_read_from_the_bytes_are_pythons():
     """The numpy reading of one-layout time columns against datetime.fromisoformat, leap days and all."""
-    from ingest.providers.gateway_columns import _fixed_width_times
+    from ingest.providers.gateway_values import fixed_width_times
     import datetime as dt
     import random
 
@@ -86,9 +86,9 @@ def test_times_read_from_the_bytes_are_pythons():
         texts = [t[:23] if layout == "%Y-%m-%d %H:%M:%S.%f" else t for t in texts]  # milliseconds, as LiteLLM
         expected = [(dt.datetime.fromisoformat(t.replace("Z", "+00:00")).replace(tzinfo=dt.UTC) - epoch)
                     // dt.timedelta(microseconds=1) for t in texts]
-        assert _fixed_width_times(pa.array(texts)).tolist() == expected, layout
+        assert fixed_width_times(pa.array(texts)).tolist() == expected, layout
     with pytest.raises(BatchDeclined):
-        _fixed_width_times(pa.array(["2025-02-29 10:00:00"]))  # not a leap year: fromisoformat refuses it too
+        fixed_width_times(pa.array(["2025-02-29 10:00:00"]))  # not a leap year: fromisoformat refuses it too
 
 
 # --- the two readers agree ---
