@@ -11,7 +11,9 @@ included).
   rollups (spend and performance) rebuilt, commit. Checked: every request is counted in the stored lines.
 - copy_table: the lines end_to_end wrote, dumped with COPY TO, then COPY FROM into the emptied usage-line table
   (focus_ingest.measure_copy): the database's ceiling for writing those lines, the control.
-- python_only (--breakdown): the column reader alone on the file, no database.
+- python_only (--breakdown, smallest size): the column reader alone on the file, no database.
+- end_to_end_by_records (--breakdown, smallest size): end_to_end with the record reader (gateway_log.py), the
+  figure the column reader is to beat, measured on the same machine at the same time.
 """
 
 import datetime as dt
@@ -30,16 +32,20 @@ TARGET_REQUESTS_PER_S = 150_000
 MODULE = "ingest.bench.gateway_ingest"
 
 
-def measure_gateway_end_to_end(path: Path, requests: int) -> dict:
+def measure_gateway_end_to_end(path: Path, requests: int, *, by_records: bool = False) -> dict:
+    """`by_records`: the record reader's figure on the same file (the column reader made to decline at once)."""
     from django.db.models import Sum
 
     from finops.models import UsageLine
+    from ingest.providers.base import BatchDeclined
     from ingest.providers.gateway_log import GatewayLog
 
     read_by = ["rows"]
     columns = GatewayLog.column_groups
 
     def column_groups(*args, **kwargs):
+        if by_records:
+            raise BatchDeclined("bench: the record reader's figure")
         groups = columns(*args, **kwargs)
         read_by[0] = "columns"
         return groups
@@ -79,6 +85,8 @@ def _child_main(argv: list[str]) -> None:
     django.setup()
     if kind == "end_to_end":
         result = measure_gateway_end_to_end(path, count)
+    elif kind == "end_to_end_by_records":
+        result = measure_gateway_end_to_end(path, count, by_records=True)
     elif kind == "copy":
         result = measure_copy(path, count)  # count: the lines end_to_end wrote
     elif kind == "python_only":
@@ -117,6 +125,7 @@ def run_gateway_bench(*, sizes: list[int], out: Path, workdir: Path | None = Non
                 entry.update(_child("copy", path, entry["lines_written"], module=MODULE))
                 if breakdown and requests == min(sizes):
                     entry["python_only"] = _child("python_only", path, requests, module=MODULE)
+                    entry["end_to_end_by_records"] = _child("end_to_end_by_records", path, requests, module=MODULE)
             finally:
                 path.unlink(missing_ok=True)
             results["runs"].append(entry)
@@ -150,6 +159,10 @@ def format_table(results: dict) -> str:
                     "  lines/s")
         phases = ", ".join(f"{k[:-2]} {v:.1f} s" for k, v in e2e["phases"].items())
         rows.append(f"{'':>10}  end-to-end phases: {phases}")
+        if "end_to_end_by_records" in run:
+            rows_run = run["end_to_end_by_records"]
+            rows.append(f"{'':>10}  {'end to end (record reader)':<30}{rows_run['seconds']:>9.2f}"
+                        f"{rows_run['requests_per_s']:>11,}{rows_run['peak_rss_mb']:>13,.1f}  requests/s")
         if "python_only" in run:
             p = run["python_only"]
             rows.append(f"{'':>10}  column reader alone: {p['read_us_per_request']} µs/request; "

@@ -5,9 +5,11 @@ Performance JSON byte for byte — and, imported, the same stored lines and roll
 the column reader cannot read exactly it declines, and the row reader reads it or refuses it with its own error.
 """
 
-import io
 import csv
+import datetime as dt
+import io
 import json
+import random
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +20,8 @@ from finops.latency import bucket_of
 from finops.models import Account, DailyPerformance, DailySpend, IngestRun, MonthlySpend, Provider, UsageLine
 from ingest.bench.gateway_export import COLUMNS, spend_log_rows, write_spend_logs_csv
 from ingest.providers.base import BatchDeclined, ProviderError
-from ingest.providers.gateway_values import BOUNDS, MAX_MS
 from ingest.providers.gateway_log import GatewayLog
+from ingest.providers.gateway_values import BOUNDS, MAX_MS, fixed_width_times
 from ingest.providers.text_input import MAX_LINE_CHARS
 from ingest.services import usage_file_import
 
@@ -73,10 +75,6 @@ def test_bucket_bounds_give_bucket_of_for_every_whole_millisecond():
 
 def test_times_read_from_the_bytes_are_pythons():
     """The numpy reading of one-layout time columns against datetime.fromisoformat, leap days and all."""
-    from ingest.providers.gateway_values import fixed_width_times
-    import datetime as dt
-    import random
-
     rng = random.Random(5)
     moments = [dt.datetime(1900, 1, 1, tzinfo=dt.UTC) + dt.timedelta(microseconds=rng.randrange(200 * 365 * 86400 * 10**6))
                for _ in range(3000)] + [dt.datetime(2024, 2, 29, 23, 59, 59, 999999, tzinfo=dt.UTC)]
@@ -97,7 +95,8 @@ def test_times_read_from_the_bytes_are_pythons():
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_generated_logs_give_the_same_lines_and_distributions(seed):
     """Streamed and not, failures, missing end and first-token times, zero-length calls, first tokens after the end,
-    raw keys, users, team aliases, three time notations, and requests running past midnight."""
+    raw keys, users, team aliases, three time notations (so Arrow's parser, not the fixed-width one), and requests
+    running past midnight."""
     data = generated(6000, seed=seed)
     lines = same_lines(data)
     assert len(lines) > 500
@@ -109,6 +108,12 @@ def test_generated_logs_give_the_same_lines_and_distributions(seed):
     assert any(line.user_ref for line in lines) and any("team_alias" in line.tags for line in lines)
     assert all(not line.api_key_ref.startswith("sk-") for line in lines)
     assert any(line.latency["streamed_ms"] for line in lines) and any(line.cached_input_tokens for line in lines)
+
+
+def test_the_bench_log_as_litellm_writes_it_gives_the_same_lines():
+    """One time notation throughout (LiteLLM's export): the times are read from the bytes."""
+    lines = same_lines(generated(20_000, seed=4, varied=False))
+    assert sum(line.requests for line in lines) == 20_000 and len({line.period_start for line in lines}) == 24
 
 
 def test_requests_crossing_midnight_count_in_the_hour_they_start():
