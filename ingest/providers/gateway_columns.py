@@ -115,6 +115,7 @@ def column_groups(stream, *, file_name: str, interpret):
 class _Accumulator:
     """Per hour-group sums and distribution counts, as numpy arrays (grown as groups appear), across batches."""
 
+    MERGE_AT = 1 << 16  # new latency codes kept aside at least up to this many before they are merged in
     SUMS = ("input", "cached", "cache_write", "output", "requests", "errors", "streamed_tokens", "streamed_ms",
             "timed_tokens", "timed_ms")
 
@@ -127,8 +128,11 @@ class _Accumulator:
         self.keys: list[tuple] = []  # group id -> (hour, combo id)
         self.first_line: list[int] = []
         self.sums = np.zeros((len(self.SUMS), 1024), dtype=np.int64)
-        self.counts: list[tuple[np.ndarray, np.ndarray]] = []  # (group * SLOTS + slot, count) pieces, e2e and ttft
-        self.pending = self.compacted = 0
+        # Latency counts by code (group * 2 + kind) * SLOTS + slot, kind 0 end to end and 1 time to first token.
+        self.codes = np.zeros(0, dtype=np.int64)  # sorted
+        self.code_counts = np.zeros(0, dtype=np.int64)
+        self.new: list[tuple[np.ndarray, np.ndarray]] = []  # codes not known yet, with their counts
+        self.new_size = 0
         self.rows_seen = 0
 
     # --- one batch ---
@@ -247,28 +251,41 @@ class _Accumulator:
         return ids[inverse.reshape(-1)]
 
     def _count(self, codes: np.ndarray) -> None:
+        """Count the batch's (group, kind, slot) codes: added in place to the codes already known (a sorted array),
+        new ones kept aside and merged in when they reach a quarter of the known ones. New codes stop coming once
+        every group's buckets have been seen, so the merges, and the memory they take, do not grow with the file."""
         if not len(codes):
             return
-        self.counts.append(np.unique(codes, return_counts=True))
-        self.pending += len(self.counts[-1][0])
-        if self.pending > max(1 << 21, 2 * self.compacted):  # amortised: the merged counts are not re-sorted per batch
-            self._compact()
+        unique, counts = np.unique(codes, return_counts=True)
+        at = np.searchsorted(self.codes, unique)
+        found = at < len(self.codes)
+        found[found] = self.codes[at[found]] == unique[found]
+        self.code_counts[at[found]] += counts[found]
+        if not found.all():
+            self.new.append((unique[~found], counts[~found]))
+            self.new_size += len(self.new[-1][0])
+            if self.new_size > max(self.MERGE_AT, len(self.codes) // 4):
+                self._merge()
 
-    def _compact(self) -> None:
-        if len(self.counts) > 1:
-            codes = np.concatenate([c for c, _ in self.counts])
-            counts = np.concatenate([k for _, k in self.counts])
-            unique, inverse = np.unique(codes, return_inverse=True)
-            self.counts = [(unique, np.bincount(inverse.reshape(-1), weights=counts, minlength=len(unique)).astype(np.int64))]
-        self.pending = self.compacted = len(self.counts[0][0]) if self.counts else 0
+    def _merge(self) -> None:
+        if not self.new:
+            return
+        codes = np.concatenate([self.codes, *(c for c, _ in self.new)])
+        counts = np.concatenate([self.code_counts, *(k for _, k in self.new)])
+        self.new, self.new_size = [], 0
+        order = np.argsort(codes, kind="stable")
+        codes, counts = codes[order], counts[order]
+        del order
+        starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+        self.codes, self.code_counts = codes[starts], np.add.reduceat(counts, starts)
 
     # --- the end ---
 
     def result(self) -> list:
-        self._compact()
+        self._merge()
         distributions = [(LatencyDistribution(), LatencyDistribution()) for _ in self.keys]
-        if self.counts:
-            codes, counts = self.counts[0]  # sorted: by group, then kind (e2e, ttft), then slot
+        if len(self.codes):
+            codes, counts = self.codes, self.code_counts  # sorted: by group, then kind (e2e, ttft), then slot
             series, slots = np.divmod(codes, SLOTS)
             starts = np.flatnonzero(np.concatenate(([True], series[1:] != series[:-1])))
             ends = np.append(starts[1:], len(codes))

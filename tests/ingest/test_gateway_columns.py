@@ -20,6 +20,7 @@ from finops.latency import bucket_of
 from finops.models import Account, DailyPerformance, DailySpend, IngestRun, MonthlySpend, Provider, UsageLine
 from ingest.bench.gateway_export import COLUMNS, spend_log_rows, write_spend_logs_csv
 from ingest.providers.base import BatchDeclined, ProviderError
+from ingest.providers.gateway_columns import _Accumulator
 from ingest.providers.gateway_log import GatewayLog
 from ingest.providers.gateway_values import BOUNDS, MAX_MS, fixed_width_times
 from ingest.providers.text_input import MAX_LINE_CHARS
@@ -110,8 +111,11 @@ def test_generated_logs_give_the_same_lines_and_distributions(seed):
     assert any(line.latency["streamed_ms"] for line in lines) and any(line.cached_input_tokens for line in lines)
 
 
-def test_the_bench_log_as_litellm_writes_it_gives_the_same_lines():
-    """One time notation throughout (LiteLLM's export): the times are read from the bytes."""
+@pytest.mark.parametrize("merge_at", [_Accumulator.MERGE_AT, 50])
+def test_the_bench_log_as_litellm_writes_it_gives_the_same_lines(merge_at, monkeypatch):
+    """One time notation throughout (LiteLLM's export): the times are read from the bytes. With a small merge
+    threshold, the latency counts are merged many times along the file (as in a multi-million-request log)."""
+    monkeypatch.setattr(_Accumulator, "MERGE_AT", merge_at)
     lines = same_lines(generated(20_000, seed=4, varied=False))
     assert sum(line.requests for line in lines) == 20_000 and len({line.period_start for line in lines}) == 24
 
