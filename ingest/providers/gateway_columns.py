@@ -21,7 +21,7 @@ The column reader only takes what it can read exactly. Anything else raises `Dec
 again row by row (gateway_log.GatewayLog.parse), which reads it or refuses it naming the line — so every limit and
 error of the row reader (text_input.py's line bound and NUL refusal, a bad number, a cache larger than the prompt,
 an end before the start) holds for both. Declined: a quoted or padded header, a NUL, a line break inside a value,
-a blank line, a time that is not plain UTC ISO 8601 (`YYYY-MM-DD[T ]HH:MM:SS[.ffffff][Z]`), a
+a blank line between records, a time that is not plain UTC ISO 8601 (`YYYY-MM-DD[T ]HH:MM:SS[.ffffff][Z]`), a
 count that is not plain digits, a metadata field of another JSON type than LiteLLM writes, LiteLLM's free-form
 `spend_logs_metadata` (its keys become tags: read per record), a latency above MAX_MS.
 tests/ingest/test_gateway_columns.py holds the two readers to the same lines, rollups and distributions.
@@ -94,7 +94,7 @@ def column_groups(stream, *, file_name: str, interpret):
         reader = pcsv.open_csv(
             Prefixed(prefix, binary),
             read_options=pcsv.ReadOptions(block_size=BLOCK_BYTES),
-            parse_options=pcsv.ParseOptions(newlines_in_values=True, ignore_empty_lines=False),
+            parse_options=pcsv.ParseOptions(newlines_in_values=True),
             convert_options=pcsv.ConvertOptions(
                 column_types={name: pa.string() for name in header}, include_columns=wanted,
                 strings_can_be_null=False, quoted_strings_can_be_null=False,

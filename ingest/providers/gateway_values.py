@@ -51,6 +51,7 @@ class CheckedBytes(io.RawIOBase):
     def __init__(self, stream):
         self._stream = stream
         self.newlines, self.run, self.last, self.problem = 0, 0, b"", ""
+        self.trailing = 0  # line breaks after the last byte that is not one (an export's final, blank lines)
 
     def readable(self):
         return True
@@ -81,14 +82,16 @@ class CheckedBytes(io.RawIOBase):
         if self.run >= MAX_LINE_CHARS:
             self.problem = "a line past the bound"
         self.last = chunk[-1:]
+        body = chunk.rstrip(b"\r\n")
+        self.trailing = (self.trailing if not body else 0) + chunk.count(b"\n", len(body))
 
     def check(self) -> None:
         if self.problem:
             raise Declined(f"{self.problem}: the row reader names the line")
 
     def one_line_per_record(self, records: int) -> bool:
-        """The header, then one line per record (the last one may end without a line break)."""
-        return self.newlines == records + 1 or (self.newlines == records and self.last not in (b"\n", b""))
+        """The header, then one line per record, then nothing but blank lines (which the record reader skips too)."""
+        return self.newlines == records + self.trailing
 
 
 def count_column(column, *, empty):

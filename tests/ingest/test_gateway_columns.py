@@ -17,7 +17,9 @@ import pyarrow as pa
 import pytest
 
 from finops.latency import bucket_of
-from finops.models import Account, DailyPerformance, DailySpend, IngestRun, MonthlySpend, Provider, UsageLine
+from finops.models import (
+    Account, DailyPerformance, DailySpend, IngestRun, MonthlyPerformance, MonthlySpend, Provider, UsageLine,
+)
 from ingest.bench.gateway_export import COLUMNS, spend_log_rows, write_spend_logs_csv
 from ingest.providers.base import BatchDeclined, ProviderError
 from ingest.providers.gateway_columns import _Accumulator
@@ -178,6 +180,12 @@ def test_a_file_the_column_reader_declines_is_read_by_the_row_reader(tmp_path):
     assert by_rows(cases["multi-line value"])[0].source_ref == "log.csv line 3"  # where the record ends
 
 
+def test_blank_lines_at_the_end_of_an_export_keep_it_in_columns():
+    """An editor's trailing blank lines change no line number: the column reader reads the file."""
+    data = generated(300, seed=9, varied=False)
+    assert same_lines(data + b"\n\n") == same_lines(data) == same_lines(data.rstrip(b"\n"))
+
+
 def test_json_logs_stay_with_the_row_reader():
     for name in ("litellm_spend_logs.json", "litellm_spend_logs_v2.json", "openai_compatible.jsonl"):
         data = (FIXTURES / name).read_bytes()
@@ -277,5 +285,5 @@ def test_imported_by_columns_and_by_rows_the_stored_lines_and_rollups_are_identi
     lines = _stored(UsageLine, by_col)
     assert len(lines) > 300 and sum(line["requests"] for line in lines) == 4000
     assert lines == _stored(UsageLine, by_row)
-    for rollup in (DailySpend, MonthlySpend, DailyPerformance):
+    for rollup in (DailySpend, MonthlySpend, DailyPerformance, MonthlyPerformance):
         assert _stored(rollup, by_col) and _stored(rollup, by_col) == _stored(rollup, by_row), rollup.__name__
