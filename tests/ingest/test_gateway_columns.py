@@ -287,3 +287,14 @@ def test_imported_by_columns_and_by_rows_the_stored_lines_and_rollups_are_identi
     assert lines == _stored(UsageLine, by_row)
     for rollup in (DailySpend, MonthlySpend, DailyPerformance, MonthlyPerformance):
         assert _stored(rollup, by_col) and _stored(rollup, by_col) == _stored(rollup, by_row), rollup.__name__
+
+
+def test_the_demos_gateway_logs_read_alike(tmp_path):
+    """The demo's LiteLLM exports (Groq, Cerebras, Moonshot) load through the column reader, as a customer's do."""
+    from finops.demo.generate import generate
+
+    logs = [path for paths in generate(today=dt.date(2026, 11, 1), out_dir=tmp_path).values()
+            for path in paths if path.name.endswith("spend-logs.csv")]
+    assert len(logs) == 3
+    for path in logs:
+        assert same_lines(path.read_bytes(), path.name)
