@@ -186,11 +186,13 @@ class _Accumulator:
         """Per row: its combination's id, whether its model is empty, whether it failed — each distinct combination
         of the cells a record's interpretation reads, interpreted once by gateway_log itself."""
         parts = [columns[name] for name in self.named]
-        if meta is not None:
-            parts += [_field(meta, name).fill_null("") for name in META_NAMES]
+        parts += [_field(meta, name) if meta is not None else None for name in META_NAMES]
         combined, values = np.zeros(n, dtype=np.int64), []
         for part in parts:
-            encoded = pc.dictionary_encode(part)
+            if part is None or part.null_count == n:  # a metadata field no record of the batch has
+                values.append((np.zeros(n, dtype=np.int64), [""]))
+                continue
+            encoded = pc.dictionary_encode(part.fill_null("") if part.null_count else part)
             values.append((encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary.to_pylist()))
             combined = combined * len(values[-1][1]) + values[-1][0]
             if len(values[-1][1]) > 1 and combined.max() >= 1 << 40:  # keep the product small: renumber densely
