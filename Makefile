@@ -63,12 +63,14 @@ chromium: system-packages
 test: install focus-validator services system-packages
 	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# Ingest throughput on Postgres: a generated 1M- and 5M-line FOCUS export imported end to end, beside a plain COPY
-# of the same rows, peak memory of each run and the 5M / 1M peak ratio; figures in bench-results/ingest.json.
+# Ingest throughput on Postgres: a generated 1M- and 5M-line FOCUS export (bench-results/ingest.json) and a 1M- and
+# 5M-request LiteLLM spend log (bench-results/ingest-gateway.json), each imported end to end beside a plain COPY of the
+# lines it wrote, with the peak memory of each run and the 5M / 1M peak ratio.
+# Gateway logs only: make bench-ingest BENCH_LINES="--requests 1000000 --requests 5000000"
 # Runs in its own database (it empties the usage-line tables there), never in $(PG_URL)'s.
 BENCH_DB ?= finops_bench
 BENCH_URL ?= postgres://postgres@127.0.0.1:5432/$(BENCH_DB)
-BENCH_LINES ?= --lines 1000000 --lines 5000000
+BENCH_LINES ?= --lines 1000000 --lines 5000000 --requests 1000000 --requests 5000000
 BENCH_ENV := DATABASE_URL=$(BENCH_URL) DEBUG=0 SECRET_KEY=bench-only-not-a-secret DJANGO_READ_DOT_ENV_FILE=0 REDIS_URL=
 
 bench: bench-ingest bench-pages bench-alerts bench-scorecard bench-whatif bench-report

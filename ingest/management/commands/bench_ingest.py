@@ -5,12 +5,14 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
 from ingest.bench.focus_ingest import run_bench
+from ingest.bench.gateway_ingest import run_gateway_bench
 
 
 class Command(BaseCommand):
     help = (
         "Benchmark FOCUS ingest on Postgres: generate an N-line FOCUS 1.2 export, import it end to end in a child "
         "process (lines/s, peak RSS), beside a plain COPY of the same rows; write JSON and print a table. "
+        "With --requests, also (or, without --lines, only) a generated N-request LiteLLM spend-log CSV, the same way. "
         "Needs its own Postgres database named *_bench: it empties the usage-line and rollup tables."
     )
 
@@ -19,7 +21,14 @@ class Command(BaseCommand):
             "--lines", type=int, action="append", metavar="N",
             help="Lines in the generated file; repeat for several sizes (default 1000000).",
         )
+        parser.add_argument(
+            "--requests", type=int, action="append", metavar="N",
+            help="Requests in a generated LiteLLM spend log (gateway_log); repeat for several sizes. Given alone, "
+                 "only the gateway log is measured.",
+        )
         parser.add_argument("--out", default="bench-results/ingest.json", help="Where the JSON results go.")
+        parser.add_argument("--gateway-out", default="bench-results/ingest-gateway.json",
+                            help="Where the gateway-log JSON results go.")
         parser.add_argument("--workdir", help="Directory for the generated file (default: the system temp directory).")
         parser.add_argument("--seed", type=int, default=20260301, help="Seed of the generated quantities.")
         parser.add_argument(
@@ -31,10 +40,10 @@ class Command(BaseCommand):
             help="Also run each import once more under tracemalloc (slower) and report the Python heap peak.",
         )
 
-    def handle(self, *args, lines, out, workdir, seed, breakdown, tracemalloc, **options):
-        sizes = lines or [1_000_000]
-        if any(n <= 0 for n in sizes):
-            raise CommandError("--lines must be positive")
+    def handle(self, *args, lines, requests, out, gateway_out, workdir, seed, breakdown, tracemalloc, **options):
+        sizes = lines or ([] if requests else [1_000_000])
+        if any(n <= 0 for n in [*sizes, *(requests or [])]):
+            raise CommandError("--lines and --requests must be positive")
         name = str(connection.settings_dict["NAME"])
         if connection.vendor != "postgresql" or not name.endswith("_bench"):
             raise CommandError(
@@ -42,7 +51,13 @@ class Command(BaseCommand):
                 f"({connection.vendor}); e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/finops_bench"
             )
         call_command("migrate", interactive=False, verbosity=0)  # the schema, if this database has none yet
-        run_bench(
-            sizes=sizes, out=Path(out), workdir=Path(workdir) if workdir else None, seed=seed, breakdown=breakdown,
-            trace=tracemalloc, echo=self.stdout.write,
-        )
+        if sizes:
+            run_bench(
+                sizes=sizes, out=Path(out), workdir=Path(workdir) if workdir else None, seed=seed, breakdown=breakdown,
+                trace=tracemalloc, echo=self.stdout.write,
+            )
+        if requests:
+            run_gateway_bench(
+                sizes=requests, out=Path(gateway_out), workdir=Path(workdir) if workdir else None, breakdown=breakdown,
+                echo=self.stdout.write,
+            )

@@ -1,0 +1,183 @@
+"""Gateway-log ingest throughput on Postgres: a generated LiteLLM_SpendLogs CSV through `usage_file_import`, beside a
+plain COPY of the lines it wrote (issue 15: ≥ 150k requests/s end to end, 5M-request peak within 20 % of 1M's).
+
+The parent (`manage.py bench_ingest --requests N`) writes the file (gateway_export.py, streamed), then runs each
+measurement in a fresh `python -m ingest.bench.gateway_ingest <kind> …` child, as focus_ingest.py does for FOCUS,
+so peak RSS is that run's alone. requests/s = requests in the file / wall seconds of the measured call (commit
+included).
+
+- end_to_end: `usage_file_import` into a fresh gateway_log account: the column reader (or the row reader, if it
+  declined: `reader` says which), hourly lines priced, attributed, COPYed, what they replace deleted, daily
+  rollups (spend and performance) rebuilt, commit. Checked: every request is counted in the stored lines.
+- copy_table: the lines end_to_end wrote, dumped with COPY TO, then COPY FROM into the emptied usage-line table
+  (focus_ingest.measure_copy): the database's ceiling for writing those lines, the control.
+- python_only (--breakdown, smallest size): the column reader alone on the file, no database.
+- end_to_end_by_records (--breakdown, smallest size): end_to_end with the record reader (gateway_log.py), the
+  figure the column reader is to beat, measured on the same machine at the same time.
+"""
+
+import datetime as dt
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .focus_ingest import FLAT_MEMORY_TOLERANCE, _child, _guard, _maxrss_mb, machine_facts, measure_copy, measure_end_to_end
+from .gateway_export import write_spend_logs_csv
+
+TARGET_REQUESTS_PER_S = 150_000
+MODULE = "ingest.bench.gateway_ingest"
+
+
+def measure_gateway_end_to_end(path: Path, requests: int, *, by_records: bool = False) -> dict:
+    """`by_records`: the record reader's figure on the same file (the column reader made to decline at once)."""
+    from django.db.models import Sum
+
+    from finops.models import UsageLine
+    from ingest.providers.base import BatchDeclined
+    from ingest.providers.gateway_log import GatewayLog
+
+    read_by = ["rows"]
+    columns = GatewayLog.column_groups
+
+    def column_groups(*args, **kwargs):
+        if by_records:
+            raise BatchDeclined("bench: the record reader's figure")
+        groups = columns(*args, **kwargs)
+        read_by[0] = "columns"
+        return groups
+
+    GatewayLog.column_groups = staticmethod(column_groups)
+    result = measure_end_to_end(path, requests, provider="groq", connector="gateway_log")
+    stored = UsageLine.objects.aggregate(requests=Sum("requests"))["requests"]
+    if stored != requests:
+        raise SystemExit(f"bench: {stored} requests stored of {requests}: {result}")
+    result["requests"] = result.pop("lines")
+    result["requests_per_s"] = result.pop("lines_per_s")
+    result["reader"] = read_by[0]
+    return result
+
+
+def measure_python_only(path: Path, requests: int) -> dict:
+    from ingest.providers.gateway_log import GatewayLog
+
+    started = time.perf_counter()
+    with open(path, "rb") as stream:
+        groups = GatewayLog.column_groups(stream, file_name=path.name)
+    read_s = time.perf_counter() - started
+    started = time.perf_counter()
+    rows = list(groups.rows())
+    rows_s = time.perf_counter() - started
+    assert sum(row.requests for row in rows) == requests
+    return {"requests": requests, "read_s": round(read_s, 3), "read_us_per_request": round(read_s / requests * 1e6, 2),
+            "rows_with_latency_json_s": round(rows_s, 3), "peak_rss_mb": round(_maxrss_mb(), 1)}
+
+
+def _child_main(argv: list[str]) -> None:
+    kind, path, count, out = argv[0], Path(argv[1]), int(argv[2]), Path(argv[3])
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "finops.settings")
+    import django
+
+    django.setup()
+    if kind == "end_to_end":
+        result = measure_gateway_end_to_end(path, count)
+    elif kind == "end_to_end_by_records":
+        result = measure_gateway_end_to_end(path, count, by_records=True)
+    elif kind == "copy":
+        result = measure_copy(path, count)  # count: the lines end_to_end wrote
+    elif kind == "python_only":
+        result = measure_python_only(path, count)
+    else:
+        raise SystemExit(f"unknown measurement {kind!r}")
+    out.write_text(json.dumps(result))
+
+
+def run_gateway_bench(*, sizes: list[int], out: Path, workdir: Path | None = None, seed: int = 20260302,
+                      breakdown: bool = False, echo=print) -> dict:
+    """Measure every size; the JSON is rewritten after each one."""
+    from django.db import connection
+
+    results = {
+        "benchmark": "LiteLLM_SpendLogs CSV (one busy day: 40 keys, 8 models, ≤ 3,840 hourly lines) through usage_file_import on Postgres",
+        "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "target_requests_per_s": TARGET_REQUESTS_PER_S, "machine": machine_facts(), "runs": [], "complete": False,
+    }
+    connection.close()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    directory = Path(workdir or tempfile.gettempdir())
+    directory.mkdir(parents=True, exist_ok=True)
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        for requests in sorted(set(sizes)):
+            path = directory / f"gateway-bench-{requests}-{os.getpid()}.csv"
+            try:
+                started = time.perf_counter()
+                size = write_spend_logs_csv(path, requests, seed=seed)
+                entry = {"requests": requests, "file_mb": round(size / 2**20, 1),
+                         "generate_s": round(time.perf_counter() - started, 1)}
+                echo(f"generated a {requests:,}-request LiteLLM log ({entry['file_mb']:,} MB) in {entry['generate_s']} s; importing …")
+                entry["end_to_end"] = _child("end_to_end", path, requests, module=MODULE)
+                entry["lines_written"] = entry["end_to_end"]["written"]
+                entry.update(_child("copy", path, entry["lines_written"], module=MODULE))
+                if breakdown and requests == min(sizes):
+                    entry["python_only"] = _child("python_only", path, requests, module=MODULE)
+                    entry["end_to_end_by_records"] = _child("end_to_end_by_records", path, requests, module=MODULE)
+            finally:
+                path.unlink(missing_ok=True)
+            results["runs"].append(entry)
+            out.write_text(json.dumps(results, indent=2) + "\n")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    with connection.cursor() as cursor:
+        _guard(connection)
+        cursor.execute("TRUNCATE finops_usageline, finops_dailyspend, finops_monthlyspend")
+    runs = results["runs"]
+    if len(runs) > 1:
+        small, large = runs[0]["end_to_end"]["peak_rss_mb"], runs[-1]["end_to_end"]["peak_rss_mb"]
+        results["peak_rss_ratio"] = {"requests": [runs[0]["requests"], runs[-1]["requests"]],
+                                     "ratio": round(large / small, 3), "flat": abs(large / small - 1) <= FLAT_MEMORY_TOLERANCE}
+    results["complete"] = True
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    echo(format_table(results))
+    return results
+
+
+def format_table(results: dict) -> str:
+    m = results["machine"]
+    rows = [f"Gateway-log ingest on Postgres {m['postgres']['version']} — {m['nproc']} CPUs ({m['cpu']}), {m['ram_gb']} GB RAM",
+            f"{'requests':>10}  {'run':<30}{'seconds':>9}{'per s':>11}{'peak RSS MB':>13}"]
+    for run in results["runs"]:
+        e2e, copy = run["end_to_end"], run["copy_table"]
+        rows.append(f"{run['requests']:>10,}  {'end to end (' + e2e['reader'] + ')':<30}{e2e['seconds']:>9.2f}"
+                    f"{e2e['requests_per_s']:>11,}{e2e['peak_rss_mb']:>13,.1f}  requests/s")
+        label = f"COPY of its {run['lines_written']:,} lines"
+        rows.append(f"{'':>10}  {label:<30}{copy['seconds']:>9.2f}{copy['lines_per_s']:>11,}{copy['peak_rss_mb']:>13,.1f}"
+                    "  lines/s")
+        phases = ", ".join(f"{k[:-2]} {v:.1f} s" for k, v in e2e["phases"].items())
+        rows.append(f"{'':>10}  end-to-end phases: {phases}")
+        if "end_to_end_by_records" in run:
+            rows_run = run["end_to_end_by_records"]
+            rows.append(f"{'':>10}  {'end to end (record reader)':<30}{rows_run['seconds']:>9.2f}"
+                        f"{rows_run['requests_per_s']:>11,}{rows_run['peak_rss_mb']:>13,.1f}  requests/s")
+        if "python_only" in run:
+            p = run["python_only"]
+            rows.append(f"{'':>10}  column reader alone: {p['read_us_per_request']} µs/request; "
+                        f"hourly rows + latency JSON {p['rows_with_latency_json_s']} s")
+    speeds = [run["end_to_end"]["requests_per_s"] for run in results["runs"]]
+    target = results["target_requests_per_s"]
+    verdict = "met" if speeds and min(speeds) >= target else "not met by every size"
+    rows.append(f"target ≥{target:,} requests/s end to end: {verdict} ({', '.join(f'{v:,}' for v in speeds)})")
+    ratio = results.get("peak_rss_ratio")
+    if ratio:
+        a, b = ratio["requests"]
+        rows.append(f"peak RSS {b:,} / {a:,} requests: {ratio['ratio']:.3f} — "
+                    f"{'flat (within 20%)' if ratio['flat'] else 'NOT flat (beyond 20%)'}")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    _child_main(sys.argv[1:])

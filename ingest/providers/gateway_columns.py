@@ -1,0 +1,375 @@
+"""LiteLLM_SpendLogs CSV exports read as columns (pyarrow, numpy), for speed: the same hourly groups gateway_log.py
+reads record by record.
+
+A record costs the row reader 20–40 µs of Python (csv, json.loads of its metadata, datetimes, a Performance.add); a
+gateway log is millions of records. Here a block of ~4 MB is read at a time (memory stays flat however long the
+log): tokens, times and latencies are Arrow / numpy arrays; the `metadata` JSON column is parsed by Arrow's JSON
+reader with a fixed schema (only the fields gateway_log.py reads); what repeats (model, provider, key, user, team,
+tags, status) is interpreted once per distinct combination by gateway_log.py's own `_litellm_request`, so the two
+readers cannot disagree on what a record names. Latency buckets are finops.latency's, found by a search over the
+exact bucket boundaries (computed with `bucket_of` itself), so the distributions are the row reader's, count for
+count, and the stored Performance JSON is byte for byte the same.
+
+Which inputs go to columns (the decision, written down in docs/ingestion.md too):
+- a LiteLLM_SpendLogs CSV (the export of the table, the biggest input a customer has), read from a stream that can
+  be read again. JSON (`/spend/logs` arrays, the v2 envelope) and JSONL stay with the row reader: they come from
+  API pages and logging callbacks, are record-shaped, and their records vary in shape too much for fixed columns.
+- on every database: unlike FOCUS (whose column path ends in a COPY, so Postgres only), what comes out here is
+  the hourly groups, a few thousand rows, written by the same row writer on SQLite (the demo) and Postgres.
+
+The column reader only takes what it can read exactly. Anything else raises `Declined` and the file is read
+again row by row (gateway_log.GatewayLog.parse), which reads it or refuses it naming the line — so every limit and
+error of the row reader (text_input.py's line bound and NUL refusal, a bad number, a cache larger than the prompt,
+an end before the start) holds for both. Declined: a quoted or padded header, a NUL, a line break inside a value,
+a blank line between records, a time that is not plain UTC ISO 8601 (`YYYY-MM-DD[T ]HH:MM:SS[.ffffff][Z]`), a
+count that is not plain digits, a metadata field of another JSON type than LiteLLM writes, LiteLLM's free-form
+`spend_logs_metadata` (its keys become tags: read per record), a latency above MAX_MS.
+tests/ingest/test_gateway_columns.py holds the two readers to the same lines, rollups and distributions.
+"""
+
+import csv
+import datetime as dt
+import io
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+import pyarrow.json as pjson
+
+from finops.latency import LatencyDistribution
+from finops.performance import Performance
+
+from .base import BatchDeclined as Declined
+from .focus_format import Prefixed, read_up_to
+from .gateway_values import BOUNDS, SLOTS, CheckedBytes, count_column, latencies, times
+
+BLOCK_BYTES = 1 << 22  # ~12k records of a LiteLLM export a batch
+JSON_BLOCK_BYTES = 1 << 20  # metadata parsed in blocks of this size, in parallel; a longer cell is read row by row
+# The CSV columns a record's interpretation reads (gateway_log._litellm_request / _failed), besides numbers and times.
+NAMED = ("model", "model_group", "custom_llm_provider", "api_key", "user", "team_id", "end_user", "request_tags",
+         "status", "status_code", "error")
+TIMES = ("startTime", "endTime", "completionStartTime")
+COUNTS = ("prompt_tokens", "completion_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+# What gateway_log reads of `metadata`, as Arrow's JSON reader is to read it (anything else in it is ignored).
+META_NAMES = ("user_api_key_hash", "user_api_key_user_id", "user_api_key_team_id", "user_api_key_team_alias",
+              "user_api_key_alias", "status", "status_code")
+_COUNT = pa.int64()
+META_SCHEMA = pa.schema([
+    *[(name, pa.string()) for name in META_NAMES],
+    ("usage_object", pa.struct([
+        ("prompt_tokens_details", pa.struct([("cached_tokens", _COUNT), ("cache_creation_tokens", _COUNT)])),
+        ("cache_read_input_tokens", _COUNT), ("cache_creation_input_tokens", _COUNT),
+    ])),
+    ("spend_logs_metadata", pa.null()),  # an object here: Arrow refuses it, the file is read row by row
+])
+_US_PER_HOUR = 3_600_000_000
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_COMBO_BITS = 24
+
+
+def column_groups(stream, *, file_name: str, interpret):
+    """[(key, first line, (input, cached, cache write, output, requests), Performance)] of a LiteLLM_SpendLogs CSV,
+    key being gateway_log's (hour, provider, model, api key, user, sorted tag items); raise Declined for anything
+    unusual. `interpret(record)` is gateway_log._litellm_request."""
+    checked = CheckedBytes(stream)
+    binary = io.BufferedReader(checked, 1 << 16)
+    prefix = read_up_to(binary, 1 << 16)
+    if prefix.startswith(b"\xef\xbb\xbf"):
+        prefix = prefix[3:]
+    if prefix.lstrip()[:1] in (b"[", b"{", b""):
+        raise Declined("JSON, JSONL or empty: the row reader reads it")
+    first_line = prefix.split(b"\n", 1)[0]
+    if b'"' in first_line or len(first_line) == len(prefix):
+        raise Declined("a quoted or very long header")
+    try:
+        header = next(csv.reader([first_line.decode("utf-8").rstrip("\r")]))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise Declined(str(exc)) from None
+    if any(name != name.strip() for name in header) or len(set(header)) != len(header):
+        raise Declined("padded or repeated column names")
+    if not {"startTime", "prompt_tokens", "completion_tokens", "model"} <= set(header):
+        raise Declined("not a LiteLLM_SpendLogs CSV: the row reader says why")
+    wanted = [name for name in (*NAMED, *TIMES, *COUNTS, "metadata") if name in header]
+    groups = _Accumulator(interpret, [name for name in NAMED if name in header])
+    try:
+        reader = pcsv.open_csv(
+            Prefixed(prefix, binary),
+            read_options=pcsv.ReadOptions(block_size=BLOCK_BYTES),
+            parse_options=pcsv.ParseOptions(newlines_in_values=True),
+            convert_options=pcsv.ConvertOptions(
+                column_types={name: pa.string() for name in header}, include_columns=wanted,
+                strings_can_be_null=False, quoted_strings_can_be_null=False,
+            ),
+        )
+        for batch in reader:
+            checked.check()
+            if batch.num_rows:
+                groups.add(batch)
+    except (pa.ArrowException, UnicodeDecodeError) as exc:
+        raise Declined(str(exc)) from None
+    checked.check()
+    if not checked.one_line_per_record(groups.rows_seen):
+        raise Declined("a line break inside a value: the row reader counts the lines")
+    return groups.result()
+
+
+class _Accumulator:
+    """Per hour-group sums and distribution counts, as numpy arrays (grown as groups appear), across batches."""
+
+    MERGE_AT = 1 << 16  # new latency codes kept aside at least up to this many before they are merged in
+    SUMS = ("input", "cached", "cache_write", "output", "requests", "errors", "streamed_tokens", "streamed_ms",
+            "timed_tokens", "timed_ms")
+
+    def __init__(self, interpret, named: list[str]):
+        self.interpret, self.named = interpret, named
+        self.answers: dict[tuple, tuple] = {}  # cells -> (combo id, model empty, failed)
+        self.combos: dict[tuple, int] = {}  # (provider, model, api key, user, tags) -> combo id
+        self.known = np.zeros(0, dtype=np.int64)  # hour << bits | combo id of each group, sorted
+        self.known_ids = np.zeros(0, dtype=np.int64)  # … and its group id
+        self.keys: list[tuple] = []  # group id -> (hour, combo id)
+        self.first_line: list[int] = []
+        self.sums = np.zeros((len(self.SUMS), 1024), dtype=np.int64)
+        # Latency counts by code (group * 2 + kind) * SLOTS + slot, kind 0 end to end and 1 time to first token.
+        self.codes = np.zeros(0, dtype=np.int64)  # sorted
+        self.code_counts = np.zeros(0, dtype=np.int64)
+        self.new: list[tuple[np.ndarray, np.ndarray]] = []  # codes not known yet, with their counts
+        self.new_size = 0
+        self.rows_seen = 0
+
+    # --- one batch ---
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        n = batch.num_rows
+        columns = {name: batch.column(name) for name in batch.schema.names}
+        meta = _metadata(columns.get("metadata"), n)
+        prompt = count_column(columns["prompt_tokens"], empty=0)
+        output = count_column(columns["completion_tokens"], empty=0)
+        usage = _field(meta, "usage_object")
+        details = _child(usage, "prompt_tokens_details")
+        cached = _coalesce(n, _child(details, "cached_tokens"), _child(usage, "cache_read_input_tokens"),
+                           count_column(columns.get("cache_read_input_tokens"), empty=None))
+        cache_write = _coalesce(n, _child(usage, "cache_creation_input_tokens"), _child(details, "cache_creation_tokens"),
+                                count_column(columns.get("cache_creation_input_tokens"), empty=None))
+        if (cached < 0).any() or (cache_write < 0).any() or (cached + cache_write > prompt).any():
+            raise Declined("a negative cache, or caches above prompt_tokens: the row reader names the record")
+
+        combo, model_empty, failed = self._combos(columns, meta, n)
+        if (model_empty & ((prompt > 0) | (output > 0))).any():
+            raise Declined("tokens without a model: the row reader names the record")
+        start = times(columns["startTime"], required=True)
+        end = times(columns.get("endTime"))
+        first = times(columns.get("completionStartTime"))
+        hour = start // _US_PER_HOUR
+        timed, duration, ttft = latencies(start, end, first, n)
+        group = self._groups(hour, combo)
+
+        values = {
+            "input": prompt - cached - cache_write, "cached": cached, "cache_write": cache_write, "output": output,
+            "requests": np.ones(n, dtype=np.int64), "errors": failed.astype(np.int64),
+            "timed_tokens": np.where(timed, output, 0), "timed_ms": np.where(timed, duration, 0),
+        }
+        streamed = timed & (duration > ttft)
+        values["streamed_tokens"] = np.where(streamed, output, 0)
+        values["streamed_ms"] = np.where(streamed, duration - ttft, 0)
+        ids, starts, order = _runs(group)
+        for row, name in enumerate(self.SUMS):
+            self.sums[row, ids] += np.add.reduceat(values[name][order], starts)
+        for kind, latency in ((0, duration), (1, ttft)):
+            measured = latency[timed]
+            slot = np.searchsorted(BOUNDS, measured, side="right") + 1
+            slot[measured == 0] = 0
+            self._count((group[timed] * 2 + kind) * SLOTS + slot)
+        self.rows_seen += n
+
+    def _combos(self, columns: dict, meta, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per row: its combination's id, whether its model is empty, whether it failed — each distinct combination
+        of the cells a record's interpretation reads, interpreted once by gateway_log itself."""
+        parts = [columns[name] for name in self.named]
+        parts += [_field(meta, name) if meta is not None else None for name in META_NAMES]
+        combined, values = np.zeros(n, dtype=np.int64), []
+        for part in parts:
+            if part is None or part.null_count == n:  # a metadata field no record of the batch has
+                values.append((np.zeros(n, dtype=np.int64), [""]))
+                continue
+            encoded = pc.dictionary_encode(part.fill_null("") if part.null_count else part)
+            values.append((encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary.to_pylist()))
+            combined = combined * len(values[-1][1]) + values[-1][0]
+            if len(values[-1][1]) > 1 and combined.max() >= 1 << 40:  # keep the product small: renumber densely
+                combined = np.unique(combined, return_inverse=True)[1].reshape(-1)
+        distinct = pc.dictionary_encode(pa.array(combined))
+        of = distinct.indices.to_numpy(zero_copy_only=False)
+        sample = np.empty(len(distinct.dictionary), dtype=np.int64)
+        sample[of] = np.arange(n)  # a row of each combination (any: they hold the same cells)
+        combo_ids, empties, failures = [], [], []
+        for row in sample.tolist():
+            key = tuple(dictionary[indices[row]] for indices, dictionary in values)
+            answer = self.answers.get(key)
+            if answer is None:
+                answer = self._interpret(key)
+                if len(self.answers) >= 65536:
+                    self.answers.clear()
+                self.answers[key] = answer
+            combo_ids.append(answer[0])
+            empties.append(answer[1])
+            failures.append(answer[2])
+        return (np.array(combo_ids, dtype=np.int64)[of], np.array(empties, dtype=bool)[of],
+                np.array(failures, dtype=bool)[of])
+
+    def _interpret(self, cells: tuple) -> tuple:
+        record = dict(zip(self.named, cells))
+        record["metadata"] = {name: cell for name, cell in zip(META_NAMES, cells[len(self.named):]) if cell}
+        record.update(startTime="1970-01-01T00:00:00", prompt_tokens="0", completion_tokens="0")  # read in columns
+        try:
+            request = self.interpret(record)
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            raise Declined(str(exc)) from None
+        combo = (request.provider, request.model, request.api_key, request.user, tuple(sorted(request.tags.items())))
+        combo_id = self.combos.setdefault(combo, len(self.combos))
+        if combo_id >= 1 << _COMBO_BITS:
+            raise Declined("too many distinct key, user and tag combinations")
+        return combo_id, not request.model, request.failed
+
+    def _groups(self, hour: np.ndarray, combo: np.ndarray) -> np.ndarray:
+        """Per row, its hour-group's id; new groups are numbered as first met (their first line kept)."""
+        pair = (hour << _COMBO_BITS) | combo
+        unique, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+        at = np.searchsorted(self.known, unique)
+        found = at < len(self.known)
+        found[found] = self.known[at[found]] == unique[found]
+        ids = np.empty(len(unique), dtype=np.int64)
+        ids[found] = self.known_ids[at[found]]
+        new = np.flatnonzero(~found)
+        if len(new):
+            ids[new] = np.arange(len(self.keys), len(self.keys) + len(new))
+            for value, line in zip(unique[new].tolist(), first[new].tolist()):
+                self.keys.append((value >> _COMBO_BITS, value & ((1 << _COMBO_BITS) - 1)))
+                self.first_line.append(self.rows_seen + line)
+            known = np.concatenate([self.known, unique[new]])
+            order = np.argsort(known, kind="stable")
+            self.known, self.known_ids = known[order], np.concatenate([self.known_ids, ids[new]])[order]
+        if len(self.keys) > self.sums.shape[1]:
+            grown = np.zeros((len(self.SUMS), 2 * len(self.keys)), dtype=np.int64)
+            grown[:, : self.sums.shape[1]] = self.sums
+            self.sums = grown
+        return ids[inverse.reshape(-1)]
+
+    def _count(self, codes: np.ndarray) -> None:
+        """Count the batch's (group, kind, slot) codes: added in place to the codes already known (a sorted array),
+        new ones kept aside and merged in when they reach a quarter of the known ones. New codes stop coming once
+        every group's buckets have been seen, so the merges, and the memory they take, do not grow with the file."""
+        if not len(codes):
+            return
+        unique, counts = np.unique(codes, return_counts=True)
+        at = np.searchsorted(self.codes, unique)
+        found = at < len(self.codes)
+        found[found] = self.codes[at[found]] == unique[found]
+        self.code_counts[at[found]] += counts[found]
+        if not found.all():
+            self.new.append((unique[~found], counts[~found]))
+            self.new_size += len(self.new[-1][0])
+            if self.new_size > max(self.MERGE_AT, len(self.codes) // 4):
+                self._merge()
+
+    def _merge(self) -> None:
+        if not self.new:
+            return
+        codes = np.concatenate([self.codes, *(c for c, _ in self.new)])
+        counts = np.concatenate([self.code_counts, *(k for _, k in self.new)])
+        self.new, self.new_size = [], 0
+        order = np.argsort(codes, kind="stable")
+        codes, counts = codes[order], counts[order]
+        del order
+        starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+        self.codes, self.code_counts = codes[starts], np.add.reduceat(counts, starts)
+
+    # --- the end ---
+
+    def result(self) -> list:
+        self._merge()
+        distributions = [(LatencyDistribution(), LatencyDistribution()) for _ in self.keys]
+        if len(self.codes):
+            codes, counts = self.codes, self.code_counts  # sorted: by group, then kind (e2e, ttft), then slot
+            series, slots = np.divmod(codes, SLOTS)
+            starts = np.flatnonzero(np.concatenate(([True], series[1:] != series[:-1])))
+            ends = np.append(starts[1:], len(codes))
+            for one, begin, end in zip(series[starts].tolist(), starts.tolist(), ends.tolist()):
+                distribution = distributions[one >> 1][one & 1]
+                if slots[begin] == 0:
+                    distribution.zero = int(counts[begin])
+                    begin += 1
+                distribution.buckets = dict(zip((slots[begin:end] - 1).tolist(), counts[begin:end].tolist()))
+        combos = list(self.combos)
+        sums = self.sums[:, : len(self.keys)].T.tolist()
+        groups = []
+        for group, (hour, combo_id) in enumerate(self.keys):
+            s = dict(zip(self.SUMS, sums[group]))
+            e2e, ttft = distributions[group]
+            performance = Performance(
+                requests=s["requests"], errors=s["errors"], e2e=e2e, ttft=ttft,
+                streamed_tokens=s["streamed_tokens"], streamed_ms=s["streamed_ms"],
+                timed_tokens=s["timed_tokens"], timed_ms=s["timed_ms"],
+            )
+            provider, model, api_key, user, tags = combos[combo_id]
+            key = (_hour_start(hour), provider, model, api_key, user, tags)
+            totals = (s["input"], s["cached"], s["cache_write"], s["output"], s["requests"])
+            groups.append((key, self.first_line[group] + 2, totals, performance))  # line 1 is the header
+        return groups
+
+
+# --- columns ---
+
+
+def _metadata(column: pa.Array | None, n: int) -> pa.Table | None:
+    """The metadata JSON of each row, parsed by Arrow into META_SCHEMA's columns (empty and "null" read as {})."""
+    if column is None:
+        return None
+    trimmed = pc.utf8_trim_whitespace(column)
+    empty = pc.or_(pc.equal(trimmed, ""), pc.equal(trimmed, "null"))
+    text = pc.if_else(empty, pa.scalar("{}"), column) if pc.any(empty).as_py() else column
+    lines = pc.binary_join_element_wise(text, pa.scalar("\n"), "")
+    offsets, data = lines.buffers()[1], lines.buffers()[2]
+    bounds = np.frombuffer(offsets, dtype=np.int32, count=len(lines) + 1, offset=lines.offset * 4)
+    body = data[bounds[0]: bounds[-1]] if data is not None else pa.py_buffer(b"")
+    table = pjson.read_json(
+        pa.BufferReader(body),
+        read_options=pjson.ReadOptions(block_size=JSON_BLOCK_BYTES),
+        parse_options=pjson.ParseOptions(explicit_schema=META_SCHEMA, unexpected_field_behavior="ignore",
+                                         newlines_in_values=False),
+    )
+    if table.num_rows != n:
+        raise Declined("a metadata cell that is not one JSON object")
+    return table
+
+
+def _field(table: pa.Table | None, name: str):
+    return None if table is None else table.column(name).combine_chunks()
+
+
+def _child(parent, name: str):
+    """A struct's field, null where the struct itself is null."""
+    if parent is None:
+        return None
+    child = pc.struct_field(parent, name)
+    return pc.if_else(pc.is_valid(parent), child, pa.scalar(None, child.type))
+
+
+def _coalesce(n: int, *columns) -> np.ndarray:
+    """The first non-null of each row as int64 (gateway_log._first_count), 0 when none is."""
+    present = [c for c in columns if c is not None]
+    if not present:
+        return np.zeros(n, dtype=np.int64)
+    merged = pc.coalesce(*[c.cast(_COUNT) for c in present]) if len(present) > 1 else present[0].cast(_COUNT)
+    return merged.fill_null(0).to_numpy(zero_copy_only=False)
+
+
+def _runs(group: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct groups, start of each one's run, order sorting rows by group): for np.add.reduceat."""
+    order = np.argsort(group, kind="stable")
+    ordered = group[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    return ordered[starts], starts, order
+
+
+def _hour_start(hour: int) -> dt.datetime:
+    return EPOCH + dt.timedelta(hours=hour)

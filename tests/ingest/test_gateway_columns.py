@@ -1,0 +1,300 @@
+"""The gateway-log column reader (ingest/providers/gateway_columns.py) against the row reader (gateway_log.py).
+
+Both must make the same hourly lines — tokens, requests, first line, and the latency distributions and
+Performance JSON byte for byte — and, imported, the same stored lines and rollups (spend and performance). What
+the column reader cannot read exactly it declines, and the row reader reads it or refuses it with its own error.
+"""
+
+import csv
+import datetime as dt
+import io
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from finops.latency import bucket_of
+from finops.models import (
+    Account, DailyPerformance, DailySpend, IngestRun, MonthlyPerformance, MonthlySpend, Provider, UsageLine,
+)
+from ingest.bench.gateway_export import COLUMNS, spend_log_rows, write_spend_logs_csv
+from ingest.providers.base import BatchDeclined, ProviderError
+from ingest.providers.gateway_columns import _Accumulator
+from ingest.providers.gateway_log import GatewayLog
+from ingest.providers.gateway_values import BOUNDS, MAX_MS, fixed_width_times
+from ingest.providers.text_input import MAX_LINE_CHARS
+from ingest.services import usage_file_import
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "gateway_log"
+
+
+def by_rows(data: bytes, name: str = "log.csv") -> list:
+    return list(GatewayLog.row_groups(io.BytesIO(data), file_name=name).rows())
+
+
+def by_columns(data: bytes, name: str = "log.csv") -> list:
+    return list(GatewayLog.column_groups(io.BytesIO(data), file_name=name).rows())
+
+
+def same_lines(data: bytes, name: str = "log.csv") -> list:
+    """The column reader's lines, checked equal to the row reader's, their latency JSON byte for byte."""
+    rows, columns = by_rows(data, name), by_columns(data, name)
+    assert columns == rows
+    assert [json.dumps(r.latency) for r in columns] == [json.dumps(r.latency) for r in rows]
+    return columns
+
+
+def generated(requests: int, *, seed: int, varied: bool = True) -> bytes:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    writer.writerows(spend_log_rows(requests, seed=seed, varied=varied))
+    return out.getvalue().encode()
+
+
+def csv_log(header: str, *lines: str, newline: str = "\n") -> bytes:
+    return (newline.join([header, *lines]) + newline).encode()
+
+
+HEADER = "request_id,startTime,endTime,completionStartTime,model,custom_llm_provider,prompt_tokens,completion_tokens," \
+         "spend,api_key,team_id,user,metadata,request_tags,status"
+
+
+# --- latency buckets ---
+
+
+def test_bucket_bounds_give_bucket_of_for_every_whole_millisecond():
+    ms = np.concatenate([np.arange(1, 300_000), np.unique(np.geomspace(300_000, MAX_MS, 200_000).astype(np.int64)),
+                         BOUNDS, BOUNDS - 1, [MAX_MS]])
+    ms = ms[ms >= 1]
+    found = np.searchsorted(BOUNDS, ms, side="right")
+    expected = np.array([bucket_of(int(m)) for m in ms.tolist()])
+    assert (found == expected).all()
+    assert bucket_of(MAX_MS) == len(BOUNDS)
+
+
+def test_times_read_from_the_bytes_are_pythons():
+    """The numpy reading of one-layout time columns against datetime.fromisoformat, leap days and all."""
+    rng = random.Random(5)
+    moments = [dt.datetime(1900, 1, 1, tzinfo=dt.UTC) + dt.timedelta(microseconds=rng.randrange(200 * 365 * 86400 * 10**6))
+               for _ in range(3000)] + [dt.datetime(2024, 2, 29, 23, 59, 59, 999999, tzinfo=dt.UTC)]
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    for layout in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%S+00:00", "%Y-%m-%d %H:%M:%S"):
+        texts = [m.strftime(layout) for m in moments]
+        texts = [t[:23] if layout == "%Y-%m-%d %H:%M:%S.%f" else t for t in texts]  # milliseconds, as LiteLLM
+        expected = [(dt.datetime.fromisoformat(t.replace("Z", "+00:00")).replace(tzinfo=dt.UTC) - epoch)
+                    // dt.timedelta(microseconds=1) for t in texts]
+        assert fixed_width_times(pa.array(texts)).tolist() == expected, layout
+    with pytest.raises(BatchDeclined):
+        fixed_width_times(pa.array(["2025-02-29 10:00:00"]))  # not a leap year: fromisoformat refuses it too
+
+
+# --- the two readers agree ---
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_generated_logs_give_the_same_lines_and_distributions(seed):
+    """Streamed and not, failures, missing end and first-token times, zero-length calls, first tokens after the end,
+    raw keys, users, team aliases, three time notations (so Arrow's parser, not the fixed-width one), and requests
+    running past midnight."""
+    data = generated(6000, seed=seed)
+    lines = same_lines(data)
+    assert len(lines) > 500
+    days = {line.period_start.date() for line in lines}
+    assert len(days) == 1 and any(line.period_start.hour == 23 for line in lines)
+    assert sum(line.requests for line in lines) == 6000
+    assert any(line.latency["errors"] for line in lines) and any(line.latency["ttft"]["zero"] for line in lines)
+    assert any(line.latency["e2e"]["zero"] for line in lines)  # the zero-length calls
+    assert any(line.user_ref for line in lines) and any("team_alias" in line.tags for line in lines)
+    assert all(not line.api_key_ref.startswith("sk-") for line in lines)
+    assert any(line.latency["streamed_ms"] for line in lines) and any(line.cached_input_tokens for line in lines)
+
+
+@pytest.mark.parametrize("merge_at", [_Accumulator.MERGE_AT, 50])
+def test_the_bench_log_as_litellm_writes_it_gives_the_same_lines(merge_at, monkeypatch):
+    """One time notation throughout (LiteLLM's export): the times are read from the bytes. With a small merge
+    threshold, the latency counts are merged many times along the file (as in a multi-million-request log)."""
+    monkeypatch.setattr(_Accumulator, "MERGE_AT", merge_at)
+    lines = same_lines(generated(20_000, seed=4, varied=False))
+    assert sum(line.requests for line in lines) == 20_000 and len({line.period_start for line in lines}) == 24
+
+
+def test_requests_crossing_midnight_count_in_the_hour_they_start():
+    data = csv_log(
+        HEADER,
+        'a,2026-03-02 23:59:59.900,2026-03-03 00:00:02.150,2026-03-03 00:00:00.300,gpt-4o,openai,100,20,0,k,t,,,,success',
+        'b,2026-03-03 00:00:00.100,2026-03-03 00:00:01.100,,gpt-4o,openai,100,20,0,k,t,,,,success',
+    )
+    lines = same_lines(data)
+    assert [(line.period_start.isoformat(), line.requests) for line in lines] == [
+        ("2026-03-02T23:00:00+00:00", 1), ("2026-03-03T00:00:00+00:00", 1)]
+    assert lines[0].latency["e2e"]["buckets"] == {str(bucket_of(2250)): 1}
+    assert lines[0].latency["streamed_ms"] == 2250 - 400 and lines[0].source_ref == "log.csv line 2"
+
+
+def test_the_rarer_litellm_columns_and_metadata_fields_read_alike():
+    header = ("request_id,startTime,endTime,completionStartTime,model,model_group,custom_llm_provider,prompt_tokens,"
+              "completion_tokens,cache_read_input_tokens,cache_creation_input_tokens,api_key,team_id,user,end_user,"
+              "metadata,request_tags,status,status_code,error")
+    meta_hash = '"{""user_api_key_hash"": ""abc"", ""user_api_key_user_id"": ""u-9"", ""spend_logs_metadata"": null}"'
+    meta_cache = ('"{""usage_object"": {""cache_creation_input_tokens"": 30, ""prompt_tokens_details"": '
+                  '{""cached_tokens"": 10, ""cache_creation_tokens"": 99}}, ""user_api_key_team_id"": ""t-meta"", '
+                  '""status"": ""failure"", ""user_api_key_alias"": ""alias""}"')
+    data = csv_log(
+        header,
+        f"1,2026-03-02T10:00:00Z,2026-03-02T10:00:01.5Z,,,claude-sonnet,anthropic,100,5,,,,,,eu,{meta_hash},,success,,",
+        f"2,2026-03-02T10:10:00Z,2026-03-02T10:10:00.5Z,,claude,,anthropic,100,5,7,8,sk-raw,,,,{meta_cache},,,,",
+        '3,2026-03-02T10:20:00Z,2026-03-02T10:20:01Z,,claude,,anthropic,100,5,7,8,k2,t,,,null,"[""a:b"", ""c""]",success,503,',
+        '4,2026-03-02T10:30:00Z,2026-03-02T10:30:01Z,,claude,,anthropic,100,5,,,k2,t,,,,"[""a:b"", ""c""]",success,,boom',
+        "5,2026-03-02T10:40:00Z,,,,,,0,0,,,k2,t,,,,,failure,,",  # no model, no tokens: a failed call, counted
+        newline="\r\n",
+    )
+    lines = same_lines(b"\xef\xbb\xbf" + data.rstrip(b"\r\n"))  # a BOM, CRLF, no line break at the end
+    assert sum(line.requests for line in lines) == 5
+    assert sum(line.latency["errors"] for line in lines) == 4
+    cached = next(line for line in lines if line.cached_input_tokens == 10)
+    assert (cached.input_tokens, cached.cache_write_tokens) == (60, 30)  # metadata first, then the CSV columns
+    assert {line.user_ref for line in lines} >= {"u-9"} and any(line.api_key_ref == "abc" for line in lines)
+
+
+def test_a_file_the_column_reader_declines_is_read_by_the_row_reader(tmp_path):
+    """Unix times, LiteLLM's spend_logs_metadata (free-form tags), a padded count, a blank line and a value across
+    lines: declined by the column reader, read by the row reader, the same lines as it alone would make."""
+    base = 'x,2026-03-02 10:00:00,2026-03-02 10:00:01,,gpt-4o,openai,{p},5,0,k,t,,{meta},,success'
+    cases = {
+        "unix": csv_log(HEADER, base.format(p=10, meta="").replace("2026-03-02 10:00:00", "1772445600")),
+        "spend_logs_metadata": csv_log(HEADER, base.format(p=10, meta='"{""spend_logs_metadata"": {""job"": ""j1""}}"')),
+        "padded": csv_log(HEADER, base.format(p=" 10", meta="")),
+        "blank line": csv_log(HEADER, base.format(p=10, meta=""), "", base.format(p=11, meta="")),
+        "multi-line value": csv_log(HEADER, base.format(p=10, meta='"{\n}"'), base.format(p=11, meta="")),
+    }
+    for name, data in cases.items():
+        with pytest.raises(BatchDeclined):
+            by_columns(data)
+        assert list(GatewayLog().parse(io.BytesIO(data), file_name="log.csv")) == by_rows(data), name
+    tagged = list(GatewayLog().parse(io.BytesIO(cases["spend_logs_metadata"]), file_name="log.csv"))
+    assert tagged[0].tags["job"] == "j1"
+    assert by_rows(cases["multi-line value"])[0].source_ref == "log.csv line 3"  # where the record ends
+
+
+def test_blank_lines_at_the_end_of_an_export_keep_it_in_columns():
+    """An editor's trailing blank lines change no line number: the column reader reads the file."""
+    data = generated(300, seed=9, varied=False)
+    assert same_lines(data + b"\n\n") == same_lines(data) == same_lines(data.rstrip(b"\n"))
+
+
+def test_json_logs_stay_with_the_row_reader():
+    for name in ("litellm_spend_logs.json", "litellm_spend_logs_v2.json", "openai_compatible.jsonl"):
+        data = (FIXTURES / name).read_bytes()
+        with pytest.raises(BatchDeclined):
+            by_columns(data, name)
+        assert list(GatewayLog().parse(io.BytesIO(data), file_name=name)) == by_rows(data, name)
+
+
+def test_the_csv_fixture_is_read_as_columns():
+    same_lines((FIXTURES / "litellm_spend_logs.csv").read_bytes(), "litellm_spend_logs.csv")
+
+
+# --- bad input: the row reader's error, as before ---
+
+
+def row_error(data: bytes, name: str) -> str:
+    with pytest.raises(ProviderError) as excinfo:
+        by_rows(data, name)
+    return str(excinfo.value)
+
+
+def parse_error(data: bytes, name: str) -> str:
+    with pytest.raises(ProviderError) as excinfo:
+        list(GatewayLog().parse(io.BytesIO(data), file_name=name))
+    return str(excinfo.value)
+
+
+@pytest.mark.parametrize("case, expected", [
+    ("cache", "log.csv line 3: cached (90) + cache-write (0) tokens exceed prompt_tokens (10)"),
+    ("end", "log.csv line 3: the end time"),
+    ("nul", "log.csv line 3: holds a NUL byte"),
+    ("count", "log.csv line 3: prompt_tokens '1.5' is not a whole number"),
+    ("model", "log.csv line 3: model is empty but the record has tokens"),
+    ("date", "log.csv line 3: startTime '2026-13-02 10:00:00' is not an ISO 8601 date-time"),
+    ("fields", "log.csv line 3: more fields than the header has columns"),
+    ("json", "log.csv line 3: metadata is not valid JSON"),
+])
+def test_malformed_logs_get_the_row_readers_located_error(case, expected):
+    good = "a,2026-03-02 10:00:00,2026-03-02 10:00:01,,gpt-4o,openai,10,5,0,k,t,,,,success"
+    bad = {
+        "cache": good.replace(",,,,success", ',,"{""usage_object"": {""cache_read_input_tokens"": 90}}",,success'),
+        "end": good.replace("10:00:01", "09:00:00"),
+        "nul": good.replace("gpt-4o", "gpt\x00-4o"),
+        "count": good.replace(",10,5,", ",1.5,5,"),
+        "model": good.replace("gpt-4o", ""),
+        "date": good.replace("2026-03-02 10:00:00,", "2026-13-02 10:00:00,"),
+        "fields": good + ",extra",
+        "json": good.replace(",,,,success", ',,"{not json",,success'),
+    }[case]
+    data = csv_log(HEADER, good, bad, good)
+    error = parse_error(data, "log.csv")
+    assert error == row_error(data, "log.csv")
+    assert error.startswith(expected)
+
+
+def test_an_overlong_line_is_refused_by_the_line_bound():
+    data = csv_log(HEADER, "a,2026-03-02 10:00:00,,,gpt-4o,openai,10,5,0,k,t,,," + "x" * MAX_LINE_CHARS + ",success")
+    with pytest.raises(BatchDeclined):
+        by_columns(data)
+    assert parse_error(data, "log.csv").startswith(f"log.csv line 2: longer than {MAX_LINE_CHARS:,} characters")
+
+
+# --- imported: the same stored lines and rollups ---
+
+
+class _OneWay(io.RawIOBase):
+    """A stream that cannot seek (an upload read once): the import reads it record by record."""
+
+    def __init__(self, data: bytes):
+        self._data = io.BytesIO(data)
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        chunk = self._data.read(len(buffer))
+        buffer[: len(chunk)] = chunk
+        return len(chunk)
+
+
+def _stored(model, account, drop=("id", "account_id", "ingest_run_id", "signature_id")) -> list:
+    found = [{k: v for k, v in row.items() if k not in drop} for row in model.objects.filter(account=account).values()]
+    return sorted(found, key=lambda row: json.dumps(row, sort_keys=True, default=str))
+
+
+def test_imported_by_columns_and_by_rows_the_stored_lines_and_rollups_are_identical(db, tmp_path):
+    path = tmp_path / "spend-logs.csv"
+    write_spend_logs_csv(path, 4000, seed=7, varied=True)
+    groq = Provider.objects.get(slug="groq")
+    by_col = Account.objects.create(name="gateway-columns", provider=groq, connector="gateway_log")
+    by_row = Account.objects.create(name="gateway-rows", provider=groq, connector="gateway_log")
+    with path.open("rb") as stream:
+        run = usage_file_import(account=by_col, stream=stream, file_name=path.name)
+    assert run.status == IngestRun.Status.SUCCEEDED, run.error
+    run = usage_file_import(account=by_row, stream=io.BufferedReader(_OneWay(path.read_bytes())), file_name=path.name)
+    assert run.status == IngestRun.Status.SUCCEEDED, run.error
+    lines = _stored(UsageLine, by_col)
+    assert len(lines) > 300 and sum(line["requests"] for line in lines) == 4000
+    assert lines == _stored(UsageLine, by_row)
+    for rollup in (DailySpend, MonthlySpend, DailyPerformance, MonthlyPerformance):
+        assert _stored(rollup, by_col) and _stored(rollup, by_col) == _stored(rollup, by_row), rollup.__name__
+
+
+def test_the_demos_gateway_logs_read_alike(tmp_path):
+    """The demo's LiteLLM exports (Groq, Cerebras, Moonshot) load through the column reader, as a customer's do."""
+    from finops.demo.generate import generate
+
+    logs = [path for paths in generate(today=dt.date(2026, 11, 1), out_dir=tmp_path).values()
+            for path in paths if path.name.endswith("spend-logs.csv")]
+    assert len(logs) == 3
+    for path in logs:
+        assert same_lines(path.read_bytes(), path.name)
