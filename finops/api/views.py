@@ -214,7 +214,7 @@ class AccountImportCreate(APIView):
         upload = request.FILES.get("file")
         if upload is None:
             raise ValidationError({"file": "attach the export as multipart field `file`"})
-        if account.is_api:
+        if not account.reads_files:
             raise ValidationError({"detail": f"{account.name} is pulled from its API; files go to file accounts"})
         try:
             with transaction.atomic():

@@ -23,6 +23,7 @@ from ingest.services import usage_file_import
 
 from .outcomes import outcomes_load
 from .evals import evals_load
+from .reports import reports_load
 from .generate import CAP_BREACHING_TEAM, CONFIG_PATH, SUGGESTED_MONTHLY_CAP_USD, generate, render_config, window
 
 __all__ = ["CAP_BREACHING_TEAM", "DEMO_PASSWORD", "SUGGESTED_MONTHLY_CAP_USD", "DemoLoadError", "load_demo"]
@@ -66,8 +67,9 @@ def load_demo(*, today: dt.date, export_dir: Path | None = None) -> dict:
     evals_load(today=today)  # eval scores and reported metrics (issue 12), through their API services
     contracts = contracts_load(today=today)  # before the caps: their evaluation looks at the contracts too
     caps = caps_load(today=today)
+    reports = reports_load(today=today)  # last: the report reads everything above
     return {**_summary(today, config, runs), "caps": caps, "contracts": contracts, "outcomes": outcomes,
-            "scorecard": _scorecard_story(today), "savings": _savings_story(today)}
+            "scorecard": _scorecard_story(today), "savings": _savings_story(today), "reports": reports}
 
 
 def _scorecard_story(today: dt.date) -> dict:

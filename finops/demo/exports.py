@@ -397,4 +397,5 @@ class SpendLogs:
         return [_write_csv(out_dir / f"{self.account.name}-spend-logs.csv", SPEND_LOG_COLUMNS, rows)]
 
 
-EXPORTS = {"usage_csv": UsageCsv, "focus_file": FocusExport, "gateway_log": SpendLogs}
+# A LiteLLM proxy account (litellm_api) is backfilled from its exported spend logs: the same export as a gateway log.
+EXPORTS = {"usage_csv": UsageCsv, "focus_file": FocusExport, "gateway_log": SpendLogs, "litellm_api": SpendLogs}

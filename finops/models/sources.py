@@ -18,6 +18,11 @@ class ConnectorKind(models.TextChoices):
 API_CONNECTORS = {
     ConnectorKind.OPENAI_API, ConnectorKind.ANTHROPIC_API, ConnectorKind.OPENROUTER_API, ConnectorKind.LITELLM_API,
 }
+# API connectors whose source also exports files the same reader takes: a LiteLLM proxy's spend logs, exported
+# (its UI's CSV, a database dump), backfill the days the live pull cannot reach (before the proxy's retention, or
+# before the account was connected). The file is read by that file connector's reader (ingest/providers/registry.py).
+BACKFILL_FILES = {ConnectorKind.LITELLM_API: ConnectorKind.GATEWAY_LOG}
+FILE_CONNECTORS = [kind.value for kind in ConnectorKind if kind not in API_CONNECTORS or kind in BACKFILL_FILES]
 
 
 class Provider(models.Model):
@@ -76,6 +81,11 @@ class Account(models.Model):
     @property
     def is_api(self) -> bool:
         return self.connector in API_CONNECTORS
+
+    @property
+    def reads_files(self) -> bool:
+        """Uploads are accepted: a file account, or an API account whose exports backfill it (BACKFILL_FILES)."""
+        return self.connector in FILE_CONNECTORS
 
 
 class IngestRun(models.Model):

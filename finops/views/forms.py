@@ -4,6 +4,7 @@ from django import forms
 
 from finops.models import Account, ConnectorKind, Provider
 from finops.models.sources import API_CONNECTORS
+from finops.models.sources import FILE_CONNECTORS as UPLOADABLE
 from finops.services.accounts import SYNC_INTERVAL_MAX, SYNC_INTERVAL_MIN, account_create
 from finops.services.rules import rule_tags_problem
 from ingest.connection_check import KEY_NEEDED
@@ -21,7 +22,7 @@ class UploadForm(forms.Form):
     # allow_empty_file: the upload policy (ingest/uploads.py) refuses an empty file, in the same words as the API.
     file = forms.FileField(allow_empty_file=True, help_text="FOCUS CSV / CSV.gz / Parquet, a LiteLLM or JSONL gateway log, or a usage CSV.")
     account = forms.ModelChoiceField(
-        queryset=Account.objects.exclude(connector__in=[c.value for c in API_CONNECTORS]),
+        queryset=Account.objects.filter(connector__in=UPLOADABLE),
         required=False,
         empty_label="— a new account —",
         help_text="The account the file belongs to. Its days (or billing periods) in the file replace earlier data.",

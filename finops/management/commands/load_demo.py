@@ -69,6 +69,11 @@ class Command(BaseCommand):
         if saving["best"]:
             name, offering, amount = saving["best"]
             out(f"    biggest: {name} on {offering}, {amount:,.2f} {currency} a month")
+        report = s["reports"]
+        out(f"  TCO report {report['month']:%B %Y}: published as version {report['version']}"
+            f"{' (provisional)' if report['provisional'] else ''}; then {report['restated_account']} restated "
+            f"{report['restated_day']} ({report['published_cost']:,.2f} → {report['restated_cost']:,.2f}): "
+            f"the Reports page shows the restatement; cfo gets it by email on the 3rd")
         if export_dir is not None:
             out(f"  usage files kept in {export_dir}")
         out("")
