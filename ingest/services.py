@@ -336,11 +336,18 @@ def _database_lost(run: IngestRun, error: Exception, *, final_attempt: bool) -> 
         connection.close()  # a broken connection is not reused: the next query opens a new one
     try:
         lease_release(account_id=run.account_id, run_id=run.id)
+        # Only a run still marked running: the connection may have broken after the run was settled (releasing
+        # the lease of a run that had succeeded), and a succeeded run must stay succeeded (found by the same test:
+        # a worker stopped right after a run's success had it queued again).
+        unsettled = IngestRun.objects.filter(id=run.id, status=IngestRun.Status.RUNNING)
+        if not unsettled.exists():
+            run.refresh_from_db()
+            return run
         if final_attempt:
             _finish(run, error=DATABASE_LOST_MESSAGE.format(error=reason) + " The next pull reads the window again.")
         else:
             run.status, run.error = IngestRun.Status.QUEUED, DATABASE_LOST_MESSAGE.format(error=reason) + " Will retry."
-            run.save(update_fields=["status", "error"])
+            unsettled.update(status=run.status, error=run.error)
     except DATABASE_LOST as still:
         log.warning("ingest run %s: the database is still unreachable (%s); the retry will take over", run.id, still)
         if not connection.in_atomic_block:
