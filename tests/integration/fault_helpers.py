@@ -181,3 +181,28 @@ def fake_provider():
     with FakeProviderServer() as server:
         window_routes(server)
         yield server
+
+
+# --- alerts and their emails ---
+
+
+def cap_event(cap, *, threshold: int):
+    """A cap alert raised as the evaluation raises it (a pending event; the beat's delivery sends it)."""
+    from tests.test_alert_delivery import raise_cap_event
+
+    return raise_cap_event(cap, threshold=threshold, title=f"Support Platform at {threshold}% of its cap")
+
+
+def emails_by_event(smtp) -> dict[tuple[str, str], int]:
+    """(subject, recipient) -> how many emails the SMTP server received: every value must be 1."""
+    counts: dict[tuple[str, str], int] = {}
+    for message, recipients in zip(smtp.messages, smtp.envelopes):
+        for recipient in recipients:
+            key = (str(message["Subject"]), recipient)
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def told(smtp, event) -> set[str]:
+    """Who received an email about `event` (its title is in the subject)."""
+    return {to for (subject, to) in emails_by_event(smtp) if event.title in subject}
