@@ -63,6 +63,10 @@ def test_postgres_cut_and_restarted_during_an_import_the_run_retries_and_equals_
                           FINOPS_MEDIA_ROOT=settings.MEDIA_ROOT)
         worker = start_worker("pg", env, tmp_path, queues="ingest,default")
         try:
+            # The clean run to compare with, imported here while the worker starts.
+            with big.open("rb") as stream:
+                reference = usage_file_import(account=clean, stream=stream, file_name=big.name)
+            assert reference.status == "succeeded", reference.error
             wait_ready(worker)
             with big.open("rb") as stream:
                 run = usage_upload_accept(account=cut, upload=stream, file_name=big.name)
@@ -78,9 +82,6 @@ def test_postgres_cut_and_restarted_during_an_import_the_run_retries_and_equals_
             assert not UsageLine.objects.filter(ingest_run=run).exists()
             assert account_snapshot(cut) == before
 
-            with big.open("rb") as stream:
-                reference = usage_file_import(account=clean, stream=stream, file_name=big.name)
-            assert reference.status == "succeeded", reference.error
             wait_for(lambda: IngestRun.objects.filter(id=run.id, status__in=["succeeded", "failed"]).exists(), 90,
                      "the run to end after the database came back", [worker])
             output = worker.output()

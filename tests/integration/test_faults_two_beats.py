@@ -54,7 +54,7 @@ def test_two_beats_pull_each_window_once_and_send_each_email_once(transactional_
         wait_for(ended, 60, "every account to be pulled", processes)
         wait_for(lambda: told(smtp, event) == {sam.email, fiona.email}, 30, "the alert to be emailed", processes)
         # Both beats keep ticking, each tick sent twice, for a few more seconds.
-        time.sleep(4)
+        time.sleep(3)
         dispatches = [p.output().count("Sending due task dispatch-due-syncs") for p in processes[2:]]
         deliveries = [p.output().count("Sending due task deliver-alerts") for p in processes[2:]]
     finally:
