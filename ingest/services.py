@@ -48,7 +48,9 @@ T = TypeVar("T")
 RUN_FAILURES = (ProviderError, IngestError, MissingFxRate, DataError, psycopg.DataError, CredentialError)
 # The database went away under the run (a cut connection, a restart, a failover): nothing the run wrote was kept
 # (its write is one transaction), so it is retried, or ends failed saying so (DatabaseLost).
-DATABASE_LOST = (OperationalError, InterfaceError)
+# psycopg's own errors too: the writer's COPY runs on psycopg's cursor, outside Django's error wrapping, so a
+# connection cut mid-COPY raises psycopg.OperationalError (found by test_faults_postgres.py's inline cut).
+DATABASE_LOST = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
 
 
 class DatabaseLost(Exception):

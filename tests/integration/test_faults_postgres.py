@@ -101,3 +101,62 @@ def test_postgres_cut_and_restarted_during_an_import_the_run_retries_and_equals_
     cut.refresh_from_db()
     assert (cut.lease_token, cut.lease_expires_at, cut.last_error) == ("", None, "")
     assert not IngestRun.objects.filter(status__in=["queued", "running"]).exists()
+
+
+def test_a_connection_cut_during_an_inline_import_fails_the_run_cleanly(transactional_db, tmp_path):
+    """No worker to retry (the `import_usage` command, tasks inline): the import's own connection is terminated
+    (pg_terminate_backend, from another connection) while it copies rows. The run ends failed saying the
+    database connection was lost, nothing of it is kept, the lease is released and the next import works."""
+    import threading
+
+    from django.db import connections
+
+    reseed_reference_data()
+    FxRate.objects.create(day=dt.date(2025, 1, 1), currency="EUR", rate=Decimal("1.0815"))
+    account = Account.objects.create(name="openai-inline", provider=Provider.objects.get(slug="openai"),
+                                     connector="usage_csv")
+    small, big = tmp_path / "february.csv", tmp_path / "march.csv"
+    write_usage_csv(small, SMALL_DAYS, 100, seed=1)
+    write_usage_csv(big, BIG_DAYS[:12], 2_000, seed=2)  # past the first 20,000-row COPY chunk
+    with small.open("rb") as stream:
+        assert usage_file_import(account=account, stream=stream, file_name=small.name).status == "succeeded"
+    before = account_snapshot(account)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        mine = cursor.fetchone()[0]
+    terminated = []
+
+    def cut_when_copying():
+        watcher = connections.create_connection("default")
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not terminated:
+                with watcher.cursor() as cursor:
+                    cursor.execute("SELECT query FROM pg_stat_activity WHERE pid = %s", [mine])
+                    row = cursor.fetchone()
+                    if row and row[0].startswith("COPY finops_usageline"):
+                        cursor.execute("SELECT pg_terminate_backend(%s)", [mine])
+                        terminated.append(cursor.fetchone()[0])
+                time.sleep(0.02)
+        finally:
+            watcher.close()
+
+    watcher = threading.Thread(target=cut_when_copying)
+    watcher.start()
+    with big.open("rb") as stream:
+        run = usage_file_import(account=account, stream=stream, file_name=big.name)
+    watcher.join()
+
+    assert terminated == [True]
+    run.refresh_from_db()
+    assert run.status == "failed"
+    assert run.error.startswith("The database connection was lost during the run (") and "nothing it wrote was kept" in run.error
+    assert not UsageLine.objects.filter(ingest_run=run).exists()
+    assert account_snapshot(account) == before
+    account.refresh_from_db()
+    assert (account.lease_token, account.lease_expires_at) == ("", None)
+    assert "database connection was lost" in account.last_error
+    with small.open("rb") as stream:  # the account is free again: the next import runs
+        again = usage_file_import(account=account, stream=stream, file_name=small.name)
+    assert again.status == "succeeded", again.error
+    assert raw_groups(account=account) == rollup_groups(account=account)
