@@ -24,8 +24,8 @@ def run_at(account, created: dt.datetime, time_machine, **fields) -> IngestRun:
 def test_runs_queued_for_longer_than_the_requeue_delay_are_queued_again(account, settings, time_machine):
     settings.FINOPS_INGEST_REQUEUE_SECONDS = 20 * 60
     lost = run_at(account, NOW - dt.timedelta(minutes=25), time_machine)
-    run_at(account, NOW - dt.timedelta(minutes=5), time_machine)
-    run_at(account, NOW - dt.timedelta(hours=1), time_machine, started_at=NOW - dt.timedelta(minutes=3))
+    run_at(account, NOW - dt.timedelta(minutes=5), time_machine)  # queued lately: its message may still come
+    run_at(account, NOW - dt.timedelta(hours=1), time_machine, started_at=NOW - dt.timedelta(minutes=3))  # retrying
     retried_long_ago = run_at(account, NOW - dt.timedelta(hours=1), time_machine, started_at=NOW - dt.timedelta(minutes=30))
     run_at(account, NOW - dt.timedelta(hours=1), time_machine, trigger="upload")  # its file is gone: nothing to run
     run_at(account, NOW - dt.timedelta(hours=1), time_machine, status="succeeded")
