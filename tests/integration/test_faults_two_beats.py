@@ -55,6 +55,7 @@ def test_two_beats_pull_each_window_once_and_send_each_email_once(transactional_
         wait_for(lambda: told(smtp, event) == {sam.email, fiona.email}, 30, "the alert to be emailed", processes)
         # Both beats keep ticking, each tick sent twice, for a few more seconds.
         time.sleep(3)
+        errors = [line for p in processes for line in p.output().splitlines() if " ERROR " in line or "Traceback" in line]
         dispatches = [p.output().count("Sending due task dispatch-due-syncs") for p in processes[2:]]
         deliveries = [p.output().count("Sending due task deliver-alerts") for p in processes[2:]]
     finally:
@@ -66,6 +67,8 @@ def test_two_beats_pull_each_window_once_and_send_each_email_once(transactional_
         purge(django_settings.REDIS_URL)
 
     assert min(dispatches) >= 3 and min(deliveries) >= 3, logs(*processes)  # both beats really sent them
+    # Every copy of every task (evaluations, deliveries, dispatches, prunes) ran without an error.
+    assert errors == [], "\n".join(errors)
     for account, server in zip(accounts, servers):
         runs = IngestRun.objects.filter(account=account)
         assert [r.status for r in runs] == ["succeeded"], [(r.id, r.status, r.window_start) for r in runs]

@@ -17,7 +17,7 @@ from ingest.services import account_sync, sync_request
 from tests.conftest import reseed_reference_data
 from tests.fakes.provider_server import FakeProviderServer
 from tests.integration.fault_helpers import (
-    api_account, figures, logs, process_env, pulls_of, start_worker, wait_for, wait_ready, window_routes,
+    api_account, figures, process_env, pulls_of, start_worker, wait_for, wait_ready, window_routes,
 )
 from tests.integration.test_worker_killed import real_queue  # noqa: F401  a fixture
 
