@@ -8,6 +8,7 @@ the whole window again and write it a second time, since the lease lets the same
 """
 
 import datetime as dt
+import json
 
 import pytest
 from django.conf import settings as django_settings
@@ -33,7 +34,8 @@ def test_a_pull_longer_than_the_visibility_timeout_runs_once_and_is_not_pulled_t
         window_routes(quick)
         account = api_account("openai-slow", slow)
         reference = api_account("openai-reference", quick)
-        env = process_env(redis_url=django_settings.REDIS_URL, CELERY_VISIBILITY_TIMEOUT=2)
+        # The workers log as JSON, as production may (LOG_FORMAT=json): their ingest lines are checked below.
+        env = process_env(redis_url=django_settings.REDIS_URL, CELERY_VISIBILITY_TIMEOUT=2, LOG_FORMAT="json")
         first, second = start_worker("first", env, tmp_path), start_worker("second", env, tmp_path)
         try:
             import time; t0 = time.monotonic(); wait_ready(first, second); print("ready", time.monotonic() - t0)
@@ -59,3 +61,11 @@ def test_a_pull_longer_than_the_visibility_timeout_runs_once_and_is_not_pulled_t
     assert figures(account) == figures(reference)
     account.refresh_from_db()
     assert (account.lease_token, account.last_error) == ("", "")
+
+    # Every ingest line either worker wrote is a JSON object naming the run, its account and its window.
+    entries = [json.loads(line) for line in outputs.splitlines() if line.startswith("{")]
+    ingest = [entry for entry in entries if entry["logger"].startswith("ingest")]
+    assert len(ingest) >= 3, outputs
+    for entry in ingest:
+        assert (entry["run_id"], entry["account"], entry["window_start"], entry["window_end"]) == (
+            str(run.id), "openai-slow", START.isoformat(), END.isoformat()), entry
