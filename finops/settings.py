@@ -50,7 +50,7 @@ FINOPS_USAGE_RETENTION_MONTHS = env.int("FINOPS_USAGE_RETENTION_MONTHS", default
 if FINOPS_USAGE_RETENTION_MONTHS < 0:
     raise ImproperlyConfigured("FINOPS_USAGE_RETENTION_MONTHS must be 0 (keep everything) or a number of months")
 # A run still queued this long after it was created or last attempted lost its task message (a broker restarted
-# without persistence): the schedule dispatch queues it again (ingest/services.py, runs_lost).
+# without persistence): the schedule dispatch queues it again (ingest/schedule.py, runs_lost).
 FINOPS_INGEST_REQUEUE_SECONDS = env.int("FINOPS_INGEST_REQUEUE_SECONDS", default=20 * 60)
 # /healthz answers 503 when an enabled API account has not synced successfully for this long (finops/views/health.py).
 FINOPS_HEALTH_MAX_SYNC_AGE_HOURS = env.int("FINOPS_HEALTH_MAX_SYNC_AGE_HOURS", default=24)

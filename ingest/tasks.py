@@ -86,8 +86,10 @@ def import_run(self, run_id: int) -> str:
 @shared_task(queue="ingest")
 def dispatch_due_syncs() -> int:
     """Beat, every 5 minutes: queue a pull for each enabled API account whose interval has passed, and again the
-    runs whose task was lost (ingest.services.schedule_dispatch: one dispatch at a time, whoever sent it)."""
-    runs, lost = services.schedule_dispatch()
+    runs whose task was lost (ingest.schedule.schedule_dispatch: one dispatch at a time, whoever sent it)."""
+    from .schedule import schedule_dispatch
+
+    runs, lost = schedule_dispatch()
     return len(runs) + len(lost)
 
 

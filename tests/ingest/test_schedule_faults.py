@@ -1,4 +1,4 @@
-"""The dispatcher's repairs after faults (ingest/services.py): runs whose task message was lost are queued again,
+"""The dispatcher's repairs after faults (ingest/schedule.py): runs whose task message was lost are queued again,
 and a run that lost its database before it could release its lease is failed once the lease has expired."""
 
 import datetime as dt
@@ -6,7 +6,7 @@ import datetime as dt
 import pytest
 
 from finops.models import Account, IngestRun, Provider
-from ingest.services import runs_abandoned_fail, runs_lost, schedule_dispatch
+from ingest.schedule import runs_abandoned_fail, runs_lost, schedule_dispatch
 
 NOW = dt.datetime(2026, 6, 20, 10, tzinfo=dt.UTC)
 

@@ -5,7 +5,7 @@ The test starts a Redis of its own (tests/fakes/redis_server.py, a free port, no
 key, as a cache-only Redis does) and never touches the shared one. One worker is kept busy by a slow pull while the
 beat queues the other accounts' pulls behind it; then Redis is killed and started again.
 
-What this found, and the fix: ingest/services.py, runs_lost (the runs whose messages were lost stayed `queued` for
+What this found, and the fix: ingest/schedule.py, runs_lost (the runs whose messages were lost stayed `queued` for
 ever, and since due_sync_runs skips an account with a pending run, those accounts were never pulled again).
 """
 

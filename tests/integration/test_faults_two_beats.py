@@ -1,7 +1,7 @@
 """Two `celery beat` processes started by mistake: every scheduled task is sent twice, and two workers run the
 copies at the same moment. No window is pulled twice, no run is duplicated, and no alert email goes out twice.
 
-What this found, and the fix: ingest/services.py, schedule_dispatch (two dispatches at once each created runs for
+What this found, and the fix: ingest/schedule.py, schedule_dispatch (two dispatches at once each created runs for
 the same accounts and windows). Alert delivery was already safe: each event is claimed with a conditional UPDATE
 (finops/notify/deliver.py), which this test confirms under two beats.
 """
@@ -88,7 +88,7 @@ def test_two_dispatches_at_the_same_moment_create_one_run_per_account(transactio
     back until both are there. Before schedule_dispatch's lock, each created a run per account."""
     from django.db import connection, connections
 
-    from ingest.services import schedule_dispatch
+    from ingest.schedule import schedule_dispatch
 
     reseed_reference_data()
     earlier = timezone.now() - dt.timedelta(hours=2)
