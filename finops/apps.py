@@ -4,3 +4,9 @@ from django.apps import AppConfig
 class FinopsConfig(AppConfig):
     name = "finops"
     verbose_name = "Inference FinOps"
+
+    def ready(self):
+        # Every log record carries the ingest context fields (finops/logs.py), whichever handler formats it.
+        from .logs import install_record_factory
+
+        install_record_factory()

@@ -44,6 +44,14 @@ FINOPS_DISPLAY_TIME_ZONE = env.str("FINOPS_DISPLAY_TIME_ZONE", default="UTC")
 # its import ended (for re-runs and audit).
 FINOPS_MAX_UPLOAD_BYTES = env.int("FINOPS_MAX_UPLOAD_BYTES", default=2 * 1024**3)
 FINOPS_UPLOAD_RETENTION_DAYS = env.int("FINOPS_UPLOAD_RETENTION_DAYS", default=30)
+# Raw usage lines older than this many whole months are pruned (rollups stay): docs/operations.md, "Retention".
+# 0 keeps every line for ever.
+FINOPS_USAGE_RETENTION_MONTHS = env.int("FINOPS_USAGE_RETENTION_MONTHS", default=25)
+if FINOPS_USAGE_RETENTION_MONTHS < 0:
+    raise ImproperlyConfigured("FINOPS_USAGE_RETENTION_MONTHS must be 0 (keep everything) or a number of months")
+# A run still queued this long after it was created or last attempted lost its task message (a broker restarted
+# without persistence): the schedule dispatch queues it again (ingest/schedule.py, runs_lost).
+FINOPS_INGEST_REQUEUE_SECONDS = env.int("FINOPS_INGEST_REQUEUE_SECONDS", default=20 * 60)
 # /healthz answers 503 when an enabled API account has not synced successfully for this long (finops/views/health.py).
 FINOPS_HEALTH_MAX_SYNC_AGE_HOURS = env.int("FINOPS_HEALTH_MAX_SYNC_AGE_HOURS", default=24)
 
@@ -200,6 +208,13 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
+# Workers keep Django's LOGGING (the plain or JSON format and the ingest context fields) instead of Celery's own.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Redis hands a delivered but unacknowledged task (acks_late) to another worker after this many seconds. A task
+# still running then is *not* run twice: every ingest run holds a run lock for as long as it executes (ingest/lease.py,
+# run_lock), so the second delivery waits and finds the run done. Longer than any run; the retries' countdowns stay
+# below it (ingest/tasks.py, RETRY_BACKOFF_MAX), so a retry waiting for its time is not handed out twice either.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)}
 CELERY_TIMEZONE = "UTC"
 CELERY_TASK_ROUTES = {
     "ingest.tasks.*": {"queue": "ingest"},
@@ -232,6 +247,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "finops.tasks.send_reports",
         "schedule": 3600.0,
         "options": {"expires": 3540},
+    },
+    # Raw usage lines past their retention, in small batches (ingest/retention.py).
+    "prune-usage-lines": {
+        "task": "ingest.tasks.prune_usage_lines",
+        "schedule": 24 * 3600.0,
+        "options": {"expires": 24 * 3600 - 60},
     },
     # Uploaded files past their retention (ingest/uploads.py).
     "prune-uploads": {
@@ -320,11 +341,19 @@ if env.bool("SECURE_PROXY_SSL_HEADER", default=False):
     # Behind a TLS-terminating proxy (docker-compose's web service) that sets X-Forwarded-Proto.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# LOG_FORMAT=plain (default) or json (one object per line, for a log collector); every line written during an
+# ingest run carries its run id, account and window (finops/logs.py; docs/operations.md, "Logging").
+LOG_FORMAT = env.str("LOG_FORMAT", default="plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be plain or json, not {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"()": "finops.logs.PlainFormatter", "format": "%(asctime)s %(levelname)s %(name)s %(context)s%(message)s"},
+        "json": {"()": "finops.logs.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     # axes: its start-up banner and successful-login lines are noise on every command; failures and lockouts are
     # warnings, and stay.
@@ -333,3 +362,4 @@ LOGGING = {
 if CELERY_TASK_ALWAYS_EAGER:
     # Inline tasks (the demo): every import's alert evaluation would log "Task … succeeded" into load_demo's output.
     LOGGING["loggers"]["celery.app.trace"] = {"level": "WARNING"}
+    LOGGING["loggers"]["ingest.services"] = {"level": "WARNING"}  # likewise each run's "started" / "succeeded"

@@ -41,3 +41,12 @@ if os.environ.get("CELERY_VISIBILITY_TIMEOUT"):
 # The whole suite signs in and calls the API as a handful of users from one address; the throttle tests set their
 # own small rates (tests/test_throttling.py).
 REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"user": "1000000/hour", "anon": "1000000/hour"}}  # noqa: F405
+
+# CELERY_BEAT_EVERY=<seconds>: every beat entry runs that often (expiring just before the next), so a fault test's
+# `celery beat` dispatches pulls and alert deliveries within seconds (tests/integration/test_faults_*.py).
+if os.environ.get("CELERY_BEAT_EVERY"):
+    _every = float(os.environ["CELERY_BEAT_EVERY"])
+    CELERY_BEAT_SCHEDULE = {  # noqa: F405
+        name: {**entry, "schedule": _every, "options": {**entry.get("options", {}), "expires": _every * 0.9}}
+        for name, entry in CELERY_BEAT_SCHEDULE.items()  # noqa: F405
+    }

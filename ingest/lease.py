@@ -55,3 +55,40 @@ def account_write_lock(*, account_id: int) -> None:
         cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [LOCK_NAMESPACE, account_id])
         if not cursor.fetchone()[0]:
             raise AccountBusy(account_id, dt.datetime.now(dt.UTC))
+
+
+RUN_LOCK_NAMESPACE = 7302  # pg advisory lock key space of executing runs: (namespace, run id)
+
+
+class RunInProgress(AccountBusy):
+    """Another delivery of this very run is executing it now (a task Redis handed out again after its visibility
+    timeout, or queued again after a lost message): this one must not run it in parallel."""
+
+    def __init__(self, account_id: int, run_id: int):
+        Exception.__init__(self, f"run {run_id} is being executed by another worker")
+        self.expires_at = None
+
+
+def run_lock(*, account_id: int, run_id: int) -> None:
+    """A session-level Postgres advisory lock held for as long as one delivery executes the run.
+
+    Why on top of the lease: the lease lets the same run take it back (that is how a task redelivered after its
+    worker was killed resumes), so it cannot tell a dead first delivery from a live one. The lock can: it lives on
+    the executing worker's connection and goes with it — a worker killed or cut off from Postgres loses it at once,
+    a live one keeps it. Found by tests/integration/test_faults_visibility.py: with a visibility timeout shorter
+    than a pull, a second worker fetched the whole window again in parallel and wrote it a second time.
+    Raises RunInProgress when another live delivery holds it. Released by run_unlock (or with the connection).
+    """
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [RUN_LOCK_NAMESPACE, run_id])
+        if not cursor.fetchone()[0]:
+            raise RunInProgress(account_id, run_id)
+
+
+def run_unlock(*, run_id: int) -> None:
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [RUN_LOCK_NAMESPACE, run_id])

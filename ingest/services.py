@@ -13,10 +13,11 @@ from decimal import Decimal
 
 import psycopg
 from django.core.files.base import File
-from django.db import DataError, connection, transaction
+from django.db import DataError, InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from finops.crypto import CredentialError
+from finops.logs import log_context
 from finops.modelids import normalise_model
 from finops.models import Account, IngestRun
 from finops.models.sources import API_CONNECTORS
@@ -28,7 +29,9 @@ from finops.services.spend_changes import spend_changed
 
 from .http import HttpClient
 from .uploads import upload_check
-from .lease import LEASE_DURATION, AccountBusy, account_write_lock, lease_claim, lease_release
+from .lease import (
+    AccountBusy, RunInProgress, account_write_lock, lease_claim, lease_release, run_lock, run_unlock,
+)
 from .columnar import write_batches
 from .providers.base import BatchDeclined, ProviderError, UsageRow, token_weight
 from .providers.registry import api_source_for, file_source_for
@@ -42,6 +45,17 @@ T = TypeVar("T")
 # a KeyError, is not one of them: it surfaces as an error, not as a failed run blaming the file). DataError: a
 # value the columns cannot hold.
 RUN_FAILURES = (ProviderError, IngestError, MissingFxRate, DataError, psycopg.DataError, CredentialError)
+# The database went away under the run (a cut connection, a restart, a failover): nothing the run wrote was kept
+# (its write is one transaction), so it is retried, or ends failed saying so (DatabaseLost).
+# psycopg's own errors too: the writer's COPY runs on psycopg's cursor, outside Django's error wrapping, so a
+# connection cut mid-COPY raises psycopg.OperationalError (found by test_faults_postgres.py's inline cut).
+DATABASE_LOST = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
+
+
+class DatabaseLost(Exception):
+    """The run lost its database connection; with attempts left the task retries it (ingest/tasks.py)."""
+
+
 # Failures of the reading itself, whose message alone would not say what happened.
 READ_FAILURES = {
     OverflowError: "a number or date in it is out of range",
@@ -79,7 +93,7 @@ def usage_upload_accept(*, account: Account, upload, file_name: str) -> IngestRu
     return run
 
 
-def run_import_upload(*, run_id: int, wait_if_busy: bool = True) -> IngestRun:
+def run_import_upload(*, run_id: int, wait_if_busy: bool = True, final_attempt: bool = True) -> IngestRun:
     run = IngestRun.objects.select_related("account__provider").get(id=run_id)
     if run.status == IngestRun.Status.SUCCEEDED:
         return run  # a redelivered task after the work committed: nothing to do again
@@ -88,7 +102,7 @@ def run_import_upload(*, run_id: int, wait_if_busy: bool = True) -> IngestRun:
         with upload.open("rb") as stream:
             return _parse_and_write(run, stream)
 
-    return _execute(run, read=lambda: run.upload, write=write, wait_if_busy=wait_if_busy)
+    return _execute(run, read=lambda: run.upload, write=write, final_attempt=final_attempt, wait_if_busy=wait_if_busy)
 
 
 def _parse_and_write(run: IngestRun, stream) -> WriteResult:
@@ -222,6 +236,8 @@ def _execute(run: IngestRun, *, read: Callable[[], T], write: Callable[[T], Writ
              wait_if_busy: bool) -> IngestRun:
     """One run, step by step (DESIGN.md data flow):
 
+    0. take the run lock (ingest/lease.py, run_lock): another live delivery of this same run is executing it →
+       this delivery waits for a retry and never runs it in parallel;
     1. claim the account's lease (another run of it holds it: wait for a retry, or say so and stop);
     2. read: an API pull fetches all its pages, outside any transaction or lock; a file is opened here and parsed
        as it is written (streamed into the COPY: an export is never held whole in memory);
@@ -230,7 +246,36 @@ def _execute(run: IngestRun, *, read: Callable[[], T], write: Callable[[T], Writ
     4. roll up exactly the days written or replaced (write_rows / write_batches, in that transaction);
     5. signal: spend changed for those days and this account, sent only when the transaction commits.
     A failure at any step rolls back steps 3–5: the run and its account say why, and nothing is signalled.
+    The database lost at any step: see _database_lost.
+
+    Every log line written meanwhile, by any module, carries the run id, account and window (finops/logs.py).
     """
+    context = {
+        "run_id": run.id, "account_id": run.account_id, "account": run.account.name,
+        "window_start": run.window_start, "window_end": run.window_end, "file": run.file_name or None,
+    }
+    with log_context(**context):
+        log.info("ingest run %s started (%s)", run.id, run.trigger)
+        try:
+            run_lock(account_id=run.account_id, run_id=run.id)
+        except RunInProgress as busy:
+            log.info("ingest run %s: %s; this delivery leaves it be", run.id, busy)
+            if wait_if_busy:
+                raise
+            return run
+        try:
+            return _execute_locked(run, read=read, write=write, final_attempt=final_attempt, wait_if_busy=wait_if_busy)
+        except DATABASE_LOST as error:
+            return _database_lost(run, error, final_attempt=final_attempt)
+        finally:
+            try:
+                run_unlock(run_id=run.id)
+            except DATABASE_LOST:
+                pass  # the connection that held the lock is gone, and the lock with it
+
+
+def _execute_locked(run: IngestRun, *, read: Callable[[], T], write: Callable[[T], WriteResult], final_attempt: bool,
+                    wait_if_busy: bool) -> IngestRun:
     if not _claim(run, wait_if_busy):
         return run
     release = True
@@ -261,9 +306,57 @@ def _execute(run: IngestRun, *, read: Callable[[], T], write: Callable[[T], Writ
             _finish(run, error=_read_failure(run, error))
         else:
             _finish(run, result=result)
+    except DATABASE_LOST:
+        release = False  # the lease cannot be released on a dead connection: _database_lost does it on a new one
+        raise
     finally:
         if release:
             lease_release(account_id=run.account_id, run_id=run.id)
+    return run
+
+
+DATABASE_LOST_MESSAGE = "The database connection was lost during the run ({error}); nothing it wrote was kept."
+
+
+def _database_lost(run: IngestRun, error: Exception, *, final_attempt: bool) -> IngestRun:
+    """The connection broke under the run (found by tests/integration/test_faults_postgres.py).
+
+    Before: the OperationalError escaped the run, the `finally` tried to release the lease on the dead connection
+    and failed, the task was not retried (only provider errors and a busy account were), and the run stayed
+    `running` holding its account's lease: ingest.schedule.runs_abandoned_fail never touched it (its lease still named it) and
+    due_sync_runs never pulled the account again (it had a pending run). Now: the broken connection is dropped,
+    and on a new one the lease is released and the run is marked — queued to be retried (DatabaseLost, which
+    the task retries after a short backoff) or, on the final attempt, failed with the reason. Nothing of the
+    run's write is kept either way (one transaction), so the retry writes the window whole. When the database
+    is still unreachable the bookkeeping waits too: the retry (same run) takes its own lease back, and a run
+    left behind is failed by runs_abandoned_fail once its lease has lapsed.
+    """
+    reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    log.warning("ingest run %s lost its database connection: %s", run.id, reason)
+    if not connection.in_atomic_block:
+        connection.close()  # a broken connection is not reused: the next query opens a new one
+    try:
+        lease_release(account_id=run.account_id, run_id=run.id)
+        # Only a run still marked running: the connection may have broken after the run was settled (releasing
+        # the lease of a run that had succeeded), and a succeeded run must stay succeeded (found by the same test:
+        # a worker stopped right after a run's success had it queued again).
+        unsettled = IngestRun.objects.filter(id=run.id, status=IngestRun.Status.RUNNING)
+        if not unsettled.exists():
+            run.refresh_from_db()
+            return run
+        if final_attempt:
+            _finish(run, error=DATABASE_LOST_MESSAGE.format(error=reason) + " The next pull reads the window again.")
+        else:
+            run.status, run.error = IngestRun.Status.QUEUED, DATABASE_LOST_MESSAGE.format(error=reason) + " Will retry."
+            unsettled.update(status=run.status, error=run.error)
+    except DATABASE_LOST as still:
+        log.warning("ingest run %s: the database is still unreachable (%s); the retry will take over", run.id, still)
+        if not connection.in_atomic_block:
+            connection.close()
+        if final_attempt:
+            raise DatabaseLost(reason) from error
+    if not final_attempt:
+        raise DatabaseLost(reason) from error
     return run
 
 
@@ -307,40 +400,6 @@ def _finish(run: IngestRun, *, result: WriteResult | None = None, error: str = "
         log.warning("ingest run %s for account %s failed: %s", run.id, run.account_id, error)
         Account.objects.filter(id=run.account_id).update(last_sync_at=now, last_error=error, last_error_at=now)
     else:
+        log.info("ingest run %s succeeded: %s lines read, %s written, %s replaced", run.id, run.lines_read,
+                 run.lines_written, run.lines_replaced)
         Account.objects.filter(id=run.account_id).update(last_sync_at=now, last_success_at=now, last_error="")
-
-
-# --- the schedule ---
-
-
-def due_sync_runs(*, now: dt.datetime | None = None) -> list[IngestRun]:
-    """Queue runs for every enabled API account whose interval has passed and that has no run pending."""
-    now = now or timezone.now()
-    pending = IngestRun.objects.filter(status__in=[IngestRun.Status.QUEUED, IngestRun.Status.RUNNING]).values("account_id")
-    accounts = (
-        Account.objects.filter(enabled=True, connector__in=[c.value for c in API_CONNECTORS])
-        .exclude(credentials_ciphertext="")
-        .exclude(id__in=pending)
-    )
-    runs = []
-    for account in accounts:
-        interval = dt.timedelta(minutes=account.sync_interval_minutes)
-        if account.last_sync_at is not None and account.last_sync_at + interval > now:
-            continue
-        start, end = scheduled_window(now=now, last_success_at=account.last_success_at)
-        trigger = IngestRun.Trigger.BACKFILL if account.last_success_at is None else IngestRun.Trigger.SCHEDULE
-        runs += [run_create(account=account, trigger=trigger, window=piece) for piece in chunks(start, end)]
-    return runs
-
-
-def runs_abandoned_fail(*, now: dt.datetime | None = None) -> int:
-    """Runs left `running` by a worker that died and whose lease has since lapsed: say so on the run."""
-    now = now or timezone.now()
-    stale = IngestRun.objects.filter(status=IngestRun.Status.RUNNING, started_at__lt=now - LEASE_DURATION)
-    abandoned = [run.id for run in stale.select_related("account") if run.account.lease_token != str(run.id)]
-    return IngestRun.objects.filter(id__in=abandoned).update(
-        status=IngestRun.Status.FAILED,
-        finished_at=now,
-        error="The worker stopped during this run (killed or restarted); nothing it read was kept. "
-        "The next pull reads the window again.",
-    )

@@ -14,12 +14,14 @@ reads the run's outcome once its transaction has committed (ingest.services.sync
 import random
 
 from celery import shared_task
+from django.db import connection
 
 from finops.models import IngestRun
 
 from . import services
 from .http import HttpClient
 from .lease import AccountBusy
+from .services import DATABASE_LOST, DatabaseLost
 from .providers.base import ProviderError
 
 RETRY_BACKOFF_MAX = 15 * 60
@@ -28,6 +30,19 @@ RETRY_BACKOFF_MAX = 15 * 60
 def _countdown(retries: int) -> int:
     """Exponential backoff with full jitter, capped: many accounts failing at once do not retry in step."""
     return random.randint(1, min(RETRY_BACKOFF_MAX, 30 * 2**retries))
+
+
+def _database_countdown(retries: int) -> int:
+    """A database restart or failover takes seconds: retry soon (1–5 s, then up to 10 s, 20 s …), with jitter."""
+    return random.randint(1, min(RETRY_BACKOFF_MAX, 5 * 2**retries))
+
+
+def _database_gone(task, error: Exception):
+    """The database went away before or after the run's own handling (ingest.services._database_lost): drop the
+    broken connection and retry; Celery's own default would be to fail the task and forget the run."""
+    if not connection.in_atomic_block:
+        connection.close()
+    return task.retry(countdown=_database_countdown(task.request.retries), exc=error)
 
 
 def _inline(task) -> bool:
@@ -50,6 +65,8 @@ def sync_run(self, run_id: int) -> str:
         raise self.retry(countdown=_countdown(self.request.retries), exc=busy) from None
     except ProviderError as error:  # transient, with attempts left: the run waits, saying why
         raise self.retry(countdown=_countdown(self.request.retries), exc=error) from None
+    except (DatabaseLost, *DATABASE_LOST) as error:
+        raise _database_gone(self, error) from None
     return run.status
 
 
@@ -58,20 +75,22 @@ def import_run(self, run_id: int) -> str:
     if _inline(self):
         return services.run_import_upload(run_id=run_id, wait_if_busy=False).status
     try:
-        run = services.run_import_upload(run_id=run_id)
+        run = services.run_import_upload(run_id=run_id, final_attempt=self.request.retries >= self.max_retries)
     except AccountBusy as busy:
         raise self.retry(countdown=_countdown(self.request.retries), exc=busy) from None
+    except (DatabaseLost, *DATABASE_LOST) as error:
+        raise _database_gone(self, error) from None
     return run.status
 
 
 @shared_task(queue="ingest")
 def dispatch_due_syncs() -> int:
-    """Beat, every 5 minutes: queue a pull for each enabled API account whose interval has passed."""
-    runs = services.due_sync_runs()
-    for run in runs:
-        sync_run.delay_on_commit(run.id)
-    services.runs_abandoned_fail()
-    return len(runs)
+    """Beat, every 5 minutes: queue a pull for each enabled API account whose interval has passed, and again the
+    runs whose task was lost (ingest.schedule.schedule_dispatch: one dispatch at a time, whoever sent it)."""
+    from .schedule import schedule_dispatch
+
+    runs, lost = schedule_dispatch()
+    return len(runs) + len(lost)
 
 
 def enqueue(run: IngestRun) -> None:
@@ -85,3 +104,11 @@ def prune_uploads() -> int:
     from .uploads import uploads_prune
 
     return uploads_prune()
+
+
+@shared_task(queue="ingest")
+def prune_usage_lines() -> int:
+    """Beat, daily: delete raw usage lines past FINOPS_USAGE_RETENTION_MONTHS in small batches (ingest/retention.py)."""
+    from .retention import usage_lines_prune
+
+    return usage_lines_prune().deleted
