@@ -87,7 +87,8 @@ def test_each_provider_is_read_through_the_connector_a_real_customer_would_use_w
         "openai-prod": ("openai", "usage_csv"),  # its API connector cannot be called offline
         "anthropic-prod": ("anthropic", "usage_csv"),  # same
         "moonshot-cn": ("moonshot", "usage_csv"),  # bills in CNY: shows FX conversion
-        "moonshot-gateway": ("moonshot", "gateway_log"),  # email drafts through the LiteLLM gateway: timed (issue 12)
+        "moonshot-gateway": ("moonshot", "litellm_api"),  # email drafts through the LiteLLM proxy: timed (issue 12),
+        # a live LiteLLM source backfilled from its exported spend logs (issue 15)
         BEDROCK: ("aws-bedrock", "focus_file"),
         "groq-prod": ("groq", "gateway_log"),
         "cerebras-prod": ("cerebras", "gateway_log"),

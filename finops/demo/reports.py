@@ -3,8 +3,9 @@
 - the finance user (cfo) gets the report by email by default: their subscription is created as the monthly send
   would create it;
 - the last full month's report is published once, as the schedule publishes it (version 1, by nobody);
-- then Anthropic restates one day of that month (a re-rated day, +6 % on one line), imported like any corrected
-  export through the usage CSV connector, so the Reports page shows a restatement diff against version 1.
+- then Anthropic restates one day of that month (a line of usage it had missed: one line's requests, tokens and
+  cost doubled, still at list price), imported like any corrected export through the usage CSV connector, so the
+  Reports page shows a restatement diff against version 1.
 
 Loading the demo again changes nothing more: the month is published only when it has no version yet, and the
 correction replaces the same day with the same figures (load_demo's own import first puts the original back).
@@ -29,7 +30,8 @@ from .generate import generate
 
 RESTATED_ACCOUNT = "anthropic-prod"
 RESTATED_DAY = 14
-RERATE = Decimal("1.06")
+RESTATED_SCALE = 2  # the corrected line carries twice the usage: the records the first export had missed
+COUNTS = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests")
 
 
 class DemoReportError(Exception):
@@ -47,7 +49,8 @@ def reports_load(*, today: dt.date) -> dict:
 
 
 def _restate(today: dt.date, day: dt.date) -> tuple[dt.date, Decimal, Decimal]:
-    """Import the account's rows of `day` again with its first line's cost re-rated (the file replaces that day)."""
+    """Import the account's rows of `day` again with its first line's usage and cost doubled (the file replaces
+    that day): the cost stays tokens × list price, as every billed demo line is."""
     with tempfile.TemporaryDirectory(prefix="finops-demo-restated-") as tmp:
         path = generate(today=today, out_dir=Path(tmp))[RESTATED_ACCOUNT][0]
         with path.open(newline="", encoding="utf-8") as fh:
@@ -56,8 +59,11 @@ def _restate(today: dt.date, day: dt.date) -> tuple[dt.date, Decimal, Decimal]:
     if not rows:
         raise DemoReportError(f"the demo has no {RESTATED_ACCOUNT} usage on {day}")
     before = Decimal(rows[0]["cost"])
-    after = (before * RERATE).quantize(Decimal("0.000001"))
+    after = before * RESTATED_SCALE
     rows[0]["cost"] = str(after)
+    for name in COUNTS:
+        if rows[0].get(name):
+            rows[0][name] = str(int(rows[0][name]) * RESTATED_SCALE)
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()

@@ -16,7 +16,8 @@ pytestmark = pytest.mark.browser
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1440, "height": 900}
-NAV = ["Overview", "Teams", "Workloads", "Providers", "Explore", "Caps", "Scorecard", "Contracts", "Rules", "Sources", "Savings", "Alerts"]
+NAV = ["Overview", "Teams", "Workloads", "Providers", "Explore", "Caps", "Scorecard", "Contracts", "Reports", "Rules", "Sources",
+       "Savings", "Alerts"]
 
 
 @pytest.fixture

@@ -63,7 +63,10 @@ def test_redis_restarted_with_pulls_queued_loses_no_pull_and_sends_no_email_twic
             assert queued_keys >= 2, "the pulls are not waiting in Redis"
 
             redis_server.restart(down_for=1.0)
-            assert redis_server.client().llen("ingest") == 0  # the queued messages are gone with Redis
+            # The queued messages died with Redis. A process reconnecting may already have pushed some back (kombu
+            # restores a channel's unacked messages; the beat re-sends runs still queued): take them out again, so
+            # what follows proves the pulls are recovered by the product's own re-dispatch, not by luck of timing.
+            redis_server.client().delete("ingest")
 
             # After the restart: the lost pulls run, and an alert raised now is sent like the one before.
             after = cap_event(cap, threshold=100)
