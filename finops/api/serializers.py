@@ -31,6 +31,8 @@ class AccountSerializer(serializers.ModelSerializer):
     """Never carries the secret: only its first characters (`credentials_hint`)."""
 
     provider = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    # Empty for file accounts and for the provider's own API host, so not a URL-formatted string in the schema.
+    base_url = serializers.CharField(read_only=True, help_text="API base URL (a proxy or regional host); empty: the provider's own.")
 
     class Meta:
         model = Account
@@ -158,6 +160,19 @@ class RuleSerializer(serializers.ModelSerializer):
         return tags
 
 
+class RulePreviewRequestSerializer(RuleSerializer):
+    """A rule to preview: a new one, or with `id` an edit of that rule (its current claims are not counted twice)."""
+
+    id = serializers.IntegerField(required=False, allow_null=True, min_value=1, help_text="The rule being edited, if any.")
+
+    def validate_id(self, value):
+        from finops.models import AttributionRule
+
+        if value is not None and not AttributionRule.objects.filter(pk=value).exists():
+            raise serializers.ValidationError("No such rule.")
+        return value
+
+
 class RulePreviewSourceSerializer(serializers.Serializer):
     source = serializers.CharField(help_text="Who claims these lines now: a rule, “unattributed”, or “this rule”.")
     lines = serializers.IntegerField()
@@ -180,6 +195,10 @@ class ReattributionJobSerializer(serializers.Serializer):
     percent = serializers.IntegerField()
     lines_changed = serializers.IntegerField()
     error = serializers.CharField(allow_blank=True)
+
+
+class RuleDeletedSerializer(serializers.Serializer):
+    reattribution = ReattributionJobSerializer(allow_null=True, help_text="The re-attribution the deletion queued (null: none needed).")
 
 
 class CapWriteSerializer(serializers.Serializer):
