@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from finops import access
 from finops.api.reported import StrictQuerySerializer
+from finops.api.serializers import ReportingDateField
 from finops.selectors.outcome_counts import outcome_counts
 from finops.services import outcomes as outcome_service
 
@@ -43,8 +44,8 @@ class OutcomeResultSerializer(serializers.Serializer):
 
 class OutcomeQuerySerializer(StrictQuerySerializer):
     workload = serializers.SlugField(required=False, help_text="One workload's slug; another team's answers 404.")
-    start = serializers.DateField(required=False, help_text="First day (inclusive).")
-    end = serializers.DateField(required=False, help_text="Last day, exclusive: the period is [start, end).")
+    start = ReportingDateField(required=False, help_text="First day (inclusive).")
+    end = ReportingDateField(required=False, help_text="Last day, exclusive: the period is [start, end).")
 
     def validate(self, attrs):
         if attrs.get("start") and attrs.get("end") and attrs["end"] <= attrs["start"]:

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from finops import access
+from finops.reporting_period import PeriodError
 from finops.reports.scorecard_tables import SCORECARD
 from finops.selectors import scorecard as selectors
 from finops.selectors.performance import VERDICT_STATUSES
@@ -156,7 +157,7 @@ class ScorecardView(APIView):
         team = access.get_visible_team_or_404(request.user, params["team"]) if params.get("team") else None
         try:
             quarter = selectors.quarter(params.get("quarter"), today=today)
-        except selectors.QuarterError as error:
+        except (selectors.QuarterError, PeriodError) as error:  # PeriodError: a quarter outside the reportable years
             raise ValidationError({"quarter": [str(error)]}) from None
         card = selectors.scorecard(request.user, quarter, today=today, team=team)
         return Response(ScorecardSerializer(as_json(card)).data)

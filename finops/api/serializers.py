@@ -3,6 +3,7 @@ import datetime as dt
 from rest_framework import serializers
 
 from finops.models import Account, IngestRun, Provider, Team, Workload
+from finops.reporting_period import BOUNDS_ERROR, EARLIEST, LATEST
 from finops.selectors import spend_report
 from finops.services.rules import rule_tags_problem
 
@@ -60,6 +61,17 @@ class MeSerializer(serializers.Serializer):
     teams = serializers.ListField(child=serializers.CharField())
 
 
+class ReportingDateField(serializers.DateField):
+    """A day the product can report on (finops.reporting_period: 2000-01-01 to 2100-01-01, the latter only as an
+    exclusive end). Days near 9999 once overflowed the date arithmetic behind a month's end or a comparison (500)."""
+
+    def to_internal_value(self, value):
+        day = super().to_internal_value(value)
+        if not EARLIEST <= day <= LATEST:
+            raise serializers.ValidationError(BOUNDS_ERROR)
+        return day
+
+
 def money_field(**kwargs) -> serializers.DecimalField:
     """Money in an API response: a decimal string with 6 places (micro-units of the currency), never a float."""
     return serializers.DecimalField(max_digits=38, decimal_places=6, coerce_to_string=True, **kwargs)
@@ -69,8 +81,8 @@ class SpendQuerySerializer(serializers.Serializer):
     """GET /api/v1/spend's query. A parameter it does not know is refused (a typo such as `teams=` would
     otherwise give the whole company's figures), and so is a filter value naming nothing the user may see."""
 
-    start = serializers.DateField(help_text="First UTC day, inclusive.")
-    end = serializers.DateField(help_text="UTC day after the last one (exclusive).")
+    start = ReportingDateField(help_text="First UTC day, inclusive.")
+    end = ReportingDateField(help_text="UTC day after the last one (exclusive).")
     group_by = serializers.ChoiceField(choices=list(spend_report.GROUPS))
     # DRF's content negotiation reads `format` (URL_FORMAT_OVERRIDE) to pick the renderer and refuses an unknown
     # one (finops.api.renderers): json, csv, and the browsable `api` when DEBUG is on. Listed here so it is known.
@@ -125,8 +137,8 @@ class SpendRowSerializer(serializers.Serializer):
 
 
 class SyncRequestSerializer(serializers.Serializer):
-    start = serializers.DateField(required=False, help_text="First UTC day; omit both for the scheduled window.")
-    end = serializers.DateField(required=False, help_text="UTC day after the last one (exclusive).")
+    start = ReportingDateField(required=False, help_text="First UTC day; omit both for the scheduled window.")
+    end = ReportingDateField(required=False, help_text="UTC day after the last one (exclusive).")
 
     def validate(self, attrs):
         if ("start" in attrs) != ("end" in attrs):
@@ -343,8 +355,8 @@ class ContractWriteSerializer(serializers.Serializer):
     provider = serializers.CharField(required=False, allow_blank=True, help_text="Provider slug.")
     accounts = serializers.ListField(child=serializers.CharField(), required=False,
                                      help_text="Account names of that provider; empty: every account of the provider.")
-    start = serializers.DateField(required=False, help_text="First UTC day of the term.")
-    end = serializers.DateField(required=False, help_text="The day after the last (the term is [start, end)).")
+    start = ReportingDateField(required=False, help_text="First UTC day of the term.")
+    end = ReportingDateField(required=False, help_text="The day after the last (the term is [start, end)).")
     commitment = money_field(required=False, help_text="A decimal string ≥ 0: \"120000\".")
     commitment_basis = serializers.CharField(required=False, help_text="term | monthly | yearly (default term).")
     prepaid = money_field(required=False, help_text="A decimal string ≥ 0 (default \"0\").")
@@ -361,8 +373,8 @@ class ContractWriteSerializer(serializers.Serializer):
 
 
 class ContractRenewSerializer(serializers.Serializer):
-    start = serializers.DateField(help_text="On or after the current term's end.")
-    end = serializers.DateField()
+    start = ReportingDateField(help_text="On or after the current term's end.")
+    end = ReportingDateField()
     commitment = money_field(required=False, help_text="Default: the current commitment.")
     commitment_basis = serializers.CharField(required=False, help_text="Default: the current basis.")
     prepaid = money_field(required=False, help_text="Default: \"0\".")
@@ -382,8 +394,8 @@ class RenewalsQuerySerializer(serializers.Serializer):
 class CostPerOutcomeQuerySerializer(serializers.Serializer):
     """GET /api/v1/workloads/<slug>/cost-per-outcome's query; an unknown parameter is refused."""
 
-    start = serializers.DateField(help_text="First UTC day, inclusive.")
-    end = serializers.DateField(help_text="UTC day after the last one (exclusive).")
+    start = ReportingDateField(help_text="First UTC day, inclusive.")
+    end = ReportingDateField(help_text="UTC day after the last one (exclusive).")
     by = serializers.ChoiceField(choices=["day", "month", "period"], default="period",
                                  help_text="`period`: one figure for [start, end); `day` / `month`: one per UTC day or month.")
 

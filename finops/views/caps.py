@@ -18,8 +18,8 @@ from finops.reports import cap_tables
 from finops.selectors.caps import MIN_HISTORY_DAYS, RATE_DAYS, CapStatus, cap_daily, cap_drivers, cap_status, cap_statuses
 from finops.services import caps as cap_service
 
-from .methods import require_form_methods
 from .cap_forms import CapForm
+from .methods import require_form_methods
 from .period import today_utc
 
 HUNDRED = Decimal(100)

@@ -21,8 +21,8 @@ from finops.selectors.contracts import (BASELINE_MONTHS, RUN_RATE_DAYS, SHORTFAL
                                         contract_status, contract_statuses, renewals_ahead)
 from finops.services import contracts as contract_service
 
-from .methods import require_form_methods
 from .contract_forms import ContractForm
+from .methods import require_form_methods
 from .period import today_utc
 from .tables import csv_requested
 

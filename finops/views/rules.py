@@ -13,8 +13,8 @@ from finops.models import AttributionRule, ReattributionJob
 from finops.selectors.rules import PREVIEW_DAYS, rule_preview, rules_with_claims, unattributed_cost
 from finops.services import rules as rule_service
 
-from .methods import require_form_methods
 from .forms import RuleForm
+from .methods import require_form_methods
 
 
 def _require_read(user):

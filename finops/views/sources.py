@@ -21,8 +21,8 @@ from ingest.connection_check import ConnectionReport, account_connection_check, 
 from ingest.services import sync_now, usage_upload_accept
 from ingest.writing import IngestError
 
-from .methods import require_form_methods
 from .forms import DEFAULT_BASE_URLS, AccountSettingsForm, ApiAccountForm, UploadForm
+from .methods import require_form_methods
 
 RUNS_PER_PAGE = 25
 RECENT_DAYS = 30
