@@ -23,7 +23,7 @@ from knox.models import AuthToken
 
 from tests.access_world import WorldOnce
 
-MAX_EXAMPLES = 10
+MAX_EXAMPLES = 6
 # pytest-django creates the test database only for modules that declare they use it.
 pytestmark = pytest.mark.django_db
 

@@ -19,6 +19,8 @@ from finops.selectors import scorecard as selectors
 from finops.selectors.performance import VERDICT_STATUSES
 from finops.views.period import today_utc
 
+from .reported import refuse_blank
+
 DECIMAL_KINDS = {"money", "per_mtok", "per_outcome", "price", "change", "share", "points", "score", "score_change", "rate"}
 PREVIOUS = ("cost", "unpriced_tokens", "tokens", "usd_per_mtok", "outcomes", "per_outcome", "requests", "measured_requests",
             "errors", "error_rate", "p99_ms", "tokens_per_s", "quality", "quality_eval")
@@ -131,6 +133,7 @@ class ScorecardQuerySerializer(serializers.Serializer):
         unknown = {name: [f"Unknown parameter “{name}”; the known ones are: {', '.join(self.fields)}."] for name in data if name not in self.fields}
         if unknown:
             raise serializers.ValidationError(unknown)
+        refuse_blank(self.fields, data)
         return super().to_internal_value(data)
 
 

@@ -7,6 +7,8 @@ from finops.reporting_period import BOUNDS_ERROR, EARLIEST, LATEST
 from finops.selectors import spend_report
 from finops.services.rules import rule_tags_problem
 
+from .reported import refuse_blank
+
 
 class ProviderSerializer(serializers.ModelSerializer):
     class Meta:
@@ -388,6 +390,7 @@ class RenewalsQuerySerializer(serializers.Serializer):
         unknown = sorted(set(data) - set(self.fields))
         if unknown:
             raise serializers.ValidationError({name: ["Unknown parameter."] for name in unknown})
+        refuse_blank(self.fields, data)
         return super().to_internal_value(data)
 
 
@@ -403,6 +406,7 @@ class CostPerOutcomeQuerySerializer(serializers.Serializer):
         unknown = {name: [f"Unknown parameter “{name}”; the known ones are: {', '.join(self.fields)}."] for name in data if name not in self.fields}
         if unknown:
             raise serializers.ValidationError(unknown)
+        refuse_blank(self.fields, data)
         return super().to_internal_value(data)
 
     def validate(self, attrs):
