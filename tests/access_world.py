@@ -76,8 +76,8 @@ def _team_objects(slug: str, name: str, project: str, priority: int, period_star
 def build_world() -> World:
     today = dt.datetime.now(dt.UTC).date()
     month = today.replace(day=1)
-    a = _team_objects("support", "Support", "proj_support", 1, month)
-    b = _team_objects("search", "Search", "proj_search", 2, month)
+    a = _team_objects("support", "Support Platform", "proj_support", 1, month)
+    b = _team_objects("search", "Search Ranking", "proj_search", 2, month)
     users = {
         "admin": _user("ada", User.Role.ADMIN),
         "finance": _user("fiona", User.Role.FINANCE),

@@ -402,3 +402,23 @@ def test_django_admin_is_for_admins_only(world):
             assert refused, (name, url, role, answer.status_code)
         answer = client_for(world, "admin").get(url)
         assert answer.status_code < 500, (name, url, answer.status_code)
+
+
+# --- what a list shows: its rows are scoped like the objects (a 200 is not enough) ---
+
+LISTS = ["team-list", "workload-list", "cap-list", "alert-list", "overview", "api-team-list", "api-workload-list",
+         "api-cap-list"]
+
+
+@pytest.mark.parametrize("name", LISTS)
+def test_lists_show_a_member_their_teams_and_nothing_of_the_others(world, name):
+    names = {side: [o.team.name, o.workload.name, o.team_cap.name, o.alert.title]
+             for side, o in (("a", world.a), ("b", world.b))}
+    for role, own, other in (("lead_a", "a", "b"), ("member_b", "b", "a")):
+        body = client_for(world, role).get(reverse(name)).content.decode()
+        shown = [text for text in names[own] if text in body]
+        leaked = [text for text in names[other] if text in body]
+        assert shown, (name, role, "shows nothing of its own team")
+        assert not leaked, (name, role, leaked)
+    body = client_for(world, "finance").get(reverse(name)).content.decode()
+    assert all(any(text in body for text in names[side]) for side in "ab"), (name, "finance sees every team")
