@@ -422,3 +422,11 @@ def test_lists_show_a_member_their_teams_and_nothing_of_the_others(world, name):
         assert not leaked, (name, role, leaked)
     body = client_for(world, "finance").get(reverse(name)).content.decode()
     assert all(any(text in body for text in names[side]) for side in "ab"), (name, "finance sees every team")
+
+
+def test_a_refusal_is_the_products_page_saying_why(world):
+    answer = client_for(world, "finance").get(reverse("contract-create"))
+    assert answer.status_code == 403
+    body = answer.content.decode()
+    assert 'id="forbidden"' in body and "your role does not let you change it" in body
+    assert 'href="/"' in body  # the product's layout, with its navigation
