@@ -12,6 +12,8 @@ rolled-back transaction (tests/access_world.py), the API account's base URL is a
 fast), uploads go to a temporary MEDIA_ROOT, and tasks run inline.
 """
 
+import zlib
+
 import pytest
 import schemathesis
 from django.core.handlers.wsgi import WSGIHandler
@@ -76,7 +78,7 @@ def call(world, connection_kept, db, settings, tmp_path):
     def send(case, role: str):
         if role not in tokens:
             tokens[role] = AuthToken.objects.create(world.users[role])[1]
-        if case.meta and case.meta.generation.mode.is_positive and hash(repr(case.body)) % 2 == 0:
+        if case.meta and case.meta.generation.mode.is_positive and zlib.crc32(repr(case.body).encode()) % 2 == 0:
             case.path_parameters = {**(case.path_parameters or {}), **real_path(case.path, world, role)}
         case.call_and_validate(headers={"Authorization": f"Token {tokens[role]}"})
 
