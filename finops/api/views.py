@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.parsers import MultiPartParser
@@ -265,6 +265,9 @@ class RuleList(generics.ListCreateAPIView):
         return Response({**self.get_serializer(rule).data, "reattribution": _job_payload(job)}, status=201)
 
 
+@extend_schema_view(delete=extend_schema(
+    responses={202: serializers.RuleDeletedSerializer}, summary="Delete a rule",
+    description="Deleted at once; the lines it claimed are re-attributed in the background (follow `reattribution`)."))
 class RuleDetail(generics.RetrieveUpdateDestroyAPIView):
     serializer_class = serializers.RuleSerializer
     permission_classes = [access.SeesRules]
@@ -276,11 +279,6 @@ class RuleDetail(generics.RetrieveUpdateDestroyAPIView):
         body.is_valid(raise_exception=True)
         rule, job = rule_service.rule_update(rule=rule, by=request.user, source="api", **body.validated_data)
         return Response({**self.get_serializer(rule).data, "reattribution": _job_payload(job)})
-
-    @extend_schema(responses={202: serializers.RuleDeletedSerializer}, summary="Delete a rule",
-                   description="Deleted at once; the lines it claimed are re-attributed in the background (follow `reattribution`).")
-    def delete(self, request, *args, **kwargs):
-        return super().delete(request, *args, **kwargs)
 
     def destroy(self, request, *args, **kwargs):
         job = rule_service.rule_delete(rule=self.get_object(), by=request.user, source="api")
