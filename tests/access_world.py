@@ -9,20 +9,19 @@ organisation caps, re-attribution jobs) exist once.
 
 import datetime as dt
 import io
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.db import transaction
 
 from finops.models import (
-    AlertEvent, AlertKind, AttributionRule, Cap, CapScope, Contract, IngestRun, Membership, Offering, Provider,
+    Account, AlertEvent, AlertKind, AttributionRule, Cap, CapScope, Contract, IngestRun, Membership, Offering, Provider,
     ReattributionJob, Team, User, Workload,
 )
 from finops.services.users import user_set_role
 from ingest.services import usage_file_import
-from finops.models import Account
+from tests.conftest import PASSWORD
 
 ROLES = ("admin", "finance", "lead_a", "member_b", "anonymous")
-PASSWORD = "correct-horse-battery-staple"
 
 
 @dataclass
@@ -47,7 +46,6 @@ class World:
     contract: Contract
     offering: Offering
     job: ReattributionJob
-    extra: dict = field(default_factory=dict)
 
     def of(self, side: str) -> TeamObjects:
         return self.a if side == "a" else self.b
