@@ -87,10 +87,10 @@ def build_world() -> World:
     api_account = Account.objects.create(name="openai-api", provider=openai, connector="openai_api",
                                          base_url="http://127.0.0.1:9/v1")  # nothing listens there: a sync fails fast
     yesterday = (today - dt.timedelta(days=1)).isoformat()
-    text = ("day,model,input_tokens,output_tokens,cost,project\n"
-            f"{yesterday},gpt-5-mini,1000,100,3.12,proj_support\n"
-            f"{yesterday},gpt-5,2000,200,,proj_search\n"
-            f"{yesterday},gpt-5,3000,300,1.50,proj_nobody\n")
+    text = ("day,model,input_tokens,output_tokens,requests,cost,project\n"
+            f"{yesterday},gpt-5-mini,1000,100,10,3.12,proj_support\n"
+            f"{yesterday},gpt-5,2000,200,20,,proj_search\n"
+            f"{yesterday},gpt-5,3000,300,30,1.50,proj_nobody\n")
     run = usage_file_import(account=file_account, stream=io.BytesIO(text.encode()), file_name="usage.csv")
     assert run.status == "succeeded", run.error
     org_cap = Cap.objects.create(name="Organisation monthly", scope=CapScope.ORG, amount=1000)

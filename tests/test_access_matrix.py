@@ -15,6 +15,7 @@ team-scoped rows (`read=team`) are checked with team A's object and team B's. Se
 Roles (tests/access_world.py): admin, finance, the lead of team A, a plain member of team B, anonymous.
 """
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -431,3 +432,33 @@ def test_a_refusal_is_the_products_page_saying_why(world):
     body = answer.content.decode()
     assert 'id="forbidden"' in body and "your role does not let you change it" in body
     assert 'href="/"' in body  # the product's layout, with its navigation
+
+
+# --- query parameters that name another team's object (docs/access.md: scorecard, outcomes, metrics, evals …) ---
+
+# url name -> (query naming team A's object, what a member of team B gets, what team A's lead gets)
+QUERIES = {
+    "api-scorecard": ({"team": "support"}, 404, 200),
+    "scorecard": ({"team": "support"}, 404, 200),
+    "api-outcome-list": ({"workload": "support-agent"}, 404, 200),
+    "api-metric-list": ({"workload": "support-agent", **PERIOD}, 404, 200),
+    "api-eval-list": ({"workload": "support-agent"}, 404, 200),
+    "api-spend": ({"team": "support", **SPEND}, 400, 200),  # a filter naming nothing you can see: 400, as a typo
+    "api-whatif": ({"workload": "support-agent"}, 400, 200),  # docs: another team's is an "unknown workload"
+    "whatif": ({"workload": "support-agent"}, 200, 200),  # the page says so in its form, as for a typo
+}
+
+
+@pytest.mark.parametrize("name", QUERIES)
+def test_a_query_naming_another_teams_object_is_refused_like_its_url(world, name):
+    query, for_member_b, for_lead_a = QUERIES[name]
+    url = reverse(name)
+    other = client_for(world, "member_b").get(url, query)
+    assert other.status_code == for_member_b, (name, other.status_code)
+    if name == "whatif":
+        assert "unknown workload" in other.content.decode() and "Support Platform" not in other.content.decode()
+    elif for_member_b == 400:  # worded as for a name that does not exist, and nothing more of team A's
+        said = json.dumps(other.json(), ensure_ascii=False)
+        assert "Support Platform" not in said and ("unknown" in said or "No team" in said), said
+    mine = client_for(world, "lead_a").get(url, query)
+    assert mine.status_code == for_lead_a, (name, mine.status_code, mine.content[:200])
