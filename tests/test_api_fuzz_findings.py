@@ -99,3 +99,75 @@ def test_deleting_a_rule_answers_the_documented_202(admin_client, support_agent)
     rule = AttributionRule.objects.create(workload=support_agent, priority=1, project="p")
     answer = admin_client.delete(f"/api/v1/rules/{rule.pk}")
     assert answer.status_code == 202 and "reattribution" in answer.json()
+
+
+NUL, SURROGATE = "a\x00b", "a\ud800b"
+
+
+@pytest.mark.parametrize("bad", [NUL, SURROGATE])
+@pytest.mark.parametrize("field", ["workload", "account", "provider"])
+def test_a_rule_naming_its_workload_account_or_provider_with_a_nul_or_a_lone_surrogate_is_a_400(admin_client,
+                                                                                                support_agent, field, bad):
+    body = {"workload": support_agent.slug, "priority": 1, "project": "p", field: bad}
+    answer = admin_client.post("/api/v1/rules", json.dumps(body), content_type="application/json")
+    assert answer.status_code == 400 and field in answer.json(), answer.content
+    assert not AttributionRule.objects.exists()
+
+
+@pytest.mark.parametrize("url", [
+    "/api/v1/whatif?workload=a%00b", "/api/v1/outcomes?workload=a%00b", "/api/v1/scorecard?team=a%00b",
+    "/api/v1/spend?start=2026-01-01&end=2026-02-01&group_by=team&team=a%00b", "/api/v1/evals?workload=a%00b",
+    "/api/v1/metrics?start=2026-01-01&end=2026-02-01&workload=a%00b",
+])
+def test_a_nul_in_a_query_parameter_is_a_400(admin_client, url):
+    assert admin_client.get(url).status_code == 400, url
+
+
+@pytest.mark.parametrize("body", [
+    {"name": "x", "scope": "team", "team": NUL, "amount": "1", "recipients": ["a@example.com"]},
+    {"name": "x", "scope": "workload", "workload": NUL, "amount": "1", "recipients": ["a@example.com"]},
+    {"name": "x", "scope": "account", "account": NUL, "amount": "1", "recipients": ["a@example.com"]},
+    {"name": NUL, "scope": "org", "amount": "1", "recipients": ["a@example.com"]},
+])
+def test_a_nul_in_a_cap_is_a_400(admin_client, body):
+    answer = admin_client.post("/api/v1/caps", json.dumps(body), content_type="application/json")
+    assert answer.status_code == 400, answer.content
+
+
+@pytest.mark.parametrize("field", ["provider", "name", "accounts"])
+def test_a_nul_in_a_contract_is_a_400(admin_client, field):
+    body = {"name": "c", "provider": "openai", "start": "2026-01-01", "end": "2027-01-01", "commitment": "1",
+            field: [NUL] if field == "accounts" else NUL}
+    answer = admin_client.post("/api/v1/contracts", json.dumps(body), content_type="application/json")
+    assert answer.status_code == 400, answer.content
+
+
+def test_outcome_and_measurement_rows_with_a_nul_are_a_400(admin_client, support_agent):
+    rows = {"/api/v1/outcomes": [{"workload": NUL, "day": "2026-01-01", "count": 1}],
+            "/api/v1/metrics": [{"workload": NUL, "provider": "openai", "model": "m", "hour": "2026-01-01T00:00:00Z",
+                                 "requests": 1, "latency": {"p50": 1}}],
+            "/api/v1/evals": [{"workload": NUL, "provider": "openai", "model": "m", "name": "n", "score": "1",
+                               "period_start": "2026-01-01"}]}
+    for url, body in rows.items():
+        answer = admin_client.post(url, json.dumps(body), content_type="application/json")
+        assert answer.status_code == 400, (url, answer.content)
+
+
+def test_text_with_a_nul_anywhere_in_a_row_is_a_400(admin_client, support_agent):
+    w = support_agent.slug
+    rows = {"/api/v1/outcomes": [{"workload": w, "day": "2026-01-01", "count": 1, "source": NUL}],
+            "/api/v1/metrics": [{"workload": w, "provider": "openai", "model": NUL, "hour": "2026-01-01T00:00:00Z",
+                                 "requests": 1, "latency": {"p50": 1}}],
+            "/api/v1/evals": [{"workload": w, "provider": "openai", "model": "m", "name": NUL, "score": "1",
+                               "period_start": "2026-01-01"},
+                              {"workload": w, "provider": NUL, "model": "m", "name": "n", "score": "1",
+                               "period_start": "2026-01-01"}]}
+    for url, body in rows.items():
+        answer = admin_client.post(url, json.dumps(body), content_type="application/json")
+        assert answer.status_code == 400, (url, answer.content)
+
+
+def test_an_idempotency_key_with_a_nul_is_a_400(admin_client, support_agent):
+    body = {"rows": [{"workload": support_agent.slug, "day": "2026-01-01", "count": 1}], "idempotency_key": NUL}
+    answer = admin_client.post("/api/v1/outcomes", json.dumps(body), content_type="application/json")
+    assert answer.status_code == 400 and "idempotency key" in str(answer.json()), answer.content

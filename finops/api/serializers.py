@@ -6,8 +6,19 @@ from finops.models import Account, IngestRun, Provider, Team, Workload
 from finops.reporting_period import BOUNDS_ERROR, EARLIEST, LATEST
 from finops.selectors import spend_report
 from finops.services.rules import rule_tags_problem
+from finops.text import storable
 
 from .reported import refuse_blank
+
+
+class NamedRelatedField(serializers.SlugRelatedField):
+    """A related object named by its slug or name. A name no row can have because Postgres cannot even compare it
+    (a NUL byte, a lone surrogate) is a 400 like any other bad value; fuzzing found it a 500 (DataError)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and not storable(data):
+            raise serializers.ValidationError("Null and lone surrogate characters are not allowed.")
+        return super().to_internal_value(data)
 
 
 class ProviderSerializer(serializers.ModelSerializer):
@@ -23,7 +34,7 @@ class TeamSerializer(serializers.ModelSerializer):
 
 
 class WorkloadSerializer(serializers.ModelSerializer):
-    team = serializers.SlugRelatedField(slug_field="slug", queryset=Team.objects.all())
+    team = NamedRelatedField(slug_field="slug", queryset=Team.objects.all())
 
     class Meta:
         model = Workload
@@ -156,9 +167,9 @@ class SyncRequestSerializer(serializers.Serializer):
 class RuleSerializer(serializers.ModelSerializer):
     """A rule in the API: the same shape as config's `rules:` entries (workload slug, priority, match)."""
 
-    workload = serializers.SlugRelatedField(slug_field="slug", queryset=Workload.objects.all())
-    account = serializers.SlugRelatedField(slug_field="name", queryset=Account.objects.all(), required=False, allow_null=True)
-    provider = serializers.SlugRelatedField(slug_field="slug", queryset=Provider.objects.all(), required=False, allow_null=True)
+    workload = NamedRelatedField(slug_field="slug", queryset=Workload.objects.all())
+    account = NamedRelatedField(slug_field="name", queryset=Account.objects.all(), required=False, allow_null=True)
+    provider = NamedRelatedField(slug_field="slug", queryset=Provider.objects.all(), required=False, allow_null=True)
     tags = serializers.DictField(child=serializers.CharField(max_length=255), required=False)
 
     class Meta:
