@@ -171,3 +171,9 @@ def test_an_idempotency_key_with_a_nul_is_a_400(admin_client, support_agent):
     body = {"rows": [{"workload": support_agent.slug, "day": "2026-01-01", "count": 1}], "idempotency_key": NUL}
     answer = admin_client.post("/api/v1/outcomes", json.dumps(body), content_type="application/json")
     assert answer.status_code == 400 and "idempotency key" in str(answer.json()), answer.content
+
+
+def test_a_lone_surrogate_in_a_rules_tag_key_is_a_400(admin_client, support_agent):
+    body = {"workload": support_agent.slug, "priority": 1, "tags": {SURROGATE: "x"}}
+    answer = admin_client.post("/api/v1/rules", json.dumps(body), content_type="application/json")
+    assert answer.status_code == 400 and "tags" in answer.json(), answer.content
