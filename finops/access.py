@@ -7,6 +7,7 @@ objects are not even confirmed to exist.
 
 from collections.abc import Callable
 
+from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from rest_framework.permissions import SAFE_METHODS, BasePermission
@@ -85,6 +86,29 @@ def can_change_report_subscription(user, subscription) -> bool:
 def can_manage_contracts(user) -> bool:
     """Creating, changing, renewing and deleting contracts: admins only (finance reads)."""
     return is_admin(user)
+
+
+def can_see_rules(user) -> bool:
+    """Attribution rules decide which team pays for what across every team: admins and finance read them."""
+    return sees_everything(user)
+
+
+def can_see_offerings(user) -> bool:
+    """Offerings (what each provider sells, at what price) are the organisation's: everyone signed in reads them."""
+    return bool(user.is_authenticated)
+
+
+def can_manage_offerings(user) -> bool:
+    return is_admin(user)
+
+
+def require_change(user, *, sees: Callable[[object], bool], changes: Callable[[object], bool]) -> None:
+    """Pages that change something: who may not even see that kind of thing is told it does not exist (404); who
+    sees it but may not change it is refused (403), as the API refuses it. One rule for every page (docs/access.md)."""
+    if not sees(user):
+        raise Http404("No such page.")
+    if not changes(user):
+        raise PermissionDenied("You may see this, not change it.")
 
 
 def get_visible_team_or_404(user, slug: str) -> Team:
@@ -208,7 +232,7 @@ class SeesSources(HiddenFromOthers):
 class SeesRules(HiddenFromOthers):
     """Rules span teams: admins and finance read them, admins change them."""
 
-    sees = staticmethod(sees_everything)
+    sees = staticmethod(can_see_rules)
 
 
 def writable_outcome_workloads(user) -> QuerySet[Workload]:
@@ -220,6 +244,12 @@ def writable_outcome_workloads(user) -> QuerySet[Workload]:
     if not user.is_authenticated or is_finance(user):
         return Workload.objects.none()
     return Workload.objects.filter(team__memberships__user=user).distinct()
+
+
+def can_report_anything(user) -> bool:
+    """Whether a user may post outcome counts, metrics or eval scores for some workload at all: checked before the
+    rows are read, so finance is refused (403) whatever it sends, not told how to fix a batch it may not post."""
+    return is_admin(user) or writable_outcome_workloads(user).exists()
 
 
 def can_write_outcomes(user, workload: Workload) -> bool:

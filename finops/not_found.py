@@ -3,11 +3,12 @@
 The demo runs with DEBUG=1, where Django answers a 404 with its technical page: the URL patterns, and for a view
 that raised Http404 its message. A team lead opening another team's page (invariant 9: it answers 404, so its
 existence is not confirmed) must see the product's page instead, as in production. The API (/api/) keeps DRF's
-JSON 404 (DRF turns a view's Http404 into its own response before this middleware sees anything).
+JSON 404 (DRF turns a view's Http404 into its own response before this middleware sees anything), and a URL under
+/api/ that matches no route (`/api/v1/runs/abc`) answers the same JSON body, not an HTML page a client cannot read.
 """
 
 from django.conf import settings
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.shortcuts import render
 
 TEMPLATE = "404.html"
@@ -19,6 +20,8 @@ class NotFoundPageMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
+        if response.status_code == 404 and request.resolver_match is None and request.path_info.startswith("/api/"):
+            return JsonResponse({"detail": "No such API endpoint."}, status=404)
         # No URL pattern matched (resolver_match stays None): with DEBUG on, Django has answered its URL list.
         if settings.DEBUG and response.status_code == 404 and request.resolver_match is None and self._is_page(request):
             return self._page(request)

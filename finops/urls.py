@@ -1,9 +1,10 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.decorators import login_not_required, login_required
 from django.templatetags.static import static
 from django.urls import include, path
 from django.utils.functional import lazy
+from django.views.decorators.http import require_safe
 from django.views.generic import RedirectView
 from csp.decorators import csp_update
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
@@ -70,13 +71,15 @@ urlpatterns = [
     path("health/", health.health, name="health"),
     path("healthz", health.healthz, name="healthz"),
     # Browsers ask for /favicon.ico whatever a page links; the SVG's URL is resolved on first use (after collectstatic).
-    path("favicon.ico", login_not_required(RedirectView.as_view(url=lazy(static, str)("finops/favicon.svg"))), name="favicon"),
+    path("favicon.ico", login_not_required(require_safe(RedirectView.as_view(url=lazy(static, str)("finops/favicon.svg")))),
+         name="favicon"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("finops.api.urls")),
     path("api/schema/", login_not_required(SpectacularAPIView.as_view()), name="api-schema"),
     # The split view serves Swagger UI's start-up script as a file (?script), not inline: the CSP forbids inline scripts.
-    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    # The docs are pages: an anonymous visitor is sent to the login page (DRF views would answer 401), then back.
+    path("api/docs/", login_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema")), name="api-docs"),
     # Redoc runs its search in a blob: worker.
-    path("api/redoc/", csp_update({"script-src": ["blob:"], "worker-src": ["blob:"]})(
-        SpectacularRedocView.as_view(url_name="api-schema")), name="api-redoc"),
+    path("api/redoc/", login_required(csp_update({"script-src": ["blob:"], "worker-src": ["blob:"]})(
+        SpectacularRedocView.as_view(url_name="api-schema"))), name="api-redoc"),
 ]

@@ -256,7 +256,7 @@ def test_finance_reads_a_cap_but_may_not_edit_it(client_as, fiona, support_cap):
     client = client_as(fiona)
     assert client.get(reverse("cap-detail", args=[support_cap.pk])).status_code == 200
     assert client.get(reverse("cap-edit", args=[support_cap.pk])).status_code == 403
-    assert client.get(reverse("cap-create")).status_code == 404
+    assert client.get(reverse("cap-create")).status_code == 403  # she reads caps: refused, not hidden
 
 
 def test_the_cap_page_shows_the_burn_up_the_forecast_method_the_drivers_and_the_alert_history(client_as, sam, spend, support_cap):

@@ -94,9 +94,10 @@ def test_finance_reads_contracts_without_any_button_to_change_them_and_cannot_po
     assert "Renews soon" in listing and "Renews soon" in page
     assert reverse("contract-create") not in listing and "New contract" not in listing
     assert reverse("contract-edit", args=[soon.pk]) not in page
-    assert client.get(reverse("contract-create")).status_code == 404
-    assert client.post(reverse("contract-create"), form_data(name="Sneaky")).status_code == 404
-    assert client.post(reverse("contract-edit", args=[soon.pk]), form_data(name="Renamed")).status_code == 404
+    # Finance sees contracts, so is refused (403) rather than told they do not exist (docs/access.md).
+    assert client.get(reverse("contract-create")).status_code == 403
+    assert client.post(reverse("contract-create"), form_data(name="Sneaky")).status_code == 403
+    assert client.post(reverse("contract-edit", args=[soon.pk]), form_data(name="Renamed")).status_code == 403
     assert not Contract.objects.filter(name__in=["Sneaky", "Renamed"]).exists()
 
 

@@ -174,3 +174,13 @@ def test_terms_never_overlap_so_an_archived_term_cannot_come_back_as_the_current
     assert contract.start == D(2027, 1, 1)
     contract_update(contract=contract, by=ada, end="2028-02-01")
     assert contract.end == D(2028, 2, 1)
+
+
+def test_a_term_outside_the_years_the_product_reports_on_is_refused(ada, contract):
+    # Found by fuzzing the API (issue 16): a term from 0001 to 9999 was stored, and the contract pages then did
+    # month arithmetic over ten thousand years. The service refuses it for the form, the API and apply_config alike.
+    errors = errors_of(contract_create, by=ada, **valid(name="Typo", start="0026-01-01", end="9999-12-31"))
+    assert set(errors) == {"start", "end"} and "Pick days between 2000-01-01 and 2099-12-31" in errors["start"]
+    renewal = errors_of(contract_renew, contract=contract, by=ada, start="2027-01-01", end="2127-01-01")
+    assert set(renewal) == {"end"}
+    assert not Contract.objects.filter(name="Typo").exists()

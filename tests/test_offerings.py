@@ -149,5 +149,6 @@ def test_the_form_shows_the_services_error_on_the_field(db, client_as, ada):
 
 
 def test_members_and_finance_cannot_reach_the_form(db, client_as, sam, fiona):
-    assert client_as(sam).get("/offerings/new/").status_code == 404
-    assert client_as(fiona).get("/offerings/new/").status_code == 404
+    # Offerings are the organisation's and everyone reads them: the form is refused (403), not hidden.
+    assert client_as(sam).get("/offerings/new/").status_code == 403
+    assert client_as(fiona).get("/offerings/new/").status_code == 403

@@ -84,7 +84,7 @@ def test_finance_reads_rules_but_cannot_change_them_and_members_do_not_see_them(
     rule = AttributionRule.objects.create(workload=support_agent, priority=1, project="p")
     assert client_as(fiona).get(reverse("rule-list")).status_code == 200
     assert client_as(fiona).get(reverse("rule-edit", args=[rule.pk])).status_code == 200
-    assert client_as(fiona).post(reverse("rule-delete", args=[rule.pk])).status_code == 404
+    assert client_as(fiona).post(reverse("rule-delete", args=[rule.pk])).status_code == 403  # she reads it: refused
     assert client_as(sam).get(reverse("rule-list")).status_code == 404
     assert AttributionRule.objects.count() == 1
 

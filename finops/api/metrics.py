@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from finops import access
+from finops.api.serializers import ReportingDateField
 from finops.selectors.performance import VERDICT_STATUSES
 from finops.selectors.performance_figures import PerformanceFigures, performance_figures
 from finops.services import metrics as metric_service
@@ -84,8 +85,8 @@ class PerformanceSerializer(serializers.Serializer):
 
 class PerformanceQuerySerializer(StrictQuerySerializer):
     workload = serializers.SlugField(required=False, help_text="One workload's slug; another team's answers 404.")
-    start = serializers.DateField(help_text="First UTC day (inclusive).")
-    end = serializers.DateField(help_text="UTC day after the last one (exclusive): the period is [start, end).")
+    start = ReportingDateField(help_text="First UTC day (inclusive).")
+    end = ReportingDateField(help_text="UTC day after the last one (exclusive): the period is [start, end).")
 
     def validate(self, attrs):
         if attrs["end"] <= attrs["start"]:

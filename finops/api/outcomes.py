@@ -11,6 +11,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from finops import access
+from finops.api.reported import StrictQuerySerializer
+from finops.api.serializers import ReportingDateField
 from finops.selectors.outcome_counts import outcome_counts
 from finops.services import outcomes as outcome_service
 
@@ -40,16 +42,10 @@ class OutcomeResultSerializer(serializers.Serializer):
     replay = serializers.BooleanField(help_text="True: the idempotency key was seen before; nothing was applied.")
 
 
-class OutcomeQuerySerializer(serializers.Serializer):
+class OutcomeQuerySerializer(StrictQuerySerializer):
     workload = serializers.SlugField(required=False, help_text="One workload's slug; another team's answers 404.")
-    start = serializers.DateField(required=False, help_text="First day (inclusive).")
-    end = serializers.DateField(required=False, help_text="Last day, exclusive: the period is [start, end).")
-
-    def to_internal_value(self, data):
-        unknown = sorted(set(data) - set(self.fields))
-        if unknown:
-            raise serializers.ValidationError({name: ["Unknown parameter."] for name in unknown})
-        return super().to_internal_value(data)
+    start = ReportingDateField(required=False, help_text="First day (inclusive).")
+    end = ReportingDateField(required=False, help_text="Last day, exclusive: the period is [start, end).")
 
     def validate(self, attrs):
         if attrs.get("start") and attrs.get("end") and attrs["end"] <= attrs["start"]:
@@ -108,6 +104,8 @@ class OutcomeList(APIView):
         description="All or nothing: one bad row rejects the batch, every problem named by its row number (from 1). "
                     "A count for a workload, day and source already stored replaces it (a correction).")
     def post(self, request):
+        if not access.can_report_anything(request.user):
+            raise ApiPermissionDenied("Finance (and users of no team) post no outcome counts.")
         rows, key = _batch(request.data, request.headers.get("Idempotency-Key"))
         try:
             result = outcome_service.outcomes_record(by=request.user, rows=rows, idempotency_key=key)

@@ -6,6 +6,7 @@ from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from finops import access
 from finops.services.reported_rows import BatchInvalid
 
 PAGINATION = {"limit", "offset"}
@@ -19,7 +20,8 @@ class BatchResultSerializer(serializers.Serializer):
 
 
 class StrictQuerySerializer(serializers.Serializer):
-    """Query parameters where a typo answers 400 instead of silently widening the answer."""
+    """Query parameters where a typo answers 400 instead of silently widening the answer: an unknown parameter, and
+    a known one given empty (`?workload=`), which DRF would otherwise read as absent and answer for every workload."""
 
     allowed_extra: set[str] = set()
 
@@ -27,7 +29,17 @@ class StrictQuerySerializer(serializers.Serializer):
         unknown = sorted(set(data) - set(self.fields) - self.allowed_extra)
         if unknown:
             raise serializers.ValidationError({name: ["Unknown parameter."] for name in unknown})
+        refuse_blank(self.fields, data)
         return super().to_internal_value(data)
+
+
+def refuse_blank(fields, data) -> None:
+    """A query parameter given empty (`?workload=`, `?within_days=`) is a 400: DRF reads an empty optional value as
+    absent, so the answer would silently widen (every workload) or fall back to a default the caller did not ask for."""
+    blank = sorted(name for name, field in fields.items()
+                   if name in data and data.get(name) == "" and not getattr(field, "allow_blank", False))
+    if blank:
+        raise serializers.ValidationError({name: ["Empty: give a value, or leave the parameter out."] for name in blank})
 
 
 def rows_of(data, fields: str) -> list:
@@ -42,6 +54,8 @@ def rows_of(data, fields: str) -> list:
 def batch_posted(record, request, fields: str) -> Response:
     """POST of a batch to `record` (a service taking `by` and `rows`): 201 with what it did; 400 naming every bad
     row (nothing applied); 403 for a user who may write none."""
+    if not access.can_report_anything(request.user):
+        raise ApiPermissionDenied("Finance (and users of no team) post no measurements.")
     try:
         result = record(by=request.user, rows=rows_of(request.data, fields))
     except BatchInvalid as exc:

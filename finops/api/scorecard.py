@@ -13,10 +13,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from finops import access
+from finops.reporting_period import PeriodError
 from finops.reports.scorecard_tables import SCORECARD
 from finops.selectors import scorecard as selectors
 from finops.selectors.performance import VERDICT_STATUSES
 from finops.views.period import today_utc
+
+from .reported import refuse_blank
 
 DECIMAL_KINDS = {"money", "per_mtok", "per_outcome", "price", "change", "share", "points", "score", "score_change", "rate"}
 PREVIOUS = ("cost", "unpriced_tokens", "tokens", "usd_per_mtok", "outcomes", "per_outcome", "requests", "measured_requests",
@@ -130,6 +133,7 @@ class ScorecardQuerySerializer(serializers.Serializer):
         unknown = {name: [f"Unknown parameter “{name}”; the known ones are: {', '.join(self.fields)}."] for name in data if name not in self.fields}
         if unknown:
             raise serializers.ValidationError(unknown)
+        refuse_blank(self.fields, data)
         return super().to_internal_value(data)
 
 
@@ -156,7 +160,7 @@ class ScorecardView(APIView):
         team = access.get_visible_team_or_404(request.user, params["team"]) if params.get("team") else None
         try:
             quarter = selectors.quarter(params.get("quarter"), today=today)
-        except selectors.QuarterError as error:
+        except (selectors.QuarterError, PeriodError) as error:  # PeriodError: a quarter outside the reportable years
             raise ValidationError({"quarter": [str(error)]}) from None
         card = selectors.scorecard(request.user, quarter, today=today, team=team)
         return Response(ScorecardSerializer(as_json(card)).data)

@@ -3,8 +3,22 @@ import datetime as dt
 from rest_framework import serializers
 
 from finops.models import Account, IngestRun, Provider, Team, Workload
+from finops.reporting_period import BOUNDS_ERROR, EARLIEST, LATEST
 from finops.selectors import spend_report
 from finops.services.rules import rule_tags_problem
+from finops.text import storable
+
+from .reported import refuse_blank
+
+
+class NamedRelatedField(serializers.SlugRelatedField):
+    """A related object named by its slug or name. A name no row can have because Postgres cannot even compare it
+    (a NUL byte, a lone surrogate) is a 400 like any other bad value; fuzzing found it a 500 (DataError)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and not storable(data):
+            raise serializers.ValidationError("Null and lone surrogate characters are not allowed.")
+        return super().to_internal_value(data)
 
 
 class ProviderSerializer(serializers.ModelSerializer):
@@ -20,7 +34,7 @@ class TeamSerializer(serializers.ModelSerializer):
 
 
 class WorkloadSerializer(serializers.ModelSerializer):
-    team = serializers.SlugRelatedField(slug_field="slug", queryset=Team.objects.all())
+    team = NamedRelatedField(slug_field="slug", queryset=Team.objects.all())
 
     class Meta:
         model = Workload
@@ -31,6 +45,8 @@ class AccountSerializer(serializers.ModelSerializer):
     """Never carries the secret: only its first characters (`credentials_hint`)."""
 
     provider = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    # Empty for file accounts and for the provider's own API host, so not a URL-formatted string in the schema.
+    base_url = serializers.CharField(read_only=True, help_text="API base URL (a proxy or regional host); empty: the provider's own.")
 
     class Meta:
         model = Account
@@ -58,6 +74,17 @@ class MeSerializer(serializers.Serializer):
     teams = serializers.ListField(child=serializers.CharField())
 
 
+class ReportingDateField(serializers.DateField):
+    """A day the product can report on (finops.reporting_period: 2000-01-01 to 2100-01-01, the latter only as an
+    exclusive end). Days near 9999 once overflowed the date arithmetic behind a month's end or a comparison (500)."""
+
+    def to_internal_value(self, value):
+        day = super().to_internal_value(value)
+        if not EARLIEST <= day <= LATEST:
+            raise serializers.ValidationError(BOUNDS_ERROR)
+        return day
+
+
 def money_field(**kwargs) -> serializers.DecimalField:
     """Money in an API response: a decimal string with 6 places (micro-units of the currency), never a float."""
     return serializers.DecimalField(max_digits=38, decimal_places=6, coerce_to_string=True, **kwargs)
@@ -67,8 +94,8 @@ class SpendQuerySerializer(serializers.Serializer):
     """GET /api/v1/spend's query. A parameter it does not know is refused (a typo such as `teams=` would
     otherwise give the whole company's figures), and so is a filter value naming nothing the user may see."""
 
-    start = serializers.DateField(help_text="First UTC day, inclusive.")
-    end = serializers.DateField(help_text="UTC day after the last one (exclusive).")
+    start = ReportingDateField(help_text="First UTC day, inclusive.")
+    end = ReportingDateField(help_text="UTC day after the last one (exclusive).")
     group_by = serializers.ChoiceField(choices=list(spend_report.GROUPS))
     # DRF's content negotiation reads `format` (URL_FORMAT_OVERRIDE) to pick the renderer and refuses an unknown
     # one (finops.api.renderers): json, csv, and the browsable `api` when DEBUG is on. Listed here so it is known.
@@ -123,8 +150,8 @@ class SpendRowSerializer(serializers.Serializer):
 
 
 class SyncRequestSerializer(serializers.Serializer):
-    start = serializers.DateField(required=False, help_text="First UTC day; omit both for the scheduled window.")
-    end = serializers.DateField(required=False, help_text="UTC day after the last one (exclusive).")
+    start = ReportingDateField(required=False, help_text="First UTC day; omit both for the scheduled window.")
+    end = ReportingDateField(required=False, help_text="UTC day after the last one (exclusive).")
 
     def validate(self, attrs):
         if ("start" in attrs) != ("end" in attrs):
@@ -140,9 +167,9 @@ class SyncRequestSerializer(serializers.Serializer):
 class RuleSerializer(serializers.ModelSerializer):
     """A rule in the API: the same shape as config's `rules:` entries (workload slug, priority, match)."""
 
-    workload = serializers.SlugRelatedField(slug_field="slug", queryset=Workload.objects.all())
-    account = serializers.SlugRelatedField(slug_field="name", queryset=Account.objects.all(), required=False, allow_null=True)
-    provider = serializers.SlugRelatedField(slug_field="slug", queryset=Provider.objects.all(), required=False, allow_null=True)
+    workload = NamedRelatedField(slug_field="slug", queryset=Workload.objects.all())
+    account = NamedRelatedField(slug_field="name", queryset=Account.objects.all(), required=False, allow_null=True)
+    provider = NamedRelatedField(slug_field="slug", queryset=Provider.objects.all(), required=False, allow_null=True)
     tags = serializers.DictField(child=serializers.CharField(max_length=255), required=False)
 
     class Meta:
@@ -156,6 +183,19 @@ class RuleSerializer(serializers.ModelSerializer):
         if problem := rule_tags_problem(tags):
             raise serializers.ValidationError(problem)
         return tags
+
+
+class RulePreviewRequestSerializer(RuleSerializer):
+    """A rule to preview: a new one, or with `id` an edit of that rule (its current claims are not counted twice)."""
+
+    id = serializers.IntegerField(required=False, allow_null=True, min_value=1, help_text="The rule being edited, if any.")
+
+    def validate_id(self, value):
+        from finops.models import AttributionRule
+
+        if value is not None and not AttributionRule.objects.filter(pk=value).exists():
+            raise serializers.ValidationError("No such rule.")
+        return value
 
 
 class RulePreviewSourceSerializer(serializers.Serializer):
@@ -180,6 +220,10 @@ class ReattributionJobSerializer(serializers.Serializer):
     percent = serializers.IntegerField()
     lines_changed = serializers.IntegerField()
     error = serializers.CharField(allow_blank=True)
+
+
+class RuleDeletedSerializer(serializers.Serializer):
+    reattribution = ReattributionJobSerializer(allow_null=True, help_text="The re-attribution the deletion queued (null: none needed).")
 
 
 class CapWriteSerializer(serializers.Serializer):
@@ -324,8 +368,8 @@ class ContractWriteSerializer(serializers.Serializer):
     provider = serializers.CharField(required=False, allow_blank=True, help_text="Provider slug.")
     accounts = serializers.ListField(child=serializers.CharField(), required=False,
                                      help_text="Account names of that provider; empty: every account of the provider.")
-    start = serializers.DateField(required=False, help_text="First UTC day of the term.")
-    end = serializers.DateField(required=False, help_text="The day after the last (the term is [start, end)).")
+    start = ReportingDateField(required=False, help_text="First UTC day of the term.")
+    end = ReportingDateField(required=False, help_text="The day after the last (the term is [start, end)).")
     commitment = money_field(required=False, help_text="A decimal string ≥ 0: \"120000\".")
     commitment_basis = serializers.CharField(required=False, help_text="term | monthly | yearly (default term).")
     prepaid = money_field(required=False, help_text="A decimal string ≥ 0 (default \"0\").")
@@ -342,8 +386,8 @@ class ContractWriteSerializer(serializers.Serializer):
 
 
 class ContractRenewSerializer(serializers.Serializer):
-    start = serializers.DateField(help_text="On or after the current term's end.")
-    end = serializers.DateField()
+    start = ReportingDateField(help_text="On or after the current term's end.")
+    end = ReportingDateField()
     commitment = money_field(required=False, help_text="Default: the current commitment.")
     commitment_basis = serializers.CharField(required=False, help_text="Default: the current basis.")
     prepaid = money_field(required=False, help_text="Default: \"0\".")
@@ -357,14 +401,15 @@ class RenewalsQuerySerializer(serializers.Serializer):
         unknown = sorted(set(data) - set(self.fields))
         if unknown:
             raise serializers.ValidationError({name: ["Unknown parameter."] for name in unknown})
+        refuse_blank(self.fields, data)
         return super().to_internal_value(data)
 
 
 class CostPerOutcomeQuerySerializer(serializers.Serializer):
     """GET /api/v1/workloads/<slug>/cost-per-outcome's query; an unknown parameter is refused."""
 
-    start = serializers.DateField(help_text="First UTC day, inclusive.")
-    end = serializers.DateField(help_text="UTC day after the last one (exclusive).")
+    start = ReportingDateField(help_text="First UTC day, inclusive.")
+    end = ReportingDateField(help_text="UTC day after the last one (exclusive).")
     by = serializers.ChoiceField(choices=["day", "month", "period"], default="period",
                                  help_text="`period`: one figure for [start, end); `day` / `month`: one per UTC day or month.")
 
@@ -372,6 +417,7 @@ class CostPerOutcomeQuerySerializer(serializers.Serializer):
         unknown = {name: [f"Unknown parameter “{name}”; the known ones are: {', '.join(self.fields)}."] for name in data if name not in self.fields}
         if unknown:
             raise serializers.ValidationError(unknown)
+        refuse_blank(self.fields, data)
         return super().to_internal_value(data)
 
     def validate(self, attrs):

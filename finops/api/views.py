@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.parsers import MultiPartParser
@@ -192,8 +192,10 @@ class SpendView(APIView):
         return response
 
     def finalize_response(self, request, response, *args, **kwargs):
-        # An error is JSON even when CSV was asked for: a CSV of error messages would read as an empty report.
-        if response.status_code >= 400 and isinstance(getattr(request, "accepted_renderer", None), SpendCSVRenderer):
+        # An error is JSON even when CSV was asked for: a CSV of error messages would read as an empty report. So is
+        # the answer to OPTIONS (the view's description, not rows: `OPTIONS ?format=csv` once answered 500).
+        is_rows = response.status_code < 400 and request.method != "OPTIONS"
+        if not is_rows and isinstance(getattr(request, "accepted_renderer", None), SpendCSVRenderer):
             request.accepted_renderer, request.accepted_media_type = JSONRenderer(), JSONRenderer.media_type
         return super().finalize_response(request, response, *args, **kwargs)
 
@@ -263,6 +265,9 @@ class RuleList(generics.ListCreateAPIView):
         return Response({**self.get_serializer(rule).data, "reattribution": _job_payload(job)}, status=201)
 
 
+@extend_schema_view(delete=extend_schema(
+    responses={202: serializers.RuleDeletedSerializer}, summary="Delete a rule",
+    description="Deleted at once; the lines it claimed are re-attributed in the background (follow `reattribution`)."))
 class RuleDetail(generics.RetrieveUpdateDestroyAPIView):
     serializer_class = serializers.RuleSerializer
     permission_classes = [access.SeesRules]
@@ -285,12 +290,12 @@ class RulePreview(APIView):
 
     permission_classes = [access.SeesRules]
 
-    @extend_schema(request=serializers.RuleSerializer, responses=serializers.RulePreviewSerializer, summary="Preview a rule")
+    @extend_schema(request=serializers.RulePreviewRequestSerializer, responses=serializers.RulePreviewSerializer, summary="Preview a rule")
     def post(self, request):
-        existing = AttributionRule.objects.filter(pk=request.data.get("id")).first() if request.data.get("id") else None
-        body = serializers.RuleSerializer(existing, data=request.data)
+        body = serializers.RulePreviewRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        candidate = AttributionRule(id=existing.id if existing else None, **body.validated_data)
+        fields = dict(body.validated_data)
+        candidate = AttributionRule(id=fields.pop("id", None), **fields)
         return Response(serializers.RulePreviewSerializer(rule_preview(candidate=candidate)).data)
 
 

@@ -27,6 +27,7 @@ from finops.models import (
     DailyPerformance, DailySpend, ModelFamily, MonthlyPerformance, MonthlySpend, Offering, Provider, RoutingPolicy, Workload,
 )
 from finops.services.prices import ContractDiscounts, PriceBook
+from finops.text import storable
 from finops.whatif import Figure, OfferingFigures, Profile, ProfileInvalid, Result, best_of, compare
 
 from . import performance as performance_selector
@@ -339,7 +340,7 @@ def what_if(user, *, today: dt.date, workload: str | None = None, requests: int 
     if family is not None and family not in known:
         raise ProfileInvalid("family", f"unknown family {family!r} (families with offerings: {', '.join(known) or 'none'})")
     if workload is not None:
-        found = _workloads(user).filter(slug=workload).first()
+        found = _workloads(user).filter(slug=workload).first() if storable(workload) else None
         if found is None:
             raise ProfileInvalid("workload", f"unknown workload {workload!r}")
         whole, parts = workload_usage(user, found, today)

@@ -23,6 +23,7 @@ from django.db import transaction
 from finops import access
 from finops.models import Account, AuditEntry, CommitmentBasis, Contract, ContractTerm, Provider
 from finops.models.contracts import default_notice_alert_days
+from finops.reporting_period import BOUNDS_ERROR, EARLIEST, LATEST
 
 from .audit import audit_record, json_value
 
@@ -210,7 +211,11 @@ def _clean(contract: Contract, fields: dict) -> dict:
         # Terms never overlap: an old file (or an edit) must not bring an archived term back as the current one.
         errors["start"] = (f"The contract was renewed: its past terms run to {archived_end.isoformat()}, so the current "
                            f"term starts on or after that day (export_config prints the current term).")
-    if start and end:
+    for name, day in (("start", start), ("end", end)):
+        # A term runs within the years the product reports on: a typo such as 0026 or 9999 is not a term.
+        if day and not EARLIEST <= day <= LATEST:
+            errors[name] = f"{day.isoformat()} is out of range. {BOUNDS_ERROR}"
+    if start and end and "start" not in errors and "end" not in errors:
         if end <= start:
             errors["end"] = f"The term ends after it starts: end {end.isoformat()} is not after start {start.isoformat()}."
         elif cleaned["notice_days"] is not None and cleaned["notice_days"] > (end - start).days:

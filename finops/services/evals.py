@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from finops.models import EvalScore
 from finops.reporting_period import PeriodError, resolve
+from finops.text import storable
 
 from . import reported_rows as rr
 
@@ -116,7 +117,7 @@ def _row(row: dict, targets: rr.Targets, today: dt.date, source_default: str, pr
 
 
 def _name(value, problems: list[str]) -> str | None:
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str) or not value.strip() or not storable(value):
         problems.append(f"name: {value!r} is not an eval name")
         return None
     if len(value.strip()) > NAME_MAX:

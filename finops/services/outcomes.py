@@ -28,6 +28,7 @@ from django.utils import timezone
 from finops import access
 from finops.models import OutcomeBatch, OutcomeCount, Workload
 from finops.services.spend_changes import spend_changed
+from finops.text import storable
 
 from .reported_rows import BatchInvalid, BatchResult, source_of, whole
 
@@ -81,8 +82,8 @@ def outcomes_record(*, by, rows: Iterable[dict], idempotency_key: str | None = N
 
 
 def _key(value) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise OutcomesInvalid(["idempotency key: must be non-empty text"])
+    if not isinstance(value, str) or not value.strip() or not storable(value):
+        raise OutcomesInvalid(["idempotency key: must be non-empty text (no NUL or lone surrogate characters)"])
     if len(value.strip()) > KEY_MAX:
         raise OutcomesInvalid([f"idempotency key: at most {KEY_MAX} characters"])
     return value.strip()
@@ -91,7 +92,8 @@ def _key(value) -> str:
 def _validate(by, rows: list, numbers: list[int], source_default: str) -> list[tuple[int, dt.date, str, int]]:
     if not rows:
         raise OutcomesInvalid(["the batch has no rows"])
-    slugs = {r.get("workload") for r in rows if isinstance(r, dict) and isinstance(r.get("workload"), str)}
+    slugs = {r.get("workload") for r in rows if isinstance(r, dict) and isinstance(r.get("workload"), str)
+             and storable(r["workload"])}
     # Workloads the writer may not see answer "unknown", like a 404; seen but not writable says so.
     visible = Workload.objects.all() if by is None else access.visible_workloads(by)
     writable = Workload.objects.all() if by is None else access.writable_outcome_workloads(by)

@@ -17,6 +17,7 @@ from django.core.exceptions import PermissionDenied
 from finops import access
 from finops.modelids import normalise_model
 from finops.models import Provider, Workload
+from finops.text import storable
 
 ERRORS_SHOWN = 50  # a batch with a wrong field in every row should not answer thousands of lines
 WHOLE_MAX = 2**63 - 1  # PositiveBigIntegerField, and the JSON counts of a Performance
@@ -57,13 +58,15 @@ class Targets:
     """The workloads and providers a batch names, looked up once for all its rows."""
 
     def __init__(self, by, rows: list, what: str):
-        slugs = {r.get("workload") for r in rows if isinstance(r, dict) and isinstance(r.get("workload"), str)}
+        slugs = {r.get("workload") for r in rows if isinstance(r, dict) and isinstance(r.get("workload"), str)
+                 and storable(r["workload"])}
         visible = Workload.objects.all() if by is None else access.visible_workloads(by)
         writable = Workload.objects.all() if by is None else access.writable_reported_workloads(by)
         self.what = what
         self.ids = dict(visible.filter(slug__in=slugs).values_list("slug", "id"))
         self.writable = set(writable.filter(slug__in=slugs).values_list("slug", flat=True))
-        providers = {r.get("provider") for r in rows if isinstance(r, dict) and isinstance(r.get("provider"), str)}
+        providers = {r.get("provider") for r in rows if isinstance(r, dict) and isinstance(r.get("provider"), str)
+                     and storable(r["provider"])}
         self.providers = dict(Provider.objects.filter(slug__in=providers).values_list("slug", "id"))
 
     def workload(self, slug, problems: list[str]) -> int | None:
@@ -92,7 +95,7 @@ def row_shape(row, fields: set[str], required: tuple[str, ...], problems: list[s
 
 def model_of(value, problems: list[str]) -> str | None:
     """The normalised model id (finops.modelids), as usage lines store it, so metrics and scores meet spend."""
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str) or not value.strip() or not storable(value):
         problems.append(f"model: {value!r} is not a model id")
         return None
     model = normalise_model(value)
@@ -107,6 +110,8 @@ def source_of(value, where: str = "source") -> str:
         return ""
     if not isinstance(value, str):
         raise ValueError(f"{where}: must be text")
+    if not storable(value):
+        raise ValueError(f"{where}: no NUL or lone surrogate characters")
     value = value.strip()
     if len(value) > SOURCE_MAX:
         raise ValueError(f"{where}: at most {SOURCE_MAX} characters")

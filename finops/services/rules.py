@@ -6,6 +6,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from finops.models import AttributionRule, AuditEntry, ReattributionJob
+from finops.text import storable
 
 from .attribution import Reattribution, history_reattribute
 from .audit import audit_record
@@ -21,11 +22,12 @@ def rule_snapshot(rule: AttributionRule) -> dict:
 
 def rule_tags_problem(tags: dict) -> str | None:
     """Why a rule's tag match cannot be stored, or None (the form, the API and config all ask this): keys must be
-    non-empty and free of `__` (the ORM's lookup separator) and of NUL, which Postgres' jsonb refuses."""
-    bad = [key for key in tags if not key or "__" in key or "\x00" in key]
+    non-empty and free of `__` (the ORM's lookup separator) and of what Postgres cannot store (NUL, which jsonb
+    refuses, and a lone surrogate, which UTF-8 cannot encode: finops.text)."""
+    bad = [key for key in tags if not key or "__" in key or not storable(str(key))]
     if bad:
         return f"tag keys must be non-empty, without '__' and without NUL characters: {bad}"
-    if any("\x00" in str(value) for value in tags.values()):
+    if any(not storable(str(value)) for value in tags.values()):
         return "tag values cannot contain NUL characters"
     return None
 

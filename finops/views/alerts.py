@@ -7,7 +7,7 @@ from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from finops import access
 from finops.models import AlertEvent, AlertKind
@@ -20,6 +20,7 @@ STATE_FILTER_LABELS = {"pending": "Pending", "sending": "Sending", "sent": "Sent
                        "gave_up": "Gave up", "superseded": "Superseded"}
 
 
+@require_safe
 def alert_list(request):
     teams = access.visible_teams(request.user)
     filters = AlertFilters.from_query(request.GET, teams)

@@ -8,9 +8,9 @@ from decimal import Decimal
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.views.decorators.http import require_safe
 
 from finops import access, charts, display
 from finops.models import AlertEvent, Workload
@@ -19,6 +19,7 @@ from finops.selectors.caps import MIN_HISTORY_DAYS, RATE_DAYS, CapStatus, cap_da
 from finops.services import caps as cap_service
 
 from .cap_forms import CapForm
+from .methods import require_form_methods
 from .period import today_utc
 
 HUNDRED = Decimal(100)
@@ -44,6 +45,7 @@ def forecast_words(status: CapStatus) -> str:
     return f"{status.forecast_method}: {display.money_exact(status.daily_rate)}/day × {days}"
 
 
+@require_safe
 def cap_list(request):
     caps = list(access.visible_caps(request.user))
     cards = [{"cap": s.cap, "status": s, "bar": bar(s)} for s in cap_statuses(caps, today=today_utc())]
@@ -54,6 +56,7 @@ def _visible_cap(user, pk):
     return get_object_or_404(access.visible_caps(user), pk=pk)
 
 
+@require_safe
 def cap_detail(request, pk):
     cap = _visible_cap(request.user, pk)
     today = today_utc()
@@ -91,12 +94,14 @@ def cap_detail(request, pk):
     return render(request, "finops/cap_detail.html", context)
 
 
+@require_form_methods
 def cap_create(request):
-    if not access.can_create_caps(request.user):
-        raise Http404("No such page.")
+    if not access.can_create_caps(request.user):  # everyone sees caps: refused, not hidden (docs/access.md)
+        raise PermissionDenied("Only admins and team leads create caps.")
     return _form(request, None)
 
 
+@require_form_methods
 def cap_edit(request, pk):
     cap = _visible_cap(request.user, pk)
     if not access.can_write_cap(request.user, cap):
@@ -123,6 +128,7 @@ def _form(request, cap):
     return render(request, "finops/cap_form.html", {"form": form, "cap": cap})
 
 
+@require_form_methods
 def cap_delete(request, pk):
     """GET asks for confirmation; POST deletes."""
     cap = _visible_cap(request.user, pk)

@@ -12,6 +12,7 @@ from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_safe
 
 from finops import access, charts
 from finops.models import CommitmentBasis, Contract
@@ -21,6 +22,7 @@ from finops.selectors.contracts import (BASELINE_MONTHS, RUN_RATE_DAYS, SHORTFAL
 from finops.services import contracts as contract_service
 
 from .contract_forms import ContractForm
+from .methods import require_form_methods
 from .period import today_utc
 from .tables import csv_requested
 
@@ -58,6 +60,7 @@ def _renewal_row(status: ContractStatus) -> dict:
     }
 
 
+@require_safe
 def contract_list(request):
     _require_visible(request.user)
     today = today_utc()
@@ -76,6 +79,7 @@ def contract_list(request):
     })
 
 
+@require_safe
 def contract_detail(request, pk):
     _require_visible(request.user)
     contract = get_object_or_404(_contracts(), pk=pk)
@@ -113,16 +117,17 @@ def contract_detail(request, pk):
 
 
 def _require_admin(user) -> None:
-    """Members do not learn contracts exist (404); finance reads them but changes nothing (404 too: no such form)."""
-    if not access.is_admin(user):
-        raise Http404("No such page.")
+    """Creating and editing: admins; finance sees contracts, so it is refused (403); members do not (404)."""
+    access.require_change(user, sees=access.can_see_contracts, changes=access.can_manage_contracts)
 
 
+@require_form_methods
 def contract_create(request):
     _require_admin(request.user)
     return _form(request, None)
 
 
+@require_form_methods
 def contract_edit(request, pk):
     _require_admin(request.user)
     return _form(request, get_object_or_404(Contract, pk=pk))

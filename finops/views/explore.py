@@ -8,6 +8,7 @@ from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import HttpResponseBadRequest
 from django.shortcuts import render
 from django.utils import timezone
+from django.views.decorators.http import require_safe
 
 from finops import charts
 from finops.reporting_period import BOUNDS_ERROR, within_bounds
@@ -81,6 +82,7 @@ class ExploreForm(forms.Form):
         return "\n".join(lines)
 
 
+@require_safe
 def explore(request):
     # An empty query is valid too: the defaults (last 30 days by provider) fill it in.
     form = ExploreForm(request.GET)

@@ -17,6 +17,7 @@ from django.db import connection
 from django.http import JsonResponse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
 
 from finops import access
 from finops.models import Account
@@ -25,6 +26,7 @@ from finops.models.sources import API_CONNECTORS
 
 @login_not_required
 @never_cache
+@require_safe
 def health(request):
     """For load balancers and compose healthchecks: 200 when the database answers."""
     try:
@@ -37,6 +39,7 @@ def health(request):
 
 @login_not_required
 @never_cache
+@require_safe
 def healthz(request):
     checks = {"database": _database(), "broker": _broker()}
     syncs, stale = _syncs(named=access.sees_everything(request.user)) if checks["database"] == "ok" else ([], 0)

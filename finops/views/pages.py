@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db.models import Count
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.views.decorators.http import require_safe
 
 from finops import access, charts, display
 from finops.models import Account, MonthlySpend, Provider, Workload
@@ -101,6 +102,7 @@ def _unit_rows(rows: list[dict], key: str, labels: dict | None = None) -> list[d
     return found
 
 
+@require_safe
 def overview(request):
     user = request.user
     scope = Scope(request, chart_by="provider_id", month_spans=True)
@@ -170,6 +172,7 @@ def _cost_per_outcome_rows(scope: Scope) -> list[dict]:
     return rows
 
 
+@require_safe
 def team_list(request):
     scope = Scope(request, chart_by="team_id")
     now = {r["team_id"]: r for r in scope.sums("team_id")}
@@ -192,6 +195,7 @@ def _spent(row: dict | None) -> dict:
     return dict(row)
 
 
+@require_safe
 def team_detail(request, slug):
     team = access.get_visible_team_or_404(request.user, slug)
     scope = Scope(request, chart_by="workload_id", team=team)
@@ -224,6 +228,7 @@ def _sla(workload: Workload) -> str:
     return display.duration(workload.sla_seconds) if workload.sla_seconds else ""
 
 
+@require_safe
 def workload_list(request):
     scope = Scope(request, chart_by="workload_id")
     costs = {r["workload_id"]: r for r in scope.sums("workload_id")}
@@ -238,6 +243,7 @@ def workload_list(request):
     return render(request, "finops/workload_list.html", {**picker_context(request), "rows": rows, "spec": specs.WORKLOADS})
 
 
+@require_safe
 def workload_detail(request, slug):
     workload = access.get_visible_workload_or_404(request.user, slug)
     scope = Scope(request, chart_by="provider_id", workload=workload)
@@ -284,6 +290,7 @@ def _latency_chart(workload: Workload, start, end) -> dict | None:
     return charts.daily_p99(points, sla_seconds=workload.sla_seconds) if points else None
 
 
+@require_safe
 def provider_list(request):
     scope = Scope(request, chart_by="provider_id")
     costs = {r["provider_id"]: r for r in scope.sums("provider_id")}
@@ -308,6 +315,7 @@ def _same_weights(user, scope, model_rows: list[dict]) -> list[dict]:
     return family_comparison(user, mine, start, end, today=scope.today) if mine else []
 
 
+@require_safe
 def provider_detail(request, slug):
     provider = get_object_or_404(Provider, slug=slug)
     scope = Scope(request, chart_by="model", provider=provider)

@@ -6,7 +6,7 @@ Finance and admins read; admins change. Members answer 404: rules span teams.
 from django.contrib import messages
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from finops import access
 from finops.models import AttributionRule, AuditEntry, ReattributionJob
@@ -15,16 +15,17 @@ from finops.selectors.rules import PREVIEW_DAYS, rule_preview, rules_with_claims
 from finops.services import rules as rule_service
 
 from .forms import RuleForm
+from .methods import require_form_methods
 
 
 def _require_read(user):
-    if not access.sees_everything(user):
+    if not access.can_see_rules(user):
         raise Http404("No such page.")
 
 
 def _require_admin(user):
-    if not access.can_manage_configuration(user):
-        raise Http404("No such page.")
+    """Creating, changing, moving, deleting rules: admins; finance reads rules, so it is refused (403)."""
+    access.require_change(user, sees=access.can_see_rules, changes=access.can_manage_configuration)
 
 
 def _job_message(request, job):
@@ -32,6 +33,7 @@ def _job_message(request, job):
         messages.info(request, f"Re-attributing history in the background (job {job.id}); progress is shown below.")
 
 
+@require_safe
 def rule_list(request):
     _require_read(request.user)
     job = ReattributionJob.objects.first()
@@ -45,9 +47,12 @@ def rule_list(request):
     return render(request, "finops/rule_list.html", context)
 
 
+@require_form_methods
 def rule_edit(request, pk=None):
     """Create (pk None) or edit. The Preview button shows what the rule would claim without saving it."""
     _require_read(request.user)
+    if pk is None:
+        _require_admin(request.user)  # an existing rule reads as a page; a new one is only a form
     rule = get_object_or_404(AttributionRule, pk=pk) if pk else AttributionRule()
     can_manage = access.can_manage_configuration(request.user)
     preview = None
@@ -101,6 +106,7 @@ def rule_move(request, pk, direction):
     return redirect("rule-list")
 
 
+@require_safe
 def job_status(request, pk):
     _require_read(request.user)
     return JsonResponse(rule_service.reattribution_progress(get_object_or_404(ReattributionJob, pk=pk)))

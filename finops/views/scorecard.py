@@ -5,6 +5,7 @@ with its CSV (`&csv=scorecard`) and XLSX (`&xlsx=scorecard`) downloads of the sa
 
 from django.shortcuts import render
 from django.urls import reverse
+from django.views.decorators.http import require_safe
 
 from finops import access
 from finops.reports.scorecard_tables import SCORECARD
@@ -28,6 +29,7 @@ def sort_of(request) -> tuple[str, str]:
     return key, direction
 
 
+@require_safe
 def scorecard_page(request):
     user, today = request.user, today_utc()
     team = access.get_visible_team_or_404(user, request.GET["team"]) if request.GET.get("team") else None

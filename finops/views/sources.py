@@ -11,7 +11,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from finops import access
 from finops.models import Account, CostBasis, DailySpend, IngestRun
@@ -22,6 +22,7 @@ from ingest.services import sync_now, usage_upload_accept
 from ingest.writing import IngestError
 
 from .forms import DEFAULT_BASE_URLS, AccountSettingsForm, ApiAccountForm, UploadForm
+from .methods import require_form_methods
 
 RUNS_PER_PAGE = 25
 RECENT_DAYS = 30
@@ -33,9 +34,8 @@ def _require_sources(user):
 
 
 def _require_admin(user):
-    _require_sources(user)
-    if not access.can_manage_configuration(user):
-        raise Http404("No such page.")
+    """Connecting, editing, testing, syncing and uploading: admins; finance sees sources, so it is refused (403)."""
+    access.require_change(user, sees=access.can_see_sources, changes=access.can_manage_configuration)
 
 
 def _today() -> dt.date:
@@ -53,6 +53,7 @@ def _unpriced_usage(since: dt.date) -> list[dict]:
     )
 
 
+@require_safe
 def source_list(request):
     _require_sources(request.user)
     now = timezone.now()
@@ -86,6 +87,7 @@ def source_list(request):
     return render(request, "finops/source_list.html", context)
 
 
+@require_safe
 def source_detail(request, pk):
     _require_sources(request.user)
     account = get_object_or_404(Account.objects.select_related("provider"), pk=pk)
@@ -167,6 +169,7 @@ def _check_answer(request, report: ConnectionReport, template: str, context: dic
     return render(request, template, {**context, "check": report})
 
 
+@require_form_methods
 def source_create(request):
     """Connect an API account: the form, "Test connection" (saves nothing) and "Connect" (saves, key encrypted)."""
     _require_admin(request.user)
@@ -201,6 +204,7 @@ def source_create(request):
     return redirect("source-detail", pk=account.id)
 
 
+@require_form_methods
 def source_edit(request, pk):
     """An API account's connection settings: a new key, base URL, interval, enabled; "Test connection" first."""
     _require_admin(request.user)

@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import render
 from django.urls import reverse
+from django.views.decorators.http import require_safe
 
 from finops import access
 from finops.reports import unattributed_tables as specs
@@ -24,6 +25,7 @@ TABLES = {"api_key": specs.BY_API_KEY, "project": specs.BY_PROJECT, "user": spec
 TITLES = {"api_key": "By API key", "project": "By project", "user": "By user"}
 
 
+@require_safe
 def unattributed(request):
     if not access.can_see_unattributed(request.user):
         raise Http404("No such page.")

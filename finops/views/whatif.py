@@ -5,8 +5,9 @@ priced only for those who see it (finops.access: a member, their teams' workload
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_safe
 
 from finops import access, charts, display
 from finops.models import Offering, RoutingPolicy
@@ -17,6 +18,7 @@ from finops.selectors.whatif import catalogue, offered_families, savings, what_i
 from finops.services import offerings as offering_service
 from finops.whatif import BATCH_ASSUMPTION, OPTIONS, PRESETS, ProfileInvalid, parse_options
 
+from .methods import require_form_methods
 from .offering_forms import FIELDS, OfferingForm
 from .period import today_utc
 from .tables import csv_requested
@@ -48,6 +50,7 @@ def result_row(result, *, batch: bool) -> dict:
     }
 
 
+@require_safe
 def whatif_page(request):
     today = today_utc()
     raw = {name: request.GET.get(name, "") for name in OPTIONS}
@@ -83,6 +86,7 @@ def whatif_page(request):
     return render(request, "finops/whatif.html", context)
 
 
+@require_safe
 def savings_page(request):
     today = today_utc()
     report = savings(request.user, today)
@@ -96,6 +100,7 @@ def savings_page(request):
     })
 
 
+@require_safe
 def routing_export(request):
     """The routing policies of the workloads the user sees, as a LiteLLM router config snippet (YAML)."""
     visible = access.visible_workloads(request.user).values_list("id", flat=True)
@@ -113,6 +118,7 @@ def routing_export(request):
 # --- offerings: the list (everyone signed in) and the form (admins) ---
 
 
+@require_safe
 def offering_list(request):
     cat = catalogue(today_utc())
     rows = []
@@ -140,15 +146,17 @@ def offering_list(request):
 
 
 def _require_admin(user) -> None:
-    if not access.is_admin(user):
-        raise Http404("No such page.")
+    """Adding, editing and deleting offerings: admins; everyone else sees them, so is refused (403)."""
+    access.require_change(user, sees=access.can_see_offerings, changes=access.can_manage_offerings)
 
 
+@require_form_methods
 def offering_create(request):
     _require_admin(request.user)
     return _offering_form(request, None)
 
 
+@require_form_methods
 def offering_edit(request, pk):
     _require_admin(request.user)
     return _offering_form(request, get_object_or_404(Offering, pk=pk))
