@@ -171,10 +171,22 @@ PAGES: dict[str, Page] = {
     "favicon": Page(GET, public=True, ok=302),
     "api-docs": Page(GET),
     "api-redoc": Page(GET),
+    # The monthly TCO report (issue 14): admins and finance read and publish it; members get 404.
+    "report-index": Page(GET, read=readers, ok=302),
+    "report-month": Page(GET, read=readers, kwargs=lambda w, o: {"month": REPORT_MONTH}),
+    "report-file": Page(GET, read=readers, kwargs=lambda w, o: {"month": REPORT_MONTH, "kind": "csv"}),
+    "report-focus": Page(GET, read=readers, kwargs=lambda w, o: {"month": REPORT_MONTH}),
+    "report-publish": Page(POST, read=readers, change=readers, kwargs=lambda w, o: {"month": REPORT_MONTH}),
+    "report-subscriptions": Page(BOTH, read=readers, change=readers),
+    "token-list": Page(BOTH, change=everyone),
+    "audit-log": Page(GET, read=admins),
 }
+REPORT_MONTH = "2026-01"
 
-# Special cases with their own tests below: the login page (anyone; signed-in users are sent on), logout (POST only).
-OWN_TESTS = {"login", "logout"}
+# Special cases with their own tests: the login page (anyone; signed-in users are sent on) and logout (POST only),
+# below; the unsubscribe link (anyone holding a signed token, no login: tests/test_report_subscriptions.py) and a
+# token's revocation (its owner and admins; another person's token → 404: tests/test_api_tokens.py).
+OWN_TESTS = {"login", "logout", "report-unsubscribe", "token-revoke"}
 ADMIN_NAMESPACE = "admin"  # Django admin: every pattern, one family (test_django_admin_is_for_admins_only)
 
 SPEND = {"start": "2026-01-01", "end": "2026-02-01", "group_by": "team"}
@@ -214,6 +226,7 @@ API: dict[str, Api] = {
     "api-whatif": Api({"GET": everyone}, query={"requests": "1000", "input_tokens": "100000", "output_tokens": "10000"}),
     "api-reattribution": hidden({"GET": readers}, kwargs=pk("job")),
     "api-schema": Api({"GET": everyone}),
+    "api-focus": hidden({"GET": readers}, query={"month": "2026-01"}),
 }
 # The schema endpoint is not itself in the schema (SERVE_INCLUDE_SCHEMA is off).
 NOT_IN_SCHEMA = {"api-schema"}

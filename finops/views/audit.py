@@ -7,6 +7,7 @@ import datetime as dt
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import render
+from django.views.decorators.http import require_safe
 
 from finops import access
 from finops.models import AuditEntry
@@ -38,6 +39,7 @@ def filters_from(query) -> AuditFilters:
     )
 
 
+@require_safe
 def audit_log(request):
     if not access.can_see_audit_log(request.user):
         raise Http404("No such page.")

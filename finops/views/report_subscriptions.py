@@ -24,6 +24,7 @@ from finops.models.reports import DEFAULT_DELIVERY_DAY
 from finops.report_delivery import unsubscribe_matches, unsubscribe_read
 from finops.selectors.report_subscriptions import own_subscription, pending_defaults, subscription_rows
 from finops.services import report_subscriptions as service
+from finops.views.methods import require_form_methods
 
 DAY_HELP = ("The UTC day of each month the previous month's report is emailed (1–28; 28 is the last day every "
             "month has). Default: the 3rd, when providers' late usage has settled.")
@@ -48,7 +49,7 @@ def _changeable(user, pk) -> ReportSubscription:
     return subscription
 
 
-@require_http_methods(["GET", "POST"])
+@require_form_methods
 def subscription_list(request):
     _require_visible(request.user)
     admin = access.can_manage_report_subscriptions(request.user)

@@ -12,7 +12,7 @@ from django.contrib import messages
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from finops import access
 from finops.models import ReportSnapshot
@@ -54,11 +54,13 @@ def _report(request, month) -> tuple[TcoReport, ReportSnapshot | None]:
     return tco_report(request.user, month, today=today_utc()), None
 
 
+@require_safe
 def report_index(request):
     _require_visible(request.user)
     return redirect("report-month", month=f"{_month(None):%Y-%m}")
 
 
+@require_safe
 def report_page(request, month: str):
     """A month that cannot be reported (not begun, malformed) sends the reader to the last full month, saying why."""
     _require_visible(request.user)
@@ -90,6 +92,7 @@ def report_page(request, month: str):
     })
 
 
+@require_safe
 def report_file(request, month: str, kind: str):
     _require_visible(request.user)
     if kind not in FILE_TYPES:

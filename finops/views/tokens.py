@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from finops import access
 from finops.models import ApiToken
+from finops.views.methods import require_form_methods
 from finops.services.api_tokens import DEFAULT_DAYS, MAX_DAYS, MIN_DAYS, ApiTokenInvalid, api_token_create, api_token_revoke
 
 
@@ -40,6 +41,7 @@ def _list_context(request, form) -> dict:
 
 
 @never_cache
+@require_form_methods
 def token_list(request):
     form = TokenForm(request.POST or None)
     if request.method == "POST":
