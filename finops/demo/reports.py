@@ -18,15 +18,19 @@ import tempfile
 from decimal import Decimal
 from pathlib import Path
 
+import yaml
 from django.utils import timezone
 
 from finops.models import Account, IngestRun
 from finops.report_delivery import month_snapshot
 from finops.selectors.tco_report import last_full_month
+from finops.services.prices import Tokens
 from finops.services.report_subscriptions import subscriptions_default_ensure
 from ingest.services import usage_file_import
 
-from .generate import generate
+from .exports import COST_QUANTUM
+from .generate import generate, render_config
+from .prices import PriceList
 
 RESTATED_ACCOUNT = "anthropic-prod"
 RESTATED_DAY = 14
@@ -48,6 +52,15 @@ def reports_load(*, today: dt.date) -> dict:
             "restated_account": RESTATED_ACCOUNT, "restated_day": day, "published_cost": before, "restated_cost": after}
 
 
+def _list_cost(today: dt.date, row: dict, day: dt.date) -> Decimal:
+    """The line's tokens at the demo's list price of the day, to six decimals: exactly how every billed demo line is
+    priced (finops/demo/exports.py), so the restated line is billed at list price like the others."""
+    prices = PriceList(yaml.safe_load(render_config(today)))
+    every_input, cached, write, output = (int(row.get(name) or 0) for name in COUNTS[:4])
+    tokens = Tokens(every_input - cached - write, cached, write, output)  # the usage CSV's input is cache-inclusive
+    return prices.list_cost(row["provider"], row["model"], day, tokens).quantize(COST_QUANTUM)
+
+
 def _restate(today: dt.date, day: dt.date) -> tuple[dt.date, Decimal, Decimal]:
     """Import the account's rows of `day` again with its first line's usage and cost doubled (the file replaces
     that day): the cost stays tokens × list price, as every billed demo line is."""
@@ -59,11 +72,11 @@ def _restate(today: dt.date, day: dt.date) -> tuple[dt.date, Decimal, Decimal]:
     if not rows:
         raise DemoReportError(f"the demo has no {RESTATED_ACCOUNT} usage on {day}")
     before = Decimal(rows[0]["cost"])
-    after = before * RESTATED_SCALE
-    rows[0]["cost"] = str(after)
     for name in COUNTS:
         if rows[0].get(name):
             rows[0][name] = str(int(rows[0][name]) * RESTATED_SCALE)
+    after = _list_cost(today, rows[0], day)
+    rows[0]["cost"] = str(after)
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
