@@ -249,9 +249,9 @@ def test_a_month_without_usage_is_the_header_alone_and_a_month_not_begun_is_refu
     assert (header, rows) == (usage_focus.HEADER, [])
     assert text == ",".join(usage_focus.HEADER) + "\n"
     following = (today_utc().replace(day=1) + dt.timedelta(days=32)).strftime("%Y-%m")
-    with pytest.raises(CommandError, match=f"{following} has not begun yet"):
+    with pytest.raises(CommandError, match="has not begun"):
         call_command("export_focus", "--month", following)
-    with pytest.raises(CommandError, match="is not a month: give it as YYYY-MM"):
+    with pytest.raises(CommandError, match="Unknown month .*: use YYYY-MM"):
         call_command("export_focus", "--month", "2026-13")
     call_command("export_focus", "--month", today_utc().strftime("%Y-%m"), stdout=StringIO())  # the month so far
 
@@ -283,7 +283,7 @@ def test_admins_and_finance_download_the_month_from_the_reports_page_members_get
     assert client_as(sam).get(reverse("report-focus", args=["2099-01"])).status_code == 404  # not even the error
     following = (today_utc().replace(day=1) + dt.timedelta(days=32)).strftime("%Y-%m")
     refused = client_as(fiona).get(reverse("report-focus", args=[following]))
-    assert refused.status_code == 400 and b"has not begun yet" in refused.content
+    assert refused.status_code == 400 and b"has not begun" in refused.content
     assert client_as(fiona).get(reverse("report-focus", args=["march"])).status_code == 400
 
 
@@ -306,7 +306,7 @@ def test_the_api_refuses_a_month_not_begun_a_bad_month_and_unknown_parameters_in
     client = APIClient()
     client.force_authenticate(fiona)
     following = (today_utc().replace(day=1) + dt.timedelta(days=32)).strftime("%Y-%m")
-    for query, field, words in [({"month": following}, "month", "has not begun yet"), ({"month": "2026-3"}, "month", "YYYY-MM"),
+    for query, field, words in [({"month": following}, "month", "has not begun"), ({"month": "2026-3"}, "month", "YYYY-MM"),
                                 ({}, "month", "required"), ({"month": MONTH, "team": "search"}, "team", "Unknown parameter"),
                                 ({"month": MONTH, "format": "xlsx"}, "format", "Unknown format"),
                                 ({"month": [MONTH, "2026-02"]}, "month", "Give one month")]:

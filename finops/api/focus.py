@@ -9,7 +9,8 @@ from rest_framework.views import APIView
 
 from finops import access
 from finops.reports import usage_focus
-from finops.selectors.usage_focus import MonthError, export_month
+from finops.months import MonthError
+from finops.selectors.usage_focus import export_month
 from finops.views.focus import focus_csv_response
 from finops.views.period import today_utc
 

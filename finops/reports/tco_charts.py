@@ -205,16 +205,22 @@ def unit_economics_chart(rows: list[dict], *, currency: str) -> Chart | None:
     if not rows:
         return None
     rows = sorted(rows, key=lambda r: -abs(_f(r["per_outcome_change"])))[:MAX_BARS][::-1]
-    figure, (ax,) = _figure(0.6 + 0.22 * len(rows))
-    values = [_f(r["per_outcome_change"]) * 100 for r in rows]
-    labels = [_short(f"{r['label']} ({r['outcome_unit']})", 44) for r in rows]
-    ax.barh(range(len(rows)), values, color=[UP if v > 0 else DOWN for v in values], height=0.6)
-    ax.set_yticks(range(len(rows)), labels)
+    return _change_bars([_f(r["per_outcome_change"]) * 100 for r in rows],
+                        [_short(f"{r['label']} ({r['outcome_unit']})", 44) for r in rows], "unit_economics",
+                        "Cost per outcome: change from last month", row_in=0.22, bar=0.6,
+                        alt="Horizontal bars of each workload's change in cost per outcome from last month, in per cent "
+                        "(red: dearer, green: cheaper).")
+
+
+def _change_bars(values: list[float], labels: list[str], name: str, title: str, *, row_in: float, bar: float,
+                 alt: str) -> Chart:
+    """Signed changes in per cent as horizontal bars around 0: red above (dearer), green below (cheaper)."""
+    figure, (ax,) = _figure(0.6 + row_in * len(values))
+    ax.barh(range(len(values)), values, color=[UP if v > 0 else DOWN for v in values], height=bar)
+    ax.set_yticks(range(len(values)), labels)
     ax.axvline(0, color=LINE, linewidth=0.6)
     _percent_axis(ax)
-    return _svg(figure, "unit_economics", "Cost per outcome: change from last month", left_in=_label_width(labels),
-                right_in=0.2, alt="Horizontal bars of each workload's change in cost per outcome from last month, in per cent "
-                "(red: dearer, green: cheaper).")
+    return _svg(figure, name, title, left_in=_label_width(labels), right_in=0.2, alt=alt)
 
 
 # --- section 4: commitments ---
@@ -288,16 +294,10 @@ def reconciliation_chart(rows: list[dict], *, currency: str) -> Chart | None:
     if not any(round(_f(r["variance"]), VARIANCE_PLACES) for r in rows):
         return None  # every provider bills its list price (to the table's 0.1 %): a chart would draw rounding noise
     rows = rows[:MAX_BARS][::-1]
-    figure, (ax,) = _figure(0.6 + 0.25 * len(rows))
-    values = [round(_f(r["variance"]), VARIANCE_PLACES) * 100 for r in rows]
-    labels = [_short(r["label"]) for r in rows]
-    ax.barh(range(len(rows)), values, color=[UP if v > 0 else DOWN for v in values], height=0.55)
-    ax.set_yticks(range(len(rows)), labels)
-    ax.axvline(0, color=LINE, linewidth=0.6)
-    _percent_axis(ax)
-    return _svg(figure, "reconciliation", "Billed against list price: variance by provider", left_in=_label_width(labels),
-                right_in=0.2, alt="Horizontal bars of each provider's billed usage against its list price, in per cent "
-                "(red: billed above list, green: below).")
+    return _change_bars([round(_f(r["variance"]), VARIANCE_PLACES) * 100 for r in rows], [_short(r["label"]) for r in rows],
+                        "reconciliation", "Billed against list price: variance by provider", row_in=0.25, bar=0.55,
+                        alt="Horizontal bars of each provider's billed usage against its list price, in per cent "
+                        "(red: billed above list, green: below).")
 
 
 # --- section 7: savings ---

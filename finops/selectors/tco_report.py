@@ -22,7 +22,6 @@ Decisions (docs/reports.md):
 """
 
 import datetime as dt
-import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -31,8 +30,7 @@ from django.utils import timezone
 
 from finops import movers
 from finops.models import MonthlySpend, Provider, Team, Workload
-from finops.months import month_of, next_month
-from finops.reporting_period import EARLIEST, LATEST
+from finops.months import MonthError, month_of, next_month, parse_month
 from finops.reports import tco_json
 from finops.reports.tco_tables import TABLES
 
@@ -40,15 +38,10 @@ from . import spend, tco_sections
 from .contracts import add_months
 from .spend_report import UNATTRIBUTED_LABEL, spend_rows
 
-MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 TOP_WORKLOADS = 15
 MOVERS = 3
 FORECAST_DAYS = 7
 ZERO = Decimal(0)
-
-
-class MonthError(ValueError):
-    """A month the report cannot be made for; the message says why and what to pick instead."""
 
 
 def last_full_month(today: dt.date) -> dt.date:
@@ -56,18 +49,11 @@ def last_full_month(today: dt.date) -> dt.date:
 
 
 def report_month(text: str | None, *, today: dt.date) -> dt.date:
-    """The month "YYYY-MM" names (its first day); None or "": the last full month."""
-    text = (text or "").strip()
-    if not text:
+    """The month "YYYY-MM" names (its first day); None or "": the last full month. Beyond parse_month's rules,
+    the current month needs a complete day (on the 1st there is none)."""
+    if not (text or "").strip():
         return last_full_month(today)
-    match = MONTH.match(text)
-    if not match or not 1 <= int(match[2]) <= 12:
-        raise MonthError(f"Unknown month {text!r}: use YYYY-MM, e.g. {last_full_month(today):%Y-%m}.")
-    month = dt.date(int(match[1]), int(match[2]), 1)
-    if not EARLIEST <= month < LATEST:
-        raise MonthError(f"Pick a month between {EARLIEST:%Y-%m} and {LATEST - dt.timedelta(days=1):%Y-%m}.")
-    if month > month_of(today):
-        raise MonthError(f"{month:%B %Y} has not begun: the latest month with a report is {month_of(today):%Y-%m} (to date).")
+    month = parse_month(text, today=today)
     if month == month_of(today) and today.day == 1:
         raise MonthError(f"{month:%B %Y} has no complete day yet: pick {last_full_month(today):%Y-%m} or an earlier month.")
     return month

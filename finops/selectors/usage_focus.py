@@ -14,7 +14,6 @@ they spare the month's query half its time.
 """
 
 import datetime as dt
-import re
 from collections.abc import Iterator
 
 from django.conf import settings
@@ -22,12 +21,10 @@ from django.db.models import CharField, F, Func, TextField
 from django.db.models.functions import Cast
 
 from finops.models import Account, CostBasis, LineSignature, Provider, UsageLine
-from finops.months import month_of, next_month
-from finops.reporting_period import EARLIEST, LATEST
+from finops.months import next_month, parse_month
 from finops.services.prices import PriceBook, class_rates
 
 CHUNK_LINES = 10_000  # rows per fetch of the server-side cursor: few round trips, a few MB held
-MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 FIELDS = (  # the line's own columns; its account's, provider's and signature's are joined in Python (see month_lines)
     "id", "account_id", "provider_id", "signature_id", "model", "model_raw", "service_tier", "project_ref", "api_key_ref",
     "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests",
@@ -48,22 +45,9 @@ def _month_start_text(day: str) -> str:
     return f"{day[:7]}-01T00:00:00Z"
 
 
-class MonthError(ValueError):
-    """A month the caller asked for that cannot be exported; the message says why and what would do."""
-
-
 def export_month(text: str, *, today: dt.date) -> dt.date:
-    """`YYYY-MM` as the month's first day. Refused: another form, a month outside the product's days, and a
-    month not yet begun (it has no usage, and an empty file would read as "nothing was spent")."""
-    match = MONTH.match(text or "")
-    if not match or not 1 <= int(match.group(2)) <= 12:
-        raise MonthError(f"{text!r} is not a month: give it as YYYY-MM, e.g. {today.strftime('%Y-%m')}.")
-    month = dt.date(int(match.group(1)), int(match.group(2)), 1)
-    if not EARLIEST <= month < LATEST:
-        raise MonthError(f"Pick a month between {EARLIEST:%Y-%m} and {LATEST - dt.timedelta(days=1):%Y-%m}.")
-    if month > month_of(today):
-        raise MonthError(f"{month:%Y-%m} has not begun yet (today is {today.isoformat()}, UTC): there is no usage to export.")
-    return month
+    """`YYYY-MM` as the month's first day: any month begun, the current one included (finops.months.parse_month)."""
+    return parse_month(text, today=today)
 
 
 def _midnight(day: dt.date) -> dt.datetime:

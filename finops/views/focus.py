@@ -10,7 +10,8 @@ from django.views.decorators.http import require_GET
 
 from finops import access
 from finops.reports import usage_focus
-from finops.selectors.usage_focus import MonthError, export_month, month_lines
+from finops.months import MonthError
+from finops.selectors.usage_focus import export_month, month_lines
 
 from .period import today_utc
 

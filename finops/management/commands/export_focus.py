@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from finops.reports.usage_focus import write_focus_csv
-from finops.selectors.usage_focus import MonthError, export_month, month_lines
+from finops.months import MonthError
+from finops.selectors.usage_focus import export_month, month_lines
 from finops.views.period import today_utc
 
 
