@@ -37,7 +37,8 @@ def unattributed(request):
             f"The groups read the usage lines themselves: pick a period of at most {line_groups.MAX_DAYS} days.\n",
             content_type="text/plain; charset=utf-8")
     groups = {} if too_long else selector.groups(request.user, period.start, period.end)
-    tables = {TABLES[grouping].name: (TABLES[grouping], _shown(grouping, rows, _names(groups)))
+    can_write_rules = access.can_manage_configuration(request.user)
+    tables = {TABLES[grouping].name: (TABLES[grouping], _shown(grouping, rows, _names(groups), rule_links=can_write_rules))
               for grouping, rows in groups.items()}
     csv = csv_requested(request, "unattributed", tables, stem=f"{period.start}-{period.end}")
     if csv is not None:
@@ -49,6 +50,7 @@ def unattributed(request):
         "max_days": line_groups.MAX_DAYS,
         "tables": [(title, *tables[TABLES[grouping].name]) for grouping, title in TITLES.items()] if tables else [],
         "tag_table": tables.get(specs.BY_TAG.name),
+        "can_write_rules": can_write_rules,
     }
     return render(request, "finops/unattributed.html", context)
 
@@ -59,9 +61,10 @@ def _names(groups: dict[str, list[dict]]) -> tuple[dict, dict]:
                                     sorted({p for row in rows for p in row["provider_ids"]}))
 
 
-def _shown(grouping: str, rows: list[dict], names: tuple[dict, dict]) -> list[dict]:
-    """Rows as the table shows them: a label, the accounts and providers by name, and the "Create a rule" link
-    where a rule could match the group (a line without an API key cannot be claimed by its API key)."""
+def _shown(grouping: str, rows: list[dict], names: tuple[dict, dict], *, rule_links: bool) -> list[dict]:
+    """Rows as the table shows them: a label, the accounts and providers by name, and for those who write rules
+    (admins; finance reads this page, an admin writes the rule) the "Create a rule" link where a rule could match
+    the group (a line without an API key cannot be claimed by its API key)."""
     accounts, providers = names
     for row in rows:
         if grouping == "tag":
@@ -73,7 +76,7 @@ def _shown(grouping: str, rows: list[dict], names: tuple[dict, dict]) -> list[di
         row["muted"] = condition is None
         row["accounts"] = ", ".join(sorted(accounts.get(a, str(a)) for a in row["account_ids"]))
         row["providers"] = ", ".join(sorted(providers.get(p, str(p)) for p in row["provider_ids"]))
-        if condition is not None:
+        if condition is not None and rule_links:
             row["action"] = ("Create a rule", rule_url(condition, row["account_ids"], row["provider_ids"]))
     return rows
 

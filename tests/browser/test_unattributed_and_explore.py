@@ -33,8 +33,8 @@ def sign_in_to(page, path: str, username: str) -> None:
     page.click("button[type=submit]")
 
 
-def test_finance_follows_an_unattributed_group_to_a_pre_filled_rule_and_explores_by_day(page, fiona, usage):
-    sign_in_to(page, "/unattributed/", "fiona")
+def test_an_admin_follows_an_unattributed_group_to_a_pre_filled_rule_and_explores_by_day(page, ada, usage):
+    sign_in_to(page, "/unattributed/", "ada")
     page.wait_for_selector("h1:has-text('Unattributed spend')")
     assert "$9.00" in page.inner_text("[data-testid=unattributed-totals]")  # 3 days × $3 of proj-x
     keys = page.inner_text("table[data-table=by_api_key]")
@@ -49,3 +49,11 @@ def test_finance_follows_an_unattributed_group_to_a_pre_filled_rule_and_explores
     traces = page.eval_on_selector("[data-figure=chart-explore]", "el => el.data.map(t => t.name)")
     assert traces == ["Spend"]
     assert page.locator("[data-figure=chart-explore] .legend .traces").count() <= 1  # never a legend entry per day
+
+
+def test_finance_reads_the_unattributed_groups_without_a_rule_link_it_could_not_follow(page, fiona, usage):
+    sign_in_to(page, "/unattributed/", "fiona")
+    page.wait_for_selector("h1:has-text('Unattributed spend')")
+    assert "key-x" in page.inner_text("table[data-table=by_api_key]")
+    assert page.locator("a:has-text('Create a rule')").count() == 0  # finance writes no rules (403 on the form)
+    assert "an admin's page has a \"Create a rule\" link" in page.inner_text("main")

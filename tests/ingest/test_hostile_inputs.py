@@ -15,6 +15,7 @@ from django.core.management import CommandError, call_command
 from django.db.models import Sum
 
 from finops.models import Account, IngestRun, Provider, UsageLine
+from finops.reporting_period import BOUNDS_ERROR
 from ingest.providers.text_input import MAX_LINE_CHARS
 from ingest.services import usage_file_import
 
@@ -162,16 +163,20 @@ def test_a_sync_of_thousands_of_years_is_refused_and_creates_no_run(client_as, a
     answer = client_as(ada).post(f"/api/v1/accounts/{api_account.pk}/syncs", {"start": "0001-01-01", "end": "9999-12-31"},
                                  content_type="application/json")
     assert answer.status_code == 400
-    assert "in the future" in answer.json()["detail"]
+    assert answer.json() == {"start": [BOUNDS_ERROR], "end": [BOUNDS_ERROR]}  # days outside 2000–2099, named
+    assert not IngestRun.objects.filter(account=api_account).exists()
+    future = client_as(ada).post(f"/api/v1/accounts/{api_account.pk}/syncs", {"start": "2026-01-01", "end": "2099-12-31"},
+                                 content_type="application/json")
+    assert future.status_code == 400 and "in the future" in future.json()["detail"]
     assert not IngestRun.objects.filter(account=api_account).exists()
 
 
 def test_a_sync_of_years_in_the_past_is_refused_and_creates_no_run(client_as, ada, api_account):
-    answer = client_as(ada).post(f"/api/v1/accounts/{api_account.pk}/syncs", {"start": "0001-01-01", "end": "2026-11-01"},
+    answer = client_as(ada).post(f"/api/v1/accounts/{api_account.pk}/syncs", {"start": "2000-01-01", "end": "2026-11-01"},
                                  content_type="application/json")
     assert answer.status_code == 400
     assert answer.json()["detail"] == (
-        "Sync refused: the window is 739,920 days long; one sync reads at most 400 days — split it"
+        "Sync refused: the window is 9,801 days long; one sync reads at most 400 days — split it"
     )
     assert not IngestRun.objects.exists()
 
