@@ -11,7 +11,7 @@ from finops import crypto
 from finops.models import Account, AuditEntry, Provider
 from finops.models.sources import ConnectorKind
 
-from .audit import audit_record, snapshot
+from .audit import audit_record, audited_admin_delete, audited_admin_save, snapshot
 
 # The provider an API connector bills for, when the person connecting it does not name another.
 CONNECTOR_PROVIDERS = {
@@ -132,20 +132,19 @@ def _stored_secret_is(account: Account, secret: str) -> bool:
 @transaction.atomic
 def account_admin_save(*, account: Account, save, secret: str = "", by=None) -> None:
     """The Django admin's save of `account` (`save()` writes the form's fields), audited like the others."""
-    before = account_snapshot(Account.objects.get(pk=account.pk)) if account.pk else None
-    save()
-    if secret:
-        account_set_credentials(account=account, secret=secret)
-    _audit(account, AuditEntry.Action.CREATED if before is None else AuditEntry.Action.UPDATED, before, by)
+
+    def save_with_secret():
+        save()
+        if secret:
+            account_set_credentials(account=account, secret=secret)
+
+    audited_admin_save(account, save=save_with_secret, snapshot=account_snapshot,
+                       audit=lambda obj, action, before: _audit(obj, action, before, by))
 
 
 @transaction.atomic
 def account_admin_delete(*, account: Account, by=None) -> None:
-    before = account_snapshot(account)
-    account_id = account.pk
-    account.delete()
-    account.pk = account_id
-    _audit(account, AuditEntry.Action.DELETED, before, by)
+    audited_admin_delete(account, snapshot=account_snapshot, audit=lambda obj, action, before: _audit(obj, action, before, by))
 
 
 def account_set_credentials(*, account: Account, secret: str) -> None:

@@ -100,3 +100,20 @@ def audit_record(*, entity_type: str, action: str, label: str, by=None, entity_i
         entity_type=entity_type, entity_id="" if entity_id is None else str(entity_id), entity_label=str(label)[:255],
         before=before, after=after, changed=changed,
     )
+
+
+def audited_admin_save(obj, *, save, snapshot, audit) -> None:
+    """A Django admin save of `obj` (`save()` writes the form's fields), audited once as created or updated:
+    `snapshot(obj)` before and after, `audit(obj, action, before)` the entity's own record."""
+    before = snapshot(type(obj).objects.get(pk=obj.pk)) if obj.pk else None
+    save()
+    audit(obj, AuditEntry.Action.CREATED if before is None else AuditEntry.Action.UPDATED, before)
+
+
+def audited_admin_delete(obj, *, snapshot, audit) -> None:
+    """A Django admin delete of `obj`, audited with what it was (its id kept for the entry)."""
+    before = snapshot(obj)
+    pk = obj.pk
+    obj.delete()
+    obj.pk = pk
+    audit(obj, AuditEntry.Action.DELETED, before)

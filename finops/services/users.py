@@ -5,7 +5,7 @@ from django.db import transaction
 
 from finops.models import AuditEntry, Membership, Team, User
 
-from .audit import audit_record, snapshot
+from .audit import audit_record, audited_admin_delete, audited_admin_save, snapshot
 
 SNAPSHOT_FIELDS = ("username", "email", "role", "is_active", "is_staff", "is_superuser", "time_zone")
 
@@ -67,18 +67,12 @@ def user_apply(*, username: str, email: str, time_zone: str, role: str, team: Te
 @transaction.atomic
 def user_admin_save(*, user: User, save, by=None) -> None:
     """The Django admin's save of `user` (`save()` writes the form, memberships included), audited once."""
-    before = user_snapshot(User.objects.get(pk=user.pk)) if user.pk else None
-    save()
-    _audit(user, AuditEntry.Action.CREATED if before is None else AuditEntry.Action.UPDATED, before, by)
+    audited_admin_save(user, save=save, snapshot=user_snapshot, audit=lambda obj, action, before: _audit(obj, action, before, by))
 
 
 @transaction.atomic
 def user_admin_delete(*, user: User, by=None) -> None:
-    before = user_snapshot(user)
-    user_id = user.pk
-    user.delete()
-    user.pk = user_id
-    _audit(user, AuditEntry.Action.DELETED, before, by)
+    audited_admin_delete(user, snapshot=user_snapshot, audit=lambda obj, action, before: _audit(obj, action, before, by))
 
 
 @transaction.atomic

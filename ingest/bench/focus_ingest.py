@@ -338,6 +338,14 @@ def run_bench(*, sizes: list[int], out: Path, workdir: Path | None = None, seed:
             out.write_text(json.dumps(results, indent=2) + "\n")
     finally:
         signal.signal(signal.SIGTERM, previous)
+    return finish(results, out, echo, size="lines", table=format_table)
+
+
+def finish(results: dict, out, echo, *, size: str, table) -> dict:
+    """Empty the bench tables, add the peak-memory ratio of the largest run to the smallest (`size`: the key of a
+    run's size, lines or requests), write the figures and print them (`table(results)`): every ingest bench ends so."""
+    from django.db import connection
+
     with connection.cursor() as cursor:  # leave the bench database small
         _guard(connection)
         cursor.execute("TRUNCATE finops_usageline, finops_dailyspend, finops_monthlyspend")
@@ -345,12 +353,12 @@ def run_bench(*, sizes: list[int], out: Path, workdir: Path | None = None, seed:
     if len(runs) > 1:
         small, large = runs[0]["end_to_end"]["peak_rss_mb"], runs[-1]["end_to_end"]["peak_rss_mb"]
         results["peak_rss_ratio"] = {
-            "lines": [runs[0]["lines"], runs[-1]["lines"]], "ratio": round(large / small, 3),
+            size: [runs[0][size], runs[-1][size]], "ratio": round(large / small, 3),
             "flat": abs(large / small - 1) <= FLAT_MEMORY_TOLERANCE,
         }
     results["complete"] = True
     out.write_text(json.dumps(results, indent=2) + "\n")
-    echo(format_table(results))
+    echo(table(results))
     return results
 
 

@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .focus_ingest import FLAT_MEMORY_TOLERANCE, _child, _guard, _maxrss_mb, machine_facts, measure_copy, measure_end_to_end
+from .focus_ingest import _child, _maxrss_mb, finish, machine_facts, measure_copy, measure_end_to_end
 from .gateway_export import write_spend_logs_csv
 
 TARGET_REQUESTS_PER_S = 150_000
@@ -132,18 +132,7 @@ def run_gateway_bench(*, sizes: list[int], out: Path, workdir: Path | None = Non
             out.write_text(json.dumps(results, indent=2) + "\n")
     finally:
         signal.signal(signal.SIGTERM, previous)
-    with connection.cursor() as cursor:
-        _guard(connection)
-        cursor.execute("TRUNCATE finops_usageline, finops_dailyspend, finops_monthlyspend")
-    runs = results["runs"]
-    if len(runs) > 1:
-        small, large = runs[0]["end_to_end"]["peak_rss_mb"], runs[-1]["end_to_end"]["peak_rss_mb"]
-        results["peak_rss_ratio"] = {"requests": [runs[0]["requests"], runs[-1]["requests"]],
-                                     "ratio": round(large / small, 3), "flat": abs(large / small - 1) <= FLAT_MEMORY_TOLERANCE}
-    results["complete"] = True
-    out.write_text(json.dumps(results, indent=2) + "\n")
-    echo(format_table(results))
-    return results
+    return finish(results, out, echo, size="requests", table=format_table)
 
 
 def format_table(results: dict) -> str:
