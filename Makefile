@@ -8,7 +8,7 @@ REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install focus-validator demo test services system-packages chromium bench bench-ingest bench-report bench-pages-db bench-pages bench-alerts bench-scorecard bench-whatif check clean
+.PHONY: install focus-validator demo test test-fast services system-packages chromium bench bench-ingest bench-report bench-pages-db bench-pages bench-alerts bench-scorecard bench-whatif check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -60,8 +60,19 @@ system-packages:
 # The old name of the target above (it installed only Chromium).
 chromium: system-packages
 
+# The whole suite (what CI runs), in parallel: pytest-xdist, TEST_WORKERS processes (one per core by default), each
+# on its own test database and Redis database (finops/settings_test.py); a test file stays on one worker, so its
+# module fixtures (the demo organisation) are built once.
+TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
+TEST_PARALLEL := -n $(TEST_WORKERS) --dist loadfile
+
 test: install focus-validator services system-packages
-	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(BIN)/python -m pytest $(PYTEST_ARGS)
+	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(BIN)/python -m pytest $(TEST_PARALLEL) $(PYTEST_ARGS)
+
+# The inner loop: everything but the browser, real-worker and slow fault tests (no Chromium, no Celery processes).
+test-fast: install services
+	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(BIN)/python -m pytest $(TEST_PARALLEL) \
+		-m "not browser and not worker and not slow" $(PYTEST_ARGS)
 
 # Ingest throughput on Postgres: a generated 1M- and 5M-line FOCUS export (bench-results/ingest.json) and a 1M- and
 # 5M-request LiteLLM spend log (bench-results/ingest-gateway.json), each imported end to end beside a plain COPY of the

@@ -1,4 +1,4 @@
-"""The one place that decides who may see or change what (DESIGN.md invariant 9).
+"""The one place that decides who may see or change what (docs/architecture.md invariant 9).
 
 admin: everything. finance: reads everything, changes nothing but its own reports.
 member: reads only the teams it belongs to; anything else answers 404, so another team's

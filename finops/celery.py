@@ -1,4 +1,4 @@
-"""The Celery app. Queues: ingest, rollup, notify (DESIGN.md, scale-out path).
+"""The Celery app. Queues: ingest, rollup, notify (docs/architecture.md, scale-out path).
 
 With no REDIS_URL the settings make every task run inline, so the demo needs no broker.
 The beat schedule lives in settings (CELERY_BEAT_SCHEDULE), each entry with `expires` just under its period.

@@ -1,4 +1,4 @@
-"""Encryption at rest for provider credentials (DESIGN.md invariant 10).
+"""Encryption at rest for provider credentials (docs/architecture.md invariant 10).
 
 Keys come from FINOPS_ENCRYPTION_KEY: one Fernet key, or several comma-separated for rotation
 (the first encrypts, every key decrypts). Errors never include the secret or the ciphertext.

@@ -1,4 +1,4 @@
-"""Spend changed → which caps, workloads and sources to look at → AlertEvent rows (DESIGN.md alert pipeline).
+"""Spend changed → which caps, workloads and sources to look at → AlertEvent rows (docs/architecture.md alert pipeline).
 
 Evaluation never sends anything: it inserts events, each unique per kind × subject × period × threshold
 (`event_raise`), and delivery (finops.notify) claims and sends them. So evaluating twice, or from several

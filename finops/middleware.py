@@ -1,6 +1,6 @@
 """Times are stored in UTC; each person sees them in their own time zone (presentation only).
 
-Billing days and periods stay UTC days everywhere (DESIGN.md invariant 2): only date-times rendered
+Billing days and periods stay UTC days everywhere (docs/architecture.md invariant 2): only date-times rendered
 with Django's date filters move into the display zone.
 """
 

@@ -9,7 +9,7 @@ Carried in the URL, so a view can be bookmarked, shared and kept while moving be
 - `period=2026-Q3`: a calendar quarter, against the quarter before;
 - `period=custom&start=2026-10-01&end=2026-10-15`: any days, `end` excluded as everywhere in the product
   (Explore, the API), against as many days just before.
-Periods are half-open [start, end) in UTC days (DESIGN.md invariant 2). No ORM here.
+Periods are half-open [start, end) in UTC days (docs/architecture.md invariant 2). No ORM here.
 """
 
 import datetime as dt

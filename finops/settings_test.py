@@ -9,6 +9,16 @@ os.environ.setdefault("DEBUG", "0")
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFG")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/finops")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/15")
+# pytest-xdist: each worker gets its own database (pytest-django suffixes the test database with the worker id)
+# and its own Redis database, counting down from the one given (gw0 → 15, gw1 → 14, …), so one worker's Celery
+# queues, locks and cache never meet another's. Processes a test starts inherit the shifted URL and the marker, so
+# they are not shifted twice.
+_xdist_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _xdist_worker.startswith("gw") and os.environ.get("FINOPS_TEST_REDIS_SHIFTED") != _xdist_worker:
+    _base, _, _db = os.environ["REDIS_URL"].rpartition("/")
+    if _db.isdigit():
+        os.environ["REDIS_URL"] = f"{_base}/{(int(_db) - int(_xdist_worker[2:])) % 16}"
+    os.environ["FINOPS_TEST_REDIS_SHIFTED"] = _xdist_worker
 # A fixed, test-only Fernet key: tests assert the stored value is not the secret.
 os.environ.setdefault("FINOPS_ENCRYPTION_KEY", "dGVzdC1vbmx5LWtleS1kby1ub3QtdXNlLTMyYnl0ZXM=")
 os.environ.setdefault("ALLOWED_HOSTS", "testserver,localhost,127.0.0.1")

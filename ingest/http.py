@@ -1,4 +1,4 @@
-"""The single seam for outbound HTTP (DESIGN.md): timeouts, typed errors, retries honouring Retry-After.
+"""The single seam for outbound HTTP (docs/architecture.md): timeouts, typed errors, retries honouring Retry-After.
 
 Connectors call `HttpClient.get_json`; they never import `requests` themselves. Secrets travel only in
 request headers and never appear in an error message or a log line (messages name the URL path, not

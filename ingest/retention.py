@@ -2,7 +2,7 @@
 
 What stays: everything derived from them — the daily and monthly spend rollups, the performance rollups, reports,
 snapshots, alert events — so every page, report and total reads the same after a prune (they read the rollups,
-DESIGN.md). What goes: the drill-down to single lines of those months (Explore's line view shows none there).
+docs/architecture.md). What goes: the drill-down to single lines of those months (Explore's line view shows none there).
 
 The cut-off is the first instant of a UTC month: a month is kept whole or pruned whole, so no day ever has half its
 lines (a later rollup rebuild of a day — a re-attribution, a re-import — sums whole days or nothing). With the

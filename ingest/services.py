@@ -234,7 +234,7 @@ class PriceWeigher:
 
 def _execute(run: IngestRun, *, read: Callable[[], T], write: Callable[[T], WriteResult], final_attempt: bool = True,
              wait_if_busy: bool) -> IngestRun:
-    """One run, step by step (DESIGN.md data flow):
+    """One run, step by step (docs/architecture.md data flow):
 
     0. take the run lock (ingest/lease.py, run_lock): another live delivery of this same run is executing it →
        this delivery waits for a retry and never runs it in parallel;

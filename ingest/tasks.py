@@ -1,4 +1,4 @@
-"""Thin Celery tasks: run IDs in, a service call, typed retries (DESIGN.md habits).
+"""Thin Celery tasks: run IDs in, a service call, typed retries (docs/architecture.md habits).
 
 Tasks are acks_late, so a task whose worker dies is delivered again and its run resumes: the run's
 writes were one transaction that died with the worker, and the lease belongs to the run, so the

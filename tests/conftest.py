@@ -1,4 +1,4 @@
-"""Personas and shared fixtures (DESIGN.md: personas with names).
+"""Personas and shared fixtures (docs/architecture.md: personas with names).
 
 - ada: admin of the platform team (everything, Django admin)
 - fiona: finance partner (reads everything)
@@ -7,6 +7,13 @@
 
 import pytest
 from django.test import Client
+from hypothesis import HealthCheck, settings
+
+# Hypothesis on a loaded 2-core machine (CI, parallel workers): no per-example deadline and no "too slow" health
+# check. Neither changes what a property checks or how many examples it tries; they only stop a slow machine from
+# failing a property that holds (test_the_three_effects_always_add_up_to_the_change did once).
+settings.register_profile("finops", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("finops")
 
 from finops.models import Account, Membership, Provider, Team, User, Workload
 from finops.services.prices import price_catalog_load

@@ -1,4 +1,4 @@
-"""Who sees what, in pages and the API (DESIGN.md invariant 9): another team's object answers 404."""
+"""Who sees what, in pages and the API (docs/architecture.md invariant 9): another team's object answers 404."""
 
 import datetime as dt
 import io

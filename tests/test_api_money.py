@@ -1,4 +1,4 @@
-"""Money in the API is a decimal string (or null when unknown), never a float (DESIGN.md invariant 1).
+"""Money in the API is a decimal string (or null when unknown), never a float (docs/architecture.md invariant 1).
 
 Every route of finops/api/urls.py is called with data behind it (billed, estimated and unpriced usage, a rule, a
 re-attribution) and every value of every response is walked: a float anywhere fails, and so does a money field

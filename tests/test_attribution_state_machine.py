@@ -1,4 +1,4 @@
-"""Any sequence of imports and rule changes keeps three promises (issue 4, DESIGN.md invariant 7):
+"""Any sequence of imports and rule changes keeps three promises (issue 4, docs/architecture.md invariant 7):
 the rollup equals the raw lines, the monthly rollup equals the daily one summed by month, and every line
 belongs to the first rule that matches it (or to none)."""
 

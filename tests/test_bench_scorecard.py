@@ -35,7 +35,6 @@ def test_the_performance_rollup_holds_every_measured_request_and_cerebras_is_fas
                 UsageLine.objects.filter(latency__isnull=False).values_list("latency", flat=True))
     assert DailyPerformance.objects.aggregate(n=Sum("requests"))["n"] == lines
     assert MonthlyPerformance.objects.aggregate(n=Sum("requests"))["n"] == lines
-    assert generated["performance_rollup_s"] >= 0
     speeds = {}
     for slug in ("groq", "cerebras"):
         merged = Performance()

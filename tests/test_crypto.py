@@ -1,4 +1,4 @@
-"""Provider keys at rest (finops/crypto.py, finops/services/accounts.py): DESIGN.md invariant 10.
+"""Provider keys at rest (finops/crypto.py, finops/services/accounts.py): docs/architecture.md invariant 10.
 
 A provider admin key can read or run up a company's whole bill: it is stored encrypted, shown back only
 as a short prefix, survives a key rotation, and never reaches a log, an error message or an export.

@@ -1,5 +1,5 @@
 """Every path that changes spend says so once, after commit, with the days and scopes it rebuilt, and that signal
-evaluates the caps (DESIGN.md data flow: the one "spend changed" signal; issue 10).
+evaluates the caps (docs/architecture.md data flow: the one "spend changed" signal; issue 10).
 
 Transactional tests: the signal is sent by an on_commit callback, which only a real commit runs.
 """
@@ -10,11 +10,13 @@ import threading
 from decimal import Decimal
 
 import pytest
+from celery.signals import task_prerun
 from django.db import connection, transaction
 from django.urls import reverse
 
 from finops.models import Account, AlertEvent, AttributionRule, Cap, Provider, Team, Workload
-from finops.services import spend_changes
+from finops.services.spend_changes import SpendChange
+from finops.tasks import evaluate_alerts
 from finops.services.accounts import account_set_credentials
 from finops.services.attribution import ATTRIBUTION_LOCK, workload_team_move
 from finops.services.config import config_apply
@@ -45,11 +47,23 @@ def cap_events(cap: Cap) -> set[int]:
     return set(AlertEvent.objects.filter(cap=cap, kind="cap_threshold").values_list("threshold", flat=True))
 
 
+# The evaluations the signal queued, as the task received them: recorded from Celery's own task_prerun signal
+# (tasks run inline here), so the tests observe the queued task itself rather than a hook kept for them.
+queued: list[SpendChange] = []
+
+
+def _record_evaluation(sender=None, kwargs=None, **_):
+    if sender is not None and sender.name == evaluate_alerts.name:
+        queued.append(SpendChange.from_task_kwargs(**kwargs))
+
+
 @pytest.fixture(autouse=True)
-def nothing_sent_yet():
-    spend_changes.sent.clear()
+def nothing_queued_yet():
+    queued.clear()
+    task_prerun.connect(_record_evaluation)
     yield
-    spend_changes.sent.clear()
+    task_prerun.disconnect(_record_evaluation)
+    queued.clear()
 
 
 @pytest.fixture
@@ -87,7 +101,7 @@ def test_a_file_import_signals_once_with_its_account_and_days_and_raises_the_cap
     yesterday = TODAY - dt.timedelta(days=1)
     run = import_csv(account, csv_of((yesterday, "4.00", "support"), (TODAY, "8.00", "support")))
     assert run.status == "succeeded", run.error
-    [change] = spend_changes.sent
+    [change] = queued
     assert (change.reason, change.days, change.account_ids) == ("ingest", (yesterday, TODAY), (account.id,))
     assert cap_events(cap) == {50, 80, 100}  # $12 of a $10 cap
 
@@ -99,7 +113,7 @@ def test_a_failed_import_signals_nothing_and_raises_nothing(account, agent, supp
     broken = csv_of((TODAY, "50.00", "support")) + b"not-a-day,gpt-5-mini,1,1,1.00,support\n"
     run = import_csv(account, broken)
     assert run.status == "failed"
-    assert not spend_changes.sent and not AlertEvent.objects.filter(cap=cap).exists()
+    assert not queued and not AlertEvent.objects.filter(cap=cap).exists()
 
 
 # --- an API pull ---
@@ -122,7 +136,7 @@ def test_an_api_pull_signals_once_with_its_window_days_and_raises_the_cap_it_cro
     cap = team_cap(support, amount="0.01")
     [run] = account_sync(account=api_account, start=dt.datetime(2026, 6, 12, tzinfo=dt.UTC), end=dt.datetime(2026, 6, 16, tzinfo=dt.UTC))
     assert run.status == "succeeded", run.error
-    [change] = spend_changes.sent
+    [change] = queued
     assert change.reason == "ingest" and change.account_ids == (api_account.id,)
     assert change.days == tuple(dt.date(2026, 6, d) for d in (12, 13, 14, 15))
     assert 100 in cap_events(cap)
@@ -159,7 +173,7 @@ def test_an_api_pull_that_fails_signals_nothing(api_account, fake_openai):
     fake_openai.route(COSTS, [Reply(200, "{malformed")])
     [run] = account_sync(account=api_account, start=dt.datetime(2026, 6, 12, tzinfo=dt.UTC), end=dt.datetime(2026, 6, 16, tzinfo=dt.UTC))
     assert run.status == "failed"
-    assert not spend_changes.sent
+    assert not queued
 
 
 # --- a rule change (UI / API) ---
@@ -171,9 +185,9 @@ def test_a_rule_change_signals_once_with_the_workloads_and_teams_that_moved_and_
     import_csv(account, csv_of((last_week, "3.00", "support"), (TODAY, "9.00", "support"), (TODAY, "5.00", "search")))
     cap = team_cap(support)
     assert cap_events(cap) == set()  # unattributed until a rule says otherwise
-    spend_changes.sent.clear()
+    queued.clear()
     rule_create(by=ada, workload=agent, priority=1, project="support")  # queues the re-attribution; inline here
-    [change] = spend_changes.sent
+    [change] = queued
     assert change.reason == "reattribution" and change.days == (last_week, TODAY)
     assert change.workload_ids == (agent.id,) and change.team_ids == (support.id,)  # from unattributed (None)
     assert cap_events(cap) == {50, 80, 100}
@@ -183,10 +197,10 @@ def test_a_rule_change_signals_once_with_the_workloads_and_teams_that_moved_and_
 def test_a_rule_change_on_the_rules_page_signals_once(account, agent, support, client_as, ada):
     import_csv(account, csv_of((TODAY, "12.00", "support")))
     cap = team_cap(support)
-    spend_changes.sent.clear()
+    queued.clear()
     response = client_as(ada).post(reverse("rule-create"), {"workload": agent.pk, "priority": 1, "project": "support"})
     assert response.status_code == 302
-    assert [c.reason for c in spend_changes.sent] == ["reattribution"]
+    assert [c.reason for c in queued] == ["reattribution"]
     assert 100 in cap_events(cap)
 
 
@@ -214,10 +228,10 @@ def test_a_config_apply_that_changes_a_rule_signals_once_and_raises_the_cap(acco
     last_week = TODAY - dt.timedelta(days=7)
     import_csv(account, csv_of((last_week, "2.00", "support"), (TODAY, "11.00", "search")))
     cap = team_cap(search)
-    spend_changes.sent.clear()
+    queued.clear()
     config(rules="  - {workload: support-agent, priority: 1, match: {project: support}}\n"
                  "  - {workload: search-ranker, priority: 2, match: {project: search}}")
-    [change] = spend_changes.sent
+    [change] = queued
     assert change.reason == "config" and change.days == (TODAY,)
     assert change.workload_ids == (ranker.id,) and change.team_ids == (search.id,)
     assert cap_events(cap) == {50, 80, 100}
@@ -228,10 +242,10 @@ def test_a_config_apply_that_moves_a_workload_and_changes_a_rule_sends_one_signa
     config()
     last_week = TODAY - dt.timedelta(days=7)
     import_csv(account, csv_of((last_week, "2.00", "support"), (TODAY, "11.00", "search")))
-    spend_changes.sent.clear()
+    queued.clear()
     config(agent_team="search", rules="  - {workload: support-agent, priority: 1, match: {project: support}}\n"
                                        "  - {workload: search-ranker, priority: 2, match: {project: search}}")
-    [change] = spend_changes.sent
+    [change] = queued
     assert change.reason == "config" and change.days == (last_week, TODAY)
     assert change.workload_ids == (agent.id, ranker.id) and change.team_ids == (support.id, search.id)
 
@@ -242,10 +256,10 @@ def test_a_config_apply_that_changes_only_a_price_signals_nothing_as_stored_spen
     (which signals). So a price alone changes no spend and must not claim it did."""
     config()
     import_csv(account, csv_of((TODAY, "3.00", "support")))
-    spend_changes.sent.clear()
+    queued.clear()
     result = config(prices="prices:\n  - {provider: openai, model: gpt-5-mini, input_per_mtok: '9.99', output_per_mtok: '19.99'}\n")
     assert result.changes["prices"]["created"] + result.changes["prices"]["updated"] == 1
-    assert not spend_changes.sent
+    assert not queued
 
 
 @pytest.mark.django_db(transaction=True)
@@ -253,11 +267,11 @@ def test_a_config_apply_rolled_back_signals_nothing(account, agent, support, sea
     config()
     import_csv(account, csv_of((TODAY, "12.00", "support")))
     cap = team_cap(search)
-    spend_changes.sent.clear()
+    queued.clear()
     with pytest.raises(RuntimeError), transaction.atomic():
         config(agent_team="search")  # moved, rolled up, signal registered …
         raise RuntimeError("… and the caller's transaction rolls back")
-    assert not spend_changes.sent and not AlertEvent.objects.filter(cap=cap).exists()
+    assert not queued and not AlertEvent.objects.filter(cap=cap).exists()
     assert Workload.objects.get(pk=agent.pk).team_id == support.id
 
 
@@ -270,9 +284,9 @@ def test_a_workload_moved_to_another_team_signals_its_days_the_workload_and_both
     last_week = TODAY - dt.timedelta(days=7)
     import_csv(account, csv_of((last_week, "1.00", "support"), (TODAY, "12.00", "support")))
     cap = team_cap(search)
-    spend_changes.sent.clear()
+    queued.clear()
     workload_team_move(workload=agent, team=search)
-    [change] = spend_changes.sent
+    [change] = queued
     assert change.reason == "workload moved" and change.days == (last_week, TODAY)
     assert change.workload_ids == (agent.id,) and change.team_ids == (support.id, search.id)
     assert cap_events(cap) == {50, 80, 100}
@@ -283,13 +297,13 @@ def test_moving_a_workload_in_the_admin_takes_its_history_along_and_signals_once
     AttributionRule.objects.create(workload=agent, priority=1, project="support")
     import_csv(account, csv_of((TODAY, "12.00", "support")))
     cap = team_cap(search)
-    spend_changes.sent.clear()
+    queued.clear()
     response = client_as(ada).post(reverse("admin:finops_workload_change", args=[agent.pk]), {
         "name": agent.name, "slug": agent.slug, "team": search.pk, "latency_profile": agent.latency_profile,
         "sla_seconds": "", "outcome_unit": "",
     })
     assert response.status_code == 302, response.content.decode()[:2000]
-    [change] = spend_changes.sent
+    [change] = queued
     assert change.reason == "workload moved" and change.team_ids == (support.id, search.id)
     assert cap_events(cap) == {50, 80, 100}
 
@@ -313,7 +327,7 @@ def test_an_import_evaluates_the_caps_of_the_teams_its_account_has_spend_for_on_
 
     other = two_accounts_with_lines(account, agent, ranker)
     support_cap, search_cap = team_cap(support), team_cap(search)
-    change = spend_changes.SpendChange(days=(TODAY,), reason="ingest", account_ids=(other.id,))
+    change = SpendChange(days=(TODAY,), reason="ingest", account_ids=(other.id,))
     alerts_evaluate(change=change)
     assert cap_events(search_cap) == {50, 80, 100}
     assert cap_events(support_cap) == set()  # Support spends nothing on that account: the beat's catch-up sees it

@@ -1,5 +1,5 @@
 """Page server times on a year of generated usage, a re-attribution moving a fifth of the lines, and the
-rollup-equals-raw check (DESIGN.md invariant 7) before and after it. Figures go to bench-results/pages.json.
+rollup-equals-raw check (docs/architecture.md invariant 7) before and after it. Figures go to bench-results/pages.json.
 
 Server time is the time Django takes to produce the response, in process through the test Client (middleware,
 selectors, SQL, charts and templates included; no network, no browser). Each page is requested WARMUPS times,

@@ -1,4 +1,4 @@
-"""Domain models, one module per domain (DESIGN.md module map)."""
+"""Domain models, one module per domain (docs/architecture.md module map)."""
 
 from .alerts import AlertEvent, AlertKind, AlertMute, Notification
 from .attribution import AttributionRule, ReattributionJob

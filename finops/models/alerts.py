@@ -1,4 +1,4 @@
-"""Alerts: events are rows, notifications are rows (DESIGN.md alert pipeline; healthchecks' habit).
+"""Alerts: events are rows, notifications are rows (docs/architecture.md alert pipeline; healthchecks' habit).
 
 Evaluation inserts an AlertEvent, unique per kind × subject × period × threshold, and never sends anything.
 Sending claims an event with a conditional UPDATE (`filter(id=…, claimed_at=None).update(...) == 1`) and writes

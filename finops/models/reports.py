@@ -4,7 +4,7 @@ A snapshot is what was published: the report's figures as they stood (finops.rep
 fresh each source was. It is never changed: regenerating a month after a restatement publishes a new version
 beside it, and the page shows what changed between them (finops.reports.restatement).
 
-Deliveries follow the alert pipeline (DESIGN.md): one row per subscription × month, created once (unique),
+Deliveries follow the alert pipeline (docs/architecture.md): one row per subscription × month, created once (unique),
 claimed with a conditional UPDATE by the one sender that sends it, every attempt a ReportSendAttempt row.
 """
 

@@ -1,5 +1,5 @@
 """Spend grouped by what only the usage lines carry: API key, project, user and tags. The rollups have none of
-these dimensions, so this is a drill-down read (DESIGN.md performance approach): the raw lines of a period of
+these dimensions, so this is a drill-down read (docs/architecture.md performance approach): the raw lines of a period of
 at most MAX_DAYS days, found by `period_start` through the (account, period_start) BRIN index, joined to their
 signatures (a few thousand rows) for the refs, the tag set, the workload and the team.
 

@@ -1,6 +1,6 @@
 """Cost per outcome (issue 12): what one business outcome ("ticket resolved") cost, over any period.
 
-Sum over sum (DESIGN.md invariant 6): Σ priced cost of the workload / Σ outcomes over the same days, never an
+Sum over sum (docs/architecture.md invariant 6): Σ priced cost of the workload / Σ outcomes over the same days, never an
 average of daily ratios (a quiet day's $5 per ticket would weigh as much as a busy day's $0.20). Spend comes from
 the rollups (spend.sums: daily, or whole months from the monthly rollup for long periods), outcomes from
 OutcomeCount; each is one grouped read, however many workloads.

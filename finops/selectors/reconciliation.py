@@ -1,5 +1,5 @@
 """Reconciliation: what billed usage would cost at list price (tokens × catalog price of the day) against
-the bill, so a wrong price, a missing line or a discount shows as variance (DESIGN.md invariant 5)."""
+the bill, so a wrong price, a missing line or a discount shows as variance (docs/architecture.md invariant 5)."""
 
 from collections import defaultdict
 from decimal import Decimal

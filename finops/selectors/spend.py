@@ -1,4 +1,4 @@
-"""Spend reads for pages and the API. They read the daily rollup only (DESIGN.md performance approach).
+"""Spend reads for pages and the API. They read the daily rollup only (docs/architecture.md performance approach).
 
 Every function takes the viewing user and scopes by finops.access: a member's figures never include
 another team's spend nor unattributed spend.

@@ -1,4 +1,4 @@
-"""Writes on spend caps: the ONE path used by the cap form, the API and `apply_config` (DESIGN.md).
+"""Writes on spend caps: the ONE path used by the cap form, the API and `apply_config` (docs/architecture.md).
 
 Every field is validated here, and every error names its field (`CapInvalid.errors`: {field: message}), so each
 caller shows it its own way (a form error, a 400 body, a config line naming the entry). The scope's target is
@@ -209,7 +209,7 @@ def _scope(value) -> str:
 
 def _target(scope: str, value, by):
     """The scope's object, from its identifier. One another team's member may not see reads as unknown, so
-    a lead naming another team's workload learns nothing about it (DESIGN.md invariant 9)."""
+    a lead naming another team's workload learns nothing about it (docs/architecture.md invariant 9)."""
     if scope == CapScope.ORG:
         if value not in (None, ""):
             raise ValidationError("A cap on the whole organisation has no target; leave it out.")

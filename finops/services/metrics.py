@@ -24,7 +24,7 @@ Decisions:
   took would skew any period's tokens per second.
 - Corrections: a later report for the same workload, provider, model, hour and source replaces the earlier one
   (never adds), so posting the same batch twice leaves the same state; no idempotency key is needed.
-- Reported metrics change no spend and no alert judges latency (DESIGN.md's evaluations are caps, spikes,
+- Reported metrics change no spend and no alert judges latency (docs/architecture.md's evaluations are caps, spikes,
   commitments, cost per outcome and silent sources), so no "spend changed" signal is queued: only the
   performance rollup of the workloads and days written is rebuilt, in the same transaction.
 """

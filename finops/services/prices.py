@@ -1,4 +1,4 @@
-"""List prices: the seed catalog, and estimating a line's cost from its tokens (DESIGN.md invariant 5)."""
+"""List prices: the seed catalog, and estimating a line's cost from its tokens (docs/architecture.md invariant 5)."""
 
 import csv
 import datetime as dt

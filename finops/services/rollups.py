@@ -1,4 +1,4 @@
-"""The daily rollup, rebuilt set-based for exactly the days a write touched (DESIGN.md invariant 7)."""
+"""The daily rollup, rebuilt set-based for exactly the days a write touched (docs/architecture.md invariant 7)."""
 
 import datetime as dt
 

@@ -1,4 +1,4 @@
-"""The one "spend changed" signal (DESIGN.md data flow; issue 10).
+"""The one "spend changed" signal (docs/architecture.md data flow; issue 10).
 
 Every path that changes spend — an ingest run, a re-attribution after a rule change, `apply_config`, a workload
 moved to another team — calls `spend_changed(...)` once, inside its write transaction, after rebuilding the
@@ -8,7 +8,6 @@ schedule too, so a change made while no worker ran is not missed.
 """
 
 import datetime as dt
-from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -33,10 +32,6 @@ class SpendChange:
                    workload_ids=tuple(workload_ids), team_ids=tuple(team_ids))
 
 
-# The latest signals, for tests and the bench to read (bounded: a long-running worker must not grow it).
-sent: deque[SpendChange] = deque(maxlen=1000)
-
-
 def spend_changed(*, days: Iterable[dt.date], reason: str, account_ids: Iterable[int] = (),
                   workload_ids: Iterable[int | None] = (), team_ids: Iterable[int | None] = ()) -> SpendChange | None:
     """Say that spend on `days` changed for these accounts / workloads / teams (empty: unknown, evaluate all).
@@ -51,7 +46,6 @@ def spend_changed(*, days: Iterable[dt.date], reason: str, account_ids: Iterable
     def queue():
         from finops.tasks import evaluate_alerts  # tasks import services
 
-        sent.append(change)
         evaluate_alerts.delay(**change.as_task_kwargs())
 
     # robust: the change has committed whatever happens next; an evaluation that fails to queue (or, inline, to

@@ -1,4 +1,4 @@
-"""Connector kind -> the one object that reads it (DESIGN.md: one class per source kind behind a registry).
+"""Connector kind -> the one object that reads it (docs/architecture.md: one class per source kind behind a registry).
 
 Every ConnectorKind has exactly one entry here (tests/ingest/test_registry.py checks it)."""
 

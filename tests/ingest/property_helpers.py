@@ -9,8 +9,9 @@ from finops.models import Account, DailySpend, IngestRun, MonthlySpend, UsageLin
 
 TOKEN_FIELDS = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests")
 # A pull plan costs ~0.3 s (dozens of HTTP pages, several writes); a file import ~20 ms.
-PULL_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-FILE_SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SLOW_FIXTURES = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+PULL_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=SLOW_FIXTURES)
+FILE_SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=SLOW_FIXTURES)
 
 
 def reset_account(account: Account) -> None:

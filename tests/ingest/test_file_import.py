@@ -446,7 +446,7 @@ def expected_reporting_cost(r: dict) -> Decimal | None:
     ) / MTOK
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(
     files=st.lists(st.lists(usage_rows(), max_size=5), min_size=1, max_size=4),
     order=st.lists(st.integers(0, 3), min_size=1, max_size=8),

@@ -1,4 +1,4 @@
-"""Property tests (hypothesis) for idempotent API pulls (DESIGN.md invariants 3 and 7).
+"""Property tests (hypothesis) for idempotent API pulls (docs/architecture.md invariants 3 and 7).
 
 An OpenAI organisation played by FakeProviderServer from a fixed in-test ledger: however a window is split into
 overlapping, repeated, out-of-order pulls (and however each pull is chunked), the lines, the totals by day and the

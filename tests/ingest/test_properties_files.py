@@ -1,4 +1,4 @@
-"""Property tests (hypothesis) for idempotent file imports and restatements (DESIGN.md invariants 3 and 7).
+"""Property tests (hypothesis) for idempotent file imports and restatements (docs/architecture.md invariants 3 and 7).
 
 - FOCUS exports: a restated billing month replaces the month (late-billed rows charged in the month before
   included); a file for another month adds; importing any file again changes nothing.
