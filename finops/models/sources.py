@@ -143,6 +143,13 @@ class IngestRun(models.Model):
         return left_out_text(self.left_out)
 
     @property
+    def left_out_brief(self) -> str:
+        """The same, naming the three largest services (the Sources list)."""
+        from finops.display import left_out_text
+
+        return left_out_text(self.left_out, services=3)
+
+    @property
     def duration(self):
         if self.started_at and self.finished_at:
             return self.finished_at - self.started_at
