@@ -9,8 +9,10 @@ reads (a file repeats a few hundred), so both FOCUS readers filter in bulk:
 1. The row's provider must be the account's. A cloud account (aws-bedrock, azure-openai, gcp-vertex) takes
    rows naming its cloud in `ServiceProviderName`, `HostProviderName`, `ProviderName` (FOCUS 1.0–1.2) or
    `InvoiceIssuerName` (a Marketplace model sold by Anthropic through AWS names AWS as host or issuer); any other
-   account takes rows naming its own provider (slug or name), or naming none. Another provider's rows (the Oracle
-   rows of a multi-cloud export) are left out, never booked as the account's.
+   account takes rows naming its own provider (slug or name) or naming none, rows of another known AI vendor
+   (this product's own export names each line's provider: booked as that vendor, as the row says) and a cloud's
+   rows under rule 3 (booked as that cloud). A provider the account cannot book (the Oracle rows of a multi-cloud
+   export, Azure rows in an AWS file) is left out, never booked as the account's.
 2. A service the account's settings exclude (`focus_services_exclude`, ServiceName, case-insensitive) is left out;
    one they include (`focus_services_include`) is kept, whatever the rules below say.
 3. A cloud account keeps LLM inference: `ServiceSubcategory` "Generative AI" (FOCUS 1.2+); the cloud's own
@@ -76,28 +78,41 @@ class Scope:
         get = dict(zip(SCOPE_COLUMNS, ("" if cell.strip() in _NULLS else cell.strip() for cell in cells)))
         service = get["ServiceName"] or get["x_ServiceCode"] or "(no service)"
         names = [get[column] for column in PROVIDER_NAME_COLUMNS if get[column]]
-        if names and not self._own_provider(names):
+        provider = self._provider_of(names)
+        if provider is None or (self.cloud and provider != self.cloud):
             return Decision(False, f"{names[0]}: {service}", OTHER_PROVIDER)
         lowered = get["ServiceName"].lower()
         if lowered in self.exclude:
             return Decision(False, service, EXCLUDED)
-        if lowered in self.include or self.cloud is None:
+        if lowered in self.include or provider not in _CLOUD_WORDS:
             return KEPT
-        return KEPT if self._inference(get) else Decision(False, service, NOT_INFERENCE)
+        return KEPT if self._inference(get, provider) else Decision(False, service, NOT_INFERENCE)
 
-    def _own_provider(self, names: list[str]) -> bool:
-        if self.cloud:
-            return bool(_words(" ".join(names)) & _CLOUD_WORDS[self.cloud])
-        return any(_VENDOR_SLUGS.get(_squash(name)) == self.provider_slug or _squash(name) in self.own_names
-                   for name in names)
+    def _provider_of(self, names: list[str]) -> str | None:
+        """"own", a cloud ("aws", "azure", "gcp"), another known vendor's slug, or None: a provider this account
+        cannot book (an unknown name, or for a cloud account anything but its cloud)."""
+        if not names:
+            return self.cloud or "own"  # nothing says otherwise: the account's
+        words = _words(" ".join(names))
+        clouds = [cloud for cloud, marks in _CLOUD_WORDS.items() if words & marks]
+        if clouds:
+            return self.cloud if self.cloud in clouds else clouds[0]
+        for name in names:
+            squashed = _squash(name)
+            if squashed in self.own_names or _VENDOR_SLUGS.get(squashed) == self.provider_slug:
+                return "own"
+            if _VENDOR_SLUGS.get(squashed):  # another vendor's rows (this product's own export): booked as theirs
+                return _VENDOR_SLUGS[squashed]
+        return None
 
-    def _inference(self, get: dict) -> bool:
+    @staticmethod
+    def _inference(get: dict, cloud: str) -> bool:
         if get["ServiceSubcategory"].lower() == "generative ai":
             return True
-        llm = _CLOUD_SERVICES[self.cloud]
-        if llm.search(get["ServiceName"]) or (self.cloud == "azure" and llm.search(get["x_SkuMeterSubcategory"])):
+        llm = _CLOUD_SERVICES[cloud]
+        if llm.search(get["ServiceName"]) or (cloud == "azure" and llm.search(get["x_SkuMeterSubcategory"])):
             return True
-        if self.cloud == "aws" and (get["x_ServiceCode"].lower() == "amazonbedrock"
+        if cloud == "aws" and (get["x_ServiceCode"].lower() == "amazonbedrock"
                                     or aws_usage_type(get["x_UsageType"]) or aws_usage_type(get["SkuMeter"])):
             return True
         units = f"{get['ConsumedUnit']} {get['PricingUnit']}".lower()

@@ -48,6 +48,7 @@ def load(account, data: bytes, name: str):
 
 
 def month(account, start: dt.date, end: dt.date) -> dict:
+    start, end = (dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) for day in (start, end))
     lines = UsageLine.objects.filter(account=account, period_start__gte=start, period_start__lt=end)
     return lines.aggregate(cost=Sum("cost"), input=Sum("input_tokens"), output=Sum("output_tokens"))
 
@@ -69,7 +70,7 @@ def test_a_correction_of_last_month_nets_in_the_month_it_corrects(account, order
     april = month(account, dt.date(2026, 4, 1), dt.date(2026, 5, 1))
     assert march == {"cost": Decimal("6.00"), "input": 800_000, "output": 400_000}  # 2.50 + 4.00 - 0.50
     assert april == {"cost": Decimal("0.55"), "input": 500_000, "output": 0}  # 1.25 - 1.00 + 0.30
-    categories = dict(UsageLine.objects.filter(account=account, period_start__gte=dt.date(2026, 4, 1))
+    categories = dict(UsageLine.objects.filter(account=account, period_start__gte=dt.datetime(2026, 4, 1, tzinfo=dt.UTC))
                       .values_list("charge_category").annotate(Sum("cost")))
     assert categories == {"usage": Decimal("1.25"), "credit": Decimal("-1.00"), "adjustment": Decimal("0.30")}
     rollup = DailySpend.objects.filter(account=account, day=dt.date(2026, 3, 14)).aggregate(
