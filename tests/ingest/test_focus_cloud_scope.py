@@ -13,6 +13,7 @@ from django.db.models import Sum
 
 from finops.display import left_out_text
 from finops.models import Account, IngestRun, Provider, UsageLine
+from ingest.providers.focus_scope import SCOPE_COLUMNS, Scope
 from ingest.services import usage_file_import
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "focus_cloud"
@@ -143,3 +144,39 @@ def test_the_summary_reads_exact_amounts_by_service():
     assert text == ("left out 1,958 rows, $41,250.23: Amazon EC2 $18,002.10, Amazon S3 $23,248.13, "
                     "Oracle: Compute $0.00 (another provider)")
     assert left_out_text({}) == ""
+
+
+def decide(scope: Scope, **cells) -> tuple:
+    decision = scope.decide(*(cells.get(column, "") for column in SCOPE_COLUMNS))
+    return decision.kept, decision.reason
+
+
+def test_the_rule_per_provider_column_by_column():
+    aws = Scope(provider_slug="aws-bedrock", provider_name="AWS Bedrock")
+    # FOCUS 1.0's ProviderName; an Oracle row of a multi-cloud export is another provider's, whatever its service.
+    assert decide(aws, ProviderName="Oracle", ServiceName="Generative AI", ServiceSubcategory="Generative AI") == (
+        False, "another provider")
+    # FOCUS 1.3: a Marketplace model sold by Anthropic, hosted and invoiced by AWS, is the AWS account's.
+    assert decide(aws, ServiceProviderName="Anthropic", HostProviderName="AWS", InvoiceIssuerName="AWS",
+                  ServiceName="Claude Sonnet 4.5 (Amazon Bedrock Edition)") == (True, "")
+    assert decide(aws, ProviderName="AWS", ServiceCategory="AI and Machine Learning", ServiceName="Amazon SageMaker",
+                  ConsumedUnit="Hours") == (False, "not LLM inference")
+    assert decide(aws, ProviderName="AWS", ServiceName="Amazon Bedrock", ChargeCategory="Purchase",
+                  x_UsageType="USE1-ProvisionedThroughput-ModelUnits") == (True, "")
+    azure = Scope(provider_slug="azure-openai")
+    assert decide(azure, ProviderName="Microsoft", ServiceName="Cognitive Services",
+                  x_SkuMeterSubcategory="Azure OpenAI") == (True, "")
+    assert decide(azure, ProviderName="Microsoft", ServiceName="Foundry Models") == (True, "")
+    assert decide(azure, ProviderName="Microsoft", ServiceName="Azure AI Search",
+                  ServiceCategory="AI and Machine Learning") == (False, "not LLM inference")
+    gcp = Scope(provider_slug="gcp-vertex")
+    assert decide(gcp, ProviderName="Google Cloud", ServiceName="Claude Sonnet 4.5", PublisherName="Anthropic",
+                  ServiceCategory="AI and Machine Learning", ConsumedUnit="Tokens") == (True, "")
+    assert decide(gcp, ProviderName="Google Cloud", ServiceName="Gemini API") == (True, "")
+    assert decide(gcp, ProviderName="AWS", ServiceName="Amazon Bedrock") == (False, "another provider")
+    # A vendor's own FOCUS file: its rows are kept, another vendor's booked as theirs, an unknown name left out.
+    openai = Scope(provider_slug="openai", provider_name="OpenAI")
+    assert decide(openai, ProviderName="OpenAI", ServiceName="OpenAI API") == (True, "")
+    assert decide(openai, ProviderName="Groq", ServiceName="Groq") == (True, "")
+    assert decide(openai, ProviderName="Solora AI") == (False, "another provider")
+    assert decide(openai, ProviderName="AWS", ServiceName="Amazon EC2") == (False, "not LLM inference")
