@@ -71,6 +71,7 @@ def test_the_api_reads_and_patches_them_and_a_run_says_what_it_left_out(client_a
     assert client_as(fiona).patch(url, json.dumps({"focus_services_include": ["x"]}),
                                   content_type="application/json").status_code == 403
 
+    account.refresh_from_db()
     run = usage_file_import(account=account, stream=io.BytesIO(AWS_FILE), file_name="may.csv")
     body = client_as(fiona).get(f"/api/v1/runs/{run.pk}").json()
     assert body["lines_written"] == 0 and body["left_out"]["rows"] == 3
