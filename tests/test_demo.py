@@ -278,9 +278,12 @@ def test_reloading_restates_each_bedrock_month_and_changes_no_total(loaded):
 def test_the_bedrock_exports_are_whole_account_exports_and_say_what_they_left_out(loaded):
     """EC2, S3, a Savings Plan fee and the tax on EC2 beside Bedrock: left out, counted, shown on the Sources page."""
     lines = UsageLine.objects.filter(account__name=BEDROCK)
-    assert not lines.filter(tags__x_ServiceCode__in=["AmazonEC2", "AmazonS3"]).exists()
+    assert not lines.filter(tag_set__tags__x_ServiceCode__in=["AmazonEC2", "AmazonS3"]).exists()
+    assert set(lines.values_list("tag_set__tags__x_ServiceCode", flat=True)) == {"AmazonBedrock"}
     for run in IngestRun.objects.filter(account__name=BEDROCK):
-        days = {line.period_start.date() for line in lines.filter(ingest_run=run, charge_category="usage")}
+        month = dt.datetime.fromisoformat(run.file_name.removesuffix(".csv")[-7:] + "-01T00:00:00+00:00")
+        days = {line.period_start.date() for line in lines.filter(billing_period_start=month, charge_category="usage")}
+        assert days
         services = {entry["service"]: entry for entry in run.left_out["services"]}
         assert set(services) == {"Amazon Elastic Compute Cloud", "Amazon Simple Storage Service",
                                  "Savings Plans for AWS Compute usage"}
