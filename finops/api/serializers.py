@@ -1,5 +1,6 @@
 import datetime as dt
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from finops.models import Account, IngestRun, Provider, Team, Workload
@@ -79,9 +80,13 @@ class LeftOutSerializer(serializers.Serializer):
 
 class IngestRunSerializer(serializers.ModelSerializer):
     account = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    left_out = LeftOutSerializer(read_only=True, allow_null=True,
-                                 help_text="What a FOCUS import left out (rows and exact cost by service); {} when nothing.")
+    left_out = serializers.SerializerMethodField(
+        help_text="What a FOCUS import left out (rows and exact cost by service); null when nothing was.")
     left_out_summary = serializers.CharField(read_only=True, help_text='"left out 1,958 rows, $41,250.23: Amazon EC2 …"')
+
+    @extend_schema_field(LeftOutSerializer(allow_null=True))
+    def get_left_out(self, run) -> dict | None:
+        return run.left_out or None
 
     class Meta:
         model = IngestRun
