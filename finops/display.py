@@ -55,6 +55,29 @@ def money_exact(value, currency: str | None = None) -> str:
     return _with_symbol(f"{abs(rounded):,.2f}", rounded < 0, currency)
 
 
+def left_out_text(left_out: dict, *, services: int | None = None) -> str:
+    """What a FOCUS import left out (IngestRun.left_out), exact: "left out 1,958 rows, $41,250.23: Amazon EC2
+    $18,002.10, Amazon S3 $9,120.00, Oracle: Compute $12.00 (another provider)"; "" when nothing was.
+    `services`: name at most that many, the largest, and count the rest."""
+    if not left_out or not left_out.get("rows"):
+        return ""
+    entries = left_out.get("services", [])
+    totals: dict[str, Decimal] = {}
+    for entry in entries:
+        totals[entry["currency"]] = totals.get(entry["currency"], Decimal(0)) + Decimal(entry["cost"])
+    total = " + ".join(money_exact(amount, currency) for currency, amount in sorted(totals.items()))
+    shown = entries if services is None else entries[:services]
+    parts = [
+        f"{entry['service']} {money_exact(entry['cost'], entry['currency'])}"
+        + ("" if entry["reason"] == "not LLM inference" else f" ({entry['reason']})")
+        for entry in shown
+    ]
+    if len(entries) > len(shown):
+        parts.append(f"{len(entries) - len(shown)} more")
+    rows = left_out["rows"]
+    return f"left out {rows:,} row{'' if rows == 1 else 's'}, {total}: {', '.join(parts)}"
+
+
 def money_compact(value, currency: str | None = None) -> str:
     """"$1.2k", "$3.4M"; under a thousand, exact to the cent."""
     if value is None or value == "":

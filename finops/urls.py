@@ -28,6 +28,7 @@ urlpatterns = [
     path("sources/<int:pk>/", sources.source_detail, name="source-detail"),
     path("sources/<int:pk>/sync/", sources.source_sync, name="source-sync"),
     path("sources/<int:pk>/edit/", sources.source_edit, name="source-edit"),
+    path("sources/<int:pk>/focus-services/", sources.source_focus_services, name="source-focus-services"),
     path("sources/<int:pk>/test/", sources.source_test, name="source-test"),
     path("caps/", caps.cap_list, name="cap-list"),
     path("caps/new/", caps.cap_create, name="cap-create"),

@@ -33,6 +33,7 @@ from .lease import (
     AccountBusy, RunInProgress, account_write_lock, lease_claim, lease_release, run_lock, run_unlock,
 )
 from .columnar import write_batches
+from .providers.focus_scope import LeftOut, Scope
 from .providers.base import BatchDeclined, ProviderError, UsageRow, token_weight
 from .providers.registry import api_source_for, file_source_for
 from .windows import WindowRefused, chunks, scheduled_window, window_check
@@ -108,18 +109,27 @@ def run_import_upload(*, run_id: int, wait_if_busy: bool = True, final_attempt: 
 def _parse_and_write(run: IngestRun, stream) -> WriteResult:
     try:
         source = file_source_for(run.account.connector)
+        # A FOCUS file: only the rows the account's scope keeps; what it left out is said on the run.
+        left_out = LeftOut()
+        scoped = {"scope": Scope.for_account(run.account), "left_out": left_out} if getattr(source, "scoped", False) else {}
         if _batch_path_open(source, stream):
             try:
                 with transaction.atomic():  # a savepoint: a declined file leaves nothing of the attempt
-                    return write_batches(account=run.account, run=run, batches=source.parse_batches(stream, file_name=run.file_name))
+                    batches = source.parse_batches(stream, file_name=run.file_name, **scoped)
+                    return _with_left_out(write_batches(account=run.account, run=run, batches=batches), left_out)
             except BatchDeclined as declined:
                 log.info("run %s: %s read row by row (%s)", run.id, run.file_name, declined)
                 stream.seek(0)
-        rows = source.parse(stream, file_name=run.file_name)
+        rows = source.parse(stream, file_name=run.file_name, **scoped)
         granularity = getattr(source, "replace_granularity", "day")
-        return write_rows(account=run.account, run=run, rows=rows, granularity=granularity)
+        return _with_left_out(write_rows(account=run.account, run=run, rows=rows, granularity=granularity), left_out)
     except UnicodeDecodeError:
         raise IngestError(f"{run.file_name}: not UTF-8 text") from None
+
+
+def _with_left_out(result: WriteResult, left_out: LeftOut) -> WriteResult:
+    result.left_out = left_out.as_json()
+    return result
 
 
 def _batch_path_open(source, stream) -> bool:
@@ -391,15 +401,17 @@ def _finish(run: IngestRun, *, result: WriteResult | None = None, error: str = "
     run.error, run.finished_at = error, now
     if result is not None:
         run.lines_read, run.lines_written, run.lines_replaced = result.read, result.written, result.replaced
+        run.left_out = result.left_out
         if result.windows and run.window_start is None:
             run.window_start, run.window_end = result.windows[0][0], result.windows[-1][1]
     else:
         run.lines_written = run.lines_replaced = 0
+        run.left_out = {}
     run.save()
     if error:
         log.warning("ingest run %s for account %s failed: %s", run.id, run.account_id, error)
         Account.objects.filter(id=run.account_id).update(last_sync_at=now, last_error=error, last_error_at=now)
     else:
-        log.info("ingest run %s succeeded: %s lines read, %s written, %s replaced", run.id, run.lines_read,
-                 run.lines_written, run.lines_replaced)
+        log.info("ingest run %s succeeded: %s lines read, %s written, %s replaced%s", run.id, run.lines_read,
+                 run.lines_written, run.lines_replaced, f"; {run.left_out_summary}" if run.left_out else "")
         Account.objects.filter(id=run.account_id).update(last_sync_at=now, last_success_at=now, last_error="")

@@ -61,6 +61,7 @@ class WriteResult:
     replaced: int
     windows: list[Window]
     days: set[dt.date] = field(default_factory=set)  # the UTC days whose rollup was rebuilt (written or replaced)
+    left_out: dict = field(default_factory=dict)  # a FOCUS import's rows left out (IngestRun.left_out)
 
 
 def day_window(day: dt.date) -> Window:

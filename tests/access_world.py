@@ -46,6 +46,7 @@ class World:
     contract: Contract
     offering: Offering
     job: ReattributionJob
+    focus_account: Account  # a FOCUS file account (its services page, its PATCH in the API)
 
     def of(self, side: str) -> TeamObjects:
         return self.a if side == "a" else self.b
@@ -99,7 +100,9 @@ def build_world() -> World:
     offering = Offering.objects.filter(provider=openai).first() or Offering.objects.create(
         provider=openai, model="gpt-5-mini", family="gpt-5-mini", input_per_mtok="0.25", output_per_mtok="2")
     job = ReattributionJob.objects.create(requested_by=users["admin"], reason="rule changed")
-    return World(users, a, b, file_account, api_account, run, org_cap, contract, offering, job)
+    focus_account = Account.objects.create(name="bedrock-files", provider=Provider.objects.get(slug="aws-bedrock"),
+                                           connector="focus_file")
+    return World(users, a, b, file_account, api_account, run, org_cap, contract, offering, job, focus_account)
 
 
 class WorldOnce:

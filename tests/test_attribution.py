@@ -135,13 +135,16 @@ FOCUS_PER_TOKEN = Path(__file__).resolve().parent / "fixtures" / "focus_file" / 
     {"tags": {"env": "prod", "team": "search"}},
     {"user": "person1@example.com"},
     {"account": "openai"},
-    {"provider": "aws-bedrock"},
+    {"provider": "solora-ai"},
     {},
 ])
 def test_an_import_attributes_its_lines_as_a_reattribution_would(condition, openai_account, support_agent, search_ranker):
     """Lines are attributed when written (RuleMatcher, in Python) and after a rule change (a CASE, in SQL):
     with the rule already in place, re-attributing after the import must move nothing."""
-    focus = Account.objects.create(name="bedrock", provider=Provider.objects.get(slug="aws-bedrock"), connector="focus_file")
+    # The file is Solora AI's own FOCUS export: an account of that provider imports it (issue 21: a FOCUS import
+    # keeps its account's provider's rows).
+    solora = Provider.objects.create(slug="solora-ai", name="Solora AI")
+    focus = Account.objects.create(name="solora", provider=solora, connector="focus_file")
     if "account" in condition:
         condition = {"account": openai_account}
     if "provider" in condition:

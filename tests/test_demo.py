@@ -1,6 +1,7 @@
 """The demo organisation (docs/demo.md): what `make demo` loads, on Postgres and on the demo's SQLite."""
 
 import datetime as dt
+import html
 import json
 import os
 import subprocess
@@ -15,6 +16,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Count, Sum
 from django.db.models.functions import TruncDate
+from django.test import Client
+from django.urls import reverse
 
 from finops.demo import CAP_BREACHING_TEAM, DEMO_PASSWORD, SUGGESTED_MONTHLY_CAP_USD
 from finops.demo.exports import FIRST_MONTH_CREDIT, TAX_RATE
@@ -270,6 +273,30 @@ def test_reloading_restates_each_bedrock_month_and_changes_no_total(loaded):
         assert first.lines_written == second.lines_written == second.lines_replaced > 0
     assert loaded["after_second"]["bedrock_months"] == loaded["after_first"]["bedrock_months"]
     assert len(loaded["after_first"]["bedrock_months"]) == len(MONTHS)
+
+
+def test_the_bedrock_exports_are_whole_account_exports_and_say_what_they_left_out(loaded):
+    """EC2, S3, a Savings Plan fee and the tax on EC2 beside Bedrock: left out, counted, shown on the Sources page."""
+    lines = UsageLine.objects.filter(account__name=BEDROCK)
+    assert not lines.filter(tag_set__tags__x_ServiceCode__in=["AmazonEC2", "AmazonS3"]).exists()
+    assert set(lines.values_list("tag_set__tags__x_ServiceCode", flat=True)) == {"AmazonBedrock"}
+    for run in IngestRun.objects.filter(account__name=BEDROCK):
+        month = dt.datetime.fromisoformat(run.file_name.removesuffix(".csv")[-7:] + "-01T00:00:00+00:00")
+        days = {line.period_start.date() for line in lines.filter(billing_period_start=month, charge_category="usage")}
+        assert days
+        services = {entry["service"]: entry for entry in run.left_out["services"]}
+        assert set(services) == {"Amazon Elastic Compute Cloud", "Amazon Simple Storage Service",
+                                 "Savings Plans for AWS Compute usage"}
+        assert run.left_out["rows"] == 2 * len(days) + 2
+        assert services["Amazon Elastic Compute Cloud"]["rows"] == len(days) + 1  # a day each and the month's tax
+        assert {entry["reason"] for entry in services.values()} == {"not LLM inference"}
+        assert run.left_out_summary.startswith(f"left out {run.left_out['rows']} rows, $")
+
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.post(reverse("login"), {"username": "admin", "password": "demo-password"})
+    page = client.get(reverse("source-list")).content.decode()
+    latest = IngestRun.objects.filter(account__name=BEDROCK).order_by("-finished_at").first()
+    assert f"Last import {latest.left_out_brief}" in html.unescape(page)
 
 
 def test_loading_the_demo_a_second_time_changes_no_total(loaded):

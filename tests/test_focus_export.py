@@ -41,7 +41,7 @@ accounts:
   - {name: openai-prod, provider: openai, connector: usage_csv}
   - {name: openai-eu, provider: openai, connector: usage_csv}
   - {name: groq-batch, provider: groq, connector: usage_csv}
-  - {name: aws-payer, provider: aws-bedrock, connector: focus_file}
+  - {name: aws-payer, provider: aws-bedrock, connector: focus_file, focus_services_include: [Amazon Elastic Compute Cloud]}
 prices:
   - {provider: groq, model: gpt-oss-120b, effective_from: 2025-03-01, input_per_mtok: 0.1, output_per_mtok: 0.5, cached_input_per_mtok: 0.05}
 fx_rates:
@@ -221,8 +221,9 @@ def test_taxes_and_credits_are_their_own_charge_categories_without_quantities(or
         assert row["ConsumedQuantity"] == row["PricingQuantity"] == row["PricingUnit"] == row["SkuId"] == ""
         assert row["ChargeFrequency"] == "One-Time"
         assert row["ProviderName"] == "AWS Bedrock"
-    # A usage line without tokens (the AWS export's EC2 meter) counts its requests, not tokens of no kind.
-    (ec2,) = [r for r in rows if r["x_ModelAsBilled"] == "USE1-BoxUsage:m5.large"]
+    # A usage line without tokens (the AWS export's EC2 meter, which the account includes; a line without a model)
+    # counts its requests, not tokens of no kind.
+    (ec2,) = [r for r in rows if r["ChargeCategory"] == "Usage" and r["ProviderName"] == "AWS Bedrock" and r["x_ModelAsBilled"] == ""]
     assert (ec2["ConsumedQuantity"], ec2["ConsumedUnit"], ec2["PricingUnit"], ec2["SkuMeter"]) == ("0", "Requests", "Requests", "")
 
 

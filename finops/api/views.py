@@ -21,6 +21,7 @@ from finops.selectors import outcomes as outcome_selectors, spend
 from finops.selectors import spend_report
 from finops.selectors.caps import cap_statuses
 from finops.services import caps as cap_service
+from finops.services.accounts import AccountInvalid, account_focus_services_set
 from finops.views.period import today_utc
 from finops.selectors.rules import rule_preview
 from finops.services import rules as rule_service
@@ -128,6 +129,21 @@ class AccountDetail(generics.RetrieveAPIView):
     serializer_class = serializers.AccountSerializer
     permission_classes = [access.SeesSources]
     queryset = Account.objects.select_related("provider")
+
+    @extend_schema(request=serializers.FocusServicesSerializer, responses=serializers.AccountSerializer,
+                   summary="Choose a FOCUS file account's services (admins)")
+    def patch(self, request, pk):
+        """The FOCUS services a file account imports besides, or never, its provider's LLM inference."""
+        account = self.get_object()
+        body = serializers.FocusServicesSerializer(data=request.data, partial=True)
+        body.is_valid(raise_exception=True)
+        values = {"include": account.focus_services_include, "exclude": account.focus_services_exclude}
+        values |= {key.removeprefix("focus_services_"): value for key, value in body.validated_data.items()}
+        try:
+            account = account_focus_services_set(account=account, by=request.user, **values)
+        except AccountInvalid as invalid:
+            raise ValidationError({"detail": str(invalid)}) from None
+        return Response(serializers.AccountSerializer(account).data)
 
 
 class AccountRunList(generics.ListAPIView):

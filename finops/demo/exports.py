@@ -5,9 +5,10 @@ export turns those days into the file(s) a real customer of that provider would 
 
 - UsageCsv (`usage_csv`, docs/usage-csv.md): one row per day × stream, with the billed cost in the account's
   currency. OpenAI and Anthropic (their API connectors cannot be called offline) and Moonshot (bills in CNY).
-- FocusExport (`focus_file`): AWS Data Exports "FOCUS 1.2 with AWS columns" for Bedrock, one file per billing
-  month as AWS delivers it: a row per day × stream × token direction, billed at list price, plus one Tax or
-  Credit row per month.
+- FocusExport (`focus_file`): AWS Data Exports "FOCUS 1.2 with AWS columns" for the whole AWS account, one file
+  per billing month as AWS delivers it: a Bedrock row per day × stream × token direction, billed at list price,
+  plus one Tax or Credit row per month; beside them the account's EC2 and S3 days, a Savings Plan fee and the tax
+  on EC2, which the import leaves out and counts (the Sources page shows it).
 - SpendLogs (`gateway_log`): a CSV export of LiteLLM's `LiteLLM_SpendLogs` table for Groq, Cerebras and the
   Moonshot gateway, one record per request. The log is thinned: 20–60 records a day per stream, two of them
   untimed carrying the bulk of the day's tokens, the others timed single requests at each provider's market
@@ -241,10 +242,51 @@ class FocusExport:
             "ChargePeriodStart": _ts(month["first"]), "ChargePeriodEnd": _ts(month["last"] + dt.timedelta(days=1)),
         }
 
+    def _rest_of_the_cloud(self, month_start: dt.date, month: dict) -> list[dict]:
+        """The account's other AWS services, as a whole-account export holds them: the import leaves them out
+        and says so (docs/ingestion.md, "What a FOCUS import keeps"). A day of EC2 and S3 each, one Savings Plan
+        fee and the tax on EC2 per month; deterministic, and none of it changes the demo's AI figures."""
+        common = {**self._common(month_start), "ServiceSubcategory": "", "x_Operation": ""}
+        rows, ec2_total, day = [], Decimal(0), month["first"]
+        while day <= month["last"]:
+            period = {"ChargePeriodStart": _ts(day), "ChargePeriodEnd": _ts(day + dt.timedelta(days=1)),
+                      "ChargeCategory": "Usage", "ChargeFrequency": "Usage-Based", "SubAccountId": AWS_ACCOUNT}
+            hours = 24 * (3 + day.day % 4)  # three to six m6i.large instances
+            ec2 = (Decimal("0.096") * hours).quantize(COST_QUANTUM)
+            gb_month = Decimal(4000 + 25 * day.timetuple().tm_yday)
+            s3 = (gb_month * Decimal("0.023") / 30).quantize(COST_QUANTUM)
+            ec2_total += ec2
+            rows += [
+                {**common, **period, "ServiceCategory": "Compute", "ServiceName": "Amazon Elastic Compute Cloud",
+                 "ServiceSubcategory": "Virtual Machines", "x_ServiceCode": "AmazonEC2", "BilledCost": ec2,
+                 "ChargeDescription": "$0.096 per On Demand Linux m6i.large Instance Hour", "ConsumedQuantity": hours,
+                 "ConsumedUnit": "Hours", "PricingQuantity": hours, "PricingUnit": "Hours",
+                 "x_UsageType": f"{REGION[2]}-BoxUsage:m6i.large", "x_Operation": "RunInstances"},
+                {**common, **period, "ServiceCategory": "Storage", "ServiceName": "Amazon Simple Storage Service",
+                 "ServiceSubcategory": "Object Storage", "x_ServiceCode": "AmazonS3", "BilledCost": s3,
+                 "ChargeDescription": "$0.023 per GB - first 50 TB / month of storage used",
+                 "ConsumedQuantity": _plain(gb_month / 30), "ConsumedUnit": "GB-Mo", "PricingQuantity": _plain(gb_month / 30),
+                 "PricingUnit": "GB-Mo", "x_UsageType": f"{REGION[2]}-TimedStorage-ByteHrs", "x_Operation": "StandardStorage"},
+            ]
+            day += dt.timedelta(days=1)
+        whole_month = {"ChargePeriodStart": _ts(month["first"]), "ChargePeriodEnd": _ts(month["last"] + dt.timedelta(days=1)),
+                       "ChargeFrequency": "Recurring", "SubAccountId": AWS_ACCOUNT}
+        return rows + [
+            {**common, **whole_month, "ChargeCategory": "Purchase", "ServiceCategory": "Compute",
+             "ServiceName": "Savings Plans for AWS Compute usage", "x_ServiceCode": "ComputeSavingsPlans",
+             "BilledCost": Decimal("146.00"), "ChargeDescription": "1 year No Upfront Compute Savings Plan",
+             "CommitmentDiscountType": "Savings Plan", "CommitmentDiscountCategory": "Spend"},
+            {**common, **whole_month, "ChargeCategory": "Tax", "ServiceCategory": "Compute",
+             "ServiceName": "Amazon Elastic Compute Cloud", "x_ServiceCode": "AmazonEC2",
+             "BilledCost": (ec2_total * TAX_RATE).quantize(CENT), "ChargeDescription": "Tax for Amazon EC2",
+             "ChargeFrequency": "One-Time"},
+        ]
+
     def write(self, out_dir: Path) -> list[Path]:
         paths = []
         for n, (month_start, month) in enumerate(sorted(self.months.items())):
-            rows = [*month["rows"], self._charge(month_start, month, first=n == 0)]
+            rows = [*month["rows"], self._charge(month_start, month, first=n == 0),
+                    *self._rest_of_the_cloud(month_start, month)]
             path = out_dir / f"{self.account.name}-focus-{month_start:%Y-%m}.csv"
             paths.append(_write_csv(path, FOCUS_COLUMNS, rows))
         return paths

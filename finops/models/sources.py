@@ -52,6 +52,11 @@ class Account(models.Model):
         max_length=128, blank=True, help_text="Environment variable the secret was read from (config as code)."
     )
     enabled = models.BooleanField(default=True)
+    # A FOCUS file account imports its provider's LLM inference only (ingest/providers/focus_scope.py); these
+    # ServiceNames widen or narrow that (case-insensitive, exact names as the file spells them).
+    focus_services_include = models.JSONField(default=list, blank=True,
+                                              help_text="FOCUS ServiceNames to import besides LLM inference.")
+    focus_services_exclude = models.JSONField(default=list, blank=True, help_text="FOCUS ServiceNames never to import.")
     sync_interval_minutes = models.PositiveIntegerField(default=60, help_text="How often the API is pulled.")
     last_sync_at = models.DateTimeField(null=True, blank=True)
     last_success_at = models.DateTimeField(null=True, blank=True)
@@ -114,6 +119,9 @@ class IngestRun(models.Model):
     lines_written = models.PositiveIntegerField(default=0)
     lines_replaced = models.PositiveIntegerField(default=0)
     lines_rejected = models.PositiveIntegerField(default=0)
+    # What a FOCUS import left out (not the account's provider, not LLM inference, excluded by its settings):
+    # {"rows": n, "services": [{"service", "reason", "currency", "rows", "cost" (exact decimal text)}]}; {} when none.
+    left_out = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -125,6 +133,21 @@ class IngestRun(models.Model):
 
     def __str__(self):
         return f"{self.account} {self.trigger} {self.status}"
+
+    @property
+    def left_out_summary(self) -> str:
+        """"left out 1,958 rows, $41,250.23: Amazon EC2 $18,002.10, …" (empty when nothing was): the one text the
+        command, the API and the pages show."""
+        from finops.display import left_out_text  # display imports models
+
+        return left_out_text(self.left_out)
+
+    @property
+    def left_out_brief(self) -> str:
+        """The same, naming the three largest services (the Sources list)."""
+        from finops.display import left_out_text
+
+        return left_out_text(self.left_out, services=3)
 
     @property
     def duration(self):

@@ -30,13 +30,16 @@ class ChargeCategory(models.TextChoices):
 
 
 class TokenCounts(models.Model):
-    """Token classes with one meaning across providers: the four input/output classes are disjoint."""
+    """Token classes with one meaning across providers: the four input/output classes are disjoint.
 
-    input_tokens = models.PositiveBigIntegerField(default=0, help_text="Uncached input tokens.")
-    cached_input_tokens = models.PositiveBigIntegerField(default=0, help_text="Input tokens read from a cache.")
-    cache_write_tokens = models.PositiveBigIntegerField(default=0, help_text="Input tokens written to a cache.")
-    output_tokens = models.PositiveBigIntegerField(default=0)
-    requests = models.PositiveBigIntegerField(default=0)
+    Signed: a FOCUS refund or correction row has a negative ConsumedQuantity, and nets the usage it corrects
+    (every reader but FOCUS refuses a negative count)."""
+
+    input_tokens = models.BigIntegerField(default=0, help_text="Uncached input tokens.")
+    cached_input_tokens = models.BigIntegerField(default=0, help_text="Input tokens read from a cache.")
+    cache_write_tokens = models.BigIntegerField(default=0, help_text="Input tokens written to a cache.")
+    output_tokens = models.BigIntegerField(default=0)
+    requests = models.BigIntegerField(default=0)
 
     class Meta:
         abstract = True

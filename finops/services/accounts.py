@@ -66,7 +66,8 @@ def account_create(
     return account
 
 
-SNAPSHOT_FIELDS = ("name", "provider", "connector", "base_url", "enabled", "sync_interval_minutes", "credentials_env")
+SNAPSHOT_FIELDS = ("name", "provider", "connector", "base_url", "enabled", "sync_interval_minutes", "credentials_env",
+                   "focus_services_include", "focus_services_exclude")
 
 
 def account_snapshot(account: Account) -> dict:
@@ -94,6 +95,34 @@ def account_update(
     account.save(update_fields=["base_url", "sync_interval_minutes", "enabled", "updated_at"])
     if secret:
         account_set_credentials(account=account, secret=secret)
+    _audit(account, AuditEntry.Action.UPDATED, before, by)
+    return account
+
+
+def service_names(names) -> list[str]:
+    """FOCUS ServiceNames as stored: trimmed, blank and repeated ones (case-insensitive) dropped, in order."""
+    seen, kept = set(), []
+    for name in names:
+        name = str(name).strip()
+        if name and name.lower() not in seen:
+            seen.add(name.lower())
+            kept.append(name)
+    return kept
+
+
+@transaction.atomic
+def account_focus_services_set(*, account: Account, include, exclude, by=None) -> Account:
+    """Which FOCUS services a file account imports besides, or never, its provider's LLM inference
+    (ingest/providers/focus_scope.py); applies to the next import of a file."""
+    if account.connector != ConnectorKind.FOCUS_FILE:
+        raise AccountInvalid(f"{account.name} does not read FOCUS files; it has no FOCUS services to choose")
+    include, exclude = service_names(include), service_names(exclude)
+    both = {n.lower() for n in include} & {n.lower() for n in exclude}
+    if both:
+        raise AccountInvalid(f"a service cannot be both included and excluded: {', '.join(sorted(both))}")
+    before = account_snapshot(account)
+    account.focus_services_include, account.focus_services_exclude = include, exclude
+    account.save(update_fields=["focus_services_include", "focus_services_exclude", "updated_at"])
     _audit(account, AuditEntry.Action.UPDATED, before, by)
     return account
 

@@ -181,6 +181,27 @@ class AccountSettingsForm(ConnectionForm):
         secret.help_text = f"Leave empty to keep {kept}. {key_help(account.connector)}"
 
 
+class FocusServicesForm(forms.Form):
+    """A FOCUS file account's services besides, or never, its provider's LLM inference: one ServiceName a line."""
+
+    include = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 4}), label="Also import these services",
+        help_text="One FOCUS ServiceName a line, as the file spells it (any case), e.g. Amazon SageMaker.",
+    )
+    exclude = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 4}), label="Never import these services",
+        help_text="One ServiceName a line; wins over the rule that keeps LLM inference.",
+    )
+
+    def __init__(self, *args, account: Account, **kwargs):
+        kwargs.setdefault("initial", {"include": "\n".join(account.focus_services_include),
+                                      "exclude": "\n".join(account.focus_services_exclude)})
+        super().__init__(*args, **kwargs)
+
+    def names(self, field: str) -> list[str]:
+        return self.cleaned_data[field].splitlines()
+
+
 class RuleForm(forms.ModelForm):
     """A rule: the workload it assigns to, its priority, and any conditions (all must hold; blank = any)."""
 

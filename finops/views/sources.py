@@ -16,12 +16,13 @@ from django.views.decorators.http import require_POST, require_safe
 from finops import access
 from finops.models import Account, CostBasis, DailySpend, IngestRun
 from finops.selectors.account_status import account_status, account_statuses
-from finops.services.accounts import AccountInvalid, account_create, account_update
+from finops.models.sources import ConnectorKind
+from finops.services.accounts import AccountInvalid, account_create, account_focus_services_set, account_update
 from ingest.connection_check import ConnectionReport, account_connection_check, connection_check
 from ingest.services import sync_now, usage_upload_accept
 from ingest.writing import IngestError
 
-from .forms import DEFAULT_BASE_URLS, AccountSettingsForm, ApiAccountForm, UploadForm
+from .forms import DEFAULT_BASE_URLS, AccountSettingsForm, ApiAccountForm, FocusServicesForm, UploadForm
 from .methods import require_form_methods
 
 RUNS_PER_PAGE = 25
@@ -232,6 +233,26 @@ def source_edit(request, pk):
     )
     changed = "key replaced, " if data["secret"] else ""
     messages.success(request, f"{account.name} saved ({changed}{'enabled' if data['enabled'] else 'disabled'}).")
+    return redirect("source-detail", pk=account.id)
+
+
+@require_form_methods
+def source_focus_services(request, pk):
+    """A FOCUS file account's services to import besides, or never, its provider's LLM inference."""
+    _require_admin(request.user)
+    account = get_object_or_404(Account.objects.select_related("provider"), pk=pk)
+    if account.connector != ConnectorKind.FOCUS_FILE:
+        raise Http404("Only FOCUS file accounts choose services.")
+    form = FocusServicesForm(request.POST or None, account=account)
+    context = {"form": form, "account": account}
+    if request.method != "POST" or not form.is_valid():
+        return render(request, "finops/source_focus_services.html", context, status=400 if request.method == "POST" else 200)
+    try:
+        account_focus_services_set(account=account, include=form.names("include"), exclude=form.names("exclude"), by=request.user)
+    except AccountInvalid as invalid:
+        form.add_error(None, str(invalid))
+        return render(request, "finops/source_focus_services.html", context, status=400)
+    messages.success(request, f"{account.name} saved: its next import keeps these services. Re-import a file to apply it to it.")
     return redirect("source-detail", pk=account.id)
 
 

@@ -35,6 +35,7 @@ from .focus_format import (
     read_up_to,
     resolve_header,
 )
+from .focus_scope import SCOPE_COLUMNS, LeftOut, Scope
 from .text_input import bounded_decompressed
 from .focus_values import TAG_COLUMNS, charge_periods, currency_code, tag_set_items
 from .focus_meters import CACHE_READ, CACHE_WRITE, INPUT, OUTPUT, unit_of
@@ -48,12 +49,16 @@ _CLEANED = ("BilledCost", "ChargeCategory", "ConsumedQuantity", "PricingQuantity
 # Numbers the batch reader takes as they are: what Postgres and Decimal read alike, within the columns' range
 # (a negative exponent, as in `9.324e-05`, only shrinks a value; a positive one could overflow: declined).
 _COST = r"^-?[0-9]{1,20}(\.[0-9]+)?([eE]-[0-9]{1,3})?$"
-_QUANTITY = r"^[0-9]{1,9}(\.[0-9]{1,9})?$"
+_QUANTITY = r"^-?[0-9]{1,9}(\.[0-9]{1,9})?$"  # negative: a refund or correction
 _QUANTITY_TYPE = pa.decimal128(18, 9)  # × a block (decimal128(19, 0), as Arrow casts int64): within 38 digits
 
 
-def focus_csv_batches(stream, *, file_name: str):
-    """Yield a RowBatch per block of a FOCUS CSV (or CSV.gz) export; raise Declined for anything unusual."""
+def focus_csv_batches(stream, *, file_name: str, scope: Scope | None = None, left_out: LeftOut | None = None):
+    """Yield a RowBatch per block of a FOCUS CSV (or CSV.gz) export; raise Declined for anything unusual.
+
+    With a `scope`, only the rows it keeps; the others are counted into `left_out` (focus_scope.py)."""
+    if left_out is not None:
+        left_out.clear()
     head = read_up_to(stream, 4)
     if not head or head in (PARQUET_MAGIC, ZIP_MAGIC):
         raise Declined("empty, Parquet or ZIP: the row reader reads or refuses it")
@@ -61,12 +66,12 @@ def focus_csv_batches(stream, *, file_name: str):
     if head[:2] == GZIP_MAGIC:
         binary = io.BufferedReader(bounded_decompressed(binary, file_name), 1 << 16)
     try:
-        yield from _batches(binary, file_name)
+        yield from _batches(binary, file_name, scope, left_out if left_out is not None else LeftOut())
     except (gzip.BadGzipFile, EOFError, zlib.error, UnicodeDecodeError, pa.ArrowInvalid) as exc:
         raise Declined(str(exc)) from None
 
 
-def _batches(binary, file_name: str):
+def _batches(binary, file_name: str, scope: Scope | None, left_out: LeftOut):
     prefix = read_up_to(binary, 1 << 16)
     if prefix.startswith(b"\xef\xbb\xbf"):
         prefix = prefix[3:]
@@ -89,12 +94,41 @@ def _batches(binary, file_name: str):
             strings_can_be_null=False, quoted_strings_can_be_null=False,
         ),
     )
-    memos = _Memos()
+    memos = _Memos(scope)
     for batch in reader:
         if batch.num_rows:
             if any(pc.any(pc.match_substring(column, "\x00")).as_py() for column in batch.columns):
                 raise Declined("a NUL byte")  # the row reader names its line
-            yield _read(batch, names, memos)
+            if scope is not None:
+                batch = _kept(batch, names, memos, left_out)
+            if batch.num_rows:
+                yield _read(batch, names, memos)
+
+
+def _kept(batch: pa.RecordBatch, names: dict[str, str], memos: "_Memos", left_out: LeftOut) -> pa.RecordBatch:
+    """The rows the account's scope keeps; the others counted into `left_out`, cost summed exactly in columns."""
+    columns = [batch.column(names[name]) if name in names else None for name in SCOPE_COLUMNS]
+    if all(column is None for column in columns):
+        columns[0] = pa.nulls(batch.num_rows, pa.string()).fill_null("")
+    decision_of, decisions = memos.scope(columns)
+    kept = pc.take(pa.array([decision.kept for decision in decisions], pa.bool_()), decision_of)
+    if pc.all(kept).as_py():
+        return batch
+    dropped = pc.invert(kept)
+    cost = _clean(batch.column(names["BilledCost"]).filter(dropped))
+    if not pc.all(pc.match_substring_regex(cost, _COST)).as_py():
+        raise Declined("a BilledCost the row reader must read")
+    try:
+        amounts = cost.cast(pa.decimal128(38, 18))  # exact, or ArrowInvalid when it would round
+    except pa.ArrowInvalid:
+        raise Declined("a left-out cost with more than 18 decimals") from None
+    currency_of, currencies = memos.currency([batch.column(names["BillingCurrency"]).filter(dropped)])
+    groups = pa.table({"scope": decision_of.filter(dropped), "currency": currency_of, "cost": amounts}).group_by(
+        ["scope", "currency"]).aggregate([("cost", "sum"), ("cost", "count")])
+    for scope_index, currency_index, total, count in zip(*(column.to_pylist() for column in groups.columns)):
+        decision = decisions[scope_index]
+        left_out.add(decision.service, decision.reason, currencies[currency_index], count, total)
+    return batch.filter(kept)
 
 
 class _Memo:
@@ -144,20 +178,18 @@ def _cell(text: str) -> str:
     return text
 
 
-def _model(model: str, raw: str, category: str, description: str, service: str) -> str:
-    return model or ("" if category != "usage" else (raw or description or service))
 
 
 class _Memos:
     """One file's interpretations of what repeats, by focus_format.py's functions."""
 
-    def __init__(self):
+    def __init__(self, scope: Scope | None = None):
+        self.scope = _Memo(scope.decide if scope else None)
         self.meter = _Memo(lambda *cells: analyse(cells), clean=False)  # analyse reads raw cells, as in focus_file
         self.period = _Memo(charge_periods)
         self.currency = _Memo(currency_code)
         self.unit_plan = _Memo(_unit_plan)
         self.tags = _Memo(lambda *cells: dict(tag_set_items(cells[:-2], cells[-2], cells[-1])))
-        self.model = _Memo(_model)
 
 
 def _read(batch: pa.RecordBatch, names: dict[str, str], memos: _Memos) -> RowBatch:
@@ -196,13 +228,12 @@ def _read(batch: pa.RecordBatch, names: dict[str, str], memos: _Memos) -> RowBat
     tag_of, tag_sets = memos.tags(
         [*cells("Tags", *TAG_COLUMNS, "ChargeClass"), meter_raw, _first(get("ResourceName"), get("ResourceId"))]
     )
-    model_of, models = memos.model([by_meter([m.model for m in meters]), meter_raw, category, *cells("ChargeDescription", "ServiceName")])
 
     zero = pa.scalar(0, pa.int64())
     return RowBatch(
         period_start=by_period(0), period_end=by_period(1),
         billing_period_start=by_period(2), billing_period_end=by_period(3),
-        model_raw=pc.take(pa.array(models, pa.string()), model_of),
+        model_raw=by_meter([m.model for m in meters]),
         input_tokens=pc.if_else(pc.equal(direction, INPUT), tokens, zero),
         cached_input_tokens=pc.if_else(pc.equal(direction, CACHE_READ), tokens, zero),
         cache_write_tokens=pc.if_else(pc.equal(direction, CACHE_WRITE), tokens, zero),
@@ -239,9 +270,10 @@ def _quantities(get, raw: dict, memos: _Memos, token_meter: pa.Array, meter_dire
     block = pc.take(pa.array([p[2] for p in plans], pa.int64()), plan_of)
     text = pc.if_else(pc.equal(column, 1), pricing, pc.if_else(pc.equal(column, 0), consumed, pa.scalar("0")))
     if not pc.all(pc.match_substring_regex(text, _QUANTITY)).as_py():
-        raise Declined("a quantity the row reader must read (negative, exponent or very precise)")
+        raise Declined("a quantity the row reader must read (exponent or very precise)")
     counted = pc.multiply(text.cast(_QUANTITY_TYPE), block.cast(pa.decimal128(19, 0)))
-    counts = pc.round(counted, 0, round_mode="half_up").cast(pa.int64())
+    # Half away from zero, as Decimal's ROUND_HALF_UP in the row reader (a refund's -2.5 tokens is -3 in both).
+    counts = pc.round(counted, 0, round_mode="half_towards_infinity").cast(pa.int64())
     zero = pa.scalar(0, pa.int64())
     direction = pc.if_else(pc.equal(kind, "tokens"), meter_direction, pa.scalar(None, pa.string()))
     if pc.any(pc.and_(pc.equal(kind, "tokens"), pc.is_null(direction))).as_py():

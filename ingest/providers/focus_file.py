@@ -28,8 +28,14 @@ reference/provider-formats.md §3 (FOCUS), §4.4 (AWS "FOCUS with AWS columns"),
   `USE1-mistral.voxtral-small-24b-2507-mantle-…` → `mistral.voxtral-small-24b-2507`), a Marketplace
   `<Model> (Amazon Bedrock Edition)` service name, the meter with direction/deployment/unit words removed
   (`gpt-4o 1120 Inp glbl Tokens` → `gpt-4o-1120`, `Gemini 2.5 Flash GA Text Input - Predictions` →
-  `gemini-2.5-flash`), an Azure Marketplace `<model>-<GUID>` resource name. A usage row with none of these keeps
-  its raw meter as the model (visible, never dropped); tax/credit/adjustment/purchase rows keep "" then.
+  `gemini-2.5-flash`), an Azure Marketplace `<model>-<GUID>` resource name. A row with none of these is a line
+  without a model ("no model": provisioned throughput, fees, fine-tuning storage, tax, credits), never a meter word
+  or a resource id; its meter stays in `tags["meter"]`.
+- Scope: an import reads only the rows its account's Scope keeps (focus_scope.py: a cloud account's LLM
+  inference, of its own provider); the rest are counted, with their exact cost by service, into a LeftOut.
+- Refunds and corrections: a negative ConsumedQuantity (FOCUS allows any decimal) is a negative token or request
+  count, so a refund nets; Credit and Adjustment rows and ChargeClass "Correction" rows import as they are, dated
+  by their ChargePeriod (the period they correct) and replaced with the BillingPeriod they are invoiced in.
 - Provider: AWS (any of ServiceProviderName/ProviderName/HostProviderName/InvoiceIssuerName/PublisherName) →
   "aws-bedrock" when the row is Bedrock (service, service code or usage type), else "" (the account's provider);
   Microsoft/Azure → "azure-openai"; Google → "gcp-vertex"; a recognised API vendor name (OpenAI, Anthropic, Groq …)
@@ -43,7 +49,7 @@ reference/provider-formats.md §3 (FOCUS), §4.4 (AWS "FOCUS with AWS columns"),
   PublisherName, PricingUnit, SkuId …), unknown `x_` columns ignored, any column order, snake_case or lower-case
   header variants (Athena / BigQuery), Azure 1.0 times without seconds, Azure's brace-less Tags. Strict where a
   wrong guess would mislead: missing BilledCost/BillingCurrency/ChargePeriodStart/ChargePeriodEnd/ChargeCategory
-  columns, an empty cost, a bad date, an unknown ChargeCategory, a negative token count.
+  columns, an empty cost, a bad date, an unknown ChargeCategory.
 - Speed: ~20 µs a row. Meter analysis, periods, units and tags repeat across rows and go through bounded LRU
   caches, so they cost once per distinct value and memory stays flat.
 """
@@ -59,6 +65,7 @@ import operator
 import shutil
 import tempfile
 import zlib
+from decimal import Decimal
 
 from .base import ProviderError, UsageRow, csv_lines
 from .focus_batches import focus_csv_batches
@@ -77,6 +84,7 @@ from .focus_format import (
     read_up_to,
     resolve_header,
 )
+from .focus_scope import SCOPE_COLUMNS, LeftOut, Scope
 from .focus_meters import CACHE_READ, CACHE_WRITE, INPUT, OUTPUT, token_quantity
 from .focus_values import TAG_CELLS, charge_periods, currency_code, tag_set_items
 from .parsing import parse_decimal
@@ -87,17 +95,25 @@ PARQUET_BATCH = 8192
 class FocusFile:
     kind = "focus_file"
 
-    def parse_batches(self, stream, *, file_name: str):
+    scoped = True  # the import gives an account's Scope and a LeftOut (focus_scope.py)
+
+    def parse_batches(self, stream, *, file_name: str, scope: Scope | None = None, left_out: LeftOut | None = None):
         """The CSV fast path (focus_batches.py): RowBatches, or BatchDeclined for what only `parse` reads exactly."""
 
-        return focus_csv_batches(stream, file_name=file_name)
+        return focus_csv_batches(stream, file_name=file_name, scope=scope, left_out=left_out)
 
-    def parse(self, stream, *, file_name: str):
+    def parse(self, stream, *, file_name: str, scope: Scope | None = None, left_out: LeftOut | None = None):
+        """UsageRows of the rows `scope` keeps (None: every row); the rest are counted into `left_out`."""
+        if left_out is not None:
+            left_out.clear()  # a declined batch read may have counted some already
+        yield from self._parse(stream, file_name, _Filter(scope, left_out or LeftOut()) if scope else None)
+
+    def _parse(self, stream, file_name: str, keep):
         head = read_up_to(stream, 4)
         if not head:
             raise ProviderError(f"{file_name}: the file is empty")
         if head == PARQUET_MAGIC:
-            yield from _parquet_rows(stream, head, file_name)
+            yield from _parquet_rows(stream, head, file_name, keep)
             return
         if head == ZIP_MAGIC:
             raise ProviderError(f"{file_name}: a ZIP archive; unzip it and import the CSV or Parquet file inside")
@@ -106,7 +122,7 @@ class FocusFile:
             binary = io.BufferedReader(bounded_decompressed(binary, file_name), 1 << 16)
         text = utf8_text(binary)
         try:
-            yield from _csv_rows(bounded_lines(text, file_name), file_name)
+            yield from _csv_rows(bounded_lines(text, file_name), file_name, keep)
         except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
             problem = exc or "unexpected end"
             raise ProviderError(f"{file_name}: the gzip data is damaged or truncated ({problem})") from None
@@ -117,7 +133,7 @@ class FocusFile:
 # --- containers ---
 
 
-def _csv_rows(lines, file_name: str):
+def _csv_rows(lines, file_name: str, keep):
     reader = csv.reader(lines)
     try:
         header = next(reader, None)
@@ -132,10 +148,12 @@ def _csv_rows(lines, file_name: str):
             continue
         if len(values) > width:
             raise ProviderError(f"{where}: {len(values)} fields but the header has {width} columns")
-        yield _focus_row(values, plan, where)
+        row = _focus_row(values, plan, where, keep)
+        if row is not None:
+            yield row
 
 
-def _parquet_rows(stream, head: bytes, file_name: str):
+def _parquet_rows(stream, head: bytes, file_name: str, keep):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -165,7 +183,9 @@ def _parquet_rows(stream, head: bytes, file_name: str):
                 columns = [[_cell(v) for v in batch.column(j).to_pylist()] for j in range(batch.num_columns)]
                 for values in zip(*columns):
                     n += 1
-                    yield _focus_row(list(values), plan, f"{file_name} row {n}")
+                    row = _focus_row(list(values), plan, f"{file_name} row {n}", keep)
+                    if row is not None:
+                        yield row
         except pa.ArrowException as exc:
             raise ProviderError(f"{file_name} after row {n}: the Parquet data cannot be read ({exc})") from None
     finally:
@@ -212,9 +232,29 @@ class _Plan:
         self.names = tuple(index)
         self.cells = operator.itemgetter(*(index[name] for name in self.names))
         self.meter = operator.itemgetter(*(index.get(name, -1) for name in METER_COLUMNS))
+        self.scope = operator.itemgetter(*(index.get(name, -1) for name in SCOPE_COLUMNS))
 
 
-def _focus_row(values: list, plan: _Plan, where: str) -> UsageRow:
+class _Filter:
+    """An account's Scope over rows: a row left out is counted (with its exact cost) instead of read."""
+
+    def __init__(self, scope: Scope, left_out: LeftOut):
+        self.scope, self.left_out = scope, left_out
+
+    def keeps(self, cells: tuple, get: Cells, where: str) -> bool:
+        decision = self.scope.decide(*cells)
+        if decision.kept:
+            return True
+        try:
+            cost = parse_decimal(get["BilledCost"]) if get["BilledCost"] else Decimal(0)
+            currency = currency_code(get["BillingCurrency"])
+        except (ValueError, decimal.InvalidOperation) as exc:
+            raise ProviderError(f"{where}: {exc}") from None
+        self.left_out.add(decision.service, decision.reason, currency, 1, cost)
+        return False
+
+
+def _focus_row(values: list, plan: _Plan, where: str, keep: _Filter | None = None) -> UsageRow | None:
     if len(values) < plan.width:
         values = values + [""] * (plan.width - len(values))
     values.append("")  # position -1: the value of every column the file does not have
@@ -232,6 +272,8 @@ def _focus_row(values: list, plan: _Plan, where: str) -> UsageRow:
                     cells[name] = value
     else:
         cells = Cells(zip(plan.names, read))
+    if keep is not None and not keep.keeps(plan.scope(values), cells, where):
+        return None
     try:
         meter = analyse(plan.meter(values))
         return _row(cells, meter, where)
@@ -270,9 +312,7 @@ def _row(get: Cells, meter: "Meter", where: str) -> UsageRow:
 
     tags = dict(tag_set_items(TAG_CELLS(get), meter.raw, get["ResourceName"] or get["ResourceId"]))
 
-    model = meter.model
-    if not model:
-        model = "" if category != "usage" else (meter.raw or get["ChargeDescription"] or get["ServiceName"])
+    model = meter.model  # a row naming no model is a line without one ("no model"), never its meter word
     # Positional, in ROW_FIELDS order: half the cost of keywords (~1.8 µs a row).
     return UsageRow(
         start,

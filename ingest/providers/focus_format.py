@@ -25,11 +25,11 @@ REQUIRED = ("BilledCost", "BillingCurrency", "ChargePeriodStart", "ChargePeriodE
 COLUMNS = REQUIRED + (
     "BillingPeriodStart", "BillingPeriodEnd", "ChargeClass", "ChargeDescription", "ConsumedQuantity", "ConsumedUnit",
     "PricingQuantity", "PricingUnit", "ProviderName", "PublisherName", "ServiceProviderName", "HostProviderName",
-    "InvoiceIssuerName", "ServiceName", "SkuId", "SkuMeter", "SkuPriceDetails", "ResourceId", "ResourceName",
+    "InvoiceIssuerName", "ServiceCategory", "ServiceSubcategory", "ServiceName", "SkuId", "SkuMeter", "SkuPriceDetails", "ResourceId", "ResourceName",
     "SubAccountId", "Tags", "PrincipalId", "CredentialId",
     # Vendor extensions worth reading (AWS §4.4, Azure §5.1); every other x_ column is ignored.
     "x_UsageType", "x_Operation", "x_ServiceCode", "x_SkuMeterName", "x_SkuDescription", "x_ResourceGroupName",
-    "x_CostCenter", "x_InvoiceSectionName", "x_ProjectId", "x_ProjectName", "x_Model", "x_ModelId", "x_ModelName",
+    "x_CostCenter", "x_InvoiceSectionName", "x_SkuMeterSubcategory", "x_ProjectId", "x_ProjectName", "x_Model", "x_ModelId", "x_ModelName",
 )
 # This product's own FOCUS export (docs/focus-export.md) puts a usage line on one row, its token classes in these
 # columns and "Tokens" as the meter of a line mixing them: a reader of that file takes the classes from here.

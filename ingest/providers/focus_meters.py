@@ -44,9 +44,7 @@ def token_quantity(get, is_token_meter: bool) -> tuple[int, str | None]:
         kind, block = unit_of(get[unit_column], is_token_meter)
         if not text or kind is None:
             continue
-        quantity = parse_decimal(text)
-        if quantity < 0:
-            raise ValueError(f"{quantity_column} is negative ({text}); a token or request count cannot be negative")
+        quantity = parse_decimal(text)  # negative on a refund or correction: the count nets the original's
         count = (quantity * block).to_integral_value(rounding=decimal.ROUND_HALF_UP)
         return int(count), kind
     return 0, None

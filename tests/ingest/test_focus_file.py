@@ -63,10 +63,12 @@ def test_marketplace_models_sold_through_bedrock_count_as_bedrock_spend():
 
 
 def test_aws_lines_that_are_not_bedrock_keep_the_account_provider_and_carry_no_tokens():
+    """Read without an account's scope (an import leaves EC2 out: test_focus_cloud_scope.py)."""
     ec2 = parse_file("aws_bedrock_focus_1_0.csv")[8]
 
     assert ec2.provider_slug == ""
-    assert ec2.model_raw == "USE1-BoxUsage:m5.large"  # not an LLM: the raw usage type, visible, not dropped
+    assert ec2.model_raw == ""  # no model: the usage type is no model name (it stays in the meter tag)
+    assert ec2.tags["meter"] == "USE1-BoxUsage:m5.large"
     assert (ec2.input_tokens, ec2.output_tokens, ec2.cost) == (0, 0, Decimal("2.304"))
 
 
@@ -145,7 +147,8 @@ def test_azure_brace_less_tags_and_times_without_seconds_are_read():
 def test_an_azure_meter_that_is_not_tokens_keeps_its_cost_and_no_tokens():
     hosting = parse_file("azure_openai_focus_1_2.csv")[4]
 
-    assert hosting.model_raw == "Standard Fine-tuned Model Hosting"
+    assert hosting.model_raw == ""  # a line without a model, never the meter's words
+    assert hosting.tags["meter"] == "Standard Fine-tuned Model Hosting"
     assert (hosting.input_tokens, hosting.output_tokens, hosting.cost) == (0, 0, Decimal("1.68"))
 
 

@@ -288,6 +288,8 @@ def _apply_account(entry, environ) -> str:
         "credentials_env": entry["credentials_env"],
         "enabled": entry["enabled"],
         "sync_interval_minutes": entry["sync_interval_minutes"],
+        "focus_services_include": entry["focus_services_include"],
+        "focus_services_exclude": entry["focus_services_exclude"],
     }
     secret = environ.get(entry["credentials_env"], "") if entry["credentials_env"] else None
     return account_apply(name=entry["name"], values=values, secret=secret)

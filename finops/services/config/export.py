@@ -53,6 +53,8 @@ def config_document() -> dict:
                     "credentials_env": a.credentials_env,
                     "enabled": a.enabled,
                     "sync_interval_minutes": a.sync_interval_minutes,
+                    "focus_services_include": a.focus_services_include or None,
+                    "focus_services_exclude": a.focus_services_exclude or None,
                 }
             )
             for a in Account.objects.select_related("provider").order_by("name")

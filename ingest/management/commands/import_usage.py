@@ -31,7 +31,7 @@ class Command(BaseCommand):
                 run = usage_file_import(account=target, stream=stream, file_name=path.name, trigger=IngestRun.Trigger.COMMAND)
             counts = f"read {run.lines_read}, written {run.lines_written}, replaced {run.lines_replaced}, rejected {run.lines_rejected}"
             if run.status == IngestRun.Status.SUCCEEDED:
-                self.stdout.write(f"{path.name}: {counts}")
+                self.stdout.write(f"{path.name}: {counts}" + (f"; {run.left_out_summary}" if run.left_out else ""))
             else:
                 failed += 1
                 self.stderr.write(f"{path.name}: FAILED, nothing written: {run.error}")
