@@ -39,7 +39,7 @@ def test_gateway_lines_are_hourly_estimates_from_gateway_logs_with_latency(loade
     timed = 0
     for line in lines:
         assert line.period_end - line.period_start == HOUR and line.period_start.minute == 0
-        performance = Performance.from_json(line.latency)
+        performance = line.performance
         # Every record is a request; the bulk records (no end time) are counted, the single requests timed.
         assert performance.requests == line.requests >= 1 and performance.e2e.count <= line.requests
         assert performance.ttft.count == performance.e2e.count and not performance.summary_requests

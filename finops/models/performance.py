@@ -55,6 +55,13 @@ class PerformanceColumns(models.Model):
     class Meta:
         abstract = True
 
+    @property
+    def performance(self):
+        """The row's finops.performance.Performance, read from its columns."""
+        from finops.performance import COLUMNS, Performance
+
+        return Performance().absorb_columns(tuple(getattr(self, name) for name in COLUMNS))
+
 
 class PerformanceSums(PerformanceColumns):
     """What the daily and the monthly performance rollup hold alike."""

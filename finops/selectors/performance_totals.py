@@ -64,8 +64,8 @@ def performance_totals(workload_ids: Iterable[int], spans: dict[str, tuple[dt.da
     with connection.cursor() as cursor:
         # The stored Performance without its TTFT cells (a table of workloads shows none of it).
         cursor.execute(f"SELECT span, workload_id, provider_id, model, {counters}, "
-                       f"ARRAY(SELECT c FROM unnest(r.latency) c WHERE c < %s) FROM ({rows}) r",
-                       [*params, TTFT << (12 + COUNT_BITS)])
+                       f"ARRAY(SELECT c FROM unnest(r.latency) c WHERE c < {TTFT << (12 + COUNT_BITS)}) FROM ({rows}) r",
+                       params)
         fetched = cursor.fetchall()
     for span, workload_id, provider_id, model, *stored in fetched:
         by_workload, by_model = found[span]
