@@ -57,6 +57,16 @@ def _forward_postgres(schema_editor) -> None:
     with schema_editor.connection.cursor() as cursor:
         for statement in statements:
             cursor.execute(statement)
+    _settle_triggers(schema_editor)
+
+
+def _settle_triggers(schema_editor) -> None:
+    """Postgres: run the deferred foreign-key checks the updates queued now, so that the columns can be dropped
+    in this transaction ("cannot ALTER TABLE … because it has pending trigger events"); then defer them again."""
+    if schema_editor.connection.vendor == "postgresql":
+        with schema_editor.connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+            cursor.execute("SET CONSTRAINTS ALL DEFERRED")
 
 
 # --- elsewhere, and back: row by row ---
@@ -139,6 +149,7 @@ def backward(apps, schema_editor):
         for row in _each(apps.get_model("finops", name)):
             row.performance = _as_json(row, row.requests)
             row.save()
+    _settle_triggers(schema_editor)
 
 
 def _cells_field():
@@ -186,6 +197,9 @@ class Migration(migrations.Migration):
         migrations.AddField("reportedperformance", "requests", models.PositiveBigIntegerField(default=0, help_text="Requests with per-request data.")),
         migrations.AddField("reportedperformance", "errors", models.PositiveBigIntegerField(default=0)),
         migrations.AddField("reportedperformance", "summary_requests", models.PositiveBigIntegerField(default=0, help_text="Requests known from summaries only.")),
+        # Nullable before the conversion, so that going back re-adds them empty and `backward` fills them.
+        *[migrations.AlterField(model, "performance", models.JSONField(null=True, help_text="finops.performance.Performance.as_json()."))
+          for model in ("dailyperformance", "monthlyperformance", "reportedperformance")],
         migrations.RunPython(forward, backward),
         migrations.RemoveField("usageline", LINE_JSON),
         migrations.RemoveField("dailyperformance", "performance"),
