@@ -108,19 +108,6 @@ class LatencyDistribution:
         over = sum(count for index, count in self.buckets.items() if limit is None or index > limit)
         return over / total
 
-    def absorb_json(self, data: dict | None) -> "LatencyDistribution":
-        """Count a stored distribution (as_json) into this one, in place, without building it first."""
-        if not data:
-            return self
-        if data.get("v") != VERSION or data.get("alpha") != _ALPHA_TEXT:
-            raise ValueError(f"a latency distribution of another kind: {data.get('v')!r}, alpha {data.get('alpha')!r}")
-        self.zero += int(data.get("zero", 0))
-        buckets, get = self.buckets, self.buckets.get
-        for index, count in data.get("buckets", {}).items():
-            index = int(index)
-            buckets[index] = get(index, 0) + count
-        return self
-
     def as_json(self) -> dict:
         return {"v": VERSION, "alpha": str(ALPHA), "zero": self.zero,
                 "buckets": {str(index): count for index, count in sorted(self.buckets.items())}}

@@ -91,27 +91,6 @@ class Performance:
         self.summary_errors += other.summary_errors
         self.summary_counted += other.summary_counted
 
-    COUNTS = ("requests", "errors", "streamed_tokens", "streamed_ms", "timed_tokens", "timed_ms", "summary_requests",
-              "summary_errors", "summary_counted")
-
-    def absorb_json(self, data: dict | None) -> "Performance":
-        """Add a stored Performance (as_json) into this one, in place, without building it first — what absorb(
-        from_json(data)) does, at a fraction of the cost: the rollup and period reads merge thousands of rows."""
-        if not data:
-            return self
-        if data.get("v") != VERSION:  # a summary from before distributions (or a wrong version: from_json says so)
-            return self.absorb(Performance.from_json(data))
-        for name in self.COUNTS:
-            value = data.get(name)
-            if value:
-                setattr(self, name, getattr(self, name) + int(value))
-        bound = data.get("summary_p99_ms")
-        if bound is not None:
-            self.summary_p99_ms = max(self.summary_p99_ms or 0, float(bound))
-        self.e2e.absorb_json(data.get("e2e"))
-        self.ttft.absorb_json(data.get("ttft"))
-        return self
-
     # --- as columns ---
 
     def columns(self) -> dict:
