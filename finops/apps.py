@@ -10,3 +10,7 @@ class FinopsConfig(AppConfig):
         from .logs import install_record_factory
 
         install_record_factory()
+        # The demo's SQLite gets the aggregates the rollups use (bit_or).
+        from .sqlite_functions import install
+
+        install()

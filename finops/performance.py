@@ -3,7 +3,10 @@ hour (`POST /api/v1/metrics`), a day or a month of the performance rollup all ho
 figures come from merging them — counts and sums add, latency distributions merge bucket by bucket
 (finops.latency), so a quarter's p99 is the p99 of every request of the quarter, never an average of percentiles.
 
-Stored as JSON (`as_json`), the same shape everywhere:
+Stored as columns (issue 23): the counters below each a column, the two distributions one array of cells
+(finops.latency, "cells"), so the performance rollup merges rows in SQL — `COLUMNS` on the rollup rows and the
+reported hours, `LINE_COLUMNS` on a usage line, whose own `requests` column counts its requests. Exchanged and
+migrated from JSON (`as_json`), the same shape everywhere:
 
     {"v": 2, "requests": n, "errors": n, "e2e": <distribution>, "ttft": <distribution>,
      "streamed_tokens": n, "streamed_ms": n, "timed_tokens": n, "timed_ms": n,
@@ -27,9 +30,17 @@ Stored as JSON (`as_json`), the same shape everywhere:
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from .latency import LatencyDistribution
+from .latency import LatencyDistribution, absorb_cells, cells_of
 
 VERSION = 2
+# The stored columns of a rollup row or a reported hour, in this order; `latency` holds the cells.
+COLUMNS = ("requests", "errors", "streamed_tokens", "streamed_ms", "timed_tokens", "timed_ms", "summary_requests",
+           "summary_p99_ms", "summary_errors", "summary_counted", "latency")
+# A usage line's: its requests are the line's own `requests` column. `errors` is null on a line without per-request
+# data (every line but a gateway log's, and the summary-only lines of before issue 12, which hold summary_*);
+# a line never holds a report's summary_errors / summary_counted.
+LINE_COLUMNS = ("errors", "streamed_tokens", "streamed_ms", "timed_tokens", "timed_ms", "summary_requests",
+                "summary_p99_ms", "latency")
 
 
 @dataclass
@@ -80,26 +91,50 @@ class Performance:
         self.summary_errors += other.summary_errors
         self.summary_counted += other.summary_counted
 
-    COUNTS = ("requests", "errors", "streamed_tokens", "streamed_ms", "timed_tokens", "timed_ms", "summary_requests",
-              "summary_errors", "summary_counted")
+    # --- as columns ---
 
-    def absorb_json(self, data: dict | None) -> "Performance":
-        """Add a stored Performance (as_json) into this one, in place, without building it first — what absorb(
-        from_json(data)) does, at a fraction of the cost: the rollup and period reads merge thousands of rows."""
-        if not data:
-            return self
-        if data.get("v") != VERSION:  # a summary from before distributions (or a wrong version: from_json says so)
-            return self.absorb(Performance.from_json(data))
-        for name in self.COUNTS:
-            value = data.get(name)
-            if value:
-                setattr(self, name, getattr(self, name) + int(value))
-        bound = data.get("summary_p99_ms")
-        if bound is not None:
-            self.summary_p99_ms = max(self.summary_p99_ms or 0, float(bound))
-        self.e2e.absorb_json(data.get("e2e"))
-        self.ttft.absorb_json(data.get("ttft"))
+    def columns(self) -> dict:
+        """The stored columns (COLUMNS) of this Performance."""
+        return {"requests": self.requests, "errors": self.errors, "streamed_tokens": self.streamed_tokens,
+                "streamed_ms": self.streamed_ms, "timed_tokens": self.timed_tokens, "timed_ms": self.timed_ms,
+                "summary_requests": self.summary_requests, "summary_p99_ms": self.summary_p99_ms,
+                "summary_errors": self.summary_errors, "summary_counted": self.summary_counted,
+                "latency": cells_of(self.e2e, self.ttft)}
+
+    def line_columns(self) -> tuple:
+        """A usage line's columns (LINE_COLUMNS order) holding this Performance; its requests are the line's
+        `requests` (requests + summary_requests). Zero counters are stored as they are (0, not null): null means
+        "not known", and errors null marks a line without per-request data."""
+        return (self.errors if self.requests else None, self.streamed_tokens, self.streamed_ms, self.timed_tokens,
+                self.timed_ms, self.summary_requests or None, self.summary_p99_ms, cells_of(self.e2e, self.ttft))
+
+    def absorb_columns(self, row) -> "Performance":
+        """Add a stored row's columns (COLUMNS order, a tuple) into this one, in place."""
+        (requests, errors, streamed_tokens, streamed_ms, timed_tokens, timed_ms, summary_requests, summary_p99_ms,
+         summary_errors, summary_counted, cells) = row
+        self.requests += requests or 0
+        self.errors += errors or 0
+        self.streamed_tokens += streamed_tokens or 0
+        self.streamed_ms += streamed_ms or 0
+        self.timed_tokens += timed_tokens or 0
+        self.timed_ms += timed_ms or 0
+        self.summary_requests += summary_requests or 0
+        if summary_p99_ms is not None:
+            self.summary_p99_ms = max(self.summary_p99_ms or 0, float(summary_p99_ms))
+        self.summary_errors += summary_errors or 0
+        self.summary_counted += summary_counted or 0
+        absorb_cells(self.e2e, self.ttft, cells)
         return self
+
+    @classmethod
+    def of_line(cls, requests: int, row) -> "Performance | None":
+        """A usage line's Performance from its `requests` and LINE_COLUMNS (a tuple); None when it has none."""
+        errors, streamed_tokens, streamed_ms, timed_tokens, timed_ms, summary_requests, summary_p99_ms, cells = row
+        if errors is None and summary_requests is None:
+            return None
+        timed = 0 if errors is None else requests - (summary_requests or 0)
+        return cls().absorb_columns((timed, errors, streamed_tokens, streamed_ms, timed_tokens, timed_ms,
+                                     summary_requests, summary_p99_ms, 0, 0, cells))
 
     # --- reading ---
 

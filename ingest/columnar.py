@@ -17,6 +17,7 @@ import pyarrow.csv as pcsv
 from django.db import connection
 
 from finops.models import Account, CostBasis, IngestRun, UsageLine
+from finops.performance import LINE_COLUMNS
 
 from .providers.base import BatchDeclined, RowBatch
 from .writing import COLUMNS, LinePreparer, WriteResult, day_window, new_keys_store, replace_and_roll_up
@@ -61,7 +62,8 @@ class ColumnarWriter:
             "cached_input_tokens": batch.cached_input_tokens, "cache_write_tokens": batch.cache_write_tokens,
             "output_tokens": batch.output_tokens, "requests": batch.requests, "cost": batch.cost, "currency": batch.currency,
             "reporting_cost": self._reporting_cost(batch), "cost_basis": constant(CostBasis.BILLED.value, pa.string()),
-            "charge_category": batch.charge_category, "latency": pa.nulls(n, pa.string()),
+            "charge_category": batch.charge_category,
+            **{name: pa.nulls(n, pa.string()) for name in LINE_COLUMNS},  # FOCUS lines measure no latency
             "billing_period_start": _as_text(batch.billing_period_start), "signature_id": signature_id,
         }
         return pa.table([values[name] for name in COLUMNS], names=list(COLUMNS))

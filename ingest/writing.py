@@ -18,6 +18,7 @@ from django.db.models import Q
 from django.db.models.functions import TruncDate
 
 from finops.modelids import normalise_model
+from finops.performance import LINE_COLUMNS
 from finops.models import Account, CostBasis, IngestRun, LineSignature, Provider, TagSet, UsageLine
 from finops.models.usage import signature_id, tag_set_id
 from finops.services.attribution import RuleMatcher
@@ -33,7 +34,7 @@ Window = tuple[dt.datetime, dt.datetime]
 COLUMNS = (
     "account_id", "provider_id", "ingest_run_id", "period_start", "period_end", "model", "model_raw", "service_tier",
     "project_ref", "api_key_ref", "user_ref", "tag_set_id", "input_tokens", "cached_input_tokens", "cache_write_tokens",
-    "output_tokens", "requests", "cost", "currency", "reporting_cost", "cost_basis", "charge_category", "latency",
+    "output_tokens", "requests", "cost", "currency", "reporting_cost", "cost_basis", "charge_category", *LINE_COLUMNS,
     "billing_period_start", "signature_id",
 )
 TIME_COLUMNS = tuple(COLUMNS.index(name) for name in ("period_start", "period_end", "billing_period_start"))
@@ -41,8 +42,9 @@ _TIMES = operator.itemgetter(*TIME_COLUMNS)
 # Binary COPY type of each column.
 _COPY_TYPE = {"timestamptz": ("period_start", "period_end", "billing_period_start"), "numeric": ("cost", "reporting_cost"),
               "int8": ("account_id", "provider_id", "ingest_run_id", "tag_set_id", "input_tokens", "cached_input_tokens",
-                       "cache_write_tokens", "output_tokens", "requests", "signature_id"),
-              "jsonb": ("latency",)}
+                       "cache_write_tokens", "output_tokens", "requests", "signature_id", *LINE_COLUMNS[:-2]),
+              "float8": ("summary_p99_ms",), "int8[]": ("latency",)}
+NO_PERFORMANCE = (None,) * len(LINE_COLUMNS)
 COPY_TYPES = tuple(next((t for t, names in _COPY_TYPE.items() if name in names), "text") for name in COLUMNS)
 
 
@@ -147,7 +149,8 @@ class LinePreparer:
             self.account_id, provider.id, self.run_id, row.period_start, row.period_end, model, row.model_raw,
             row.service_tier, row.project_ref, row.api_key_ref, row.user_ref, tags_id, row.input_tokens,
             row.cached_input_tokens, row.cache_write_tokens, row.output_tokens, row.requests, cost, currency,
-            reporting_cost, basis, row.charge_category, row.latency, row.billing_period_start, signature,
+            reporting_cost, basis, row.charge_category,
+            *(NO_PERFORMANCE if row.latency is None else row.latency.line_columns()), row.billing_period_start, signature,
         )
 
     def normalised_model(self, model_raw: str) -> str:

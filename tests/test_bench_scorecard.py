@@ -10,7 +10,7 @@ from django.db.models import Sum
 from finops.bench import pages, scorecard
 from finops.bench.org import GATEWAY_ACCOUNTS
 from finops.models import DailyPerformance, MonthlyPerformance, UsageLine
-from finops.performance import Performance
+from finops.performance import COLUMNS, Performance
 
 LINES = 20_000
 
@@ -23,23 +23,22 @@ def generated(db):
 def test_every_gateway_line_carries_a_performance_whose_requests_are_the_lines(generated):
     assert generated["shape"]["lines"] == UsageLine.objects.count() == LINES  # the gateways add no line to --lines
     timed = UsageLine.objects.filter(account__name__in=GATEWAY_ACCOUNTS)
-    assert timed.count() > 0 and not timed.filter(latency__isnull=True).exists()
-    assert not UsageLine.objects.exclude(account__name__in=GATEWAY_ACCOUNTS).filter(latency__isnull=False).exists()
-    for requests, latency in timed.values_list("requests", "latency")[:200]:
-        performance = Performance.from_json(latency)
+    assert timed.count() > 0 and not timed.filter(errors__isnull=True).exists()
+    assert not UsageLine.objects.exclude(account__name__in=GATEWAY_ACCOUNTS).filter(errors__isnull=False).exists()
+    for line in timed[:200]:
+        performance, requests = line.performance, line.requests
         assert performance.requests == requests == performance.e2e.count and performance.p_ms(0.99) > 0
 
 
 def test_the_performance_rollup_holds_every_measured_request_and_cerebras_is_faster_than_groq(generated):
-    lines = sum(Performance.from_json(latency).requests for latency in
-                UsageLine.objects.filter(latency__isnull=False).values_list("latency", flat=True))
+    lines = sum(line.performance.requests for line in UsageLine.objects.filter(errors__isnull=False))
     assert DailyPerformance.objects.aggregate(n=Sum("requests"))["n"] == lines
     assert MonthlyPerformance.objects.aggregate(n=Sum("requests"))["n"] == lines
     speeds = {}
     for slug in ("groq", "cerebras"):
         merged = Performance()
-        for stored in MonthlyPerformance.objects.filter(provider__slug=slug).values_list("performance", flat=True):
-            merged.absorb(Performance.from_json(stored))
+        for stored in MonthlyPerformance.objects.filter(provider__slug=slug).values_list(*COLUMNS):
+            merged.absorb_columns(stored)
         speeds[slug] = merged.output_tokens_per_s[0]
     assert speeds["cerebras"] > 3 * speeds["groq"]
 

@@ -11,6 +11,7 @@ import pytest
 
 from finops.latency import LatencyDistribution
 from finops.models import Account, AttributionRule, DailyPerformance, MonthlyPerformance, Provider, ReportedPerformance
+from finops.performance import COLUMNS
 from finops.selectors.performance import performance_by
 from finops.services.attribution import history_reattribute
 from tests.test_performance_rollup import import_log, request
@@ -41,9 +42,9 @@ def exact(values: list[float], q: float) -> float:
 
 
 def stored_state():
-    return (sorted(ReportedPerformance.objects.values_list("workload_id", "provider_id", "model", "hour", "source", "kind", "performance")),
-            sorted(DailyPerformance.objects.values_list("day", "workload_id", "model", "requests", "summary_requests", "performance")),
-            sorted(MonthlyPerformance.objects.values_list("month", "workload_id", "model", "requests", "performance")))
+    return (sorted(ReportedPerformance.objects.values_list("workload_id", "provider_id", "model", "hour", "source", "kind", *COLUMNS)),
+            sorted(DailyPerformance.objects.values_list("day", "workload_id", "model", *COLUMNS)),
+            sorted(MonthlyPerformance.objects.values_list("month", "workload_id", "model", *COLUMNS)))
 
 
 def test_a_histogram_report_places_each_bucket_at_its_upper_bound_so_percentiles_are_never_understated(

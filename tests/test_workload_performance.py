@@ -110,10 +110,10 @@ def test_the_performance_csv_has_the_tables_columns_with_seconds_and_the_verdict
 def test_metrics_reported_as_percentiles_are_marked_summary_only_and_as_reported(client_as, ada, support_agent):
     groq_and_cerebras(support_agent)
     groq, openai = Provider.objects.get(slug="groq"), Provider.objects.get(slug="openai")
-    summary = Performance(summary_requests=40, summary_p99_ms=1800).as_json()  # count + p99 only: not mergeable
+    summary = Performance(summary_requests=40, summary_p99_ms=1800).columns()  # count + p99 only: not mergeable
     for provider, model in ((groq, "gpt-oss-120b"), (openai, "gpt-5-mini")):  # normalised ids, as the API stores them
         ReportedPerformance.objects.create(workload=support_agent, provider=provider, model=model, hour=DAY,
-                                           kind="percentiles", performance=summary)
+                                           kind="percentiles", **summary)
     performance_rollup_rebuild(days={DAY.date()})
 
     section = page(client_as(ada), support_agent).context["performance"]

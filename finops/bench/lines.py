@@ -4,7 +4,7 @@
 `store_keys` the tag sets and line signatures the series point at).
 
 Gateway-log series (org.GATEWAY_ACCOUNTS) carry measured latency on every line, as a real gateway-log import
-writes it: a finops.performance.Performance JSON with its requests' latency distributions. Building one per line
+writes it: a finops.performance.Performance as columns (LINE_COLUMNS) with its requests' latency cells. Building one per line
 would make the generator the bottleneck, so a few hundred are built per provider profile up front
 (`latency_pools`) and each line picks one (its `requests` are the picked Performance's).
 
@@ -16,7 +16,6 @@ row: the generator writes only ids it has just created.
 """
 
 import datetime as dt
-import json
 import math
 import random
 import time
@@ -25,7 +24,7 @@ from django.db import connection, transaction
 
 from finops.models import LineSignature, TagSet
 from finops.models.usage import signature_id, tag_set_id, tags_text
-from finops.performance import Performance
+from finops.performance import LINE_COLUMNS, Performance
 
 from .org import Org, Series
 
@@ -37,7 +36,7 @@ CHUNK_LINES = 20_000
 COPY_COLUMNS = (
     # per line
     "period_start", "period_end", "input_tokens", "cached_input_tokens", "cache_write_tokens",
-    "output_tokens", "requests", "cost", "reporting_cost", "latency",
+    "output_tokens", "requests", "cost", "reporting_cost", *LINE_COLUMNS,
     # per series
     "account_id", "provider_id", "model", "model_raw", "service_tier", "project_ref", "api_key_ref", "user_ref",
     "tag_set_id", "currency", "cost_basis", "charge_category", "signature_id",
@@ -73,10 +72,13 @@ def store_keys(org: Org) -> None:
     LineSignature.objects.bulk_create(list(signatures.values()), ignore_conflicts=True, batch_size=2000)
 
 
+NO_LATENCY = "\t".join([r"\N"] * len(LINE_COLUMNS))
+
+
 def line_text(period: str, tail: str, tokens: tuple[int, int, int, int], requests: int, cost: str,
-              latency: str = r"\N") -> str:
-    """One COPY text line: period ("start\\tend"), the per-line measures (latency: compact JSON, or \\N for
-    lines of sources that measure none), then the series' tail."""
+              latency: str = NO_LATENCY) -> str:
+    """One COPY text line: period ("start\\tend"), the per-line measures (latency: the LINE_COLUMNS' COPY text, or
+    nulls for lines of sources that measure none), then the series' tail."""
     return f"{period}\t{tokens[0]}\t{tokens[1]}\t{tokens[2]}\t{tokens[3]}\t{requests}\t{cost}\t{cost}\t{latency}\t{tail}\n"
 
 
@@ -102,15 +104,21 @@ def _performance(rng: random.Random, ttft_median: float, speed: float) -> Perfor
 
 
 def latency_pools(org: Org, rng: random.Random) -> dict[str, list[tuple[int, str]]]:
-    """Per gateway provider: POOL (requests, Performance JSON text) pairs to pick from, one per line."""
+    """Per gateway provider: POOL (requests, Performance columns as COPY text) pairs to pick from, one per line."""
     pools = {}
     for slug in {s.account.provider.slug for s in org.series if s.timed}:
         ttft, speed = SPEEDS.get(slug, (300, 100))
         pools[slug] = []
         for _ in range(POOL):
             performance = _performance(rng, ttft, speed)
-            pools[slug].append((performance.requests, json.dumps(performance.as_json(), separators=(",", ":"))))
+            pools[slug].append((performance.requests, _copy_text(performance.line_columns())))
     return pools
+
+
+def _copy_text(columns: tuple) -> str:
+    """LINE_COLUMNS values as COPY text: numbers, \\N for null, the cells as an array literal."""
+    return "\t".join(r"\N" if value is None else "{" + ",".join(map(str, value)) + "}" if isinstance(value, list)
+                     else str(value) for value in columns)
 
 
 # --- generation ---

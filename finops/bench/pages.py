@@ -311,6 +311,16 @@ def measure_reattribution(*, echo=print) -> dict:
     return figures
 
 
+def control_query() -> float:
+    """Seconds for a plain scan of every line (count and sums, no join): what the machine gives a query at this
+    moment, so the rollup and re-attribution timings of one run can be read against it (the machine is shared)."""
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*), sum(requests), sum(output_tokens), sum(reporting_cost) FROM finops_usageline")
+        cursor.fetchone()
+    return round(time.perf_counter() - started, 2)
+
+
 class _timed:
     """Adds the time spent in `owner.name` to phases[phase] while the block runs (the ingest bench's way)."""
 
@@ -367,17 +377,20 @@ def run_bench(*, lines: int, out, reuse: bool = False, repeats: int = REPEATS, r
         g = results["generation"]
         echo(f"generated in {g['total_s']} s: COPY {g['copy_s']} s ({g['lines_per_s']:,} lines/s), indexes {g['indexes_s']} s, "
              f"vacuum {g['vacuum_analyze_s']} s, rollup {g['rollup_s']} s (performance {g['performance_rollup_s']} s), attribution check {g['attribution_check']['seconds']} s")
+    results["control"] = {"after_generation_s": control_query()}
     results["rollup_equals_raw_before"] = rollup_equals_raw()
     echo(f"rollup equals raw: {results['rollup_equals_raw_before']}")
     echo(f"pages ({repeats} timed requests each after {WARMUPS} warm-ups):")
     results["pages"] = measure_pages(repeats=repeats, echo=echo)
     if reattribute:
         results["reattribution"] = measure_reattribution(echo=echo)
+        results["control"]["after_reattribution_s"] = control_query()
         results["rollup_equals_raw_after"] = rollup_equals_raw()
         echo(f"rollup equals raw after re-attribution: {results['rollup_equals_raw_after']}")
         echo("pages after the re-attribution:")
         results["pages_after_reattribution"] = measure_pages(repeats=repeats, echo=echo)
     results["loadavg_after"] = loadavg()
+    echo(f"control query (every line scanned and summed): {results['control']}")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2, default=str) + "\n")
     echo(f"figures written to {out}")

@@ -61,7 +61,7 @@ def performance_create() -> int:
             duration = 300 + (n * 37 + r * 101) % 2500
             performance.add_request(duration_ms=duration, ttft_ms=80 + (n + r * 13) % 400, output_tokens=150 + r * 7, failed=False)
         rows.append(DailyPerformance(day=day, account_id=account, provider_id=provider, model=model, workload_id=workload,
-                                     team_id=team, requests=performance.requests, performance=performance.as_json(), hours=1 << 10))
+                                     team_id=team, **performance.columns(), hours=1 << 10))
     DailyPerformance.objects.bulk_create(rows, batch_size=2000)
     return len(rows)
 

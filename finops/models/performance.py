@@ -1,9 +1,13 @@
 """Measured performance (issue 12): latency distributions, errors and output speed per workload × provider × model,
 rolled up by day and by month like spend, reported metrics from teams that measure elsewhere, and eval scores.
 
-Every `performance` column holds a finops.performance.Performance as JSON; merging two rows merges their
-distributions exactly, so any period's percentiles come from the merged rows (never from averaged percentiles).
+Every row holds a finops.performance.Performance as columns (finops.performance.COLUMNS: counters, and the two
+latency distributions as one array of cells, finops.latency); merging two rows merges their distributions exactly,
+so any period's percentiles come from the merged rows (never from averaged percentiles), and the rollup merges them
+in SQL (finops.services.performance_rollup).
 """
+
+import json
 
 from django.db import models
 
@@ -11,14 +15,58 @@ from .org import Team, Workload
 from .sources import Account, Provider
 
 
-class PerformanceSums(models.Model):
+class LatencyCells(models.Field):
+    """Latency distributions as cells (finops.latency): bigint[] on Postgres, which unnest and array_agg merge;
+    a JSON array in text on the demo's SQLite, which json_each unnests. Read as a list of ints (or None)."""
+
+    description = "latency cells (bigint[])"
+
+    def db_type(self, connection):
+        return "bigint[]" if connection.vendor == "postgresql" else "text"
+
+    def from_db_value(self, value, expression, connection):
+        if value is None or isinstance(value, list):
+            return value
+        return json.loads(value)
+
+    def get_db_prep_value(self, value, connection, prepared=False):
+        if value is None:
+            return None
+        return list(value) if connection.vendor == "postgresql" else json.dumps(list(value))
+
+
+class PerformanceColumns(models.Model):
+    """A finops.performance.Performance as columns (finops.performance.COLUMNS), for a rollup row or a reported
+    hour."""
+
+    requests = models.PositiveBigIntegerField(default=0, help_text="Requests with per-request data.")
+    errors = models.PositiveBigIntegerField(default=0)
+    streamed_tokens = models.PositiveBigIntegerField(default=0, help_text="Output tokens of streamed requests.")
+    streamed_ms = models.PositiveBigIntegerField(default=0, help_text="Their generation time (end − first token), ms.")
+    timed_tokens = models.PositiveBigIntegerField(default=0, help_text="Output tokens of timed requests.")
+    timed_ms = models.PositiveBigIntegerField(default=0, help_text="Their end-to-end time, ms.")
+    summary_requests = models.PositiveBigIntegerField(default=0, help_text="Requests known from summaries only.")
+    summary_p99_ms = models.FloatField(null=True, blank=True, help_text="Upper bound of the summaries' p99.")
+    summary_errors = models.PositiveBigIntegerField(default=0, help_text="Failed, among the summaries that say.")
+    summary_counted = models.PositiveBigIntegerField(default=0, help_text="Summary requests whose failures are known.")
+    latency = LatencyCells(null=True, blank=True, help_text="End-to-end and time-to-first-token distributions "
+                           "(finops.latency cells).")
+
+    class Meta:
+        abstract = True
+
+    @property
+    def performance(self):
+        """The row's finops.performance.Performance, read from its columns."""
+        from finops.performance import COLUMNS, Performance
+
+        return Performance().absorb_columns(tuple(getattr(self, name) for name in COLUMNS))
+
+
+class PerformanceSums(PerformanceColumns):
     """What the daily and the monthly performance rollup hold alike."""
 
     model = models.CharField(max_length=200)
-    requests = models.PositiveBigIntegerField(default=0, help_text="Requests with per-request data.")
-    errors = models.PositiveBigIntegerField(default=0)
-    summary_requests = models.PositiveBigIntegerField(default=0, help_text="Requests known from summaries only.")
-    performance = models.JSONField(help_text="finops.performance.Performance.as_json().")
 
     class Meta:
         abstract = True
@@ -67,7 +115,7 @@ class MetricKind(models.TextChoices):
     PERCENTILES = "percentiles", "Count and percentiles only (summary: not mergeable)"
 
 
-class ReportedPerformance(models.Model):
+class ReportedPerformance(PerformanceColumns):
     """One hour of a workload's requests on a provider and model, measured outside the gateway and posted to
     `POST /api/v1/metrics`. A later report for the same workload, provider, model, hour and source replaces it."""
 
@@ -77,7 +125,6 @@ class ReportedPerformance(models.Model):
     hour = models.DateTimeField(help_text="UTC, the start of the hour.")
     source = models.CharField(max_length=64, blank=True)
     kind = models.CharField(max_length=16, choices=MetricKind.choices)
-    performance = models.JSONField(help_text="finops.performance.Performance.as_json().")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

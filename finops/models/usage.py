@@ -8,6 +8,7 @@ from django.db import models
 from django.db.models import Q
 
 from .org import Team, Workload
+from .performance import LatencyCells
 from .sources import Account, IngestRun, Provider
 
 # NUMERIC(38, 18): provider amounts arrive with up to ~39 significant digits of which the
@@ -157,10 +158,17 @@ class UsageLine(TokenCounts):
     billing_period_start = models.DateTimeField(
         null=True, blank=True, help_text="FOCUS: the billing period the line belongs to; a re-import replaces the period."
     )
-    latency = models.JSONField(
-        null=True, blank=True, help_text="Gateway logs only: finops.performance.Performance JSON; lines written before issue 12 keep their "
-        "summary (count, sum_ms, p50_ms, p95_ms, max_ms, ttft_sum_ms) and read as summary-only."
-    )
+    # Gateway logs only (issue 12): the line's requests' finops.performance.Performance as columns
+    # (finops.performance.LINE_COLUMNS), null on every other line (a null costs a bit of the row's null bitmap).
+    errors = models.PositiveBigIntegerField(null=True, blank=True, help_text="Failed requests; null: no per-request data.")
+    streamed_tokens = models.PositiveBigIntegerField(null=True, blank=True)
+    streamed_ms = models.PositiveBigIntegerField(null=True, blank=True)
+    timed_tokens = models.PositiveBigIntegerField(null=True, blank=True)
+    timed_ms = models.PositiveBigIntegerField(null=True, blank=True)
+    summary_requests = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Lines written before issue 12: their requests, known from a summary only.")
+    summary_p99_ms = models.FloatField(null=True, blank=True, help_text="… and their slowest request (bounds the p99).")
+    latency = LatencyCells(null=True, blank=True, help_text="Latency distributions as finops.latency cells.")
     signature = models.ForeignKey(
         LineSignature, on_delete=models.CASCADE, help_text="What attribution looks at, and its workload and team.", **_FACT_FK
     )
@@ -183,6 +191,13 @@ class UsageLine(TokenCounts):
     @property
     def workload(self) -> Workload | None:
         return self.signature.workload
+
+    @property
+    def performance(self):
+        """The line's finops.performance.Performance, or None when it has no per-request data."""
+        from finops.performance import LINE_COLUMNS, Performance
+
+        return Performance.of_line(self.requests, tuple(getattr(self, name) for name in LINE_COLUMNS))
 
     @property
     def team(self) -> Team | None:

@@ -24,7 +24,7 @@ from django.db.models import Q
 
 from finops.models import DailyPerformance, MonthlyPerformance, Workload
 from finops.months import month_of, next_month
-from finops.performance import Performance
+from finops.performance import COLUMNS, Performance
 
 P99 = 0.99
 # Every verdict a period can get; the API's schema names this set once (SPECTACULAR_SETTINGS' ENUM_NAME_OVERRIDES).
@@ -70,11 +70,12 @@ def performance_by(workload_ids: Iterable[int] | None, start: dt.date, end: dt.d
         sources = [rows.filter(rows_where) for rows in sources]
     found: dict[tuple, Performance] = {}
     for rows in sources:
-        for *key, stored in rows.values_list(*keys, "performance").iterator(chunk_size=2000):
-            key = tuple(key)
+        width = len(keys)
+        for row in rows.values_list(*keys, *COLUMNS).iterator(chunk_size=2000):
+            key = row[:width]
             if key not in found:
                 found[key] = Performance()
-            found[key].absorb_json(stored)  # in place, without building each row's Performance
+            found[key].absorb_columns(row[width:])  # in place, without building each row's Performance
     return found
 
 

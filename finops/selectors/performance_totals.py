@@ -1,10 +1,10 @@
 """Measured performance of many workloads over a few periods at once, merged where the rows are (issue 12's
 scorecard: hundreds of workloads, a quarter and the span it is compared with, ≤ 300 ms at 10M lines).
 
-The merge is finops.performance's, not another one: every row is merged by Performance.absorb_json (counts and sums
-add, distributions add their counts bucket by bucket, in place). What changes is
-the reading: one query for every span and every workload, in which Postgres drops each row's time-to-first-token
-distribution before handing it over. The result is identical to merging with performance_by
+The merge is finops.performance's, not another one: every row is merged by Performance.absorb_columns (counts and
+sums add, distributions add their counts bucket by bucket, in place). What changes is the reading: one query for
+every span and every workload, in which Postgres drops each row's time-to-first-token cells before handing them
+over. The result is identical to merging with performance_by
 (tests/test_scorecard.py checks it).
 
 Left out because a table of many workloads shows none of it: the time-to-first-token distribution. Off Postgres
@@ -15,12 +15,12 @@ The rows of a period are its whole UTC months from MonthlyPerformance and its ot
 """
 
 import datetime as dt
-import json
 from collections.abc import Iterable
 
 from django.db import connection
 
-from finops.performance import Performance
+from finops.latency import COUNT_BITS, TTFT
+from finops.performance import COLUMNS, Performance
 
 from .performance import month_split, performance_by
 
@@ -29,7 +29,7 @@ Key = tuple[int, int, str]  # workload, provider, model
 
 def _source(name: str, start: dt.date, end: dt.date, ids: list[int]) -> tuple[list[str], list]:
     """SELECT statements (and their parameters) of the rollup rows of [start, end), labelled `name`."""
-    columns = "%s::text AS span, workload_id, provider_id, model, performance"
+    columns = f"%s::text AS span, workload_id, provider_id, model, {', '.join(COLUMNS)}"
     months, day_ranges = month_split(start, end)
     parts, params = [], []
     if months:
@@ -60,18 +60,20 @@ def performance_totals(workload_ids: Iterable[int], spans: dict[str, tuple[dt.da
     if not parts:
         return found
     rows = " UNION ALL ".join(parts)
+    counters = ", ".join(f"r.{name}" for name in COLUMNS[:-1])
     with connection.cursor() as cursor:
-        # The stored Performance without its TTFT distribution (a table of workloads shows none of it).
-        cursor.execute(f"SELECT span, workload_id, provider_id, model, performance - 'ttft' FROM ({rows}) r", params)
+        # The stored Performance without its TTFT cells (a table of workloads shows none of it).
+        cursor.execute(f"SELECT span, workload_id, provider_id, model, {counters}, "
+                       f"ARRAY(SELECT c FROM unnest(r.latency) c WHERE c < {TTFT << (12 + COUNT_BITS)}) FROM ({rows}) r",
+                       params)
         fetched = cursor.fetchall()
-    for span, workload_id, provider_id, model, stored in fetched:
+    for span, workload_id, provider_id, model, *stored in fetched:
         by_workload, by_model = found[span]
-        data = json.loads(stored)  # Django has psycopg hand jsonb over as text
         key = (workload_id, provider_id, model)
-        by_model[key] = by_model.get(key, 0) + int(data.get("requests", 0)) + int(data.get("summary_requests", 0))
+        by_model[key] = by_model.get(key, 0) + stored[0] + stored[COLUMNS.index("summary_requests")]
         if workload_id not in by_workload:
             by_workload[workload_id] = Performance()
-        by_workload[workload_id].absorb_json(data)  # in place: one pass over the quarter's rows
+        by_workload[workload_id].absorb_columns(stored)  # in place: one pass over the quarter's rows
     return found
 
 

@@ -25,7 +25,7 @@ from django.db.models import Q
 
 from finops import access, display
 from finops.models import DailyPerformance, Provider, Workload
-from finops.performance import Performance
+from finops.performance import COLUMNS, Performance
 
 from . import evals
 from .performance import P99, Verdict, day_hours, is_batch, latency_verdict, performance_by, workload_verdict
@@ -167,12 +167,10 @@ def daily_p99(workload: Workload, start: dt.date, end: dt.date) -> list[dict]:
     distribution (every provider, model and source of the workload together)."""
     days: dict[dt.date, Performance] = {}
     rows = DailyPerformance.objects.filter(workload=workload, day__gte=start, day__lt=end)
-    for day, stored in rows.values_list("day", "performance").iterator(chunk_size=2000):
-        performance = Performance.from_json(stored)
-        if day in days:
-            days[day].absorb(performance)
-        else:
-            days[day] = performance
+    for day, *stored in rows.values_list("day", *COLUMNS).iterator(chunk_size=2000):
+        if day not in days:
+            days[day] = Performance()
+        days[day].absorb_columns(stored)
     return [{"day": day, "p99_s": _seconds(p.p_ms(P99)), "requests": p.all_requests}
             for day, p in sorted(days.items()) if p.e2e.count]
 

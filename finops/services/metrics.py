@@ -37,7 +37,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from finops.models import MetricKind, ReportedPerformance
-from finops.performance import Performance
+from finops.performance import COLUMNS, Performance
 from finops.reported_latency import PERCENTILES, LatencyReport, latency_report
 
 from . import reported_rows as rr
@@ -62,7 +62,7 @@ class _Clean:
     hour: dt.datetime
     source: str
     kind: str
-    performance: dict
+    performance: dict  # Performance.columns()
 
 
 def metrics_record(*, by, rows: Iterable[dict], source_default: str = "") -> rr.BatchResult:
@@ -124,7 +124,7 @@ def _row(row: dict, targets: rr.Targets, latest: dt.datetime, source_default: st
     if problems:
         return None
     return _Clean(workload, provider, model, hour, source, latency.kind,
-                  _performance(requests, errors, latency, ttft, speed).as_json())
+                  _performance(requests, errors, latency, ttft, speed).columns())
 
 
 def _hour(value, latest: dt.datetime, problems: list[str]) -> dt.datetime | None:
@@ -192,10 +192,10 @@ def _upsert(clean: list[_Clean]) -> tuple[rr.BatchResult, list[_Clean]]:
     """Compare with what is stored (created / replaced / unchanged), then write only what differs."""
     hours = [c.hour for c in clean]
     stored = {
-        (w, p, m, h, s): (k, perf)
-        for w, p, m, h, s, k, perf in ReportedPerformance.objects.filter(
+        (w, p, m, h, s): (k, dict(zip(COLUMNS, columns)))
+        for w, p, m, h, s, k, *columns in ReportedPerformance.objects.filter(
             workload_id__in={c.workload_id for c in clean}, hour__gte=min(hours), hour__lte=max(hours),
-        ).values_list("workload_id", "provider_id", "model", "hour", "source", "kind", "performance")
+        ).values_list("workload_id", "provider_id", "model", "hour", "source", "kind", *COLUMNS)
     }
     created = replaced = unchanged = 0
     written = []
@@ -211,8 +211,8 @@ def _upsert(clean: list[_Clean]) -> tuple[rr.BatchResult, list[_Clean]]:
         written.append(c)
     ReportedPerformance.objects.bulk_create(
         [ReportedPerformance(workload_id=c.workload_id, provider_id=c.provider_id, model=c.model, hour=c.hour,
-                             source=c.source, kind=MetricKind(c.kind), performance=c.performance) for c in written],
+                             source=c.source, kind=MetricKind(c.kind), **c.performance) for c in written],
         batch_size=BATCH_SIZE, update_conflicts=True,
-        unique_fields=["workload", "provider", "model", "hour", "source"], update_fields=["kind", "performance", "updated_at"],
+        unique_fields=["workload", "provider", "model", "hour", "source"], update_fields=["kind", *COLUMNS, "updated_at"],
     )
     return rr.BatchResult(rows=len(clean), created=created, replaced=replaced, unchanged=unchanged), written

@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import BinaryIO, Iterator, Protocol
 
 from finops.models.usage import tags_text
+from finops.performance import Performance
 
 
 class ProviderError(Exception):
@@ -50,8 +51,8 @@ class UsageRow:
     # FOCUS rows name the billing period they belong to; an import replaces whole periods (a restated month).
     billing_period_start: dt.datetime | None = None
     billing_period_end: dt.datetime | None = None
-    # Gateway logs: the line's finops.performance.Performance as JSON (requests, errors, latency distributions).
-    latency: dict | None = None
+    # Gateway logs: the line's finops.performance.Performance (requests, errors, latency distributions).
+    latency: Performance | None = None
 
 
 class BatchDeclined(Exception):

@@ -483,7 +483,7 @@ class _Groups:
                 user_ref=user,
                 tags=dict(tags),
                 source_ref=group.first_where,
-                latency=group.performance.as_json(),
+                latency=group.performance,
             )
 
 

@@ -32,7 +32,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "focus_file"
 LINE_FIELDS = (
     "provider_id", "period_start", "period_end", "model", "model_raw", "service_tier", "project_ref", "api_key_ref",
     "user_ref", "tag_set__tags", "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests",
-    "cost", "currency", "reporting_cost", "cost_basis", "charge_category", "latency", "billing_period_start",
+    "cost", "currency", "reporting_cost", "cost_basis", "charge_category", "errors", "latency", "billing_period_start",
     "signature__workload_id", "signature__team_id",
 )
 

@@ -43,7 +43,7 @@ def same_lines(data: bytes, name: str = "log.csv") -> list:
     """The column reader's lines, checked equal to the row reader's, their latency JSON byte for byte."""
     rows, columns = by_rows(data, name), by_columns(data, name)
     assert columns == rows
-    assert [json.dumps(r.latency) for r in columns] == [json.dumps(r.latency) for r in rows]
+    assert [json.dumps(r.latency.as_json()) for r in columns] == [json.dumps(r.latency.as_json()) for r in rows]
     return columns
 
 
@@ -106,11 +106,11 @@ def test_generated_logs_give_the_same_lines_and_distributions(seed):
     days = {line.period_start.date() for line in lines}
     assert len(days) == 1 and any(line.period_start.hour == 23 for line in lines)
     assert sum(line.requests for line in lines) == 6000
-    assert any(line.latency["errors"] for line in lines) and any(line.latency["ttft"]["zero"] for line in lines)
-    assert any(line.latency["e2e"]["zero"] for line in lines)  # the zero-length calls
+    assert any(line.latency.errors for line in lines) and any(line.latency.ttft.zero for line in lines)
+    assert any(line.latency.e2e.zero for line in lines)  # the zero-length calls
     assert any(line.user_ref for line in lines) and any("team_alias" in line.tags for line in lines)
     assert all(not line.api_key_ref.startswith("sk-") for line in lines)
-    assert any(line.latency["streamed_ms"] for line in lines) and any(line.cached_input_tokens for line in lines)
+    assert any(line.latency.streamed_ms for line in lines) and any(line.cached_input_tokens for line in lines)
 
 
 @pytest.mark.parametrize("merge_at", [_Accumulator.MERGE_AT, 50])
@@ -131,8 +131,8 @@ def test_requests_crossing_midnight_count_in_the_hour_they_start():
     lines = same_lines(data)
     assert [(line.period_start.isoformat(), line.requests) for line in lines] == [
         ("2026-03-02T23:00:00+00:00", 1), ("2026-03-03T00:00:00+00:00", 1)]
-    assert lines[0].latency["e2e"]["buckets"] == {str(bucket_of(2250)): 1}
-    assert lines[0].latency["streamed_ms"] == 2250 - 400 and lines[0].source_ref == "log.csv line 2"
+    assert lines[0].latency.e2e.buckets == {bucket_of(2250): 1}
+    assert lines[0].latency.streamed_ms == 2250 - 400 and lines[0].source_ref == "log.csv line 2"
 
 
 def test_the_rarer_litellm_columns_and_metadata_fields_read_alike():
@@ -154,7 +154,7 @@ def test_the_rarer_litellm_columns_and_metadata_fields_read_alike():
     )
     lines = same_lines(b"\xef\xbb\xbf" + data.rstrip(b"\r\n"))  # a BOM, CRLF, no line break at the end
     assert sum(line.requests for line in lines) == 5
-    assert sum(line.latency["errors"] for line in lines) == 4
+    assert sum(line.latency.errors for line in lines) == 4
     cached = next(line for line in lines if line.cached_input_tokens == 10)
     assert (cached.input_tokens, cached.cache_write_tokens) == (60, 30)  # metadata first, then the CSV columns
     assert {line.user_ref for line in lines} >= {"u-9"} and any(line.api_key_ref == "abc" for line in lines)

@@ -99,7 +99,7 @@ def test_a_request_belongs_to_the_hour_it_started_in_even_if_it_ends_in_the_next
 
 
 def timing(row) -> Performance:
-    return Performance.from_json(row.latency)
+    return row.latency
 
 
 def near(value: float, exact: float) -> bool:

@@ -114,7 +114,7 @@ def test_the_pulled_rows_equal_the_file_readers_rows_for_the_same_records(server
 
     assert comparable(rows) == comparable(file_rows(records()))
     assert sum(r.requests for r in rows) == 10 and all(r.cost is None for r in rows)
-    assert all(r.latency and r.latency["requests"] == r.requests for r in rows)
+    assert all(r.latency and r.latency.requests == r.requests for r in rows)
     assert rows[0].source_ref.startswith("LiteLLM /spend/logs/v2 2026-06-14 00:00 page 1 record ")
 
 
