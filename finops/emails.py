@@ -214,8 +214,9 @@ def report_email(context: dict, *, to: str, unsubscribe_link: str, pdf: bytes, f
     """The report for one recipient: the summary as text and HTML, the PDF attached, and the unsubscribe link in
     the body and as List-Unsubscribe headers (RFC 8058 one-click: mail clients POST to it)."""
     context = {**context, "unsubscribe_link": unsubscribe_link}
-    text = render_to_string("emails/report-body.txt", context)
-    html = render_to_string("emails/report-body.html", context)
+    body = "report-restated-body" if context.get("restated") else "report-body"  # finops.report_restated
+    text = render_to_string(f"emails/{body}.txt", context)
+    html = render_to_string(f"emails/{body}.html", context)
     message = EmailMultiAlternatives(
         subject=context["subject"], body=text, from_email=settings.DEFAULT_FROM_EMAIL, to=[to],
         headers={"List-Unsubscribe": f"<{unsubscribe_link}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",

@@ -302,9 +302,9 @@ def _movers(user, now: Span, before: Span, today: dt.date) -> list[dict]:
 
 
 
-def restated_sources(snapshot, report: TcoReport) -> list[str]:
-    """The accounts whose runs finished after `snapshot` was published and read days of its month: where a
-    restatement came from."""
+def restated_sources(snapshot, report: TcoReport, *, until: dt.datetime | None = None) -> list[str]:
+    """The accounts whose runs finished after `snapshot` was published (and before `until`: a later version's
+    reading) and read days of its month: where a restatement came from."""
     from django.db.models import Q
 
     from finops.models import IngestRun
@@ -313,4 +313,6 @@ def restated_sources(snapshot, report: TcoReport) -> list[str]:
     end = dt.datetime.combine(report.end, dt.time(), tzinfo=dt.UTC)
     runs = IngestRun.objects.filter(status=IngestRun.Status.SUCCEEDED, finished_at__gt=snapshot.generated_at).filter(
         Q(window_start__isnull=True) | Q(window_start__lt=end, window_end__gt=start))
+    if until is not None:
+        runs = runs.filter(finished_at__lte=until)
     return sorted(set(runs.values_list("account__name", flat=True)))
