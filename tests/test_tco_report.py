@@ -11,6 +11,7 @@ import pytest
 from django.db import transaction
 from django.urls import reverse
 
+from finops import display
 from finops.demo import load_demo
 from finops.models import Cap, Contract, DailySpend, ReportSnapshot, User, Workload
 from finops.months import next_month
@@ -134,14 +135,34 @@ def test_unit_economics_caps_contracts_and_savings_are_their_pages_figures(loade
         assert row["verdict"] == card["verdict"]
     last_day = NOVEMBER - dt.timedelta(days=1)
     caps = {s.cap.name: s for s in cap_statuses(list(Cap.objects.all()), today=last_day)}
+    closed_caps = 0
     for row in report.rows("caps") + report.rows("org_caps"):
-        assert row["spent"] == caps[row["label"]].spent and row["forecast"] == caps[row["label"]].forecast
-    assert {r["label"] for r in report.rows("caps")} == {n for n, s in caps.items() if s.status in ("breached", "forecast")}
+        status = caps[row["label"]]
+        assert row["spent"] == status.spent
+        if status.period_end <= NOVEMBER:  # closed with October: its outcome, never a forecast
+            closed_caps += 1
+            assert row["forecast"] is None and row["status"].startswith(("Over by $", "Within, $"))
+        else:
+            assert row["forecast"] == status.forecast
+    assert closed_caps
+    breached = {n for n, s in caps.items() if s.period_end <= NOVEMBER and s.spent > s.cap.amount}
+    forecast = {n for n, s in caps.items() if s.period_end > NOVEMBER and s.status in ("breached", "forecast")}
+    assert {r["label"] for r in report.rows("caps")} == breached | forecast
     contracts = {s.contract.name: s for s in contract_statuses(Contract.objects.all(), today=last_day)}
     assert report.rows("commitments")
+    outcomes = 0
     for row in report.rows("commitments"):
         period = next(p for p in contracts[row["label"]].periods if p.start <= last_day < p.end)
-        assert (row["committed"], row["consumed"], row["projected"]) == (period.committed, period.consumed, period.projected)
+        assert (row["committed"], row["consumed"]) == (period.committed, period.consumed)
+        if period.end <= NOVEMBER:  # the period closed: "Under-used by $1,356.34", not a projection
+            outcomes += 1
+            gap = period.committed - period.consumed
+            assert row["projected"] is None
+            assert row["status"] == (f"Under-used by {display.money_exact(gap, row['currency'])}" if gap > 0 else
+                                     f"Over by {display.money_exact(-gap, row['currency'])}" if gap < 0 else "Met exactly")
+        else:
+            assert row["projected"] == period.projected
+    assert outcomes
     expected = [r for r in saving_rows(savings(finance, NOVEMBER)) if r["saving"]]
     assert report.rows("savings") == expected and expected
 

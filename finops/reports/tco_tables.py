@@ -112,7 +112,7 @@ RECONCILIATION = Table("reconciliation", (
 SOURCES = Table("sources", (
     Column("Account", "label"), Column("Provider", "provider"), Column("Days with data", "days_with_data", "count"),
     Column("Missing days", "missing_days", "count"), Column("First missing", "first_missing", "date"),
-    Column("Failed runs", "failed_runs", "count"), Column("Latest day", "latest_day", "date"), Column("Settled", "settled"),
+    Column("Failed runs", "failed_runs", "count"), Column("Last day with data", "latest_day", "date", help="The month's last day with data from this source"), Column("Settled", "settled"),
 ), empty="No sources.")
 
 SAVINGS = Table("savings", (
