@@ -54,9 +54,14 @@ def report_sections(report) -> list[dict]:
 
 
 def report_html(report, *, snapshot=None) -> str:
-    """The standalone document (what the PDF lays out; `manage.py tco_report --format html` writes it)."""
+    """The standalone document (what the PDF lays out; `manage.py tco_report --format html` writes it). Its cover
+    names the version: the snapshot's, or for live figures of a month already published, that they are live and
+    which version was published (never "Not published" on a published month)."""
+    from finops.models import ReportSnapshot
+
+    latest = None if snapshot is not None else ReportSnapshot.objects.filter(month=report.month).order_by("-version").first()
     return render_to_string("reports/tco_document.html", {
-        "report": report, "snapshot": snapshot, "sections": report_sections(report),
+        "report": report, "snapshot": snapshot, "latest": latest, "sections": report_sections(report),
         "stylesheet": (STATIC / "report-print.css").read_text(encoding="utf-8"),
     })
 
