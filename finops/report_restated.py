@@ -28,6 +28,7 @@ from finops import display, emails
 from finops.models import ReportDelivery, ReportSnapshot, ReportSubscription
 from finops.months import month_of
 from finops.reports.restatement import diff
+from finops.reports.tco_tables import TITLES
 from finops.selectors.contracts import add_months
 from finops.selectors.tco_report import TcoReport, restated_sources, tco_report
 from finops.services.reports import report_publish
@@ -104,8 +105,7 @@ def restated_context(old: ReportSnapshot, new: ReportSnapshot) -> dict:
     before, after = TcoReport.from_json(old.figures), TcoReport.from_json(new.figures)
     currency = after.currency
     changes = diff(before, after)
-    money_changes = sorted((c for c in changes if c["kind"] == "money"), key=lambda c: -abs(c["delta"] or 0))
-    shown = (money_changes + [c for c in changes if c["kind"] != "money"])[:CHANGES_SHOWN]
+    shown = sorted(changes, key=_weight)[:CHANGES_SHOWN]
     old_total, new_total = before.summary.get("cost"), after.summary.get("cost")
     delta = None if old_total is None or new_total is None else new_total - old_total
     sources = restated_sources(old, after, until=new.generated_at)
@@ -121,6 +121,17 @@ def restated_context(old: ReportSnapshot, new: ReportSnapshot) -> dict:
         "sources": sources,
     })
     return context
+
+
+SPEND_TABLES = [TITLES[name] for name in ("summary", "by_provider", "by_team", "by_workload")]
+
+
+def _weight(change: dict) -> tuple:
+    """The order the email lists changes in: the spend where a CFO reads it (the total, then by provider, team and
+    workload, each by the size of the change), then every other amount by size, then counts."""
+    spend = change["table"] in SPEND_TABLES and change["figure"] == "Spend"
+    return (not spend, SPEND_TABLES.index(change["table"]) if spend else 0, change["kind"] != "money",
+            -abs(change["delta"] or 0))
 
 
 def restated_subject(report: TcoReport, *, old: ReportSnapshot, new: ReportSnapshot, delta) -> str:
