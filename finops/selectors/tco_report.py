@@ -257,12 +257,20 @@ def _summary(month_rows: dict, workloads: list[dict], daily, span: Span, month: 
     row["last_year_cost"] = last_year["cost"] if last_year else None
     row["yoy_change"] = spend.change(row["cost"], row["last_year_cost"])
     row["unattributed_cost"] = sum((w["cost"] for w in workloads if w.get("unattributed") and w["cost"] is not None), ZERO)
+    row["forecast_next"] = report_forecast_next_month(daily, span, month)
+    return row
+
+
+def report_forecast_next_month(daily, span: Span, month: dt.date) -> Decimal | None:
+    """The report's forecast of the month after `month`, read only from data up to the report's end (so a month's
+    report does not change later). The report's one forecast call site: when the shared forecast function lands
+    (issue 24, "One forecast"), this body becomes a call to it. Today: the month's last 7 days' daily average ×
+    the days of next month."""
     rate_span = (max(span.start, span.end - dt.timedelta(days=FORECAST_DAYS)), span.end)
     rate = spend.period_totals(daily, {"rate": rate_span})["rate"].cost
     days = (rate_span[1] - rate_span[0]).days
     following = next_month(month)
-    row["forecast_next"] = None if rate is None or not days else rate / days * (next_month(following) - following).days
-    return row
+    return None if rate is None or not days else rate / days * (next_month(following) - following).days
 
 
 def _quality(summary: dict) -> dict:
