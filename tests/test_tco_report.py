@@ -5,6 +5,7 @@ month not begun is refused, an empty month says so, and only admins and finance 
 import csv
 import datetime as dt
 import io
+import re
 from decimal import Decimal
 
 import pytest
@@ -17,7 +18,7 @@ from finops.models import Cap, Contract, DailySpend, ReportSnapshot, User, Workl
 from finops.months import next_month
 from finops.reports import tco_formats
 from finops.reports.restatement import diff
-from finops.reports.tco_tables import SECTIONS, TABLES
+from finops.reports.tco_tables import SECTIONS, TABLES, TOTALS
 from finops.selectors import spend
 from finops.selectors.caps import cap_statuses
 from finops.selectors.contracts import contract_statuses
@@ -308,3 +309,57 @@ def test_publishing_from_the_page_stores_a_version_and_the_live_page_compares_wi
     assert f"No change since version {version} was published" in live  # a restatement: tests/test_report_snapshots.py
     published = finance.get(reverse("report-month", args=["2026-10"]) + f"?version={version}").content.decode()
     assert 'data-testid="restatement"' not in published and f"Published v{version}" in published
+
+
+# --- totals rows ---
+
+
+def _money(text: str) -> Decimal | None:
+    """"$1,043.12" (what a cell shows, before any "+ 3M tokens unpriced" note) as a Decimal; "—" as None."""
+    found = re.search(r"(-?)\$([\d,]+\.\d\d)", text)
+    return None if found is None else Decimal(found[1] + found[2].replace(",", ""))
+
+
+def _shown_tables(html: str) -> dict[str, tuple[list[str], list[list[str]]]]:
+    """{table name: (its columns' keys, its rows' cells as text)} of every report table on a page."""
+    found = {}
+    for segment in html.split('data-report-table="')[1:]:
+        name, markup = segment.split('"', 1)[0], segment.split("</table>")[0]
+        if '<table class="data"' not in markup:
+            continue  # the summary: figures, not a table
+        keys = re.findall(r'<th[^>]*data-column="(\w+)"', markup)
+        rows = [[re.sub(r"<[^>]+>", " ", cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+                for row in re.findall(r"<tr[^>]*>(.*?)</tr>", markup.split("<tbody>")[1], re.S)]
+        found[name] = (keys, rows)
+    return found
+
+
+def test_every_table_with_totals_ends_with_a_totals_row_that_is_the_sum_of_the_rows_shown(loaded, client):
+    """Round once, then add: each money column's total is the sum of the cents its rows show, on the page (and so
+    the print and the PDF, which render the same markup) and in the CSV."""
+    client.force_login(loaded["finance"])
+    tables = _shown_tables(client.get("/reports/2026-10/").content.decode())
+    checked = 0
+    for name, keys in TOTALS.items():
+        columns, rows = tables[name]
+        if not loaded["report"].rows(name):
+            continue
+        *shown, total = rows
+        assert total[0].strip() == "Total", name
+        for key in keys:
+            if key not in columns or TABLES[name].columns[columns.index(key)].kind != "money":
+                continue
+            index = columns.index(key)
+            values = [v for v in (_money(row[index]) for row in shown) if v is not None]
+            assert _money(total[index]) == sum(values, Decimal(0)), (name, key)
+            checked += 1
+    assert checked >= 12
+    out = io.StringIO()
+    tco_formats.write_csv(loaded["report"], out)
+    lines = list(csv.reader(io.StringIO(out.getvalue())))
+    by_provider = lines.index(["By provider"])
+    header = lines[by_provider + 1]
+    body = lines[by_provider + 2: by_provider + 2 + len(loaded["report"].rows("by_provider")) + 1]
+    assert body[-1][0] == "Total"
+    cents = sum(display.cents(Decimal(row[header.index("Spend")])) for row in body[:-1])
+    assert Decimal(body[-1][header.index("Spend")]) == cents

@@ -19,7 +19,7 @@ from django.template.loader import render_to_string
 
 from . import tco_charts
 from .tables import html_cell
-from .tco_tables import SECTIONS, TITLES
+from .tco_tables import SECTIONS, TITLES, rows_with_total
 
 STATIC = Path(settings.BASE_DIR) / "static" / "finops"
 # The table above which each section's charts go: the table whose rows they draw (finops.reports.tco_charts).
@@ -42,7 +42,7 @@ def report_sections(report) -> list[dict]:
         tables = []
         for table in section.tables:
             rows = report.rows(table.name)
-            entry = {"spec": table, "title": TITLES[table.name], "rows": rows, "wide": len(table.page_columns) >= WIDE,
+            entry = {"spec": table, "title": TITLES[table.name], "rows": rows_with_total(table, rows), "wide": len(table.page_columns) >= WIDE,
                      "charts": [], "chart_empty": ""}
             if CHART_OF_TABLE.get(table.name) == section.key:
                 entry["charts"], entry["chart_empty"] = drawn["charts"], drawn["empty"]

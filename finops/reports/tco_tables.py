@@ -6,6 +6,9 @@ table across two versions of a month's report (the restatement diff, finops.repo
 """
 
 from dataclasses import dataclass
+from decimal import Decimal
+
+from finops import display
 
 from .spend_tables import PER_MTOK, TOKENS, spend
 from .tables import Column, Table
@@ -148,9 +151,44 @@ TITLES = {
     "caps": "Caps breached or forecast to breach", "alerts": "Alerts raised", "quality": "Attribution and pricing",
     "reconciliation": "Billed against list price", "sources": "Sources", "savings": "Routing savings",
 }
+# The columns each table's totals row adds up: money rounded to the cent row by row and then added (the total is
+# the sum of the figures shown above it), counts as they are. The rows stay as the report stores them; the totals
+# row is drawn by every rendering (page, print, PDF, CSV, XLSX: total_row) and is never a figure of its own.
+TOTALS = {
+    "movers": ("before", "after", "change", "volume", "price", "mix"),
+    "by_provider": ("cost", "billed_cost", "estimated_cost", "tokens", "unpriced_tokens", "previous_cost"),
+    "by_team": ("cost", "tokens", "unpriced_tokens", "previous_cost"),
+    "by_workload": ("cost", "tokens", "unpriced_tokens", "previous_cost"),
+    "unit_economics": ("cost", "unpriced_tokens"),
+    "reconciliation": ("billed", "at_list", "unpriced_billed"),
+    "savings": ("today_cost", "best_cost", "saving"),
+}
 ROW_KEYS = {"trend": ("month", "label"), "alerts": ("raised", "kind", "label"), "savings": ("workload", "family")}
 
 
 def row_key(table: Table, row: dict) -> tuple:
     """What identifies `row` of `table` across two versions of a month's report (label unless ROW_KEYS says)."""
     return tuple(row.get(key) for key in ROW_KEYS.get(table.name, ("label",)))
+
+
+def total_row(table: Table, rows: list[dict]) -> dict | None:
+    """The totals row of `table` (TOTALS), or None when it has none or no rows: "Total" in its first column."""
+    keys = TOTALS.get(table.name)
+    if not keys or not rows:
+        return None
+    kinds = {column.key: column.kind for column in table.columns}
+    total: dict = {table.columns[0].key: "Total", "total": True}
+    for key in keys:
+        values = [row.get(key) for row in rows if row.get(key) is not None]
+        if kinds.get(key, "money") == "money" and key not in ("tokens", "unpriced_tokens"):
+            total[key] = sum((display.cents(v) for v in values), Decimal(0)) if values else None
+        else:
+            total[key] = sum(int(v) for v in values)
+    if "previous_cost" in keys and total.get("cost") is not None and total.get("previous_cost"):
+        total["change"] = (total["cost"] - total["previous_cost"]) / total["previous_cost"]
+    return total
+
+
+def rows_with_total(table: Table, rows: list[dict]) -> list[dict]:
+    total = total_row(table, rows)
+    return rows + [total] if total else rows
