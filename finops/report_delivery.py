@@ -275,7 +275,8 @@ def next_delivery(subscription: ReportSubscription, now: dt.datetime) -> tuple[R
     pending = (subscription.deliveries.filter(month=month).exclude(state__in=(State.SENT, State.GAVE_UP))
                .select_related("snapshot", "restates").order_by("-id").first())
     if pending is not None:
-        return pending, f"{_describe(pending)}, waiting to be sent ({pending.get_state_display().lower()})"
+        state = "" if pending.state == State.PENDING else f" ({pending.get_state_display().lower()})"
+        return pending, f"{_describe(pending)}, waiting to be sent{state}."
     latest = ReportSnapshot.objects.filter(month=month).order_by("-version").first()
     sent = (subscription.deliveries.filter(month=month, state=State.SENT).select_related("snapshot")
             .order_by("-snapshot__version").first())
@@ -285,11 +286,11 @@ def next_delivery(subscription: ReportSubscription, now: dt.datetime) -> tuple[R
             latest = ReportSnapshot(month=month, version=1, generated_at=report.generated_at, provisional=report.provisional,
                                     figures=report.as_json())
         delivery = ReportDelivery(subscription=subscription, month=month, snapshot=latest)
-        return delivery, _describe(delivery) + ("" if latest.pk else " (not published yet: sending publishes these figures)")
+        return delivery, _describe(delivery) + ("." if latest.pk else " (not published yet: sending publishes these figures).")
     if latest.version > sent.snapshot.version and diff(TcoReport.from_json(sent.snapshot.figures),
                                                        TcoReport.from_json(latest.figures)):
         delivery = ReportDelivery(subscription=subscription, month=month, snapshot=latest, restates=sent.snapshot)
-        return delivery, _describe(delivery)
+        return delivery, _describe(delivery) + "."
     return None, f"Nothing to send: version {sent.snapshot.version} of {month:%B %Y} was sent on {sent.sent_at:%Y-%m-%d}."
 
 

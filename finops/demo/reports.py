@@ -65,7 +65,7 @@ def reports_load(*, today: dt.date) -> dict:
         for subscription in ReportSubscription.objects.filter(active=True):
             send_now(subscription, now)
     day, before, after = _restate(today, month.replace(day=RESTATED_DAY))
-    restated = _restatement(month, today=today, now=now)
+    restated = _restatement(month, today=today, now=max(now, timezone.now()))  # read after the re-import's run
     return {"month": month, "version": snapshot.version, "provisional": snapshot.provisional,
             "restated_account": RESTATED_ACCOUNT, "restated_day": day, "published_cost": before, "restated_cost": after,
             "restated_version": restated.version if restated else None}

@@ -30,7 +30,7 @@ class Command(BaseCommand):
         if delivery is None:
             return
         message = delivery_preview(delivery).message()
-        self.stdout.write(f"Subject: {message['Subject']}")
+        self.stdout.write("Subject: " + " ".join(str(message["Subject"]).split()))
         if output:
             path = Path(output)
             if not path.parent.is_dir():
