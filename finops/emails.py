@@ -194,7 +194,7 @@ def report_context(report, snapshot) -> dict:
         "forecast": money(summary.get("forecast_next")), "unattributed": money(summary.get("unattributed_cost")),
         "unpriced_tokens": display.tokens_compact(summary["unpriced_tokens"]) if summary.get("unpriced_tokens") else "",
         "movers": [{"label": row["label"], "team": row.get("team") or "", "change": signed(row["change"]),
-                    "why": row.get("why") or ""} for row in report.rows("movers")[:REPORT_MOVERS]],
+                    "why": row.get("why") or ""} for row in sorted(report.rows("movers"), key=lambda r: -abs(r["change"]))[:REPORT_MOVERS]],
         "caps": [{"label": row["label"], "scope": row.get("scope") or "", "period": row.get("period") or "",
                   "spent": money(row.get("spent")), "amount": money(row.get("amount")), "status": row.get("status") or ""}
                  for row in report.rows("caps")[:REPORT_ROWS]],

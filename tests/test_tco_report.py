@@ -184,20 +184,20 @@ def test_the_report_csv_carries_every_table_with_its_header_and_exact_figures(lo
 # --- movers ---
 
 
-def test_the_three_movers_are_the_biggest_changes_and_their_effects_add_up(loaded):
+def test_the_movers_are_the_three_largest_increases_then_the_three_largest_decreases_and_their_effects_add_up(loaded):
     report, finance = loaded["report"], loaded["finance"]
     movers = report.rows("movers")
-    assert len(movers) == 3
     for row in movers:
         assert row["volume"] + row["price"] + row["mix"] == row["change"] == row["after"] - row["before"]
         assert row["why"]
     now = by_group(spend_rows(user=finance, start=OCTOBER, end=NOVEMBER, by="workload", today=TODAY))
     before = by_group(spend_rows(user=finance, start=SEPTEMBER, end=OCTOBER, by="workload", today=TODAY))
-    changes = sorted((abs((now.get(g, {}).get("cost") or 0) - (before.get(g, {}).get("cost") or 0)), g)
-                     for g in now.keys() | before.keys())
+    changes = [((now.get(g, {}).get("cost") or 0) - (before.get(g, {}).get("cost") or 0), g) for g in now.keys() | before.keys()]
     names = dict(Workload.objects.values_list("slug", "name"))
-    biggest = [names.get(g, "Unattributed") for _, g in sorted(changes, reverse=True)[:3]]
-    assert [r["label"] for r in movers] == biggest
+    ups = [names.get(g, "Unattributed") for c, g in sorted(changes, reverse=True) if c > 0][:3]
+    downs = [names.get(g, "Unattributed") for c, g in sorted(changes) if c < 0][:3]
+    assert ups and [r["label"] for r in movers] == ups + downs
+    assert all(r["change"] > 0 for r in movers[:len(ups)]) and all(r["change"] < 0 for r in movers[len(ups):])
 
 
 # --- snapshots ---

@@ -144,7 +144,7 @@ SECTIONS = (
 )
 TABLES = {table.name: table for section in SECTIONS for table in section.tables}
 TITLES = {
-    "summary": "The month in figures", "movers": "Biggest movers", "org_caps": "Organisation caps",
+    "summary": "The month in figures", "movers": "Biggest movers, up and down", "org_caps": "Organisation caps",
     "by_provider": "By provider", "by_team": "By team (showback by cost centre)", "by_workload": "By workload",
     "trend": "Six-month trend by provider", "unit_economics": "Cost per outcome and SLAs",
     "commitments": "Contracts: consumption against plan", "renewals": "Auto-renewals ahead (notice deadlines, 6 months)",

@@ -16,8 +16,9 @@ Decisions (docs/reports.md):
   month's last day (today for the month to date), so a past month's report does not change with time. Renewals
   ahead are the exception: a list to act on, they look six months ahead from the day the report is made.
 - Forecast for next month: the month's last 7 days' daily average × the days of next month.
-- Movers: the three workloads (unattributed counts as one) whose spend changed most from last month, each change
-  split into volume, price and mix effects over its provider × model parts (finops.movers).
+- Movers, both ways: the three workloads (unattributed counts as one) whose spend rose most from last month, then
+  the three whose spend fell most, each change split into volume, price and mix effects over its provider × model
+  parts (finops.movers).
 - Provisional: until every enabled source has synced past its lookback after the month's end (tco_sections.sources).
 """
 
@@ -282,7 +283,8 @@ def _quality(summary: dict) -> dict:
 
 
 def _movers(user, now: Span, before: Span, today: dt.date) -> list[dict]:
-    """The MOVERS workloads whose spend changed most, each change split into volume, price and mix (finops.movers)."""
+    """The MOVERS largest increases and the MOVERS largest decreases, each change split into volume, price and mix
+    (finops.movers)."""
     daily, monthly = spend.visible_spend(user), spend.visible_spend(user, MonthlySpend)
     keys = ("workload_id", "provider_id", "model")
     parts: dict = {}
@@ -293,7 +295,10 @@ def _movers(user, now: Span, before: Span, today: dt.date) -> list[dict]:
             subject = parts.setdefault(row["workload_id"], ({}, {}))
             subject[index][(row["provider_id"], row["model"])] = (row["cost"], row["priced_tokens"])
     effects = {workload_id: movers.split(*pair) for workload_id, pair in parts.items()}
-    biggest = sorted(effects.items(), key=lambda item: (-abs(item[1].change), item[0] or 0))[:MOVERS]
+    # Both ways: the MOVERS largest increases, then the MOVERS largest decreases.
+    ups = sorted((i for i in effects.items() if i[1].change > 0), key=lambda item: (-item[1].change, item[0] or 0))
+    downs = sorted((i for i in effects.items() if i[1].change < 0), key=lambda item: (item[1].change, item[0] or 0))
+    biggest = ups[:MOVERS] + downs[:MOVERS]
     workloads = {w.id: w for w in Workload.objects.filter(id__in=[k for k, _ in biggest if k]).select_related("team")}
     providers = dict(Provider.objects.values_list("id", "name"))
     found = []
