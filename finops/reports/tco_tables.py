@@ -46,6 +46,14 @@ ORG_CAPS = Table("org_caps", (
     Column("Used", "used", "share"), Column("Forecast", "forecast", "money"), Column("Status", "status", "badge"),
 ), empty="No organisation-wide cap.")
 
+BUDGETS = Table("budgets", (
+    Column("Team", "label"), Column("Budget (cap)", "cap"), Column("Period", "period"), Column("Budget", "budget", "money"),
+    Column("Actual", "actual", "money", help="Spend of the cap's period up to the month's end"),
+    Column("Variance", "variance", "money", help="Budget − actual: positive is under budget"),
+    Column("Variance %", "variance_share", "share", help="Variance over the budget"),
+    Column("Outcome", "status", "badge"),
+), empty="No team has spend or a cap.")
+
 BY_PROVIDER = Table("by_provider", (
     Column("Provider", "label"), _change(), Column("Billed", "billed_cost", "money"),
     Column("Estimated", "estimated_cost", "money"), TOKENS, PER_MTOK, SHARE,
@@ -134,7 +142,7 @@ class Section:
 
 
 SECTIONS = (
-    Section("summary", "Summary", (SUMMARY, MOVERS, ORG_CAPS)),
+    Section("summary", "Summary", (SUMMARY, MOVERS, ORG_CAPS, BUDGETS)),
     Section("spend", "Spend by provider, team and workload", (BY_PROVIDER, BY_TEAM, BY_WORKLOAD, TREND)),
     Section("unit_economics", "Unit economics", (UNIT_ECONOMICS,)),
     Section("commitments", "Commitments", (COMMITMENTS, RENEWALS)),
@@ -144,7 +152,7 @@ SECTIONS = (
 )
 TABLES = {table.name: table for section in SECTIONS for table in section.tables}
 TITLES = {
-    "summary": "The month in figures", "movers": "Biggest movers, up and down", "org_caps": "Organisation caps",
+    "summary": "The month in figures", "movers": "Biggest movers, up and down", "org_caps": "Organisation caps", "budgets": "Budget against actual by team (the caps are the budgets)",
     "by_provider": "By provider", "by_team": "By team (showback by cost centre)", "by_workload": "By workload",
     "trend": "Six-month trend by provider", "unit_economics": "Cost per outcome and SLAs",
     "commitments": "Contracts: consumption against plan", "renewals": "Auto-renewals ahead (notice deadlines, 6 months)",

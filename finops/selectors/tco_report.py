@@ -88,7 +88,7 @@ class TcoReport:
         return self.tables["summary"][0]
 
     def rows(self, name: str) -> list[dict]:
-        return self.tables[name]
+        return self.tables.get(name, [])  # a version published before a table existed has none of it
 
     def as_json(self) -> dict:
         return tco_json.dump({"month": self.month, "end": self.end, "generated_at": self.generated_at,
@@ -143,6 +143,7 @@ def tco_report(user, month: dt.date, *, today: dt.date, now: dt.datetime | None 
     tables["quality"] = [_quality(tables["summary"][0])]
     sections = tco_sections.Sections(user=user, span=now_span, compare=before, as_of=as_of, today=today)
     tables.update(sections.tables())
+    tables["budgets"] = sections.budgets(tables["by_team"])
     report = TcoReport(
         month=month, end=now_span.end, generated_at=now or timezone.now(), currency=settings.FINOPS_REPORTING_CURRENCY,
         provisional=sections.provisional, has_data=total is not None, tables=tables,

@@ -14,7 +14,7 @@ from decimal import Decimal
 from django.db.models import Count, Min, Q
 
 from finops.models import (Account, AlertEvent, Cap, CapScope, Contract, CostBasis, DailySpend, IngestRun, MonthlySpend,
-                           Notification, Provider)
+                           Notification, Provider, Team)
 from finops import display
 from finops.months import month_of, next_month
 from ingest.windows import LOOKBACK_DAYS
@@ -91,6 +91,36 @@ class Sections:
             "sources": sources,
             "savings": self.savings(),
         }
+
+    # --- budget against actual ---
+
+    def budgets(self, team_rows: list[dict]) -> list[dict]:
+        """Budget against actual per team: a team's caps are its budget (its monthly cap; else its quarterly one,
+        against the quarter to the month's end). Every team with spend or a cap is listed; one without a cap says so."""
+        caps: dict[int, object] = {}
+        for status in self.cap_statuses:
+            if status.cap.scope == CapScope.TEAM and (status.cap.team_id not in caps or status.cap.period == "month"):
+                caps[status.cap.team_id] = status
+        teams = {t.slug: t for t in Team.objects.all()}
+        listed = [teams[row["slug"]] for row in team_rows if row.get("slug") in teams]
+        listed += [s.cap.team for team_id, s in caps.items() if s.cap.team not in listed]
+        spent = {row["slug"]: row["cost"] for row in team_rows}
+        rows = []
+        for team in listed:
+            status = caps.get(team.id)
+            if status is None:
+                rows.append({"label": team.name, "cap": "No cap", "period": "", "budget": None,
+                             "actual": spent.get(team.slug), "variance": None, "variance_share": None,
+                             **_badge("none", "No budget set")})
+                continue
+            amount, actual = status.cap.amount, status.spent
+            closed = status.period_end <= self.span.end
+            code, words = ((cap_outcome(actual, amount), cap_outcome_words(actual, amount)) if closed
+                           else (status.status, f"{status.status_label} (period open)"))
+            rows.append({"label": team.name, "cap": status.cap.name, "period": status.period_label, "budget": amount,
+                         "actual": actual, "variance": amount - actual, "variance_share": (amount - actual) / amount,
+                         **_badge(code, words)})
+        return rows
 
     # --- caps and alerts ---
 
