@@ -363,3 +363,17 @@ def test_every_table_with_totals_ends_with_a_totals_row_that_is_the_sum_of_the_r
     assert body[-1][0] == "Total"
     cents = sum(display.cents(Decimal(row[header.index("Spend")])) for row in body[:-1])
     assert Decimal(body[-1][header.index("Spend")]) == cents
+
+
+def test_the_first_paragraph_says_the_total_the_reasons_the_budgets_and_the_decisions_every_number_from_a_table(loaded, client):
+    client.force_login(loaded["finance"])
+    page = client.get("/reports/2026-10/").content.decode()
+    paragraph = re.search(r'data-testid="report-headline">(.*?)</p>', page, re.S)[1]
+    rest = page.replace(paragraph, "")
+    report = loaded["report"]
+    assert paragraph.startswith(f"October 2026: {display.money_exact(report.summary['cost'])} spent")
+    assert "Why: the largest increases:" in paragraph and "Needs a decision" in paragraph and "Budgets:" in paragraph
+    figures = re.findall(r"[+-]?\$[\d,]+\.\d\d|[+-]?\d+\.\d %", paragraph)
+    assert len(figures) >= 6
+    for figure in figures:  # each is a cell of a table below (the movers' parts, budgets, commitments, the summary)
+        assert figure.lstrip("+-") in rest, figure

@@ -53,6 +53,12 @@ def report_sections(report) -> list[dict]:
     return sections
 
 
+def report_headline(report) -> list[str]:
+    from .tco_headline import headline
+
+    return headline(report)
+
+
 def report_html(report, *, snapshot=None) -> str:
     """The standalone document (what the PDF lays out; `manage.py tco_report --format html` writes it). Its cover
     names the version: the snapshot's, or for live figures of a month already published, that they are live and
@@ -62,6 +68,7 @@ def report_html(report, *, snapshot=None) -> str:
     latest = None if snapshot is not None else ReportSnapshot.objects.filter(month=report.month).order_by("-version").first()
     return render_to_string("reports/tco_document.html", {
         "report": report, "snapshot": snapshot, "latest": latest, "sections": report_sections(report),
+        "headline": report_headline(report),
         "stylesheet": (STATIC / "report-print.css").read_text(encoding="utf-8"),
     })
 
