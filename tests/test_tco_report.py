@@ -377,3 +377,11 @@ def test_the_first_paragraph_says_the_total_the_reasons_the_budgets_and_the_deci
     assert len(figures) >= 6
     for figure in figures:  # each is a cell of a table below (the movers' parts, budgets, commitments, the summary)
         assert figure.lstrip("+-") in rest, figure
+
+
+def test_quarter_and_year_to_date_are_the_months_spend_up_to_the_reports_end(loaded):
+    report, finance = loaded["report"], loaded["finance"]
+    months = spend_rows(user=finance, start=dt.date(2026, 1, 1), end=NOVEMBER, by="month", today=TODAY)
+    assert report.summary["qtd_cost"] == report.summary["cost"]  # October opens Q4
+    assert report.summary["ytd_cost"] == sum(row["cost"] for row in months if row["cost"] is not None)
+    assert report.summary["ytd_cost"] > report.summary["cost"]

@@ -27,6 +27,8 @@ SUMMARY = Table("summary", (
     TOKENS, Column("Requests", "requests", "requests"), PER_MTOK,
     Column("Last month", "previous_cost", "money"), Column("Change from last month", "change", "change"),
     Column("Same month last year", "last_year_cost", "money"), Column("Change from last year", "yoy_change", "change"),
+    Column("Quarter to date", "qtd_cost", "money", help="The quarter's spend up to the month's end"),
+    Column("Year to date", "ytd_cost", "money", help="The year's spend up to the month's end"),
     Column("Forecast next month", "forecast_next", "money",
            help="The month's last 7 days' daily average × the days of next month"),
     Column("Unattributed", "unattributed_cost", "money", help="Spend no attribution rule gives to a workload"),

@@ -139,6 +139,7 @@ def tco_report(user, month: dt.date, *, today: dt.date, now: dt.datetime | None 
     tables["trend"] = _trend(user, month, now_span, today)
     daily = spend.visible_spend(user)
     tables["summary"] = [_summary(month_rows, tables["by_workload"], daily, now_span, month)]
+    tables["summary"][0].update(_to_date(read, now_span))
     tables["movers"] = _movers(user, now_span, before, today)
     tables["quality"] = [_quality(tables["summary"][0])]
     sections = tco_sections.Sections(user=user, span=now_span, compare=before, as_of=as_of, today=today)
@@ -273,6 +274,17 @@ def report_forecast_next_month(daily, span: Span, month: dt.date) -> Decimal | N
     days = (rate_span[1] - rate_span[0]).days
     following = next_month(month)
     return None if rate is None or not days else rate / days * (next_month(following) - following).days
+
+
+def _to_date(read: dict, span: Span) -> dict:
+    """Year to date and quarter to date, up to the report's end: the months' spend as spend_rows answers it (the
+    sum of the months' totals; None where no month had priced spend)."""
+    found = {}
+    for key, start in (("ytd_cost", span.start.replace(month=1)),
+                       ("qtd_cost", span.start.replace(month=(span.start.month - 1) // 3 * 3 + 1))):
+        costs = [row["cost"] for row in spend_rows(start=start, end=span.end, by="month", **read) if row["cost"] is not None]
+        found[key] = sum(costs, ZERO) if costs else None
+    return found
 
 
 def _quality(summary: dict) -> dict:
