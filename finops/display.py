@@ -44,6 +44,11 @@ def _compact(magnitude: Decimal) -> str | None:
     return None
 
 
+def cents(value) -> Decimal:
+    """An amount rounded to the cent as money_exact shows it: what a totals row adds up (round once, then add)."""
+    return Decimal(value).quantize(CENT, rounding=ROUND_HALF_EVEN)
+
+
 def money_exact(value, currency: str | None = None) -> str:
     """"$1,043.12"; a non-zero amount under a cent reads "<$0.01" (never "$0.00"); None reads "—"."""
     if value is None or value == "":

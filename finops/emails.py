@@ -194,7 +194,7 @@ def report_context(report, snapshot) -> dict:
         "forecast": money(summary.get("forecast_next")), "unattributed": money(summary.get("unattributed_cost")),
         "unpriced_tokens": display.tokens_compact(summary["unpriced_tokens"]) if summary.get("unpriced_tokens") else "",
         "movers": [{"label": row["label"], "team": row.get("team") or "", "change": signed(row["change"]),
-                    "why": row.get("why") or ""} for row in report.rows("movers")[:REPORT_MOVERS]],
+                    "why": row.get("why") or ""} for row in sorted(report.rows("movers"), key=lambda r: -abs(r["change"]))[:REPORT_MOVERS]],
         "caps": [{"label": row["label"], "scope": row.get("scope") or "", "period": row.get("period") or "",
                   "spent": money(row.get("spent")), "amount": money(row.get("amount")), "status": row.get("status") or ""}
                  for row in report.rows("caps")[:REPORT_ROWS]],
@@ -214,8 +214,9 @@ def report_email(context: dict, *, to: str, unsubscribe_link: str, pdf: bytes, f
     """The report for one recipient: the summary as text and HTML, the PDF attached, and the unsubscribe link in
     the body and as List-Unsubscribe headers (RFC 8058 one-click: mail clients POST to it)."""
     context = {**context, "unsubscribe_link": unsubscribe_link}
-    text = render_to_string("emails/report-body.txt", context)
-    html = render_to_string("emails/report-body.html", context)
+    body = "report-restated-body" if context.get("restated") else "report-body"  # finops.report_restated
+    text = render_to_string(f"emails/{body}.txt", context)
+    html = render_to_string(f"emails/{body}.html", context)
     message = EmailMultiAlternatives(
         subject=context["subject"], body=text, from_email=settings.DEFAULT_FROM_EMAIL, to=[to],
         headers={"List-Unsubscribe": f"<{unsubscribe_link}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",

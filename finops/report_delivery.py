@@ -13,6 +13,9 @@ and workers run. It mirrors the alert pipeline (finops.notify.deliver) and reuse
    a failure is retried with backoff and given up after MAX_ATTEMPTS, or at once when retrying cannot help.
    The PDF and the summary are rendered once per snapshot and call, not per recipient.
 
+Between the two, restatements (finops.report_restated): a month already sent whose settled figures changed is
+published again and each of its recipients gets one "restated" delivery, sent by the same claim and attempts.
+
 Decisions (docs/report-email.md): only the previous month is sent (a beat that was down for months does not send a
 backlog of old reports); a subscription added after its day in the month gets last month's report at the next
 hour; an unsubscribed address is never sent to, even a delivery created before; a linked user who may no longer
@@ -37,6 +40,8 @@ from finops.months import month_of
 from finops.notify.base import NotifyError
 from finops.notify.deliver import BATCH, LEASE, MAX_ATTEMPTS, backoff
 from finops.notify.email import message_send
+from finops.report_restated import restated_context, restated_deliveries_create, restatements
+from finops.reports.restatement import diff
 from finops.selectors.contracts import add_months
 from finops.selectors.tco_report import TcoReport, tco_report
 from finops.services.report_subscriptions import subscriptions_default_ensure
@@ -94,7 +99,7 @@ def month_snapshot(month: dt.date, *, today: dt.date, now: dt.datetime) -> Repor
     with transaction.atomic():
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_SPACE, month.year * 100 + month.month])
+                month_lock(cursor, month)
         latest = ReportSnapshot.objects.filter(month=month).order_by("-version").first()
         if latest is not None:
             return latest
@@ -149,10 +154,12 @@ def delivery_claim(delivery_id: int, *, state: str, claimed_at, now: dt.datetime
 
 
 class _Rendered:
-    """The summary and the PDF of each snapshot, rendered on first use in this call (once, for all recipients)."""
+    """The summary and the PDF of each snapshot (and the restated summary of each pair of versions), rendered on
+    first use in this call: once for all recipients."""
 
     def __init__(self):
         self._cache: dict[int, tuple[dict, bytes, str]] = {}
+        self._restated: dict[tuple[int, int], dict] = {}
 
     def get(self, snapshot: ReportSnapshot) -> tuple[dict, bytes, str]:
         if snapshot.id not in self._cache:
@@ -163,15 +170,39 @@ class _Rendered:
                                         f"tco-report-{report.key}-v{snapshot.version}.pdf")
         return self._cache[snapshot.id]
 
+    def context(self, delivery: ReportDelivery) -> tuple[dict, bytes, str]:
+        context, pdf, filename = self.get(delivery.snapshot)
+        if delivery.restates_id is None:
+            return context, pdf, filename
+        pair = (delivery.restates_id, delivery.snapshot_id)
+        if pair not in self._restated:
+            self._restated[pair] = restated_context(delivery.restates, delivery.snapshot)
+        return self._restated[pair], pdf, filename
 
-def deliveries_send(now: dt.datetime) -> list[int]:
-    """Send what is due; the ids of the deliveries this call sent."""
+
+def delivery_message(delivery: ReportDelivery, rendered: "_Rendered"):
+    """The email of one delivery, exactly as sent: the monthly email or, for a delivery that `restates` an earlier
+    version, the restated one (finops.report_restated). The preview (command and admin button) renders this too."""
+    subscription = delivery.subscription
+    context, pdf, filename = rendered.context(delivery)
+    kind = f"{delivery.month:%Y-%m} v{delivery.snapshot.version}" + (
+        f" restates v{delivery.restates.version}" if delivery.restates_id else "")
+    headers = {"X-FinOps-Report": kind}
+    if delivery.id:
+        headers["X-FinOps-Delivery"] = str(delivery.id)
+    return emails.report_email(context, to=subscription.email, unsubscribe_link=unsubscribe_link(subscription),
+                               pdf=pdf, filename=filename, headers=headers)
+
+
+def deliveries_send(now: dt.datetime, *, subscription: ReportSubscription | None = None) -> list[int]:
+    """Send what is due (to `subscription` only, when given); the ids of the deliveries this call sent."""
     rendered, sent, down = _Rendered(), [], None
-    for delivery_id, state, claimed_at in due_deliveries(now).values_list("id", "state", "claimed_at")[:BATCH]:
+    due = due_deliveries(now) if subscription is None else due_deliveries(now).filter(subscription=subscription)
+    for delivery_id, state, claimed_at in due.values_list("id", "state", "claimed_at")[:BATCH]:
         token = delivery_claim(delivery_id, state=state, claimed_at=claimed_at, now=now)
         if token is None:
             continue
-        delivery = ReportDelivery.objects.select_related("subscription__user", "snapshot").get(id=delivery_id)
+        delivery = ReportDelivery.objects.select_related("subscription__user", "snapshot", "restates").get(id=delivery_id)
         try:
             error = down or _send(delivery, rendered)
         except Exception as exc:  # a bug rendering one delivery must not stop the others; retried like a failure
@@ -190,11 +221,7 @@ def _send(delivery: ReportDelivery, rendered: _Rendered) -> NotifyError | None:
         return NotifyError(f"{subscription.user.username} may no longer read the report "
                            f"({subscription.user.get_role_display().lower()}, active: {subscription.user.is_active})",
                            permanent=True)
-    context, pdf, filename = rendered.get(delivery.snapshot)
-    message = emails.report_email(context, to=subscription.email, unsubscribe_link=unsubscribe_link(subscription),
-                                  pdf=pdf, filename=filename,
-                                  headers={"X-FinOps-Report": f"{delivery.month:%Y-%m} v{delivery.snapshot.version}",
-                                           "X-FinOps-Delivery": str(delivery.id)})
+    message = delivery_message(delivery, rendered)
     try:
         message_send(message, subscription.email)
     except NotifyError as exc:
@@ -222,8 +249,70 @@ def _settle(delivery: ReportDelivery, *, token: str, now: dt.datetime, error: No
     return fields["state"]
 
 
+def month_lock(cursor, month: dt.date) -> None:
+    """The month's transaction-level advisory lock: one publisher of a month at a time (monthly or restated)."""
+    cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_SPACE, month.year * 100 + month.month])
+
+
 def reports_send(now: dt.datetime | None = None) -> list[int]:
-    """The hourly send: create what is due, then send it (and any retry now due). The ids of deliveries sent."""
+    """The hourly send: create what is due (the monthly emails, then the restated ones: finops.report_restated),
+    then send it (and any retry now due). The ids of deliveries sent."""
     now = now or timezone.now()
     deliveries_create(now)
+    restatements(reader=schedule_reader(), lock=month_lock, now=now)
     return deliveries_send(now)
+
+
+# --- preview and send now (manage.py report_email, the subscriptions page's buttons) ---
+
+
+def next_delivery(subscription: ReportSubscription, now: dt.datetime) -> tuple[ReportDelivery | None, str]:
+    """What the schedule would send `subscription` now for last month, whatever its day: (the delivery, a sentence
+    saying what it is). A delivery not yet sent is that row; otherwise an unsaved one — the monthly email, or the
+    restated one when a later version differs from the one they were sent. None when the latest was sent.
+    Nothing is written: a month not yet published previews the figures the schedule would publish."""
+    month = add_months(month_of(now.date()), -1)
+    pending = (subscription.deliveries.filter(month=month).exclude(state__in=(State.SENT, State.GAVE_UP))
+               .select_related("snapshot", "restates").order_by("-id").first())
+    if pending is not None:
+        state = "" if pending.state == State.PENDING else f" ({pending.get_state_display().lower()})"
+        return pending, f"{_describe(pending)}, waiting to be sent{state}."
+    latest = ReportSnapshot.objects.filter(month=month).order_by("-version").first()
+    sent = (subscription.deliveries.filter(month=month, state=State.SENT).select_related("snapshot")
+            .order_by("-snapshot__version").first())
+    if sent is None:
+        if latest is None:
+            report = tco_report(schedule_reader(), month, today=now.date(), now=now)
+            latest = ReportSnapshot(month=month, version=1, generated_at=report.generated_at, provisional=report.provisional,
+                                    figures=report.as_json())
+        delivery = ReportDelivery(subscription=subscription, month=month, snapshot=latest)
+        return delivery, _describe(delivery) + ("." if latest.pk else " (not published yet: sending publishes these figures).")
+    if latest.version > sent.snapshot.version and diff(TcoReport.from_json(sent.snapshot.figures),
+                                                       TcoReport.from_json(latest.figures)):
+        delivery = ReportDelivery(subscription=subscription, month=month, snapshot=latest, restates=sent.snapshot)
+        return delivery, _describe(delivery) + "."
+    return None, f"Nothing to send: version {sent.snapshot.version} of {month:%B %Y} was sent on {sent.sent_at:%Y-%m-%d}."
+
+
+def _describe(delivery: ReportDelivery) -> str:
+    what = f"The {delivery.month:%B %Y} report, version {delivery.snapshot.version}"
+    return what + (f", restated from version {delivery.restates.version}" if delivery.restates_id else "")
+
+
+def delivery_preview(delivery: ReportDelivery):
+    """The email `delivery` sends, exactly (the same function the sender calls), without sending it."""
+    return delivery_message(delivery, _Rendered())
+
+
+def send_now(subscription: ReportSubscription, now: dt.datetime | None = None) -> list[int]:
+    """Send `subscription` what is due for last month now, whatever its day: through the same rows, claims and
+    attempts as the schedule, so it is never sent twice (a second click, or the hourly run, finds it sent)."""
+    now = now or timezone.now()
+    month = add_months(month_of(now.date()), -1)
+    if subscription.active and (subscription.user_id is None or _may_receive(subscription.user)):
+        if not subscription.deliveries.filter(month=month).exists():
+            snapshot = month_snapshot(month, today=now.date(), now=now)
+            ReportDelivery.objects.bulk_create([ReportDelivery(subscription=subscription, month=month, snapshot=snapshot)],
+                                               ignore_conflicts=True)
+        restated_deliveries_create(month, ReportSubscription.objects.filter(id=subscription.id))
+    return deliveries_send(now, subscription=subscription)

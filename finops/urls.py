@@ -51,6 +51,9 @@ urlpatterns = [
     path("scorecard/", scorecard.scorecard_page, name="scorecard"),
     # The report's email subscriptions and the email's unsubscribe link, before reports/<month>/ (which would take them).
     path("reports/subscriptions/", report_subscriptions.subscription_list, name="report-subscriptions"),
+    path("reports/subscriptions/<int:pk>/email/", report_subscriptions.subscription_email, name="report-subscription-email"),
+    path("reports/subscriptions/<int:pk>/email.html", report_subscriptions.subscription_email_html,
+         name="report-subscription-email-html"),
     path("reports/unsubscribe/<str:token>/", report_subscriptions.unsubscribe, name="report-unsubscribe"),
     path("reports/", reports.report_index, name="report-index"),
     path("reports/<str:month>/", reports.report_page, name="report-month"),

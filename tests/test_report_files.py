@@ -136,7 +136,7 @@ def test_the_command_writes_a_published_version_and_refuses_one_that_is_not(octo
     path = tmp_path / "v.pdf"
     call_command("tco_report", "--month", "2026-10", "--version", str(snapshot.version), "--output", str(path), stdout=io.StringIO())
     text = " ".join(subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True, check=True).stdout.split())
-    assert f"Version {snapshot.version}" in text and "by cfo" in text
+    assert f"Published version {snapshot.version}" in text and "by cfo" in text
     with pytest.raises(CommandError, match=f"2026-10 has no version {snapshot.version + 1}: published versions are (.*, )?{snapshot.version}\\.$"):
         call_command("tco_report", "--month", "2026-10", "--version", str(snapshot.version + 1), "--output", str(path))
 

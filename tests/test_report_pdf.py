@@ -139,7 +139,7 @@ def _has_colour(image) -> bool:
 def test_a_published_version_prints_its_version_and_its_figures(october, tmp_path):
     snapshot = report_publish(report=october, by=User.objects.get(username="cfo"))
     pages = _pages(report_pdf(TcoReport.from_json(snapshot.figures), snapshot=snapshot), tmp_path)
-    assert f"Version {snapshot.version}" in pages[0]["text"] and "by cfo" in _flat(pages[0]["text"])
+    assert f"Published version {snapshot.version}" in pages[0]["text"] and "by cfo" in _flat(pages[0]["text"])
     assert f"· version {snapshot.version}" in _flat(pages[1]["text"])
     assert display.money_exact(october.summary["cost"]) in _flat(pages[0]["text"])
 

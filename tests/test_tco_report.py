@@ -5,18 +5,20 @@ month not begun is refused, an empty month says so, and only admins and finance 
 import csv
 import datetime as dt
 import io
+import re
 from decimal import Decimal
 
 import pytest
 from django.db import transaction
 from django.urls import reverse
 
+from finops import display
 from finops.demo import load_demo
 from finops.models import Cap, Contract, DailySpend, ReportSnapshot, User, Workload
 from finops.months import next_month
 from finops.reports import tco_formats
 from finops.reports.restatement import diff
-from finops.reports.tco_tables import SECTIONS, TABLES
+from finops.reports.tco_tables import SECTIONS, TABLES, TOTALS
 from finops.selectors import spend
 from finops.selectors.caps import cap_statuses
 from finops.selectors.contracts import contract_statuses
@@ -134,14 +136,34 @@ def test_unit_economics_caps_contracts_and_savings_are_their_pages_figures(loade
         assert row["verdict"] == card["verdict"]
     last_day = NOVEMBER - dt.timedelta(days=1)
     caps = {s.cap.name: s for s in cap_statuses(list(Cap.objects.all()), today=last_day)}
+    closed_caps = 0
     for row in report.rows("caps") + report.rows("org_caps"):
-        assert row["spent"] == caps[row["label"]].spent and row["forecast"] == caps[row["label"]].forecast
-    assert {r["label"] for r in report.rows("caps")} == {n for n, s in caps.items() if s.status in ("breached", "forecast")}
+        status = caps[row["label"]]
+        assert row["spent"] == status.spent
+        if status.period_end <= NOVEMBER:  # closed with October: its outcome, never a forecast
+            closed_caps += 1
+            assert row["forecast"] is None and row["status"].startswith(("Over by $", "Within, $"))
+        else:
+            assert row["forecast"] == status.forecast
+    assert closed_caps
+    breached = {n for n, s in caps.items() if s.period_end <= NOVEMBER and s.spent > s.cap.amount}
+    forecast = {n for n, s in caps.items() if s.period_end > NOVEMBER and s.status in ("breached", "forecast")}
+    assert {r["label"] for r in report.rows("caps")} == breached | forecast
     contracts = {s.contract.name: s for s in contract_statuses(Contract.objects.all(), today=last_day)}
     assert report.rows("commitments")
+    outcomes = 0
     for row in report.rows("commitments"):
         period = next(p for p in contracts[row["label"]].periods if p.start <= last_day < p.end)
-        assert (row["committed"], row["consumed"], row["projected"]) == (period.committed, period.consumed, period.projected)
+        assert (row["committed"], row["consumed"]) == (period.committed, period.consumed)
+        if period.end <= NOVEMBER:  # the period closed: "Under-used by $1,356.34", not a projection
+            outcomes += 1
+            gap = period.committed - period.consumed
+            assert row["projected"] is None
+            assert row["status"] == (f"Under-used by {display.money_exact(gap, row['currency'])}" if gap > 0 else
+                                     f"Over by {display.money_exact(-gap, row['currency'])}" if gap < 0 else "Met exactly")
+        else:
+            assert row["projected"] == period.projected
+    assert outcomes
     expected = [r for r in saving_rows(savings(finance, NOVEMBER)) if r["saving"]]
     assert report.rows("savings") == expected and expected
 
@@ -162,20 +184,20 @@ def test_the_report_csv_carries_every_table_with_its_header_and_exact_figures(lo
 # --- movers ---
 
 
-def test_the_three_movers_are_the_biggest_changes_and_their_effects_add_up(loaded):
+def test_the_movers_are_the_three_largest_increases_then_the_three_largest_decreases_and_their_effects_add_up(loaded):
     report, finance = loaded["report"], loaded["finance"]
     movers = report.rows("movers")
-    assert len(movers) == 3
     for row in movers:
         assert row["volume"] + row["price"] + row["mix"] == row["change"] == row["after"] - row["before"]
         assert row["why"]
     now = by_group(spend_rows(user=finance, start=OCTOBER, end=NOVEMBER, by="workload", today=TODAY))
     before = by_group(spend_rows(user=finance, start=SEPTEMBER, end=OCTOBER, by="workload", today=TODAY))
-    changes = sorted((abs((now.get(g, {}).get("cost") or 0) - (before.get(g, {}).get("cost") or 0)), g)
-                     for g in now.keys() | before.keys())
+    changes = [((now.get(g, {}).get("cost") or 0) - (before.get(g, {}).get("cost") or 0), g) for g in now.keys() | before.keys()]
     names = dict(Workload.objects.values_list("slug", "name"))
-    biggest = [names.get(g, "Unattributed") for _, g in sorted(changes, reverse=True)[:3]]
-    assert [r["label"] for r in movers] == biggest
+    ups = [names.get(g, "Unattributed") for c, g in sorted(changes, reverse=True) if c > 0][:3]
+    downs = [names.get(g, "Unattributed") for c, g in sorted(changes) if c < 0][:3]
+    assert ups and [r["label"] for r in movers] == ups + downs
+    assert all(r["change"] > 0 for r in movers[:len(ups)]) and all(r["change"] < 0 for r in movers[len(ups):])
 
 
 # --- snapshots ---
@@ -287,3 +309,79 @@ def test_publishing_from_the_page_stores_a_version_and_the_live_page_compares_wi
     assert f"No change since version {version} was published" in live  # a restatement: tests/test_report_snapshots.py
     published = finance.get(reverse("report-month", args=["2026-10"]) + f"?version={version}").content.decode()
     assert 'data-testid="restatement"' not in published and f"Published v{version}" in published
+
+
+# --- totals rows ---
+
+
+def _money(text: str) -> Decimal | None:
+    """"$1,043.12" (what a cell shows, before any "+ 3M tokens unpriced" note) as a Decimal; "—" as None."""
+    found = re.search(r"(-?)\$([\d,]+\.\d\d)", text)
+    return None if found is None else Decimal(found[1] + found[2].replace(",", ""))
+
+
+def _shown_tables(html: str) -> dict[str, tuple[list[str], list[list[str]]]]:
+    """{table name: (its columns' keys, its rows' cells as text)} of every report table on a page."""
+    found = {}
+    for segment in html.split('data-report-table="')[1:]:
+        name, markup = segment.split('"', 1)[0], segment.split("</table>")[0]
+        if '<table class="data"' not in markup:
+            continue  # the summary: figures, not a table
+        keys = re.findall(r'<th[^>]*data-column="(\w+)"', markup)
+        rows = [[re.sub(r"<[^>]+>", " ", cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+                for row in re.findall(r"<tr[^>]*>(.*?)</tr>", markup.split("<tbody>")[1], re.S)]
+        found[name] = (keys, rows)
+    return found
+
+
+def test_every_table_with_totals_ends_with_a_totals_row_that_is_the_sum_of_the_rows_shown(loaded, client):
+    """Round once, then add: each money column's total is the sum of the cents its rows show, on the page (and so
+    the print and the PDF, which render the same markup) and in the CSV."""
+    client.force_login(loaded["finance"])
+    tables = _shown_tables(client.get("/reports/2026-10/").content.decode())
+    checked = 0
+    for name, keys in TOTALS.items():
+        columns, rows = tables[name]
+        if not loaded["report"].rows(name):
+            continue
+        *shown, total = rows
+        assert total[0].strip() == "Total", name
+        for key in keys:
+            if key not in columns or TABLES[name].columns[columns.index(key)].kind != "money":
+                continue
+            index = columns.index(key)
+            values = [v for v in (_money(row[index]) for row in shown) if v is not None]
+            assert _money(total[index]) == sum(values, Decimal(0)), (name, key)
+            checked += 1
+    assert checked >= 12
+    out = io.StringIO()
+    tco_formats.write_csv(loaded["report"], out)
+    lines = list(csv.reader(io.StringIO(out.getvalue())))
+    by_provider = lines.index(["By provider"])
+    header = lines[by_provider + 1]
+    body = lines[by_provider + 2: by_provider + 2 + len(loaded["report"].rows("by_provider")) + 1]
+    assert body[-1][0] == "Total"
+    cents = sum(display.cents(Decimal(row[header.index("Spend")])) for row in body[:-1])
+    assert Decimal(body[-1][header.index("Spend")]) == cents
+
+
+def test_the_first_paragraph_says_the_total_the_reasons_the_budgets_and_the_decisions_every_number_from_a_table(loaded, client):
+    client.force_login(loaded["finance"])
+    page = client.get("/reports/2026-10/").content.decode()
+    paragraph = re.search(r'data-testid="report-headline">(.*?)</p>', page, re.S)[1]
+    rest = page.replace(paragraph, "")
+    report = loaded["report"]
+    assert paragraph.startswith(f"October 2026: {display.money_exact(report.summary['cost'])} spent")
+    assert "Why: the largest increases:" in paragraph and "Needs a decision" in paragraph and "Budgets:" in paragraph
+    figures = re.findall(r"[+-]?\$[\d,]+\.\d\d|[+-]?\d+\.\d %", paragraph)
+    assert len(figures) >= 6
+    for figure in figures:  # each is a cell of a table below (the movers' parts, budgets, commitments, the summary)
+        assert figure.lstrip("+-") in rest, figure
+
+
+def test_quarter_and_year_to_date_are_the_months_spend_up_to_the_reports_end(loaded):
+    report, finance = loaded["report"], loaded["finance"]
+    months = spend_rows(user=finance, start=dt.date(2026, 1, 1), end=NOVEMBER, by="month", today=TODAY)
+    assert report.summary["qtd_cost"] == report.summary["cost"]  # October opens Q4
+    assert report.summary["ytd_cost"] == sum(row["cost"] for row in months if row["cost"] is not None)
+    assert report.summary["ytd_cost"] > report.summary["cost"]

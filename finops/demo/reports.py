@@ -2,15 +2,22 @@
 
 - the finance user (cfo) gets the report by email by default: their subscription is created as the monthly send
   would create it;
-- the last full month's report is published once, as the schedule publishes it (version 1, by nobody);
+- the last full month's report is published once, as the schedule publishes it (version 1, by nobody), and sent
+  to cfo through the real delivery pipeline (send now: whatever the day of the month);
 - then Anthropic restates one day of that month (a line of usage it had missed: one line's requests, tokens and
-  cost doubled, still at list price), imported like any corrected export through the usage CSV connector, so the
-  Reports page shows a restatement diff against version 1.
+  cost doubled, still at list price), imported like any corrected export through the usage CSV connector;
+- the month is published again as version 2 — by the schedule's restatement rule when its sources have settled
+  (finops.report_restated), else by cfo as finance would from the Reports page — and cfo's "restated" email is
+  due: the Reports page shows the diff and "Sent to: cfo v1, v2 on its way"; Reports → subscriptions → Preview
+  email shows the restated email exactly as it will be sent (Send now sends it).
 
-Loading the demo again changes nothing more: the month is published only when it has no version yet, and the
-correction replaces the same day with the same figures (load_demo's own import first puts the original back).
+The emails go through the configured backend; with the default console backend they are kept in memory instead
+(a PDF printed as base64 helps nobody). Loading the demo again changes nothing more: the month is published only
+when it has no version yet or its figures differ from the latest, the deliveries exist once, and the correction
+replaces the same day with the same figures (load_demo's own import first puts the original back).
 """
 
+import contextlib
 import csv
 import datetime as dt
 import io
@@ -19,11 +26,16 @@ from decimal import Decimal
 from pathlib import Path
 
 import yaml
+from django.conf import settings
+from django.test.utils import override_settings
 from django.utils import timezone
 
-from finops.models import Account, IngestRun
-from finops.report_delivery import month_snapshot
-from finops.selectors.tco_report import last_full_month
+from finops.models import Account, IngestRun, ReportSnapshot, ReportSubscription, User
+from finops.report_delivery import month_lock, month_snapshot, schedule_reader, send_now
+from finops.report_restated import restated_deliveries_create, restatement_publish
+from finops.reports.restatement import diff
+from finops.selectors.tco_report import TcoReport, last_full_month, tco_report
+from finops.services.reports import report_publish
 from finops.services.prices import Tokens
 from finops.services.report_subscriptions import subscriptions_default_ensure
 from ingest.services import usage_file_import
@@ -43,13 +55,42 @@ class DemoReportError(Exception):
 
 
 def reports_load(*, today: dt.date) -> dict:
-    """Subscribe finance, publish the last full month, restate a day of it. Returns what the summary prints."""
+    """Subscribe finance, publish the last full month and email it, restate a day of it, publish the restatement.
+    Returns what the summary prints."""
     subscriptions_default_ensure()
     month = last_full_month(today)
-    snapshot = month_snapshot(month, today=today, now=timezone.now())
+    now = timezone.now() if timezone.now().date() == today else dt.datetime.combine(today, dt.time(12), tzinfo=dt.UTC)
+    snapshot = month_snapshot(month, today=today, now=now)
+    with _quiet_email():
+        for subscription in ReportSubscription.objects.filter(active=True):
+            send_now(subscription, now)
     day, before, after = _restate(today, month.replace(day=RESTATED_DAY))
+    restated = _restatement(month, today=today, now=max(now, timezone.now()))  # read after the re-import's run
     return {"month": month, "version": snapshot.version, "provisional": snapshot.provisional,
-            "restated_account": RESTATED_ACCOUNT, "restated_day": day, "published_cost": before, "restated_cost": after}
+            "restated_account": RESTATED_ACCOUNT, "restated_day": day, "published_cost": before, "restated_cost": after,
+            "restated_version": restated.version if restated else None}
+
+
+def _restatement(month: dt.date, *, today: dt.date, now: dt.datetime):
+    """Version 2 of the month and the restated deliveries it makes due (left pending: the preview shows them)."""
+    latest = ReportSnapshot.objects.filter(month=month).order_by("-version").first()
+    snapshot = restatement_publish(month, reader=schedule_reader(), lock=month_lock, today=today, now=now)
+    if snapshot is None:
+        live = tco_report(schedule_reader(), month, today=today, now=now)
+        if diff(TcoReport.from_json(latest.figures), live):  # not settled yet: finance publishes it from the page
+            snapshot = report_publish(report=live, by=User.objects.filter(role=User.Role.FINANCE).order_by("id").first())
+    restated_deliveries_create(month)
+    return snapshot or ReportSnapshot.objects.filter(month=month).order_by("-version").first()
+
+
+@contextlib.contextmanager
+def _quiet_email():
+    """The console backend would print the attached PDF as base64: keep those emails in memory instead."""
+    if settings.EMAIL_BACKEND == "django.core.mail.backends.console.EmailBackend":
+        with override_settings(EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend"):
+            yield
+    else:
+        yield
 
 
 def _list_cost(today: dt.date, row: dict, day: dt.date) -> Decimal:

@@ -4,8 +4,10 @@ A snapshot is what was published: the report's figures as they stood (finops.rep
 fresh each source was. It is never changed: regenerating a month after a restatement publishes a new version
 beside it, and the page shows what changed between them (finops.reports.restatement).
 
-Deliveries follow the alert pipeline (docs/architecture.md): one row per subscription × month, created once (unique),
-claimed with a conditional UPDATE by the one sender that sends it, every attempt a ReportSendAttempt row.
+Deliveries follow the alert pipeline (docs/architecture.md): one row per subscription × month for the monthly email and one
+per subscription × later version for each "restated" email (`restates` names the version the recipient had),
+each created once (unique), claimed with a conditional UPDATE by the one sender that sends it, every attempt a
+ReportSendAttempt row.
 """
 
 from django.conf import settings
@@ -66,6 +68,8 @@ class ReportDelivery(models.Model):
     subscription = models.ForeignKey(ReportSubscription, on_delete=models.CASCADE, related_name="deliveries")
     month = models.DateField(help_text="The month reported: its first day.")
     snapshot = models.ForeignKey(ReportSnapshot, on_delete=models.PROTECT, related_name="deliveries")
+    restates = models.ForeignKey(ReportSnapshot, on_delete=models.PROTECT, null=True, blank=True, related_name="+",
+                                 help_text="A restated email: the version the recipient had been sent. Empty: the monthly email.")
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
     claimed_at = models.DateTimeField(null=True, blank=True)
     claim_token = models.CharField(max_length=36, blank=True)
@@ -76,8 +80,17 @@ class ReportDelivery(models.Model):
 
     class Meta:
         ordering = ["-month", "subscription__email"]
-        constraints = [models.UniqueConstraint(fields=["subscription", "month"], name="reportdelivery_once")]
+        constraints = [
+            # The monthly email once per subscription and month; each version once per subscription.
+            models.UniqueConstraint(fields=["subscription", "month"], condition=models.Q(restates__isnull=True),
+                                    name="reportdelivery_once"),
+            models.UniqueConstraint(fields=["subscription", "snapshot"], name="reportdelivery_version_once"),
+        ]
         indexes = [models.Index(fields=["state", "next_attempt_at"], name="reportdelivery_due")]
+
+    @property
+    def restated(self) -> bool:
+        return self.restates_id is not None
 
 
 class ReportSendAttempt(models.Model):

@@ -132,7 +132,7 @@ def _label_width(labels: list[str]) -> float:
 def movers_chart(rows: list[dict], *, currency: str) -> Chart | None:
     """Each mover's change from last month split into volume, price and mix, bars from zero beside the whole change
     (a waterfall from last month's level would show the level and hide the split), one panel per mover, one scale."""
-    rows = [r for r in rows if r.get("change")]
+    rows = sorted((r for r in rows if r.get("change")), key=lambda r: -abs(r["change"]))[:3]  # the 3 largest, either way
     if not rows:
         return None
     figure, axes = _figure(1.9, len(rows))

@@ -6,7 +6,7 @@ import datetime as dt
 
 from .cells import SafeCsvWriter
 from .tables import csv_header, csv_row
-from .tco_tables import SECTIONS, TITLES
+from .tco_tables import SECTIONS, TITLES, rows_with_total
 from .xlsx import SHEET_NAME_MAX, workbook_bytes
 
 
@@ -24,7 +24,7 @@ def write_csv(report, stream) -> None:
         for table in section.tables:
             writer.writerow([TITLES[table.name]])
             writer.writerow(csv_header(table))
-            for row in report.rows(table.name):
+            for row in rows_with_total(table, report.rows(table.name)):
                 writer.writerow(csv_row(table, row))
             writer.writerow([])
 
@@ -33,7 +33,7 @@ def xlsx(report) -> bytes:
     sheets = []
     for section in SECTIONS:
         for table in section.tables:
-            sheets.append((table, report.rows(table.name), f"{TITLES[table.name]} · {report_title(report)}",
+            sheets.append((table, rows_with_total(table, report.rows(table.name)), f"{TITLES[table.name]} · {report_title(report)}",
                            _sheet_name(TITLES[table.name])))
     return workbook_bytes(sheets, generated_at=report.generated_at)
 

@@ -19,7 +19,7 @@ from django.template.loader import render_to_string
 
 from . import tco_charts
 from .tables import html_cell
-from .tco_tables import SECTIONS, TITLES
+from .tco_tables import SECTIONS, TITLES, rows_with_total
 
 STATIC = Path(settings.BASE_DIR) / "static" / "finops"
 # The table above which each section's charts go: the table whose rows they draw (finops.reports.tco_charts).
@@ -42,7 +42,7 @@ def report_sections(report) -> list[dict]:
         tables = []
         for table in section.tables:
             rows = report.rows(table.name)
-            entry = {"spec": table, "title": TITLES[table.name], "rows": rows, "wide": len(table.page_columns) >= WIDE,
+            entry = {"spec": table, "title": TITLES[table.name], "rows": rows_with_total(table, rows), "wide": len(table.page_columns) >= WIDE,
                      "charts": [], "chart_empty": ""}
             if CHART_OF_TABLE.get(table.name) == section.key:
                 entry["charts"], entry["chart_empty"] = drawn["charts"], drawn["empty"]
@@ -53,10 +53,22 @@ def report_sections(report) -> list[dict]:
     return sections
 
 
+def report_headline(report) -> list[str]:
+    from .tco_headline import headline
+
+    return headline(report)
+
+
 def report_html(report, *, snapshot=None) -> str:
-    """The standalone document (what the PDF lays out; `manage.py tco_report --format html` writes it)."""
+    """The standalone document (what the PDF lays out; `manage.py tco_report --format html` writes it). Its cover
+    names the version: the snapshot's, or for live figures of a month already published, that they are live and
+    which version was published (never "Not published" on a published month)."""
+    from finops.models import ReportSnapshot
+
+    latest = None if snapshot is not None else ReportSnapshot.objects.filter(month=report.month).order_by("-version").first()
     return render_to_string("reports/tco_document.html", {
-        "report": report, "snapshot": snapshot, "sections": report_sections(report),
+        "report": report, "snapshot": snapshot, "latest": latest, "sections": report_sections(report),
+        "headline": report_headline(report),
         "stylesheet": (STATIC / "report-print.css").read_text(encoding="utf-8"),
     })
 

@@ -6,6 +6,9 @@ table across two versions of a month's report (the restatement diff, finops.repo
 """
 
 from dataclasses import dataclass
+from decimal import Decimal
+
+from finops import display
 
 from .spend_tables import PER_MTOK, TOKENS, spend
 from .tables import Column, Table
@@ -24,6 +27,8 @@ SUMMARY = Table("summary", (
     TOKENS, Column("Requests", "requests", "requests"), PER_MTOK,
     Column("Last month", "previous_cost", "money"), Column("Change from last month", "change", "change"),
     Column("Same month last year", "last_year_cost", "money"), Column("Change from last year", "yoy_change", "change"),
+    Column("Quarter to date", "qtd_cost", "money", help="The quarter's spend up to the month's end"),
+    Column("Year to date", "ytd_cost", "money", help="The year's spend up to the month's end"),
     Column("Forecast next month", "forecast_next", "money",
            help="The month's last 7 days' daily average × the days of next month"),
     Column("Unattributed", "unattributed_cost", "money", help="Spend no attribution rule gives to a workload"),
@@ -42,6 +47,14 @@ ORG_CAPS = Table("org_caps", (
     Column("Cap", "label"), Column("Period", "period"), Column("Amount", "amount", "money"), Column("Spent", "spent", "money"),
     Column("Used", "used", "share"), Column("Forecast", "forecast", "money"), Column("Status", "status", "badge"),
 ), empty="No organisation-wide cap.")
+
+BUDGETS = Table("budgets", (
+    Column("Team", "label"), Column("Budget (cap)", "cap"), Column("Period", "period"), Column("Budget", "budget", "money"),
+    Column("Actual", "actual", "money", help="Spend of the cap's period up to the month's end"),
+    Column("Variance", "variance", "money", help="Budget − actual: positive is under budget"),
+    Column("Variance %", "variance_share", "share", help="Variance over the budget"),
+    Column("Outcome", "status", "badge"),
+), empty="No team has spend or a cap.")
 
 BY_PROVIDER = Table("by_provider", (
     Column("Provider", "label"), _change(), Column("Billed", "billed_cost", "money"),
@@ -112,7 +125,7 @@ RECONCILIATION = Table("reconciliation", (
 SOURCES = Table("sources", (
     Column("Account", "label"), Column("Provider", "provider"), Column("Days with data", "days_with_data", "count"),
     Column("Missing days", "missing_days", "count"), Column("First missing", "first_missing", "date"),
-    Column("Failed runs", "failed_runs", "count"), Column("Latest day", "latest_day", "date"), Column("Settled", "settled"),
+    Column("Failed runs", "failed_runs", "count"), Column("Last day with data", "latest_day", "date", help="The month's last day with data from this source"), Column("Settled", "settled"),
 ), empty="No sources.")
 
 SAVINGS = Table("savings", (
@@ -131,7 +144,7 @@ class Section:
 
 
 SECTIONS = (
-    Section("summary", "Summary", (SUMMARY, MOVERS, ORG_CAPS)),
+    Section("summary", "Summary", (SUMMARY, MOVERS, ORG_CAPS, BUDGETS)),
     Section("spend", "Spend by provider, team and workload", (BY_PROVIDER, BY_TEAM, BY_WORKLOAD, TREND)),
     Section("unit_economics", "Unit economics", (UNIT_ECONOMICS,)),
     Section("commitments", "Commitments", (COMMITMENTS, RENEWALS)),
@@ -141,12 +154,24 @@ SECTIONS = (
 )
 TABLES = {table.name: table for section in SECTIONS for table in section.tables}
 TITLES = {
-    "summary": "The month in figures", "movers": "Biggest movers", "org_caps": "Organisation caps",
+    "summary": "The month in figures", "movers": "Biggest movers, up and down", "org_caps": "Organisation caps", "budgets": "Budget against actual by team (the caps are the budgets)",
     "by_provider": "By provider", "by_team": "By team (showback by cost centre)", "by_workload": "By workload",
     "trend": "Six-month trend by provider", "unit_economics": "Cost per outcome and SLAs",
     "commitments": "Contracts: consumption against plan", "renewals": "Auto-renewals ahead (notice deadlines, 6 months)",
     "caps": "Caps breached or forecast to breach", "alerts": "Alerts raised", "quality": "Attribution and pricing",
     "reconciliation": "Billed against list price", "sources": "Sources", "savings": "Routing savings",
+}
+# The columns each table's totals row adds up: money rounded to the cent row by row and then added (the total is
+# the sum of the figures shown above it), counts as they are. The rows stay as the report stores them; the totals
+# row is drawn by every rendering (page, print, PDF, CSV, XLSX: total_row) and is never a figure of its own.
+TOTALS = {
+    "movers": ("before", "after", "change", "volume", "price", "mix"),
+    "by_provider": ("cost", "billed_cost", "estimated_cost", "tokens", "unpriced_tokens", "previous_cost"),
+    "by_team": ("cost", "tokens", "unpriced_tokens", "previous_cost"),
+    "by_workload": ("cost", "tokens", "unpriced_tokens", "previous_cost"),
+    "unit_economics": ("cost", "unpriced_tokens"),
+    "reconciliation": ("billed", "at_list", "unpriced_billed"),
+    "savings": ("today_cost", "best_cost", "saving"),
 }
 ROW_KEYS = {"trend": ("month", "label"), "alerts": ("raised", "kind", "label"), "savings": ("workload", "family")}
 
@@ -154,3 +179,26 @@ ROW_KEYS = {"trend": ("month", "label"), "alerts": ("raised", "kind", "label"), 
 def row_key(table: Table, row: dict) -> tuple:
     """What identifies `row` of `table` across two versions of a month's report (label unless ROW_KEYS says)."""
     return tuple(row.get(key) for key in ROW_KEYS.get(table.name, ("label",)))
+
+
+def total_row(table: Table, rows: list[dict]) -> dict | None:
+    """The totals row of `table` (TOTALS), or None when it has none or no rows: "Total" in its first column."""
+    keys = TOTALS.get(table.name)
+    if not keys or not rows:
+        return None
+    kinds = {column.key: column.kind for column in table.columns}
+    total: dict = {table.columns[0].key: "Total", "total": True}
+    for key in keys:
+        values = [row.get(key) for row in rows if row.get(key) is not None]
+        if kinds.get(key, "money") == "money" and key not in ("tokens", "unpriced_tokens"):
+            total[key] = sum((display.cents(v) for v in values), Decimal(0)) if values else None
+        else:
+            total[key] = sum(int(v) for v in values)
+    if "previous_cost" in keys and total.get("cost") is not None and total.get("previous_cost"):
+        total["change"] = (total["cost"] - total["previous_cost"]) / total["previous_cost"]
+    return total
+
+
+def rows_with_total(table: Table, rows: list[dict]) -> list[dict]:
+    total = total_row(table, rows)
+    return rows + [total] if total else rows

@@ -13,7 +13,7 @@ def default_recipients():
 def _latest_deliveries(subscription_ids) -> dict[int, ReportDelivery]:
     latest = {}
     for delivery in (ReportDelivery.objects.filter(subscription_id__in=subscription_ids)
-                     .select_related("snapshot").order_by("subscription_id", "-month")):
+                     .select_related("snapshot").order_by("subscription_id", "-month", "-id")):
         latest.setdefault(delivery.subscription_id, delivery)
     return latest
 
@@ -36,3 +36,21 @@ def own_subscription(user: User) -> ReportSubscription | None:
     return (ReportSubscription.objects.filter(user=user).first()
             or (ReportSubscription.objects.filter(email__iexact=user.email).first() if user.email else None))
 
+
+
+def month_recipients(month) -> list[dict]:
+    """Who was sent `month`'s report and which version (the report page's "Sent to"): per subscription, the
+    latest version it was sent (the monthly email or a restated one) and the newest delivery still on its way."""
+    rows: dict[int, dict] = {}
+    deliveries = (ReportDelivery.objects.filter(month=month).select_related("subscription", "snapshot", "restates")
+                  .order_by("subscription__email", "snapshot__version", "id"))
+    for delivery in deliveries:
+        row = rows.setdefault(delivery.subscription_id, {"email": delivery.subscription.email, "sent": None, "waiting": None})
+        if delivery.state == ReportDelivery.State.SENT:
+            row["sent"] = delivery
+        else:
+            row["waiting"] = delivery
+    for row in rows.values():  # a delivery older than the version sent is not waiting any more
+        if row["waiting"] and row["sent"] and row["waiting"].snapshot.version <= row["sent"].snapshot.version:
+            row["waiting"] = None
+    return list(rows.values())

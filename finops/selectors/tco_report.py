@@ -16,8 +16,9 @@ Decisions (docs/reports.md):
   month's last day (today for the month to date), so a past month's report does not change with time. Renewals
   ahead are the exception: a list to act on, they look six months ahead from the day the report is made.
 - Forecast for next month: the month's last 7 days' daily average × the days of next month.
-- Movers: the three workloads (unattributed counts as one) whose spend changed most from last month, each change
-  split into volume, price and mix effects over its provider × model parts (finops.movers).
+- Movers, both ways: the three workloads (unattributed counts as one) whose spend rose most from last month, then
+  the three whose spend fell most, each change split into volume, price and mix effects over its provider × model
+  parts (finops.movers).
 - Provisional: until every enabled source has synced past its lookback after the month's end (tco_sections.sources).
 """
 
@@ -87,7 +88,7 @@ class TcoReport:
         return self.tables["summary"][0]
 
     def rows(self, name: str) -> list[dict]:
-        return self.tables[name]
+        return self.tables.get(name, [])  # a version published before a table existed has none of it
 
     def as_json(self) -> dict:
         return tco_json.dump({"month": self.month, "end": self.end, "generated_at": self.generated_at,
@@ -138,10 +139,12 @@ def tco_report(user, month: dt.date, *, today: dt.date, now: dt.datetime | None 
     tables["trend"] = _trend(user, month, now_span, today)
     daily = spend.visible_spend(user)
     tables["summary"] = [_summary(month_rows, tables["by_workload"], daily, now_span, month)]
+    tables["summary"][0].update(_to_date(read, now_span))
     tables["movers"] = _movers(user, now_span, before, today)
     tables["quality"] = [_quality(tables["summary"][0])]
     sections = tco_sections.Sections(user=user, span=now_span, compare=before, as_of=as_of, today=today)
     tables.update(sections.tables())
+    tables["budgets"] = sections.budgets(tables["by_team"])
     report = TcoReport(
         month=month, end=now_span.end, generated_at=now or timezone.now(), currency=settings.FINOPS_REPORTING_CURRENCY,
         provisional=sections.provisional, has_data=total is not None, tables=tables,
@@ -257,12 +260,31 @@ def _summary(month_rows: dict, workloads: list[dict], daily, span: Span, month: 
     row["last_year_cost"] = last_year["cost"] if last_year else None
     row["yoy_change"] = spend.change(row["cost"], row["last_year_cost"])
     row["unattributed_cost"] = sum((w["cost"] for w in workloads if w.get("unattributed") and w["cost"] is not None), ZERO)
+    row["forecast_next"] = report_forecast_next_month(daily, span, month)
+    return row
+
+
+def report_forecast_next_month(daily, span: Span, month: dt.date) -> Decimal | None:
+    """The report's forecast of the month after `month`, read only from data up to the report's end (so a month's
+    report does not change later). The report's one forecast call site: when the shared forecast function lands
+    (issue 24, "One forecast"), this body becomes a call to it. Today: the month's last 7 days' daily average ×
+    the days of next month."""
     rate_span = (max(span.start, span.end - dt.timedelta(days=FORECAST_DAYS)), span.end)
     rate = spend.period_totals(daily, {"rate": rate_span})["rate"].cost
     days = (rate_span[1] - rate_span[0]).days
     following = next_month(month)
-    row["forecast_next"] = None if rate is None or not days else rate / days * (next_month(following) - following).days
-    return row
+    return None if rate is None or not days else rate / days * (next_month(following) - following).days
+
+
+def _to_date(read: dict, span: Span) -> dict:
+    """Year to date and quarter to date, up to the report's end: the months' spend as spend_rows answers it (the
+    sum of the months' totals; None where no month had priced spend)."""
+    found = {}
+    for key, start in (("ytd_cost", span.start.replace(month=1)),
+                       ("qtd_cost", span.start.replace(month=(span.start.month - 1) // 3 * 3 + 1))):
+        costs = [row["cost"] for row in spend_rows(start=start, end=span.end, by="month", **read) if row["cost"] is not None]
+        found[key] = sum(costs, ZERO) if costs else None
+    return found
 
 
 def _quality(summary: dict) -> dict:
@@ -274,7 +296,8 @@ def _quality(summary: dict) -> dict:
 
 
 def _movers(user, now: Span, before: Span, today: dt.date) -> list[dict]:
-    """The MOVERS workloads whose spend changed most, each change split into volume, price and mix (finops.movers)."""
+    """The MOVERS largest increases and the MOVERS largest decreases, each change split into volume, price and mix
+    (finops.movers)."""
     daily, monthly = spend.visible_spend(user), spend.visible_spend(user, MonthlySpend)
     keys = ("workload_id", "provider_id", "model")
     parts: dict = {}
@@ -285,7 +308,10 @@ def _movers(user, now: Span, before: Span, today: dt.date) -> list[dict]:
             subject = parts.setdefault(row["workload_id"], ({}, {}))
             subject[index][(row["provider_id"], row["model"])] = (row["cost"], row["priced_tokens"])
     effects = {workload_id: movers.split(*pair) for workload_id, pair in parts.items()}
-    biggest = sorted(effects.items(), key=lambda item: (-abs(item[1].change), item[0] or 0))[:MOVERS]
+    # Both ways: the MOVERS largest increases, then the MOVERS largest decreases.
+    ups = sorted((i for i in effects.items() if i[1].change > 0), key=lambda item: (-item[1].change, item[0] or 0))
+    downs = sorted((i for i in effects.items() if i[1].change < 0), key=lambda item: (item[1].change, item[0] or 0))
+    biggest = ups[:MOVERS] + downs[:MOVERS]
     workloads = {w.id: w for w in Workload.objects.filter(id__in=[k for k, _ in biggest if k]).select_related("team")}
     providers = dict(Provider.objects.values_list("id", "name"))
     found = []
@@ -302,9 +328,9 @@ def _movers(user, now: Span, before: Span, today: dt.date) -> list[dict]:
 
 
 
-def restated_sources(snapshot, report: TcoReport) -> list[str]:
-    """The accounts whose runs finished after `snapshot` was published and read days of its month: where a
-    restatement came from."""
+def restated_sources(snapshot, report: TcoReport, *, until: dt.datetime | None = None) -> list[str]:
+    """The accounts whose runs finished after `snapshot` was published (and before `until`: a later version's
+    reading) and read days of its month: where a restatement came from."""
     from django.db.models import Q
 
     from finops.models import IngestRun
@@ -313,4 +339,6 @@ def restated_sources(snapshot, report: TcoReport) -> list[str]:
     end = dt.datetime.combine(report.end, dt.time(), tzinfo=dt.UTC)
     runs = IngestRun.objects.filter(status=IngestRun.Status.SUCCEEDED, finished_at__gt=snapshot.generated_at).filter(
         Q(window_start__isnull=True) | Q(window_start__lt=end, window_end__gt=start))
+    if until is not None:
+        runs = runs.filter(finished_at__lte=until)
     return sorted(set(runs.values_list("account__name", flat=True)))

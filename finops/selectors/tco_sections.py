@@ -14,7 +14,8 @@ from decimal import Decimal
 from django.db.models import Count, Min, Q
 
 from finops.models import (Account, AlertEvent, Cap, CapScope, Contract, CostBasis, DailySpend, IngestRun, MonthlySpend,
-                           Notification, Provider)
+                           Notification, Provider, Team)
+from finops import display
 from finops.months import month_of, next_month
 from ingest.windows import LOOKBACK_DAYS
 
@@ -44,6 +45,26 @@ def _badge(status: str, label: str) -> dict:
     return {"status": label, "status_status": status, "status_text": label}
 
 
+def cap_outcome(spent: Decimal, amount: Decimal) -> str:
+    return "breached" if spent > amount else "ok"
+
+
+def cap_outcome_words(spent: Decimal, amount: Decimal) -> str:
+    """A closed cap period's outcome: "Over by $1,204.10" or "Within, $356.20 under"."""
+    if spent > amount:
+        return f"Over by {display.money_exact(spent - amount)}"
+    return f"Within, {display.money_exact(amount - spent)} under"
+
+
+def commitment_outcome(consumed: Decimal, committed: Decimal, currency: str) -> tuple[str, str]:
+    """A closed commitment period's outcome (badge status, words): "Under-used by $1,356.34", "Over by …", "Met"."""
+    if consumed < committed:
+        return "shortfall", f"Under-used by {display.money_exact(committed - consumed, currency)}"
+    if consumed > committed:
+        return "overage", f"Over by {display.money_exact(consumed - committed, currency)}"
+    return "on_track", "Met exactly"
+
+
 class Sections:
     def __init__(self, *, user, span, compare, as_of: dt.date, today: dt.date):
         self.user, self.span, self.compare, self.as_of, self.today = user, span, compare, as_of, today
@@ -51,13 +72,17 @@ class Sections:
         self.provisional = True
 
     def tables(self) -> dict[str, list[dict]]:
-        statuses = cap_statuses(list(Cap.objects.select_related("team", "workload", "provider", "account")), today=self.as_of)
+        # As of the month's end: the days after it are left out (a quarter's cap read on 31 October is October's
+        # part of the quarter, not October plus November to date), whenever the report is read.
+        statuses = cap_statuses(list(Cap.objects.select_related("team", "workload", "provider", "account")),
+                                today=self.as_of, rows=DailySpend.objects.filter(day__lt=self.span.end))
+        self.cap_statuses = statuses
         sources = self.sources()
         self.provisional = self.span.end < next_month(self.span.start) or any(
             row["settled"] == "No" for row in sources)
         return {
             "org_caps": [self._cap_row(s) for s in statuses if s.cap.scope == CapScope.ORG],
-            "caps": [self._cap_row(s) for s in statuses if s.status in ("breached", "forecast")],
+            "caps": [row for row in map(self._cap_row, statuses) if row["status_status"] in ("breached", "forecast")],
             "alerts": self.alerts(),
             "unit_economics": self.unit_economics(),
             "commitments": self.commitments(),
@@ -67,6 +92,36 @@ class Sections:
             "savings": self.savings(),
         }
 
+    # --- budget against actual ---
+
+    def budgets(self, team_rows: list[dict]) -> list[dict]:
+        """Budget against actual per team: a team's caps are its budget (its monthly cap; else its quarterly one,
+        against the quarter to the month's end). Every team with spend or a cap is listed; one without a cap says so."""
+        caps: dict[int, object] = {}
+        for status in self.cap_statuses:
+            if status.cap.scope == CapScope.TEAM and (status.cap.team_id not in caps or status.cap.period == "month"):
+                caps[status.cap.team_id] = status
+        teams = {t.slug: t for t in Team.objects.all()}
+        listed = [teams[row["slug"]] for row in team_rows if row.get("slug") in teams]
+        listed += [s.cap.team for team_id, s in caps.items() if s.cap.team not in listed]
+        spent = {row["slug"]: row["cost"] for row in team_rows}
+        rows = []
+        for team in listed:
+            status = caps.get(team.id)
+            if status is None:
+                rows.append({"label": team.name, "cap": "No cap", "period": "", "budget": None,
+                             "actual": spent.get(team.slug), "variance": None, "variance_share": None,
+                             **_badge("none", "No budget set")})
+                continue
+            amount, actual = status.cap.amount, status.spent
+            closed = status.period_end <= self.span.end
+            code, words = ((cap_outcome(actual, amount), cap_outcome_words(actual, amount)) if closed
+                           else (status.status, f"{status.status_label} (period open)"))
+            rows.append({"label": team.name, "cap": status.cap.name, "period": status.period_label, "budget": amount,
+                         "actual": actual, "variance": amount - actual, "variance_share": (amount - actual) / amount,
+                         **_badge(code, words)})
+        return rows
+
     # --- caps and alerts ---
 
     def _cap_row(self, status) -> dict:
@@ -74,16 +129,21 @@ class Sections:
         key = SCOPE_KEYS[cap.scope]
         target = getattr(cap, key.removesuffix("_id")) if key else None
         scope = cap.get_scope_display() + (f": {target}" if target is not None else "")
+        code, label, forecast = status.status, status.status_label, status.forecast
+        if status.period_end <= self.span.end:  # the period closed with the month: an outcome, not a forecast
+            code, label, forecast = cap_outcome(status.spent, cap.amount), cap_outcome_words(status.spent, cap.amount), None
         return {"label": cap.name, "scope": scope, "period": status.period_label, "amount": cap.amount,
-                "spent": status.spent, "used": status.spent / cap.amount, "forecast": status.forecast,
-                "status": status.status_label, **_badge(status.status, status.status_label)}
+                "spent": status.spent, "used": status.spent / cap.amount, "forecast": forecast,
+                "status": label, **_badge(code, label)}
 
     def alerts(self) -> list[dict]:
         """The alerts of the month: raised during it, or about it (their period — a cap's month or quarter, a
         spike's day — begins in it, whenever the evaluation ran). The newest ALERTS_SHOWN; `alerts_total` counts
         them all."""
         start, end = self.span.start, self.span.end
-        events = AlertEvent.objects.filter(Q(period_start__gte=start, period_start__lt=end)
+        # About the month: raised until its sources settle (end + LOOKBACK_DAYS), so the list stops growing.
+        events = AlertEvent.objects.filter(Q(period_start__gte=start, period_start__lt=end,
+                                             created_at__lt=_midnight(end + dt.timedelta(days=LOOKBACK_DAYS)))
                                            | Q(created_at__gte=_midnight(start), created_at__lt=_midnight(end)))
         self.alerts_total = events.count()
         sent = Count("notifications", filter=Q(notifications__status=Notification.Status.SENT))
@@ -123,23 +183,27 @@ class Sections:
             if period is None:
                 continue
             contract = status.contract
+            code, label, projected = status.status, status.status_label, period.projected
+            if period.end <= self.span.end:  # the period closed by the month's end: its outcome, not a projection
+                code, label = commitment_outcome(period.consumed, period.committed, contract.currency)
+                projected = None
             rows.append({
                 "label": contract.name, "provider": contract.provider.name,
                 "period": f"{period.start:%Y-%m-%d} – {period.end - DAY:%Y-%m-%d}", "committed": period.committed,
-                "consumed": period.consumed, "expected": period.expected, "projected": period.projected,
-                "currency": contract.currency, "status": status.status_label, **_badge(status.status, status.status_label),
+                "consumed": period.consumed, "expected": period.expected, "projected": projected,
+                "currency": contract.currency, "status": label, **_badge(code, label),
             })
         return rows
 
     def renewals(self) -> list[dict]:
-        """Auto-renewals whose notice deadline falls in the six months from the day the report is made: a list
-        to act on, so it looks ahead from when it is read (a published snapshot keeps the list it was sent with)."""
+        """Auto-renewals whose notice deadline falls in the six months after the month's end, days counted from
+        it: as of the month like every section, so the report reads the same whenever it is rendered."""
         return [{
             "label": s.contract.name, "provider": s.contract.provider.name, "renews_on": s.contract.end,
             "notice_deadline": s.notice_deadline, "days_left": s.days_to_notice_deadline, "committed": s.committed,
             "currency": s.contract.currency,
             "advice": advice_words(s) or "Renewing at today's commitment is within recent use",
-        } for s in renewals_ahead(today=self.today, within_days=RENEWALS_WITHIN_DAYS)]
+        } for s in renewals_ahead(today=self.span.end, within_days=RENEWALS_WITHIN_DAYS)]
 
     # --- data quality ---
 
@@ -180,7 +244,7 @@ class Sections:
             rows.append({
                 "label": account.name, "provider": account.provider.name, "days_with_data": len(days),
                 "missing_days": len(missing), "first_missing": missing[0] if missing else None,
-                "failed_runs": failed.get(account.id, 0), "latest_day": latest.get(account.id),
+                "failed_runs": failed.get(account.id, 0), "latest_day": max(days) if days else None,
                 "settled": self._settled(account, latest.get(account.id)),
             })
         return rows

@@ -43,7 +43,7 @@ def data_table(context, table, rows, limit=None, sort=None):
     shown = rows[:limit] if limit else rows
     columns = table.page_columns
     body = [{"cells": SafeString("".join(_cell(column, row, first=index == 0) for index, column in enumerate(columns))),
-             "highlight": bool(row.get("highlight"))} for row in shown]
+             "highlight": bool(row.get("highlight")), "total": bool(row.get("total"))} for row in shown]
     return {"table": table, "body": body, "more": len(rows) - len(shown), "csv_url": csv_url(context, table.name),
             "headers": _headers(context, table, sort)}
 

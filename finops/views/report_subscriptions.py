@@ -13,15 +13,16 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
 from django.core import signing
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
 from finops import access
 from finops.models import ReportSubscription
 from finops.models.reports import DEFAULT_DELIVERY_DAY
-from finops.report_delivery import unsubscribe_matches, unsubscribe_read
+from finops.report_delivery import delivery_preview, next_delivery, send_now, unsubscribe_matches, unsubscribe_read
 from finops.selectors.report_subscriptions import own_subscription, pending_defaults, subscription_rows
 from finops.services import report_subscriptions as service
 from finops.views.methods import require_form_methods
@@ -135,3 +136,55 @@ def unsubscribe(request, token: str):
         service.subscription_unsubscribe(subscription=subscription)
         return render(request, "finops/report_unsubscribe.html", {"done": True, "email": subscription.email})
     return render(request, "finops/report_unsubscribe.html", {"email": subscription.email})
+
+
+# --- preview the email a subscriber would get, and send it now (admins) ---
+
+
+def _managed(request, pk) -> ReportSubscription:
+    if not access.can_manage_report_subscriptions(request.user):
+        raise Http404("No such page.")
+    return get_object_or_404(ReportSubscription.objects.select_related("user"), pk=pk)
+
+
+def _preview(subscription):
+    """(what it is, the delivery, the message as it would be sent) — finops.report_delivery renders it with the
+    function that sends it."""
+    delivery, what = next_delivery(subscription, timezone.now())
+    return what, delivery, (delivery_preview(delivery) if delivery is not None else None)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def subscription_email(request, pk: int):
+    """The email `pk` would get now (subject, headers, text, the HTML in a sandboxed frame, the attachment), and a
+    button that sends it now through the schedule's own rows and attempts (never twice)."""
+    subscription = _managed(request, pk)
+    if request.method == "POST":
+        sent = send_now(subscription)
+        if sent:
+            messages.success(request, f"Sent to {subscription.email}.")
+        else:
+            messages.error(request, f"Nothing was sent to {subscription.email}: nothing is due, or the attempt failed "
+                                    "(its error is under Latest delivery).")
+        return redirect("report-subscriptions")
+    what, delivery, message = _preview(subscription)
+    parts = None
+    if message is not None:
+        email = message.message()
+        parts = {"subject": email["Subject"], "headers": [(k, email[k]) for k in ("From", "To", "X-FinOps-Report", "List-Unsubscribe")],
+                 "text": message.body, "attachments": [name for name, _, _ in message.attachments]}
+    return render(request, "finops/report_email_preview.html", {"subscription": subscription, "what": what, "parts": parts})
+
+
+@require_http_methods(["GET", "HEAD"])
+def subscription_email_html(request, pk: int):
+    """The HTML part, alone, under a CSP of its own: an email's inline styles, nothing that runs, framed only here."""
+    _, _, message = _preview(_managed(request, pk))
+    if message is None:
+        raise Http404("Nothing to send.")
+    html = next(content for content, mimetype in message.alternatives if mimetype == "text/html")
+    response = HttpResponse(html, content_type="text/html; charset=utf-8")
+    response["Content-Security-Policy"] = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+                                           "frame-ancestors 'self'; sandbox")
+    response["X-Frame-Options"] = "SAMEORIGIN"
+    return response

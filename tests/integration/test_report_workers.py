@@ -124,3 +124,45 @@ def test_four_send_tasks_on_two_real_workers_publish_one_version_and_send_each_s
     assert {m["X-FinOps-Report"] for m in smtp.messages} == {f"{month:%Y-%m} v1"}
     assert ReportDelivery.objects.filter(state=ReportDelivery.State.SENT).count() == 3
     assert ReportSendAttempt.objects.count() == 3
+
+
+def test_a_restated_month_reaches_each_subscriber_once_from_four_tasks_on_two_real_workers(
+        notify_workers, smtp, settings, openai_account, support_agent):
+    """Last month was emailed as version 1; a day of it is re-imported; two beats' worth of send_reports tasks (four)
+    on two workers publish one version 2 and send each subscriber one restated email."""
+    from decimal import Decimal
+
+    from finops.report_delivery import reports_send
+    from finops.tasks import send_reports
+    from tests.report_helpers import import_usage, month_rows
+
+    smtp.use(settings)
+    month = add_months(month_of(timezone.now().date()), -1)
+    two_months_of_support_usage(openai_account, support_agent, month=month)
+    make_user("fiona", User.Role.FINANCE)
+    subscriptions_default_ensure()
+    ReportSubscription.objects.create(email="cfo@example.com")
+    ReportSubscription.objects.update(day_of_month=1)
+    assert len(reports_send()) == 2  # version 1, sent in this process (the test's own settings point at the sink)
+    restated_day = f"{month:%Y-%m}-14"
+    import_usage(openai_account, [r for r in month_rows(month, cost=Decimal("20.00"), tokens=2_400_000)
+                                  if r.startswith(restated_day)], "corrected.csv")
+    for worker in notify_workers:
+        wait_for(lambda w=worker: w.process.poll() is not None or " ready." in w.output(), 60, f"{worker.name} to start",
+                 notify_workers)
+        assert worker.process.poll() is None, worker.output()
+
+    for _ in range(4):
+        send_reports.apply_async(expires=3540)
+
+    finished = lambda: len(SENT.findall("".join(w.output() for w in notify_workers))) >= 4  # noqa: E731
+    wait_for(finished, 240, "the four tasks to finish", notify_workers)
+    logs = "".join(w.output() for w in notify_workers)
+    sent = [int(n) for n in SENT.findall(logs)]
+    assert len(sent) == 4 and sum(sent) == 2 and "Traceback" not in logs, logs[-4000:]
+    assert list(ReportSnapshot.objects.filter(month=month).order_by("version").values_list("version", flat=True)) == [1, 2]
+    restated = [m for m in smtp.messages if "RESTATED" in m["Subject"]]
+    assert sorted(r for m, rcpts in zip(smtp.messages, smtp.envelopes) if "RESTATED" in m["Subject"] for r in rcpts) == [
+        "cfo@example.com", "fiona@example.com"]
+    assert {m["X-FinOps-Report"] for m in restated} == {f"{month:%Y-%m} v2 restates v1"}
+    assert ReportSendAttempt.objects.count() == 4 and ReportDelivery.objects.filter(state=ReportDelivery.State.SENT).count() == 4

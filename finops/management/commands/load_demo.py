@@ -72,8 +72,11 @@ class Command(BaseCommand):
         report = s["reports"]
         out(f"  TCO report {report['month']:%B %Y}: published as version {report['version']}"
             f"{' (provisional)' if report['provisional'] else ''}; then {report['restated_account']} restated "
-            f"{report['restated_day']} ({report['published_cost']:,.2f} → {report['restated_cost']:,.2f}): "
-            f"the Reports page shows the restatement; cfo gets it by email on the 3rd")
+            f"{report['restated_day']} ({report['published_cost']:,.2f} → {report['restated_cost']:,.2f})"
+            f"; cfo was emailed version {report['version']}"
+            + (f"; version {report['restated_version']} publishes the restatement and cfo's 'restated' email is due "
+               f"(Reports → subscriptions → Preview email; manage.py report_email --to <cfo's address>)"
+               if report.get("restated_version") and report["restated_version"] != report["version"] else ""))
         if export_dir is not None:
             out(f"  usage files kept in {export_dir}")
         out("")
