@@ -39,6 +39,12 @@ class UtcText(Func):
     template = "to_char(%(expressions)s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
     output_field = CharField()
 
+    def as_sqlite(self, compiler, connection, **extra_context):
+        # `make demo`'s SQLite stores a datetime as UTC text (`2026-10-01 00:00:00`); strftime rewrites it. The
+        # format goes as a parameter: its % signs would otherwise meet the driver's own placeholders.
+        sql, params = compiler.compile(self.source_expressions[0])
+        return f"strftime(%s, {sql})", ("%Y-%m-%dT%H:%M:%SZ", *params)
+
 
 def _month_start_text(day: str) -> str:
     """`YYYY-MM-DD…` → its month's first midnight as FOCUS text."""
