@@ -63,6 +63,7 @@ class ColumnarWriter:
             "reporting_cost": self._reporting_cost(batch), "cost_basis": constant(CostBasis.BILLED.value, pa.string()),
             "charge_category": batch.charge_category, "latency": pa.nulls(n, pa.string()),
             "billing_period_start": _as_text(batch.billing_period_start), "signature_id": signature_id,
+            "invoice_id": batch.invoice_id if batch.invoice_id is not None else constant("", pa.string()),
         }
         return pa.table([values[name] for name in COLUMNS], names=list(COLUMNS))
 

@@ -154,6 +154,10 @@ class UsageLine(TokenCounts):
     billing_period_start = models.DateTimeField(
         null=True, blank=True, help_text="FOCUS: the billing period the line belongs to; a re-import replaces the period."
     )
+    invoice_id = models.CharField(
+        max_length=255, blank=True, default="", db_default="",
+        help_text="FOCUS InvoiceId: the provider's invoice that carries the line, where its source names one.",
+    )
     latency = models.JSONField(
         null=True, blank=True, help_text="Gateway logs only: finops.performance.Performance JSON; lines written before issue 12 keep their "
         "summary (count, sum_ms, p50_ms, p95_ms, max_ms, ttft_sum_ms) and read as summary-only."

@@ -19,7 +19,7 @@ from providers or users go through `text_cell` (formula-safe, then quoted as csv
 
 import json
 from collections.abc import Iterable, Iterator
-from decimal import Context, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
 
 from finops.models import ChargeCategory, CostBasis
 from finops.reports.cells import spreadsheet_safe
@@ -37,6 +37,17 @@ SERVICE_SUBCATEGORY = "Generative AI"
 BILLING_ACCOUNT_TYPE = "Inference Provider Account"
 ZERO = Decimal(0)
 EXACT = Context(prec=80)  # ListCost = Σ tokens × $/M ÷ 10⁶ exactly: a rate has up to 38 digits, tokens up to 19
+BILLING_PLACES = 6  # providers bill to the micro-unit or finer: a list cost is rounded to it, or to the cost's own places
+
+
+def list_cost_rounded(at_list: Decimal, cost: Decimal | None) -> Decimal:
+    """The list cost to the decimal places of the cost it is set beside (at least BILLING_PLACES), rounded half
+    up as providers round a bill: a line billed at list price then shows ListCost = EffectiveCost, never 5e-7
+    below it (21.6418828 listed, 21.641883 billed), so ListCost − EffectiveCost is a saving, not a rounding."""
+    places = max(BILLING_PLACES, -cost.as_tuple().exponent if cost is not None and cost.is_finite() else 0)
+    if -at_list.as_tuple().exponent <= places:
+        return at_list
+    return at_list.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
 
 HEADER = [
     # The FOCUS 1.2 Cost-and-Usage columns (all 57, alphabetical as in the specification) …
@@ -206,22 +217,29 @@ def focus_rows(lines: Iterable[dict]) -> Iterator[str]:
                     at_list = ZERO
                     for index, _ in classes:
                         at_list = add(at_list, multiply(counts[index], rates[index]))
-                    list_cost = money(scaleb(at_list, -6))
-                    if single is not None:
+                    exact = scaleb(at_list, -6)
+                    rounded = list_cost_rounded(exact, cost)
+                    list_cost = money(rounded)
+                    # ListUnitPrice × PricingQuantity = ListCost must hold (FOCUS ListCost-C-009-C): a price only
+                    # where the rounding left the list cost exact.
+                    if single is not None and rounded == exact:
                         list_price = list_prices[rates[single]]
             else:
                 consumed = pricing = str(requests)
-                consumed_unit = pricing_unit = "Requests"
+                consumed_unit = pricing_unit = meter = "Requests"
             frequency, standard, pricing_currency, pricing_effective = "Usage-Based", "Standard", currency, effective
         else:
             label = CATEGORY_LABELS[category]
             description = f"{label}{' for ' + model_raw if model_raw else ''} from {provider}, {basis_text}"
             consumed = consumed_unit = ""
             frequency = "One-Time"
+            meter = CATEGORY_LABELS[category] if model else ""  # a charge for a model has its SkuId: SkuMeter too
+            # PricingCurrency and its EffectiveCost: FOCUS 1.2 allows no null, a tax and a credit included.
+            pricing_currency, pricing_effective = currency, effective
             if category == PURCHASE:
-                pricing, pricing_unit, standard, pricing_currency, pricing_effective = "1", "Units", "Standard", currency, effective
+                pricing, pricing_unit, standard = "1", "Units", "Standard"
             else:
-                pricing = pricing_unit = standard = pricing_currency = pricing_effective = ""
+                pricing = pricing_unit = standard = ""
         project, api_key = texts[line["project_ref"]], texts[line["api_key_ref"]]
         # A tag set's id is its content's digest, so the key names the text exactly.
         tag_key = (line["tag_set_id"], line["signature__team__slug"], line["signature__workload__slug"],
@@ -255,7 +273,7 @@ def focus_rows(lines: Iterable[dict]) -> Iterator[str]:
             effective,  # ContractedCost: the price paid is the contracted one
             "",  # ContractedUnitPrice: a billed amount is not a rate; the catalog's is ListUnitPrice
             effective,
-            "",  # InvoiceId
+            texts[line["invoice_id"]],  # InvoiceId: the source's (a FOCUS export's), else null: no invoice known
             provider_cell,  # InvoiceIssuerName
             list_cost,
             list_price,

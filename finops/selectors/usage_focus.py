@@ -28,7 +28,7 @@ CHUNK_LINES = 10_000  # rows per fetch of the server-side cursor: few round trip
 FIELDS = (  # the line's own columns; its account's, provider's and signature's are joined in Python (see month_lines)
     "id", "account_id", "provider_id", "signature_id", "model", "model_raw", "service_tier", "project_ref", "api_key_ref",
     "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests",
-    "cost", "currency", "reporting_cost", "cost_basis", "charge_category", "tag_set_id",
+    "cost", "currency", "reporting_cost", "cost_basis", "charge_category", "tag_set_id", "invoice_id",
 )
 
 

@@ -52,6 +52,7 @@ class UsageRow:
     billing_period_end: dt.datetime | None = None
     # Gateway logs: the line's finops.performance.Performance as JSON (requests, errors, latency distributions).
     latency: dict | None = None
+    invoice_id: str = ""  # FOCUS InvoiceId: the invoice that carries the line, where the source names one
 
 
 class BatchDeclined(Exception):
@@ -86,6 +87,7 @@ class RowBatch:
     tag_set_of: object
     tag_sets: list
     charge_category: object
+    invoice_id: object = None  # FOCUS InvoiceId as text ("" none); None: the reader has no invoice ids
 
     def __len__(self) -> int:
         return len(self.period_start)

@@ -293,6 +293,7 @@ def _row(get: Cells, meter: "Meter", where: str) -> UsageRow:
         where,
         billing_start,
         billing_end,
+        invoice_id=get["InvoiceId"],
     )
 
 
