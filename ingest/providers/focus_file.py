@@ -130,8 +130,11 @@ def _csv_rows(lines, file_name: str):
     for where, values in csv_lines(reader, file_name):
         if not values or values == [""]:
             continue
-        if len(values) > width:
-            raise ProviderError(f"{where}: {len(values)} fields but the header has {width} columns")
+        if len(values) != width:  # short: its last cells would read as empty (a row of zeros), or a quote left open
+            raise ProviderError(
+                f"{where}: {len(values)} fields but the header has {width} columns"
+                + (" (a short row: fields left out, or a quote opened on this row and never closed)" if len(values) < width else "")
+            )
         yield _focus_row(values, plan, where)
 
 

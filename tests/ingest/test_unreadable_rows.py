@@ -3,10 +3,12 @@
 A usage CSV with an unclosed quote, a short row (its token columns missing) or an empty token cell used to import
 as "succeeded" with 0 tokens, replacing the stored day. Each now fails naming the line, and the stored day, its
 lines and its rollups, stays exactly as it was: through the import service, the Sources page, the API and
-`manage.py import_usage`. The write path refuses a day of rows of nothing replacing a day of tokens, whatever the
+`manage.py import_usage`; a FOCUS export's and a LiteLLM spend log's short rows, unclosed quotes and empty token
+cells too. The write path refuses a day of rows of nothing replacing a day of tokens, whatever the
 reader (ingest/writing.py, refuse_blank_days).
 """
 
+import csv
 import datetime as dt
 import io
 import re
@@ -20,7 +22,7 @@ from django.core.management import CommandError, call_command
 from django.db import transaction
 from django.urls import reverse
 
-from finops.models import DailySpend, IngestRun, MonthlySpend, UsageLine
+from finops.models import Account, DailySpend, IngestRun, MonthlySpend, Provider, UsageLine
 from ingest.services import usage_file_import
 from ingest.providers.base import UsageRow
 from ingest.writing import IngestError, write_rows
@@ -141,3 +143,56 @@ def test_the_write_path_refuses_blank_rows_replacing_a_day_of_tokens(openai_acco
     other = UsageRow(period_start=day + dt.timedelta(days=5), period_end=day + dt.timedelta(days=6), model_raw="gpt-4o")
     with transaction.atomic():
         assert write_rows(account=openai_account, run=run, rows=[other]).written == 1
+
+
+# --- the other file readers: a FOCUS export and a LiteLLM spend log, each broken on its line 3 ---
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def _lines(fixture: str) -> tuple[str, list[str]]:
+    header, *rows = (FIXTURES / fixture).read_text().splitlines()
+    return header, [row for row in rows if row]
+
+
+def _cut(row: str, fields: int) -> str:
+    return ",".join(next(csv.reader([row]))[:fields])
+
+
+def _emptied(header: str, row: str, column: str) -> str:
+    cells = next(csv.reader([row]))
+    cells[next(csv.reader([header])).index(column)] = ""
+    out = io.StringIO()
+    csv.writer(out, lineterminator="").writerow(cells)
+    return out.getvalue()
+
+
+FOCUS_HEADER, FOCUS_ROWS = _lines("focus_file/aws_bedrock_focus_1_0.csv")
+LOG_HEADER, LOG_ROWS = _lines("gateway_log/litellm_spend_logs.csv")
+OTHER_READERS = {  # (connector, provider, good text, broken text, message on line 3)
+    "FOCUS short row": ("focus_file", "aws-bedrock", FOCUS_ROWS, [FOCUS_ROWS[0], _cut(FOCUS_ROWS[1], 20), *FOCUS_ROWS[2:]],
+                        "line 3: 20 fields but the header has 48 columns (a short row"),
+    "FOCUS unclosed quote": ("focus_file", "aws-bedrock", FOCUS_ROWS,
+                             [FOCUS_ROWS[0], FOCUS_ROWS[1].replace(",Usage,", ',"Usage,', 1), *FOCUS_ROWS[2:]],
+                             "line 3: "),
+    "spend log short row": ("gateway_log", "cerebras", LOG_ROWS, [LOG_ROWS[0], _cut(LOG_ROWS[1], 5), *LOG_ROWS[2:]],
+                            "line 3: 5 fields but the header has 14 columns (a short row"),
+    "spend log empty prompt_tokens": ("gateway_log", "cerebras", LOG_ROWS,
+                                      [LOG_ROWS[0], _emptied(LOG_HEADER, LOG_ROWS[1], "prompt_tokens"), *LOG_ROWS[2:]],
+                                      "line 3: prompt_tokens is empty"),
+}
+
+
+@pytest.mark.parametrize("fault", OTHER_READERS)
+def test_every_file_reader_fails_a_broken_row_naming_its_line_and_keeps_the_stored_data(db, fault):
+    connector, provider, good, broken, message = OTHER_READERS[fault]
+    header = FOCUS_HEADER if connector == "focus_file" else LOG_HEADER
+    account = Account.objects.create(name="files", provider=Provider.objects.get(slug=provider), connector=connector)
+    run = usage_file_import(account=account, stream=io.BytesIO("\n".join([header, *good, ""]).encode()), file_name="good.csv")
+    assert run.status == "succeeded", run.error
+    before = stored_days()
+    assert sum(line[3] + line[4] + line[5] for line in before[0]) > 0
+    run = usage_file_import(account=account, stream=io.BytesIO("\n".join([header, *broken, ""]).encode()),
+                            file_name="restated.csv")
+    assert run.status == IngestRun.Status.FAILED and run.error.startswith("restated.csv " + message), run.error
+    assert stored_days() == before
