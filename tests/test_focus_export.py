@@ -343,6 +343,7 @@ def test_the_finops_foundations_validator_passes_the_export_at_focus_1_2(organis
     # carries; the validator, checking it on every row, counts them all (tests/focus_helpers.py).
     _, rows = read_csv(target.read_text())
     assert results["InvoiceId-C-005-C"].violations == len(rows) and not any(row["InvoiceId"] for row in rows)
+    assert results["InvoiceId-C-004-C"].status == "PASS"
 
 
 def test_a_focus_files_invoice_id_is_carried_to_the_export(organisation):

@@ -44,7 +44,8 @@ def list_cost_rounded(at_list: Decimal, cost: Decimal | None) -> Decimal:
     """The list cost to the decimal places of the cost it is set beside (at least BILLING_PLACES), rounded half
     up as providers round a bill: a line billed at list price then shows ListCost = EffectiveCost, never 5e-7
     below it (21.6418828 listed, 21.641883 billed), so ListCost − EffectiveCost is a saving, not a rounding."""
-    places = max(BILLING_PLACES, -cost.as_tuple().exponent if cost is not None and cost.is_finite() else 0)
+    # The cost's own places: Postgres pads a NUMERIC(38, 18) to 18 decimals, so trailing zeros are not places.
+    places = max(BILLING_PLACES, -cost.normalize().as_tuple().exponent if cost is not None and cost else 0)
     if -at_list.as_tuple().exponent <= places:
         return at_list
     return at_list.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
@@ -327,7 +328,8 @@ def csv_chunks(lines: Iterable[dict], *, rows_per_chunk: int = 1000) -> Iterator
 
 
 def write_focus_csv(lines: Iterable[dict], out) -> int:
-    """The CSV of `lines` on `out` (a text stream); returns the number of lines (= rows) written."""
+    """The CSV of `lines` on `out` (a text stream: a file, stdout), row by row (the stream buffers its writes, so
+    memory holds one row, not a chunk and its joined copy); returns the number of lines (= rows) written."""
     counted = 0
 
     def counting():
@@ -336,8 +338,8 @@ def write_focus_csv(lines: Iterable[dict], out) -> int:
             counted += 1
             yield line
 
-    for text in csv_chunks(counting()):
-        out.write(text)
+    out.write(",".join(HEADER) + "\n")
+    out.writelines(focus_rows(counting()))
     return counted
 
 
