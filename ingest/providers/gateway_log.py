@@ -321,10 +321,10 @@ def _number(value, name: str) -> Decimal:
 
 
 def _count(value, name: str, *, required: bool = False) -> int:
-    """A whole non-negative count; an absent optional one is 0. A required one (LiteLLM writes prompt_tokens and
-    completion_tokens on every record, 0 included) left empty is a record not read, never zero tokens."""
+    """A whole non-negative count; an absent one is 0. A required one (LiteLLM writes prompt_tokens and
+    completion_tokens on every record, 0 included) in an empty CSV cell is a record not read, never zero tokens."""
     if value is None or value == "":
-        if required:
+        if required and value == "":
             raise ValueError(f"{name} is empty (LiteLLM writes it on every record, 0 when there were none)")
         return 0
     number = _number(value, name)
