@@ -37,6 +37,9 @@ def _write_whole(target: Path, write) -> int:
     try:
         with os.fdopen(descriptor, "w", newline="", encoding="utf-8") as stream:
             count = write(stream)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # as open() would have made it (mkstemp's file is the owner's alone)
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
