@@ -18,14 +18,23 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# The FinOps Foundation's focus-validator 1.0.0 (FOCUS up to 1.0), which tests/test_focus_export*.py run on the FOCUS
-# export. Its own venv, never the product's: it pins multimethod<1.10, pandera and pandas versions of its own.
+# The FinOps Foundation's focus-validator 2.x (FOCUS 1.2 rules, shipped in the package: run with --block-download),
+# which tests/test_focus_export*.py run on the FOCUS export. Its own venv, never the product's: it needs Python 3.12
+# and pins numpy<2, which only pyarrow<20 builds against. The interpreter: FOCUS_PYTHON=…, else pyenv's 3.12 (the
+# highest installed), else a system python3.12. A venv of another Python (validator 1.0.0's) is rebuilt.
+FOCUS_VALIDATOR_VERSION := 2.2.1
 FOCUS_VENV := .venv-focus
-FOCUS_STAMP := $(FOCUS_VENV)/.installed
+FOCUS_STAMP := $(FOCUS_VENV)/.installed-$(FOCUS_VALIDATOR_VERSION)
+FOCUS_PYTHON ?= $(or $(lastword $(sort $(wildcard $(or $(PYENV_ROOT),$(HOME)/.pyenv)/versions/3.12*/bin/python3.12))),\
+	$(firstword $(wildcard /usr/local/bin/python3.12 /usr/bin/python3.12)))
 
 $(FOCUS_STAMP):
-	test -x $(FOCUS_VENV)/bin/python || $(PYTHON) -m venv $(FOCUS_VENV)
-	$(FOCUS_VENV)/bin/python -m pip install --quiet 'focus-validator==1.0.0' 'multimethod<1.10'
+	@test -n "$(FOCUS_PYTHON)" || { echo "focus-validator $(FOCUS_VALIDATOR_VERSION) needs Python 3.12: none found" \
+		"(pyenv install 3.12, or apt-get install python3.12; or make FOCUS_PYTHON=/path/to/python3.12)"; exit 1; }
+	$(FOCUS_VENV)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' 2>/dev/null || \
+		{ rm -rf $(FOCUS_VENV) && $(FOCUS_PYTHON) -m venv $(FOCUS_VENV); }
+	$(FOCUS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(FOCUS_VENV)/bin/python -m pip install --quiet 'focus-validator==$(FOCUS_VALIDATOR_VERSION)' 'pyarrow<20'
 	touch $(FOCUS_STAMP)
 
 focus-validator: $(FOCUS_STAMP)

@@ -65,6 +65,7 @@ class ColumnarWriter:
             "charge_category": batch.charge_category,
             **{name: pa.nulls(n, pa.string()) for name in LINE_COLUMNS},  # FOCUS lines measure no latency
             "billing_period_start": _as_text(batch.billing_period_start), "signature_id": signature_id,
+            "invoice_id": batch.invoice_id if batch.invoice_id is not None else constant("", pa.string()),
         }
         return pa.table([values[name] for name in COLUMNS], names=list(COLUMNS))
 

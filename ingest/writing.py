@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.db import connection
-from django.db.models import Q
+from django.db.models import F, Q, Sum
 from django.db.models.functions import TruncDate
 
 from finops.modelids import normalise_model
@@ -35,7 +35,7 @@ COLUMNS = (
     "account_id", "provider_id", "ingest_run_id", "period_start", "period_end", "model", "model_raw", "service_tier",
     "project_ref", "api_key_ref", "user_ref", "tag_set_id", "input_tokens", "cached_input_tokens", "cache_write_tokens",
     "output_tokens", "requests", "cost", "currency", "reporting_cost", "cost_basis", "charge_category", *LINE_COLUMNS,
-    "billing_period_start", "signature_id",
+    "billing_period_start", "signature_id", "invoice_id",
 )
 TIME_COLUMNS = tuple(COLUMNS.index(name) for name in ("period_start", "period_end", "billing_period_start"))
 _TIMES = operator.itemgetter(*TIME_COLUMNS)
@@ -151,6 +151,7 @@ class LinePreparer:
             row.cached_input_tokens, row.cache_write_tokens, row.output_tokens, row.requests, cost, currency,
             reporting_cost, basis, row.charge_category,
             *(NO_PERFORMANCE if row.latency is None else row.latency.line_columns()), row.billing_period_start, signature,
+            row.invoice_id,
         )
 
     def normalised_model(self, model_raw: str) -> str:
@@ -373,6 +374,8 @@ def write_rows(
     writer = CopyWriter(preparer) if connection.vendor == "postgresql" else BatchWriter(preparer)
     read, slots, periods = 0, set(), set()
     starts: set[dt.datetime] = set()  # every period a row starts in: its day needs rolling up, window or not
+    blank_rows: dict[dt.date, str] = {}  # day -> the first row of nothing (no token, request or cost) on it
+    days_with_usage: set[dt.date] = set()
     slot_of = hour_window if granularity == "hour" else (lambda moment: day_window(_day_of(moment)))
     for row in rows:
         read += 1
@@ -384,11 +387,42 @@ def write_rows(
         else:
             slots.add(slot_of(row.period_start))
         starts.add(row.period_start)
+        if row.input_tokens or row.cached_input_tokens or row.cache_write_tokens or row.output_tokens or row.requests or row.cost:
+            days_with_usage.add(_day_of(row.period_start))
+        else:
+            blank_rows.setdefault(_day_of(row.period_start), row.source_ref or "a row")
         writer.add(preparer.prepare(row))
+    if window is None:  # a file: never let a day of blank rows replace a day of tokens
+        refuse_blank_days({day: ref for day, ref in blank_rows.items() if day not in days_with_usage},
+                          account=account, run=run, periods=periods, slots=slots)
     return replace_and_roll_up(
         account=account, run=run, writer=writer, read=read, windows=[window] if window is not None else None,
         periods=periods, slots=slots, starts=starts,
     )
+
+
+def refuse_blank_days(blank_days: dict[dt.date, str], *, account: Account, run: IngestRun, periods: set[Window],
+                      slots: set[Window]) -> None:
+    """IngestError when a file would replace a day of stored tokens with rows of nothing (no token, no request, no
+    cost): the mark of rows a reader failed to read, never what a provider means (a day without usage is a day
+    without rows). Readers refuse such rows themselves (a short row, an unclosed quote, an empty token cell);
+    this is the write path's own guard, for every reader. Asked before anything is replaced, so the run fails
+    inside its transaction and the stored day, its lines and its rollups stay as they were."""
+    if not blank_days:
+        return
+    stale = _stale(account, run, merge_windows([*periods, *slots]), {start for start, _ in periods})
+    stored = dict(
+        stale.annotate(day=TruncDate("period_start", tzinfo=dt.UTC)).filter(day__in=blank_days).values("day")
+        .annotate(tokens=Sum(F("input_tokens") + F("cached_input_tokens") + F("cache_write_tokens") + F("output_tokens")))
+        .order_by().values_list("day", "tokens")
+    )
+    for day in sorted(blank_days):
+        if stored.get(day):
+            raise IngestError(
+                f"{blank_days[day]}: a row with no tokens, requests or cost would replace {stored[day]:,} stored tokens "
+                f"of {day.isoformat()}; nothing was imported (a row that could not be read is not a zero: check the "
+                "file's columns on that line)"
+            )
 
 
 def replace_and_roll_up(*, account: Account, run: IngestRun, writer, read: int, windows: list[Window] | None,

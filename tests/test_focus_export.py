@@ -6,6 +6,7 @@ tests/test_focus_export_demo.py."""
 import datetime as dt
 from decimal import Decimal
 import csv
+import io
 from io import StringIO
 from pathlib import Path
 
@@ -25,7 +26,8 @@ from finops.services.config import config_apply
 from finops.services.prices import PriceBook, class_rates
 from finops.views.period import today_utc
 from ingest.services import usage_file_import
-from tests.focus_helpers import VALIDATOR_RULES_IGNORED, money_sum, problems, read_csv, validator_failures
+from tests.focus_helpers import (RULES_THAT_MUST_PASS, money_sum, problems, read_csv, validator_failures,
+                                 validator_results)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MONTH = "2026-03"
@@ -221,10 +223,13 @@ def test_taxes_and_credits_are_their_own_charge_categories_without_quantities(or
         assert row["ConsumedQuantity"] == row["PricingQuantity"] == row["PricingUnit"] == row["SkuId"] == ""
         assert row["ChargeFrequency"] == "One-Time"
         assert row["ProviderName"] == "AWS Bedrock"
+        # FOCUS 1.2: PricingCurrency and PricingCurrencyEffectiveCost are never null, a tax's and a credit's too.
+        assert (row["PricingCurrency"], row["PricingCurrencyEffectiveCost"]) == (row["BillingCurrency"], row["EffectiveCost"])
     # A usage line without tokens (the AWS export's EC2 meter, which the account includes; a line without a model)
-    # counts its requests, not tokens of no kind.
+    # counts its requests, not tokens of no kind; its SkuId has a SkuMeter (FOCUS SkuMeter-C-005-C).
     (ec2,) = [r for r in rows if r["ChargeCategory"] == "Usage" and r["ProviderName"] == "AWS Bedrock" and r["x_ModelAsBilled"] == ""]
-    assert (ec2["ConsumedQuantity"], ec2["ConsumedUnit"], ec2["PricingUnit"], ec2["SkuMeter"]) == ("0", "Requests", "Requests", "")
+    assert (ec2["ConsumedQuantity"], ec2["ConsumedUnit"], ec2["PricingUnit"], ec2["SkuMeter"]) == ("0", "Requests", "Requests", "Requests")
+    assert ec2["SkuId"]
 
 
 def test_cells_a_spreadsheet_would_run_as_formulas_are_neutralised(organisation):
@@ -327,11 +332,38 @@ def test_the_openapi_schema_documents_the_export(organisation, ada):
     assert "BilledCost" in operation["description"] and "x_CostBasis" in operation["description"]
 
 
-def test_the_finops_foundations_validator_finds_nothing_but_its_pre_1_2_rules(organisation, tmp_path):
+def test_the_finops_foundations_validator_passes_the_export_at_focus_1_2(organisation, tmp_path):
     target = tmp_path / "march.csv"
     call_command("export_focus", "--month", MONTH, "--output", str(target), stderr=StringIO())
-    failures = validator_failures(target, tmp_path)
-    assert set(failures) <= set(VALIDATOR_RULES_IGNORED), failures
+    results = validator_results(target)
+    assert validator_failures(results) == {}
+    for rule in RULES_THAT_MUST_PASS:  # the Tax and Credit rows included (PricingCurrency…)
+        assert results[rule].status == "PASS", (rule, results[rule])
+    # No source here names an invoice: InvoiceId is null on every row, as FOCUS allows for charges no invoice
+    # carries; the validator, checking it on every row, counts them all (tests/focus_helpers.py).
+    _, rows = read_csv(target.read_text())
+    assert results["InvoiceId-C-005-C"].violations == len(rows) and not any(row["InvoiceId"] for row in rows)
+    assert results["InvoiceId-C-004-C"].status == "PASS"
+
+
+def test_a_focus_files_invoice_id_is_carried_to_the_export(organisation):
+    """A cloud's FOCUS export names the invoice of each billed row once it is issued: imported, the id is kept on
+    the line and exported as InvoiceId, row by row."""
+    text = (FIXTURES / "focus_file/aws_bedrock_focus_1_0.csv").read_text()
+    header, *lines = text.splitlines()
+    invoiced = "\n".join([header + ",InvoiceId", *(f"{line},{'' if n % 2 else 'EUINUS26-033104'}"
+                                                   for n, line in enumerate(lines) if line)]) + "\n"
+    run = usage_file_import(account=Account.objects.get(name="aws-payer"), stream=io.BytesIO(invoiced.encode()),
+                            file_name="aws-invoiced.csv")
+    assert run.status == "succeeded", run.error
+    stored = UsageLine.objects.filter(account__name="aws-payer")
+    assert set(stored.values_list("invoice_id", flat=True)) == {"EUINUS26-033104", ""}
+    _, rows, _ = export()
+    by_line = {int(row["x_UsageLineId"]): row["InvoiceId"] for row in rows}
+    for line_id, invoice_id in stored.filter(period_start__gte="2026-03-01T00:00:00Z",
+                                             period_start__lt="2026-04-01T00:00:00Z").values_list("id", "invoice_id"):
+        assert by_line[line_id] == invoice_id
+    assert sum(1 for row in rows if row["InvoiceId"] == "EUINUS26-033104") > 0
 
 
 def test_a_generic_reader_summing_the_file_by_service_gets_the_spend_selectors_totals(organisation, tmp_path):

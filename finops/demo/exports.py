@@ -8,7 +8,8 @@ export turns those days into the file(s) a real customer of that provider would 
 - FocusExport (`focus_file`): AWS Data Exports "FOCUS 1.2 with AWS columns" for the whole AWS account, one file
   per billing month as AWS delivers it: a Bedrock row per day × stream × token direction, billed at list price,
   plus one Tax or Credit row per month; beside them the account's EC2 and S3 days, a Savings Plan fee and the tax
-  on EC2, which the import leaves out and counts (the Sources page shows it).
+  on EC2, which the import leaves out and counts (the Sources page shows it). The rows of a month that has ended
+  carry its invoice's InvoiceId (AWS fills it in once the invoice is issued).
 - SpendLogs (`gateway_log`): a CSV export of LiteLLM's `LiteLLM_SpendLogs` table for Groq, Cerebras and the
   Moonshot gateway, one record per request. The log is thinned: 20–60 records a day per stream, two of them
   untimed carrying the bulk of the day's tokens, the others timed single requests at each provider's market
@@ -287,6 +288,9 @@ class FocusExport:
         for n, (month_start, month) in enumerate(sorted(self.months.items())):
             rows = [*month["rows"], self._charge(month_start, month, first=n == 0),
                     *self._rest_of_the_cloud(month_start, month)]
+            if month["last"] + dt.timedelta(days=1) == _next_month(month_start):  # a month ended is invoiced
+                for row in rows:
+                    row["InvoiceId"] = f"EUINUS{month_start:%y}-{month_start:%m}0417"
             path = out_dir / f"{self.account.name}-focus-{month_start:%Y-%m}.csv"
             paths.append(_write_csv(path, FOCUS_COLUMNS, rows))
         return paths

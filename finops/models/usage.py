@@ -169,6 +169,10 @@ class UsageLine(TokenCounts):
         null=True, blank=True, help_text="Lines written before issue 12: their requests, known from a summary only.")
     summary_p99_ms = models.FloatField(null=True, blank=True, help_text="… and their slowest request (bounds the p99).")
     latency = LatencyCells(null=True, blank=True, help_text="Latency distributions as finops.latency cells.")
+    invoice_id = models.CharField(
+        max_length=255, blank=True, default="", db_default="",
+        help_text="FOCUS InvoiceId: the provider's invoice that carries the line, where its source names one.",
+    )
     signature = models.ForeignKey(
         LineSignature, on_delete=models.CASCADE, help_text="What attribution looks at, and its workload and team.", **_FACT_FK
     )

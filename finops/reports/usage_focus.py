@@ -19,7 +19,7 @@ from providers or users go through `text_cell` (formula-safe, then quoted as csv
 
 import json
 from collections.abc import Iterable, Iterator
-from decimal import Context, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
 
 from finops.models import ChargeCategory, CostBasis
 from finops.reports.cells import spreadsheet_safe
@@ -37,6 +37,18 @@ SERVICE_SUBCATEGORY = "Generative AI"
 BILLING_ACCOUNT_TYPE = "Inference Provider Account"
 ZERO = Decimal(0)
 EXACT = Context(prec=80)  # ListCost = Σ tokens × $/M ÷ 10⁶ exactly: a rate has up to 38 digits, tokens up to 19
+BILLING_PLACES = 6  # providers bill to the micro-unit or finer: a list cost is rounded to it, or to the cost's own places
+
+
+def list_cost_rounded(at_list: Decimal, cost: Decimal | None) -> Decimal:
+    """The list cost to the decimal places of the cost it is set beside (at least BILLING_PLACES), rounded half
+    up as providers round a bill: a line billed at list price then shows ListCost = EffectiveCost, never 5e-7
+    below it (21.6418828 listed, 21.641883 billed), so ListCost − EffectiveCost is a saving, not a rounding."""
+    # The cost's own places: Postgres pads a NUMERIC(38, 18) to 18 decimals, so trailing zeros are not places.
+    places = max(BILLING_PLACES, -cost.normalize().as_tuple().exponent if cost is not None and cost else 0)
+    if -at_list.as_tuple().exponent <= places:
+        return at_list
+    return at_list.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
 
 HEADER = [
     # The FOCUS 1.2 Cost-and-Usage columns (all 57, alphabetical as in the specification) …
@@ -206,22 +218,29 @@ def focus_rows(lines: Iterable[dict]) -> Iterator[str]:
                     at_list = ZERO
                     for index, _ in classes:
                         at_list = add(at_list, multiply(counts[index], rates[index]))
-                    list_cost = money(scaleb(at_list, -6))
-                    if single is not None:
+                    exact = scaleb(at_list, -6)
+                    rounded = list_cost_rounded(exact, cost)
+                    list_cost = money(rounded)
+                    # ListUnitPrice × PricingQuantity = ListCost must hold (FOCUS ListCost-C-009-C): a price only
+                    # where the rounding left the list cost exact.
+                    if single is not None and rounded == exact:
                         list_price = list_prices[rates[single]]
             else:
                 consumed = pricing = str(requests)
-                consumed_unit = pricing_unit = "Requests"
+                consumed_unit = pricing_unit = meter = "Requests"
             frequency, standard, pricing_currency, pricing_effective = "Usage-Based", "Standard", currency, effective
         else:
             label = CATEGORY_LABELS[category]
             description = f"{label}{' for ' + model_raw if model_raw else ''} from {provider}, {basis_text}"
             consumed = consumed_unit = ""
             frequency = "One-Time"
+            meter = CATEGORY_LABELS[category] if model else ""  # a charge for a model has its SkuId: SkuMeter too
+            # PricingCurrency and its EffectiveCost: FOCUS 1.2 allows no null, a tax and a credit included.
+            pricing_currency, pricing_effective = currency, effective
             if category == PURCHASE:
-                pricing, pricing_unit, standard, pricing_currency, pricing_effective = "1", "Units", "Standard", currency, effective
+                pricing, pricing_unit, standard = "1", "Units", "Standard"
             else:
-                pricing = pricing_unit = standard = pricing_currency = pricing_effective = ""
+                pricing = pricing_unit = standard = ""
         project, api_key = texts[line["project_ref"]], texts[line["api_key_ref"]]
         # A tag set's id is its content's digest, so the key names the text exactly.
         tag_key = (line["tag_set_id"], line["signature__team__slug"], line["signature__workload__slug"],
@@ -255,7 +274,7 @@ def focus_rows(lines: Iterable[dict]) -> Iterator[str]:
             effective,  # ContractedCost: the price paid is the contracted one
             "",  # ContractedUnitPrice: a billed amount is not a rate; the catalog's is ListUnitPrice
             effective,
-            "",  # InvoiceId
+            texts[line["invoice_id"]],  # InvoiceId: the source's (a FOCUS export's), else null: no invoice known
             provider_cell,  # InvoiceIssuerName
             list_cost,
             list_price,
@@ -309,7 +328,8 @@ def csv_chunks(lines: Iterable[dict], *, rows_per_chunk: int = 1000) -> Iterator
 
 
 def write_focus_csv(lines: Iterable[dict], out) -> int:
-    """The CSV of `lines` on `out` (a text stream); returns the number of lines (= rows) written."""
+    """The CSV of `lines` on `out` (a text stream: a file, stdout), row by row (the stream buffers its writes, so
+    memory holds one row, not a chunk and its joined copy); returns the number of lines (= rows) written."""
     counted = 0
 
     def counting():
@@ -318,8 +338,8 @@ def write_focus_csv(lines: Iterable[dict], out) -> int:
             counted += 1
             yield line
 
-    for text in csv_chunks(counting()):
-        out.write(text)
+    out.write(",".join(HEADER) + "\n")
+    out.writelines(focus_rows(counting()))
     return counted
 
 

@@ -28,7 +28,7 @@ CHUNK_LINES = 10_000  # rows per fetch of the server-side cursor: few round trip
 FIELDS = (  # the line's own columns; its account's, provider's and signature's are joined in Python (see month_lines)
     "id", "account_id", "provider_id", "signature_id", "model", "model_raw", "service_tier", "project_ref", "api_key_ref",
     "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests",
-    "cost", "currency", "reporting_cost", "cost_basis", "charge_category", "tag_set_id",
+    "cost", "currency", "reporting_cost", "cost_basis", "charge_category", "tag_set_id", "invoice_id",
 )
 
 
@@ -38,6 +38,12 @@ class UtcText(Func):
 
     template = "to_char(%(expressions)s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
     output_field = CharField()
+
+    def as_sqlite(self, compiler, connection, **extra_context):
+        # `make demo`'s SQLite stores a datetime as UTC text (`2026-10-01 00:00:00`); strftime rewrites it. The
+        # format goes as a parameter: its % signs would otherwise meet the driver's own placeholders.
+        sql, params = compiler.compile(self.source_expressions[0])
+        return f"strftime(%s, {sql})", ("%Y-%m-%dT%H:%M:%SZ", *params)
 
 
 def _month_start_text(day: str) -> str:

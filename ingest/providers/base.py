@@ -53,6 +53,7 @@ class UsageRow:
     billing_period_end: dt.datetime | None = None
     # Gateway logs: the line's finops.performance.Performance (requests, errors, latency distributions).
     latency: Performance | None = None
+    invoice_id: str = ""  # FOCUS InvoiceId: the invoice that carries the line, where the source names one
 
 
 class BatchDeclined(Exception):
@@ -87,6 +88,7 @@ class RowBatch:
     tag_set_of: object
     tag_sets: list
     charge_category: object
+    invoice_id: object = None  # FOCUS InvoiceId as text ("" none); None: the reader has no invoice ids
 
     def __len__(self) -> int:
         return len(self.period_start)

@@ -45,7 +45,7 @@ SEPARATOR = "\x1f"  # joins a row's cells into one key; a file with a cell holdi
 _NULL_MARKERS = pa.array(["null", "NULL", "Null"])
 # Columns read per row (not through a memo): cleaned as whole columns.
 _CLEANED = ("BilledCost", "ChargeCategory", "ConsumedQuantity", "PricingQuantity", "ResourceName", "ResourceId",
-            "SubAccountId", "x_ProjectId", "x_ProjectName", "CredentialId", "PrincipalId")
+            "SubAccountId", "x_ProjectId", "x_ProjectName", "CredentialId", "PrincipalId", "InvoiceId")
 # Numbers the batch reader takes as they are: what Postgres and Decimal read alike, within the columns' range
 # (a negative exponent, as in `9.324e-05`, only shrinks a value; a positive one could overflow: declined).
 _COST = r"^-?[0-9]{1,20}(\.[0-9]+)?([eE]-[0-9]{1,3})?$"
@@ -242,7 +242,7 @@ def _read(batch: pa.RecordBatch, names: dict[str, str], memos: _Memos) -> RowBat
         cost=get("BilledCost"), currency=pc.take(pa.array(currencies, pa.string()), currency_of),
         provider_slug=by_meter([m.provider_slug for m in meters]), service_tier=by_meter([m.tier for m in meters]),
         project_ref=_first(get("SubAccountId"), get("x_ProjectId"), get("x_ProjectName")),
-        api_key_ref=get("CredentialId"), user_ref=get("PrincipalId"),
+        api_key_ref=get("CredentialId"), user_ref=get("PrincipalId"), invoice_id=get("InvoiceId"),
         tag_set_of=tag_of, tag_sets=tag_sets, charge_category=category,
     )
 

@@ -146,8 +146,11 @@ def _csv_rows(lines, file_name: str, keep):
     for where, values in csv_lines(reader, file_name):
         if not values or values == [""]:
             continue
-        if len(values) > width:
-            raise ProviderError(f"{where}: {len(values)} fields but the header has {width} columns")
+        if len(values) != width:  # short: its last cells would read as empty (a row of zeros), or a quote left open
+            raise ProviderError(
+                f"{where}: {len(values)} fields but the header has {width} columns"
+                + (" (a short row: fields left out, or a quote opened on this row and never closed)" if len(values) < width else "")
+            )
         row = _focus_row(values, plan, where, keep)
         if row is not None:
             yield row
@@ -333,6 +336,7 @@ def _row(get: Cells, meter: "Meter", where: str) -> UsageRow:
         where,
         billing_start,
         billing_end,
+        invoice_id=get["InvoiceId"],
     )
 
 

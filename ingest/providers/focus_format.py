@@ -26,7 +26,7 @@ COLUMNS = REQUIRED + (
     "BillingPeriodStart", "BillingPeriodEnd", "ChargeClass", "ChargeDescription", "ConsumedQuantity", "ConsumedUnit",
     "PricingQuantity", "PricingUnit", "ProviderName", "PublisherName", "ServiceProviderName", "HostProviderName",
     "InvoiceIssuerName", "ServiceCategory", "ServiceSubcategory", "ServiceName", "SkuId", "SkuMeter", "SkuPriceDetails", "ResourceId", "ResourceName",
-    "SubAccountId", "Tags", "PrincipalId", "CredentialId",
+    "SubAccountId", "Tags", "PrincipalId", "CredentialId", "InvoiceId",
     # Vendor extensions worth reading (AWS §4.4, Azure §5.1); every other x_ column is ignored.
     "x_UsageType", "x_Operation", "x_ServiceCode", "x_SkuMeterName", "x_SkuDescription", "x_ResourceGroupName",
     "x_CostCenter", "x_InvoiceSectionName", "x_SkuMeterSubcategory", "x_ProjectId", "x_ProjectName", "x_Model", "x_ModelId", "x_ModelName",

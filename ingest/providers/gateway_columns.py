@@ -143,6 +143,9 @@ class _Accumulator:
         n = batch.num_rows
         columns = {name: batch.column(name) for name in batch.schema.names}
         meta = _metadata(columns.get("metadata"), n)
+        for name in ("prompt_tokens", "completion_tokens"):  # empty: a record not read; the row reader names it
+            if pc.all(pc.not_equal(columns[name], ""), skip_nulls=False).as_py() is not True:
+                raise Declined(f"an empty {name}: the row reader names the record")
         prompt = count_column(columns["prompt_tokens"], empty=0)
         output = count_column(columns["completion_tokens"], empty=0)
         usage = _field(meta, "usage_object")

@@ -174,7 +174,7 @@ def _litellm_request(record: dict) -> _Request:
     request.first_token = _when(record.get("completionStartTime"), "completionStartTime")
     request.model = _text(record.get("model")) or _text(record.get("model_group"))
     request.provider = _provider(_text(record.get("custom_llm_provider")), request.model)
-    prompt = _count(record.get("prompt_tokens"), "prompt_tokens")
+    prompt = _count(record.get("prompt_tokens"), "prompt_tokens", required=True)
     cached = _first_count(
         (details, "cached_tokens"), (usage, "cache_read_input_tokens"), (record, "cache_read_input_tokens")
     )
@@ -184,7 +184,7 @@ def _litellm_request(record: dict) -> _Request:
         (record, "cache_creation_input_tokens"),
     )
     _split_input(request, prompt, cached, cache_write, "prompt_tokens")
-    request.output = _count(record.get("completion_tokens"), "completion_tokens")
+    request.output = _count(record.get("completion_tokens"), "completion_tokens", required=True)
     request.api_key = _key_ref(_text(record.get("api_key")) or _text(metadata.get("user_api_key_hash")))
     request.user = _text(record.get("user")) or _text(metadata.get("user_api_key_user_id"))
     tags = _tag_list(_json_field(record.get("request_tags"), "request_tags", list))
@@ -320,8 +320,12 @@ def _number(value, name: str) -> Decimal:
     return number
 
 
-def _count(value, name: str) -> int:
+def _count(value, name: str, *, required: bool = False) -> int:
+    """A whole non-negative count; an absent one is 0. A required one (LiteLLM writes prompt_tokens and
+    completion_tokens on every record, 0 included) in an empty CSV cell is a record not read, never zero tokens."""
     if value is None or value == "":
+        if required and value == "":
+            raise ValueError(f"{name} is empty (LiteLLM writes it on every record, 0 when there were none)")
         return 0
     number = _number(value, name)
     if number != number.to_integral_value():

@@ -61,7 +61,13 @@ def _csv_records(head: str, text, file_name: str):
     for where, row in csv_lines(reader, file_name):
         if None in row:
             raise ProviderError(f"{where}: more fields than the header has columns")
-        yield where, {k: v for k, v in row.items() if v is not None}
+        if None in row.values():  # its last cells would read as absent: tokens as 0, a row of zeros
+            present = sum(value is not None for value in row.values())
+            raise ProviderError(
+                f"{where}: {present} fields but the header has {len(header)} columns (a short row: fields left "
+                "out, or a quote opened on this row and never closed)"
+            )
+        yield where, row
 
 
 class _JsonRecords:

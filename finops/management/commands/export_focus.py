@@ -1,3 +1,7 @@
+import os
+import tempfile
+from pathlib import Path
+
 from django.core.management.base import BaseCommand, CommandError
 
 from finops.reports.usage_focus import write_focus_csv
@@ -22,6 +26,22 @@ class Command(BaseCommand):
         if not output:
             write_focus_csv(month_lines(first_day), self.stdout)
             return
-        with open(output, "w", newline="", encoding="utf-8") as stream:
-            count = write_focus_csv(month_lines(first_day), stream)
+        count = _write_whole(Path(output), lambda stream: write_focus_csv(month_lines(first_day), stream))
         self.stderr.write(f"{count} usage lines of {first_day:%Y-%m} written to {output} (FOCUS 1.2)")
+
+
+def _write_whole(target: Path, write) -> int:
+    """`write(stream)` into a file beside `target`, renamed to it only once whole: a failed export (a database
+    error half-way, a full disk) leaves no file behind, and an earlier export at `target` is kept as it was."""
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent or ".")
+    try:
+        with os.fdopen(descriptor, "w", newline="", encoding="utf-8") as stream:
+            count = write(stream)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # as open() would have made it (mkstemp's file is the owner's alone)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return count
