@@ -364,6 +364,9 @@ def _when(value, name: str, *, required: bool = False) -> dt.datetime | None:
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
 
 
+parse_time = _when  # a record's time as the reader reads it (litellm_api orders its pages by startTime)
+
+
 def _json_field(value, name: str, kind: type):
     """A JSON column: already decoded (JSON input) or a JSON string (CSV input); empty → empty."""
     if value is None or (isinstance(value, str) and value.strip() in ("", "null")):
