@@ -34,11 +34,14 @@ def cache_savings(*, start: dt.date, end: dt.date, workload=None, account=None) 
     names = dict(Provider.objects.values_list("id", "name"))
     rows = []
     for row in lines.values("provider_id", "model").annotate(
-        **{name: Sum(name) for name in SUMMED}, list_cost=Sum("list_cost"), unpriced=Count("id") - Count("list_cost"),
-    ).order_by("-requests", "provider_id", "model"):
+        **{f"{name}_sum": Sum(name) for name in SUMMED}, cost_sum=Sum("list_cost"), lines=Count("id"),
+        priced=Count("list_cost"),
+    ).order_by("-requests_sum", "provider_id", "model"):
+        row.update({name: row.pop(f"{name}_sum") for name in SUMMED})
         row["provider"] = names.get(row["provider_id"], "")
         row["tokens"] = sum(row[name] for name in SUMMED[1:])
-        row["list_cost"] = None if row["unpriced"] else row["list_cost"]  # part unpriced: the estimate is unknown
+        # Partly unpriced: the estimate is unknown, not the priced part's sum.
+        row["list_cost"] = row.pop("cost_sum") if row["priced"] == row["lines"] else None
         rows.append(row)
     if not rows:
         return CacheSavings()
