@@ -6,9 +6,11 @@ import csv
 import datetime as dt
 import io
 import json
+from decimal import Decimal
 
 import pytest
 from django.core.management import call_command
+from django.urls import reverse
 from django.db.models import Sum
 
 from finops.models import Account, AttributionRule, GatewayCacheHit, Provider, UsageLine
@@ -30,19 +32,19 @@ def server():
         yield fake
 
 
-def logs() -> list[dict]:
+def logs(day: dt.datetime = JUN_14) -> list[dict]:
     made = []
     for n in range(4):  # OpenAI: 204,800 prompt tokens, half of them cached
-        made.append(spend_log(n, start=JUN_14 + dt.timedelta(hours=9, minutes=n), provider="openai", model="gpt-4o",
+        made.append(spend_log(n, start=day + dt.timedelta(hours=9, minutes=n), provider="openai", model="gpt-4o",
                               prompt=51_200, completion=100, extra_usage=openai_usage(51_200, 100, 25_600)))
-    made.append(spend_log(10, start=JUN_14 + dt.timedelta(hours=10), provider="anthropic",
+    made.append(spend_log(10, start=day + dt.timedelta(hours=10), provider="anthropic",
                           model="claude-sonnet-4-20250514", prompt=3000 + 20_000 + 5000, completion=400,
                           extra_usage=anthropic_usage(3000, 20_000, 5000)))
-    made.append(spend_log(20, start=JUN_14 + dt.timedelta(hours=11), provider="bedrock",
+    made.append(spend_log(20, start=day + dt.timedelta(hours=11), provider="bedrock",
                           model="anthropic.claude-3-5-sonnet-20240620-v1:0", prompt=700 + 9000 + 1200, completion=90,
                           extra_usage=anthropic_usage(700, 9000, 1200)))
     for n in range(100):  # served from LiteLLM's cache: 1,200 input and 300 output tokens each
-        made.append(spend_log(100 + n, start=JUN_14 + dt.timedelta(hours=12, seconds=n), provider="openai",
+        made.append(spend_log(100 + n, start=day + dt.timedelta(hours=12, seconds=n), provider="openai",
                               model="gpt-4o", prompt=1200, completion=300, extra_usage=openai_usage(1200, 300, 0),
                               cache_hit=True))
     return made
@@ -145,7 +147,8 @@ def test_pulled_and_imported_records_store_identical_lines_and_cache_hits(gatewa
 
     savings = cache_savings(start=JUN_14.date(), end=JUN_14.date(), workload=support_agent)
     assert savings.total["requests"] == 100 and savings.total["input_tokens"] == 120_000
-    assert savings.total["list_cost"] == hit[8] and (hit[8] is None or hit[8] > 0)
+    # gpt-4o at list (the catalog's $2.50 in, $10 out per M): 120k × 2.5 + 30k × 10 per M = $0.60, an estimate.
+    assert savings.total["list_cost"] == hit[8] == Decimal("0.6")
 
 
 def test_a_re_pull_replaces_the_cache_hits_of_its_window(gateway, server):
@@ -155,3 +158,21 @@ def test_a_re_pull_replaces_the_cache_hits_of_its_window(gateway, server):
                      stdout=io.StringIO(), stderr=io.StringIO())
 
     assert GatewayCacheHit.objects.aggregate(n=Sum("requests"))["n"] == 100
+
+
+def test_the_workload_and_source_pages_show_what_the_cache_served_as_an_estimate(
+    gateway, server, support_agent, client_as, fiona
+):
+    AttributionRule.objects.create(workload=support_agent, priority=1, tags={"key_alias": "support-bot"})
+    yesterday = dt.datetime.combine(dt.datetime.now(dt.UTC).date(), dt.time(), tzinfo=dt.UTC) - dt.timedelta(days=1)
+    server.route(SPEND_LOGS, SpendLogs(logs(yesterday)))
+    call_command("sync", "--account", "gateway-prod", "--start", f"{yesterday:%Y-%m-%d}",
+                 "--end", f"{yesterday + dt.timedelta(days=1):%Y-%m-%d}", stdout=io.StringIO(), stderr=io.StringIO())
+    client = client_as(fiona)
+
+    for page in (reverse("workload-detail", args=["support-agent"]), reverse("source-detail", args=[gateway.pk])):
+        html = client.get(page).content.decode()
+        section = html[html.index('data-testid="cache-savings"'):]
+        section = section[:section.index("</section>")]
+        assert "Served from the gateway's cache" in section and "estimate" in section
+        assert ">100<" in section and ">120.0k<" in section and "≈ $0.60" in section
