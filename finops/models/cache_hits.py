@@ -7,7 +7,8 @@ signature (the same signature a usage line would have had, so attribution rules 
 team), with the tokens a provider would have billed and their cost at list price — an estimate, never spend.
 
 The table is small (cache hits are a fraction of requests, grouped by hour and signature), so pages sum it
-directly (finops/selectors/cache_hits.py); there is no daily rollup. docs/litellm.md explains the decision.
+directly (finops/selectors/cache_hits.py); there is no daily rollup, and the retention prune of raw usage lines
+(ingest/retention.py) leaves it, as it leaves the rollups pages read. docs/litellm.md explains the decision.
 """
 
 from django.db import models

@@ -57,7 +57,6 @@ class SpendLogs:
     def __init__(self, records, *, before_page=None):
         self.records = list(records)
         self.before_page = before_page
-        self.queries: list[tuple[str, str, int]] = []  # (start_date, end_date, page) of every query answered
 
     def __call__(self, query: dict) -> Reply:
         start, end = query.get("start_date", [None])[0], query.get("end_date", [None])[0]
@@ -75,7 +74,6 @@ class SpendLogs:
             return Reply(400, {"detail": f"Invalid date format: {bad}. Expected: 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS'"})
         if self.before_page is not None:
             self.before_page(self, page)
-        self.queries.append((start, end, page))
         found = [r for r in self.records if low <= start_time(r) <= high]
         # ORDER BY "startTime" DESC and nothing else: ties come in an order of the query's own choosing.
         found.sort(key=lambda r: (start_time(r), _tie_order(r, page)), reverse=True)
