@@ -6,6 +6,7 @@ plain batch path. Everything happens in the caller's transaction, so a failure a
 and the account's write lock (ingest/lease.py) keeps two runs of one account from interleaving.
 """
 
+import dataclasses
 import datetime as dt
 import operator
 import zoneinfo
@@ -18,15 +19,15 @@ from django.db.models import F, Q, Sum
 from django.db.models.functions import TruncDate
 
 from finops.modelids import normalise_model
+from finops.models import Account, CostBasis, GatewayCacheHit, IngestRun, LineSignature, Provider, TagSet, UsageLine
 from finops.performance import LINE_COLUMNS
-from finops.models import Account, CostBasis, IngestRun, LineSignature, Provider, TagSet, UsageLine
 from finops.models.usage import signature_id, tag_set_id
 from finops.services.attribution import RuleMatcher
 from finops.services.fx import FxConverter
 from finops.services.prices import ContractDiscounts, PriceBook, Tokens, cost_from_price
 from finops.services.rollups import rollup_rebuild
 
-from .providers.base import UsageRow, tags_json
+from .providers.base import GATEWAY_CACHE_HIT, UsageRow, tags_json
 
 Window = tuple[dt.datetime, dt.datetime]
 
@@ -152,6 +153,24 @@ class LinePreparer:
             reporting_cost, basis, row.charge_category,
             *(NO_PERFORMANCE if row.latency is None else row.latency.line_columns()), row.billing_period_start, signature,
             row.invoice_id,
+        )
+
+    def cache_hit(self, row: UsageRow) -> GatewayCacheHit:
+        """A gateway cache hit (GATEWAY_CACHE_HIT): attributed by the signature a usage line would have had, and
+        priced at list (no contract discount: an estimate of what the cache saved, not of a bill)."""
+        values = dict(zip(COLUMNS, self.prepare(dataclasses.replace(row, cost=None))))
+        day = _day_of(row.period_start)
+        price = self.price_books[values["provider_id"]].price_on(values["model"], day)
+        list_cost = None
+        if price is not None:
+            tokens = Tokens(row.input_tokens, row.cached_input_tokens, row.cache_write_tokens, row.output_tokens)
+            list_cost = self.fx.to_reporting(cost_from_price(price, tokens), price.currency, day)
+        return GatewayCacheHit(
+            account_id=self.account_id, provider_id=values["provider_id"], ingest_run_id=self.run_id,
+            period_start=row.period_start, period_end=row.period_end, model=values["model"],
+            signature_id=values["signature_id"], input_tokens=row.input_tokens,
+            cached_input_tokens=row.cached_input_tokens, cache_write_tokens=row.cache_write_tokens,
+            output_tokens=row.output_tokens, requests=row.requests, list_cost=list_cost,
         )
 
     def normalised_model(self, model_raw: str) -> str:
@@ -372,7 +391,7 @@ def write_rows(
     """
     preparer = LinePreparer(account, run)
     writer = CopyWriter(preparer) if connection.vendor == "postgresql" else BatchWriter(preparer)
-    read, slots, periods = 0, set(), set()
+    read, slots, periods, cache_hits = 0, set(), set(), []
     starts: set[dt.datetime] = set()  # every period a row starts in: its day needs rolling up, window or not
     blank_rows: dict[dt.date, str] = {}  # day -> the first row of nothing (no token, request or cost) on it
     days_with_usage: set[dt.date] = set()
@@ -387,6 +406,9 @@ def write_rows(
         else:
             slots.add(slot_of(row.period_start))
         starts.add(row.period_start)
+        if row.charge_category == GATEWAY_CACHE_HIT:  # served by the gateway's cache: no provider usage
+            cache_hits.append(preparer.cache_hit(row))
+            continue
         if row.input_tokens or row.cached_input_tokens or row.cache_write_tokens or row.output_tokens or row.requests or row.cost:
             days_with_usage.add(_day_of(row.period_start))
         else:
@@ -397,7 +419,7 @@ def write_rows(
                           account=account, run=run, periods=periods, slots=slots)
     return replace_and_roll_up(
         account=account, run=run, writer=writer, read=read, windows=[window] if window is not None else None,
-        periods=periods, slots=slots, starts=starts,
+        periods=periods, slots=slots, starts=starts, cache_hits=cache_hits,
     )
 
 
@@ -426,11 +448,13 @@ def refuse_blank_days(blank_days: dict[dt.date, str], *, account: Account, run: 
 
 
 def replace_and_roll_up(*, account: Account, run: IngestRun, writer, read: int, windows: list[Window] | None,
-                        periods: set[Window], slots: set[Window], starts: set[dt.datetime]) -> WriteResult:
+                        periods: set[Window], slots: set[Window], starts: set[dt.datetime],
+                        cache_hits: list[GatewayCacheHit] = ()) -> WriteResult:
     """After the new lines are in: delete the lines they replace, roll up every day touched, say what happened.
 
     `windows`: what an API pull read; None for a file, which covers its billing `periods`, else its `slots`.
     `starts`: every period a new line starts in (its day needs rolling up, window or not).
+    `cache_hits`: the gateway cache hits read (GatewayCacheHit), which replace the account's in the same windows.
     """
     if windows is None:
         windows = merge_windows([*periods, *slots])
@@ -441,7 +465,19 @@ def replace_and_roll_up(*, account: Account, run: IngestRun, writer, read: int, 
         stale.annotate(day=TruncDate("period_start", tzinfo=dt.UTC)).values_list("day", flat=True).order_by().distinct()
     )
     written, replaced = writer.replace(stale)
+    _cache_hits_replace(account, run, windows, cache_hits)
     touched = set().union(*(utc_days(*w) for w in windows)) if windows else set()
     touched |= {_day_of(m) for m in starts} | old_days
     rollup_rebuild(days=touched, account_ids=[account.id])
     return WriteResult(read=read, written=written, replaced=replaced, windows=windows, days=touched)
+
+
+def _cache_hits_replace(account: Account, run: IngestRun, windows: list[Window], cache_hits) -> None:
+    """The account's gateway cache hits in `windows` are replaced by the run's, as its usage lines are (after the
+    writer stored the run's new signatures)."""
+    if windows:
+        in_scope = Q()
+        for start, end in windows:
+            in_scope |= Q(period_start__gte=start, period_start__lt=end)
+        GatewayCacheHit.objects.filter(in_scope, account=account).exclude(ingest_run=run).delete()
+    GatewayCacheHit.objects.bulk_create(cache_hits, batch_size=5000)

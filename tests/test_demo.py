@@ -25,9 +25,10 @@ from finops.demo.generate import (
     RAMP_DAYS, SERIES, UNPRICED_MODEL, WINDOW_DAYS, price_change_day,
 )
 from finops.models import (
-    Account, AlertEvent, Cap, Contract, CostBasis, DailySpend, FxRate, IngestRun, ModelPrice, OutcomeCount, Team,
-    UsageLine, User, Workload,
+    Account, AlertEvent, Cap, Contract, CostBasis, DailySpend, FxRate, GatewayCacheHit, IngestRun, ModelPrice,
+    OutcomeCount, Team, UsageLine, User, Workload,
 )
+from finops.selectors.cache_hits import cache_savings
 from finops.selectors.caps import cap_status
 from finops.selectors.contracts import contract_status, renewals_ahead
 from finops.services.prices import PriceBook, Tokens, cost_from_price
@@ -57,8 +58,9 @@ def _totals() -> dict:
     caps = {cap.name: (cap.amount, tuple(cap.recipients)) for cap in Cap.objects.all()}
     alerts = sorted(AlertEvent.objects.values_list("kind", "subject", "period_start", "threshold"))
     outcomes = OutcomeCount.objects.aggregate(rows=Count("id"), outcomes=Sum("count"))
+    cache_hits = GatewayCacheHit.objects.aggregate(rows=Count("id"), requests=Sum("requests"), cost=Sum("list_cost"))
     return {"lines": lines, "rollup": rollup, "per_account": per_account, "bedrock_months": per_month, "counts": counts,
-            "caps": caps, "alerts": alerts, "outcomes": outcomes}
+            "caps": caps, "alerts": alerts, "outcomes": outcomes, "cache_hits": cache_hits}
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +103,18 @@ def test_each_provider_is_read_through_the_connector_a_real_customer_would_use_w
     assert files[BEDROCK] == [f"{BEDROCK}-focus-{month:%Y-%m}.csv" for month in MONTHS]
     assert files["groq-prod"] == ["groq-prod-spend-logs.csv"]
     assert files["openai-prod"] == ["openai-prod-usage.csv"]
+
+
+def test_the_litellm_gateway_shows_what_its_own_cache_served_apart_from_provider_usage(loaded):
+    hits = GatewayCacheHit.objects.all()
+    assert set(hits.values_list("account__name", flat=True)) == {"moonshot-gateway"}
+    assert not hits.filter(signature__workload=None).exists()  # attributed like the gateway's usage lines
+    workload = Workload.objects.get(slug="email-drafts")
+    savings = cache_savings(start=FIRST_DAY, end=LAST_DAY, workload=workload)
+    assert savings.total["requests"] == hits.aggregate(n=Sum("requests"))["n"] > 100
+    assert savings.total["list_cost"] > 0  # kimi-k2.6 at list: an estimate of what the cache saved
+    # Not provider usage: no usage line of the gateway is a cache hit's, and its requests are not in the lines.
+    assert not UsageLine.objects.filter(account__name="moonshot-gateway", charge_category="gateway_cache_hit").exists()
 
 
 def test_every_account_has_usage_on_each_of_the_120_days_ending_yesterday(loaded):

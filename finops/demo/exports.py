@@ -300,7 +300,7 @@ class FocusExport:
 
 SPEND_LOG_COLUMNS = (
     "request_id", "startTime", "endTime", "completionStartTime", "model", "custom_llm_provider", "prompt_tokens",
-    "completion_tokens", "spend", "api_key", "team_id", "user", "metadata", "request_tags", "status",
+    "completion_tokens", "spend", "api_key", "team_id", "user", "metadata", "request_tags", "status", "cache_hit",
 )
 LOG_SEED = "demo-litellm-spend-logs"
 # How fast each provider serves (issue 12's story), as the market measures it: output tokens per second of
@@ -436,6 +436,7 @@ class SpendLogs:
                 "metadata": f'{{"usage_object": {usage_object}}}',
                 "request_tags": tags,
                 "status": "failure" if request.failed else "success",
+                "cache_hit": "False",  # LiteLLM writes str(cache_hit)
             }))
 
     def write(self, out_dir: Path) -> list[Path]:
@@ -443,5 +444,46 @@ class SpendLogs:
         return [_write_csv(out_dir / f"{self.account.name}-spend-logs.csv", SPEND_LOG_COLUMNS, rows)]
 
 
+# The share of a proxy's requests it answers from its own cache (LiteLLM's response cache, on for repeated prompts).
+CACHE_HIT_SHARE = 0.08
+
+
+class ProxySpendLogs(SpendLogs):
+    """A LiteLLM proxy's spend logs, with the responses it served from its own cache, as LiteLLM logs them
+    (docs/litellm.md): `cache_hit` "True", spend 0, a request id ending `_cache_hit<time>`, the replayed
+    response's tokens, its usage only in `metadata.additional_usage_values` (usage_object null), and a few ms.
+    They come on top of the provider's usage, which they leave as it is: no provider served them."""
+
+    def add(self, usage: DayUsage) -> None:
+        super().add(usage)
+        series, rng = usage.series, random.Random(f"{LOG_SEED}:cache:{usage.stream}:{usage.day.isoformat()}")
+        midnight = dt.datetime.combine(usage.day, dt.time())
+        for index in range(max(1, round(usage.log_records * CACHE_HIT_SHARE))):
+            start = midnight + dt.timedelta(hours=self._hour(usage, rng, index), milliseconds=rng.randrange(3_600_000))
+            prompt = round(series.input_per_request * rng.uniform(0.7, 1.3))
+            output = max(1, round(series.output_per_request * rng.uniform(0.6, 1.4)))
+            extra = {"prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+                     "completion_tokens_details": {"reasoning_tokens": 0}}
+            epoch = (start - dt.datetime(1970, 1, 1)).total_seconds()
+            self.records.append((start, {
+                "request_id": f"{uuid.UUID(int=rng.getrandbits(128), version=4)}_cache_hit{epoch:.3f}",
+                "startTime": _log_time(start),
+                "endTime": _log_time(start + dt.timedelta(milliseconds=rng.randint(8, 40))),
+                "completionStartTime": "",
+                "model": series.model,
+                "custom_llm_provider": self.account.provider,
+                "prompt_tokens": prompt,
+                "completion_tokens": output,
+                "spend": Decimal("0.0"),
+                "api_key": usage.api_key,
+                "team_id": usage.team,
+                "user": "",
+                "metadata": json.dumps({"usage_object": None, "additional_usage_values": extra}),
+                "request_tags": json.dumps([f"{key}:{value}" for key, value in usage.tags.items()]),
+                "status": "success",
+                "cache_hit": "True",
+            }))
+
+
 # A LiteLLM proxy account (litellm_api) is backfilled from its exported spend logs: the same export as a gateway log.
-EXPORTS = {"usage_csv": UsageCsv, "focus_file": FocusExport, "gateway_log": SpendLogs, "litellm_api": SpendLogs}
+EXPORTS = {"usage_csv": UsageCsv, "focus_file": FocusExport, "gateway_log": SpendLogs, "litellm_api": ProxySpendLogs}

@@ -3,6 +3,7 @@
 from .alerts import AlertEvent, AlertKind, AlertMute, Notification
 from .attribution import AttributionRule, ReattributionJob
 from .audit import AuditEntry
+from .cache_hits import GatewayCacheHit
 from .caps import Cap, CapPeriod, CapScope
 from .contracts import CommitmentBasis, Contract, ContractTerm
 from .monthly import MonthlySpend
@@ -38,6 +39,7 @@ __all__ = [
     "CostBasis",
     "DailySpend",
     "DailyPerformance",
+    "GatewayCacheHit",
     "EvalScore",
     "MetricKind",
     "MonthlyPerformance",

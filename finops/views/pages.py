@@ -14,6 +14,7 @@ from finops.reports import performance_tables
 from finops.reports import spend_tables as specs
 from finops.reports import whatif_tables
 from finops.selectors import outcomes, spend, workload_performance
+from finops.selectors.cache_hits import cache_savings
 from finops.selectors.freshness import source_freshness
 from finops.selectors.performance import is_batch
 from finops.selectors.reconciliation import reconciliation
@@ -268,6 +269,7 @@ def workload_detail(request, slug):
         sla=_sla(workload),
         outcome=outcome,
         outcome_points=points,
+        cache_savings=cache_savings(start=start, end=end, workload=workload),
         outcome_monthly=scope.long,
         outcome_chart=outcome_chart if any(p["per_outcome"] is not None for p in points) else None,
         performance=performance,

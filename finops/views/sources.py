@@ -17,6 +17,7 @@ from finops import access
 from finops.models import Account, CostBasis, DailySpend, IngestRun
 from finops.selectors.account_status import account_status, account_statuses
 from finops.models.sources import ConnectorKind
+from finops.selectors.cache_hits import cache_savings
 from finops.services.accounts import AccountInvalid, account_create, account_focus_services_set, account_update
 from ingest.connection_check import ConnectionReport, account_connection_check, connection_check
 from ingest.services import sync_now, usage_upload_accept
@@ -100,6 +101,9 @@ def source_detail(request, pk):
         "pending": account.runs.filter(status__in=[IngestRun.Status.QUEUED, IngestRun.Status.RUNNING]).exists(),
         "can_manage": access.can_manage_configuration(request.user),
         "default_base_url": DEFAULT_BASE_URLS.get(account.connector, ""),
+        # What the gateway's own cache served (LiteLLM sources), over the same 30 days as the sources list.
+        "cache_savings": cache_savings(start=_today() - dt.timedelta(days=RECENT_DAYS), end=_today(), account=account),
+        "cache_period": f"last {RECENT_DAYS} days",
     }
     return render(request, "finops/source_detail.html", context)
 

@@ -56,6 +56,11 @@ class UsageRow:
     invoice_id: str = ""  # FOCUS InvoiceId: the invoice that carries the line, where the source names one
 
 
+# The charge category of a UsageRow that is no usage: requests a gateway (LiteLLM) answered from its own cache. The
+# writer stores them apart (finops.models.GatewayCacheHit), never as usage lines: no provider served or billed them.
+GATEWAY_CACHE_HIT = "gateway_cache_hit"
+
+
 class BatchDeclined(Exception):
     """A batch reader or writer met something only the row path handles exactly: read the source row by row."""
 

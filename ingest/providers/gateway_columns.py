@@ -42,25 +42,39 @@ from finops.performance import Performance
 
 from .base import BatchDeclined as Declined
 from .focus_format import Prefixed, read_up_to
-from .gateway_values import BOUNDS, SLOTS, CheckedBytes, count_column, latencies, times
+from .gateway_values import BOUNDS, CACHE_READS, CACHE_WRITES, SLOTS, CheckedBytes, count_column, latencies, times
 
 BLOCK_BYTES = 1 << 22  # ~12k records of a LiteLLM export a batch
 JSON_BLOCK_BYTES = 1 << 20  # metadata parsed in blocks of this size, in parallel; a longer cell is read row by row
 # The CSV columns a record's interpretation reads (gateway_log._litellm_request / _failed), besides numbers and times.
 NAMED = ("model", "model_group", "custom_llm_provider", "api_key", "user", "team_id", "end_user", "request_tags",
-         "status", "status_code", "error")
+         "status", "status_code", "error", "cache_hit")
 TIMES = ("startTime", "endTime", "completionStartTime")
 COUNTS = ("prompt_tokens", "completion_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 # What gateway_log reads of `metadata`, as Arrow's JSON reader is to read it (anything else in it is ignored).
 META_NAMES = ("user_api_key_hash", "user_api_key_user_id", "user_api_key_team_id", "user_api_key_team_alias",
               "user_api_key_alias", "status", "status_code")
 _COUNT = pa.int64()
+
+
+def _counts_schema(paths) -> list:
+    """The nested struct fields that hold `paths` (gateway_values.CACHE_READS …), each leaf a count."""
+    tree: dict = {}
+    for path in paths:
+        node = tree
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node.setdefault(path[-1], None)
+
+    def fields(node: dict) -> list:
+        return [(name, _COUNT if child is None else pa.struct(fields(child))) for name, child in node.items()]
+
+    return fields(tree)
+
+
 META_SCHEMA = pa.schema([
     *[(name, pa.string()) for name in META_NAMES],
-    ("usage_object", pa.struct([
-        ("prompt_tokens_details", pa.struct([("cached_tokens", _COUNT), ("cache_creation_tokens", _COUNT)])),
-        ("cache_read_input_tokens", _COUNT), ("cache_creation_input_tokens", _COUNT),
-    ])),
+    *_counts_schema(CACHE_READS + CACHE_WRITES),
     ("spend_logs_metadata", pa.null()),  # an object here: Arrow refuses it, the file is read row by row
 ])
 _US_PER_HOUR = 3_600_000_000
@@ -148,11 +162,9 @@ class _Accumulator:
                 raise Declined(f"an empty {name}: the row reader names the record")
         prompt = count_column(columns["prompt_tokens"], empty=0)
         output = count_column(columns["completion_tokens"], empty=0)
-        usage = _field(meta, "usage_object")
-        details = _child(usage, "prompt_tokens_details")
-        cached = _coalesce(n, _child(details, "cached_tokens"), _child(usage, "cache_read_input_tokens"),
+        cached = _coalesce(n, *(_path(meta, path) for path in CACHE_READS),
                            count_column(columns.get("cache_read_input_tokens"), empty=None))
-        cache_write = _coalesce(n, _child(usage, "cache_creation_input_tokens"), _child(details, "cache_creation_tokens"),
+        cache_write = _coalesce(n, *(_path(meta, path) for path in CACHE_WRITES),
                                 count_column(columns.get("cache_creation_input_tokens"), empty=None))
         if (cached < 0).any() or (cache_write < 0).any() or (cached + cache_write > prompt).any():
             raise Declined("a negative cache, or caches above prompt_tokens: the row reader names the record")
@@ -227,7 +239,8 @@ class _Accumulator:
             request = self.interpret(record)
         except (ValueError, TypeError, ArithmeticError) as exc:
             raise Declined(str(exc)) from None
-        combo = (request.provider, request.model, request.api_key, request.user, tuple(sorted(request.tags.items())))
+        combo = (request.provider, request.model, request.api_key, request.user, tuple(sorted(request.tags.items())),
+                 request.cache_hit)
         combo_id = self.combos.setdefault(combo, len(self.combos))
         if combo_id >= 1 << _COMBO_BITS:
             raise Declined("too many distinct key, user and tag combinations")
@@ -313,8 +326,8 @@ class _Accumulator:
                 streamed_tokens=s["streamed_tokens"], streamed_ms=s["streamed_ms"],
                 timed_tokens=s["timed_tokens"], timed_ms=s["timed_ms"],
             )
-            provider, model, api_key, user, tags = combos[combo_id]
-            key = (_hour_start(hour), provider, model, api_key, user, tags)
+            provider, model, api_key, user, tags, cache_hit = combos[combo_id]
+            key = (_hour_start(hour), provider, model, api_key, user, tags, cache_hit)
             totals = (s["input"], s["cached"], s["cache_write"], s["output"], s["requests"])
             groups.append((key, self.first_line[group] + 2, totals, performance))  # line 1 is the header
         return groups
@@ -347,6 +360,14 @@ def _metadata(column: pa.Array | None, n: int) -> pa.Table | None:
 
 def _field(table: pa.Table | None, name: str):
     return None if table is None else table.column(name).combine_chunks()
+
+
+def _path(table: pa.Table | None, path: tuple):
+    """A nested metadata field (`("usage_object", "prompt_tokens_details", "cached_tokens")`), null where any parent is."""
+    column = _field(table, path[0])
+    for name in path[1:]:
+        column = _child(column, name)
+    return column
 
 
 def _child(parent, name: str):

@@ -21,8 +21,14 @@ Formats, told from the content (not the file name):
 Tokens. LiteLLM and OpenAI report `prompt_tokens` cache-inclusive (LiteLLM adds Anthropic's cache reads and
 writes into it), so uncached input = prompt_tokens − cached − cache writes; cached reads come from
 `prompt_tokens_details.cached_tokens` (or `cache_read_input_tokens`), writes from `cache_creation_input_tokens`.
+A LiteLLM record carries them in `metadata.usage_object` or, when that is null, in
+`metadata.additional_usage_values` (gateway_values.CACHE_READS / CACHE_WRITES: every place, in order).
 Caches larger than prompt_tokens are an error, not a guess. Anthropic-native usage (`input_tokens` plus
 `cache_*_input_tokens`, no `prompt_tokens`) is disjoint and read as such.
+
+LiteLLM's own cache. A record with `cache_hit` "True" was answered by the gateway from its cache (spend 0): no
+provider served or billed it. Its hour-group is kept apart (charge category GATEWAY_CACHE_HIT, no latency), with
+the tokens a provider would have billed: the writer stores it as a cache hit, never as provider usage.
 
 Cost. LiteLLM's `spend` is the gateway's own estimate from its bundled price map, not what the provider bills;
 the reference's guidance is to price self-metered usage from the catalog and reconcile against invoices. So
@@ -59,9 +65,10 @@ from decimal import Decimal
 
 from finops.performance import Performance
 
-from .base import BatchDeclined, ProviderError, UsageRow
+from .base import GATEWAY_CACHE_HIT, BatchDeclined, ProviderError, UsageRow
 from .gateway_columns import column_groups
 from .gateway_records import records
+from .gateway_values import CACHE_READS, CACHE_WRITES
 from .text_input import utf8_text
 
 log = logging.getLogger(__name__)
@@ -143,7 +150,7 @@ def _bad_record(where: str, why: str) -> ProviderError:
 
 class _Request:
     __slots__ = ("start", "end", "first_token", "provider", "model", "input", "cached", "cache_write", "output",
-                 "api_key", "user", "tags", "failed")
+                 "api_key", "user", "tags", "failed", "cache_hit")
 
 
 def _request(record: dict) -> _Request:
@@ -166,8 +173,6 @@ def _request(record: dict) -> _Request:
 
 def _litellm_request(record: dict) -> _Request:
     metadata = _json_field(record.get("metadata"), "metadata", dict)
-    usage = metadata.get("usage_object") if isinstance(metadata.get("usage_object"), dict) else {}
-    details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
     request = _Request()
     request.start = _when(record.get("startTime"), "startTime", required=True)
     request.end = _when(record.get("endTime"), "endTime")
@@ -175,15 +180,11 @@ def _litellm_request(record: dict) -> _Request:
     request.model = _text(record.get("model")) or _text(record.get("model_group"))
     request.provider = _provider(_text(record.get("custom_llm_provider")), request.model)
     prompt = _count(record.get("prompt_tokens"), "prompt_tokens", required=True)
-    cached = _first_count(
-        (details, "cached_tokens"), (usage, "cache_read_input_tokens"), (record, "cache_read_input_tokens")
-    )
-    cache_write = _first_count(
-        (usage, "cache_creation_input_tokens"),
-        (details, "cache_creation_tokens"),
-        (record, "cache_creation_input_tokens"),
-    )
+    cached = _first_count(*_in_metadata(metadata, CACHE_READS), (record, "cache_read_input_tokens"))
+    cache_write = _first_count(*_in_metadata(metadata, CACHE_WRITES), (record, "cache_creation_input_tokens"))
     _split_input(request, prompt, cached, cache_write, "prompt_tokens")
+    # LiteLLM writes str(cache_hit): "True" for a response it served from its own cache (spend 0, no provider call).
+    request.cache_hit = _text(record.get("cache_hit")).lower() == "true"
     request.output = _count(record.get("completion_tokens"), "completion_tokens", required=True)
     request.api_key = _key_ref(_text(record.get("api_key")) or _text(metadata.get("user_api_key_hash")))
     request.user = _text(record.get("user")) or _text(metadata.get("user_api_key_user_id"))
@@ -203,6 +204,18 @@ def _litellm_request(record: dict) -> _Request:
     request.failed = _failed(record, metadata)
     _check_model(request)
     return request
+
+
+def _in_metadata(metadata: dict, paths) -> list:
+    """(object, name) of each path (gateway_values.CACHE_READS …) whose parents are objects in `metadata`."""
+    found = []
+    for *parents, name in paths:
+        holder = metadata
+        for parent in parents:
+            holder = holder.get(parent) if isinstance(holder, dict) else None
+        if isinstance(holder, dict):
+            found.append((holder, name))
+    return found
 
 
 def _openai_request(record: dict) -> _Request:
@@ -266,6 +279,7 @@ def _openai_request(record: dict) -> _Request:
     if team:
         request.tags["team_id"] = team
     request.failed = _failed(record, metadata) or _failed(response, {})
+    request.cache_hit = False
     _check_model(request)
     return request
 
@@ -368,6 +382,9 @@ def _when(value, name: str, *, required: bool = False) -> dt.datetime | None:
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
 
 
+parse_time = _when  # a record's time as the reader reads it (litellm_api orders its pages by startTime)
+
+
 def _json_field(value, name: str, kind: type):
     """A JSON column: already decoded (JSON input) or a JSON string (CSV input); empty → empty."""
     if value is None or (isinstance(value, str) and value.strip() in ("", "null")):
@@ -440,7 +457,7 @@ class _Groups:
     def add(self, request: _Request, where: str) -> None:
         hour = request.start.replace(minute=0, second=0, microsecond=0)
         tags = tuple(sorted(request.tags.items()))
-        key = (hour, request.provider, request.model, request.api_key, request.user, tags)
+        key = (hour, request.provider, request.model, request.api_key, request.user, tags, request.cache_hit)
         group = self.groups.get(key)
         if group is None:
             group = self.groups[key] = _Group(where)
@@ -470,8 +487,10 @@ class _Groups:
 
     def rows(self):
         for key in sorted(self.groups):
-            hour, provider, model, api_key, user, tags = key
+            hour, provider, model, api_key, user, tags, cache_hit = key
             group = self.groups[key]
+            # Served from the gateway's own cache: no provider answered or billed it, so it is no usage line and
+            # no provider latency; it is kept apart as what the cache saved (ingest/writing.py, docs/litellm.md).
             yield UsageRow(
                 period_start=hour,
                 period_end=hour + HOUR,
@@ -487,7 +506,8 @@ class _Groups:
                 user_ref=user,
                 tags=dict(tags),
                 source_ref=group.first_where,
-                latency=group.performance,
+                latency=None if cache_hit else group.performance,
+                charge_category=GATEWAY_CACHE_HIT if cache_hit else "usage",
             )
 
 

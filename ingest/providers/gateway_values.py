@@ -17,6 +17,22 @@ from finops.latency import LOG_GAMMA, bucket_of
 from .base import BatchDeclined as Declined
 from .text_input import MAX_LINE_CHARS
 
+# Where LiteLLM writes a request's cache tokens in a spend log's `metadata`, in the order both readers look
+# (gateway_log._litellm_request, gateway_columns): the `usage_object` it was given, else the
+# `additional_usage_values` it always writes (every usage field but the three totals: OpenAI's
+# prompt_tokens_details.cached_tokens; Anthropic's and Bedrock's cache_read_input_tokens /
+# cache_creation_input_tokens, which LiteLLM also copies into prompt_tokens_details as cached_tokens /
+# cache_creation_tokens; DeepSeek's prompt_cache_hit_tokens; cache_write_tokens of OpenRouter-style details).
+# After these, a CSV export's own cache_read_input_tokens / cache_creation_input_tokens columns.
+CACHE_READS = tuple(
+    (usage, *path) for usage in ("usage_object", "additional_usage_values")
+    for path in (("prompt_tokens_details", "cached_tokens"), ("cache_read_input_tokens",), ("prompt_cache_hit_tokens",))
+)
+CACHE_WRITES = tuple(
+    (usage, *path) for usage in ("usage_object", "additional_usage_values")
+    for path in (("cache_creation_input_tokens",), ("prompt_tokens_details", "cache_creation_tokens"),
+                 ("prompt_tokens_details", "cache_write_tokens"))
+)
 MAX_COUNT_DIGITS = 10  # tokens per request below 10^10: int64 sums cannot overflow
 MAX_MS = 10**10  # a request's latency (115 days): above it, the row reader's
 _TIME = r"^(19|20)[0-9]{2}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|z|\+00:00)?$"

@@ -4,18 +4,30 @@
         logs = SpendLogs(records)               # LiteLLM_SpendLogs records, as the proxy stores them
         server.route(SPEND_LOGS, logs)
 
-It answers as LiteLLM's spend_management_endpoints.py does (docs/litellm.md): `start_date` and `end_date` are
-required ("YYYY-MM-DD HH:MM:SS", UTC) and both inclusive on startTime; records come newest first; `page` counts
-from 1 and `page_size` is 1 to 100 (FastAPI's 422 otherwise); the envelope is
-{"data", "total", "page", "page_size", "total_pages"}; errors are ProxyException bodies ({"error": {...}}).
-`before_page(page)` lets a test change the log between pages (a request landing, a retention job deleting).
+It answers as `ui_view_spend_logs` in LiteLLM's proxy/spend_tracking/spend_management_endpoints.py (the `litellm`
+package, 1.110) does:
+- `start_date` and `end_date` are required ("YYYY-MM-DD HH:MM:SS" or "YYYY-MM-DD", UTC) and both inclusive on
+  startTime (400 "Start date and end date are required" otherwise);
+- `page` counts from 1 (`ge=1`), `page_size` is 1 to 1,000 (`ge=1, le=1000`: FastAPI's 422 otherwise);
+- the total is counted with `LIMIT SPEND_LOGS_PAGINATION_COUNT_CAP + 1`: above 10,000 matching records the
+  answer says `total: 10000, total_is_capped: true`, and `total_pages` is computed from the capped total;
+- records come `ORDER BY "startTime" DESC` with **no tie-breaker**, `LIMIT page_size OFFSET (page-1)*page_size`:
+  Postgres may order records with equal startTime differently in each query, so this fake does (records tied on
+  startTime are shuffled per page asked) — an offset pager that trusts the order repeats some and loses others;
+- the envelope is {"data", "total", "page", "page_size", "total_pages", "total_is_capped"}; errors are
+  ProxyException bodies ({"error": {...}}).
+`before_page(logs, page)` lets a test change the log between pages (a request landing, a retention job deleting).
 """
 
 import datetime as dt
+import functools
+import hashlib
 
 from .provider_server import Reply
 
 SPEND_LOGS = "/spend/logs/v2"
+COUNT_CAP = 10_000  # SPEND_LOGS_PAGINATION_COUNT_CAP
+MAX_PAGE_SIZE = 1000  # page_size: fastapi.Query(default=50, ge=1, le=1000)
 
 
 def proxy_error(status: int, message: str, kind: str) -> Reply:
@@ -23,8 +35,22 @@ def proxy_error(status: int, message: str, kind: str) -> Reply:
 
 
 def start_time(record: dict) -> dt.datetime:
-    moment = dt.datetime.fromisoformat(record["startTime"].replace("Z", "+00:00"))
+    return _moment(record["startTime"])
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _moment(text: str) -> dt.datetime:
+    moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+
+
+def _parse_date(text: str) -> dt.datetime | None:
+    for layout in ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d"):
+        try:
+            return dt.datetime.strptime(text.strip(), layout).replace(tzinfo=dt.UTC)
+        except ValueError:
+            continue
+    return None
 
 
 class SpendLogs:
@@ -37,16 +63,31 @@ class SpendLogs:
         if start is None or end is None:
             return proxy_error(400, "Start date and end date are required", "bad_request")
         page, size = int(query.get("page", ["1"])[0]), int(query.get("page_size", ["50"])[0])
-        if page < 1 or not 1 <= size <= 100:
-            return Reply(422, {"detail": [{"type": "less_than_equal", "loc": ["query", "page_size"], "msg": "Input should be less than or equal to 100"}]})
+        if page < 1 or not 1 <= size <= MAX_PAGE_SIZE:
+            return Reply(422, {"detail": [{
+                "type": "less_than_equal", "loc": ["query", "page_size"],
+                "msg": f"Input should be less than or equal to {MAX_PAGE_SIZE}",
+            }]})
+        low, high = _parse_date(start), _parse_date(end)
+        if low is None or high is None:
+            bad = start if low is None else end
+            return Reply(400, {"detail": f"Invalid date format: {bad}. Expected: 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS'"})
         if self.before_page is not None:
             self.before_page(self, page)
-        low, high = (dt.datetime.strptime(v, "%Y-%m-%d %H:%M:%S").replace(tzinfo=dt.UTC) for v in (start, end))
-        found = sorted((r for r in self.records if low <= start_time(r) <= high), key=start_time, reverse=True)
+        found = [r for r in self.records if low <= start_time(r) <= high]
+        # ORDER BY "startTime" DESC and nothing else: ties come in an order of the query's own choosing.
+        found.sort(key=lambda r: (start_time(r), _tie_order(r, page)), reverse=True)
+        capped = len(found) > COUNT_CAP
+        total = COUNT_CAP if capped else len(found)
         return Reply(200, {
             "data": found[(page - 1) * size:page * size],
-            "total": len(found),
+            "total": total,
             "page": page,
             "page_size": size,
-            "total_pages": (len(found) + size - 1) // size,
+            "total_pages": (total + size - 1) // size,
+            "total_is_capped": capped,
         })
+
+
+def _tie_order(record: dict, page: int) -> str:
+    return hashlib.sha256(f"{page}:{record.get('request_id')}".encode()).hexdigest()
