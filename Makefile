@@ -8,7 +8,7 @@ REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install focus-validator demo test services system-packages chromium bench bench-ingest bench-report bench-pages-db bench-pages bench-alerts bench-scorecard bench-whatif check clean
+.PHONY: install focus-validator demo test services system-packages chromium bench bench-ingest bench-report bench-pages-db bench-pages bench-alerts bench-scorecard bench-whatif bench-load check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -73,7 +73,7 @@ BENCH_URL ?= postgres://postgres@127.0.0.1:5432/$(BENCH_DB)
 BENCH_LINES ?= --lines 1000000 --lines 5000000 --requests 1000000 --requests 5000000
 BENCH_ENV := DATABASE_URL=$(BENCH_URL) DEBUG=0 SECRET_KEY=bench-only-not-a-secret DJANGO_READ_DOT_ENV_FILE=0 REDIS_URL=
 
-bench: bench-ingest bench-pages bench-alerts bench-scorecard bench-whatif bench-report
+bench: bench-ingest bench-pages bench-alerts bench-scorecard bench-whatif bench-report bench-load
 
 bench-ingest: install
 	@pg_isready -q -h 127.0.0.1 -p 5432 || $(MAKE) services
@@ -127,6 +127,17 @@ bench-whatif: bench-pages-db
 # Quick check: make bench-report BENCH_PAGE_LINES=200000 BENCH_PAGES_DB=<yours>_bench
 bench-report: bench-pages-db
 	$(BENCH_PAGES_ENV) $(BIN)/python manage.py bench_report --lines $(BENCH_PAGE_LINES) --out bench-results/report.json $(BENCH_REPORT_ARGS)
+
+# Throughput under concurrent sessions (issue 23): gunicorn with 4 workers (docker-compose.yml's command; the compose
+# file runs 3) on 127.0.0.1 only, a mix of overview, teams, Explore, /api/v1/spend, caps and scorecard requested by
+# 1, 8 and 32 signed-in sessions, each level bounded to 30 s and 2,000 requests; requests/s, p50 and p95 per level
+# in bench-results/load.json. On the page bench's database: the organisation there is reused (bench-pages' 10M
+# lines if it ran), else a small one is generated (BENCH_LOAD_LINES, 200,000 lines). A small run on a database of
+# your own: make bench-load BENCH_PAGES_DB=<yours>_bench BENCH_LOAD_ARGS="--seconds 10"
+BENCH_LOAD_LINES ?= 200000
+
+bench-load: bench-pages-db
+	$(BENCH_PAGES_ENV) $(BIN)/python manage.py bench_load --lines $(BENCH_LOAD_LINES) --out bench-results/load.json $(BENCH_LOAD_ARGS)
 
 check: install
 	$(BIN)/python manage.py makemigrations --check --dry-run
