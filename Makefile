@@ -63,14 +63,20 @@ chromium: system-packages
 test: install focus-validator services system-packages
 	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# Ingest throughput on Postgres: a generated 1M- and 5M-line FOCUS export (bench-results/ingest.json) and a 1M- and
-# 5M-request LiteLLM spend log (bench-results/ingest-gateway.json), each imported end to end beside a plain COPY of the
-# lines it wrote, with the peak memory of each run and the 5M / 1M peak ratio.
-# Gateway logs only: make bench-ingest BENCH_LINES="--requests 1000000 --requests 5000000"
+# Ingest throughput on Postgres, one row per file shape and size, each imported end to end beside a plain COPY of
+# the lines it wrote (requests or rows/s, lines written, stored bytes per line, peak RSS, the time ratio to COPY):
+# FOCUS (bench-results/ingest.json): --lines N, the hourly Bedrock export of few series (1M and 5M, for the 5M / 1M
+# peak-memory ratio); --resource-rows N, a per-resource export (daily rows of 5,000+ application inference profiles
+# in 6 regions, ~880 SKUs, tags on every row). Gateway logs (bench-results/ingest-gateway.json), LiteLLM spend logs:
+# --requests N, one busy day (3,840 hourly lines); --scattered-requests N, 300 keys x 50 users x 7 teams over 23 days,
+# not tied together (nearly a line per request); --proxy-requests N, each key one user, team and model (~6 a line).
+# Files are generated in the temp directory and deleted after each row. BENCH_LINES selects rows and sizes, e.g. a
+# small run: make bench-ingest BENCH_LINES="--resource-rows 30000 --scattered-requests 50000 --proxy-requests 50000"
 # Runs in its own database (it empties the usage-line tables there), never in $(PG_URL)'s.
 BENCH_DB ?= finops_bench
 BENCH_URL ?= postgres://postgres@127.0.0.1:5432/$(BENCH_DB)
-BENCH_LINES ?= --lines 1000000 --lines 5000000 --requests 1000000 --requests 5000000
+BENCH_LINES ?= --lines 1000000 --lines 5000000 --resource-rows 300000 --requests 1000000 --requests 5000000 \
+	--scattered-requests 1000000 --proxy-requests 1000000
 BENCH_ENV := DATABASE_URL=$(BENCH_URL) DEBUG=0 SECRET_KEY=bench-only-not-a-secret DJANGO_READ_DOT_ENV_FILE=0 REDIS_URL=
 
 bench: bench-ingest bench-pages bench-alerts bench-scorecard bench-whatif bench-report bench-load

@@ -23,6 +23,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -73,23 +74,38 @@ def start_server(workers: int, echo=print) -> tuple[subprocess.Popen, str]:
                        env=env, check=True)
     port = _free_port()
     gunicorn = Path(sys.executable).with_name("gunicorn")
+    log = tempfile.TemporaryFile()  # not a pipe: nobody reads it while the bench runs, and a full pipe blocks gunicorn
     server = subprocess.Popen([str(gunicorn), "finops.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers",
                                str(workers), "--timeout", str(TIMEOUT_S * 2)], cwd=settings.BASE_DIR, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                              stdout=subprocess.DEVNULL, stderr=log)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise SystemExit(f"bench_load: gunicorn stopped: {server.stderr.read().decode()[-2000:]}")
-        try:
-            if requests.get(f"{base}/healthz", timeout=10).status_code == 200:
-                echo(f"gunicorn ({workers} workers) answering at {base}")
-                return server, base
-        except requests.RequestException:  # not listening yet, or a worker still loading
-            pass
-        time.sleep(0.5)
+    deadline = time.monotonic() + 180  # four workers importing Django, pandas and Plotly on a busy 2-core machine
+    try:
+        while time.monotonic() < deadline:
+            if server.poll() is not None:
+                log.seek(0)
+                raise SystemExit(f"bench_load: gunicorn stopped: {log.read().decode(errors='replace')[-2000:]}")
+            try:
+                if requests.get(f"{base}/healthz", timeout=10).status_code == 200:
+                    echo(f"gunicorn ({workers} workers) answering at {base}")
+                    return server, base
+            except requests.RequestException:  # not listening yet, or a worker still loading
+                pass
+            time.sleep(0.5)
+        raise SystemExit("bench_load: gunicorn did not answer /healthz within 180 s")
+    except BaseException:
+        stop_server(server)
+        raise
+
+
+def stop_server(server: subprocess.Popen) -> None:
+    """TERM (gunicorn's graceful stop), then KILL if it has not stopped within 30 s."""
     server.terminate()
-    raise SystemExit("bench_load: gunicorn did not answer /healthz within 60 s")
+    try:
+        server.wait(30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(10)
 
 
 def _bench_user() -> tuple[str, str]:
@@ -203,8 +219,7 @@ def run_bench(*, lines: int, out: Path, levels=LEVELS, duration_s: float = DURAT
             for http in sessions:
                 http.close()
     finally:
-        server.terminate()
-        server.wait(30)
+        stop_server(server)
     top = next((e for e in results["levels"] if e["sessions"] == TARGET["sessions"]), None)
     if top:
         results["meets_target"] = (top["requests_per_s"] >= TARGET["requests_per_s"] and top["errors"] == 0
