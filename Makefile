@@ -67,7 +67,7 @@ test: install focus-validator services system-packages
 # the lines it wrote (requests or rows/s, lines written, stored bytes per line, peak RSS, the time ratio to COPY):
 # FOCUS (bench-results/ingest.json): --lines N, the hourly Bedrock export of few series (1M and 5M, for the 5M / 1M
 # peak-memory ratio); --resource-rows N, a per-resource export (daily rows of 5,000+ application inference profiles
-# in 6 regions, ~880 SKUs, tags on every row). Gateway logs (bench-results/ingest-gateway.json), LiteLLM spend logs:
+# in 6 regions, ~830 SKUs, tags on every row). Gateway logs (bench-results/ingest-gateway.json), LiteLLM spend logs:
 # --requests N, one busy day (3,840 hourly lines); --scattered-requests N, 300 keys x 50 users x 7 teams over 23 days,
 # not tied together (nearly a line per request); --proxy-requests N, each key one user, team and model (~6 a line).
 # Files are generated in the temp directory and deleted after each row. BENCH_LINES selects rows and sizes, e.g. a

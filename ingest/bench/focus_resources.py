@@ -4,7 +4,7 @@ cloud account's "FOCUS 1.2 with AWS columns" export has them (issue 23).
 Unlike focus_export.write_focus_csv (a few hundred series repeated hourly, so a file reveals its tag sets and
 line signatures once), every row here names its resource: 5,000 application inference profiles (more when the
 file needs them) in 6 regions and 40 sub-accounts, each wrapping one model and tier, tags on every row (team, app,
-env, cost centre, owner), ~880 SKUs across Bedrock, its mantle models and a Marketplace edition. A profile's
+env, cost centre, owner), ~830 SKUs across Bedrock, its mantle models and a Marketplace edition. A profile's
 daily rows are one per token direction it used, so the file holds tens of thousands of distinct tag sets and
 signatures (the reader adds `resource` and `meter` to the tags). Same header and meter cells as the hourly file
 (checked against the focus-data-toolkit AWS generator's columns and the AWS FOCUS 1.2 export), streamed.
