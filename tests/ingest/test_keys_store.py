@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from django.db import connection, transaction
 
-from finops.models import Account, LineSignature, Provider, TagSet, Workload
+from finops.models import Account, LineSignature, Provider, TagSet
 from finops.models.usage import signature_id, tag_set_id, tags_text
 from ingest import keys
 from ingest.writing import IngestError
+from tests.test_attribution_concurrency import _in_thread
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # Values COPY's text format must escape, JSON must escape, or that a careless comparison would merge.
@@ -137,22 +138,6 @@ def test_the_demo_s_sqlite_path_stores_the_same_rows_and_refuses_the_same_collis
     assert sorted(row[:-1] for row in sqlite["stored"]["signatures"].values()) == sorted(
         row[:-1] for row in postgres["stored"]["signatures"].values()
     )
-
-
-def _in_thread(work) -> tuple[threading.Thread, dict]:
-    outcome = {}
-
-    def run():
-        try:
-            outcome["value"] = work()
-        except Exception as error:  # noqa: BLE001 - handed to the test
-            outcome["error"] = error
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread, outcome
 
 
 def _wait_until_blocked(pid_holder: dict) -> None:
