@@ -8,7 +8,7 @@ REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install focus-validator demo test test-fast services system-packages chromium bench bench-ingest bench-report bench-pages-db bench-pages bench-alerts bench-scorecard bench-whatif check clean
+.PHONY: install focus-validator demo test test-fast services system-packages chromium bench bench-ingest bench-report bench-pages-db bench-pages bench-alerts bench-scorecard bench-whatif bench-load check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -83,17 +83,23 @@ test-fast: install services
 	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(BIN)/python -m pytest $(TEST_PARALLEL) \
 		-m "not browser and not worker and not slow" $(PYTEST_ARGS)
 
-# Ingest throughput on Postgres: a generated 1M- and 5M-line FOCUS export (bench-results/ingest.json) and a 1M- and
-# 5M-request LiteLLM spend log (bench-results/ingest-gateway.json), each imported end to end beside a plain COPY of the
-# lines it wrote, with the peak memory of each run and the 5M / 1M peak ratio.
-# Gateway logs only: make bench-ingest BENCH_LINES="--requests 1000000 --requests 5000000"
+# Ingest throughput on Postgres, one row per file shape and size, each imported end to end beside a plain COPY of
+# the lines it wrote (requests or rows/s, lines written, stored bytes per line, peak RSS, the time ratio to COPY):
+# FOCUS (bench-results/ingest.json): --lines N, the hourly Bedrock export of few series (1M and 5M, for the 5M / 1M
+# peak-memory ratio); --resource-rows N, a per-resource export (daily rows of 5,000+ application inference profiles
+# in 6 regions, ~830 SKUs, tags on every row). Gateway logs (bench-results/ingest-gateway.json), LiteLLM spend logs:
+# --requests N, one busy day (3,840 hourly lines); --scattered-requests N, 300 keys x 50 users x 7 teams over 23 days,
+# not tied together (nearly a line per request); --proxy-requests N, each key one user, team and model (~6 a line).
+# Files are generated in the temp directory and deleted after each row. BENCH_LINES selects rows and sizes, e.g. a
+# small run: make bench-ingest BENCH_LINES="--resource-rows 30000 --scattered-requests 50000 --proxy-requests 50000"
 # Runs in its own database (it empties the usage-line tables there), never in $(PG_URL)'s.
 BENCH_DB ?= finops_bench
 BENCH_URL ?= postgres://postgres@127.0.0.1:5432/$(BENCH_DB)
-BENCH_LINES ?= --lines 1000000 --lines 5000000 --requests 1000000 --requests 5000000
+BENCH_LINES ?= --lines 1000000 --lines 5000000 --resource-rows 300000 --requests 1000000 --requests 5000000 \
+	--scattered-requests 1000000 --proxy-requests 1000000
 BENCH_ENV := DATABASE_URL=$(BENCH_URL) DEBUG=0 SECRET_KEY=bench-only-not-a-secret DJANGO_READ_DOT_ENV_FILE=0 REDIS_URL=
 
-bench: bench-ingest bench-pages bench-alerts bench-scorecard bench-whatif bench-report
+bench: bench-ingest bench-pages bench-alerts bench-scorecard bench-whatif bench-report bench-load
 
 bench-ingest: install
 	@pg_isready -q -h 127.0.0.1 -p 5432 || $(MAKE) services
@@ -147,6 +153,17 @@ bench-whatif: bench-pages-db
 # Quick check: make bench-report BENCH_PAGE_LINES=200000 BENCH_PAGES_DB=<yours>_bench
 bench-report: bench-pages-db
 	$(BENCH_PAGES_ENV) $(BIN)/python manage.py bench_report --lines $(BENCH_PAGE_LINES) --out bench-results/report.json $(BENCH_REPORT_ARGS)
+
+# Throughput under concurrent sessions (issue 23): gunicorn with 4 workers (docker-compose.yml's command; the compose
+# file runs 3) on 127.0.0.1 only, a mix of overview, teams, Explore, /api/v1/spend, caps and scorecard requested by
+# 1, 8 and 32 signed-in sessions, each level bounded to 30 s and 2,000 requests; requests/s, p50 and p95 per level
+# in bench-results/load.json. On the page bench's database: the organisation there is reused (bench-pages' 10M
+# lines if it ran), else a small one is generated (BENCH_LOAD_LINES, 200,000 lines). A small run on a database of
+# your own: make bench-load BENCH_PAGES_DB=<yours>_bench BENCH_LOAD_ARGS="--seconds 10"
+BENCH_LOAD_LINES ?= 200000
+
+bench-load: bench-pages-db
+	$(BENCH_PAGES_ENV) $(BIN)/python manage.py bench_load --lines $(BENCH_LOAD_LINES) --out bench-results/load.json $(BENCH_LOAD_ARGS)
 
 check: install
 	$(BIN)/python manage.py makemigrations --check --dry-run

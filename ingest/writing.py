@@ -19,7 +19,7 @@ from django.db.models import F, Q, Sum
 from django.db.models.functions import TruncDate
 
 from finops.modelids import normalise_model
-from finops.models import Account, CostBasis, GatewayCacheHit, IngestRun, LineSignature, Provider, TagSet, UsageLine
+from finops.models import Account, CostBasis, GatewayCacheHit, IngestRun, LineSignature, Provider, UsageLine
 from finops.performance import LINE_COLUMNS
 from finops.models.usage import signature_id, tag_set_id
 from finops.services.attribution import RuleMatcher
@@ -27,6 +27,7 @@ from finops.services.fx import FxConverter
 from finops.services.prices import ContractDiscounts, PriceBook, Tokens, cost_from_price
 from finops.services.rollups import rollup_rebuild
 
+from .keys import new_keys_store
 from .providers.base import GATEWAY_CACHE_HIT, UsageRow, tags_json
 
 Window = tuple[dt.datetime, dt.datetime]
@@ -250,42 +251,6 @@ class LinePreparer:
             for name in ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests"):
                 if getattr(row, name) > MAX_COUNT:
                     raise IngestError(f"{row.source_ref or 'a line'}: {name} {getattr(row, name)} is beyond what can be stored")
-
-
-def tag_sets_store(tag_sets: dict[int, dict]) -> None:
-    """Store the tag sets not stored yet (content-addressed: a set already there is the same set).
-
-    Sorted by id, so two imports storing overlapping new sets take their row locks in one order. A different
-    set under an existing id (a digest collision) fails the run instead of sharing the id.
-    """
-    if not tag_sets:
-        return
-    TagSet.objects.bulk_create([TagSet(id=i, tags=tag_sets[i]) for i in sorted(tag_sets)], ignore_conflicts=True)
-    stored = dict(TagSet.objects.filter(id__in=list(tag_sets)).values_list("id", "tags"))
-    clashes = [i for i, tags in tag_sets.items() if stored.get(i) != tags]
-    if clashes:
-        raise IngestError(f"tag set {tag_sets[clashes[0]]!r} shares its digest with {stored.get(clashes[0])!r}; "
-                          "this import cannot be stored (please report it)")
-
-
-def signatures_store(signatures: dict[int, LineSignature]) -> None:
-    """Store the signatures not stored yet, after their tag sets. A signature already stored keeps its workload
-    (the last re-attribution set it; it equals the rules' answer unless a rule changed meanwhile, and that change's
-    re-attribution settles it). A different signature under an existing id (a digest collision) fails the run."""
-    if not signatures:
-        return
-    LineSignature.objects.bulk_create([signatures[i] for i in sorted(signatures)], ignore_conflicts=True, batch_size=2000)
-    stored = {s.id: s.key() for s in LineSignature.objects.filter(id__in=list(signatures)).only(*LineSignature.KEY)}
-    clashes = [i for i, signature in signatures.items() if stored.get(i) != signature.key()]
-    if clashes:
-        raise IngestError(f"line signature {signatures[clashes[0]].key()!r} shares its digest with {stored.get(clashes[0])!r}; "
-                          "this import cannot be stored (please report it)")
-
-
-def new_keys_store(tag_sets: dict[int, dict], signatures: dict[int, LineSignature]) -> None:
-    """Store the new tag sets and signatures lines point at: the sets first, as signatures name them."""
-    tag_sets_store(tag_sets)
-    signatures_store(signatures)
 
 
 class BatchWriter:

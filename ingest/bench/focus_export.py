@@ -67,7 +67,7 @@ def _csv(value: str) -> str:
     return '"' + value.replace('"', '""') + '"' if any(c in value for c in ',"\n\r') else value
 
 
-def _meters() -> list[tuple]:
+def _meters(regions: tuple = REGIONS) -> list[tuple]:
     """Every meter (usage type × region × tier): (the row's cells with the meter-fixed columns filled, unit price,
     tokens per quantity unit, log-normal median of thousands of tokens per line)."""
     base = [""] * len(HEADER)
@@ -95,7 +95,7 @@ def _meters() -> list[tuple]:
         return cells, price
 
     meters = []
-    for region in REGIONS:
+    for region in regions:
         for part, name, price_in, price_out, caching in MODELS:
             for direction, words, factor, median in DIRECTIONS if caching else DIRECTIONS[:2]:
                 for suffix, tier_factor in TIERS:
@@ -197,5 +197,3 @@ def write_focus_csv(path: Path, lines: int, *, seed: int = 20260301, accounts: i
                 out.write("\n".join(batch) + "\n")
     return os.path.getsize(path)
 
-
-# --- measurements (run in a child process each) ---

@@ -13,6 +13,7 @@ calls, first tokens outside [start, end] (clamped), time zones written as `Z` / 
 
 import csv
 import datetime as dt
+import math
 import random
 from pathlib import Path
 
@@ -103,10 +104,60 @@ def spend_log_rows(requests: int, *, seed: int, varied: bool = False):
         ]
 
 
-def write_spend_logs_csv(path: Path, requests: int, *, seed: int = 20260302, varied: bool = False) -> int:
-    """Write the export; returns its size in bytes."""
+# Issue 23's shapes of a real deployment, over 23 days: "scattered" (300 keys, 50 internal users, 7 teams, drawn
+# independently for each request, so requests rarely share an hourly line) and "proxy" (each key one user, one
+# team and one model, all busy every hour: ~6 requests a line at 1M requests).
+SHAPE_KEYS, SHAPE_USERS, SHAPE_TEAMS, SHAPE_DAYS = 300, 50, ("search", "support", "growth", "platform", "research",
+                                                              "legal", "finance"), 23
+
+
+def shaped_rows(requests: int, *, seed: int, shape: str):
+    """The records of a "scattered" or "proxy" log, in startTime order; latencies log-uniform from 0.2 s to 60 s."""
+    rng = random.Random(seed)
+    keys = [f"{rng.getrandbits(256):064x}" for _ in range(SHAPE_KEYS)]
+    owners = [(f"user-{rng.randrange(SHAPE_USERS):02d}", SHAPE_TEAMS[rng.randrange(len(SHAPE_TEAMS))],
+               rng.randrange(len(MODELS))) for _ in keys]
+    span_us = SHAPE_DAYS * SPAN_S * 1_000_000
+    step = span_us // max(requests, 1)
+    dates = [(DAY + dt.timedelta(days=d)).date().isoformat() for d in range(SHAPE_DAYS + 1)]
+    low, high = math.log(200_000), math.log(60_000_000)
+    for n in range(requests):
+        k = rng.randrange(SHAPE_KEYS)
+        if shape == "proxy":
+            user, team, m = owners[k]
+        else:
+            user, team, m = f"user-{rng.randrange(SHAPE_USERS):02d}", SHAPE_TEAMS[rng.randrange(7)], rng.randrange(len(MODELS))
+        model, provider = MODELS[m]
+        start = n * step + rng.randrange(step) if step else n
+        failed = rng.random() < 0.01
+        prompt, output = (0, 0) if failed else (rng.randrange(20, 6000), rng.randrange(1, 1500))
+        cached = 0 if failed or rng.random() < 0.6 else rng.randrange(0, prompt + 1)
+        duration_us = int(math.exp(rng.uniform(low, high)))
+        ttft_us = int(duration_us * rng.uniform(0.05, 0.5))
+        end, first = (_shape_time(dates, start + d) for d in (duration_us, ttft_us))
+        metadata = (f'{{"user_api_key_alias": "key-{k}", "user_api_key_team_id": "{team}", '
+                    f'"usage_object": {{"prompt_tokens": {prompt}, "completion_tokens": {output}, '
+                    f'"prompt_tokens_details": {{"cached_tokens": {cached}}}}}}}')
+        yield [
+            f"req-{n}", _shape_time(dates, start), end, first if rng.random() < 0.7 else end, model, provider, prompt,
+            output, f"{(prompt + output) * 0.0000002:.8f}", keys[k], team, user, metadata, '["prod"]',
+            "failure" if failed else "success",
+        ]
+
+
+def _shape_time(dates: list[str], micros: int) -> str:
+    seconds, fraction = divmod(micros, 1_000_000)
+    day, seconds = divmod(seconds, 86400)
+    hour, seconds = divmod(seconds, 3600)
+    return f"{dates[day]} {hour:02d}:{seconds // 60:02d}:{seconds % 60:02d}.{fraction // 1000:03d}"
+
+
+def write_spend_logs_csv(path: Path, requests: int, *, seed: int = 20260302, varied: bool = False,
+                         shape: str = "busy-day") -> int:
+    """Write the export (`shape`: "busy-day", today's bench file, or "scattered" / "proxy"); returns its size."""
+    rows = spend_log_rows(requests, seed=seed, varied=varied) if shape == "busy-day" else shaped_rows(requests, seed=seed, shape=shape)
     with open(path, "w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(COLUMNS)
-        writer.writerows(spend_log_rows(requests, seed=seed, varied=varied))
+        writer.writerows(rows)
     return path.stat().st_size

@@ -19,6 +19,7 @@ from django.db import transaction
 
 from finops.models import Account, AttributionRule, DailySpend, FxRate, IngestRun, Provider, Team, UsageLine, Workload
 from ingest.bench.focus_export import write_focus_csv
+from ingest.bench.focus_resources import write_resource_focus_csv
 from ingest.columnar import write_batches
 from ingest.providers.base import BatchDeclined
 from ingest.providers.focus_batches import focus_csv_batches
@@ -42,6 +43,14 @@ def bedrock_export(tmp_path_factory) -> Path:
     """The bench's generated FOCUS 1.2 Bedrock export (hourly per-token lines, exponent-form small costs)."""
     path = tmp_path_factory.mktemp("focus") / "bedrock-2026-03.csv"
     write_focus_csv(path, 3_000, seed=7)
+    return path
+
+
+@pytest.fixture(scope="module")
+def per_resource_export(tmp_path_factory) -> Path:
+    """The bench's per-resource export (issue 23): daily rows of 5,000 application inference profiles, tags on each."""
+    path = tmp_path_factory.mktemp("focus") / "bedrock-resources-2026-03.csv"
+    write_resource_focus_csv(path, 3_000, seed=7)
     return path
 
 
@@ -120,7 +129,7 @@ def import_both_ways(path: Path) -> tuple[Account, Account]:
     return by_columns, by_rows
 
 
-@pytest.mark.parametrize("export", ["bedrock_export", "bedrock_export_gz", "bedrock_export_eur", "per_token_api_focus_1_3.csv",
+@pytest.mark.parametrize("export", ["bedrock_export", "bedrock_export_gz", "bedrock_export_eur", "per_resource_export", "per_token_api_focus_1_3.csv",
                                     "aws_bedrock_focus_1_0.csv", "negative_tokens.csv", "cloud/aws_whole_cloud_focus_1_3.csv",
                                     "cloud/aws_whole_cloud_focus_1_2.csv"])
 def test_the_column_reader_stores_the_same_lines_and_rollup_as_the_row_reader(export, rules, request):
@@ -134,7 +143,7 @@ def test_the_column_reader_stores_the_same_lines_and_rollup_as_the_row_reader(ex
     assert lines(by_columns) == expected
     assert rollup(by_columns) == rollup(by_rows)
     attributed = UsageLine.objects.filter(account=by_columns, signature__workload__isnull=False).count()
-    if export.startswith("bedrock"):
+    if export.startswith("bedrock") or export == "per_resource_export":
         assert 0 < attributed < UsageLine.objects.filter(account=by_columns).count()
 
 

@@ -26,6 +26,20 @@ class Command(BaseCommand):
             help="Requests in a generated LiteLLM spend log (gateway_log); repeat for several sizes. Given alone, "
                  "only the gateway log is measured.",
         )
+        parser.add_argument(
+            "--resource-rows", type=int, action="append", metavar="N",
+            help="Rows in a generated per-resource FOCUS file (daily rows of 5,000+ Bedrock application inference "
+                 "profiles in 6 regions, tags on every row); repeat for several sizes.",
+        )
+        parser.add_argument(
+            "--scattered-requests", type=int, action="append", metavar="N",
+            help="Requests in a LiteLLM log where requests rarely share an hourly line (300 keys, 50 users, 7 teams "
+                 "over 23 days, not tied together).",
+        )
+        parser.add_argument(
+            "--proxy-requests", type=int, action="append", metavar="N",
+            help="Requests in a LiteLLM log of a typical proxy (each key one user, team and model: ~6 requests a line).",
+        )
         parser.add_argument("--out", default="bench-results/ingest.json", help="Where the JSON results go.")
         parser.add_argument("--gateway-out", default="bench-results/ingest-gateway.json",
                             help="Where the gateway-log JSON results go.")
@@ -40,10 +54,13 @@ class Command(BaseCommand):
             help="Also run each import once more under tracemalloc (slower) and report the Python heap peak.",
         )
 
-    def handle(self, *args, lines, requests, out, gateway_out, workdir, seed, breakdown, tracemalloc, **options):
-        sizes = lines or ([] if requests else [1_000_000])
-        if any(n <= 0 for n in [*sizes, *(requests or [])]):
-            raise CommandError("--lines and --requests must be positive")
+    def handle(self, *args, lines, requests, resource_rows, scattered_requests, proxy_requests, out, gateway_out,
+               workdir, seed, breakdown, tracemalloc, **options):
+        gateway = {"busy-day": requests or [], "scattered": scattered_requests or [], "proxy": proxy_requests or []}
+        selected = any(gateway.values()) or resource_rows
+        sizes = lines or ([] if selected else [1_000_000])
+        if any(n <= 0 for n in [*sizes, *(resource_rows or []), *(n for ns in gateway.values() for n in ns)]):
+            raise CommandError("--lines, --resource-rows and the request counts must be positive")
         name = str(connection.settings_dict["NAME"])
         if connection.vendor != "postgresql" or not name.endswith("_bench"):
             raise CommandError(
@@ -51,13 +68,13 @@ class Command(BaseCommand):
                 f"({connection.vendor}); e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/finops_bench"
             )
         call_command("migrate", interactive=False, verbosity=0)  # the schema, if this database has none yet
-        if sizes:
+        if sizes or resource_rows:
             run_bench(
-                sizes=sizes, out=Path(out), workdir=Path(workdir) if workdir else None, seed=seed, breakdown=breakdown,
-                trace=tracemalloc, echo=self.stdout.write,
+                sizes=sizes, resource_sizes=resource_rows or [], out=Path(out), workdir=Path(workdir) if workdir else None,
+                seed=seed, breakdown=breakdown, trace=tracemalloc, echo=self.stdout.write,
             )
-        if requests:
+        if any(gateway.values()):
             run_gateway_bench(
-                sizes=requests, out=Path(gateway_out), workdir=Path(workdir) if workdir else None, breakdown=breakdown,
+                shapes=gateway, out=Path(gateway_out), workdir=Path(workdir) if workdir else None, breakdown=breakdown,
                 echo=self.stdout.write,
             )
