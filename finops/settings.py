@@ -49,6 +49,8 @@ FINOPS_UPLOAD_RETENTION_DAYS = env.int("FINOPS_UPLOAD_RETENTION_DAYS", default=3
 FINOPS_USAGE_RETENTION_MONTHS = env.int("FINOPS_USAGE_RETENTION_MONTHS", default=25)
 if FINOPS_USAGE_RETENTION_MONTHS < 0:
     raise ImproperlyConfigured("FINOPS_USAGE_RETENTION_MONTHS must be 0 (keep everything) or a number of months")
+# An unsubscribe link in a report email works this many days after it was sent (re-subscribing voids it sooner).
+FINOPS_UNSUBSCRIBE_LINK_DAYS = env.int("FINOPS_UNSUBSCRIBE_LINK_DAYS", default=90)
 # A run still queued this long after it was created or last attempted lost its task message (a broker restarted
 # without persistence): the schedule dispatch queues it again (ingest/schedule.py, runs_lost).
 FINOPS_INGEST_REQUEUE_SECONDS = env.int("FINOPS_INGEST_REQUEUE_SECONDS", default=20 * 60)
