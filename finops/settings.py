@@ -121,13 +121,16 @@ PERMISSIONS_POLICY = {
     "payment": [], "usb": [], "fullscreen": ["self"],
 }
 
-# Logins are throttled per IP address and per username (django-axes): after AXES_FAILURE_LIMIT failures either is
-# locked out for AXES_COOLOFF_MINUTES, a success resets the count, and every failure is logged (never the
+# Logins are throttled per username from one client address (django-axes): after AXES_FAILURE_LIMIT failures that
+# pair is locked out for AXES_COOLOFF_MINUTES, a success resets the count, and every failure is logged (never the
 # password) by axes' own logger and in its AccessAttempt table (admin).
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
-AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
+# Keyed on the pair: a wrong password for one user, or from one address, never locks anyone else out (behind the
+# documented proxy every address used to be the proxy's, so five failures with any usernames locked out everyone).
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_CLIENT_IP_CALLABLE = "finops.proxies.client_ip"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_SENSITIVE_PARAMETERS = ["password", "password1", "password2", "secret", "token", "api_key"]
@@ -295,10 +298,11 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
     "COERCE_DECIMAL_TO_STRING": True,
-    # Per signed-in user and per anonymous address: a runaway script slows down before the database does.
-    "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.UserRateThrottle", "rest_framework.throttling.AnonRateThrottle",
-    ],
+    # Per signed-in user and per anonymous client address (behind FINOPS_TRUSTED_PROXIES): a runaway script slows
+    # down before the database does. Anonymous calls are counted on their 401s (finops.api.errors).
+    "DEFAULT_THROTTLE_CLASSES": ["finops.api.throttling.UserRate", "finops.api.throttling.AnonRate"],
+    # Redis down answers a JSON 503 with Retry-After; 401s count against the anonymous rate.
+    "EXCEPTION_HANDLER": "finops.api.errors.exception_handler",
     "DEFAULT_THROTTLE_RATES": {
         "user": env.str("API_RATE_USER", default="3000/hour"),
         "anon": env.str("API_RATE_ANON", default="120/hour"),
@@ -339,6 +343,12 @@ SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 315
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=not DEBUG)
 # The preload directive only allows the domain's owner to submit it to browsers' lists; set 0 to omit it.
 SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=not DEBUG)
+# How many reverse proxies stand in front of the app, each appending to X-Forwarded-For: the client address for the
+# login lockout and the API's rates is the one the outermost trusted proxy saw (finops/proxies.py). 0: no proxy, the
+# header is ignored (a client could write anything in it).
+FINOPS_TRUSTED_PROXIES = env.int("FINOPS_TRUSTED_PROXIES", default=0)
+if FINOPS_TRUSTED_PROXIES < 0:
+    raise ImproperlyConfigured("FINOPS_TRUSTED_PROXIES must be 0 (no proxy) or the number of proxies in front")
 if env.bool("SECURE_PROXY_SSL_HEADER", default=False):
     # Behind a TLS-terminating proxy (docker-compose's web service) that sets X-Forwarded-Proto.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
