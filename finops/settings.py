@@ -269,7 +269,10 @@ CELERY_BEAT_SCHEDULE = {
 
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        # A Redis that does not answer must fail a call within seconds, not hang a web worker (the API then answers
+        # 503 with Retry-After: finops/api/errors.py).
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+         "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}}
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
