@@ -43,6 +43,10 @@ FINOPS_DISPLAY_TIME_ZONE = env.str("FINOPS_DISPLAY_TIME_ZONE", default="UTC")
 # Uploads (ingest/uploads.py): the largest file the page and the API accept, and how long a file is kept after
 # its import ended (for re-runs and audit).
 FINOPS_MAX_UPLOAD_BYTES = env.int("FINOPS_MAX_UPLOAD_BYTES", default=2 * 1024**3)
+# Batches of outcome counts, metrics and eval scores (page and API) are written within the request: at most this
+# many bytes and rows each (finops/batch_limits.py; docs/security.md, "Size limits").
+FINOPS_MAX_BATCH_BYTES = env.int("FINOPS_MAX_BATCH_BYTES", default=5 * 1024**2)
+FINOPS_MAX_BATCH_ROWS = env.int("FINOPS_MAX_BATCH_ROWS", default=10_000)
 FINOPS_UPLOAD_RETENTION_DAYS = env.int("FINOPS_UPLOAD_RETENTION_DAYS", default=30)
 # Raw usage lines older than this many whole months are pruned (rollups stay): docs/operations.md, "Retention".
 # 0 keeps every line for ever.
@@ -87,6 +91,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "finops.middleware.DisplayTimeZoneMiddleware",
     "finops.middleware.AuditSourceMiddleware",
+    # Before any view hook (the CSRF check reads a form's body): a batch or upload over its size is a 413 unread.
+    "finops.batch_limits.BatchSizeMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     # Pages answer the product's 404 page even with DEBUG on, never Django's technical one (finops/not_found.py).
     "finops.not_found.NotFoundPageMiddleware",

@@ -31,6 +31,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from finops import access
+from finops.batch_limits import rows_refusal
 from finops.models import OutcomeBatch, OutcomeCount, Workload
 from finops.services.spend_changes import spend_changed
 from finops.text import storable
@@ -72,6 +73,8 @@ def outcomes_record(*, by, rows: Iterable[dict], idempotency_key: str | None = N
     if by is not None and not access.writable_outcome_workloads(by).exists():
         raise PermissionDenied("You may not write outcome counts.")  # before the key: a replay is a write too
     rows = list(rows)
+    if by is not None and (refusal := rows_refusal(len(rows))):
+        raise OutcomesInvalid([refusal])  # the operator's `import_outcomes` (by=None) has no limit
     digest = None
     if idempotency_key is not None:
         idempotency_key, digest = _key(idempotency_key), _digest(rows, source_default)
