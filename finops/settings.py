@@ -93,6 +93,7 @@ MIDDLEWARE = [
     "finops.middleware.AuditSourceMiddleware",
     # Before any view hook (the CSRF check reads a form's body): a batch or upload over its size is a 413 unread.
     "finops.batch_limits.BatchSizeMiddleware",
+    "finops.middleware.UnreadableQueryMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     # Pages answer the product's 404 page even with DEBUG on, never Django's technical one (finops/not_found.py).
     "finops.not_found.NotFoundPageMiddleware",
