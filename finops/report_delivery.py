@@ -28,6 +28,7 @@ import logging
 import uuid
 import zlib
 
+from django.conf import settings
 from django.core import signing
 from django.db import connection, transaction
 from django.db.models import Q
@@ -61,23 +62,33 @@ def _address_tag(email: str) -> str:
 
 
 def unsubscribe_token(subscription: ReportSubscription) -> str:
-    """"<id>.<tag of the address>:<signature>", signed with SECRET_KEY and its own salt, with no expiry (a link in
-    a year-old email still unsubscribes). The address's tag makes it stop working once the address changes, and
-    keeps the address itself out of URLs and server logs."""
-    return signing.Signer(salt=UNSUBSCRIBE_SALT).sign(f"{subscription.id}.{_address_tag(subscription.email)}")
+    """"<id>.<tag of the address>:<time signed>:<signature>", signed with SECRET_KEY and its own salt. The address's
+    tag makes it stop working once the address changes, and keeps the address itself out of URLs and server logs.
+    A link expires FINOPS_UNSUBSCRIBE_LINK_DAYS after it was sent (90 by default: the newest monthly email's always
+    works) and stops working when the address subscribes again (ReportSubscription.resubscribed_at)."""
+    return signing.TimestampSigner(salt=UNSUBSCRIBE_SALT).sign(f"{subscription.id}.{_address_tag(subscription.email)}")
 
 
-def unsubscribe_read(token: str) -> tuple[int, str]:
-    """(subscription id, address tag) the token names; raises signing.BadSignature when it was tampered with."""
-    value = signing.Signer(salt=UNSUBSCRIBE_SALT).unsign(token)
+def unsubscribe_read(token: str) -> tuple[int, str, dt.datetime]:
+    """(subscription id, address tag, when it was signed) the token names; raises signing.SignatureExpired for a
+    link past its days (or signed before links carried their time) and signing.BadSignature when tampered with."""
+    signer = signing.TimestampSigner(salt=UNSUBSCRIBE_SALT)
+    try:
+        value = signer.unsign(token, max_age=dt.timedelta(days=settings.FINOPS_UNSUBSCRIBE_LINK_DAYS))
+    except ValueError:  # a validly signed link without a time: sent before links expired
+        raise signing.SignatureExpired("an unsubscribe link without a time") from None
     subscription_id, _, tag = value.partition(".")
     if not subscription_id.isdigit() or not tag:
         raise signing.BadSignature("not an unsubscribe token")
-    return int(subscription_id), tag
+    signed_at = dt.datetime.fromtimestamp(signing.b62_decode(token.rsplit(":", 2)[1]), tz=dt.UTC)
+    return int(subscription_id), tag, signed_at
 
 
-def unsubscribe_matches(subscription: ReportSubscription, tag: str) -> bool:
-    return _address_tag(subscription.email) == tag
+def unsubscribe_matches(subscription: ReportSubscription, tag: str, signed_at: dt.datetime) -> bool:
+    """The link names this address, and was sent since it last subscribed (the signature's time is whole seconds)."""
+    resubscribed = subscription.resubscribed_at
+    return _address_tag(subscription.email) == tag and (
+        resubscribed is None or signed_at >= resubscribed.replace(microsecond=0))
 
 
 def unsubscribe_link(subscription: ReportSubscription) -> str:

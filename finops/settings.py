@@ -43,12 +43,18 @@ FINOPS_DISPLAY_TIME_ZONE = env.str("FINOPS_DISPLAY_TIME_ZONE", default="UTC")
 # Uploads (ingest/uploads.py): the largest file the page and the API accept, and how long a file is kept after
 # its import ended (for re-runs and audit).
 FINOPS_MAX_UPLOAD_BYTES = env.int("FINOPS_MAX_UPLOAD_BYTES", default=2 * 1024**3)
+# Batches of outcome counts, metrics and eval scores (page and API) are written within the request: at most this
+# many bytes and rows each (finops/batch_limits.py; docs/security.md, "Size limits").
+FINOPS_MAX_BATCH_BYTES = env.int("FINOPS_MAX_BATCH_BYTES", default=5 * 1024**2)
+FINOPS_MAX_BATCH_ROWS = env.int("FINOPS_MAX_BATCH_ROWS", default=10_000)
 FINOPS_UPLOAD_RETENTION_DAYS = env.int("FINOPS_UPLOAD_RETENTION_DAYS", default=30)
 # Raw usage lines older than this many whole months are pruned (rollups stay): docs/operations.md, "Retention".
 # 0 keeps every line for ever.
 FINOPS_USAGE_RETENTION_MONTHS = env.int("FINOPS_USAGE_RETENTION_MONTHS", default=25)
 if FINOPS_USAGE_RETENTION_MONTHS < 0:
     raise ImproperlyConfigured("FINOPS_USAGE_RETENTION_MONTHS must be 0 (keep everything) or a number of months")
+# An unsubscribe link in a report email works this many days after it was sent (re-subscribing voids it sooner).
+FINOPS_UNSUBSCRIBE_LINK_DAYS = env.int("FINOPS_UNSUBSCRIBE_LINK_DAYS", default=90)
 # A run still queued this long after it was created or last attempted lost its task message (a broker restarted
 # without persistence): the schedule dispatch queues it again (ingest/schedule.py, runs_lost).
 FINOPS_INGEST_REQUEUE_SECONDS = env.int("FINOPS_INGEST_REQUEUE_SECONDS", default=20 * 60)
@@ -85,6 +91,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "finops.middleware.DisplayTimeZoneMiddleware",
     "finops.middleware.AuditSourceMiddleware",
+    # Before any view hook (the CSRF check reads a form's body): a batch or upload over its size is a 413 unread.
+    "finops.batch_limits.BatchSizeMiddleware",
+    "finops.middleware.UnreadableQueryMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     # Pages answer the product's 404 page even with DEBUG on, never Django's technical one (finops/not_found.py).
     "finops.not_found.NotFoundPageMiddleware",
@@ -119,13 +128,16 @@ PERMISSIONS_POLICY = {
     "payment": [], "usb": [], "fullscreen": ["self"],
 }
 
-# Logins are throttled per IP address and per username (django-axes): after AXES_FAILURE_LIMIT failures either is
-# locked out for AXES_COOLOFF_MINUTES, a success resets the count, and every failure is logged (never the
+# Logins are throttled per username from one client address (django-axes): after AXES_FAILURE_LIMIT failures that
+# pair is locked out for AXES_COOLOFF_MINUTES, a success resets the count, and every failure is logged (never the
 # password) by axes' own logger and in its AccessAttempt table (admin).
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
-AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
+# Keyed on the pair: a wrong password for one user, or from one address, never locks anyone else out (behind the
+# documented proxy every address used to be the proxy's, so five failures with any usernames locked out everyone).
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_CLIENT_IP_CALLABLE = "finops.proxies.client_ip"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_SENSITIVE_PARAMETERS = ["password", "password1", "password2", "secret", "token", "api_key"]
@@ -264,7 +276,10 @@ CELERY_BEAT_SCHEDULE = {
 
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        # A Redis that does not answer must fail a call within seconds, not hang a web worker (the API then answers
+        # 503 with Retry-After: finops/api/errors.py).
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+         "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}}
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
@@ -293,10 +308,11 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
     "COERCE_DECIMAL_TO_STRING": True,
-    # Per signed-in user and per anonymous address: a runaway script slows down before the database does.
-    "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.UserRateThrottle", "rest_framework.throttling.AnonRateThrottle",
-    ],
+    # Per signed-in user and per anonymous client address (behind FINOPS_TRUSTED_PROXIES): a runaway script slows
+    # down before the database does. Anonymous calls are counted on their 401s (finops.api.errors).
+    "DEFAULT_THROTTLE_CLASSES": ["finops.api.throttling.UserRate", "finops.api.throttling.AnonRate"],
+    # Redis down answers a JSON 503 with Retry-After; 401s count against the anonymous rate.
+    "EXCEPTION_HANDLER": "finops.api.errors.exception_handler",
     "DEFAULT_THROTTLE_RATES": {
         "user": env.str("API_RATE_USER", default="3000/hour"),
         "anon": env.str("API_RATE_ANON", default="120/hour"),
@@ -337,6 +353,12 @@ SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 315
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=not DEBUG)
 # The preload directive only allows the domain's owner to submit it to browsers' lists; set 0 to omit it.
 SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=not DEBUG)
+# How many reverse proxies stand in front of the app, each appending to X-Forwarded-For: the client address for the
+# login lockout and the API's rates is the one the outermost trusted proxy saw (finops/proxies.py). 0: no proxy, the
+# header is ignored (a client could write anything in it).
+FINOPS_TRUSTED_PROXIES = env.int("FINOPS_TRUSTED_PROXIES", default=0)
+if FINOPS_TRUSTED_PROXIES < 0:
+    raise ImproperlyConfigured("FINOPS_TRUSTED_PROXIES must be 0 (no proxy) or the number of proxies in front")
 if env.bool("SECURE_PROXY_SSL_HEADER", default=False):
     # Behind a TLS-terminating proxy (docker-compose's web service) that sets X-Forwarded-Proto.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -13,6 +13,7 @@ from decimal import Decimal
 
 import psycopg
 from django.core.files.base import File
+from kombu.exceptions import OperationalError as BrokerDown
 from django.db import DataError, InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
@@ -155,12 +156,33 @@ def sync_request(*, account: Account, start: dt.datetime | None = None, end: dt.
         start, end = scheduled_window(now=timezone.now(), last_success_at=account.last_success_at)
     else:
         _window_allowed(start, end)
+    _queue_reachable()
     runs = [run_create(account=account, trigger=IngestRun.Trigger.MANUAL, window=piece) for piece in chunks(start, end)]
     from .tasks import sync_run  # the tasks module imports this one
 
     for run in runs:
         sync_run.delay_on_commit(run.id)
     return runs
+
+
+class QueueUnavailable(IngestError):
+    """The task queue (Redis) cannot be reached: no run was created."""
+
+
+def _queue_reachable() -> None:
+    """Before creating runs only a worker will pull: with the broker down they would stay queued, and the request
+    that asked for them fail (issue 26). A broker lost between this check and the publish leaves its runs to the
+    dispatch that re-queues lost runs (FINOPS_INGEST_REQUEUE_SECONDS)."""
+    from .tasks import sync_run  # the tasks module imports this one
+
+    if sync_run.app.conf.task_always_eager:
+        return
+    try:
+        with sync_run.app.connection_for_write() as broker:
+            broker.ensure_connection(max_retries=1, interval_start=0, timeout=2)
+    except (BrokerDown, OSError):
+        raise QueueUnavailable("the task queue (Redis) cannot be reached, so nothing was queued; try again once it "
+                               "is back, or pull in the foreground with `manage.py sync`") from None
 
 
 def _window_allowed(start: dt.datetime, end: dt.datetime) -> None:

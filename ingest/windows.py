@@ -9,6 +9,8 @@ Long windows are split into chunks the provider APIs accept, one run (and task) 
 
 import datetime as dt
 
+from finops.reporting_period import EARLIEST
+
 BACKFILL_DAYS = 90
 LOOKBACK_DAYS = 3
 CHUNK_DAYS = 31  # OpenAI's daily usage pages hold at most 31 buckets
@@ -22,10 +24,14 @@ class WindowRefused(ValueError):
 
 
 def window_check(start: dt.datetime, end: dt.datetime, *, now: dt.datetime) -> None:
-    """Refuse a requested sync window that is empty, longer than MAX_SYNC_DAYS, or ends after tomorrow 00:00 UTC
-    (the end of today's partial usage, as the scheduled window reads it)."""
+    """Refuse a requested sync window that is empty, starts before the product's first day (2000-01-01, as every
+    reported day: finops.reporting_period), is longer than MAX_SYNC_DAYS, or ends after tomorrow 00:00 UTC (the end
+    of today's partial usage, as the scheduled window reads it). The one check behind the `sync` command, the
+    "Sync now" page and the API's syncs (ingest.services)."""
     if end <= start:
         raise WindowRefused("the window is empty: end must be after start (end is exclusive)")
+    if start < _midnight(EARLIEST):
+        raise WindowRefused(f"the window starts {start:%Y-%m-%d}; the earliest day is {EARLIEST} (years 2000–2099)")
     latest_end = _midnight(now.astimezone(dt.UTC).date() + dt.timedelta(days=1))
     if end > latest_end:
         raise WindowRefused(

@@ -69,7 +69,7 @@ def test_the_same_key_posted_twice_at_once_is_applied_once_and_the_second_answer
 
     def post_again():
         try:
-            late["result"] = outcomes_record(by=ada, rows=[{"workload": "support-agent", "day": D1, "count": 99}],
+            late["result"] = outcomes_record(by=ada, rows=[{"workload": "support-agent", "day": D1, "count": 40}],
                                              idempotency_key="race")
         finally:
             connection.close()
@@ -90,6 +90,7 @@ def test_the_same_key_posted_twice_at_once_is_applied_once_and_the_second_answer
                 time.sleep(0.02)
     thread.join(30)
     assert late["result"].replay is True and late["result"].rows == 1
+    assert (late["result"].created, late["result"].unchanged) == (0, 0)  # answered from the batch, not re-applied
     assert counts() == {("support-agent", D1, ""): 40}
     assert OutcomeBatch.objects.count() == 1
 

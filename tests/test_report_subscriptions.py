@@ -359,9 +359,10 @@ def test_a_tampered_or_stale_unsubscribe_link_answers_400_with_a_page_saying_so(
     token = unsubscribe_token(subscription)
     anonymous = Client()
 
-    value, signature = token.split(":")
-    tampered = anonymous.post(f"/reports/unsubscribe/{value}:{signature[:-2]}xx/")
-    another_subscription = anonymous.post(f"/reports/unsubscribe/{subscription.id + 1}{value[len(str(subscription.id)):]}:{signature}/")
+    value, stamp, signature = token.split(":")
+    tampered = anonymous.post(f"/reports/unsubscribe/{value}:{stamp}:{signature[:-2]}xx/")
+    another_subscription = anonymous.post(
+        f"/reports/unsubscribe/{subscription.id + 1}{value[len(str(subscription.id)):]}:{stamp}:{signature}/")
     other_salt = anonymous.get(f"/reports/unsubscribe/{signing.Signer(salt='elsewhere').sign(value)}/")
 
     for response in (tampered, another_subscription, other_salt):

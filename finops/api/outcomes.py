@@ -4,7 +4,8 @@ upload form and `import_outcomes`); GET lists the counts the user may see. docs/
 from django.core.exceptions import PermissionDenied
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
+from rest_framework.exceptions import APIException
 from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -53,6 +54,11 @@ class OutcomeQuerySerializer(StrictQuerySerializer):
         return attrs
 
 
+class KeyConflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "idempotency_key_conflict"
+
+
 def _batch(data, header_key):
     """The rows and the idempotency key, from a bare list or from {"rows": [...], "idempotency_key": "…"}."""
     body_key = None
@@ -89,14 +95,18 @@ class OutcomeList(APIView):
     @extend_schema(
         request=OutcomeRowSerializer(many=True),
         parameters=[OpenApiParameter("Idempotency-Key", OpenApiTypes.STR, OpenApiParameter.HEADER, required=False,
-                                     description="Apply this batch once: a batch sent again with the same key "
-                                                 "applies nothing and answers 200 with `replay: true`. The body "
-                                                 "may carry it instead: {\"rows\": [...], \"idempotency_key\": \"…\"}.")],
+                                     description="Apply this batch once: the same rows sent again with the same key "
+                                                 "apply nothing and answer 200 with `replay: true`; other rows under "
+                                                 "a key you used answer 409. Keys are yours: another user's same "
+                                                 "key is another batch. The body may carry it instead: "
+                                                 "{\"rows\": [...], \"idempotency_key\": \"…\"}.")],
         responses={201: OutcomeResultSerializer,
                    200: OpenApiResponse(OutcomeResultSerializer, description="A replay: the key was seen; nothing applied."),
                    400: OpenApiResponse(description='{"errors": ["row 2: unknown workload \'x\'", …]}: the whole '
                                                     "batch was rejected, nothing applied."),
-                   403: OpenApiResponse(description="Finance (and users of no team) write no outcome counts.")},
+                   403: OpenApiResponse(description="Finance (and users of no team) write no outcome counts."),
+                   409: OpenApiResponse(description="You already used this idempotency key for other rows; nothing "
+                                                    "applied.")},
         examples=[OpenApiExample("Two days", value=[{"workload": "support-agent", "day": "2026-11-02", "count": 412},
                                                     {"workload": "support-agent", "day": "2026-11-03", "count": 398,
                                                      "source": "zendesk"}], request_only=True)],
@@ -111,6 +121,8 @@ class OutcomeList(APIView):
             result = outcome_service.outcomes_record(by=request.user, rows=rows, idempotency_key=key)
         except outcome_service.OutcomesInvalid as exc:
             raise ValidationError({"errors": exc.errors}) from None
+        except outcome_service.IdempotencyConflict as exc:
+            raise KeyConflict({"errors": [str(exc)], "idempotency_key": exc.key}) from None
         except PermissionDenied as exc:
             raise ApiPermissionDenied(str(exc)) from None
         return Response(result.as_dict(), status=200 if result.replay else 201)

@@ -25,11 +25,12 @@ from finops.services.accounts import AccountInvalid, account_focus_services_set
 from finops.views.period import today_utc
 from finops.selectors.rules import rule_preview
 from finops.services import rules as rule_service
-from ingest.services import sync_now, usage_upload_accept
+from ingest.services import QueueUnavailable, sync_now, usage_upload_accept
 from ingest.uploads import UploadRefused
 from ingest.writing import IngestError
 
 from . import serializers
+from .errors import services_down_response
 from .renderers import FormatParameterNegotiation, SpendCSVRenderer
 
 
@@ -254,6 +255,8 @@ class AccountSyncCreate(APIView):
         body.is_valid(raise_exception=True)
         try:
             runs = sync_now(account=account, **body.validated_data)  # inline tasks: the runs come back finished
+        except QueueUnavailable as exc:
+            return services_down_response(str(exc))
         except IngestError as exc:
             raise ValidationError({"detail": str(exc)}) from None
         return Response(serializers.IngestRunSerializer(runs, many=True).data, status=202)

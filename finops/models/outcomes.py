@@ -6,6 +6,7 @@ count for the same workload, day and source replaces it (a correction). A batch 
 applied once: posting it again changes nothing.
 """
 
+from django.conf import settings
 from django.db import models
 
 from .org import Workload
@@ -29,8 +30,18 @@ class OutcomeCount(models.Model):
 
 
 class OutcomeBatch(models.Model):
-    """A batch applied under an idempotency key: posting the same key again is answered from here, applying nothing."""
+    """A batch applied under an idempotency key: posting the same key again is answered from here, applying nothing.
 
-    idempotency_key = models.CharField(max_length=128, unique=True)
+    A key belongs to its sender (the user, whether signed in or calling with one of their tokens): another user's
+    same key is another batch. `body_digest` (SHA-256 of the rows as sent) tells a replay from a key reused for
+    different rows, which is refused (409). Batches from before keys had senders keep `sender` empty."""
+
+    idempotency_key = models.CharField(max_length=128)
+    sender = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True,
+                               related_name="+")
+    body_digest = models.CharField(max_length=64, blank=True)
     rows = models.PositiveIntegerField()
     received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["sender", "idempotency_key"], name="outcomebatch_sender_key")]

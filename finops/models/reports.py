@@ -47,6 +47,8 @@ class ReportSubscription(models.Model):
         help_text="The UTC day of the month the previous month's report is sent (1–28).")
     active = models.BooleanField(default=True)
     unsubscribed_at = models.DateTimeField(null=True, blank=True)
+    # Set when an unsubscribed address is subscribed again: unsubscribe links signed before it no longer work.
+    resubscribed_at = models.DateTimeField(null=True, blank=True)
     added_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 

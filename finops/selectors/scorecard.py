@@ -37,7 +37,7 @@ from decimal import Decimal
 from finops import access, display
 from finops.models import MonthlyPerformance, MonthlySpend, Workload
 from finops.performance import Performance
-from finops.reporting_period import resolve
+from finops.reporting_period import LATEST, resolve
 
 from . import outcomes as outcome_selectors
 from . import spend
@@ -92,7 +92,7 @@ def quarter(text: str | None, *, today: dt.date) -> Quarter:
     or on its first day (no complete day yet) the one before."""
     text = (text or "").strip() or quarter_key(today - dt.timedelta(days=1) if _quarter_begins(today) else today)
     match = QUARTER.match(text)
-    if not match or int(match[1]) < FIRST_YEAR:
+    if not match or not FIRST_YEAR <= int(match[1]) < LATEST.year:  # 9999Q4's comparison once overflowed (500)
         raise QuarterError(f"Unknown quarter {text!r}: use a year and a quarter, e.g. {quarter_key(today)}.")
     period = resolve(f"{match[1]}-Q{match[2]}", today=today)
     key = f"{match[1]}Q{match[2]}"

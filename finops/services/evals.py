@@ -27,6 +27,7 @@ from decimal import Decimal
 from django.db import transaction
 from django.utils import timezone
 
+from finops.batch_limits import rows_refusal
 from finops.models import EvalScore
 from finops.reporting_period import PeriodError, resolve
 from finops.text import storable
@@ -76,6 +77,8 @@ def evals_record(*, by, rows: Iterable[dict], source_default: str = "") -> rr.Ba
     """Validate every row, then upsert them all in one transaction."""
     rr.check_writer(by, "eval scores")
     rows = list(rows)
+    if by is not None and (refusal := rows_refusal(len(rows))):
+        raise EvalsInvalid([refusal])
     try:
         source_default = rr.source_of(source_default, "default source")
     except ValueError as exc:

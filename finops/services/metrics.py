@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
+from finops.batch_limits import rows_refusal
 from finops.models import MetricKind, ReportedPerformance
 from finops.performance import COLUMNS, Performance
 from finops.reported_latency import PERCENTILES, LatencyReport, latency_report
@@ -69,6 +70,8 @@ def metrics_record(*, by, rows: Iterable[dict], source_default: str = "") -> rr.
     """Validate every row, then upsert them all and rebuild their performance rollup in one transaction."""
     rr.check_writer(by, "metrics")
     rows = list(rows)
+    if by is not None and (refusal := rows_refusal(len(rows))):
+        raise MetricsInvalid([refusal])
     try:
         source_default = rr.source_of(source_default, "default source")
     except ValueError as exc:

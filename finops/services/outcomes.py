@@ -7,6 +7,9 @@ Two sources for the same workload and day are separate rows that add up.
 
 Idempotency: a batch sent with an `idempotency_key` already applied changes nothing and answers the earlier
 result (its row count) marked `replay`. A rejected batch does not use up its key: fix it and send it again.
+A key belongs to its sender (`by`: the user, signed in or through any of their tokens), so another user's same
+key never collides; the same key sent again with different rows is refused (IdempotencyConflict, the API's 409)
+rather than answered as a replay that would drop the new rows.
 
 Who writes: finops.access.writable_outcome_workloads (admins any workload; members their teams'; finance none).
 A workload the writer may not even see is "unknown" (not confirmed to exist, invariant 9). `by=None` is the
@@ -16,7 +19,9 @@ operator (the `import_outcomes` command), trusted like config as code.
 import codecs
 import csv
 import datetime as dt
+import hashlib
 import io
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -26,6 +31,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from finops import access
+from finops.batch_limits import rows_refusal
 from finops.models import OutcomeBatch, OutcomeCount, Workload
 from finops.services.spend_changes import spend_changed
 from finops.text import storable
@@ -43,6 +49,15 @@ class OutcomesInvalid(BatchInvalid):
     """The batch was rejected; nothing was applied. `errors`: one line per problem, "row N: …"."""
 
 
+class IdempotencyConflict(Exception):
+    """The sender already applied other rows under this idempotency key; nothing was applied."""
+
+    def __init__(self, key: str):
+        self.key = key
+        super().__init__(f"idempotency key {key!r} was already used for a different batch: nothing was applied. "
+                         "Send these rows with a new key (or the first rows again to replay them).")
+
+
 @dataclass(frozen=True)
 class OutcomeResult(BatchResult):
     replay: bool = False  # the idempotency key was seen before: nothing was applied
@@ -57,11 +72,14 @@ def outcomes_record(*, by, rows: Iterable[dict], idempotency_key: str | None = N
     passes its line numbers); by default rows are numbered from 1."""
     if by is not None and not access.writable_outcome_workloads(by).exists():
         raise PermissionDenied("You may not write outcome counts.")  # before the key: a replay is a write too
-    if idempotency_key is not None:
-        idempotency_key = _key(idempotency_key)
-        if (earlier := OutcomeBatch.objects.filter(idempotency_key=idempotency_key).first()) is not None:
-            return OutcomeResult(rows=earlier.rows, replay=True)
     rows = list(rows)
+    if by is not None and (refusal := rows_refusal(len(rows))):
+        raise OutcomesInvalid([refusal])  # the operator's `import_outcomes` (by=None) has no limit
+    digest = None
+    if idempotency_key is not None:
+        idempotency_key, digest = _key(idempotency_key), _digest(rows, source_default)
+        if (earlier := _earlier(by, idempotency_key, digest)) is not None:
+            return earlier
     numbers = row_numbers or list(range(1, len(rows) + 1))
     try:
         source_default = source_of(source_default, "default source")
@@ -72,13 +90,30 @@ def outcomes_record(*, by, rows: Iterable[dict], idempotency_key: str | None = N
         with transaction.atomic():
             if idempotency_key is not None:
                 # Inside the transaction: a concurrent post of the same key waits on the unique index, then fails
-                # here and is answered as the replay it is.
-                OutcomeBatch.objects.create(idempotency_key=idempotency_key, rows=len(clean))
+                # here and is answered as the replay (or the conflict) it is.
+                OutcomeBatch.objects.create(idempotency_key=idempotency_key, sender=by, body_digest=digest,
+                                            rows=len(clean))
             return _upsert(clean)
     except IntegrityError:
-        if idempotency_key is not None and (earlier := OutcomeBatch.objects.filter(idempotency_key=idempotency_key).first()):
-            return OutcomeResult(rows=earlier.rows, replay=True)
+        if idempotency_key is not None and (earlier := _earlier(by, idempotency_key, digest)) is not None:
+            return earlier
         raise
+
+
+def _digest(rows: list, source_default: str) -> str:
+    """The batch as sent (rows and the default source), whatever their validity: the same body, the same digest."""
+    body = json.dumps([rows, source_default], sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=True)
+    return hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _earlier(by, key: str, digest: str) -> OutcomeResult | None:
+    """The replay of the sender's batch under `key`; IdempotencyConflict if that batch had other rows."""
+    earlier = OutcomeBatch.objects.filter(sender=by, idempotency_key=key).first()
+    if earlier is None:
+        return None
+    if earlier.body_digest and earlier.body_digest != digest:
+        raise IdempotencyConflict(key)
+    return OutcomeResult(rows=earlier.rows, replay=True)
 
 
 def _key(value) -> str:

@@ -95,12 +95,18 @@ def subscription_set_day(*, subscription: ReportSubscription, day_of_month) -> R
 def subscription_set_active(*, subscription: ReportSubscription, active: bool,
                             now: dt.datetime | None = None) -> ReportSubscription:
     """Deactivate (the unsubscribe link, the page) or reactivate (the page: the recipient or an admin, on purpose).
-    Deactivating twice keeps the first date."""
+    Deactivating twice keeps the first date. Reactivating voids the unsubscribe links of the emails sent before it
+    (finops.report_delivery.unsubscribe_matches): a forwarded old email must not end the new subscription."""
     if subscription.active == active:
         return subscription
+    now = now or timezone.now()
     subscription.active = active
-    subscription.unsubscribed_at = None if active else (now or timezone.now())
-    subscription.save(update_fields=["active", "unsubscribed_at"])
+    subscription.unsubscribed_at = None if active else now
+    fields = ["active", "unsubscribed_at"]
+    if active:
+        subscription.resubscribed_at = now
+        fields.append("resubscribed_at")
+    subscription.save(update_fields=fields)
     return subscription
 
 

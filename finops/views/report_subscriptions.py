@@ -12,6 +12,7 @@
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
+from django.conf import settings
 from django.core import signing
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -126,11 +127,14 @@ def _change(request, subscription: ReportSubscription, change: str):
 @require_http_methods(["GET", "POST"])
 def unsubscribe(request, token: str):
     try:
-        subscription_id, tag = unsubscribe_read(token)
+        subscription_id, tag, signed_at = unsubscribe_read(token)
+    except signing.SignatureExpired:
+        return render(request, "finops/report_unsubscribe.html",
+                      {"problem": "expired", "days": settings.FINOPS_UNSUBSCRIBE_LINK_DAYS}, status=400)
     except signing.BadSignature:
         return render(request, "finops/report_unsubscribe.html", {"problem": "tampered"}, status=400)
     subscription = ReportSubscription.objects.filter(id=subscription_id).first()
-    if subscription is None or not unsubscribe_matches(subscription, tag):
+    if subscription is None or not unsubscribe_matches(subscription, tag, signed_at):
         return render(request, "finops/report_unsubscribe.html", {"problem": "unknown"}, status=400)
     if request.method == "POST":
         service.subscription_unsubscribe(subscription=subscription)
