@@ -74,7 +74,9 @@ def _cap_context(event: AlertEvent) -> dict:
         **_base_context(event),
         "cap_name": d.get("cap", str(event.cap or "")), "scope": d.get("scope", ""), "period": d.get("period", ""),
         "spent": _money(d.get("spent"), currency), "amount": _money(d.get("amount"), currency),
-        "percent": _percent(d.get("percent")), "forecast": _money(d.get("forecast"), currency),
+        "percent": _percent(d.get("percent")),
+        "forecast": display.forecast_figures(d.get("forecast"), d.get("forecast_low"), d.get("forecast_high"), currency)
+        if _decimal(d.get("forecast")) is not None else "",
         "forecast_percent": _percent(d.get("forecast_percent")), "forecast_method": d.get("forecast_method", ""),
         "daily_rate": _money(d.get("daily_rate"), currency), "days_left": d.get("days_left"),
         "has_forecast": _decimal(d.get("forecast")) is not None,

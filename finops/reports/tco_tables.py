@@ -75,7 +75,7 @@ COMMITMENTS = Table("commitments", (
     Column("Committed", "committed", "money", currency="currency"),
     Column("Consumed", "consumed", "money", currency="currency", help="Covered spend up to the month's end"),
     Column("Plan to date", "expected", "money", currency="currency", help="The commitment × the share of the period gone"),
-    Column("Projected", "projected", "money", currency="currency", help="Consumed + the run rate × the days left"),
+    Column("Projected", "projected", "money", currency="currency", help="Consumed + the forecast of the days left"),
     Column("Status", "status", "badge"),
 ), empty="No contract in force this month.")
 
