@@ -154,7 +154,7 @@ def test_the_overview_caps_contracts_and_report_show_the_functions_figures(clien
     contract = Contract.objects.create(name="OpenAI term", provider=Provider.objects.get(slug="openai"), start=D(2026, 9, 1),
                                        end=D(2027, 9, 1), commitment=Decimal(30000))
     covered = contract_status(contract, today=today)
-    term = forecast(daily, start=D(2026, 9, 1), end=D(2027, 9, 1), as_of=today, at_least=covered.consumed)
+    term = forecast(daily, start=D(2026, 9, 1), end=D(2027, 9, 1), as_of=today, at_least=covered.consumed)  # from its start
     assert covered.projected == term.total and covered.run_rate == term.daily_rate
 
     report = tco_report(fiona, D(2026, 10, 1), today=today)

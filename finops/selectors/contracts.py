@@ -245,12 +245,13 @@ def contract_status(contract: Contract, *, today: dt.date) -> ContractStatus:
     baseline_start = add_months(month_of(today), -BASELINE_MONTHS)
     daily = contract_daily(contract, min(contract.start, baseline_start, history_start(today)),
                            max(today + dt.timedelta(days=1), contract.start))
+    own = {d: v for d, v in daily.items() if d >= contract.start}  # the spend before the term is not the contract's
     for part in status.periods:
         part.consumed = sum((v for d, v in daily.items() if part.start <= d < part.end and d <= today), ZERO)
         length = (part.end - part.start).days
         gone = min(length, max(0, (today - part.start).days))
         part.expected = part.committed * gone / length if length else ZERO
-        projection = forecast(daily, start=part.start, end=part.end, as_of=today, at_least=part.consumed)
+        projection = forecast(own, start=part.start, end=part.end, as_of=today, at_least=part.consumed)
         part.projected = part.consumed if projection.total is None else projection.total
         if status.run_rate is None and part.end > today:
             status.run_rate = projection.daily_rate
