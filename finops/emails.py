@@ -205,10 +205,22 @@ def report_context(report, snapshot) -> dict:
                       "notice_deadline": row.get("notice_deadline"),
                       "committed": money(row.get("committed"), row.get("currency"))}
                      for row in report.rows("renewals")[:REPORT_ROWS]],
-        "savings_total": money(sum((row["saving"] for row in savings), Decimal(0))) if savings else "",
-        "savings": [{"workload": row.get("workload") or "", "best": row.get("best") or "", "saving": money(row["saving"])}
-                    for row in sorted(savings, key=lambda r: -r["saving"])[:REPORT_ROWS]],
+        **_savings_lines(savings, money),
+        "savings_basis": summary.get("label", ""),
     }
+
+
+def _savings_lines(savings: list[dict], money) -> dict:
+    """The report's savings as the email lists them: the largest REPORT_ROWS, then one line for the rest, and a
+    total that is the sum of those lines (each saving is rounded to the cent where it is computed)."""
+    ordered = sorted(savings, key=lambda r: -r["saving"])
+    shown, rest = ordered[:REPORT_ROWS], ordered[REPORT_ROWS:]
+    lines = [{"workload": row.get("workload") or "", "best": row.get("best") or "", "saving": money(row["saving"])} for row in shown]
+    if rest:
+        lines.append({"workload": f"{len(rest)} other part{'s' if len(rest) != 1 else ''}", "best": "see the report",
+                      "saving": money(sum((row["saving"] for row in rest), Decimal(0)))})
+    total = sum((row["saving"] for row in ordered), Decimal(0))
+    return {"savings": lines, "savings_total": money(total) if savings else ""}
 
 
 def report_email(context: dict, *, to: str, unsubscribe_link: str, pdf: bytes, filename: str,

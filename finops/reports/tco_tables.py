@@ -117,7 +117,7 @@ SOURCES = Table("sources", (
 
 SAVINGS = Table("savings", (
     Column("Workload", "workload"), Column("Team", "team"), Column("Family", "family"),
-    Column("This month", "today_cost", "money", help="What this part of the workload cost over the month's last 30 days"),
+    Column("This month", "today_cost", "money", help="What this part of the workload cost in the report's month (the month to date for the current one)"),
     Column("Best offering", "best"), Column("Its monthly cost", "best_cost", "money"),
     Column("Saving / month", "saving", "money"), Column("SLA", "sla"),
 ), empty="No workload could move to a cheaper offering that meets its SLA.")
