@@ -25,7 +25,7 @@ SUMMARY = Table("summary", (
     Column("Last month", "previous_cost", "money"), Column("Change from last month", "change", "change"),
     Column("Same month last year", "last_year_cost", "money"), Column("Change from last year", "yoy_change", "change"),
     Column("Forecast next month", "forecast_next", "money",
-           help="The month's last 7 days' daily average × the days of next month"),
+           help="finops.forecast from the daily spend up to the month's end: by day of week with trend (docs/forecast.md)"),
     Column("Unattributed", "unattributed_cost", "money", help="Spend no attribution rule gives to a workload"),
 ))
 
