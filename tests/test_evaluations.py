@@ -9,8 +9,8 @@ from decimal import Decimal
 import pytest
 
 from finops import display
-from finops.forecast import forecast
 from finops.evaluations import alerts_evaluate, spikes_evaluate
+from finops.forecast import forecast
 from finops.models import Account, AlertEvent, AlertKind, AttributionRule, Cap, IngestRun, Provider, Workload
 from finops.selectors.caps import cap_status
 from finops.selectors.spikes import spikes_find
