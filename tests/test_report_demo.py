@@ -60,7 +60,8 @@ def test_the_demo_subscribes_the_cfo_publishes_november_leaves_a_restatement_and
         assert f"{row['label']} ({row['provider']}): renews on {row['renews_on']:%Y-%m-%d}, notice by {row['notice_deadline']:%Y-%m-%d}" in body
     assert f"Up to {money(sum(row['saving'] for row in savings))} a month" in body
     assert "priced on November 2026's spend of each workload" in body  # the basis, named
-    lines = re.findall(r"^- .+ → .+: \$([\d,]+\.\d\d) a month$", body, re.M)
+    lines = re.findall(r"^- .+ → .+: \$([\d,]+\.\d\d) a month\r?$", body, re.M)
+    assert lines
     assert sum(Decimal(x.replace(",", "")) for x in lines) == sum(row["saving"] for row in savings)  # shown rows add up
 
     # One basis: the report's savings are priced on its calendar month, so they cover the month's attributed spend.
