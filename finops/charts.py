@@ -276,11 +276,11 @@ EXPECTED_COLOUR = "#f2a33a"
 
 
 def contract_burn_down(daily: dict[dt.date, Decimal], *, start: dt.date, end: dt.date, committed: Decimal,
-                       run_rate: Decimal | None, today: dt.date, currency: str,
+                       projected: Decimal | None, today: dt.date, currency: str,
                        periods: list[tuple[dt.date, Decimal, Decimal, Decimal]] | None = None) -> dict:
     """A contract's term: cumulative consumed spend by day (daily: {day: spend}, days without spend may be
     missing) from the start up to today, the straight-line expectation from 0 at the start to the commitment at
-    the end, the projection from today's cumulative to the end at the run rate (dashed) and the commitment line.
+    the end, the projection from today's cumulative to the forecast total at the end (dashed; finops.forecast) and the commitment line.
 
     With `periods` ([(start, committed, consumed, projected)], a monthly or yearly basis) the figure is instead
     one group of bars per period: committed, consumed, and the rest of the projection stacked on consumed."""
@@ -311,10 +311,9 @@ def contract_burn_down(daily: dict[dt.date, Decimal], *, start: dt.date, end: dt
     traces = [_line("Consumed", cumulative, currency, colour=SPENT_COLOUR)]
     traces.append(_line("Expected (straight line)", [(start, Decimal(0)), (last_day, committed)], currency,
                         colour=EXPECTED_COLOUR, dash="dot"))
-    if cumulative and run_rate is not None and start <= today <= last_day:
+    if cumulative and projected is not None and start <= today <= last_day:
         from_day, so_far = cumulative[-1]
-        projected = so_far + run_rate * (last_day - from_day).days
-        traces.append(_line("Projected at the run rate", [(from_day, so_far), (last_day, projected)], currency,
+        traces.append(_line("Projected (forecast)", [(from_day, so_far), (last_day, projected)], currency,
                             colour=FORECAST_COLOUR, dash="dash"))
     traces.append(_line("Committed", [(start, committed), (last_day, committed)], currency, colour=COMMITTED_COLOUR))
     xaxis = {"hoverformat": "%a %-d %b %Y", "range": [start.isoformat(), last_day.isoformat()]}

@@ -94,6 +94,22 @@ def money_compact(value, currency: str | None = None) -> str:
     return _with_symbol(text, amount < 0, currency)
 
 
+def forecast(value, currency: str | None = None, *, compact: bool = False) -> str:
+    """A finops.forecast.Forecast as every page states it: "forecast $95,012.40 (range $91,200.00–$98,800.00)";
+    "no forecast (not enough history)" without one."""
+    if value is None or value.total is None:
+        return "no forecast (not enough history)"
+    return f"forecast {forecast_figures(value.total, value.low, value.high, currency, compact=compact)}"
+
+
+def forecast_figures(total, low, high, currency: str | None = None, *, compact: bool = False) -> str:
+    """"$95,012.40 (range $91,200.00–$98,800.00)": a forecast's figures (emails keep them as decimal strings)."""
+    money = money_compact if compact else money_exact
+    if low in (None, "") or high in (None, "") or Decimal(low) == Decimal(high):
+        return money(total, currency)
+    return f"{money(total, currency)} (range {money(low, currency)}–{money(high, currency)})"
+
+
 def tokens_compact(value) -> str:
     """"3.4B", "340.0M", "12.5k"; under a thousand, the count itself."""
     if value is None:

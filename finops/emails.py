@@ -74,7 +74,9 @@ def _cap_context(event: AlertEvent) -> dict:
         **_base_context(event),
         "cap_name": d.get("cap", str(event.cap or "")), "scope": d.get("scope", ""), "period": d.get("period", ""),
         "spent": _money(d.get("spent"), currency), "amount": _money(d.get("amount"), currency),
-        "percent": _percent(d.get("percent")), "forecast": _money(d.get("forecast"), currency),
+        "percent": _percent(d.get("percent")),
+        "forecast": display.forecast_figures(d.get("forecast"), d.get("forecast_low"), d.get("forecast_high"), currency)
+        if _decimal(d.get("forecast")) is not None else "",
         "forecast_percent": _percent(d.get("forecast_percent")), "forecast_method": d.get("forecast_method", ""),
         "daily_rate": _money(d.get("daily_rate"), currency), "days_left": d.get("days_left"),
         "has_forecast": _decimal(d.get("forecast")) is not None,
@@ -191,7 +193,8 @@ def report_context(report, snapshot) -> dict:
         "link": report_page_link(report, snapshot.version),
         "total": money(summary["cost"]), "previous": money(summary.get("previous_cost")),
         "change": display.percent_change(summary.get("change")), "has_change": summary.get("change") is not None,
-        "forecast": money(summary.get("forecast_next")), "unattributed": money(summary.get("unattributed_cost")),
+        "forecast": display.forecast_figures(summary.get("forecast_next"), summary.get("forecast_next_low"),
+                                             summary.get("forecast_next_high"), currency), "unattributed": money(summary.get("unattributed_cost")),
         "unpriced_tokens": display.tokens_compact(summary["unpriced_tokens"]) if summary.get("unpriced_tokens") else "",
         "movers": [{"label": row["label"], "team": row.get("team") or "", "change": signed(row["change"]),
                     "why": row.get("why") or ""} for row in sorted(report.rows("movers"), key=lambda r: -abs(r["change"]))[:REPORT_MOVERS]],
@@ -203,10 +206,22 @@ def report_context(report, snapshot) -> dict:
                       "notice_deadline": row.get("notice_deadline"),
                       "committed": money(row.get("committed"), row.get("currency"))}
                      for row in report.rows("renewals")[:REPORT_ROWS]],
-        "savings_total": money(sum((row["saving"] for row in savings), Decimal(0))) if savings else "",
-        "savings": [{"workload": row.get("workload") or "", "best": row.get("best") or "", "saving": money(row["saving"])}
-                    for row in sorted(savings, key=lambda r: -r["saving"])[:REPORT_ROWS]],
+        **_savings_lines(savings, money),
+        "savings_basis": summary.get("label", ""),
     }
+
+
+def _savings_lines(savings: list[dict], money) -> dict:
+    """The report's savings as the email lists them: the largest REPORT_ROWS, then one line for the rest, and a
+    total that is the sum of those lines (each saving is rounded to the cent where it is computed)."""
+    ordered = sorted(savings, key=lambda r: -r["saving"])
+    shown, rest = ordered[:REPORT_ROWS], ordered[REPORT_ROWS:]
+    lines = [{"workload": row.get("workload") or "", "best": row.get("best") or "", "saving": money(row["saving"])} for row in shown]
+    if rest:
+        lines.append({"workload": f"{len(rest)} other part{'s' if len(rest) != 1 else ''}", "best": "see the report",
+                      "saving": money(sum((row["saving"] for row in rest), Decimal(0)))})
+    total = sum((row["saving"] for row in ordered), Decimal(0))
+    return {"savings": lines, "savings_total": money(total) if savings else ""}
 
 
 def report_email(context: dict, *, to: str, unsubscribe_link: str, pdf: bytes, filename: str,

@@ -177,6 +177,7 @@ def cap_details(status: CapStatus, drivers: dict, names: dict) -> dict:
         "period_start": status.period_start.isoformat(), "period_end": status.period_end.isoformat(),
         "amount": text(status.cap.amount), "spent": text(status.spent), "percent": text(status.percent, 1),
         "unpriced_tokens": status.unpriced_tokens, "forecast": text(status.forecast),
+        "forecast_low": text(status.projection.low), "forecast_high": text(status.projection.high),
         "forecast_percent": text(status.forecast_percent, 1), "forecast_method": status.forecast_method,
         "daily_rate": text(status.daily_rate), "days_left": status.days_left, "status": status.status,
         "currency": display.reporting_currency(),

@@ -37,8 +37,8 @@ State = AlertEvent.State
 DETAILS = {
     "cap": "Support November", "scope": "Team: Support Platform", "period": "November 2026",
     "period_start": "2026-11-01", "period_end": "2026-12-01", "amount": "5000.00", "spent": "4100.00",
-    "percent": "82.0", "unpriced_tokens": 2500000, "forecast": "6150.50", "forecast_percent": "123.0",
-    "forecast_method": "median of the last 7 days", "daily_rate": "256.25", "days_left": 8, "status": "warning",
+    "percent": "82.0", "unpriced_tokens": 2500000, "forecast": "6150.50", "forecast_low": "5900.00", "forecast_high": "6400.25",
+    "forecast_percent": "123.0", "forecast_method": "by day of week with trend, from the last 56 days", "daily_rate": "256.25", "days_left": 8, "status": "warning",
     "currency": "USD",
     "drivers": {
         "workloads": [{"name": "Support agent", "cost": "3900.00", "unpriced_tokens": 0},
@@ -101,7 +101,8 @@ def test_a_cap_alert_is_emailed_to_the_team_lead_and_finance_with_its_figures_an
     html = message.get_body(("html",)).get_content()
     for part in (text, html):
         assert "$4,100.00 of $5,000.00 (82%)" in part
-        assert "$6,150.50 (123%)" in part and "median of the last 7 days" in part and "$256.25 a day" in part
+        assert "$6,150.50 (range $5,900.00–$6,400.25), 123% of the cap" in part
+        assert "by day of week with trend, from the last 56 days" in part and "$256.25 a day" in part
         assert "8 days left" in part
         assert "2.5M tokens" in part and "no known price" in part  # unpriced usage is a warning, never $0
         assert "Support agent" in part and "$3,900.00" in part and "GPT-5 mini" in part

@@ -286,9 +286,10 @@ def test_the_forecast_reads_as_a_method_a_daily_rate_and_the_days_left(client_as
 
     page = client_as(ada).get(reverse("cap-detail", args=[cap.pk])).content.decode()
 
-    # days 13–19 spent 13..19 (median 16); 11 days left, today included: 112 + 16 × 11 = 288
-    assert "median of the last 7 days: $16.00/day × 11 days left" in page
-    assert "<strong>$288.00</strong> at period end = $112.00 spent before today" in page
+    # days 13–19 spent 13..19 (a week: no weekday profile yet, their mean 16); 11 days left, today included:
+    # 112 + 16 × 11 = 288
+    assert "$16.00/day on average for the 11 days left (daily mean of the last 7 days)" in page
+    assert "At period end: <strong>forecast $288.00 (range $" in page and "= $112.00 spent before today" in page
     assert "<strong>$88.00 over the cap</strong>" in page and 'data-status="forecast"' in page
 
 

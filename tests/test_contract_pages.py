@@ -176,13 +176,13 @@ def test_the_contract_page_draws_consumption_the_expectation_the_projection_and_
     soon = contracts["soon"]
     html = client_as(fiona).get(reverse("contract-detail", args=[soon.pk])).content.decode()
     traces = {t["name"]: t for t in chart_of(html)["data"]}
-    assert set(traces) == {"Consumed", "Expected (straight line)", "Projected at the run rate", "Committed"}
+    assert set(traces) == {"Consumed", "Expected (straight line)", "Projected (forecast)", "Committed"}
     assert traces["Consumed"]["x"][0] == "2026-10-01" and traces["Consumed"]["x"][-1] == TODAY.isoformat()
     assert traces["Consumed"]["y"][-1] == 5100.0  # 51 days × $100
     assert traces["Committed"]["y"] == [50000.0, 50000.0]
     assert "Renew at or below $36,800.00" in html
     assert "Notice deadline" in html and "10 Dec 2026" in html and "in 20 days" in html
-    assert "the average daily covered spend of the last 30 complete days" in html
+    assert "the forecast's average for the days left of the current period" in html and "docs/forecast.md" in html
 
 
 def test_a_monthly_commitment_is_drawn_as_committed_against_consumed_bars_per_month(client_as, fiona, spend):
@@ -262,13 +262,13 @@ def test_the_form_refuses_accounts_of_another_provider(client_as, ada, openai_ac
 # --- the charts on their own ---
 
 
-def test_the_burn_down_projects_from_todays_cumulative_to_the_last_day_at_the_run_rate():
+def test_the_burn_down_projects_from_todays_cumulative_to_the_forecast_total_on_the_last_day():
     start, end = dt.date(2026, 11, 1), dt.date(2026, 12, 1)
     daily = {dt.date(2026, 11, 1): Decimal(10), dt.date(2026, 11, 3): Decimal(20)}
-    figure = charts.contract_burn_down(daily, start=start, end=end, committed=Decimal(300), run_rate=Decimal(5),
+    figure = charts.contract_burn_down(daily, start=start, end=end, committed=Decimal(300), projected=Decimal(160),
                                        today=dt.date(2026, 11, 4), currency="USD")
     traces = {t["name"]: t for t in figure["data"]}
     assert traces["Consumed"]["y"] == [10.0, 10.0, 30.0, 30.0]
-    assert traces["Projected at the run rate"]["x"] == ["2026-11-04", "2026-11-30"]
-    assert traces["Projected at the run rate"]["y"] == [30.0, 30.0 + 5 * 26]
+    assert traces["Projected (forecast)"]["x"] == ["2026-11-04", "2026-11-30"]
+    assert traces["Projected (forecast)"]["y"] == [30.0, 160.0]
     assert traces["Expected (straight line)"]["y"] == [0.0, 300.0]

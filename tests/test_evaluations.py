@@ -8,7 +8,9 @@ from decimal import Decimal
 
 import pytest
 
+from finops import display
 from finops.evaluations import alerts_evaluate, spikes_evaluate
+from finops.forecast import forecast
 from finops.models import Account, AlertEvent, AlertKind, AttributionRule, Cap, IngestRun, Provider, Workload
 from finops.selectors.caps import cap_status
 from finops.selectors.spikes import spikes_find
@@ -327,36 +329,41 @@ def test_day_1_with_a_single_noisy_first_day_does_not_forecast_a_breach_from_it(
     at(time_machine, 2026, 12, 1, 18)
     spend(openai_account, {**{day: 20 for day in days(dt.date(2026, 11, 24), dt.date(2026, 12, 1))}, dt.date(2026, 12, 1): 900})
     status = cap_status(forecast_cap, today=dt.date(2026, 12, 1))
-    # $900 today would be $27,900 at that rate; the median of the last 7 complete days ($20) decides.
-    assert status.forecast_method == "median of the last 7 days" and status.daily_rate == D(20)
+    # $900 today would be $27,900 at that rate; the complete days ($20 a day) decide: 31 × $20 = $620, and the
+    # forecast is never below the $900 already spent.
+    assert status.forecast_method == "daily mean of the last 7 days"
     assert status.forecast == D(900) and not status.forecast_breach
     caps_raised()
     assert cap_events(forecast_cap) == []
 
 
-def test_day_20_forecasts_from_the_median_of_the_last_7_days(time_machine, openai_account, forecast_cap):
+def test_day_20_forecasts_by_finops_forecast_and_one_noisy_day_does_not_move_it(time_machine, openai_account, forecast_cap):
     at(time_machine, 2026, 12, 20, 9)
     amounts = {day: 35 for day in days(dt.date(2026, 12, 1), dt.date(2026, 12, 20))}
-    amounts[dt.date(2026, 12, 18)] = 200  # one noisy day moves the median of seven by one rank only
+    amounts[dt.date(2026, 12, 18)] = 200  # a one-off day: clipped, it does not move the level
     spend(openai_account, amounts)
     (event,) = caps_raised()
     assert (event.kind, event.period_start, event.threshold) == ("cap_forecast", dt.date(2026, 12, 1), 100)
-    # $830 spent on 19 complete days + $35/day × 12 days left (today included)
-    assert (event.details["daily_rate"], event.details["forecast"]) == ("35.00", "1250.00")
-    assert event.details["forecast_method"] == "median of the last 7 days"
-    assert event.title == "The organisation forecast to reach $1,250.00 (125%) of its $1,000 December cap"
+    expected = forecast({d: D(v) for d, v in amounts.items()}, start=dt.date(2026, 12, 1), end=dt.date(2027, 1, 1),
+                        as_of=dt.date(2026, 12, 20), at_least=D(830))
+    assert event.details["forecast"] == display.csv_decimal(expected.total)
+    assert event.details["forecast_low"] == display.csv_decimal(expected.low)
+    assert abs(expected.total - D(1250)) < D(15)  # $830 on 19 complete days + about $35/day × 12 days left
+    assert event.details["forecast_method"].startswith("by day of week with trend")
+    assert event.title == (f"The organisation forecast to reach {display.money_exact(expected.total)} "
+                           f"({expected.total / 10:.0f}%) of its $1,000 December cap")
     assert caps_raised() == []
 
 
-def test_with_under_5_days_of_history_the_forecast_is_the_previous_periods_daily_average_and_says_so(
-        time_machine, openai_account, forecast_cap):
+def test_a_quiet_spell_is_forecast_from_the_weeks_before_it_as_the_function_says(time_machine, openai_account, forecast_cap):
     at(time_machine, 2026, 12, 3, 9)
-    amounts = {day: 60 for day in days(dt.date(2026, 11, 1), dt.date(2026, 11, 21))}  # $1,200 in November: $40/day
+    amounts = {day: 60 for day in days(dt.date(2026, 11, 1), dt.date(2026, 11, 21))}
     spend(openai_account, {**amounts, dt.date(2026, 12, 1): 50, dt.date(2026, 12, 2): 50})
-    (event,) = caps_raised()
-    assert event.kind == "cap_forecast"
-    assert event.details["forecast_method"] == "previous period's daily average"
-    assert (event.details["daily_rate"], event.details["forecast"]) == ("40.00", "1260.00")  # $100 + $40 × 29
+    status = cap_status(forecast_cap, today=dt.date(2026, 12, 3))
+    history = {**{d: D(v) for d, v in amounts.items()}, dt.date(2026, 12, 1): D(50), dt.date(2026, 12, 2): D(50)}
+    assert status.projection == forecast(history, start=dt.date(2026, 12, 1), end=dt.date(2027, 1, 1),
+                                         as_of=dt.date(2026, 12, 3), at_least=D(100))
+    assert status.forecast_method.startswith("by day of week with trend")  # November's weeks are its history
 
 
 def test_with_no_history_at_all_there_is_no_forecast(time_machine, openai_account, forecast_cap):

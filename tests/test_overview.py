@@ -32,11 +32,11 @@ def november(openai_account, support_agent, search_ranker):
     history_reattribute()
 
 
-def test_the_forecast_adds_the_last_weeks_run_rate_for_the_days_left(client_as, fiona, november):
+def test_the_forecast_is_the_month_to_date_and_the_days_left_by_finops_forecast(client_as, fiona, november):
     forecast = client_as(fiona).get(reverse("overview")).context["forecast"]
-    assert forecast.month_to_date == Decimal(13 * 21)
-    assert forecast.daily_run_rate == Decimal(13) and forecast.days_left == 9  # Nov 22..30
-    assert forecast.month_total == Decimal(13 * 30)
+    assert forecast.actual == Decimal(13 * 21)
+    assert forecast.days_left == 9  # Nov 22..30
+    assert forecast.total == Decimal(13 * 30)  # $13 every day: no rhythm, no trend, so $13 a day for the 9 left
 
 
 def test_top_workloads_show_their_share_and_how_many_make_80_percent(client_as, fiona, november):

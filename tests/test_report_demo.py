@@ -2,6 +2,7 @@
 month published, a restatement to see; and the email of that month with every part of its summary filled."""
 
 import datetime as dt
+import re
 from decimal import Decimal
 
 from finops import display
@@ -9,7 +10,9 @@ from finops.demo import load_demo
 from finops.demo.reports import reports_load
 from finops.models import ReportSnapshot, ReportSubscription
 from finops.report_delivery import reports_send
-from finops.selectors.tco_report import TcoReport
+from finops.months import next_month
+from finops.selectors.tco_report import TcoReport, tco_report
+from finops.selectors.whatif import savings as savings_report
 from tests.fakes.smtp_server import FakeSmtpServer
 from tests.report_helpers import NOVEMBER
 
@@ -56,3 +59,15 @@ def test_the_demo_subscribes_the_cfo_publishes_november_leaves_a_restatement_and
     for row in renewals[:5]:
         assert f"{row['label']} ({row['provider']}): renews on {row['renews_on']:%Y-%m-%d}, notice by {row['notice_deadline']:%Y-%m-%d}" in body
     assert f"Up to {money(sum(row['saving'] for row in savings))} a month" in body
+    assert "priced on November 2026's spend of each workload" in body  # the basis, named
+    lines = re.findall(r"^- .+ → .+: \$([\d,]+\.\d\d) a month\r?$", body, re.M)
+    assert lines
+    assert sum(Decimal(x.replace(",", "")) for x in lines) == sum(row["saving"] for row in savings)  # shown rows add up
+
+    # One basis: the report's savings are priced on its calendar month, so they cover the month's attributed spend.
+    fresh = tco_report(ada, NOVEMBER, today=TODAY)
+    month = savings_report(ada, next_month(NOVEMBER), start=NOVEMBER)
+    assert month.basis == "November 2026"
+    assert month.today_total == fresh.summary["cost"] - fresh.summary["unattributed_cost"]
+    assert month.saving_total == sum(s.saving for s in month.rows)
+    assert all(s.saving == s.saving.quantize(Decimal("0.01")) for s in month.rows)

@@ -13,9 +13,13 @@ from django.db import connection
 from django.test import Client
 
 from finops import display
+from finops.forecast import forecast as forecast_of
+from finops.forecast import history_start
 from finops.models import ReportDelivery, ReportSendAttempt, ReportSnapshot, ReportSubscription, User
+from finops.months import next_month
 from finops.notify import deliver
 from finops.report_delivery import reports_send, unsubscribe_token
+from finops.selectors.spend import daily_costs, visible_spend
 from finops.selectors.tco_report import TcoReport, tco_report
 from finops.services.report_subscriptions import SubscriptionError, subscription_add
 from tests.conftest import make_user
@@ -96,8 +100,11 @@ def test_on_the_third_finance_and_an_added_address_receive_octobers_report_with_
     content = pdf.get_content()
     assert content.startswith(b"%PDF") and len(content) > 1000
     assert pdf.get_filename() == "tco-report-2026-10-v1.pdf"
+    november = next_month(OCTOBER)
+    expected = forecast_of(daily_costs(visible_spend(fiona), history_start(november), november), start=november,
+                           end=next_month(november), as_of=november)  # the one forecast, from the same days
+    assert summary["forecast_next"] == expected.total
     forecast = display.money_exact(summary["forecast_next"])
-    assert forecast == "$375.00"  # the last 7 days' $12.50 a day × November's 30 days
     for body in (text_of(message), html_of(message)):
         assert total in body and change in body and "$300.00" in body and forecast in body
         assert "Support agent" in body and "+$87.50" in body  # the biggest mover and its change

@@ -1,6 +1,7 @@
 """Routing savings: per workload the cheapest offering of its family (or its policy's allowed set) meeting its
 SLA, the ranking, the organisation-wide share (sum over sum), the pages and the LiteLLM export."""
 
+import datetime as dt
 from decimal import Decimal
 
 import pytest
@@ -13,6 +14,7 @@ from finops.views.period import today_utc
 
 from .whatif_helpers import TODAY_COST, gpt_oss_offerings, import_groq_traffic
 
+CENT = Decimal("0.01")
 DEEPINFRA_COST = Decimal("0.01065")  # 150k × $0.037 + 30k × $0.17 per M
 
 
@@ -32,11 +34,12 @@ def test_each_workload_gets_the_cheapest_offering_of_its_family_that_meets_its_s
     report = savings(None, today_utc())
     assert [(r.workload.slug, r.best.provider) for r in report.rows] == [("support-agent", "deepinfra"), ("search-ranker", "groq")]
     support, search = report.rows
-    assert support.saving == TODAY_COST - DEEPINFRA_COST
+    assert support.saving == (TODAY_COST - DEEPINFRA_COST).quantize(CENT)  # rounded once, where it is computed
     # Search ranker: DeepInfra (3.0 s) misses 1 s; Groq itself (0.7 s measured) is the cheapest that meets it: no saving.
     assert search.saving == 0
     assert report.today_total == 2 * TODAY_COST
-    assert report.saving_share == (TODAY_COST - DEEPINFRA_COST) / (2 * TODAY_COST)
+    assert report.saving_total == support.saving + search.saving  # the total is the sum of the rows as shown
+    assert report.saving_share == (TODAY_COST - DEEPINFRA_COST).quantize(CENT) / (2 * TODAY_COST)
 
 
 def test_a_routing_policys_allowed_set_limits_the_choice(traffic, support_agent):
@@ -55,7 +58,10 @@ def test_a_member_sees_only_their_teams_workloads(traffic, sam):
 
 def test_the_savings_page_ranks_workloads_and_states_the_share(traffic, client_as, fiona):
     page = client_as(fiona).get("/savings/").content.decode()
-    assert "Routing each workload to its best offering would cost <strong>36.9 %</strong> less than today" in page
+    assert "Routing each workload to its best offering would cost <strong>37.0 %</strong> less than today" in page
+    today = today_utc()
+    first, last = today - dt.timedelta(days=30), today - dt.timedelta(days=1)
+    assert f"Basis: the last 30 days ({first:%-d %b} – {last:%-d %b %Y})." in page  # the basis, named
     csv = client_as(fiona).get("/savings/", {"csv": "savings"}).content.decode().splitlines()
     assert csv[0].startswith("Workload,Team,Family,Last 30 days,Best offering")
     assert csv[1].startswith("Support agent,Support Platform,gpt-oss-120b,0.0405")

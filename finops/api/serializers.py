@@ -364,7 +364,7 @@ class ContractSerializer(serializers.Serializer):
     days_to_notice_deadline = serializers.IntegerField(help_text="Negative once the deadline has passed.")
     consumed = money_field(help_text="Covered spend from the term's start to today, in `currency`.")
     expected_to_date = money_field(help_text="Each commitment period's amount × the share of its days gone.")
-    projected = money_field(help_text="Consumed + the run rate over the days left, per period.")
+    projected = money_field(help_text="Consumed + the forecast of the days left (finops.forecast), per period.")
     shortfall = money_field(help_text="Σ per period max(0, committed − projected): committed money left unused.")
     overage = money_field(help_text="Σ per period max(0, projected − committed).")
     renewal_baseline = money_field(allow_null=True, help_text="Last 3 complete months' average × renewal_term_months; "

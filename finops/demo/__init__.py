@@ -135,8 +135,8 @@ def contracts_load(*, today: dt.date) -> list[dict]:
     bedrock = _contract(MONTHLY_CONTRACT, "bedrock-us-east-1", start=bedrock_start, end=add_months(bedrock_start, 12),
                         commitment_basis=CommitmentBasis.MONTHLY, auto_renew=True, notice_days=30,
                         owner="cloud@demo.example", notes="AWS private pricing: a monthly Bedrock spend commitment.")
-    run_rate = contract_status(bedrock, today=today).run_rate or Decimal(0)
-    _commit(bedrock, (run_rate * 30 * Decimal("0.8")).quantize(Decimal(100)))
+    this_month = next(p for p in contract_status(bedrock, today=today).periods if p.start <= today < p.end)
+    _commit(bedrock, (this_month.projected * Decimal("0.8")).quantize(Decimal(100)))  # forecast to go over it
     return [_contract_line(contract, today) for contract in (anthropic, openai, bedrock)]
 
 

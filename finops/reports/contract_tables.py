@@ -16,8 +16,8 @@ CONTRACTS = Table("contracts", (
     Column("Start", "start", "date"), Column("End", "last_day", "date", help="The term's last day (UTC)."),
     Column("Committed", "committed", "money", currency="currency"), Column("Consumed", "consumed", "money", currency="currency"),
     Column("Expected to date", "expected", "money", currency="currency", help="The commitment × the share of the term gone (per period)."),
-    Column("Projected", "projected", "money", currency="currency", help="Consumed + the run rate × the days left."),
-    Column("Shortfall", "shortfall", "money", currency="currency", help="Committed and, at the run rate, not used."),
+    Column("Projected", "projected", "money", currency="currency", help="Consumed + the forecast of the days left (finops.forecast)."),
+    Column("Shortfall", "shortfall", "money", currency="currency", help="Committed and, by the forecast, not used."),
     Column("Overage", "overage", "money", currency="currency", help="Projected above the commitment."),
 ), empty="No contracts yet.")
 

@@ -30,7 +30,7 @@ SUMMARY = Table("summary", (
     Column("Quarter to date", "qtd_cost", "money", help="The quarter's spend up to the month's end"),
     Column("Year to date", "ytd_cost", "money", help="The year's spend up to the month's end"),
     Column("Forecast next month", "forecast_next", "money",
-           help="The month's last 7 days' daily average × the days of next month"),
+           help="finops.forecast from the daily spend up to the month's end: by day of week with trend (docs/forecast.md)"),
     Column("Unattributed", "unattributed_cost", "money", help="Spend no attribution rule gives to a workload"),
 ))
 
@@ -88,7 +88,7 @@ COMMITMENTS = Table("commitments", (
     Column("Committed", "committed", "money", currency="currency"),
     Column("Consumed", "consumed", "money", currency="currency", help="Covered spend up to the month's end"),
     Column("Plan to date", "expected", "money", currency="currency", help="The commitment × the share of the period gone"),
-    Column("Projected", "projected", "money", currency="currency", help="Consumed + the run rate × the days left"),
+    Column("Projected", "projected", "money", currency="currency", help="Consumed + the forecast of the days left"),
     Column("Status", "status", "badge"),
 ), empty="No contract in force this month.")
 
@@ -130,7 +130,7 @@ SOURCES = Table("sources", (
 
 SAVINGS = Table("savings", (
     Column("Workload", "workload"), Column("Team", "team"), Column("Family", "family"),
-    Column("This month", "today_cost", "money", help="What this part of the workload cost over the month's last 30 days"),
+    Column("This month", "today_cost", "money", help="What this part of the workload cost in the report's month (the month to date for the current one)"),
     Column("Best offering", "best"), Column("Its monthly cost", "best_cost", "money"),
     Column("Saving / month", "saving", "money"), Column("SLA", "sla"),
 ), empty="No workload could move to a cheaper offering that meets its SLA.")

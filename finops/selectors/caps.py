@@ -4,34 +4,27 @@
 for its period, today's partial day included (a threshold is crossed as soon as the money is spent). Unpriced
 usage in scope is counted apart (`unpriced_tokens`), never as $0.
 
-**Forecast** = spend of the period's complete days (before today) + a daily rate × the days left (today
-included), never below what is already spent. The daily rate, in order of preference:
-1. the **median** of the scope's daily spend over the last RATE_DAYS complete days (days without spend count as
-   $0), when the scope has spend on at least MIN_HISTORY_DAYS of them — one noisy day moves a median of seven by
-   at most one rank, so day 1 of a month does not forecast a breach from a single spike;
-2. else the **previous period's daily average** (its spend / its days), when it had any spend;
-3. else no forecast ("not enough history").
-`forecast_method` says which was used; the cap page and the email show it.
+**Forecast**: finops.forecast (by day of week with a trend and an 80 % range) of the scope's daily spend for the
+cap's period, seen today, never below what is already spent; `forecast_method` says how it was made ("not enough
+history" without one), the cap page and the email show it with its range.
 
 **Status**, most urgent first: `breached` (spend ≥ amount), `forecast` (forecast to exceed the amount before the
 period ends), `warning` (a threshold below 100 % crossed), `ok`.
 """
 
 import datetime as dt
-import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.db.models import Q, QuerySet, Sum
 
+from finops.forecast import Forecast, forecast, history_start
 from finops.models import Cap, CapPeriod, CapScope, DailySpend
 from finops.months import month_of, next_month
 
 from .spend import UNPRICED_TOKEN_SUM, ZERO, period
 
-RATE_DAYS = 7
-MIN_HISTORY_DAYS = 5
 SCOPE_KEYS = {CapScope.TEAM: "team_id", CapScope.WORKLOAD: "workload_id", CapScope.PROVIDER: "provider_id",
               CapScope.ACCOUNT: "account_id", CapScope.ORG: None}
 STATUS_LABELS = {"breached": "Breached", "forecast": "Forecast to breach", "warning": "Warning", "ok": "OK"}
@@ -44,10 +37,6 @@ def period_bounds(period: str, day: dt.date) -> tuple[dt.date, dt.date]:
         start = dt.date(day.year, 3 * ((day.month - 1) // 3) + 1, 1)
         return start, next_month(next_month(next_month(start)))
     return month_of(day), next_month(day)
-
-
-def previous_bounds(period: str, start: dt.date) -> tuple[dt.date, dt.date]:
-    return period_bounds(period, start - dt.timedelta(days=1))
 
 
 def period_label(period: str, start: dt.date) -> str:
@@ -65,11 +54,24 @@ class CapStatus:
     spent: Decimal
     unpriced_tokens: int
     complete_days_spent: Decimal
-    daily_rate: Decimal | None
-    forecast: Decimal | None
-    forecast_method: str  # "median of the last 7 days", "previous period's daily average", "not enough history"
-    days_left: int
+    projection: Forecast  # finops.forecast of the period, seen today
     crossed: list[int] = field(default_factory=list)  # thresholds (%) at or below the spend
+
+    @property
+    def forecast(self) -> Decimal | None:
+        return self.projection.total
+
+    @property
+    def forecast_method(self) -> str:
+        return self.projection.method
+
+    @property
+    def daily_rate(self) -> Decimal | None:
+        return self.projection.daily_rate
+
+    @property
+    def days_left(self) -> int:
+        return self.projection.days_left
 
     @property
     def percent(self) -> Decimal:
@@ -110,27 +112,23 @@ def scoped(rows: QuerySet[DailySpend], cap: Cap) -> QuerySet[DailySpend]:
 
 def cap_statuses(caps: list[Cap], *, today: dt.date, rows: QuerySet[DailySpend] | None = None) -> list[CapStatus]:
     """The status of each cap for the period holding `today`, in a handful of grouped reads whatever the number
-    of caps (per scope kind and period kind: the period's sums, the last days by day, the previous period)."""
+    of caps (per scope kind and period kind: the period's sums, the days of the forecast's history)."""
     rows = DailySpend.objects.all() if rows is None else rows
     by_kind: dict[tuple[str, str], list[Cap]] = defaultdict(list)
     for cap in caps:
         by_kind[(cap.scope, cap.period)].append(cap)
     found: dict[int, CapStatus] = {}
-    rate_start = today - dt.timedelta(days=RATE_DAYS)
     for (scope, period_kind), group in by_kind.items():
         key = SCOPE_KEYS[scope]
         start, end = period_bounds(period_kind, today)
-        prev_start, prev_end = previous_bounds(period_kind, start)
         wanted = {getattr(cap, key) for cap in group} if key else None
         narrowed = rows if key is None else rows.filter(**{f"{key}__in": wanted})
         group_by = (key,) if key else ()
         now = _sums(period(narrowed, start, end), group_by, today)
-        previous = _sums(period(narrowed, prev_start, prev_end), group_by, today)
-        daily = _daily(period(narrowed, rate_start, today), key)
+        daily = _daily(period(narrowed, min(start, history_start(today)), today), key)
         for cap in group:
             target = getattr(cap, key) if key else None
-            found[cap.id] = _status(cap, start, end, today, now.get(target, {}), previous.get(target, {}),
-                                    daily.get(target, {}), (prev_end - prev_start).days, rate_start)
+            found[cap.id] = _status(cap, start, end, today, now.get(target, {}), daily.get(target, {}))
     return [found[cap.id] for cap in caps]
 
 
@@ -148,35 +146,19 @@ def _sums(rows: QuerySet[DailySpend], group_by: tuple, today: dt.date) -> dict:
 
 
 def _daily(rows: QuerySet[DailySpend], key: str | None) -> dict:
-    """{scope id: {day: cost}} over the rate window."""
+    """{scope id: {day: cost}} over the forecast's history and the period's complete days."""
     found: dict = defaultdict(dict)
     for row in rows.values("day", *((key,) if key else ())).annotate(cost=Sum("reporting_cost")).order_by():
         found[row[key] if key else None][row["day"]] = row["cost"] or ZERO
     return found
 
 
-def _status(cap: Cap, start: dt.date, end: dt.date, today: dt.date, now: dict, previous: dict, daily: dict,
-            previous_days: int, rate_start: dt.date) -> CapStatus:
+def _status(cap: Cap, start: dt.date, end: dt.date, today: dt.date, now: dict, daily: dict) -> CapStatus:
     spent = now.get("cost") or ZERO
-    complete = now.get("complete") or ZERO
-    days_left = max(0, (end - max(today, start)).days)
-    rate, method = daily_rate(daily, rate_start, previous.get("cost"), previous_days)
-    forecast = None if rate is None else max(spent, complete + rate * days_left)
     crossed = sorted(t for t in cap.thresholds if spent * HUNDRED >= cap.amount * t)
     return CapStatus(cap=cap, period_start=start, period_end=end, spent=spent, unpriced_tokens=now.get("unpriced") or 0,
-                     complete_days_spent=complete, daily_rate=rate, forecast=forecast, forecast_method=method,
-                     days_left=days_left, crossed=crossed)
-
-
-def daily_rate(daily: dict[dt.date, Decimal], rate_start: dt.date, previous_cost: Decimal | None,
-               previous_days: int) -> tuple[Decimal | None, str]:
-    """The forecast's daily rate and how it was chosen (module docstring)."""
-    days = [rate_start + dt.timedelta(days=n) for n in range(RATE_DAYS)]
-    if sum(1 for day in days if daily.get(day)) >= MIN_HISTORY_DAYS:
-        return statistics.median(daily.get(day, ZERO) for day in days), f"median of the last {RATE_DAYS} days"
-    if previous_cost:
-        return previous_cost / previous_days, "previous period's daily average"
-    return None, "not enough history"
+                     complete_days_spent=now.get("complete") or ZERO,
+                     projection=forecast(daily, start=start, end=end, as_of=today, at_least=spent), crossed=crossed)
 
 
 def cap_drivers(cap: Cap, *, start: dt.date, end: dt.date, rows: QuerySet[DailySpend] | None = None, limit: int = 5) -> dict:

@@ -11,10 +11,10 @@ Definitions (UTC days, half-open periods, money in the contract's currency):
   lost, and spending more in one does not make up for another.
 - **Consumed**: covered spend from the term's start to today (today's partial day included), per period.
 - **Expected to date**: each period's commitment × the share of its days already gone (straight line).
-- **Run rate**: the average daily covered spend of the last RUN_RATE_DAYS complete days (fewer when the term is
-  younger; none before the first complete day).
-- **Projected**: per period, consumed + run rate × its days left (today included); a finished period is what it
-  consumed. **Shortfall** = Σ max(0, commitment − projected) per period (money committed and not used);
+- **Projected**: per period, finops.forecast of the covered spend (by day of week with a trend, from the last
+  eight weeks, the same forecast as the overview, the caps and the report), never below what the period has
+  consumed; a finished period is what it consumed. **Run rate**: the forecast's average daily spend over the current
+  period's days left (none without enough history, or once the term has ended). **Shortfall** = Σ max(0, commitment − projected) per period (money committed and not used);
   **overage** = Σ max(0, projected − commitment).
 - **Renewal baseline**: the average monthly covered spend of the last 3 complete calendar months × the renewal
   term in months (fewer months when the covered accounts' spend starts later: the average runs from the first
@@ -41,12 +41,12 @@ from django.conf import settings
 from django.db.models import QuerySet, Sum, prefetch_related_objects
 
 from finops import display
+from finops.forecast import forecast, history_start
 from finops.models import CommitmentBasis, Contract, DailySpend
 from finops.months import month_of, next_month
 
 from .spend import ZERO, period
 
-RUN_RATE_DAYS = 30
 BASELINE_MONTHS = 3
 SHORTFALL_SHARE = Decimal("0.9")
 STATUS_LABELS = {"notice_passed": "Notice passed", "shortfall": "Shortfall risk", "overage": "Overage risk",
@@ -243,18 +243,18 @@ def contract_daily(contract: Contract, start: dt.date, end: dt.date) -> dict[dt.
 def contract_status(contract: Contract, *, today: dt.date) -> ContractStatus:
     status = ContractStatus(contract=contract, today=today, periods=commitment_periods(contract))
     baseline_start = add_months(month_of(today), -BASELINE_MONTHS)
-    daily = contract_daily(contract, min(contract.start, baseline_start), max(today + dt.timedelta(days=1), contract.start))
-    rate_start = max(contract.start, today - dt.timedelta(days=RUN_RATE_DAYS))
-    rate_days = (today - rate_start).days
-    if rate_days > 0:
-        status.run_rate = sum((v for d, v in daily.items() if rate_start <= d < today), ZERO) / rate_days
+    daily = contract_daily(contract, min(contract.start, baseline_start, history_start(today)),
+                           max(today + dt.timedelta(days=1), contract.start))
+    own = {d: v for d, v in daily.items() if d >= contract.start}  # the spend before the term is not the contract's
     for part in status.periods:
         part.consumed = sum((v for d, v in daily.items() if part.start <= d < part.end and d <= today), ZERO)
         length = (part.end - part.start).days
         gone = min(length, max(0, (today - part.start).days))
         part.expected = part.committed * gone / length if length else ZERO
-        left = max(0, (part.end - max(today, part.start)).days)
-        part.projected = part.consumed + (status.run_rate or ZERO) * left
+        projection = forecast(own, start=part.start, end=part.end, as_of=today, at_least=part.consumed)
+        part.projected = part.consumed if projection.total is None else projection.total
+        if status.run_rate is None and part.end > today:
+            status.run_rate = projection.daily_rate
     this_month = month_of(today)
     spent_days = [d for d in daily if baseline_start <= d < this_month]
     if spent_days:

@@ -12,7 +12,9 @@ from django.db.models import DateField, F, Q, QuerySet, Sum
 from django.db.models.functions import Cast, TruncMonth
 
 from finops import access
+from finops.forecast import Forecast, forecast, history_start
 from finops.models import CostBasis, DailySpend, MonthlySpend
+from finops.months import next_month
 
 from . import periods
 
@@ -121,8 +123,7 @@ def _month_periods(today: dt.date) -> dict[str, tuple[dt.date, dt.date]]:
     first = today.replace(day=1)
     last_month_first = (first - dt.timedelta(days=1)).replace(day=1)
     same_days_end = min(last_month_first + (today - first), first)
-    return {"this_month": (first, today), "same_days_last_month": (last_month_first, same_days_end),
-            "run_rate": (today - dt.timedelta(days=RUN_RATE_DAYS), today)}
+    return {"this_month": (first, today), "same_days_last_month": (last_month_first, same_days_end)}
 
 
 def month_to_date(rows: QuerySet[DailySpend], today: dt.date, *, known: dict[str, Totals] | None = None) -> MonthToDate:
@@ -133,7 +134,7 @@ def month_to_date(rows: QuerySet[DailySpend], today: dt.date, *, known: dict[str
 
 
 def month_periods_totals(rows: QuerySet[DailySpend], today: dt.date, **extra: tuple[dt.date, dt.date]) -> dict[str, Totals]:
-    """The totals month_to_date and month_forecast need, and any `extra` periods, in one query."""
+    """The totals month_to_date needs, and any `extra` periods, in one query."""
     return period_totals(rows, {**_month_periods(today), **extra})
 
 
@@ -141,34 +142,16 @@ def latest_day(rows: QuerySet[DailySpend]) -> dt.date | None:
     return rows.order_by("-day").values_list("day", flat=True).first()
 
 
-@dataclass(frozen=True)
-class Forecast:
-    month_start: dt.date
-    month_to_date: Decimal | None
-    daily_run_rate: Decimal | None
-    days_left: int
-
-    @property
-    def month_total(self) -> Decimal | None:
-        if self.month_to_date is None and self.daily_run_rate is None:
-            return None  # nothing priced yet this month nor lately: unknown, not $0
-        return (self.month_to_date or ZERO) + (self.daily_run_rate or ZERO) * self.days_left
+def daily_costs(rows: QuerySet[DailySpend], start: dt.date, end: dt.date) -> dict[dt.date, Decimal]:
+    """{day: priced spend} over [start, end): the daily series a forecast reads."""
+    grouped = period(rows, start, end).values("day").annotate(cost=Sum("reporting_cost")).order_by()
+    return {row["day"]: row["cost"] for row in grouped if row["cost"] is not None}
 
 
-RUN_RATE_DAYS = 7
-
-
-def month_forecast(rows: QuerySet[DailySpend], today: dt.date, *, known: dict[str, Totals] | None = None) -> Forecast:
-    """Month to date plus the average of the last RUN_RATE_DAYS complete days for every day left (today included)."""
-    known = known or period_totals(rows, _month_periods(today))
+def month_forecast(rows: QuerySet[DailySpend], today: dt.date) -> Forecast:
+    """This UTC month's total as finops.forecast sees it on `today`, from the rows' daily spend."""
     first = today.replace(day=1)
-    next_month = (first + dt.timedelta(days=32)).replace(day=1)
-    return Forecast(
-        month_start=first,
-        month_to_date=known["this_month"].cost,
-        daily_run_rate=None if known["run_rate"].cost is None else known["run_rate"].cost / RUN_RATE_DAYS,
-        days_left=(next_month - today).days,
-    )
+    return forecast(daily_costs(rows, min(first, history_start(today)), today), start=first, end=next_month(first), as_of=today)
 
 
 # --- any period, grouped any way (pages and their CSVs) ---
@@ -302,7 +285,7 @@ UNATTRIBUTED_COST = Sum("reporting_cost", filter=Q(workload__isnull=True))
 
 
 def month_spans(today: dt.date) -> dict[str, tuple[dt.date, dt.date]]:
-    """The spans month_to_date and month_forecast read (this month, the same days of last month, the run rate)."""
+    """The spans month_to_date reads (this month, the same days of last month)."""
     return _month_periods(today)
 
 

@@ -15,7 +15,8 @@ Decisions (docs/reports.md):
 - "As of": the figures that are states rather than sums (caps, contracts' consumption) are read as of the
   month's last day (today for the month to date), so a past month's report does not change with time. Renewals
   ahead are the exception: a list to act on, they look six months ahead from the day the report is made.
-- Forecast for next month: the month's last 7 days' daily average × the days of next month.
+- Forecast for next month: finops.forecast (by day of week with trend, and its range) from the daily spend up to
+  the month's end (or today).
 - Movers, both ways: the three workloads (unattributed counts as one) whose spend rose most from last month, then
   the three whose spend fell most, each change split into volume, price and mix effects over its provider × model
   parts (finops.movers).
@@ -30,6 +31,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from finops import movers
+from finops.forecast import forecast, history_start
 from finops.models import MonthlySpend, Provider, Team, Workload
 from finops.months import MonthError, month_of, next_month, parse_month
 from finops.reports import tco_json
@@ -41,7 +43,6 @@ from .spend_report import UNATTRIBUTED_LABEL, spend_rows
 
 TOP_WORKLOADS = 15
 MOVERS = 3
-FORECAST_DAYS = 7
 ZERO = Decimal(0)
 
 
@@ -260,20 +261,11 @@ def _summary(month_rows: dict, workloads: list[dict], daily, span: Span, month: 
     row["last_year_cost"] = last_year["cost"] if last_year else None
     row["yoy_change"] = spend.change(row["cost"], row["last_year_cost"])
     row["unattributed_cost"] = sum((w["cost"] for w in workloads if w.get("unattributed") and w["cost"] is not None), ZERO)
-    row["forecast_next"] = report_forecast_next_month(daily, span, month)
-    return row
-
-
-def report_forecast_next_month(daily, span: Span, month: dt.date) -> Decimal | None:
-    """The report's forecast of the month after `month`, read only from data up to the report's end (so a month's
-    report does not change later). The report's one forecast call site: when the shared forecast function lands
-    (issue 24, "One forecast"), this body becomes a call to it. Today: the month's last 7 days' daily average ×
-    the days of next month."""
-    rate_span = (max(span.start, span.end - dt.timedelta(days=FORECAST_DAYS)), span.end)
-    rate = spend.period_totals(daily, {"rate": rate_span})["rate"].cost
-    days = (rate_span[1] - rate_span[0]).days
     following = next_month(month)
-    return None if rate is None or not days else rate / days * (next_month(following) - following).days
+    projection = forecast(spend.daily_costs(daily, history_start(span.end), span.end),
+                          start=following, end=next_month(following), as_of=span.end)
+    row.update(forecast_next=projection.total, forecast_next_low=projection.low, forecast_next_high=projection.high)
+    return row
 
 
 def _to_date(read: dict, span: Span) -> dict:

@@ -262,7 +262,8 @@ class Sections:
     # --- savings ---
 
     def savings(self) -> list[dict]:
-        """The routing savings over the month's last 30 days: only the parts that would save money."""
-        return [row for row in saving_rows(savings(self.user, self.span.end)) if row["saving"]]
+        """The routing savings priced on the report's month (the Savings page's basis, over the calendar month:
+        its "This month" column is the month's spend of each part): only the parts that would save money."""
+        return [row for row in saving_rows(savings(self.user, self.span.end, start=self.span.start)) if row["saving"]]
 
 

@@ -34,6 +34,7 @@ from . import performance as performance_selector
 from . import spend
 
 WINDOW_DAYS = 30
+CENT = Decimal("0.01")
 THOUSAND = Decimal(1000)
 SPEND_MEASURES = {
     "input": Sum("input_tokens"), "cached": Sum("cached_input_tokens"), "cache_write": Sum("cache_write_tokens"),
@@ -207,9 +208,9 @@ def _usage(rows: list[dict]) -> Usage:
                  cached=total("cached"), output=total("output"), cost=cost)
 
 
-def usage_rows(user, today: dt.date, workload_ids: list[int] | None = None) -> list[dict]:
-    """The spend rollup of the last 30 days per workload × model, as the user may see it."""
-    start, end = window(today)
+def usage_rows(user, today: dt.date, workload_ids: list[int] | None = None, *, start: dt.date | None = None) -> list[dict]:
+    """The spend rollup of the last 30 days (or of [start, today)) per workload × model, as the user may see it."""
+    start, end = (start, today) if start is not None else window(today)
     daily = _spend(user).filter(workload__isnull=False)
     if workload_ids is not None:
         daily = daily.filter(workload_id__in=workload_ids)
@@ -250,14 +251,16 @@ class Saving:
         """What routing this part to its best offering saves a month; 0 when the best costs more than today."""
         if self.best is None or self.today_cost is None:
             return Decimal(0)
-        return max(Decimal(0), self.today_cost - self.best.monthly_cost)
+        # Rounded to the cent once, here: every total is the sum of the rows as shown.
+        return max(Decimal(0), self.today_cost - self.best.monthly_cost).quantize(CENT)
 
 
 @dataclass(frozen=True)
 class SavingsReport:
     rows: list[Saving]  # biggest saving first
     today_total: Decimal  # Σ today's cost of every workload part with a known cost
-    saving_total: Decimal
+    saving_total: Decimal  # Σ of the rows' savings, each rounded to the cent
+    basis: str = ""  # the spend the savings are priced on, in words: "the last 30 days (27 Oct – 25 Nov 2026)"
 
     @property
     def saving_share(self) -> Decimal | None:
@@ -265,8 +268,12 @@ class SavingsReport:
         return self.saving_total / self.today_total if self.today_total else None
 
 
-def savings(user, today: dt.date, cat: Catalogue | None = None) -> SavingsReport:
+def savings(user, today: dt.date, cat: Catalogue | None = None, *, start: dt.date | None = None) -> SavingsReport:
     """Per visible workload and family of its usage: the cheapest allowed offering that meets its SLA.
+
+    The basis (docs/whatif.md), one everywhere: each part's spend over a month — the last 30 complete days on the
+    Savings page, the report's calendar month (`start`: its first day, `today`: its end) in the monthly report —
+    against what the same volume would cost on the best offering. A "month" of saving is that period's.
 
     Allowed: the workload's routing policy's `allowed` set when it has one, else every offering of the family.
     A part whose cost today is unknown (unpriced) is listed and saves nothing.
@@ -276,7 +283,7 @@ def savings(user, today: dt.date, cat: Catalogue | None = None) -> SavingsReport
                 .select_related("primary__provider", "fallback__provider").prefetch_related("allowed__provider")}
     families = family_map()
     groups: dict[tuple[int, str], list[dict]] = {}
-    for row in usage_rows(user, today, list(workloads)):
+    for row in usage_rows(user, today, list(workloads), start=start):
         groups.setdefault((row["workload_id"], families.family_of(row["model"])), []).append(row)
     # Only the families in use (and those of the policies' allowed offerings) are read.
     wanted = {family for _, family in groups} | {o.family for p in policies.values() for o in p.allowed.all()}
@@ -301,7 +308,18 @@ def savings(user, today: dt.date, cat: Catalogue | None = None) -> SavingsReport
         results = compare(profile, candidates, today_cost=usage.cost)
         rows.append(Saving(workload, family, usage, results, best_of(results), policy))
     rows.sort(key=lambda s: (-s.saving, s.workload.slug, s.family))
-    return SavingsReport(rows, today_total, sum((s.saving for s in rows), Decimal(0)))
+    return SavingsReport(rows, today_total, sum((s.saving for s in rows), Decimal(0)), basis_words(today, start))
+
+
+def basis_words(today: dt.date, start: dt.date | None = None) -> str:
+    """"the last 30 days (27 Oct – 25 Nov 2026)"; "October 2026" for a calendar month; "November 2026 to date"."""
+    if start is not None and start.day == 1:
+        label = f"{start:%B %Y}"
+        whole = (start.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+        return label if today >= whole else f"{label} to date"
+    first, end = (start, today) if start is not None else window(today)
+    last = end - dt.timedelta(days=1)
+    return f"the last {(end - first).days} days ({first:%-d %b} – {last:%-d %b %Y})"
 
 
 # --- one what-if, from the options the command, the API and the page share ---

@@ -21,6 +21,13 @@ register.filter("price", display.price)
 register.filter("per_outcome", display.per_outcome)  # "$0.42", "$0.0042"
 register.filter("duration", display.duration)
 register.filter("model_name", display.model_name)
+register.filter("forecast", display.forecast)  # "forecast $X (range $L–$H)"
+
+
+@register.filter
+def forecast_short(value):
+    """The compact register of `forecast`, for cards: "forecast $95.0k (range $91.2k–$98.8k)"."""
+    return display.forecast(value, compact=True)
 
 
 @register.simple_tag

@@ -15,7 +15,8 @@ from django.views.decorators.http import require_safe
 from finops import access, charts, display
 from finops.models import AlertEvent, Workload
 from finops.reports import cap_tables
-from finops.selectors.caps import MIN_HISTORY_DAYS, RATE_DAYS, CapStatus, cap_daily, cap_drivers, cap_status, cap_statuses
+from finops.forecast import HISTORY_DAYS, MIN_HISTORY_DAYS
+from finops.selectors.caps import CapStatus, cap_daily, cap_drivers, cap_status, cap_statuses
 from finops.services import caps as cap_service
 
 from .cap_forms import CapForm
@@ -37,12 +38,12 @@ def bar(status: CapStatus) -> dict:
 
 
 def forecast_words(status: CapStatus) -> str:
-    """The forecast and how it was made, for a person: "median of the last 7 days: $412.50/day × 7 days left"."""
-    if status.daily_rate is None:
-        return (f"Not enough history to forecast: fewer than {MIN_HISTORY_DAYS} of the last {RATE_DAYS} days had spend, "
-                "and the previous period had none.")
+    """The forecast and how it was made, for a person: "$412.50/day on average for the 7 days left (by day of week
+    with trend, from the last 56 days)"."""
+    if status.forecast is None:
+        return (f"Not enough history to forecast: fewer than {MIN_HISTORY_DAYS} of the last {HISTORY_DAYS} days had spend.")
     days = f"{status.days_left} day{'s' if status.days_left != 1 else ''} left"
-    return f"{status.forecast_method}: {display.money_exact(status.daily_rate)}/day × {days}"
+    return f"{display.money_exact(status.daily_rate)}/day on average for the {days} ({status.forecast_method})"
 
 
 @require_safe
@@ -87,7 +88,7 @@ def cap_detail(request, pk):
     context = {
         "cap": cap, "status": status, "bar": bar(status), "chart": chart, "forecast_words": forecast_words(status),
         "overshoot": status.forecast - cap.amount if status.forecast_breach else None,
-        "rate_days": RATE_DAYS, "min_days": MIN_HISTORY_DAYS,
+        "history_days": HISTORY_DAYS, "min_days": MIN_HISTORY_DAYS,
         "specs": cap_tables, "workload_rows": workload_rows, "model_rows": model_rows, "alerts": alerts,
         "can_write": access.can_write_cap(request.user, cap), "secret_hint": cap_service.webhook_secret_hint(cap),
     }

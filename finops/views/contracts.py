@@ -17,7 +17,7 @@ from django.views.decorators.http import require_safe
 from finops import access, charts
 from finops.models import CommitmentBasis, Contract
 from finops.reports import contract_tables
-from finops.selectors.contracts import (BASELINE_MONTHS, RUN_RATE_DAYS, SHORTFALL_SHARE, ContractStatus, contract_daily,
+from finops.selectors.contracts import (BASELINE_MONTHS, SHORTFALL_SHARE, ContractStatus, contract_daily,
                                         advice_words, contract_status, contract_statuses, renewals_ahead)
 from finops.services import contracts as contract_service
 
@@ -88,7 +88,7 @@ def contract_detail(request, pk):
     daily = contract_daily(contract, contract.start, min(contract.end, today + DAY)) if today >= contract.start else {}
     periodic = contract.commitment_basis != CommitmentBasis.TERM
     chart = charts.contract_burn_down(
-        daily, start=contract.start, end=contract.end, committed=status.committed, run_rate=status.run_rate, today=today,
+        daily, start=contract.start, end=contract.end, committed=status.committed, projected=status.projected, today=today,
         currency=contract.currency,
         periods=[(p.start, p.committed, p.consumed, p.projected) for p in status.periods] if periodic else None)
     period_rows = [{"start": p.start, "last_day": p.end - DAY, "committed": p.committed, "consumed": p.consumed,
@@ -109,7 +109,7 @@ def contract_detail(request, pk):
     return render(request, "finops/contract_detail.html", {
         "contract": contract, "status": status, "chart": chart, "periodic": periodic, "period_rows": period_rows,
         "past_rows": past_rows, "specs": contract_tables, "advice": advice_words(status),
-        "run_rate_days": RUN_RATE_DAYS, "baseline_months": BASELINE_MONTHS,
+        "baseline_months": BASELINE_MONTHS,
         "shortfall_share": int(SHORTFALL_SHARE * 100), "can_write": access.is_admin(request.user),
         "accounts": list(contract.accounts.all()), "last_day": contract.end - DAY,
         "reporting_currency": settings.FINOPS_REPORTING_CURRENCY,

@@ -144,7 +144,7 @@ def overview(request):
     context.update(
         mtd=spend.month_to_date(scope.daily, scope.today, known=month),
         mtd_totals=month["this_month"],
-        forecast=spend.month_forecast(scope.daily, scope.today, known=month),
+        forecast=spend.month_forecast(scope.daily, scope.today),
         latest_day=spend.latest_day(scope.daily),
         monthly_points=scope.long,
         tables={name: rows for name, (_, rows) in tables.items()},
