@@ -69,11 +69,12 @@ system-packages:
 # The old name of the target above (it installed only Chromium).
 chromium: system-packages
 
-# The whole suite (what CI runs), in parallel: pytest-xdist, TEST_WORKERS processes (one per core by default), each
-# on its own test database and Redis database (finops/settings_test.py); a test file stays on one worker, so its
-# module fixtures (the demo organisation) are built once.
-TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
-TEST_PARALLEL := -n $(TEST_WORKERS) --dist loadfile
+# The whole suite (what CI runs). TEST_WORKERS=2 (or more) runs it with pytest-xdist, each worker on its own test
+# database and Redis database (finops/settings_test.py), a test file kept on one worker. Not yet the default: the
+# suite still depends on pytest-django's serial order (transactional tests flush the seeded providers, and a few
+# module fixtures commit rows), and a parallel run on 2026-11-26 failed 475 tests that pass serially.
+TEST_WORKERS ?= 1
+TEST_PARALLEL := $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile,)
 
 test: install focus-validator services system-packages
 	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(BIN)/python -m pytest $(TEST_PARALLEL) $(PYTEST_ARGS)

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('finops', '0022_audit_log_and_api_tokens'),
+        ('finops', '0023_focus_scope_and_signed_counts'),
     ]
 
     operations = [
@@ -15,11 +15,11 @@ class Migration(migrations.Migration):
             name='GatewayCacheHit',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('input_tokens', models.PositiveBigIntegerField(default=0, help_text='Uncached input tokens.')),
-                ('cached_input_tokens', models.PositiveBigIntegerField(default=0, help_text='Input tokens read from a cache.')),
-                ('cache_write_tokens', models.PositiveBigIntegerField(default=0, help_text='Input tokens written to a cache.')),
-                ('output_tokens', models.PositiveBigIntegerField(default=0)),
-                ('requests', models.PositiveBigIntegerField(default=0)),
+                ('input_tokens', models.BigIntegerField(default=0, help_text='Uncached input tokens.')),
+                ('cached_input_tokens', models.BigIntegerField(default=0, help_text='Input tokens read from a cache.')),
+                ('cache_write_tokens', models.BigIntegerField(default=0, help_text='Input tokens written to a cache.')),
+                ('output_tokens', models.BigIntegerField(default=0)),
+                ('requests', models.BigIntegerField(default=0)),
                 ('period_start', models.DateTimeField(help_text='UTC, inclusive (an hour).')),
                 ('period_end', models.DateTimeField(help_text='UTC, exclusive.')),
                 ('model', models.CharField(help_text='Normalised model id (finops.modelids).', max_length=200)),

@@ -178,7 +178,7 @@ def _optional_count(help_text: str = "") -> models.PositiveBigIntegerField:
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("finops", "0022_audit_log_and_api_tokens"),
+        ("finops", "0024_gateway_cache_hits"),
     ]
 
     operations = [

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('finops', '0022_audit_log_and_api_tokens'),
+        ('finops', '0026_report_restated_deliveries'),
     ]
 
     operations = [

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('finops', '0022_audit_log_and_api_tokens'),
+        ('finops', '0027_idempotency_senders_and_resubscription'),
     ]
 
     operations = [
