@@ -15,7 +15,7 @@ from django.db import transaction
 
 from finops.models import (
     Account, AlertEvent, AlertKind, AttributionRule, Cap, CapScope, Contract, IngestRun, Membership, Offering, Provider,
-    ReattributionJob, Team, User, Workload,
+    ReattributionJob, ReportSubscription, Team, User, Workload,
 )
 from finops.services.users import user_set_role
 from ingest.services import usage_file_import
@@ -47,6 +47,7 @@ class World:
     offering: Offering
     job: ReattributionJob
     focus_account: Account  # a FOCUS file account (its services page, its PATCH in the API)
+    report_subscription: ReportSubscription  # finance's subscription to the monthly report (its email preview)
 
     def of(self, side: str) -> TeamObjects:
         return self.a if side == "a" else self.b
@@ -102,7 +103,9 @@ def build_world() -> World:
     job = ReattributionJob.objects.create(requested_by=users["admin"], reason="rule changed")
     focus_account = Account.objects.create(name="bedrock-files", provider=Provider.objects.get(slug="aws-bedrock"),
                                            connector="focus_file")
-    return World(users, a, b, file_account, api_account, run, org_cap, contract, offering, job, focus_account)
+    report_subscription = ReportSubscription.objects.create(email="finance@example.com", user=users["finance"])
+    return World(users, a, b, file_account, api_account, run, org_cap, contract, offering, job, focus_account,
+                 report_subscription)
 
 
 class WorldOnce:

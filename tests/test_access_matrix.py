@@ -179,6 +179,8 @@ PAGES: dict[str, Page] = {
     "report-focus": Page(GET, read=readers, kwargs=lambda w, o: {"month": REPORT_MONTH}),
     "report-publish": Page(POST, read=readers, change=readers, kwargs=lambda w, o: {"month": REPORT_MONTH}),
     "report-subscriptions": Page(BOTH, read=readers, change=readers),
+    "report-subscription-email": Page(BOTH, read=admins, change=admins, kwargs=pk("report_subscription")),
+    "report-subscription-email-html": Page(GET, read=admins, kwargs=pk("report_subscription")),
     "token-list": Page(BOTH, change=everyone),
     "audit-log": Page(GET, read=admins),
 }

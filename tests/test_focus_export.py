@@ -226,10 +226,11 @@ def test_taxes_and_credits_are_their_own_charge_categories_without_quantities(or
         # FOCUS 1.2: PricingCurrency and PricingCurrencyEffectiveCost are never null, a tax's and a credit's too.
         assert (row["PricingCurrency"], row["PricingCurrencyEffectiveCost"]) == (row["BillingCurrency"], row["EffectiveCost"])
     # A usage line without tokens (the AWS export's EC2 meter, which the account includes; a line without a model)
-    # counts its requests, not tokens of no kind; its SkuId has a SkuMeter (FOCUS SkuMeter-C-005-C).
+    # counts its requests, not tokens of no kind; with no model it has no SkuId, so no SkuMeter either (FOCUS
+    # SkuMeter-C-003-C and -004-C); a request-only line with a model has both (SkuMeter-C-005-C, the validator test).
     (ec2,) = [r for r in rows if r["ChargeCategory"] == "Usage" and r["ProviderName"] == "AWS Bedrock" and r["x_ModelAsBilled"] == ""]
-    assert (ec2["ConsumedQuantity"], ec2["ConsumedUnit"], ec2["PricingUnit"], ec2["SkuMeter"]) == ("0", "Requests", "Requests", "Requests")
-    assert ec2["SkuId"]
+    assert (ec2["ConsumedQuantity"], ec2["ConsumedUnit"], ec2["PricingUnit"]) == ("0", "Requests", "Requests")
+    assert ec2["SkuId"] == ec2["SkuMeter"] == ""
 
 
 def test_cells_a_spreadsheet_would_run_as_formulas_are_neutralised(organisation):

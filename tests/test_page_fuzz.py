@@ -79,6 +79,8 @@ PARAMS: dict[str, tuple[str, ...] | None] = {
     "report-focus": ("version",),
     "report-publish": None,
     "report-subscriptions": (),
+    "report-subscription-email": (),
+    "report-subscription-email-html": (),
     "token-list": (),
     "audit-log": ("entity", "action", "actor", "q", "start", "end", "page", "csv"),
     # OWN_TESTS' pages (their kwargs are given here)

@@ -227,7 +227,8 @@ def focus_rows(lines: Iterable[dict]) -> Iterator[str]:
                         list_price = list_prices[rates[single]]
             else:
                 consumed = pricing = str(requests)
-                consumed_unit = pricing_unit = meter = "Requests"
+                consumed_unit = pricing_unit = "Requests"
+                meter = "Requests" if model else ""  # FOCUS: a SkuMeter only beside a SkuId (a line without a model has neither)
             frequency, standard, pricing_currency, pricing_effective = "Usage-Based", "Standard", currency, effective
         else:
             label = CATEGORY_LABELS[category]

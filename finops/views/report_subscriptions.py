@@ -184,9 +184,10 @@ def subscription_email(request, pk: int):
 def subscription_email_html(request, pk: int):
     """The HTML part, alone, under a CSP of its own: an email's inline styles, nothing that runs, framed only here."""
     _, _, message = _preview(_managed(request, pk))
-    if message is None:
-        raise Http404("Nothing to send.")
-    html = next(content for content, mimetype in message.alternatives if mimetype == "text/html")
+    if message is None:  # the preview page says so beside this frame; the frame stays a page, not an error
+        html = "<p style=\"font-family: sans-serif\">Nothing is due for this address.</p>"
+    else:
+        html = next(content for content, mimetype in message.alternatives if mimetype == "text/html")
     response = HttpResponse(html, content_type="text/html; charset=utf-8")
     response["Content-Security-Policy"] = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
                                            "frame-ancestors 'self'; sandbox")
