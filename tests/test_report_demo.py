@@ -5,8 +5,11 @@ import datetime as dt
 import re
 from decimal import Decimal
 
+from django.core import mail
+
 from finops import display
 from finops.demo import load_demo
+from finops.emails import REPORT_MOVERS
 from finops.demo.reports import reports_load
 from finops.models import ReportSnapshot, ReportSubscription
 from finops.report_delivery import reports_send
@@ -22,37 +25,39 @@ TODAY = dt.date(2026, 12, 5)  # November's report: the Anthropic contract's noti
 def test_the_demo_subscribes_the_cfo_publishes_november_leaves_a_restatement_and_emails_a_full_summary(
         client_as, ada, settings, time_machine):
     time_machine.move_to(dt.datetime(2026, 12, 5, 8, tzinfo=dt.UTC))  # the clock runs on from there
-    load_demo(today=TODAY)
-    story = reports_load(today=TODAY)
+    load_demo(today=TODAY)  # cfo is emailed version 1, a day is restated, version 2 publishes it
+    (message,) = [m for m in mail.outbox if m.to == ["cfo@demo.example"] and m.attachments]  # the report, its PDF
+    story = reports_load(today=TODAY)  # loading the story again: no new version, the same restatement
 
-    assert (story["month"], story["version"], story["restated_account"]) == (NOVEMBER, 1, "anthropic-prod")
+    assert (story["month"], story["version"], story["restated_version"], story["restated_account"]) == (
+        NOVEMBER, 2, 2, "anthropic-prod")
+    assert ReportSnapshot.objects.count() == 2
     cfo = ReportSubscription.objects.get(user__username="cfo")
     assert (cfo.email, cfo.active, cfo.day_of_month) == ("cfo@demo.example", True, 3)
     difference = (story["restated_cost"] - story["published_cost"]).quantize(Decimal("0.01"))
     assert difference > 0
     text = client_as(ada).get("/reports/2026-11/").content.decode()
-    assert "Restated since version 1 was published" in text and "anthropic-prod" in text
-    assert f"+${difference:,}" in text
+    assert "No change since version 2 was published" in text and ">v1</a>" in text and ">v2</a>" in text
+    (sent_version,) = re.findall(r'data-email="cfo@demo.example">.*?data-testid="version-sent">(.*?)</td>', text, re.S)
+    # Loading the story again sent what it left due: cfo's one "restated" email of version 2 (the page says so).
+    (restated,) = [m for m in mail.outbox if m.to == ["cfo@demo.example"] and m.attachments and m is not message]
+    assert "restated" in restated.subject.lower() and sent_version == "v2 (restated from v1)"
 
-    load_demo(today=TODAY)  # loading the demo again: no new version, the same restatement
-    again = reports_load(today=TODAY)
-    assert again["version"] == 1 and ReportSnapshot.objects.count() == 1
-    assert f"+${difference:,}" in client_as(ada).get("/reports/2026-11/").content.decode()
-
-    with FakeSmtpServer() as smtp:
+    with FakeSmtpServer() as smtp:  # nothing is left due: no email goes out twice
         smtp.use(settings)
         reports_send(now=dt.datetime(2026, 12, 5, 9, tzinfo=dt.UTC))
-    (message,) = smtp.messages
-    assert smtp.envelopes == [["cfo@demo.example"]]
-    report = TcoReport.from_json(ReportSnapshot.objects.get().figures)  # version 1, as published: not restated
-    body = message.get_body(("plain",)).get_content()
+    assert smtp.messages == []
+
+    # The monthly email cfo got during the load: version 1 as published, with its full summary.
+    report = TcoReport.from_json(ReportSnapshot.objects.get(version=1).figures)  # as published: not restated
+    body = message.body
     money = display.money_exact
     caps, renewals = report.rows("caps"), report.rows("renewals")
     savings = [row for row in report.rows("savings") if row["saving"]]
     assert report.rows("movers") and caps and renewals and savings, "the demo's November has every part to show"
     assert f"Total spend: {money(report.summary['cost'])}" in body
     assert f"Forecast for next month: {money(report.summary['forecast_next'])}" in body
-    for row in report.rows("movers"):
+    for row in sorted(report.rows("movers"), key=lambda r: -abs(r["change"]))[:REPORT_MOVERS]:  # the largest either way
         assert row["label"] in body and money(row["change"]).lstrip("-") in body
     for row in caps[:5]:
         assert f"{row['label']} ({row['scope']}, {row['period']}): {money(row['spent'])} of {money(row['amount'])}" in body
