@@ -109,12 +109,14 @@ def test_pages_are_a4_numbered_labelled_and_nothing_runs_off_the_edge(october, p
     total = len(pdf_pages)
     assert total >= 3
     label = "Provisional" if october.provisional else "Final"
-    assert label in pdf_pages[0]["text"] and "Not published" in pdf_pages[0]["text"]
+    # The demo published October: its live PDF says so on the cover, never "Not published".
+    assert label in pdf_pages[0]["text"] and "Live figures · version" in pdf_pages[0]["text"]
+    assert "Not published" not in pdf_pages[0]["text"]
     for page in pdf_pages:
         assert page["size"] == pytest.approx(A4_PT, abs=0.5)
         assert f"Page {page['number']} of {total}" in page["text"]
         if page["number"] > 1:  # the running head: month, provisional or final, version
-            assert f"TCO report · October 2026 · {label} · not published" in _flat(page["text"])
+            assert f"TCO report · October 2026 · {label} · live figures, version" in _flat(page["text"])
         width = page["size"][0]
         off = [word for x0, x1, word in page["words"] if x0 < MARGIN_PT - 2 or x1 > width - MARGIN_PT + 2]
         assert not off, f"page {page['number']}: words outside the margins: {off[:10]}"
@@ -140,7 +142,7 @@ def test_a_published_version_prints_its_version_and_its_figures(october, tmp_pat
     snapshot = report_publish(report=october, by=User.objects.get(username="cfo"))
     pages = _pages(report_pdf(TcoReport.from_json(snapshot.figures), snapshot=snapshot), tmp_path)
     assert f"Published version {snapshot.version}" in pages[0]["text"] and "by cfo" in _flat(pages[0]["text"])
-    assert f"· version {snapshot.version}" in _flat(pages[1]["text"])
+    assert f"· published version {snapshot.version}" in _flat(pages[1]["text"])
     assert display.money_exact(october.summary["cost"]) in _flat(pages[0]["text"])
 
 
