@@ -64,7 +64,8 @@ class BatchSizeMiddleware:
         if limit is None or length <= limit[0]:
             return None
         message = (f"The request is {length:,} bytes; this endpoint takes at most {limit[0]:,} ({limit[1]}). "
-                   + (f"{BIGGER}." if match.url_name in BATCH_URLS else "Split the file."))
+                   + (f"{BIGGER}." if match.url_name in BATCH_URLS else
+                      "Import it on the server with `manage.py import_usage` instead."))
         if request.path_info.startswith("/api/"):
             return HttpResponse(json.dumps({"detail": message}), status=413, content_type="application/json")
         back = (reverse("workload-detail", kwargs=match.kwargs) if match.url_name == "workload-outcomes-upload"

@@ -80,6 +80,7 @@ PARAMS: dict[str, tuple[str, ...] | None] = {
     "report-publish": None,
     "report-subscriptions": (),
     "report-subscription-email": (),
+    "source-focus-services": (),
     "report-subscription-email-html": (),
     "token-list": (),
     "audit-log": ("entity", "action", "actor", "q", "start", "end", "page", "csv"),

@@ -26,6 +26,11 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+# Transactional, so pytest-django runs it after the real-worker tests (tests/integration/): it points this process's
+# Celery app at a stopped Redis, and the app's connection pools would outlive the test's restore of its settings.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
 @pytest.fixture(scope="module")
 def lost_redis():
     """A redis-server that answered once and was then stopped: its URL, with nothing listening behind it."""
@@ -56,12 +61,23 @@ def redis_down(lost_redis, settings):
     before = {name: celery_app.conf.get(name) for name in names}
     celery_app.conf.update(dict(zip(names, (False, lost_redis, lost_redis, lost_redis), strict=True)))
     assert not celery_app.conf.task_always_eager and celery_app.conf.broker_write_url == lost_redis
+    _fresh_broker_connections()
     yield lost_redis
     celery_app.conf.update(before)
+    _fresh_broker_connections()
+
+
+def _fresh_broker_connections() -> None:
+    """Celery keeps its connection and producer pools for the process: after pointing the broker elsewhere and
+    back, drop them, or later tests in this process would publish to the stopped server (and lose the messages)."""
+    if celery_app._pool is not None:
+        celery_app._pool.force_close_all()
+        celery_app._pool = None
+    celery_app.amqp._producer_pool = None
 
 
 @pytest.fixture
-def api_account(db):
+def api_account(reseeded):
     return Account.objects.create(name="openai-api", provider=Provider.objects.get(slug="openai"),
                                   connector="openai_api", credentials_env="OPENAI_ADMIN_KEY")
 

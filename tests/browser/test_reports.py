@@ -43,7 +43,7 @@ def test_finance_reads_every_section_with_its_charts_and_a_team_lead_gets_404(pa
         assert image.evaluate("img => img.complete && img.naturalWidth > 300 && img.getBoundingClientRect().height > 60"), name
         assert "Biggest movers" in page.locator("figure[data-chart=movers] img").get_attribute("alt")
     figures = page.locator("dl.figures[data-table=summary]")
-    assert "Forecast next month" in figures.inner_text() and figures.locator(".fig").count() == 13
+    assert "Forecast next month" in figures.inner_text() and figures.locator(".fig").count() == 15  # with quarter and year to date
 
     # A phone: the charts and tables scroll inside their cards, never the page.
     page.set_viewport_size({"width": 390, "height": 844})
