@@ -1,4 +1,4 @@
-"""Rebuild finops/data/price_catalog.csv from the LiteLLM price map in ../shared/reference/price-catalog/.
+"""Rebuild finops/data/price_catalog.csv from LiteLLM's public price map (model_prices_and_context_window.json, MIT).
 
     python -m finops.data.build_price_catalog PATH/TO/litellm_model_prices_X.json
 
