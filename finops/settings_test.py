@@ -35,6 +35,11 @@ from .settings import STORAGES  # noqa: E402
 # Templates resolve {% static %} without a collectstatic run.
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed only; production keeps PBKDF2
+# Speed only: a test's commit need not wait for the disk (a crash of the test server loses nothing anyone keeps).
+# Transactional tests commit and flush often, and on a machine with slow fsync every commit would wait for it.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":  # noqa: F405
+    _options = DATABASES["default"].setdefault("OPTIONS", {})  # noqa: F405
+    _options["options"] = f"{_options.get('options', '')} -c synchronous_commit=off".strip()
 # Tasks run inline unless a test starts a real worker and switches this off. That worker (and only it) is
 # started with CELERY_EAGER=0, so it consumes a real Redis queue (tests/integration/test_worker_killed.py).
 CELERY_TASK_ALWAYS_EAGER = os.environ.get("CELERY_EAGER", "1") != "0"

@@ -30,6 +30,24 @@ def reseed_reference_data() -> None:
     price_catalog_load()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """A transactional test ends with a flush that empties every table, the migrations' seeded providers and
+    catalog prices included. Put them back at once, so the database is as migrated for whatever test this process
+    runs next: serially pytest-django runs transactional tests last, but a pytest-xdist worker is handed files in
+    any order, and a test file that reads the seed may come after one that flushed."""
+    result = yield
+    marker = item.get_closest_marker("django_db")
+    flushed = "transactional_db" in getattr(item, "fixturenames", ()) or "live_server" in getattr(
+        item, "fixturenames", ()) or (marker is not None and marker.kwargs.get("transaction"))
+    if flushed:
+        from pytest_django.plugin import blocking_manager_key
+
+        with item.config.stash[blocking_manager_key].unblock():
+            reseed_reference_data()
+    return result
+
+
 @pytest.fixture
 def reseeded(transactional_db):
     """A transactional test's database with the seeded providers and prices back (an earlier transactional

@@ -1,8 +1,13 @@
 """Redis lost (issue 26): a real redis-server is started for this module and stopped, so the cache and the broker
 point at a port where nothing listens any more. The API answers a JSON 503 with Retry-After (never an HTML 500),
-"Sync now" says the queue is down and leaves no run queued, and a command ends with one line and a non-zero exit."""
+"Sync now" says the queue is down and leaves no run queued, and a command ends with one line and a non-zero exit.
+
+Each check runs the product in its own process (a server, a command) pointed at the lost Redis, as an operator
+would meet it: pointing this test process's Celery app at a dead broker would leave its connection pools broken
+for every later test in the process."""
 
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -10,14 +15,17 @@ import time
 from pathlib import Path
 
 import pytest
+import requests
 from django.db import connection
 from django.test import Client
 
-from finops.celery import app as celery_app
 from finops.models import Account, IngestRun, Provider
 from finops.services.api_tokens import api_token_create
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# The server and the command read what this test commits.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def free_port() -> int:
@@ -26,9 +34,16 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-# Transactional, so pytest-django runs it after the real-worker tests (tests/integration/): it points this process's
-# Celery app at a stopped Redis, and the app's connection pools would outlive the test's restore of its settings.
-pytestmark = pytest.mark.django_db(transaction=True)
+def wait_for_port(port: int, process: subprocess.Popen, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert process.poll() is None, f"the process on port {port} ended with {process.returncode}"
+            assert time.monotonic() < deadline, f"nothing answered on port {port} within {seconds} s"
+            time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")
@@ -38,42 +53,50 @@ def lost_redis():
     server = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "redis-server did not start"
-                time.sleep(0.05)
+        wait_for_port(port, server, seconds=20)
     finally:
         server.terminate()
         server.wait(20)
     return f"redis://127.0.0.1:{port}/0"
 
 
+def _database_url() -> str:
+    s = connection.settings_dict
+    return f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}"
+
+
 @pytest.fixture
-def redis_down(lost_redis, settings):
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": lost_redis,
-                                   "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}}}
-    # The app reads Django's settings under the CELERY_ namespace: its keys carry the prefix.
-    names = ("CELERY_TASK_ALWAYS_EAGER", "CELERY_BROKER_URL", "CELERY_BROKER_READ_URL", "CELERY_BROKER_WRITE_URL")
-    before = {name: celery_app.conf.get(name) for name in names}
-    celery_app.conf.update(dict(zip(names, (False, lost_redis, lost_redis, lost_redis), strict=True)))
-    assert not celery_app.conf.task_always_eager and celery_app.conf.broker_write_url == lost_redis
-    _fresh_broker_connections()
-    yield lost_redis
-    celery_app.conf.update(before)
-    _fresh_broker_connections()
+def redis_down_environment(lost_redis, transactional_db) -> dict:
+    """The environment of a product process whose cache and broker are the lost Redis (tasks queued, not inline)."""
+    return {**os.environ, "DJANGO_SETTINGS_MODULE": "finops.settings_test", "REDIS_URL": lost_redis,
+            "CELERY_EAGER": "0", "DATABASE_URL": _database_url()}
 
 
-def _fresh_broker_connections() -> None:
-    """Celery keeps its connection and producer pools for the process: after pointing the broker elsewhere and
-    back, drop them, or later tests in this process would publish to the stopped server (and lose the messages)."""
-    if celery_app._pool is not None:
-        celery_app._pool.force_close_all()
-        celery_app._pool = None
-    celery_app.amqp._producer_pool = None
+@pytest.fixture
+def server(redis_down_environment):
+    """The product served by `manage.py runserver` with Redis lost: its base URL."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+                               cwd=ROOT, env=redis_down_environment, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_port(port, process)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(20)
+
+
+def signed_in(user, base_url: str) -> requests.Session:
+    """A browser's session for the user: the session cookie (sessions live in the database) and a CSRF token."""
+    client = Client()
+    client.force_login(user)
+    browser = requests.Session()
+    browser.cookies.set("sessionid", client.cookies["sessionid"].value)
+    token = secrets.token_hex(16)  # 32 characters: a valid unmasked CSRF secret
+    browser.cookies.set("csrftoken", token)
+    browser.headers.update({"X-CSRFToken": token, "Referer": base_url + "/"})
+    return browser
 
 
 @pytest.fixture
@@ -82,37 +105,29 @@ def api_account(reseeded):
                                   connector="openai_api", credentials_env="OPENAI_ADMIN_KEY")
 
 
-def test_api_calls_with_a_token_answer_json_503_with_retry_after(redis_down, fiona):
+def test_api_calls_with_a_token_answer_json_503_with_retry_after(server, fiona):
     _, secret = api_token_create(user=fiona, name="dashboards", scope="read")
-    answer = Client(HTTP_AUTHORIZATION=f"Token {secret}").get("/api/v1/teams")
-    assert answer.status_code == 503, answer.content[:300]
-    assert answer["Content-Type"].startswith("application/json") and int(answer["Retry-After"]) > 0
+    answer = requests.get(f"{server}/api/v1/teams", headers={"Authorization": f"Token {secret}"}, timeout=60)
+    assert answer.status_code == 503, answer.text[:300]
+    assert answer.headers["Content-Type"].startswith("application/json") and int(answer.headers["Retry-After"]) > 0
     assert "Redis" in answer.json()["detail"]
 
 
-def test_sync_now_says_the_queue_is_down_and_leaves_no_run_queued(redis_down, ada, api_account, client_as):
-    client = client_as(ada)
-    answer = client.post(f"/sources/{api_account.pk}/sync/", follow=True)
-    assert answer.status_code == 200
-    shown = [str(m) for m in answer.context["messages"]]
-    assert any("task queue (Redis) cannot be reached, so nothing was queued" in m for m in shown), shown
+def test_sync_now_says_the_queue_is_down_and_leaves_no_run_queued(server, ada, api_account):
+    browser = signed_in(ada, server)
+    answer = browser.post(f"{server}/sources/{api_account.pk}/sync/", timeout=60)
+    assert answer.status_code == 200 and answer.history and answer.history[0].status_code == 302, answer.text[:300]
+    assert "task queue (Redis) cannot be reached, so nothing was queued" in answer.text
     assert not IngestRun.objects.exists()
-    api = client.post(f"/api/v1/accounts/{api_account.pk}/syncs", {}, content_type="application/json")
-    assert api.status_code == 503 and int(api["Retry-After"]) > 0 and "Redis" in api.json()["detail"]
+    api = browser.post(f"{server}/api/v1/accounts/{api_account.pk}/syncs", json={}, timeout=60)
+    assert api.status_code == 503 and int(api.headers["Retry-After"]) > 0 and "Redis" in api.json()["detail"]
     assert not IngestRun.objects.exists()
 
 
-def test_evaluate_alerts_exits_non_zero_with_one_line(redis_down, db):
-    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "finops.settings_test", "REDIS_URL": redis_down,
-                   "CELERY_EAGER": "0", "DATABASE_URL": _database_url()}
-    done = subprocess.run([sys.executable, "manage.py", "evaluate_alerts"], cwd=ROOT, env=environment,
+def test_evaluate_alerts_exits_non_zero_with_one_line(redis_down_environment):
+    done = subprocess.run([sys.executable, "manage.py", "evaluate_alerts"], cwd=ROOT, env=redis_down_environment,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, (done.stdout, done.stderr)
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("evaluate_alerts: Redis"), done.stderr
     assert "Traceback" not in done.stderr
-
-
-def _database_url() -> str:
-    s = connection.settings_dict
-    return f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}"
