@@ -69,11 +69,11 @@ system-packages:
 # The old name of the target above (it installed only Chromium).
 chromium: system-packages
 
-# The whole suite (what CI runs). TEST_WORKERS=2 (or more) runs it with pytest-xdist, each worker on its own test
-# database and Redis database (finops/settings_test.py), a test file kept on one worker. Not yet the default: the
-# suite still depends on pytest-django's serial order (transactional tests flush the seeded providers, and a few
-# module fixtures commit rows), and a parallel run on 2026-11-26 failed 475 tests that pass serially.
-TEST_WORKERS ?= 1
+# The whole suite (what CI runs), on TEST_WORKERS pytest-xdist workers (default 2, one per core here; 1 runs it
+# serially). Each worker has its own test database and Redis database (finops/settings_test.py) and keeps a test
+# file whole; a test that flushes the database gives the migrations' seed back at once (tests/conftest.py), so
+# files may run in any order.
+TEST_WORKERS ?= 2
 TEST_PARALLEL := $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile,)
 
 test: install focus-validator services system-packages

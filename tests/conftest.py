@@ -30,6 +30,22 @@ def reseed_reference_data() -> None:
     price_catalog_load()
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """schemathesis gives every operation's test (test_x[GET /api/v1/teams]) its function's node id. pytest-xdist
+    schedules by node id and would run one of them and silently drop the rest: give each its own id."""
+    for item in items:
+        module, _, function = item.nodeid.rpartition("::")
+        if module and item.name != function:
+            unique = f"{module}::{item.name}"
+            if hasattr(item, "_id"):  # pytest 9 keeps the id parsed
+                from _pytest.nodeid import NodeId
+
+                item._id = NodeId.parse(unique)
+            else:
+                item._nodeid = unique
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item, nextitem):
     """A transactional test ends with a flush that empties every table, the migrations' seeded providers and
@@ -37,6 +53,8 @@ def pytest_runtest_teardown(item, nextitem):
     runs next: serially pytest-django runs transactional tests last, but a pytest-xdist worker is handed files in
     any order, and a test file that reads the seed may come after one that flushed."""
     result = yield
+    if nextitem is None:  # the last test: the session's teardown has just destroyed the test database
+        return result
     marker = item.get_closest_marker("django_db")
     flushed = "transactional_db" in getattr(item, "fixturenames", ()) or "live_server" in getattr(
         item, "fixturenames", ()) or (marker is not None and marker.kwargs.get("transaction"))
