@@ -88,7 +88,7 @@ def test_every_spend_page_reports_on_the_period_in_its_url(name, args, client_as
     response = client_as(fiona).get(reverse(name, args=args), {"period": "last-month"})
     assert response.status_code == 200
     period = response.context["period"]
-    assert (period.start, period.end, period.label) == (dt.date(2026, 10, 1), dt.date(2026, 11, 1), "Oct 2026")
+    assert (period.start, period.end, period.label) == (dt.date(2026, 10, 1), dt.date(2026, 11, 1), "October 2026")
     html = response.content.decode()
     assert '<option value="last-month" selected>' in html and "2026-10-01 → 2026-10-31" in html
     # The menu keeps the period while moving between the spend pages.
