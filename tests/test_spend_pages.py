@@ -115,8 +115,10 @@ def test_a_bad_period_shows_an_error_and_the_default_not_a_blank_page(client_as,
 
 def test_a_members_csv_downloads_keep_the_period(client_as, sam, usage):
     rows = _csv(client_as(sam).get(reverse("team-list"), {"period": "2026-10", "csv": "teams"}))
-    assert rows == [{"Team": "Support Platform", "Cost centre": "CC-410", "Workloads": "2", "Spend": "310.00",
-                     "Unpriced tokens": "93000000", "Tokens": "124000000", "Change": "", "Currency": "USD"}]
+    team = {"Team": "Support Platform", "Cost centre": "CC-410", "Workloads": "2", "Spend": "310.00",
+            "Unpriced tokens": "93000000", "Tokens": "124000000", "Change": "", "Currency": "USD"}
+    # A member's total is their own teams' (no unattributed row: they do not see it).
+    assert rows == [team, {**team, "Team": "Total", "Cost centre": ""}]
 
 
 @pytest.fixture
