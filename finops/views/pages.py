@@ -3,18 +3,19 @@ against its comparison period. Reads go through selectors, access through finops
 spec (finops.reports.spend_tables) so the page and its CSV show the same columns."""
 
 from django.conf import settings
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from finops import access, charts, display
-from finops.models import Account, Cap, CapScope, MonthlySpend, Provider, Workload
+from finops.models import Account, CapScope, MonthlySpend, Provider, Workload
 from finops.reports import performance_tables
 from finops.reports import spend_tables as specs
 from finops.reports import whatif_tables
 from finops.selectors import outcomes, spend, workload_performance
 from finops.selectors.cache_hits import cache_savings
+from finops.selectors.caps import team_caps
 from finops.selectors.freshness import source_freshness
 from finops.selectors.performance import is_batch
 from finops.selectors.reconciliation import reconciliation
@@ -163,12 +164,6 @@ def _overview_caps(user):
     for finance and admins, who see every team, the organisation-wide caps (the rest are on /caps/)."""
     caps = access.visible_caps(user)
     return (caps.filter(scope=CapScope.ORG) if access.sees_everything(user) else caps).order_by("name")
-
-
-def team_caps(team):
-    """A team's caps: on the team itself and on any of its workloads."""
-    return Cap.objects.select_related("team", "workload__team").filter(
-        Q(scope=CapScope.TEAM, team=team) | Q(scope=CapScope.WORKLOAD, workload__team=team)).order_by("name")
 
 
 def _cost_per_outcome_rows(scope: Scope) -> list[dict]:
