@@ -64,9 +64,16 @@ class Period:
     def span(self) -> tuple[dt.date, dt.date]:
         return self.start, self.end
 
+    @property
+    def phrase(self) -> str:
+        """The label inside a sentence or after a comma: "Spend, last 30 days", but "Spend, November 2026" and
+        "Spend, Q4 2026" (a month's name keeps its capital; lowercasing the whole label wrote "november 2026")."""
+        return self.label[0].lower() + self.label[1:] if self.label.startswith("Last ") else self.label
+
 
 def _month_label(month: dt.date) -> str:
-    return month.strftime("%b %Y")
+    """"November 2026": a month's name in full, as the caps, the report and the emails write it."""
+    return month.strftime("%B %Y")
 
 
 def _previous_month(month: dt.date) -> dt.date:

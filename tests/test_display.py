@@ -78,7 +78,7 @@ def test_models_show_display_names(model_id, name):
 def test_periods_are_half_open_utc_days_with_a_comparison():
     today = dt.date(2026, 11, 24)
     last = resolve("last-month", today=today)
-    assert (last.start, last.end, last.label) == (dt.date(2026, 10, 1), dt.date(2026, 11, 1), "Oct 2026")
+    assert (last.start, last.end, last.label) == (dt.date(2026, 10, 1), dt.date(2026, 11, 1), "October 2026")
     assert (last.compare.start, last.compare.end) == (dt.date(2026, 9, 1), dt.date(2026, 10, 1))
     mtd = resolve("mtd", today=today)
     assert (mtd.start, mtd.end, mtd.compare.start, mtd.compare.end) == (

@@ -88,7 +88,7 @@ def test_every_spend_page_reports_on_the_period_in_its_url(name, args, client_as
     response = client_as(fiona).get(reverse(name, args=args), {"period": "last-month"})
     assert response.status_code == 200
     period = response.context["period"]
-    assert (period.start, period.end, period.label) == (dt.date(2026, 10, 1), dt.date(2026, 11, 1), "Oct 2026")
+    assert (period.start, period.end, period.label) == (dt.date(2026, 10, 1), dt.date(2026, 11, 1), "October 2026")
     html = response.content.decode()
     assert '<option value="last-month" selected>' in html and "2026-10-01 → 2026-10-31" in html
     # The menu keeps the period while moving between the spend pages.
@@ -115,8 +115,10 @@ def test_a_bad_period_shows_an_error_and_the_default_not_a_blank_page(client_as,
 
 def test_a_members_csv_downloads_keep_the_period(client_as, sam, usage):
     rows = _csv(client_as(sam).get(reverse("team-list"), {"period": "2026-10", "csv": "teams"}))
-    assert rows == [{"Team": "Support Platform", "Cost centre": "CC-410", "Workloads": "2", "Spend": "310.00",
-                     "Unpriced tokens": "93000000", "Tokens": "124000000", "Change": "", "Currency": "USD"}]
+    team = {"Team": "Support Platform", "Cost centre": "CC-410", "Workloads": "2", "Spend": "310.00",
+            "Unpriced tokens": "93000000", "Tokens": "124000000", "Change": "", "Currency": "USD"}
+    # A member's total is their own teams' (no unattributed row: they do not see it).
+    assert rows == [team, {**team, "Team": "Total", "Cost centre": ""}]
 
 
 @pytest.fixture

@@ -132,6 +132,12 @@ def cap_statuses(caps: list[Cap], *, today: dt.date, rows: QuerySet[DailySpend] 
     return [found[cap.id] for cap in caps]
 
 
+def team_caps(team) -> QuerySet[Cap]:
+    """A team's caps, as its page shows them: on the team itself and on any of its workloads."""
+    return Cap.objects.select_related("team", "workload__team").filter(
+        Q(scope=CapScope.TEAM, team=team) | Q(scope=CapScope.WORKLOAD, workload__team=team)).order_by("name")
+
+
 def cap_status(cap: Cap, *, today: dt.date) -> CapStatus:
     return cap_statuses([cap], today=today)[0]
 

@@ -131,7 +131,7 @@ class Figures:
     unpriced_tokens: int = 0
     tokens: int = 0
     usd_per_mtok: Decimal | None = None
-    outcomes: int | None = 0  # None: the workload counts no outcome (no unit, none reported) — "—", not 0
+    outcomes: int | None = 0  # None: no outcome reported in the quarter (whether or not it has a unit) — "—", not 0
     per_outcome: Decimal | None = None
     requests: int = 0
     measured_requests: int = 0
@@ -174,7 +174,7 @@ def _figures(workloads: list[Workload], daily, monthly, start: dt.date, end: dt.
         if row is not None:
             figures.cost, figures.unpriced_tokens = row["cost"], row["unpriced_tokens"]
             figures.tokens, figures.requests, figures.usd_per_mtok = row["tokens"], row["requests"], row["usd_per_mtok"]
-        figures.outcomes = counts.get(workload.id, 0 if workload.outcome_unit else None)
+        figures.outcomes = counts.get(workload.id)  # nothing reported in the quarter: "—", not "0"
         figures.per_outcome = outcome_selectors.per_outcome(figures.cost, figures.outcomes)
         if performance is not None:
             figures.measured_requests, figures.errors = performance.all_requests, performance.all_errors

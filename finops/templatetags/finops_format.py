@@ -49,15 +49,17 @@ def data_table(context, table, rows, limit=None, sort=None):
     sorts: the page's query with sort= and dir=)."""
     shown = rows[:limit] if limit else rows
     columns = table.page_columns
-    body = [{"cells": SafeString("".join(_cell(column, row, first=index == 0) for index, column in enumerate(columns))),
+    labels = [conditional_escape(column.title()) for column in columns]
+    body = [{"cells": SafeString("".join(_cell(column, row, first=index == 0, label=labels[index]) for index, column in enumerate(columns))),
              "highlight": bool(row.get("highlight")), "total": bool(row.get("total"))} for row in shown]
     return {"table": table, "body": body, "more": len(rows) - len(shown), "csv_url": csv_url(context, table.name),
-            "headers": _headers(context, table, sort)}
+            "headers": _headers(context, table, sort), "folds": specs.has_money(table)}
 
 
-def _cell(column, row: dict, *, first: bool) -> str:
+def _cell(column, row: dict, *, first: bool, label: str) -> str:
     """One <td>, built here rather than in the template: a table of hundreds of rows (the scorecard) would spend
-    most of its time in template variable lookups. The same markup the partial used to write."""
+    most of its time in template variable lookups. `data-label` is its column's header: on a phone a table with
+    money folds each row into a card of labelled figures (app.css), so no amount is ever cut at the screen's edge."""
     content = specs.html_cell(column, row)
     if first:
         if row.get("muted"):
@@ -67,7 +69,9 @@ def _cell(column, row: dict, *, first: bool) -> str:
         if row.get("action"):
             text, url = row["action"]
             content = f'{content} · <a href="{conditional_escape(url)}">{conditional_escape(text)}</a>'
-    return f'<td class="num">{content}</td>' if column.numeric else f"<td>{content}</td>"
+    if column.kind == "money":  # a folded row shows its money right under its name
+        return f'<td class="num money" data-label="{label}">{content}</td>'
+    return f'<td class="num" data-label="{label}">{content}</td>' if column.numeric else f'<td data-label="{label}">{content}</td>'
 
 
 def _headers(context, table, sort) -> list[dict]:

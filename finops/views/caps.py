@@ -46,10 +46,15 @@ def forecast_words(status: CapStatus) -> str:
     return f"{display.money_exact(status.daily_rate)}/day on average for the {days} ({status.forecast_method})"
 
 
+def cap_cards(caps) -> list[dict]:
+    """A card per cap for the period holding today: its CapStatus (finops.selectors.caps.cap_statuses, the one
+    definition of spent, forecast and status) and its bar. /caps/, a team page and the overview show these."""
+    return [{"cap": s.cap, "status": s, "bar": bar(s)} for s in cap_statuses(list(caps), today=today_utc())]
+
+
 @require_safe
 def cap_list(request):
-    caps = list(access.visible_caps(request.user))
-    cards = [{"cap": s.cap, "status": s, "bar": bar(s)} for s in cap_statuses(caps, today=today_utc())]
+    cards = cap_cards(access.visible_caps(request.user))
     return render(request, "finops/cap_list.html", {"cards": cards, "can_create": access.can_create_caps(request.user)})
 
 

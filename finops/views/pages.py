@@ -9,16 +9,18 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from finops import access, charts, display
-from finops.models import Account, MonthlySpend, Provider, Workload
+from finops.models import Account, CapScope, MonthlySpend, Provider, Workload
 from finops.reports import performance_tables
 from finops.reports import spend_tables as specs
 from finops.reports import whatif_tables
 from finops.selectors import outcomes, spend, workload_performance
 from finops.selectors.cache_hits import cache_savings
+from finops.selectors.caps import team_caps
 from finops.selectors.freshness import source_freshness
 from finops.selectors.performance import is_batch
 from finops.selectors.reconciliation import reconciliation
 
+from .caps import cap_cards
 from .period import period_from_request, picker_context, today_utc, with_period
 from .tables import csv_requested
 
@@ -152,8 +154,16 @@ def overview(request):
         workloads_to_80=to_80,
         workload_count=len(known),
         can_see_unattributed=sees_unattributed,
+        cap_cards=cap_cards(_overview_caps(user)),
     )
     return render(request, "finops/overview.html", context)
+
+
+def _overview_caps(user):
+    """The caps the overview shows: a member's own (their teams' and their workloads' caps, as /caps/ shows them);
+    for finance and admins, who see every team, the organisation-wide caps (the rest are on /caps/)."""
+    caps = access.visible_caps(user)
+    return (caps.filter(scope=CapScope.ORG) if access.sees_everything(user) else caps).order_by("name")
 
 
 def _cost_per_outcome_rows(scope: Scope) -> list[dict]:
@@ -175,6 +185,9 @@ def _cost_per_outcome_rows(scope: Scope) -> list[dict]:
 
 @require_safe
 def team_list(request):
+    """Every team the viewer may see (a team without usage spent $0.00: known), then the spend no workload claims
+    (for those who may see it) and a total row: the rows add up to the overview's total for the same period, the
+    total being that very figure (Scope.totals, as the overview's tile)."""
     scope = Scope(request, chart_by="team_id")
     now = {r["team_id"]: r for r in scope.sums("team_id")}
     before = {r["team_id"]: r for r in scope.sums("team_id", compare=True)}
@@ -184,9 +197,25 @@ def team_list(request):
         row.update(label=team.name, url=scope.link("team-detail", team.slug), cost_center=team.cost_center,
                    workloads=team.workload_count, change=spend.change(row["cost"], before.get(team.id, {}).get("cost")))
         rows.append(row)
+    if rows and None in now and access.can_see_unattributed(request.user):
+        row = dict(now[None])
+        row.update(label=display.UNATTRIBUTED, url=scope.link("unattributed"), muted=True, cost_center="", workloads=None,
+                   change=spend.change(row["cost"], before.get(None, {}).get("cost")))
+        rows.append(row)
+    if rows:
+        rows.append(_total_row(scope, workloads=sum(r["workloads"] or 0 for r in rows)))
     if (download := scope.csv("teams", {"teams": (specs.TEAMS, rows)})) is not None:
         return download
     return render(request, "finops/team_list.html", {**picker_context(request), "rows": rows, "spec": specs.TEAMS})
+
+
+def _total_row(scope: Scope, **extra) -> dict:
+    """The period's total as the overview shows it (the same Totals), as a table's last row."""
+    totals = scope.totals()
+    now, before = totals["now"], totals.get("before")
+    return {"label": "Total", "total": True, "cost": now.cost, "unpriced_tokens": now.unpriced_tokens, "tokens": now.tokens,
+            "priced_tokens": now.priced_tokens, "requests": now.requests, "usd_per_mtok": now.usd_per_mtok,
+            "change": spend.change(now.cost, before.cost if before else None), **extra}
 
 
 def _spent(row: dict | None) -> dict:
@@ -221,6 +250,8 @@ def team_detail(request, slug):
         tokens_chart=scope.tokens_chart(),
         tables={name: rows for name, (_, rows) in tables.items()},
         specs={name: spec for name, (spec, _) in tables.items()},
+        cap_cards=cap_cards(team_caps(team)),
+        can_create_caps=access.can_create_caps(request.user),
     )
     return render(request, "finops/team_detail.html", context)
 
@@ -294,17 +325,23 @@ def _latency_chart(workload: Workload, start, end) -> dict | None:
 
 @require_safe
 def provider_list(request):
+    """The providers with usage in the period (a provider nobody used is not a $0.00 row: it is named under the
+    table), biggest first."""
     scope = Scope(request, chart_by="provider_id")
     costs = {r["provider_id"]: r for r in scope.sums("provider_id")}
-    rows = []
-    for provider in Provider.objects.all():
-        row = _spent(costs.get(provider.id))
+    rows, idle = [], []
+    for provider in Provider.objects.order_by("name"):
+        if provider.id not in costs:
+            idle.append(provider.name)
+            continue
+        row = dict(costs[provider.id])
         row.update(label=provider.name, url=scope.link("provider-detail", provider.slug), provider=provider)
         rows.append(row)
     rows = spend.by_cost(rows)
     if (download := scope.csv("providers", {"providers": (specs.PROVIDERS, rows)})) is not None:
         return download
-    return render(request, "finops/provider_list.html", {**picker_context(request), "rows": rows, "spec": specs.PROVIDERS})
+    return render(request, "finops/provider_list.html", {**picker_context(request), "rows": rows, "spec": specs.PROVIDERS,
+                                                         "idle": idle})
 
 
 def _same_weights(user, scope, model_rows: list[dict]) -> list[dict]:

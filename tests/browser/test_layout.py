@@ -47,7 +47,9 @@ def menu_links(page) -> list[str]:
     return [text.strip() for text in page.locator("#site-menu a:visible, #site-menu button:visible").all_inner_texts()]
 
 
-@pytest.mark.parametrize("path", ["/sources/", "/explore/"])
+# /explore/ is not here: its table has money, and on a phone a money table folds each row into labelled figures
+# rather than scrolling (tests/browser/test_money_tables.py measures it); the sources' unpriced-usage table scrolls.
+@pytest.mark.parametrize("path", ["/sources/"])
 def test_on_a_phone_the_page_never_scrolls_sideways_and_its_tables_scroll_in_their_card(page, ada, usage, path):
     open_as_ada(page, PHONE, path)
     page.wait_for_load_state("load")
