@@ -160,7 +160,8 @@ class CapEntry(StrictSerializer):
     thresholds = serializers.ListField(child=serializers.IntegerField(), required=False, default=None, allow_null=True)
     forecast = serializers.BooleanField(required=False, default=True)
     recipients = serializers.ListField(child=serializers.CharField())
-    webhook_url = serializers.URLField(required=False, allow_blank=True, default="")
+    # Absent: the cap keeps its webhook (an export never carries the URL, write-only like the secret); "" removes it.
+    webhook_url = serializers.URLField(required=False, allow_blank=True, default=None)
     webhook_secret_env = serializers.RegexField(r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=128, required=False, default="")
 
 
