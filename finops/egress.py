@@ -223,7 +223,16 @@ class _PinnedMixin:
         remaining = self.ends - time.monotonic()
         if remaining <= 0:
             raise TimeoutError
-        self.sock = socket.create_connection((str(self.pinned), self.port), timeout=remaining)
+        # A socket to the address itself: no resolver call at all between the check and the connect.
+        family = socket.AF_INET6 if self.pinned.version == 6 else socket.AF_INET
+        self.sock = socket.socket(family, socket.SOCK_STREAM)
+        self.sock.settimeout(remaining)
+        try:
+            self.sock.connect((str(self.pinned), self.port))
+        except BaseException:
+            self.sock.close()
+            self.sock = None
+            raise
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if isinstance(self, http.client.HTTPSConnection):
             self.sock = self._context.wrap_socket(self.sock, server_hostname=self.host)
