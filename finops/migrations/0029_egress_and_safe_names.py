@@ -1,10 +1,15 @@
-"""Webhook notifications recorded before the egress policy named the receiver by `scheme://netloc`, which kept
+"""Issue 25 (security): team and workload names refuse control characters (finops.text.name_check, run by the
+Django admin), and webhook notifications lose the credentials their labels kept.
+
+Webhook notifications recorded before the egress policy named the receiver by `scheme://netloc`, which kept
 credentials written in the URL (`http://user:pass@host`). Rewrite those labels (and the errors quoting them) as
 scheme and host only, as finops.egress.url_label records them now."""
 
 from urllib.parse import urlsplit
 
-from django.db import migrations
+from django.db import migrations, models
+
+import finops.text
 
 
 def _label(recorded: str) -> str:
@@ -31,4 +36,10 @@ def forwards(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [("finops", "0028_usage_line_invoice_id")]
-    operations = [migrations.RunPython(forwards, migrations.RunPython.noop)]
+    operations = [
+        migrations.AlterField(model_name="team", name="name",
+                              field=models.CharField(max_length=120, unique=True, validators=[finops.text.name_check])),
+        migrations.AlterField(model_name="workload", name="name",
+                              field=models.CharField(max_length=120, validators=[finops.text.name_check])),
+        migrations.RunPython(forwards, migrations.RunPython.noop),
+    ]
