@@ -246,3 +246,93 @@ def test_the_allowed_networks_setting_refuses_to_start_with_a_wrong_entry(tmp_pa
     result = subprocess.run([sys.executable, "-c", "import django; django.setup()"], env=env, capture_output=True, text=True)
 
     assert result.returncode != 0 and "FINOPS_EGRESS_ALLOWED_NETWORKS" in result.stderr and "not-a-network" in result.stderr
+
+
+# --- https: the vetted address, the name's certificate ---
+
+
+def _certificate(tmp_path, name: str):
+    """A self-signed certificate for `name` (and its key), as files; the client trusts it through SSL_CERT_FILE."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(days=1))
+            .not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = tmp_path / f"{name}.pem", tmp_path / f"{name}.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+class _TlsReceiver:
+    """A real HTTPS receiver on 127.0.0.1 presenting `cert`; records the SNI name each client asked for."""
+
+    def __init__(self, cert_path, key_path):
+        import ssl
+        import threading
+        from http.server import BaseHTTPRequestHandler
+
+        from tests.fakes.provider_server import QuietHTTPServer
+
+        self.server_names: list[str | None] = []
+        self.received: list[dict] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                receiver.received.append(dict(self.headers))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert_path, key_path)
+        context.sni_callback = lambda sock, name, ctx: receiver.server_names.append(name)
+        self._httpd = QuietHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True)
+        self.port = self._httpd.server_address[1]
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def test_https_connects_to_the_vetted_address_with_the_names_sni_and_certificate(settings, tmp_path, monkeypatch):
+    settings.FINOPS_EGRESS_ALLOWED_NETWORKS = LOOPBACK_V4
+    cert_path, key_path = _certificate(tmp_path, "localhost")
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert_path))  # the client's trust store: this one certificate
+
+    with _TlsReceiver(cert_path, key_path) as receiver:
+        response = egress.post(f"https://localhost:{receiver.port}/hook", body=b"{}", headers={})
+
+    assert response.status == 204 and receiver.server_names == ["localhost"]
+    assert receiver.received[0]["Host"] == f"localhost:{receiver.port}"
+
+
+def test_https_to_a_receiver_whose_certificate_names_another_host_is_refused_by_verification(settings, tmp_path, monkeypatch):
+    settings.FINOPS_EGRESS_ALLOWED_NETWORKS = LOOPBACK_V4
+    cert_path, key_path = _certificate(tmp_path, "hooks.example.com")
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert_path))
+
+    with _TlsReceiver(cert_path, key_path) as receiver, pytest.raises(egress.EgressFailed) as failed:
+        egress.post(f"https://localhost:{receiver.port}/hook", body=b"{}", headers={})
+
+    assert "SSLCertVerificationError" in str(failed.value) and receiver.received == []

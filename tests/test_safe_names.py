@@ -114,3 +114,33 @@ def test_an_imported_row_whose_model_holds_a_control_character_fails_the_import_
     assert run.status == "failed"
     assert run.error.startswith("usage.csv line 3: the model") and words in run.error
     assert not UsageLine.objects.exists()  # a failed run stores nothing, the good row neither
+
+
+def test_a_focus_export_whose_model_holds_a_control_character_is_declined_by_the_column_reader_and_fails_naming_the_row(
+        tmp_path, db):
+    """A FOCUS export is read by columns (ingest/columnar.py): the model check declines the batch, and the row reader
+    names the row, so both readers refuse the same file in the same words."""
+    from pathlib import Path
+
+    from finops.models import Account, IngestRun, Provider
+    from ingest.columnar import write_batches
+    from ingest.providers.base import BatchDeclined
+    from ingest.providers.focus_file import FocusFile
+    from ingest.providers.focus_scope import LeftOut, Scope
+
+    original = (Path(__file__).parent / "fixtures" / "focus_file" / "per_token_api_focus_1_3.csv").read_text()
+    path = tmp_path / "solora.csv"
+    path.write_text(original.replace('""ModelId"":""solora-saturn-4.8""', '""ModelId"":""solora\\u001bsaturn-4.8""', 1))
+    provider = Provider.objects.get_or_create(slug="solora-ai", defaults={"name": "Solora AI"})[0]
+    account = Account.objects.create(name="solora", provider=provider, connector="focus_file")
+
+    run = IngestRun.objects.create(account=account, trigger="command", file_name=path.name)
+    with path.open("rb") as stream, pytest.raises(BatchDeclined, match="control character"):
+        write_batches(account=account, run=run, batches=FocusFile().parse_batches(
+            stream, file_name=path.name, scope=Scope.for_account(account), left_out=LeftOut()))
+
+    with path.open("rb") as stream:
+        run = usage_file_import(account=account, stream=stream, file_name=path.name)
+    assert run.status == "failed" and run.error.startswith("solora.csv line 2")
+    assert "a control character (U+001B) at character 7" in run.error
+    assert not UsageLine.objects.filter(account=account).exists()
