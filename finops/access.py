@@ -186,6 +186,16 @@ def can_write_cap(user, cap: Cap) -> bool:
     return can_write_cap_scope(user, cap.scope, cap.scope_object)
 
 
+def writable_cap_ids(user, caps) -> set[int]:
+    """The ids among `caps` that `user` may edit: can_write_cap's rule for a page of caps in one query. Who may
+    edit a cap is also who may see its webhook's scheme and host (the Alerts page's webhook notifications)."""
+    if is_admin(user):
+        return {cap.id for cap in caps}
+    led = set(lead_teams(user).values_list("id", flat=True))
+    return {cap.id for cap in caps if (cap.scope == CapScope.TEAM and cap.team_id in led)
+            or (cap.scope == CapScope.WORKLOAD and cap.workload.team_id in led)}
+
+
 class ReadsForAllWritesForAdmins(BasePermission):
     """API: every signed-in role reads (scoped by the views' querysets); only admins write."""
 

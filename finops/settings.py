@@ -5,6 +5,7 @@ SQLite, Celery tasks inline, email to the console. Production sets DEBUG=0 and t
 defaults below switch on (HTTPS-only cookies, HSTS, SSL redirect), so `check --deploy` is clean.
 """
 
+import ipaddress
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -33,6 +34,19 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 # Fernet key(s) for provider credentials. Several keys, comma-separated, allow rotation:
 # the first encrypts, all decrypt (cryptography's MultiFernet).
 FINOPS_ENCRYPTION_KEYS = env.list("FINOPS_ENCRYPTION_KEY", default=[])
+
+# Outbound HTTP to URLs people type (a cap's webhook): finops/egress.py refuses loopback, link-local, private,
+# unique-local, multicast, unspecified and reserved addresses unless they are inside one of these networks
+# (comma-separated CIDRs, e.g. "10.20.0.0/16,fd00:20::/32": a receiver on the internal network on purpose).
+try:
+    FINOPS_EGRESS_ALLOWED_NETWORKS = [
+        ipaddress.ip_network(item, strict=False)
+        for item in env.list("FINOPS_EGRESS_ALLOWED_NETWORKS", default=[]) if item.strip()
+    ]
+except ValueError as exc:
+    raise ImproperlyConfigured(f"FINOPS_EGRESS_ALLOWED_NETWORKS: {exc} (write CIDRs, e.g. 10.20.0.0/16)") from None
+# One delivery attempt (connect, send, the whole response) ends within this many seconds, on the wall clock.
+FINOPS_EGRESS_DEADLINE_SECONDS = env.float("FINOPS_EGRESS_DEADLINE_SECONDS", default=10.0)
 
 # Every figure shown is converted into this currency with a dated FxRate.
 FINOPS_REPORTING_CURRENCY = env.str("FINOPS_REPORTING_CURRENCY", default="USD").upper()

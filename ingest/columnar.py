@@ -20,7 +20,7 @@ from finops.models import Account, CostBasis, IngestRun, UsageLine
 from finops.performance import LINE_COLUMNS
 
 from .providers.base import BatchDeclined, RowBatch
-from .writing import COLUMNS, LinePreparer, WriteResult, day_window, new_keys_store, replace_and_roll_up
+from .writing import COLUMNS, LinePreparer, UnsafeModelName, WriteResult, day_window, new_keys_store, replace_and_roll_up
 
 _CSV = pcsv.WriteOptions(include_header=False)
 _ID = pa.int64()
@@ -49,7 +49,10 @@ class ColumnarWriter:
         prep, n = self.preparer, len(batch)
         providers = [self._provider_id(slug) for slug in batch.provider_slug.unique().to_pylist()]
         provider_id = _lookup(batch.provider_slug, providers, _ID)
-        model = _mapped(batch.model_raw, prep.normalised_model)
+        try:
+            model = _mapped(batch.model_raw, prep.normalised_model)
+        except UnsafeModelName:
+            raise BatchDeclined("a model name holding a control character") from None  # the row writer names the line
         tag_ids = [self._tag_set_id(tags) for tags in batch.tag_sets]
         tag_set_id = pc.take(pa.array(tag_ids, _ID), batch.tag_set_of)
         signature_id = self._signature_ids(batch, provider_id, model, tag_set_id, dict(zip(tag_ids, batch.tag_sets)))

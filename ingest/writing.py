@@ -19,6 +19,7 @@ from django.db.models import F, Q, Sum
 from django.db.models.functions import TruncDate
 
 from finops.modelids import normalise_model
+from finops.text import control_character
 from finops.models import Account, CostBasis, GatewayCacheHit, IngestRun, LineSignature, Provider, UsageLine
 from finops.performance import LINE_COLUMNS
 from finops.models.usage import signature_id, tag_set_id
@@ -52,6 +53,10 @@ COPY_TYPES = tuple(next((t for t, names in _COPY_TYPE.items() if name in names),
 
 MAX_AMOUNT = Decimal(10) ** 20  # NUMERIC(38, 18)
 MAX_COUNT = 2**63 - 1  # bigint
+
+
+class UnsafeModelName(ValueError):
+    """A source's model name holds a control character; the caller names the row (or declines the batch)."""
 
 
 class IngestError(Exception):
@@ -124,7 +129,10 @@ class LinePreparer:
         provider = self.providers.get(row.provider_slug) if row.provider_slug else self.account_provider
         if provider is None:
             raise IngestError(f"{row.source_ref}: unknown provider {row.provider_slug!r} (add it first)")
-        model = self.normalised_model(row.model_raw)
+        try:
+            model = self.normalised_model(row.model_raw)
+        except UnsafeModelName as exc:
+            raise IngestError(f"{row.source_ref}: {exc}") from None
         try:  # equal instants have the same UTC day, whatever their zone
             day = self._days[row.period_start]
         except KeyError:
@@ -175,9 +183,14 @@ class LinePreparer:
         )
 
     def normalised_model(self, model_raw: str) -> str:
+        """The model id lines store; UnsafeModelName when the source's name holds a control character (a model's
+        name reaches emails, CSV files and page titles: a line break there forges a line)."""
         try:
             return self._models[model_raw]
         except (KeyError, TypeError):
+            if isinstance(model_raw, str) and (found := control_character(model_raw)):
+                raise UnsafeModelName(f"the model {model_raw!r} contains {found}; a model name may not hold "
+                                      "control characters (line breaks, tabs, NUL, the C0 and C1 ranges)") from None
             model = normalise_model(model_raw)
             if len(self._models) >= self.CACHE_LIMIT:
                 self._models.clear()

@@ -6,6 +6,7 @@ import datetime as dt
 import hashlib
 import hmac
 import io
+import ipaddress
 import json
 import os
 import subprocess
@@ -276,12 +277,19 @@ def test_team_leads_of_a_cap_without_a_team_are_the_admins_and_addresses_are_kep
 # --- webhook ---
 
 
+@pytest.fixture
+def local_receivers(settings):
+    """The fake receivers listen on 127.0.0.1, a loopback address the egress policy refuses: allow it, as an admin
+    would for an internal receiver (tests/test_egress.py proves the refusal without it)."""
+    settings.FINOPS_EGRESS_ALLOWED_NETWORKS = [ipaddress.ip_network("127.0.0.0/8")]
+
+
 def _webhook_cap(team: Team, url: str) -> Cap:
     return Cap.objects.create(name="Hooked", scope="team", team=team, amount=Decimal("5000"), recipients=[],
                               webhook_url=url, webhook_secret_ciphertext=crypto.encrypt("whsec-test-1234567890"))
 
 
-def test_a_webhook_receives_the_event_as_json_signed_with_the_caps_secret(site, frozen, support_team):
+def test_a_webhook_receives_the_event_as_json_signed_with_the_caps_secret(site, frozen, support_team, local_receivers):
     with FakeWebhookServer() as hook:
         cap = _webhook_cap(support_team, hook.url + "/hooks/finops?token=abc")
         event = raise_cap_event(cap)
@@ -299,7 +307,7 @@ def test_a_webhook_receives_the_event_as_json_signed_with_the_caps_secret(site, 
     assert notifications(event) == [(hook.url + "/…", "sent", 1)]
 
 
-def test_a_webhook_answering_500_is_retried_and_sent_on_the_next_attempt(frozen, support_team):
+def test_a_webhook_answering_500_is_retried_and_sent_on_the_next_attempt(frozen, support_team, local_receivers):
     with FakeWebhookServer(statuses=[500, 204]) as hook:
         cap = _webhook_cap(support_team, hook.url + "/hook")
         event = raise_cap_event(cap)
@@ -314,7 +322,7 @@ def test_a_webhook_answering_500_is_retried_and_sent_on_the_next_attempt(frozen,
     assert [n[1:] for n in notifications(event)] == [("failed", 1), ("sent", 2)]
 
 
-def test_a_webhook_refusing_the_payload_with_a_400_is_not_retried(frozen, support_team):
+def test_a_webhook_refusing_the_payload_with_a_400_is_not_retried(frozen, support_team, local_receivers):
     with FakeWebhookServer(statuses=[400]) as hook:
         event = raise_cap_event(_webhook_cap(support_team, hook.url + "/hook"))
         events_deliver()

@@ -320,15 +320,26 @@ def test_editing_keeps_the_webhook_secret_and_never_shows_it(client_as, ada, sup
     cap = cap_create(by=ada, **valid(webhook_url="https://hooks.example.com/x", webhook_secret=SECRET))
     client = client_as(ada)
     form = client.get(reverse("cap-edit", args=[cap.pk])).content.decode()
-    assert SECRET not in form and "Current: whsec-K…" in form
+    # Neither the secret nor its first characters, nor the URL's path: only "Current: scheme://host/…".
+    assert SECRET not in form and SECRET[:4] not in form and "hooks.example.com/x" not in form
+    assert "Current: https://hooks.example.com/… — leave empty to keep it." in form
 
     response = client.post(reverse("cap-edit", args=[cap.pk]), {
         "name": cap.name, "scope": "team:support", "period": "month", "amount": "300", "thresholds": "50, 100",
-        "recipients": "role:finance", "webhook_url": "https://hooks.example.com/x", "webhook_secret": ""})
+        "recipients": "role:finance", "webhook_url": "", "webhook_secret": ""})
 
     cap.refresh_from_db()
     assert response.status_code == 302 and cap.amount == Decimal("300") and crypto.decrypt(cap.webhook_secret_ciphertext) == SECRET
-    assert SECRET not in client.get(reverse("cap-detail", args=[cap.pk])).content.decode()
+    assert cap.webhook_url == "https://hooks.example.com/x"  # an empty field kept the URL
+    page = client.get(reverse("cap-detail", args=[cap.pk])).content.decode()
+    assert SECRET not in page and SECRET[:4] not in page and "hooks.example.com/x" not in page
+    assert "<code>https://hooks.example.com/…</code>" in page
+
+    client.post(reverse("cap-edit", args=[cap.pk]), {
+        "name": cap.name, "scope": "team:support", "period": "month", "amount": "300", "thresholds": "50, 100",
+        "recipients": "role:finance", "webhook_url": "", "webhook_secret": "", "remove_webhook": "on"})
+    cap.refresh_from_db()
+    assert cap.webhook_url == "" and cap.webhook_secret_ciphertext == ""
 
 
 def test_deleting_a_cap_asks_first(client_as, sam, support_cap):
@@ -350,7 +361,9 @@ def test_the_api_creates_reads_changes_and_deletes_a_cap_with_money_as_decimal_s
     body = created.json()
     assert (body["amount"], body["spent"], body["percent"], body["status"]) == ("100.250000", "12.000000", "11.97", "ok")
     assert body["unpriced_tokens"] == 3300 and body["forecast"] is None and body["forecast_method"] == "not enough history"
-    assert SECRET not in created.content.decode() and body["webhook_secret_hint"] == "whsec-K…"
+    assert SECRET not in created.content.decode() and SECRET[:4] not in created.content.decode()
+    assert (body["webhook"], body["webhook_secret_set"]) == ("https://hooks.example.com/…", True)
+    assert "webhook_url" not in body and "hooks.example.com/x" not in created.content.decode()
 
     url = f"/api/v1/caps/{body['id']}"
     assert client.get(url).json()["name"] == "Support monthly"

@@ -271,10 +271,11 @@ class CapWriteSerializer(serializers.Serializer):
     alert_on_forecast = serializers.BooleanField(required=False, help_text="Alert when forecast to exceed (default true).")
     recipients = serializers.ListField(child=serializers.CharField(), help_text=(
         "Email addresses and roles: role:team_leads, role:finance, role:admins."))
-    webhook_url = serializers.CharField(required=False, allow_blank=True)
+    webhook_url = serializers.CharField(required=False, allow_blank=True, write_only=True, help_text=(
+        "Where every alert is POSTed (http or https, a public address unless an admin allows the network). "
+        "Write-only: answers show `webhook`, its scheme and host. Omit to keep the current one; \"\" removes it."))
     webhook_secret = serializers.CharField(required=False, allow_blank=True, write_only=True, help_text=(
-        "The webhook's HMAC-SHA256 signing secret; stored encrypted, never returned (see webhook_secret_hint). "
-        "Omit to keep the current one."))
+        "The webhook's HMAC-SHA256 signing secret; stored encrypted, never returned. Omit to keep the current one."))
 
 
 class CapSerializer(serializers.Serializer):
@@ -291,8 +292,11 @@ class CapSerializer(serializers.Serializer):
     thresholds = serializers.ListField(child=serializers.IntegerField())
     alert_on_forecast = serializers.BooleanField()
     recipients = serializers.ListField(child=serializers.CharField())
-    webhook_url = serializers.CharField()
-    webhook_secret_hint = serializers.CharField(help_text="The secret's first characters; empty without a webhook.")
+    webhook = serializers.CharField(allow_null=True, help_text=(
+        "The webhook's scheme and host (never its path, query or credentials), \"\" without one; null for a user "
+        "who may not edit the cap (they see no webhook at all)."))
+    webhook_secret_set = serializers.BooleanField(allow_null=True, help_text=(
+        "Whether a signing secret is stored (the secret itself is never returned); null as for `webhook`."))
     period_start = serializers.DateField()
     period_end = serializers.DateField(help_text="Exclusive.")
     spent = money_field(help_text="Priced spend in scope this period, today's partial day included.")
@@ -307,18 +311,21 @@ class CapSerializer(serializers.Serializer):
     status_label = serializers.CharField()
 
     @staticmethod
-    def from_status(status) -> dict:
+    def from_status(status, user) -> dict:
         from django.conf import settings
 
-        from finops.services.caps import cap_target_identifier, webhook_secret_hint
+        from finops import access
+        from finops.services.caps import cap_target_identifier, webhook_shown
 
         cap = status.cap
+        editor = access.can_write_cap(user, cap)
         return {
             "id": cap.id, "name": cap.name, "scope": cap.scope, "target": cap_target_identifier(cap),
             "scope_label": cap.scope_label(), "period": cap.period, "amount": cap.amount,
             "currency": settings.FINOPS_REPORTING_CURRENCY, "thresholds": cap.thresholds,
-            "alert_on_forecast": cap.alert_on_forecast, "recipients": cap.recipients, "webhook_url": cap.webhook_url,
-            "webhook_secret_hint": webhook_secret_hint(cap), "period_start": status.period_start,
+            "alert_on_forecast": cap.alert_on_forecast, "recipients": cap.recipients,
+            "webhook": webhook_shown(cap) if editor else None,
+            "webhook_secret_set": bool(cap.webhook_secret_ciphertext) if editor else None, "period_start": status.period_start,
             "period_end": status.period_end, "spent": status.spent, "unpriced_tokens": status.unpriced_tokens,
             "percent": status.percent, "crossed": status.crossed, "forecast": status.forecast,
             "forecast_method": status.forecast_method, "daily_rate": status.daily_rate, "days_left": status.days_left,

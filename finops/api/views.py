@@ -330,9 +330,9 @@ class ReattributionJobDetail(APIView):
 # --- spend caps: the same service as the cap form and apply_config ---
 
 
-def _cap_payload(caps):
+def _cap_payload(caps, user):
     statuses = cap_statuses(list(caps), today=today_utc())
-    return [serializers.CapSerializer(serializers.CapSerializer.from_status(s)).data for s in statuses]
+    return [serializers.CapSerializer(serializers.CapSerializer.from_status(s, user)).data for s in statuses]
 
 
 def _cap_write(call, **kwargs):
@@ -347,7 +347,7 @@ class CapList(APIView):
 
     @extend_schema(responses=serializers.CapSerializer(many=True), summary="List caps")
     def get(self, request):
-        return Response(_cap_payload(access.visible_caps(request.user)))
+        return Response(_cap_payload(access.visible_caps(request.user), request.user))
 
     @extend_schema(request=serializers.CapWriteSerializer, responses={201: serializers.CapSerializer}, summary="Create a cap")
     def post(self, request):
@@ -356,7 +356,7 @@ class CapList(APIView):
         body = serializers.CapWriteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         cap = _cap_write(cap_service.cap_create, by=request.user, **body.validated_data)
-        return Response(_cap_payload([cap])[0], status=201)
+        return Response(_cap_payload([cap], request.user)[0], status=201)
 
 
 class CapDetail(APIView):
@@ -373,14 +373,14 @@ class CapDetail(APIView):
 
     @extend_schema(responses=serializers.CapSerializer, summary="A cap and its spend this period")
     def get(self, request, pk):
-        return Response(_cap_payload([self._cap(request, pk)])[0])
+        return Response(_cap_payload([self._cap(request, pk)], request.user)[0])
 
     def _update(self, request, pk, partial):
         cap = self._writable(request, pk)
         body = serializers.CapWriteSerializer(data=request.data, partial=partial)
         body.is_valid(raise_exception=True)
         cap = _cap_write(cap_service.cap_update, cap=cap, by=request.user, **body.validated_data)
-        return Response(_cap_payload([cap])[0])
+        return Response(_cap_payload([cap], request.user)[0])
 
     @extend_schema(request=serializers.CapWriteSerializer, responses=serializers.CapSerializer, summary="Replace a cap")
     def put(self, request, pk):

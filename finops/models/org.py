@@ -5,6 +5,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from finops.text import name_check
+
 
 class User(AbstractUser):
     class Role(models.TextChoices):
@@ -22,7 +24,9 @@ class User(AbstractUser):
 
 
 class Team(models.Model):
-    name = models.CharField(max_length=120, unique=True)
+    # Names reach emails, CSV files and HTTP headers: no control characters (the Django admin runs this validator,
+    # apply_config's schema the same one).
+    name = models.CharField(max_length=120, unique=True, validators=[name_check])
     slug = models.SlugField(max_length=64, unique=True)
     cost_center = models.CharField(max_length=64, blank=True, help_text="Finance's cost centre code, e.g. CC-410.")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -62,7 +66,7 @@ class Workload(models.Model):
         BATCH = "batch", "Batch (> 1 min)"
 
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="workloads")
-    name = models.CharField(max_length=120)
+    name = models.CharField(max_length=120, validators=[name_check])
     slug = models.SlugField(max_length=64, unique=True)
     latency_profile = models.CharField(max_length=16, choices=LatencyProfile.choices, default=LatencyProfile.INTERACTIVE)
     sla_seconds = models.DecimalField(

@@ -4,33 +4,32 @@
     X-FinOps-Timestamp: <unix seconds>   (also inside the signed body as "timestamp", so a receiver can refuse
                                           replays by checking it against its clock)
 
-2xx is sent; 408, 429 and 5xx, timeouts and connection errors are retried; any other 4xx is final (the receiver
-rejects this payload). The URL is never recorded whole (a Slack-style URL is itself a secret): Notification rows
-name `webhook_label(url)`, its scheme and host.
+2xx is sent; 408, 429 and 5xx, timeouts and connection errors are retried; any other 4xx or a 3xx (redirects are
+not followed) is final (the receiver rejects this payload). The POST goes through finops/egress.py: an address the
+egress policy refuses (loopback, private, metadata, …; checked again at send, since DNS may have changed since the
+cap was saved) is final too, and its message names the rule. One attempt ends at FINOPS_EGRESS_DEADLINE_SECONDS on
+the wall clock. The URL is never recorded whole (a Slack-style URL is itself a secret, a URL may carry credentials):
+Notification rows name `webhook_label(url)`, its scheme and host.
 """
 
 import hashlib
 import hmac
 import json
 import time
-from urllib.parse import urlsplit
 
-import requests
-
-from finops import crypto, emails
+from finops import crypto, egress, emails
 from finops.models import AlertEvent, Notification
 
 from .base import Channel, NotifyError, register
 
-TIMEOUT = (3.05, 10)  # connect, read (seconds)
 RETRYABLE = {408, 429}
 SIGNATURE_HEADER = "X-FinOps-Signature"
 TIMESTAMP_HEADER = "X-FinOps-Timestamp"
 
 
 def webhook_label(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}/…" if parts.path.strip("/") or parts.query else f"{parts.scheme}://{parts.netloc}"
+    """Scheme and host only: never the credentials, path or query a URL may carry."""
+    return egress.url_label(url)
 
 
 def webhook_payload(event: AlertEvent, *, timestamp: int) -> dict:
@@ -63,13 +62,15 @@ class WebhookChannel(Channel):
                 headers[SIGNATURE_HEADER] = sign(body, crypto.decrypt(cap.webhook_secret_ciphertext))
             except crypto.CredentialError as exc:
                 raise NotifyError(str(exc), permanent=True) from None
+        label = webhook_label(cap.webhook_url)
         try:
-            response = requests.post(cap.webhook_url, data=body, headers=headers, timeout=TIMEOUT, allow_redirects=False)
-        except requests.Timeout:
-            raise NotifyError(f"{webhook_label(cap.webhook_url)} timed out") from None
-        except requests.RequestException as exc:
-            raise NotifyError(f"{webhook_label(cap.webhook_url)} unreachable: {type(exc).__name__}") from None
-        if 200 <= response.status_code < 300:
+            response = egress.post(cap.webhook_url, body=body, headers=headers)
+        except egress.EgressRefused as exc:
+            raise NotifyError(f"{label} refused: {exc}", permanent=True) from None
+        except egress.EgressFailed as exc:
+            raise NotifyError(f"{label} {exc}") from None
+        if 200 <= response.status < 300:
             return
-        permanent = response.status_code < 500 and response.status_code not in RETRYABLE
-        raise NotifyError(f"{webhook_label(cap.webhook_url)} answered HTTP {response.status_code}", permanent=permanent)
+        permanent = response.status < 500 and response.status not in RETRYABLE
+        redirect = " (redirects are not followed)" if 300 <= response.status < 400 else ""
+        raise NotifyError(f"{label} answered HTTP {response.status}{redirect}", permanent=permanent)

@@ -42,7 +42,7 @@ def alert_events_visible(user) -> QuerySet[AlertEvent]:
 
 def alert_events(user, filters: AlertFilters) -> QuerySet[AlertEvent]:
     """Newest first, each with its notifications (oldest first: the attempts read in order)."""
-    events = alert_events_visible(user).select_related("team", "cap").prefetch_related(
+    events = alert_events_visible(user).select_related("team", "cap__workload").prefetch_related(
         Prefetch("notifications", queryset=Notification.objects.order_by("created_at", "id")))
     if filters.kind:
         events = events.filter(kind=filters.kind)

@@ -16,11 +16,12 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import URLValidator, validate_email
 from django.db import transaction
 
-from finops import access, crypto
+from finops import access, crypto, egress
 from finops.models import Account, AuditEntry, Cap, CapPeriod, CapScope, Provider, Team, Workload
 from finops.models.caps import DEFAULT_THRESHOLDS
 
 from .audit import audit_record, snapshot
+from finops.text import name_check
 
 ROLE_RECIPIENTS = {
     "role:team_leads": "the leads of the cap's team (organisation-wide caps: every team lead)",
@@ -46,14 +47,11 @@ class CapInvalid(Exception):
         self.errors = errors
 
 
-def webhook_secret_hint(cap: Cap) -> str:
-    """What may be shown of a cap's webhook secret: its first characters, never the secret."""
-    if not cap.webhook_secret_ciphertext:
-        return ""
-    try:
-        return crypto.hint(crypto.decrypt(cap.webhook_secret_ciphertext)) + "…"
-    except crypto.CredentialError:
-        return "(cannot be decrypted: set it again)"
+def webhook_shown(cap: Cap) -> str:
+    """What may be shown of a cap's webhook, and only to those who may edit the cap (finops.access.can_write_cap):
+    its scheme and host. The URL (it may carry a token or credentials) and the signing secret are write-only
+    outside the Django admin; the secret is never shown at all, not even its first characters."""
+    return egress.url_label(cap.webhook_url) if cap.webhook_url else ""
 
 
 def cap_target_identifier(cap: Cap) -> str | None:
@@ -127,13 +125,14 @@ def cap_audit_snapshot(cap: Cap) -> dict:
     """What the audit log shows of a cap; `webhook_secret` is masked by audit_record."""
     target = cap_target_identifier(cap) if cap.scope else None
     return snapshot(cap, ("name", "scope", "period", "amount", "thresholds", "alert_on_forecast", "recipients",
-                          "webhook_url"), target=target, webhook_secret=cap.webhook_secret_ciphertext)
+                          "webhook_url"), target=target, webhook=webhook_shown(cap),
+                    webhook_secret=cap.webhook_secret_ciphertext)
 
 
 def _audit(cap: Cap, action: str, before: dict | None, by) -> None:
     audit_record(entity_type=AuditEntry.Entity.CAP, action=action, label=cap.name, entity_id=cap.pk, by=by,
                  before=before, after=None if action == AuditEntry.Action.DELETED else cap_audit_snapshot(cap),
-                 secrets=("webhook_secret",))
+                 secrets=("webhook_url", "webhook_secret"))  # the URL reads "set"/"changed"; `webhook` its host
 
 
 # --- validation ---
@@ -196,6 +195,7 @@ def _name(value) -> str:
         raise ValidationError("Must be text.")
     if not name:
         raise ValidationError("Give the cap a name (it is how emails and pages call it).")
+    name_check(name)
     if len(name) > Cap._meta.get_field("name").max_length:
         raise ValidationError(f"At most {Cap._meta.get_field('name').max_length} characters.")
     return name
@@ -317,4 +317,8 @@ def _webhook_url(value) -> str:
         URLValidator(schemes=["http", "https"], message="Must be an http(s) URL.")(url)
         if len(url) > Cap._meta.get_field("webhook_url").max_length:
             raise ValidationError("Too long.")
+        try:
+            egress.url_check(url)  # checked again at every send: what the name resolves to may change
+        except egress.EgressRefused as exc:
+            raise ValidationError(f"Refused: {exc}.") from None
     return url

@@ -24,6 +24,7 @@ from finops import access
 from finops.models import Account, AuditEntry, CommitmentBasis, Contract, ContractTerm, Provider
 from finops.models.contracts import default_notice_alert_days
 from finops.reporting_period import BOUNDS_ERROR, EARLIEST, LATEST
+from finops.text import name_check
 
 from .audit import audit_record, json_value
 
@@ -245,6 +246,7 @@ def _name(value) -> str:
     name = (value or "").strip()
     if not name:
         raise ValidationError("Give the contract a name (it is how alerts and pages call it).")
+    name_check(name)
     limit = Contract._meta.get_field("name").max_length
     if len(name) > limit:
         raise ValidationError(f"At most {limit} characters.")

@@ -17,7 +17,7 @@ from django.core.exceptions import PermissionDenied
 from finops import access
 from finops.modelids import normalise_model
 from finops.models import Provider, Workload
-from finops.text import storable
+from finops.text import control_character, storable
 
 ERRORS_SHOWN = 50  # a batch with a wrong field in every row should not answer thousands of lines
 WHOLE_MAX = 2**63 - 1  # PositiveBigIntegerField, and the JSON counts of a Performance
@@ -97,6 +97,9 @@ def model_of(value, problems: list[str]) -> str | None:
     """The normalised model id (finops.modelids), as usage lines store it, so metrics and scores meet spend."""
     if not isinstance(value, str) or not value.strip() or not storable(value):
         problems.append(f"model: {value!r} is not a model id")
+        return None
+    if found := control_character(value):
+        problems.append(f"model: {value!r} contains {found}; a model name may not hold control characters")
         return None
     model = normalise_model(value)
     if len(model) > MODEL_MAX:

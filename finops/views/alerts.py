@@ -25,6 +25,10 @@ def alert_list(request):
     teams = access.visible_teams(request.user)
     filters = AlertFilters.from_query(request.GET, teams)
     page = Paginator(alert_events(request.user, filters), PER_PAGE).get_page(request.GET.get("page"))
+    # A webhook's scheme and host (and a delivery error naming it) are for those who may edit its cap only.
+    editable = access.writable_cap_ids(request.user, [event.cap for event in page.object_list if event.cap_id])
+    for event in page.object_list:
+        event.shows_webhook = event.cap_id in editable
     query = filters.as_query()
     muted = muted_kinds(request.user)
     states = [(value, STATE_FILTER_LABELS.get(value, label)) for value, label in AlertEvent.State.choices]

@@ -7,7 +7,7 @@ from django import forms
 
 from finops import access
 from finops.models import Account, CapPeriod, CapScope, Provider
-from finops.services.caps import ROLE_RECIPIENTS, CapInvalid, cap_target_identifier
+from finops.services.caps import ROLE_RECIPIENTS, CapInvalid, cap_target_identifier, webhook_shown
 
 CENT = Decimal("0.01")
 ROLES_HELP = "; ".join(f"{role} = {meaning}" for role, meaning in ROLE_RECIPIENTS.items())
@@ -46,10 +46,13 @@ class CapForm(forms.Form):
     recipients = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}),
                                  help_text=f"Who is told, comma-separated: email addresses and roles ({ROLES_HELP}).")
     webhook_url = forms.URLField(required=False, label="Webhook URL", assume_scheme="https",
-                                 help_text="Optional: every alert is also POSTed there as JSON, signed with HMAC-SHA256.")
+                                 help_text="Optional: every alert is also POSTed there as JSON, signed with HMAC-SHA256. "
+                                 "A public address (an admin allows internal networks). Never shown again.")
     webhook_secret = forms.CharField(required=False, label="Webhook signing secret", widget=forms.PasswordInput(render_value=False),
                                      help_text="Required with a webhook URL. Stored encrypted and never shown again; "
                                      "leave empty to keep the current one.")
+    remove_webhook = forms.BooleanField(required=False, label="Remove the webhook",
+                                        help_text="Stop POSTing alerts; the URL and its secret are deleted.")
 
     # service field → form field, for the service's errors
     FIELD_FOR = {"target": "scope"}
@@ -62,10 +65,13 @@ class CapForm(forms.Form):
         if cap is not None and self.initial.get("scope") and not self._offers(choices, self.initial["scope"]):
             choices.append((self.initial["scope"], cap.scope_label()))  # an admin's cap a lead may read, not move
         self.fields["scope"].choices = choices
-        if cap is not None and cap.webhook_secret_ciphertext:
-            from finops.services.caps import webhook_secret_hint
-
-            self.fields["webhook_secret"].help_text += f" Current: {webhook_secret_hint(cap)}"
+        # The URL is write-only like the secret (it may carry a token or credentials): the form shows its scheme
+        # and host, and an empty field keeps it.
+        self.keeps_webhook = cap is not None and bool(cap.webhook_url)
+        if self.keeps_webhook:
+            self.fields["webhook_url"].help_text += f" Current: {webhook_shown(cap)} — leave empty to keep it."
+        else:
+            del self.fields["remove_webhook"]
 
     @staticmethod
     def _offers(choices, value) -> bool:
@@ -80,18 +86,23 @@ class CapForm(forms.Form):
             "name": cap.name, "scope": "org" if cap.scope == CapScope.ORG else f"{cap.scope}:{target}",
             "period": cap.period, "amount": cap.amount.quantize(CENT),
             "thresholds": ", ".join(str(t) for t in cap.thresholds), "alert_on_forecast": cap.alert_on_forecast,
-            "recipients": ", ".join(cap.recipients), "webhook_url": cap.webhook_url,
+            "recipients": ", ".join(cap.recipients),
         }
 
     def cap_fields(self) -> dict:
         data = self.cleaned_data
         scope, _, target = data["scope"].partition(":")
-        return {
+        fields = {
             "name": data["name"], "scope": scope, "target": target or None, "period": data["period"],
             "amount": data["amount"], "thresholds": data["thresholds"], "alert_on_forecast": data["alert_on_forecast"],
             "recipients": data["recipients"], "webhook_url": data["webhook_url"],
             "webhook_secret": data["webhook_secret"] or None,
         }
+        if data.get("remove_webhook"):
+            fields["webhook_url"], fields["webhook_secret"] = "", None
+        elif self.keeps_webhook and not data["webhook_url"]:
+            del fields["webhook_url"]  # empty: keep the stored URL (the service keeps what it is not given)
+        return fields
 
     def add_service_errors(self, error: CapInvalid) -> None:
         for name, message in error.errors.items():

@@ -74,6 +74,7 @@ def cap_detail(request, pk):
                            forecast_from=(last_complete, status.complete_days_spent), period_start=status.period_start,
                            period_end=status.period_end, currency=currency, through=today)
     drivers = cap_drivers(cap, start=status.period_start, end=status.period_end)
+    can_write = access.can_write_cap(request.user, cap)
     workloads = Workload.objects.select_related("team").in_bulk([r["workload_id"] for r in drivers["workloads"] if r["workload_id"]])
     workload_rows = []
     for row in drivers["workloads"]:
@@ -95,7 +96,9 @@ def cap_detail(request, pk):
         "overshoot": status.forecast - cap.amount if status.forecast_breach else None,
         "history_days": HISTORY_DAYS, "min_days": MIN_HISTORY_DAYS,
         "specs": cap_tables, "workload_rows": workload_rows, "model_rows": model_rows, "alerts": alerts,
-        "can_write": access.can_write_cap(request.user, cap), "secret_hint": cap_service.webhook_secret_hint(cap),
+        "can_write": can_write,
+        # Only those who may edit the cap see its webhook at all, and then only its scheme and host.
+        "webhook": cap_service.webhook_shown(cap) if can_write else None,
     }
     return render(request, "finops/cap_detail.html", context)
 

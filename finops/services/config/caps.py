@@ -2,7 +2,9 @@
 same validation as the form and the API). Caps absent from the file are left as they are.
 
 The webhook's signing secret comes from the environment variable `webhook_secret_env` names; without one, a cap
-that already has a secret keeps it (so applying an export, which never carries secrets, changes nothing)."""
+that already has a secret keeps it. The webhook URL is write-only too (it may carry a token or credentials): the
+export leaves it out, and an entry without `webhook_url` keeps the cap's (`webhook_url: ""` removes it), so applying
+an export changes nothing."""
 
 from collections.abc import Mapping
 from finops import crypto
@@ -28,7 +30,7 @@ def cap_reference_errors(entries: dict, environ: Mapping[str, str]) -> list[str]
         variable = entry["webhook_secret_env"]
         if variable and not environ.get(variable):
             errors.append(f"{entry['_label']}: webhook_secret_env: environment variable {variable} is not set or empty")
-        if variable and not entry["webhook_url"]:
+        if variable and entry["webhook_url"] == "":
             errors.append(f"{entry['_label']}: webhook_secret_env: given without a webhook_url to sign for")
     return errors
 
@@ -42,6 +44,8 @@ def cap_apply(entry: dict, environ: Mapping[str, str]) -> tuple[str, list[str]]:
         "thresholds": entry["thresholds"], "alert_on_forecast": entry["forecast"], "recipients": entry["recipients"],
         "webhook_url": entry["webhook_url"], "webhook_secret": environ.get(variable) if variable else None,
     }
+    if fields["webhook_url"] is None:
+        del fields["webhook_url"]  # not in the file: the cap keeps its webhook (a new cap gets none)
     cap = Cap.objects.filter(name=entry["name"]).first()
     try:
         if cap is None:
@@ -64,7 +68,7 @@ def _stored_secret(cap: Cap) -> str | None:
 
 
 def cap_entry(cap: Cap) -> dict:
-    """A cap as `export_config` prints it: never the webhook secret."""
+    """A cap as `export_config` prints it: never the webhook's URL or secret (applying it keeps both)."""
     entry = {
         "name": cap.name,
         "scope": "org" if cap.scope == "org" else {cap.scope: cap_target_identifier(cap)},
@@ -74,6 +78,4 @@ def cap_entry(cap: Cap) -> dict:
         "forecast": cap.alert_on_forecast,
         "recipients": list(cap.recipients),
     }
-    if cap.webhook_url:
-        entry["webhook_url"] = cap.webhook_url
     return entry

@@ -13,6 +13,7 @@ from rest_framework import serializers
 from finops.models import ConnectorKind, RoutingPolicy, User, Workload
 from finops.models.org import Membership
 from finops.services.rules import rule_tags_problem
+from finops.text import name_check
 
 DECIMAL = {"max_digits": 20, "decimal_places": 10, "min_value": 0}
 
@@ -35,13 +36,13 @@ class ProviderEntry(StrictSerializer):
 
 
 class TeamEntry(StrictSerializer):
-    name = serializers.CharField(max_length=120)
+    name = serializers.CharField(max_length=120, validators=[name_check])
     slug = serializers.SlugField(max_length=64)
     cost_center = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
 
 
 class WorkloadEntry(StrictSerializer):
-    name = serializers.CharField(max_length=120)
+    name = serializers.CharField(max_length=120, validators=[name_check])
     slug = serializers.SlugField(max_length=64)
     team = serializers.SlugField()
     latency_profile = serializers.ChoiceField(choices=Workload.LatencyProfile.values)
@@ -160,7 +161,8 @@ class CapEntry(StrictSerializer):
     thresholds = serializers.ListField(child=serializers.IntegerField(), required=False, default=None, allow_null=True)
     forecast = serializers.BooleanField(required=False, default=True)
     recipients = serializers.ListField(child=serializers.CharField())
-    webhook_url = serializers.URLField(required=False, allow_blank=True, default="")
+    # Absent: the cap keeps its webhook (an export never carries the URL, write-only like the secret); "" removes it.
+    webhook_url = serializers.URLField(required=False, allow_blank=True, default=None)
     webhook_secret_env = serializers.RegexField(r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=128, required=False, default="")
 
 
