@@ -416,4 +416,4 @@ def test_importing_an_old_month_does_not_say_the_source_is_silent_only_the_beat_
     evaluations.alerts_evaluate(change=change, today=dt.date(2026, 11, 24))
     assert not AlertEvent.objects.filter(kind="source_failing").exists()
     evaluations.alerts_evaluate(today=dt.date(2026, 11, 24))  # the beat
-    assert AlertEvent.objects.get(kind="source_failing").title == "openai-prod has no data after 2026-07-30: 117 days behind"
+    assert AlertEvent.objects.get(kind="source_failing").title == "openai-prod has no data after 30 July 2026: 117 days behind"
