@@ -110,7 +110,7 @@ def test_a_term_renewed_in_place_re_arms_every_notice_threshold(anthropic_accoun
     events = evaluate_on(days_before(deadline, 180))
 
     assert [(e.threshold, e.period_start) for e in events] == [(180, D(2027, 1, 31))]
-    assert "2027-12-02" in events[0].title
+    assert "2 December 2027" in events[0].title
 
 
 def test_a_term_heading_for_a_shortfall_is_alerted_once(anthropic_account):
