@@ -62,7 +62,7 @@ def spike_context(event: AlertEvent) -> dict:
     link = site_link((reverse("workload-detail", args=[workload.slug]) if workload else reverse("unattributed")) + query)
     reason = (f"{name} spent {money('cost')} on {display.day(day)}"
               + (f", {ratio:.1f} times its usual {money('baseline_median')} a day" if ratio is not None else "")
-              + f"; a spike is a day above {money('threshold')} and at least {money('min_change')} over the usual.")
+              + f": far above the {money('threshold')} its day-to-day spread reaches, so it is a spike.")
     facts = [
         _fact("Workload", name + (f" ({d['team']})" if d.get("team") else "")),
         _fact("Spent on " + display.day(day), money("cost")),
@@ -70,28 +70,39 @@ def spike_context(event: AlertEvent) -> dict:
         _fact("Spike above", money("threshold")),
     ]
     return {"reason": reason, "facts": facts, "link": link, "action": "Open the day's spend",
-            "note": f"How spikes are judged: {d['method']}." if d.get("method") else ""}
+            "note": (f"How a spike is judged: against the median of the {BASELINE_DAYS} days before, a day far outside "
+                     "their usual spread, at least the minimum change above the median and at least twice it.")}
 
 
 # --- unpriced usage ---
 
 
 def unpriced_context(event: AlertEvent) -> dict:
+    """The model's tokens of unknown cost from the day it was first seen to today, read as the provider's page reads
+    its "by model" table over the same days (spend.sums), so the two say the same figure."""
+    from finops.models import DailySpend, MonthlySpend
+    from finops.selectors import spend
+
     d = event.details or {}
-    model = display.model_name(d.get("model"))
-    provider = d.get("provider_name") or d.get("provider") or ""
-    tokens = int(d.get("tokens") or 0)
+    model_id, slug = d.get("model") or "", d.get("provider") or ""
+    model, provider = display.model_name(model_id), d.get("provider_name") or slug
+    first = dt.date.fromisoformat(d["first_day"]) if d.get("first_day") else event.created_at.date()
+    today = today_utc()
+    end = max(today, first) + dt.timedelta(days=1)
+    rows = spend.sums(DailySpend.objects.filter(provider__slug=slug, model=model_id),
+                      MonthlySpend.objects.filter(provider__slug=slug, model=model_id), first, end, ("model",), today=today)
+    tokens = sum(int(row.get("unpriced_tokens") or 0) for row in rows) or int(d.get("tokens") or 0)
     accounts = [str(a) for a in d.get("accounts") or []]
-    first_day = display.day(d.get("first_day"))
-    reason = (f"{model} at {provider} has {display.count(tokens)} tokens with no known price since {first_day}: their "
-              "cost is unknown and is not counted in any total until a price is added.")
-    facts = [_fact("Model", f"{model} ({d.get('model', '')})"), _fact("Provider", provider),
-             _fact("Tokens of unknown cost", display.count(tokens)), _fact("First seen", first_day)]
+    reason = (f"No price is known for {model} at {provider}, so the cost of its {display.tokens_compact(tokens)} tokens "
+              "is unknown and in no total (never counted as $0) until the model has a price.")
+    facts = [_fact("Model", f"{model} ({model_id})"), _fact("Provider", provider),
+             _fact("Tokens of unknown cost", f"{display.tokens_compact(tokens)} ({display.count(tokens)})"),
+             _fact("First seen", display.day(first))]
     if accounts:
         facts.append(_fact("Account" + ("s" if len(accounts) > 1 else ""), ", ".join(accounts)))
-    slug = d.get("provider")
-    link = site_link(reverse("provider-detail", args=[slug]) if slug else reverse("alert-list"))
-    return {"reason": reason, "facts": facts, "link": link, "action": "Open the provider"}
+    path = (reverse("provider-detail", args=[slug]) + f"?start={first.isoformat()}&end={end.isoformat()}"
+            if slug else reverse("alert-list"))
+    return {"reason": reason, "facts": facts, "link": site_link(path), "action": "Open the provider's models"}
 
 
 # --- source failing or silent ---
@@ -156,7 +167,7 @@ def contract_context(event: AlertEvent) -> dict:
                   "paid for and not used.")
     else:
         reason = (f"At today's pace {contract.name} spends {money(status.projected)} against {money(status.committed)} "
-                  f"committed: {money(status.overage)} above the commitment, billed at the rates outside it.")
+                  f"committed: {money(status.overage)} more than the commitment.")
     facts = [
         _fact("Contract", f"{contract.name} ({contract.provider.name})"),
         _fact("Term", f"{display.day(contract.start)} to {display.day(contract.end - dt.timedelta(days=1))}"),

@@ -16,7 +16,7 @@ from django.utils import timezone
 from finops import contract_alerts, display, outcome_alerts
 from finops.models import Account, AlertEvent, AlertKind, Cap, Contract, DailySpend, IngestRun, Workload
 from finops.models.usage import CostBasis
-from finops.selectors.account_status import AccountStatus, account_statuses
+from finops.selectors.account_status import AccountStatus, account_statuses, deciding_runs
 from finops.selectors.caps import CapStatus, cap_statuses, caps_drivers
 from finops.selectors.contracts import contract_statuses
 from finops.selectors.spend import TOKEN_SUM
@@ -330,7 +330,7 @@ def source_condition(status: AccountStatus, *, now: dt.datetime, silence: bool =
     failed = run is not None and run.status == IngestRun.Status.FAILED
     if failed and status.state in ("error", "disabled"):
         # The condition started with the first failed run after the latest success (each retry is the same one).
-        runs = IngestRun.objects.filter(account=account, status__in=(IngestRun.Status.SUCCEEDED, IngestRun.Status.FAILED))
+        runs = deciding_runs(IngestRun.objects.filter(account=account))  # a refused file is the uploader's, not the source's
         success = runs.filter(status=IngestRun.Status.SUCCEEDED).order_by("-created_at", "-id").first()
         failures = runs.filter(status=IngestRun.Status.FAILED)
         if success is not None:  # runs are numbered in the order they were created

@@ -189,25 +189,34 @@ def test_a_file_source_whose_data_is_late_is_raised_once_per_time_it_goes_quiet(
     assert again.period_start == dt.date(2026, 11, 25)
 
 
-def test_a_failing_import_is_raised_once_until_a_success_and_again_when_it_fails_anew(time_machine, openai_account):
+def test_a_failing_pull_is_raised_once_until_a_success_and_again_when_it_fails_anew(time_machine, openai_account):
+    def pull(status: str, error: str = "") -> None:
+        IngestRun.objects.create(account=openai_account, trigger="schedule", status=status, error=error)
+
+    at(time_machine, 2026, 11, 20, 9)
+    import_rows(openai_account, ["2026-11-19,gpt-5-mini,1000,0,1,x"])
+    pull("failed", "costs page 2: HTTP 500 after 3 retries")
+    (event,) = alerts_evaluate(change=SpendChange(days=(dt.date(2026, 11, 20),), reason="ingest", account_ids=(openai_account.id,)))
+    assert event.period_start == dt.date(2026, 11, 20) and event.account == openai_account
+    assert event.details["error"] == "costs page 2: HTTP 500 after 3 retries"
+    at(time_machine, 2026, 11, 21, 9)
+    pull("failed", "costs page 2: HTTP 500 after 3 retries")
+    assert alerts_evaluate() == []  # the same failure, retried: the condition started on the 20th
+    pull("succeeded")
+    assert alerts_evaluate() == []
+    at(time_machine, 2026, 11, 22, 9)
+    pull("failed", "costs page 1: HTTP 500 after 3 retries")
+    (again,) = alerts_evaluate()
+    assert again.period_start == dt.date(2026, 11, 22)
+
+
+def test_a_refused_file_is_the_uploaders_error_and_raises_no_source_alert(time_machine, openai_account):
     at(time_machine, 2026, 11, 20, 9)
     import_rows(openai_account, ["2026-11-19,gpt-5-mini,1000,0,1,x"])
     bad = io.BytesIO(f"{HEADER}\n2026-11-20,gpt-5-mini,-5,0,1,x".encode())
     assert usage_file_import(account=openai_account, stream=bad, file_name="bad.csv").status == IngestRun.Status.FAILED
-    (event,) = alerts_evaluate(change=SpendChange(days=(dt.date(2026, 11, 20),), reason="ingest", account_ids=(openai_account.id,)))
-    assert event.period_start == dt.date(2026, 11, 20) and event.account == openai_account
-    assert event.title == "openai-prod: last import failed (file bad.csv)" and "input_tokens" in event.details["error"]
-    at(time_machine, 2026, 11, 21, 9)
-    bad.seek(0)
-    usage_file_import(account=openai_account, stream=bad, file_name="bad.csv")
-    assert alerts_evaluate() == []  # the same failure, retried: the condition started on the 20th
-    import_rows(openai_account, ["2026-11-20,gpt-5-mini,1000,0,1,x"], "fixed.csv")
-    assert alerts_evaluate() == []
-    at(time_machine, 2026, 11, 22, 9)
-    bad.seek(0)
-    usage_file_import(account=openai_account, stream=bad, file_name="bad.csv")
-    (again,) = alerts_evaluate()
-    assert again.period_start == dt.date(2026, 11, 22)
+    assert alerts_evaluate(change=SpendChange(days=(dt.date(2026, 11, 20),), reason="ingest", account_ids=(openai_account.id,))) == []
+    assert alerts_evaluate() == [] and events(AlertKind.SOURCE_FAILING) == []
 
 
 @pytest.fixture
