@@ -62,7 +62,7 @@ def spike_context(event: AlertEvent) -> dict:
     link = site_link((reverse("workload-detail", args=[workload.slug]) if workload else reverse("unattributed")) + query)
     reason = (f"{name} spent {money('cost')} on {display.day(day)}"
               + (f", {ratio:.1f} times its usual {money('baseline_median')} a day" if ratio is not None else "")
-              + f": far above the {money('threshold')} its day-to-day spread reaches, so it is a spike.")
+              + f", far above {money('threshold')}, the most its usual day-to-day swings reach: a spike.")
     facts = [
         _fact("Workload", name + (f" ({d['team']})" if d.get("team") else "")),
         _fact("Spent on " + display.day(day), money("cost")),
