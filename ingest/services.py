@@ -432,8 +432,7 @@ def _finish(run: IngestRun, *, result: WriteResult | None = None, error: str = "
     run.save()
     if error:
         log.warning("ingest run %s for account %s failed: %s", run.id, run.account_id, error)
-        if not run.refused_file:  # a refused file is the uploader's error: the account is as it was (account_status)
-            Account.objects.filter(id=run.account_id).update(last_sync_at=now, last_error=error, last_error_at=now)
+        Account.objects.filter(id=run.account_id).update(last_sync_at=now, last_error=error, last_error_at=now)
     else:
         log.info("ingest run %s succeeded: %s lines read, %s written, %s replaced%s", run.id, run.lines_read,
                  run.lines_written, run.lines_replaced, f"; {run.left_out_summary}" if run.left_out else "")
