@@ -59,7 +59,12 @@ def spike_context(event: AlertEvent) -> dict:
     name = d.get("workload") or display.UNATTRIBUTED
     query = f"?start={day.isoformat()}&end={(day + dt.timedelta(days=1)).isoformat()}"
     workload = Workload.objects.filter(id=event.workload_id).only("slug").first() if event.workload_id else None
-    link = site_link((reverse("workload-detail", args=[workload.slug]) if workload else reverse("unattributed")) + query)
+    if workload is not None:
+        link = site_link(reverse("workload-detail", args=[workload.slug]) + query)
+    elif name == display.UNATTRIBUTED:
+        link = site_link(reverse("unattributed") + query)
+    else:  # the workload was deleted since: its spike is still listed with the alerts
+        link = site_link(reverse("alert-list"))
     reason = (f"{name} spent {money('cost')} on {display.day(day)}"
               + (f", {ratio:.1f} times its usual {money('baseline_median')} a day" if ratio is not None else "")
               + f", far above {money('threshold')}, the most its usual day-to-day swings reach: a spike.")
