@@ -11,10 +11,12 @@ from decimal import Decimal
 
 import pytest
 
+from finops import display
 from finops.evaluations import alerts_evaluate
-from finops.models import (Account, AlertEvent, AlertKind, AttributionRule, Cap, Contract, IngestRun, Provider,
-                           Workload)
+from finops.models import Account, AlertEvent, AlertKind, AttributionRule, Cap, Contract, IngestRun, Provider
 from finops.notify.deliver import events_deliver
+from finops.selectors.caps import cap_status
+from finops.selectors.contracts import contract_status
 from finops.services.outcomes import outcomes_record
 from ingest.services import usage_file_import
 from tests.fakes.smtp_server import FakeSmtpServer
@@ -164,10 +166,6 @@ def test_every_alert_kind_is_emailed_in_words_with_the_figures_its_page_shows_th
             assert figure in text, f"{kind}: {figure} is not in the email:\n{text}"
             assert figure in page, f"{kind}: the email says {figure}, its page does not"
 
-    from finops.selectors.caps import cap_status
-    from finops.selectors.contracts import contract_status
-    from finops import display
-
     cap = Cap.objects.get()
     status = cap_status(cap, today=NOW.date())
     for kind in (AlertKind.CAP_THRESHOLD, AlertKind.CAP_FORECAST):
@@ -212,8 +210,5 @@ def test_a_contract_email_sent_a_day_after_its_event_was_raised_says_that_days_f
     subject, text, _ = parts(message)
     assert "notice due in 97 days (2 March 2027)" in subject and "in 97 days" in text
     page = client_as(ada).get(f"/contracts/{world['openai'].id}/").content.decode()
-    from finops import display
-    from finops.selectors.contracts import contract_status
-
     projected = display.money_exact(contract_status(world["openai"], today=NOW.date() + dt.timedelta(days=1)).projected)
     assert projected in text and projected in page
