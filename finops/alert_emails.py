@@ -161,9 +161,15 @@ def contract_context(event: AlertEvent) -> dict:
     money = lambda value: display.money_exact(value, currency)  # noqa: E731
     titles = {AlertKind.CONTRACT_NOTICE: contract_alerts.notice_title, AlertKind.CONTRACT_SHORTFALL: contract_alerts.shortfall_title,
               AlertKind.CONTRACT_OVERAGE: contract_alerts.overage_title}
-    title = titles[event.kind](status)
+    still = {AlertKind.CONTRACT_NOTICE: status.days_to_notice_deadline >= 0,
+             AlertKind.CONTRACT_SHORTFALL: contract_alerts.shortfall_risk(status),
+             AlertKind.CONTRACT_OVERAGE: contract_alerts.overage_risk(status)}[event.kind]
+    title = titles[event.kind](status) if still else event.title
     deadline = display.day(status.notice_deadline)
-    if event.kind == AlertKind.CONTRACT_NOTICE:
+    if not still:  # sent after the figures moved on (a retry, a worker that was down): say what holds today
+        reason = (f"This was true when the alert was raised; on {display.day(status.today)} {contract.name} reads "
+                  f"“{status.status_label}” on its page, projected at {money(status.projected)} of {money(status.committed)}.")
+    elif event.kind == AlertKind.CONTRACT_NOTICE:
         reason = (f"{contract.name} renews by itself on {display.day(contract.end)} for {contract.renewal_term_months} "
                   f"months unless notice is given by {deadline}, {_in_days(status.days_to_notice_deadline)}.")
     elif event.kind == AlertKind.CONTRACT_SHORTFALL:

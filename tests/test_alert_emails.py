@@ -212,3 +212,19 @@ def test_a_contract_email_sent_a_day_after_its_event_was_raised_says_that_days_f
     page = client_as(ada).get(f"/contracts/{world['openai'].id}/").content.decode()
     projected = display.money_exact(contract_status(world["openai"], today=NOW.date() + dt.timedelta(days=1)).projected)
     assert projected in text and projected in page
+
+
+def test_a_contract_email_sent_after_its_risk_went_away_says_so_with_that_days_figures(smtp, world, client_as, ada):
+    """The commitment was raised before the overage alert went out: the email keeps the alert's title and says what
+    holds now, with the figures of the contract's page, never "a $0 overage"."""
+    Contract.objects.filter(pk=world["openai"].pk).update(commitment=Decimal("270000"))  # above the $260,241.99 projected, within 90 %
+
+    events_deliver()
+
+    (message,) = sent_by_kind(smtp)[AlertKind.CONTRACT_OVERAGE][:1]
+    subject, text, _ = parts(message)
+    event = AlertEvent.objects.get(kind=AlertKind.CONTRACT_OVERAGE)
+    assert subject == f"[FinOps] {event.title}" and "$0 overage" not in text and "Projected overage" not in text
+    assert "This was true when the alert was raised; on 24 November 2026 OpenAI enterprise reads “On track”" in text
+    page = client_as(ada).get(f"/contracts/{world['openai'].id}/").content.decode()
+    assert "$270,000.00" in text and "$270,000.00" in page and problems(text) == []
