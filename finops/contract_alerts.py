@@ -47,10 +47,10 @@ def _whole(value: Decimal, currency: str) -> str:
 
 
 def notice_title(status: ContractStatus) -> str:
-    """"Anthropic enterprise auto-renews: notice due in 30 days (2026-12-02)"."""
+    """"Anthropic enterprise auto-renews: notice due in 30 days (2 December 2026)"."""
     days = status.days_to_notice_deadline
     when = "today" if days == 0 else "in 1 day" if days == 1 else f"in {days} days"
-    return f"{status.contract.name} auto-renews: notice due {when} ({status.notice_deadline:%Y-%m-%d})"
+    return f"{status.contract.name} auto-renews: notice due {when} ({display.day(status.notice_deadline)})"
 
 
 def shortfall_title(status: ContractStatus) -> str:

@@ -250,6 +250,28 @@ def seconds(value) -> str:
     return f"{Decimal(value).quantize(Decimal('0.1'), rounding=ROUND_HALF_EVEN):,} s"
 
 
+def day(value) -> str:
+    """A day as people write it: "3 November 2026" (emails, sentences); None reads "—"."""
+    if value is None or value == "":
+        return DASH
+    value = dt.date.fromisoformat(value) if isinstance(value, str) else value
+    return f"{value.day} {value:%B %Y}"
+
+
+def utc_time(value) -> str:
+    """A moment as people read it, in UTC: "3 November 2026, 14:05 UTC"; None reads "—"."""
+    if value is None or value == "":
+        return DASH
+    value = dt.datetime.fromisoformat(value) if isinstance(value, str) else value
+    value = value.astimezone(dt.UTC) if value.tzinfo else value
+    return f"{day(value.date())}, {value:%H:%M} UTC"
+
+
+def days_count(value: int) -> str:
+    """"today", "1 day", "12 days": a count of days in a sentence."""
+    return "today" if value == 0 else f"{value:,} day{'' if value == 1 else 's'}"
+
+
 def csv_decimal(value, places: int = CSV_PLACES) -> str:
     """A plain decimal for CSV: rounded half-even to `places`, trailing zeros dropped down to cents, no exponent."""
     if value is None or value == "":

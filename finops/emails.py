@@ -1,9 +1,10 @@
 """The emails the product sends: one function per kind, each rendering templates/emails/<name>-subject.txt,
 -body.txt and -body.html (a text part and an HTML part with inline styles and no external assets).
 
-The subject is the event's title behind "[FinOps] ", so a person can triage from the inbox. The figures come from
-the event's `details` as raised (decimal strings), never re-read: the email says what was true when it fired.
-Links are absolute (SITE_URL): a cap's page for cap kinds, the Alerts page otherwise.
+The subject is the event's title behind "[FinOps] ", so a person can triage from the inbox. Every alert email
+reads like the cap's: the reason in one sentence, the figures formatted as the pages format them, and an absolute
+link (SITE_URL) to the page that explains it. What each kind says, and where its figures come from, is in
+finops.alert_emails.
 """
 
 from decimal import Decimal, InvalidOperation
@@ -12,15 +13,14 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
-from finops import display
+from finops import alert_emails, display
 from finops.models import AlertEvent, AlertKind
 
 SUBJECT_PREFIX = "[FinOps] "
 TOP_DRIVERS = 5
 
 
-def site_link(path: str) -> str:
-    return settings.SITE_URL.rstrip("/") + path
+site_link = alert_emails.site_link
 
 
 def event_link(event: AlertEvent) -> str:
@@ -55,8 +55,8 @@ def _render(name: str, context: dict, *, to: str, event: AlertEvent) -> EmailMul
 
 
 def _base_context(event: AlertEvent) -> dict:
-    return {"event": event, "prefix": SUBJECT_PREFIX, "link": event_link(event), "alerts_link": site_link("/alerts/"),
-            "kind_label": event.get_kind_display()}
+    return {"event": event, "title": event.title, "prefix": SUBJECT_PREFIX, "link": event_link(event),
+            "alerts_link": site_link("/alerts/"), "kind_label": event.get_kind_display()}
 
 
 def _cap_context(event: AlertEvent) -> dict:
@@ -86,30 +86,14 @@ def _cap_context(event: AlertEvent) -> dict:
     }
 
 
-def _label(key: str) -> str:
-    return key.replace("_", " ").capitalize()
-
-
 def _generic_context(event: AlertEvent) -> dict:
-    """title + details as "Label: value" lines; money-looking keys formatted as money, lists and dicts as text."""
-    d = event.details or {}
-    currency = d.get("currency") or display.reporting_currency()
-    money_words = ("cost", "baseline", "spent", "amount", "forecast", "rate")
-    facts = []
-    for key, value in d.items():
-        if key == "currency":
-            continue
-        if isinstance(value, (dict, list)):
-            text = ", ".join(f"{k}: {v}" for k, v in value.items()) if isinstance(value, dict) else ", ".join(
-                str(item.get("name", item)) if isinstance(item, dict) else str(item) for item in value)
-        elif any(word in key for word in money_words) and _decimal(value) is not None:
-            text = _money(value, currency)
-        elif "tokens" in key and _decimal(value) is not None:
-            text = display.count(_decimal(value))
-        else:
-            text = str(value)
-        facts.append({"label": _label(key), "value": text})
-    return {**_base_context(event), "facts": facts}
+    """A kind without its own email (none today): its title, and a link to the Alerts page."""
+    return {**_base_context(event), "reason": "", "facts": [], "action": "Open the alerts"}
+
+
+def _kind_context(build):
+    """The base context with what finops.alert_emails says about this kind (reason, facts, link, title)."""
+    return lambda event: {**_base_context(event), **build(event)}
 
 
 # --- one function per kind ---
@@ -123,24 +107,26 @@ def cap_forecast_email(event: AlertEvent, *, to: str) -> EmailMultiAlternatives:
     return _render("cap_forecast", _cap_context(event), to=to, event=event)
 
 
-def spend_spike_email(event: AlertEvent, *, to: str) -> EmailMultiAlternatives:
-    return _render("spend_spike", _generic_context(event), to=to, event=event)
+CONTEXTS = {
+    AlertKind.SPEND_SPIKE: _kind_context(alert_emails.spike_context),
+    AlertKind.UNPRICED_USAGE: _kind_context(alert_emails.unpriced_context),
+    AlertKind.SOURCE_FAILING: _kind_context(alert_emails.source_context),
+    AlertKind.CONTRACT_NOTICE: _kind_context(alert_emails.contract_context),
+    AlertKind.CONTRACT_SHORTFALL: _kind_context(alert_emails.contract_context),
+    AlertKind.CONTRACT_OVERAGE: _kind_context(alert_emails.contract_context),
+    AlertKind.OUTCOME_COST: _kind_context(alert_emails.outcome_context),
+}
 
 
-def unpriced_usage_email(event: AlertEvent, *, to: str) -> EmailMultiAlternatives:
-    return _render("unpriced_usage", _generic_context(event), to=to, event=event)
-
-
-def source_failing_email(event: AlertEvent, *, to: str) -> EmailMultiAlternatives:
-    return _render("source_failing", _generic_context(event), to=to, event=event)
+def kind_email(event: AlertEvent, *, to: str) -> EmailMultiAlternatives:
+    """Every kind but the caps': one template set (templates/emails/alert-*), the kind's own words."""
+    return _render("alert", CONTEXTS[event.kind](event), to=to, event=event)
 
 
 EMAILS = {
     AlertKind.CAP_THRESHOLD: cap_threshold_email,
     AlertKind.CAP_FORECAST: cap_forecast_email,
-    AlertKind.SPEND_SPIKE: spend_spike_email,
-    AlertKind.UNPRICED_USAGE: unpriced_usage_email,
-    AlertKind.SOURCE_FAILING: source_failing_email,
+    **{kind: kind_email for kind in CONTEXTS},
 }
 
 

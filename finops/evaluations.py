@@ -16,7 +16,7 @@ from django.utils import timezone
 from finops import contract_alerts, display, outcome_alerts
 from finops.models import Account, AlertEvent, AlertKind, Cap, Contract, DailySpend, IngestRun, Workload
 from finops.models.usage import CostBasis
-from finops.selectors.account_status import AccountStatus, account_statuses
+from finops.selectors.account_status import AccountStatus, account_statuses, deciding_runs
 from finops.selectors.caps import CapStatus, cap_statuses, caps_drivers
 from finops.selectors.contracts import contract_statuses
 from finops.selectors.spend import TOKEN_SUM
@@ -229,10 +229,10 @@ def spikes_evaluate(*, today: dt.date, change: SpendChange | None = None) -> lis
 
 
 def spike_title(spike: Spike, workload: Workload | None) -> str:
-    """"Checkout agent spent $812.40 on 2026-11-23, 6.1× its usual $133.00/day"."""
+    """"Checkout agent spent $812.40 on 23 November 2026, 6.1× its usual $133.00 a day"."""
     verdict, name = spike.verdict, workload.name if workload else display.UNATTRIBUTED
-    return (f"{name} spent {display.money_exact(verdict.cost)} on {spike.day:%Y-%m-%d}, {verdict.ratio:.1f}× its usual "
-            f"{display.money_exact(verdict.baseline_median)}/day")
+    return (f"{name} spent {display.money_exact(verdict.cost)} on {display.day(spike.day)}, {verdict.ratio:.1f}× its usual "
+            f"{display.money_exact(verdict.baseline_median)} a day")
 
 
 def spike_details(spike: Spike, workload: Workload | None) -> dict:
@@ -277,7 +277,7 @@ def unpriced_evaluate(*, today: dt.date, change: SpendChange | None = None) -> l
     for (slug, model), seen in found.items():
         first_day = seen["first_day"].isoformat()
         title = (f"{display.model_name(model)} ({seen['provider_name']}) has usage with no known price "
-                 f"since {first_day}: {display.tokens_compact(seen['tokens'])} tokens of unknown cost")
+                 f"since {display.day(seen['first_day'])}: {display.tokens_compact(seen['tokens'])} tokens of unknown cost")
         event = event_raise(kind=AlertKind.UNPRICED_USAGE, subject=f"model:{slug}/{model}"[:255], period_start=UNPRICED_PERIOD,
                             title=title[:300], details={**seen, "first_day": first_day})
         raised += [event] if event else []
@@ -316,7 +316,7 @@ def sources_evaluate(*, today: dt.date, change: SpendChange | None = None) -> li
 
 def _since(account: Account) -> str:
     when = account.last_success_at
-    return f"since {when.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC" if when else "ever"
+    return f"since {display.utc_time(when)}" if when else "ever"
 
 
 def source_condition(status: AccountStatus, *, now: dt.datetime, silence: bool = True) -> tuple[dt.date, str, dict] | None:
@@ -330,7 +330,7 @@ def source_condition(status: AccountStatus, *, now: dt.datetime, silence: bool =
     failed = run is not None and run.status == IngestRun.Status.FAILED
     if failed and status.state in ("error", "disabled"):
         # The condition started with the first failed run after the latest success (each retry is the same one).
-        runs = IngestRun.objects.filter(account=account, status__in=(IngestRun.Status.SUCCEEDED, IngestRun.Status.FAILED))
+        runs = deciding_runs(IngestRun.objects.filter(account=account))  # a refused file is the uploader's, not the source's
         success = runs.filter(status=IngestRun.Status.SUCCEEDED).order_by("-created_at", "-id").first()
         failures = runs.filter(status=IngestRun.Status.FAILED)
         if success is not None:  # runs are numbered in the order they were created
@@ -339,9 +339,10 @@ def source_condition(status: AccountStatus, *, now: dt.datetime, silence: bool =
         start = first.created_at.astimezone(dt.UTC).date()
         if account.is_api:
             verb = "has not synced" if account.last_success_at else "has never synced"
-            title = f"{account.name} {verb} {_since(account) if account.last_success_at else ''}".rstrip() + f": {run.error}"
+            title = f"{account.name} {verb} {_since(account) if account.last_success_at else ''}".rstrip()
         else:
-            title = f"{account.name}: last import failed (file {run.file_name}): {run.error}"
+            title = f"{account.name}: last import failed (file {run.file_name})"
+        # The error itself is said once, in the email's reason (finops.alert_emails), not in the subject too.
         if status.state == "disabled":
             title += " (disabled)"
         return start, title, {**details, "error": run.error, "failing_since": start.isoformat()}
@@ -357,7 +358,7 @@ def source_condition(status: AccountStatus, *, now: dt.datetime, silence: bool =
             return start, title, {**details, "silent_since": since.isoformat()}
     if status.state == "stale":
         start = status.latest_day + dt.timedelta(days=1)
-        title = f"{account.name} has no data after {status.latest_day:%Y-%m-%d}: {status.freshness}"
+        title = f"{account.name} has no data after {display.day(status.latest_day)}: {status.freshness}"
         return start, title, {**details, "stale_since": start.isoformat()}
     return None
 

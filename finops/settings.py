@@ -6,6 +6,7 @@ defaults below switch on (HTTPS-only cookies, HSTS, SSL redirect), so `check --d
 """
 
 import ipaddress
+import sys
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -306,8 +307,25 @@ DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="finops@localhost")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 # An SMTP server that accepts the connection and then hangs must not hold a worker (one event fails, is retried).
 EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=15)
-# Where people open the dashboard: emails and webhooks link to absolute URLs under it (no trailing slash).
-SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000").rstrip("/")
+
+
+def served_site_url(argv: list[str]) -> str | None:
+    """Where `manage.py runserver [addr:]port` serves, as a URL people open ("http://127.0.0.1:18200"); None for any
+    other command. The demo (`make demo PORT=18200`) serves with runserver and sets no SITE_URL: its emails link to
+    where it is served, not to port 8000 (issue 24). 0.0.0.0 and :: listen everywhere; a browser opens localhost."""
+    if len(argv) < 2 or argv[1] != "runserver":
+        return None
+    addrport = next((arg for arg in argv[2:] if not arg.startswith("-")), "")
+    host, _, port = addrport.rpartition(":") if ":" in addrport else ("", "", addrport)
+    host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "0": "127.0.0.1", "[::]": "[::1]"}.get(host, host)
+    if host.count(":") > 1 and not host.startswith("["):
+        host = f"[{host}]"  # a bare IPv6 address (runserver -6 ::1:8000)
+    return f"http://{host}:{port or 8000}"
+
+
+# Where people open the dashboard: emails and webhooks link to absolute URLs under it (no trailing slash). Unset in
+# development (DEBUG), the address runserver serves at (served_site_url); `load_demo --url` sets it for the load.
+SITE_URL = env.str("SITE_URL", default=(DEBUG and served_site_url(sys.argv)) or "http://127.0.0.1:8000").rstrip("/")
 
 # --- REST API ---
 REST_FRAMEWORK = {

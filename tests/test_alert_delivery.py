@@ -112,20 +112,24 @@ def test_a_cap_alert_is_emailed_to_the_team_lead_and_finance_with_its_figures_an
     assert notifications(event) == [("sam@example.com", "sent", 1), ("fiona@example.com", "sent", 1)]
 
 
-def test_an_alert_without_a_cap_renders_its_details_and_links_to_the_alerts_page(smtp, site, frozen, ada, fiona, sam):
-    event = event_raise(kind=AlertKind.SPEND_SPIKE, subject="account:1", period_start=dt.date(2026, 11, 21),
-                        title="openai-prod spent $80.00 yesterday, 6.5× its usual $12.30",
-                        details={"baseline": "12.30", "day_cost": "80.00", "method": "median of 14 days", "currency": "USD"})
+def test_an_alert_without_a_cap_says_why_in_words_and_links_to_the_page_that_explains_it(smtp, site, frozen, ada, fiona, sam):
+    event = event_raise(kind=AlertKind.SPEND_SPIKE, subject="workload:none", period_start=dt.date(2026, 11, 21),
+                        title="Unattributed spent $80.00 on 21 November 2026, 6.5× its usual $12.30 a day",
+                        details={"day": "2026-11-21", "cost": "80.00", "baseline_median": "12.30", "spread": "1.845",
+                                 "k": "4", "threshold": "19.683", "min_change": "50.00", "ratio": "6.5",
+                                 "days_with_spend": 28, "method": "median of the previous 28 days", "currency": "USD",
+                                 "workload": "Unattributed", "team": ""})
 
     events_deliver()
 
     assert sorted(r for m in smtp.envelopes for r in m) == ["ada@example.com", "fiona@example.com"]  # org-wide: not sam
     message = smtp.messages[0]
     # A long non-ASCII subject is folded after "Subject:" by Python's email package; clients drop that fold's space.
-    assert message["Subject"].strip() == "[FinOps] openai-prod spent $80.00 yesterday, 6.5× its usual $12.30"
+    assert message["Subject"].strip() == "[FinOps] Unattributed spent $80.00 on 21 November 2026, 6.5× its usual $12.30 a day"
     text = message.get_body(("plain",)).get_content()
-    assert "Baseline: $12.30" in text and "Day cost: $80.00" in text and "Method: median of 14 days" in text
-    assert "https://finops.example.com/alerts/" in text
+    assert "Unattributed spent $80.00 on 21 November 2026, 6.5 times its usual $12.30 a day" in text
+    assert "Spike above: $19.68" in text and "19.683" not in text
+    assert "https://finops.example.com/unattributed/?start=2026-11-21&end=2026-11-22" in text
     event.refresh_from_db()
     assert event.state == State.SENT
 

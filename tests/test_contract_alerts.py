@@ -55,7 +55,7 @@ def test_each_notice_threshold_is_raised_once_on_the_day_it_is_crossed(anthropic
     assert {days: [e.threshold for e in events] for days, events in found.items()} == {
         181: [], 180: [180], 179: [], 91: [], 90: [90], 89: [], 31: [], 30: [30], 8: [], 7: [7], 6: [], 0: []}
     event = found[30][0]
-    assert event.title == "Anthropic enterprise auto-renews: notice due in 30 days (2026-12-02)"
+    assert event.title == "Anthropic enterprise auto-renews: notice due in 30 days (2 December 2026)"
     assert (event.subject, event.period_start, event.contract) == (f"contract:{deal.id}", deal.start, deal)
     assert event.state == AlertEvent.State.PENDING
     assert event.details["notice_deadline"] == "2026-12-02" and event.details["days_to_notice_deadline"] == 30
@@ -95,7 +95,7 @@ def test_the_notice_days_of_a_contract_are_its_own(anthropic_account):
 
     assert evaluate_on(days_before(DEADLINE, 90)) == []
     assert [e.threshold for e in evaluate_on(days_before(DEADLINE, 45))] == [45]
-    assert evaluate_on(days_before(DEADLINE, 1))[0].title.endswith("notice due in 1 day (2026-12-02)")
+    assert evaluate_on(days_before(DEADLINE, 1))[0].title.endswith("notice due in 1 day (2 December 2026)")
 
 
 def test_a_term_renewed_in_place_re_arms_every_notice_threshold(anthropic_account):
@@ -110,7 +110,7 @@ def test_a_term_renewed_in_place_re_arms_every_notice_threshold(anthropic_accoun
     events = evaluate_on(days_before(deadline, 180))
 
     assert [(e.threshold, e.period_start) for e in events] == [(180, D(2027, 1, 31))]
-    assert "2027-12-02" in events[0].title
+    assert "2 December 2027" in events[0].title
 
 
 def test_a_term_heading_for_a_shortfall_is_alerted_once(anthropic_account):

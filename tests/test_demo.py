@@ -429,13 +429,16 @@ def test_the_demo_loads_on_sqlite_and_the_admin_sees_spend_on_the_overview(tmp_p
         return done.stdout
 
     manage("migrate", "--no-input", "-v", "0")
-    out = manage("load_demo", "--today", "2026-11-01")
+    out = manage("load_demo", "--today", "2026-11-01", "--url", "http://127.0.0.1:18200")  # make demo PORT=18200
     assert "2026-07-04 to 2026-10-31" in out
     # The same lines and the same money as the Postgres load of this module.
     postgres = demo["summary"]
     assert f"6 teams, 18 workloads, 7 accounts, {postgres['lines']:,} usage lines" in out
     assert f"total spend: {postgres['total_reporting_spend']:,.2f} USD" in out
-    assert "Open http://127.0.0.1:8000 and sign in as:" in out
+    assert "Open http://127.0.0.1:18200 and sign in as:" in out
+    # The emails the load sends (printed by the console backend) link to where the demo is served (issue 24).
+    assert "http://127.0.0.1:18200/caps/" in out and "http://127.0.0.1:18200/contracts/" in out
+    assert "127.0.0.1:8000" not in out
     for login in ("admin        / demo-password", "cfo          / demo-password", "sales-lead   / demo-password"):
         assert login in out
     assert "team lead of Sales Intelligence" in out

@@ -95,3 +95,14 @@ def test_periods_are_half_open_utc_days_with_a_comparison():
         resolve("custom", today=today, start=today, end=today)
     keys = [key for key, _ in choices(today)]
     assert keys[:4] == ["last-30", "mtd", "last-month", "2026-11"] and "2026-Q4" in keys and keys[-1] == "custom"
+
+
+def test_days_and_times_read_as_people_write_them_in_utc():
+    assert display.day(dt.date(2026, 11, 3)) == "3 November 2026" and display.day("2027-03-02") == "2 March 2027"
+    moment = dt.datetime(2026, 11, 26, 14, 5, 12, 345678, tzinfo=dt.UTC)
+    assert display.utc_time(moment) == "26 November 2026, 14:05 UTC"
+    # Another zone is shown in UTC; the ISO text an event's details keep reads the same.
+    assert display.utc_time(moment.astimezone(dt.timezone(dt.timedelta(hours=-5)))) == "26 November 2026, 14:05 UTC"
+    assert display.utc_time(moment.isoformat()) == "26 November 2026, 14:05 UTC"
+    assert display.day(None) == display.utc_time("") == display.DASH
+    assert [display.days_count(n) for n in (0, 1, 98, 1200)] == ["today", "1 day", "98 days", "1,200 days"]

@@ -1,7 +1,8 @@
 """One status per account, the same on the Sources list, the account page and the overview's freshness table.
 
-A failed run (a bad file, a refused key) puts its account in error until a later run of it succeeds; the
-freshness of the data it already has is shown beside the error, on every page alike.
+A failed pull (a refused key, a malformed page) puts its account in error until a later run of it succeeds; the
+freshness of the data it already has is shown beside the error, on every page alike. A refused file is the
+uploader's error and leaves the account's state as it was (tests/test_refused_uploads.py).
 """
 
 import csv
@@ -16,8 +17,6 @@ from finops.selectors.account_status import account_status, account_statuses, by
 from ingest.services import usage_file_import
 
 TODAY = dt.datetime.now(dt.UTC).date()
-BAD = b"day,model,input_tokens,output_tokens\n2026-11-20,gpt-5,-4,1\n"
-BAD_REASON = "last import failed (file bad.csv): bad.csv line 2: input_tokens is negative (-4)"
 
 
 def usage(*days_ago: int) -> bytes:
@@ -43,22 +42,29 @@ def healthy(openai_account):
     return openai_account
 
 
-def test_a_failed_upload_puts_a_healthy_account_in_error_on_every_page_with_its_fresh_data_beside(client_as, fiona, healthy):
-    assert import_file(healthy, BAD, "bad.csv").status == "failed"
+def failed_pull(account, error: str = "costs page 2: HTTP 500 after 3 retries") -> IngestRun:
+    return IngestRun.objects.create(account=account, trigger="schedule", status="failed", error=error)
+
+
+PULL_REASON = "last run failed: costs page 2: HTTP 500 after 3 retries"
+
+
+def test_a_failed_pull_puts_a_healthy_account_in_error_on_every_page_with_its_fresh_data_beside(client_as, fiona, healthy):
+    failed_pull(healthy)
     status = account_status(healthy, TODAY)
-    assert (status.state, status.label, status.detail, status.freshness) == ("error", "error", BAD_REASON, "fresh")
+    assert (status.state, status.label, status.detail, status.freshness) == ("error", "error", PULL_REASON, "fresh")
     for name, page in pages(client_as(fiona), healthy).items():
-        assert BAD_REASON in page, name
+        assert PULL_REASON in page, name
         assert '<span class="badge bad">error</span>' in page, name
         assert ">fresh</span>" in page or "Freshness: fresh" in page, name
 
 
 def test_a_later_successful_run_clears_the_error_everywhere(client_as, fiona, healthy):
-    import_file(healthy, BAD, "bad.csv")
+    failed_pull(healthy)
     assert import_file(healthy, usage(1), "fixed.csv").status == "succeeded"
     assert account_status(healthy, TODAY).state == "ok"
     for name, page in pages(client_as(fiona), healthy).items():
-        assert BAD_REASON not in page and '<span class="badge bad">error</span>' not in page, name
+        assert PULL_REASON not in page and '<span class="badge bad">error</span>' not in page, name
         assert '<span class="badge ok">ok</span>' in page, name
 
 
@@ -89,7 +95,7 @@ def test_a_disabled_account_says_so_with_the_failure_that_disabled_it(healthy):
 
 
 def test_a_queued_or_running_run_does_not_change_the_status_the_last_finished_run_decides(healthy):
-    import_file(healthy, BAD, "bad.csv")
+    failed_pull(healthy)
     IngestRun.objects.create(account=healthy, trigger="manual", status="queued")
     IngestRun.objects.create(account=healthy, trigger="manual", status="running")
     assert account_status(healthy, TODAY).state == "error"
@@ -97,12 +103,12 @@ def test_a_queued_or_running_run_does_not_change_the_status_the_last_finished_ru
 
 def test_the_overview_lists_the_accounts_needing_attention_first_and_its_csv_says_the_same(client_as, fiona, healthy):
     broken = Account.objects.create(name="zz-broken", provider=Provider.objects.get(slug="groq"), connector="usage_csv")
-    import_file(broken, BAD, "bad.csv")
+    failed_pull(broken, "bad.csv line 2: input_tokens is negative (-4)")
     assert [s.account.name for s in by_urgency(account_statuses(TODAY))] == ["zz-broken", "openai-prod"]
     body = client_as(fiona).get(reverse("overview"), {"csv": "freshness"}).content.decode()
     rows = list(csv.DictReader(io.StringIO(body)))
     assert [(r["Account"], r["Status"], r["Detail"]) for r in rows] == [
-        ("zz-broken", "error", BAD_REASON),
+        ("zz-broken", "error", "last run failed: bad.csv line 2: input_tokens is negative (-4)"),
         ("openai-prod", "ok", f"Data up to {TODAY - dt.timedelta(days=1):%Y-%m-%d}."),
     ]
 

@@ -47,7 +47,10 @@ def test_a_bad_file_fails_its_run_and_says_which_line(client_as, ada, openai_acc
         )
     run = IngestRun.objects.get(pk=response.json()["run"])
     assert run.status == "failed" and run.error == "bad.csv line 2: input_tokens is negative (-4)"
-    page = client_as(ada).get(reverse("source-list")).content.decode()
+    # The uploader's error, shown to the uploader: the upload's status and the account's runs (the account's state
+    # is unchanged: tests/test_refused_uploads.py).
+    assert client_as(ada).get(response.json()["status_url"]).json()["status"] == "failed"
+    page = client_as(ada).get(reverse("source-detail", args=[openai_account.pk])).content.decode()
     assert "bad.csv line 2: input_tokens is negative" in page
 
 

@@ -1,6 +1,6 @@
 """Domain models, one module per domain (docs/architecture.md module map)."""
 
-from .alerts import AlertEvent, AlertKind, AlertMute, Notification
+from .alerts import AlertEvent, AlertKind, AlertMute, AlertSubscription, Notification
 from .attribution import AttributionRule, ReattributionJob
 from .audit import AuditEntry
 from .cache_hits import GatewayCacheHit
@@ -24,6 +24,7 @@ __all__ = [
     "AlertEvent",
     "AlertKind",
     "AlertMute",
+    "AlertSubscription",
     "Cap",
     "CapPeriod",
     "CapScope",

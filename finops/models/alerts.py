@@ -107,3 +107,15 @@ class AlertMute(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "kind"], name="alertmute_once")]
+
+
+class AlertSubscription(models.Model):
+    """A user who asked for emails of a kind their role does not get (finance asking to hear of failing sources,
+    which go to the admins): finops.notify.recipients.ALSO_TO_SUBSCRIBERS names the kinds one may ask for."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="alert_subscriptions")
+    kind = models.CharField(max_length=32, choices=AlertKind.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "kind"], name="alertsubscription_once")]

@@ -134,6 +134,15 @@ class IngestRun(models.Model):
     def __str__(self):
         return f"{self.account} {self.trigger} {self.status}"
 
+    # Runs of a file someone handed in (the Sources page, the API, `import_usage`): when one fails, the file was
+    # refused and nothing of it was written (a run is all or nothing). That is the uploader's error, shown to the
+    # uploader (the upload's status, the account's runs), never the account's state nor a "source failing" alert.
+    HANDED_IN = (Trigger.UPLOAD, Trigger.COMMAND)
+
+    @property
+    def refused_file(self) -> bool:
+        return self.status == self.Status.FAILED and bool(self.file_name) and self.trigger in self.HANDED_IN
+
     @property
     def left_out_summary(self) -> str:
         """"left out 1,958 rows, $41,250.23: Amazon EC2 $18,002.10, …" (empty when nothing was): the one text the

@@ -2,8 +2,9 @@
 
 A cap's `recipients` are addresses and roles: `role:team_leads` (the leads of the cap's owning team; an
 organisation, provider or account cap has none, so its admins), `role:finance`, `role:admins`. Events without a
-cap (spikes, unpriced usage, sources) go to the team's leads when they concern a team, else to admins and
-finance. A contract's events go to its owner (an address, if set) and finance; to admins when that is nobody. A cap's webhook is one more recipient. Users who muted the kind (AlertMute) are kept, marked muted, so a
+cap (spikes, unpriced usage) go to the team's leads when they concern a team, else to admins and finance. A source
+failing or silent is the platform team's to fix: it goes to the admins only (issue 24: finance was emailed about a
+refused upload), plus anyone who chose to get that kind (ALSO_TO_SUBSCRIBERS, AlertSubscription). A contract's events go to its owner (an address, if set) and finance; to admins when that is nobody. A cap's webhook is one more recipient. Users who muted the kind (AlertMute) are kept, marked muted, so a
 `skipped` Notification says they were not told and why; an address that is a muted user's email counts as them.
 """
 
@@ -11,7 +12,10 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
-from finops.models import AlertEvent, AlertMute, Membership, Notification, User
+from finops.models import AlertEvent, AlertKind, AlertMute, Membership, Notification, User
+
+# Kinds that go to a role by default and to anyone else who asks for them (finance hearing of a failing source).
+ALSO_TO_SUBSCRIBERS = (AlertKind.SOURCE_FAILING,)
 
 from .webhook import webhook_label
 
@@ -66,9 +70,14 @@ def event_addresses(event: AlertEvent) -> list[str]:
         addresses = addresses or list(_admins().order_by("username").values_list("email", flat=True))
     elif event.team_id:
         addresses += list(_team_leads(event.team).order_by("username").values_list("email", flat=True))
+    elif event.kind == AlertKind.SOURCE_FAILING:
+        addresses += list(_admins().order_by("username").values_list("email", flat=True))
     else:
         addresses += list(_admins().order_by("username").values_list("email", flat=True))
         addresses += list(_finance().order_by("username").values_list("email", flat=True))
+    if event.kind in ALSO_TO_SUBSCRIBERS:
+        addresses += list(_active(User.objects.filter(alert_subscriptions__kind=event.kind)).order_by("username")
+                          .values_list("email", flat=True))
     seen, unique = set(), []
     for address in addresses:
         if address.lower() not in seen:

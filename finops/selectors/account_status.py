@@ -2,11 +2,12 @@
 
 Two questions, answered together so no page can answer one and forget the other:
 
-- is the account *working*? Its latest finished run (pull or import) decides. A failed run — a refused key, a
-  malformed page, a bad file — shows the account as `error` ("last import failed (file X): reason") until a
-  later run of that account succeeds. A failed upload therefore marks its account in error even though the
-  data already there is still correct: the file someone meant to import is missing, and that is what finance
-  must hear before trusting the totals. An account switched off (a 401/403 disables it) is `disabled`.
+- is the account *working*? Its latest finished sync or import that could change its data decides. A failed
+  pull — a refused key, a malformed page — shows the account as `error` ("last run failed: reason") until a later
+  run of that account succeeds. A file someone handed in that was refused (IngestRun.refused_file: nothing of it
+  was written) does not: the account's data is exactly what it was, and the refusal is the uploader's to fix, shown
+  to them on the upload and in the account's runs (issue 24: a rejected upload turned a healthy account to
+  "error" and emailed finance "source failing"). An account switched off (a 401/403 disables it) is `disabled`.
 - is its data *fresh*? The newest day it has spend for: `stale` when older than STALE_AFTER_DAYS, `never`
   when there is none. The freshness is shown beside an error, never hidden by it.
 
@@ -25,6 +26,12 @@ STALE_AFTER_DAYS = 2  # providers publish yesterday's usage within a day; two da
 URGENCY = {"disabled": 0, "error": 1, "never": 2, "stale": 3, "ok": 4}
 BADGES = {"disabled": "bad", "error": "bad", "never": "", "stale": "warn", "ok": "ok"}
 FINISHED = (IngestRun.Status.SUCCEEDED, IngestRun.Status.FAILED)
+
+
+def deciding_runs(runs):
+    """The finished runs that decide an account's state: every one but a refused file (IngestRun.refused_file)."""
+    return runs.filter(status__in=FINISHED).exclude(status=IngestRun.Status.FAILED, trigger__in=IngestRun.HANDED_IN,
+                                                   file_name__gt="")
 
 
 @dataclass(frozen=True)
@@ -90,7 +97,7 @@ def account_statuses(today: dt.date, *, accounts=None) -> list[AccountStatus]:
     """Every account's status (or those of `accounts`, a queryset), in the queryset's order (by name)."""
     # One index probe per account on (account, day) and one on (account, -created_at): no scan of the rollup or runs.
     newest = DailySpend.objects.filter(account=OuterRef("pk")).order_by("-day").values("day")[:1]
-    last = IngestRun.objects.filter(account=OuterRef("pk"), status__in=FINISHED).order_by("-created_at", "-id").values("id")[:1]
+    last = deciding_runs(IngestRun.objects.filter(account=OuterRef("pk"))).order_by("-created_at", "-id").values("id")[:1]
     queryset = Account.objects.all() if accounts is None else accounts
     rows = list(queryset.select_related("provider").annotate(latest_day=Subquery(newest), last_run_id=Subquery(last)))
     runs = IngestRun.objects.in_bulk([a.last_run_id for a in rows if a.last_run_id])

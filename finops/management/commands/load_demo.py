@@ -1,4 +1,5 @@
 import datetime as dt
+import os
 from pathlib import Path
 
 from django.conf import settings
@@ -19,7 +20,9 @@ class Command(BaseCommand):
             "--today", type=dt.date.fromisoformat, help="Pretend today is YYYY-MM-DD (UTC); default: today."
         )
         parser.add_argument("--export-dir", type=Path, help="Keep the generated export files in this directory.")
-        parser.add_argument("--url", default="http://127.0.0.1:8000", help="Where the demo is served, for the message.")
+        parser.add_argument("--url", default="http://127.0.0.1:8000",
+                            help="Where the demo is served: the message, and the links of the emails it sends "
+                                 "(unless SITE_URL is set).")
         parser.add_argument(
             "--force",
             action="store_true",
@@ -32,6 +35,10 @@ class Command(BaseCommand):
                 "DEBUG is off, so this looks like a real installation: the demo creates an admin whose password is "
                 "published (demo-password). Use --force to load it anyway."
             )
+        if "SITE_URL" not in os.environ:  # set by the operator (or the .env): theirs wins
+            # The load sends the demo's emails (caps, contracts, the report): they link to where it is served
+            # (`make demo PORT=18200` passes --url), as the served demo's own do (settings.served_site_url).
+            settings.SITE_URL = url.rstrip("/")
         today = today or timezone.now().astimezone(dt.UTC).date()
         try:
             summary = load_demo(today=today, export_dir=export_dir)
