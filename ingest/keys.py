@@ -28,12 +28,13 @@ from .providers.base import tags_json
 
 _TAG_SETS = TagSet._meta.db_table
 _SIGNATURES = LineSignature._meta.db_table
-# LineSignature's columns as stored: id, its key (LineSignature.KEY), then the attribution.
-_SIGNATURE_COLUMNS = ("id", *LineSignature.KEY, "workload_id", "team_id")
+# LineSignature's columns as stored: id, its key (LineSignature.KEY), then the attribution. A new signature is
+# such a row (a tuple, what LinePreparer keeps) or a LineSignature.
+SIGNATURE_COLUMNS = _SIGNATURE_COLUMNS = ("id", *LineSignature.KEY, "workload_id", "team_id")
 _SIGNATURE_TYPES = ("bigint", "bigint", "bigint", "text", "text", "text", "text", "text", "bigint", "bigint", "bigint")
 
 
-def new_keys_store(tag_sets: dict[int, dict], signatures: dict[int, LineSignature]) -> None:
+def new_keys_store(tag_sets: dict[int, dict], signatures: dict[int, "tuple | LineSignature"]) -> None:
     """Store the new tag sets and signatures lines point at: the sets first, as signatures name them."""
     tag_sets_store(tag_sets)
     signatures_store(signatures)
@@ -63,21 +64,23 @@ def tag_sets_store(tag_sets: dict[int, dict]) -> None:
     _clash_tags(tag_sets, [i for i, _ in clashes], {i: _json(tags) for i, tags in clashes})
 
 
-def signatures_store(signatures: dict[int, LineSignature]) -> None:
+def signatures_store(signatures: dict[int, "tuple | LineSignature"]) -> None:
     """Store the signatures not stored yet, after their tag sets; a different signature under an existing id
-    fails the run."""
+    fails the run. Each is a SIGNATURE_COLUMNS row or a LineSignature."""
     if not signatures:
         return
+    signatures = {i: _signature_row(s) for i, s in signatures.items()}
     if connection.vendor != "postgresql":
-        LineSignature.objects.bulk_create([signatures[i] for i in sorted(signatures)], ignore_conflicts=True, batch_size=2000)
+        LineSignature.objects.bulk_create([LineSignature(**dict(zip(_SIGNATURE_COLUMNS, signatures[i])))
+                                           for i in sorted(signatures)], ignore_conflicts=True, batch_size=2000)
         stored = {s.id: s.key() for s in LineSignature.objects.filter(id__in=list(signatures)).only(*LineSignature.KEY)}
-        _clash_signatures(signatures, [i for i, s in signatures.items() if stored.get(i) != s.key()], stored)
+        _clash_signatures(signatures, [i for i, s in signatures.items() if stored.get(i) != _key(s)], stored)
         return
     names = ", ".join(_SIGNATURE_COLUMNS)
     key, stored_key = (", ".join(f"{table}.{c}" for c in LineSignature.KEY) for table in ("n", "s"))
     with connection.cursor() as cursor:
         _stage(cursor, "ingest_new_signatures", ", ".join(f"{c} {t}" for c, t in zip(_SIGNATURE_COLUMNS, _SIGNATURE_TYPES)),
-               (tuple(getattr(signatures[i], c) for c in _SIGNATURE_COLUMNS) for i in sorted(signatures)))
+               (signatures[i] for i in sorted(signatures)))
         cursor.execute(
             f"INSERT INTO {_SIGNATURES} ({names}) SELECT {names} FROM ingest_new_signatures ORDER BY id "
             "ON CONFLICT (id) DO NOTHING"
@@ -102,6 +105,17 @@ def _stage(cursor, table: str, columns: str, rows) -> None:
     cursor.execute(f"ANALYZE {table}")
 
 
+def _signature_row(signature) -> tuple:
+    if isinstance(signature, LineSignature):
+        return tuple(getattr(signature, c) for c in _SIGNATURE_COLUMNS)
+    return signature
+
+
+def _key(row: tuple) -> tuple:
+    """A signature row's key, as LineSignature.key() gives it."""
+    return tuple(row[1: 1 + len(LineSignature.KEY)])
+
+
 def _json(value):
     return json.loads(value) if isinstance(value, str) else value
 
@@ -120,5 +134,5 @@ def _clash_signatures(signatures: dict, clashes: list, stored: dict) -> None:
 
     if clashes:
         first = min(clashes)
-        raise IngestError(f"line signature {signatures[first].key()!r} shares its digest with {stored.get(first)!r}; "
+        raise IngestError(f"line signature {_key(signatures[first])!r} shares its digest with {stored.get(first)!r}; "
                           "this import cannot be stored (please report it)")

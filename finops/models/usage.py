@@ -48,6 +48,7 @@ class TokenCounts(models.Model):
 
 # One encoder for every call: json.dumps(..., sort_keys=True, separators=...) builds a new one each time.
 _CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+_JSON_STRING = json.encoder.encode_basestring_ascii  # how _CANONICAL_JSON (ensure_ascii) writes a str
 
 
 def tags_text(tags: dict) -> str:
@@ -83,7 +84,13 @@ def signature_id(account_id: int, provider_id: int, project_ref: str, api_key_re
                  model_raw: str, tag_set_id: int) -> int:
     """A line signature's id: the first 8 bytes of the SHA-256 of its columns' canonical JSON, as a signed
     bigint (content-addressed like a tag set's, so a writer knows it without asking the database)."""
-    text = _CANONICAL_JSON([account_id, provider_id, project_ref, api_key_ref, user_ref, model, model_raw, tag_set_id])
+    strings = (project_ref, api_key_ref, user_ref, model, model_raw)
+    if type(account_id) is int and type(provider_id) is int and type(tag_set_id) is int and all(type(v) is str for v in strings):
+        # The same text, built directly (a file of scattered keys has a signature per line: the encoder's ~5 µs
+        # a call was a tenth of the import). Strings escaped by the encoder's own function; ints as it writes them.
+        text = f"[{account_id},{provider_id},{','.join(map(_JSON_STRING, strings))},{tag_set_id}]"
+    else:
+        text = _CANONICAL_JSON([account_id, provider_id, project_ref, api_key_ref, user_ref, model, model_raw, tag_set_id])
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big", signed=True)
 
 

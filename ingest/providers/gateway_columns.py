@@ -234,7 +234,7 @@ class _Accumulator:
     def _interpret(self, cells: tuple) -> tuple:
         record = dict(zip(self.named, cells))
         record["metadata"] = {name: cell for name, cell in zip(META_NAMES, cells[len(self.named):]) if cell}
-        record.update(startTime="1970-01-01T00:00:00", prompt_tokens="0", completion_tokens="0")  # read in columns
+        record.update(startTime=EPOCH, prompt_tokens=0, completion_tokens=0)  # read in columns
         try:
             request = self.interpret(record)
         except (ValueError, TypeError, ArithmeticError) as exc:
