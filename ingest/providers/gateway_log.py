@@ -118,7 +118,8 @@ class GatewayLog:
     def column_groups(stream, *, file_name: str) -> "_Groups":
         """The column reader's groups; raises BatchDeclined for what only the row reader reads exactly."""
         groups = _Groups()
-        for key, line, totals, performance in column_groups(stream, file_name=file_name, interpret=_litellm_request):
+        for key, line, totals, performance in column_groups(stream, file_name=file_name, interpret=_litellm_request,
+                                                            identify=(litellm_identity, IDENTITY_CELLS, IDENTITY_METADATA)):
             groups.put(key, f"{file_name} line {line}", totals, performance)
         return groups
 
@@ -186,24 +187,45 @@ def _litellm_request(record: dict) -> _Request:
     # LiteLLM writes str(cache_hit): "True" for a response it served from its own cache (spend 0, no provider call).
     request.cache_hit = _text(record.get("cache_hit")).lower() == "true"
     request.output = _count(record.get("completion_tokens"), "completion_tokens", required=True)
-    request.api_key = _key_ref(_text(record.get("api_key")) or _text(metadata.get("user_api_key_hash")))
-    request.user = _text(record.get("user")) or _text(metadata.get("user_api_key_user_id"))
+    request.api_key, request.user, identity_tags = litellm_identity(
+        record.get("api_key"), record.get("user"), record.get("team_id"), metadata)
     tags = _request_tags(record.get("request_tags"))
     extra = metadata.get("spend_logs_metadata")
     if isinstance(extra, dict):
         tags.update({str(k): _text(v) for k, v in extra.items() if v is not None and not isinstance(v, (dict, list))})
     for tag, value in (
-        ("team_id", _text(record.get("team_id")) or _text(metadata.get("user_api_key_team_id"))),
         ("team_alias", _text(metadata.get("user_api_key_team_alias"))),
-        ("key_alias", _text(metadata.get("user_api_key_alias"))),
         ("end_user", _text(record.get("end_user"))),
     ):
         if value:
             tags[tag] = value
+    tags.update(identity_tags)  # team_id and key_alias, over any request tag of those names
     request.tags = tags
     request.failed = _failed(record, metadata)
     _check_model(request)
     return request
+
+
+# The cells litellm_identity reads: the record's own, and metadata's. The column reader interprets the rest of a
+# record once per distinct combination of the other cells, and these once per distinct combination of themselves
+# (a log of 300 keys × 50 users × 7 teams has nearly a combination per request).
+IDENTITY_CELLS = ("api_key", "user", "team_id")
+IDENTITY_METADATA = ("user_api_key_hash", "user_api_key_user_id", "user_api_key_team_id", "user_api_key_alias")
+
+
+def litellm_identity(api_key, user, team_id, metadata: dict) -> tuple[str, str, dict]:
+    """Who sent a LiteLLM record: (api key ref, user, the tags team_id and key_alias where known), from the record's
+    api_key, user and team_id cells, else LiteLLM's metadata (IDENTITY_METADATA). Both readers use this function."""
+    api_key = _key_ref(_text(api_key) or _text(metadata.get("user_api_key_hash")))
+    user = _text(user) or _text(metadata.get("user_api_key_user_id"))
+    tags = {}
+    team = _text(team_id) or _text(metadata.get("user_api_key_team_id"))
+    if team:
+        tags["team_id"] = team
+    alias = _text(metadata.get("user_api_key_alias"))
+    if alias:
+        tags["key_alias"] = alias
+    return api_key, user, tags
 
 
 def _in_metadata(metadata: dict, paths) -> list:
