@@ -104,17 +104,24 @@ class LineSignature(models.Model):
     `rule_q` applies to both tables. Immutable but for `workload` and `team` (see `signature_id`).
     """
 
+    # No database-level foreign keys, as on the fact table (issue 23): a gateway log whose keys, users and teams
+    # do not come together has a signature per line, and each FK was a deferred check per signature at commit.
+    # Django applies on_delete itself (CASCADE, PROTECT, SET_NULL), and ingestion stores a signature's tag set
+    # before it (ingest/keys.py). The indexes stay: an account's delete, re-attribution and rules look them up.
     id = models.BigIntegerField(primary_key=True)
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
-    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="+")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+", db_constraint=False)
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="+", db_constraint=False)
     project_ref = models.CharField(max_length=255, blank=True)
     api_key_ref = models.CharField(max_length=255, blank=True)
     user_ref = models.CharField(max_length=255, blank=True)
     model = models.CharField(max_length=200)
     model_raw = models.CharField(max_length=300)
-    tag_set = models.ForeignKey(TagSet, on_delete=models.PROTECT, related_name="+")
-    workload = models.ForeignKey(Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    tag_set = models.ForeignKey(TagSet, on_delete=models.PROTECT, related_name="+", db_constraint=False)
+    # Indexed by Meta's line_signature_workload alone (the FK's own index was the same index twice).
+    workload = models.ForeignKey(Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+                                 db_constraint=False, db_index=False)
+    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+                             db_constraint=False)
 
     class Meta:
         indexes = [models.Index(fields=["workload"], name="line_signature_workload")]
