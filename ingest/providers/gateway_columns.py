@@ -4,9 +4,12 @@ reads record by record.
 A record costs the row reader 20–40 µs of Python (csv, json.loads of its metadata, datetimes, a Performance.add); a
 gateway log is millions of records. Here a block of ~4 MB is read at a time (memory stays flat however long the
 log): tokens, times and latencies are Arrow / numpy arrays; the `metadata` JSON column is parsed by Arrow's JSON
-reader with a fixed schema (only the fields gateway_log.py reads); what repeats (model, provider, key, user, team,
-tags, status) is interpreted once per distinct combination by gateway_log.py's own `_litellm_request`, so the two
-readers cannot disagree on what a record names. Latency buckets are finops.latency's, found by a search over the
+reader with a fixed schema (only the fields gateway_log.py reads); what repeats (model, provider, tags, status) is
+interpreted once per distinct combination by gateway_log.py's own `_litellm_request`, and who sent a request (the
+key, user and team cells, and their metadata fallbacks) once per distinct combination of those cells by its own
+`litellm_identity`, so the two readers cannot disagree on what a record names. (Apart, because keys, users and teams
+need not come together: 300 × 50 × 7 of them make nearly a combination per request, and reading the whole record
+for each cost ~60 µs a request.) Latency buckets are finops.latency's, found by a search over the
 exact bucket boundaries (computed with `bucket_of` itself), so the distributions are the row reader's, count for
 count, and the stored Performance JSON is byte for byte the same.
 
@@ -210,7 +213,8 @@ class _Accumulator:
 
     def _combos(self, columns: dict, meta, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per row: its combination's id, whether its model is empty, whether it failed — each distinct combination
-        of the cells a record's interpretation reads, interpreted once by gateway_log itself."""
+        of the cells a record's interpretation reads, interpreted once by gateway_log itself (the identity cells
+        apart: _interpret)."""
         parts = [columns[name] for name in self.named]
         parts += [_field(meta, name) if meta is not None else None for name in META_NAMES]
         values = [_encoded(part, n) for part in parts]
