@@ -10,6 +10,8 @@ thousands of new keys; through the ORM's bulk_create and a read-back of every mo
   the second waits on ON CONFLICT for the first to commit, then does nothing for those rows.
 - The check is a second statement: under READ COMMITTED it sees rows another import committed while this one
   waited, which a check inside the INSERT's own statement (its snapshot) would not.
+- When the INSERT stored every staged row (a file's new keys, the usual case) no id was there before, so nothing
+  can clash and the check is skipped (a file of scattered keys stores a signature per line).
 - A different set or signature under an id already stored (a digest collision) fails the run: never two sets
   merged under one id.
 - A signature already stored keeps its workload and team (the last re-attribution set them; it equals the rules'
@@ -55,6 +57,8 @@ def tag_sets_store(tag_sets: dict[int, dict]) -> None:
             f"INSERT INTO {_TAG_SETS} (id, tags) SELECT id, tags::jsonb FROM ingest_new_tag_sets ORDER BY id "
             "ON CONFLICT (id) DO NOTHING"
         )
+        if not _some_were_stored(cursor, len(tag_sets), "ingest_new_tag_sets"):
+            return
         # Every staged set now has a row under its id: the ones inserted above equal themselves.
         cursor.execute(
             f"SELECT t.id, t.tags FROM ingest_new_tag_sets n JOIN {_TAG_SETS} t ON t.id = n.id "
@@ -85,6 +89,8 @@ def signatures_store(signatures: dict[int, "tuple | LineSignature"]) -> None:
             f"INSERT INTO {_SIGNATURES} ({names}) SELECT {names} FROM ingest_new_signatures ORDER BY id "
             "ON CONFLICT (id) DO NOTHING"
         )
+        if not _some_were_stored(cursor, len(signatures), "ingest_new_signatures"):
+            return
         cursor.execute(
             f"SELECT s.id, {stored_key} FROM ingest_new_signatures n JOIN {_SIGNATURES} s ON s.id = n.id "
             f"WHERE ({stored_key}) IS DISTINCT FROM ({key}) ORDER BY s.id"
@@ -101,8 +107,17 @@ def _stage(cursor, table: str, columns: str, rows) -> None:
     with cursor.cursor.copy(f"COPY {table} FROM STDIN") as copy:
         for row in rows:
             copy.write_row(row)
-    # Its size, so the joins below probe the stored table's primary key rather than hash all of it.
+
+
+def _some_were_stored(cursor, staged: int, table: str) -> bool:
+    """After the INSERT … ON CONFLICT DO NOTHING of `staged` rows: whether some ids were already stored, so the
+    collision check has rows to compare. When every row was inserted (a file's new keys: the usual case), none
+    can clash — each is its own — and the check's join of every staged row is skipped."""
+    if cursor.rowcount == staged:
+        return False
+    # The staged table's size, so the check probes the stored table's primary key rather than hash all of it.
     cursor.execute(f"ANALYZE {table}")
+    return True
 
 
 def _signature_row(signature) -> tuple:
