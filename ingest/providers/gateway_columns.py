@@ -143,7 +143,8 @@ class _Accumulator:
         self.interpret, self.named = interpret, named
         # Who sent a record (key, user, team) is read by `identify` from cells of its own; the rest of the record
         # by `interpret` once per distinct combination of the other cells, with those cells empty (see _combos).
-        self.identify, identity_cells, identity_metadata = identify or (None, (), ())
+        self.identify, self.identity_cells, identity_metadata = identify or (None, (), ())
+        identity_cells = self.identity_cells
         cells = [*named, *META_NAMES]
         self.identity_at = [i for i, name in enumerate(named) if name in identity_cells]
         self.identity_at += [len(named) + i for i, name in enumerate(META_NAMES) if name in identity_metadata]
@@ -151,7 +152,7 @@ class _Accumulator:
         self.identity_names = [cells[i] for i in self.identity_at]
         self.meta_identity = [i >= len(named) for i in self.identity_at]
         self.answers: dict[tuple, tuple] = {}  # cells -> (combo id, model empty, failed)
-        self.rest_answers: dict[tuple, tuple] = {}  # the other cells -> (request read with no identity, failed)
+        self.rest_answers: dict[tuple, object] = {}  # the other cells -> the request read with empty identity cells
         self.combos: dict[tuple, int] = {}  # (provider, model, api key, user, tags) -> combo id
         self.known = np.zeros(0, dtype=np.int64)  # hour << bits | combo id of each group, sorted
         self.known_ids = np.zeros(0, dtype=np.int64)  # … and its group id
@@ -265,7 +266,7 @@ class _Accumulator:
         if self.identify is not None:
             # What _litellm_request does with these cells, by its own function: its answer for empty ones is
             # ("", "", {}), so the record's key, user and identity tags are exactly these.
-            record = dict.fromkeys(("api_key", "user", "team_id"), "")
+            record = dict.fromkeys(self.identity_cells, "")
             metadata = {}
             for name, in_metadata, cell in zip(self.identity_names, self.meta_identity, identity):
                 if in_metadata:
@@ -273,7 +274,7 @@ class _Accumulator:
                         metadata[name] = cell
                 else:
                     record[name] = cell
-            api_key, user, identity_tags = self.identify(record["api_key"], record["user"], record["team_id"], metadata)
+            api_key, user, identity_tags = self.identify(*record.values(), metadata)  # identity_cells' order
             if identity_tags:
                 tags = {**tags, **identity_tags}
         combo = (request.provider, request.model, api_key, user, tuple(sorted(tags.items())), request.cache_hit)
