@@ -146,8 +146,13 @@ def cells_of(e2e: "LatencyDistribution", ttft: "LatencyDistribution") -> list[in
     for kind, distribution in ((E2E, e2e), (TTFT, ttft)):
         if distribution.zero:
             found.append(_cell(kind, ZERO_INDEX, distribution.zero))
-        found.extend(_cell(kind, index, count) for index, count in sorted(distribution.buckets.items())
-                     if count and index != ZERO_INDEX)  # bucket_of never gives −2048 (1e-18 ms is below MIN_MS)
+        base = kind << 12 | _INDEX_OFFSET
+        for index, count in sorted(distribution.buckets.items()):
+            if count and index != ZERO_INDEX:  # bucket_of never gives −2048 (1e-18 ms is below MIN_MS)
+                if ZERO_INDEX < index < _INDEX_OFFSET and 0 < count <= COUNT_MASK:  # _cell's bounds, inline: per line
+                    found.append(((base + index) << COUNT_BITS) | count)
+                else:
+                    found.append(_cell(kind, index, count))  # raises, naming what is out of bounds
     return found or None
 
 

@@ -10,6 +10,8 @@ thousands of new keys; through the ORM's bulk_create and a read-back of every mo
   the second waits on ON CONFLICT for the first to commit, then does nothing for those rows.
 - The check is a second statement: under READ COMMITTED it sees rows another import committed while this one
   waited, which a check inside the INSERT's own statement (its snapshot) would not.
+- When the INSERT stored every staged row (a file's new keys, the usual case) no id was there before, so nothing
+  can clash and the check is skipped (a file of scattered keys stores a signature per line).
 - A different set or signature under an id already stored (a digest collision) fails the run: never two sets
   merged under one id.
 - A signature already stored keeps its workload and team (the last re-attribution set them; it equals the rules'
@@ -28,12 +30,13 @@ from .providers.base import tags_json
 
 _TAG_SETS = TagSet._meta.db_table
 _SIGNATURES = LineSignature._meta.db_table
-# LineSignature's columns as stored: id, its key (LineSignature.KEY), then the attribution.
-_SIGNATURE_COLUMNS = ("id", *LineSignature.KEY, "workload_id", "team_id")
+# LineSignature's columns as stored: id, its key (LineSignature.KEY), then the attribution. A new signature is
+# such a row (a tuple, what LinePreparer keeps) or a LineSignature.
+SIGNATURE_COLUMNS = _SIGNATURE_COLUMNS = ("id", *LineSignature.KEY, "workload_id", "team_id")
 _SIGNATURE_TYPES = ("bigint", "bigint", "bigint", "text", "text", "text", "text", "text", "bigint", "bigint", "bigint")
 
 
-def new_keys_store(tag_sets: dict[int, dict], signatures: dict[int, LineSignature]) -> None:
+def new_keys_store(tag_sets: dict[int, dict], signatures: dict[int, "tuple | LineSignature"]) -> None:
     """Store the new tag sets and signatures lines point at: the sets first, as signatures name them."""
     tag_sets_store(tag_sets)
     signatures_store(signatures)
@@ -54,6 +57,8 @@ def tag_sets_store(tag_sets: dict[int, dict]) -> None:
             f"INSERT INTO {_TAG_SETS} (id, tags) SELECT id, tags::jsonb FROM ingest_new_tag_sets ORDER BY id "
             "ON CONFLICT (id) DO NOTHING"
         )
+        if not _some_were_stored(cursor, len(tag_sets), "ingest_new_tag_sets"):
+            return
         # Every staged set now has a row under its id: the ones inserted above equal themselves.
         cursor.execute(
             f"SELECT t.id, t.tags FROM ingest_new_tag_sets n JOIN {_TAG_SETS} t ON t.id = n.id "
@@ -63,25 +68,29 @@ def tag_sets_store(tag_sets: dict[int, dict]) -> None:
     _clash_tags(tag_sets, [i for i, _ in clashes], {i: _json(tags) for i, tags in clashes})
 
 
-def signatures_store(signatures: dict[int, LineSignature]) -> None:
+def signatures_store(signatures: dict[int, "tuple | LineSignature"]) -> None:
     """Store the signatures not stored yet, after their tag sets; a different signature under an existing id
-    fails the run."""
+    fails the run. Each is a SIGNATURE_COLUMNS row or a LineSignature."""
     if not signatures:
         return
+    signatures = {i: _signature_row(s) for i, s in signatures.items()}
     if connection.vendor != "postgresql":
-        LineSignature.objects.bulk_create([signatures[i] for i in sorted(signatures)], ignore_conflicts=True, batch_size=2000)
+        LineSignature.objects.bulk_create([LineSignature(**dict(zip(_SIGNATURE_COLUMNS, signatures[i])))
+                                           for i in sorted(signatures)], ignore_conflicts=True, batch_size=2000)
         stored = {s.id: s.key() for s in LineSignature.objects.filter(id__in=list(signatures)).only(*LineSignature.KEY)}
-        _clash_signatures(signatures, [i for i, s in signatures.items() if stored.get(i) != s.key()], stored)
+        _clash_signatures(signatures, [i for i, s in signatures.items() if stored.get(i) != _key(s)], stored)
         return
     names = ", ".join(_SIGNATURE_COLUMNS)
     key, stored_key = (", ".join(f"{table}.{c}" for c in LineSignature.KEY) for table in ("n", "s"))
     with connection.cursor() as cursor:
         _stage(cursor, "ingest_new_signatures", ", ".join(f"{c} {t}" for c, t in zip(_SIGNATURE_COLUMNS, _SIGNATURE_TYPES)),
-               (tuple(getattr(signatures[i], c) for c in _SIGNATURE_COLUMNS) for i in sorted(signatures)))
+               (signatures[i] for i in sorted(signatures)))
         cursor.execute(
             f"INSERT INTO {_SIGNATURES} ({names}) SELECT {names} FROM ingest_new_signatures ORDER BY id "
             "ON CONFLICT (id) DO NOTHING"
         )
+        if not _some_were_stored(cursor, len(signatures), "ingest_new_signatures"):
+            return
         cursor.execute(
             f"SELECT s.id, {stored_key} FROM ingest_new_signatures n JOIN {_SIGNATURES} s ON s.id = n.id "
             f"WHERE ({stored_key}) IS DISTINCT FROM ({key}) ORDER BY s.id"
@@ -98,8 +107,28 @@ def _stage(cursor, table: str, columns: str, rows) -> None:
     with cursor.cursor.copy(f"COPY {table} FROM STDIN") as copy:
         for row in rows:
             copy.write_row(row)
-    # Its size, so the joins below probe the stored table's primary key rather than hash all of it.
+
+
+def _some_were_stored(cursor, staged: int, table: str) -> bool:
+    """After the INSERT … ON CONFLICT DO NOTHING of `staged` rows: whether some ids were already stored, so the
+    collision check has rows to compare. When every row was inserted (a file's new keys: the usual case), none
+    can clash — each is its own — and the check's join of every staged row is skipped."""
+    if cursor.rowcount == staged:
+        return False
+    # The staged table's size, so the check probes the stored table's primary key rather than hash all of it.
     cursor.execute(f"ANALYZE {table}")
+    return True
+
+
+def _signature_row(signature) -> tuple:
+    if isinstance(signature, LineSignature):
+        return tuple(getattr(signature, c) for c in _SIGNATURE_COLUMNS)
+    return signature
+
+
+def _key(row: tuple) -> tuple:
+    """A signature row's key, as LineSignature.key() gives it."""
+    return tuple(row[1: 1 + len(LineSignature.KEY)])
 
 
 def _json(value):
@@ -120,5 +149,5 @@ def _clash_signatures(signatures: dict, clashes: list, stored: dict) -> None:
 
     if clashes:
         first = min(clashes)
-        raise IngestError(f"line signature {signatures[first].key()!r} shares its digest with {stored.get(first)!r}; "
+        raise IngestError(f"line signature {_key(signatures[first])!r} shares its digest with {stored.get(first)!r}; "
                           "this import cannot be stored (please report it)")

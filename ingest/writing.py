@@ -19,8 +19,8 @@ from django.db.models import F, Q, Sum
 from django.db.models.functions import TruncDate
 
 from finops.modelids import normalise_model
+from finops.models import Account, CostBasis, GatewayCacheHit, IngestRun, Provider, UsageLine
 from finops.text import control_character
-from finops.models import Account, CostBasis, GatewayCacheHit, IngestRun, LineSignature, Provider, UsageLine
 from finops.performance import LINE_COLUMNS
 from finops.models.usage import signature_id, tag_set_id
 from finops.services.attribution import RuleMatcher
@@ -116,7 +116,7 @@ class LinePreparer:
         self.account_id, self.run_id = account.id, run.id
         self.tag_sets: dict[int, dict] = {}  # the tag sets this run's lines use, by id (the writer stores them)
         self._tag_ids: dict[str, int] = {}
-        self.signatures: dict[int, LineSignature] = {}  # likewise the signatures, attributed
+        self.signatures: dict[int, tuple] = {}  # likewise the signatures, attributed (keys.SIGNATURE_COLUMNS rows)
         self._signature_ids: dict[tuple, int] = {}
         # Rows repeat a few models and periods: normalising and finding the UTC day are done once per value.
         self._models: dict[str, str] = {}
@@ -228,9 +228,9 @@ class LinePreparer:
                     account_id=account_id, provider_id=provider_id, project=project, api_key=api_key, user=user,
                     model=model, model_raw=model_raw, tag_set_id=tags_id, tags=tags,
                 )
-                self.signatures[identity] = LineSignature(
-                    id=identity, **dict(zip(LineSignature.KEY, key)), workload_id=workload_id, team_id=team_id
-                )
+                # A plain row (keys.SIGNATURE_COLUMNS order), not a model instance: a file of scattered keys has
+                # a signature per line, and building a LineSignature cost more than the rest of the line.
+                self.signatures[identity] = (identity, *key, workload_id, team_id)
             return identity
 
     # New tag sets and signatures are stored this many at a time (and whatever is left at the end). Lines have no
@@ -239,7 +239,7 @@ class LinePreparer:
     # signatures a handful per chunk.
     KEYS_AT_ONCE = 4096
 
-    def take_new(self, *, all_of_them: bool = False) -> tuple[dict[int, dict], dict[int, LineSignature]]:
+    def take_new(self, *, all_of_them: bool = False) -> tuple[dict[int, dict], dict[int, tuple]]:
         """The tag sets and signatures first seen and not yet taken, for the writer to store (between COPYs: a
         COPY holds the connection): once KEYS_AT_ONCE of them are waiting, or `all_of_them` (before the rollup)."""
         if not all_of_them and len(self.tag_sets) + len(self.signatures) < self.KEYS_AT_ONCE:
@@ -373,7 +373,8 @@ def write_rows(
     starts: set[dt.datetime] = set()  # every period a row starts in: its day needs rolling up, window or not
     blank_rows: dict[dt.date, str] = {}  # day -> the first row of nothing (no token, request or cost) on it
     days_with_usage: set[dt.date] = set()
-    slot_of = hour_window if granularity == "hour" else (lambda moment: day_window(_day_of(moment)))
+    window_of = hour_window if granularity == "hour" else (lambda moment: day_window(_day_of(moment)))
+    slot_of = _cached(window_of)  # rows share a few hundred periods: each one's window is found once
     for row in rows:
         read += 1
         if window is not None:
@@ -399,6 +400,22 @@ def write_rows(
         account=account, run=run, writer=writer, read=read, windows=[window] if window is not None else None,
         periods=periods, slots=slots, starts=starts, cache_hits=cache_hits,
     )
+
+
+def _cached(function, limit: int = 8192):
+    """`function` of one argument, remembered for up to `limit` distinct arguments at a time (memory stays flat)."""
+    known: dict = {}
+
+    def cached(argument):
+        try:
+            return known[argument]
+        except KeyError:
+            if len(known) >= limit:
+                known.clear()
+            value = known[argument] = function(argument)
+            return value
+
+    return cached
 
 
 def refuse_blank_days(blank_days: dict[dt.date, str], *, account: Account, run: IngestRun, periods: set[Window],

@@ -132,7 +132,13 @@ class ContractDiscounts:
 
     def discount_pct(self, provider_id: int, day: dt.date) -> Decimal:
         """The largest discount of a contract covering `provider_id` on `day` (0 when none does)."""
-        return max((pct for start, end, pct in self._spans.get(provider_id, ()) if start <= day < end), default=Decimal(0))
+        spans = self._spans.get(provider_id)
+        if not spans:  # most providers have no contract: asked once per imported line
+            return _NO_DISCOUNT
+        return max((pct for start, end, pct in spans if start <= day < end), default=_NO_DISCOUNT)
+
+
+_NO_DISCOUNT = Decimal(0)
 
 
 class PriceBook:

@@ -4,9 +4,12 @@ reads record by record.
 A record costs the row reader 20–40 µs of Python (csv, json.loads of its metadata, datetimes, a Performance.add); a
 gateway log is millions of records. Here a block of ~4 MB is read at a time (memory stays flat however long the
 log): tokens, times and latencies are Arrow / numpy arrays; the `metadata` JSON column is parsed by Arrow's JSON
-reader with a fixed schema (only the fields gateway_log.py reads); what repeats (model, provider, key, user, team,
-tags, status) is interpreted once per distinct combination by gateway_log.py's own `_litellm_request`, so the two
-readers cannot disagree on what a record names. Latency buckets are finops.latency's, found by a search over the
+reader with a fixed schema (only the fields gateway_log.py reads); what repeats (model, provider, tags, status) is
+interpreted once per distinct combination by gateway_log.py's own `_litellm_request`, and who sent a request (the
+key, user and team cells, and their metadata fallbacks) once per distinct combination of those cells by its own
+`litellm_identity`, so the two readers cannot disagree on what a record names. (Apart, because keys, users and teams
+need not come together: 300 × 50 × 7 of them make nearly a combination per request, and reading the whole record
+for each cost ~60 µs a request.) Latency buckets are finops.latency's, found by a search over the
 exact bucket boundaries (computed with `bucket_of` itself), so the distributions are the row reader's, count for
 count, and the stored Performance JSON is byte for byte the same.
 
@@ -82,10 +85,11 @@ EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _COMBO_BITS = 24
 
 
-def column_groups(stream, *, file_name: str, interpret):
+def column_groups(stream, *, file_name: str, interpret, identify=None):
     """[(key, first line, (input, cached, cache write, output, requests), Performance)] of a LiteLLM_SpendLogs CSV,
     key being gateway_log's (hour, provider, model, api key, user, sorted tag items); raise Declined for anything
-    unusual. `interpret(record)` is gateway_log._litellm_request."""
+    unusual. `interpret(record)` is gateway_log._litellm_request; `identify`, (gateway_log.litellm_identity, the
+    record cells and the metadata fields it reads), lets those cells be interpreted apart from the others."""
     checked = CheckedBytes(stream)
     binary = io.BufferedReader(checked, 1 << 16)
     prefix = read_up_to(binary, 1 << 16)
@@ -105,7 +109,7 @@ def column_groups(stream, *, file_name: str, interpret):
     if not {"startTime", "prompt_tokens", "completion_tokens", "model"} <= set(header):
         raise Declined("not a LiteLLM_SpendLogs CSV: the row reader says why")
     wanted = [name for name in (*NAMED, *TIMES, *COUNTS, "metadata") if name in header]
-    groups = _Accumulator(interpret, [name for name in NAMED if name in header])
+    groups = _Accumulator(interpret, [name for name in NAMED if name in header], identify)
     try:
         reader = pcsv.open_csv(
             Prefixed(prefix, binary),
@@ -133,11 +137,22 @@ class _Accumulator:
 
     MERGE_AT = 1 << 16  # new latency codes kept aside at least up to this many before they are merged in
     SUMS = ("input", "cached", "cache_write", "output", "requests", "errors", "streamed_tokens", "streamed_ms",
-            "timed_tokens", "timed_ms")
+            "timed_tokens", "timed_ms")  # result() unpacks them in this order
 
-    def __init__(self, interpret, named: list[str]):
+    def __init__(self, interpret, named: list[str], identify=None):
         self.interpret, self.named = interpret, named
+        # Who sent a record (key, user, team) is read by `identify` from cells of its own; the rest of the record
+        # by `interpret` once per distinct combination of the other cells, with those cells empty (see _combos).
+        self.identify, self.identity_cells, identity_metadata = identify or (None, (), ())
+        identity_cells = self.identity_cells
+        cells = [*named, *META_NAMES]
+        self.identity_at = [i for i, name in enumerate(named) if name in identity_cells]
+        self.identity_at += [len(named) + i for i, name in enumerate(META_NAMES) if name in identity_metadata]
+        self.rest_at = [i for i in range(len(cells)) if i not in self.identity_at]
+        self.identity_names = [cells[i] for i in self.identity_at]
+        self.meta_identity = [i >= len(named) for i in self.identity_at]
         self.answers: dict[tuple, tuple] = {}  # cells -> (combo id, model empty, failed)
+        self.rest_answers: dict[tuple, object] = {}  # the other cells -> the request read with empty identity cells
         self.combos: dict[tuple, int] = {}  # (provider, model, api key, user, tags) -> combo id
         self.known = np.zeros(0, dtype=np.int64)  # hour << bits | combo id of each group, sorted
         self.known_ids = np.zeros(0, dtype=np.int64)  # … and its group id
@@ -199,26 +214,28 @@ class _Accumulator:
 
     def _combos(self, columns: dict, meta, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per row: its combination's id, whether its model is empty, whether it failed — each distinct combination
-        of the cells a record's interpretation reads, interpreted once by gateway_log itself."""
+        of the cells a record's interpretation reads, interpreted once by gateway_log itself (the identity cells
+        apart: _interpret)."""
         parts = [columns[name] for name in self.named]
         parts += [_field(meta, name) if meta is not None else None for name in META_NAMES]
-        combined, values = np.zeros(n, dtype=np.int64), []
-        for part in parts:
-            if part is None or part.null_count == n:  # a metadata field no record of the batch has
-                values.append((np.zeros(n, dtype=np.int64), [""]))
-                continue
-            encoded = pc.dictionary_encode(part.fill_null("") if part.null_count else part)
-            values.append((encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary.to_pylist()))
-            combined = combined * len(values[-1][1]) + values[-1][0]
-            if len(values[-1][1]) > 1 and combined.max() >= 1 << 40:  # keep the product small: renumber densely
-                combined = np.unique(combined, return_inverse=True)[1].reshape(-1)
+        values = [_encoded(part, n) for part in parts]
+        # Rows numbered by their combination of cells (the identity cells last, for _interpret to split them off).
+        order = self.rest_at + self.identity_at
+        combined = np.zeros(n, dtype=np.int64)
+        for at in order:
+            indices, dictionary = values[at]
+            if len(dictionary) > 1:
+                combined = combined * len(dictionary) + indices
+                if combined.max() >= 1 << 40:  # keep the product small: renumber densely
+                    combined = np.unique(combined, return_inverse=True)[1].reshape(-1)
         distinct = pc.dictionary_encode(pa.array(combined))
         of = distinct.indices.to_numpy(zero_copy_only=False)
         sample = np.empty(len(distinct.dictionary), dtype=np.int64)
         sample[of] = np.arange(n)  # a row of each combination (any: they hold the same cells)
         combo_ids, empties, failures = [], [], []
+        ordered = [values[at] for at in order]
         for row in sample.tolist():
-            key = tuple(dictionary[indices[row]] for indices, dictionary in values)
+            key = tuple(dictionary[indices[row]] for indices, dictionary in ordered)
             answer = self.answers.get(key)
             if answer is None:
                 answer = self._interpret(key)
@@ -231,20 +248,50 @@ class _Accumulator:
         return (np.array(combo_ids, dtype=np.int64)[of], np.array(empties, dtype=bool)[of],
                 np.array(failures, dtype=bool)[of])
 
-    def _interpret(self, cells: tuple) -> tuple:
-        record = dict(zip(self.named, cells))
-        record["metadata"] = {name: cell for name, cell in zip(META_NAMES, cells[len(self.named):]) if cell}
-        record.update(startTime="1970-01-01T00:00:00", prompt_tokens="0", completion_tokens="0")  # read in columns
-        try:
-            request = self.interpret(record)
-        except (ValueError, TypeError, ArithmeticError) as exc:
-            raise Declined(str(exc)) from None
-        combo = (request.provider, request.model, request.api_key, request.user, tuple(sorted(request.tags.items())),
-                 request.cache_hit)
+    def _interpret(self, ordered_cells: tuple) -> tuple:
+        """(combo id, model empty, failed) of a combination of cells (rest_at's, then identity_at's)."""
+        split = len(self.rest_at)
+        rest, identity = ordered_cells[:split], ordered_cells[split:]
+        known = self.rest_answers.get(rest)
+        if known is None:
+            cells = [""] * (len(self.named) + len(META_NAMES))  # the identity cells empty: read apart below
+            for at, cell in zip(self.rest_at, rest):
+                cells[at] = cell
+            known = self._interpret_cells(cells)
+            if len(self.rest_answers) >= 65536:
+                self.rest_answers.clear()
+            self.rest_answers[rest] = known
+        request = known
+        api_key, user, tags = request.api_key, request.user, request.tags
+        if self.identify is not None:
+            # What _litellm_request does with these cells, by its own function: its answer for empty ones is
+            # ("", "", {}), so the record's key, user and identity tags are exactly these.
+            record = dict.fromkeys(self.identity_cells, "")
+            metadata = {}
+            for name, in_metadata, cell in zip(self.identity_names, self.meta_identity, identity):
+                if in_metadata:
+                    if cell:
+                        metadata[name] = cell
+                else:
+                    record[name] = cell
+            api_key, user, identity_tags = self.identify(*record.values(), metadata)  # identity_cells' order
+            if identity_tags:
+                tags = {**tags, **identity_tags}
+        combo = (request.provider, request.model, api_key, user, tuple(sorted(tags.items())), request.cache_hit)
         combo_id = self.combos.setdefault(combo, len(self.combos))
         if combo_id >= 1 << _COMBO_BITS:
             raise Declined("too many distinct key, user and tag combinations")
         return combo_id, not request.model, request.failed
+
+    def _interpret_cells(self, cells: list):
+        """gateway_log's reading of a record holding `cells` (named, then META_NAMES), tokens and times aside."""
+        record = dict(zip(self.named, cells))
+        record["metadata"] = {name: cell for name, cell in zip(META_NAMES, cells[len(self.named):]) if cell}
+        record.update(startTime=EPOCH, prompt_tokens=0, completion_tokens=0)  # read in columns
+        try:
+            return self.interpret(record)
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            raise Declined(str(exc)) from None
 
     def _groups(self, hour: np.ndarray, combo: np.ndarray) -> np.ndarray:
         """Per row, its hour-group's id; new groups are numbered as first met (their first line kept)."""
@@ -309,26 +356,33 @@ class _Accumulator:
             series, slots = np.divmod(codes, SLOTS)
             starts = np.flatnonzero(np.concatenate(([True], series[1:] != series[:-1])))
             ends = np.append(starts[1:], len(codes))
+            # As Python lists once, sliced per series: a scattered log has a series or two per line, and a numpy
+            # slice and tolist() per series cost more than the rest of the series' work.
+            indexes, counted = (slots - 1).tolist(), counts.tolist()
             for one, begin, end in zip(series[starts].tolist(), starts.tolist(), ends.tolist()):
                 distribution = distributions[one >> 1][one & 1]
-                if slots[begin] == 0:
-                    distribution.zero = int(counts[begin])
+                if indexes[begin] == -1:  # slot 0: zero latency
+                    distribution.zero = counted[begin]
                     begin += 1
-                distribution.buckets = dict(zip((slots[begin:end] - 1).tolist(), counts[begin:end].tolist()))
+                distribution.buckets = dict(zip(indexes[begin:end], counted[begin:end]))
         combos = list(self.combos)
         sums = self.sums[:, : len(self.keys)].T.tolist()
+        hour_starts: dict[int, dt.datetime] = {}
         groups = []
         for group, (hour, combo_id) in enumerate(self.keys):
-            s = dict(zip(self.SUMS, sums[group]))
+            (input_, cached, cache_write, output, requests, errors, streamed_tokens, streamed_ms, timed_tokens,
+             timed_ms) = sums[group]  # SUMS order
             e2e, ttft = distributions[group]
             performance = Performance(
-                requests=s["requests"], errors=s["errors"], e2e=e2e, ttft=ttft,
-                streamed_tokens=s["streamed_tokens"], streamed_ms=s["streamed_ms"],
-                timed_tokens=s["timed_tokens"], timed_ms=s["timed_ms"],
+                requests=requests, errors=errors, e2e=e2e, ttft=ttft, streamed_tokens=streamed_tokens,
+                streamed_ms=streamed_ms, timed_tokens=timed_tokens, timed_ms=timed_ms,
             )
             provider, model, api_key, user, tags, cache_hit = combos[combo_id]
-            key = (_hour_start(hour), provider, model, api_key, user, tags, cache_hit)
-            totals = (s["input"], s["cached"], s["cache_write"], s["output"], s["requests"])
+            start = hour_starts.get(hour)
+            if start is None:
+                start = hour_starts[hour] = _hour_start(hour)
+            key = (start, provider, model, api_key, user, tags, cache_hit)
+            totals = (input_, cached, cache_write, output, requests)
             groups.append((key, self.first_line[group] + 2, totals, performance))  # line 1 is the header
         return groups
 
@@ -356,6 +410,14 @@ def _metadata(column: pa.Array | None, n: int) -> pa.Table | None:
     if table.num_rows != n:
         raise Declined("a metadata cell that is not one JSON object")
     return table
+
+
+def _encoded(part: pa.Array | None, n: int) -> tuple[np.ndarray, list]:
+    """(per row, the index of its value; the distinct values): nulls read as "", a missing column as all ""."""
+    if part is None or part.null_count == n:  # a metadata field no record of the batch has
+        return np.zeros(n, dtype=np.int64), [""]
+    encoded = pc.dictionary_encode(part.fill_null("") if part.null_count else part)
+    return encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary.to_pylist()
 
 
 def _field(table: pa.Table | None, name: str):

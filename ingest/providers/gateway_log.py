@@ -118,7 +118,8 @@ class GatewayLog:
     def column_groups(stream, *, file_name: str) -> "_Groups":
         """The column reader's groups; raises BatchDeclined for what only the row reader reads exactly."""
         groups = _Groups()
-        for key, line, totals, performance in column_groups(stream, file_name=file_name, interpret=_litellm_request):
+        for key, line, totals, performance in column_groups(stream, file_name=file_name, interpret=_litellm_request,
+                                                            identify=(litellm_identity, IDENTITY_CELLS, IDENTITY_METADATA)):
             groups.put(key, f"{file_name} line {line}", totals, performance)
         return groups
 
@@ -186,28 +187,51 @@ def _litellm_request(record: dict) -> _Request:
     # LiteLLM writes str(cache_hit): "True" for a response it served from its own cache (spend 0, no provider call).
     request.cache_hit = _text(record.get("cache_hit")).lower() == "true"
     request.output = _count(record.get("completion_tokens"), "completion_tokens", required=True)
-    request.api_key = _key_ref(_text(record.get("api_key")) or _text(metadata.get("user_api_key_hash")))
-    request.user = _text(record.get("user")) or _text(metadata.get("user_api_key_user_id"))
-    tags = _tag_list(_json_field(record.get("request_tags"), "request_tags", list))
+    request.api_key, request.user, identity_tags = litellm_identity(
+        record.get("api_key"), record.get("user"), record.get("team_id"), metadata)
+    tags = _request_tags(record.get("request_tags"))
     extra = metadata.get("spend_logs_metadata")
     if isinstance(extra, dict):
         tags.update({str(k): _text(v) for k, v in extra.items() if v is not None and not isinstance(v, (dict, list))})
     for tag, value in (
-        ("team_id", _text(record.get("team_id")) or _text(metadata.get("user_api_key_team_id"))),
         ("team_alias", _text(metadata.get("user_api_key_team_alias"))),
-        ("key_alias", _text(metadata.get("user_api_key_alias"))),
         ("end_user", _text(record.get("end_user"))),
     ):
         if value:
             tags[tag] = value
+    tags.update(identity_tags)  # team_id and key_alias, over any request tag of those names
     request.tags = tags
     request.failed = _failed(record, metadata)
     _check_model(request)
     return request
 
 
+# The cells litellm_identity reads: the record's own, and metadata's. The column reader interprets the rest of a
+# record once per distinct combination of the other cells, and these once per distinct combination of themselves
+# (a log of 300 keys × 50 users × 7 teams has nearly a combination per request).
+IDENTITY_CELLS = ("api_key", "user", "team_id")
+IDENTITY_METADATA = ("user_api_key_hash", "user_api_key_user_id", "user_api_key_team_id", "user_api_key_alias")
+
+
+def litellm_identity(api_key, user, team_id, metadata: dict) -> tuple[str, str, dict]:
+    """Who sent a LiteLLM record: (api key ref, user, the tags team_id and key_alias where known), from the record's
+    api_key, user and team_id cells, else LiteLLM's metadata (IDENTITY_METADATA). Both readers use this function."""
+    api_key = _key_ref(_text(api_key) or _text(metadata.get("user_api_key_hash")))
+    user = _text(user) or _text(metadata.get("user_api_key_user_id"))
+    tags = {}
+    team = _text(team_id) or _text(metadata.get("user_api_key_team_id"))
+    if team:
+        tags["team_id"] = team
+    alias = _text(metadata.get("user_api_key_alias"))
+    if alias:
+        tags["key_alias"] = alias
+    return api_key, user, tags
+
+
 def _in_metadata(metadata: dict, paths) -> list:
     """(object, name) of each path (gateway_values.CACHE_READS …) whose parents are objects in `metadata`."""
+    if not any(isinstance(metadata.get(root), dict) for root in _roots(paths)):
+        return []  # no first parent is an object: none of the paths leads anywhere (every record of most logs)
     found = []
     for *parents, name in paths:
         holder = metadata
@@ -216,6 +240,20 @@ def _in_metadata(metadata: dict, paths) -> list:
         if isinstance(holder, dict):
             found.append((holder, name))
     return found
+
+
+def _roots(paths) -> tuple:
+    """The first parents of `paths`, every path having one (gateway_values' paths all do)."""
+    try:
+        return _ROOTS[paths]
+    except KeyError:
+        if any(len(path) < 2 for path in paths):
+            raise ValueError("a metadata path without a parent object") from None
+        roots = _ROOTS[paths] = tuple(dict.fromkeys(path[0] for path in paths))
+        return roots
+
+
+_ROOTS: dict[tuple, tuple] = {}
 
 
 def _openai_request(record: dict) -> _Request:
@@ -337,6 +375,8 @@ def _number(value, name: str) -> Decimal:
 def _count(value, name: str, *, required: bool = False) -> int:
     """A whole non-negative count; an absent one is 0. A required one (LiteLLM writes prompt_tokens and
     completion_tokens on every record, 0 included) in an empty CSV cell is a record not read, never zero tokens."""
+    if type(value) is int and 0 <= value <= MAX_PLAIN_COUNT:  # JSON's whole numbers, the column reader's zeros
+        return value
     if value is None or value == "":
         if required and value == "":
             raise ValueError(f"{name} is empty (LiteLLM writes it on every record, 0 when there were none)")
@@ -347,6 +387,9 @@ def _count(value, name: str, *, required: bool = False) -> int:
     if number < 0:
         raise ValueError(f"{name} is negative ({value})")
     return int(number)
+
+
+MAX_PLAIN_COUNT = 2**62
 
 
 def _first_count(*candidates) -> int:
@@ -362,6 +405,8 @@ def _when(value, name: str, *, required: bool = False) -> dt.datetime | None:
         if required:
             raise ValueError(f"{name} is missing")
         return None
+    if isinstance(value, dt.datetime):  # already read (the column reader's records): as its text would read
+        return (value if value.tzinfo else value.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
     if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
         seconds = float(value)
         if seconds > 1e11:  # milliseconds
@@ -399,6 +444,23 @@ def _json_field(value, name: str, kind: type):
     if not isinstance(value, kind):
         raise ValueError(f"{name} must be a JSON {'object' if kind is dict else 'array'}")
     return value
+
+
+def _request_tags(value) -> dict:
+    """LiteLLM's `request_tags` (a JSON array, or its CSV text) as tags; a text is read once per distinct value."""
+    if not isinstance(value, str):
+        return _tag_list(_json_field(value, "request_tags", list))
+    try:
+        return dict(_REQUEST_TAGS[value])
+    except KeyError:
+        tags = _tag_list(_json_field(value, "request_tags", list))
+        if len(_REQUEST_TAGS) >= 4096:
+            _REQUEST_TAGS.clear()
+        _REQUEST_TAGS[value] = tuple(tags.items())
+        return tags
+
+
+_REQUEST_TAGS: dict[str, tuple] = {}
 
 
 def _tag_list(tags) -> dict:

@@ -6,6 +6,7 @@ the column reader cannot read exactly it declines, and the row reader reads it o
 """
 
 import csv
+import hashlib
 import datetime as dt
 import io
 import json
@@ -301,3 +302,34 @@ def test_the_demos_gateway_logs_read_alike(tmp_path):
     assert len(logs) == 3
     for path in logs:
         assert same_lines(path.read_bytes(), path.name)
+
+
+def test_who_sent_a_request_reads_alike_when_its_cells_and_metadata_vary_apart_from_the_rest():
+    """The column reader reads the key, user and team cells (and their metadata fallbacks) apart from the rest of a
+    record: a team_id or key_alias request tag is overridden by the record's own, a missing cell falls back to
+    LiteLLM's metadata, a raw key is hashed, whatever the combination."""
+    rng = random.Random(23)
+    keys = ("", "k1", "k2", "sk-raw-one")
+    metas = ("", '{"user_api_key_hash": "h-meta", "user_api_key_user_id": "u-meta"}',
+             '{"user_api_key_team_id": "t-meta", "user_api_key_alias": "alias-meta"}',
+             '{"user_api_key_alias": "alias-meta", "user_api_key_team_alias": "team-alias"}')
+    tags = ("", '["team_id:t-tag", "key_alias:alias-tag"]', '["prod"]')
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(HEADER.split(","))
+    for n in range(400):
+        start = dt.datetime(2026, 3, 2, 10, tzinfo=dt.UTC) + dt.timedelta(seconds=n * 17)
+        writer.writerow([
+            n, start.strftime("%Y-%m-%d %H:%M:%S.000"), (start + dt.timedelta(seconds=1)).strftime("%Y-%m-%d %H:%M:%S.000"),
+            "", rng.choice(("gpt-4o", "claude")), rng.choice(("openai", "anthropic")), 100, 5, "0.1",
+            rng.choice(keys), rng.choice(("", "t-cell")), rng.choice(("", "u-cell")), rng.choice(metas), rng.choice(tags),
+            rng.choice(("success", "failure")),
+        ])
+    lines = same_lines(out.getvalue().encode())
+    assert sum(line.requests for line in lines) == 400
+    teams = {line.tags.get("team_id") for line in lines}
+    assert {"t-cell", "t-meta", "t-tag", None} <= teams  # the cell over metadata over a request tag; or none
+    assert {line.tags.get("key_alias") for line in lines} >= {"alias-meta", "alias-tag"}
+    assert {line.api_key_ref for line in lines} >= {"k1", "h-meta", "", hashlib.sha256(b"sk-raw-one").hexdigest()}
+    assert "sk-raw-one" not in {line.api_key_ref for line in lines}
+    assert {line.user_ref for line in lines} >= {"u-cell", "u-meta", ""}
