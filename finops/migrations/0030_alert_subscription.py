@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('finops', '0028_usage_line_invoice_id'),
+        ('finops', '0029_egress_and_safe_names'),
     ]
 
     operations = [

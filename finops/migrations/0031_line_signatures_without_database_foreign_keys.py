@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('finops', '0028_usage_line_invoice_id'),
+        ('finops', '0030_alert_subscription'),
     ]
 
     operations = [
