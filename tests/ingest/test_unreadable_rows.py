@@ -93,7 +93,9 @@ def test_the_upload_page_and_the_api_fail_the_run_alike(client_as, ada, openai_a
                           {"file": SimpleUploadedFile("restated.csv", text.encode())})
     for run in (IngestRun.objects.get(pk=page.json()["run"]), IngestRun.objects.get(pk=api.json()["id"])):
         assert run.status == IngestRun.Status.FAILED and run.error.startswith("restated.csv " + message), run.error
-    assert message in client.get(reverse("source-list")).content.decode()
+    # A refused file is the uploader's error: its message is in the account's runs, the account's state is untouched.
+    assert message in client.get(reverse("source-detail", args=[openai_account.pk])).content.decode()
+    assert message not in client.get(reverse("source-list")).content.decode()
     assert stored_days() == stored
 
 
