@@ -334,13 +334,17 @@ def test_the_admin_key_is_stored_encrypted_and_a_proxy_account_names_who_bills_u
 # --- pulled end to end: the sync command ---
 
 
-@pytest.fixture
-def litellm_account(db, server):
-    account = Account.objects.create(
-        name="gateway-prod", provider=Provider.objects.get(slug="groq"), connector="litellm_api", base_url=server.url
-    )
+def gateway_account(name: str, server, *, provider: str = "groq") -> Account:
+    """A LiteLLM proxy account pulling from the fake proxy, with its master key stored."""
+    account = Account.objects.create(name=name, provider=Provider.objects.get(slug=provider), connector="litellm_api",
+                                     base_url=server.url)
     account_set_credentials(account=account, secret=SECRET)
     return account
+
+
+@pytest.fixture
+def litellm_account(db, server):
+    return gateway_account("gateway-prod", server)
 
 
 def sync(start: str, end: str) -> str:

@@ -13,15 +13,14 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.db.models import Sum
 
-from finops.models import Account, AttributionRule, GatewayCacheHit, Provider, UsageLine
+from finops.models import AttributionRule, GatewayCacheHit, UsageLine
 from finops.selectors.cache_hits import cache_savings
-from finops.services.accounts import account_set_credentials
 from ingest.providers.base import GATEWAY_CACHE_HIT
 from ingest.providers.gateway_log import GatewayLog
 from tests.fakes.litellm_proxy import SPEND_LOGS, SpendLogs
 from tests.fakes.provider_server import FakeProviderServer
 from tests.ingest.litellm_records import anthropic_usage, openai_usage, spend_log
-from tests.ingest.test_litellm_api import SECRET, comparable, fetch
+from tests.ingest.test_litellm_api import comparable, fetch, gateway_account
 
 JUN_14 = dt.datetime(2026, 6, 14, tzinfo=dt.UTC)
 
@@ -107,11 +106,7 @@ def test_the_api_pull_the_json_export_and_the_csv_export_read_alike(server):
 
 @pytest.fixture
 def gateway(db, server):
-    account = Account.objects.create(
-        name="gateway-prod", provider=Provider.objects.get(slug="openai"), connector="litellm_api", base_url=server.url
-    )
-    account_set_credentials(account=account, secret=SECRET)
-    return account
+    return gateway_account("gateway-prod", server, provider="openai")
 
 
 def stored() -> tuple[list, list]:

@@ -10,11 +10,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import Sum
 
-from finops.models import Account, IngestRun, Provider, UsageLine
-from finops.services.accounts import account_set_credentials
+from finops.models import IngestRun, UsageLine
 from tests.fakes.litellm_proxy import SPEND_LOGS, SpendLogs
 from tests.fakes.provider_server import FakeProviderServer
-from tests.ingest.test_litellm_api import JUN_14, JUN_15, SECRET, comparable, fetch, fetch_error, file_rows, records
+from tests.ingest.test_litellm_api import (JUN_14, JUN_15, comparable, fetch, fetch_error, file_rows, gateway_account,
+                                          records)
 
 HOUR = dt.timedelta(hours=1)
 
@@ -117,11 +117,7 @@ def test_a_tie_larger_than_a_page_cannot_be_read_whole_and_fails_naming_the_seco
 
 @pytest.fixture
 def litellm_account(db, server):
-    account = Account.objects.create(
-        name="gateway-busy", provider=Provider.objects.get(slug="groq"), connector="litellm_api", base_url=server.url
-    )
-    account_set_credentials(account=account, secret=SECRET)
-    return account
+    return gateway_account("gateway-busy", server)
 
 
 def sync(start: str, end: str) -> None:
