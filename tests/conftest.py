@@ -67,6 +67,18 @@ def pytest_runtest_teardown(item, nextitem):
 
 
 @pytest.fixture
+def smtp(settings):
+    """A real SMTP server (aiosmtpd) that Django's email settings point at, for the test: `.messages`,
+    `.envelopes`. A module that needs more (its SITE_URL) overrides it, asking for this one by the same name."""
+    from tests.fakes.smtp_server import FakeSmtpServer
+
+    server = FakeSmtpServer().start()
+    server.use(settings)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
 def reseeded(transactional_db):
     """A transactional test's database with the seeded providers and prices back (an earlier transactional
     test may have flushed them). Name it before fixtures that need them."""

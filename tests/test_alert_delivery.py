@@ -51,14 +51,6 @@ TITLE = "Support Platform at 82% of its $5,000 November cap"
 
 
 @pytest.fixture
-def smtp(settings):
-    server = FakeSmtpServer().start()
-    server.use(settings)
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def site(settings):
     settings.SITE_URL = "https://finops.example.com"
 

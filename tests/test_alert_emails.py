@@ -19,7 +19,6 @@ from finops.selectors.caps import cap_status
 from finops.selectors.contracts import contract_status
 from finops.services.outcomes import outcomes_record
 from ingest.services import usage_file_import
-from tests.fakes.smtp_server import FakeSmtpServer
 
 SITE = "https://finops.example.com"
 HEADER = "day,model,input_tokens,output_tokens,cost,project"
@@ -40,12 +39,9 @@ def import_rows(account: Account, rows: list[str]) -> None:
 
 
 @pytest.fixture
-def smtp(settings):
+def smtp(smtp, settings):
     settings.SITE_URL = SITE
-    server = FakeSmtpServer().start()
-    server.use(settings)
-    yield server
-    server.stop()
+    return smtp
 
 
 @pytest.fixture

@@ -9,8 +9,10 @@ are proven without it.
 import datetime as dt
 import ipaddress
 import socket
+import ssl
 import time
 from decimal import Decimal
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from django.urls import reverse
@@ -20,6 +22,7 @@ from finops.evaluations import event_raise
 from finops.models import AlertEvent, AlertKind, Cap
 from finops.notify.deliver import events_deliver
 from finops.services.caps import CapInvalid, cap_create
+from tests.fakes.provider_server import ServedInThread
 from tests.fakes.webhook_server import FakeWebhookServer
 
 NOVEMBER = dt.date(2026, 11, 1)
@@ -274,16 +277,10 @@ def _certificate(tmp_path, name: str):
     return cert_path, key_path
 
 
-class _TlsReceiver:
+class _TlsReceiver(ServedInThread):
     """A real HTTPS receiver on 127.0.0.1 presenting `cert`; records the SNI name each client asked for."""
 
     def __init__(self, cert_path, key_path):
-        import ssl
-        import threading
-        from http.server import BaseHTTPRequestHandler
-
-        from tests.fakes.provider_server import QuietHTTPServer
-
         self.server_names: list[str | None] = []
         self.received: list[dict] = []
         receiver = self
@@ -301,18 +298,9 @@ class _TlsReceiver:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(cert_path, key_path)
         context.sni_callback = lambda sock, name, ctx: receiver.server_names.append(name)
-        self._httpd = QuietHTTPServer(("127.0.0.1", 0), Handler)
+        self._serve(Handler)
         self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True)
         self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._httpd.shutdown()
-        self._httpd.server_close()
 
 
 def test_https_connects_to_the_vetted_address_with_the_names_sni_and_certificate(settings, tmp_path, monkeypatch):

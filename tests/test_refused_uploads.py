@@ -12,19 +12,10 @@ from finops.evaluations import alerts_evaluate
 from finops.models import Account, AlertEvent, AlertKind, IngestRun, Provider
 from finops.notify.deliver import events_deliver
 from finops.selectors.account_status import account_status
-from tests.fakes.smtp_server import FakeSmtpServer
 
 NOW = dt.datetime(2026, 11, 24, 9, 30, tzinfo=dt.UTC)
 GOOD = b"day,model,input_tokens,output_tokens,cost\n2026-11-23,gpt-5-mini,1000,100,1.25\n"
 BAD = b"day,model,input_tokens,output_tokens,cost\n2026-11-23,gpt-5-mini,-4,100,1.25\n"
-
-
-@pytest.fixture
-def smtp(settings):
-    server = FakeSmtpServer().start()
-    server.use(settings)
-    yield server
-    server.stop()
 
 
 def upload(client, account, name: str, content: bytes) -> dict:

@@ -19,7 +19,6 @@ from finops.report_delivery import delivery_preview, next_delivery, reports_send
 from finops.reports.restatement import diff
 from finops.selectors.tco_report import TcoReport, tco_report
 from finops.services.report_subscriptions import subscription_add
-from tests.fakes.smtp_server import FakeSmtpServer
 from tests.report_helpers import NOVEMBER, OCTOBER, import_usage, month_rows, two_months_of_support_usage
 
 THIRD = dt.datetime(2026, 11, 3, 8, 0, tzinfo=dt.UTC)
@@ -29,12 +28,9 @@ State = ReportDelivery.State
 
 
 @pytest.fixture
-def smtp(settings):
-    server = FakeSmtpServer().start()
-    server.use(settings)
+def smtp(smtp, settings):
     settings.SITE_URL = "https://finops.example.com"
-    yield server
-    server.stop()
+    return smtp
 
 
 @pytest.fixture

@@ -30,14 +30,6 @@ THIRD = dt.datetime(2026, 11, 3, 8, 0, tzinfo=dt.UTC)
 State = ReportDelivery.State
 
 
-@pytest.fixture
-def smtp(settings):
-    server = FakeSmtpServer().start()
-    server.use(settings)
-    yield server
-    server.stop()
-
-
 @pytest.fixture(autouse=True)
 def site(settings):
     settings.SITE_URL = "https://finops.example.com"

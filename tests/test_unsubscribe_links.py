@@ -11,19 +11,15 @@ from django.test import Client
 from finops.models import ReportSubscription
 from finops.report_delivery import UNSUBSCRIBE_SALT, reports_send
 from finops.services.report_subscriptions import subscription_add, subscription_set_active
-from tests.fakes.smtp_server import FakeSmtpServer
 from tests.report_helpers import two_months_of_support_usage
 
 THIRD = dt.datetime(2026, 11, 3, 8, 0, tzinfo=dt.UTC)
 
 
 @pytest.fixture
-def smtp(settings):
+def smtp(smtp, settings):
     settings.SITE_URL = "https://finops.example.com"
-    server = FakeSmtpServer().start()
-    server.use(settings)
-    yield server
-    server.stop()
+    return smtp
 
 
 @pytest.fixture
