@@ -192,8 +192,12 @@ def writable_cap_ids(user, caps) -> set[int]:
     if is_admin(user):
         return {cap.id for cap in caps}
     led = set(lead_teams(user).values_list("id", flat=True))
-    return {cap.id for cap in caps if (cap.scope == CapScope.TEAM and cap.team_id in led)
-            or (cap.scope == CapScope.WORKLOAD and cap.workload.team_id in led)}
+    return {
+        cap.id
+        for cap in caps
+        if (cap.scope == CapScope.TEAM and cap.team_id in led)
+        or (cap.scope == CapScope.WORKLOAD and cap.workload.team_id in led)
+    }
 
 
 class ReadsForAllWritesForAdmins(BasePermission):

@@ -8,17 +8,27 @@ or delete, no bulk delete. Deleting one usage line by hand once left the raw lin
 from django import forms
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
-
 from knox.models import AuthToken
 
 from finops.models import (
-    Account, DailySpend, FxRate, IngestRun, LineSignature, Membership, ModelPrice, MonthlySpend, Provider, TagSet, Team,
-    UsageLine, User, Workload,
+    Account,
+    DailySpend,
+    FxRate,
+    IngestRun,
+    LineSignature,
+    Membership,
+    ModelPrice,
+    MonthlySpend,
+    Provider,
+    TagSet,
+    Team,
+    UsageLine,
+    User,
+    Workload,
 )
 from finops.services.accounts import account_admin_delete, account_admin_save
-from finops.services.users import user_admin_delete, user_admin_save, user_memberships_change
 from finops.services.attribution import workload_team_move
-
+from finops.services.users import user_admin_delete, user_admin_save, user_memberships_change
 
 # API tokens have one write path, the API page and `create_api_token` (finops.services.api_tokens): knox's own admin
 # would make tokens without a scope (refused by the API) and delete them without marking them revoked.
@@ -34,7 +44,9 @@ class UserAdmin(DjangoUserAdmin):
 
     # Every change goes through finops.services.users, which records it in the audit log.
     def save_model(self, request, obj, form, change):
-        user_admin_save(user=obj, save=lambda: super(UserAdmin, self).save_model(request, obj, form, change), by=request.user)
+        user_admin_save(
+            user=obj, save=lambda: super(UserAdmin, self).save_model(request, obj, form, change), by=request.user
+        )
 
     def delete_model(self, request, obj):
         user_admin_delete(user=obj, by=request.user)
@@ -59,10 +71,21 @@ class TeamAdmin(admin.ModelAdmin):
 
     def save_formset(self, request, form, formset, change):
         # Memberships are part of a user's audit record: the users before and after the inline's save.
-        users = {m.user for m in Membership.objects.filter(team=form.instance).select_related("user")} if form.instance.pk else set()
-        users |= {f.cleaned_data["user"] for f in formset.forms if getattr(f, "cleaned_data", None) and f.cleaned_data.get("user")}
-        user_memberships_change(users=users, change=lambda: super(TeamAdmin, self).save_formset(request, form, formset, change),
-                                by=request.user)
+        users = (
+            {m.user for m in Membership.objects.filter(team=form.instance).select_related("user")}
+            if form.instance.pk
+            else set()
+        )
+        users |= {
+            f.cleaned_data["user"]
+            for f in formset.forms
+            if getattr(f, "cleaned_data", None) and f.cleaned_data.get("user")
+        }
+        user_memberships_change(
+            users=users,
+            change=lambda: super(TeamAdmin, self).save_formset(request, form, formset, change),
+            by=request.user,
+        )
 
 
 @admin.register(Workload)
@@ -87,8 +110,11 @@ class MembershipAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         users = {obj.user} | ({Membership.objects.get(pk=obj.pk).user} if obj.pk else set())
-        user_memberships_change(users=users, change=lambda: super(MembershipAdmin, self).save_model(request, obj, form, change),
-                                by=request.user)
+        user_memberships_change(
+            users=users,
+            change=lambda: super(MembershipAdmin, self).save_model(request, obj, form, change),
+            by=request.user,
+        )
 
     def delete_model(self, request, obj):
         user_memberships_change(users={obj.user}, change=obj.delete, by=request.user)
@@ -105,7 +131,9 @@ class ProviderAdmin(admin.ModelAdmin):
 
 
 class AccountForm(forms.ModelForm):
-    base_url = forms.URLField(required=False, assume_scheme="https", help_text=Account._meta.get_field("base_url").help_text)
+    base_url = forms.URLField(
+        required=False, assume_scheme="https", help_text=Account._meta.get_field("base_url").help_text
+    )
     new_secret = forms.CharField(
         required=False,
         strip=True,
@@ -131,8 +159,12 @@ class AccountAdmin(admin.ModelAdmin):
         return obj.credentials_display
 
     def save_model(self, request, obj, form, change):
-        account_admin_save(account=obj, save=lambda: super(AccountAdmin, self).save_model(request, obj, form, change),
-                           secret=form.cleaned_data.get("new_secret") or "", by=request.user)
+        account_admin_save(
+            account=obj,
+            save=lambda: super(AccountAdmin, self).save_model(request, obj, form, change),
+            secret=form.cleaned_data.get("new_secret") or "",
+            by=request.user,
+        )
 
     def delete_model(self, request, obj):
         account_admin_delete(account=obj, by=request.user)
@@ -222,7 +254,15 @@ class LineSignatureAdmin(SpendFactAdmin):
 
 @admin.register(ModelPrice)
 class ModelPriceAdmin(admin.ModelAdmin):
-    list_display = ("provider", "model", "effective_from", "effective_to", "input_per_mtok", "output_per_mtok", "source")
+    list_display = (
+        "provider",
+        "model",
+        "effective_from",
+        "effective_to",
+        "input_per_mtok",
+        "output_per_mtok",
+        "source",
+    )
     list_filter = ("provider", "source")
     search_fields = ("model",)
 

@@ -65,18 +65,27 @@ def spike_context(event: AlertEvent) -> dict:
         link = site_link(reverse("unattributed") + query)
     else:  # the workload was deleted since: its spike is still listed with the alerts
         link = site_link(reverse("alert-list"))
-    reason = (f"{name} spent {money('cost')} on {display.day(day)}"
-              + (f", {ratio:.1f} times its usual {money('baseline_median')} a day" if ratio is not None else "")
-              + f", far above {money('threshold')}, the most its usual day-to-day swings reach: a spike.")
+    reason = (
+        f"{name} spent {money('cost')} on {display.day(day)}"
+        + (f", {ratio:.1f} times its usual {money('baseline_median')} a day" if ratio is not None else "")
+        + f", far above {money('threshold')}, the most its usual day-to-day swings reach: a spike."
+    )
     facts = [
         _fact("Workload", name + (f" ({d['team']})" if d.get("team") else "")),
         _fact("Spent on " + display.day(day), money("cost")),
         _fact(f"Usual day (median of the {BASELINE_DAYS} days before)", money("baseline_median")),
         _fact("Spike above", money("threshold")),
     ]
-    return {"reason": reason, "facts": facts, "link": link, "action": "Open the day's spend",
-            "note": (f"How a spike is judged: against the median of the {BASELINE_DAYS} days before, a day far outside "
-                     "their usual spread, at least the minimum change above the median and at least twice it.")}
+    return {
+        "reason": reason,
+        "facts": facts,
+        "link": link,
+        "action": "Open the day's spend",
+        "note": (
+            f"How a spike is judged: against the median of the {BASELINE_DAYS} days before, a day far outside "
+            "their usual spread, at least the minimum change above the median and at least twice it."
+        ),
+    }
 
 
 # --- unpriced usage ---
@@ -94,19 +103,33 @@ def unpriced_context(event: AlertEvent) -> dict:
     first = dt.date.fromisoformat(d["first_day"]) if d.get("first_day") else event.created_at.date()
     today = today_utc()
     end = max(today, first) + dt.timedelta(days=1)
-    rows = spend.sums(DailySpend.objects.filter(provider__slug=slug, model=model_id),
-                      MonthlySpend.objects.filter(provider__slug=slug, model=model_id), first, end, ("model",), today=today)
+    rows = spend.sums(
+        DailySpend.objects.filter(provider__slug=slug, model=model_id),
+        MonthlySpend.objects.filter(provider__slug=slug, model=model_id),
+        first,
+        end,
+        ("model",),
+        today=today,
+    )
     tokens = sum(int(row.get("unpriced_tokens") or 0) for row in rows) or int(d.get("tokens") or 0)
     accounts = [str(a) for a in d.get("accounts") or []]
-    reason = (f"No price is known for {model} at {provider}, so the cost of its {display.tokens_compact(tokens)} tokens "
-              "is unknown and in no total (never counted as $0) until the model has a price.")
-    facts = [_fact("Model", f"{model} ({model_id})"), _fact("Provider", provider),
-             _fact("Tokens of unknown cost", f"{display.tokens_compact(tokens)} ({display.count(tokens)})"),
-             _fact("First seen", display.day(first))]
+    reason = (
+        f"No price is known for {model} at {provider}, so the cost of its {display.tokens_compact(tokens)} tokens "
+        "is unknown and in no total (never counted as $0) until the model has a price."
+    )
+    facts = [
+        _fact("Model", f"{model} ({model_id})"),
+        _fact("Provider", provider),
+        _fact("Tokens of unknown cost", f"{display.tokens_compact(tokens)} ({display.count(tokens)})"),
+        _fact("First seen", display.day(first)),
+    ]
     if accounts:
         facts.append(_fact("Account" + ("s" if len(accounts) > 1 else ""), ", ".join(accounts)))
-    path = (reverse("provider-detail", args=[slug]) + f"?start={first.isoformat()}&end={end.isoformat()}"
-            if slug else reverse("alert-list"))
+    path = (
+        reverse("provider-detail", args=[slug]) + f"?start={first.isoformat()}&end={end.isoformat()}"
+        if slug
+        else reverse("alert-list")
+    )
     return {"reason": reason, "facts": facts, "link": site_link(path), "action": "Open the provider's models"}
 
 
@@ -127,7 +150,9 @@ def source_context(event: AlertEvent) -> dict:
     elif d.get("silent_since"):
         reason = f"{name} has not synced since {display.utc_time(d['silent_since'])}, longer than its schedule allows."
     elif d.get("stale_since"):
-        reason = f"{name} has no data after {display.day(dt.date.fromisoformat(d['stale_since']) - dt.timedelta(days=1))}."
+        reason = (
+            f"{name} has no data after {display.day(dt.date.fromisoformat(d['stale_since']) - dt.timedelta(days=1))}."
+        )
     else:
         reason = event.title
     facts = [_fact("Source", name + (f" ({account.provider.name})" if account is not None else ""))]
@@ -137,8 +162,12 @@ def source_context(event: AlertEvent) -> dict:
     if status is not None:
         facts.append(_fact("State today", status.label))
         facts.append(_fact("Newest data", display.day(status.latest_day) if status.latest_day else "no data yet"))
-        facts.append(_fact("Last successful sync or import",
-                           display.utc_time(account.last_success_at) if account.last_success_at else "never"))
+        facts.append(
+            _fact(
+                "Last successful sync or import",
+                display.utc_time(account.last_success_at) if account.last_success_at else "never",
+            )
+        )
     link = site_link(reverse("source-detail", args=[account.pk]) if account is not None else reverse("source-list"))
     return {"reason": reason, "facts": facts, "link": link, "action": "Open the source"}
 
@@ -159,26 +188,39 @@ def contract_context(event: AlertEvent) -> dict:
     status = contract_status_today(event)
     contract, currency = status.contract, status.contract.currency
     money = lambda value: display.money_exact(value, currency)  # noqa: E731
-    titles = {AlertKind.CONTRACT_NOTICE: contract_alerts.notice_title, AlertKind.CONTRACT_SHORTFALL: contract_alerts.shortfall_title,
-              AlertKind.CONTRACT_OVERAGE: contract_alerts.overage_title}
-    still = {AlertKind.CONTRACT_NOTICE: status.days_to_notice_deadline >= 0,
-             AlertKind.CONTRACT_SHORTFALL: contract_alerts.shortfall_risk(status),
-             AlertKind.CONTRACT_OVERAGE: contract_alerts.overage_risk(status)}[event.kind]
+    titles = {
+        AlertKind.CONTRACT_NOTICE: contract_alerts.notice_title,
+        AlertKind.CONTRACT_SHORTFALL: contract_alerts.shortfall_title,
+        AlertKind.CONTRACT_OVERAGE: contract_alerts.overage_title,
+    }
+    still = {
+        AlertKind.CONTRACT_NOTICE: status.days_to_notice_deadline >= 0,
+        AlertKind.CONTRACT_SHORTFALL: contract_alerts.shortfall_risk(status),
+        AlertKind.CONTRACT_OVERAGE: contract_alerts.overage_risk(status),
+    }[event.kind]
     title = titles[event.kind](status) if still else event.title
     deadline = display.day(status.notice_deadline)
     if not still:  # sent after the figures moved on (a retry, a worker that was down): say what holds today
-        reason = (f"This was true when the alert was raised; on {display.day(status.today)} {contract.name} reads "
-                  f"“{status.status_label}” on its page, projected at {money(status.projected)} of {money(status.committed)}.")
+        reason = (
+            f"This was true when the alert was raised; on {display.day(status.today)} {contract.name} reads "
+            f"“{status.status_label}” on its page, projected at {money(status.projected)} of {money(status.committed)}."
+        )
     elif event.kind == AlertKind.CONTRACT_NOTICE:
-        reason = (f"{contract.name} renews by itself on {display.day(contract.end)} for {contract.renewal_term_months} "
-                  f"months unless notice is given by {deadline}, {_in_days(status.days_to_notice_deadline)}.")
+        reason = (
+            f"{contract.name} renews by itself on {display.day(contract.end)} for {contract.renewal_term_months} "
+            f"months unless notice is given by {deadline}, {_in_days(status.days_to_notice_deadline)}."
+        )
     elif event.kind == AlertKind.CONTRACT_SHORTFALL:
-        reason = (f"At today's pace {contract.name} uses {money(status.projected)} of the {money(status.committed)} "
-                  f"committed by {display.day(contract.end - dt.timedelta(days=1))}: {money(status.shortfall)} would be "
-                  "paid for and not used.")
+        reason = (
+            f"At today's pace {contract.name} uses {money(status.projected)} of the {money(status.committed)} "
+            f"committed by {display.day(contract.end - dt.timedelta(days=1))}: {money(status.shortfall)} would be "
+            "paid for and not used."
+        )
     else:
-        reason = (f"At today's pace {contract.name} spends {money(status.projected)} against {money(status.committed)} "
-                  f"committed: {money(status.overage)} more than the commitment.")
+        reason = (
+            f"At today's pace {contract.name} spends {money(status.projected)} against {money(status.committed)} "
+            f"committed: {money(status.overage)} more than the commitment."
+        )
     facts = [
         _fact("Contract", f"{contract.name} ({contract.provider.name})"),
         _fact("Term", f"{display.day(contract.start)} to {display.day(contract.end - dt.timedelta(days=1))}"),
@@ -192,18 +234,40 @@ def contract_context(event: AlertEvent) -> dict:
     if status.overage:
         facts.append(_fact("Projected overage", money(status.overage)))
     if contract.auto_renew:
-        facts.append(_fact("Renews", f"automatically; notice by {deadline} ({_in_days(status.days_to_notice_deadline)})"))
+        facts.append(
+            _fact("Renews", f"automatically; notice by {deadline} ({_in_days(status.days_to_notice_deadline)})")
+        )
     else:
         facts.append(_fact("Renews", "no, it ends with its term"))
     advice = status.renewal_advice
     if advice is not None:
-        facts.append(_fact("Renewal advice", f"renew at or below {money(advice)} for {contract.renewal_term_months} months"))
-    rows = [{"cells": [f"{display.day(p.start)} to {display.day(p.end - dt.timedelta(days=1))}", money(p.committed),
-                       money(p.consumed), money(p.projected)]} for p in status.periods] if len(status.periods) > 1 else []
-    return {"title": title, "reason": reason, "facts": facts, "action": "Open the contract",
-            "link": site_link(reverse("contract-detail", args=[contract.pk])),
-            "table": {"headers": ["Period", "Committed", "Used", "Projected"], "rows": rows} if rows else None,
-            "note": f"Figures as of {display.day(status.today)}, as the contract's page shows them that day."}
+        facts.append(
+            _fact("Renewal advice", f"renew at or below {money(advice)} for {contract.renewal_term_months} months")
+        )
+    rows = (
+        [
+            {
+                "cells": [
+                    f"{display.day(p.start)} to {display.day(p.end - dt.timedelta(days=1))}",
+                    money(p.committed),
+                    money(p.consumed),
+                    money(p.projected),
+                ]
+            }
+            for p in status.periods
+        ]
+        if len(status.periods) > 1
+        else []
+    )
+    return {
+        "title": title,
+        "reason": reason,
+        "facts": facts,
+        "action": "Open the contract",
+        "link": site_link(reverse("contract-detail", args=[contract.pk])),
+        "table": {"headers": ["Period", "Committed", "Used", "Projected"], "rows": rows} if rows else None,
+        "note": f"Figures as of {display.day(status.today)}, as the contract's page shows them that day.",
+    }
 
 
 def _in_days(days: int) -> str:
@@ -223,11 +287,19 @@ def outcome_context(event: AlertEvent) -> dict:
     name = workload.name if workload else d.get("workload", "")
     per, target = display.per_outcome(decimal(d.get("cost_per_outcome"))), display.per_outcome(decimal(d.get("target")))
     reason = f"{name} cost {per} per {unit} in {month:%B %Y}, above its target of {target} per {unit}."
-    facts = [_fact("Workload", name), _fact("Month", f"{month:%B %Y}"),
-             _fact("Spend", display.money_exact(decimal(d.get("cost")))),
-             _fact(f"Outcomes ({unit})", display.count(d.get("outcomes"))),
-             _fact(f"Cost per {unit}", per), _fact("Target", target)]
+    facts = [
+        _fact("Workload", name),
+        _fact("Month", f"{month:%B %Y}"),
+        _fact("Spend", display.money_exact(decimal(d.get("cost")))),
+        _fact(f"Outcomes ({unit})", display.count(d.get("outcomes"))),
+        _fact(f"Cost per {unit}", per),
+        _fact("Target", target),
+    ]
     if d.get("unpriced_tokens"):
         facts.append(_fact("Tokens of unknown cost", display.count(d["unpriced_tokens"])))
-    path = reverse("workload-detail", args=[workload.slug]) + f"?period={month:%Y-%m}" if workload else reverse("alert-list")
+    path = (
+        reverse("workload-detail", args=[workload.slug]) + f"?period={month:%Y-%m}"
+        if workload
+        else reverse("alert-list")
+    )
     return {"reason": reason, "facts": facts, "link": site_link(path), "action": "Open the workload"}

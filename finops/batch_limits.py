@@ -22,8 +22,9 @@ from django.urls import Resolver404, resolve, reverse
 
 BATCH_URLS = {"workload-outcomes-upload", "api-outcome-list", "api-metric-list", "api-eval-list"}
 UPLOAD_URLS = {"source-upload", "api-account-imports"}
-BIGGER = ("Send larger batches in several requests, or load outcome counts with `manage.py import_outcomes` "
-          "on the server")
+BIGGER = (
+    "Send larger batches in several requests, or load outcome counts with `manage.py import_outcomes` on the server"
+)
 
 
 def rows_refusal(count: int) -> str | None:
@@ -63,12 +64,18 @@ class BatchSizeMiddleware:
         limit = _limit_for(match.url_name or "")
         if limit is None or length <= limit[0]:
             return None
-        message = (f"The request is {length:,} bytes; this endpoint takes at most {limit[0]:,} ({limit[1]}). "
-                   + (f"{BIGGER}." if match.url_name in BATCH_URLS else
-                      "Import it on the server with `manage.py import_usage` instead."))
+        message = f"The request is {length:,} bytes; this endpoint takes at most {limit[0]:,} ({limit[1]}). " + (
+            f"{BIGGER}."
+            if match.url_name in BATCH_URLS
+            else "Import it on the server with `manage.py import_usage` instead."
+        )
         if request.path_info.startswith("/api/"):
             return HttpResponse(json.dumps({"detail": message}), status=413, content_type="application/json")
-        back = (reverse("workload-detail", kwargs=match.kwargs) if match.url_name == "workload-outcomes-upload"
-                else reverse("source-list"))
-        return HttpResponse(render_to_string("finops/refused.html", {"message": message, "back": back},
-                                             request=request), status=413)
+        back = (
+            reverse("workload-detail", kwargs=match.kwargs)
+            if match.url_name == "workload-outcomes-upload"
+            else reverse("source-list")
+        )
+        return HttpResponse(
+            render_to_string("finops/refused.html", {"message": message, "back": back}, request=request), status=413
+        )

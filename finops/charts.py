@@ -58,16 +58,24 @@ PALETTE = (
 PROVIDER_SLOTS = {
     "openai": 0,
     "anthropic": 1,
-    "aws bedrock": 2, "amazon bedrock": 2,
+    "aws bedrock": 2,
+    "amazon bedrock": 2,
     "azure openai": 3,
-    "gcp vertex ai": 4, "google vertex ai": 4, "vertex ai": 4,
+    "gcp vertex ai": 4,
+    "google vertex ai": 4,
+    "vertex ai": 4,
     "groq": 5,
     "cerebras": 6,
-    "moonshot (kimi)": 7, "moonshot ai": 7, "moonshot": 7,
+    "moonshot (kimi)": 7,
+    "moonshot ai": 7,
+    "moonshot": 7,
     "openrouter": 8,
-    "fireworks ai": 9, "fireworks": 9,
-    "together ai": 10, "together": 10,
-    "mistral": 11, "mistral ai": 11,
+    "fireworks ai": 9,
+    "fireworks": 9,
+    "together ai": 10,
+    "together": 10,
+    "mistral": 11,
+    "mistral ai": 11,
     "deepinfra": 12,
 }
 OTHER = "Other"
@@ -128,7 +136,13 @@ def stacked_daily(rows: list[dict], dimension: str, labels: dict, *, currency: s
     symbol = currency_symbol(currency)  # "$", or "CHF " where no symbol is unambiguous
     # Plotly's own tick labels with exponentformat "B": 1.2k, 3.4M, 5B (d3's ".2s" would say "G"); from
     # hundreds up (minexponent 2), so an axis to $1,200 reads "$0.4k … $1.2k" while cents stay "$0.05".
-    yaxis = {"tickprefix": symbol, "exponentformat": "B", "minexponent": 2, "title": {"text": currency}, "automargin": True}
+    yaxis = {
+        "tickprefix": symbol,
+        "exponentformat": "B",
+        "minexponent": 2,
+        "title": {"text": currency},
+        "automargin": True,
+    }
     days = {day for _, points in series for day in points}
     return _figure(traces, yaxis=yaxis, xaxis=_x_axis(days, monthly=monthly))
 
@@ -169,7 +183,9 @@ def _ordered(usage: dict, charges: dict) -> list[tuple[str, dict]]:
     if unattributed is not None:
         ranked.append((UNATTRIBUTED, unattributed))
     order = list(CHARGE_LABELS.values())
-    return ranked + sorted(charges.items(), key=lambda item: (order.index(item[0]) if item[0] in order else len(order), item[0]))
+    return ranked + sorted(
+        charges.items(), key=lambda item: (order.index(item[0]) if item[0] in order else len(order), item[0])
+    )
 
 
 def _tell_apart(traces: list[dict]) -> None:
@@ -180,7 +196,12 @@ def _tell_apart(traces: list[dict]) -> None:
         colour = trace["marker"]["color"]
         if seen[colour]:
             shape = PATTERNS[(seen[colour] - 1) % len(PATTERNS)]
-            trace["marker"]["pattern"] = {"shape": shape, "fillmode": "overlay", "fgcolor": "#ffffff", "fgopacity": 0.75}
+            trace["marker"]["pattern"] = {
+                "shape": shape,
+                "fillmode": "overlay",
+                "fgcolor": "#ffffff",
+                "fgopacity": 0.75,
+            }
         seen[colour] += 1
 
 
@@ -230,8 +251,17 @@ FORECAST_COLOUR = "#8b95a1"
 SPENT_COLOUR = "#0078d4"
 
 
-def burn_up(points: list[dict], *, amount: Decimal, forecast: Decimal | None, forecast_from: tuple[dt.date, Decimal] | None,
-            period_start: dt.date, period_end: dt.date, currency: str, through: dt.date | None = None) -> dict:
+def burn_up(
+    points: list[dict],
+    *,
+    amount: Decimal,
+    forecast: Decimal | None,
+    forecast_from: tuple[dt.date, Decimal] | None,
+    period_start: dt.date,
+    period_end: dt.date,
+    currency: str,
+    through: dt.date | None = None,
+) -> dict:
     """A cap's burn-up: cumulative spend by day (points: [{day, cost}]; days without spend may be missing and are
     drawn flat, from the period's first day up to `through`, else the last point) against the cap's amount across
     the period, and the forecast as a dashed line from `forecast_from` (the last complete day and the spend up to
@@ -247,18 +277,35 @@ def burn_up(points: list[dict], *, amount: Decimal, forecast: Decimal | None, fo
         cumulative.append((day, total))
         day += dt.timedelta(days=1)
     traces = [_line("Spent", cumulative, currency, colour=SPENT_COLOUR, mode="lines+markers")]
-    traces.append(_line("Cap", [(period_start, amount), (last_day, amount)], currency, colour=CAP_LINE_COLOUR, dash="solid"))
+    traces.append(
+        _line("Cap", [(period_start, amount), (last_day, amount)], currency, colour=CAP_LINE_COLOUR, dash="solid")
+    )
     if forecast is not None and forecast_from is not None:
-        traces.append(_line("Forecast", [forecast_from, (last_day, forecast)], currency, colour=FORECAST_COLOUR, dash="dash"))
+        traces.append(
+            _line("Forecast", [forecast_from, (last_day, forecast)], currency, colour=FORECAST_COLOUR, dash="dash")
+        )
     symbol = currency_symbol(currency)
-    yaxis = {"tickprefix": symbol, "exponentformat": "B", "minexponent": 2, "title": {"text": currency}, "automargin": True,
-             "rangemode": "tozero"}
+    yaxis = {
+        "tickprefix": symbol,
+        "exponentformat": "B",
+        "minexponent": 2,
+        "title": {"text": currency},
+        "automargin": True,
+        "rangemode": "tozero",
+    }
     xaxis = {"hoverformat": "%a %-d %b %Y", "range": [period_start.isoformat(), last_day.isoformat()]}
     return _figure(traces, yaxis=yaxis, xaxis=xaxis)
 
 
-def _line(name: str, points: list[tuple[dt.date, Decimal]], currency: str, *, colour: str, mode: str = "lines",
-          dash: str = "solid") -> dict:
+def _line(
+    name: str,
+    points: list[tuple[dt.date, Decimal]],
+    currency: str,
+    *,
+    colour: str,
+    mode: str = "lines",
+    dash: str = "solid",
+) -> dict:
     return {
         "name": name,
         "x": [day.isoformat() for day, _ in points],
@@ -275,9 +322,17 @@ COMMITTED_COLOUR = "#e0413a"
 EXPECTED_COLOUR = "#f2a33a"
 
 
-def contract_burn_down(daily: dict[dt.date, Decimal], *, start: dt.date, end: dt.date, committed: Decimal,
-                       projected: Decimal | None, today: dt.date, currency: str,
-                       periods: list[tuple[dt.date, Decimal, Decimal, Decimal]] | None = None) -> dict:
+def contract_burn_down(
+    daily: dict[dt.date, Decimal],
+    *,
+    start: dt.date,
+    end: dt.date,
+    committed: Decimal,
+    projected: Decimal | None,
+    today: dt.date,
+    currency: str,
+    periods: list[tuple[dt.date, Decimal, Decimal, Decimal]] | None = None,
+) -> dict:
     """A contract's term: cumulative consumed spend by day (daily: {day: spend}, days without spend may be
     missing) from the start up to today, the straight-line expectation from 0 at the start to the commitment at
     the end, the projection from today's cumulative to the forecast total at the end (dashed; finops.forecast) and the commitment line.
@@ -286,20 +341,34 @@ def contract_burn_down(daily: dict[dt.date, Decimal], *, start: dt.date, end: dt
     one group of bars per period: committed, consumed, and the rest of the projection stacked on consumed."""
     last_day = end - dt.timedelta(days=1)
     symbol = currency_symbol(currency)
-    yaxis = {"tickprefix": symbol, "exponentformat": "B", "minexponent": 2, "title": {"text": currency}, "automargin": True,
-             "rangemode": "tozero"}
+    yaxis = {
+        "tickprefix": symbol,
+        "exponentformat": "B",
+        "minexponent": 2,
+        "title": {"text": currency},
+        "automargin": True,
+        "rangemode": "tozero",
+    }
     if periods is not None:
         x = [p[0].isoformat() for p in periods]
 
         def bars(name, values, colour, group, opacity=1.0):
-            return {"name": name, "x": x, "y": [float(v) for v in values], "type": "bar", "offsetgroup": group,
-                    "marker": {"color": colour, "opacity": opacity},
-                    "customdata": [money_exact(v, currency) for v in values],
-                    "hovertemplate": "%{fullData.name}: %{customdata}<extra></extra>"}
+            return {
+                "name": name,
+                "x": x,
+                "y": [float(v) for v in values],
+                "type": "bar",
+                "offsetgroup": group,
+                "marker": {"color": colour, "opacity": opacity},
+                "customdata": [money_exact(v, currency) for v in values],
+                "hovertemplate": "%{fullData.name}: %{customdata}<extra></extra>",
+            }
 
-        traces = [bars("Committed", [p[1] for p in periods], COMMITTED_COLOUR, "committed"),
-                  bars("Consumed", [p[2] for p in periods], SPENT_COLOUR, "used"),
-                  bars("Projected (rest)", [max(Decimal(0), p[3] - p[2]) for p in periods], FORECAST_COLOUR, "used", 0.6)]
+        traces = [
+            bars("Committed", [p[1] for p in periods], COMMITTED_COLOUR, "committed"),
+            bars("Consumed", [p[2] for p in periods], SPENT_COLOUR, "used"),
+            bars("Projected (rest)", [max(Decimal(0), p[3] - p[2]) for p in periods], FORECAST_COLOUR, "used", 0.6),
+        ]
         figure = _figure(traces, yaxis=yaxis, xaxis={"hoverformat": "%b %Y", "type": "date"})
         figure["layout"]["barmode"] = "group"  # consumed and the projected rest share one offset group: they stack
         return figure
@@ -309,12 +378,26 @@ def contract_burn_down(daily: dict[dt.date, Decimal], *, start: dt.date, end: dt
         cumulative.append((day, total))
         day += dt.timedelta(days=1)
     traces = [_line("Consumed", cumulative, currency, colour=SPENT_COLOUR)]
-    traces.append(_line("Expected (straight line)", [(start, Decimal(0)), (last_day, committed)], currency,
-                        colour=EXPECTED_COLOUR, dash="dot"))
+    traces.append(
+        _line(
+            "Expected (straight line)",
+            [(start, Decimal(0)), (last_day, committed)],
+            currency,
+            colour=EXPECTED_COLOUR,
+            dash="dot",
+        )
+    )
     if cumulative and projected is not None and start <= today <= last_day:
         from_day, so_far = cumulative[-1]
-        traces.append(_line("Projected (forecast)", [(from_day, so_far), (last_day, projected)], currency,
-                            colour=FORECAST_COLOUR, dash="dash"))
+        traces.append(
+            _line(
+                "Projected (forecast)",
+                [(from_day, so_far), (last_day, projected)],
+                currency,
+                colour=FORECAST_COLOUR,
+                dash="dash",
+            )
+        )
     traces.append(_line("Committed", [(start, committed), (last_day, committed)], currency, colour=COMMITTED_COLOUR))
     xaxis = {"hoverformat": "%a %-d %b %Y", "range": [start.isoformat(), last_day.isoformat()]}
     return _figure(traces, yaxis=yaxis, xaxis=xaxis)
@@ -324,31 +407,65 @@ def contracts_timeline(rows: list[dict], *, today: dt.date) -> dict:
     """Every contract as a horizontal bar from its start to its end (rows: [{name, start, end, notice_deadline,
     status_label}]), a diamond at its notice deadline and a vertical line at today."""
     names = [row["name"] for row in rows]
-    traces = [{
-        "name": "Term", "type": "bar", "orientation": "h", "y": names,
-        "base": [row["start"].isoformat() for row in rows],
-        "x": [(row["end"] - row["start"]).days * DAY_MS for row in rows],
-        "marker": {"color": SPENT_COLOUR, "opacity": 0.55},
-        "customdata": [f"{row['start']:%-d %b %Y} → {row['end'] - dt.timedelta(days=1):%-d %b %Y} · {row['status_label']}"
-                       for row in rows],
-        "hovertemplate": "%{y}: %{customdata}<extra></extra>",
-    }, {
-        "name": "Notice deadline", "type": "scatter", "mode": "markers", "y": names,
-        "x": [row["notice_deadline"].isoformat() for row in rows],
-        "marker": {"symbol": "diamond", "size": 11, "color": COMMITTED_COLOUR},
-        "customdata": [f"{row['notice_deadline']:%-d %b %Y}" for row in rows],
-        "hovertemplate": "%{y}: notice by %{customdata}<extra></extra>",
-    }]
-    figure = _figure(traces, yaxis={"automargin": True, "autorange": "reversed", "type": "category"},
-                     xaxis={"type": "date", "automargin": True, "nticks": 4, "tickangle": 0, "tickformat": "%b %Y"})
+    traces = [
+        {
+            "name": "Term",
+            "type": "bar",
+            "orientation": "h",
+            "y": names,
+            "base": [row["start"].isoformat() for row in rows],
+            "x": [(row["end"] - row["start"]).days * DAY_MS for row in rows],
+            "marker": {"color": SPENT_COLOUR, "opacity": 0.55},
+            "customdata": [
+                f"{row['start']:%-d %b %Y} → {row['end'] - dt.timedelta(days=1):%-d %b %Y} · {row['status_label']}"
+                for row in rows
+            ],
+            "hovertemplate": "%{y}: %{customdata}<extra></extra>",
+        },
+        {
+            "name": "Notice deadline",
+            "type": "scatter",
+            "mode": "markers",
+            "y": names,
+            "x": [row["notice_deadline"].isoformat() for row in rows],
+            "marker": {"symbol": "diamond", "size": 11, "color": COMMITTED_COLOUR},
+            "customdata": [f"{row['notice_deadline']:%-d %b %Y}" for row in rows],
+            "hovertemplate": "%{y}: notice by %{customdata}<extra></extra>",
+        },
+    ]
+    figure = _figure(
+        traces,
+        yaxis={"automargin": True, "autorange": "reversed", "type": "category"},
+        xaxis={"type": "date", "automargin": True, "nticks": 4, "tickangle": 0, "tickformat": "%b %Y"},
+    )
     layout = figure["layout"]
     layout["hovermode"] = "closest"
     layout["height"] = max(240, 140 + 36 * len(rows))
     layout["legend"] = {**layout.get("legend", {}), "y": -0.2}  # below the date ticks
-    layout["shapes"] = [{"type": "line", "xref": "x", "yref": "paper", "x0": today.isoformat(), "x1": today.isoformat(),
-                         "y0": 0, "y1": 1, "line": {"color": "#1f2933", "width": 1.5, "dash": "dot"}}]
-    layout["annotations"] = [{"xref": "x", "yref": "paper", "x": today.isoformat(), "y": 1, "yanchor": "bottom",
-                              "text": "today", "showarrow": False, "font": {"size": 11}}]
+    layout["shapes"] = [
+        {
+            "type": "line",
+            "xref": "x",
+            "yref": "paper",
+            "x0": today.isoformat(),
+            "x1": today.isoformat(),
+            "y0": 0,
+            "y1": 1,
+            "line": {"color": "#1f2933", "width": 1.5, "dash": "dot"},
+        }
+    ]
+    layout["annotations"] = [
+        {
+            "xref": "x",
+            "yref": "paper",
+            "x": today.isoformat(),
+            "y": 1,
+            "yanchor": "bottom",
+            "text": "today",
+            "showarrow": False,
+            "font": {"size": 11},
+        }
+    ]
     layout["margin"] = {**layout.get("margin", {}), "t": 24}
     return figure
 
@@ -357,8 +474,9 @@ OUTCOME_COLOUR = "#0078d4"
 TARGET_COLOUR = "#e0413a"
 
 
-def cost_per_outcome_trend(points: list[dict], *, unit: str, currency: str, target: Decimal | None = None,
-                           monthly: bool = False) -> dict:
+def cost_per_outcome_trend(
+    points: list[dict], *, unit: str, currency: str, target: Decimal | None = None, monthly: bool = False
+) -> dict:
     """Cost per outcome by day (by month with `monthly`; points: finops.selectors.outcomes.trend). A point with
     no outcomes or an unknown cost is a gap in the line (null), never a 0; the target, where set, a flat line."""
     x = [p["point"].isoformat() for p in points]
@@ -375,10 +493,21 @@ def cost_per_outcome_trend(points: list[dict], *, unit: str, currency: str, targ
     }
     traces = [trace]
     if target is not None and points:
-        traces.append(_line("Target", [(points[0]["point"], target), (points[-1]["point"], target)], currency,
-                            colour=TARGET_COLOUR, dash="dash"))
-    yaxis = {"tickprefix": currency_symbol(currency), "title": {"text": f"{currency} per {unit or 'outcome'}"},
-             "automargin": True, "rangemode": "tozero"}
+        traces.append(
+            _line(
+                "Target",
+                [(points[0]["point"], target), (points[-1]["point"], target)],
+                currency,
+                colour=TARGET_COLOUR,
+                dash="dash",
+            )
+        )
+    yaxis = {
+        "tickprefix": currency_symbol(currency),
+        "title": {"text": f"{currency} per {unit or 'outcome'}"},
+        "automargin": True,
+        "rangemode": "tozero",
+    }
     return _figure(traces, yaxis=yaxis, xaxis=_x_axis({p["point"] for p in points}, monthly=monthly))
 
 
@@ -412,9 +541,18 @@ def daily_p99(points: list[dict], *, sla_seconds: Decimal | None) -> dict:
     traces = [trace]
     if sla_seconds is not None and points:
         sla = float(sla_seconds)
-        traces.append({"name": "SLA", "x": [points[0]["day"].isoformat(), points[-1]["day"].isoformat()], "y": [sla, sla],
-                       "type": "scatter", "mode": "lines", "line": {"color": SLA_COLOUR, "dash": "dash", "width": 2},
-                       "customdata": [duration(sla)] * 2, "hovertemplate": "SLA %{customdata}<extra></extra>"})
+        traces.append(
+            {
+                "name": "SLA",
+                "x": [points[0]["day"].isoformat(), points[-1]["day"].isoformat()],
+                "y": [sla, sla],
+                "type": "scatter",
+                "mode": "lines",
+                "line": {"color": SLA_COLOUR, "dash": "dash", "width": 2},
+                "customdata": [duration(sla)] * 2,
+                "hovertemplate": "SLA %{customdata}<extra></extra>",
+            }
+        )
     yaxis = {"ticksuffix": " s", "title": {"text": "seconds"}, "automargin": True, "rangemode": "tozero"}
     return _figure(traces, yaxis=yaxis, xaxis=_x_axis({p["day"] for p in points}))
 
@@ -428,22 +566,48 @@ def whatif_scatter(points: list[dict], *, sla: float | None, axis: str, currency
     for point in points:
         if point["x"] is None or point["cost"] is None:
             continue
-        traces.append({
-            "type": "scatter", "mode": "markers+text", "name": point["label"], "x": [float(point["x"])],
-            "y": [float(point["cost"])], "text": [point["label"]], "textposition": "top center",
-            "marker": {"size": 16 if point["best"] else 11, "symbol": "star" if point["best"] else "circle",
-                       "color": colour_for(point["provider"])},
-            "hovertemplate": f"{point['label']}<br>{money_exact(point['cost'], currency)}<br>%{{x:.2f}} {axis}<extra></extra>",
-        })
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers+text",
+                "name": point["label"],
+                "x": [float(point["x"])],
+                "y": [float(point["cost"])],
+                "text": [point["label"]],
+                "textposition": "top center",
+                "marker": {
+                    "size": 16 if point["best"] else 11,
+                    "symbol": "star" if point["best"] else "circle",
+                    "color": colour_for(point["provider"]),
+                },
+                "hovertemplate": f"{point['label']}<br>{money_exact(point['cost'], currency)}<br>%{{x:.2f}} {axis}<extra></extra>",
+            }
+        )
     if sla is not None:
         top = max((float(p["cost"]) for p in points if p["cost"] is not None), default=1.0) * 1.1 or 1.0
-        traces.append({"type": "scatter", "mode": "lines", "name": "SLA", "x": [sla, sla], "y": [0, top],
-                       "line": {"color": SLA_COLOUR, "dash": "dash"}, "hoverinfo": "skip"})
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "SLA",
+                "x": [sla, sla],
+                "y": [0, top],
+                "line": {"color": SLA_COLOUR, "dash": "dash"},
+                "hoverinfo": "skip",
+            }
+        )
     symbol = currency_symbol(currency)
-    yaxis = {"tickprefix": symbol, "tickformat": ",", "title": {"text": f"Monthly cost ({currency})"}, "rangemode": "tozero",
-             "automargin": True}
+    yaxis = {
+        "tickprefix": symbol,
+        "tickformat": ",",
+        "title": {"text": f"Monthly cost ({currency})"},
+        "rangemode": "tozero",
+        "automargin": True,
+    }
     # Room on both sides for the labels above the markers.
-    xs = [float(p["x"]) for p in points if p["x"] is not None and p["cost"] is not None] + ([sla] if sla is not None else [])
+    xs = [float(p["x"]) for p in points if p["x"] is not None and p["cost"] is not None] + (
+        [sla] if sla is not None else []
+    )
     xaxis = {"title": {"text": axis}, "range": [-0.08 * max(xs, default=1), 1.12 * max(xs, default=1)]}
     figure = _figure(traces, yaxis=yaxis, xaxis=xaxis)
     figure["layout"]["hovermode"] = "closest"

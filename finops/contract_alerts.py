@@ -42,29 +42,33 @@ def overage_risk(status: ContractStatus) -> bool:
 
 
 def _whole(value: Decimal, currency: str) -> str:
-    """"$34,921": whole units, for a title (the details keep every digit)."""
+    """ "$34,921": whole units, for a title (the details keep every digit)."""
     return display.money_exact(Decimal(value).quantize(Decimal(1), rounding=ROUND_HALF_EVEN), currency)[:-3]
 
 
 def notice_title(status: ContractStatus) -> str:
-    """"Anthropic enterprise auto-renews: notice due in 30 days (2 December 2026)"."""
+    """ "Anthropic enterprise auto-renews: notice due in 30 days (2 December 2026)"."""
     days = status.days_to_notice_deadline
     when = "today" if days == 0 else "in 1 day" if days == 1 else f"in {days} days"
     return f"{status.contract.name} auto-renews: notice due {when} ({display.day(status.notice_deadline)})"
 
 
 def shortfall_title(status: ContractStatus) -> str:
-    """"Anthropic enterprise heading for a $34,921 shortfall (projected $85,078 of $120,000)"."""
+    """ "Anthropic enterprise heading for a $34,921 shortfall (projected $85,078 of $120,000)"."""
     currency = status.contract.currency
-    return (f"{status.contract.name} heading for a {_whole(status.shortfall, currency)} shortfall "
-            f"(projected {_whole(status.projected, currency)} of {_whole(status.committed, currency)})")
+    return (
+        f"{status.contract.name} heading for a {_whole(status.shortfall, currency)} shortfall "
+        f"(projected {_whole(status.projected, currency)} of {_whole(status.committed, currency)})"
+    )
 
 
 def overage_title(status: ContractStatus) -> str:
-    """"Anthropic enterprise heading for a $12,400 overage (projected $132,400 of $120,000)"."""
+    """ "Anthropic enterprise heading for a $12,400 overage (projected $132,400 of $120,000)"."""
     currency = status.contract.currency
-    return (f"{status.contract.name} heading for a {_whole(status.overage, currency)} overage "
-            f"(projected {_whole(status.projected, currency)} of {_whole(status.committed, currency)})")
+    return (
+        f"{status.contract.name} heading for a {_whole(status.overage, currency)} overage "
+        f"(projected {_whole(status.projected, currency)} of {_whole(status.committed, currency)})"
+    )
 
 
 def _day(value: dt.date | None) -> str | None:
@@ -75,18 +79,42 @@ def contract_details(status: ContractStatus) -> dict:
     """Every figure, as decimal strings (the event keeps them as raised), and who answers for the contract."""
     contract, text = status.contract, display.csv_decimal
     return {
-        "contract": contract.name, "provider": contract.provider.name, "owner": contract.owner,
-        "currency": contract.currency, "term_start": _day(contract.start), "term_end": _day(contract.end),
-        "commitment": text(contract.commitment), "commitment_basis": contract.commitment_basis,
-        "committed": text(status.committed), "prepaid": text(contract.prepaid), "prepaid_used": text(status.prepaid_used),
-        "prepaid_left": text(status.prepaid_left), "discount_pct": text(contract.discount_pct),
-        "consumed": text(status.consumed), "expected_to_date": text(status.expected_to_date),
-        "run_rate": text(status.run_rate), "projected": text(status.projected), "shortfall": text(status.shortfall),
-        "overage": text(status.overage), "days_left": status.days_left,
-        "renewal_baseline": text(status.renewal_baseline), "renewal_advice": text(status.renewal_advice),
-        "auto_renew": contract.auto_renew, "renewal_term_months": contract.renewal_term_months,
-        "notice_days": contract.notice_days, "notice_deadline": _day(status.notice_deadline),
-        "days_to_notice_deadline": status.days_to_notice_deadline, "status": status.status,
-        "periods": [{"start": _day(p.start), "end": _day(p.end), "committed": text(p.committed), "consumed": text(p.consumed),
-                     "projected": text(p.projected)} for p in status.periods],
+        "contract": contract.name,
+        "provider": contract.provider.name,
+        "owner": contract.owner,
+        "currency": contract.currency,
+        "term_start": _day(contract.start),
+        "term_end": _day(contract.end),
+        "commitment": text(contract.commitment),
+        "commitment_basis": contract.commitment_basis,
+        "committed": text(status.committed),
+        "prepaid": text(contract.prepaid),
+        "prepaid_used": text(status.prepaid_used),
+        "prepaid_left": text(status.prepaid_left),
+        "discount_pct": text(contract.discount_pct),
+        "consumed": text(status.consumed),
+        "expected_to_date": text(status.expected_to_date),
+        "run_rate": text(status.run_rate),
+        "projected": text(status.projected),
+        "shortfall": text(status.shortfall),
+        "overage": text(status.overage),
+        "days_left": status.days_left,
+        "renewal_baseline": text(status.renewal_baseline),
+        "renewal_advice": text(status.renewal_advice),
+        "auto_renew": contract.auto_renew,
+        "renewal_term_months": contract.renewal_term_months,
+        "notice_days": contract.notice_days,
+        "notice_deadline": _day(status.notice_deadline),
+        "days_to_notice_deadline": status.days_to_notice_deadline,
+        "status": status.status,
+        "periods": [
+            {
+                "start": _day(p.start),
+                "end": _day(p.end),
+                "committed": text(p.committed),
+                "consumed": text(p.consumed),
+                "projected": text(p.projected),
+            }
+            for p in status.periods
+        ],
     }

@@ -29,7 +29,9 @@ def _fernet() -> MultiFernet:
     try:
         return MultiFernet([Fernet(key.encode()) for key in keys])
     except ValueError as exc:
-        raise ImproperlyConfigured("FINOPS_ENCRYPTION_KEY is not a valid Fernet key (32 url-safe base64 bytes).") from exc
+        raise ImproperlyConfigured(
+            "FINOPS_ENCRYPTION_KEY is not a valid Fernet key (32 url-safe base64 bytes)."
+        ) from exc
 
 
 def encrypt(secret: str) -> str:

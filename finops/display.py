@@ -28,7 +28,7 @@ def reporting_currency() -> str:
 
 
 def currency_symbol(currency: str | None = None) -> str:
-    """"$" for USD; the ISO code and a space where no symbol is unambiguous ("CHF ")."""
+    """ "$" for USD; the ISO code and a space where no symbol is unambiguous ("CHF ")."""
     currency = currency or reporting_currency()
     return SYMBOLS.get(currency, f"{currency} ")
 
@@ -50,7 +50,7 @@ def cents(value) -> Decimal:
 
 
 def money_exact(value, currency: str | None = None) -> str:
-    """"$1,043.12"; a non-zero amount under a cent reads "<$0.01" (never "$0.00"); None reads "—"."""
+    """ "$1,043.12"; a non-zero amount under a cent reads "<$0.01" (never "$0.00"); None reads "—"."""
     if value is None or value == "":
         return DASH
     amount = Decimal(value)
@@ -84,7 +84,7 @@ def left_out_text(left_out: dict, *, services: int | None = None) -> str:
 
 
 def money_compact(value, currency: str | None = None) -> str:
-    """"$1.2k", "$3.4M"; under a thousand, exact to the cent."""
+    """ "$1.2k", "$3.4M"; under a thousand, exact to the cent."""
     if value is None or value == "":
         return DASH
     amount = Decimal(value)
@@ -103,7 +103,7 @@ def forecast(value, currency: str | None = None, *, compact: bool = False) -> st
 
 
 def forecast_figures(total, low, high, currency: str | None = None, *, compact: bool = False) -> str:
-    """"$95,012.40 (range $91,200.00–$98,800.00)": a forecast's figures (emails keep them as decimal strings)."""
+    """ "$95,012.40 (range $91,200.00–$98,800.00)": a forecast's figures (emails keep them as decimal strings)."""
     money = money_compact if compact else money_exact
     if low in (None, "") or high in (None, "") or Decimal(low) == Decimal(high):
         return money(total, currency)
@@ -111,7 +111,7 @@ def forecast_figures(total, low, high, currency: str | None = None, *, compact: 
 
 
 def tokens_compact(value) -> str:
-    """"3.4B", "340.0M", "12.5k"; under a thousand, the count itself."""
+    """ "3.4B", "340.0M", "12.5k"; under a thousand, the count itself."""
     if value is None:
         return DASH
     number = int(value)
@@ -181,7 +181,7 @@ def per_mtok(value, currency: str | None = None) -> str:
 
 
 def duration(value) -> str:
-    """"44 ms", "1.2 s", "2 min 3 s", "1 h 5 min"; a timedelta or seconds."""
+    """ "44 ms", "1.2 s", "2 min 3 s", "1 h 5 min"; a timedelta or seconds."""
     if value is None:
         return DASH
     seconds = value.total_seconds() if isinstance(value, dt.timedelta) else float(value)
@@ -268,7 +268,7 @@ def utc_time(value) -> str:
 
 
 def days_count(value: int) -> str:
-    """"today", "1 day", "12 days": a count of days in a sentence."""
+    """ "today", "1 day", "12 days": a count of days in a sentence."""
     return "today" if value == 0 else f"{value:,} day{'' if value == 1 else 's'}"
 
 
@@ -288,9 +288,28 @@ def csv_decimal(value, places: int = CSV_PLACES) -> str:
 
 # Words that are written in capitals or a set way in model names; others are capitalised.
 _WORDS = {
-    "gpt": "GPT", "oss": "OSS", "o1": "o1", "o3": "o3", "o4": "o4", "glm": "GLM", "qwen": "Qwen", "kimi": "Kimi",
-    "llama": "Llama", "deepseek": "DeepSeek", "claude": "Claude", "gemini": "Gemini", "nova": "Nova", "mistral": "Mistral",
-    "mini": "mini", "nano": "nano", "turbo": "Turbo", "it": "IT", "ft": "FT", "r1": "R1", "v3": "V3", "vl": "VL",
+    "gpt": "GPT",
+    "oss": "OSS",
+    "o1": "o1",
+    "o3": "o3",
+    "o4": "o4",
+    "glm": "GLM",
+    "qwen": "Qwen",
+    "kimi": "Kimi",
+    "llama": "Llama",
+    "deepseek": "DeepSeek",
+    "claude": "Claude",
+    "gemini": "Gemini",
+    "nova": "Nova",
+    "mistral": "Mistral",
+    "mini": "mini",
+    "nano": "nano",
+    "turbo": "Turbo",
+    "it": "IT",
+    "ft": "FT",
+    "r1": "R1",
+    "v3": "V3",
+    "vl": "VL",
 }
 _SIZE = re.compile(r"^\d+(\.\d+)?[bmk]$", re.IGNORECASE)  # 8b, 120b, 70B → parameter counts in capitals
 

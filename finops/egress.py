@@ -264,7 +264,7 @@ def _attempt(target: Target, address: Address, body: bytes, headers: dict, ends:
         if time.monotonic() >= ends:
             raise TimeoutError
         return Response(response.status, data)
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         raise EgressFailed(f"timed out after {limit:g} s", timed_out=True) from None
     except (OSError, http.client.HTTPException, ssl.SSLError) as exc:
         if time.monotonic() >= ends:

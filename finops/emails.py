@@ -48,15 +48,26 @@ def _render(name: str, context: dict, *, to: str, event: AlertEvent) -> EmailMul
     subject = " ".join(render_to_string(f"emails/{name}-subject.txt", context).split())  # one line, always
     text = render_to_string(f"emails/{name}-body.txt", context)
     html = render_to_string(f"emails/{name}-body.html", context)
-    message = EmailMultiAlternatives(subject=subject, body=text, from_email=settings.DEFAULT_FROM_EMAIL, to=[to],
-                                     headers={"X-FinOps-Event": str(event.id), "X-FinOps-Kind": event.kind})
+    message = EmailMultiAlternatives(
+        subject=subject,
+        body=text,
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=[to],
+        headers={"X-FinOps-Event": str(event.id), "X-FinOps-Kind": event.kind},
+    )
     message.attach_alternative(html, "text/html")
     return message
 
 
 def _base_context(event: AlertEvent) -> dict:
-    return {"event": event, "title": event.title, "prefix": SUBJECT_PREFIX, "link": event_link(event),
-            "alerts_link": site_link("/alerts/"), "kind_label": event.get_kind_display()}
+    return {
+        "event": event,
+        "title": event.title,
+        "prefix": SUBJECT_PREFIX,
+        "link": event_link(event),
+        "alerts_link": site_link("/alerts/"),
+        "kind_label": event.get_kind_display(),
+    }
 
 
 def _cap_context(event: AlertEvent) -> dict:
@@ -65,23 +76,39 @@ def _cap_context(event: AlertEvent) -> dict:
     drivers = d.get("drivers") or {}
 
     def rows(key):
-        return [{"name": row.get("name", "?"), "cost": _money(row.get("cost"), currency),
-                 "unpriced_tokens": display.tokens_compact(row.get("unpriced_tokens")) if row.get("unpriced_tokens") else ""}
-                for row in (drivers.get(key) or [])[:TOP_DRIVERS]]
+        return [
+            {
+                "name": row.get("name", "?"),
+                "cost": _money(row.get("cost"), currency),
+                "unpriced_tokens": display.tokens_compact(row.get("unpriced_tokens"))
+                if row.get("unpriced_tokens")
+                else "",
+            }
+            for row in (drivers.get(key) or [])[:TOP_DRIVERS]
+        ]
 
     unpriced = int(d.get("unpriced_tokens") or 0)
     return {
         **_base_context(event),
-        "cap_name": d.get("cap", str(event.cap or "")), "scope": d.get("scope", ""), "period": d.get("period", ""),
-        "spent": _money(d.get("spent"), currency), "amount": _money(d.get("amount"), currency),
+        "cap_name": d.get("cap", str(event.cap or "")),
+        "scope": d.get("scope", ""),
+        "period": d.get("period", ""),
+        "spent": _money(d.get("spent"), currency),
+        "amount": _money(d.get("amount"), currency),
         "percent": _percent(d.get("percent")),
         "forecast": display.forecast_figures(d.get("forecast"), d.get("forecast_low"), d.get("forecast_high"), currency)
-        if _decimal(d.get("forecast")) is not None else "",
-        "forecast_percent": _percent(d.get("forecast_percent")), "forecast_method": d.get("forecast_method", ""),
-        "daily_rate": _money(d.get("daily_rate"), currency), "days_left": d.get("days_left"),
+        if _decimal(d.get("forecast")) is not None
+        else "",
+        "forecast_percent": _percent(d.get("forecast_percent")),
+        "forecast_method": d.get("forecast_method", ""),
+        "daily_rate": _money(d.get("daily_rate"), currency),
+        "days_left": d.get("days_left"),
         "has_forecast": _decimal(d.get("forecast")) is not None,
-        "unpriced_tokens": unpriced, "unpriced_label": display.tokens_compact(unpriced) if unpriced else "",
-        "workloads": rows("workloads"), "models": rows("models"), "threshold": event.threshold,
+        "unpriced_tokens": unpriced,
+        "unpriced_label": display.tokens_compact(unpriced) if unpriced else "",
+        "workloads": rows("workloads"),
+        "models": rows("models"),
+        "threshold": event.threshold,
         "is_forecast": event.kind == AlertKind.CAP_FORECAST,
     }
 
@@ -149,14 +176,17 @@ def report_page_link(report, version: int | None = None) -> str:
 
 
 def report_subject(report, *, provisional: bool) -> str:
-    """"TCO report, October 2026: $12,345.67 (+12.5 % from last month)"; "[provisional]" behind it until every
+    """ "TCO report, October 2026: $12,345.67 (+12.5 % from last month)"; "[provisional]" behind it until every
     source has settled."""
     summary = report.summary
     if not report.has_data:
         text = f"TCO report, {report.label}: no spend recorded"
     else:
-        change = (f"{display.percent_change(summary['change'])} from last month" if summary.get("change") is not None
-                  else "no spend last month to compare")
+        change = (
+            f"{display.percent_change(summary['change'])} from last month"
+            if summary.get("change") is not None
+            else "no spend last month to compare"
+        )
         text = f"TCO report, {report.label}: {display.money_exact(summary['cost'], report.currency)} ({change})"
     return text + (" [provisional]" if provisional else "")
 
@@ -174,24 +204,51 @@ def report_context(report, snapshot) -> dict:
 
     savings = [row for row in report.rows("savings") if row.get("saving")]
     return {
-        "report": report, "snapshot": snapshot, "provisional": snapshot.provisional,
+        "report": report,
+        "snapshot": snapshot,
+        "provisional": snapshot.provisional,
         "subject": report_subject(report, provisional=snapshot.provisional),
         "link": report_page_link(report, snapshot.version),
-        "total": money(summary["cost"]), "previous": money(summary.get("previous_cost")),
-        "change": display.percent_change(summary.get("change")), "has_change": summary.get("change") is not None,
-        "forecast": display.forecast_figures(summary.get("forecast_next"), summary.get("forecast_next_low"),
-                                             summary.get("forecast_next_high"), currency), "unattributed": money(summary.get("unattributed_cost")),
+        "total": money(summary["cost"]),
+        "previous": money(summary.get("previous_cost")),
+        "change": display.percent_change(summary.get("change")),
+        "has_change": summary.get("change") is not None,
+        "forecast": display.forecast_figures(
+            summary.get("forecast_next"), summary.get("forecast_next_low"), summary.get("forecast_next_high"), currency
+        ),
+        "unattributed": money(summary.get("unattributed_cost")),
         "unpriced_tokens": display.tokens_compact(summary["unpriced_tokens"]) if summary.get("unpriced_tokens") else "",
-        "movers": [{"label": row["label"], "team": row.get("team") or "", "change": signed(row["change"]),
-                    "why": row.get("why") or ""} for row in sorted(report.rows("movers"), key=lambda r: -abs(r["change"]))[:REPORT_MOVERS]],
-        "caps": [{"label": row["label"], "scope": row.get("scope") or "", "period": row.get("period") or "",
-                  "spent": money(row.get("spent")), "amount": money(row.get("amount")), "status": row.get("status") or ""}
-                 for row in report.rows("caps")[:REPORT_ROWS]],
+        "movers": [
+            {
+                "label": row["label"],
+                "team": row.get("team") or "",
+                "change": signed(row["change"]),
+                "why": row.get("why") or "",
+            }
+            for row in sorted(report.rows("movers"), key=lambda r: -abs(r["change"]))[:REPORT_MOVERS]
+        ],
+        "caps": [
+            {
+                "label": row["label"],
+                "scope": row.get("scope") or "",
+                "period": row.get("period") or "",
+                "spent": money(row.get("spent")),
+                "amount": money(row.get("amount")),
+                "status": row.get("status") or "",
+            }
+            for row in report.rows("caps")[:REPORT_ROWS]
+        ],
         "caps_more": max(0, len(report.rows("caps")) - REPORT_ROWS),
-        "renewals": [{"label": row["label"], "provider": row.get("provider") or "", "renews_on": row.get("renews_on"),
-                      "notice_deadline": row.get("notice_deadline"),
-                      "committed": money(row.get("committed"), row.get("currency"))}
-                     for row in report.rows("renewals")[:REPORT_ROWS]],
+        "renewals": [
+            {
+                "label": row["label"],
+                "provider": row.get("provider") or "",
+                "renews_on": row.get("renews_on"),
+                "notice_deadline": row.get("notice_deadline"),
+                "committed": money(row.get("committed"), row.get("currency")),
+            }
+            for row in report.rows("renewals")[:REPORT_ROWS]
+        ],
         **_savings_lines(savings, money),
         "savings_basis": summary.get("label", ""),
     }
@@ -202,16 +259,25 @@ def _savings_lines(savings: list[dict], money) -> dict:
     total that is the sum of those lines (each saving is rounded to the cent where it is computed)."""
     ordered = sorted(savings, key=lambda r: -r["saving"])
     shown, rest = ordered[:REPORT_ROWS], ordered[REPORT_ROWS:]
-    lines = [{"workload": row.get("workload") or "", "best": row.get("best") or "", "saving": money(row["saving"])} for row in shown]
+    lines = [
+        {"workload": row.get("workload") or "", "best": row.get("best") or "", "saving": money(row["saving"])}
+        for row in shown
+    ]
     if rest:
-        lines.append({"workload": f"{len(rest)} other part{'s' if len(rest) != 1 else ''}", "best": "see the report",
-                      "saving": money(sum((row["saving"] for row in rest), Decimal(0)))})
+        lines.append(
+            {
+                "workload": f"{len(rest)} other part{'s' if len(rest) != 1 else ''}",
+                "best": "see the report",
+                "saving": money(sum((row["saving"] for row in rest), Decimal(0))),
+            }
+        )
     total = sum((row["saving"] for row in ordered), Decimal(0))
     return {"savings": lines, "savings_total": money(total) if savings else ""}
 
 
-def report_email(context: dict, *, to: str, unsubscribe_link: str, pdf: bytes, filename: str,
-                 headers: dict | None = None) -> EmailMultiAlternatives:
+def report_email(
+    context: dict, *, to: str, unsubscribe_link: str, pdf: bytes, filename: str, headers: dict | None = None
+) -> EmailMultiAlternatives:
     """The report for one recipient: the summary as text and HTML, the PDF attached, and the unsubscribe link in
     the body and as List-Unsubscribe headers (RFC 8058 one-click: mail clients POST to it)."""
     context = {**context, "unsubscribe_link": unsubscribe_link}
@@ -219,10 +285,18 @@ def report_email(context: dict, *, to: str, unsubscribe_link: str, pdf: bytes, f
     text = render_to_string(f"emails/{body}.txt", context)
     html = render_to_string(f"emails/{body}.html", context)
     message = EmailMultiAlternatives(
-        subject=context["subject"], body=text, from_email=settings.DEFAULT_FROM_EMAIL, to=[to],
-        headers={"List-Unsubscribe": f"<{unsubscribe_link}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
-                 # RFC 3834: sent by a schedule, so out-of-office replies are not sent back to it.
-                 "Auto-Submitted": "auto-generated", **(headers or {})})
+        subject=context["subject"],
+        body=text,
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=[to],
+        headers={
+            "List-Unsubscribe": f"<{unsubscribe_link}>",
+            "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+            # RFC 3834: sent by a schedule, so out-of-office replies are not sent back to it.
+            "Auto-Submitted": "auto-generated",
+            **(headers or {}),
+        },
+    )
     message.attach_alternative(html, "text/html")
     message.attach(filename, pdf, "application/pdf")
     return message

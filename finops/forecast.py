@@ -80,8 +80,14 @@ def history_start(as_of: dt.date) -> dt.date:
     return as_of - dt.timedelta(days=HISTORY_DAYS)
 
 
-def forecast(daily: Mapping[dt.date, Decimal | None], *, start: dt.date, end: dt.date, as_of: dt.date,
-             at_least: Decimal | None = None) -> Forecast:
+def forecast(
+    daily: Mapping[dt.date, Decimal | None],
+    *,
+    start: dt.date,
+    end: dt.date,
+    as_of: dt.date,
+    at_least: Decimal | None = None,
+) -> Forecast:
     """The forecast total of [start, end) seen on `as_of` from `daily` ({day: spend}; days from `as_of` on are
     ignored, missing days are $0). `at_least`: the period's spend so far, today's partial day included — the
     forecast, its low and high are never below it. Method: the module docstring."""
@@ -97,8 +103,17 @@ def forecast(daily: Mapping[dt.date, Decimal | None], *, start: dt.date, end: dt
     ahead = pd.date_range(first_ahead, periods=days_left, freq="D")
     point, spread, method = _days_ahead(history, ahead, as_of)
     rest, low, high = (_cents(x) for x in (point, max(0.0, point - Z_80 * spread), point + Z_80 * spread))
-    return Forecast(start, end, as_of, actual, max(floor, actual + rest), max(floor, actual + low), max(floor, actual + high),
-                    days_left, method)
+    return Forecast(
+        start,
+        end,
+        as_of,
+        actual,
+        max(floor, actual + rest),
+        max(floor, actual + low),
+        max(floor, actual + high),
+        days_left,
+        method,
+    )
 
 
 def _cents(value: float) -> Decimal:
@@ -142,14 +157,14 @@ def _days_ahead(history: pd.Series, ahead: pd.DatetimeIndex, as_of: dt.date) -> 
         y = intercept + slope * t + np.clip(residuals, -bound, bound)
         slope, intercept = np.polyfit(t, y, 1)
         residuals = y - (intercept + slope * t)
-    noise = float(np.sqrt((residuals ** 2).sum() / max(1, m - 2)))
+    noise = float(np.sqrt((residuals**2).sum() / max(1, m - 2)))
     # Shrink the slope by its own evidence (t² / (t² + TREND_SHRINK)): a clear ramp is followed, noise is not
     # extrapolated; the line keeps passing through the window's mean.
-    t_stat_2 = (slope ** 2) * s_xx / (noise ** 2) if noise else math.inf
+    t_stat_2 = (slope**2) * s_xx / (noise**2) if noise else math.inf
     slope = slope * (t_stat_2 / (t_stat_2 + TREND_SHRINK) if math.isfinite(t_stat_2) else 1.0)
     intercept = float(y.mean()) - slope * float(t.mean())
     k = np.arange(1, len(ahead) + 1, dtype=float)
-    damped = np.cumsum(DAMPING ** k)  # Σ φ^i for i ≤ k: how far the damped trend has carried the level by day k
+    damped = np.cumsum(DAMPING**k)  # Σ φ^i for i ≤ k: how far the damped trend has carried the level by day k
     last = intercept + slope * (m - 1)
     levels = np.maximum(0.0, last + slope * damped)
     weights = factors.reindex(ahead.dayofweek).to_numpy()
@@ -157,7 +172,7 @@ def _days_ahead(history: pd.Series, ahead: pd.DatetimeIndex, as_of: dt.date) -> 
     # Var(Σ w_k ŷ_k): the noise of each day, and the line's own uncertainty (level and slope) carried to each day.
     t_ahead = (m - 1) + damped
     line = (weights.sum() ** 2) / m + float((weights * (t_ahead - t.mean())).sum()) ** 2 / s_xx
-    spread = noise * math.sqrt(float((weights ** 2).sum()) + line)
+    spread = noise * math.sqrt(float((weights**2).sum()) + line)
     return point, spread, f"by day of week with trend, from the last {n} days"
 
 
@@ -176,8 +191,9 @@ def _weekday_factors(history: pd.Series) -> pd.Series:
     return factors / factors.mean()
 
 
-def run_rate(daily: Mapping[dt.date, Decimal | None], *, start: dt.date, end: dt.date, as_of: dt.date,
-             days: int = 7) -> Decimal | None:
+def run_rate(
+    daily: Mapping[dt.date, Decimal | None], *, start: dt.date, end: dt.date, as_of: dt.date, days: int = 7
+) -> Decimal | None:
     """The naive forecast the back-test compares with (docs/forecast.md) — the period's actual spend + the mean of
     the last `days` complete days × the days left. Not for pages: they call `forecast`."""
     first = as_of - dt.timedelta(days=days)

@@ -46,11 +46,21 @@ def backtest(*, days: tuple[int, ...] | list[int] = (10, 20)) -> dict:
                 naive = run_rate(daily, start=month, end=end, as_of=as_of)
                 if made.total is None or naive is None:
                     continue
-                cases.append({"scope": scope, "month": f"{month:%Y-%m}", "day": day, "actual": actual,
-                              "forecast": made.total, "low": made.low, "high": made.high, "run_rate": naive,
-                              "forecast_error": abs(made.total - actual) / actual,
-                              "run_rate_error": abs(naive - actual) / actual,
-                              "in_range": made.low <= actual <= made.high})
+                cases.append(
+                    {
+                        "scope": scope,
+                        "month": f"{month:%Y-%m}",
+                        "day": day,
+                        "actual": actual,
+                        "forecast": made.total,
+                        "low": made.low,
+                        "high": made.high,
+                        "run_rate": naive,
+                        "forecast_error": abs(made.total - actual) / actual,
+                        "run_rate_error": abs(naive - actual) / actual,
+                        "in_range": made.low <= actual <= made.high,
+                    }
+                )
     return {"months": [f"{m:%Y-%m}" for m in months], "cases": cases, "summary": _summary(cases, days)}
 
 
@@ -58,11 +68,19 @@ def _summary(cases: list[dict], days) -> list[dict]:
     rows = []
     for scope_kind in (ORGANISATION, TEAMS):
         for day in days:
-            mine = [c for c in cases if c["day"] == day and (c["scope"] == ORGANISATION) == (scope_kind == ORGANISATION)]
-            rows.append({"scope": scope_kind, "day": day, "cases": len(mine),
-                         "forecast_mape": _mean([c["forecast_error"] for c in mine]),
-                         "run_rate_mape": _mean([c["run_rate_error"] for c in mine]),
-                         "in_range": _mean([1.0 if c["in_range"] else 0.0 for c in mine])})
+            mine = [
+                c for c in cases if c["day"] == day and (c["scope"] == ORGANISATION) == (scope_kind == ORGANISATION)
+            ]
+            rows.append(
+                {
+                    "scope": scope_kind,
+                    "day": day,
+                    "cases": len(mine),
+                    "forecast_mape": _mean([c["forecast_error"] for c in mine]),
+                    "run_rate_mape": _mean([c["run_rate_error"] for c in mine]),
+                    "in_range": _mean([1.0 if c["in_range"] else 0.0 for c in mine]),
+                }
+            )
     return rows
 
 
@@ -73,11 +91,18 @@ def _mean(values: list) -> float | None:
 def _daily_by_scope() -> dict[str, dict[dt.date, Decimal]]:
     """{"organisation" or a team's slug: {day: priced spend in the reporting currency}} of the whole rollup."""
     series: dict[str, dict[dt.date, Decimal]] = defaultdict(dict)
-    series[ORGANISATION] = {row["day"]: row["cost"] for row in DailySpend.objects.values("day").annotate(
-        cost=Sum("reporting_cost")).order_by() if row["cost"] is not None}
+    series[ORGANISATION] = {
+        row["day"]: row["cost"]
+        for row in DailySpend.objects.values("day").annotate(cost=Sum("reporting_cost")).order_by()
+        if row["cost"] is not None
+    }
     slugs = dict(Team.objects.values_list("id", "slug"))
-    for row in DailySpend.objects.filter(team__isnull=False).values("team_id", "day").annotate(
-            cost=Sum("reporting_cost")).order_by():
+    for row in (
+        DailySpend.objects.filter(team__isnull=False)
+        .values("team_id", "day")
+        .annotate(cost=Sum("reporting_cost"))
+        .order_by()
+    ):
         if row["cost"] is not None:
             series[slugs[row["team_id"]]][row["day"]] = row["cost"]
     return series

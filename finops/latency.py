@@ -109,8 +109,12 @@ class LatencyDistribution:
         return over / total
 
     def as_json(self) -> dict:
-        return {"v": VERSION, "alpha": str(ALPHA), "zero": self.zero,
-                "buckets": {str(index): count for index, count in sorted(self.buckets.items())}}
+        return {
+            "v": VERSION,
+            "alpha": str(ALPHA),
+            "zero": self.zero,
+            "buckets": {str(index): count for index, count in sorted(self.buckets.items())},
+        }
 
     @classmethod
     def from_json(cls, data: dict | None) -> "LatencyDistribution":
@@ -118,7 +122,9 @@ class LatencyDistribution:
             return cls()
         if data.get("v") != VERSION or data.get("alpha") != str(ALPHA):
             raise ValueError(f"a latency distribution of another kind: {data.get('v')!r}, alpha {data.get('alpha')!r}")
-        return cls({int(index): int(count) for index, count in data.get("buckets", {}).items()}, int(data.get("zero", 0)))
+        return cls(
+            {int(index): int(count) for index, count in data.get("buckets", {}).items()}, int(data.get("zero", 0))
+        )
 
 
 # --- cells: the stored form ---

@@ -56,7 +56,8 @@ def install_record_factory() -> None:
             setattr(record, name, fields.get(name))
         record.context = (
             "[" + " ".join(f"{name}={_iso(fields[name])}" for name in CONTEXT_FIELDS if name in fields) + "] "
-            if fields else ""
+            if fields
+            else ""
         )
         return record
 

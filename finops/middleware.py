@@ -13,7 +13,11 @@ from django.utils import timezone
 
 
 def display_zone(user) -> zoneinfo.ZoneInfo:
-    name = (getattr(user, "time_zone", "") or settings.FINOPS_DISPLAY_TIME_ZONE) if user.is_authenticated else settings.FINOPS_DISPLAY_TIME_ZONE
+    name = (
+        (getattr(user, "time_zone", "") or settings.FINOPS_DISPLAY_TIME_ZONE)
+        if user.is_authenticated
+        else settings.FINOPS_DISPLAY_TIME_ZONE
+    )
     try:
         return zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
@@ -61,8 +65,15 @@ class UnreadableQueryMiddleware:
         if not request.path_info.startswith("/api/"):
             for name, values in request.GET.lists():
                 if "\x00" in name or any("\x00" in value for value in values):
-                    return HttpResponseBadRequest(render_to_string("finops/refused.html", {
-                        "title": "Bad address",
-                        "message": f"The address's parameter {name.replace(chr(0), '?')!r} holds a NUL character, "
-                                   "which no filter takes. Remove it and try again."}, request=request))
+                    return HttpResponseBadRequest(
+                        render_to_string(
+                            "finops/refused.html",
+                            {
+                                "title": "Bad address",
+                                "message": f"The address's parameter {name.replace(chr(0), '?')!r} holds a NUL character, "
+                                "which no filter takes. Remove it and try again.",
+                            },
+                            request=request,
+                        )
+                    )
         return self.get_response(request)

@@ -23,8 +23,10 @@ def parse_month(text: str | None, *, today: dt.date) -> dt.date:
     if not FIRST_MONTH <= month < END_MONTH:
         raise MonthError(f"Pick a month between {FIRST_MONTH:%Y-%m} and {END_MONTH - dt.timedelta(days=1):%Y-%m}.")
     if month > month_of(today):
-        raise MonthError(f"{month:%B %Y} has not begun (today is {today.isoformat()}, UTC): "
-                         f"the latest month is {month_of(today):%Y-%m}.")
+        raise MonthError(
+            f"{month:%B %Y} has not begun (today is {today.isoformat()}, UTC): "
+            f"the latest month is {month_of(today):%Y-%m}."
+        )
     return month
 
 

@@ -78,7 +78,9 @@ def _signed_money(value: Decimal) -> str:
 def explain(effects: Effects, before: dict, after: dict, names: dict) -> str:
     """One sentence on why: the biggest of the three effects, and the part (provider × model) whose cost moved most.
     `before`/`after` as split()'s; parts are (provider id, model) and `names` maps provider ids to names."""
-    label, amount = max((("Volume", effects.volume), ("Price", effects.price), ("Mix", effects.mix)), key=lambda e: abs(e[1]))
+    label, amount = max(
+        (("Volume", effects.volume), ("Price", effects.price), ("Mix", effects.mix)), key=lambda e: abs(e[1])
+    )
     tokens0 = sum(t for _, t in before.values())
     tokens1 = sum(t for _, t in after.values())
     if label == "Volume":
@@ -88,7 +90,9 @@ def explain(effects: Effects, before: dict, after: dict, names: dict) -> str:
         reason = "its providers' rates (or charges without tokens) changed"
     else:
         reason = "usage moved between providers and models"
-    moved = {part: after.get(part, (ZERO, 0))[0] - before.get(part, (ZERO, 0))[0] for part in before.keys() | after.keys()}
+    moved = {
+        part: after.get(part, (ZERO, 0))[0] - before.get(part, (ZERO, 0))[0] for part in before.keys() | after.keys()
+    }
     text = f"{label} {_signed_money(amount)}: {reason}"
     if moved:
         (provider_id, model), delta = max(moved.items(), key=lambda item: (abs(item[1]), str(item[0])))

@@ -30,10 +30,12 @@ def months_to_judge(*, today: dt.date, change: SpendChange | None) -> list[dt.da
 
 
 def outcome_title(workload: Workload, month: dt.date, per_outcome, target) -> str:
-    """"Support agent: $0.61 per ticket resolved in October 2026, over its $0.50 target"."""
+    """ "Support agent: $0.61 per ticket resolved in October 2026, over its $0.50 target"."""
     unit = workload.outcome_unit or "outcome"
-    return (f"{workload.name}: {display.per_outcome(per_outcome)} per {unit} in {month:%B %Y}, "
-            f"over its {display.per_outcome(target)} target")
+    return (
+        f"{workload.name}: {display.per_outcome(per_outcome)} per {unit} in {month:%B %Y}, "
+        f"over its {display.per_outcome(target)} target"
+    )
 
 
 def outcomes_evaluate(*, today: dt.date, change: SpendChange | None = None, event_raise) -> list[AlertEvent]:
@@ -44,20 +46,36 @@ def outcomes_evaluate(*, today: dt.date, change: SpendChange | None = None, even
         return []
     raised = []
     for month in months_to_judge(today=today, change=change):
-        figures = outcomes.by_workload(DailySpend.objects.all(), MonthlySpend.objects.all(), [w.id for w in workloads],
-                                       month, next_month(month), today=today)
+        figures = outcomes.by_workload(
+            DailySpend.objects.all(),
+            MonthlySpend.objects.all(),
+            [w.id for w in workloads],
+            month,
+            next_month(month),
+            today=today,
+        )
         for workload in workloads:
             figure, target = figures[workload.id], workload.target_cost_per_outcome
             if figure.per_outcome is None or figure.per_outcome <= target:
                 continue
             event = event_raise(
-                kind=AlertKind.OUTCOME_COST, subject=f"workload:{workload.id}", period_start=month, threshold=100,
+                kind=AlertKind.OUTCOME_COST,
+                subject=f"workload:{workload.id}",
+                period_start=month,
+                threshold=100,
                 title=outcome_title(workload, month, figure.per_outcome, target),
-                details={"month": month.isoformat(), "cost": display.csv_decimal(figure.cost), "outcomes": figure.outcomes,
-                         "cost_per_outcome": display.csv_decimal(figure.per_outcome), "target": display.csv_decimal(target),
-                         "unit": workload.outcome_unit, "unpriced_tokens": figure.unpriced_tokens,
-                         "workload": workload.slug},
-                team=workload.team, workload=workload,
+                details={
+                    "month": month.isoformat(),
+                    "cost": display.csv_decimal(figure.cost),
+                    "outcomes": figure.outcomes,
+                    "cost_per_outcome": display.csv_decimal(figure.per_outcome),
+                    "target": display.csv_decimal(target),
+                    "unit": workload.outcome_unit,
+                    "unpriced_tokens": figure.unpriced_tokens,
+                    "workload": workload.slug,
+                },
+                team=workload.team,
+                workload=workload,
             )
             raised += [event] if event else []
     return raised

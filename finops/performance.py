@@ -34,13 +34,32 @@ from .latency import LatencyDistribution, absorb_cells, cells_of
 
 VERSION = 2
 # The stored columns of a rollup row or a reported hour, in this order; `latency` holds the cells.
-COLUMNS = ("requests", "errors", "streamed_tokens", "streamed_ms", "timed_tokens", "timed_ms", "summary_requests",
-           "summary_p99_ms", "summary_errors", "summary_counted", "latency")
+COLUMNS = (
+    "requests",
+    "errors",
+    "streamed_tokens",
+    "streamed_ms",
+    "timed_tokens",
+    "timed_ms",
+    "summary_requests",
+    "summary_p99_ms",
+    "summary_errors",
+    "summary_counted",
+    "latency",
+)
 # A usage line's: its requests are the line's own `requests` column. `errors` is null on a line without per-request
 # data (every line but a gateway log's, and the summary-only lines of before issue 12, which hold summary_*);
 # a line never holds a report's summary_errors / summary_counted.
-LINE_COLUMNS = ("errors", "streamed_tokens", "streamed_ms", "timed_tokens", "timed_ms", "summary_requests",
-                "summary_p99_ms", "latency")
+LINE_COLUMNS = (
+    "errors",
+    "streamed_tokens",
+    "streamed_ms",
+    "timed_tokens",
+    "timed_ms",
+    "summary_requests",
+    "summary_p99_ms",
+    "latency",
+)
 
 
 @dataclass
@@ -95,23 +114,50 @@ class Performance:
 
     def columns(self) -> dict:
         """The stored columns (COLUMNS) of this Performance."""
-        return {"requests": self.requests, "errors": self.errors, "streamed_tokens": self.streamed_tokens,
-                "streamed_ms": self.streamed_ms, "timed_tokens": self.timed_tokens, "timed_ms": self.timed_ms,
-                "summary_requests": self.summary_requests, "summary_p99_ms": self.summary_p99_ms,
-                "summary_errors": self.summary_errors, "summary_counted": self.summary_counted,
-                "latency": cells_of(self.e2e, self.ttft)}
+        return {
+            "requests": self.requests,
+            "errors": self.errors,
+            "streamed_tokens": self.streamed_tokens,
+            "streamed_ms": self.streamed_ms,
+            "timed_tokens": self.timed_tokens,
+            "timed_ms": self.timed_ms,
+            "summary_requests": self.summary_requests,
+            "summary_p99_ms": self.summary_p99_ms,
+            "summary_errors": self.summary_errors,
+            "summary_counted": self.summary_counted,
+            "latency": cells_of(self.e2e, self.ttft),
+        }
 
     def line_columns(self) -> tuple:
         """A usage line's columns (LINE_COLUMNS order) holding this Performance; its requests are the line's
         `requests` (requests + summary_requests). Zero counters are stored as they are (0, not null): null means
         "not known", and errors null marks a line without per-request data."""
-        return (self.errors if self.requests else None, self.streamed_tokens, self.streamed_ms, self.timed_tokens,
-                self.timed_ms, self.summary_requests or None, self.summary_p99_ms, cells_of(self.e2e, self.ttft))
+        return (
+            self.errors if self.requests else None,
+            self.streamed_tokens,
+            self.streamed_ms,
+            self.timed_tokens,
+            self.timed_ms,
+            self.summary_requests or None,
+            self.summary_p99_ms,
+            cells_of(self.e2e, self.ttft),
+        )
 
     def absorb_columns(self, row) -> "Performance":
         """Add a stored row's columns (COLUMNS order, a tuple) into this one, in place."""
-        (requests, errors, streamed_tokens, streamed_ms, timed_tokens, timed_ms, summary_requests, summary_p99_ms,
-         summary_errors, summary_counted, cells) = row
+        (
+            requests,
+            errors,
+            streamed_tokens,
+            streamed_ms,
+            timed_tokens,
+            timed_ms,
+            summary_requests,
+            summary_p99_ms,
+            summary_errors,
+            summary_counted,
+            cells,
+        ) = row
         self.requests += requests or 0
         self.errors += errors or 0
         self.streamed_tokens += streamed_tokens or 0
@@ -133,8 +179,21 @@ class Performance:
         if errors is None and summary_requests is None:
             return None
         timed = 0 if errors is None else requests - (summary_requests or 0)
-        return cls().absorb_columns((timed, errors, streamed_tokens, streamed_ms, timed_tokens, timed_ms,
-                                     summary_requests, summary_p99_ms, 0, 0, cells))
+        return cls().absorb_columns(
+            (
+                timed,
+                errors,
+                streamed_tokens,
+                streamed_ms,
+                timed_tokens,
+                timed_ms,
+                summary_requests,
+                summary_p99_ms,
+                0,
+                0,
+                cells,
+            )
+        )
 
     # --- reading ---
 
@@ -182,12 +241,19 @@ class Performance:
 
     def as_json(self) -> dict:
         return {
-            "v": VERSION, "requests": self.requests, "errors": self.errors,
-            "e2e": self.e2e.as_json(), "ttft": self.ttft.as_json(),
-            "streamed_tokens": self.streamed_tokens, "streamed_ms": self.streamed_ms,
-            "timed_tokens": self.timed_tokens, "timed_ms": self.timed_ms,
-            "summary_requests": self.summary_requests, "summary_p99_ms": self.summary_p99_ms,
-            "summary_errors": self.summary_errors, "summary_counted": self.summary_counted,
+            "v": VERSION,
+            "requests": self.requests,
+            "errors": self.errors,
+            "e2e": self.e2e.as_json(),
+            "ttft": self.ttft.as_json(),
+            "streamed_tokens": self.streamed_tokens,
+            "streamed_ms": self.streamed_ms,
+            "timed_tokens": self.timed_tokens,
+            "timed_ms": self.timed_ms,
+            "summary_requests": self.summary_requests,
+            "summary_p99_ms": self.summary_p99_ms,
+            "summary_errors": self.summary_errors,
+            "summary_counted": self.summary_counted,
         }
 
     @classmethod
@@ -201,12 +267,18 @@ class Performance:
         if data["v"] != VERSION:
             raise ValueError(f"a performance record of another version: {data['v']!r}")
         return cls(
-            requests=int(data.get("requests", 0)), errors=int(data.get("errors", 0)),
-            e2e=LatencyDistribution.from_json(data.get("e2e")), ttft=LatencyDistribution.from_json(data.get("ttft")),
-            streamed_tokens=int(data.get("streamed_tokens", 0)), streamed_ms=int(data.get("streamed_ms", 0)),
-            timed_tokens=int(data.get("timed_tokens", 0)), timed_ms=int(data.get("timed_ms", 0)),
-            summary_requests=int(data.get("summary_requests", 0)), summary_p99_ms=_float(data.get("summary_p99_ms")),
-            summary_errors=int(data.get("summary_errors", 0)), summary_counted=int(data.get("summary_counted", 0)),
+            requests=int(data.get("requests", 0)),
+            errors=int(data.get("errors", 0)),
+            e2e=LatencyDistribution.from_json(data.get("e2e")),
+            ttft=LatencyDistribution.from_json(data.get("ttft")),
+            streamed_tokens=int(data.get("streamed_tokens", 0)),
+            streamed_ms=int(data.get("streamed_ms", 0)),
+            timed_tokens=int(data.get("timed_tokens", 0)),
+            timed_ms=int(data.get("timed_ms", 0)),
+            summary_requests=int(data.get("summary_requests", 0)),
+            summary_p99_ms=_float(data.get("summary_p99_ms")),
+            summary_errors=int(data.get("summary_errors", 0)),
+            summary_counted=int(data.get("summary_counted", 0)),
         )
 
 

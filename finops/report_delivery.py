@@ -62,7 +62,7 @@ def _address_tag(email: str) -> str:
 
 
 def unsubscribe_token(subscription: ReportSubscription) -> str:
-    """"<id>.<tag of the address>:<time signed>:<signature>", signed with SECRET_KEY and its own salt. The address's
+    """ "<id>.<tag of the address>:<time signed>:<signature>", signed with SECRET_KEY and its own salt. The address's
     tag makes it stop working once the address changes, and keeps the address itself out of URLs and server logs.
     A link expires FINOPS_UNSUBSCRIBE_LINK_DAYS after it was sent (90 by default: the newest monthly email's always
     works) and stops working when the address subscribes again (ReportSubscription.resubscribed_at)."""
@@ -88,7 +88,8 @@ def unsubscribe_matches(subscription: ReportSubscription, tag: str, signed_at: d
     """The link names this address, and was sent since it last subscribed (the signature's time is whole seconds)."""
     resubscribed = subscription.resubscribed_at
     return _address_tag(subscription.email) == tag and (
-        resubscribed is None or signed_at >= resubscribed.replace(microsecond=0))
+        resubscribed is None or signed_at >= resubscribed.replace(microsecond=0)
+    )
 
 
 def unsubscribe_link(subscription: ReportSubscription) -> str:
@@ -125,8 +126,11 @@ _LOCK_SPACE = zlib.crc32(b"finops.report_delivery") & 0x7FFFFFFF  # the advisory
 
 def due_subscriptions(month: dt.date, today: dt.date):
     """Active subscriptions whose day has come this month and that have no delivery of `month` yet."""
-    return (ReportSubscription.objects.filter(active=True, day_of_month__lte=today.day)
-            .exclude(deliveries__month=month).select_related("user"))
+    return (
+        ReportSubscription.objects.filter(active=True, day_of_month__lte=today.day)
+        .exclude(deliveries__month=month)
+        .select_related("user")
+    )
 
 
 def deliveries_create(now: dt.datetime) -> int:
@@ -138,8 +142,9 @@ def deliveries_create(now: dt.datetime) -> int:
     if not due:
         return 0
     snapshot = month_snapshot(month, today=today, now=now)
-    ReportDelivery.objects.bulk_create([ReportDelivery(subscription=s, month=month, snapshot=snapshot) for s in due],
-                                       ignore_conflicts=True)
+    ReportDelivery.objects.bulk_create(
+        [ReportDelivery(subscription=s, month=month, snapshot=snapshot) for s in due], ignore_conflicts=True
+    )
     return len(due)
 
 
@@ -160,7 +165,8 @@ def delivery_claim(delivery_id: int, *, state: str, claimed_at, now: dt.datetime
     """The claim token when this sender won the delivery, None when another did."""
     token = str(uuid.uuid4())
     won = ReportDelivery.objects.filter(id=delivery_id, state=state, claimed_at=claimed_at).update(
-        state=State.SENDING, claimed_at=now, claim_token=token)
+        state=State.SENDING, claimed_at=now, claim_token=token
+    )
     return token if won == 1 else None
 
 
@@ -177,8 +183,11 @@ class _Rendered:
             from finops.reports.tco_pdf import report_pdf  # WeasyPrint loads on use
 
             report = TcoReport.from_json(snapshot.figures)
-            self._cache[snapshot.id] = (emails.report_context(report, snapshot), report_pdf(report, snapshot=snapshot),
-                                        f"tco-report-{report.key}-v{snapshot.version}.pdf")
+            self._cache[snapshot.id] = (
+                emails.report_context(report, snapshot),
+                report_pdf(report, snapshot=snapshot),
+                f"tco-report-{report.key}-v{snapshot.version}.pdf",
+            )
         return self._cache[snapshot.id]
 
     def context(self, delivery: ReportDelivery) -> tuple[dict, bytes, str]:
@@ -197,12 +206,19 @@ def delivery_message(delivery: ReportDelivery, rendered: "_Rendered"):
     subscription = delivery.subscription
     context, pdf, filename = rendered.context(delivery)
     kind = f"{delivery.month:%Y-%m} v{delivery.snapshot.version}" + (
-        f" restates v{delivery.restates.version}" if delivery.restates_id else "")
+        f" restates v{delivery.restates.version}" if delivery.restates_id else ""
+    )
     headers = {"X-FinOps-Report": kind}
     if delivery.id:
         headers["X-FinOps-Delivery"] = str(delivery.id)
-    return emails.report_email(context, to=subscription.email, unsubscribe_link=unsubscribe_link(subscription),
-                               pdf=pdf, filename=filename, headers=headers)
+    return emails.report_email(
+        context,
+        to=subscription.email,
+        unsubscribe_link=unsubscribe_link(subscription),
+        pdf=pdf,
+        filename=filename,
+        headers=headers,
+    )
 
 
 def deliveries_send(now: dt.datetime, *, subscription: ReportSubscription | None = None) -> list[int]:
@@ -213,7 +229,9 @@ def deliveries_send(now: dt.datetime, *, subscription: ReportSubscription | None
         token = delivery_claim(delivery_id, state=state, claimed_at=claimed_at, now=now)
         if token is None:
             continue
-        delivery = ReportDelivery.objects.select_related("subscription__user", "snapshot", "restates").get(id=delivery_id)
+        delivery = ReportDelivery.objects.select_related("subscription__user", "snapshot", "restates").get(
+            id=delivery_id
+        )
         try:
             error = down or _send(delivery, rendered)
         except Exception as exc:  # a bug rendering one delivery must not stop the others; retried like a failure
@@ -229,9 +247,11 @@ def deliveries_send(now: dt.datetime, *, subscription: ReportSubscription | None
 def _send(delivery: ReportDelivery, rendered: _Rendered) -> NotifyError | None:
     subscription = delivery.subscription
     if subscription.user_id and not _may_receive(subscription.user):
-        return NotifyError(f"{subscription.user.username} may no longer read the report "
-                           f"({subscription.user.get_role_display().lower()}, active: {subscription.user.is_active})",
-                           permanent=True)
+        return NotifyError(
+            f"{subscription.user.username} may no longer read the report "
+            f"({subscription.user.get_role_display().lower()}, active: {subscription.user.is_active})",
+            permanent=True,
+        )
     message = delivery_message(delivery, rendered)
     try:
         message_send(message, subscription.email)
@@ -247,16 +267,20 @@ def _settle(delivery: ReportDelivery, *, token: str, now: dt.datetime, error: No
     attempts = delivery.attempts + 1
     with transaction.atomic():
         ReportSendAttempt.objects.create(
-            delivery=delivery, attempt=attempts,
+            delivery=delivery,
+            attempt=attempts,
             status=ReportSendAttempt.Status.FAILED if error else ReportSendAttempt.Status.SENT,
-            error=str(error)[:2000] if error else "")
+            error=str(error)[:2000] if error else "",
+        )
         if error is None:
             fields = {"state": State.SENT, "sent_at": now, "next_attempt_at": None}
         elif error.permanent or attempts >= MAX_ATTEMPTS:
             fields = {"state": State.GAVE_UP, "next_attempt_at": None}
         else:
             fields = {"state": State.FAILED, "next_attempt_at": now + backoff(attempts)}
-        ReportDelivery.objects.filter(id=delivery.id, state=State.SENDING, claim_token=token).update(attempts=attempts, **fields)
+        ReportDelivery.objects.filter(id=delivery.id, state=State.SENDING, claim_token=token).update(
+            attempts=attempts, **fields
+        )
     return fields["state"]
 
 
@@ -283,26 +307,46 @@ def next_delivery(subscription: ReportSubscription, now: dt.datetime) -> tuple[R
     restated one when a later version differs from the one they were sent. None when the latest was sent.
     Nothing is written: a month not yet published previews the figures the schedule would publish."""
     month = add_months(month_of(now.date()), -1)
-    pending = (subscription.deliveries.filter(month=month).exclude(state__in=(State.SENT, State.GAVE_UP))
-               .select_related("snapshot", "restates").order_by("-id").first())
+    pending = (
+        subscription.deliveries.filter(month=month)
+        .exclude(state__in=(State.SENT, State.GAVE_UP))
+        .select_related("snapshot", "restates")
+        .order_by("-id")
+        .first()
+    )
     if pending is not None:
         state = "" if pending.state == State.PENDING else f" ({pending.get_state_display().lower()})"
         return pending, f"{_describe(pending)}, waiting to be sent{state}."
     latest = ReportSnapshot.objects.filter(month=month).order_by("-version").first()
-    sent = (subscription.deliveries.filter(month=month, state=State.SENT).select_related("snapshot")
-            .order_by("-snapshot__version").first())
+    sent = (
+        subscription.deliveries.filter(month=month, state=State.SENT)
+        .select_related("snapshot")
+        .order_by("-snapshot__version")
+        .first()
+    )
     if sent is None:
         if latest is None:
             report = tco_report(schedule_reader(), month, today=now.date(), now=now)
-            latest = ReportSnapshot(month=month, version=1, generated_at=report.generated_at, provisional=report.provisional,
-                                    figures=report.as_json())
+            latest = ReportSnapshot(
+                month=month,
+                version=1,
+                generated_at=report.generated_at,
+                provisional=report.provisional,
+                figures=report.as_json(),
+            )
         delivery = ReportDelivery(subscription=subscription, month=month, snapshot=latest)
-        return delivery, _describe(delivery) + ("." if latest.pk else " (not published yet: sending publishes these figures).")
-    if latest.version > sent.snapshot.version and diff(TcoReport.from_json(sent.snapshot.figures),
-                                                       TcoReport.from_json(latest.figures)):
+        return delivery, _describe(delivery) + (
+            "." if latest.pk else " (not published yet: sending publishes these figures)."
+        )
+    if latest.version > sent.snapshot.version and diff(
+        TcoReport.from_json(sent.snapshot.figures), TcoReport.from_json(latest.figures)
+    ):
         delivery = ReportDelivery(subscription=subscription, month=month, snapshot=latest, restates=sent.snapshot)
         return delivery, _describe(delivery) + "."
-    return None, f"Nothing to send: version {sent.snapshot.version} of {month:%B %Y} was sent on {sent.sent_at:%Y-%m-%d}."
+    return (
+        None,
+        f"Nothing to send: version {sent.snapshot.version} of {month:%B %Y} was sent on {sent.sent_at:%Y-%m-%d}.",
+    )
 
 
 def _describe(delivery: ReportDelivery) -> str:
@@ -323,7 +367,8 @@ def send_now(subscription: ReportSubscription, now: dt.datetime | None = None) -
     if subscription.active and (subscription.user_id is None or _may_receive(subscription.user)):
         if not subscription.deliveries.filter(month=month).exists():
             snapshot = month_snapshot(month, today=now.date(), now=now)
-            ReportDelivery.objects.bulk_create([ReportDelivery(subscription=subscription, month=month, snapshot=snapshot)],
-                                               ignore_conflicts=True)
+            ReportDelivery.objects.bulk_create(
+                [ReportDelivery(subscription=subscription, month=month, snapshot=snapshot)], ignore_conflicts=True
+            )
         restated_deliveries_create(month, ReportSubscription.objects.filter(id=subscription.id))
     return deliveries_send(now, subscription=subscription)

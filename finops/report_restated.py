@@ -72,19 +72,33 @@ def restated_deliveries_create(month: dt.date, subscriptions=None) -> int:
     latest = ReportSnapshot.objects.filter(month=month).order_by("-version").first()
     if latest is None:
         return 0
-    last_sent = ReportDelivery.objects.filter(subscription=OuterRef("pk"), month=month, state=State.SENT).order_by(
-        "-snapshot__version").values("snapshot_id")[:1]
-    subscriptions = ((ReportSubscription.objects.all() if subscriptions is None else subscriptions).filter(active=True).exclude(deliveries__snapshot=latest)
-                     .annotate(sent_snapshot=Subquery(last_sent)).filter(sent_snapshot__isnull=False)
-                     .exclude(sent_snapshot=latest.id))
+    last_sent = (
+        ReportDelivery.objects.filter(subscription=OuterRef("pk"), month=month, state=State.SENT)
+        .order_by("-snapshot__version")
+        .values("snapshot_id")[:1]
+    )
+    subscriptions = (
+        (ReportSubscription.objects.all() if subscriptions is None else subscriptions)
+        .filter(active=True)
+        .exclude(deliveries__snapshot=latest)
+        .annotate(sent_snapshot=Subquery(last_sent))
+        .filter(sent_snapshot__isnull=False)
+        .exclude(sent_snapshot=latest.id)
+    )
     wanted = [(s, s.sent_snapshot) for s in subscriptions]
     if not wanted:
         return 0
     snapshots = ReportSnapshot.objects.in_bulk({snapshot_id for _, snapshot_id in wanted})
     new = TcoReport.from_json(latest.figures)
-    differs = {snapshot_id: bool(diff(TcoReport.from_json(snapshot.figures), new)) for snapshot_id, snapshot in snapshots.items()}
-    rows = [ReportDelivery(subscription=s, month=month, snapshot=latest, restates_id=snapshot_id)
-            for s, snapshot_id in wanted if differs[snapshot_id] and snapshots[snapshot_id].version < latest.version]
+    differs = {
+        snapshot_id: bool(diff(TcoReport.from_json(snapshot.figures), new))
+        for snapshot_id, snapshot in snapshots.items()
+    }
+    rows = [
+        ReportDelivery(subscription=s, month=month, snapshot=latest, restates_id=snapshot_id)
+        for s, snapshot_id in wanted
+        if differs[snapshot_id] and snapshots[snapshot_id].version < latest.version
+    ]
     ReportDelivery.objects.bulk_create(rows, ignore_conflicts=True)
     return len(rows)
 
@@ -110,16 +124,25 @@ def restated_context(old: ReportSnapshot, new: ReportSnapshot) -> dict:
     delta = None if old_total is None or new_total is None else new_total - old_total
     sources = restated_sources(old, after, until=new.generated_at)
     context = emails.report_context(after, new)
-    context.update({
-        "restated": True, "old": old, "new": new,
-        "subject": restated_subject(after, old=old, new=new, delta=delta),
-        "old_total": display.money_exact(old_total, currency), "new_total": display.money_exact(new_total, currency),
-        "total_delta": display.DASH if delta is None else ("+" if delta > 0 else "") + display.money_exact(delta, currency),
-        "old_change": display.percent_change(before.summary.get("change")),
-        "new_change": display.percent_change(after.summary.get("change")),
-        "changes": shown, "changes_more": max(0, len(changes) - len(shown)), "changes_total": len(changes),
-        "sources": sources,
-    })
+    context.update(
+        {
+            "restated": True,
+            "old": old,
+            "new": new,
+            "subject": restated_subject(after, old=old, new=new, delta=delta),
+            "old_total": display.money_exact(old_total, currency),
+            "new_total": display.money_exact(new_total, currency),
+            "total_delta": display.DASH
+            if delta is None
+            else ("+" if delta > 0 else "") + display.money_exact(delta, currency),
+            "old_change": display.percent_change(before.summary.get("change")),
+            "new_change": display.percent_change(after.summary.get("change")),
+            "changes": shown,
+            "changes_more": max(0, len(changes) - len(shown)),
+            "changes_total": len(changes),
+            "sources": sources,
+        }
+    )
     return context
 
 
@@ -130,13 +153,20 @@ def _weight(change: dict) -> tuple:
     """The order the email lists changes in: the spend where a CFO reads it (the total, then by provider, team and
     workload, each by the size of the change), then every other amount by size, then counts."""
     spend = change["table"] in SPEND_TABLES and change["figure"] == "Spend"
-    return (not spend, SPEND_TABLES.index(change["table"]) if spend else 0, change["kind"] != "money",
-            -abs(change["delta"] or 0))
+    return (
+        not spend,
+        SPEND_TABLES.index(change["table"]) if spend else 0,
+        change["kind"] != "money",
+        -abs(change["delta"] or 0),
+    )
 
 
 def restated_subject(report: TcoReport, *, old: ReportSnapshot, new: ReportSnapshot, delta) -> str:
-    """"TCO report, October 2026 RESTATED: $76,062.87 (+$409.11 from version 1)"."""
+    """ "TCO report, October 2026 RESTATED: $76,062.87 (+$409.11 from version 1)"."""
     total = display.money_exact(report.summary.get("cost"), report.currency)
-    moved = ("no change in the total" if not delta
-             else ("+" if delta > 0 else "") + display.money_exact(delta, report.currency))
+    moved = (
+        "no change in the total"
+        if not delta
+        else ("+" if delta > 0 else "") + display.money_exact(delta, report.currency)
+    )
     return f"TCO report, {report.label} RESTATED (version {new.version}): {total} ({moved} from version {old.version})"

@@ -26,8 +26,10 @@ from .services.reported_rows import LATENCY_MAX_MS, milliseconds, whole
 SKETCH, HISTOGRAM, PERCENTILES = "sketch", "histogram", "percentiles"
 INFINITE = {"+inf", "inf", "infinity", "+infinity"}
 LOWEST, HIGHEST = bucket_of(MIN_MS), bucket_of(LATENCY_MAX_MS)  # the sketch's buckets from 1 µs to a day
-SHAPES = ('this product\'s distribution {"v": 1, "alpha": "0.01", "zero": n, "buckets": {...}}, '
-          'a histogram {"histogram": [[upper_bound_ms, count], ...]}, or {"count": n, "p50_ms": x, "p95_ms": y, "p99_ms": z}')
+SHAPES = (
+    'this product\'s distribution {"v": 1, "alpha": "0.01", "zero": n, "buckets": {...}}, '
+    'a histogram {"histogram": [[upper_bound_ms, count], ...]}, or {"count": n, "p50_ms": x, "p95_ms": y, "p99_ms": z}'
+)
 
 
 @dataclass(frozen=True)
@@ -64,12 +66,14 @@ def _sketch(value: dict, field: str, problems: list[str]) -> LatencyReport | Non
     if _unknown_keys(value, {"v", "alpha", "zero", "buckets"}, field, problems):
         return None
     if value.get("v") != VERSION or value.get("alpha") != str(ALPHA):
-        problems.append(f"{field}: a distribution must be version {VERSION} with alpha \"{ALPHA}\" "
-                        f"(got v {value.get('v')!r}, alpha {value.get('alpha')!r})")
+        problems.append(
+            f'{field}: a distribution must be version {VERSION} with alpha "{ALPHA}" '
+            f"(got v {value.get('v')!r}, alpha {value.get('alpha')!r})"
+        )
         return None
     buckets = value.get("buckets", {})
     if not isinstance(buckets, dict):
-        problems.append(f"{field}: buckets must be an object {{\"index\": count, …}}")
+        problems.append(f'{field}: buckets must be an object {{"index": count, …}}')
         return None
     before = len(problems)
     zero = whole(value.get("zero", 0), f"{field}.zero", problems)
@@ -136,9 +140,12 @@ def _histogram(value: dict, field: str, problems: list[str]) -> LatencyReport | 
     for bound, count in zip(bounds, counts):
         if bound is None:
             if count:
-                problems.append(f"{field}.histogram: {count} requests above the last bound ({bounds[-2]:g} ms) have "
-                                "no upper bound: their latency is unknown; end with a bound above your timeout"
-                                if len(bounds) > 1 else f"{field}.histogram: a single unbounded bucket says nothing of latency")
+                problems.append(
+                    f"{field}.histogram: {count} requests above the last bound ({bounds[-2]:g} ms) have "
+                    "no upper bound: their latency is unknown; end with a bound above your timeout"
+                    if len(bounds) > 1
+                    else f"{field}.histogram: a single unbounded bucket says nothing of latency"
+                )
                 return None
             continue
         distribution.add(bound, count)  # at the upper bound: never understated

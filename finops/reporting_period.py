@@ -31,6 +31,8 @@ BOUNDS_ERROR = f"Pick days between {EARLIEST} and {LATEST - dt.timedelta(days=1)
 
 def within_bounds(start: dt.date, end: dt.date) -> bool:
     return EARLIEST <= start and end <= LATEST
+
+
 MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 QUARTER = re.compile(r"^(\d{4})-Q([1-4])$")
 
@@ -72,7 +74,7 @@ class Period:
 
 
 def _month_label(month: dt.date) -> str:
-    """"November 2026": a month's name in full, as the caps, the report and the emails write it."""
+    """ "November 2026": a month's name in full, as the caps, the report and the emails write it."""
     return month.strftime("%B %Y")
 
 
@@ -98,8 +100,15 @@ def _days_label(start: dt.date, end: dt.date) -> str:
     return f"{start.isoformat()} → {(end - dt.timedelta(days=1)).isoformat()}"
 
 
-def _custom(start: dt.date, end: dt.date, *, key: str = "custom", label: str | None = None, compare: bool = True,
-            compare_label: str | None = None) -> Period:
+def _custom(
+    start: dt.date,
+    end: dt.date,
+    *,
+    key: str = "custom",
+    label: str | None = None,
+    compare: bool = True,
+    compare_label: str | None = None,
+) -> Period:
     previous = None
     if compare:
         length = end - start
@@ -111,14 +120,24 @@ def resolve(key: str | None, *, today: dt.date, start: dt.date | None = None, en
     """The Period a URL names. `start`/`end` without a key mean a custom period."""
     key = (key or "").strip() or ("custom" if start or end else DEFAULT)
     if key == "last-30":
-        return _custom(today - dt.timedelta(days=TRAILING_DAYS), today, key=key, label=f"Last {TRAILING_DAYS} days",
-                       compare_label=f"the {TRAILING_DAYS} days before")
+        return _custom(
+            today - dt.timedelta(days=TRAILING_DAYS),
+            today,
+            key=key,
+            label=f"Last {TRAILING_DAYS} days",
+            compare_label=f"the {TRAILING_DAYS} days before",
+        )
     if key == "mtd":
         first = month_of(today)
         last_first = _previous_month(first)
         same_end = min(last_first + (today - first), first)
-        return Period(key, first, today, f"{_month_label(first)} to date",
-                      Period("custom", last_first, same_end, f"the same days of {_month_label(last_first)}"))
+        return Period(
+            key,
+            first,
+            today,
+            f"{_month_label(first)} to date",
+            Period("custom", last_first, same_end, f"the same days of {_month_label(last_first)}"),
+        )
     if key == "last-month":
         return _month(_previous_month(month_of(today)), "last-month")
     if match := MONTH.match(key):
@@ -142,7 +161,9 @@ def resolve(key: str | None, *, today: dt.date, start: dt.date | None = None, en
         if not within_bounds(start, end):
             raise PeriodError(BOUNDS_ERROR)
         return _custom(start, end)
-    raise PeriodError(f"Unknown period {key!r}: use last-30, mtd, last-month, a month (2026-10), a quarter (2026-Q3) or custom.")
+    raise PeriodError(
+        f"Unknown period {key!r}: use last-30, mtd, last-month, a month (2026-10), a quarter (2026-Q3) or custom."
+    )
 
 
 def choices(today: dt.date, *, months: int = 12, quarters: int = 4) -> list[tuple[str, str]]:

@@ -10,9 +10,18 @@ import yaml
 
 # This product's provider slugs → LiteLLM's provider prefixes.
 LITELLM_PREFIX = {
-    "openai": "openai", "anthropic": "anthropic", "aws-bedrock": "bedrock", "azure-openai": "azure",
-    "gcp-vertex": "vertex_ai", "groq": "groq", "cerebras": "cerebras", "moonshot": "moonshot",
-    "together": "together_ai", "fireworks": "fireworks_ai", "deepinfra": "deepinfra", "openrouter": "openrouter",
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "aws-bedrock": "bedrock",
+    "azure-openai": "azure",
+    "gcp-vertex": "vertex_ai",
+    "groq": "groq",
+    "cerebras": "cerebras",
+    "moonshot": "moonshot",
+    "together": "together_ai",
+    "fireworks": "fireworks_ai",
+    "deepinfra": "deepinfra",
+    "openrouter": "openrouter",
 }
 
 

@@ -42,7 +42,8 @@ FINOPS_ENCRYPTION_KEYS = env.list("FINOPS_ENCRYPTION_KEY", default=[])
 try:
     FINOPS_EGRESS_ALLOWED_NETWORKS = [
         ipaddress.ip_network(item, strict=False)
-        for item in env.list("FINOPS_EGRESS_ALLOWED_NETWORKS", default=[]) if item.strip()
+        for item in env.list("FINOPS_EGRESS_ALLOWED_NETWORKS", default=[])
+        if item.strip()
     ]
 except ValueError as exc:
     raise ImproperlyConfigured(f"FINOPS_EGRESS_ALLOWED_NETWORKS: {exc} (write CIDRs, e.g. 10.20.0.0/16)") from None
@@ -139,8 +140,15 @@ CONTENT_SECURITY_POLICY = {
 }
 # No page of this product uses a camera, a microphone, the location, payments or USB.
 PERMISSIONS_POLICY = {
-    "accelerometer": [], "camera": [], "geolocation": [], "gyroscope": [], "magnetometer": [], "microphone": [],
-    "payment": [], "usb": [], "fullscreen": ["self"],
+    "accelerometer": [],
+    "camera": [],
+    "geolocation": [],
+    "gyroscope": [],
+    "magnetometer": [],
+    "microphone": [],
+    "payment": [],
+    "usb": [],
+    "fullscreen": ["self"],
 }
 
 # Logins are throttled per username from one client address (django-axes): after AXES_FAILURE_LIMIT failures that
@@ -293,8 +301,11 @@ CACHES = {
     "default": (
         # A Redis that does not answer must fail a call within seconds, not hang a web worker (the API then answers
         # 503 with Retry-After: finops/api/errors.py).
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
-         "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}}
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+        }
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
@@ -404,7 +415,10 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "plain": {"()": "finops.logs.PlainFormatter", "format": "%(asctime)s %(levelname)s %(name)s %(context)s%(message)s"},
+        "plain": {
+            "()": "finops.logs.PlainFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s %(context)s%(message)s",
+        },
         "json": {"()": "finops.logs.JsonFormatter"},
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},

@@ -13,8 +13,14 @@ def storable(text: str) -> bool:
 # row that is not one), NUL and the other C0/C1 controls corrupt or vanish. Every write path of a name refuses them
 # through `name_check` (services, so the pages, the API and apply_config) or `control_character` (ingest readers,
 # whose error names the row). U+2028/U+2029 break lines in many viewers, so they count too.
-CONTROL_NAMES = {"\n": "a line feed", "\r": "a carriage return", "\x00": "a NUL", "\t": "a tab",
-                 "\u2028": "a line separator", "\u2029": "a paragraph separator"}
+CONTROL_NAMES = {
+    "\n": "a line feed",
+    "\r": "a carriage return",
+    "\x00": "a NUL",
+    "\t": "a tab",
+    "\u2028": "a line separator",
+    "\u2029": "a paragraph separator",
+}
 
 
 def control_character(text: str) -> str | None:
@@ -34,5 +40,7 @@ def name_check(text: str) -> None:
     if found:
         from django.core.exceptions import ValidationError
 
-        raise ValidationError(f"Contains {found}; names appear in emails, CSV files and HTTP headers, so control "
-                              "characters (line breaks, tabs, NUL, the C0 and C1 ranges) are refused.")
+        raise ValidationError(
+            f"Contains {found}; names appear in emails, CSV files and HTTP headers, so control "
+            "characters (line breaks, tabs, NUL, the C0 and C1 ranges) are refused."
+        )

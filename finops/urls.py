@@ -1,3 +1,4 @@
+from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required, login_required
@@ -6,12 +7,27 @@ from django.urls import include, path
 from django.utils.functional import lazy
 from django.views.decorators.http import require_safe
 from django.views.generic import RedirectView
-from csp.decorators import csp_update
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
-from finops.views import (alerts, caps, contracts, explore, focus, health, outcomes, pages, reports, rules, scorecard, sources,
-                          unattributed)
-from finops.views import audit, report_subscriptions, tokens, whatif
+from finops.views import (
+    alerts,
+    audit,
+    caps,
+    contracts,
+    explore,
+    focus,
+    health,
+    outcomes,
+    pages,
+    report_subscriptions,
+    reports,
+    rules,
+    scorecard,
+    sources,
+    tokens,
+    unattributed,
+    whatif,
+)
 
 urlpatterns = [
     path("", pages.overview, name="overview"),
@@ -51,9 +67,16 @@ urlpatterns = [
     path("scorecard/", scorecard.scorecard_page, name="scorecard"),
     # The report's email subscriptions and the email's unsubscribe link, before reports/<month>/ (which would take them).
     path("reports/subscriptions/", report_subscriptions.subscription_list, name="report-subscriptions"),
-    path("reports/subscriptions/<int:pk>/email/", report_subscriptions.subscription_email, name="report-subscription-email"),
-    path("reports/subscriptions/<int:pk>/email.html", report_subscriptions.subscription_email_html,
-         name="report-subscription-email-html"),
+    path(
+        "reports/subscriptions/<int:pk>/email/",
+        report_subscriptions.subscription_email,
+        name="report-subscription-email",
+    ),
+    path(
+        "reports/subscriptions/<int:pk>/email.html",
+        report_subscriptions.subscription_email_html,
+        name="report-subscription-email-html",
+    ),
     path("reports/unsubscribe/<str:token>/", report_subscriptions.unsubscribe, name="report-unsubscribe"),
     path("reports/", reports.report_index, name="report-index"),
     path("reports/<str:month>/", reports.report_page, name="report-month"),
@@ -75,8 +98,11 @@ urlpatterns = [
     path("health/", health.health, name="health"),
     path("healthz", health.healthz, name="healthz"),
     # Browsers ask for /favicon.ico whatever a page links; the SVG's URL is resolved on first use (after collectstatic).
-    path("favicon.ico", login_not_required(require_safe(RedirectView.as_view(url=lazy(static, str)("finops/favicon.svg")))),
-         name="favicon"),
+    path(
+        "favicon.ico",
+        login_not_required(require_safe(RedirectView.as_view(url=lazy(static, str)("finops/favicon.svg")))),
+        name="favicon",
+    ),
     path("admin/", admin.site.urls),
     path("api/v1/", include("finops.api.urls")),
     path("api/schema/", login_not_required(SpectacularAPIView.as_view()), name="api-schema"),
@@ -84,6 +110,13 @@ urlpatterns = [
     # The docs are pages: an anonymous visitor is sent to the login page (DRF views would answer 401), then back.
     path("api/docs/", login_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema")), name="api-docs"),
     # Redoc runs its search in a blob: worker.
-    path("api/redoc/", login_required(csp_update({"script-src": ["blob:"], "worker-src": ["blob:"]})(
-        SpectacularRedocView.as_view(url_name="api-schema"))), name="api-redoc"),
+    path(
+        "api/redoc/",
+        login_required(
+            csp_update({"script-src": ["blob:"], "worker-src": ["blob:"]})(
+                SpectacularRedocView.as_view(url_name="api-schema")
+            )
+        ),
+        name="api-redoc",
+    ),
 ]

@@ -28,8 +28,9 @@ HUNDRED = Decimal(100)
 DAYS_PER_MONTH = 30
 BATCH_CONCURRENCY = 100
 SECONDS_PER_HOUR = 3600
-BATCH_ASSUMPTION = (f"the month's requests spread evenly over {DAYS_PER_MONTH} nights, "
-                    f"{BATCH_CONCURRENCY} requests in flight at a time")
+BATCH_ASSUMPTION = (
+    f"the month's requests spread evenly over {DAYS_PER_MONTH} nights, {BATCH_CONCURRENCY} requests in flight at a time"
+)
 
 
 class ProfileInvalid(ValueError):
@@ -61,7 +62,9 @@ class Profile:
         if self.requests == 0:
             raise ProfileInvalid("requests", "must be at least 1")
         if self.cached_input_tokens > self.input_tokens:
-            raise ProfileInvalid("cached_input_tokens", "cannot exceed input_tokens (cached tokens are part of the input)")
+            raise ProfileInvalid(
+                "cached_input_tokens", "cannot exceed input_tokens (cached tokens are part of the input)"
+            )
         if self.sla_seconds is not None and self.batch_window_hours is not None:
             raise ProfileInvalid("batch_window_hours", "give a latency SLA or a batch window, not both")
         if self.sla_seconds is not None and self.sla_seconds <= 0:
@@ -136,7 +139,9 @@ class Result:
     def as_json(self) -> dict:
         """The command's and the API's shape: decimals as strings, meets_sla true/false/null."""
         return {
-            "provider": self.provider, "model": self.model, "family": self.family,
+            "provider": self.provider,
+            "model": self.model,
+            "family": self.family,
             "monthly_cost": _text(self.monthly_cost, Decimal("0.01")),
             "latency_seconds": _text(self.latency_seconds, Decimal("0.01")),
             "meets_sla": self.meets_sla,
@@ -153,12 +158,17 @@ def monthly_cost(profile: Profile, offering: OfferingFigures) -> tuple[Decimal |
     if input_price is not None and output_price is not None:
         cached_price = offering.cached_input_per_mtok.value
         cached_price = input_price if cached_price is None else cached_price
-        cost = (profile.uncached_input_tokens * input_price + profile.cached_input_tokens * cached_price
-                + profile.output_tokens * output_price) / MTOK
+        cost = (
+            profile.uncached_input_tokens * input_price
+            + profile.cached_input_tokens * cached_price
+            + profile.output_tokens * output_price
+        ) / MTOK
     elif offering.blended_per_mtok.value is not None:
         cost = (profile.input_tokens + profile.output_tokens) * offering.blended_per_mtok.value / MTOK
     else:
-        missing = [name for name, price in (("input price", input_price), ("output price", output_price)) if price is None]
+        missing = [
+            name for name, price in (("input price", input_price), ("output price", output_price)) if price is None
+        ]
         return None, tuple(missing)
     if offering.discount_pct:
         cost = cost * (1 - offering.discount_pct / HUNDRED)
@@ -202,13 +212,20 @@ def evaluate(profile: Profile, offering: OfferingFigures, *, today_cost: Decimal
     fits = None if not window else profile.tokens_per_request <= window
     versus = (cost - today_cost) / today_cost if cost is not None and today_cost else None
     saving = today_cost - cost if cost is not None and today_cost is not None else None
-    return Result(offering, cost, seconds, lower_bound, meets, kind, hours, fits, versus, saving,
-                  missing_price + missing_speed)
+    return Result(
+        offering, cost, seconds, lower_bound, meets, kind, hours, fits, versus, saving, missing_price + missing_speed
+    )
 
 
 def _order(result: Result):
-    return (result.monthly_cost is None, result.monthly_cost or 0, result.latency_seconds is None,
-            result.latency_seconds or 0, result.provider, result.model)
+    return (
+        result.monthly_cost is None,
+        result.monthly_cost or 0,
+        result.latency_seconds is None,
+        result.latency_seconds or 0,
+        result.provider,
+        result.model,
+    )
 
 
 def compare(profile: Profile, offerings: list[OfferingFigures], *, today_cost: Decimal | None = None) -> list[Result]:
@@ -233,13 +250,27 @@ def _replace_best(result: Result) -> Result:
 
 # The three classic profiles of the issue, as monthly totals.
 PRESETS = {
-    "coding-copilot": Profile(requests=220_000, input_tokens=220_000 * 4_000, output_tokens=220_000 * 1_500,
-                              sla_seconds=Decimal(3), label="Real-time coding copilot (≤ 3 s)"),
-    "support-agent": Profile(requests=3_000_000, input_tokens=3_000_000 * 2_000, output_tokens=3_000_000 * 400,
-                             sla_seconds=Decimal(4), label="Customer-support agent (≤ 4 s)"),
-    "document-processing": Profile(requests=10_000_000, input_tokens=10_000_000 * 1_500,
-                                   output_tokens=10_000_000 * 200, batch_window_hours=Decimal(8),
-                                   label="Overnight document processing (8-hour batch window)"),
+    "coding-copilot": Profile(
+        requests=220_000,
+        input_tokens=220_000 * 4_000,
+        output_tokens=220_000 * 1_500,
+        sla_seconds=Decimal(3),
+        label="Real-time coding copilot (≤ 3 s)",
+    ),
+    "support-agent": Profile(
+        requests=3_000_000,
+        input_tokens=3_000_000 * 2_000,
+        output_tokens=3_000_000 * 400,
+        sla_seconds=Decimal(4),
+        label="Customer-support agent (≤ 4 s)",
+    ),
+    "document-processing": Profile(
+        requests=10_000_000,
+        input_tokens=10_000_000 * 1_500,
+        output_tokens=10_000_000 * 200,
+        batch_window_hours=Decimal(8),
+        label="Overnight document processing (8-hour batch window)",
+    ),
 }
 
 

@@ -20,7 +20,15 @@ from finops.models import Account, CostBasis, IngestRun, UsageLine
 from finops.performance import LINE_COLUMNS
 
 from .providers.base import BatchDeclined, RowBatch
-from .writing import COLUMNS, LinePreparer, UnsafeModelName, WriteResult, day_window, new_keys_store, replace_and_roll_up
+from .writing import (
+    COLUMNS,
+    LinePreparer,
+    UnsafeModelName,
+    WriteResult,
+    day_window,
+    new_keys_store,
+    replace_and_roll_up,
+)
 
 _CSV = pcsv.WriteOptions(include_header=False)
 _ID = pa.int64()
@@ -58,16 +66,31 @@ class ColumnarWriter:
         signature_id = self._signature_ids(batch, provider_id, model, tag_set_id, dict(zip(tag_ids, batch.tag_sets)))
         constant = lambda value, kind: pa.array([value] * n, kind)  # noqa: E731
         values = {
-            "account_id": constant(prep.account_id, _ID), "provider_id": provider_id, "ingest_run_id": constant(prep.run_id, _ID),
-            "period_start": _as_text(batch.period_start), "period_end": _as_text(batch.period_end), "model": model, "model_raw": batch.model_raw,
-            "service_tier": batch.service_tier, "project_ref": batch.project_ref, "api_key_ref": batch.api_key_ref,
-            "user_ref": batch.user_ref, "tag_set_id": tag_set_id, "input_tokens": batch.input_tokens,
-            "cached_input_tokens": batch.cached_input_tokens, "cache_write_tokens": batch.cache_write_tokens,
-            "output_tokens": batch.output_tokens, "requests": batch.requests, "cost": batch.cost, "currency": batch.currency,
-            "reporting_cost": self._reporting_cost(batch), "cost_basis": constant(CostBasis.BILLED.value, pa.string()),
+            "account_id": constant(prep.account_id, _ID),
+            "provider_id": provider_id,
+            "ingest_run_id": constant(prep.run_id, _ID),
+            "period_start": _as_text(batch.period_start),
+            "period_end": _as_text(batch.period_end),
+            "model": model,
+            "model_raw": batch.model_raw,
+            "service_tier": batch.service_tier,
+            "project_ref": batch.project_ref,
+            "api_key_ref": batch.api_key_ref,
+            "user_ref": batch.user_ref,
+            "tag_set_id": tag_set_id,
+            "input_tokens": batch.input_tokens,
+            "cached_input_tokens": batch.cached_input_tokens,
+            "cache_write_tokens": batch.cache_write_tokens,
+            "output_tokens": batch.output_tokens,
+            "requests": batch.requests,
+            "cost": batch.cost,
+            "currency": batch.currency,
+            "reporting_cost": self._reporting_cost(batch),
+            "cost_basis": constant(CostBasis.BILLED.value, pa.string()),
             "charge_category": batch.charge_category,
             **{name: pa.nulls(n, pa.string()) for name in LINE_COLUMNS},  # FOCUS lines measure no latency
-            "billing_period_start": _as_text(batch.billing_period_start), "signature_id": signature_id,
+            "billing_period_start": _as_text(batch.billing_period_start),
+            "signature_id": signature_id,
             "invoice_id": batch.invoice_id if batch.invoice_id is not None else constant("", pa.string()),
         }
         return pa.table([values[name] for name in COLUMNS], names=list(COLUMNS))
@@ -102,8 +125,15 @@ class ColumnarWriter:
 
     def _signature_ids(self, batch, provider_id, model, tag_set_id, tags_of: dict) -> pa.Array:
         """Signature per line (and so workload and team), decided once per distinct combination."""
-        columns = [provider_id.cast(pa.string()), batch.project_ref, batch.api_key_ref, batch.user_ref, model,
-                   batch.model_raw, tag_set_id.cast(pa.string())]
+        columns = [
+            provider_id.cast(pa.string()),
+            batch.project_ref,
+            batch.api_key_ref,
+            batch.user_ref,
+            model,
+            batch.model_raw,
+            tag_set_id.cast(pa.string()),
+        ]
         encoded = pc.dictionary_encode(pc.binary_join_element_wise(*columns, "\x1f"))
         ids = []
         for key in encoded.dictionary.to_pylist():
@@ -116,8 +146,14 @@ class ColumnarWriter:
                 p, j, k, u, m, r, t = parts
                 if len(self._signatures) >= self.CACHE_LIMIT:
                     self._signatures.clear()
-                ids.append(self._signatures.setdefault(key, self.preparer.signature_of(
-                    (self.preparer.account_id, int(p), j, k, u, m, r, int(t)), tags_of[int(t)])))
+                ids.append(
+                    self._signatures.setdefault(
+                        key,
+                        self.preparer.signature_of(
+                            (self.preparer.account_id, int(p), j, k, u, m, r, int(t)), tags_of[int(t)]
+                        ),
+                    )
+                )
         return pc.take(pa.array(ids, _ID), encoded.indices)
 
     def replace(self, stale) -> tuple[int, int]:
@@ -155,8 +191,9 @@ def write_batches(*, account: Account, run: IngestRun, batches) -> WriteResult:
             writer.copy(csv_text, new_keys)
             read += lines
     writer.count = read
-    return replace_and_roll_up(account=account, run=run, writer=writer, read=read, windows=None,
-                               periods=periods, slots=slots, starts=starts)
+    return replace_and_roll_up(
+        account=account, run=run, writer=writer, read=read, windows=None, periods=periods, slots=slots, starts=starts
+    )
 
 
 def _cover(batch: RowBatch, periods: set, slots: set, starts: set) -> None:

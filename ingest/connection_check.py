@@ -1,4 +1,4 @@
-""""Test connection": ask a provider, with a key, for one recent day of usage and say what the key can see.
+""" "Test connection": ask a provider, with a key, for one recent day of usage and say what the key can see.
 
 It drives the connector's own `fetch` — the same requests, headers and parsing a pull makes, through
 ingest.http.HttpClient — for the last completed UTC day, and summarises the UsageRows in memory (one day of
@@ -69,13 +69,19 @@ def connection_check(
     day = today - dt.timedelta(days=1)  # the newest day every provider has finished counting
     start = dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)
     try:
-        rows = list(source.fetch(client=client or _client(), base_url=base, secret=secret, start=start, end=start + dt.timedelta(days=1)))
+        rows = list(
+            source.fetch(
+                client=client or _client(), base_url=base, secret=secret, start=start, end=start + dt.timedelta(days=1)
+            )
+        )
     except ProviderError as error:
         return ConnectionReport(False, _scrub(_explain(error, connector, base), secret), day=day)
     return _summary(rows, connector, base, day)
 
 
-def account_connection_check(*, account: Account, base_url: str | None = None, secret: str = "", client=None) -> ConnectionReport:
+def account_connection_check(
+    *, account: Account, base_url: str | None = None, secret: str = "", client=None
+) -> ConnectionReport:
     """An existing account's connection: the key typed now, else the stored one; the base URL given, else its own."""
     if not secret:
         try:
@@ -110,10 +116,18 @@ def _summary(rows: list[UsageRow], connector: str, base: str, day: dt.date) -> C
     requests = sum(row.requests for row in rows)
     named = ", ".join(model for model, _ in models.most_common(MAX_MODELS_NAMED))
     more = f" and {len(models) - MAX_MODELS_NAMED} more" if len(models) > MAX_MODELS_NAMED else ""
-    unbilled = "no billed cost: the lines are priced from the catalog" if connector in UNBILLED_CONNECTORS else "no billed cost yet"
+    unbilled = (
+        "no billed cost: the lines are priced from the catalog"
+        if connector in UNBILLED_CONNECTORS
+        else "no billed cost yet"
+    )
     money = "; ".join(f"{amount:,.2f} {currency} billed" for currency, amount in sorted(billed.items())) or unbilled
     parts = [_count(len(projects), "project")] if projects else []
-    parts += [_count(len(rows), "line"), _count(requests, "request"), _count(len(models), "model") + (f" ({named}{more})" if models else "")]
+    parts += [
+        _count(len(rows), "line"),
+        _count(requests, "request"),
+        _count(len(models), "model") + (f" ({named}{more})" if models else ""),
+    ]
     if items:
         parts.append(_count(len(items), "other billed item"))
     message = f"OK: the key reads the {label} at {base}. On {day:%Y-%m-%d} (UTC): {', '.join(parts)}; {money}."

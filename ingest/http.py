@@ -7,11 +7,11 @@ the query string or headers).
 
 import email.utils
 import json
-from decimal import Decimal
 import logging
 import random
 import time
 from collections.abc import Callable
+from decimal import Decimal
 from urllib.parse import urlsplit
 
 import requests
@@ -71,7 +71,9 @@ class HttpClient:
             try:
                 response = self.session.get(url, headers=headers, params=params, timeout=self.timeout)
             except requests.RequestException as exc:
-                error = ProviderError(f"{label}: could not reach the provider ({type(exc).__name__})", permanent=False, reason="server")
+                error = ProviderError(
+                    f"{label}: could not reach the provider ({type(exc).__name__})", permanent=False, reason="server"
+                )
                 delay = self._backoff(attempt, None)
             else:
                 if response.ok:
@@ -83,7 +85,9 @@ class HttpClient:
             if attempt + 1 < self.max_attempts:
                 log.info("%s; retrying in %.1f s (attempt %d of %d)", error, delay, attempt + 2, self.max_attempts)
                 self.sleep(delay)
-        raise ProviderError(f"{error} — gave up after {self.max_attempts} attempts", permanent=False, reason=error.reason)
+        raise ProviderError(
+            f"{error} — gave up after {self.max_attempts} attempts", permanent=False, reason=error.reason
+        )
 
     @staticmethod
     def _json(response: requests.Response, label: str) -> dict:

@@ -52,7 +52,12 @@ def tag_sets_store(tag_sets: dict[int, dict]) -> None:
         _clash_tags(tag_sets, [i for i, tags in tag_sets.items() if stored.get(i) != tags], stored)
         return
     with connection.cursor() as cursor:
-        _stage(cursor, "ingest_new_tag_sets", "id bigint, tags text", ((i, tags_json(tag_sets[i])) for i in sorted(tag_sets)))
+        _stage(
+            cursor,
+            "ingest_new_tag_sets",
+            "id bigint, tags text",
+            ((i, tags_json(tag_sets[i])) for i in sorted(tag_sets)),
+        )
         cursor.execute(
             f"INSERT INTO {_TAG_SETS} (id, tags) SELECT id, tags::jsonb FROM ingest_new_tag_sets ORDER BY id "
             "ON CONFLICT (id) DO NOTHING"
@@ -75,16 +80,23 @@ def signatures_store(signatures: dict[int, "tuple | LineSignature"]) -> None:
         return
     signatures = {i: _signature_row(s) for i, s in signatures.items()}
     if connection.vendor != "postgresql":
-        LineSignature.objects.bulk_create([LineSignature(**dict(zip(_SIGNATURE_COLUMNS, signatures[i])))
-                                           for i in sorted(signatures)], ignore_conflicts=True, batch_size=2000)
+        LineSignature.objects.bulk_create(
+            [LineSignature(**dict(zip(_SIGNATURE_COLUMNS, signatures[i]))) for i in sorted(signatures)],
+            ignore_conflicts=True,
+            batch_size=2000,
+        )
         stored = {s.id: s.key() for s in LineSignature.objects.filter(id__in=list(signatures)).only(*LineSignature.KEY)}
         _clash_signatures(signatures, [i for i, s in signatures.items() if stored.get(i) != _key(s)], stored)
         return
     names = ", ".join(_SIGNATURE_COLUMNS)
     key, stored_key = (", ".join(f"{table}.{c}" for c in LineSignature.KEY) for table in ("n", "s"))
     with connection.cursor() as cursor:
-        _stage(cursor, "ingest_new_signatures", ", ".join(f"{c} {t}" for c, t in zip(_SIGNATURE_COLUMNS, _SIGNATURE_TYPES)),
-               (signatures[i] for i in sorted(signatures)))
+        _stage(
+            cursor,
+            "ingest_new_signatures",
+            ", ".join(f"{c} {t}" for c, t in zip(_SIGNATURE_COLUMNS, _SIGNATURE_TYPES)),
+            (signatures[i] for i in sorted(signatures)),
+        )
         cursor.execute(
             f"INSERT INTO {_SIGNATURES} ({names}) SELECT {names} FROM ingest_new_signatures ORDER BY id "
             "ON CONFLICT (id) DO NOTHING"
@@ -128,7 +140,7 @@ def _signature_row(signature) -> tuple:
 
 def _key(row: tuple) -> tuple:
     """A signature row's key, as LineSignature.key() gives it."""
-    return tuple(row[1: 1 + len(LineSignature.KEY)])
+    return tuple(row[1 : 1 + len(LineSignature.KEY)])
 
 
 def _json(value):
@@ -140,8 +152,10 @@ def _clash_tags(tag_sets: dict, clashes: list, stored: dict) -> None:
 
     if clashes:
         first = min(clashes)
-        raise IngestError(f"tag set {tag_sets[first]!r} shares its digest with {stored.get(first)!r}; "
-                          "this import cannot be stored (please report it)")
+        raise IngestError(
+            f"tag set {tag_sets[first]!r} shares its digest with {stored.get(first)!r}; "
+            "this import cannot be stored (please report it)"
+        )
 
 
 def _clash_signatures(signatures: dict, clashes: list, stored: dict) -> None:
@@ -149,5 +163,7 @@ def _clash_signatures(signatures: dict, clashes: list, stored: dict) -> None:
 
     if clashes:
         first = min(clashes)
-        raise IngestError(f"line signature {_key(signatures[first])!r} shares its digest with {stored.get(first)!r}; "
-                          "this import cannot be stored (please report it)")
+        raise IngestError(
+            f"line signature {_key(signatures[first])!r} shares its digest with {stored.get(first)!r}; "
+            "this import cannot be stored (please report it)"
+        )

@@ -51,8 +51,9 @@ def retention_cutoff(*, now: dt.datetime, months: int) -> dt.datetime:
     return dt.datetime(index // 12, index % 12 + 1, 1, tzinfo=dt.UTC)
 
 
-def usage_lines_prune(*, now: dt.datetime | None = None, months: int | None = None,
-                      batch_size: int = BATCH_SIZE) -> PruneResult:
+def usage_lines_prune(
+    *, now: dt.datetime | None = None, months: int | None = None, batch_size: int = BATCH_SIZE
+) -> PruneResult:
     """Delete usage lines that start before the retention cut-off, day by day in batches; returns what it did."""
     months = settings.FINOPS_USAGE_RETENTION_MONTHS if months is None else months
     if months <= 0:

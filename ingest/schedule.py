@@ -58,7 +58,9 @@ def _dispatch_lock() -> bool:
 def due_sync_runs(*, now: dt.datetime | None = None) -> list[IngestRun]:
     """Queue runs for every enabled API account whose interval has passed and that has no run pending."""
     now = now or timezone.now()
-    pending = IngestRun.objects.filter(status__in=[IngestRun.Status.QUEUED, IngestRun.Status.RUNNING]).values("account_id")
+    pending = IngestRun.objects.filter(status__in=[IngestRun.Status.QUEUED, IngestRun.Status.RUNNING]).values(
+        "account_id"
+    )
     accounts = (
         Account.objects.filter(enabled=True, connector__in=[c.value for c in API_CONNECTORS])
         .exclude(credentials_ciphertext="")
@@ -92,8 +94,12 @@ def runs_lost(*, now: dt.datetime | None = None) -> list[IngestRun]:
     lost = queued.filter(started_at__isnull=True, created_at__lt=before) | queued.filter(started_at__lt=before)
     runs = list(lost.exclude(trigger=IngestRun.Trigger.UPLOAD, upload="").select_related("account").order_by("id"))
     for run in runs:
-        log.warning("ingest run %s for account %s has been queued since %s: its task was lost; queued again",
-                    run.id, run.account_id, (run.started_at or run.created_at).isoformat(timespec="seconds"))
+        log.warning(
+            "ingest run %s for account %s has been queued since %s: its task was lost; queued again",
+            run.id,
+            run.account_id,
+            (run.started_at or run.created_at).isoformat(timespec="seconds"),
+        )
     return runs
 
 
@@ -107,8 +113,10 @@ def runs_abandoned_fail(*, now: dt.datetime | None = None) -> int:
     now = now or timezone.now()
     stale = IngestRun.objects.filter(status=IngestRun.Status.RUNNING, started_at__lt=now - LEASE_DURATION)
     abandoned = [
-        run.id for run in stale.select_related("account")
-        if run.account.lease_token != str(run.id) or run.account.lease_expires_at is None
+        run.id
+        for run in stale.select_related("account")
+        if run.account.lease_token != str(run.id)
+        or run.account.lease_expires_at is None
         or run.account.lease_expires_at <= now
     ]
     return IngestRun.objects.filter(id__in=abandoned).update(

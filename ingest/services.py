@@ -8,14 +8,14 @@ was, and the run and the account both say why it failed.
 import datetime as dt
 import logging
 from collections.abc import Callable
-from typing import TypeVar
 from decimal import Decimal
+from typing import TypeVar
 
 import psycopg
 from django.core.files.base import File
-from kombu.exceptions import OperationalError as BrokerDown
 from django.db import DataError, InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerDown
 
 from finops.crypto import CredentialError
 from finops.logs import log_context
@@ -28,15 +28,21 @@ from finops.services.fx import MissingFxRate
 from finops.services.prices import PriceBook, Tokens, cost_from_price
 from finops.services.spend_changes import spend_changed
 
-from .http import HttpClient
-from .uploads import upload_check
-from .lease import (
-    AccountBusy, RunInProgress, account_write_lock, lease_claim, lease_release, run_lock, run_unlock,
-)
 from .columnar import write_batches
-from .providers.focus_scope import LeftOut, Scope
+from .http import HttpClient
+from .lease import (
+    AccountBusy,
+    RunInProgress,
+    account_write_lock,
+    lease_claim,
+    lease_release,
+    run_lock,
+    run_unlock,
+)
 from .providers.base import BatchDeclined, ProviderError, UsageRow, token_weight
+from .providers.focus_scope import LeftOut, Scope
 from .providers.registry import api_source_for, file_source_for
+from .uploads import upload_check
 from .windows import WindowRefused, chunks, scheduled_window, window_check
 from .writing import IngestError, WriteResult, write_rows
 
@@ -78,7 +84,9 @@ def run_create(*, account: Account, trigger: str, window=None, file_name: str = 
 # --- files ---
 
 
-def usage_file_import(*, account: Account, stream, file_name: str, trigger: str = IngestRun.Trigger.UPLOAD) -> IngestRun:
+def usage_file_import(
+    *, account: Account, stream, file_name: str, trigger: str = IngestRun.Trigger.UPLOAD
+) -> IngestRun:
     """Import one export file now, in this process. Returns the run; its status says whether it succeeded."""
     run = run_create(account=account, trigger=trigger, file_name=file_name)
     return _execute(run, read=lambda: stream, write=lambda stream: _parse_and_write(run, stream), wait_if_busy=False)
@@ -112,7 +120,9 @@ def _parse_and_write(run: IngestRun, stream) -> WriteResult:
         source = file_source_for(run.account.connector)
         # A FOCUS file: only the rows the account's scope keeps; what it left out is said on the run.
         left_out = LeftOut()
-        scoped = {"scope": Scope.for_account(run.account), "left_out": left_out} if getattr(source, "scoped", False) else {}
+        scoped = (
+            {"scope": Scope.for_account(run.account), "left_out": left_out} if getattr(source, "scoped", False) else {}
+        )
         if _batch_path_open(source, stream):
             try:
                 with transaction.atomic():  # a savepoint: a declined file leaves nothing of the attempt
@@ -146,8 +156,10 @@ def _batch_path_open(source, stream) -> bool:
 # --- API pulls ---
 
 
-def sync_request(*, account: Account, start: dt.datetime | None = None, end: dt.datetime | None = None) -> list[IngestRun]:
-    """"Sync now" (page and API): queue runs for the window given, or the account's scheduled window."""
+def sync_request(
+    *, account: Account, start: dt.datetime | None = None, end: dt.datetime | None = None
+) -> list[IngestRun]:
+    """ "Sync now" (page and API): queue runs for the window given, or the account's scheduled window."""
     if account.connector not in API_CONNECTORS:
         raise IngestError(f"{account.name} is filled from files (connector {account.connector}); upload a file instead")
     if not account.enabled:
@@ -181,8 +193,10 @@ def _queue_reachable() -> None:
         with sync_run.app.connection_for_write() as broker:
             broker.ensure_connection(max_retries=1, interval_start=0, timeout=2)
     except (BrokerDown, OSError):
-        raise QueueUnavailable("the task queue (Redis) cannot be reached, so nothing was queued; try again once it "
-                               "is back, or pull in the foreground with `manage.py sync`") from None
+        raise QueueUnavailable(
+            "the task queue (Redis) cannot be reached, so nothing was queued; try again once it "
+            "is back, or pull in the foreground with `manage.py sync`"
+        ) from None
 
 
 def _window_allowed(start: dt.datetime, end: dt.datetime) -> None:
@@ -212,7 +226,9 @@ def account_sync(
     return [run_sync(run_id=run.id, client=client, wait_if_busy=False) for run in runs]
 
 
-def run_sync(*, run_id: int, client: HttpClient | None = None, final_attempt: bool = True, wait_if_busy: bool = True) -> IngestRun:
+def run_sync(
+    *, run_id: int, client: HttpClient | None = None, final_attempt: bool = True, wait_if_busy: bool = True
+) -> IngestRun:
     run = IngestRun.objects.select_related("account__provider").get(id=run_id)
     if run.status == IngestRun.Status.SUCCEEDED:
         return run
@@ -225,14 +241,16 @@ def run_sync(*, run_id: int, client: HttpClient | None = None, final_attempt: bo
         if not account.enabled:
             raise IngestError(f"account {account.name} is disabled; enable it (after fixing its key) to pull again")
         source = api_source_for(account.connector)
-        return list(source.fetch(
-            client=client or HttpClient(),
-            base_url=(account.base_url or source.default_base_url).rstrip("/"),
-            secret=account_credentials(account=account),
-            start=run.window_start,
-            end=run.window_end,
-            weigh=PriceWeigher(account),
-        ))
+        return list(
+            source.fetch(
+                client=client or HttpClient(),
+                base_url=(account.base_url or source.default_base_url).rstrip("/"),
+                secret=account_credentials(account=account),
+                start=run.window_start,
+                end=run.window_end,
+                weigh=PriceWeigher(account),
+            )
+        )
 
     def write(rows: list[UsageRow]) -> WriteResult:
         return write_rows(account=account, run=run, rows=rows, window=(run.window_start, run.window_end))
@@ -264,8 +282,14 @@ class PriceWeigher:
 # --- the run lifecycle ---
 
 
-def _execute(run: IngestRun, *, read: Callable[[], T], write: Callable[[T], WriteResult], final_attempt: bool = True,
-             wait_if_busy: bool) -> IngestRun:
+def _execute(
+    run: IngestRun,
+    *,
+    read: Callable[[], T],
+    write: Callable[[T], WriteResult],
+    final_attempt: bool = True,
+    wait_if_busy: bool,
+) -> IngestRun:
     """One run, step by step (docs/architecture.md data flow):
 
     0. take the run lock (ingest/lease.py, run_lock): another live delivery of this same run is executing it →
@@ -283,8 +307,12 @@ def _execute(run: IngestRun, *, read: Callable[[], T], write: Callable[[T], Writ
     Every log line written meanwhile, by any module, carries the run id, account and window (finops/logs.py).
     """
     context = {
-        "run_id": run.id, "account_id": run.account_id, "account": run.account.name,
-        "window_start": run.window_start, "window_end": run.window_end, "file": run.file_name or None,
+        "run_id": run.id,
+        "account_id": run.account_id,
+        "account": run.account.name,
+        "window_start": run.window_start,
+        "window_end": run.window_end,
+        "file": run.file_name or None,
     }
     with log_context(**context):
         log.info("ingest run %s started (%s)", run.id, run.trigger)
@@ -306,8 +334,9 @@ def _execute(run: IngestRun, *, read: Callable[[], T], write: Callable[[T], Writ
                 pass  # the connection that held the lock is gone, and the lock with it
 
 
-def _execute_locked(run: IngestRun, *, read: Callable[[], T], write: Callable[[T], WriteResult], final_attempt: bool,
-                    wait_if_busy: bool) -> IngestRun:
+def _execute_locked(
+    run: IngestRun, *, read: Callable[[], T], write: Callable[[T], WriteResult], final_attempt: bool, wait_if_busy: bool
+) -> IngestRun:
     if not _claim(run, wait_if_busy):
         return run
     release = True
@@ -434,6 +463,12 @@ def _finish(run: IngestRun, *, result: WriteResult | None = None, error: str = "
         log.warning("ingest run %s for account %s failed: %s", run.id, run.account_id, error)
         Account.objects.filter(id=run.account_id).update(last_sync_at=now, last_error=error, last_error_at=now)
     else:
-        log.info("ingest run %s succeeded: %s lines read, %s written, %s replaced%s", run.id, run.lines_read,
-                 run.lines_written, run.lines_replaced, f"; {run.left_out_summary}" if run.left_out else "")
+        log.info(
+            "ingest run %s succeeded: %s lines read, %s written, %s replaced%s",
+            run.id,
+            run.lines_read,
+            run.lines_written,
+            run.lines_replaced,
+            f"; {run.left_out_summary}" if run.left_out else "",
+        )
         Account.objects.filter(id=run.account_id).update(last_sync_at=now, last_success_at=now, last_error="")

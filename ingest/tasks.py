@@ -21,8 +21,8 @@ from finops.models import IngestRun
 from . import services
 from .http import HttpClient
 from .lease import AccountBusy
-from .services import DATABASE_LOST, DatabaseLost
 from .providers.base import ProviderError
+from .services import DATABASE_LOST, DatabaseLost
 
 RETRY_BACKOFF_MAX = 15 * 60
 

@@ -43,7 +43,8 @@ def uploads_prune(*, now: dt.datetime | None = None) -> int:
     """Delete the files of runs that ended more than the retention ago; returns how many were deleted."""
     cutoff = (now or timezone.now()) - dt.timedelta(days=settings.FINOPS_UPLOAD_RETENTION_DAYS)
     ended = IngestRun.objects.filter(
-        status__in=[IngestRun.Status.SUCCEEDED, IngestRun.Status.FAILED], finished_at__lt=cutoff,
+        status__in=[IngestRun.Status.SUCCEEDED, IngestRun.Status.FAILED],
+        finished_at__lt=cutoff,
     ).exclude(upload="")
     deleted = 0
     for run in ended.iterator():

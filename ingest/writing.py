@@ -20,13 +20,13 @@ from django.db.models.functions import TruncDate
 
 from finops.modelids import normalise_model
 from finops.models import Account, CostBasis, GatewayCacheHit, IngestRun, Provider, UsageLine
-from finops.text import control_character
-from finops.performance import LINE_COLUMNS
 from finops.models.usage import signature_id, tag_set_id
+from finops.performance import LINE_COLUMNS
 from finops.services.attribution import RuleMatcher
 from finops.services.fx import FxConverter
 from finops.services.prices import ContractDiscounts, PriceBook, Tokens, cost_from_price
 from finops.services.rollups import rollup_rebuild
+from finops.text import control_character
 
 from .keys import new_keys_store
 from .providers.base import GATEWAY_CACHE_HIT, UsageRow, tags_json
@@ -35,18 +35,55 @@ Window = tuple[dt.datetime, dt.datetime]
 
 # UsageLine columns written by ingestion, in COPY order.
 COLUMNS = (
-    "account_id", "provider_id", "ingest_run_id", "period_start", "period_end", "model", "model_raw", "service_tier",
-    "project_ref", "api_key_ref", "user_ref", "tag_set_id", "input_tokens", "cached_input_tokens", "cache_write_tokens",
-    "output_tokens", "requests", "cost", "currency", "reporting_cost", "cost_basis", "charge_category", *LINE_COLUMNS,
-    "billing_period_start", "signature_id", "invoice_id",
+    "account_id",
+    "provider_id",
+    "ingest_run_id",
+    "period_start",
+    "period_end",
+    "model",
+    "model_raw",
+    "service_tier",
+    "project_ref",
+    "api_key_ref",
+    "user_ref",
+    "tag_set_id",
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "requests",
+    "cost",
+    "currency",
+    "reporting_cost",
+    "cost_basis",
+    "charge_category",
+    *LINE_COLUMNS,
+    "billing_period_start",
+    "signature_id",
+    "invoice_id",
 )
 TIME_COLUMNS = tuple(COLUMNS.index(name) for name in ("period_start", "period_end", "billing_period_start"))
 _TIMES = operator.itemgetter(*TIME_COLUMNS)
 # Binary COPY type of each column.
-_COPY_TYPE = {"timestamptz": ("period_start", "period_end", "billing_period_start"), "numeric": ("cost", "reporting_cost"),
-              "int8": ("account_id", "provider_id", "ingest_run_id", "tag_set_id", "input_tokens", "cached_input_tokens",
-                       "cache_write_tokens", "output_tokens", "requests", "signature_id", *LINE_COLUMNS[:-2]),
-              "float8": ("summary_p99_ms",), "int8[]": ("latency",)}
+_COPY_TYPE = {
+    "timestamptz": ("period_start", "period_end", "billing_period_start"),
+    "numeric": ("cost", "reporting_cost"),
+    "int8": (
+        "account_id",
+        "provider_id",
+        "ingest_run_id",
+        "tag_set_id",
+        "input_tokens",
+        "cached_input_tokens",
+        "cache_write_tokens",
+        "output_tokens",
+        "requests",
+        "signature_id",
+        *LINE_COLUMNS[:-2],
+    ),
+    "float8": ("summary_p99_ms",),
+    "int8[]": ("latency",),
+}
 NO_PERFORMANCE = (None,) * len(LINE_COLUMNS)
 COPY_TYPES = tuple(next((t for t, names in _COPY_TYPE.items() if name in names), "text") for name in COLUMNS)
 
@@ -153,14 +190,44 @@ class LinePreparer:
         reporting_cost = None if cost is None else self.fx.to_reporting(cost, currency, day)
         tags_id = self.tag_set_of(row.tags, where=row.source_ref)
         signature = self.signature_of(
-            (self.account_id, provider.id, row.project_ref, row.api_key_ref, row.user_ref, model, row.model_raw, tags_id), row.tags
+            (
+                self.account_id,
+                provider.id,
+                row.project_ref,
+                row.api_key_ref,
+                row.user_ref,
+                model,
+                row.model_raw,
+                tags_id,
+            ),
+            row.tags,
         )
         return (
-            self.account_id, provider.id, self.run_id, row.period_start, row.period_end, model, row.model_raw,
-            row.service_tier, row.project_ref, row.api_key_ref, row.user_ref, tags_id, row.input_tokens,
-            row.cached_input_tokens, row.cache_write_tokens, row.output_tokens, row.requests, cost, currency,
-            reporting_cost, basis, row.charge_category,
-            *(NO_PERFORMANCE if row.latency is None else row.latency.line_columns()), row.billing_period_start, signature,
+            self.account_id,
+            provider.id,
+            self.run_id,
+            row.period_start,
+            row.period_end,
+            model,
+            row.model_raw,
+            row.service_tier,
+            row.project_ref,
+            row.api_key_ref,
+            row.user_ref,
+            tags_id,
+            row.input_tokens,
+            row.cached_input_tokens,
+            row.cache_write_tokens,
+            row.output_tokens,
+            row.requests,
+            cost,
+            currency,
+            reporting_cost,
+            basis,
+            row.charge_category,
+            *(NO_PERFORMANCE if row.latency is None else row.latency.line_columns()),
+            row.billing_period_start,
+            signature,
             row.invoice_id,
         )
 
@@ -175,11 +242,19 @@ class LinePreparer:
             tokens = Tokens(row.input_tokens, row.cached_input_tokens, row.cache_write_tokens, row.output_tokens)
             list_cost = self.fx.to_reporting(cost_from_price(price, tokens), price.currency, day)
         return GatewayCacheHit(
-            account_id=self.account_id, provider_id=values["provider_id"], ingest_run_id=self.run_id,
-            period_start=row.period_start, period_end=row.period_end, model=values["model"],
-            signature_id=values["signature_id"], input_tokens=row.input_tokens,
-            cached_input_tokens=row.cached_input_tokens, cache_write_tokens=row.cache_write_tokens,
-            output_tokens=row.output_tokens, requests=row.requests, list_cost=list_cost,
+            account_id=self.account_id,
+            provider_id=values["provider_id"],
+            ingest_run_id=self.run_id,
+            period_start=row.period_start,
+            period_end=row.period_end,
+            model=values["model"],
+            signature_id=values["signature_id"],
+            input_tokens=row.input_tokens,
+            cached_input_tokens=row.cached_input_tokens,
+            cache_write_tokens=row.cache_write_tokens,
+            output_tokens=row.output_tokens,
+            requests=row.requests,
+            list_cost=list_cost,
         )
 
     def normalised_model(self, model_raw: str) -> str:
@@ -189,8 +264,10 @@ class LinePreparer:
             return self._models[model_raw]
         except (KeyError, TypeError):
             if isinstance(model_raw, str) and (found := control_character(model_raw)):
-                raise UnsafeModelName(f"the model {model_raw!r} contains {found}; a model name may not hold "
-                                      "control characters (line breaks, tabs, NUL, the C0 and C1 ranges)") from None
+                raise UnsafeModelName(
+                    f"the model {model_raw!r} contains {found}; a model name may not hold "
+                    "control characters (line breaks, tabs, NUL, the C0 and C1 ranges)"
+                ) from None
             model = normalise_model(model_raw)
             if len(self._models) >= self.CACHE_LIMIT:
                 self._models.clear()
@@ -225,8 +302,15 @@ class LinePreparer:
             if identity not in self.signatures:
                 account_id, provider_id, project, api_key, user, model, model_raw, tags_id = key
                 workload_id, team_id = self.rules.match(
-                    account_id=account_id, provider_id=provider_id, project=project, api_key=api_key, user=user,
-                    model=model, model_raw=model_raw, tag_set_id=tags_id, tags=tags,
+                    account_id=account_id,
+                    provider_id=provider_id,
+                    project=project,
+                    api_key=api_key,
+                    user=user,
+                    model=model,
+                    model_raw=model_raw,
+                    tag_set_id=tags_id,
+                    tags=tags,
                 )
                 # A plain row (keys.SIGNATURE_COLUMNS order), not a model instance: a file of scattered keys has
                 # a signature per line, and building a LineSignature cost more than the rest of the line.
@@ -252,18 +336,28 @@ class LinePreparer:
     def _check_fits(row: UsageRow) -> None:
         """Refuse, naming the line, values the columns cannot hold (rather than a database error mid-COPY)."""
         if "\x00" in row.model_raw + row.project_ref + row.api_key_ref + row.user_ref + row.service_tier:
-            named = next(name for name in ("model_raw", "project_ref", "api_key_ref", "user_ref", "service_tier")
-                         if "\x00" in getattr(row, name))
-            raise IngestError(f"{row.source_ref or 'a line'}: {named.removesuffix('_raw').removesuffix('_ref')} holds a NUL byte")
+            named = next(
+                name
+                for name in ("model_raw", "project_ref", "api_key_ref", "user_ref", "service_tier")
+                if "\x00" in getattr(row, name)
+            )
+            raise IngestError(
+                f"{row.source_ref or 'a line'}: {named.removesuffix('_raw').removesuffix('_ref')} holds a NUL byte"
+            )
         if row.cost is not None and abs(row.cost) >= MAX_AMOUNT:
             raise IngestError(f"{row.source_ref or 'a line'}: cost {row.cost} is beyond what can be stored (10^20)")
         if (
-            row.input_tokens > MAX_COUNT or row.cached_input_tokens > MAX_COUNT or row.cache_write_tokens > MAX_COUNT
-            or row.output_tokens > MAX_COUNT or row.requests > MAX_COUNT
+            row.input_tokens > MAX_COUNT
+            or row.cached_input_tokens > MAX_COUNT
+            or row.cache_write_tokens > MAX_COUNT
+            or row.output_tokens > MAX_COUNT
+            or row.requests > MAX_COUNT
         ):
             for name in ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests"):
                 if getattr(row, name) > MAX_COUNT:
-                    raise IngestError(f"{row.source_ref or 'a line'}: {name} {getattr(row, name)} is beyond what can be stored")
+                    raise IngestError(
+                        f"{row.source_ref or 'a line'}: {name} {getattr(row, name)} is beyond what can be stored"
+                    )
 
 
 class BatchWriter:
@@ -360,7 +454,12 @@ def hour_window(moment: dt.datetime) -> Window:
 
 
 def write_rows(
-    *, account: Account, run: IngestRun, rows: Iterable[UsageRow], window: Window | None = None, granularity: str = "day"
+    *,
+    account: Account,
+    run: IngestRun,
+    rows: Iterable[UsageRow],
+    window: Window | None = None,
+    granularity: str = "day",
 ) -> WriteResult:
     """Replace the account's lines in what the rows cover (or in `window`, for an API pull), then roll up.
 
@@ -379,7 +478,9 @@ def write_rows(
         read += 1
         if window is not None:
             if not window[0] <= row.period_start < window[1]:
-                raise IngestError(f"{row.source_ref or 'a line'}: period {row.period_start.isoformat()} lies outside the window read")
+                raise IngestError(
+                    f"{row.source_ref or 'a line'}: period {row.period_start.isoformat()} lies outside the window read"
+                )
         elif row.billing_period_start is not None and row.billing_period_end is not None:
             periods.add((row.billing_period_start, row.billing_period_end))
         else:
@@ -388,17 +489,36 @@ def write_rows(
         if row.charge_category == GATEWAY_CACHE_HIT:  # served by the gateway's cache: no provider usage
             cache_hits.append(preparer.cache_hit(row))
             continue
-        if row.input_tokens or row.cached_input_tokens or row.cache_write_tokens or row.output_tokens or row.requests or row.cost:
+        if (
+            row.input_tokens
+            or row.cached_input_tokens
+            or row.cache_write_tokens
+            or row.output_tokens
+            or row.requests
+            or row.cost
+        ):
             days_with_usage.add(_day_of(row.period_start))
         else:
             blank_rows.setdefault(_day_of(row.period_start), row.source_ref or "a row")
         writer.add(preparer.prepare(row))
     if window is None:  # a file: never let a day of blank rows replace a day of tokens
-        refuse_blank_days({day: ref for day, ref in blank_rows.items() if day not in days_with_usage},
-                          account=account, run=run, periods=periods, slots=slots)
+        refuse_blank_days(
+            {day: ref for day, ref in blank_rows.items() if day not in days_with_usage},
+            account=account,
+            run=run,
+            periods=periods,
+            slots=slots,
+        )
     return replace_and_roll_up(
-        account=account, run=run, writer=writer, read=read, windows=[window] if window is not None else None,
-        periods=periods, slots=slots, starts=starts, cache_hits=cache_hits,
+        account=account,
+        run=run,
+        writer=writer,
+        read=read,
+        windows=[window] if window is not None else None,
+        periods=periods,
+        slots=slots,
+        starts=starts,
+        cache_hits=cache_hits,
     )
 
 
@@ -418,8 +538,9 @@ def _cached(function, limit: int = 8192):
     return cached
 
 
-def refuse_blank_days(blank_days: dict[dt.date, str], *, account: Account, run: IngestRun, periods: set[Window],
-                      slots: set[Window]) -> None:
+def refuse_blank_days(
+    blank_days: dict[dt.date, str], *, account: Account, run: IngestRun, periods: set[Window], slots: set[Window]
+) -> None:
     """IngestError when a file would replace a day of stored tokens with rows of nothing (no token, no request, no
     cost): the mark of rows a reader failed to read, never what a provider means (a day without usage is a day
     without rows). Readers refuse such rows themselves (a short row, an unclosed quote, an empty token cell);
@@ -429,9 +550,14 @@ def refuse_blank_days(blank_days: dict[dt.date, str], *, account: Account, run: 
         return
     stale = _stale(account, run, merge_windows([*periods, *slots]), {start for start, _ in periods})
     stored = dict(
-        stale.annotate(day=TruncDate("period_start", tzinfo=dt.UTC)).filter(day__in=blank_days).values("day")
-        .annotate(tokens=Sum(F("input_tokens") + F("cached_input_tokens") + F("cache_write_tokens") + F("output_tokens")))
-        .order_by().values_list("day", "tokens")
+        stale.annotate(day=TruncDate("period_start", tzinfo=dt.UTC))
+        .filter(day__in=blank_days)
+        .values("day")
+        .annotate(
+            tokens=Sum(F("input_tokens") + F("cached_input_tokens") + F("cache_write_tokens") + F("output_tokens"))
+        )
+        .order_by()
+        .values_list("day", "tokens")
     )
     for day in sorted(blank_days):
         if stored.get(day):
@@ -442,9 +568,18 @@ def refuse_blank_days(blank_days: dict[dt.date, str], *, account: Account, run: 
             )
 
 
-def replace_and_roll_up(*, account: Account, run: IngestRun, writer, read: int, windows: list[Window] | None,
-                        periods: set[Window], slots: set[Window], starts: set[dt.datetime],
-                        cache_hits: list[GatewayCacheHit] = ()) -> WriteResult:
+def replace_and_roll_up(
+    *,
+    account: Account,
+    run: IngestRun,
+    writer,
+    read: int,
+    windows: list[Window] | None,
+    periods: set[Window],
+    slots: set[Window],
+    starts: set[dt.datetime],
+    cache_hits: list[GatewayCacheHit] = (),
+) -> WriteResult:
     """After the new lines are in: delete the lines they replace, roll up every day touched, say what happened.
 
     `windows`: what an API pull read; None for a file, which covers its billing `periods`, else its `slots`.

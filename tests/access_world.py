@@ -14,8 +14,22 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from finops.models import (
-    Account, AlertEvent, AlertKind, AttributionRule, Cap, CapScope, Contract, IngestRun, Membership, Offering, Provider,
-    ReattributionJob, ReportSubscription, Team, User, Workload,
+    Account,
+    AlertEvent,
+    AlertKind,
+    AttributionRule,
+    Cap,
+    CapScope,
+    Contract,
+    IngestRun,
+    Membership,
+    Offering,
+    Provider,
+    ReattributionJob,
+    ReportSubscription,
+    Team,
+    User,
+    Workload,
 )
 from finops.services.users import user_set_role
 from ingest.services import usage_file_import
@@ -63,13 +77,27 @@ def _user(username: str, role: str, team: Team | None = None, team_role: str = M
 
 def _team_objects(slug: str, name: str, project: str, priority: int, period_start: dt.date) -> TeamObjects:
     team = Team.objects.create(name=name, slug=slug, cost_center=f"CC-{priority}")
-    workload = Workload.objects.create(team=team, name=f"{name} agent", slug=f"{slug}-agent", latency_profile="realtime",
-                                       outcome_unit="ticket resolved")
+    workload = Workload.objects.create(
+        team=team,
+        name=f"{name} agent",
+        slug=f"{slug}-agent",
+        latency_profile="realtime",
+        outcome_unit="ticket resolved",
+    )
     rule = AttributionRule.objects.create(workload=workload, priority=priority, project=project)
     team_cap = Cap.objects.create(name=f"{name} monthly", scope=CapScope.TEAM, team=team, amount=100)
-    workload_cap = Cap.objects.create(name=f"{name} agent monthly", scope=CapScope.WORKLOAD, workload=workload, amount=50)
-    alert = AlertEvent.objects.create(kind=AlertKind.CAP_THRESHOLD, subject=f"cap:{team_cap.id}", period_start=period_start,
-                                      threshold=80, cap=team_cap, team=team, title=f"{name} crossed 80 %")
+    workload_cap = Cap.objects.create(
+        name=f"{name} agent monthly", scope=CapScope.WORKLOAD, workload=workload, amount=50
+    )
+    alert = AlertEvent.objects.create(
+        kind=AlertKind.CAP_THRESHOLD,
+        subject=f"cap:{team_cap.id}",
+        period_start=period_start,
+        threshold=80,
+        cap=team_cap,
+        team=team,
+        title=f"{name} crossed 80 %",
+    )
     return TeamObjects(team, workload, rule, team_cap, workload_cap, alert)
 
 
@@ -86,26 +114,44 @@ def build_world() -> World:
     }
     openai = Provider.objects.get(slug="openai")
     file_account = Account.objects.create(name="openai-files", provider=openai, connector="usage_csv")
-    api_account = Account.objects.create(name="openai-api", provider=openai, connector="openai_api",
-                                         base_url="http://127.0.0.1:9/v1")  # nothing listens there: a sync fails fast
+    api_account = Account.objects.create(
+        name="openai-api", provider=openai, connector="openai_api", base_url="http://127.0.0.1:9/v1"
+    )  # nothing listens there: a sync fails fast
     yesterday = (today - dt.timedelta(days=1)).isoformat()
-    text = ("day,model,input_tokens,output_tokens,requests,cost,project\n"
-            f"{yesterday},gpt-5-mini,1000,100,10,3.12,proj_support\n"
-            f"{yesterday},gpt-5,2000,200,20,,proj_search\n"
-            f"{yesterday},gpt-5,3000,300,30,1.50,proj_nobody\n")
+    text = (
+        "day,model,input_tokens,output_tokens,requests,cost,project\n"
+        f"{yesterday},gpt-5-mini,1000,100,10,3.12,proj_support\n"
+        f"{yesterday},gpt-5,2000,200,20,,proj_search\n"
+        f"{yesterday},gpt-5,3000,300,30,1.50,proj_nobody\n"
+    )
     run = usage_file_import(account=file_account, stream=io.BytesIO(text.encode()), file_name="usage.csv")
     assert run.status == "succeeded", run.error
     org_cap = Cap.objects.create(name="Organisation monthly", scope=CapScope.ORG, amount=1000)
-    contract = Contract.objects.create(name="OpenAI enterprise", provider=openai, start=month,
-                                       end=month.replace(year=month.year + 1), commitment=12000)
+    contract = Contract.objects.create(
+        name="OpenAI enterprise", provider=openai, start=month, end=month.replace(year=month.year + 1), commitment=12000
+    )
     offering = Offering.objects.filter(provider=openai).first() or Offering.objects.create(
-        provider=openai, model="gpt-5-mini", family="gpt-5-mini", input_per_mtok="0.25", output_per_mtok="2")
+        provider=openai, model="gpt-5-mini", family="gpt-5-mini", input_per_mtok="0.25", output_per_mtok="2"
+    )
     job = ReattributionJob.objects.create(requested_by=users["admin"], reason="rule changed")
-    focus_account = Account.objects.create(name="bedrock-files", provider=Provider.objects.get(slug="aws-bedrock"),
-                                           connector="focus_file")
+    focus_account = Account.objects.create(
+        name="bedrock-files", provider=Provider.objects.get(slug="aws-bedrock"), connector="focus_file"
+    )
     report_subscription = ReportSubscription.objects.create(email="finance@example.com", user=users["finance"])
-    return World(users, a, b, file_account, api_account, run, org_cap, contract, offering, job, focus_account,
-                 report_subscription)
+    return World(
+        users,
+        a,
+        b,
+        file_account,
+        api_account,
+        run,
+        org_cap,
+        contract,
+        offering,
+        job,
+        focus_account,
+        report_subscription,
+    )
 
 
 class WorldOnce:

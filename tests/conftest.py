@@ -56,8 +56,11 @@ def pytest_runtest_teardown(item, nextitem):
     if nextitem is None:  # the last test: the session's teardown has just destroyed the test database
         return result
     marker = item.get_closest_marker("django_db")
-    flushed = "transactional_db" in getattr(item, "fixturenames", ()) or "live_server" in getattr(
-        item, "fixturenames", ()) or (marker is not None and marker.kwargs.get("transaction"))
+    flushed = (
+        "transactional_db" in getattr(item, "fixturenames", ())
+        or "live_server" in getattr(item, "fixturenames", ())
+        or (marker is not None and marker.kwargs.get("transaction"))
+    )
     if flushed:
         from pytest_django.plugin import blocking_manager_key
 
@@ -106,14 +109,20 @@ def search_team(db):
 @pytest.fixture
 def support_agent(support_team):
     return Workload.objects.create(
-        team=support_team, name="Support agent", slug="support-agent", latency_profile="realtime", sla_seconds=4,
+        team=support_team,
+        name="Support agent",
+        slug="support-agent",
+        latency_profile="realtime",
+        sla_seconds=4,
         outcome_unit="ticket resolved",
     )
 
 
 @pytest.fixture
 def search_ranker(search_team):
-    return Workload.objects.create(team=search_team, name="Search ranker", slug="search-ranker", latency_profile="batch")
+    return Workload.objects.create(
+        team=search_team, name="Search ranker", slug="search-ranker", latency_profile="batch"
+    )
 
 
 @pytest.fixture

@@ -27,11 +27,16 @@ NUMERIC = re.compile(r"-?(\d+(\.\d+)?|\.\d+)([eE]-?\d+)?")  # FOCUS Numeric Form
 DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 UNIT = re.compile(r"([1-9]\d* )?(Tokens|Units|Requests)")  # count units of the Unit Format, plural, optional block
 # The §3.3 bullet of each column with allowed values, as it reads in the reference.
-ALLOWED_BULLETS = {"ChargeCategory": "ChargeCategory", "ChargeClass": "ChargeClass", "ChargeFrequency": "ChargeFrequency",
-                   "PricingCategory": "PricingCategory", "ServiceCategory": "ServiceCategory",
-                   "CommitmentDiscountCategory": "CommitmentDiscountCategory",
-                   "CommitmentDiscountStatus": "CommitmentDiscountStatus",
-                   "CapacityReservationStatus": "CapacityReservationStatus"}
+ALLOWED_BULLETS = {
+    "ChargeCategory": "ChargeCategory",
+    "ChargeClass": "ChargeClass",
+    "ChargeFrequency": "ChargeFrequency",
+    "PricingCategory": "PricingCategory",
+    "ServiceCategory": "ServiceCategory",
+    "CommitmentDiscountCategory": "CommitmentDiscountCategory",
+    "CommitmentDiscountStatus": "CommitmentDiscountStatus",
+    "CapacityReservationStatus": "CapacityReservationStatus",
+}
 
 
 @dataclass(frozen=True)
@@ -54,7 +59,9 @@ def column_table() -> dict[str, ColumnSpec]:
         if in_table and line.startswith("|---"):
             continue
         if in_table and line.startswith("| "):
-            name, _kind, level, nullable, data_type, value_format, _since = [cell.strip() for cell in line.strip("|").split("|")]
+            name, _kind, level, nullable, data_type, value_format, _since = [
+                cell.strip() for cell in line.strip("|").split("|")
+            ]
             specs[name] = ColumnSpec(name, level, nullable == "True", data_type, value_format)
         elif in_table:
             break
@@ -103,7 +110,11 @@ def problems(header: list[str], rows: list[dict]) -> list[str]:
     found = []
     missing = [name for name in specs if name not in header]
     found += [f"column {name} missing" for name in missing]
-    found += [f"column {name} is neither FOCUS 1.2 nor x_-prefixed" for name in header if name not in specs and not name.startswith("x_")]
+    found += [
+        f"column {name} is neither FOCUS 1.2 nor x_-prefixed"
+        for name in header
+        if name not in specs and not name.startswith("x_")
+    ]
     for number, row in enumerate(rows, 2):
         for name, spec in specs.items():
             cell = row.get(name, "")
@@ -126,9 +137,13 @@ def problems(header: list[str], rows: list[dict]) -> list[str]:
                 found.append(f"{where}: not an allowed value")
         category = row["ChargeCategory"]
         usage_or_purchase = category in ("Usage", "Purchase")
-        if (category == "Usage") != bool(row["ConsumedQuantity"]) or bool(row["ConsumedQuantity"]) != bool(row["ConsumedUnit"]):
+        if (category == "Usage") != bool(row["ConsumedQuantity"]) or bool(row["ConsumedQuantity"]) != bool(
+            row["ConsumedUnit"]
+        ):
             found.append(f"line {number}: ConsumedQuantity/Unit must be set for Usage and only for it ({category})")
-        if usage_or_purchase != bool(row["PricingQuantity"]) or bool(row["PricingQuantity"]) != bool(row["PricingUnit"]):
+        if usage_or_purchase != bool(row["PricingQuantity"]) or bool(row["PricingQuantity"]) != bool(
+            row["PricingUnit"]
+        ):
             found.append(f"line {number}: PricingQuantity/Unit must be set for Usage and Purchase only ({category})")
         if row["ChargePeriodStart"] >= row["ChargePeriodEnd"] or row["BillingPeriodStart"] >= row["BillingPeriodEnd"]:
             found.append(f"line {number}: a period that ends before it starts")
@@ -136,8 +151,10 @@ def problems(header: list[str], rows: list[dict]) -> list[str]:
 
 
 def money_sum(rows: list[dict], column: str, **where) -> Decimal:
-    return sum((Decimal(row[column]) for row in rows if row[column] != "" and all(row[k] == v for k, v in where.items())),
-               Decimal(0))
+    return sum(
+        (Decimal(row[column]) for row in rows if row[column] != "" and all(row[k] == v for k, v in where.items())),
+        Decimal(0),
+    )
 
 
 # --- the FinOps Foundation's focus-validator 2.x (FOCUS 1.2 rules), from its own venv (make focus-validator) ---
@@ -153,11 +170,11 @@ VALIDATOR_RULES_IGNORED = {
     "ConsumedQuantity-C-001-M": f"{_CSV_TYPES}, and reads whole token counts as integers, not Decimal",
     "ConsumedQuantity-C-000-C": "composite of ConsumedQuantity-C-001-M",
     "CapacityReservationStatus-C-004-C": "validator 2.2.1's model drops the rule's AND condition (CapacityReservationId "
-                                         "not null): it demands a status on every row, which C-003-C forbids",
+    "not null): it demands a status on every row, which C-003-C forbids",
     "CapacityReservationStatus-C-002-C": "composite of CapacityReservationStatus-C-004-C",
     "CapacityReservationStatus-C-000-C": "composite of CapacityReservationStatus-C-002-C",
     "CommitmentDiscountStatus-C-004-C": "validator 2.2.1's model inverts the condition (CommitmentDiscountId IS null): it "
-                                        "demands a status where there is no commitment, which C-003-C forbids",
+    "demands a status where there is no commitment, which C-003-C forbids",
     "CommitmentDiscountStatus-C-002-C": "composite of CommitmentDiscountStatus-C-004-C",
     "CommitmentDiscountStatus-C-000-C": "composite of CommitmentDiscountStatus-C-002-C",
     # FOCUS: InvoiceId MUST NOT be null on a charge an invoice carries (C-005-C), MUST be null on one none does
@@ -172,10 +189,18 @@ VALIDATOR_RULES_IGNORED = {
     "CostAndUsage-D-002-M": "the dataset's composite: fails with any rule above",
 }
 # The rules issue 21 found failing, each of which must now run and pass (InvoiceId-C-005-C: see above).
-RULES_THAT_MUST_PASS = ("PricingCurrency-C-004-M", "PricingCurrencyEffectiveCost-C-003-M", "SkuMeter-C-005-C",
-                        "ListCost-C-009-C", "ListUnitPrice-C-010-C")
-_RESULT_LINE = re.compile(r"^\S+ (?P<rule>[A-Za-z]+-[A-Z]-\d{3}-[A-Z]): (?P<status>PASS|FAIL|SKIPPED)"
-                          r"(?:\s+\(violations=(?P<violations>\d+))?", re.MULTILINE)
+RULES_THAT_MUST_PASS = (
+    "PricingCurrency-C-004-M",
+    "PricingCurrencyEffectiveCost-C-003-M",
+    "SkuMeter-C-005-C",
+    "ListCost-C-009-C",
+    "ListUnitPrice-C-010-C",
+)
+_RESULT_LINE = re.compile(
+    r"^\S+ (?P<rule>[A-Za-z]+-[A-Z]-\d{3}-[A-Z]): (?P<status>PASS|FAIL|SKIPPED)"
+    r"(?:\s+\(violations=(?P<violations>\d+))?",
+    re.MULTILINE,
+)
 
 
 @dataclass(frozen=True)
@@ -190,19 +215,40 @@ def validator_results(csv_path: Path) -> dict[str, RuleResult]:
     assert VALIDATOR.exists(), f"{VALIDATOR} is missing: `make focus-validator` installs it (its own venv)"
     # Run from its site-packages: it opens its currency list at the relative path focus_validator/rules/….
     (site_packages,) = (ROOT / ".venv-focus" / "lib").glob("python3*/site-packages")
-    done = subprocess.run([str(VALIDATOR), "--data-file", str(csv_path), "--validate-version", "1.2",
-                           "--focus-dataset", "CostAndUsage", "--applicability-criteria", "ALL", "--block-download",
-                           "--output-type", "console"],
-                          capture_output=True, text=True, timeout=900, cwd=site_packages,
-                          env={**os.environ, "PYTHONIOENCODING": "utf-8"})  # its icons, whatever the locale
+    done = subprocess.run(
+        [
+            str(VALIDATOR),
+            "--data-file",
+            str(csv_path),
+            "--validate-version",
+            "1.2",
+            "--focus-dataset",
+            "CostAndUsage",
+            "--applicability-criteria",
+            "ALL",
+            "--block-download",
+            "--output-type",
+            "console",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=site_packages,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )  # its icons, whatever the locale
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    results = {match["rule"]: RuleResult(match["status"], int(match["violations"]) if match["violations"] else None)
-               for match in _RESULT_LINE.finditer(done.stdout)}
+    results = {
+        match["rule"]: RuleResult(match["status"], int(match["violations"]) if match["violations"] else None)
+        for match in _RESULT_LINE.finditer(done.stdout)
+    }
     assert len(results) > 500, "the validator ran too few rules to mean anything:\n" + done.stdout[-3000:]
     return results
 
 
 def validator_failures(results: dict[str, RuleResult]) -> dict[str, int | None]:
     """{rule id: violations} of the failed rules not in VALIDATOR_RULES_IGNORED."""
-    return {rule: result.violations for rule, result in results.items()
-            if result.status == "FAIL" and rule not in VALIDATOR_RULES_IGNORED}
+    return {
+        rule: result.violations
+        for rule, result in results.items()
+        if result.status == "FAIL" and rule not in VALIDATOR_RULES_IGNORED
+    }

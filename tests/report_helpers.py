@@ -16,10 +16,15 @@ NOVEMBER = dt.date(2026, 11, 1)
 HEADER = "day,model,input_tokens,output_tokens,requests,cost,project"
 
 
-def month_rows(month: dt.date, *, cost: Decimal, tokens: int, project: str = "support", model: str = "gpt-5-mini") -> list[str]:
+def month_rows(
+    month: dt.date, *, cost: Decimal, tokens: int, project: str = "support", model: str = "gpt-5-mini"
+) -> list[str]:
     end = (month + dt.timedelta(days=32)).replace(day=1)
     days = (end - month).days
-    return [f"{month + dt.timedelta(days=n):%Y-%m-%d},{model},{tokens},{tokens // 4},100,{cost},{project}" for n in range(days)]
+    return [
+        f"{month + dt.timedelta(days=n):%Y-%m-%d},{model},{tokens},{tokens // 4},100,{cost},{project}"
+        for n in range(days)
+    ]
 
 
 def import_usage(account, rows: list[str], name: str = "usage.csv"):
@@ -28,7 +33,9 @@ def import_usage(account, rows: list[str], name: str = "usage.csv"):
     return run
 
 
-def two_months_of_support_usage(account, workload, *, month: dt.date = OCTOBER, october_cost: Decimal = Decimal("12.50")):
+def two_months_of_support_usage(
+    account, workload, *, month: dt.date = OCTOBER, october_cost: Decimal = Decimal("12.50")
+):
     """The month before `month` at $10.00 a day, `month` at `october_cost` a day, all on the Support agent. For
     October (the default): 31 × $12.50 = $387.50 against September's 30 × $10.00 = $300.00."""
     before = (month - dt.timedelta(days=1)).replace(day=1)

@@ -16,8 +16,14 @@ TOKEN_FIELDS = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "ou
 MEASURES = ("cost", "reporting_cost", *TOKEN_FIELDS)
 # Rollup dimension -> where a usage line holds it.
 DIMENSIONS = {
-    "account_id": "account_id", "provider_id": "provider_id", "model": "model", "workload_id": "signature__workload_id",
-    "team_id": "signature__team_id", "currency": "currency", "cost_basis": "cost_basis", "charge_category": "charge_category",
+    "account_id": "account_id",
+    "provider_id": "provider_id",
+    "model": "model",
+    "workload_id": "signature__workload_id",
+    "team_id": "signature__team_id",
+    "currency": "currency",
+    "cost_basis": "cost_basis",
+    "charge_category": "charge_category",
 }
 KEY = ("day", *DIMENSIONS)
 
@@ -31,13 +37,13 @@ def raw_groups(**line_filters) -> dict:
         .annotate(*(Sum(m) for m in MEASURES), Count("id"))
         .order_by()
     )
-    return {tuple(row[: len(KEY)]): tuple(row[len(KEY):]) for row in rows}
+    return {tuple(row[: len(KEY)]): tuple(row[len(KEY) :]) for row in rows}
 
 
 def rollup_groups(**row_filters) -> dict:
     """The rollup in the same shape as `raw_groups`."""
     rows = DailySpend.objects.filter(**row_filters).values_list(*KEY, *MEASURES, "line_count")
-    return {tuple(row[: len(KEY)]): tuple(row[len(KEY):]) for row in rows}
+    return {tuple(row[: len(KEY)]): tuple(row[len(KEY) :]) for row in rows}
 
 
 def assert_rollup_equals_raw(*, allow_empty: bool = False, **filters) -> None:

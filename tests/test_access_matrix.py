@@ -71,7 +71,9 @@ def nobody(role, side):
 
 GET, POST, FORM, BOTH = "get", "post", "form", "both"
 LOGIN = "login"  # a redirect to the login page, back to this URL after
-CHANGED = "changed"  # not refused: the view ran for a writer (a form error, a redirect, a 2xx; never 4xx refusals or 5xx)
+CHANGED = (
+    "changed"  # not refused: the view ran for a writer (a form error, a redirect, a 2xx; never 4xx refusals or 5xx)
+)
 
 
 @dataclass(frozen=True)
@@ -212,11 +214,15 @@ API: dict[str, Api] = {
     "api-run-detail": hidden({"GET": readers}, kwargs=pk("run")),
     "api-rule-list": hidden({"GET": readers, "POST": admins}),
     "api-rule-preview": hidden({"POST": admins}),
-    "api-rule-detail": hidden({"GET": readers, "PUT": admins, "PATCH": admins, "DELETE": admins},
-                           kwargs=pk("rule"), sided=True),
+    "api-rule-detail": hidden(
+        {"GET": readers, "PUT": admins, "PATCH": admins, "DELETE": admins}, kwargs=pk("rule"), sided=True
+    ),
     "api-cap-list": Api({"GET": everyone, "POST": cap_writers}),
-    "api-cap-detail": Api({"GET": team, "PUT": cap_writers, "PATCH": cap_writers, "DELETE": cap_writers},
-                          kwargs=pk("team_cap"), sided=True),
+    "api-cap-detail": Api(
+        {"GET": team, "PUT": cap_writers, "PATCH": cap_writers, "DELETE": cap_writers},
+        kwargs=pk("team_cap"),
+        sided=True,
+    ),
     "api-contract-list": hidden({"GET": readers, "POST": admins}),
     "api-contract-renewals": hidden({"GET": readers}),
     "api-contract-focus": hidden({"GET": readers}),
@@ -226,7 +232,9 @@ API: dict[str, Api] = {
     "api-metric-list": Api({"GET": everyone, "POST": lambda r, s: r != "finance" and everyone(r, s)}, query=PERIOD),
     "api-eval-list": Api({"GET": everyone, "POST": lambda r, s: r != "finance" and everyone(r, s)}),
     "api-scorecard": Api({"GET": everyone}),
-    "api-whatif": Api({"GET": everyone}, query={"requests": "1000", "input_tokens": "100000", "output_tokens": "10000"}),
+    "api-whatif": Api(
+        {"GET": everyone}, query={"requests": "1000", "input_tokens": "100000", "output_tokens": "10000"}
+    ),
     "api-reattribution": hidden({"GET": readers}, kwargs=pk("job")),
     "api-schema": Api({"GET": everyone}),
     "api-focus": hidden({"GET": readers}, query={"month": "2026-01"}),
@@ -260,9 +268,14 @@ def schema_operations():
 
 
 def test_every_url_pattern_has_an_expectation():
-    missing = [f"{name} ({route})" for name, route in url_patterns()
-               if name not in PAGES and name not in API and name not in OWN_TESTS
-               and not name.startswith(ADMIN_NAMESPACE + ":")]
+    missing = [
+        f"{name} ({route})"
+        for name, route in url_patterns()
+        if name not in PAGES
+        and name not in API
+        and name not in OWN_TESTS
+        and not name.startswith(ADMIN_NAMESPACE + ":")
+    ]
     assert not missing, "URL patterns with no row in tests/test_access_matrix.py PAGES or API: " + ", ".join(missing)
     stale = sorted((set(PAGES) | set(API)) - {name for name, _ in url_patterns()})
     assert not stale, f"rows for URL names that no longer exist: {stale}"
@@ -358,8 +371,13 @@ def test_api(world, name, role, side):
     row, client = API[name], client_for(world, role)
     url = url_of(name, row, world, side)
     for method in ("GET", *UNSAFE):
-        answer = client.generic(method, url, content_type="application/json", data="{}",
-                                QUERY_STRING="&".join(f"{k}={v}" for k, v in row.query.items()) if method == "GET" else "")
+        answer = client.generic(
+            method,
+            url,
+            content_type="application/json",
+            data="{}",
+            QUERY_STRING="&".join(f"{k}={v}" for k, v in row.query.items()) if method == "GET" else "",
+        )
         expected = expected_api(row, role, side, method)
         check(answer, expected, f"{method} {url} as {role}")
         if expected == 401:
@@ -401,7 +419,9 @@ def admin_urls(world):
             continue
         model_key = next((k for k in by_model if f"/{k.replace('_', '/', 1)}/" in f"/{route}"), None)
         obj = by_model[model_key].objects.order_by("pk").first() if model_key else None
-        path = "/" + route.replace("<path:object_id>", str(obj.pk if obj else 1)).replace("<id>", str(obj.pk if obj else 1))
+        path = "/" + route.replace("<path:object_id>", str(obj.pk if obj else 1)).replace(
+            "<id>", str(obj.pk if obj else 1)
+        )
         path = path.replace("<path:content_type_id>", "1")
         yield name, path
 
@@ -413,10 +433,15 @@ def test_django_admin_is_for_admins_only(world):
         if name in ("admin:login", "admin:logout"):
             continue  # the admin's own sign-in and sign-out
         answer = Client().get(url)
-        assert answer.status_code == 302 and answer["Location"].startswith(("/admin/login/", reverse("login"))), (name, url)
+        assert answer.status_code == 302 and answer["Location"].startswith(("/admin/login/", reverse("login"))), (
+            name,
+            url,
+        )
         for role in ("finance", "lead_a", "member_b"):
             answer = client_for(world, role).get(url)
-            refused = answer.status_code in (302, 403, 404) and "/admin/login/" in answer.get("Location", "/admin/login/")
+            refused = answer.status_code in (302, 403, 404) and "/admin/login/" in answer.get(
+                "Location", "/admin/login/"
+            )
             assert refused, (name, url, role, answer.status_code)
         answer = client_for(world, "admin").get(url)
         assert answer.status_code < 500, (name, url, answer.status_code)
@@ -424,14 +449,24 @@ def test_django_admin_is_for_admins_only(world):
 
 # --- what a list shows: its rows are scoped like the objects (a 200 is not enough) ---
 
-LISTS = ["team-list", "workload-list", "cap-list", "alert-list", "overview", "api-team-list", "api-workload-list",
-         "api-cap-list"]
+LISTS = [
+    "team-list",
+    "workload-list",
+    "cap-list",
+    "alert-list",
+    "overview",
+    "api-team-list",
+    "api-workload-list",
+    "api-cap-list",
+]
 
 
 @pytest.mark.parametrize("name", LISTS)
 def test_lists_show_a_member_their_teams_and_nothing_of_the_others(world, name):
-    names = {side: [o.team.name, o.workload.name, o.team_cap.name, o.alert.title]
-             for side, o in (("a", world.a), ("b", world.b))}
+    names = {
+        side: [o.team.name, o.workload.name, o.team_cap.name, o.alert.title]
+        for side, o in (("a", world.a), ("b", world.b))
+    }
     for role, own, other in (("lead_a", "a", "b"), ("member_b", "b", "a")):
         body = client_for(world, role).get(reverse(name)).content.decode()
         shown = [text for text in names[own] if text in body]

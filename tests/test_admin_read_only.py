@@ -26,9 +26,12 @@ def url(model, *parts) -> str:
 
 def totals():
     return (
-        UsageLine.objects.count(), UsageLine.objects.aggregate(c=Sum("reporting_cost"))["c"],
-        DailySpend.objects.aggregate(c=Sum("reporting_cost"))["c"], MonthlySpend.objects.aggregate(c=Sum("reporting_cost"))["c"],
-        TagSet.objects.count(), LineSignature.objects.count(),
+        UsageLine.objects.count(),
+        UsageLine.objects.aggregate(c=Sum("reporting_cost"))["c"],
+        DailySpend.objects.aggregate(c=Sum("reporting_cost"))["c"],
+        MonthlySpend.objects.aggregate(c=Sum("reporting_cost"))["c"],
+        TagSet.objects.count(),
+        LineSignature.objects.count(),
     )
 
 
@@ -58,14 +61,23 @@ def test_posting_a_change_form_or_the_bulk_delete_action_changes_nothing(client_
     before = totals()
     view = client.get(url(model, obj.pk, "change"))
     assert view.status_code == 200 and "spend changes only through imports" in view.content.decode()
-    changed = {f.name: "0" for f in model._meta.concrete_fields if f.name in ("reporting_cost", "cost", "input_tokens", "model")}
+    changed = {
+        f.name: "0"
+        for f in model._meta.concrete_fields
+        if f.name in ("reporting_cost", "cost", "input_tokens", "model")
+    }
     assert client.post(url(model, obj.pk, "change"), {**changed, "tags": "{}"}).status_code == 403
-    client.post(url(model), {"action": "delete_selected", "_selected_action": [o.pk for o in model.objects.all()], "post": "yes"})
+    client.post(
+        url(model),
+        {"action": "delete_selected", "_selected_action": [o.pk for o in model.objects.all()], "post": "yes"},
+    )
     assert totals() == before
     assert_rollup_equals_raw()
 
 
-def test_an_account_with_spend_cannot_be_deleted_in_the_admin_taking_its_spend_along(client_as, ada, spend, openai_account):
+def test_an_account_with_spend_cannot_be_deleted_in_the_admin_taking_its_spend_along(
+    client_as, ada, spend, openai_account
+):
     # Deleting the account would delete its lines and rollups behind the importer's back: disable it instead.
     client = client_as(ada)
     page = client.get(f"/admin/finops/account/{openai_account.pk}/delete/").content.decode()

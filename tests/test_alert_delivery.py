@@ -36,14 +36,29 @@ NOVEMBER = dt.date(2026, 11, 1)
 State = AlertEvent.State
 
 DETAILS = {
-    "cap": "Support November", "scope": "Team: Support Platform", "period": "November 2026",
-    "period_start": "2026-11-01", "period_end": "2026-12-01", "amount": "5000.00", "spent": "4100.00",
-    "percent": "82.0", "unpriced_tokens": 2500000, "forecast": "6150.50", "forecast_low": "5900.00", "forecast_high": "6400.25",
-    "forecast_percent": "123.0", "forecast_method": "by day of week with trend, from the last 56 days", "daily_rate": "256.25", "days_left": 8, "status": "warning",
+    "cap": "Support November",
+    "scope": "Team: Support Platform",
+    "period": "November 2026",
+    "period_start": "2026-11-01",
+    "period_end": "2026-12-01",
+    "amount": "5000.00",
+    "spent": "4100.00",
+    "percent": "82.0",
+    "unpriced_tokens": 2500000,
+    "forecast": "6150.50",
+    "forecast_low": "5900.00",
+    "forecast_high": "6400.25",
+    "forecast_percent": "123.0",
+    "forecast_method": "by day of week with trend, from the last 56 days",
+    "daily_rate": "256.25",
+    "days_left": 8,
+    "status": "warning",
     "currency": "USD",
     "drivers": {
-        "workloads": [{"name": "Support agent", "cost": "3900.00", "unpriced_tokens": 0},
-                      {"name": "Ticket router", "cost": "200.00", "unpriced_tokens": 2500000}],
+        "workloads": [
+            {"name": "Support agent", "cost": "3900.00", "unpriced_tokens": 0},
+            {"name": "Ticket router", "cost": "200.00", "unpriced_tokens": 2500000},
+        ],
         "models": [{"name": "GPT-5 mini", "model": "gpt-5-mini", "cost": "4100.00", "unpriced_tokens": 0}],
     },
 }
@@ -63,13 +78,27 @@ def frozen(time_machine):
 
 @pytest.fixture
 def support_cap(support_team):
-    return Cap.objects.create(name="Support November", scope="team", team=support_team, amount=Decimal("5000"),
-                              recipients=["role:team_leads", "role:finance"])
+    return Cap.objects.create(
+        name="Support November",
+        scope="team",
+        team=support_team,
+        amount=Decimal("5000"),
+        recipients=["role:team_leads", "role:finance"],
+    )
 
 
 def raise_cap_event(cap, threshold=80, title=TITLE, **fields) -> AlertEvent:
-    return event_raise(kind=AlertKind.CAP_THRESHOLD, subject=f"cap:{cap.id}", period_start=NOVEMBER, threshold=threshold,
-                       title=title, details=DETAILS, cap=cap, team=cap.owning_team, **fields)
+    return event_raise(
+        kind=AlertKind.CAP_THRESHOLD,
+        subject=f"cap:{cap.id}",
+        period_start=NOVEMBER,
+        threshold=threshold,
+        title=title,
+        details=DETAILS,
+        cap=cap,
+        team=cap.owning_team,
+        **fields,
+    )
 
 
 def notifications(event) -> list[tuple]:
@@ -80,7 +109,8 @@ def notifications(event) -> list[tuple]:
 
 
 def test_a_cap_alert_is_emailed_to_the_team_lead_and_finance_with_its_figures_and_a_link_to_the_cap(
-        smtp, site, frozen, support_cap, sam, fiona, tess):
+    smtp, site, frozen, support_cap, sam, fiona, tess
+):
     event = raise_cap_event(support_cap)
 
     assert events_deliver() == 1
@@ -104,20 +134,40 @@ def test_a_cap_alert_is_emailed_to_the_team_lead_and_finance_with_its_figures_an
     assert notifications(event) == [("sam@example.com", "sent", 1), ("fiona@example.com", "sent", 1)]
 
 
-def test_an_alert_without_a_cap_says_why_in_words_and_links_to_the_page_that_explains_it(smtp, site, frozen, ada, fiona, sam):
-    event = event_raise(kind=AlertKind.SPEND_SPIKE, subject="workload:none", period_start=dt.date(2026, 11, 21),
-                        title="Unattributed spent $80.00 on 21 November 2026, 6.5× its usual $12.30 a day",
-                        details={"day": "2026-11-21", "cost": "80.00", "baseline_median": "12.30", "spread": "1.845",
-                                 "k": "4", "threshold": "19.683", "min_change": "50.00", "ratio": "6.5",
-                                 "days_with_spend": 28, "method": "median of the previous 28 days", "currency": "USD",
-                                 "workload": "Unattributed", "team": ""})
+def test_an_alert_without_a_cap_says_why_in_words_and_links_to_the_page_that_explains_it(
+    smtp, site, frozen, ada, fiona, sam
+):
+    event = event_raise(
+        kind=AlertKind.SPEND_SPIKE,
+        subject="workload:none",
+        period_start=dt.date(2026, 11, 21),
+        title="Unattributed spent $80.00 on 21 November 2026, 6.5× its usual $12.30 a day",
+        details={
+            "day": "2026-11-21",
+            "cost": "80.00",
+            "baseline_median": "12.30",
+            "spread": "1.845",
+            "k": "4",
+            "threshold": "19.683",
+            "min_change": "50.00",
+            "ratio": "6.5",
+            "days_with_spend": 28,
+            "method": "median of the previous 28 days",
+            "currency": "USD",
+            "workload": "Unattributed",
+            "team": "",
+        },
+    )
 
     events_deliver()
 
     assert sorted(r for m in smtp.envelopes for r in m) == ["ada@example.com", "fiona@example.com"]  # org-wide: not sam
     message = smtp.messages[0]
     # A long non-ASCII subject is folded after "Subject:" by Python's email package; clients drop that fold's space.
-    assert message["Subject"].strip() == "[FinOps] Unattributed spent $80.00 on 21 November 2026, 6.5× its usual $12.30 a day"
+    assert (
+        message["Subject"].strip()
+        == "[FinOps] Unattributed spent $80.00 on 21 November 2026, 6.5× its usual $12.30 a day"
+    )
     text = message.get_body(("plain",)).get_content()
     assert "Unattributed spent $80.00 on 21 November 2026, 6.5 times its usual $12.30 a day" in text
     assert "Spike above: $19.68" in text and "19.683" not in text
@@ -127,12 +177,14 @@ def test_an_alert_without_a_cap_says_why_in_words_and_links_to_the_page_that_exp
 
 
 def test_when_the_smtp_server_is_down_the_alert_fails_and_is_sent_exactly_once_when_it_is_back(
-        settings, frozen, support_cap, sam, fiona, search_team, tess):
+    settings, frozen, support_cap, sam, fiona, search_team, tess
+):
     server = FakeSmtpServer()  # a free port with nothing listening
     server.use(settings)
     support = raise_cap_event(support_cap)
-    search_cap = Cap.objects.create(name="Search November", scope="team", team=search_team, amount=Decimal("900"),
-                                    recipients=["role:team_leads"])
+    search_cap = Cap.objects.create(
+        name="Search November", scope="team", team=search_team, amount=Decimal("900"), recipients=["role:team_leads"]
+    )
     search = raise_cap_event(search_cap, title="Search at 91% of its $900 November cap")
 
     assert events_deliver() == 0
@@ -157,16 +209,22 @@ def test_when_the_smtp_server_is_down_the_alert_fails_and_is_sent_exactly_once_w
     assert [len(server.to(f"{name}@example.com")) for name in ("sam", "fiona", "tess")] == [1, 1, 1]
     support.refresh_from_db()
     assert support.state == State.SENT and support.attempts == 2
-    assert notifications(support) == [("sam@example.com", "failed", 1), ("fiona@example.com", "failed", 1),
-                                      ("sam@example.com", "sent", 2), ("fiona@example.com", "sent", 2)]
+    assert notifications(support) == [
+        ("sam@example.com", "failed", 1),
+        ("fiona@example.com", "failed", 1),
+        ("sam@example.com", "sent", 2),
+        ("fiona@example.com", "sent", 2),
+    ]
 
 
-def test_one_recipient_refused_for_now_blocks_no_other_alert_and_is_not_sent_twice(smtp, frozen, support_cap, sam, fiona,
-                                                                                   search_team, tess):
+def test_one_recipient_refused_for_now_blocks_no_other_alert_and_is_not_sent_twice(
+    smtp, frozen, support_cap, sam, fiona, search_team, tess
+):
     smtp.refuse["fiona@example.com"] = "451 4.3.0 Mailbox busy, try later"
     support = raise_cap_event(support_cap)  # to sam and fiona
-    search_cap = Cap.objects.create(name="Search November", scope="team", team=search_team, amount=Decimal("900"),
-                                    recipients=["role:team_leads"])
+    search_cap = Cap.objects.create(
+        name="Search November", scope="team", team=search_team, amount=Decimal("900"), recipients=["role:team_leads"]
+    )
     search = raise_cap_event(search_cap, title="Search at 91% of its $900 November cap")
 
     assert events_deliver() == 1
@@ -182,8 +240,11 @@ def test_one_recipient_refused_for_now_blocks_no_other_alert_and_is_not_sent_twi
     assert events_deliver() == 1
     assert len(smtp.to("sam@example.com")) == 1, "sam was told on the first attempt and is not told again"
     assert len(smtp.to("fiona@example.com")) == 1
-    assert notifications(support) == [("sam@example.com", "sent", 1), ("fiona@example.com", "failed", 1),
-                                      ("fiona@example.com", "sent", 2)]
+    assert notifications(support) == [
+        ("sam@example.com", "sent", 1),
+        ("fiona@example.com", "failed", 1),
+        ("fiona@example.com", "sent", 2),
+    ]
 
 
 def test_an_address_refused_for_good_gives_up_at_once(smtp, frozen, support_cap, sam):
@@ -246,7 +307,9 @@ def test_an_alert_left_sending_by_a_killed_worker_is_sent_after_the_lease(smtp, 
 # --- recipients and mutes ---
 
 
-def test_a_user_who_muted_the_kind_gets_no_email_and_a_skipped_notification_says_so(smtp, frozen, support_cap, sam, fiona):
+def test_a_user_who_muted_the_kind_gets_no_email_and_a_skipped_notification_says_so(
+    smtp, frozen, support_cap, sam, fiona
+):
     AlertMute.objects.create(user=fiona, kind=AlertKind.CAP_THRESHOLD)
     event = raise_cap_event(support_cap)
 
@@ -259,14 +322,24 @@ def test_a_user_who_muted_the_kind_gets_no_email_and_a_skipped_notification_says
 
 
 def test_team_leads_of_a_cap_without_a_team_are_the_admins_and_addresses_are_kept_once(ada, fiona, sam, support_team):
-    org_cap = Cap.objects.create(name="Everything", scope="org", amount=Decimal("10000"),
-                                 recipients=["role:team_leads", "role:finance", "cfo@example.com", "FIONA@example.com"])
+    org_cap = Cap.objects.create(
+        name="Everything",
+        scope="org",
+        amount=Decimal("10000"),
+        recipients=["role:team_leads", "role:finance", "cfo@example.com", "FIONA@example.com"],
+    )
     event = raise_cap_event(org_cap)
     assert event_addresses(event) == ["ada@example.com", "fiona@example.com", "cfo@example.com"]
 
     member = make_user("mo", User.Role.MEMBER, team=support_team, team_role="member")  # not a lead
-    team_event = event_raise(kind=AlertKind.UNPRICED_USAGE, subject="model:acme-ft", period_start=NOVEMBER,
-                             title="Unpriced usage of acme-ft", details={}, team=support_team)
+    team_event = event_raise(
+        kind=AlertKind.UNPRICED_USAGE,
+        subject="model:acme-ft",
+        period_start=NOVEMBER,
+        title="Unpriced usage of acme-ft",
+        details={},
+        team=support_team,
+    )
     assert event_addresses(team_event) == ["sam@example.com"] and member.email not in event_addresses(team_event)
 
 
@@ -281,8 +354,15 @@ def local_receivers(settings):
 
 
 def _webhook_cap(team: Team, url: str) -> Cap:
-    return Cap.objects.create(name="Hooked", scope="team", team=team, amount=Decimal("5000"), recipients=[],
-                              webhook_url=url, webhook_secret_ciphertext=crypto.encrypt("whsec-test-1234567890"))
+    return Cap.objects.create(
+        name="Hooked",
+        scope="team",
+        team=team,
+        amount=Decimal("5000"),
+        recipients=[],
+        webhook_url=url,
+        webhook_secret_ciphertext=crypto.encrypt("whsec-test-1234567890"),
+    )
 
 
 def test_a_webhook_receives_the_event_as_json_signed_with_the_caps_secret(site, frozen, support_team, local_receivers):
@@ -291,7 +371,7 @@ def test_a_webhook_receives_the_event_as_json_signed_with_the_caps_secret(site, 
         event = raise_cap_event(cap)
         assert events_deliver() == 1
 
-    (path, headers, body), = hook.received
+    ((path, headers, body),) = hook.received
     assert path == "/hooks/finops?token=abc" and headers["Content-Type"] == "application/json"
     expected = hmac.new(b"whsec-test-1234567890", body, hashlib.sha256).hexdigest()
     assert headers["X-FinOps-Signature"] == f"sha256={expected}"
@@ -341,8 +421,14 @@ def _usage_in_support(openai_account, support_agent):
 
 def test_the_command_prints_what_it_raised_and_sent(smtp, openai_account, support_agent, sam):
     _usage_in_support(openai_account, support_agent)
-    cap = Cap.objects.create(name="Support November", scope="team", team=support_agent.team, amount=Decimal("250"),
-                             recipients=["role:team_leads"], alert_on_forecast=False)
+    cap = Cap.objects.create(
+        name="Support November",
+        scope="team",
+        team=support_agent.team,
+        amount=Decimal("250"),
+        recipients=["role:team_leads"],
+        alert_on_forecast=False,
+    )
     out = io.StringIO()
 
     call_command("evaluate_alerts", "--today", "2026-11-22", stdout=out)
@@ -361,21 +447,47 @@ def test_the_command_prints_what_it_raised_and_sent(smtp, openai_account, suppor
 
 def _child_env(smtp: FakeSmtpServer) -> dict:
     db = connection.settings_dict
-    url = f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-    return {**os.environ, "DJANGO_SETTINGS_MODULE": "finops.settings_test", "DATABASE_URL": url,
-            "EMAIL_URL": smtp.url, "CELERY_EAGER": "1", "SITE_URL": "https://finops.example.com"}
+    url = (
+        f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    )
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "finops.settings_test",
+        "DATABASE_URL": url,
+        "EMAIL_URL": smtp.url,
+        "CELERY_EAGER": "1",
+        "SITE_URL": "https://finops.example.com",
+    }
 
 
 @pytest.mark.django_db(transaction=True)
 def test_several_processes_evaluating_and_delivering_the_same_caps_at_once_send_each_alert_once(
-        reseeded, smtp, openai_account, support_agent, sam, fiona):
+    reseeded, smtp, openai_account, support_agent, sam, fiona
+):
     _usage_in_support(openai_account, support_agent)
-    caps = [Cap.objects.create(name=f"Support {amount}", scope="team", team=support_agent.team, amount=Decimal(amount),
-                               recipients=["role:team_leads", "role:finance"]) for amount in ("250", "400", "2000")]
+    caps = [
+        Cap.objects.create(
+            name=f"Support {amount}",
+            scope="team",
+            team=support_agent.team,
+            amount=Decimal(amount),
+            recipients=["role:team_leads", "role:finance"],
+        )
+        for amount in ("250", "400", "2000")
+    ]
     env = _child_env(smtp)
 
-    children = [subprocess.Popen([sys.executable, "manage.py", "evaluate_alerts", "--today", "2026-11-22"], cwd=ROOT,
-                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    children = [
+        subprocess.Popen(
+            [sys.executable, "manage.py", "evaluate_alerts", "--today", "2026-11-22"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
     outputs = [child.communicate(timeout=120) for child in children]
     assert all(child.returncode == 0 for child in children), [err for _out, err in outputs]
 
@@ -392,9 +504,23 @@ def test_several_processes_evaluating_and_delivering_the_same_caps_at_once_send_
 
 
 def test_a_cap_email_without_enough_history_says_so_instead_of_a_forecast(smtp, frozen, support_cap, sam):
-    details = {**DETAILS, "forecast": "", "forecast_percent": "", "daily_rate": "", "forecast_method": "not enough history"}
-    event_raise(kind=AlertKind.CAP_THRESHOLD, subject=f"cap:{support_cap.id}", period_start=NOVEMBER, threshold=80,
-                title=TITLE, details=details, cap=support_cap, team=support_cap.owning_team)
+    details = {
+        **DETAILS,
+        "forecast": "",
+        "forecast_percent": "",
+        "daily_rate": "",
+        "forecast_method": "not enough history",
+    }
+    event_raise(
+        kind=AlertKind.CAP_THRESHOLD,
+        subject=f"cap:{support_cap.id}",
+        period_start=NOVEMBER,
+        threshold=80,
+        title=TITLE,
+        details=details,
+        cap=support_cap,
+        team=support_cap.owning_team,
+    )
 
     events_deliver()
 
@@ -402,12 +528,20 @@ def test_a_cap_email_without_enough_history_says_so_instead_of_a_forecast(smtp, 
     assert "Forecast for the period: not enough history" in text and "a day" not in text and "—" not in text
 
 
-def test_with_a_broker_the_command_queues_the_delivery_on_the_notify_queue(settings, openai_account, support_agent, sam):
+def test_with_a_broker_the_command_queues_the_delivery_on_the_notify_queue(
+    settings, openai_account, support_agent, sam
+):
     import redis
 
     _usage_in_support(openai_account, support_agent)
-    Cap.objects.create(name="Support November", scope="team", team=support_agent.team, amount=Decimal("250"),
-                       recipients=["role:team_leads"], alert_on_forecast=False)
+    Cap.objects.create(
+        name="Support November",
+        scope="team",
+        team=support_agent.team,
+        amount=Decimal("250"),
+        recipients=["role:team_leads"],
+        alert_on_forecast=False,
+    )
     broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
     broker.delete("notify")
     settings.CELERY_TASK_ALWAYS_EAGER = False  # as with REDIS_URL set outside tests (the Celery app reads it)
@@ -424,22 +558,34 @@ def test_with_a_broker_the_command_queues_the_delivery_on_the_notify_queue(setti
     assert AlertEvent.objects.filter(state=State.PENDING).count() == 1, "nothing was sent by the command itself"
 
 
-def test_the_beat_evaluates_every_15_minutes_and_retries_deliveries_every_minute_each_expiring_within_its_period(settings):
+def test_the_beat_evaluates_every_15_minutes_and_retries_deliveries_every_minute_each_expiring_within_its_period(
+    settings,
+):
     beat = settings.CELERY_BEAT_SCHEDULE
-    assert (beat["evaluate-alerts"]["task"], beat["evaluate-alerts"]["schedule"]) == ("finops.tasks.evaluate_alerts", 900.0)
+    assert (beat["evaluate-alerts"]["task"], beat["evaluate-alerts"]["schedule"]) == (
+        "finops.tasks.evaluate_alerts",
+        900.0,
+    )
     assert (beat["deliver-alerts"]["task"], beat["deliver-alerts"]["schedule"]) == ("finops.tasks.deliver_alerts", 60.0)
     assert all(0 < entry["options"]["expires"] < entry["schedule"] for entry in beat.values())
     assert settings.CELERY_TASK_ROUTES["finops.tasks.deliver_alerts"] == {"queue": "notify"}
 
 
-def test_the_evaluation_task_raises_and_then_sends_through_the_delivery_task(smtp, openai_account, support_agent, sam,
-                                                                               time_machine):
+def test_the_evaluation_task_raises_and_then_sends_through_the_delivery_task(
+    smtp, openai_account, support_agent, sam, time_machine
+):
     from finops.tasks import evaluate_alerts
 
     time_machine.move_to(dt.datetime(2026, 11, 22, 8, tzinfo=dt.UTC), tick=False)
     _usage_in_support(openai_account, support_agent)
-    Cap.objects.create(name="Support November", scope="team", team=support_agent.team, amount=Decimal("250"),
-                       recipients=["role:team_leads"], alert_on_forecast=False)
+    Cap.objects.create(
+        name="Support November",
+        scope="team",
+        team=support_agent.team,
+        amount=Decimal("250"),
+        recipients=["role:team_leads"],
+        alert_on_forecast=False,
+    )
 
     assert evaluate_alerts.delay().get() == 2
     assert [m["Subject"] for m in smtp.messages] == ["[FinOps] Support Platform at 84% of its $250 November cap"]

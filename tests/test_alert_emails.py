@@ -34,7 +34,9 @@ def days(start: dt.date, end: dt.date):
 
 
 def import_rows(account: Account, rows: list[str]) -> None:
-    run = usage_file_import(account=account, stream=io.BytesIO("\n".join([HEADER, *rows]).encode()), file_name="usage.csv")
+    run = usage_file_import(
+        account=account, stream=io.BytesIO("\n".join([HEADER, *rows]).encode()), file_name="usage.csv"
+    )
     assert run.status == IngestRun.Status.SUCCEEDED, run.error
 
 
@@ -54,30 +56,69 @@ def world(time_machine, openai_account, support_agent, ada, fiona, sam):
     AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
     support_agent.target_cost_per_outcome = Decimal("0.50")
     support_agent.save()
-    rows = [f"{day},gpt-5-mini,1000000,0,{1280 if n % 2 else 1380},support"
-            for n, day in enumerate(days(SPIKE_DAY - dt.timedelta(days=28), SPIKE_DAY))]
-    rows += [f"{SPIKE_DAY},gpt-5-mini,5000000,0,8124.40,support", f"{SPIKE_DAY},acme-router-ft-8b,2000000,500000,,router"]
+    rows = [
+        f"{day},gpt-5-mini,1000000,0,{1280 if n % 2 else 1380},support"
+        for n, day in enumerate(days(SPIKE_DAY - dt.timedelta(days=28), SPIKE_DAY))
+    ]
+    rows += [
+        f"{SPIKE_DAY},gpt-5-mini,5000000,0,8124.40,support",
+        f"{SPIKE_DAY},acme-router-ft-8b,2000000,500000,,router",
+    ]
     import_rows(openai_account, rows)
-    anthropic = Account.objects.create(name="anthropic-prod", provider=Provider.objects.get(slug="anthropic"),
-                                       connector="usage_csv")
-    import_rows(anthropic, [f"{day},claude-haiku-4-5,100000,1000,100.25,other"
-                            for day in days(dt.date(2026, 10, 1), dt.date(2026, 11, 24))])
+    anthropic = Account.objects.create(
+        name="anthropic-prod", provider=Provider.objects.get(slug="anthropic"), connector="usage_csv"
+    )
+    import_rows(
+        anthropic,
+        [
+            f"{day},claude-haiku-4-5,100000,1000,100.25,other"
+            for day in days(dt.date(2026, 10, 1), dt.date(2026, 11, 24))
+        ],
+    )
     outcomes_record(by=None, rows=[{"workload": "support-agent", "day": "2026-10-28", "count": 10000}])
-    Cap.objects.create(name="Support November", scope="team", team=support_agent.team, amount=Decimal("45000"),
-                       recipients=["role:team_leads", "role:finance"])
-    openai = Contract.objects.create(name="OpenAI enterprise", provider=Provider.objects.get(slug="openai"),
-                                     start=dt.date(2026, 10, 1), end=dt.date(2027, 5, 1), commitment=Decimal("60000"),
-                                     auto_renew=True, notice_days=60, owner="olga@example.com")
+    Cap.objects.create(
+        name="Support November",
+        scope="team",
+        team=support_agent.team,
+        amount=Decimal("45000"),
+        recipients=["role:team_leads", "role:finance"],
+    )
+    openai = Contract.objects.create(
+        name="OpenAI enterprise",
+        provider=Provider.objects.get(slug="openai"),
+        start=dt.date(2026, 10, 1),
+        end=dt.date(2027, 5, 1),
+        commitment=Decimal("60000"),
+        auto_renew=True,
+        notice_days=60,
+        owner="olga@example.com",
+    )
     openai.accounts.add(openai_account)
-    commit = Contract.objects.create(name="Anthropic commit", provider=Provider.objects.get(slug="anthropic"),
-                                     start=dt.date(2026, 10, 1), end=dt.date(2027, 10, 1), commitment=Decimal("500000"),
-                                     auto_renew=False, notice_days=30)
+    commit = Contract.objects.create(
+        name="Anthropic commit",
+        provider=Provider.objects.get(slug="anthropic"),
+        start=dt.date(2026, 10, 1),
+        end=dt.date(2027, 10, 1),
+        commitment=Decimal("500000"),
+        auto_renew=False,
+        notice_days=30,
+    )
     commit.accounts.add(anthropic)
-    api = Account.objects.create(name="openai-api", provider=Provider.objects.get(slug="openai"), connector="openai_api",
-                                 sync_interval_minutes=60, enabled=False,
-                                 last_success_at=dt.datetime(2026, 11, 23, 14, 5, 12, 345678, tzinfo=dt.UTC))
-    IngestRun.objects.create(account=api, trigger=IngestRun.Trigger.SCHEDULE, status=IngestRun.Status.FAILED,
-                             error="401 Unauthorized: invalid API key", finished_at=NOW)
+    api = Account.objects.create(
+        name="openai-api",
+        provider=Provider.objects.get(slug="openai"),
+        connector="openai_api",
+        sync_interval_minutes=60,
+        enabled=False,
+        last_success_at=dt.datetime(2026, 11, 23, 14, 5, 12, 345678, tzinfo=dt.UTC),
+    )
+    IngestRun.objects.create(
+        account=api,
+        trigger=IngestRun.Trigger.SCHEDULE,
+        status=IngestRun.Status.FAILED,
+        error="401 Unauthorized: invalid API key",
+        finished_at=NOW,
+    )
     alerts_evaluate()
     return {"openai": openai, "commit": commit, "api": api}
 
@@ -102,8 +143,11 @@ def problems(text: str) -> list[str]:
     found += [f"ISO date {m.group()!r}" for m in re.finditer(r"\d{4}-\d{2}-\d{2}(T[\d:.]+)?", text)]
     found += [f"raw decimal {m.group()!r}" for m in re.finditer(r"\d\.\d{3,}", text)]
     found += [f"money {m.group()!r}" for m in MONEY.finditer(text) if not WELL_FORMED_MONEY.fullmatch(m.group())]
-    found += [f"number without separators {m.group()!r}" for m in re.finditer(r"(?<![\d,.])\d{4,}(?![\d,])", text)
-              if not re.fullmatch(r"20\d\d", m.group())]  # a year is written without one
+    found += [
+        f"number without separators {m.group()!r}"
+        for m in re.finditer(r"(?<![\d,.])\d{4,}(?![\d,])", text)
+        if not re.fullmatch(r"20\d\d", m.group())
+    ]  # a year is written without one
     return found
 
 
@@ -124,8 +168,11 @@ def sent_by_kind(smtp) -> dict[str, list]:
 
 
 def parts(message) -> tuple[str, str, str]:
-    return (" ".join(message["Subject"].split()), message.get_body(("plain",)).get_content(),
-            message.get_body(("html",)).get_content())
+    return (
+        " ".join(message["Subject"].split()),
+        message.get_body(("plain",)).get_content(),
+        message.get_body(("html",)).get_content(),
+    )
 
 
 def link_path(text: str) -> str:
@@ -178,8 +225,11 @@ def test_every_alert_kind_is_emailed_in_words_with_the_figures_its_page_shows_th
     assert "23 November 2026, 14:05 UTC" in text and "disabled" in page
     assert link_path(text) == f"/sources/{world['api'].id}/"
 
-    for kind, contract in ((AlertKind.CONTRACT_NOTICE, world["openai"]), (AlertKind.CONTRACT_OVERAGE, world["openai"]),
-                           (AlertKind.CONTRACT_SHORTFALL, world["commit"])):
+    for kind, contract in (
+        (AlertKind.CONTRACT_NOTICE, world["openai"]),
+        (AlertKind.CONTRACT_OVERAGE, world["openai"]),
+        (AlertKind.CONTRACT_SHORTFALL, world["commit"]),
+    ):
         today = contract_status(contract, today=NOW.date())
         money = lambda value: display.money_exact(value, contract.currency)  # noqa: E731
         figures = [money(today.committed), money(today.consumed), money(today.projected)]
@@ -194,8 +244,9 @@ def test_every_alert_kind_is_emailed_in_words_with_the_figures_its_page_shows_th
     assert "above its target of $0.50 per ticket resolved" in pages[AlertKind.OUTCOME_COST][0]
 
 
-def test_a_contract_email_sent_a_day_after_its_event_was_raised_says_that_days_figures(smtp, world, client_as, ada,
-                                                                                       time_machine):
+def test_a_contract_email_sent_a_day_after_its_event_was_raised_says_that_days_figures(
+    smtp, world, client_as, ada, time_machine
+):
     """The notice countdown and the projection move every day: the email agrees with the contract's page on the
     day it is read, not the day the event was raised (the demo raised them as of yesterday: 166 vs 165 days)."""
     time_machine.move_to(NOW + dt.timedelta(days=1), tick=False)
@@ -213,7 +264,9 @@ def test_a_contract_email_sent_a_day_after_its_event_was_raised_says_that_days_f
 def test_a_contract_email_sent_after_its_risk_went_away_says_so_with_that_days_figures(smtp, world, client_as, ada):
     """The commitment was raised before the overage alert went out: the email keeps the alert's title and says what
     holds now, with the figures of the contract's page, never "a $0 overage"."""
-    Contract.objects.filter(pk=world["openai"].pk).update(commitment=Decimal("270000"))  # above the $260,241.99 projected, within 90 %
+    Contract.objects.filter(pk=world["openai"].pk).update(
+        commitment=Decimal("270000")
+    )  # above the $260,241.99 projected, within 90 %
 
     events_deliver()
 

@@ -26,21 +26,46 @@ def events(support_team, search_team, time_machine):
     support_cap = Cap.objects.create(name="Support November", scope="team", team=support_team, amount=Decimal("5000"))
     search_cap = Cap.objects.create(name="Search November", scope="team", team=search_team, amount=Decimal("900"))
     time_machine.move_to(dt.datetime(2026, 11, 22, 9, tzinfo=dt.UTC))
-    support = event_raise(kind=AlertKind.CAP_THRESHOLD, subject=f"cap:{support_cap.id}", period_start=NOVEMBER, threshold=80,
-                          title="Support Platform at 82% of its $5,000 November cap", details={}, cap=support_cap,
-                          team=support_team)
-    Notification.objects.create(event=support, channel="email", recipient="sam@example.com", status="failed",
-                                error="SMTP unavailable: ConnectionRefusedError", attempt=1)
+    support = event_raise(
+        kind=AlertKind.CAP_THRESHOLD,
+        subject=f"cap:{support_cap.id}",
+        period_start=NOVEMBER,
+        threshold=80,
+        title="Support Platform at 82% of its $5,000 November cap",
+        details={},
+        cap=support_cap,
+        team=support_team,
+    )
+    Notification.objects.create(
+        event=support,
+        channel="email",
+        recipient="sam@example.com",
+        status="failed",
+        error="SMTP unavailable: ConnectionRefusedError",
+        attempt=1,
+    )
     Notification.objects.create(event=support, channel="email", recipient="sam@example.com", status="sent", attempt=2)
     AlertEvent.objects.filter(id=support.id).update(state="sent", attempts=2)
     time_machine.move_to(dt.datetime(2026, 11, 22, 10, tzinfo=dt.UTC))
-    search = event_raise(kind=AlertKind.CAP_FORECAST, subject=f"cap:{search_cap.id}", period_start=NOVEMBER, threshold=100,
-                         title="Search forecast to reach $1,200.00 (133%) of its $900 November cap", details={},
-                         cap=search_cap, team=search_team)
+    search = event_raise(
+        kind=AlertKind.CAP_FORECAST,
+        subject=f"cap:{search_cap.id}",
+        period_start=NOVEMBER,
+        threshold=100,
+        title="Search forecast to reach $1,200.00 (133%) of its $900 November cap",
+        details={},
+        cap=search_cap,
+        team=search_team,
+    )
     AlertEvent.objects.filter(id=search.id).update(state="failed", attempts=1)
     time_machine.move_to(dt.datetime(2026, 11, 22, 11, tzinfo=dt.UTC))
-    spike = event_raise(kind=AlertKind.SPEND_SPIKE, subject="account:1", period_start=dt.date(2026, 11, 21),
-                        title="openai-prod spent $80.00 yesterday, 6.5× its usual $12.30", details={"baseline": "12.30"})
+    spike = event_raise(
+        kind=AlertKind.SPEND_SPIKE,
+        subject="account:1",
+        period_start=dt.date(2026, 11, 21),
+        title="openai-prod spent $80.00 yesterday, 6.5× its usual $12.30",
+        details={"baseline": "12.30"},
+    )
     time_machine.move_to(dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC))
     return {"support": support, "search": search, "spike": spike}
 
@@ -86,7 +111,9 @@ def test_the_page_is_in_everyones_navigation(client_as, sam):
 
 def test_with_no_alerts_the_page_says_what_raises_them(client_as, tess, events):
     response = client_as(tess).get(reverse("alert-list"), {"state": "sent"})
-    assert 'id="no-alerts"' in response.content.decode() and "No alerts match these filters" in response.content.decode()
+    assert (
+        'id="no-alerts"' in response.content.decode() and "No alerts match these filters" in response.content.decode()
+    )
     AlertEvent.objects.all().delete()
     response = client_as(tess).get(reverse("alert-list"))
     assert "No alerts yet" in response.content.decode()
@@ -96,7 +123,9 @@ def test_mute_this_kind_for_me_and_unmute_again(client_as, sam, events):
     client = client_as(sam)
     assert "Mute this kind for me" in client.get(reverse("alert-list")).content.decode()
 
-    response = client.post(reverse("alert-mute"), {"kind": "cap_threshold", "muted": "1", "next": "/alerts/?team=support"})
+    response = client.post(
+        reverse("alert-mute"), {"kind": "cap_threshold", "muted": "1", "next": "/alerts/?team=support"}
+    )
     assert response.status_code == 302 and response["Location"] == "/alerts/?team=support"
     assert list(AlertMute.objects.filter(user=sam).values_list("kind", flat=True)) == ["cap_threshold"]
     page = client.get(reverse("alert-list")).content.decode()
@@ -104,7 +133,9 @@ def test_mute_this_kind_for_me_and_unmute_again(client_as, sam, events):
 
     client.post(reverse("alert-mute"), {"kind": "cap_threshold", "muted": "1"})  # twice is still once
     assert AlertMute.objects.filter(user=sam).count() == 1
-    response = client.post(reverse("alert-mute"), {"kind": "cap_threshold", "muted": "0", "next": "https://evil.example.com/"})
+    response = client.post(
+        reverse("alert-mute"), {"kind": "cap_threshold", "muted": "0", "next": "https://evil.example.com/"}
+    )
     assert response["Location"] == reverse("alert-list")  # never redirected off-site
     assert not AlertMute.objects.filter(user=sam).exists()
 
@@ -118,8 +149,14 @@ def test_muting_needs_a_post_and_a_real_kind(client_as, sam):
 
 def test_fifty_alerts_a_page_keeping_the_filters(client_as, fiona, support_team):
     for n in range(55):
-        event_raise(kind=AlertKind.UNPRICED_USAGE, subject=f"model:ft-{n}", period_start=NOVEMBER,
-                    title=f"Unpriced usage of ft-{n}", details={}, team=support_team)
+        event_raise(
+            kind=AlertKind.UNPRICED_USAGE,
+            subject=f"model:ft-{n}",
+            period_start=NOVEMBER,
+            title=f"Unpriced usage of ft-{n}",
+            details={},
+            team=support_team,
+        )
     client = client_as(fiona)
     first = client.get(reverse("alert-list"), {"team": "support"})
     assert len(titles(first)) == 50 and 'href="?team=support&amp;page=2"' in first.content.decode()

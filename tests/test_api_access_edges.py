@@ -13,8 +13,12 @@ SPANNING = ["/api/v1/accounts", "/api/v1/rules", "/api/v1/contracts", "/api/v1/c
 def objects(openai_account, support_agent):
     run = IngestRun.objects.create(account=openai_account, trigger="upload", file_name="u.csv")
     rule = AttributionRule.objects.create(workload=support_agent, priority=1, project="p")
-    return [f"/api/v1/accounts/{openai_account.pk}", f"/api/v1/accounts/{openai_account.pk}/runs",
-            f"/api/v1/runs/{run.pk}", f"/api/v1/rules/{rule.pk}"]
+    return [
+        f"/api/v1/accounts/{openai_account.pk}",
+        f"/api/v1/accounts/{openai_account.pk}/runs",
+        f"/api/v1/runs/{run.pk}",
+        f"/api/v1/rules/{rule.pk}",
+    ]
 
 
 def test_anonymous_callers_are_asked_to_sign_in_not_told_a_page_is_missing(objects):

@@ -20,7 +20,8 @@ from django.core.handlers.wsgi import WSGIHandler
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from drf_spectacular.generators import SchemaGenerator
-from hypothesis import HealthCheck, settings as hypothesis_settings
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 from knox.models import AuthToken
 
 from tests.access_world import WorldOnce
@@ -36,13 +37,17 @@ pytestmark = pytest.mark.django_db
 #   (accounts, rules, contracts) answers 404 to every method, so a member learns nothing about it (docs/access.md).
 CHECKS_OFF = {"positive_data_acceptance": {"enabled": False}}
 ADMIN_CONFIG = {"checks": CHECKS_OFF, "phases": {"coverage": {"enabled": True}}}
-MEMBER_CONFIG = {"checks": {**CHECKS_OFF, "unsupported_method": {"enabled": False}}, "phases": {"coverage": {"enabled": False}}}
+MEMBER_CONFIG = {
+    "checks": {**CHECKS_OFF, "unsupported_method": {"enabled": False}},
+    "phases": {"coverage": {"enabled": False}},
+}
 
 
 def _schema(config: dict):
     # The schema /api/schema/ serves, generated in process (no database needed) so each operation is its own test.
-    loaded = schemathesis.openapi.from_dict(SchemaGenerator().get_schema(request=None, public=True),
-                                            config=schemathesis.Config.from_dict(config))
+    loaded = schemathesis.openapi.from_dict(
+        SchemaGenerator().get_schema(request=None, public=True), config=schemathesis.Config.from_dict(config)
+    )
     loaded.app = WSGIHandler()
     return loaded
 
@@ -91,9 +96,15 @@ def real_path(path: str, world, role: str) -> dict:
         return {"slug": own.team.slug if path.startswith("/api/v1/teams") else own.workload.slug}
     if "{id}" not in path:
         return {}
-    ids = {"/api/v1/accounts/{id}/syncs": world.api_account.pk, "/api/v1/accounts/": world.file_account.pk,
-           "/api/v1/caps/": own.team_cap.pk, "/api/v1/contracts/": world.contract.pk, "/api/v1/rules/": own.rule.pk,
-           "/api/v1/runs/": world.run.pk, "/api/v1/reattributions/": world.job.pk}
+    ids = {
+        "/api/v1/accounts/{id}/syncs": world.api_account.pk,
+        "/api/v1/accounts/": world.file_account.pk,
+        "/api/v1/caps/": own.team_cap.pk,
+        "/api/v1/contracts/": world.contract.pk,
+        "/api/v1/rules/": own.rule.pk,
+        "/api/v1/runs/": world.run.pk,
+        "/api/v1/reattributions/": world.job.pk,
+    }
     return {"id": next(pk for prefix, pk in ids.items() if path.startswith(prefix))}
 
 

@@ -66,7 +66,11 @@ def money_problems(document) -> list[str]:
     for path, key, value in walk(document):
         if isinstance(value, float):
             problems.append(f"{path} is a float: {value!r}")
-        elif key and MONEY_KEY.search(key) and not (value is None or (isinstance(value, str) and DECIMAL_TEXT.match(value))):
+        elif (
+            key
+            and MONEY_KEY.search(key)
+            and not (value is None or (isinstance(value, str) and DECIMAL_TEXT.match(value)))
+        ):
             problems.append(f"{path} is not a decimal string or null: {value!r}")
     return problems
 
@@ -77,17 +81,29 @@ def test_the_walk_catches_a_float_and_a_money_field_as_a_number():
     assert money_problems({"cost": "1.500000", "usd_per_mtok": None, "lines": 3}) == []
 
 
-def test_every_api_response_carries_money_as_decimal_strings(client_as, ada, recent_spend, openai_account, support_agent,
-                                                             media_in_tmp):
+def test_every_api_response_carries_money_as_decimal_strings(
+    client_as, ada, recent_spend, openai_account, support_agent, media_in_tmp
+):
     client = client_as(ada)
     rule = AttributionRule.objects.get()
     job = ReattributionJob.objects.create(requested_by=ada, reason="test")
-    api_account = Account.objects.create(name="openai-admin", provider=Provider.objects.get(slug="openai"), connector="openai_api")
+    api_account = Account.objects.create(
+        name="openai-admin", provider=Provider.objects.get(slug="openai"), connector="openai_api"
+    )
     today = dt.datetime.now(dt.UTC).date()
     cap = cap_create(by=ada, name="Everything", scope="org", amount="1000", recipients=["role:admins"])
-    contract = contract_create(by=ada, name="OpenAI", provider="openai", accounts=["openai-prod"], start=today.replace(day=1),
-                               end=today.replace(day=1) + dt.timedelta(days=400), commitment="1000.5",
-                               commitment_basis="monthly", auto_renew=True, notice_days=300)
+    contract = contract_create(
+        by=ada,
+        name="OpenAI",
+        provider="openai",
+        accounts=["openai-prod"],
+        start=today.replace(day=1),
+        end=today.replace(day=1) + dt.timedelta(days=400),
+        commitment="1000.5",
+        commitment_basis="monthly",
+        auto_renew=True,
+        notice_days=300,
+    )
     month = {"start": (today - dt.timedelta(days=40)).isoformat(), "end": (today + dt.timedelta(days=1)).isoformat()}
     json_body = {"content_type": "application/json"}
     OutcomeCount.objects.create(workload=support_agent, day=today - dt.timedelta(days=1), count=7)
@@ -99,63 +115,127 @@ def test_every_api_response_carries_money_as_decimal_strings(client_as, ada, rec
         "api-team-detail": [lambda: client.get("/api/v1/teams/support")],
         "api-workload-list": [lambda: client.get("/api/v1/workloads")],
         "api-workload-detail": [lambda: client.get("/api/v1/workloads/support-agent")],
-        "api-workload-cost-per-outcome": [lambda by=by: client.get("/api/v1/workloads/support-agent/cost-per-outcome", {**month, "by": by})
-                                          for by in ("day", "month", "period")],
+        "api-workload-cost-per-outcome": [
+            lambda by=by: client.get("/api/v1/workloads/support-agent/cost-per-outcome", {**month, "by": by})
+            for by in ("day", "month", "period")
+        ],
         "api-account-list": [lambda: client.get("/api/v1/accounts")],
         "api-account-detail": [lambda: client.get(f"/api/v1/accounts/{openai_account.pk}")],
         "api-account-runs": [lambda: client.get(f"/api/v1/accounts/{openai_account.pk}/runs")],
-        "api-account-imports": [lambda: client.post(
-            f"/api/v1/accounts/{openai_account.pk}/imports", {"file": SimpleUploadedFile("u.csv", b"day,model,input_tokens,output_tokens\n")})],
-        "api-account-syncs": [lambda: client.post(
-            f"/api/v1/accounts/{api_account.pk}/syncs", {"start": month["start"], "end": month["end"]}, **json_body)],
+        "api-account-imports": [
+            lambda: client.post(
+                f"/api/v1/accounts/{openai_account.pk}/imports",
+                {"file": SimpleUploadedFile("u.csv", b"day,model,input_tokens,output_tokens\n")},
+            )
+        ],
+        "api-account-syncs": [
+            lambda: client.post(
+                f"/api/v1/accounts/{api_account.pk}/syncs", {"start": month["start"], "end": month["end"]}, **json_body
+            )
+        ],
         "api-run-detail": [lambda: client.get(f"/api/v1/runs/{recent_spend.pk}")],
         "api-rule-list": [lambda: client.get("/api/v1/rules")],
         "api-rule-preview": [
-            lambda: client.post("/api/v1/rules/preview", {"workload": "support-agent", "priority": 5, "model": "gpt-5*"}, **json_body),
-            lambda: client.post("/api/v1/rules/preview", {"workload": "support-agent", "priority": 5, "model": "my-private-*"}, **json_body),
+            lambda: client.post(
+                "/api/v1/rules/preview", {"workload": "support-agent", "priority": 5, "model": "gpt-5*"}, **json_body
+            ),
+            lambda: client.post(
+                "/api/v1/rules/preview",
+                {"workload": "support-agent", "priority": 5, "model": "my-private-*"},
+                **json_body,
+            ),
         ],
         "api-rule-detail": [lambda: client.get(f"/api/v1/rules/{rule.pk}")],
         "api-outcome-list": [
-            lambda: client.post("/api/v1/outcomes", [{"workload": "support-agent", "day": today.isoformat(), "count": 3}],
-                                **json_body),
+            lambda: client.post(
+                "/api/v1/outcomes", [{"workload": "support-agent", "day": today.isoformat(), "count": 3}], **json_body
+            ),
             lambda: client.get("/api/v1/outcomes"),
         ],
         "api-metric-list": [
-            lambda: client.post("/api/v1/metrics", [{
-                "workload": "support-agent", "provider": "anthropic", "model": "claude-sonnet-4-5",
-                "hour": f"{today.isoformat()}T00:00:00Z", "requests": 10, "errors": 1,
-                "latency": {"histogram": [[500, 9], [2000, 1]]}, "output_tokens": 400, "generation_seconds": 2,
-            }], **json_body),
-            lambda: client.get("/api/v1/metrics", {"start": today.isoformat(), "end": (today + dt.timedelta(days=1)).isoformat()}),
+            lambda: client.post(
+                "/api/v1/metrics",
+                [
+                    {
+                        "workload": "support-agent",
+                        "provider": "anthropic",
+                        "model": "claude-sonnet-4-5",
+                        "hour": f"{today.isoformat()}T00:00:00Z",
+                        "requests": 10,
+                        "errors": 1,
+                        "latency": {"histogram": [[500, 9], [2000, 1]]},
+                        "output_tokens": 400,
+                        "generation_seconds": 2,
+                    }
+                ],
+                **json_body,
+            ),
+            lambda: client.get(
+                "/api/v1/metrics", {"start": today.isoformat(), "end": (today + dt.timedelta(days=1)).isoformat()}
+            ),
         ],
         "api-eval-list": [
-            lambda: client.post("/api/v1/evals", [{"workload": "support-agent", "provider": "anthropic",
-                                                   "model": "claude-sonnet-4-5", "name": "accuracy", "score": "0.93",
-                                                   "period_start": today.isoformat()}], **json_body),
+            lambda: client.post(
+                "/api/v1/evals",
+                [
+                    {
+                        "workload": "support-agent",
+                        "provider": "anthropic",
+                        "model": "claude-sonnet-4-5",
+                        "name": "accuracy",
+                        "score": "0.93",
+                        "period_start": today.isoformat(),
+                    }
+                ],
+                **json_body,
+            ),
             lambda: client.get("/api/v1/evals"),
         ],
         "api-reattribution": [lambda: client.get(f"/api/v1/reattributions/{job.pk}")],
         "api-cap-list": [
-            lambda: client.post("/api/v1/caps", {"name": "Support", "scope": "team", "target": "support", "amount": "2.5",
-                                                 "recipients": ["role:team_leads"]}, **json_body),
+            lambda: client.post(
+                "/api/v1/caps",
+                {
+                    "name": "Support",
+                    "scope": "team",
+                    "target": "support",
+                    "amount": "2.5",
+                    "recipients": ["role:team_leads"],
+                },
+                **json_body,
+            ),
             lambda: client.get("/api/v1/caps"),
         ],
         "api-cap-detail": [lambda: client.get(f"/api/v1/caps/{cap.pk}")],
         "api-contract-list": [
-            lambda: client.post("/api/v1/contracts", {"name": "Groq", "provider": "groq", "start": "2026-01-01",
-                                                      "end": "2027-01-01", "commitment": "99.5"}, **json_body),
+            lambda: client.post(
+                "/api/v1/contracts",
+                {"name": "Groq", "provider": "groq", "start": "2026-01-01", "end": "2027-01-01", "commitment": "99.5"},
+                **json_body,
+            ),
             lambda: client.get("/api/v1/contracts"),
         ],
         "api-contract-renewals": [lambda: client.get("/api/v1/contracts/renewals", {"within_days": 3660})],
-        "api-contract-detail": [lambda: client.get(f"/api/v1/contracts/{contract.pk}"),
-                                lambda: client.patch(f"/api/v1/contracts/{contract.pk}", {"prepaid": "10"}, **json_body)],
-        "api-contract-renew": [lambda: client.post(f"/api/v1/contracts/{contract.pk}/renew",
-                                                   {"start": contract.end.isoformat(), "end": "2030-01-01"}, **json_body)],
+        "api-contract-detail": [
+            lambda: client.get(f"/api/v1/contracts/{contract.pk}"),
+            lambda: client.patch(f"/api/v1/contracts/{contract.pk}", {"prepaid": "10"}, **json_body),
+        ],
+        "api-contract-renew": [
+            lambda: client.post(
+                f"/api/v1/contracts/{contract.pk}/renew",
+                {"start": contract.end.isoformat(), "end": "2030-01-01"},
+                **json_body,
+            )
+        ],
         "api-contract-focus": [lambda: client.get("/api/v1/contracts/focus.csv")],
         "api-focus": [lambda: client.get("/api/v1/focus", {"month": today.strftime("%Y-%m")})],
         "api-scorecard": [lambda: client.get("/api/v1/scorecard")],
-        "api-whatif": [lambda: client.get("/api/v1/whatif", {"requests": 220000, "input_tokens": 880_000_000,
-                                                            "output_tokens": 330_000_000, "sla_seconds": 3})],
+        "api-whatif": [
+            lambda: client.get(
+                "/api/v1/whatif",
+                {"requests": 220000, "input_tokens": 880_000_000, "output_tokens": 330_000_000, "sla_seconds": 3},
+            )
+        ],
     }
     routes = {p.name for p in api_urls.urlpatterns if isinstance(p, URLPattern)}
     assert set(calls) == routes, "call every API route here"
@@ -168,14 +248,20 @@ def test_every_api_response_carries_money_as_decimal_strings(client_as, ada, rec
             assert money_problems(response.json()) == [], name
 
     # The walk saw real money: exact to the micro-unit, and null where no price is known.
-    preview = client.post("/api/v1/rules/preview", {"workload": "support-agent", "priority": 5, "model": "gpt-5*"}, **json_body).json()
+    preview = client.post(
+        "/api/v1/rules/preview", {"workload": "support-agent", "priority": 5, "model": "gpt-5*"}, **json_body
+    ).json()
     assert preview["cost"] == "0.004500" and all(isinstance(s["cost"], str) for s in preview["sources"])
     spend = client.get("/api/v1/spend", {**month, "group_by": "model"}).json()
     assert {r["group"]: r["cost"] for r in spend}["my-private-model"] is None
     assert Decimal({r["group"]: r["cost"] for r in spend}["gpt-5-mini"]) == Decimal("3.123457")
     per_outcome = client.get("/api/v1/workloads/support-agent/cost-per-outcome", month).json()["points"][0]
     # 7 outcomes stored yesterday and 3 posted by the walk today: $3.123457 / 10, sum over sum.
-    assert (per_outcome["cost"], per_outcome["outcomes"], per_outcome["cost_per_outcome"]) == ("3.123457", 10, "0.312346")
+    assert (per_outcome["cost"], per_outcome["outcomes"], per_outcome["cost_per_outcome"]) == (
+        "3.123457",
+        10,
+        "0.312346",
+    )
     caps = {c["name"]: c for c in client.get("/api/v1/caps").json()}
     assert caps["Everything"]["amount"] == "1000.000000" and caps["Support"]["amount"] == "2.500000"
     assert all(isinstance(c["spent"], str) and isinstance(c["percent"], str) for c in caps.values())
@@ -183,5 +269,8 @@ def test_every_api_response_carries_money_as_decimal_strings(client_as, ada, rec
     assert contracts["Groq"]["commitment"] == "99.500000" and contracts["OpenAI"]["prepaid"] == "0.000000"
     (old,) = contracts["OpenAI"]["past_terms"]  # the patched term, archived by the renewal
     assert (old["commitment"], old["prepaid"]) == ("1000.500000", "10.000000")
-    assert all(isinstance(c[key], str) for c in contracts.values()
-               for key in ("consumed", "expected_to_date", "projected", "shortfall", "overage"))
+    assert all(
+        isinstance(c[key], str)
+        for c in contracts.values()
+        for key in ("consumed", "expected_to_date", "projected", "shortfall", "overage")
+    )

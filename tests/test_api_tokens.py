@@ -15,7 +15,13 @@ from finops.models import ApiToken, AuditEntry, Cap
 from finops.services.api_tokens import api_token_create, api_token_revoke
 
 JSON = {"content_type": "application/json"}
-CAP = {"name": "Support monthly", "scope": "team", "target": "support", "amount": "100", "recipients": ["lead@example.com"]}
+CAP = {
+    "name": "Support monthly",
+    "scope": "team",
+    "target": "support",
+    "amount": "100",
+    "recipients": ["lead@example.com"],
+}
 
 
 def create_token(username: str, *args) -> str:
@@ -60,7 +66,9 @@ def test_the_command_makes_a_read_only_token_unless_told_and_records_it_as_the_c
     tokens = {t.name: t for t in ApiToken.objects.all()}
     assert tokens["nightly export"].scope == "read" and tokens["command line"].scope == "write"
     entries = AuditEntry.objects.filter(entity_type="token", action="created")
-    assert entries.count() == 2 and {e.source for e in entries} == {"cli"} and {e.actor_label for e in entries} == {"cli"}
+    assert (
+        entries.count() == 2 and {e.source for e in entries} == {"cli"} and {e.actor_label for e in entries} == {"cli"}
+    )
 
 
 def test_the_openapi_schema_and_offline_docs_are_served(client_as, client, fiona):
@@ -171,7 +179,9 @@ def test_people_see_and_revoke_only_their_own_tokens_and_admins_anyones(client_a
     theirs.refresh_from_db()
     assert theirs.revoked_by == ada
     entry = AuditEntry.objects.get(entity_type="token", action="revoked", entity_id=str(theirs.pk))
-    assert entry.actor == ada and entry.source == "ui" and entry.before["revoked_at"] is None and entry.after["revoked_at"]
+    assert (
+        entry.actor == ada and entry.source == "ui" and entry.before["revoked_at"] is None and entry.after["revoked_at"]
+    )
 
 
 def test_the_django_admin_offers_no_way_around_the_token_service(client_as, ada):

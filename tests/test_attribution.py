@@ -127,18 +127,23 @@ def test_a_rule_without_conditions_catches_everything_lower_rules_leave(lines, s
 FOCUS_PER_TOKEN = Path(__file__).resolve().parent / "fixtures" / "focus_file" / "per_token_api_focus_1_3.csv"
 
 
-@pytest.mark.parametrize("condition", [
-    {"api_key": "key_agent"},
-    {"project": "proj_search"},
-    {"model": "GPT-5*"},  # the raw string, case-insensitively; the normalised id too
-    {"tags": {"env": "prod"}},
-    {"tags": {"env": "prod", "team": "search"}},
-    {"user": "person1@example.com"},
-    {"account": "openai"},
-    {"provider": "solora-ai"},
-    {},
-])
-def test_an_import_attributes_its_lines_as_a_reattribution_would(condition, openai_account, support_agent, search_ranker):
+@pytest.mark.parametrize(
+    "condition",
+    [
+        {"api_key": "key_agent"},
+        {"project": "proj_search"},
+        {"model": "GPT-5*"},  # the raw string, case-insensitively; the normalised id too
+        {"tags": {"env": "prod"}},
+        {"tags": {"env": "prod", "team": "search"}},
+        {"user": "person1@example.com"},
+        {"account": "openai"},
+        {"provider": "solora-ai"},
+        {},
+    ],
+)
+def test_an_import_attributes_its_lines_as_a_reattribution_would(
+    condition, openai_account, support_agent, search_ranker
+):
     """Lines are attributed when written (RuleMatcher, in Python) and after a rule change (a CASE, in SQL):
     with the rule already in place, re-attributing after the import must move nothing."""
     # The file is Solora AI's own FOCUS export: an account of that provider imports it (issue 21: a FOCUS import
@@ -152,7 +157,10 @@ def test_an_import_attributes_its_lines_as_a_reattribution_would(condition, open
     AttributionRule.objects.create(workload=search_ranker, priority=1, **condition)
     AttributionRule.objects.create(workload=support_agent, priority=2, project="proj_support")
 
-    assert usage_file_import(account=openai_account, stream=io.BytesIO(USAGE.encode()), file_name="usage.csv").status == "succeeded"
+    assert (
+        usage_file_import(account=openai_account, stream=io.BytesIO(USAGE.encode()), file_name="usage.csv").status
+        == "succeeded"
+    )
     with FOCUS_PER_TOKEN.open("rb") as stream:
         assert usage_file_import(account=focus, stream=stream, file_name=FOCUS_PER_TOKEN.name).status == "succeeded"
     at_import = dict(UsageLine.objects.values_list("id", "signature__workload_id"))
@@ -166,6 +174,7 @@ def test_an_import_attributes_its_lines_as_a_reattribution_would(condition, open
 def test_a_rule_change_rewrites_no_line_only_signatures(lines, support_agent, search_ranker):
     """Re-attribution updates the few signature rows, never the lines: an UPDATE of millions of lines is what
     made a rule change take minutes (docs/attribution.md). A rewritten row gets a new xmin."""
+
     def line_versions():
         with connection.cursor() as cursor:
             cursor.execute("SELECT id, xmin::text FROM finops_usageline")
@@ -186,15 +195,20 @@ def test_a_reattribution_job_vacuums_the_rollups_it_rewrote_once_committed(resee
     from finops.models import ReattributionJob
     from finops.services.rules import reattribution_run
 
-    assert usage_file_import(account=openai_account, stream=io.BytesIO(USAGE.encode()), file_name="usage.csv").status == "succeeded"
+    assert (
+        usage_file_import(account=openai_account, stream=io.BytesIO(USAGE.encode()), file_name="usage.csv").status
+        == "succeeded"
+    )
     AttributionRule.objects.create(workload=support_agent, priority=1, project="proj_support")
     started = timezone.now()
     job = reattribution_run(job_id=ReattributionJob.objects.create(reason="test").id)
     assert job.status == "succeeded" and job.lines_changed == 2
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_stat_clear_snapshot()")
-        cursor.execute("SELECT relname, last_vacuum, last_analyze FROM pg_stat_user_tables WHERE relname IN "
-                       "('finops_dailyspend', 'finops_monthlyspend', 'finops_linesignature')")
+        cursor.execute(
+            "SELECT relname, last_vacuum, last_analyze FROM pg_stat_user_tables WHERE relname IN "
+            "('finops_dailyspend', 'finops_monthlyspend', 'finops_linesignature')"
+        )
         seen = {name: (vacuumed, analyzed) for name, vacuumed, analyzed in cursor.fetchall()}
     assert set(seen) == {"finops_dailyspend", "finops_monthlyspend", "finops_linesignature"}
     assert all(vacuumed and vacuumed >= started and analyzed >= started for vacuumed, analyzed in seen.values()), seen

@@ -21,8 +21,15 @@ PROJECTS = ["alpha", "beta", ""]
 ENVS = ["prod", "staging"]
 GLOBS = ["gpt-5*", "gpt-*", "claude-*", "*mini"]
 
-line = st.tuples(st.sampled_from(DAYS), st.sampled_from(MODELS), st.sampled_from(PROJECTS), st.sampled_from(ENVS),
-                 st.integers(0, 10_000), st.integers(0, 1_000), st.sampled_from(["", "1.25", "0.5", "3"]))
+line = st.tuples(
+    st.sampled_from(DAYS),
+    st.sampled_from(MODELS),
+    st.sampled_from(PROJECTS),
+    st.sampled_from(ENVS),
+    st.integers(0, 10_000),
+    st.integers(0, 1_000),
+    st.sampled_from(["", "1.25", "0.5", "3"]),
+)
 condition = st.one_of(
     st.builds(dict, project=st.sampled_from(["alpha", "beta"])),
     st.builds(dict, model=st.sampled_from(GLOBS)),
@@ -36,7 +43,10 @@ def first_match(line: UsageLine, rules: list[AttributionRule]):
     for r in rules:
         if r.project and line.project_ref != r.project:
             continue
-        if r.model and not (fnmatch.fnmatchcase(line.model, r.model.lower()) or fnmatch.fnmatchcase(line.model_raw.lower(), r.model.lower())):
+        if r.model and not (
+            fnmatch.fnmatchcase(line.model, r.model.lower())
+            or fnmatch.fnmatchcase(line.model_raw.lower(), r.model.lower())
+        ):
             continue
         if any(line.tags.get(k) != v for k, v in r.tags.items()):
             continue
@@ -56,7 +66,9 @@ class AttributionMachine(RuleBasedStateMachine):
         Team.objects.all().delete()
         self.teams = [Team.objects.create(name=f"T{i}", slug=f"t{i}") for i in range(2)]
         self.workloads = [Workload.objects.create(team=self.teams[i % 2], name=f"W{i}", slug=f"w{i}") for i in range(3)]
-        self.account = Account.objects.create(name="acct", provider=Provider.objects.get(slug="openai"), connector="usage_csv")
+        self.account = Account.objects.create(
+            name="acct", provider=Provider.objects.get(slug="openai"), connector="usage_csv"
+        )
         self.priority = 0
 
     @rule(lines=st.lists(line, min_size=1, max_size=8))
@@ -119,5 +131,7 @@ class AttributionMachine(RuleBasedStateMachine):
 def test_attribution_and_rollups_hold_after_any_sequence_of_imports_and_rule_changes():
     run_state_machine_as_test(
         AttributionMachine,
-        settings=settings(max_examples=25, stateful_step_count=12, deadline=None, suppress_health_check=list(HealthCheck)),
+        settings=settings(
+            max_examples=25, stateful_step_count=12, deadline=None, suppress_health_check=list(HealthCheck)
+        ),
     )

@@ -42,18 +42,28 @@ def no_secret_in(entry: AuditEntry, *secrets: str) -> bool:
 
 
 def test_an_account_key_replaced_on_its_page_is_recorded_once_as_changed(client_as, ada):
-    account = Account.objects.create(name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="openai_api")
+    account = Account.objects.create(
+        name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="openai_api"
+    )
     from finops.services.accounts import account_set_credentials
 
     account_set_credentials(account=account, secret=KEY)
-    data = {"base_url": "https://api.openai.com/v1", "secret": NEW_KEY, "sync_interval_minutes": "30", "enabled": "on", "action": "save"}
+    data = {
+        "base_url": "https://api.openai.com/v1",
+        "secret": NEW_KEY,
+        "sync_interval_minutes": "30",
+        "enabled": "on",
+        "action": "save",
+    }
     with Recorded() as r:
         assert client_as(ada).post(reverse("source-edit", args=[account.pk]), data).status_code == 302
     entry = r.one
     assert (entry.entity_type, entry.action, entry.actor, entry.source) == ("account", "updated", ada, "ui")
     assert entry.before["credentials"] == "set" and entry.after["credentials"] == "changed"
     assert entry.before["sync_interval_minutes"] == 60 and entry.after["sync_interval_minutes"] == 30
-    assert set(entry.changed) == {"credentials", "sync_interval_minutes", "base_url"} and no_secret_in(entry, KEY, NEW_KEY)
+    assert set(entry.changed) == {"credentials", "sync_interval_minutes", "base_url"} and no_secret_in(
+        entry, KEY, NEW_KEY
+    )
 
 
 def test_accounts_from_config_are_recorded_once_each_and_a_reapply_records_nothing(db):
@@ -75,9 +85,19 @@ def test_accounts_from_config_are_recorded_once_each_and_a_reapply_records_nothi
 
 
 def test_an_account_saved_in_the_django_admin_is_recorded_once(client_as, ada):
-    account = Account.objects.create(name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="openai_api")
-    data = {"name": "openai-prod", "provider": account.provider_id, "connector": "openai_api", "base_url": "",
-            "enabled": "on", "sync_interval_minutes": "15", "credentials_env": "", "new_secret": NEW_KEY}
+    account = Account.objects.create(
+        name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="openai_api"
+    )
+    data = {
+        "name": "openai-prod",
+        "provider": account.provider_id,
+        "connector": "openai_api",
+        "base_url": "",
+        "enabled": "on",
+        "sync_interval_minutes": "15",
+        "credentials_env": "",
+        "new_secret": NEW_KEY,
+    }
     with Recorded() as r:
         response = client_as(ada).post(reverse("admin:finops_account_change", args=[account.pk]), data)
     assert response.status_code == 302, response.content.decode()[:2000]
@@ -89,13 +109,21 @@ def test_an_account_saved_in_the_django_admin_is_recorded_once(client_as, ada):
 # --- rules ---
 
 
-def test_a_rule_change_through_the_api_is_recorded_once_with_before_and_after(client_as, ada, support_agent, search_ranker):
+def test_a_rule_change_through_the_api_is_recorded_once_with_before_and_after(
+    client_as, ada, support_agent, search_ranker
+):
     rule = AttributionRule.objects.create(workload=support_agent, priority=10, project="proj_support")
     with Recorded() as r:
-        assert client_as(ada).patch(f"/api/v1/rules/{rule.pk}", {"workload": "search-ranker"}, **JSON).status_code == 200
+        assert (
+            client_as(ada).patch(f"/api/v1/rules/{rule.pk}", {"workload": "search-ranker"}, **JSON).status_code == 200
+        )
     entry = r.one
     assert (entry.entity_type, entry.action, entry.source, entry.entity_id) == ("rule", "updated", "api", str(rule.pk))
-    assert (entry.before["workload"], entry.after["workload"], entry.changed) == ("support-agent", "search-ranker", ["workload"])
+    assert (entry.before["workload"], entry.after["workload"], entry.changed) == (
+        "support-agent",
+        "search-ranker",
+        ["workload"],
+    )
 
 
 def test_a_rule_created_on_its_page_is_recorded_as_the_ui(client_as, ada, support_agent):
@@ -111,8 +139,15 @@ def test_a_rule_created_on_its_page_is_recorded_as_the_ui(client_as, ada, suppor
 
 
 def test_a_cap_created_through_the_api_records_its_webhook_secret_only_as_set(client_as, ada, support_team):
-    body = {"name": "Support monthly", "scope": "team", "target": "support", "amount": "100.25",
-            "recipients": ["lead@example.com"], "webhook_url": "https://hooks.example.com/x", "webhook_secret": HOOK_SECRET}
+    body = {
+        "name": "Support monthly",
+        "scope": "team",
+        "target": "support",
+        "amount": "100.25",
+        "recipients": ["lead@example.com"],
+        "webhook_url": "https://hooks.example.com/x",
+        "webhook_secret": HOOK_SECRET,
+    }
     with Recorded() as r:
         assert client_as(ada).post("/api/v1/caps", body, **JSON).status_code == 201
     entry = r.one
@@ -124,9 +159,18 @@ def test_a_cap_created_through_the_api_records_its_webhook_secret_only_as_set(cl
 def test_a_cap_edited_on_its_form_and_deleted_are_recorded_once_each(client_as, sam, support_team):
     from finops.services.caps import cap_create
 
-    cap = cap_create(by=sam, name="Agent cap", scope="team", target="support", amount="250", recipients=["sam@example.com"])
-    form = {"name": "Agent cap", "scope": "team:support", "period": "month", "amount": "300", "thresholds": "50, 80, 100",
-            "alert_on_forecast": "on", "recipients": "sam@example.com"}
+    cap = cap_create(
+        by=sam, name="Agent cap", scope="team", target="support", amount="250", recipients=["sam@example.com"]
+    )
+    form = {
+        "name": "Agent cap",
+        "scope": "team:support",
+        "period": "month",
+        "amount": "300",
+        "thresholds": "50, 80, 100",
+        "alert_on_forecast": "on",
+        "recipients": "sam@example.com",
+    }
     with Recorded() as edited:
         assert client_as(sam).post(reverse("cap-edit", args=[cap.pk]), form).status_code == 302
     assert (edited.one.action, edited.one.actor, edited.one.changed) == ("updated", sam, ["amount"])
@@ -154,8 +198,15 @@ def test_a_caps_webhook_secret_rotated_by_config_reads_changed(db, support_team)
 
 
 def test_a_contract_through_the_api_then_config_is_recorded_once_per_change(client_as, ada, openai_account):
-    body = {"name": "OpenAI 2027", "provider": "openai", "accounts": ["openai-prod"], "start": "2027-01-01",
-            "end": "2028-01-01", "commitment": "120000", "commitment_basis": "yearly"}
+    body = {
+        "name": "OpenAI 2027",
+        "provider": "openai",
+        "accounts": ["openai-prod"],
+        "start": "2027-01-01",
+        "end": "2028-01-01",
+        "commitment": "120000",
+        "commitment_basis": "yearly",
+    }
     with Recorded() as created:
         assert client_as(ada).post("/api/v1/contracts", body, **JSON).status_code == 201
     assert (created.one.entity_type, created.one.action, created.one.source) == ("contract", "created", "api")
@@ -189,8 +240,16 @@ def test_a_contract_edited_on_its_page_is_recorded_once(client_as, ada):
 def test_an_offering_from_the_form_and_from_config_is_recorded_once_each(client_as, ada):
     groq = Provider.objects.get(slug="groq")
     with Recorded() as created:
-        client_as(ada).post("/offerings/new/", {"provider": groq.id, "model": "llama-3.3-70b", "family": "",
-                                                "input_per_mtok": "0.59", "output_per_mtok": "0.79"})
+        client_as(ada).post(
+            "/offerings/new/",
+            {
+                "provider": groq.id,
+                "model": "llama-3.3-70b",
+                "family": "",
+                "input_per_mtok": "0.59",
+                "output_per_mtok": "0.79",
+            },
+        )
     assert (created.one.entity_type, created.one.action, created.one.source) == ("offering", "created", "ui")
     assert created.one.after["input_per_mtok"] == "0.59"
     text = """offerings:
@@ -223,8 +282,17 @@ def test_users_from_config_are_recorded_with_role_and_team_and_no_password(db, s
 
 def test_a_user_changed_in_the_django_admin_is_recorded_once(client_as, ada, fiona):
     url = reverse("admin:finops_user_change", args=[fiona.pk])
-    data = {"username": "fiona", "email": "fiona@new.example.com", "role": "finance", "time_zone": "", "is_active": "on",
-            "date_joined_0": "2026-01-01", "date_joined_1": "00:00:00", "first_name": "", "last_name": ""}
+    data = {
+        "username": "fiona",
+        "email": "fiona@new.example.com",
+        "role": "finance",
+        "time_zone": "",
+        "is_active": "on",
+        "date_joined_0": "2026-01-01",
+        "date_joined_1": "00:00:00",
+        "first_name": "",
+        "last_name": "",
+    }
     with Recorded() as r:
         response = client_as(ada).post(url, data)
     assert response.status_code == 302, response.content.decode()[:3000]
@@ -240,10 +308,16 @@ def some_history(ada, support_agent):
     from finops.services.rules import rule_create
 
     for priority in range(60):
-        rule_create(by=ada, source="api", reattribute=False, workload=support_agent, priority=priority, project=f"p{priority}")
-    config_apply(path="c.yaml", environ={"K": KEY}, text="""accounts:
+        rule_create(
+            by=ada, source="api", reattribute=False, workload=support_agent, priority=priority, project=f"p{priority}"
+        )
+    config_apply(
+        path="c.yaml",
+        environ={"K": KEY},
+        text="""accounts:
   - {name: "=HYPERLINK(\\"http://evil\\")", provider: openai, connector: openai_api, credentials_env: K}
-""")
+""",
+    )
 
 
 def test_only_admins_see_the_audit_log(client_as, ada, fiona, sam, client):
@@ -272,7 +346,9 @@ def test_the_page_pages_and_filters(client_as, ada, some_history):
     assert client.get(reverse("audit-log") + "?start=garbage&end=9999-99-99&page=x").status_code == 200
 
 
-def test_the_csv_has_the_pages_columns_every_matching_entry_neutralised_cells_and_no_secret(client_as, ada, some_history):
+def test_the_csv_has_the_pages_columns_every_matching_entry_neutralised_cells_and_no_secret(
+    client_as, ada, some_history
+):
     response = client_as(ada).get(reverse("audit-log") + "?csv=audit")
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
     text = response.content.decode()
@@ -282,7 +358,9 @@ def test_the_csv_has_the_pages_columns_every_matching_entry_neutralised_cells_an
     account_row = next(r for r in rows if r[4] == "Account")
     assert account_row[5].startswith("'=HYPERLINK")  # a formula in a name is written as text
     assert KEY not in text and KEY[:12] not in text
-    filtered = list(csv.reader(io.StringIO(client_as(ada).get(reverse("audit-log") + "?entity=account&csv=audit").content.decode())))
+    filtered = list(
+        csv.reader(io.StringIO(client_as(ada).get(reverse("audit-log") + "?entity=account&csv=audit").content.decode()))
+    )
     assert len(filtered) == 2
 
 
@@ -310,9 +388,19 @@ routing:
     with Recorded() as created:
         config_apply(path="r.yaml", text=text, environ={})
     assert sorted((e.entity_type, e.action) for e in created.entries) == [
-        ("family", "created"), ("offering", "created"), ("offering", "created"), ("routing_policy", "created")]
+        ("family", "created"),
+        ("offering", "created"),
+        ("offering", "created"),
+        ("routing_policy", "created"),
+    ]
     with Recorded() as moved:
-        config_apply(path="r.yaml", text=text.replace("constraint: cost", "fallback: {provider: cerebras, model: llama3.3-70b}, constraint: latency"), environ={})
+        config_apply(
+            path="r.yaml",
+            text=text.replace(
+                "constraint: cost", "fallback: {provider: cerebras, model: llama3.3-70b}, constraint: latency"
+            ),
+            environ={},
+        )
     entry = moved.one
     assert (entry.entity_type, entry.changed) == ("routing_policy", ["constraint", "fallback"])
     assert (entry.before["fallback"], entry.after["fallback"]) == (None, "cerebras/llama3.3-70b")
@@ -333,9 +421,24 @@ def test_an_account_made_by_import_usage_is_recorded_as_the_command_line(db, tmp
     usage = tmp_path / "usage.csv"
     usage.write_text("day,model,input_tokens,output_tokens,cost\n2026-10-01,gpt-5-mini,1000,100,3\n")
     with Recorded() as r:
-        call_command("import_usage", "--account", "finance-export", "--connector", "usage_csv", "--provider", "openai",
-                     str(usage), stdout=io.StringIO(), stderr=io.StringIO())
-    assert (r.one.entity_type, r.one.action, r.one.source, r.one.entity_label) == ("account", "created", "cli", "finance-export")
+        call_command(
+            "import_usage",
+            "--account",
+            "finance-export",
+            "--connector",
+            "usage_csv",
+            "--provider",
+            "openai",
+            str(usage),
+            stdout=io.StringIO(),
+            stderr=io.StringIO(),
+        )
+    assert (r.one.entity_type, r.one.action, r.one.source, r.one.entity_label) == (
+        "account",
+        "created",
+        "cli",
+        "finance-export",
+    )
 
 
 def test_a_config_apply_that_fails_records_nothing(db, support_team):

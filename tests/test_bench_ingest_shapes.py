@@ -37,7 +37,9 @@ def test_the_scattered_log_writes_nearly_a_line_per_request_and_the_proxy_log_on
         stored = UsageLine.objects.filter(account=account)
         assert stored.aggregate(n=Sum("requests"))["n"] == REQUESTS
         lines[shape] = run.lines_written
-        per_key = stored.values("api_key_ref").annotate(users=Count("user_ref", distinct=True), models=Count("model", distinct=True))
+        per_key = stored.values("api_key_ref").annotate(
+            users=Count("user_ref", distinct=True), models=Count("model", distinct=True)
+        )
         if shape == "proxy":
             assert {(k["users"], k["models"]) for k in per_key} == {(1, 1)}
         else:

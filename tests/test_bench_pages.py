@@ -25,7 +25,12 @@ def test_the_organisation_scales_down_with_the_same_shape(generated):
     shape = generated["shape"]
     assert (scale.teams, scale.workloads, scale.keys) == (4, 32, 160)
     assert shape["lines"] == UsageLine.objects.count() == LINES
-    assert (shape["teams"], shape["workloads"], shape["api_keys"], shape["models"]) == (4, 32, 160, 34)  # 36, gpt-oss-120b thrice
+    assert (shape["teams"], shape["workloads"], shape["api_keys"], shape["models"]) == (
+        4,
+        32,
+        160,
+        34,
+    )  # 36, gpt-oss-120b thrice
     assert shape["accounts"] == 12 and shape["providers"] == 8  # two gateway logs (Groq, Cerebras)
     assert Scale.for_lines(10_000_000).workloads == 400 and Scale.for_lines(10_000_000).keys == 2000
 
@@ -45,7 +50,11 @@ def test_a_year_of_lines_some_unattributed_some_unpriced_costs_exact(generated):
 def test_the_generated_attribution_is_what_the_rules_say(generated):
     assert generated["attribution_check"]["lines_changed"] == 0
     # Every attributed line's team is its workload's team.
-    assert not UsageLine.objects.exclude(signature__workload__isnull=True).exclude(signature__team_id=F("signature__workload__team_id")).exists()
+    assert (
+        not UsageLine.objects.exclude(signature__workload__isnull=True)
+        .exclude(signature__team_id=F("signature__workload__team_id"))
+        .exists()
+    )
 
 
 def test_the_rollup_equals_the_raw_lines(generated):

@@ -47,8 +47,13 @@ def spend(openai_account, support_agent, search_ranker):
 
 
 def valid(**overrides) -> dict:
-    fields = {"name": "Support monthly", "scope": "team", "target": "support", "amount": "100",
-              "recipients": ["lead@example.com", "role:team_leads"]}
+    fields = {
+        "name": "Support monthly",
+        "scope": "team",
+        "target": "support",
+        "amount": "100",
+        "recipients": ["lead@example.com", "role:team_leads"],
+    }
     return {**fields, **overrides}
 
 
@@ -83,26 +88,29 @@ def test_thresholds_are_whole_percentages_deduplicated_and_sorted(ada, support_t
     assert cap_create(by=ada, **valid(name="b", thresholds="120, 90 %,1")).thresholds == [1, 90, 120]
 
 
-@pytest.mark.parametrize("overrides, field, words", [
-    ({"target": "no-such-team"}, "target", "No team"),
-    ({"scope": "org", "target": "support"}, "target", "no target"),
-    ({"scope": "workload", "target": None}, "target", "needs the workload"),
-    ({"scope": "galaxy"}, "scope", "Unknown scope"),
-    ({"amount": "0"}, "amount", "more than 0"),
-    ({"amount": "-5"}, "amount", "more than 0"),
-    ({"amount": "lots"}, "amount", "not a decimal"),
-    ({"thresholds": [0, 50]}, "thresholds", "outside 1–1000"),
-    ({"thresholds": [1001]}, "thresholds", "outside 1–1000"),
-    ({"thresholds": ["half"]}, "thresholds", "not a whole percentage"),
-    ({"recipients": []}, "recipients", "at least one recipient"),
-    ({"recipients": ["ops at example"]}, "recipients", "neither an email address nor a role"),
-    ({"recipients": ["role:ceo"]}, "recipients", "Unknown role"),
-    ({"webhook_url": "https://hooks.example.com/finops"}, "webhook_secret", "needs a signing secret"),
-    ({"webhook_secret": SECRET}, "webhook_url", "without a webhook URL"),
-    ({"webhook_url": "ftp://hooks.example.com", "webhook_secret": SECRET}, "webhook_url", "http(s)"),
-    ({"period": "week"}, "period", "Unknown period"),
-    ({"name": "  "}, "name", "Give the cap a name"),
-])
+@pytest.mark.parametrize(
+    "overrides, field, words",
+    [
+        ({"target": "no-such-team"}, "target", "No team"),
+        ({"scope": "org", "target": "support"}, "target", "no target"),
+        ({"scope": "workload", "target": None}, "target", "needs the workload"),
+        ({"scope": "galaxy"}, "scope", "Unknown scope"),
+        ({"amount": "0"}, "amount", "more than 0"),
+        ({"amount": "-5"}, "amount", "more than 0"),
+        ({"amount": "lots"}, "amount", "not a decimal"),
+        ({"thresholds": [0, 50]}, "thresholds", "outside 1–1000"),
+        ({"thresholds": [1001]}, "thresholds", "outside 1–1000"),
+        ({"thresholds": ["half"]}, "thresholds", "not a whole percentage"),
+        ({"recipients": []}, "recipients", "at least one recipient"),
+        ({"recipients": ["ops at example"]}, "recipients", "neither an email address nor a role"),
+        ({"recipients": ["role:ceo"]}, "recipients", "Unknown role"),
+        ({"webhook_url": "https://hooks.example.com/finops"}, "webhook_secret", "needs a signing secret"),
+        ({"webhook_secret": SECRET}, "webhook_url", "without a webhook URL"),
+        ({"webhook_url": "ftp://hooks.example.com", "webhook_secret": SECRET}, "webhook_url", "http(s)"),
+        ({"period": "week"}, "period", "Unknown period"),
+        ({"name": "  "}, "name", "Give the cap a name"),
+    ],
+)
 def test_each_invalid_field_is_refused_with_its_name(ada, support_team, overrides, field, words):
     with pytest.raises(CapInvalid) as excinfo:
         cap_create(by=ada, **valid(**overrides))
@@ -141,7 +149,9 @@ def test_changing_the_scope_asks_for_the_new_target(support_cap, ada):
         cap_update(cap=support_cap, by=ada, scope="provider")
 
     assert "needs the provider" in excinfo.value.errors["target"]
-    assert cap_update(cap=support_cap, by=ada, scope="provider", target="openai").provider == Provider.objects.get(slug="openai")
+    assert cap_update(cap=support_cap, by=ada, scope="provider", target="openai").provider == Provider.objects.get(
+        slug="openai"
+    )
 
 
 def test_a_team_lead_may_cap_their_team_and_its_workloads(sam, support_agent):
@@ -188,20 +198,41 @@ def test_finance_and_plain_members_write_no_cap(fiona, support_team):
 
 
 def test_the_burn_up_chart_adds_up_the_days_and_draws_the_cap_and_the_forecast():
-    points = [{"day": dt.date(2026, 11, 3), "cost": Decimal("10.5")}, {"day": dt.date(2026, 11, 1), "cost": Decimal("2")}]
-    figure = charts.burn_up(points, amount=Decimal(100), forecast=Decimal("140"), forecast_from=(dt.date(2026, 11, 3), Decimal("12.5")),
-                            period_start=dt.date(2026, 11, 1), period_end=dt.date(2026, 12, 1), currency="USD")
+    points = [
+        {"day": dt.date(2026, 11, 3), "cost": Decimal("10.5")},
+        {"day": dt.date(2026, 11, 1), "cost": Decimal("2")},
+    ]
+    figure = charts.burn_up(
+        points,
+        amount=Decimal(100),
+        forecast=Decimal("140"),
+        forecast_from=(dt.date(2026, 11, 3), Decimal("12.5")),
+        period_start=dt.date(2026, 11, 1),
+        period_end=dt.date(2026, 12, 1),
+        currency="USD",
+    )
 
     spent, cap, forecast = figure["data"]
     assert (spent["x"], spent["y"]) == (["2026-11-01", "2026-11-02", "2026-11-03"], [2.0, 2.0, 12.5])
     assert spent["customdata"] == ["$2.00", "$2.00", "$12.50"]
     assert (cap["x"], cap["y"]) == (["2026-11-01", "2026-11-30"], [100.0, 100.0])
-    assert (forecast["x"], forecast["y"], forecast["line"]["dash"]) == (["2026-11-03", "2026-11-30"], [12.5, 140.0], "dash")
+    assert (forecast["x"], forecast["y"], forecast["line"]["dash"]) == (
+        ["2026-11-03", "2026-11-30"],
+        [12.5, 140.0],
+        "dash",
+    )
 
 
 def test_without_a_forecast_the_burn_up_has_no_forecast_line():
-    figure = charts.burn_up([], amount=Decimal(5), forecast=None, forecast_from=None, period_start=dt.date(2026, 10, 1),
-                            period_end=dt.date(2027, 1, 1), currency="USD")
+    figure = charts.burn_up(
+        [],
+        amount=Decimal(5),
+        forecast=None,
+        forecast_from=None,
+        period_start=dt.date(2026, 10, 1),
+        period_end=dt.date(2027, 1, 1),
+        currency="USD",
+    )
 
     assert [t["name"] for t in figure["data"]] == ["Spent", "Cap"]
 
@@ -214,7 +245,9 @@ def test_the_caps_page_shows_each_caps_progress_status_and_unknown_cost(client_a
 
     assert page.count('role="progressbar"') == 2
     assert page.count('class="capbar-threshold" style="left: 50.00%"') == 1  # Support's 50 % tick
-    assert page.count('class="capbar-threshold" style="left: 33.33%"') == 1  # Search's: $30 of $20 stretches its bar to 150 %
+    assert (
+        page.count('class="capbar-threshold" style="left: 33.33%"') == 1
+    )  # Search's: $30 of $20 stretches its bar to 150 %
     assert "$12.00</strong> of $100.00 (12.0 %)" in page
     assert "$30.00</strong> of $20.00 (150.0 %)" in page
     assert 'data-status="breached">Breached' in page and 'data-status="ok">OK' in page
@@ -230,7 +263,9 @@ def test_the_caps_page_has_an_empty_state_and_is_in_everyones_navigation(client_
 
 
 def test_a_quarterly_cap_counts_the_quarter_and_says_which(client_as, ada, spend, support_agent):
-    cap_create(by=ada, **valid(name="Agent quarterly", scope="workload", target="support-agent", period="quarter", amount="48"))
+    cap_create(
+        by=ada, **valid(name="Agent quarterly", scope="workload", target="support-agent", period="quarter", amount="48")
+    )
 
     page = client_as(ada).get(reverse("cap-list")).content.decode()
 
@@ -259,19 +294,35 @@ def test_finance_reads_a_cap_but_may_not_edit_it(client_as, fiona, support_cap):
     assert client.get(reverse("cap-create")).status_code == 403  # she reads caps: refused, not hidden
 
 
-def test_the_cap_page_shows_the_burn_up_the_forecast_method_the_drivers_and_the_alert_history(client_as, sam, spend, support_cap):
-    AlertEvent.objects.create(kind=AlertKind.CAP_THRESHOLD, subject=f"cap:{support_cap.id}", period_start=dt.date(2026, 11, 1),
-                              threshold=50, cap=support_cap, title="Support monthly passed 50 %", state=AlertEvent.State.SENT,
-                              sent_at=NOW)
+def test_the_cap_page_shows_the_burn_up_the_forecast_method_the_drivers_and_the_alert_history(
+    client_as, sam, spend, support_cap
+):
+    AlertEvent.objects.create(
+        kind=AlertKind.CAP_THRESHOLD,
+        subject=f"cap:{support_cap.id}",
+        period_start=dt.date(2026, 11, 1),
+        threshold=50,
+        cap=support_cap,
+        title="Support monthly passed 50 %",
+        state=AlertEvent.State.SENT,
+        sent_at=NOW,
+    )
 
     response = client_as(sam).get(reverse("cap-detail", args=[support_cap.pk]))
     page = response.content.decode()
 
     figure = json.loads(page.split('<script id="chart-cap" type="application/json">')[1].split("</script>")[0])
     assert [t["name"] for t in figure["data"]] == ["Spent", "Cap"]
-    assert figure["data"][0]["x"][0] == "2026-11-01" and figure["data"][0]["y"][-2:] == [0.0, 12.0]  # flat, then today's $12
+    assert figure["data"][0]["x"][0] == "2026-11-01" and figure["data"][0]["y"][-2:] == [
+        0.0,
+        12.0,
+    ]  # flat, then today's $12
     assert "Not enough history to forecast" in page
-    assert "Support agent" in page and display.model_name("gpt-5-mini") in page and display.model_name("my-private-model") in page
+    assert (
+        "Support agent" in page
+        and display.model_name("gpt-5-mini") in page
+        and display.model_name("my-private-model") in page
+    )
     assert "Support monthly passed 50 %" in page and "2026-11-20 15:00" in page and ">Sent<" in page
     assert "3,300 tokens of unknown cost" in page
 
@@ -294,23 +345,48 @@ def test_the_forecast_reads_as_a_method_a_daily_rate_and_the_days_left(client_as
 
 
 def test_the_form_creates_a_cap_through_the_service(client_as, sam, support_agent):
-    response = client_as(sam).post(reverse("cap-create"), {
-        "name": "Agent cap", "scope": "workload:support-agent", "period": "quarter", "amount": "250.50",
-        "thresholds": "90, 50", "alert_on_forecast": "on", "recipients": "sam@example.com, role:team_leads",
-    })
+    response = client_as(sam).post(
+        reverse("cap-create"),
+        {
+            "name": "Agent cap",
+            "scope": "workload:support-agent",
+            "period": "quarter",
+            "amount": "250.50",
+            "thresholds": "90, 50",
+            "alert_on_forecast": "on",
+            "recipients": "sam@example.com, role:team_leads",
+        },
+    )
 
     cap = Cap.objects.get(name="Agent cap")
     assert response.status_code == 302 and response["Location"] == reverse("cap-detail", args=[cap.pk])
-    assert (cap.workload, cap.period, cap.amount, cap.thresholds, cap.created_by) == (support_agent, "quarter", Decimal("250.50"), [50, 90], sam)
+    assert (cap.workload, cap.period, cap.amount, cap.thresholds, cap.created_by) == (
+        support_agent,
+        "quarter",
+        Decimal("250.50"),
+        [50, 90],
+        sam,
+    )
 
 
-def test_the_form_shows_the_services_errors_on_their_fields_and_offers_a_lead_only_their_scopes(client_as, sam, support_agent, search_ranker):
+def test_the_form_shows_the_services_errors_on_their_fields_and_offers_a_lead_only_their_scopes(
+    client_as, sam, support_agent, search_ranker
+):
     client = client_as(sam)
     form = client.get(reverse("cap-create")).content.decode()
     assert "workload:support-agent" in form and "search-ranker" not in form and 'value="org"' not in form
 
-    response = client.post(reverse("cap-create"), {"name": "x", "scope": "team:support", "period": "month", "amount": "10",
-                                                   "thresholds": "0", "recipients": "nobody"})
+    response = client.post(
+        reverse("cap-create"),
+        {
+            "name": "x",
+            "scope": "team:support",
+            "period": "month",
+            "amount": "10",
+            "thresholds": "0",
+            "recipients": "nobody",
+        },
+    )
     page = response.content.decode()
     assert response.status_code == 200 and not Cap.objects.exists()
     assert "0 % is outside 1–1000 %" in page and "neither an email address nor a role" in page
@@ -324,20 +400,45 @@ def test_editing_keeps_the_webhook_secret_and_never_shows_it(client_as, ada, sup
     assert SECRET not in form and SECRET[:4] not in form and "hooks.example.com/x" not in form
     assert "Current: https://hooks.example.com/… — leave empty to keep it." in form
 
-    response = client.post(reverse("cap-edit", args=[cap.pk]), {
-        "name": cap.name, "scope": "team:support", "period": "month", "amount": "300", "thresholds": "50, 100",
-        "recipients": "role:finance", "webhook_url": "", "webhook_secret": ""})
+    response = client.post(
+        reverse("cap-edit", args=[cap.pk]),
+        {
+            "name": cap.name,
+            "scope": "team:support",
+            "period": "month",
+            "amount": "300",
+            "thresholds": "50, 100",
+            "recipients": "role:finance",
+            "webhook_url": "",
+            "webhook_secret": "",
+        },
+    )
 
     cap.refresh_from_db()
-    assert response.status_code == 302 and cap.amount == Decimal("300") and crypto.decrypt(cap.webhook_secret_ciphertext) == SECRET
+    assert (
+        response.status_code == 302
+        and cap.amount == Decimal("300")
+        and crypto.decrypt(cap.webhook_secret_ciphertext) == SECRET
+    )
     assert cap.webhook_url == "https://hooks.example.com/x"  # an empty field kept the URL
     page = client.get(reverse("cap-detail", args=[cap.pk])).content.decode()
     assert SECRET not in page and SECRET[:4] not in page and "hooks.example.com/x" not in page
     assert "<code>https://hooks.example.com/…</code>" in page
 
-    client.post(reverse("cap-edit", args=[cap.pk]), {
-        "name": cap.name, "scope": "team:support", "period": "month", "amount": "300", "thresholds": "50, 100",
-        "recipients": "role:finance", "webhook_url": "", "webhook_secret": "", "remove_webhook": "on"})
+    client.post(
+        reverse("cap-edit", args=[cap.pk]),
+        {
+            "name": cap.name,
+            "scope": "team:support",
+            "period": "month",
+            "amount": "300",
+            "thresholds": "50, 100",
+            "recipients": "role:finance",
+            "webhook_url": "",
+            "webhook_secret": "",
+            "remove_webhook": "on",
+        },
+    )
     cap.refresh_from_db()
     assert cap.webhook_url == "" and cap.webhook_secret_ciphertext == ""
 
@@ -354,13 +455,24 @@ def test_deleting_a_cap_asks_first(client_as, sam, support_cap):
 # --- API ---
 
 
-def test_the_api_creates_reads_changes_and_deletes_a_cap_with_money_as_decimal_strings(client_as, ada, spend, support_team):
+def test_the_api_creates_reads_changes_and_deletes_a_cap_with_money_as_decimal_strings(
+    client_as, ada, spend, support_team
+):
     client = client_as(ada)
-    created = client.post("/api/v1/caps", valid(amount="100.25", webhook_url="https://hooks.example.com/x", webhook_secret=SECRET), **JSON)
+    created = client.post(
+        "/api/v1/caps", valid(amount="100.25", webhook_url="https://hooks.example.com/x", webhook_secret=SECRET), **JSON
+    )
     assert created.status_code == 201, created.content
     body = created.json()
-    assert (body["amount"], body["spent"], body["percent"], body["status"]) == ("100.250000", "12.000000", "11.97", "ok")
-    assert body["unpriced_tokens"] == 3300 and body["forecast"] is None and body["forecast_method"] == "not enough history"
+    assert (body["amount"], body["spent"], body["percent"], body["status"]) == (
+        "100.250000",
+        "12.000000",
+        "11.97",
+        "ok",
+    )
+    assert (
+        body["unpriced_tokens"] == 3300 and body["forecast"] is None and body["forecast_method"] == "not enough history"
+    )
     assert SECRET not in created.content.decode() and SECRET[:4] not in created.content.decode()
     assert (body["webhook"], body["webhook_secret_set"]) == ("https://hooks.example.com/…", True)
     assert "webhook_url" not in body and "hooks.example.com/x" not in created.content.decode()
@@ -369,7 +481,12 @@ def test_the_api_creates_reads_changes_and_deletes_a_cap_with_money_as_decimal_s
     assert client.get(url).json()["name"] == "Support monthly"
     assert [c["name"] for c in client.get("/api/v1/caps").json()] == ["Support monthly"]
     patched = client.patch(url, {"amount": "10", "thresholds": [100, 50]}, **JSON).json()
-    assert (patched["amount"], patched["thresholds"], patched["status"], patched["crossed"]) == ("10.000000", [50, 100], "breached", [50, 100])
+    assert (patched["amount"], patched["thresholds"], patched["status"], patched["crossed"]) == (
+        "10.000000",
+        [50, 100],
+        "breached",
+        [50, 100],
+    )
     put = client.put(url, valid(name="Renamed", amount="500"), **JSON)
     assert put.status_code == 200 and put.json()["name"] == "Renamed" and put.json()["thresholds"] == [50, 100]
     assert client.delete(url).status_code == 204 and not Cap.objects.exists()
@@ -380,10 +497,14 @@ def test_the_api_refuses_a_bad_cap_naming_the_field(client_as, ada, support_team
 
     assert response.status_code == 400
     assert set(response.json()) == {"thresholds", "recipients"}
-    assert client_as(ada).post("/api/v1/caps", valid(amount=1.5), **JSON).status_code == 201  # JSON numbers parse as decimals
+    assert (
+        client_as(ada).post("/api/v1/caps", valid(amount=1.5), **JSON).status_code == 201
+    )  # JSON numbers parse as decimals
 
 
-def test_the_api_hides_another_teams_cap_and_refuses_writes_a_user_may_not_do(client_as, tess, sam, fiona, support_cap, org_cap):
+def test_the_api_hides_another_teams_cap_and_refuses_writes_a_user_may_not_do(
+    client_as, tess, sam, fiona, support_cap, org_cap
+):
     url = f"/api/v1/caps/{support_cap.pk}"
     for method in ("get", "patch", "put", "delete"):
         assert getattr(client_as(tess), method)(url, {}, **JSON).status_code == 404, method

@@ -15,8 +15,12 @@ DAY1, DAY2, DAY3 = dt.date(2026, 11, 1), dt.date(2026, 11, 2), dt.date(2026, 11,
 
 
 def row(day, key, cost, category=None):
-    return {"day": day, "provider_id": key, "cost": None if cost is None else Decimal(cost),
-            **({"charge_category": category} if category else {})}
+    return {
+        "day": day,
+        "provider_id": key,
+        "cost": None if cost is None else Decimal(cost),
+        **({"charge_category": category} if category else {}),
+    }
 
 
 def chart(rows, labels=None, **options):
@@ -48,7 +52,11 @@ def test_a_provider_keeps_its_colour_whatever_the_other_series_and_their_order()
     crowded_rows = [row(DAY1, key, "3") for key in (4, 3, 2, 1)] + [row(DAY1, None, "1")]
     crowded = by_name(chart(crowded_rows, {1: "OpenAI", 2: "Anthropic", 3: "Groq", 4: "team-search"}))
     reversed_ = by_name(chart(list(reversed(crowded_rows)), {1: "OpenAI", 2: "Anthropic", 3: "Groq", 4: "team-search"}))
-    assert alone["OpenAI"]["marker"]["color"] == crowded["OpenAI"]["marker"]["color"] == reversed_["OpenAI"]["marker"]["color"]
+    assert (
+        alone["OpenAI"]["marker"]["color"]
+        == crowded["OpenAI"]["marker"]["color"]
+        == reversed_["OpenAI"]["marker"]["color"]
+    )
     for name in ("Anthropic", "Groq", "team-search", "Unattributed"):
         assert crowded[name]["marker"]["color"] == reversed_[name]["marker"]["color"]
 
@@ -72,16 +80,25 @@ def test_any_other_name_gets_the_same_colour_in_every_process():
     # Python salts str hashes per process: two workers must still agree on a team's or model's colour.
     script = "from finops.charts import colour_for; print(colour_for('team-search'), colour_for('gpt-5-mini'))"
     answers = {
-        subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONHASHSEED": seed},
-                       capture_output=True, text=True, check=True).stdout
+        subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         for seed in ("1", "2", "3")
     }
     assert answers == {f"{charts.colour_for('team-search')} {charts.colour_for('gpt-5-mini')}\n"}
 
 
 def test_unattributed_is_grey_and_taxes_and_credits_have_muted_colours_of_their_own():
-    traces = by_name(chart([row(DAY1, 1, "5"), row(DAY1, None, "2"), row(DAY1, None, "1", "tax"),
-                            row(DAY1, None, "-3", "credit")], {1: "OpenAI"}))
+    traces = by_name(
+        chart(
+            [row(DAY1, 1, "5"), row(DAY1, None, "2"), row(DAY1, None, "1", "tax"), row(DAY1, None, "-3", "credit")],
+            {1: "OpenAI"},
+        )
+    )
     assert traces["Unattributed"]["marker"]["color"] == charts.FIXED_COLOURS["Unattributed"]
     assert traces["Tax"]["marker"]["color"] == charts.FIXED_COLOURS["Tax"]
     assert traces["Credits"]["marker"]["color"] == charts.FIXED_COLOURS["Credits"]
@@ -90,8 +107,10 @@ def test_unattributed_is_grey_and_taxes_and_credits_have_muted_colours_of_their_
 
 
 def test_every_trace_of_every_chart_has_its_own_colour_set():
-    figures = [chart([row(DAY1, 1, "5"), row(DAY1, 2, "1", "purchase")], {1: "Cerebras"}),
-               charts.daily_tokens([{"day": DAY1, "input": 10, "output": 2}])]
+    figures = [
+        chart([row(DAY1, 1, "5"), row(DAY1, 2, "1", "purchase")], {1: "Cerebras"}),
+        charts.daily_tokens([{"day": DAY1, "input": 10, "output": 2}]),
+    ]
     assert all(trace["marker"]["color"].startswith("#") for figure in figures for trace in figure["data"])
 
 
@@ -121,8 +140,12 @@ def test_a_known_provider_stays_plain_when_another_name_lands_on_its_colour():
 
 
 def test_taxes_and_credits_are_series_of_their_own_and_not_in_the_providers_bar():
-    traces = by_name(chart([row(DAY1, 1, "10"), row(DAY1, 1, "2.5", "tax"), row(DAY1, 1, "-4", "credit"),
-                            row(DAY2, 1, "7")], {1: "OpenAI"}))
+    traces = by_name(
+        chart(
+            [row(DAY1, 1, "10"), row(DAY1, 1, "2.5", "tax"), row(DAY1, 1, "-4", "credit"), row(DAY2, 1, "7")],
+            {1: "OpenAI"},
+        )
+    )
     assert list(traces) == ["OpenAI", "Tax", "Credits"]
     assert traces["OpenAI"]["y"] == [10.0, 7.0]
     assert (traces["Tax"]["x"], traces["Tax"]["y"]) == (["2026-11-01"], [2.5])
@@ -130,8 +153,9 @@ def test_taxes_and_credits_are_series_of_their_own_and_not_in_the_providers_bar(
 
 
 def test_an_unknown_cost_draws_nothing_and_never_a_zero_that_hides_it():
-    traces = by_name(chart([row(DAY1, 1, "3"), row(DAY2, 1, None), row(DAY3, 1, "0"), row(DAY1, 2, None)],
-                           {1: "OpenAI", 2: "Groq"}))
+    traces = by_name(
+        chart([row(DAY1, 1, "3"), row(DAY2, 1, None), row(DAY3, 1, "0"), row(DAY1, 2, None)], {1: "OpenAI", 2: "Groq"})
+    )
     assert traces["OpenAI"]["x"] == ["2026-11-01", "2026-11-03"]  # no bar on the 2nd; a real $0 on the 3rd stays
     assert traces["OpenAI"]["y"] == [3.0, 0.0]
     assert "Groq" not in traces  # all of its cost unknown: no series drawn at $0
@@ -170,10 +194,13 @@ def test_the_money_axis_has_the_currency_symbol_and_compact_ticks():
 
 
 def test_the_hover_shows_the_exact_amount_in_the_reporting_currency():
-    traces = by_name(chart([row(DAY1, 1, "1000.115"), row(DAY1, 1, "43.005"), row(DAY2, 1, "0.001")], {1: "OpenAI"},
-                           currency="EUR"))
+    traces = by_name(
+        chart([row(DAY1, 1, "1000.115"), row(DAY1, 1, "43.005"), row(DAY2, 1, "0.001")], {1: "OpenAI"}, currency="EUR")
+    )
     assert traces["OpenAI"]["customdata"] == ["€1,043.12", "<€0.01"]
-    assert "%{customdata}" in traces["OpenAI"]["hovertemplate"] and "%{fullData.name}" in traces["OpenAI"]["hovertemplate"]
+    assert (
+        "%{customdata}" in traces["OpenAI"]["hovertemplate"] and "%{fullData.name}" in traces["OpenAI"]["hovertemplate"]
+    )
 
 
 def test_a_monthly_chart_labels_its_axis_by_month():

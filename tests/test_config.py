@@ -14,9 +14,16 @@ import yaml
 from finops import crypto
 from finops.models import Account, FxRate, Membership, ModelPrice, Provider, Team, User, Workload
 from tests.config_helpers import (  # example and secret_env are fixtures
-    EXAMPLE, OTHER_SECRET, SECRET, SECRET_ENV, apply, apply_failing, example, export, secret_env, snapshot, write,
+    EXAMPLE,
+    OTHER_SECRET,
+    SECRET,
+    SECRET_ENV,
+    apply,
+    apply_failing,
+    export,
+    snapshot,
+    write,
 )
-
 
 # --- a full file, applied once and again ---
 
@@ -26,12 +33,18 @@ def test_a_full_example_config_creates_every_object(example):
     assert (support.name, support.cost_center) == ("Support Platform", "CC-410")
     agent = Workload.objects.get(slug="support-agent")
     assert (agent.team, agent.latency_profile, agent.sla_seconds, agent.outcome_unit) == (
-        support, "realtime", Decimal("4"), "ticket resolved"
+        support,
+        "realtime",
+        Decimal("4"),
+        "ticket resolved",
     )
     assert Workload.objects.get(slug="search-ranker").sla_seconds is None
     prod = Account.objects.get(name="openai-prod")
     assert (prod.provider.slug, prod.connector, prod.credentials_env, prod.sync_interval_minutes) == (
-        "openai", "openai_api", SECRET_ENV, 30
+        "openai",
+        "openai_api",
+        SECRET_ENV,
+        30,
     )
     assert crypto.decrypt(prod.credentials_ciphertext) == SECRET
     groq = Account.objects.get(name="groq-exports")
@@ -129,8 +142,16 @@ BAD_FILES = {
         ["workloads[2]", "ranker-2", "latency_profile", "whenever"],
     ),
     "missing environment variable": (
-        {"accounts": [{"name": "anthropic-prod", "provider": "anthropic", "connector": "anthropic_api",
-                       "credentials_env": "FINOPS_TEST_NOT_SET_ANYWHERE"}]},
+        {
+            "accounts": [
+                {
+                    "name": "anthropic-prod",
+                    "provider": "anthropic",
+                    "connector": "anthropic_api",
+                    "credentials_env": "FINOPS_TEST_NOT_SET_ANYWHERE",
+                }
+            ]
+        },
         ["accounts[2]", "anthropic-prod", "credentials_env", "FINOPS_TEST_NOT_SET_ANYWHERE"],
     ),
     "unknown field": (
@@ -284,14 +305,31 @@ def natural_state() -> dict:
             Workload.objects.values_list("slug", "name", "team__slug", "latency_profile", "sla_seconds", "outcome_unit")
         ),
         "accounts": sorted(
-            (a.name, a.provider.slug, a.connector, a.base_url, a.credentials_env, a.enabled, a.sync_interval_minutes,
-             crypto.decrypt(a.credentials_ciphertext) if a.credentials_ciphertext else "", a.credentials_hint)
+            (
+                a.name,
+                a.provider.slug,
+                a.connector,
+                a.base_url,
+                a.credentials_env,
+                a.enabled,
+                a.sync_interval_minutes,
+                crypto.decrypt(a.credentials_ciphertext) if a.credentials_ciphertext else "",
+                a.credentials_hint,
+            )
             for a in Account.objects.select_related("provider")
         ),
         "prices": sorted(
             ModelPrice.objects.values_list(
-                "provider__slug", "model", "effective_from", "effective_to", "input_per_mtok", "output_per_mtok",
-                "cached_input_per_mtok", "cache_write_per_mtok", "batch_input_per_mtok", "batch_output_per_mtok",
+                "provider__slug",
+                "model",
+                "effective_from",
+                "effective_to",
+                "input_per_mtok",
+                "output_per_mtok",
+                "cached_input_per_mtok",
+                "cache_write_per_mtok",
+                "batch_input_per_mtok",
+                "batch_output_per_mtok",
                 "source",
             ),
             key=str,
@@ -313,8 +351,12 @@ def test_the_export_never_contains_the_secret_only_its_variable(example):
     assert SECRET not in text
     assert account.credentials_ciphertext not in text
     assert yaml.safe_load(text)["accounts"][1] == {
-        "name": "openai-prod", "provider": "openai", "connector": "openai_api", "credentials_env": SECRET_ENV,
-        "enabled": True, "sync_interval_minutes": 30,
+        "name": "openai-prod",
+        "provider": "openai",
+        "connector": "openai_api",
+        "credentials_env": SECRET_ENV,
+        "enabled": True,
+        "sync_interval_minutes": 30,
     }
 
 
@@ -343,11 +385,16 @@ def test_applying_the_export_to_the_same_database_changes_nothing(
     # Objects made outside config too: a persona in two teams, a price entered by hand, a workload.
     Membership.objects.create(user=tess, team=Team.objects.get(slug="support"), role="member")
     ModelPrice.objects.create(
-        provider=Provider.objects.get(slug="together"), model="kimi-k2", effective_from=dt.date(2025, 6, 1),
-        input_per_mtok=Decimal("1.000000"), output_per_mtok=Decimal("3"), source=ModelPrice.Source.MANUAL,
+        provider=Provider.objects.get(slug="together"),
+        model="kimi-k2",
+        effective_from=dt.date(2025, 6, 1),
+        input_per_mtok=Decimal("1.000000"),
+        output_per_mtok=Decimal("3"),
+        source=ModelPrice.Source.MANUAL,
     )
-    Workload.objects.create(team=Team.objects.get(slug="search"), name="Query rewrite", slug="query-rewrite",
-                            sla_seconds=Decimal("12.50"))
+    Workload.objects.create(
+        team=Team.objects.get(slug="search"), name="Query rewrite", slug="query-rewrite", sla_seconds=Decimal("12.50")
+    )
     before = snapshot()
 
     output = apply(write(tmp_path, export(), "exported.yaml"))

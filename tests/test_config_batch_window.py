@@ -7,7 +7,12 @@ from django.core.exceptions import ValidationError
 
 from finops.models import Workload
 from tests.config_helpers import (  # example and secret_env are fixtures
-    EXAMPLE, apply, apply_failing, example, export, secret_env, snapshot, write,
+    EXAMPLE,
+    apply,
+    apply_failing,
+    export,
+    snapshot,
+    write,
 )
 
 

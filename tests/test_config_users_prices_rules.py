@@ -9,9 +9,11 @@ import pytest
 from finops.models import Membership, ModelPrice, User
 from finops.services.prices import CATALOG_EFFECTIVE_FROM, price_catalog_load
 from tests.config_helpers import (  # example and secret_env are fixtures
-    EXAMPLE, apply, apply_failing, example, secret_env, write,
+    EXAMPLE,
+    apply,
+    apply_failing,
+    write,
 )
-
 
 # --- users ---
 
@@ -85,8 +87,13 @@ def test_a_config_price_replaces_the_catalog_row_for_the_same_provider_model_and
     catalog = ModelPrice.objects.get(provider__slug="groq", model="gpt-oss-120b", effective_from=CATALOG_EFFECTIVE_FROM)
     assert catalog.source == "catalog"
 
-    apply(write(tmp_path, "prices:\n  - {provider: groq, model: groq/openai/gpt-oss-120b, input_per_mtok: 0.12,"
-                          " output_per_mtok: 0.5}\n"))
+    apply(
+        write(
+            tmp_path,
+            "prices:\n  - {provider: groq, model: groq/openai/gpt-oss-120b, input_per_mtok: 0.12,"
+            " output_per_mtok: 0.5}\n",
+        )
+    )
 
     rows = ModelPrice.objects.filter(provider__slug="groq", model="gpt-oss-120b")
     assert rows.count() == 1
@@ -128,11 +135,14 @@ def test_a_rules_section_is_applied_audited_and_idempotent(db):
     from finops.models import AttributionRule, AuditEntry
     from finops.services.config import config_apply, config_export
 
-    text = RULES_BASE + """
+    text = (
+        RULES_BASE
+        + """
 rules:
   - {workload: support-agent, priority: 10, match: {provider: openai, model: "gpt-5*", tag: {team: support}}}
   - {workload: search-ranker, priority: 20, match: {project: proj_search}}
 """
+    )
     first = config_apply(path="rules.yaml", text=text, environ={})
     assert first.changes["rules"]["created"] == 2
     rule = AttributionRule.objects.get(priority=10)
@@ -147,8 +157,15 @@ def test_the_rules_section_is_the_complete_set(db):
     from finops.models import AttributionRule, AuditEntry
     from finops.services.config import config_apply
 
-    config_apply(path="r.yaml", text=RULES_BASE + "rules:\n  - {workload: support-agent, priority: 1}\n  - {workload: search-ranker, priority: 2}\n", environ={})
-    result = config_apply(path="r.yaml", text=RULES_BASE + "rules:\n  - {workload: search-ranker, priority: 1}\n", environ={})
+    config_apply(
+        path="r.yaml",
+        text=RULES_BASE
+        + "rules:\n  - {workload: support-agent, priority: 1}\n  - {workload: search-ranker, priority: 2}\n",
+        environ={},
+    )
+    result = config_apply(
+        path="r.yaml", text=RULES_BASE + "rules:\n  - {workload: search-ranker, priority: 1}\n", environ={}
+    )
     assert result.changes["rules"]["updated"] == 1 and result.changes["rules"]["deleted"] == 1
     assert list(AttributionRule.objects.values_list("workload__slug", "priority")) == [("search-ranker", 1)]
     change = AuditEntry.objects.filter(entity_type="rule").get(action="updated")
@@ -159,12 +176,15 @@ def test_bad_rules_name_the_entry_and_change_nothing(db):
     from finops.models import AttributionRule
     from finops.services.config import ConfigInvalid, config_apply
 
-    text = RULES_BASE + """
+    text = (
+        RULES_BASE
+        + """
 rules:
   - {workload: nope, priority: 1}
   - {workload: support-agent, priority: 1, match: {colour: red}}
   - {workload: support-agent, priority: 2, match: {provider: nowhere, account: ghost}}
 """
+    )
     with pytest.raises(ConfigInvalid) as caught:
         config_apply(path="rules.yaml", text=text, environ={})
     errors = "\n".join(caught.value.errors)

@@ -30,21 +30,34 @@ def days_before(deadline: dt.date, days: int) -> dt.date:
 
 @pytest.fixture
 def anthropic_account(db):
-    return Account.objects.create(name="anthropic-prod", provider=Provider.objects.get(slug="anthropic"),
-                                  connector="usage_csv")
+    return Account.objects.create(
+        name="anthropic-prod", provider=Provider.objects.get(slug="anthropic"), connector="usage_csv"
+    )
 
 
 def enterprise(**fields) -> Contract:
-    values = {"name": "Anthropic enterprise", "provider": Provider.objects.get(slug="anthropic"), "start": D(2026, 1, 31),
-              "end": D(2027, 1, 31), "commitment": Decimal("120000"), "auto_renew": True, "notice_days": 60,
-              "owner": "olga@example.com"}
+    values = {
+        "name": "Anthropic enterprise",
+        "provider": Provider.objects.get(slug="anthropic"),
+        "start": D(2026, 1, 31),
+        "end": D(2027, 1, 31),
+        "commitment": Decimal("120000"),
+        "auto_renew": True,
+        "notice_days": 60,
+        "owner": "olga@example.com",
+    }
     return Contract.objects.create(**{**values, **fields})
 
 
 def spend(account: Account, start: dt.date, end: dt.date, cost: str) -> None:
-    rows = "".join(f"{start + dt.timedelta(days=i)},claude-haiku-4-5,1000,100,{cost}\n" for i in range((end - start).days))
-    run = usage_file_import(account=account, stream=io.BytesIO(f"day,model,input_tokens,output_tokens,cost\n{rows}".encode()),
-                            file_name="usage.csv")
+    rows = "".join(
+        f"{start + dt.timedelta(days=i)},claude-haiku-4-5,1000,100,{cost}\n" for i in range((end - start).days)
+    )
+    run = usage_file_import(
+        account=account,
+        stream=io.BytesIO(f"day,model,input_tokens,output_tokens,cost\n{rows}".encode()),
+        file_name="usage.csv",
+    )
     assert run.status == "succeeded", run.error
 
 
@@ -53,7 +66,19 @@ def test_each_notice_threshold_is_raised_once_on_the_day_it_is_crossed(anthropic
     found = {days: evaluate_on(days_before(DEADLINE, days)) for days in (181, 180, 179, 91, 90, 89, 31, 30, 8, 7, 6, 0)}
 
     assert {days: [e.threshold for e in events] for days, events in found.items()} == {
-        181: [], 180: [180], 179: [], 91: [], 90: [90], 89: [], 31: [], 30: [30], 8: [], 7: [7], 6: [], 0: []}
+        181: [],
+        180: [180],
+        179: [],
+        91: [],
+        90: [90],
+        89: [],
+        31: [],
+        30: [30],
+        8: [],
+        7: [7],
+        6: [],
+        0: [],
+    }
     event = found[30][0]
     assert event.title == "Anthropic enterprise auto-renews: notice due in 30 days (2 December 2026)"
     assert (event.subject, event.period_start, event.contract) == (f"contract:{deal.id}", deal.start, deal)
@@ -77,7 +102,10 @@ def test_thresholds_crossed_together_send_only_the_most_urgent_and_keep_the_othe
     events = evaluate_on(days_before(DEADLINE, 25))
 
     assert {e.threshold: AlertEvent.objects.get(id=e.id).state for e in events} == {
-        180: AlertEvent.State.SUPERSEDED, 90: AlertEvent.State.SUPERSEDED, 30: AlertEvent.State.PENDING}
+        180: AlertEvent.State.SUPERSEDED,
+        90: AlertEvent.State.SUPERSEDED,
+        30: AlertEvent.State.PENDING,
+    }
     assert evaluate_on(days_before(DEADLINE, 7))[0].threshold == 7
 
 
@@ -125,8 +153,13 @@ def test_a_term_heading_for_a_shortfall_is_alerted_once(anthropic_account):
     assert event.title == "Anthropic enterprise heading for a $47,000 shortfall (projected $73,000 of $120,000)"
     assert event.contract == deal and event.period_start == deal.start
     assert {k: event.details[k] for k in ("consumed", "run_rate", "projected", "shortfall", "committed", "owner")} == {
-        "consumed": "30200.00", "run_rate": "200.00", "projected": "73000.00", "shortfall": "47000.00",
-        "committed": "120000.00", "owner": "olga@example.com"}
+        "consumed": "30200.00",
+        "run_rate": "200.00",
+        "projected": "73000.00",
+        "shortfall": "47000.00",
+        "committed": "120000.00",
+        "owner": "olga@example.com",
+    }
     assert evaluate_on(D(2026, 7, 1)) == [] and evaluate_on(D(2026, 7, 2)) == []
 
 
@@ -161,7 +194,9 @@ def test_a_renewed_term_can_be_alerted_for_a_shortfall_again(anthropic_account):
     assert [(e.kind, e.period_start) for e in events] == [(AlertKind.CONTRACT_SHORTFALL, D(2026, 6, 1))]
 
 
-def test_a_contract_event_goes_to_its_owner_and_finance_or_to_the_admins_when_that_is_nobody(anthropic_account, ada, fiona, sam):
+def test_a_contract_event_goes_to_its_owner_and_finance_or_to_the_admins_when_that_is_nobody(
+    anthropic_account, ada, fiona, sam
+):
     enterprise(commitment=Decimal("0"))
     event = evaluate_on(days_before(DEADLINE, 30))[-1]
 
@@ -173,7 +208,9 @@ def test_a_contract_event_goes_to_its_owner_and_finance_or_to_the_admins_when_th
     assert event_addresses(event) == [ada.email]
 
 
-def test_an_evaluation_with_nothing_to_say_reads_the_contracts_and_their_accounts_once(anthropic_account, django_assert_num_queries):
+def test_an_evaluation_with_nothing_to_say_reads_the_contracts_and_their_accounts_once(
+    anthropic_account, django_assert_num_queries
+):
     for name in ("a", "b", "c"):
         enterprise(name=name, auto_renew=False, commitment=Decimal("0")).accounts.add(anthropic_account)
 

@@ -7,8 +7,14 @@ from decimal import Decimal
 import pytest
 
 from finops.models import Account, CommitmentBasis, Contract, ContractTerm, FxRate, Provider
-from finops.selectors.contracts import (add_months, commitment_periods, contract_status, contract_statuses, renewed_commitment,
-                                       whole_months)
+from finops.selectors.contracts import (
+    add_months,
+    commitment_periods,
+    contract_status,
+    contract_statuses,
+    renewed_commitment,
+    whole_months,
+)
 from ingest.services import usage_file_import
 
 D = dt.date
@@ -17,8 +23,11 @@ D = dt.date
 def spend(account: Account, amounts: dict[dt.date, str]) -> None:
     """Billed spend per day, imported through the usage CSV."""
     rows = "".join(f"{day},gpt-5-mini,1000,100,{cost}\n" for day, cost in amounts.items())
-    run = usage_file_import(account=account, stream=io.BytesIO(f"day,model,input_tokens,output_tokens,cost\n{rows}".encode()),
-                            file_name="usage.csv")
+    run = usage_file_import(
+        account=account,
+        stream=io.BytesIO(f"day,model,input_tokens,output_tokens,cost\n{rows}".encode()),
+        file_name="usage.csv",
+    )
     assert run.status == "succeeded", run.error
 
 
@@ -27,13 +36,20 @@ def every_day(start: dt.date, end: dt.date, cost: str) -> dict[dt.date, str]:
 
 
 def contract(**fields) -> Contract:
-    values = {"name": "OpenAI enterprise", "provider": Provider.objects.get(slug="openai"), "start": D(2026, 1, 1),
-              "end": D(2027, 1, 1), "commitment": Decimal("36500")}
+    values = {
+        "name": "OpenAI enterprise",
+        "provider": Provider.objects.get(slug="openai"),
+        "start": D(2026, 1, 1),
+        "end": D(2027, 1, 1),
+        "commitment": Decimal("36500"),
+    }
     return Contract.objects.create(**{**values, **fields})
 
 
 def test_a_term_commitment_projects_what_was_consumed_plus_the_run_rate_over_the_days_left(openai_account):
-    spend(openai_account, every_day(D(2026, 1, 1), D(2026, 9, 1), "100") | every_day(D(2026, 9, 1), D(2026, 10, 1), "20"))
+    spend(
+        openai_account, every_day(D(2026, 1, 1), D(2026, 9, 1), "100") | every_day(D(2026, 9, 1), D(2026, 10, 1), "20")
+    )
 
     status = contract_status(contract(), today=D(2026, 10, 1))
 
@@ -56,7 +72,10 @@ def test_a_shortfall_with_less_than_a_quarter_of_the_term_left_is_no_longer_a_ri
 
 
 def test_the_run_rate_of_a_young_term_averages_only_its_own_complete_days(openai_account):
-    spend(openai_account, every_day(D(2026, 11, 1), D(2026, 11, 10), "1000") | every_day(D(2026, 11, 10), D(2026, 11, 20), "30"))
+    spend(
+        openai_account,
+        every_day(D(2026, 11, 1), D(2026, 11, 10), "1000") | every_day(D(2026, 11, 10), D(2026, 11, 20), "30"),
+    )
 
     status = contract_status(contract(start=D(2026, 11, 10), end=D(2027, 11, 10)), today=D(2026, 11, 20))
 
@@ -77,29 +96,39 @@ def test_projected_above_the_commitment_is_an_overage(openai_account):
 
     assert status.projected == Decimal("6000") + Decimal("200") * 42
     assert status.status == "shortfall"  # 14,400 of 36,500
-    status = contract_status(contract(name="small", start=D(2026, 10, 21), end=D(2027, 1, 1), commitment=Decimal("10000")),
-                             today=D(2026, 11, 20))
+    status = contract_status(
+        contract(name="small", start=D(2026, 10, 21), end=D(2027, 1, 1), commitment=Decimal("10000")),
+        today=D(2026, 11, 20),
+    )
     assert status.overage == Decimal("4400") and status.status == "overage"
 
 
 def test_a_monthly_commitment_loses_each_months_unused_part_and_an_overage_makes_up_for_no_other_month(openai_account):
     spend(openai_account, {D(2026, 9, 1): "8000", D(2026, 10, 1): "1000"})
-    deal = contract(start=D(2026, 9, 1), end=D(2026, 12, 1), commitment=Decimal("3000"), commitment_basis=CommitmentBasis.MONTHLY)
+    deal = contract(
+        start=D(2026, 9, 1), end=D(2026, 12, 1), commitment=Decimal("3000"), commitment_basis=CommitmentBasis.MONTHLY
+    )
 
     status = contract_status(deal, today=D(2026, 11, 1))
 
     assert [(p.start, p.committed, p.consumed) for p in status.periods] == [
-        (D(2026, 9, 1), Decimal("3000"), Decimal("8000")), (D(2026, 10, 1), Decimal("3000"), Decimal("1000")),
-        (D(2026, 11, 1), Decimal("3000"), Decimal("0"))]
+        (D(2026, 9, 1), Decimal("3000"), Decimal("8000")),
+        (D(2026, 10, 1), Decimal("3000"), Decimal("1000")),
+        (D(2026, 11, 1), Decimal("3000"), Decimal("0")),
+    ]
     assert status.committed == status.projected == Decimal("9000")  # the totals alone would look on track
     assert status.overage == Decimal("5000")  # September
     assert status.shortfall == Decimal("5000")  # 2,000 lost in October, 3,000 ahead in November
     assert status.status == "shortfall"  # November, still open, is projected at nothing
 
 
-def test_a_monthly_commitment_whose_open_months_are_projected_full_is_not_a_shortfall_risk_for_a_lost_past_month(openai_account):
+def test_a_monthly_commitment_whose_open_months_are_projected_full_is_not_a_shortfall_risk_for_a_lost_past_month(
+    openai_account,
+):
     spend(openai_account, {D(2026, 9, 1): "0"} | every_day(D(2026, 10, 2), D(2026, 11, 1), "100"))
-    deal = contract(start=D(2026, 9, 1), end=D(2026, 12, 1), commitment=Decimal("3000"), commitment_basis=CommitmentBasis.MONTHLY)
+    deal = contract(
+        start=D(2026, 9, 1), end=D(2026, 12, 1), commitment=Decimal("3000"), commitment_basis=CommitmentBasis.MONTHLY
+    )
 
     status = contract_status(deal, today=D(2026, 11, 1))
 
@@ -108,25 +137,38 @@ def test_a_monthly_commitment_whose_open_months_are_projected_full_is_not_a_shor
 
 
 def test_a_month_cut_by_the_terms_start_or_end_is_committed_pro_rata_by_day(openai_account):
-    deal = contract(start=D(2026, 1, 31), end=D(2026, 3, 31), commitment=Decimal("3100"), commitment_basis=CommitmentBasis.MONTHLY)
+    deal = contract(
+        start=D(2026, 1, 31), end=D(2026, 3, 31), commitment=Decimal("3100"), commitment_basis=CommitmentBasis.MONTHLY
+    )
 
     periods = commitment_periods(deal)
 
     assert [(p.start, p.end, p.committed) for p in periods] == [
-        (D(2026, 1, 31), D(2026, 2, 1), Decimal("100")), (D(2026, 2, 1), D(2026, 3, 1), Decimal("3100")),
-        (D(2026, 3, 1), D(2026, 3, 31), Decimal("3000"))]
+        (D(2026, 1, 31), D(2026, 2, 1), Decimal("100")),
+        (D(2026, 2, 1), D(2026, 3, 1), Decimal("3100")),
+        (D(2026, 3, 1), D(2026, 3, 31), Decimal("3000")),
+    ]
 
 
-@pytest.mark.parametrize("day, months, found", [
-    (D(2026, 1, 31), 1, D(2026, 2, 28)), (D(2028, 1, 31), 1, D(2028, 2, 29)), (D(2024, 2, 29), 12, D(2025, 2, 28)),
-    (D(2024, 2, 29), 48, D(2028, 2, 29)), (D(2026, 3, 31), -1, D(2026, 2, 28)), (D(2026, 12, 15), 1, D(2027, 1, 15)),
-])
+@pytest.mark.parametrize(
+    "day, months, found",
+    [
+        (D(2026, 1, 31), 1, D(2026, 2, 28)),
+        (D(2028, 1, 31), 1, D(2028, 2, 29)),
+        (D(2024, 2, 29), 12, D(2025, 2, 28)),
+        (D(2024, 2, 29), 48, D(2028, 2, 29)),
+        (D(2026, 3, 31), -1, D(2026, 2, 28)),
+        (D(2026, 12, 15), 1, D(2027, 1, 15)),
+    ],
+)
 def test_a_month_later_is_the_same_day_clamped_to_the_months_last(day, months, found):
     assert add_months(day, months) == found
 
 
 def test_a_yearly_commitment_from_feb_29_runs_in_years_counted_from_the_start(openai_account):
-    deal = contract(start=D(2024, 2, 29), end=D(2025, 8, 29), commitment=Decimal("36500"), commitment_basis=CommitmentBasis.YEARLY)
+    deal = contract(
+        start=D(2024, 2, 29), end=D(2025, 8, 29), commitment=Decimal("36500"), commitment_basis=CommitmentBasis.YEARLY
+    )
 
     periods = commitment_periods(deal)
 
@@ -137,12 +179,16 @@ def test_a_yearly_commitment_from_feb_29_runs_in_years_counted_from_the_start(op
 
 def test_a_yearly_period_across_feb_29_expects_its_commitment_over_366_days(openai_account):
     spend(openai_account, {D(2023, 6, 1): "5"})
-    deal = contract(start=D(2023, 6, 1), end=D(2025, 6, 1), commitment=Decimal("36600"), commitment_basis=CommitmentBasis.YEARLY)
+    deal = contract(
+        start=D(2023, 6, 1), end=D(2025, 6, 1), commitment=Decimal("36600"), commitment_basis=CommitmentBasis.YEARLY
+    )
 
     status = contract_status(deal, today=D(2024, 3, 1))
 
     assert [(p.start, p.end, p.committed) for p in status.periods] == [
-        (D(2023, 6, 1), D(2024, 6, 1), Decimal("36600")), (D(2024, 6, 1), D(2025, 6, 1), Decimal("36600"))]
+        (D(2023, 6, 1), D(2024, 6, 1), Decimal("36600")),
+        (D(2024, 6, 1), D(2025, 6, 1), Decimal("36600")),
+    ]
     assert status.periods[0].expected == Decimal("27400")  # 274 of 366 days gone
     assert status.periods[1].expected == 0
 
@@ -167,7 +213,9 @@ def test_a_contract_is_not_started_before_its_term_and_ended_on_its_end_day(open
 
 
 def test_a_contract_renewed_in_place_shows_the_figures_of_its_current_term_only(openai_account):
-    spend(openai_account, every_day(D(2025, 12, 1), D(2026, 1, 1), "900") | every_day(D(2026, 1, 1), D(2026, 1, 10), "10"))
+    spend(
+        openai_account, every_day(D(2025, 12, 1), D(2026, 1, 1), "900") | every_day(D(2026, 1, 1), D(2026, 1, 10), "10")
+    )
     deal = contract()
     ContractTerm.objects.create(contract=deal, start=D(2025, 1, 1), end=D(2026, 1, 1), commitment=Decimal("50000"))
 
@@ -179,8 +227,16 @@ def test_a_contract_renewed_in_place_shows_the_figures_of_its_current_term_only(
 
 
 def test_the_renewal_baseline_is_the_last_three_complete_months_average_over_the_renewal_term(openai_account):
-    spend(openai_account, {D(2026, 7, 31): "99999", D(2026, 8, 3): "3000", D(2026, 9, 30): "6000", D(2026, 10, 31): "9000",
-                           D(2026, 11, 2): "77777"})
+    spend(
+        openai_account,
+        {
+            D(2026, 7, 31): "99999",
+            D(2026, 8, 3): "3000",
+            D(2026, 9, 30): "6000",
+            D(2026, 10, 31): "9000",
+            D(2026, 11, 2): "77777",
+        },
+    )
     deal = contract(commitment=Decimal("120000"))
 
     status = contract_status(deal, today=D(2026, 11, 20))
@@ -199,12 +255,15 @@ def test_a_renewal_at_todays_commitment_equal_to_the_baseline_needs_no_advice(op
     assert status.renewal_baseline == Decimal("72000") and status.renewal_advice is None
 
 
-@pytest.mark.parametrize("start, end, months, renewed", [
-    (D(2026, 1, 1), D(2027, 1, 1), 12, Decimal("36500")),
-    (D(2024, 2, 29), D(2025, 2, 28), 12, Decimal("36500")),
-    (D(2026, 1, 31), D(2026, 7, 31), 6, Decimal("73000")),
-    (D(2026, 1, 31), D(2026, 2, 28), 1, Decimal("438000")),
-])
+@pytest.mark.parametrize(
+    "start, end, months, renewed",
+    [
+        (D(2026, 1, 1), D(2027, 1, 1), 12, Decimal("36500")),
+        (D(2024, 2, 29), D(2025, 2, 28), 12, Decimal("36500")),
+        (D(2026, 1, 31), D(2026, 7, 31), 6, Decimal("73000")),
+        (D(2026, 1, 31), D(2026, 2, 28), 1, Decimal("438000")),
+    ],
+)
 def test_a_renewed_term_commits_todays_commitment_over_the_renewal_months(openai_account, start, end, months, renewed):
     deal = contract(start=start, end=end)
 
@@ -244,8 +303,9 @@ def test_prepaid_credit_is_part_of_the_commitment_and_drawn_down_first(openai_ac
 
 def test_a_contract_naming_accounts_covers_only_those_and_one_naming_none_covers_its_providers_accounts(openai_account):
     other = Account.objects.create(name="openai-lab", provider=openai_account.provider, connector="usage_csv")
-    elsewhere = Account.objects.create(name="anthropic-prod", provider=Provider.objects.get(slug="anthropic"),
-                                       connector="usage_csv")
+    elsewhere = Account.objects.create(
+        name="anthropic-prod", provider=Provider.objects.get(slug="anthropic"), connector="usage_csv"
+    )
     spend(openai_account, {D(2026, 3, 1): "100"})
     spend(other, {D(2026, 3, 1): "20"})
     spend(elsewhere, {D(2026, 3, 1): "3"})
@@ -268,9 +328,14 @@ def test_the_statuses_of_several_contracts_read_their_accounts_in_one_query(open
 
 def test_a_contract_in_another_currency_counts_the_amounts_billed_in_it(openai_account):
     FxRate.objects.create(day=D(2025, 1, 1), currency="EUR", rate=Decimal("1.08"))
-    csv = ("day,model,input_tokens,output_tokens,cost,currency\n"
-           "2026-03-01,gpt-5-mini,1000,100,100,EUR\n2026-03-02,gpt-5-mini,1000,100,7,USD\n")
-    assert usage_file_import(account=openai_account, stream=io.BytesIO(csv.encode()), file_name="eur.csv").status == "succeeded"
+    csv = (
+        "day,model,input_tokens,output_tokens,cost,currency\n"
+        "2026-03-01,gpt-5-mini,1000,100,100,EUR\n2026-03-02,gpt-5-mini,1000,100,7,USD\n"
+    )
+    assert (
+        usage_file_import(account=openai_account, stream=io.BytesIO(csv.encode()), file_name="eur.csv").status
+        == "succeeded"
+    )
 
     assert contract_status(contract(currency="EUR"), today=D(2026, 11, 20)).consumed == Decimal("100")
     assert contract_status(contract(name="usd"), today=D(2026, 11, 20)).consumed == Decimal("115")  # 100 € at 1.08 + $7

@@ -42,8 +42,13 @@ def spend(openai_account):
 
 
 def contract(name, *, start, end, commitment, **values) -> Contract:
-    fields = {"provider": Provider.objects.get(slug="openai"), "start": start, "end": end,
-              "commitment": Decimal(commitment), **values}
+    fields = {
+        "provider": Provider.objects.get(slug="openai"),
+        "start": start,
+        "end": end,
+        "commitment": Decimal(commitment),
+        **values,
+    }
     return Contract.objects.create(name=name, **fields)
 
 
@@ -51,12 +56,30 @@ def contract(name, *, start, end, commitment, **values) -> Contract:
 def contracts(spend):
     """Four contracts on the OpenAI spend: two auto-renewals whose notice deadline is 90 and 20 days away (created in
     that order), one whose deadline is more than six months away, and a fixed term that is not renewing."""
-    later = contract("Renews later", start=dt.date(2026, 10, 1), end=TODAY + 150 * DAY, commitment=1_000, auto_renew=True,
-                     notice_days=60)
-    soon = contract("Renews soon", start=dt.date(2026, 10, 1), end=TODAY + 80 * DAY, commitment=50_000, auto_renew=True,
-                    notice_days=60)
-    far = contract("Renews next year", start=dt.date(2026, 10, 1), end=TODAY + 400 * DAY, commitment=1, auto_renew=True,
-                   notice_days=30)
+    later = contract(
+        "Renews later",
+        start=dt.date(2026, 10, 1),
+        end=TODAY + 150 * DAY,
+        commitment=1_000,
+        auto_renew=True,
+        notice_days=60,
+    )
+    soon = contract(
+        "Renews soon",
+        start=dt.date(2026, 10, 1),
+        end=TODAY + 80 * DAY,
+        commitment=50_000,
+        auto_renew=True,
+        notice_days=60,
+    )
+    far = contract(
+        "Renews next year",
+        start=dt.date(2026, 10, 1),
+        end=TODAY + 400 * DAY,
+        commitment=1,
+        auto_renew=True,
+        notice_days=30,
+    )
     fixed = contract("Fixed term", start=dt.date(2026, 10, 1), end=TODAY + 80 * DAY, commitment=0, notice_days=30)
     on_track = contract_status(fixed, today=TODAY).projected  # a commitment equal to its projection
     fixed.commitment = on_track
@@ -71,7 +94,9 @@ def section(html: str, start_marker: str, end_marker: str) -> str:
 # --- who sees what ---
 
 
-def test_contracts_are_in_the_navigation_of_admins_and_finance_after_caps_and_not_of_members(client_as, ada, fiona, sam):
+def test_contracts_are_in_the_navigation_of_admins_and_finance_after_caps_and_not_of_members(
+    client_as, ada, fiona, sam
+):
     for user in (ada, fiona):
         html = client_as(user).get(reverse("overview")).content.decode()
         assert html.index(">Caps<") < html.index(">Contracts<")
@@ -80,8 +105,13 @@ def test_contracts_are_in_the_navigation_of_admins_and_finance_after_caps_and_no
 
 def test_a_member_gets_404_on_every_contract_page(client_as, sam, contracts):
     client, pk = client_as(sam), contracts["soon"].pk
-    for url in (reverse("contract-list"), reverse("contract-list") + "?csv=contracts", reverse("contract-detail", args=[pk]),
-                reverse("contract-create"), reverse("contract-edit", args=[pk])):
+    for url in (
+        reverse("contract-list"),
+        reverse("contract-list") + "?csv=contracts",
+        reverse("contract-detail", args=[pk]),
+        reverse("contract-create"),
+        reverse("contract-edit", args=[pk]),
+    ):
         assert client.get(url).status_code == 404, url
     assert client.post(reverse("contract-create"), {"name": "x"}).status_code == 404
     assert client.post(reverse("contract-edit", args=[pk]), {"name": "x"}).status_code == 404
@@ -104,7 +134,9 @@ def test_finance_reads_contracts_without_any_button_to_change_them_and_cannot_po
 # --- the list ---
 
 
-def test_the_list_shows_the_auto_renewals_ahead_first_soonest_first_with_their_deadline_and_advice(client_as, fiona, contracts):
+def test_the_list_shows_the_auto_renewals_ahead_first_soonest_first_with_their_deadline_and_advice(
+    client_as, fiona, contracts
+):
     html = client_as(fiona).get(reverse("contract-list")).content.decode()
     assert html.index('id="renewals"') < html.index('id="timeline"') < html.index('id="all-contracts"')
     renewals = section(html, 'id="renewals"', 'id="timeline"')
@@ -120,8 +152,10 @@ def test_the_list_shows_the_auto_renewals_ahead_first_soonest_first_with_their_d
 def test_each_contract_has_its_status_badge(client_as, ada, contracts):
     html = client_as(ada).get(reverse("contract-list")).content.decode()
     table = section(html, 'data-table="contracts"', "</table>")
-    statuses = {name: section(table, f'data-contract="{name}"', "</tr>") for name in
-                ("Renews soon", "Renews later", "Fixed term")}
+    statuses = {
+        name: section(table, f'data-contract="{name}"', "</tr>")
+        for name in ("Renews soon", "Renews later", "Fixed term")
+    }
     assert 'data-status="shortfall"' in statuses["Renews soon"] and "Shortfall risk" in statuses["Renews soon"]
     assert 'data-status="overage"' in statuses["Renews later"]
     assert 'data-status="on_track"' in statuses["Fixed term"]
@@ -130,7 +164,9 @@ def test_each_contract_has_its_status_badge(client_as, ada, contracts):
 def test_ended_not_started_and_notice_passed_contracts_say_so(client_as, fiona, spend):
     contract("Old deal", start=dt.date(2025, 1, 1), end=dt.date(2026, 1, 1), commitment=10)
     contract("Next deal", start=TODAY + 10 * DAY, end=TODAY + 375 * DAY, commitment=10)
-    contract("Locked in", start=dt.date(2026, 1, 1), end=TODAY + 10 * DAY, commitment=10, auto_renew=True, notice_days=30)
+    contract(
+        "Locked in", start=dt.date(2026, 1, 1), end=TODAY + 10 * DAY, commitment=10, auto_renew=True, notice_days=30
+    )
     html = client_as(fiona).get(reverse("contract-list")).content.decode()
     for name, status in (("Old deal", "ended"), ("Next deal", "not_started"), ("Locked in", "notice_passed")):
         assert f'data-status="{status}"' in section(html, f'data-contract="{name}"', "</tr>"), name
@@ -138,7 +174,9 @@ def test_ended_not_started_and_notice_passed_contracts_say_so(client_as, fiona, 
 
 def test_the_timeline_draws_a_bar_per_contract_its_notice_deadline_and_today(client_as, fiona, contracts):
     response = client_as(fiona).get(reverse("contract-list"))
-    figure = json.loads(section(response.content.decode(), '<script id="chart-contracts" type="application/json">', "</script>"))
+    figure = json.loads(
+        section(response.content.decode(), '<script id="chart-contracts" type="application/json">', "</script>")
+    )
     bars, deadlines = figure["data"]
     assert set(bars["y"]) == {"Renews soon", "Renews later", "Renews next year", "Fixed term"}
     soon = deadlines["y"].index("Renews soon")
@@ -172,7 +210,9 @@ def chart_of(html: str) -> dict:
     return json.loads(section(html, '<script id="chart-contract" type="application/json">', "</script>"))
 
 
-def test_the_contract_page_draws_consumption_the_expectation_the_projection_and_the_commitment(client_as, fiona, contracts):
+def test_the_contract_page_draws_consumption_the_expectation_the_projection_and_the_commitment(
+    client_as, fiona, contracts
+):
     soon = contracts["soon"]
     html = client_as(fiona).get(reverse("contract-detail", args=[soon.pk])).content.decode()
     traces = {t["name"]: t for t in chart_of(html)["data"]}
@@ -186,8 +226,9 @@ def test_the_contract_page_draws_consumption_the_expectation_the_projection_and_
 
 
 def test_a_monthly_commitment_is_drawn_as_committed_against_consumed_bars_per_month(client_as, fiona, spend):
-    monthly = contract("Monthly", start=dt.date(2026, 9, 1), end=dt.date(2027, 3, 1), commitment=3_000,
-                       commitment_basis="monthly")
+    monthly = contract(
+        "Monthly", start=dt.date(2026, 9, 1), end=dt.date(2027, 3, 1), commitment=3_000, commitment_basis="monthly"
+    )
     html = client_as(fiona).get(reverse("contract-detail", args=[monthly.pk])).content.decode()
     traces = {t["name"]: t for t in chart_of(html)["data"]}
     assert {t["type"] for t in traces.values()} == {"bar"}
@@ -199,7 +240,9 @@ def test_a_monthly_commitment_is_drawn_as_committed_against_consumed_bars_per_mo
 
 def test_past_terms_show_what_they_consumed(client_as, ada, contracts):
     soon = contracts["soon"]
-    ContractTerm.objects.create(contract=soon, start=dt.date(2026, 8, 1), end=dt.date(2026, 10, 1), commitment=Decimal(5_000))
+    ContractTerm.objects.create(
+        contract=soon, start=dt.date(2026, 8, 1), end=dt.date(2026, 10, 1), commitment=Decimal(5_000)
+    )
     html = client_as(ada).get(reverse("contract-detail", args=[soon.pk])).content.decode()
     past = section(html, 'data-table="contract_past_terms"', "</table>")
     assert "2026-08-01" in past and "2026-09-30" in past
@@ -211,10 +254,23 @@ def test_past_terms_show_what_they_consumed(client_as, ada, contracts):
 
 
 def form_data(**overrides) -> dict:
-    data = {"name": "Groq reserved", "provider": Provider.objects.get(slug="openai").pk, "currency": "usd",
-            "start": "2026-12-01", "end": "2027-12-01", "commitment": "12000", "commitment_basis": "term", "prepaid": "0",
-            "discount_pct": "0", "renewal_term_months": "12", "notice_days": "60", "notice_alert_days": "30, 90",
-            "owner": "", "notes": "", "document_url": ""}
+    data = {
+        "name": "Groq reserved",
+        "provider": Provider.objects.get(slug="openai").pk,
+        "currency": "usd",
+        "start": "2026-12-01",
+        "end": "2027-12-01",
+        "commitment": "12000",
+        "commitment_basis": "term",
+        "prepaid": "0",
+        "discount_pct": "0",
+        "renewal_term_months": "12",
+        "notice_days": "60",
+        "notice_alert_days": "30, 90",
+        "owner": "",
+        "notes": "",
+        "document_url": "",
+    }
     return {**data, **overrides}
 
 
@@ -239,13 +295,16 @@ def test_an_admin_creates_a_contract_covering_chosen_accounts_and_edits_it(clien
     assert (created.commitment, created.notice_alert_days, created.accounts.count()) == (Decimal(15_000), [], 0)
 
 
-@pytest.mark.parametrize(("overrides", "field", "words"), [
-    ({"end": "2026-11-01"}, "end", "The end must be after the start."),
-    ({"notice_days": "400"}, "notice_days", "cannot be longer than the term (365 days)"),
-    ({"commitment": "-1"}, "commitment", "Cannot be negative."),
-    ({"notice_alert_days": "30, soon"}, "notice_alert_days", "Whole numbers of days"),
-    ({"currency": "US"}, "currency", "Three letters"),
-])
+@pytest.mark.parametrize(
+    ("overrides", "field", "words"),
+    [
+        ({"end": "2026-11-01"}, "end", "The end must be after the start."),
+        ({"notice_days": "400"}, "notice_days", "cannot be longer than the term (365 days)"),
+        ({"commitment": "-1"}, "commitment", "Cannot be negative."),
+        ({"notice_alert_days": "30, soon"}, "notice_alert_days", "Whole numbers of days"),
+        ({"currency": "US"}, "currency", "Three letters"),
+    ],
+)
 def test_the_form_refuses_what_cannot_be_a_contract_and_says_why(client_as, ada, overrides, field, words):
     response = client_as(ada).post(reverse("contract-create"), form_data(**overrides))
     assert response.status_code == 200
@@ -255,7 +314,9 @@ def test_the_form_refuses_what_cannot_be_a_contract_and_says_why(client_as, ada,
 
 def test_the_form_refuses_accounts_of_another_provider(client_as, ada, openai_account):
     anthropic = Provider.objects.get(slug="anthropic")
-    response = client_as(ada).post(reverse("contract-create"), form_data(provider=anthropic.pk, accounts=[openai_account.pk]))
+    response = client_as(ada).post(
+        reverse("contract-create"), form_data(provider=anthropic.pk, accounts=[openai_account.pk])
+    )
     assert "Not accounts of" in " ".join(response.context["form"].errors["accounts"])
 
 
@@ -265,8 +326,15 @@ def test_the_form_refuses_accounts_of_another_provider(client_as, ada, openai_ac
 def test_the_burn_down_projects_from_todays_cumulative_to_the_forecast_total_on_the_last_day():
     start, end = dt.date(2026, 11, 1), dt.date(2026, 12, 1)
     daily = {dt.date(2026, 11, 1): Decimal(10), dt.date(2026, 11, 3): Decimal(20)}
-    figure = charts.contract_burn_down(daily, start=start, end=end, committed=Decimal(300), projected=Decimal(160),
-                                       today=dt.date(2026, 11, 4), currency="USD")
+    figure = charts.contract_burn_down(
+        daily,
+        start=start,
+        end=end,
+        committed=Decimal(300),
+        projected=Decimal(160),
+        today=dt.date(2026, 11, 4),
+        currency="USD",
+    )
     traces = {t["name"]: t for t in figure["data"]}
     assert traces["Consumed"]["y"] == [10.0, 10.0, 30.0, 30.0]
     assert traces["Projected (forecast)"]["x"] == ["2026-11-04", "2026-11-30"]

@@ -22,10 +22,19 @@ from ingest.services import usage_file_import
 NOW = dt.datetime(2026, 11, 20, 15, 0, tzinfo=dt.UTC)
 JSON = {"content_type": "application/json"}
 FOCUS_COLUMNS = [
-    "ContractCommitmentId", "ContractCommitmentType", "ContractCommitmentCategory", "ContractCommitmentCost",
-    "ContractCommitmentQuantity", "ContractCommitmentUnit", "ContractCommitmentDescription",
-    "ContractCommitmentPeriodStart", "ContractCommitmentPeriodEnd", "ContractId", "ContractPeriodStart",
-    "ContractPeriodEnd", "BillingCurrency",
+    "ContractCommitmentId",
+    "ContractCommitmentType",
+    "ContractCommitmentCategory",
+    "ContractCommitmentCost",
+    "ContractCommitmentQuantity",
+    "ContractCommitmentUnit",
+    "ContractCommitmentDescription",
+    "ContractCommitmentPeriodStart",
+    "ContractCommitmentPeriodEnd",
+    "ContractId",
+    "ContractPeriodStart",
+    "ContractPeriodEnd",
+    "BillingCurrency",
 ]
 
 
@@ -38,7 +47,9 @@ def frozen():
 @pytest.fixture
 def spend(openai_account):
     days = [dt.date(2026, 11, 10) + dt.timedelta(days=i) for i in range(10)]
-    text = "day,model,input_tokens,output_tokens,cost\n" + "".join(f"{d.isoformat()},gpt-5-mini,1000,100,10\n" for d in days)
+    text = "day,model,input_tokens,output_tokens,cost\n" + "".join(
+        f"{d.isoformat()},gpt-5-mini,1000,100,10\n" for d in days
+    )
     text += "2026-11-20,gpt-5-mini,1000,100,7\n"
     run = usage_file_import(account=openai_account, stream=io.BytesIO(text.encode()), file_name="u.csv")
     assert run.status == "succeeded", run.error
@@ -48,13 +59,40 @@ def spend(openai_account):
 def contracts(ada, openai_account, spend):
     """Three auto-renewing or not contracts: notice deadlines 2027-01-01 − 60 d, 2026-12-31 − 30 d, and none ahead."""
     return {
-        "openai": contract_create(by=ada, name="OpenAI 2026", provider="openai", accounts=["openai-prod"],
-                                  start="2026-01-01", end="2027-01-01", commitment="1000", commitment_basis="monthly",
-                                  discount_pct="12", auto_renew=True, notice_days=60, owner="cfo@example.com"),
-        "groq": contract_create(by=ada, name="Groq", provider="groq", start="2026-01-01", end="2026-12-31",
-                                commitment="5000", auto_renew=True, notice_days=30, currency="EUR"),
-        "anthropic": contract_create(by=ada, name="Anthropic", provider="anthropic", start="2026-03-15",
-                                     end="2028-03-01", commitment="24000", commitment_basis="yearly"),
+        "openai": contract_create(
+            by=ada,
+            name="OpenAI 2026",
+            provider="openai",
+            accounts=["openai-prod"],
+            start="2026-01-01",
+            end="2027-01-01",
+            commitment="1000",
+            commitment_basis="monthly",
+            discount_pct="12",
+            auto_renew=True,
+            notice_days=60,
+            owner="cfo@example.com",
+        ),
+        "groq": contract_create(
+            by=ada,
+            name="Groq",
+            provider="groq",
+            start="2026-01-01",
+            end="2026-12-31",
+            commitment="5000",
+            auto_renew=True,
+            notice_days=30,
+            currency="EUR",
+        ),
+        "anthropic": contract_create(
+            by=ada,
+            name="Anthropic",
+            provider="anthropic",
+            start="2026-03-15",
+            end="2028-03-01",
+            commitment="24000",
+            commitment_basis="yearly",
+        ),
     }
 
 
@@ -65,7 +103,11 @@ def test_admins_and_finance_list_contracts_with_their_figures_as_decimal_strings
         found = {c["name"]: c for c in response.json()}
         assert set(found) == {"OpenAI 2026", "Groq", "Anthropic"}
     openai = found["OpenAI 2026"]
-    assert (openai["provider"], openai["accounts"], openai["commitment_basis"]) == ("openai", ["openai-prod"], "monthly")
+    assert (openai["provider"], openai["accounts"], openai["commitment_basis"]) == (
+        "openai",
+        ["openai-prod"],
+        "monthly",
+    )
     assert (openai["commitment"], openai["discount_pct"], openai["prepaid"]) == ("1000.000000", "12.0000", "0.000000")
     assert openai["consumed"] == "107.000000"  # ten days at $10 and today's $7
     assert openai["notice_deadline"] == "2026-11-02" and openai["days_to_notice_deadline"] == -18
@@ -75,7 +117,9 @@ def test_admins_and_finance_list_contracts_with_their_figures_as_decimal_strings
     assert openai["expected_to_date"] == "10633.333333"  # ten months and 19/30 of November committed so far
     assert Decimal(openai["shortfall"]) > Decimal("11000") and openai["overage"] == "0.000000"
     assert found["Groq"]["consumed"] == "0.000000" and found["Groq"]["currency"] == "EUR"
-    assert openai["past_terms"] == [] and openai["renewal_baseline"] is None and openai["renewal_advice"] is None  # no spend Aug–Oct
+    assert (
+        openai["past_terms"] == [] and openai["renewal_baseline"] is None and openai["renewal_advice"] is None
+    )  # no spend Aug–Oct
 
 
 def test_the_detail_answers_one_contract_and_404_for_an_unknown_one(client_as, fiona, contracts):
@@ -88,19 +132,33 @@ def test_the_detail_answers_one_contract_and_404_for_an_unknown_one(client_as, f
 def test_members_get_404_on_every_contract_route(client_as, sam, contracts):
     client = client_as(sam)
     pk = contracts["groq"].pk
-    for response in (client.get("/api/v1/contracts"), client.get(f"/api/v1/contracts/{pk}"),
-                     client.get("/api/v1/contracts/renewals"), client.get("/api/v1/contracts/focus.csv"),
-                     client.post("/api/v1/contracts", {"name": "X"}, **JSON),
-                     client.patch(f"/api/v1/contracts/{pk}", {"commitment": "1"}, **JSON),
-                     client.delete(f"/api/v1/contracts/{pk}"),
-                     client.post(f"/api/v1/contracts/{pk}/renew", {"start": "2026-12-31", "end": "2027-12-31"}, **JSON)):
+    for response in (
+        client.get("/api/v1/contracts"),
+        client.get(f"/api/v1/contracts/{pk}"),
+        client.get("/api/v1/contracts/renewals"),
+        client.get("/api/v1/contracts/focus.csv"),
+        client.post("/api/v1/contracts", {"name": "X"}, **JSON),
+        client.patch(f"/api/v1/contracts/{pk}", {"commitment": "1"}, **JSON),
+        client.delete(f"/api/v1/contracts/{pk}"),
+        client.post(f"/api/v1/contracts/{pk}/renew", {"start": "2026-12-31", "end": "2027-12-31"}, **JSON),
+    ):
         assert response.status_code == 404
     assert Contract.objects.get(pk=pk).commitment == Decimal("5000")
 
 
-def test_renewals_ahead_are_the_auto_renewals_whose_notice_deadline_is_within_the_window_soonest_first(client_as, fiona, ada, contracts):
-    contract_create(by=ada, name="Moonshot", provider="moonshot", start="2026-06-01", end="2027-06-01", commitment="100",
-                    auto_renew=True, notice_days=90)
+def test_renewals_ahead_are_the_auto_renewals_whose_notice_deadline_is_within_the_window_soonest_first(
+    client_as, fiona, ada, contracts
+):
+    contract_create(
+        by=ada,
+        name="Moonshot",
+        provider="moonshot",
+        start="2026-06-01",
+        end="2027-06-01",
+        commitment="100",
+        auto_renew=True,
+        notice_days=90,
+    )
     client = client_as(fiona)
     assert [c["name"] for c in client.get("/api/v1/contracts/renewals").json()] == ["Groq", "Moonshot"]
     assert [c["name"] for c in client.get("/api/v1/contracts/renewals", {"within_days": 30}).json()] == ["Groq"]
@@ -116,35 +174,80 @@ def test_a_bad_renewals_query_is_a_400_naming_the_parameter(client_as, fiona, co
 
 
 def test_an_admin_creates_a_contract_through_the_service(client_as, ada, openai_account):
-    response = client_as(ada).post("/api/v1/contracts", {
-        "name": "OpenAI 2027", "provider": "openai", "accounts": ["openai-prod"], "start": "2027-01-01",
-        "end": "2028-01-01", "commitment": "120000", "commitment_basis": "yearly", "discount_pct": "12.5",
-        "auto_renew": True, "notice_alert_days": [30, 90], "owner": "cfo@example.com"}, **JSON)
+    response = client_as(ada).post(
+        "/api/v1/contracts",
+        {
+            "name": "OpenAI 2027",
+            "provider": "openai",
+            "accounts": ["openai-prod"],
+            "start": "2027-01-01",
+            "end": "2028-01-01",
+            "commitment": "120000",
+            "commitment_basis": "yearly",
+            "discount_pct": "12.5",
+            "auto_renew": True,
+            "notice_alert_days": [30, 90],
+            "owner": "cfo@example.com",
+        },
+        **JSON,
+    )
     assert response.status_code == 201, response.content
     body = response.json()
     assert (body["commitment"], body["discount_pct"], body["notice_alert_days"], body["status"]) == (
-        "120000.000000", "12.5000", [90, 30], "not_started")
+        "120000.000000",
+        "12.5000",
+        [90, 30],
+        "not_started",
+    )
     assert Contract.objects.get(name="OpenAI 2027").accounts.get().name == "openai-prod"
 
 
 def test_a_bad_contract_is_a_400_naming_every_field_and_creates_nothing(client_as, ada):
-    response = client_as(ada).post("/api/v1/contracts", {
-        "provider": "acme", "start": "2027-01-01", "end": "2026-01-01", "commitment": "-1", "discount_pct": "120",
-        "currency": "XYZ", "owner": "nobody", "notice_alert_days": [0]}, **JSON)
+    response = client_as(ada).post(
+        "/api/v1/contracts",
+        {
+            "provider": "acme",
+            "start": "2027-01-01",
+            "end": "2026-01-01",
+            "commitment": "-1",
+            "discount_pct": "120",
+            "currency": "XYZ",
+            "owner": "nobody",
+            "notice_alert_days": [0],
+        },
+        **JSON,
+    )
     assert response.status_code == 400
-    assert set(response.json()) == {"name", "provider", "end", "commitment", "discount_pct", "currency", "owner",
-                                    "notice_alert_days"}
+    assert set(response.json()) == {
+        "name",
+        "provider",
+        "end",
+        "commitment",
+        "discount_pct",
+        "currency",
+        "owner",
+        "notice_alert_days",
+    }
     assert not Contract.objects.exists()
 
 
 def test_finance_reads_but_may_not_write(client_as, fiona, contracts):
     client = client_as(fiona)
     pk = contracts["groq"].pk
-    assert client.post("/api/v1/contracts", {"name": "X", "provider": "groq", "start": "2026-01-01", "end": "2027-01-01",
-                                             "commitment": "1"}, **JSON).status_code == 403
+    assert (
+        client.post(
+            "/api/v1/contracts",
+            {"name": "X", "provider": "groq", "start": "2026-01-01", "end": "2027-01-01", "commitment": "1"},
+            **JSON,
+        ).status_code
+        == 403
+    )
     assert client.patch(f"/api/v1/contracts/{pk}", {"commitment": "1"}, **JSON).status_code == 403
     assert client.delete(f"/api/v1/contracts/{pk}").status_code == 403
-    assert client.post(f"/api/v1/contracts/{pk}/renew", {"start": "2026-12-31", "end": "2027-12-31"}, **JSON).status_code == 403
+    assert (
+        client.post(f"/api/v1/contracts/{pk}/renew", {"start": "2026-12-31", "end": "2027-12-31"}, **JSON).status_code
+        == 403
+    )
     assert Contract.objects.count() == 3 and Contract.objects.get(pk=pk).commitment == Decimal("5000")
 
 
@@ -153,7 +256,9 @@ def test_an_admin_patches_the_fields_given_and_a_bad_patch_names_them(client_as,
     pk = contracts["groq"].pk
     body = client.patch(f"/api/v1/contracts/{pk}", {"commitment": "4500.5", "notes": "Amended."}, **JSON).json()
     assert (body["commitment"], body["notes"], body["end"]) == ("4500.500000", "Amended.", "2026-12-31")
-    response = client.patch(f"/api/v1/contracts/{pk}", {"notice_days": 400, "provider": "openai", "accounts": ["nope"]}, **JSON)
+    response = client.patch(
+        f"/api/v1/contracts/{pk}", {"notice_days": 400, "provider": "openai", "accounts": ["nope"]}, **JSON
+    )
     assert response.status_code == 400 and set(response.json()) == {"notice_days", "accounts"}
     assert Contract.objects.get(pk=pk).notice_days == 30
 
@@ -161,10 +266,19 @@ def test_an_admin_patches_the_fields_given_and_a_bad_patch_names_them(client_as,
 def test_an_admin_renews_in_place_and_the_old_term_stays_listed(client_as, ada, contracts):
     client = client_as(ada)
     pk = contracts["groq"].pk
-    body = client.post(f"/api/v1/contracts/{pk}/renew", {"start": "2026-12-31", "end": "2027-12-31", "commitment": "6000"}, **JSON).json()
+    body = client.post(
+        f"/api/v1/contracts/{pk}/renew", {"start": "2026-12-31", "end": "2027-12-31", "commitment": "6000"}, **JSON
+    ).json()
     assert (body["start"], body["end"], body["commitment"]) == ("2026-12-31", "2027-12-31", "6000.000000")
-    assert body["past_terms"] == [{"start": "2026-01-01", "end": "2026-12-31", "commitment": "5000.000000",
-                                   "commitment_basis": "term", "prepaid": "0.000000"}]
+    assert body["past_terms"] == [
+        {
+            "start": "2026-01-01",
+            "end": "2026-12-31",
+            "commitment": "5000.000000",
+            "commitment_basis": "term",
+            "prepaid": "0.000000",
+        }
+    ]
     early = client.post(f"/api/v1/contracts/{pk}/renew", {"start": "2027-06-01", "end": "2028-06-01"}, **JSON)
     assert early.status_code == 400 and list(early.json()) == ["start"]
     assert ContractTerm.objects.count() == 1
@@ -179,7 +293,9 @@ def focus_rows(text: str) -> list[dict]:
     return list(csv.DictReader(io.StringIO(text)))
 
 
-def test_the_focus_csv_has_the_contract_commitment_columns_and_a_row_per_commitment_period(client_as, fiona, ada, contracts):
+def test_the_focus_csv_has_the_contract_commitment_columns_and_a_row_per_commitment_period(
+    client_as, fiona, ada, contracts
+):
     contract_renew(contract=contracts["groq"], by=ada, start="2026-12-31", end="2027-12-31", commitment="6000")
     response = client_as(fiona).get("/api/v1/contracts/focus.csv")
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
@@ -194,22 +310,36 @@ def test_the_focus_csv_has_the_contract_commitment_columns_and_a_row_per_commitm
     assert len(monthly) == 12 and {r["ContractCommitmentType"] for r in monthly} == {"monthly"}
     assert monthly[1]["ContractCommitmentId"] == f"{contracts['openai'].pk}:2026-02-01"
     assert (monthly[1]["ContractCommitmentPeriodStart"], monthly[1]["ContractCommitmentPeriodEnd"]) == (
-        "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z")
-    assert (monthly[1]["ContractPeriodStart"], monthly[1]["ContractPeriodEnd"]) == ("2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z")
+        "2026-02-01T00:00:00Z",
+        "2026-03-01T00:00:00Z",
+    )
+    assert (monthly[1]["ContractPeriodStart"], monthly[1]["ContractPeriodEnd"]) == (
+        "2026-01-01T00:00:00Z",
+        "2027-01-01T00:00:00Z",
+    )
     assert {r["ContractCommitmentCost"] for r in monthly} == {"1000.000000"}
     assert all(r["ContractCommitmentCategory"] == "Spend" and r["BillingCurrency"] == "USD" for r in monthly)
     assert all(r["ContractCommitmentQuantity"] == "" and r["ContractCommitmentUnit"] == "" for r in monthly)
-    assert monthly[0]["ContractCommitmentDescription"] == "OpenAI 2026: Per month (a month's unused part is lost), commitment 1000.000000 USD"
+    assert (
+        monthly[0]["ContractCommitmentDescription"]
+        == "OpenAI 2026: Per month (a month's unused part is lost), commitment 1000.000000 USD"
+    )
 
     yearly = by_contract[str(contracts["anthropic"].pk)]
-    assert [(r["ContractCommitmentPeriodStart"][:10], r["ContractCommitmentPeriodEnd"][:10], r["ContractCommitmentCost"])
-            for r in yearly] == [("2026-03-15", "2027-03-15", "24000.000000"),
-                                 ("2027-03-15", "2028-03-01", "23081.967213")]  # 352 of 366 days: pro rata
+    assert [
+        (r["ContractCommitmentPeriodStart"][:10], r["ContractCommitmentPeriodEnd"][:10], r["ContractCommitmentCost"])
+        for r in yearly
+    ] == [
+        ("2026-03-15", "2027-03-15", "24000.000000"),
+        ("2027-03-15", "2028-03-01", "23081.967213"),
+    ]  # 352 of 366 days: pro rata
     assert {r["ContractCommitmentType"] for r in yearly} == {"yearly"}
 
     term = by_contract[str(contracts["groq"].pk)]  # the archived term first, then the renewed one
-    assert [(r["ContractPeriodStart"][:10], r["ContractCommitmentCost"], r["BillingCurrency"], r["ContractCommitmentType"])
-            for r in term] == [("2026-01-01", "5000.000000", "EUR", "term"), ("2026-12-31", "6000.000000", "EUR", "term")]
+    assert [
+        (r["ContractPeriodStart"][:10], r["ContractCommitmentCost"], r["BillingCurrency"], r["ContractCommitmentType"])
+        for r in term
+    ] == [("2026-01-01", "5000.000000", "EUR", "term"), ("2026-12-31", "6000.000000", "EUR", "term")]
     assert len({r["ContractCommitmentId"] for r in rows}) == len(rows) == 12 + 2 + 2
 
 

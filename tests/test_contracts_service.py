@@ -15,19 +15,37 @@ D = dt.date
 
 
 def valid(**overrides) -> dict:
-    return {"name": "OpenAI 2026", "provider": "openai", "start": "2026-01-01", "end": "2027-01-01",
-            "commitment": "120000", **overrides}
+    return {
+        "name": "OpenAI 2026",
+        "provider": "openai",
+        "start": "2026-01-01",
+        "end": "2027-01-01",
+        "commitment": "120000",
+        **overrides,
+    }
 
 
 @pytest.fixture
 def anthropic_account(db):
-    return Account.objects.create(name="anthropic-prod", provider=Provider.objects.get(slug="anthropic"), connector="usage_csv")
+    return Account.objects.create(
+        name="anthropic-prod", provider=Provider.objects.get(slug="anthropic"), connector="usage_csv"
+    )
 
 
 @pytest.fixture
 def contract(ada, openai_account):
-    return contract_create(by=ada, **valid(accounts=["openai-prod"], commitment_basis="monthly", commitment="10000",
-                                           discount_pct="12", auto_renew=True, notice_days=60, owner="cfo@example.com"))
+    return contract_create(
+        by=ada,
+        **valid(
+            accounts=["openai-prod"],
+            commitment_basis="monthly",
+            commitment="10000",
+            discount_pct="12",
+            auto_renew=True,
+            notice_days=60,
+            owner="cfo@example.com",
+        ),
+    )
 
 
 def errors_of(call, **fields) -> dict:
@@ -42,7 +60,9 @@ def test_an_admin_creates_a_contract_with_its_accounts_and_defaults(ada, openai_
     assert contract.provider.slug == "openai" and [a.name for a in contract.accounts.all()] == ["openai-prod"]
     assert (contract.start, contract.end, contract.commitment) == (D(2026, 1, 1), D(2027, 1, 1), Decimal("120000"))
     assert contract.currency == "EUR" and contract.discount_pct == Decimal("12.5")
-    assert contract.commitment_basis == "term" and contract.prepaid == 0 and contract.notice_alert_days == [180, 90, 30, 7]
+    assert (
+        contract.commitment_basis == "term" and contract.prepaid == 0 and contract.notice_alert_days == [180, 90, 30, 7]
+    )
 
 
 def test_a_contract_naming_no_account_covers_every_account_of_its_provider(ada):
@@ -50,12 +70,35 @@ def test_a_contract_naming_no_account_covers_every_account_of_its_provider(ada):
 
 
 def test_every_bad_field_is_named_at_once(ada, anthropic_account):
-    errors = errors_of(contract_create, by=ada, name="", provider="openai", accounts=["anthropic-prod", "nope"],
-                       start="2026-01-01", end="2027-01-01", commitment="-1", prepaid="-5", discount_pct="101",
-                       currency="USS", notice_alert_days=[30, 0], owner="not-an-email", commitment_basis="weekly",
-                       document_url="ftp://x")
-    assert set(errors) == {"name", "accounts", "commitment", "prepaid", "discount_pct", "currency", "notice_alert_days",
-                           "owner", "commitment_basis", "document_url"}
+    errors = errors_of(
+        contract_create,
+        by=ada,
+        name="",
+        provider="openai",
+        accounts=["anthropic-prod", "nope"],
+        start="2026-01-01",
+        end="2027-01-01",
+        commitment="-1",
+        prepaid="-5",
+        discount_pct="101",
+        currency="USS",
+        notice_alert_days=[30, 0],
+        owner="not-an-email",
+        commitment_basis="weekly",
+        document_url="ftp://x",
+    )
+    assert set(errors) == {
+        "name",
+        "accounts",
+        "commitment",
+        "prepaid",
+        "discount_pct",
+        "currency",
+        "notice_alert_days",
+        "owner",
+        "commitment_basis",
+        "document_url",
+    }
     assert "not one of openai's accounts" in errors["accounts"] and "No account named 'nope'" in errors["accounts"]
     assert errors["commitment"] == "Must not be negative." and errors["prepaid"] == "Must not be negative."
     assert errors["discount_pct"] == "A discount is a percentage from 0 to 100."
@@ -66,7 +109,9 @@ def test_every_bad_field_is_named_at_once(ada, anthropic_account):
 
 
 def test_a_term_that_does_not_end_after_it_starts_is_refused(ada):
-    assert errors_of(contract_create, by=ada, **valid(end="2026-01-01"))["end"].startswith("The term ends after it starts")
+    assert errors_of(contract_create, by=ada, **valid(end="2026-01-01"))["end"].startswith(
+        "The term ends after it starts"
+    )
 
 
 def test_a_notice_period_longer_than_the_term_is_refused(ada):
@@ -75,7 +120,9 @@ def test_a_notice_period_longer_than_the_term_is_refused(ada):
 
 
 def test_an_unknown_provider_is_named(ada):
-    assert errors_of(contract_create, by=ada, **valid(provider="acme"))["provider"] == "No provider with the slug 'acme'."
+    assert (
+        errors_of(contract_create, by=ada, **valid(provider="acme"))["provider"] == "No provider with the slug 'acme'."
+    )
 
 
 def test_a_currency_code_must_have_three_letters(ada):
@@ -84,12 +131,17 @@ def test_a_currency_code_must_have_three_letters(ada):
 
 def test_a_negative_discount_and_a_float_commitment_are_refused(ada):
     errors = errors_of(contract_create, by=ada, **valid(discount_pct="-1", commitment=1.5))
-    assert errors["discount_pct"] == "A discount is a percentage from 0 to 100." and "not a float" in errors["commitment"]
+    assert (
+        errors["discount_pct"] == "A discount is a percentage from 0 to 100." and "not a float" in errors["commitment"]
+    )
 
 
 def test_notice_alert_days_are_positive_whole_days_deduplicated_largest_first(ada):
     assert contract_create(by=ada, **valid(notice_alert_days=[7, 30, 30, "90"])).notice_alert_days == [90, 30, 7]
-    assert "not a whole number" in errors_of(contract_create, by=ada, **valid(name="B", notice_alert_days=["soon"]))["notice_alert_days"]
+    assert (
+        "not a whole number"
+        in errors_of(contract_create, by=ada, **valid(name="B", notice_alert_days=["soon"]))["notice_alert_days"]
+    )
 
 
 def test_contract_names_are_unique(ada, contract):
@@ -117,12 +169,19 @@ def test_an_update_validates_against_the_merged_term(ada, contract):
 
 
 def test_renewing_in_place_archives_the_old_term_and_sets_the_new_one(ada, contract):
-    contract_renew(contract=contract, by=ada, start="2027-01-01", end="2028-01-01", commitment="9000", discount_pct="14")
+    contract_renew(
+        contract=contract, by=ada, start="2027-01-01", end="2028-01-01", commitment="9000", discount_pct="14"
+    )
     contract.refresh_from_db()
     assert (contract.start, contract.end, contract.commitment) == (D(2027, 1, 1), D(2028, 1, 1), Decimal("9000"))
     assert contract.discount_pct == Decimal("14") and contract.commitment_basis == "monthly"
     (old,) = contract.past_terms.all()
-    assert (old.start, old.end, old.commitment, old.commitment_basis) == (D(2026, 1, 1), D(2027, 1, 1), Decimal("10000"), "monthly")
+    assert (old.start, old.end, old.commitment, old.commitment_basis) == (
+        D(2026, 1, 1),
+        D(2027, 1, 1),
+        Decimal("10000"),
+        "monthly",
+    )
     contract_renew(contract=contract, by=ada, start="2028-01-01", end="2029-01-01")
     assert [t.start.year for t in contract.past_terms.all()] == [2027, 2026]
     contract.refresh_from_db()
@@ -168,8 +227,10 @@ def test_deleting_a_contract_takes_its_past_terms(ada, contract):
 def test_terms_never_overlap_so_an_archived_term_cannot_come_back_as_the_current_one(ada, contract):
     contract_renew(contract=contract, by=ada, start="2027-01-01", end="2028-01-01")
     errors = errors_of(contract_update, contract=contract, by=ada, start="2026-01-01", end="2027-01-01")
-    assert errors == {"start": "The contract was renewed: its past terms run to 2027-01-01, so the current term starts "
-                               "on or after that day (export_config prints the current term)."}
+    assert errors == {
+        "start": "The contract was renewed: its past terms run to 2027-01-01, so the current term starts "
+        "on or after that day (export_config prints the current term)."
+    }
     contract.refresh_from_db()
     assert contract.start == D(2027, 1, 1)
     contract_update(contract=contract, by=ada, end="2028-02-01")

@@ -26,8 +26,13 @@ def _frozen(time_machine):
 
 @pytest.fixture
 def router(support_team):
-    return Workload.objects.create(team=support_team, name="Ticket router (fine-tune)", slug="ticket-router",
-                                   latency_profile="realtime", outcome_unit="ticket routed")
+    return Workload.objects.create(
+        team=support_team,
+        name="Ticket router (fine-tune)",
+        slug="ticket-router",
+        latency_profile="realtime",
+        outcome_unit="ticket routed",
+    )
 
 
 def _import(account, lines: list[str]):
@@ -39,13 +44,18 @@ def _import(account, lines: list[str]):
 def usage(openai_account, support_agent, search_ranker, router):
     """Support: $10 on Nov 1, $10 on Nov 2, nothing on Nov 3, $20 on Nov 4. Search: $2 a day. The router: only an
     in-house fine-tune with no price (unknown cost)."""
-    lines = ["2026-11-01,gpt-5-mini,1000000,0,10,support", "2026-11-02,gpt-5-mini,1000000,0,10,support",
-             "2026-11-04,gpt-5-mini,1000000,0,20,support"]
+    lines = [
+        "2026-11-01,gpt-5-mini,1000000,0,10,support",
+        "2026-11-02,gpt-5-mini,1000000,0,10,support",
+        "2026-11-04,gpt-5-mini,1000000,0,20,support",
+    ]
     for offset in range(21):
         day = NOV + offset * DAY
         lines += [f"{day},gpt-5,100000,0,2,search", f"{day},acme-router-ft-8b,2000000,1000000,,router"]
     _import(openai_account, lines)
-    for priority, (workload, project) in enumerate(((support_agent, "support"), (search_ranker, "search"), (router, "router")), 1):
+    for priority, (workload, project) in enumerate(
+        ((support_agent, "support"), (search_ranker, "search"), (router, "router")), 1
+    ):
         AttributionRule.objects.create(workload=workload, priority=priority, project=project)
     history_reattribute()
 
@@ -61,8 +71,9 @@ def tickets(support_agent, usage):
 
 
 def _figure(workload, start, end) -> outcomes.CostPerOutcome:
-    return outcomes.for_workload(DailySpend.objects.all(), MonthlySpend.objects.all(), workload.id, start, end,
-                                 today=dt.date(2026, 11, 22))
+    return outcomes.for_workload(
+        DailySpend.objects.all(), MonthlySpend.objects.all(), workload.id, start, end, today=dt.date(2026, 11, 22)
+    )
 
 
 def _csv(response) -> list[dict]:
@@ -73,12 +84,20 @@ def _csv(response) -> list[dict]:
 # --- the selector ---
 
 
-def test_cost_per_outcome_is_the_sum_of_spend_over_the_sum_of_outcomes_not_an_average_of_daily_ratios(support_agent, tickets):
+def test_cost_per_outcome_is_the_sum_of_spend_over_the_sum_of_outcomes_not_an_average_of_daily_ratios(
+    support_agent, tickets
+):
     figure = _figure(support_agent, NOV, NOV + 5 * DAY)
     assert (figure.cost, figure.outcomes) == (Decimal(40), 160)
     assert figure.per_outcome == Decimal("0.25")  # $40 over 160 tickets, the $10 of Nov 2 included
-    points = outcomes.trend(DailySpend.objects.all(), MonthlySpend.objects.all(), support_agent.id, NOV, NOV + 5 * DAY,
-                            today=dt.date(2026, 11, 22))
+    points = outcomes.trend(
+        DailySpend.objects.all(),
+        MonthlySpend.objects.all(),
+        support_agent.id,
+        NOV,
+        NOV + 5 * DAY,
+        today=dt.date(2026, 11, 22),
+    )
     daily_ratios = [p["per_outcome"] for p in points if p["per_outcome"] is not None]
     assert daily_ratios == [Decimal("0.1"), Decimal(0), Decimal(2)]
     assert sum(daily_ratios) / len(daily_ratios) != figure.per_outcome  # $0.70: what an average of ratios would say
@@ -108,58 +127,86 @@ def test_a_long_period_reads_the_same_cost_per_outcome_as_its_days(support_agent
 
 def test_the_trend_by_month_is_each_months_own_sum_over_sum(support_agent, tickets):
     OutcomeCount.objects.create(workload=support_agent, day=dt.date(2026, 10, 5), count=3)
-    points = outcomes.trend(DailySpend.objects.all(), MonthlySpend.objects.all(), support_agent.id, dt.date(2026, 9, 1),
-                            dt.date(2026, 12, 1), today=dt.date(2026, 11, 22), by="month")
+    points = outcomes.trend(
+        DailySpend.objects.all(),
+        MonthlySpend.objects.all(),
+        support_agent.id,
+        dt.date(2026, 9, 1),
+        dt.date(2026, 12, 1),
+        today=dt.date(2026, 11, 22),
+        by="month",
+    )
     assert [(p["point"], p["outcomes"], p["per_outcome"]) for p in points] == [
-        (dt.date(2026, 9, 1), 0, None), (dt.date(2026, 10, 1), 3, Decimal(0)), (dt.date(2026, 11, 1), 160, Decimal("0.25"))]
+        (dt.date(2026, 9, 1), 0, None),
+        (dt.date(2026, 10, 1), 3, Decimal(0)),
+        (dt.date(2026, 11, 1), 160, Decimal("0.25")),
+    ]
 
 
 def test_a_cheap_outcome_shows_four_decimals_and_never_reads_zero():
     from finops.display import per_outcome
 
-    assert [per_outcome(v) for v in (Decimal("0.42"), Decimal("12.5"), Decimal("0.0042"), Decimal("0.00001"), Decimal(0), None)] == [
-        "$0.42", "$12.50", "$0.0042", "<$0.0001", "$0.00", "—"]
+    assert [
+        per_outcome(v)
+        for v in (Decimal("0.42"), Decimal("12.5"), Decimal("0.0042"), Decimal("0.00001"), Decimal(0), None)
+    ] == ["$0.42", "$12.50", "$0.0042", "<$0.0001", "$0.00", "—"]
 
 
 # --- the workload page ---
 
 
-def test_the_workload_page_shows_the_cost_per_outcome_with_its_unit_target_and_count(client_as, fiona, support_agent, tickets):
+def test_the_workload_page_shows_the_cost_per_outcome_with_its_unit_target_and_count(
+    client_as, fiona, support_agent, tickets
+):
     support_agent.target_cost_per_outcome = Decimal("0.20")
     support_agent.save()
-    response = client_as(fiona).get(reverse("workload-detail", args=["support-agent"]), {"start": "2026-11-01", "end": "2026-11-06"})
+    response = client_as(fiona).get(
+        reverse("workload-detail", args=["support-agent"]), {"start": "2026-11-01", "end": "2026-11-06"}
+    )
     assert response.context["outcome"].per_outcome == Decimal("0.25")
     html = response.content.decode()
     assert 'data-testid="cost-per-outcome">$0.25 per ticket resolved</span>' in html
     assert 'data-testid="outcome-count">160</span>' in html
-    assert 'data-testid="outcome-target">$0.20 per ticket resolved</span>' in html and 'data-testid="over-target"' in html
+    assert (
+        'data-testid="outcome-target">$0.20 per ticket resolved</span>' in html and 'data-testid="over-target"' in html
+    )
 
 
 def test_the_workload_page_reads_a_dash_where_the_period_has_no_outcomes(client_as, fiona, support_agent, tickets):
-    response = client_as(fiona).get(reverse("workload-detail", args=["support-agent"]), {"start": "2026-11-02", "end": "2026-11-03"})
+    response = client_as(fiona).get(
+        reverse("workload-detail", args=["support-agent"]), {"start": "2026-11-02", "end": "2026-11-03"}
+    )
     html = response.content.decode()
     assert 'data-testid="cost-per-outcome">—</span>' in html and "no outcomes reported in this period" in html
     assert response.context["outcome_chart"] is None and 'data-testid="no-outcome-trend"' in html
     assert "$0.00 per" not in html
 
 
-def test_the_workload_page_reads_an_unknown_cost_per_outcome_as_a_dash_with_the_unpriced_tokens(client_as, fiona, router, usage):
+def test_the_workload_page_reads_an_unknown_cost_per_outcome_as_a_dash_with_the_unpriced_tokens(
+    client_as, fiona, router, usage
+):
     OutcomeCount.objects.create(workload=router, day=NOV, count=30)
-    response = client_as(fiona).get(reverse("workload-detail", args=["ticket-router"]), {"start": "2026-11-01", "end": "2026-11-03"})
+    response = client_as(fiona).get(
+        reverse("workload-detail", args=["ticket-router"]), {"start": "2026-11-01", "end": "2026-11-03"}
+    )
     html = response.content.decode()
     assert 'data-testid="cost-per-outcome">—</span>' in html and "cost unknown: 6.0M tokens unpriced" in html
     assert "$0.00 per" not in html and response.context["outcome_chart"] is None
 
 
 def test_a_long_period_draws_the_trend_by_month(client_as, fiona, support_agent, tickets):
-    response = client_as(fiona).get(reverse("workload-detail", args=["support-agent"]), {"start": "2026-06-01", "end": "2026-11-22"})
+    response = client_as(fiona).get(
+        reverse("workload-detail", args=["support-agent"]), {"start": "2026-06-01", "end": "2026-11-22"}
+    )
     (line, *_) = response.context["outcome_chart"]["data"]
     assert line["x"] == ["2026-06-01", "2026-07-01", "2026-08-01", "2026-09-01", "2026-10-01", "2026-11-01"]
     assert line["y"] == [None, None, None, None, None, 0.25]
 
 
 def test_the_trend_leaves_days_without_outcomes_as_gaps_not_zeros(client_as, fiona, support_agent, tickets):
-    response = client_as(fiona).get(reverse("workload-detail", args=["support-agent"]), {"start": "2026-11-01", "end": "2026-11-06"})
+    response = client_as(fiona).get(
+        reverse("workload-detail", args=["support-agent"]), {"start": "2026-11-01", "end": "2026-11-06"}
+    )
     (line, *_) = response.context["outcome_chart"]["data"]
     assert line["x"] == ["2026-11-01", "2026-11-02", "2026-11-03", "2026-11-04", "2026-11-05"]
     assert line["y"] == [0.1, None, 0.0, 2.0, None] and line["connectgaps"] is False
@@ -168,28 +215,56 @@ def test_the_trend_leaves_days_without_outcomes_as_gaps_not_zeros(client_as, fio
 # --- the overview table and its CSV ---
 
 
-def test_the_overview_lists_the_workloads_that_report_outcomes_with_their_cost_per_outcome(client_as, fiona, support_agent, router, tickets):
+def test_the_overview_lists_the_workloads_that_report_outcomes_with_their_cost_per_outcome(
+    client_as, fiona, support_agent, router, tickets
+):
     support_agent.target_cost_per_outcome = Decimal("0.30")
     support_agent.save()
     OutcomeCount.objects.create(workload=router, day=NOV, count=30)
     query = {"start": "2026-11-01", "end": "2026-11-06"}
     rows = client_as(fiona).get(reverse("overview"), query).context["tables"]["cost_per_outcome"]
     assert [(r["label"], r["outcomes"], r["per_outcome"], r["over_target"]) for r in rows] == [
-        ("Support agent", 160, Decimal("0.25"), "no"), ("Ticket router (fine-tune)", 30, None, "")]
+        ("Support agent", 160, Decimal("0.25"), "no"),
+        ("Ticket router (fine-tune)", 30, None, ""),
+    ]
     assert _csv(client_as(fiona).get(reverse("overview"), {**query, "csv": "cost_per_outcome"})) == [
-        {"Workload": "Support agent", "Team": "Support Platform", "Outcome unit": "ticket resolved", "Outcomes": "160",
-         "Spend": "40.00", "Unpriced tokens": "0", "Cost per outcome": "0.25", "Target": "0.30", "Over target": "no", "Currency": "USD"},
-        {"Workload": "Ticket router (fine-tune)", "Team": "Support Platform", "Outcome unit": "ticket routed", "Outcomes": "30",
-         "Spend": "", "Unpriced tokens": "15000000", "Cost per outcome": "", "Target": "", "Over target": "", "Currency": "USD"},
+        {
+            "Workload": "Support agent",
+            "Team": "Support Platform",
+            "Outcome unit": "ticket resolved",
+            "Outcomes": "160",
+            "Spend": "40.00",
+            "Unpriced tokens": "0",
+            "Cost per outcome": "0.25",
+            "Target": "0.30",
+            "Over target": "no",
+            "Currency": "USD",
+        },
+        {
+            "Workload": "Ticket router (fine-tune)",
+            "Team": "Support Platform",
+            "Outcome unit": "ticket routed",
+            "Outcomes": "30",
+            "Spend": "",
+            "Unpriced tokens": "15000000",
+            "Cost per outcome": "",
+            "Target": "",
+            "Over target": "",
+            "Currency": "USD",
+        },
     ]
 
 
-def test_a_member_sees_only_their_teams_workloads_in_the_cost_per_outcome_table(client_as, tess, search_ranker, support_agent, tickets):
+def test_a_member_sees_only_their_teams_workloads_in_the_cost_per_outcome_table(
+    client_as, tess, search_ranker, support_agent, tickets
+):
     OutcomeCount.objects.create(workload=search_ranker, day=NOV, count=4)
     query = {"start": "2026-11-01", "end": "2026-11-06"}
     rows = client_as(tess).get(reverse("overview"), query).context["tables"]["cost_per_outcome"]
     assert [(r["label"], r["per_outcome"]) for r in rows] == [("Search ranker", Decimal("2.5"))]  # $10 over 4
-    assert [r["Workload"] for r in _csv(client_as(tess).get(reverse("overview"), {**query, "csv": "cost_per_outcome"}))] == ["Search ranker"]
+    assert [
+        r["Workload"] for r in _csv(client_as(tess).get(reverse("overview"), {**query, "csv": "cost_per_outcome"}))
+    ] == ["Search ranker"]
 
 
 def test_a_member_cannot_open_another_teams_workload_page(client_as, tess, tickets):
@@ -203,18 +278,33 @@ def test_the_api_gives_the_cost_per_outcome_as_decimal_strings_and_null_where_un
     url = "/api/v1/workloads/support-agent/cost-per-outcome"
     body = client_as(sam).get(url, {"start": "2026-11-01", "end": "2026-11-06"}).json()
     assert body["outcome_unit"] == "ticket resolved" and body["by"] == "period"
-    assert body["points"] == [{"start": "2026-11-01", "end": "2026-11-06", "cost": "40.000000", "unpriced_tokens": 0,
-                               "outcomes": 160, "cost_per_outcome": "0.250000"}]
+    assert body["points"] == [
+        {
+            "start": "2026-11-01",
+            "end": "2026-11-06",
+            "cost": "40.000000",
+            "unpriced_tokens": 0,
+            "outcomes": 160,
+            "cost_per_outcome": "0.250000",
+        }
+    ]
     days = client_as(sam).get(url, {"start": "2026-11-01", "end": "2026-11-04", "by": "day"}).json()["points"]
     assert [(p["start"], p["cost"], p["outcomes"], p["cost_per_outcome"]) for p in days] == [
-        ("2026-11-01", "10.000000", 100, "0.100000"), ("2026-11-02", "10.000000", 0, None), ("2026-11-03", "0.000000", 50, "0.000000")]
+        ("2026-11-01", "10.000000", 100, "0.100000"),
+        ("2026-11-02", "10.000000", 0, None),
+        ("2026-11-03", "0.000000", 50, "0.000000"),
+    ]
     months = client_as(sam).get(url, {"start": "2026-10-15", "end": "2026-11-06", "by": "month"}).json()["points"]
     assert [(p["start"], p["end"], p["cost_per_outcome"]) for p in months] == [
-        ("2026-10-15", "2026-11-01", None), ("2026-11-01", "2026-11-06", "0.250000")]
+        ("2026-10-15", "2026-11-01", None),
+        ("2026-11-01", "2026-11-06", "0.250000"),
+    ]
 
 
 def test_another_teams_workload_answers_404_in_the_api(client_as, tess, tickets):
-    response = client_as(tess).get("/api/v1/workloads/support-agent/cost-per-outcome", {"start": "2026-11-01", "end": "2026-11-06"})
+    response = client_as(tess).get(
+        "/api/v1/workloads/support-agent/cost-per-outcome", {"start": "2026-11-01", "end": "2026-11-06"}
+    )
     assert response.status_code == 404
 
 
@@ -252,14 +342,24 @@ def test_a_month_over_its_target_raises_the_outcome_alert_once_however_often_it_
 
     OutcomeCount.objects.create(workload=october, day=dt.date(2026, 10, 1), count=60)
     OutcomeCount.objects.create(workload=october, day=dt.date(2026, 10, 20), count=40)
-    OutcomeCount.objects.create(workload=october, day=dt.date(2026, 11, 2), count=1)  # November is not complete: not judged
+    OutcomeCount.objects.create(
+        workload=october, day=dt.date(2026, 11, 2), count=1
+    )  # November is not complete: not judged
     alerts_evaluate(today=dt.date(2026, 11, 22))
     alerts_evaluate(today=dt.date(2026, 11, 22))
     (event,) = _outcome_events()
     assert (event.subject, event.period_start, event.threshold) == (f"workload:{october.id}", dt.date(2026, 10, 1), 100)
     assert event.title == "Support agent: $0.62 per ticket resolved in October 2026, over its $0.50 target"
-    assert event.details == {"month": "2026-10-01", "cost": "62.00", "outcomes": 100, "cost_per_outcome": "0.62",
-                             "target": "0.50", "unit": "ticket resolved", "unpriced_tokens": 0, "workload": "support-agent"}
+    assert event.details == {
+        "month": "2026-10-01",
+        "cost": "62.00",
+        "outcomes": 100,
+        "cost_per_outcome": "0.62",
+        "target": "0.50",
+        "unit": "ticket resolved",
+        "unpriced_tokens": 0,
+        "workload": "support-agent",
+    }
     assert (event.workload, event.team) == (october, october.team)
     assert event_addresses(event) == [sam.email]  # the team's leads
 
@@ -274,7 +374,8 @@ def test_a_new_month_over_target_re_arms_the_alert(october, time_machine):
     alerts_evaluate(today=dt.date(2026, 12, 3))
     assert [(e.period_start, e.title) for e in _outcome_events()] == [
         (dt.date(2026, 10, 1), "Support agent: $0.62 per ticket resolved in October 2026, over its $0.50 target"),
-        (dt.date(2026, 11, 1), "Support agent: $1.20 per ticket resolved in November 2026, over its $0.50 target")]
+        (dt.date(2026, 11, 1), "Support agent: $1.20 per ticket resolved in November 2026, over its $0.50 target"),
+    ]
 
 
 def test_a_month_within_target_or_without_outcomes_raises_nothing(october, search_ranker):

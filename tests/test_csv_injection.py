@@ -27,11 +27,13 @@ def hostile(db):
     account = Account.objects.create(name="files", provider=Provider.objects.get(slug="openai"), connector="usage_csv")
     AttributionRule.objects.create(workload=workload, priority=1, account=account)
     body = io.StringIO()
-    csv.writer(body).writerows([
-        ["day", "model", "input_tokens", "output_tokens", "cost", "project"],
-        [DAY, EVIL_MODEL, "1000", "100", "-2.50", EVIL_PROJECT],  # a credit-like negative amount stays a number
-        [DAY, "gpt-5-mini", "1000", "100", "4.00", "proj"],
-    ])
+    csv.writer(body).writerows(
+        [
+            ["day", "model", "input_tokens", "output_tokens", "cost", "project"],
+            [DAY, EVIL_MODEL, "1000", "100", "-2.50", EVIL_PROJECT],  # a credit-like negative amount stays a number
+            [DAY, "gpt-5-mini", "1000", "100", "4.00", "proj"],
+        ]
+    )
     run = usage_file_import(account=account, stream=io.BytesIO(body.getvalue().encode()), file_name="evil.csv")
     assert run.status == "succeeded", run.error
     return workload
@@ -56,11 +58,24 @@ def _number(cell: str) -> bool:
     return True
 
 
-@pytest.mark.parametrize("cell, safe", [
-    ("=1+2", "'=1+2"), ("+1+2", "'+1+2"), ("-1+2", "'-1+2"), ("@SUM(A1)", "'@SUM(A1)"), ("\t=1", "'\t=1"),
-    ("\r=1", "'\r=1"), ("-12.50", "-12.50"), ("+3", "+3"), ("-1e-5", "-1e-5"), ("gpt-5", "gpt-5"), ("", ""),
-    (12, 12), (None, None),
-])
+@pytest.mark.parametrize(
+    "cell, safe",
+    [
+        ("=1+2", "'=1+2"),
+        ("+1+2", "'+1+2"),
+        ("-1+2", "'-1+2"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\t=1", "'\t=1"),
+        ("\r=1", "'\r=1"),
+        ("-12.50", "-12.50"),
+        ("+3", "+3"),
+        ("-1e-5", "-1e-5"),
+        ("gpt-5", "gpt-5"),
+        ("", ""),
+        (12, 12),
+        (None, None),
+    ],
+)
 def test_a_cell_a_spreadsheet_would_run_is_quoted_and_a_number_is_not(cell, safe):
     assert spreadsheet_safe(cell) == safe
 
@@ -74,7 +89,9 @@ def test_every_page_csv_quotes_names_that_would_run_as_formulas(client_as, fiona
         "workloads": client.get(reverse("workload-list"), {**PERIOD, "csv": "workloads"}),
         "workload by model": client.get(reverse("workload-detail", args=[hostile.slug]), {**PERIOD, "csv": "by_model"}),
         "provider by model": client.get(reverse("provider-detail", args=["openai"]), {**PERIOD, "csv": "by_model"}),
-        "explore by model": client.get(reverse("explore"), {"start": "2026-10-01", "end": "2026-11-01", "group_by": "model", "csv": "1"}),
+        "explore by model": client.get(
+            reverse("explore"), {"start": "2026-10-01", "end": "2026-11-01", "group_by": "model", "csv": "1"}
+        ),
     }
     for name, response in downloads.items():
         assert response.status_code == 200 and response["Content-Type"].startswith("text/csv"), name
@@ -86,13 +103,19 @@ def test_every_page_csv_quotes_names_that_would_run_as_formulas(client_as, fiona
 
 def test_the_spend_command_and_api_csv_quote_them_and_keep_negative_amounts_as_numbers(client_as, fiona, hostile):
     out = io.StringIO()
-    call_command("spend", "--start", "2026-10-01", "--end", "2026-11-01", "--by", "model", "--format", "csv", stdout=out)
+    call_command(
+        "spend", "--start", "2026-10-01", "--end", "2026-11-01", "--by", "model", "--format", "csv", stdout=out
+    )
     assert_safe(out.getvalue(), EVIL_MODEL.lower())
     assert "-2.500000" in cells(out.getvalue())  # the money cell, unquoted
-    api = client_as(fiona).get("/api/v1/spend", {"start": "2026-10-01", "end": "2026-11-01", "group_by": "workload", "format": "csv"})
+    api = client_as(fiona).get(
+        "/api/v1/spend", {"start": "2026-10-01", "end": "2026-11-01", "group_by": "workload", "format": "csv"}
+    )
     assert api.status_code == 200, api.content
     assert_safe(api.content.decode())  # workloads are labelled by slug there
-    by_model = client_as(fiona).get("/api/v1/spend", {"start": "2026-10-01", "end": "2026-11-01", "group_by": "model", "format": "csv"})
+    by_model = client_as(fiona).get(
+        "/api/v1/spend", {"start": "2026-10-01", "end": "2026-11-01", "group_by": "model", "format": "csv"}
+    )
     assert_safe(by_model.content.decode(), EVIL_MODEL.lower())
 
 

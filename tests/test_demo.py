@@ -22,11 +22,28 @@ from django.urls import reverse
 from finops.demo import CAP_BREACHING_TEAM, DEMO_PASSWORD, FORECAST_TEAMS, SUGGESTED_MONTHLY_CAP_USD
 from finops.demo.exports import FIRST_MONTH_CREDIT, TAX_RATE
 from finops.demo.generate import (
-    RAMP_DAYS, SERIES, UNPRICED_MODEL, WINDOW_DAYS, price_change_day,
+    RAMP_DAYS,
+    SERIES,
+    UNPRICED_MODEL,
+    WINDOW_DAYS,
+    price_change_day,
 )
 from finops.models import (
-    Account, AlertEvent, Cap, Contract, CostBasis, DailySpend, FxRate, GatewayCacheHit, IngestRun, ModelPrice,
-    OutcomeCount, Team, UsageLine, User, Workload,
+    Account,
+    AlertEvent,
+    Cap,
+    Contract,
+    CostBasis,
+    DailySpend,
+    FxRate,
+    GatewayCacheHit,
+    IngestRun,
+    ModelPrice,
+    OutcomeCount,
+    Team,
+    UsageLine,
+    User,
+    Workload,
 )
 from finops.selectors.cache_hits import cache_savings
 from finops.selectors.caps import cap_status
@@ -59,8 +76,17 @@ def _totals() -> dict:
     alerts = sorted(AlertEvent.objects.values_list("kind", "subject", "period_start", "threshold"))
     outcomes = OutcomeCount.objects.aggregate(rows=Count("id"), outcomes=Sum("count"))
     cache_hits = GatewayCacheHit.objects.aggregate(rows=Count("id"), requests=Sum("requests"), cost=Sum("list_cost"))
-    return {"lines": lines, "rollup": rollup, "per_account": per_account, "bedrock_months": per_month, "counts": counts,
-            "caps": caps, "alerts": alerts, "outcomes": outcomes, "cache_hits": cache_hits}
+    return {
+        "lines": lines,
+        "rollup": rollup,
+        "per_account": per_account,
+        "bedrock_months": per_month,
+        "counts": counts,
+        "caps": caps,
+        "alerts": alerts,
+        "outcomes": outcomes,
+        "cache_hits": cache_hits,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -148,8 +174,9 @@ def test_billed_estimated_and_unpriced_usage_come_from_the_providers_that_produc
         assert bases[slug] == {(CostBasis.BILLED, "USD")}, slug
     # Moonshot's bill (the usage CSV, in CNY) and the gateway's requests (estimated) are different streams.
     assert bases["moonshot"] == {(CostBasis.BILLED, "CNY"), (CostBasis.ESTIMATED, "USD")}
-    assert set(UsageLine.objects.filter(account__name="moonshot-cn").values_list("cost_basis", "currency").distinct()) == {
-        (CostBasis.BILLED, "CNY")}
+    assert set(
+        UsageLine.objects.filter(account__name="moonshot-cn").values_list("cost_basis", "currency").distinct()
+    ) == {(CostBasis.BILLED, "CNY")}
     assert bases["groq"] == {(CostBasis.ESTIMATED, "USD")}
     assert bases["cerebras"] == {(CostBasis.ESTIMATED, "USD"), (CostBasis.UNPRICED, "USD")}
     unpriced = UsageLine.objects.filter(cost_basis=CostBasis.UNPRICED)
@@ -299,8 +326,11 @@ def test_the_bedrock_exports_are_whole_account_exports_and_say_what_they_left_ou
         days = {line.period_start.date() for line in lines.filter(billing_period_start=month, charge_category="usage")}
         assert days
         services = {entry["service"]: entry for entry in run.left_out["services"]}
-        assert set(services) == {"Amazon Elastic Compute Cloud", "Amazon Simple Storage Service",
-                                 "Savings Plans for AWS Compute usage"}
+        assert set(services) == {
+            "Amazon Elastic Compute Cloud",
+            "Amazon Simple Storage Service",
+            "Savings Plans for AWS Compute usage",
+        }
         assert run.left_out["rows"] == 2 * len(days) + 2
         assert services["Amazon Elastic Compute Cloud"]["rows"] == len(days) + 1  # a day each and the month's tax
         assert {entry["reason"] for entry in services.values()} == {"not LLM inference"}
@@ -346,7 +376,10 @@ def test_the_demo_has_a_breaching_a_forecast_to_breach_and_an_ok_cap_and_an_aler
     recipients = {r for cap in Cap.objects.all() for r in cap.recipients}
     assert {"role:team_leads", "role:finance"} <= recipients and any("@" in r for r in recipients)
     assert [(c["name"], c["status"]) for c in loaded["summary"]["caps"]] == [
-        (sales.name, "forecast"), (forecast.name, "forecast"), (whole.name, "ok")]
+        (sales.name, "forecast"),
+        (forecast.name, "forecast"),
+        (whole.name, "ok"),
+    ]
 
 
 def test_the_demo_has_a_shortfall_renewing_soon_a_contract_on_track_and_a_monthly_commitment_going_over(loaded):
@@ -368,7 +401,10 @@ def test_the_demo_has_a_shortfall_renewing_soon_a_contract_on_track_and_a_monthl
 
     assert Contract.objects.count() == 3  # loading twice updates them
     assert [(c["name"], c["status"]) for c in loaded["summary"]["contracts"]] == [
-        ("Anthropic enterprise", "shortfall"), ("OpenAI scale tier", "on_track"), ("Bedrock monthly commit", "overage")]
+        ("Anthropic enterprise", "shortfall"),
+        ("OpenAI scale tier", "on_track"),
+        ("Bedrock monthly commit", "overage"),
+    ]
 
 
 def test_the_demo_users_sign_in_with_the_demo_password_and_have_their_roles(loaded):
@@ -456,13 +492,28 @@ def test_the_demo_loads_on_sqlite_and_the_admin_sees_spend_on_the_overview(tmp_p
 def test_the_demo_attributes_everything_but_the_personal_sandbox_key(loaded):
     unattributed = UsageLine.objects.filter(signature__workload__isnull=True)
     # Usage from the untagged personal key, and Bedrock's monthly tax and credit, which no workload incurred.
-    assert set(unattributed.filter(charge_category="usage").values_list("api_key_ref", flat=True)) == {"key_personal_jdoe_sandbox"}
-    assert set(unattributed.exclude(charge_category="usage").values_list("charge_category", flat=True)) == {"tax", "credit"}
+    assert set(unattributed.filter(charge_category="usage").values_list("api_key_ref", flat=True)) == {
+        "key_personal_jdoe_sandbox"
+    }
+    assert set(unattributed.exclude(charge_category="usage").values_list("charge_category", flat=True)) == {
+        "tax",
+        "credit",
+    }
     assert UsageLine.objects.filter(signature__workload__isnull=False).count() > 0.9 * UsageLine.objects.count()
-    assert UsageLine.objects.filter(api_key_ref="key_document_extraction_staging").exclude(signature__workload__slug="document-extraction").count() == 0
+    assert (
+        UsageLine.objects.filter(api_key_ref="key_document_extraction_staging")
+        .exclude(signature__workload__slug="document-extraction")
+        .count()
+        == 0
+    )
     # every line's team is its workload's team, and the rollup agrees
-    assert not UsageLine.objects.filter(signature__workload__isnull=False).exclude(signature__team=models.F("signature__workload__team")).exists()
-    by_team_raw = dict(UsageLine.objects.values_list("signature__team__slug").annotate(s=Sum("reporting_cost")).order_by())
+    assert (
+        not UsageLine.objects.filter(signature__workload__isnull=False)
+        .exclude(signature__team=models.F("signature__workload__team"))
+        .exists()
+    )
+    by_team_raw = dict(
+        UsageLine.objects.values_list("signature__team__slug").annotate(s=Sum("reporting_cost")).order_by()
+    )
     by_team_rolled = dict(DailySpend.objects.values_list("team__slug").annotate(s=Sum("reporting_cost")).order_by())
     assert by_team_raw == by_team_rolled
-

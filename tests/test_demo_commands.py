@@ -75,16 +75,19 @@ def test_demo_env_writes_debug_and_fresh_keys_once_and_then_leaves_the_file_alon
     assert "left as it is" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv, url", [
-    (["manage.py", "runserver", "127.0.0.1:18200"], "http://127.0.0.1:18200"),  # make demo PORT=18200
-    (["manage.py", "runserver", "18200"], "http://127.0.0.1:18200"),
-    (["manage.py", "runserver", "0.0.0.0:9000"], "http://127.0.0.1:9000"),
-    (["manage.py", "runserver", "--noreload", "localhost:8001"], "http://localhost:8001"),
-    (["manage.py", "runserver", "-6", "::1:8002"], "http://[::1]:8002"),
-    (["manage.py", "runserver"], "http://127.0.0.1:8000"),
-    (["manage.py", "migrate"], None),
-    (["celery", "-A", "finops", "worker"], None),
-])
+@pytest.mark.parametrize(
+    "argv, url",
+    [
+        (["manage.py", "runserver", "127.0.0.1:18200"], "http://127.0.0.1:18200"),  # make demo PORT=18200
+        (["manage.py", "runserver", "18200"], "http://127.0.0.1:18200"),
+        (["manage.py", "runserver", "0.0.0.0:9000"], "http://127.0.0.1:9000"),
+        (["manage.py", "runserver", "--noreload", "localhost:8001"], "http://localhost:8001"),
+        (["manage.py", "runserver", "-6", "::1:8002"], "http://[::1]:8002"),
+        (["manage.py", "runserver"], "http://127.0.0.1:8000"),
+        (["manage.py", "migrate"], None),
+        (["celery", "-A", "finops", "worker"], None),
+    ],
+)
 def test_the_served_demo_links_its_emails_to_the_address_runserver_serves(argv, url):
     from finops.settings import served_site_url
 
@@ -97,11 +100,19 @@ def test_the_served_demo_without_site_url_takes_the_address_it_is_served_at(tmp_
     import subprocess
     import sys
 
-    script = "import sys; sys.argv = ['manage.py', 'runserver', '127.0.0.1:18200']; " \
-             "from finops import settings; print(settings.SITE_URL)"
+    script = (
+        "import sys; sys.argv = ['manage.py', 'runserver', '127.0.0.1:18200']; "
+        "from finops import settings; print(settings.SITE_URL)"
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "SITE_URL"))}
     env.update(DEBUG="1", DJANGO_READ_DOT_ENV_FILE="0")
-    run = lambda **extra: subprocess.run([sys.executable, "-c", script], cwd=settings.BASE_DIR, env={**env, **extra},  # noqa: E731
-                                         capture_output=True, text=True, check=True).stdout.strip()
+    run = lambda **extra: subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=settings.BASE_DIR,
+        env={**env, **extra},  # noqa: E731
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert run() == "http://127.0.0.1:18200"
     assert run(SITE_URL="https://finops.example.com") == "https://finops.example.com"

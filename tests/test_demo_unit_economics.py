@@ -12,7 +12,6 @@ from django.db.models.functions import TruncDate
 
 from finops.demo.generate import LOG_RECORDS, UNPRICED_MODEL, WINDOW_DAYS
 from finops.models import AlertEvent, CostBasis, DailySpend, MonthlySpend, OutcomeCount, UsageLine, Workload
-from finops.performance import Performance
 from finops.selectors.workload_performance import workload_section
 from finops.services.prices import PriceBook, Tokens, cost_from_price
 from tests.demo_helpers import LAST_DAY, TODAY, demo_loaded_twice
@@ -74,7 +73,11 @@ def test_the_demo_tells_the_latency_story_kimi_on_moonshot_misses_the_sla_the_sa
     assert moonshot["model"] == "kimi-k2.6" and moonshot["source"] == "measured"
     assert 28 <= moonshot["tokens_per_s"] <= 40 and moonshot["tokens_per_s_basis"] == "generation"  # ~34 tokens/s
     assert 800 <= cerebras["tokens_per_s"] <= 1300  # ~1,000 tokens/s
-    assert (moonshot["verdict_status"], cerebras["verdict_status"], drafts.verdict.status) == ("fails", "meets", "fails")
+    assert (moonshot["verdict_status"], cerebras["verdict_status"], drafts.verdict.status) == (
+        "fails",
+        "meets",
+        "fails",
+    )
     assert moonshot["p50_s"] > 8 and moonshot["p99_s"] > 2 * moonshot["p50_s"]  # slow, with a heavy tail
     assert moonshot["ttft_p50_s"] > 0.7 > cerebras["ttft_p50_s"]
     assert moonshot["share_over_sla"] > 0.8 and cerebras["share_over_sla"] == 0
@@ -98,8 +101,9 @@ def test_the_demo_reports_outcomes_for_five_workloads_at_plausible_costs_per_out
 
     reporting = Workload.objects.filter(outcomes__isnull=False).exclude(outcome_unit="").distinct()
     assert reporting.count() >= 5
-    figures = outcomes.by_workload(DailySpend.objects.all(), MonthlySpend.objects.all(), [w.id for w in reporting],
-                                   FIRST_DAY, TODAY, today=TODAY)
+    figures = outcomes.by_workload(
+        DailySpend.objects.all(), MonthlySpend.objects.all(), [w.id for w in reporting], FIRST_DAY, TODAY, today=TODAY
+    )
     for workload in reporting:
         assert Decimal("0.30") <= figures[workload.id].per_outcome <= Decimal(2), workload.slug
     # Fewer outcomes on a Sunday than on the Wednesday before it (the weekday pattern follows traffic).
@@ -112,12 +116,24 @@ def test_the_support_agent_is_over_its_cost_per_outcome_target_in_the_last_compl
     support = Workload.objects.get(slug="support-agent")
     assert support.target_cost_per_outcome == Decimal("0.50")
     (event,) = AlertEvent.objects.filter(kind="outcome_cost")
-    assert (event.subject, event.period_start, event.workload) == (f"workload:{support.id}", dt.date(2026, 10, 1), support)
-    assert event.title.startswith("Support agent: $0.6") and event.title.endswith(" per ticket resolved in October 2026, over its $0.50 target")
+    assert (event.subject, event.period_start, event.workload) == (
+        f"workload:{support.id}",
+        dt.date(2026, 10, 1),
+        support,
+    )
+    assert event.title.startswith("Support agent: $0.6") and event.title.endswith(
+        " per ticket resolved in October 2026, over its $0.50 target"
+    )
     from finops.selectors import outcomes
 
-    september = outcomes.for_workload(DailySpend.objects.all(), MonthlySpend.objects.all(), support.id,
-                                      dt.date(2026, 9, 1), dt.date(2026, 10, 1), today=TODAY)
+    september = outcomes.for_workload(
+        DailySpend.objects.all(),
+        MonthlySpend.objects.all(),
+        support.id,
+        dt.date(2026, 9, 1),
+        dt.date(2026, 10, 1),
+        today=TODAY,
+    )
     assert september.per_outcome < support.target_cost_per_outcome  # the month before was within target
 
 
@@ -145,7 +161,9 @@ def test_the_demo_scores_quality_of_five_workloads_and_reports_metrics_one_sourc
 
     requests = {key: p.all_requests for key, p in performance_by(None, *q4).items()}
     support = Workload.objects.get(slug="support-agent")
-    assert quality_by([support.id], *q4, requests=requests)[support.id].score == Decimal("0.93")  # Haiku: no traffic yet
+    assert quality_by([support.id], *q4, requests=requests)[support.id].score == Decimal(
+        "0.93"
+    )  # Haiku: no traffic yet
 
 
 def test_the_demo_savings_page_has_a_saving_to_take_from_routing_to_a_cheaper_offering(loaded):
@@ -181,7 +199,9 @@ def _raw_requests(account: str, start: dt.date, end: dt.date, out_dir) -> dict[s
                 duration = round((at(row["endTime"]) - begun) / dt.timedelta(milliseconds=1))
                 first = at(row["completionStartTime"]) if row["completionStartTime"] else at(row["endTime"])
                 ttft = min(max(round((first - begun) / dt.timedelta(milliseconds=1)), 0), duration)
-                found.setdefault(normalise_model(row["model"]), []).append((duration, ttft, int(row["completion_tokens"] or 0)))
+                found.setdefault(normalise_model(row["model"]), []).append(
+                    (duration, ttft, int(row["completion_tokens"] or 0))
+                )
     return found
 
 

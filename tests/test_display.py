@@ -9,14 +9,17 @@ from finops import display
 from finops.reporting_period import PeriodError, choices, resolve
 
 
-@pytest.mark.parametrize("value, exact, compact", [
-    (Decimal("1043.123"), "$1,043.12", "$1.0k"),
-    (Decimal("1234567.891"), "$1,234,567.89", "$1.2M"),
-    (Decimal("0.004"), "<$0.01", "<$0.01"),
-    (Decimal("-250"), "-$250.00", "-$250.00"),
-    (Decimal("0"), "$0.00", "$0.00"),
-    (None, "—", "—"),
-])
+@pytest.mark.parametrize(
+    "value, exact, compact",
+    [
+        (Decimal("1043.123"), "$1,043.12", "$1.0k"),
+        (Decimal("1234567.891"), "$1,234,567.89", "$1.2M"),
+        (Decimal("0.004"), "<$0.01", "<$0.01"),
+        (Decimal("-250"), "-$250.00", "-$250.00"),
+        (Decimal("0"), "$0.00", "$0.00"),
+        (None, "—", "—"),
+    ],
+)
 def test_money_is_exact_in_tables_and_compact_on_cards(value, exact, compact):
     assert display.money_exact(value) == exact
     assert display.money_compact(value) == compact
@@ -49,13 +52,26 @@ def test_a_variance_of_zero_reads_without_a_sign():
 
 def test_list_prices_show_two_decimals_and_more_only_where_the_price_has_them():
     assert [display.price(Decimal(v)) for v in ("15", "0.3", "0.075", "1.25", "0.00015")] == [
-        "$15.00", "$0.30", "$0.075", "$1.25", "$0.0002"]
+        "$15.00",
+        "$0.30",
+        "$0.075",
+        "$1.25",
+        "$0.0002",
+    ]
 
 
-@pytest.mark.parametrize("value, text", [
-    (dt.timedelta(microseconds=44273), "44 ms"), (dt.timedelta(seconds=1.234), "1.2 s"), (dt.timedelta(seconds=42), "42 s"), (4, "4 s"),
-    (dt.timedelta(seconds=123), "2 min 3 s"), (dt.timedelta(minutes=65), "1 h 5 min"), (None, "—"),
-])
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (dt.timedelta(microseconds=44273), "44 ms"),
+        (dt.timedelta(seconds=1.234), "1.2 s"),
+        (dt.timedelta(seconds=42), "42 s"),
+        (4, "4 s"),
+        (dt.timedelta(seconds=123), "2 min 3 s"),
+        (dt.timedelta(minutes=65), "1 h 5 min"),
+        (None, "—"),
+    ],
+)
 def test_durations_read_as_people_say_them(value, text):
     assert display.duration(value) == text
 
@@ -67,10 +83,17 @@ def test_csv_decimals_are_plain_and_rounded_to_what_providers_bill():
     assert display.csv_decimal(None) == ""
 
 
-@pytest.mark.parametrize("model_id, name", [
-    ("claude-sonnet-4-5", "Claude Sonnet 4.5"), ("gpt-5-mini", "GPT-5 mini"), ("openai/gpt-oss-120b", "GPT OSS 120B"),
-    ("kimi-k2.6", "Kimi K2.6"), ("llama-3.3-70b", "Llama 3.3 70B"), ("", "(no model: taxes, credits, fees)"),
-])
+@pytest.mark.parametrize(
+    "model_id, name",
+    [
+        ("claude-sonnet-4-5", "Claude Sonnet 4.5"),
+        ("gpt-5-mini", "GPT-5 mini"),
+        ("openai/gpt-oss-120b", "GPT OSS 120B"),
+        ("kimi-k2.6", "Kimi K2.6"),
+        ("llama-3.3-70b", "Llama 3.3 70B"),
+        ("", "(no model: taxes, credits, fees)"),
+    ],
+)
 def test_models_show_display_names(model_id, name):
     assert display.model_name(model_id) == name
 
@@ -82,9 +105,18 @@ def test_periods_are_half_open_utc_days_with_a_comparison():
     assert (last.compare.start, last.compare.end) == (dt.date(2026, 9, 1), dt.date(2026, 10, 1))
     mtd = resolve("mtd", today=today)
     assert (mtd.start, mtd.end, mtd.compare.start, mtd.compare.end) == (
-        dt.date(2026, 11, 1), today, dt.date(2026, 10, 1), dt.date(2026, 10, 24))
+        dt.date(2026, 11, 1),
+        today,
+        dt.date(2026, 10, 1),
+        dt.date(2026, 10, 24),
+    )
     q = resolve("2026-Q1", today=today)
-    assert (q.start, q.end, q.compare.start, q.compare.end) == (dt.date(2026, 1, 1), dt.date(2026, 4, 1), dt.date(2025, 10, 1), dt.date(2026, 1, 1))
+    assert (q.start, q.end, q.compare.start, q.compare.end) == (
+        dt.date(2026, 1, 1),
+        dt.date(2026, 4, 1),
+        dt.date(2025, 10, 1),
+        dt.date(2026, 1, 1),
+    )
     custom = resolve(None, today=today, start=dt.date(2026, 10, 10), end=dt.date(2026, 10, 20))
     assert custom.key == "custom" and custom.compare.span() == (dt.date(2026, 9, 30), dt.date(2026, 10, 10))
     assert resolve(None, today=today).span() == (dt.date(2026, 10, 25), today)

@@ -18,8 +18,12 @@ def cited_paths(text: str) -> set[str]:
 
 
 def test_every_module_path_the_docs_cite_exists():
-    missing = [f"{doc.relative_to(ROOT)}: {path}" for doc in DOCS for path in cited_paths(doc.read_text())
-               if not (ROOT / path).exists()]
+    missing = [
+        f"{doc.relative_to(ROOT)}: {path}"
+        for doc in DOCS
+        for path in cited_paths(doc.read_text())
+        if not (ROOT / path).exists()
+    ]
     assert not missing, "paths cited in the docs that do not exist:\n" + "\n".join(missing)
 
 
@@ -36,8 +40,12 @@ def test_every_relative_link_in_the_docs_leads_to_a_file_of_the_repository():
 
 
 def test_nothing_in_the_project_points_to_the_teams_old_design_notes_outside_it():
-    found = subprocess.run(["git", "grep", "-n", "-e", "shared/DESIGN", "-e", "DESIGN.md", "--", ":!tests/test_docs_paths.py"],
-                           cwd=ROOT, capture_output=True, text=True).stdout
+    found = subprocess.run(
+        ["git", "grep", "-n", "-e", "shared/DESIGN", "-e", "DESIGN.md", "--", ":!tests/test_docs_paths.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout
     assert found == "", found
 
 

@@ -59,18 +59,40 @@ FORBIDDEN = [
 def hooked_cap(team, url: str, name: str = "Hooked") -> Cap:
     """A cap stored as it may be in the database (a row written before the policy, or one whose name changed
     address since): straight through the ORM, so the send-time check is what is tested."""
-    return Cap.objects.create(name=name, scope="team", team=team, amount=Decimal("5000"), recipients=[],
-                              webhook_url=url, webhook_secret_ciphertext=crypto.encrypt(SECRET))
+    return Cap.objects.create(
+        name=name,
+        scope="team",
+        team=team,
+        amount=Decimal("5000"),
+        recipients=[],
+        webhook_url=url,
+        webhook_secret_ciphertext=crypto.encrypt(SECRET),
+    )
 
 
 def raise_event(cap: Cap) -> AlertEvent:
-    return event_raise(kind=AlertKind.CAP_THRESHOLD, subject=f"cap:{cap.id}", period_start=NOVEMBER, threshold=80,
-                       title="Support is at 82 % of its cap", details={"spent": "4100.00"}, team=cap.team, cap=cap)
+    return event_raise(
+        kind=AlertKind.CAP_THRESHOLD,
+        subject=f"cap:{cap.id}",
+        period_start=NOVEMBER,
+        threshold=80,
+        title="Support is at 82 % of its cap",
+        details={"spent": "4100.00"},
+        team=cap.team,
+        cap=cap,
+    )
 
 
 def valid(**overrides) -> dict:
-    return {"name": "Support monthly", "scope": "team", "target": "support", "amount": "100",
-            "recipients": ["lead@example.com"], "webhook_secret": SECRET, **overrides}
+    return {
+        "name": "Support monthly",
+        "scope": "team",
+        "target": "support",
+        "amount": "100",
+        "recipients": ["lead@example.com"],
+        "webhook_secret": SECRET,
+        **overrides,
+    }
 
 
 # --- at save: every write path ---
@@ -87,9 +109,19 @@ def test_every_forbidden_address_class_is_refused_at_save_naming_its_rule(ada, s
 
 
 def test_the_cap_form_refuses_a_name_resolving_to_loopback_and_saves_nothing(client_as, sam):
-    response = client_as(sam).post(reverse("cap-create"), {
-        "name": "Support", "scope": "team:support", "period": "month", "amount": "100", "thresholds": "80",
-        "recipients": "role:team_leads", "webhook_url": "http://localhost:6379/", "webhook_secret": SECRET})
+    response = client_as(sam).post(
+        reverse("cap-create"),
+        {
+            "name": "Support",
+            "scope": "team:support",
+            "period": "month",
+            "amount": "100",
+            "thresholds": "80",
+            "recipients": "role:team_leads",
+            "webhook_url": "http://localhost:6379/",
+            "webhook_secret": SECRET,
+        },
+    )
 
     assert response.status_code == 200 and not Cap.objects.exists()
     assert "localhost resolves to 127.0.0.1, a loopback address; " + ALLOW_HINT in response.content.decode()
@@ -102,7 +134,9 @@ def test_the_api_refuses_the_metadata_address_on_create_and_on_change(client_as,
 
     without_webhook = {k: v for k, v in valid().items() if k != "webhook_secret"}
     created = client.post("/api/v1/caps", without_webhook, **JSON).json()
-    changed = client.patch(f"/api/v1/caps/{created['id']}", {"webhook_url": "http://[::1]:8080/", "webhook_secret": SECRET}, **JSON)
+    changed = client.patch(
+        f"/api/v1/caps/{created['id']}", {"webhook_url": "http://[::1]:8080/", "webhook_secret": SECRET}, **JSON
+    )
     assert changed.status_code == 400 and "::1 is a loopback address" in changed.json()["webhook_url"]
     assert Cap.objects.get().webhook_url == ""
 
@@ -112,9 +146,11 @@ def test_apply_config_refuses_a_private_address_naming_the_entry_and_field(suppo
 
     monkeypatch.setenv("HOOK_SECRET_FOR_TEST", SECRET)
     path = tmp_path / "finops.yaml"
-    path.write_text("caps:\n  - name: Support monthly\n    scope: {team: support}\n    amount: \"100\"\n"
-                    "    recipients: [lead@example.com]\n    webhook_url: http://10.0.0.1/hook\n"
-                    "    webhook_secret_env: HOOK_SECRET_FOR_TEST\n")
+    path.write_text(
+        'caps:\n  - name: Support monthly\n    scope: {team: support}\n    amount: "100"\n'
+        "    recipients: [lead@example.com]\n    webhook_url: http://10.0.0.1/hook\n"
+        "    webhook_secret_env: HOOK_SECRET_FOR_TEST\n"
+    )
 
     with pytest.raises(CommandError) as refused:
         call_command("apply_config", str(path))
@@ -123,7 +159,9 @@ def test_apply_config_refuses_a_private_address_naming_the_entry_and_field(suppo
     assert not Cap.objects.exists()
 
 
-def test_an_admin_allowed_network_is_accepted_and_a_name_that_does_not_resolve_now_is_kept_for_send(settings, ada, support_team):
+def test_an_admin_allowed_network_is_accepted_and_a_name_that_does_not_resolve_now_is_kept_for_send(
+    settings, ada, support_team
+):
     settings.FINOPS_EGRESS_ALLOWED_NETWORKS = [ipaddress.ip_network("10.20.0.0/16")]
     assert cap_create(by=ada, **valid(webhook_url="http://10.20.1.5/hook")).webhook_url == "http://10.20.1.5/hook"
     with pytest.raises(CapInvalid, match="10.21.0.1 is a private address"):
@@ -136,7 +174,8 @@ def test_an_admin_allowed_network_is_accepted_and_a_name_that_does_not_resolve_n
 
 
 def test_a_cap_saved_while_loopback_was_allowed_is_refused_at_send_once_the_network_is_no_longer_allowed(
-        settings, ada, support_team):
+    settings, ada, support_team
+):
     """The address a URL reaches may change between save and send: here the allowed networks change (the hosts
     file or DNS changing under a name is the same check, made again at every send)."""
     settings.FINOPS_EGRESS_ALLOWED_NETWORKS = LOOPBACK_V4
@@ -189,7 +228,9 @@ def test_the_name_is_resolved_once_and_the_host_header_keeps_the_name(settings, 
     with FakeWebhookServer() as hook:
         port = hook.url.rsplit(":", 1)[1]
         monkeypatch.setattr(socket, "getaddrinfo", observed)
-        response = egress.post(f"http://localhost:{port}/hook", body=b"{}", headers={"Content-Type": "application/json"})
+        response = egress.post(
+            f"http://localhost:{port}/hook", body=b"{}", headers={"Content-Type": "application/json"}
+        )
 
     assert response.status == 200 and lookups == ["localhost"]
     assert hook.received[0][1]["Host"] == f"localhost:{port}"
@@ -202,7 +243,7 @@ def test_credentials_in_the_url_are_sent_as_basic_auth_and_never_recorded(settin
         event = raise_event(hooked_cap(support_team, url))
         events_deliver()
 
-    (path, headers, _), = hook.received
+    ((path, headers, _),) = hook.received
     assert path == "/hook?token=tok-123" and headers["Authorization"] == "Basic aG9va3VzZXI6aG9va3Bhc3Mh"
     notification = event.notifications.get()
     assert notification.recipient == hook.url + "/…" and notification.status == "sent"
@@ -244,11 +285,21 @@ def test_the_allowed_networks_setting_refuses_to_start_with_a_wrong_entry(tmp_pa
     import subprocess
     import sys
 
-    env = {**os.environ, "FINOPS_EGRESS_ALLOWED_NETWORKS": "10.0.0.0/8,not-a-network",
-           "DJANGO_SETTINGS_MODULE": "finops.settings", "SECRET_KEY": "x" * 50}
-    result = subprocess.run([sys.executable, "-c", "import django; django.setup()"], env=env, capture_output=True, text=True)
+    env = {
+        **os.environ,
+        "FINOPS_EGRESS_ALLOWED_NETWORKS": "10.0.0.0/8,not-a-network",
+        "DJANGO_SETTINGS_MODULE": "finops.settings",
+        "SECRET_KEY": "x" * 50,
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"], env=env, capture_output=True, text=True
+    )
 
-    assert result.returncode != 0 and "FINOPS_EGRESS_ALLOWED_NETWORKS" in result.stderr and "not-a-network" in result.stderr
+    assert (
+        result.returncode != 0
+        and "FINOPS_EGRESS_ALLOWED_NETWORKS" in result.stderr
+        and "not-a-network" in result.stderr
+    )
 
 
 # --- https: the vetted address, the name's certificate ---
@@ -264,16 +315,23 @@ def _certificate(tmp_path, name: str):
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
     now = dt.datetime.now(dt.UTC)
-    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(days=1))
-            .not_valid_after(now + dt.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(days=1))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
     cert_path, key_path = tmp_path / f"{name}.pem", tmp_path / f"{name}.key"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     return cert_path, key_path
 
 
@@ -315,7 +373,9 @@ def test_https_connects_to_the_vetted_address_with_the_names_sni_and_certificate
     assert receiver.received[0]["Host"] == f"localhost:{receiver.port}"
 
 
-def test_https_to_a_receiver_whose_certificate_names_another_host_is_refused_by_verification(settings, tmp_path, monkeypatch):
+def test_https_to_a_receiver_whose_certificate_names_another_host_is_refused_by_verification(
+    settings, tmp_path, monkeypatch
+):
     settings.FINOPS_EGRESS_ALLOWED_NETWORKS = LOOPBACK_V4
     cert_path, key_path = _certificate(tmp_path, "hooks.example.com")
     monkeypatch.setenv("SSL_CERT_FILE", str(cert_path))

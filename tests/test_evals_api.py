@@ -15,8 +15,15 @@ Q4 = (dt.date(2026, 10, 1), dt.date(2027, 1, 1))
 
 
 def score(**values) -> dict:
-    return {"workload": "support-agent", "provider": "anthropic", "model": "claude-sonnet-4-5",
-            "name": "resolution-accuracy", "score": "0.93", "period": "2026Q4", **values}
+    return {
+        "workload": "support-agent",
+        "provider": "anthropic",
+        "model": "claude-sonnet-4-5",
+        "name": "resolution-accuracy",
+        "score": "0.93",
+        "period": "2026Q4",
+        **values,
+    }
 
 
 def post(client, rows):
@@ -24,22 +31,38 @@ def post(client, rows):
 
 
 def stored():
-    return sorted((e.workload.slug, e.provider.slug, e.model, e.name, e.period_start.isoformat(), e.period_end.isoformat(),
-                   str(e.score), e.source) for e in EvalScore.objects.select_related("workload", "provider"))
+    return sorted(
+        (
+            e.workload.slug,
+            e.provider.slug,
+            e.model,
+            e.name,
+            e.period_start.isoformat(),
+            e.period_end.isoformat(),
+            str(e.score),
+            e.source,
+        )
+        for e in EvalScore.objects.select_related("workload", "provider")
+    )
 
 
 def test_a_month_a_quarter_or_explicit_days_name_the_period_with_the_end_excluded(sam, support_agent, client_as):
-    response = post(client_as(sam), [
-        score(period="2026-11"),
-        score(name="tone", period="2026Q4"),
-        score(name="tone-2", period="2026-q3"),
-        score(name="safety", period=None, period_start="2026-10-15", period_end="2026-11-15"),
-        score(name="spot-check", period=None, period_start="2026-10-20"),
-    ])
+    response = post(
+        client_as(sam),
+        [
+            score(period="2026-11"),
+            score(name="tone", period="2026Q4"),
+            score(name="tone-2", period="2026-q3"),
+            score(name="safety", period=None, period_start="2026-10-15", period_end="2026-11-15"),
+            score(name="spot-check", period=None, period_start="2026-10-20"),
+        ],
+    )
     assert response.status_code == 201, response.content
     assert response.json() == {"rows": 5, "created": 5, "replaced": 0, "unchanged": 0}
-    periods = {e.name if e.name != "resolution-accuracy" else "month": (e.period_start, e.period_end)
-               for e in EvalScore.objects.all()}
+    periods = {
+        e.name if e.name != "resolution-accuracy" else "month": (e.period_start, e.period_end)
+        for e in EvalScore.objects.all()
+    }
     assert periods == {
         "month": (dt.date(2026, 11, 1), dt.date(2026, 12, 1)),
         "tone": Q4,
@@ -51,19 +74,27 @@ def test_a_month_a_quarter_or_explicit_days_name_the_period_with_the_end_exclude
 
 def test_a_score_is_stored_exactly_from_a_string_or_a_number(sam, support_agent, client_as):
     post(client_as(sam), [score(score=0.91, model="claude-haiku-4-5-20251001"), score(score="87.125", name="csat")])
-    assert {e.name: e.score for e in EvalScore.objects.all()} == {"resolution-accuracy": Decimal("0.91"),
-                                                                  "csat": Decimal("87.125")}
+    assert {e.name: e.score for e in EvalScore.objects.all()} == {
+        "resolution-accuracy": Decimal("0.91"),
+        "csat": Decimal("87.125"),
+    }
     assert EvalScore.objects.get(name="resolution-accuracy").model == "claude-haiku-4-5"  # normalised
     listed = client_as(sam).get("/api/v1/evals").json()["results"]
     assert [r["score"] for r in listed] == ["87.125000", "0.910000"]
 
 
-def test_a_later_score_for_the_same_key_replaces_it_and_the_same_batch_twice_changes_nothing(sam, support_agent, client_as):
+def test_a_later_score_for_the_same_key_replaces_it_and_the_same_batch_twice_changes_nothing(
+    sam, support_agent, client_as
+):
     client = client_as(sam)
     post(client, [score(), score(model="claude-haiku-4-5", score="0.90")])
     before = stored()
     assert post(client, [score(), score(model="claude-haiku-4-5", score="0.90")]).json() == {
-        "rows": 2, "created": 0, "replaced": 0, "unchanged": 2}
+        "rows": 2,
+        "created": 0,
+        "replaced": 0,
+        "unchanged": 2,
+    }
     assert stored() == before
     corrected = post(client, [score(model="claude-haiku-4-5", score="0.91", source="braintrust")])
     assert corrected.json() == {"rows": 1, "created": 0, "replaced": 1, "unchanged": 0}
@@ -76,22 +107,25 @@ def test_a_later_score_for_the_same_key_replaces_it_and_the_same_batch_twice_cha
 
 def test_a_bad_batch_is_rejected_whole_naming_each_row_and_field(sam, support_agent, search_ranker, client_as):
     today = dt.datetime.now(dt.UTC).date()
-    response = post(client_as(sam), [
-        score(),                                                            # 1: fine
-        score(score="NaN", name="a"),                                       # 2
-        score(score="Infinity", name="b"),                                  # 3
-        score(score="0.1234567", name="c"),                                 # 4
-        score(score="high", name="d"),                                      # 5
-        score(name="e", period_start="2026-10-01"),                         # 6: both
-        score(name="f", period=None, period_start="2026-10-10", period_end="2026-10-10"),  # 7
-        score(name="g", period=None, period_start=(today + dt.timedelta(days=2)).isoformat()),  # 8
-        score(name="h", period="2026-Q5"),                                  # 9
-        score(name="i", workload="search-ranker"),                          # 10
-        score(),                                                            # 11: repeats row 1
-        score(name="j", period=None),                                       # 12
-        {**score(name="k"), "scores": 1},                                   # 13
-        score(name="l", score="1e20"),                                      # 14
-    ])
+    response = post(
+        client_as(sam),
+        [
+            score(),  # 1: fine
+            score(score="NaN", name="a"),  # 2
+            score(score="Infinity", name="b"),  # 3
+            score(score="0.1234567", name="c"),  # 4
+            score(score="high", name="d"),  # 5
+            score(name="e", period_start="2026-10-01"),  # 6: both
+            score(name="f", period=None, period_start="2026-10-10", period_end="2026-10-10"),  # 7
+            score(name="g", period=None, period_start=(today + dt.timedelta(days=2)).isoformat()),  # 8
+            score(name="h", period="2026-Q5"),  # 9
+            score(name="i", workload="search-ranker"),  # 10
+            score(),  # 11: repeats row 1
+            score(name="j", period=None),  # 12
+            {**score(name="k"), "scores": 1},  # 13
+            score(name="l", score="1e20"),  # 14
+        ],
+    )
     assert response.status_code == 400
     assert response.json()["errors"] == [
         "row 2: score: 'NaN' is not a finite number",
@@ -113,17 +147,31 @@ def test_a_bad_batch_is_rejected_whole_naming_each_row_and_field(sam, support_ag
 
 
 def test_the_list_is_paginated_filtered_by_quarter_and_scoped_to_the_users_teams(
-        ada, fiona, sam, tess, support_agent, search_ranker, client_as):
-    evals_record(by=ada, rows=[score(), score(period="2026Q3", score="0.92"),
-                               score(workload="search-ranker", provider="openai", model="gpt-5-mini", name="ndcg@10",
-                                     score="0.71")])
+    ada, fiona, sam, tess, support_agent, search_ranker, client_as
+):
+    evals_record(
+        by=ada,
+        rows=[
+            score(),
+            score(period="2026Q3", score="0.92"),
+            score(workload="search-ranker", provider="openai", model="gpt-5-mini", name="ndcg@10", score="0.71"),
+        ],
+    )
     page = client_as(fiona).get("/api/v1/evals", {"limit": 2})
     assert page.status_code == 200
     body = page.json()
     assert body["count"] == 3 and len(body["results"]) == 2 and body["next"]
-    assert body["results"][0] == {"workload": "search-ranker", "provider": "openai", "model": "gpt-5-mini", "name": "ndcg@10",
-                                  "score": "0.710000", "period_start": "2026-10-01", "period_end": "2027-01-01",
-                                  "source": "", "updated_at": body["results"][0]["updated_at"]}
+    assert body["results"][0] == {
+        "workload": "search-ranker",
+        "provider": "openai",
+        "model": "gpt-5-mini",
+        "name": "ndcg@10",
+        "score": "0.710000",
+        "period_start": "2026-10-01",
+        "period_end": "2027-01-01",
+        "source": "",
+        "updated_at": body["results"][0]["updated_at"],
+    }
     q3 = client_as(sam).get("/api/v1/evals", {"quarter": "2026-Q3"}).json()["results"]
     assert [(r["workload"], r["score"]) for r in q3] == [("support-agent", "0.920000")]
     assert [r["workload"] for r in client_as(tess).get("/api/v1/evals").json()["results"]] == ["search-ranker"]
@@ -142,20 +190,28 @@ def test_who_may_post_eval_scores(ada, fiona, sam, tess, support_agent, search_r
 def test_quality_is_the_primary_eval_weighted_by_the_requests_each_model_served(ada, sam, support_agent, client_as):
     """The support agent moved most traffic to a cheaper model: 0.91 on Haiku for 900 requests, 0.93 on Sonnet for
     100. Its quality is 0.912 (weighted by requests), a plain mean only when no model served any."""
-    evals_record(by=sam, rows=[
-        score(score="0.93"), score(model="claude-haiku-4-5", score="0.91"),
-        score(name="tone", score="4.5"),  # one row: not the primary eval (resolution-accuracy has two)
-    ])
+    evals_record(
+        by=sam,
+        rows=[
+            score(score="0.93"),
+            score(model="claude-haiku-4-5", score="0.91"),
+            score(name="tone", score="4.5"),  # one row: not the primary eval (resolution-accuracy has two)
+        ],
+    )
     without = quality_by([support_agent.id], *Q4)
     assert without[support_agent.id].name == "resolution-accuracy"
     assert without[support_agent.id].score == Decimal("0.92")
 
     hour = "2026-10-05T10:00:00Z"
     metric = {"workload": "support-agent", "provider": "anthropic", "hour": hour, "latency": {"histogram": []}}
-    posted = client_as(sam).post("/api/v1/metrics", [
-        {**metric, "model": "claude-sonnet-4-5", "requests": 100, "latency": {"histogram": [[1000, 100]]}},
-        {**metric, "model": "claude-haiku-4-5", "requests": 900, "latency": {"count": 900, "p99_ms": 800}},
-    ], **JSON)
+    posted = client_as(sam).post(
+        "/api/v1/metrics",
+        [
+            {**metric, "model": "claude-sonnet-4-5", "requests": 100, "latency": {"histogram": [[1000, 100]]}},
+            {**metric, "model": "claude-haiku-4-5", "requests": 900, "latency": {"count": 900, "p99_ms": 800}},
+        ],
+        **JSON,
+    )
     assert posted.status_code == 201, posted.content
     requests = {key: p.all_requests for key, p in performance_by([support_agent.id], *Q4).items()}
     weighted = quality_by([support_agent.id], *Q4, requests=requests)[support_agent.id]
@@ -164,11 +220,19 @@ def test_quality_is_the_primary_eval_weighted_by_the_requests_each_model_served(
 
 def test_the_latest_overlapping_score_of_an_eval_wins_and_ties_pick_the_alphabetically_first_eval(sam, support_agent):
     anthropic = Provider.objects.get(slug="anthropic")
-    evals_record(by=sam, rows=[score(period="2026-10", score="0.90"), score(period="2026-11", score="0.94"),
-                               score(name="accuracy", period="2026-10", score="0.80"),
-                               score(name="accuracy", period="2026-11", score="0.81")])
+    evals_record(
+        by=sam,
+        rows=[
+            score(period="2026-10", score="0.90"),
+            score(period="2026-11", score="0.94"),
+            score(name="accuracy", period="2026-10", score="0.80"),
+            score(name="accuracy", period="2026-11", score="0.81"),
+        ],
+    )
     key = (support_agent.id, anthropic.id, "claude-sonnet-4-5")
     assert scores_by([support_agent.id], *Q4)[key]["resolution-accuracy"].score == Decimal("0.94")  # November's
-    assert scores_by([support_agent.id], dt.date(2026, 10, 1), dt.date(2026, 11, 1))[key]["resolution-accuracy"].score == Decimal("0.90")
+    assert scores_by([support_agent.id], dt.date(2026, 10, 1), dt.date(2026, 11, 1))[key][
+        "resolution-accuracy"
+    ].score == Decimal("0.90")
     quality = quality_by([support_agent.id], *Q4)[support_agent.id]
     assert (quality.name, quality.score) == ("accuracy", Decimal("0.81"))  # two rows each: the alphabetically first

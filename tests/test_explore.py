@@ -29,9 +29,11 @@ def november(openai_account, support_agent, search_ranker):
     model nobody has a price for, on support: 340k tokens of unknown cost."""
     rows = ["day,model,input_tokens,output_tokens,cost,project,api_key,user,tags"]
     for day in range(1, 22):
-        rows += [f"2026-11-{day:02d},gpt-5-mini,1000000,0,10,support,key-support,ana,env=prod;app=chat",
-                 f"2026-11-{day:02d},gpt-5,100000,0,2,search,key-search,ben,env=dev",
-                 f"2026-11-{day:02d},gpt-4o,100000,0,1,other,key-other,,"]
+        rows += [
+            f"2026-11-{day:02d},gpt-5-mini,1000000,0,10,support,key-support,ana,env=prod;app=chat",
+            f"2026-11-{day:02d},gpt-5,100000,0,2,search,key-search,ben,env=dev",
+            f"2026-11-{day:02d},gpt-4o,100000,0,1,other,key-other,,",
+        ]
     rows += ["2026-11-12,my-private-model,300000,40000,,support,key-support,ana,env=prod"]
     run = usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="nov.csv")
     assert run.status == "succeeded", run.error
@@ -66,7 +68,11 @@ def test_an_empty_query_shows_the_period_in_effect_in_the_day_boxes(client_as, f
 
 def test_grouping_by_workload_names_the_unattributed_group(client_as, fiona, november):
     table = explore(client_as(fiona), group_by="workload", start="2026-11-01", end="2026-11-02").context["table"]
-    assert {r["label"]: r["cost"] for r in table} == {"Support agent": Decimal(10), "Search ranker": Decimal(2), "Unattributed": Decimal(1)}
+    assert {r["label"]: r["cost"] for r in table} == {
+        "Support agent": Decimal(10),
+        "Search ranker": Decimal(2),
+        "Unattributed": Decimal(1),
+    }
     assert [r["label"] for r in table if r["muted"]] == ["Unattributed"]
 
 
@@ -82,7 +88,9 @@ def test_filters_narrow_the_rows_and_the_url_carries_them(client_as, fiona, nove
     context = explore(client_as(fiona), group_by="model", team="support", start="2026-11-01", end="2026-11-08").context
     assert [(r["label"], r["cost"]) for r in context["table"]] == [("GPT-5 mini", Decimal(70))]
     assert "team=support" in context["query"]
-    unattributed = explore(client_as(fiona), group_by="model", workload="-", start="2026-11-01", end="2026-11-08").context["table"]
+    unattributed = explore(
+        client_as(fiona), group_by="model", workload="-", start="2026-11-01", end="2026-11-08"
+    ).context["table"]
     assert [(r["label"], r["cost"]) for r in unattributed] == [("GPT-4o", Decimal(7))]
 
 
@@ -97,7 +105,9 @@ def test_models_read_by_name_on_the_page_and_by_id_in_the_csv(client_as, fiona, 
 def test_the_table_downloads_as_csv_with_the_same_figures(client_as, fiona, november):
     rows = csv_rows(explore(client_as(fiona), group_by="day", start="2026-11-01", end="2026-11-03", csv="1"))
     assert [(r["Day"], r["Spend"], r["Tokens"], r["Currency"]) for r in rows] == [
-        ("2026-11-01", "13.00", "1200000", "USD"), ("2026-11-02", "13.00", "1200000", "USD")]
+        ("2026-11-01", "13.00", "1200000", "USD"),
+        ("2026-11-02", "13.00", "1200000", "USD"),
+    ]
     assert [r["Requests"] for r in rows] == ["", ""]  # a usage CSV reports no requests: unknown, not 0
 
 
@@ -105,8 +115,10 @@ def test_the_csv_link_on_the_page_gives_the_tables_csv(client_as, fiona, novembe
     page = explore(client_as(fiona), group_by="team", start="2026-11-01", end="2026-11-08")
     link = page.context["spec"].name
     assert f"csv={link}" in page.content.decode()
-    assert {r["Team"] for r in csv_rows(explore(client_as(fiona), group_by="team", start="2026-11-01", end="2026-11-08", csv=link))} == {
-        "Support Platform", "Search", "Unattributed"}
+    assert {
+        r["Team"]
+        for r in csv_rows(explore(client_as(fiona), group_by="team", start="2026-11-01", end="2026-11-08", csv=link))
+    } == {"Support Platform", "Search", "Unattributed"}
 
 
 def test_unknown_cost_reads_as_a_dash_with_its_unpriced_tokens_never_as_zero_dollars(client_as, fiona, november):
@@ -121,7 +133,10 @@ def test_unknown_cost_reads_as_a_dash_with_its_unpriced_tokens_never_as_zero_dol
 def test_the_csv_leaves_an_unknown_cost_empty_with_the_unpriced_tokens_beside_it(client_as, fiona, november):
     [row] = csv_rows(explore(client_as(fiona), basis="unpriced", start="2026-11-01", end="2026-11-22", csv="1"))
     assert row["Spend"] == "" and row["Unpriced tokens"] == "340000" and row["USD/M tokens"] == ""
-    support = {r["Workload"]: r for r in csv_rows(explore(client_as(fiona), group_by="workload", start="2026-11-01", end="2026-11-22", csv="1"))}["Support agent"]
+    support = {
+        r["Workload"]: r
+        for r in csv_rows(explore(client_as(fiona), group_by="workload", start="2026-11-01", end="2026-11-22", csv="1"))
+    }["Support agent"]
     # $/M over the priced tokens only: $210 over 21M priced tokens, the 340k unpriced ones beside it
     assert (support["Spend"], support["Unpriced tokens"], support["USD/M tokens"]) == ("210.00", "340000", "10.00")
 
@@ -140,14 +155,23 @@ def test_a_reversed_period_is_explained(client_as, fiona, november):
     assert "must be after the start day" in page and 'data-testid="form-errors"' in page
 
 
-@pytest.mark.parametrize("query", [
-    {"start": "2026-13-01"}, {"group_by": "nonsense"}, {"start": "2026-11-05", "end": "2026-11-01"},
-    {"group_by": "tag"}, {"group_by": "api_key", "start": "2026-01-01", "end": "2026-11-01"},
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"start": "2026-13-01"},
+        {"group_by": "nonsense"},
+        {"start": "2026-11-05", "end": "2026-11-01"},
+        {"group_by": "tag"},
+        {"group_by": "api_key", "start": "2026-01-01", "end": "2026-11-01"},
+    ],
+)
 def test_a_bad_csv_query_answers_400_with_a_plain_message(client_as, fiona, november, query):
     response = explore(client_as(fiona), **query, csv="1")
     assert response.status_code == 400 and response["Content-Type"].startswith("text/plain")
-    assert response.content.decode().startswith("Bad Explore query:\n") and len(response.content.decode().splitlines()) >= 2
+    assert (
+        response.content.decode().startswith("Bad Explore query:\n")
+        and len(response.content.decode().splitlines()) >= 2
+    )
 
 
 def lines_summed(key, start="2026-11-01", end="2026-11-22", **filters) -> dict:
@@ -166,10 +190,14 @@ def lines_summed(key, start="2026-11-01", end="2026-11-22", **filters) -> dict:
 
 
 def grouped(table) -> dict:
-    return {r["group"]: {"cost": r["cost"], "tokens": r["tokens"], "unpriced_tokens": r["unpriced_tokens"]} for r in table}
+    return {
+        r["group"]: {"cost": r["cost"], "tokens": r["tokens"], "unpriced_tokens": r["unpriced_tokens"]} for r in table
+    }
 
 
-@pytest.mark.parametrize("group_by,field", [("api_key", "api_key_ref"), ("project", "project_ref"), ("user", "user_ref")])
+@pytest.mark.parametrize(
+    "group_by,field", [("api_key", "api_key_ref"), ("project", "project_ref"), ("user", "user_ref")]
+)
 def test_grouping_by_api_key_project_or_user_equals_summing_the_lines(client_as, fiona, november, group_by, field):
     table = explore(client_as(fiona), group_by=group_by, start="2026-11-01", end="2026-11-22").context["table"]
     assert grouped(table) == lines_summed(lambda line: getattr(line, field))
@@ -185,17 +213,24 @@ def test_grouping_by_a_tag_key_puts_lines_without_it_in_their_own_group(client_a
 
 
 def test_line_groupings_honour_the_filters_and_name_missing_refs(client_as, fiona, november):
-    unattributed = explore(client_as(fiona), group_by="user", workload="-", start="2026-11-01", end="2026-11-22").context["table"]
+    unattributed = explore(
+        client_as(fiona), group_by="user", workload="-", start="2026-11-01", end="2026-11-22"
+    ).context["table"]
     assert [(r["label"], r["cost"], r["muted"]) for r in unattributed] == [("(no user)", Decimal(21), True)]
-    by_model = explore(client_as(fiona), group_by="api_key", model="gpt-5", start="2026-11-01", end="2026-11-08").context["table"]
+    by_model = explore(
+        client_as(fiona), group_by="api_key", model="gpt-5", start="2026-11-01", end="2026-11-08"
+    ).context["table"]
     assert [(r["label"], r["cost"]) for r in by_model] == [("key-search", Decimal(14))]
-    unpriced = explore(client_as(fiona), group_by="project", basis="unpriced", start="2026-11-01", end="2026-11-22").context["table"]
+    unpriced = explore(
+        client_as(fiona), group_by="project", basis="unpriced", start="2026-11-01", end="2026-11-22"
+    ).context["table"]
     assert [(r["label"], r["cost"], r["unpriced_tokens"]) for r in unpriced] == [("support", None, 340_000)]
 
 
 def test_line_groupings_by_month_have_monthly_points(fiona, november):
-    table, points = explore_rows(user=fiona, start=dt.date(2026, 8, 23), end=dt.date(2026, 11, 22), filters={},
-                                 group_by="api_key")
+    table, points = explore_rows(
+        user=fiona, start=dt.date(2026, 8, 23), end=dt.date(2026, 11, 22), filters={}, group_by="api_key"
+    )
     assert {p["day"] for p in points} == {dt.date(2026, 11, 1)}  # 91 days: monthly points
     assert grouped(table) == lines_summed(lambda line: line.api_key_ref)
 
@@ -214,7 +249,9 @@ def test_line_groupings_refuse_a_period_over_92_days(client_as, fiona, november)
     page = explore(client_as(fiona), group_by="project", start="2026-08-01", end="2026-11-22")
     assert page.context.get("table") is None
     assert "at most 92 days (this one has 113)" in page.content.decode()
-    assert explore(client_as(fiona), group_by="project", start="2026-08-22", end="2026-11-22").context["table"]  # 92 days
+    assert explore(client_as(fiona), group_by="project", start="2026-08-22", end="2026-11-22").context[
+        "table"
+    ]  # 92 days
 
 
 def test_grouping_by_tag_needs_a_tag_key(client_as, fiona, november):

@@ -26,11 +26,17 @@ def year(openai_account, support_agent, search_ranker):
     day = dt.date(2025, 12, 20)
     while day < dt.date(2026, 5, 10):
         n = day.toordinal() % 97
-        rows += [f"{day},gpt-5-mini,{1000 + n},{10 + n},{Decimal(n) / 8 + 1},support",
-                 f"{day},gpt-5,{2000 + n},{20 + n},{Decimal(n) / 16 + 2},search",
-                 f"{day},gpt-4o,{300 + n},{3},{Decimal('0.333333333333333333')},other"]
+        rows += [
+            f"{day},gpt-5-mini,{1000 + n},{10 + n},{Decimal(n) / 8 + 1},support",
+            f"{day},gpt-5,{2000 + n},{20 + n},{Decimal(n) / 16 + 2},search",
+            f"{day},gpt-4o,{300 + n},{3},{Decimal('0.333333333333333333')},other",
+        ]
         day += dt.timedelta(days=1)
-    rows += ["2026-01-03,gpt-4.1,100,10,5.5,other", "2026-05-09,o3,100,10,6.25,search", "2026-02-10,my-private-model,7,7,,support"]
+    rows += [
+        "2026-01-03,gpt-4.1,100,10,5.5,other",
+        "2026-05-09,o3,100,10,6.25,search",
+        "2026-02-10,my-private-model,7,7,,support",
+    ]
     run = usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="year.csv")
     assert run.status == "succeeded", run.error
     AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
@@ -42,13 +48,23 @@ def summed_daily(start, end, key, **filters):
     """The reference: DailySpend over [start, end) summed per group in SQL (a group with no priced line has no
     cost: SQL's SUM of NULLs, never 0)."""
     rows = DailySpend.objects.filter(day__gte=start, day__lt=end, **filters).values(group=F(key))
-    return {r["group"]: (r["cost"], r["tokens"], r["requests"])
-            for r in rows.annotate(cost=Sum("reporting_cost"), tokens=spend.TOKEN_SUM, requests=Sum("requests")).order_by()}
+    return {
+        r["group"]: (r["cost"], r["tokens"], r["requests"])
+        for r in rows.annotate(cost=Sum("reporting_cost"), tokens=spend.TOKEN_SUM, requests=Sum("requests")).order_by()
+    }
 
 
 PERIODS = [
-    (dt.date(2025, 12, 25), dt.date(2026, 5, 8), dt.date(2026, 5, 8)),  # start edge read by days, end edge as May minus its days
-    (dt.date(2026, 1, 4), dt.date(2026, 5, 9), dt.date(2026, 6, 1)),  # January minus Jan 1–3 (gpt-4.1 nets out), May by days
+    (
+        dt.date(2025, 12, 25),
+        dt.date(2026, 5, 8),
+        dt.date(2026, 5, 8),
+    ),  # start edge read by days, end edge as May minus its days
+    (
+        dt.date(2026, 1, 4),
+        dt.date(2026, 5, 9),
+        dt.date(2026, 6, 1),
+    ),  # January minus Jan 1–3 (gpt-4.1 nets out), May by days
     (dt.date(2025, 12, 1), dt.date(2026, 5, 1), dt.date(2026, 5, 1)),  # whole months only
     (dt.date(2025, 12, 31), dt.date(2026, 4, 2), dt.date(2026, 4, 2)),  # one day at each edge
 ]
@@ -67,7 +83,14 @@ def test_both_edge_readings_are_used_and_a_group_only_in_the_days_left_out_is_ab
     how = periods.plan(dt.date(2026, 1, 4), dt.date(2026, 5, 9), today=dt.date(2026, 6, 1))
     assert dt.date(2026, 1, 1) in how.months and how.subtract_days == [(dt.date(2026, 1, 1), dt.date(2026, 1, 4))]
     assert how.add_days == [(dt.date(2026, 5, 1), dt.date(2026, 5, 9))]
-    table, _ = explore_rows(user=fiona, start=dt.date(2026, 1, 4), end=dt.date(2026, 5, 9), filters={}, group_by="model", today=dt.date(2026, 6, 1))
+    table, _ = explore_rows(
+        user=fiona,
+        start=dt.date(2026, 1, 4),
+        end=dt.date(2026, 5, 9),
+        filters={},
+        group_by="model",
+        today=dt.date(2026, 6, 1),
+    )
     assert "gpt-4.1" not in {r["group"] for r in table}  # its only line is on Jan 3: January minus Jan 1–3
     assert "o3" not in {r["group"] for r in table}  # May 9 is outside [.., May 9)
 
@@ -76,8 +99,11 @@ def test_filters_and_a_members_scope_apply_to_both_rollups(sam, year):
     start, end = dt.date(2025, 12, 25), dt.date(2026, 5, 8)
     table, _ = explore_rows(user=sam, start=start, end=end, filters={"model": "gpt-5-mini"}, group_by="team", today=end)
     assert {r["group"]: (r["cost"], r["tokens"], r["requests"]) for r in table} == {
-        "Support Platform": summed_daily(start, end, "team__slug", model="gpt-5-mini", team__slug="support")["support"]}
-    unattributed, _ = explore_rows(user=sam, start=start, end=end, filters={"workload": "-"}, group_by="model", today=end)
+        "Support Platform": summed_daily(start, end, "team__slug", model="gpt-5-mini", team__slug="support")["support"]
+    }
+    unattributed, _ = explore_rows(
+        user=sam, start=start, end=end, filters={"workload": "-"}, group_by="model", today=end
+    )
     assert unattributed == []  # a member never sees unattributed spend
 
 
@@ -86,18 +112,30 @@ def test_the_page_says_the_chart_is_monthly_and_the_csv_has_the_exact_totals(cli
     page = client_as(fiona).get(reverse("explore"), query)
     assert page.context["daily_points"] is False and "Monthly totals" in page.content.decode()
     xs = sorted({x for trace in page.context["chart"]["data"] for x in trace["x"]})
-    assert xs == ["2025-12-01", "2026-01-01", "2026-02-01", "2026-03-01", "2026-04-01", "2026-05-01"]  # the months' first days
+    assert xs == [
+        "2025-12-01",
+        "2026-01-01",
+        "2026-02-01",
+        "2026-03-01",
+        "2026-04-01",
+        "2026-05-01",
+    ]  # the months' first days
     assert page.context["chart"]["layout"]["xaxis"]["tickformat"] == "%b %Y"  # labelled "Dec 2025", not "Dec 1"
     csv = client_as(fiona).get(reverse("explore"), {**query, "csv": "1"}).content.decode()
     expected = summed_daily(dt.date(2025, 12, 25), dt.date(2026, 5, 8), "workload__name")
     assert {row["Workload"]: row["Spend"] for row in DictReader(io.StringIO(csv))} == {
-        ("Unattributed" if k is None else k): display.csv_decimal(v[0]) for k, v in expected.items()}
+        ("Unattributed" if k is None else k): display.csv_decimal(v[0]) for k, v in expected.items()
+    }
     short = client_as(fiona).get(reverse("explore"), {**query, "start": "2026-02-07"})  # exactly 90 days: daily
     assert short.context["daily_points"] is True and "Monthly totals" not in short.content.decode()
     assert short.context["chart"]["layout"].get("xaxis", {}).get("tickformat") != "%b %Y"
 
 
 def test_grouped_by_day_a_long_period_keeps_one_row_per_day(fiona, year):
-    table, points = explore_rows(user=fiona, start=dt.date(2026, 1, 1), end=dt.date(2026, 5, 1), filters={}, group_by="day")
+    table, points = explore_rows(
+        user=fiona, start=dt.date(2026, 1, 1), end=dt.date(2026, 5, 1), filters={}, group_by="day"
+    )
     assert len(table) == 120 and table[0]["label"] == "2026-01-01" and len(points) == 120
-    assert {r["label"]: r["cost"] for r in table}["2026-02-10"] == summed_daily("2026-02-10", "2026-02-11", "day")[dt.date(2026, 2, 10)][0]
+    assert {r["label"]: r["cost"] for r in table}["2026-02-10"] == summed_daily("2026-02-10", "2026-02-11", "day")[
+        dt.date(2026, 2, 10)
+    ][0]

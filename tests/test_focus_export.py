@@ -3,10 +3,10 @@ and `GET /api/v1/focus`, on an organisation built through the real import paths 
 Groq export without costs, an AWS FOCUS export with a tax and a credit). The demo organisation's last full month:
 tests/test_focus_export_demo.py."""
 
-import datetime as dt
-from decimal import Decimal
 import csv
+import datetime as dt
 import io
+from decimal import Decimal
 from io import StringIO
 from pathlib import Path
 
@@ -26,8 +26,14 @@ from finops.services.config import config_apply
 from finops.services.prices import PriceBook, class_rates
 from finops.views.period import today_utc
 from ingest.services import usage_file_import
-from tests.focus_helpers import (RULES_THAT_MUST_PASS, money_sum, problems, read_csv, validator_failures,
-                                 validator_results)
+from tests.focus_helpers import (
+    RULES_THAT_MUST_PASS,
+    money_sum,
+    problems,
+    read_csv,
+    validator_failures,
+    validator_results,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MONTH = "2026-03"
@@ -115,7 +121,9 @@ def test_billed_cost_adds_up_to_the_months_billed_spend_and_effective_cost_to_it
     _, rows, _ = export()
     spend = month_spend()
     assert money_sum(rows, "x_ReportingBilledCost") == spend["billed_cost"]
-    assert money_sum(rows, "x_ReportingEffectiveCost") == spend["cost"] == spend["billed_cost"] + spend["estimated_cost"]
+    assert (
+        money_sum(rows, "x_ReportingEffectiveCost") == spend["cost"] == spend["billed_cost"] + spend["estimated_cost"]
+    )
     month = UsageLine.objects.filter(period_start__date__gte=MARCH, period_start__date__lt=APRIL)
     for currency in ("USD", "EUR"):  # in each billing currency, BilledCost is exactly what the lines hold as billed
         billed = month.filter(currency=currency, cost_basis=CostBasis.BILLED).aggregate(s=Sum("cost"))["s"]
@@ -123,8 +131,12 @@ def test_billed_cost_adds_up_to_the_months_billed_spend_and_effective_cost_to_it
     tokens = sum(int(row["ConsumedQuantity"]) for row in rows if row["ConsumedUnit"] == "Tokens")
     assert tokens == spend["priced_tokens"] + spend["unpriced_tokens"]
     assert sum(int(row["x_Requests"]) for row in rows) == spend["requests"]
-    for name, column in [("input_tokens", "x_InputTokens"), ("cached_input_tokens", "x_CachedInputTokens"),
-                         ("cache_write_tokens", "x_CacheWriteTokens"), ("output_tokens", "x_OutputTokens")]:
+    for name, column in [
+        ("input_tokens", "x_InputTokens"),
+        ("cached_input_tokens", "x_CachedInputTokens"),
+        ("cache_write_tokens", "x_CacheWriteTokens"),
+        ("output_tokens", "x_OutputTokens"),
+    ]:
         assert sum(int(row[column]) for row in rows) == month.aggregate(s=Sum(name))["s"]
 
 
@@ -138,13 +150,27 @@ def test_a_line_mixing_token_classes_is_one_row_with_its_cost_as_billed_and_its_
     line = line_of("gpt-4o", "2026-03-01")  # billed 5.50: 1.0M input, 0.2M cached input, 0.3M output
     (row,) = rows_of(rows, line)
     assert (row["ConsumedQuantity"], row["ConsumedUnit"], row["PricingQuantity"], row["PricingUnit"]) == (
-        "1500000", "Tokens", "1.5", "1000000 Tokens")
+        "1500000",
+        "Tokens",
+        "1.5",
+        "1000000 Tokens",
+    )
     assert row["SkuMeter"] == "Tokens"  # several classes: the one meter naming the mix
     assert (row["x_InputTokens"], row["x_CachedInputTokens"], row["x_CacheWriteTokens"], row["x_OutputTokens"]) == (
-        "1000000", "200000", "0", "300000")
+        "1000000",
+        "200000",
+        "0",
+        "300000",
+    )
     # The cost exactly as the provider billed it, in every cost column: never apportioned.
     assert Decimal(row["BilledCost"]) == line.cost == Decimal("5.5")
-    assert row["BilledCost"] == row["EffectiveCost"] == row["ContractedCost"] == row["PricingCurrencyEffectiveCost"] == "5.5"
+    assert (
+        row["BilledCost"]
+        == row["EffectiveCost"]
+        == row["ContractedCost"]
+        == row["PricingCurrencyEffectiveCost"]
+        == "5.5"
+    )
     assert row["x_ReportingBilledCost"] == row["x_ReportingEffectiveCost"] == "5.5"
     # ListCost: each class at its catalog rate; no one rate prices a mix, so ListUnitPrice is null.
     rates = catalog_rates("openai", "gpt-4o", "2026-03-01")
@@ -152,12 +178,18 @@ def test_a_line_mixing_token_classes_is_one_row_with_its_cost_as_billed_and_its_
     assert Decimal(row["ListCost"]) == at_list != line.cost
     assert row["ListUnitPrice"] == row["PricingCurrencyListUnitPrice"] == ""
     assert row["x_Requests"] == "420"
-    assert row["ChargeDescription"] == ("gpt-4o-2024-08-06: 1,500,000 tokens (1,000,000 input, 200,000 cache read input, "
-                                        "300,000 output), billed by OpenAI")
+    assert row["ChargeDescription"] == (
+        "gpt-4o-2024-08-06: 1,500,000 tokens (1,000,000 input, 200,000 cache read input, "
+        "300,000 output), billed by OpenAI"
+    )
     assert row["SkuId"] == "openai/gpt-4o" and row["x_ModelAsBilled"] == "gpt-4o-2024-08-06"
     assert (row["ProviderName"], row["PublisherName"], row["InvoiceIssuerName"], row["ServiceName"]) == ("OpenAI",) * 4
     assert (row["ServiceCategory"], row["ServiceSubcategory"]) == ("AI and Machine Learning", "Generative AI")
-    assert (row["BillingAccountName"], row["SubAccountId"], row["ResourceId"]) == ("openai-prod", "proj_support", "key_support_bot")
+    assert (row["BillingAccountName"], row["SubAccountId"], row["ResourceId"]) == (
+        "openai-prod",
+        "proj_support",
+        "key_support_bot",
+    )
     assert (row["BillingPeriodStart"], row["BillingPeriodEnd"]) == ("2026-03-01T00:00:00Z", "2026-04-01T00:00:00Z")
     assert (row["ChargePeriodStart"], row["ChargePeriodEnd"]) == ("2026-03-01T00:00:00Z", "2026-03-02T00:00:00Z")
     assert (row["ChargeFrequency"], row["PricingCategory"]) == ("Usage-Based", "Standard")
@@ -190,15 +222,28 @@ def test_estimated_and_unpriced_usage_cost_nothing_billed_and_say_why(organisati
     _, rows, _ = export()
     line = line_of("gpt-oss-120b", "2026-03-05")
     (estimated,) = rows_of(rows, line)
-    assert (estimated["x_CostBasis"], estimated["BilledCost"], estimated["x_ReportingBilledCost"]) == ("estimated", "0", "0")
+    assert (estimated["x_CostBasis"], estimated["BilledCost"], estimated["x_ReportingBilledCost"]) == (
+        "estimated",
+        "0",
+        "0",
+    )
     assert Decimal(estimated["EffectiveCost"]) == Decimal(estimated["ContractedCost"]) == line.cost == Decimal("0.1935")
     # Estimated at the catalog price less the Groq contract's 10 %: ListCost is the catalog's, the discount shows.
     assert Decimal(estimated["ListCost"]) * Decimal("0.9") == line.cost
     assert estimated["ListUnitPrice"] == "" and estimated["ConsumedQuantity"] == "1250000"
     assert "estimated" in estimated["ChargeDescription"]
     (unpriced,) = rows_of(rows, line_of("acme-finetune-7b", "2026-03-06"))
-    assert (unpriced["ConsumedQuantity"], unpriced["x_InputTokens"], unpriced["x_OutputTokens"]) == ("60000", "50000", "10000")
-    assert (unpriced["BilledCost"], unpriced["EffectiveCost"], unpriced["ListCost"], unpriced["x_ReportingEffectiveCost"]) == ("0", "0", "0", "")
+    assert (unpriced["ConsumedQuantity"], unpriced["x_InputTokens"], unpriced["x_OutputTokens"]) == (
+        "60000",
+        "50000",
+        "10000",
+    )
+    assert (
+        unpriced["BilledCost"],
+        unpriced["EffectiveCost"],
+        unpriced["ListCost"],
+        unpriced["x_ReportingEffectiveCost"],
+    ) == ("0", "0", "0", "")
     assert unpriced["x_CostBasis"] == "unpriced" and "no known price" in unpriced["ChargeDescription"]
 
 
@@ -207,8 +252,13 @@ def test_tags_carry_the_team_the_workload_and_the_lines_own_tags(organisation):
 
     _, rows, _ = export()
     (row,) = rows_of(rows, line_of("gpt-4o", "2026-03-01"))
-    assert json.loads(row["Tags"]) == {"team": "support", "workload": "support-agent", "cost_center": "CC-410",
-                                       "line:team": "support", "env": "prod"}
+    assert json.loads(row["Tags"]) == {
+        "team": "support",
+        "workload": "support-agent",
+        "cost_center": "CC-410",
+        "line:team": "support",
+        "env": "prod",
+    }
     tax = next(r for r in rows if r["ChargeCategory"] == "Tax")
     # Unattributed, said so; AWS's own tag on the line is kept.
     assert json.loads(tax["Tags"]) == {"team": None, "workload": None, "x_ServiceCode": "AmazonBedrock"}
@@ -224,11 +274,18 @@ def test_taxes_and_credits_are_their_own_charge_categories_without_quantities(or
         assert row["ChargeFrequency"] == "One-Time"
         assert row["ProviderName"] == "AWS Bedrock"
         # FOCUS 1.2: PricingCurrency and PricingCurrencyEffectiveCost are never null, a tax's and a credit's too.
-        assert (row["PricingCurrency"], row["PricingCurrencyEffectiveCost"]) == (row["BillingCurrency"], row["EffectiveCost"])
+        assert (row["PricingCurrency"], row["PricingCurrencyEffectiveCost"]) == (
+            row["BillingCurrency"],
+            row["EffectiveCost"],
+        )
     # A usage line without tokens (the AWS export's EC2 meter, which the account includes; a line without a model)
     # counts its requests, not tokens of no kind; with no model it has no SkuId, so no SkuMeter either (FOCUS
     # SkuMeter-C-003-C and -004-C); a request-only line with a model has both (SkuMeter-C-005-C, the validator test).
-    (ec2,) = [r for r in rows if r["ChargeCategory"] == "Usage" and r["ProviderName"] == "AWS Bedrock" and r["x_ModelAsBilled"] == ""]
+    (ec2,) = [
+        r
+        for r in rows
+        if r["ChargeCategory"] == "Usage" and r["ProviderName"] == "AWS Bedrock" and r["x_ModelAsBilled"] == ""
+    ]
     assert (ec2["ConsumedQuantity"], ec2["ConsumedUnit"], ec2["PricingUnit"]) == ("0", "Requests", "Requests")
     assert ec2["SkuId"] == ec2["SkuMeter"] == ""
 
@@ -244,8 +301,22 @@ def test_cells_a_spreadsheet_would_run_as_formulas_are_neutralised(organisation)
     assert rewritten.getvalue() == text
 
 
-@pytest.mark.parametrize("value", ["plain", "a,b", 'say "hi"', "two\nlines", "carriage\rreturn", "=1+2", "-labs",
-                                   '=HYPERLINK("http://x","y")', "@sum", "-12.50", ""])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "plain",
+        "a,b",
+        'say "hi"',
+        "two\nlines",
+        "carriage\rreturn",
+        "=1+2",
+        "-labs",
+        '=HYPERLINK("http://x","y")',
+        "@sum",
+        "-12.50",
+        "",
+    ],
+)
 def test_a_text_cell_reads_back_as_the_formula_safe_text(value):
     (cells,) = csv.reader(StringIO(",".join(["1", usage_focus.text_cell(value), "2"]) + "\n"))
     assert cells == ["1", spreadsheet_safe(value), "2"]
@@ -276,7 +347,9 @@ def _body(response) -> str:
     return b"".join(response.streaming_content).decode()
 
 
-def test_admins_and_finance_download_the_month_from_the_reports_page_members_get_404(organisation, ada, fiona, sam, client_as):
+def test_admins_and_finance_download_the_month_from_the_reports_page_members_get_404(
+    organisation, ada, fiona, sam, client_as
+):
     url = reverse("report-focus", args=[MONTH])
     assert url == f"/reports/{MONTH}/focus.csv"
     for user in (ada, fiona):
@@ -313,10 +386,14 @@ def test_the_api_refuses_a_month_not_begun_a_bad_month_and_unknown_parameters_in
     client = APIClient()
     client.force_authenticate(fiona)
     following = (today_utc().replace(day=1) + dt.timedelta(days=32)).strftime("%Y-%m")
-    for query, field, words in [({"month": following}, "month", "has not begun"), ({"month": "2026-3"}, "month", "YYYY-MM"),
-                                ({}, "month", "required"), ({"month": MONTH, "team": "search"}, "team", "Unknown parameter"),
-                                ({"month": MONTH, "format": "xlsx"}, "format", "Unknown format"),
-                                ({"month": [MONTH, "2026-02"]}, "month", "Give one month")]:
+    for query, field, words in [
+        ({"month": following}, "month", "has not begun"),
+        ({"month": "2026-3"}, "month", "YYYY-MM"),
+        ({}, "month", "required"),
+        ({"month": MONTH, "team": "search"}, "team", "Unknown parameter"),
+        ({"month": MONTH, "format": "xlsx"}, "format", "Unknown format"),
+        ({"month": [MONTH, "2026-02"]}, "month", "Give one month"),
+    ]:
         response = client.get("/api/v1/focus", query, HTTP_ACCEPT="text/csv")
         assert response.status_code == 400 and response["Content-Type"] == "application/json"
         assert words in response.json()[field][0]
@@ -352,17 +429,28 @@ def test_a_focus_files_invoice_id_is_carried_to_the_export(organisation):
     the line and exported as InvoiceId, row by row."""
     text = (FIXTURES / "focus_file/aws_bedrock_focus_1_0.csv").read_text()
     header, *lines = text.splitlines()
-    invoiced = "\n".join([header + ",InvoiceId", *(f"{line},{'' if n % 2 else 'EUINUS26-033104'}"
-                                                   for n, line in enumerate(lines) if line)]) + "\n"
-    run = usage_file_import(account=Account.objects.get(name="aws-payer"), stream=io.BytesIO(invoiced.encode()),
-                            file_name="aws-invoiced.csv")
+    invoiced = (
+        "\n".join(
+            [
+                header + ",InvoiceId",
+                *(f"{line},{'' if n % 2 else 'EUINUS26-033104'}" for n, line in enumerate(lines) if line),
+            ]
+        )
+        + "\n"
+    )
+    run = usage_file_import(
+        account=Account.objects.get(name="aws-payer"),
+        stream=io.BytesIO(invoiced.encode()),
+        file_name="aws-invoiced.csv",
+    )
     assert run.status == "succeeded", run.error
     stored = UsageLine.objects.filter(account__name="aws-payer")
     assert set(stored.values_list("invoice_id", flat=True)) == {"EUINUS26-033104", ""}
     _, rows, _ = export()
     by_line = {int(row["x_UsageLineId"]): row["InvoiceId"] for row in rows}
-    for line_id, invoice_id in stored.filter(period_start__gte="2026-03-01T00:00:00Z",
-                                             period_start__lt="2026-04-01T00:00:00Z").values_list("id", "invoice_id"):
+    for line_id, invoice_id in stored.filter(
+        period_start__gte="2026-03-01T00:00:00Z", period_start__lt="2026-04-01T00:00:00Z"
+    ).values_list("id", "invoice_id"):
         assert by_line[line_id] == invoice_id
     assert sum(1 for row in rows if row["InvoiceId"] == "EUINUS26-033104") > 0
 
@@ -373,14 +461,23 @@ def test_a_generic_reader_summing_the_file_by_service_gets_the_spend_selectors_t
     target = tmp_path / "march.csv"
     call_command("export_focus", "--month", MONTH, "--output", str(target), stderr=StringIO())
     money = ("BilledCost", "EffectiveCost", "x_ReportingBilledCost", "x_ReportingEffectiveCost")  # exact, as Decimal
-    frame = pandas.read_csv(target, keep_default_na=False, usecols=[*money, "ConsumedQuantity", "ConsumedUnit", "ServiceName", "BillingCurrency"],
-                            converters={**{name: lambda cell: Decimal(cell or 0) for name in money},
-                                        "ConsumedQuantity": lambda cell: int(cell or 0)})
+    frame = pandas.read_csv(
+        target,
+        keep_default_na=False,
+        usecols=[*money, "ConsumedQuantity", "ConsumedUnit", "ServiceName", "BillingCurrency"],
+        converters={
+            **{name: lambda cell: Decimal(cell or 0) for name in money},
+            "ConsumedQuantity": lambda cell: int(cell or 0),
+        },
+    )
     tokens = frame[frame["ConsumedUnit"] == "Tokens"]
     consumed = tokens.groupby("ServiceName")["ConsumedQuantity"].sum().to_dict()
     by_service = frame.groupby("ServiceName")[["x_ReportingBilledCost", "x_ReportingEffectiveCost"]].agg(
-        lambda cells: sum(cells, Decimal(0)))
-    by_provider = {Provider.objects.get(slug=row["group"]).name: row for row in spend_rows(start=MARCH, end=APRIL, by="provider")}
+        lambda cells: sum(cells, Decimal(0))
+    )
+    by_provider = {
+        Provider.objects.get(slug=row["group"]).name: row for row in spend_rows(start=MARCH, end=APRIL, by="provider")
+    }
     assert set(by_service.index) == set(by_provider) == {"OpenAI", "Groq", "AWS Bedrock"}
     for provider, spend in by_provider.items():
         assert by_service.loc[provider, "x_ReportingBilledCost"] == (spend["billed_cost"] or 0), provider
@@ -388,11 +485,14 @@ def test_a_generic_reader_summing_the_file_by_service_gets_the_spend_selectors_t
         assert consumed.get(provider, 0) == spend["priced_tokens"] + spend["unpriced_tokens"], provider
     month = UsageLine.objects.filter(period_start__date__gte=MARCH, period_start__date__lt=APRIL)
     in_currency = frame.groupby(["ServiceName", "BillingCurrency"])[["BilledCost", "EffectiveCost"]].agg(
-        lambda cells: sum(cells, Decimal(0)))
+        lambda cells: sum(cells, Decimal(0))
+    )
     for (provider, currency), sums in in_currency.iterrows():  # the lines' own amounts, as billed or estimated
         lines = month.filter(provider__name=provider, currency=currency)
         assert sums["BilledCost"] == (lines.filter(cost_basis=CostBasis.BILLED).aggregate(s=Sum("cost"))["s"] or 0)
-        assert sums["EffectiveCost"] == (lines.exclude(cost_basis=CostBasis.UNPRICED).aggregate(s=Sum("cost"))["s"] or 0)
+        assert sums["EffectiveCost"] == (
+            lines.exclude(cost_basis=CostBasis.UNPRICED).aggregate(s=Sum("cost"))["s"] or 0
+        )
 
 
 @pytest.mark.parametrize("count", [0, 1, 999_999, 1_000_000, 1_500_000, 1_234_567_891, 10**19 - 1])
@@ -408,16 +508,21 @@ def test_this_products_focus_importer_reads_the_export_back_with_every_amount_an
     call_command("export_focus", "--month", MONTH, "--output", str(target), stderr=StringIO())
     _, rows = read_csv(target.read_text())
     assert any(row["SkuMeter"] == "Tokens" for row in rows)  # mixed lines are in the file
-    reader = Account.objects.create(name="focus-reader", provider=Account.objects.get(name="openai-prod").provider,
-                                    connector="focus_file")
+    reader = Account.objects.create(
+        name="focus-reader", provider=Account.objects.get(name="openai-prod").provider, connector="focus_file"
+    )
     with target.open("rb") as stream:
         run = usage_file_import(account=reader, stream=stream, file_name=target.name)
     assert run.status == "succeeded", run.error
     imported = UsageLine.objects.filter(account=reader)
     assert imported.count() == len(rows)
     for currency in ("USD", "EUR"):
-        assert imported.filter(currency=currency).aggregate(s=Sum("cost"))["s"] == money_sum(rows, "BilledCost", BillingCurrency=currency)
-    month = UsageLine.objects.filter(period_start__date__gte=MARCH, period_start__date__lt=APRIL).exclude(account=reader)
+        assert imported.filter(currency=currency).aggregate(s=Sum("cost"))["s"] == money_sum(
+            rows, "BilledCost", BillingCurrency=currency
+        )
+    month = UsageLine.objects.filter(period_start__date__gte=MARCH, period_start__date__lt=APRIL).exclude(
+        account=reader
+    )
     for name in ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens"):
         assert imported.aggregate(s=Sum(name))["s"] == month.aggregate(s=Sum(name))["s"], name
 
@@ -433,7 +538,9 @@ def test_token_columns_that_do_not_add_up_to_the_quantity_are_refused_naming_the
         writer = csv.DictWriter(out, fieldnames=header)
         writer.writeheader()
         writer.writerows(rows)
-    reader = Account.objects.create(name="focus-reader", provider=Provider.objects.get(slug="openai"), connector="focus_file")
+    reader = Account.objects.create(
+        name="focus-reader", provider=Provider.objects.get(slug="openai"), connector="focus_file"
+    )
     with broken.open("rb") as stream:
         run = usage_file_import(account=reader, stream=stream, file_name=broken.name)
     assert run.status == "failed" and "add up to" in run.error and "ConsumedQuantity" in run.error

@@ -9,9 +9,9 @@ import sqlite3
 import subprocess
 import sys
 import tracemalloc
-from pathlib import Path
 from decimal import Decimal
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -20,14 +20,20 @@ from django.db.models import Sum
 
 from finops.demo import load_demo
 from finops.models import CostBasis, UsageLine
+from finops.months import month_of
 from finops.reports.usage_focus import write_focus_csv
 from finops.selectors.spend_report import spend_rows
 from finops.selectors.usage_focus import month_lines
-from finops.months import month_of
 from tests.conftest import reseed_reference_data
 from tests.demo_helpers import LAST_DAY, TODAY
-from tests.focus_helpers import (RULES_THAT_MUST_PASS, money_sum, problems, read_csv, validator_failures,
-                                 validator_results)
+from tests.focus_helpers import (
+    RULES_THAT_MUST_PASS,
+    money_sum,
+    problems,
+    read_csv,
+    validator_failures,
+    validator_results,
+)
 
 MONTH = month_of(LAST_DAY)  # the last full month before the demo's today
 
@@ -76,9 +82,13 @@ def test_the_demo_exports_totals_are_the_spend_selectors_for_the_month(exported)
     # One row per line, lines mixing token classes included (most of the demo's): its cost as stored.
     assert len(rows) == len({row["x_UsageLineId"] for row in rows}) == lines.count()
     assert sum(1 for row in rows if row["SkuMeter"] == "Tokens") > len(rows) / 2
-    for name, column in [("input_tokens", "x_InputTokens"), ("cached_input_tokens", "x_CachedInputTokens"),
-                         ("cache_write_tokens", "x_CacheWriteTokens"), ("output_tokens", "x_OutputTokens"),
-                         ("requests", "x_Requests")]:
+    for name, column in [
+        ("input_tokens", "x_InputTokens"),
+        ("cached_input_tokens", "x_CachedInputTokens"),
+        ("cache_write_tokens", "x_CacheWriteTokens"),
+        ("output_tokens", "x_OutputTokens"),
+        ("requests", "x_Requests"),
+    ]:
         assert sum(int(row[column]) for row in rows) == lines.aggregate(s=Sum(name))["s"], name
     for row in rows:  # a list price only where it is exact
         if row["ListUnitPrice"]:
@@ -120,16 +130,30 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _manage(env: dict, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], env=env, cwd=ROOT, capture_output=True,
-                          text=True, timeout=1200, check=check)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=check,
+    )
 
 
-def test_export_focus_on_the_demos_sqlite_database_writes_the_postgres_file_and_a_failure_leaves_none(exported, tmp_path):
+def test_export_focus_on_the_demos_sqlite_database_writes_the_postgres_file_and_a_failure_leaves_none(
+    exported, tmp_path
+):
     """`make demo`'s database: SQLite, loaded by the demo command. Its export is Postgres's, row for row (but for
     the database's own ids); an export that fails half-way leaves no file, and an earlier one stays as it was."""
-    env = {**{key: value for key, value in os.environ.items() if key in ("PATH", "HOME", "LANG")},
-           "DATABASE_URL": f"sqlite:///{tmp_path / 'demo.sqlite3'}", "DEBUG": "1", "SECRET_KEY": "demo-only",
-           "REDIS_URL": "", "DJANGO_READ_DOT_ENV_FILE": "0"}
+    env = {
+        **{key: value for key, value in os.environ.items() if key in ("PATH", "HOME", "LANG")},
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'demo.sqlite3'}",
+        "DEBUG": "1",
+        "SECRET_KEY": "demo-only",
+        "REDIS_URL": "",
+        "DJANGO_READ_DOT_ENV_FILE": "0",
+    }
     _manage(env, "migrate", "-v0")
     _manage(env, "load_demo", "--today", TODAY.isoformat())
     target = tmp_path / "sqlite.csv"
@@ -143,8 +167,10 @@ def test_export_focus_on_the_demos_sqlite_database_writes_the_postgres_file_and_
             rows = list(csv.DictReader(stream))
         ids_per_name = {(row["BillingAccountName"], row["BillingAccountId"]) for row in rows}
         assert len(ids_per_name) == len({name for name, _ in ids_per_name}), ids_per_name
-        return sorted(tuple(value for name, value in row.items() if name not in ("x_UsageLineId", "BillingAccountId"))
-                      for row in rows)
+        return sorted(
+            tuple(value for name, value in row.items() if name not in ("x_UsageLineId", "BillingAccountId"))
+            for row in rows
+        )
 
     assert without_ids(target) == without_ids(exported) and len(without_ids(target)) > 1000
 

@@ -25,8 +25,11 @@ NOVEMBER, DECEMBER = D(2026, 11, 1), D(2026, 12, 1)
 
 def weekly(start: dt.date, days: int, weekday: str = "100", weekend: str = "50", *, growth: str = "0") -> dict:
     """Weekdays at `weekday`, Saturdays and Sundays at `weekend`, each day `growth` more than the day before."""
-    return {start + dt.timedelta(days=n): Decimal(weekday if (start + dt.timedelta(days=n)).weekday() < 5 else weekend)
-            + Decimal(growth) * n for n in range(days)}
+    return {
+        start + dt.timedelta(days=n): Decimal(weekday if (start + dt.timedelta(days=n)).weekday() < 5 else weekend)
+        + Decimal(growth) * n
+        for n in range(days)
+    }
 
 
 def test_a_weekly_rhythm_is_forecast_by_day_of_week_where_the_run_rate_misjudges_the_weekends():
@@ -63,8 +66,12 @@ def test_a_one_off_day_does_not_move_the_level():
 
 
 def test_without_enough_history_there_is_no_forecast_never_a_zero():
-    made = forecast({D(2026, 11, 1): Decimal(10)} | {D(2026, 11, 2): Decimal(10)}, start=NOVEMBER, end=DECEMBER,
-                    as_of=D(2026, 11, 5))
+    made = forecast(
+        {D(2026, 11, 1): Decimal(10)} | {D(2026, 11, 2): Decimal(10)},
+        start=NOVEMBER,
+        end=DECEMBER,
+        as_of=D(2026, 11, 5),
+    )
     assert made.total is None and made.low is None and made.method == "not enough history"
     assert display.forecast(made) == "no forecast (not enough history)"
 
@@ -81,15 +88,24 @@ def test_a_closed_period_is_its_actual_spend_and_the_forecast_is_never_below_wha
 def test_the_range_is_stated_the_same_way_everywhere():
     made = forecast(weekly(D(2026, 9, 15), 56, growth="0.5"), start=NOVEMBER, end=DECEMBER, as_of=D(2026, 11, 10))
     assert made.low < made.total < made.high
-    assert display.forecast(made) == (f"forecast {display.money_exact(made.total)} "
-                                      f"(range {display.money_exact(made.low)}–{display.money_exact(made.high)})")
+    assert display.forecast(made) == (
+        f"forecast {display.money_exact(made.total)} "
+        f"(range {display.money_exact(made.low)}–{display.money_exact(made.high)})"
+    )
 
 
 # --- one forecast: no page computes its own ---
 
 OLD_FORMULAS = [
-    r"RUN_RATE_DAYS", r"FORECAST_DAYS", r"\bRATE_DAYS\b", r"daily_run_rate", r"run_rate\s*\*",
-    r"\brate\s*\*\s*\w*days", r"/\s*days\s*\*", r"\*\s*days_left", r"month_total",
+    r"RUN_RATE_DAYS",
+    r"FORECAST_DAYS",
+    r"\bRATE_DAYS\b",
+    r"daily_run_rate",
+    r"run_rate\s*\*",
+    r"\brate\s*\*\s*\w*days",
+    r"/\s*days\s*\*",
+    r"\*\s*days_left",
+    r"month_total",
 ]
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -105,8 +121,12 @@ def test_no_module_or_template_computes_a_forecast_of_its_own():
 
 
 def test_every_caller_forecasts_through_finops_forecast():
-    for module in ("finops/selectors/spend.py", "finops/selectors/caps.py", "finops/selectors/contracts.py",
-                   "finops/selectors/tco_report.py"):
+    for module in (
+        "finops/selectors/spend.py",
+        "finops/selectors/caps.py",
+        "finops/selectors/contracts.py",
+        "finops/selectors/tco_report.py",
+    ):
         assert "from finops.forecast import" in ROOT.joinpath(module).read_text(), module
 
 
@@ -115,11 +135,15 @@ def november(openai_account, support_agent):
     """Support's spend from 1 September to 21 November: weekdays $100, weekends $40, growing 37 cents a day (the usage CSV, billed)."""
     amounts = weekly(D(2026, 9, 1), 82, "100", "40", growth="0.37")
     rows = "".join(f"{day},gpt-5-mini,1000,100,{cost},support\n" for day, cost in amounts.items())
-    run = usage_file_import(account=openai_account, file_name="usage.csv",
-                            stream=io.BytesIO(f"day,model,input_tokens,output_tokens,cost,project\n{rows}".encode()))
+    run = usage_file_import(
+        account=openai_account,
+        file_name="usage.csv",
+        stream=io.BytesIO(f"day,model,input_tokens,output_tokens,cost,project\n{rows}".encode()),
+    )
     assert run.status == "succeeded", run.error
     from finops.models import AttributionRule
     from finops.services.attribution import history_reattribute
+
     AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
     history_reattribute()
     return amounts
@@ -130,8 +154,9 @@ def frozen(time_machine):
     time_machine.move_to(dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC))
 
 
-def test_the_overview_caps_contracts_and_report_show_the_functions_figures(client_as, frozen, fiona, ada, november,
-                                                                            support_team, openai_account):
+def test_the_overview_caps_contracts_and_report_show_the_functions_figures(
+    client_as, frozen, fiona, ada, november, support_team, openai_account
+):
     today = D(2026, 11, 22)
     daily = {d: v for d, v in november.items()}
     expected = forecast(daily, start=NOVEMBER, end=DECEMBER, as_of=today)
@@ -141,8 +166,14 @@ def test_the_overview_caps_contracts_and_report_show_the_functions_figures(clien
     assert response.context["forecast"] == expected
     assert display.forecast(expected, compact=True) in response.content.decode()
 
-    cap = Cap.objects.create(name="Support monthly", scope="team", team=support_team, period="month", amount=Decimal(2000),
-                             recipients=["lead@example.com"])
+    cap = Cap.objects.create(
+        name="Support monthly",
+        scope="team",
+        team=support_team,
+        period="month",
+        amount=Decimal(2000),
+        recipients=["lead@example.com"],
+    )
     status = cap_status(cap, today=today)
     assert status.projection == forecast(daily, start=NOVEMBER, end=DECEMBER, as_of=today, at_least=status.spent)
     assert status.forecast == expected.total  # same scope, same day: the overview's figure
@@ -151,13 +182,24 @@ def test_the_overview_caps_contracts_and_report_show_the_functions_figures(clien
     listing = client_as(ada).get(reverse("cap-list")).content.decode()
     assert display.forecast(status.projection) in listing
 
-    contract = Contract.objects.create(name="OpenAI term", provider=Provider.objects.get(slug="openai"), start=D(2026, 9, 1),
-                                       end=D(2027, 9, 1), commitment=Decimal(30000))
+    contract = Contract.objects.create(
+        name="OpenAI term",
+        provider=Provider.objects.get(slug="openai"),
+        start=D(2026, 9, 1),
+        end=D(2027, 9, 1),
+        commitment=Decimal(30000),
+    )
     covered = contract_status(contract, today=today)
-    term = forecast(daily, start=D(2026, 9, 1), end=D(2027, 9, 1), as_of=today, at_least=covered.consumed)  # from its start
+    term = forecast(
+        daily, start=D(2026, 9, 1), end=D(2027, 9, 1), as_of=today, at_least=covered.consumed
+    )  # from its start
     assert covered.projected == term.total and covered.run_rate == term.daily_rate
 
     report = tco_report(fiona, D(2026, 10, 1), today=today)
-    next_month = forecast(daily_costs(visible_spend(fiona), history_start(NOVEMBER), NOVEMBER), start=NOVEMBER,
-                          end=DECEMBER, as_of=NOVEMBER)
+    next_month = forecast(
+        daily_costs(visible_spend(fiona), history_start(NOVEMBER), NOVEMBER),
+        start=NOVEMBER,
+        end=DECEMBER,
+        as_of=NOVEMBER,
+    )
     assert report.summary["forecast_next"] == next_month.total and report.summary["forecast_next_low"] == next_month.low

@@ -11,8 +11,13 @@ from finops.models import Account, Provider
 
 @pytest.fixture
 def api_account(db):
-    return Account.objects.create(name="openai-api", provider=Provider.objects.get(slug="openai"), connector="openai_api",
-                                  credentials_env="OPENAI_ADMIN_KEY", last_success_at=timezone.now() - dt.timedelta(hours=2))
+    return Account.objects.create(
+        name="openai-api",
+        provider=Provider.objects.get(slug="openai"),
+        connector="openai_api",
+        credentials_env="OPENAI_ADMIN_KEY",
+        last_success_at=timezone.now() - dt.timedelta(hours=2),
+    )
 
 
 def test_healthy_when_the_database_and_redis_answer_and_syncs_are_recent(client, api_account, openai_account):
@@ -39,5 +44,7 @@ def test_a_broker_that_does_not_answer_makes_it_unhealthy(client, settings, db):
 
 
 def test_a_disabled_account_is_not_waited_for(client, api_account):
-    Account.objects.filter(id=api_account.id).update(enabled=False, last_success_at=timezone.now() - dt.timedelta(days=9))
+    Account.objects.filter(id=api_account.id).update(
+        enabled=False, last_success_at=timezone.now() - dt.timedelta(days=9)
+    )
     assert client.get("/healthz").status_code == 200

@@ -6,13 +6,16 @@ import pytest
 from django.core.management import CommandError, call_command
 from knox.models import AuthToken
 
-from finops.models import AttributionRule, Workload
+from finops.models import AttributionRule
 
 
-@pytest.mark.parametrize("query", [
-    {"start": "9999-01-01", "end": "9999-12-31"},
-    {"start": "1000-01-01", "end": "1000-02-01"},
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"start": "9999-01-01", "end": "9999-12-31"},
+        {"start": "1000-01-01", "end": "1000-02-01"},
+    ],
+)
 def test_explore_with_days_far_out_says_which_days_it_reads(client_as, fiona, query):
     page = client_as(fiona).get("/explore/", query)
     assert page.status_code == 200 and "Pick days between 2000-01-01 and 2099-12-31." in page.content.decode()
@@ -20,7 +23,10 @@ def test_explore_with_days_far_out_says_which_days_it_reads(client_as, fiona, qu
     assert csv.status_code == 400 and b"Pick days between 2000-01-01 and 2099-12-31." in csv.content
 
 
-@pytest.mark.parametrize("query", [{"period": "9999-12"}, {"period": "9999-Q4"}, {"period": "custom", "start": "9999-12-01", "end": "9999-12-31"}])
+@pytest.mark.parametrize(
+    "query",
+    [{"period": "9999-12"}, {"period": "9999-Q4"}, {"period": "custom", "start": "9999-12-01", "end": "9999-12-31"}],
+)
 def test_a_page_asked_for_a_period_far_out_falls_back_and_says_why(client_as, fiona, query):
     page = client_as(fiona).get("/", query)
     assert page.status_code == 200 and "Pick days between 2000-01-01 and 2099-12-31." in page.context["period_error"]
@@ -37,8 +43,11 @@ def test_list_endpoints_cap_the_page_size_and_survive_a_huge_offset(client_as, a
 
 
 def test_a_nul_character_in_a_rules_tag_key_is_refused_not_a_database_error(client_as, ada, support_agent):
-    answer = client_as(ada).post("/api/v1/rules", {"workload": support_agent.slug, "priority": 1, "tags": {"a\x00b": "c"}},
-                                 content_type="application/json")
+    answer = client_as(ada).post(
+        "/api/v1/rules",
+        {"workload": support_agent.slug, "priority": 1, "tags": {"a\x00b": "c"}},
+        content_type="application/json",
+    )
     assert answer.status_code == 400 and "NUL" in answer.content.decode()
     assert not AttributionRule.objects.exists()
 

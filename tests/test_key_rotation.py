@@ -29,18 +29,29 @@ def secrets_under_old_key(db):
         for name, secret in ACCOUNT_SECRETS.items():
             account_create(name=name, connector="openai_api", provider=openai, secret=secret)
         for name, secret in WEBHOOK_SECRETS.items():
-            cap_create(by=None, name=name, scope="org", amount="100", recipients=["ops@example.com"],
-                       webhook_url="https://hooks.example.com/finops", webhook_secret=secret)
+            cap_create(
+                by=None,
+                name=name,
+                scope="org",
+                amount="100",
+                recipients=["ops@example.com"],
+                webhook_url="https://hooks.example.com/finops",
+                webhook_secret=secret,
+            )
 
 
 def ciphertexts() -> dict:
-    return {**dict(Account.objects.values_list("name", "credentials_ciphertext")),
-            **dict(Cap.objects.values_list("name", "webhook_secret_ciphertext"))}
+    return {
+        **dict(Account.objects.values_list("name", "credentials_ciphertext")),
+        **dict(Cap.objects.values_list("name", "webhook_secret_ciphertext")),
+    }
 
 
 def plain_secrets() -> dict:
-    return {**{a.name: account_credentials(account=a) for a in Account.objects.all()},
-            **{c.name: crypto.decrypt(c.webhook_secret_ciphertext) for c in Cap.objects.all()}}
+    return {
+        **{a.name: account_credentials(account=a) for a in Account.objects.all()},
+        **{c.name: crypto.decrypt(c.webhook_secret_ciphertext) for c in Cap.objects.all()},
+    }
 
 
 def rotate(*args) -> str:
@@ -101,7 +112,12 @@ def test_a_dry_run_counts_and_changes_nothing(secrets_under_old_key):
 
 def test_a_secret_no_key_decrypts_stops_the_rotation_naming_it_and_nothing_changes(secrets_under_old_key):
     with override_settings(FINOPS_ENCRYPTION_KEYS=[OTHER_KEY]):
-        account_create(name="stray", connector="openai_api", provider=Provider.objects.get(slug="openai"), secret="sk-stray-0123456789")
+        account_create(
+            name="stray",
+            connector="openai_api",
+            provider=Provider.objects.get(slug="openai"),
+            secret="sk-stray-0123456789",
+        )
     with override_settings(FINOPS_ENCRYPTION_KEYS=[NEW_KEY, OLD_KEY]):
         before = ciphertexts()
         with pytest.raises(CommandError, match="provider account 'stray'|account 'stray'") as raised:
@@ -113,8 +129,12 @@ def test_a_secret_no_key_decrypts_stops_the_rotation_naming_it_and_nothing_chang
 def test_every_encrypted_column_is_rotated():
     """A model that gains a *_ciphertext field must be listed in ENCRYPTED_FIELDS, or its secrets would be left
     under the old key."""
-    declared = {(m, f.name) for m in apps.get_app_config("finops").get_models() for f in m._meta.fields
-                if f.name.endswith("_ciphertext")}
+    declared = {
+        (m, f.name)
+        for m in apps.get_app_config("finops").get_models()
+        for f in m._meta.fields
+        if f.name.endswith("_ciphertext")
+    }
     assert declared == {(model, name) for model, name, _ in ENCRYPTED_FIELDS}
 
 
@@ -137,29 +157,48 @@ def test_a_rotation_killed_mid_transaction_changes_nothing_and_a_rerun_completes
     with override_settings(FINOPS_ENCRYPTION_KEYS=[OLD_KEY]):
         for name, secret in ACCOUNT_SECRETS.items():
             account_create(name=name, connector="openai_api", provider=openai, secret=secret)
-        cap_create(by=None, name="cap-0", scope="org", amount="100", recipients=["ops@example.com"],
-                   webhook_url="https://hooks.example.com/finops", webhook_secret=WEBHOOK_SECRETS["cap-0"])
+        cap_create(
+            by=None,
+            name="cap-0",
+            scope="org",
+            amount="100",
+            recipients=["ops@example.com"],
+            webhook_url="https://hooks.example.com/finops",
+            webhook_secret=WEBHOOK_SECRETS["cap-0"],
+        )
     before = ciphertexts()
     db = settings.DATABASES["default"]
-    env = {**os.environ, "FINOPS_ENCRYPTION_KEY": f"{NEW_KEY},{OLD_KEY}", "DJANGO_SETTINGS_MODULE": "finops.settings_test",
-           "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"}
+    env = {
+        **os.environ,
+        "FINOPS_ENCRYPTION_KEY": f"{NEW_KEY},{OLD_KEY}",
+        "DJANGO_SETTINGS_MODULE": "finops.settings_test",
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+    }
     with transaction.atomic():
         Cap.objects.select_for_update().get(name="cap-0")  # the rotation will wait here, accounts already re-encrypted
-        process = subprocess.Popen([sys.executable, "manage.py", "rotate_encryption_key"], env=env,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", "rotate_encryption_key"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         deadline = time.monotonic() + 60
         with connection.cursor() as cursor:
             while True:
                 # pg_stat_activity is a snapshot for the whole transaction unless cleared: clear it each time.
                 cursor.execute("SELECT pg_stat_clear_snapshot()")
-                cursor.execute("SELECT query FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()")
+                cursor.execute(
+                    "SELECT query FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+                )
                 waiting = [row[0] for row in cursor.fetchall()]
                 if waiting:
                     assert "finops_cap" in waiting[0]  # held on the caps: the accounts' rows are rewritten, uncommitted
                     break
                 if process.poll() is not None or time.monotonic() > deadline:
                     process.kill()
-                    pytest.fail(f"the rotation never waited on the locked cap: {process.stderr.read().decode()[-2000:]}")
+                    pytest.fail(
+                        f"the rotation never waited on the locked cap: {process.stderr.read().decode()[-2000:]}"
+                    )
                 time.sleep(0.1)
         os.kill(process.pid, signal.SIGKILL)
         process.wait(timeout=10)

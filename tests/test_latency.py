@@ -41,7 +41,11 @@ def test_a_month_of_hourly_distributions_merges_into_the_months_p99_where_averag
 
 
 def test_merging_is_exact_and_in_any_order():
-    a, b, c = (LatencyDistribution.of([10, 20, 20, 3000]), LatencyDistribution.of([0, 5]), LatencyDistribution.of([70] * 9))
+    a, b, c = (
+        LatencyDistribution.of([10, 20, 20, 3000]),
+        LatencyDistribution.of([0, 5]),
+        LatencyDistribution.of([70] * 9),
+    )
     assert a.merge(b).merge(c) == c.merge(a).merge(b)
     assert a.merge(b).merge(c).count == 15 and a.merge(b).zero == 1
 

@@ -31,9 +31,13 @@ def sign_in(live_server, username, password, forwarded_for) -> int:
     headers = {"X-Forwarded-For": forwarded_for}
     page = browser.get(f"{live_server.url}/accounts/login/", headers=headers, timeout=30)
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
-    answer = browser.post(f"{live_server.url}/accounts/login/", timeout=30, allow_redirects=False,
-                          headers={**headers, "Referer": f"{live_server.url}/accounts/login/"},
-                          data={"username": username, "password": password, "csrfmiddlewaretoken": token})
+    answer = browser.post(
+        f"{live_server.url}/accounts/login/",
+        timeout=30,
+        allow_redirects=False,
+        headers={**headers, "Referer": f"{live_server.url}/accounts/login/"},
+        data={"username": username, "password": password, "csrfmiddlewaretoken": token},
+    )
     return answer.status_code
 
 

@@ -23,8 +23,15 @@ PERIOD = {"start": "2026-10-05", "end": "2026-10-06"}
 
 
 def row(hour: dt.datetime = H[10], **values) -> dict:
-    return {"workload": "support-agent", "provider": "anthropic", "model": "claude-sonnet-4-5", "hour": hour.isoformat(),
-            "requests": 100, "latency": {"histogram": [[100, 50], [200, 40], [500, 9], [1000, 1]]}, **values}
+    return {
+        "workload": "support-agent",
+        "provider": "anthropic",
+        "model": "claude-sonnet-4-5",
+        "hour": hour.isoformat(),
+        "requests": 100,
+        "latency": {"histogram": [[100, 50], [200, 40], [500, 9], [1000, 1]]},
+        **values,
+    }
 
 
 def post(client, rows):
@@ -42,13 +49,20 @@ def exact(values: list[float], q: float) -> float:
 
 
 def stored_state():
-    return (sorted(ReportedPerformance.objects.values_list("workload_id", "provider_id", "model", "hour", "source", "kind", *COLUMNS)),
-            sorted(DailyPerformance.objects.values_list("day", "workload_id", "model", *COLUMNS)),
-            sorted(MonthlyPerformance.objects.values_list("month", "workload_id", "model", *COLUMNS)))
+    return (
+        sorted(
+            ReportedPerformance.objects.values_list(
+                "workload_id", "provider_id", "model", "hour", "source", "kind", *COLUMNS
+            )
+        ),
+        sorted(DailyPerformance.objects.values_list("day", "workload_id", "model", *COLUMNS)),
+        sorted(MonthlyPerformance.objects.values_list("month", "workload_id", "model", *COLUMNS)),
+    )
 
 
 def test_a_histogram_report_places_each_bucket_at_its_upper_bound_so_percentiles_are_never_understated(
-        sam, support_agent, client_as):
+    sam, support_agent, client_as
+):
     client = client_as(sam)
     response = post(client, [row(errors=3)])
     assert response.status_code == 201, response.content
@@ -62,27 +76,35 @@ def test_a_histogram_report_places_each_bucket_at_its_upper_bound_so_percentiles
     assert abs(latency["p50"] - 100) <= 1 and abs(latency["p95"] - 500) <= 5 and abs(latency["p99"] - 500) <= 5
     assert latency["p99"] >= 500 * 0.99  # the true p99 lies in (200, 500]: the bound is not below it
     assert (found["workload"], found["provider"], found["model"]) == ("support-agent", "anthropic", "claude-sonnet-4-5")
-    assert (found["requests"], found["errors"], found["error_rate"], found["summary_only"]) == (100, 3, "0.030000", False)
+    assert (found["requests"], found["errors"], found["error_rate"], found["summary_only"]) == (
+        100,
+        3,
+        "0.030000",
+        False,
+    )
     assert found["sla"]["status"] == "meets"  # support agent: 4 s SLA
 
 
 def test_a_prometheus_cumulative_histogram_is_differenced_into_the_same_distribution(ada, support_agent, client_as):
     client = client_as(ada)
     plain = row(latency={"histogram": [[100, 50], [200, 40], [500, 9], [1000, 1], ["+Inf", 0]]})
-    cumulative = row(H[11], latency={"histogram": [[100, 50], [200, 90], [500, 99], [1000, 100], ["+Inf", 100]],
-                                     "cumulative": True})
+    cumulative = row(
+        H[11], latency={"histogram": [[100, 50], [200, 90], [500, 99], [1000, 100], ["+Inf", 100]], "cumulative": True}
+    )
     assert post(client, [plain, cumulative]).status_code == 201
     first, second = ReportedPerformance.objects.order_by("hour")
     assert first.performance == second.performance
 
 
 def test_an_unbounded_last_bucket_holding_requests_rejects_the_row(ada, support_agent, client_as):
-    response = post(client_as(ada), [row(latency={"histogram": [[100, 50], [1000, 90], ["+Inf", 100]],
-                                                  "cumulative": True})])
+    response = post(
+        client_as(ada), [row(latency={"histogram": [[100, 50], [1000, 90], ["+Inf", 100]], "cumulative": True})]
+    )
     assert response.status_code == 400
     assert response.json()["errors"] == [
         "row 1: latency.histogram: 10 requests above the last bound (1000 ms) have no upper bound: their latency is "
-        "unknown; end with a bound above your timeout"]
+        "unknown; end with a bound above your timeout"
+    ]
 
 
 def test_a_percentiles_only_report_is_kept_as_a_summary_bounded_by_its_p99(sam, support_agent, client_as):
@@ -121,12 +143,16 @@ def test_the_period_figures_are_the_percentiles_of_the_merged_distributions_not_
     rows, everything, hourly_p99 = [], [], []
     for n, hour in enumerate(H[8:14]):
         busy = n == 3
-        values = [rng.uniform(20_000, 40_000) if busy and i % 20 == 0 else rng.uniform(300, 700)
-                  for i in range(2000 if busy else 200)]
+        values = [
+            rng.uniform(20_000, 40_000) if busy and i % 20 == 0 else rng.uniform(300, 700)
+            for i in range(2000 if busy else 200)
+        ]
         everything += values
         hourly_p99.append(exact(values, 0.99))
         ttft = LatencyDistribution.of(v / 4 for v in values)
-        rows.append(row(hour, requests=len(values), latency=LatencyDistribution.of(values).as_json(), ttft=ttft.as_json()))
+        rows.append(
+            row(hour, requests=len(values), latency=LatencyDistribution.of(values).as_json(), ttft=ttft.as_json())
+        )
     client = client_as(ada)
     assert post(client, rows).status_code == 201
     assert set(ReportedPerformance.objects.values_list("kind", flat=True)) == {"sketch"}
@@ -173,22 +199,22 @@ def test_a_bad_batch_is_rejected_whole_naming_each_row_and_field(sam, support_ag
     client = client_as(sam)
     future = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=3)).replace(minute=0, second=0, microsecond=0)
     rows = [
-        row(),                                                        # 1: fine
-        row(H[1], requests=-5),                                       # 2
-        row(H[2], errors=101),                                        # 3
-        row(H[3], requests=99),                                       # 4: the histogram counts 100
-        row(H[4], workload="search-ranker"),                          # 5: another team's
-        row(H[5], provider="acme-ai"),                                # 6
-        {**row(), "hour": "2026-10-05T10:30:00Z"},                    # 7
-        row(future),                                                  # 8
-        {**row(), "hour": "2026-10-05T10:00:00"},                     # 9: no offset
-        row(),                                                        # 10: repeats row 1
-        row(H[6], latency={"histogram": [[200, 50], [100, 50]]}),     # 11: bounds fall
-        row(H[7], ttft={"count": 100, "p99_ms": 300}),                # 12
-        row(H[8], output_tokens=5000),                                # 13: without generation_seconds
-        {**row(H[9]), "latency_p99": 5},                              # 14: a typo
+        row(),  # 1: fine
+        row(H[1], requests=-5),  # 2
+        row(H[2], errors=101),  # 3
+        row(H[3], requests=99),  # 4: the histogram counts 100
+        row(H[4], workload="search-ranker"),  # 5: another team's
+        row(H[5], provider="acme-ai"),  # 6
+        {**row(), "hour": "2026-10-05T10:30:00Z"},  # 7
+        row(future),  # 8
+        {**row(), "hour": "2026-10-05T10:00:00"},  # 9: no offset
+        row(),  # 10: repeats row 1
+        row(H[6], latency={"histogram": [[200, 50], [100, 50]]}),  # 11: bounds fall
+        row(H[7], ttft={"count": 100, "p99_ms": 300}),  # 12
+        row(H[8], output_tokens=5000),  # 13: without generation_seconds
+        {**row(H[9]), "latency_p99": 5},  # 14: a typo
         row(H[12], requests=1, latency={"v": 1, "alpha": "0.01", "zero": 0, "buckets": {"5000": 1}}),  # 15
-        row(H[13], latency={"count": 100, "p99_ms": 9e9}),            # 16: not milliseconds
+        row(H[13], latency={"count": 100, "p99_ms": 9e9}),  # 16: not milliseconds
     ]
     response = post(client, rows)
     assert response.status_code == 400
@@ -221,7 +247,13 @@ def test_a_bad_batch_is_rejected_whole_naming_each_row_and_field(sam, support_ag
 
 def test_output_speed_is_generation_tokens_over_generation_time(sam, support_agent, client_as):
     client = client_as(sam)
-    post(client, [row(output_tokens=45_000, generation_seconds="562.5"), row(H[11], output_tokens=5_000, generation_seconds=62.5)])
+    post(
+        client,
+        [
+            row(output_tokens=45_000, generation_seconds="562.5"),
+            row(H[11], output_tokens=5_000, generation_seconds=62.5),
+        ],
+    )
     (found,) = figures(client)
     assert (found["output_tokens_per_s"], found["output_tokens_per_s_basis"]) == ("80.0", "generation")
 
@@ -260,8 +292,11 @@ def test_the_metrics_and_evals_apis_are_in_the_openapi_schema(ada, client_as, pa
 
 
 def test_gateway_timings_and_reports_merge_and_only_those_who_see_every_team_see_unattributed_requests(
-        ada, fiona, sam, support_agent, client_as):
-    gateway = Account.objects.create(name="gateway", provider=Provider.objects.get(slug="groq"), connector="gateway_log")
+    ada, fiona, sam, support_agent, client_as
+):
+    gateway = Account.objects.create(
+        name="gateway", provider=Provider.objects.get(slug="groq"), connector="gateway_log"
+    )
     import_log(gateway, [request(H[9] + dt.timedelta(minutes=n), 400, team="nobody") for n in range(3)])  # no rule
     groq = {"provider": "groq", "model": "llama-3.3-70b-versatile"}
     assert post(client_as(sam), [row(**groq, requests=2, latency={"histogram": [[2000, 2]]})]).status_code == 201
@@ -273,7 +308,11 @@ def test_gateway_timings_and_reports_merge_and_only_those_who_see_every_team_see
     AttributionRule.objects.create(workload=support_agent, priority=1, account=gateway)
     history_reattribute()
     (found,) = figures(client_as(sam))
-    assert found["requests"] == 5 and abs(found["latency_ms"]["p50"] - 400) <= 4 and abs(found["latency_ms"]["p99"] - 2000) <= 20
+    assert (
+        found["requests"] == 5
+        and abs(found["latency_ms"]["p50"] - 400) <= 4
+        and abs(found["latency_ms"]["p99"] - 2000) <= 20
+    )
 
 
 def test_the_error_rate_counts_reports_that_said_how_many_failed_and_not_old_lines_that_did_not():

@@ -56,43 +56,96 @@ def test_upgrading_keeps_every_latency_figure_of_lines_rollups_and_reports_and_b
     workload = get("Workload").objects.create(team=team, name="Agent", slug="agent-l", sla_seconds=10)
     tag_set = get("TagSet").objects.create(id=71, tags={})
     signature = get("LineSignature").objects.create(
-        id=72, account=account, provider=groq, model=MODEL, model_raw=MODEL, tag_set=tag_set, workload=workload, team=team)
-    line = dict(account=account, provider=groq, model=MODEL, model_raw=MODEL, tag_set=tag_set, signature=signature,
-                cost_basis="unpriced")
+        id=72,
+        account=account,
+        provider=groq,
+        model=MODEL,
+        model_raw=MODEL,
+        tag_set=tag_set,
+        workload=workload,
+        team=team,
+    )
+    line = dict(
+        account=account,
+        provider=groq,
+        model=MODEL,
+        model_raw=MODEL,
+        tag_set=tag_set,
+        signature=signature,
+        cost_basis="unpriced",
+    )
     every, whole, by_day = [], Performance(), {}
     for hour, requests in hours_of_requests(random.Random(25)):
         start = DAY + dt.timedelta(hours=hour)
         performance = performance_of(requests)
-        get("UsageLine").objects.create(period_start=start, period_end=start + dt.timedelta(hours=1),
-                                        requests=len(requests), latency=performance.as_json(), **line)
+        get("UsageLine").objects.create(
+            period_start=start,
+            period_end=start + dt.timedelta(hours=1),
+            requests=len(requests),
+            latency=performance.as_json(),
+            **line,
+        )
         every += [duration for duration, *_ in requests]
         whole.absorb(performance)
         by_day.setdefault(start.date(), Performance()).absorb(performance)
     # a line from before distributions: 12 requests, the slowest 4.5 s
     old_start = DAY + dt.timedelta(hours=40)
-    get("UsageLine").objects.create(period_start=old_start, period_end=old_start + dt.timedelta(hours=1), requests=12,
-                                    latency={"count": 12, "sum_ms": 9000, "p50_ms": 600, "p95_ms": 2000, "max_ms": 4500}, **line)
+    get("UsageLine").objects.create(
+        period_start=old_start,
+        period_end=old_start + dt.timedelta(hours=1),
+        requests=12,
+        latency={"count": 12, "sum_ms": 9000, "p50_ms": 600, "p95_ms": 2000, "max_ms": 4500},
+        **line,
+    )
     summary = Performance(summary_requests=12, summary_p99_ms=4500.0)
     by_day.setdefault(old_start.date(), Performance()).absorb(summary)
     whole.absorb(summary)
     # a reported hour (count and percentiles), in its day's rollup row too
     report = Performance(summary_requests=300, summary_counted=300, summary_errors=6, summary_p99_ms=2500.0)
-    get("ReportedPerformance").objects.create(workload=workload, provider=groq, model=MODEL, hour=DAY, kind="percentiles",
-                                              performance=report.as_json())
+    get("ReportedPerformance").objects.create(
+        workload=workload, provider=groq, model=MODEL, hour=DAY, kind="percentiles", performance=report.as_json()
+    )
     # The rollup rows as the code before the upgrade wrote them: the merges of the lines' (and the report's) JSON.
     for day, performance in by_day.items():
         get("DailyPerformance").objects.create(
-            day=day, account=account, provider=groq, model=MODEL, workload=workload, team=team, hours=1,
-            requests=performance.requests, errors=performance.errors, summary_requests=performance.summary_requests,
-            performance=performance.as_json())
+            day=day,
+            account=account,
+            provider=groq,
+            model=MODEL,
+            workload=workload,
+            team=team,
+            hours=1,
+            requests=performance.requests,
+            errors=performance.errors,
+            summary_requests=performance.summary_requests,
+            performance=performance.as_json(),
+        )
     get("DailyPerformance").objects.create(
-        day=DAY.date(), account=None, provider=groq, model=MODEL, workload=workload, team=team, hours=1,
-        requests=0, errors=0, summary_requests=300, performance=report.as_json())
+        day=DAY.date(),
+        account=None,
+        provider=groq,
+        model=MODEL,
+        workload=workload,
+        team=team,
+        hours=1,
+        requests=0,
+        errors=0,
+        summary_requests=300,
+        performance=report.as_json(),
+    )
     whole.absorb(report)
     get("MonthlyPerformance").objects.create(
-        month=DAY.date().replace(day=1), account=account, provider=groq, model=MODEL, workload=workload, team=team,
-        requests=whole.requests, errors=whole.errors, summary_requests=whole.summary_requests,
-        performance=whole.as_json())  # the rollup keeps the report's in a row of its own: one row merges the same
+        month=DAY.date().replace(day=1),
+        account=account,
+        provider=groq,
+        model=MODEL,
+        workload=workload,
+        team=team,
+        requests=whole.requests,
+        errors=whole.errors,
+        summary_requests=whole.summary_requests,
+        performance=whole.as_json(),
+    )  # the rollup keeps the report's in a row of its own: one row merges the same
 
     migrate(latest())
 
@@ -118,9 +171,15 @@ def test_upgrading_keeps_every_latency_figure_of_lines_rollups_and_reports_and_b
             assert found.p_ms(q) == whole.p_ms(q)
             assert abs(found.p_ms(q) - exact(every, q)) <= 0.01 * exact(every, q)
         assert (found.error_rate, found.output_tokens_per_s, found.share_over(10_000)) == (
-            whole.error_rate, whole.output_tokens_per_s, whole.share_over(10_000))
+            whole.error_rate,
+            whole.output_tokens_per_s,
+            whole.share_over(10_000),
+        )
         verdict = latency_verdict(found, workload.sla_seconds)
-        assert (verdict.status, verdict.p99_ms) == ("meets" if whole.p_ms(0.99) <= 10_000 else "fails", whole.p_ms(0.99))
+        assert (verdict.status, verdict.p99_ms) == (
+            "meets" if whole.p_ms(0.99) <= 10_000 else "fails",
+            whole.p_ms(0.99),
+        )
 
     old = migrate(BEFORE_CELLS)
     back = old.get_model("finops", "UsageLine").objects.filter(account_id=account.id).order_by("period_start")

@@ -18,14 +18,17 @@ def at_0028(transactional_db):
 
 def test_upgrading_removes_credentials_from_recorded_webhook_labels_and_errors(at_0028):
     get = lambda name: at_0028.get_model("finops", name)  # noqa: E731
-    event = get("AlertEvent").objects.create(kind="cap_threshold", subject="cap:1", period_start=dt.date(2026, 11, 1),
-                                             threshold=80, title="Support at 82 %")
+    event = get("AlertEvent").objects.create(
+        kind="cap_threshold", subject="cap:1", period_start=dt.date(2026, 11, 1), threshold=80, title="Support at 82 %"
+    )
     old = "http://hookuser:hookpass@hooks.example.com:8443/…"
     Notification = get("Notification")
-    leaked = Notification.objects.create(event=event, channel="webhook", recipient=old, status="failed",
-                                         error=f"{old} answered HTTP 500")
-    plain = Notification.objects.create(event=event, channel="webhook", recipient="https://hooks.example.com",
-                                        status="sent")
+    leaked = Notification.objects.create(
+        event=event, channel="webhook", recipient=old, status="failed", error=f"{old} answered HTTP 500"
+    )
+    plain = Notification.objects.create(
+        event=event, channel="webhook", recipient="https://hooks.example.com", status="sent"
+    )
     email = Notification.objects.create(event=event, channel="email", recipient="lead@example.com", status="sent")
 
     new = migrate(latest()).get_model("finops", "Notification")

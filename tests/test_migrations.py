@@ -45,18 +45,34 @@ def test_upgrading_stores_each_distinct_tag_set_once_and_every_line_keeps_its_ta
     # A transactional test may start from an emptied database: the seeded providers are not guaranteed.
     provider, _ = Provider.objects.get_or_create(slug="openai", defaults={"name": "OpenAI"})
     account = Account.objects.create(name="before", provider=provider, connector="usage_csv")
-    written = [{"env": "prod", "team": "search"}, {"team": "search", "env": "prod"}, {}, {"env": "dev"}, {"env": "prod"}]
+    written = [
+        {"env": "prod", "team": "search"},
+        {"team": "search", "env": "prod"},
+        {},
+        {"env": "dev"},
+        {"env": "prod"},
+    ]
     start = dt.datetime(2026, 10, 1, tzinfo=dt.UTC)
     for n, tags in enumerate(written):
         UsageLine.objects.create(
-            account=account, provider=provider, period_start=start + dt.timedelta(days=n),
-            period_end=start + dt.timedelta(days=n + 1), model="gpt-5", model_raw="gpt-5", tags=tags,
-            cost=Decimal("1.5"), reporting_cost=Decimal("1.5"), cost_basis="billed", line_key=f"line-{n}",
+            account=account,
+            provider=provider,
+            period_start=start + dt.timedelta(days=n),
+            period_end=start + dt.timedelta(days=n + 1),
+            model="gpt-5",
+            model_raw="gpt-5",
+            tags=tags,
+            cost=Decimal("1.5"),
+            reporting_cost=Decimal("1.5"),
+            cost_basis="billed",
+            line_key=f"line-{n}",
         )
 
     new = migrate(latest())
 
-    lines = new.get_model("finops", "UsageLine").objects.order_by("period_start").values_list("tag_set__tags", flat=True)
+    lines = (
+        new.get_model("finops", "UsageLine").objects.order_by("period_start").values_list("tag_set__tags", flat=True)
+    )
     assert list(lines) == written
     assert new.get_model("finops", "TagSet").objects.count() == 4  # {} and three sets (key order is not a difference)
 
@@ -73,16 +89,27 @@ def test_upgrading_gives_each_distinct_signature_one_row_holding_its_lines_workl
     written = [("proj_search", True), ("proj_search", True), ("proj_other", True), ("proj_misc", False)]
     for n, (project, attributed) in enumerate(written):
         get("UsageLine").objects.create(
-            account=account, provider=provider, period_start=start + dt.timedelta(days=n),
-            period_end=start + dt.timedelta(days=n + 1), model="gpt-5", model_raw="gpt-5", project_ref=project,
-            tag_set=tag_set, cost=Decimal("1.5"), reporting_cost=Decimal("1.5"), cost_basis="billed",
-            workload=workload if attributed else None, team=team if attributed else None,
+            account=account,
+            provider=provider,
+            period_start=start + dt.timedelta(days=n),
+            period_end=start + dt.timedelta(days=n + 1),
+            model="gpt-5",
+            model_raw="gpt-5",
+            project_ref=project,
+            tag_set=tag_set,
+            cost=Decimal("1.5"),
+            reporting_cost=Decimal("1.5"),
+            cost_basis="billed",
+            workload=workload if attributed else None,
+            team=team if attributed else None,
         )
 
     new = migrate(latest())
     lines = new.get_model("finops", "UsageLine").objects.order_by("period_start")
     assert list(lines.values_list("project_ref", "signature__workload__slug", "signature__team__slug")) == [
-        ("proj_search", "ranker", "search"), ("proj_search", "ranker", "search"), ("proj_other", "ranker", "search"),
+        ("proj_search", "ranker", "search"),
+        ("proj_search", "ranker", "search"),
+        ("proj_other", "ranker", "search"),
         ("proj_misc", None, None),
     ]
     assert new.get_model("finops", "LineSignature").objects.count() == 3
@@ -94,14 +121,26 @@ def test_upgrading_gives_each_distinct_signature_one_row_holding_its_lines_workl
 
 
 def test_upgrading_fills_the_monthly_rollup_from_the_daily_one(at_0011):
-    Provider0, Account0, DailySpend0 = (at_0011.get_model("finops", name) for name in ("Provider", "Account", "DailySpend"))
+    Provider0, Account0, DailySpend0 = (
+        at_0011.get_model("finops", name) for name in ("Provider", "Account", "DailySpend")
+    )
     provider, _ = Provider0.objects.get_or_create(slug="openai", defaults={"name": "OpenAI"})
     account = Account0.objects.create(name="before-monthly", provider=provider, connector="usage_csv")
-    common = {"account": account, "provider": provider, "model": "gpt-5", "currency": "USD", "cost_basis": "billed",
-              "charge_category": "usage"}
+    common = {
+        "account": account,
+        "provider": provider,
+        "model": "gpt-5",
+        "currency": "USD",
+        "cost_basis": "billed",
+        "charge_category": "usage",
+    }
     for day, cost, tokens in (("2026-09-30", "1.5", 10), ("2026-10-01", "2.25", 20), ("2026-10-31", "0.25", 30)):
-        DailySpend0.objects.create(day=day, cost=Decimal(cost), reporting_cost=Decimal(cost), input_tokens=tokens, line_count=2, **common)
+        DailySpend0.objects.create(
+            day=day, cost=Decimal(cost), reporting_cost=Decimal(cost), input_tokens=tokens, line_count=2, **common
+        )
     MonthlySpend = migrate(latest()).get_model("finops", "MonthlySpend")
-    assert {(r.month, r.reporting_cost, r.input_tokens, r.line_count) for r in MonthlySpend.objects.filter(account_id=account.id)} == {
-        (dt.date(2026, 9, 1), Decimal("1.5"), 10, 2), (dt.date(2026, 10, 1), Decimal("2.5"), 50, 4)}
+    assert {
+        (r.month, r.reporting_cost, r.input_tokens, r.line_count)
+        for r in MonthlySpend.objects.filter(account_id=account.id)
+    } == {(dt.date(2026, 9, 1), Decimal("1.5"), 10, 2), (dt.date(2026, 10, 1), Decimal("2.5"), 50, 4)}
     assert_monthly_equals_daily()

@@ -43,7 +43,8 @@ def test_rounding_to_micro_units_still_adds_up_to_the_shown_change():
 parts = st.dictionaries(
     st.sampled_from([X, Y, Z, (3, "gpt-5")]),
     st.tuples(st.decimals(min_value=0, max_value=10**6, places=6), st.integers(min_value=0, max_value=10**12)),
-    max_size=4)
+    max_size=4,
+)
 
 
 @given(parts, parts)

@@ -27,7 +27,9 @@ def product_404(response) -> str:
 def test_a_team_lead_opening_another_teams_page_gets_the_products_404_page(debug, client_as, sam, search_ranker):
     client = client_as(sam)
     other_team, no_team = (product_404(client.get(f"/teams/{slug}/")) for slug in ("search", "no-such-team"))
-    other_workload, no_workload = (product_404(client.get(f"/workloads/{slug}/")) for slug in ("search-ranker", "no-such"))
+    other_workload, no_workload = (
+        product_404(client.get(f"/workloads/{slug}/")) for slug in ("search-ranker", "no-such")
+    )
     assert 'class="topbar"' in other_team and "Sign out" in other_team  # the product's layout and navigation
     assert "Not found" in other_team and "not a member" in other_team
     # The same page whether the team exists or not: a 404 confirms nothing.

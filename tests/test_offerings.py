@@ -42,8 +42,16 @@ def config_file(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("model", ["meta.llama3-3-70b-instruct-v1:0", "llama-3.3-70b", "llama3.3-70b",
-                                   "together_ai/meta-llama/Llama-3.3-70B-Instruct-Turbo", "llama-3.3-70b-versatile"])
+@pytest.mark.parametrize(
+    "model",
+    [
+        "meta.llama3-3-70b-instruct-v1:0",
+        "llama-3.3-70b",
+        "llama3.3-70b",
+        "together_ai/meta-llama/Llama-3.3-70B-Instruct-Turbo",
+        "llama-3.3-70b-versatile",
+    ],
+)
 def test_bedrock_groq_cerebras_and_together_names_of_llama_3_3_70b_are_one_family(model):
     assert canonical_family(model) == "llama-3.3-70b"
 
@@ -57,7 +65,11 @@ def test_a_different_size_or_version_is_another_family():
 def test_config_creates_offerings_families_and_the_routing_policy(db, config_file):
     assert "offerings: 3 created" in apply(config_file)
     groq = Offering.objects.get(provider__slug="groq")
-    assert (groq.input_per_mtok, groq.output_per_mtok, groq.output_tokens_per_s) == (Decimal("0.59"), Decimal("0.79"), Decimal("275"))
+    assert (groq.input_per_mtok, groq.output_per_mtok, groq.output_tokens_per_s) == (
+        Decimal("0.59"),
+        Decimal("0.79"),
+        Decimal("275"),
+    )
     # The model is stored normalised; a family left out is the model's own.
     assert Offering.objects.get(provider__slug="together").model == "llama-3.3-70b-instruct-turbo"
     assert Offering.objects.get(provider__slug="cerebras").family == "llama-3.3-70b"
@@ -79,8 +91,16 @@ def test_export_prints_the_sections_back_and_a_round_trip_changes_nothing(db, co
     exported = export()
     document = yaml.safe_load(exported)
     groq = next(o for o in document["offerings"] if o["provider"] == "groq")
-    assert groq == {"provider": "groq", "model": "llama-3.3-70b", "family": "llama-3.3-70b", "input_per_mtok": "0.59",
-                    "output_per_mtok": "0.79", "output_tokens_per_s": "275", "ttft_seconds": "0.2", "context_window": 131072}
+    assert groq == {
+        "provider": "groq",
+        "model": "llama-3.3-70b",
+        "family": "llama-3.3-70b",
+        "input_per_mtok": "0.59",
+        "output_per_mtok": "0.79",
+        "output_tokens_per_s": "275",
+        "ttft_seconds": "0.2",
+        "context_window": 131072,
+    }
     assert document["routing"][0]["primary"] == {"provider": "groq", "model": "llama-3.3-70b"}
     assert document["families"][0]["aliases"] == ["llama3-3-70b-instruct"]
     again = tmp_path / "again.yaml"
@@ -92,9 +112,12 @@ def test_export_prints_the_sections_back_and_a_round_trip_changes_nothing(db, co
 
 def test_a_routing_entry_naming_an_unknown_offering_is_refused_and_nothing_is_applied(db, tmp_path):
     path = tmp_path / "bad.yaml"
-    path.write_text(CONFIG.replace("fallback: {provider: cerebras, model: llama3.3-70b}",
-                                   "fallback: {provider: cerebras, model: llama-9-70b}")
-                    + "  - {workload: nobody, primary: {provider: groq, model: llama-3.3-70b}}\n")
+    path.write_text(
+        CONFIG.replace(
+            "fallback: {provider: cerebras, model: llama3.3-70b}", "fallback: {provider: cerebras, model: llama-9-70b}"
+        )
+        + "  - {workload: nobody, primary: {provider: groq, model: llama-3.3-70b}}\n"
+    )
     error = apply_failing(path)
     assert "routing[0] (workload=support-agent): fallback: no offering cerebras/llama-9-70b" in error
     assert "routing[1] (workload=nobody): workload: unknown workload 'nobody'" in error
@@ -103,10 +126,15 @@ def test_a_routing_entry_naming_an_unknown_offering_is_refused_and_nothing_is_ap
 
 def test_an_offering_with_an_input_price_and_no_output_price_is_refused_naming_the_field(db, tmp_path):
     path = tmp_path / "bad.yaml"
-    path.write_text("offerings:\n  - {provider: groq, model: llama-3.3-70b, output_tokens_per_s: '-3'}\n"
-                    "  - {provider: cerebras, model: llama3.3-70b, input_per_mtok: '0.85'}\n")
+    path.write_text(
+        "offerings:\n  - {provider: groq, model: llama-3.3-70b, output_tokens_per_s: '-3'}\n"
+        "  - {provider: cerebras, model: llama3.3-70b, input_per_mtok: '0.85'}\n"
+    )
     error = apply_failing(path)
-    assert "offerings[0] (model=llama-3.3-70b): output_tokens_per_s: Ensure this value is greater than or equal to 0." in error
+    assert (
+        "offerings[0] (model=llama-3.3-70b): output_tokens_per_s: Ensure this value is greater than or equal to 0."
+        in error
+    )
     assert "offerings[1] (model=llama3.3-70b): output_per_mtok: give input and output prices together" in error
     assert not Offering.objects.exists()
 
@@ -129,9 +157,19 @@ def test_a_member_cannot_write_an_offering(db, sam):
 
 def test_an_admin_adds_an_offering_through_the_form_and_everyone_reads_the_list(db, client_as, ada, sam):
     groq = Provider.objects.get(slug="groq")
-    response = client_as(ada).post("/offerings/new/", {
-        "provider": groq.id, "model": "Llama-3.3-70B-Versatile", "family": "", "input_per_mtok": "0.59",
-        "output_per_mtok": "0.79", "output_tokens_per_s": "275", "ttft_seconds": "0.2", "context_window": "131072"})
+    response = client_as(ada).post(
+        "/offerings/new/",
+        {
+            "provider": groq.id,
+            "model": "Llama-3.3-70B-Versatile",
+            "family": "",
+            "input_per_mtok": "0.59",
+            "output_per_mtok": "0.79",
+            "output_tokens_per_s": "275",
+            "ttft_seconds": "0.2",
+            "context_window": "131072",
+        },
+    )
     assert response.status_code == 302
     offering = Offering.objects.get(provider=groq)
     assert (offering.model, offering.family) == ("llama-3.3-70b-versatile", "llama-3.3-70b")
@@ -141,8 +179,9 @@ def test_an_admin_adds_an_offering_through_the_form_and_everyone_reads_the_list(
 
 
 def test_the_form_shows_the_services_error_on_the_field(db, client_as, ada):
-    response = client_as(ada).post("/offerings/new/", {
-        "provider": Provider.objects.get(slug="groq").id, "model": "x", "input_per_mtok": "0.59"})
+    response = client_as(ada).post(
+        "/offerings/new/", {"provider": Provider.objects.get(slug="groq").id, "model": "x", "input_per_mtok": "0.59"}
+    )
     assert response.status_code == 200
     assert "give input and output prices together" in response.content.decode()
     assert not Offering.objects.exists()

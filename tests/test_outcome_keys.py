@@ -44,7 +44,9 @@ def test_another_users_same_key_is_another_batch(sam, tess, support_agent, searc
     assert mine.status_code == 201 and mine.json()["replay"] is False
     assert stored() == {("search-ranker", 5), ("support-agent", 40)}
     assert sorted(OutcomeBatch.objects.values_list("sender__username", "idempotency_key")) == [
-        ("sam", "daily"), ("tess", "daily")]
+        ("sam", "daily"),
+        ("tess", "daily"),
+    ]
 
 
 def test_a_session_and_a_token_of_the_same_user_share_the_keys(sam, support_agent, client_as):

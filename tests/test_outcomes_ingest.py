@@ -23,20 +23,32 @@ JSON = {"content_type": "application/json"}
 
 
 def counts():
-    return {(o.workload.slug, o.day.isoformat(), o.source): o.count for o in OutcomeCount.objects.select_related("workload")}
+    return {
+        (o.workload.slug, o.day.isoformat(), o.source): o.count for o in OutcomeCount.objects.select_related("workload")
+    }
 
 
 def test_a_batch_is_stored_one_row_per_workload_day_and_source(sam, support_agent):
-    result = outcomes_record(by=sam, rows=[{"workload": "support-agent", "day": D1, "count": 40},
-                                           {"workload": "support-agent", "day": D2, "count": "41", "source": "zendesk"}])
+    result = outcomes_record(
+        by=sam,
+        rows=[
+            {"workload": "support-agent", "day": D1, "count": 40},
+            {"workload": "support-agent", "day": D2, "count": "41", "source": "zendesk"},
+        ],
+    )
     assert (result.rows, result.created, result.replaced, result.unchanged, result.replay) == (2, 2, 0, 0, False)
     assert counts() == {("support-agent", D1, ""): 40, ("support-agent", D2, "zendesk"): 41}
 
 
 def test_a_later_count_for_the_same_workload_day_and_source_replaces_the_earlier_one(sam, support_agent):
     outcomes_record(by=sam, rows=[{"workload": "support-agent", "day": D1, "count": 40, "source": "zendesk"}])
-    result = outcomes_record(by=sam, rows=[{"workload": "support-agent", "day": D1, "count": 38, "source": "zendesk"},
-                                           {"workload": "support-agent", "day": D2, "count": 5, "source": "zendesk"}])
+    result = outcomes_record(
+        by=sam,
+        rows=[
+            {"workload": "support-agent", "day": D1, "count": 38, "source": "zendesk"},
+            {"workload": "support-agent", "day": D2, "count": 5, "source": "zendesk"},
+        ],
+    )
     assert (result.created, result.replaced, result.unchanged) == (1, 1, 0)
     assert counts() == {("support-agent", D1, "zendesk"): 38, ("support-agent", D2, "zendesk"): 5}
     again = outcomes_record(by=sam, rows=[{"workload": "support-agent", "day": D1, "count": 38, "source": "zendesk"}])
@@ -61,16 +73,18 @@ def test_the_same_idempotency_key_twice_applies_the_batch_once(sam, support_agen
     assert OutcomeBatch.objects.get().rows == 1
 
 
-def test_the_same_key_posted_twice_at_once_is_applied_once_and_the_second_answered_as_a_replay(reseeded, ada,
-                                                                                             support_agent):
+def test_the_same_key_posted_twice_at_once_is_applied_once_and_the_second_answered_as_a_replay(
+    reseeded, ada, support_agent
+):
     """Real concurrency (Postgres): the second post checks the key before the first commits, then waits on the key's
     unique index; when the first commits it answers a replay instead of applying its rows."""
     late = {}
 
     def post_again():
         try:
-            late["result"] = outcomes_record(by=ada, rows=[{"workload": "support-agent", "day": D1, "count": 40}],
-                                             idempotency_key="race")
+            late["result"] = outcomes_record(
+                by=ada, rows=[{"workload": "support-agent", "day": D1, "count": 40}], idempotency_key="race"
+            )
         finally:
             connection.close()
 
@@ -82,8 +96,10 @@ def test_the_same_key_posted_twice_at_once_is_applied_once_and_the_second_answer
         with connection.cursor() as cursor:  # wait until the second post is blocked on the key
             while True:
                 cursor.execute("SELECT pg_stat_clear_snapshot()")  # else a transaction sees one snapshot
-                cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                               "AND wait_event_type = 'Lock'")
+                cursor.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND wait_event_type = 'Lock'"
+                )
                 if cursor.fetchone()[0]:
                     break
                 assert time.monotonic() < deadline, "the second post never waited on the key"
@@ -124,10 +140,17 @@ def test_a_bad_batch_is_rejected_whole_with_every_bad_row_named_and_nothing_appl
     assert not OutcomeBatch.objects.exists()  # the key is not used up: the fixed batch may be sent with it
 
 
-def test_a_member_cannot_write_another_teams_workload_which_is_not_even_confirmed_to_exist(sam, support_agent, search_ranker):
+def test_a_member_cannot_write_another_teams_workload_which_is_not_even_confirmed_to_exist(
+    sam, support_agent, search_ranker
+):
     with pytest.raises(OutcomesInvalid) as rejected:
-        outcomes_record(by=sam, rows=[{"workload": "support-agent", "day": D1, "count": 1},
-                                      {"workload": "search-ranker", "day": D1, "count": 1}])
+        outcomes_record(
+            by=sam,
+            rows=[
+                {"workload": "support-agent", "day": D1, "count": 1},
+                {"workload": "search-ranker", "day": D1, "count": 1},
+            ],
+        )
     assert rejected.value.errors == ["row 2: unknown workload 'search-ranker'"]
     assert OutcomeCount.objects.count() == 0
 
@@ -159,20 +182,28 @@ def test_finance_reads_outcome_counts_but_writes_none(fiona, ada, support_agent,
 
 def test_the_api_answers_201_with_the_counts_then_200_for_a_replay_by_header_or_body_key(sam, support_agent, client_as):
     client = client_as(sam)
-    rows = [{"workload": "support-agent", "day": D1, "count": 40}, {"workload": "support-agent", "day": D2, "count": 41}]
+    rows = [
+        {"workload": "support-agent", "day": D1, "count": 40},
+        {"workload": "support-agent", "day": D2, "count": 41},
+    ]
     first = client.post("/api/v1/outcomes", rows, HTTP_IDEMPOTENCY_KEY="nightly-1", **JSON)
     assert first.status_code == 201
     assert first.json() == {"rows": 2, "created": 2, "replaced": 0, "unchanged": 0, "replay": False}
     replay = client.post("/api/v1/outcomes", {"rows": rows, "idempotency_key": "nightly-1"}, **JSON)
     assert replay.status_code == 200 and replay.json()["replay"] is True
     assert OutcomeCount.objects.count() == 2
-    conflicting = client.post("/api/v1/outcomes", {"rows": rows, "idempotency_key": "a"}, HTTP_IDEMPOTENCY_KEY="b", **JSON)
+    conflicting = client.post(
+        "/api/v1/outcomes", {"rows": rows, "idempotency_key": "a"}, HTTP_IDEMPOTENCY_KEY="b", **JSON
+    )
     assert conflicting.status_code == 400
 
 
 def test_the_api_rejects_a_bad_batch_with_400_and_row_errors(sam, support_agent, client_as):
-    response = client_as(sam).post("/api/v1/outcomes", [{"workload": "support-agent", "day": D1, "count": 1},
-                                                        {"workload": "support-agent", "day": D1}], **JSON)
+    response = client_as(sam).post(
+        "/api/v1/outcomes",
+        [{"workload": "support-agent", "day": D1, "count": 1}, {"workload": "support-agent", "day": D1}],
+        **JSON,
+    )
     assert response.status_code == 400
     assert response.json() == {"errors": ["row 2: missing count"]}
     assert client_as(sam).post("/api/v1/outcomes", {"workload": "support-agent"}, **JSON).status_code == 400
@@ -180,14 +211,24 @@ def test_the_api_rejects_a_bad_batch_with_400_and_row_errors(sam, support_agent,
 
 
 def test_the_api_lists_only_the_counts_of_the_users_teams_and_404s_another_teams_workload(
-        ada, sam, support_agent, search_ranker, client_as):
-    outcomes_record(by=ada, rows=[{"workload": "support-agent", "day": D1, "count": 40},
-                                  {"workload": "support-agent", "day": D2, "count": 41},
-                                  {"workload": "search-ranker", "day": D1, "count": 7}])
+    ada, sam, support_agent, search_ranker, client_as
+):
+    outcomes_record(
+        by=ada,
+        rows=[
+            {"workload": "support-agent", "day": D1, "count": 40},
+            {"workload": "support-agent", "day": D2, "count": 41},
+            {"workload": "search-ranker", "day": D1, "count": 7},
+        ],
+    )
     client = client_as(sam)
     assert [(r["workload"], r["day"], r["count"]) for r in client.get("/api/v1/outcomes").json()] == [
-        ("support-agent", D1, 40), ("support-agent", D2, 41)]
-    assert [r["day"] for r in client.get("/api/v1/outcomes", {"workload": "support-agent", "start": D1, "end": D2}).json()] == [D1]
+        ("support-agent", D1, 40),
+        ("support-agent", D2, 41),
+    ]
+    assert [
+        r["day"] for r in client.get("/api/v1/outcomes", {"workload": "support-agent", "start": D1, "end": D2}).json()
+    ] == [D1]
     assert client.get("/api/v1/outcomes", {"workload": "search-ranker"}).status_code == 404
     assert client.get("/api/v1/outcomes", {"start": "yesterday"}).status_code == 400
     assert len(client_as(ada).get("/api/v1/outcomes").json()) == 3
@@ -210,8 +251,11 @@ def test_import_outcomes_records_a_good_file_and_says_what_it_did(support_agent,
     path.write_text(f"workload,day,count,source\nsupport-agent,{D1},39,\nsupport-agent,{D1},3,email\n")
     call_command("import_outcomes", str(path), "--source", "zendesk")
     assert "2 rows: 1 created, 1 replaced, 0 unchanged" in capsys.readouterr().out
-    assert counts() == {("support-agent", D1, "zendesk"): 39, ("support-agent", D2, "zendesk"): 41,
-                        ("support-agent", D1, "email"): 3}
+    assert counts() == {
+        ("support-agent", D1, "zendesk"): 39,
+        ("support-agent", D2, "zendesk"): 41,
+        ("support-agent", D1, "email"): 3,
+    }
 
 
 def test_import_outcomes_refuses_a_bad_file_naming_its_lines_and_applies_nothing(support_agent, tmp_path):
@@ -256,13 +300,16 @@ def test_the_upload_form_refuses_a_bad_file_with_its_row_errors(sam, support_age
     upload = SimpleUploadedFile("o.csv", f"workload,day,count\nsupport-agent,{D1},40\nsearch-ranker,{D1},1\n".encode())
     response = client_as(sam).post("/workloads/support-agent/outcomes/", {"file": upload}, follow=True)
     page = response.content.decode()
-    assert "Outcomes upload refused, nothing applied: row 3: workload &#x27;search-ranker&#x27;: this form takes " \
-           "&#x27;support-agent&#x27; only" in page
+    assert (
+        "Outcomes upload refused, nothing applied: row 3: workload &#x27;search-ranker&#x27;: this form takes "
+        "&#x27;support-agent&#x27; only" in page
+    )
     assert OutcomeCount.objects.count() == 0
 
 
-def test_the_upload_answers_404_for_another_teams_workload_and_403_for_finance(sam, fiona, search_ranker, support_agent,
-                                                                            client_as):
+def test_the_upload_answers_404_for_another_teams_workload_and_403_for_finance(
+    sam, fiona, search_ranker, support_agent, client_as
+):
     upload = SimpleUploadedFile("o.csv", f"day,count\n{D1},1\n".encode())
     assert client_as(sam).post("/workloads/search-ranker/outcomes/", {"file": upload}).status_code == 404
     assert client_as(fiona).post("/workloads/support-agent/outcomes/", {"file": upload}).status_code == 403
@@ -274,10 +321,14 @@ def test_the_upload_answers_404_for_another_teams_workload_and_403_for_finance(s
 
 def test_a_10k_row_csv_is_applied_in_one_go(ada, support_team, tmp_path):
     workloads = Workload.objects.bulk_create(
-        [Workload(team=support_team, name=f"W{i}", slug=f"w{i}", latency_profile="batch") for i in range(10)])
+        [Workload(team=support_team, name=f"W{i}", slug=f"w{i}", latency_profile="batch") for i in range(10)]
+    )
     lines = ["workload,day,count,source"] + [
         f"{w.slug},{(TODAY - dt.timedelta(days=d)).isoformat()},{d},{s}"
-        for w in workloads for d in range(1, 501) for s in ("a", "b")]
+        for w in workloads
+        for d in range(1, 501)
+        for s in ("a", "b")
+    ]
     path = tmp_path / "big.csv"
     path.write_text("\n".join(lines) + "\n")
     started = time.perf_counter()

@@ -24,9 +24,17 @@ def _frozen(time_machine):
 def november(openai_account, support_agent, search_ranker):
     rows = ["day,model,input_tokens,output_tokens,cost,project"]
     for day in range(1, 22):  # Nov 1..21: $10/day on support, $2/day on search, $1/day unattributed
-        rows += [f"2026-11-{day:02d},gpt-5-mini,1000000,0,10,support", f"2026-11-{day:02d},gpt-5,100000,0,2,search",
-                 f"2026-11-{day:02d},gpt-4o,100000,0,1,other"]
-    assert usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="nov.csv").status == "succeeded"
+        rows += [
+            f"2026-11-{day:02d},gpt-5-mini,1000000,0,10,support",
+            f"2026-11-{day:02d},gpt-5,100000,0,2,search",
+            f"2026-11-{day:02d},gpt-4o,100000,0,1,other",
+        ]
+    assert (
+        usage_file_import(
+            account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="nov.csv"
+        ).status
+        == "succeeded"
+    )
     AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
     AttributionRule.objects.create(workload=search_ranker, priority=2, project="search")
     history_reattribute()
@@ -61,7 +69,9 @@ def test_every_overview_table_downloads_as_csv(client_as, fiona, november):
         assert response["Content-Type"].startswith("text/csv") and "attachment" in response["Content-Disposition"]
         rows = list(csv.reader(io.StringIO(response.content.decode())))
         assert len(rows) >= 2, table
-    models = list(csv.DictReader(io.StringIO(client_as(fiona).get(reverse("overview"), {"csv": "by_model"}).content.decode())))
+    models = list(
+        csv.DictReader(io.StringIO(client_as(fiona).get(reverse("overview"), {"csv": "by_model"}).content.decode()))
+    )
     by_id = {r["Model id"]: r for r in models}
     # Plain decimals rounded to what providers bill (micro-units, trailing zeros dropped to cents), a currency.
     assert by_id["gpt-5-mini"]["Spend"] == "210.00" and by_id["gpt-5-mini"]["Currency"] == "USD"
@@ -89,9 +99,19 @@ def test_team_and_workload_pages_show_unit_costs_and_download_them(client_as, sa
     assert client_as(sam).get(reverse("team-detail", args=["search"]), {"csv": "by_model"}).status_code == 404
 
 
-@pytest.mark.parametrize("key, start, end", [("last-30", None, None), ("2026-12", None, None), ("2027-Q1", None, None),
-                                             ("custom", "2026-10-20", "2027-03-11"), ("custom", "2026-11-05", "2026-11-06")])
-def test_any_period_sums_equal_the_daily_rollup_summed_over_it(key, start, end, fiona, sam, openai_account, support_agent):
+@pytest.mark.parametrize(
+    "key, start, end",
+    [
+        ("last-30", None, None),
+        ("2026-12", None, None),
+        ("2027-Q1", None, None),
+        ("custom", "2026-10-20", "2027-03-11"),
+        ("custom", "2026-11-05", "2026-11-06"),
+    ],
+)
+def test_any_period_sums_equal_the_daily_rollup_summed_over_it(
+    key, start, end, fiona, sam, openai_account, support_agent
+):
     """Short periods read daily rows; periods past a quarter read whole months from the monthly rollup and the
     edges from daily rows. Either way every group's sums equal the daily rows summed over the period, for
     someone who sees everything and for a member (whose monthly rows are their teams' only)."""
@@ -106,25 +126,43 @@ def test_any_period_sums_equal_the_daily_rollup_summed_over_it(key, start, end, 
     for n in range(0, 180):  # Oct 2026 .. Mar 2027, a different amount each day; some unpriced, some unattributed
         day = (first + dt.timedelta(days=n)).isoformat()
         rows += [f"{day},gpt-5-mini,{1000 + n},{n},{n % 7 + 0.25},support", f"{day},my-model,{500 + n},1,,other"]
-    assert usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="y.csv").status == "succeeded"
+    assert (
+        usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="y.csv").status
+        == "succeeded"
+    )
     AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
     history_reattribute()
 
     today = dt.date(2027, 3, 30)
-    period = resolve(key, today=today, start=start and dt.date.fromisoformat(start), end=end and dt.date.fromisoformat(end))
+    period = resolve(
+        key, today=today, start=start and dt.date.fromisoformat(start), end=end and dt.date.fromisoformat(end)
+    )
     for user in (fiona, sam):
         daily, monthly = spend.visible_spend(user), spend.visible_spend(user, MonthlySpend)
         with CaptureQueriesContext(connection) as queries:
-            read = {r["workload_id"]: r for r in spend.sums(daily, monthly, period.start, period.end, ("workload_id",), today=today)}
-        wanted = {r["workload_id"]: r for r in spend.period(daily, period.start, period.end).values("workload_id")
-                  .annotate(cost=Sum("reporting_cost"), tokens=spend.TOKEN_SUM, unpriced=spend.UNPRICED_TOKEN_SUM).order_by()}
+            read = {
+                r["workload_id"]: r
+                for r in spend.sums(daily, monthly, period.start, period.end, ("workload_id",), today=today)
+            }
+        wanted = {
+            r["workload_id"]: r
+            for r in spend.period(daily, period.start, period.end)
+            .values("workload_id")
+            .annotate(cost=Sum("reporting_cost"), tokens=spend.TOKEN_SUM, unpriced=spend.UNPRICED_TOKEN_SUM)
+            .order_by()
+        }
         assert read.keys() == wanted.keys(), (user, key)
         for workload, row in wanted.items():
             assert (read[workload]["cost"], read[workload]["tokens"], read[workload]["unpriced_tokens"]) == (
-                row["cost"], row["tokens"], row["unpriced"] or 0), (user, key, workload)
+                row["cost"],
+                row["tokens"],
+                row["unpriced"] or 0,
+            ), (user, key, workload)
         # The unattributed group is all unpriced: its cost is unknown (None), never 0.
         if user is fiona:
-            assert read[None]["cost"] is None and read[None]["unpriced_tokens"] > 0 and read[None]["usd_per_mtok"] is None
+            assert (
+                read[None]["cost"] is None and read[None]["unpriced_tokens"] > 0 and read[None]["usd_per_mtok"] is None
+            )
         monthly_read = any(MonthlySpend._meta.db_table in q["sql"] for q in queries.captured_queries)
         assert monthly_read == (period.days > spend.DAILY_READ_MAX_DAYS), key
 
@@ -139,9 +177,15 @@ def test_one_pass_by_day_gives_every_tiles_totals_exactly(key, fiona, sam, opena
     rows = ["day,model,input_tokens,output_tokens,cost,project"]
     for n in range(0, 120):  # Aug .. Nov 2026: priced, unpriced, attributed and not
         day = (dt.date(2026, 8, 1) + dt.timedelta(days=n)).isoformat()
-        rows += [f"{day},gpt-5-mini,{1000 + n},{n},{n % 5 + 0.5},support", f"{day},my-model,{500 + n},1,,other",
-                 f"{day},gpt-5,{100 + n},2,{n % 3},other"]
-    assert usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="g.csv").status == "succeeded"
+        rows += [
+            f"{day},gpt-5-mini,{1000 + n},{n},{n % 5 + 0.5},support",
+            f"{day},my-model,{500 + n},1,,other",
+            f"{day},gpt-5,{100 + n},2,{n % 3},other",
+        ]
+    assert (
+        usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="g.csv").status
+        == "succeeded"
+    )
     AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
     history_reattribute()
 
@@ -152,4 +196,6 @@ def test_one_pass_by_day_gives_every_tiles_totals_exactly(key, fiona, sam, opena
         daily = spend.visible_spend(user)
         grid = spend.day_grid(daily, spans, ("provider_id", "charge_category"))
         assert grid is not None
-        assert {name: spend.grid_totals(grid, *span) for name, span in spans.items()} == spend.period_totals(daily, spans), (user, key)
+        assert {name: spend.grid_totals(grid, *span) for name, span in spans.items()} == spend.period_totals(
+            daily, spans
+        ), (user, key)

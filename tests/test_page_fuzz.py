@@ -10,7 +10,6 @@ are discovered by recording what the view asks of request.GET).
 """
 
 import time
-from urllib.parse import quote
 
 import pytest
 from django.http import QueryDict
@@ -61,8 +60,18 @@ PARAMS: dict[str, tuple[str, ...] | None] = {
     "alert-list": ("kind", "team", "state", "page"),
     "alert-mute": None,
     "scorecard": ("quarter", "team", "sort", "dir", "csv", "xlsx"),
-    "whatif": ("requests", "input_tokens", "output_tokens", "cached_input_tokens", "workload", "provider",
-               "batch_window_hours", "family", "preset", "sla_seconds"),
+    "whatif": (
+        "requests",
+        "input_tokens",
+        "output_tokens",
+        "cached_input_tokens",
+        "workload",
+        "provider",
+        "batch_window_hours",
+        "family",
+        "preset",
+        "sla_seconds",
+    ),
     "offering-list": ("csv",),
     "offering-create": (),
     "offering-edit": (),
@@ -94,9 +103,16 @@ OWN_KWARGS = {"report-unsubscribe": {"token": "1.abc:xyz:sig"}, "token-revoke": 
 
 # Raw, already percent-encoded: what a hand-typed or fuzzed address carries.
 VALUES = {
-    "NUL inside": "a%00b", "lone surrogate": "%ED%A0%80", "undecodable": "%FF%FE", "huge": "9" * 40,
-    "negative": "-1", "year 0": "0000-01-01", "year 9999": "9999-12-31", "quarter 9999": "9999Q4",
-    "month 9999": "9999-12", "long": "x" * 10_000,
+    "NUL inside": "a%00b",
+    "lone surrogate": "%ED%A0%80",
+    "undecodable": "%FF%FE",
+    "huge": "9" * 40,
+    "negative": "-1",
+    "year 0": "0000-01-01",
+    "year 9999": "9999-12-31",
+    "quarter 9999": "9999Q4",
+    "month 9999": "9999-12",
+    "long": "x" * 10_000,
 }
 # Each parameter alone gets the values most likely to reach a query or date arithmetic unchecked (the run stays
 # near a minute); all of a page's parameters at once get every value.
@@ -159,7 +175,11 @@ class RecordingQueryDict(QueryDict):
         return super().__contains__(key)
 
 
-GET_PAGES = [name for name in PARAMS if PARAMS[name] is not None and (name in OWN_TESTS or PAGES[name].methods in (GET, BOTH, FORM))]
+GET_PAGES = [
+    name
+    for name in PARAMS
+    if PARAMS[name] is not None and (name in OWN_TESTS or PAGES[name].methods in (GET, BOTH, FORM))
+]
 
 
 def test_the_declared_parameters_are_the_ones_each_page_reads(world, monkeypatch):
@@ -178,10 +198,15 @@ def test_the_declared_parameters_are_the_ones_each_page_reads(world, monkeypatch
 def queries(params: tuple[str, ...], *, each: bool) -> list[str]:
     """The ALONE values for each parameter alone (`each`), or every value for all of them at once; then the parameters
     repeated, and one request with all of them NUL (answered by finops.middleware.UnreadableQueryMiddleware)."""
-    found = [f"{p}={VALUES[v]}" for p in params for v in ALONE] if each else [
-        "&".join(f"{p}={v}" for p in params) for v in VALUES.values()]
-    return found + ["&".join(f"{p}=2026-01&{p}={VALUES['huge']}" for p in params),
-                    "&".join(f"{p}=%00" for p in (*params, "unknown"))]
+    found = (
+        [f"{p}={VALUES[v]}" for p in params for v in ALONE]
+        if each
+        else ["&".join(f"{p}={v}" for p in params) for v in VALUES.values()]
+    )
+    return found + [
+        "&".join(f"{p}=2026-01&{p}={VALUES['huge']}" for p in params),
+        "&".join(f"{p}=%00" for p in (*params, "unknown")),
+    ]
 
 
 def test_no_page_answers_500_to_any_fuzzed_parameter(world):

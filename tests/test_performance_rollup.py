@@ -17,7 +17,12 @@ import pytest
 from finops.models import Account, AttributionRule, DailyPerformance, MonthlyPerformance, Provider
 from finops.performance import COLUMNS, Performance
 from finops.selectors.performance import (
-    batch_verdict, day_hours, latency_verdict, month_split, performance_by, work_span_hours,
+    batch_verdict,
+    day_hours,
+    latency_verdict,
+    month_split,
+    performance_by,
+    work_span_hours,
 )
 from finops.services.attribution import history_reattribute
 from ingest.services import usage_file_import
@@ -30,14 +35,28 @@ def gateway(db):
     return Account.objects.create(name="gateway", provider=Provider.objects.get(slug="groq"), connector="gateway_log")
 
 
-def request(at: dt.datetime, duration_ms: int, *, ttft_ms: int = 200, output: int = 100, status: str = "success",
-            team: str = "support") -> dict:
+def request(
+    at: dt.datetime,
+    duration_ms: int,
+    *,
+    ttft_ms: int = 200,
+    output: int = 100,
+    status: str = "success",
+    team: str = "support",
+) -> dict:
     return {
-        "request_id": f"r-{at.timestamp()}-{duration_ms}", "startTime": at.isoformat(),
+        "request_id": f"r-{at.timestamp()}-{duration_ms}",
+        "startTime": at.isoformat(),
         "endTime": (at + dt.timedelta(milliseconds=duration_ms)).isoformat(),
         "completionStartTime": (at + dt.timedelta(milliseconds=min(ttft_ms, duration_ms))).isoformat(),
-        "model": "llama-3.3-70b-versatile", "custom_llm_provider": "groq", "prompt_tokens": 500,
-        "completion_tokens": output, "api_key": "a" * 64, "team_id": team, "metadata": {}, "request_tags": [],
+        "model": "llama-3.3-70b-versatile",
+        "custom_llm_provider": "groq",
+        "prompt_tokens": 500,
+        "completion_tokens": output,
+        "api_key": "a" * 64,
+        "team_id": team,
+        "metadata": {},
+        "request_tags": [],
         "status": status,
     }
 
@@ -125,7 +144,9 @@ def test_re_attribution_moves_latency_with_spend(gateway, support_agent, search_
 
 
 def test_a_line_written_before_distributions_reads_as_summary_only_bounded_by_its_slowest_request():
-    old = Performance.from_json({"count": 40, "sum_ms": 20000, "p50_ms": 450, "p95_ms": 900, "max_ms": 1800, "ttft_sum_ms": 8000})
+    old = Performance.from_json(
+        {"count": 40, "sum_ms": 20000, "p50_ms": 450, "p95_ms": 900, "max_ms": 1800, "ttft_sum_ms": 8000}
+    )
     assert (old.summary_only, old.summary_requests, old.summary_p99_ms, old.p_ms(0.99)) == (True, 40, 1800.0, None)
     meets = latency_verdict(old, sla_seconds=2)
     assert (meets.status, meets.bound, meets.p99_ms) == ("meets", True, 1800.0)  # p99 ≤ max ≤ SLA: certain
@@ -148,10 +169,18 @@ def test_latency_verdicts_read_p99_and_the_share_over_the_sla():
     assert latency_verdict(None, sla_seconds=4).status == "no-data"
 
 
-@pytest.mark.parametrize(("hours", "span"), [
-    ([], 0), ([3], 1), ([1, 2, 3, 4], 4), ([0, 23], 2), ([22, 23, 0, 1, 2, 3, 4, 5], 8), ([0, 12], 13),
-    (list(range(24)), 24),
-])
+@pytest.mark.parametrize(
+    ("hours", "span"),
+    [
+        ([], 0),
+        ([3], 1),
+        ([1, 2, 3, 4], 4),
+        ([0, 23], 2),
+        ([22, 23, 0, 1, 2, 3, 4, 5], 8),
+        ([0, 12], 13),
+        (list(range(24)), 24),
+    ],
+)
 def test_a_days_work_span_is_the_smallest_window_wrapping_midnight(hours, span):
     assert work_span_hours(sum(1 << h for h in hours)) == span
 
@@ -177,9 +206,13 @@ def test_day_hours_ors_every_provider_of_a_workload(gateway, search_ranker):
 
 def test_a_period_splits_into_whole_months_and_edge_days():
     assert month_split(dt.date(2026, 10, 1), dt.date(2027, 1, 1)) == (
-        [dt.date(2026, 10, 1), dt.date(2026, 11, 1), dt.date(2026, 12, 1)], [])
+        [dt.date(2026, 10, 1), dt.date(2026, 11, 1), dt.date(2026, 12, 1)],
+        [],
+    )
     assert month_split(dt.date(2026, 10, 15), dt.date(2026, 12, 3)) == (
-        [dt.date(2026, 11, 1)], [(dt.date(2026, 10, 15), dt.date(2026, 11, 1)), (dt.date(2026, 12, 1), dt.date(2026, 12, 3))])
+        [dt.date(2026, 11, 1)],
+        [(dt.date(2026, 10, 15), dt.date(2026, 11, 1)), (dt.date(2026, 12, 1), dt.date(2026, 12, 3))],
+    )
 
 
 def test_merging_stored_columns_in_place_equals_merging_built_performances():
@@ -189,12 +222,17 @@ def test_merging_stored_columns_in_place_equals_merging_built_performances():
         performance = Performance()
         for _ in range(rng.randint(1, 300)):
             duration = rng.choice([0, rng.randint(1, 60_000)])
-            performance.add_request(duration_ms=duration, ttft_ms=min(duration, rng.randint(0, 2000)),
-                                    output_tokens=rng.randint(0, 900), failed=rng.random() < 0.05)
+            performance.add_request(
+                duration_ms=duration,
+                ttft_ms=min(duration, rng.randint(0, 2000)),
+                output_tokens=rng.randint(0, 900),
+                failed=rng.random() < 0.05,
+            )
         return performance
 
     parts = [some() for _ in range(20)] + [
-        Performance(summary_requests=40, summary_p99_ms=1800.0, summary_errors=2, summary_counted=40)]
+        Performance(summary_requests=40, summary_p99_ms=1800.0, summary_errors=2, summary_counted=40)
+    ]
     built, in_place = Performance(), Performance()
     for part in parts:
         built.absorb(Performance.from_json(part.as_json()))

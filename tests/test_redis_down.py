@@ -50,8 +50,11 @@ def wait_for_port(port: int, process: subprocess.Popen, seconds: float = 60) -> 
 def lost_redis():
     """A redis-server that answered once and was then stopped: its URL, with nothing listening behind it."""
     port = free_port()
-    server = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for_port(port, server, seconds=20)
     finally:
@@ -68,17 +71,27 @@ def _database_url() -> str:
 @pytest.fixture
 def redis_down_environment(lost_redis, transactional_db) -> dict:
     """The environment of a product process whose cache and broker are the lost Redis (tasks queued, not inline)."""
-    return {**os.environ, "DJANGO_SETTINGS_MODULE": "finops.settings_test", "REDIS_URL": lost_redis,
-            "CELERY_EAGER": "0", "DATABASE_URL": _database_url()}
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "finops.settings_test",
+        "REDIS_URL": lost_redis,
+        "CELERY_EAGER": "0",
+        "DATABASE_URL": _database_url(),
+    }
 
 
 @pytest.fixture
 def server(redis_down_environment):
     """The product served by `manage.py runserver` with Redis lost: its base URL."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
-                               cwd=ROOT, env=redis_down_environment, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+        cwd=ROOT,
+        env=redis_down_environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for_port(port, process)
         yield f"http://127.0.0.1:{port}"
@@ -101,8 +114,12 @@ def signed_in(user, base_url: str) -> requests.Session:
 
 @pytest.fixture
 def api_account(reseeded):
-    return Account.objects.create(name="openai-api", provider=Provider.objects.get(slug="openai"),
-                                  connector="openai_api", credentials_env="OPENAI_ADMIN_KEY")
+    return Account.objects.create(
+        name="openai-api",
+        provider=Provider.objects.get(slug="openai"),
+        connector="openai_api",
+        credentials_env="OPENAI_ADMIN_KEY",
+    )
 
 
 def test_api_calls_with_a_token_answer_json_503_with_retry_after(server, fiona):
@@ -125,8 +142,14 @@ def test_sync_now_says_the_queue_is_down_and_leaves_no_run_queued(server, ada, a
 
 
 def test_evaluate_alerts_exits_non_zero_with_one_line(redis_down_environment):
-    done = subprocess.run([sys.executable, "manage.py", "evaluate_alerts"], cwd=ROOT, env=redis_down_environment,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "evaluate_alerts"],
+        cwd=ROOT,
+        env=redis_down_environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1, (done.stdout, done.stderr)
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("evaluate_alerts: Redis"), done.stderr

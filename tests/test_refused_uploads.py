@@ -19,14 +19,18 @@ BAD = b"day,model,input_tokens,output_tokens,cost\n2026-11-23,gpt-5-mini,-4,100,
 
 
 def upload(client, account, name: str, content: bytes) -> dict:
-    response = client.post(reverse("source-upload"), {"file": SimpleUploadedFile(name, content), "account": account.pk},
-                           HTTP_ACCEPT="application/json")
+    response = client.post(
+        reverse("source-upload"),
+        {"file": SimpleUploadedFile(name, content), "account": account.pk},
+        HTTP_ACCEPT="application/json",
+    )
     assert response.status_code == 202, response.content
     return response.json()
 
 
 def test_a_refused_upload_leaves_a_healthy_account_healthy_and_emails_nobody(
-        smtp, time_machine, client_as, ada, fiona, openai_account, django_capture_on_commit_callbacks):
+    smtp, time_machine, client_as, ada, fiona, openai_account, django_capture_on_commit_callbacks
+):
     time_machine.move_to(NOW, tick=False)
     admin = client_as(ada)
     with django_capture_on_commit_callbacks(execute=True):
@@ -59,10 +63,19 @@ def test_a_refused_upload_leaves_a_healthy_account_healthy_and_emails_nobody(
 @pytest.fixture
 def failing_api_source(db, time_machine):
     time_machine.move_to(NOW, tick=False)
-    account = Account.objects.create(name="openai-api", provider=Provider.objects.get(slug="openai"), connector="openai_api",
-                                     sync_interval_minutes=60, last_success_at=NOW - dt.timedelta(hours=20))
-    IngestRun.objects.create(account=account, trigger=IngestRun.Trigger.SCHEDULE, status=IngestRun.Status.FAILED,
-                             error="costs page 2: HTTP 500 after 3 retries")
+    account = Account.objects.create(
+        name="openai-api",
+        provider=Provider.objects.get(slug="openai"),
+        connector="openai_api",
+        sync_interval_minutes=60,
+        last_success_at=NOW - dt.timedelta(hours=20),
+    )
+    IngestRun.objects.create(
+        account=account,
+        trigger=IngestRun.Trigger.SCHEDULE,
+        status=IngestRun.Status.FAILED,
+        error="costs page 2: HTTP 500 after 3 retries",
+    )
     return account
 
 
@@ -75,7 +88,9 @@ def test_a_failing_source_emails_the_admins_not_finance(smtp, failing_api_source
     assert sorted(r for envelope in smtp.envelopes for r in envelope) == ["ada@example.com"]
 
 
-def test_finance_who_asked_for_failing_sources_gets_them_and_can_stop(smtp, failing_api_source, client_as, ada, fiona, sam):
+def test_finance_who_asked_for_failing_sources_gets_them_and_can_stop(
+    smtp, failing_api_source, client_as, ada, fiona, sam
+):
     finance = client_as(fiona)
     page = finance.get(reverse("alert-list")).content.decode()
     assert 'data-subscribe="source_failing"' in page and "Email them to me too" in page

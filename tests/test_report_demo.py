@@ -9,11 +9,11 @@ from django.core import mail
 
 from finops import display
 from finops.demo import load_demo
-from finops.emails import REPORT_MOVERS
 from finops.demo.reports import reports_load
+from finops.emails import REPORT_MOVERS
 from finops.models import ReportSnapshot, ReportSubscription
-from finops.report_delivery import reports_send
 from finops.months import next_month
+from finops.report_delivery import reports_send
 from finops.selectors.tco_report import TcoReport, tco_report
 from finops.selectors.whatif import savings as savings_report
 from tests.fakes.smtp_server import FakeSmtpServer
@@ -23,14 +23,19 @@ TODAY = dt.date(2026, 12, 5)  # November's report: the Anthropic contract's noti
 
 
 def test_the_demo_subscribes_the_cfo_publishes_november_leaves_a_restatement_and_emails_a_full_summary(
-        client_as, ada, settings, time_machine):
+    client_as, ada, settings, time_machine
+):
     time_machine.move_to(dt.datetime(2026, 12, 5, 8, tzinfo=dt.UTC))  # the clock runs on from there
     load_demo(today=TODAY)  # cfo is emailed version 1, a day is restated, version 2 publishes it
     (message,) = [m for m in mail.outbox if m.to == ["cfo@demo.example"] and m.attachments]  # the report, its PDF
     story = reports_load(today=TODAY)  # loading the story again: no new version, the same restatement
 
     assert (story["month"], story["version"], story["restated_version"], story["restated_account"]) == (
-        NOVEMBER, 2, 2, "anthropic-prod")
+        NOVEMBER,
+        2,
+        2,
+        "anthropic-prod",
+    )
     assert ReportSnapshot.objects.count() == 2
     cfo = ReportSubscription.objects.get(user__username="cfo")
     assert (cfo.email, cfo.active, cfo.day_of_month) == ("cfo@demo.example", True, 3)
@@ -60,9 +65,14 @@ def test_the_demo_subscribes_the_cfo_publishes_november_leaves_a_restatement_and
     for row in sorted(report.rows("movers"), key=lambda r: -abs(r["change"]))[:REPORT_MOVERS]:  # the largest either way
         assert row["label"] in body and money(row["change"]).lstrip("-") in body
     for row in caps[:5]:
-        assert f"{row['label']} ({row['scope']}, {row['period']}): {money(row['spent'])} of {money(row['amount'])}" in body
+        assert (
+            f"{row['label']} ({row['scope']}, {row['period']}): {money(row['spent'])} of {money(row['amount'])}" in body
+        )
     for row in renewals[:5]:
-        assert f"{row['label']} ({row['provider']}): renews on {row['renews_on']:%Y-%m-%d}, notice by {row['notice_deadline']:%Y-%m-%d}" in body
+        assert (
+            f"{row['label']} ({row['provider']}): renews on {row['renews_on']:%Y-%m-%d}, notice by {row['notice_deadline']:%Y-%m-%d}"
+            in body
+        )
     assert f"Up to {money(sum(row['saving'] for row in savings))} a month" in body
     assert "priced on November 2026's spend of each workload" in body  # the basis, named
     lines = re.findall(r"^- .+ → .+: \$([\d,]+\.\d\d) a month\r?$", body, re.M)

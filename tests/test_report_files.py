@@ -69,7 +69,9 @@ def test_the_xlsx_has_a_sheet_per_table_numbers_as_numbers_and_the_csvs_totals(o
             header = [cell.value for cell in sheet[2]]
             rows = list(sheet.iter_rows(min_row=3))
             # every row, and the table's totals row where it has one (tco_tables.TOTALS)
-            assert len(rows) == len(tables[TITLES[table.name]]) == len(rows_with_total(table, october.rows(table.name))), table.name
+            assert (
+                len(rows) == len(tables[TITLES[table.name]]) == len(rows_with_total(table, october.rows(table.name)))
+            ), table.name
             for column in table.columns:
                 if column.kind not in MONEY:
                     continue
@@ -79,11 +81,17 @@ def test_the_xlsx_has_a_sheet_per_table_numbers_as_numbers_and_the_csvs_totals(o
                 for cell in cells:  # a number with a number format, never text
                     assert isinstance(cell.value, (int, float, Decimal)) and cell.data_type == "n", (table.name, title)
                     assert cell.number_format.startswith('"$"') and "0.00" in cell.number_format, (
-                        table.name, title, cell.number_format)  # a currency format: the demo reports in USD
+                        table.name,
+                        title,
+                        cell.number_format,
+                    )  # a currency format: the demo reports in USD
                 xlsx_total = sum(Decimal(str(cell.value)) for cell in cells)
                 csv_total = sum(Decimal(row[title]) for row in tables[TITLES[table.name]] if row[title])
                 # The CSV carries each figure to 6 decimals, the XLSX the figure itself: they agree within that rounding.
-                assert abs(xlsx_total - csv_total) <= Decimal("0.0000005") * len(cells) + Decimal("1e-9"), (table.name, title)
+                assert abs(xlsx_total - csv_total) <= Decimal("0.0000005") * len(cells) + Decimal("1e-9"), (
+                    table.name,
+                    title,
+                )
                 assert round(xlsx_total, 2) == round(csv_total, 2), (table.name, title)
                 checked += bool(cells)
             if "Currency" in header and rows:
@@ -103,7 +111,7 @@ def test_the_command_writes_each_format(demo, db, on_the_demos_day, tmp_path):
         assert "Wrote the TCO report of October 2026" in out.getvalue() and path.stat().st_size > 0
         written[kind] = path
     html = written["html"].read_text()
-    assert html.startswith("<!doctype html>") and "TCO report <span class=\"month\">October 2026</span>" in html
+    assert html.startswith("<!doctype html>") and 'TCO report <span class="month">October 2026</span>' in html
     assert html.count('src="data:image/svg+xml;base64,') == 6 and "http://" not in html.replace("http://www.w3.org", "")
     assert written["pdf"].read_bytes().startswith(b"%PDF-")
     text = subprocess.run(["pdftotext", str(written["pdf"]), "-"], capture_output=True, text=True, check=True).stdout
@@ -127,7 +135,9 @@ def test_the_command_refuses_a_month_not_begun_and_says_why(demo, db, on_the_dem
 
 def test_a_month_with_no_data_is_written_and_says_so(demo, db, on_the_demos_day, tmp_path):
     out = io.StringIO()
-    call_command("tco_report", "--month", "2025-01", "--format", "html", "--output", str(tmp_path / "jan.html"), stdout=out)
+    call_command(
+        "tco_report", "--month", "2025-01", "--format", "html", "--output", str(tmp_path / "jan.html"), stdout=out
+    )
     assert "no spend recorded" in out.getvalue()
     assert "No spend was recorded for January 2025" in (tmp_path / "jan.html").read_text()
 
@@ -135,15 +145,31 @@ def test_a_month_with_no_data_is_written_and_says_so(demo, db, on_the_demos_day,
 def test_the_command_writes_a_published_version_and_refuses_one_that_is_not(october, on_the_demos_day, tmp_path):
     snapshot = report_publish(report=october, by=User.objects.get(username="cfo"))
     path = tmp_path / "v.pdf"
-    call_command("tco_report", "--month", "2026-10", "--version", str(snapshot.version), "--output", str(path), stdout=io.StringIO())
-    text = " ".join(subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True, check=True).stdout.split())
+    call_command(
+        "tco_report",
+        "--month",
+        "2026-10",
+        "--version",
+        str(snapshot.version),
+        "--output",
+        str(path),
+        stdout=io.StringIO(),
+    )
+    text = " ".join(
+        subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True, check=True).stdout.split()
+    )
     assert f"Published version {snapshot.version}" in text and "by cfo" in text
-    with pytest.raises(CommandError, match=f"2026-10 has no version {snapshot.version + 1}: published versions are (.*, )?{snapshot.version}\\.$"):
+    with pytest.raises(
+        CommandError,
+        match=f"2026-10 has no version {snapshot.version + 1}: published versions are (.*, )?{snapshot.version}\\.$",
+    ):
         call_command("tco_report", "--month", "2026-10", "--version", str(snapshot.version + 1), "--output", str(path))
 
 
 def test_the_command_reads_as_a_named_user_only_if_they_may_see_reports(demo, db, on_the_demos_day, tmp_path):
     with pytest.raises(CommandError, match="may not see reports"):
         call_command("tco_report", "--user", "support-lead", "--format", "csv", "--output", str(tmp_path / "x.csv"))
-    call_command("tco_report", "--user", "cfo", "--format", "csv", "--output", str(tmp_path / "x.csv"), stdout=io.StringIO())
+    call_command(
+        "tco_report", "--user", "cfo", "--format", "csv", "--output", str(tmp_path / "x.csv"), stdout=io.StringIO()
+    )
     assert (tmp_path / "x.csv").read_text().startswith('"TCO report, October 2026')

@@ -47,20 +47,33 @@ def _pages(pdf: bytes, folder: Path) -> list[dict]:
     """Each page of `pdf`: its PNG (pdftoppm), its text (pdftotext) and its words' boxes (pdftotext -bbox)."""
     path = folder / "report.pdf"
     path.write_bytes(pdf)
-    count = int(re.search(r"^Pages:\s+(\d+)", subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True,
-                                                           check=True).stdout, re.M)[1])
+    count = int(
+        re.search(
+            r"^Pages:\s+(\d+)",
+            subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True, check=True).stdout,
+            re.M,
+        )[1]
+    )
     subprocess.run(["pdftoppm", "-r", "40", "-png", str(path), str(folder / "page")], check=True)
     pngs = sorted(folder.glob("page-*.png"))
     pages = []
     for number in range(1, count + 1):
-        text = subprocess.run(["pdftotext", "-layout", "-f", str(number), "-l", str(number), str(path), "-"],
-                              capture_output=True, text=True, check=True).stdout
+        text = subprocess.run(
+            ["pdftotext", "-layout", "-f", str(number), "-l", str(number), str(path), "-"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         pages.append({"number": number, "text": text, "png": pngs[number - 1] if number <= len(pngs) else None})
     boxes = subprocess.run(["pdftotext", "-bbox", str(path), "-"], capture_output=True, text=True, check=True).stdout
     for index, page in enumerate(boxes.split("<page ")[1:]):
         width, height = (float(v) for v in re.match(r'width="([\d.]+)" height="([\d.]+)"', page).groups())
-        words = [(float(x0), float(x1), word) for x0, x1, word in
-                 re.findall(r'<word xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)" yMax="[\d.]+">([^<]*)</word>', page)]
+        words = [
+            (float(x0), float(x1), word)
+            for x0, x1, word in re.findall(
+                r'<word xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)" yMax="[\d.]+">([^<]*)</word>', page
+            )
+        ]
         pages[index].update(size=(width, height), words=words)
     return pages
 
@@ -92,7 +105,7 @@ def test_every_section_table_and_chart_is_in_the_pdf(october, pdf_pages):
         # The chart's title is drawn inside its SVG only (the page carries it in the image's alt text), so finding
         # it in the PDF's text means the chart itself was drawn, as vectors with real text.
         assert chart.title in text, chart.name
-        assert chart.title not in _flat(re.sub(r'<img [^>]+>', "", report_html(october))), chart.name
+        assert chart.title not in _flat(re.sub(r"<img [^>]+>", "", report_html(october))), chart.name
 
 
 def test_the_summary_is_figures_from_its_spec_and_the_totals_are_the_reports(october, pdf_pages):
@@ -163,7 +176,7 @@ def test_charts_are_self_contained_svgs_the_same_for_the_same_rows(october):
     for entry in tco_charts.section_charts(october).values():
         for chart in entry["charts"]:
             assert chart.svg.lstrip().startswith("<?xml") and "<svg" in chart.svg
-            assert "<style" not in chart.svg and "<script" not in chart.svg and "href=\"http" not in chart.svg
+            assert "<style" not in chart.svg and "<script" not in chart.svg and 'href="http' not in chart.svg
             assert chart.title in chart.svg  # text stays text (svg.fonttype none)
             assert chart.data_uri.startswith("data:image/svg+xml;base64,")
     tco_charts._drawn_once.cache_clear()

@@ -42,8 +42,11 @@ def sent_in_october(smtp, time_machine, openai_account, support_agent, ada, fion
     subscription_add(email="cfo@example.com", by=ada)
     assert len(reports_send()) == 2
     time_machine.move_to(FIFTH, tick=False)
-    import_usage(openai_account, [row for row in month_rows(OCTOBER, cost=Decimal("20.00"), tokens=2_400_000)
-                                  if row.startswith(RESTATED_DAY)], "openai-prod-2026-10-14-corrected.csv")
+    import_usage(
+        openai_account,
+        [row for row in month_rows(OCTOBER, cost=Decimal("20.00"), tokens=2_400_000) if row.startswith(RESTATED_DAY)],
+        "openai-prod-2026-10-14-corrected.csv",
+    )
     return time_machine
 
 
@@ -90,27 +93,37 @@ def test_a_restated_month_is_published_once_and_each_subscriber_gets_one_restate
         sent_in_october.move_to(later, tick=False)
         assert reports_send() == []
     assert len(smtp.messages) == 4 and ReportSnapshot.objects.count() == 2
-    attempts = sorted(ReportSendAttempt.objects.values_list("delivery__subscription__email", "delivery__snapshot__version", "status"))
-    assert attempts == [("cfo@example.com", 1, "sent"), ("cfo@example.com", 2, "sent"),
-                        ("fiona@example.com", 1, "sent"), ("fiona@example.com", 2, "sent")]
+    attempts = sorted(
+        ReportSendAttempt.objects.values_list("delivery__subscription__email", "delivery__snapshot__version", "status")
+    )
+    assert attempts == [
+        ("cfo@example.com", 1, "sent"),
+        ("cfo@example.com", 2, "sent"),
+        ("fiona@example.com", 1, "sent"),
+        ("fiona@example.com", 2, "sent"),
+    ]
 
     # The report page says which version each recipient was sent.
     client = Client()
     client.force_login(fiona)
     page = client.get("/reports/2026-10/").content.decode()
-    recipients = page[page.index('data-testid="recipients"'):]
+    recipients = page[page.index('data-testid="recipients"') :]
     assert recipients.count("v2 (restated from v1)") == 2 and "cfo@example.com" in recipients
 
 
 def test_no_restatement_is_published_before_the_sources_settle_nor_when_nothing_changed(
-        smtp, time_machine, openai_account, support_agent, fiona):
+    smtp, time_machine, openai_account, support_agent, fiona
+):
     time_machine.move_to(THIRD, tick=False)
     two_months_of_support_usage(openai_account, support_agent)
     assert len(reports_send()) == 1
     # 3 November, an hour later: the day is re-imported, but the month has not settled (its lookback runs to the 4th).
     time_machine.move_to(THIRD + dt.timedelta(hours=1), tick=False)
-    import_usage(openai_account, [r for r in month_rows(OCTOBER, cost=Decimal("20.00"), tokens=2_400_000)
-                                  if r.startswith(RESTATED_DAY)], "corrected.csv")
+    import_usage(
+        openai_account,
+        [r for r in month_rows(OCTOBER, cost=Decimal("20.00"), tokens=2_400_000) if r.startswith(RESTATED_DAY)],
+        "corrected.csv",
+    )
     assert reports_send() == [] and ReportSnapshot.objects.count() == 1
     # The 5th: settled, and different: one version, one email.
     time_machine.move_to(FIFTH, tick=False)
@@ -122,8 +135,8 @@ def test_no_restatement_is_published_before_the_sources_settle_nor_when_nothing_
 
 
 def test_the_preview_is_exactly_the_email_sent_and_send_now_sends_it_once(smtp, sent_in_october, fiona):
-    from finops.report_restated import restatements
     from finops.report_delivery import month_lock, schedule_reader
+    from finops.report_restated import restatements
 
     restatements(reader=schedule_reader(), lock=month_lock, now=FIFTH)  # published and due, not sent yet
     subscription = fiona.report_subscriptions.get()
@@ -146,8 +159,8 @@ def test_the_preview_is_exactly_the_email_sent_and_send_now_sends_it_once(smtp, 
 
 
 def test_the_admin_previews_the_email_and_sends_it_now_from_the_subscriptions_page(smtp, sent_in_october, ada):
-    from finops.report_restated import restatements
     from finops.report_delivery import month_lock, schedule_reader
+    from finops.report_restated import restatements
 
     restatements(reader=schedule_reader(), lock=month_lock, now=FIFTH)
     subscription = ada and ReportDelivery.objects.filter(subscription__email="cfo@example.com").first().subscription
@@ -166,12 +179,14 @@ def test_the_admin_previews_the_email_and_sends_it_now_from_the_subscriptions_pa
 
 
 def test_a_months_report_reads_the_same_whenever_it_is_rendered_after_it_closed_except_a_restatement_it_names(
-        time_machine, openai_account, support_agent, support_team, fiona):
+    time_machine, openai_account, support_agent, support_team, fiona
+):
     two_months_of_support_usage(openai_account, support_agent)
     # A quarterly organisation cap and a monthly team cap: read as of 31 October, whatever comes after.
     Cap.objects.create(name="Org Q4", scope=CapScope.ORG, period=CapPeriod.QUARTER, amount=Decimal("1000"))
-    Cap.objects.create(name="Support monthly", scope=CapScope.TEAM, team=support_team, period=CapPeriod.MONTH,
-                       amount=Decimal("350"))
+    Cap.objects.create(
+        name="Support monthly", scope=CapScope.TEAM, team=support_team, period=CapPeriod.MONTH, amount=Decimal("350")
+    )
 
     def render(on: dt.date) -> TcoReport:
         time_machine.move_to(dt.datetime.combine(on, dt.time(9), tzinfo=dt.UTC), tick=False)
@@ -188,8 +203,13 @@ def test_a_months_report_reads_the_same_whenever_it_is_rendered_after_it_closed_
     support = next(r for r in first.rows("caps") if r["label"] == "Support monthly")
     assert support["forecast"] is None and support["status"] == "Over by $37.50"  # a closed month: its outcome
 
-    import_usage(openai_account, [r for r in month_rows(OCTOBER, cost=Decimal("20.00"), tokens=2_400_000)
-                                  if r.startswith(RESTATED_DAY)], "corrected.csv")
+    import_usage(
+        openai_account,
+        [r for r in month_rows(OCTOBER, cost=Decimal("20.00"), tokens=2_400_000) if r.startswith(RESTATED_DAY)],
+        "corrected.csv",
+    )
     restated = render(dt.date(2026, 12, 21))
     changes = diff(first, restated)
-    assert changes and all(c["delta"] == Decimal("7.50") for c in changes if c["kind"] == "money" and c["figure"] == "Spend")
+    assert changes and all(
+        c["delta"] == Decimal("7.50") for c in changes if c["kind"] == "money" and c["figure"] == "Spend"
+    )

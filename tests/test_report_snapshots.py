@@ -35,8 +35,10 @@ def spend(openai_account, support_agent):
 
 def restate_october_10th(account, cost: str = "20.00"):
     """October's export again, as the provider restated it: the 10th now costs `cost` instead of $12.50."""
-    rows = [row.replace(",12.50,", f",{cost},") if row.startswith("2026-10-10,") else row
-            for row in month_rows(OCTOBER, cost=Decimal("12.50"), tokens=1_200_000)]
+    rows = [
+        row.replace(",12.50,", f",{cost},") if row.startswith("2026-10-10,") else row
+        for row in month_rows(OCTOBER, cost=Decimal("12.50"), tokens=1_200_000)
+    ]
     return import_usage(account, rows, "october-restated.csv")
 
 
@@ -53,16 +55,19 @@ def page(client, url: str) -> str:
 
 
 def test_a_restated_month_shows_what_changed_while_the_published_version_stays_as_published(
-        client_as, frozen, spend, fiona, openai_account, tmp_path):
+    client_as, frozen, spend, fiona, openai_account, tmp_path
+):
     reader = client_as(fiona)
     published = reader.post("/reports/2026-10/publish")
     assert published.status_code == 302 and published["Location"] == "/reports/2026-10/?version=1"
     v1 = ReportSnapshot.objects.get()
     assert TcoReport.from_json(v1.figures).summary["cost"] == Decimal("387.50")
     assert "Published October 2026 as version 1 (final)." in page(reader, "/reports/2026-10/?version=1")  # read once
-    before = {"page": page(reader, "/reports/2026-10/?version=1"),
-              "csv": reader.get("/reports/2026-10/report.csv?version=1").content,
-              "pdf": pdf_text(reader.get("/reports/2026-10/report.pdf?version=1").content, tmp_path, "before")}
+    before = {
+        "page": page(reader, "/reports/2026-10/?version=1"),
+        "csv": reader.get("/reports/2026-10/report.csv?version=1").content,
+        "pdf": pdf_text(reader.get("/reports/2026-10/report.pdf?version=1").content, tmp_path, "before"),
+    }
     assert "No change since version 1 was published" in page(reader, "/reports/2026-10/")
 
     frozen.shift(dt.timedelta(hours=2))
@@ -71,13 +76,21 @@ def test_a_restated_month_shows_what_changed_while_the_published_version_stays_a
     live = tco_report(fiona, OCTOBER, today=FIFTH.date())
     assert live.summary["cost"] == Decimal("395.00")  # 387.50 − 12.50 + 20.00
     text = page(reader, "/reports/2026-10/")
-    section = text[text.index('data-testid="restatement"'):]
-    section = section[:section.index("</section>")]
+    section = text[text.index('data-testid="restatement"') :]
+    section = section[: section.index("</section>")]
     assert "Restated since version 1 was published" in section
     assert "Runs since publication: openai-prod." in section
-    cells = [re.sub(r"<[^>]+>", "", row).split("|") for row in
-             (re.sub(r"\s*</td>\s*<td[^>]*>\s*", "|", r) for r in re.findall(r"<tr[^>]*>\s*<td[^>]*>(.*?)</td>\s*</tr>", section, re.S))]
-    rows = {(cells_[0].strip(), cells_[1].strip(), cells_[2].strip()): tuple(c.strip() for c in cells_[3:6]) for cells_ in cells}
+    cells = [
+        re.sub(r"<[^>]+>", "", row).split("|")
+        for row in (
+            re.sub(r"\s*</td>\s*<td[^>]*>\s*", "|", r)
+            for r in re.findall(r"<tr[^>]*>\s*<td[^>]*>(.*?)</td>\s*</tr>", section, re.S)
+        )
+    ]
+    rows = {
+        (cells_[0].strip(), cells_[1].strip(), cells_[2].strip()): tuple(c.strip() for c in cells_[3:6])
+        for cells_ in cells
+    }
     assert rows[("The month in figures", "October 2026", "Spend")] == ("$387.50", "$395.00", "+$7.50")
     assert rows[("The month in figures", "October 2026", "Billed")] == ("$387.50", "$395.00", "+$7.50")
     assert rows[("By provider", "OpenAI", "Spend")] == ("$387.50", "$395.00", "+$7.50")
@@ -93,8 +106,10 @@ def test_a_restated_month_shows_what_changed_while_the_published_version_stays_a
     v2 = ReportSnapshot.objects.get(version=2)
     assert TcoReport.from_json(v2.figures).summary["cost"] == Decimal("395.00") and v2.published_by == fiona
     assert "No change since version 2 was published" in page(reader, "/reports/2026-10/")
-    assert "$387.50" in page(reader, "/reports/2026-10/?version=1") and b"395" not in reader.get(
-        "/reports/2026-10/report.csv?version=1").content
+    assert (
+        "$387.50" in page(reader, "/reports/2026-10/?version=1")
+        and b"395" not in reader.get("/reports/2026-10/report.csv?version=1").content
+    )
     assert reader.get("/reports/2026-10/report.csv?version=1").content == before["csv"]
 
 
@@ -109,7 +124,9 @@ def test_reimporting_the_same_export_restates_nothing(client_as, frozen, spend, 
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_publications_at_once_give_versions_1_and_2_and_no_error(reseeded, time_machine, openai_account, support_agent):
+def test_two_publications_at_once_give_versions_1_and_2_and_no_error(
+    reseeded, time_machine, openai_account, support_agent
+):
     two_months_of_support_usage(openai_account, support_agent)
     fiona = make_user("fiona", User.Role.FINANCE)
     time_machine.move_to(FIFTH, tick=False)
@@ -136,4 +153,3 @@ def test_two_publications_at_once_give_versions_1_and_2_and_no_error(reseeded, t
     assert errors == []
     assert sorted(versions) == [1, 2, 3, 4, 5, 6]
     assert list(ReportSnapshot.objects.order_by("version").values_list("version", flat=True)) == [1, 2, 3, 4, 5, 6]
-

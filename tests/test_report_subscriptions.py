@@ -66,13 +66,17 @@ def html_of(message) -> str:
 
 
 def test_on_the_third_finance_and_an_added_address_receive_octobers_report_with_the_pdf_and_its_summary(
-        smtp, frozen, spend, ada, fiona, sam):
+    smtp, frozen, spend, ada, fiona, sam
+):
     subscription_add(email="cfo@example.com", by=ada)
 
     sent = reports_send()
 
     assert len(sent) == 2 and len(smtp.messages) == 2
-    assert sorted(r for rcpts in smtp.envelopes for r in rcpts) == ["cfo@example.com", "fiona@example.com"]  # not ada, not sam
+    assert sorted(r for rcpts in smtp.envelopes for r in rcpts) == [
+        "cfo@example.com",
+        "fiona@example.com",
+    ]  # not ada, not sam
     snapshot = ReportSnapshot.objects.get()  # nothing was published: the schedule published October once
     assert (snapshot.month, snapshot.version, snapshot.published_by) == (OCTOBER, 1, None)
     report = report_of(snapshot)
@@ -93,8 +97,12 @@ def test_on_the_third_finance_and_an_added_address_receive_octobers_report_with_
     assert content.startswith(b"%PDF") and len(content) > 1000
     assert pdf.get_filename() == "tco-report-2026-10-v1.pdf"
     november = next_month(OCTOBER)
-    expected = forecast_of(daily_costs(visible_spend(fiona), history_start(november), november), start=november,
-                           end=next_month(november), as_of=november)  # the one forecast, from the same days
+    expected = forecast_of(
+        daily_costs(visible_spend(fiona), history_start(november), november),
+        start=november,
+        end=next_month(november),
+        as_of=november,
+    )  # the one forecast, from the same days
     assert summary["forecast_next"] == expected.total
     forecast = display.money_exact(summary["forecast_next"])
     for body in (text_of(message), html_of(message)):
@@ -105,7 +113,9 @@ def test_on_the_third_finance_and_an_added_address_receive_octobers_report_with_
         assert "rovisional" in body
     assert "<script" not in html_of(message)
     # (A long header is folded after its name; parsers drop that fold's whitespace, hence strip().)
-    unsubscribe = re.fullmatch(r"<(https://finops\.example\.com/reports/unsubscribe/[^>]+/)>", message["List-Unsubscribe"].strip())
+    unsubscribe = re.fullmatch(
+        r"<(https://finops\.example\.com/reports/unsubscribe/[^>]+/)>", message["List-Unsubscribe"].strip()
+    )
     assert unsubscribe and unsubscribe[1] in text_of(message)
     assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
     assert message["X-FinOps-Report"] == "2026-10 v1" and message["Auto-Submitted"] == "auto-generated"
@@ -132,7 +142,8 @@ def test_the_pdf_is_rendered_once_for_all_recipients_of_a_run(smtp, frozen, spen
 
 
 def test_a_month_already_published_is_sent_as_its_latest_version_and_a_settled_one_is_not_labelled_provisional(
-        smtp, time_machine, spend, fiona):
+    smtp, time_machine, spend, fiona
+):
     from finops.services.reports import report_publish
 
     time_machine.move_to(dt.datetime(2026, 11, 5, 9, tzinfo=dt.UTC), tick=False)
@@ -146,7 +157,10 @@ def test_a_month_already_published_is_sent_as_its_latest_version_and_a_settled_o
     assert not latest.provisional
     assert message["Subject"] == "TCO report, October 2026: $387.50 (+29.2 % from last month)"
     assert "rovisional" not in text_of(message)
-    assert message["X-FinOps-Report"] == "2026-10 v2" and pdf_parts(message)[0].get_filename() == "tco-report-2026-10-v2.pdf"
+    assert (
+        message["X-FinOps-Report"] == "2026-10 v2"
+        and pdf_parts(message)[0].get_filename() == "tco-report-2026-10-v2.pdf"
+    )
     assert ReportDelivery.objects.get().snapshot == latest
 
 
@@ -196,7 +210,8 @@ def test_the_beat_sends_reports_every_hour_on_the_notify_queue_expiring_within_t
 
 
 def test_when_the_smtp_server_is_down_the_attempt_fails_and_the_report_is_sent_exactly_once_when_it_is_back(
-        settings, frozen, spend, ada, fiona):
+    settings, frozen, spend, ada, fiona
+):
     subscription_add(email="cfo@example.com", by=ada)
     server = FakeSmtpServer()  # nothing listening on its port yet
     server.use(settings)
@@ -205,7 +220,9 @@ def test_when_the_smtp_server_is_down_the_attempt_fails_and_the_report_is_sent_e
 
     deliveries = list(ReportDelivery.objects.order_by("subscription__email"))
     assert [d.state for d in deliveries] == [State.FAILED, State.FAILED] and all(d.attempts == 1 for d in deliveries)
-    assert all(THIRD + dt.timedelta(seconds=44) <= d.next_attempt_at <= THIRD + dt.timedelta(seconds=60) for d in deliveries)
+    assert all(
+        THIRD + dt.timedelta(seconds=44) <= d.next_attempt_at <= THIRD + dt.timedelta(seconds=60) for d in deliveries
+    )
     failed = list(ReportSendAttempt.objects.values_list("status", "error"))
     assert len(failed) == 2 and all(status == "failed" and "SMTP unavailable" in error for status, error in failed)
 
@@ -221,12 +238,16 @@ def test_when_the_smtp_server_is_down_the_attempt_fails_and_the_report_is_sent_e
     assert [len(server.to(a)) for a in ("cfo@example.com", "fiona@example.com")] == [1, 1]
     delivery = ReportDelivery.objects.get(subscription__email="fiona@example.com")
     assert (delivery.state, delivery.attempts) == (State.SENT, 2)
-    assert list(delivery.send_attempts.order_by("attempt").values_list("attempt", "status")) == [(1, "failed"), (2, "sent")]
+    assert list(delivery.send_attempts.order_by("attempt").values_list("attempt", "status")) == [
+        (1, "failed"),
+        (2, "sent"),
+    ]
     assert ReportSnapshot.objects.count() == 1, "the retry sends the version the first attempt tried"
 
 
 def test_an_address_refused_for_good_gives_up_at_once_and_after_eight_failures_a_delivery_gives_up(
-        settings, smtp, frozen, spend, ada, fiona):
+    settings, smtp, frozen, spend, ada, fiona
+):
     subscription_add(email="nobody@example.com", by=ada)
     smtp.refuse["nobody@example.com"] = "550 5.1.1 No such user"
     smtp.refuse["fiona@example.com"] = "451 4.3.0 Mailbox busy, try later"
@@ -260,7 +281,9 @@ def test_a_finance_user_who_became_a_member_is_not_sent_the_report(smtp, frozen,
     assert not ReportDelivery.objects.filter(month=dt.date(2026, 11, 1)).exists()
 
 
-def test_a_retry_is_not_sent_to_someone_whose_role_changed_since_and_the_attempt_says_why(settings, frozen, spend, fiona):
+def test_a_retry_is_not_sent_to_someone_whose_role_changed_since_and_the_attempt_says_why(
+    settings, frozen, spend, fiona
+):
     from finops.services.users import user_set_role
 
     FakeSmtpServer().use(settings)  # down: the first attempt fails
@@ -282,8 +305,9 @@ def test_a_retry_is_not_sent_to_someone_whose_role_changed_since_and_the_attempt
 
 
 @pytest.mark.django_db(transaction=True)
-def test_four_senders_at_once_publish_one_version_and_send_each_subscriber_one_email(reseeded, smtp, time_machine,
-                                                                                     openai_account, support_agent):
+def test_four_senders_at_once_publish_one_version_and_send_each_subscriber_one_email(
+    reseeded, smtp, time_machine, openai_account, support_agent
+):
     two_months_of_support_usage(openai_account, support_agent)
     make_user("fiona", User.Role.FINANCE)
     make_user("fred", User.Role.FINANCE)
@@ -308,7 +332,11 @@ def test_four_senders_at_once_publish_one_version_and_send_each_subscriber_one_e
 
     assert errors == []
     assert ReportSnapshot.objects.count() == 1, "one version published, however many senders raced"
-    assert sorted(r for rcpts in smtp.envelopes for r in rcpts) == ["cfo@example.com", "fiona@example.com", "fred@example.com"]
+    assert sorted(r for rcpts in smtp.envelopes for r in rcpts) == [
+        "cfo@example.com",
+        "fiona@example.com",
+        "fred@example.com",
+    ]
     assert len(results) == 4 and sum(map(len, results)) == 3, "each delivery sent by exactly one of the senders"
     assert ReportSendAttempt.objects.count() == 3 and ReportDelivery.objects.filter(state=State.SENT).count() == 3
 
@@ -316,10 +344,14 @@ def test_four_senders_at_once_publish_one_version_and_send_each_subscriber_one_e
 # --- unsubscribing ---
 
 
-def test_the_emails_unsubscribe_link_confirms_then_unsubscribes_and_nothing_more_is_sent(smtp, frozen, spend, ada, fiona):
+def test_the_emails_unsubscribe_link_confirms_then_unsubscribes_and_nothing_more_is_sent(
+    smtp, frozen, spend, ada, fiona
+):
     subscription_add(email="cfo@example.com", by=ada)
     reports_send()
-    link = re.fullmatch(r"<https://finops\.example\.com(/[^>]+)>", smtp.to("fiona@example.com")[0]["List-Unsubscribe"].strip())[1]
+    link = re.fullmatch(
+        r"<https://finops\.example\.com(/[^>]+)>", smtp.to("fiona@example.com")[0]["List-Unsubscribe"].strip()
+    )[1]
     anonymous = Client()
 
     confirm = anonymous.get(link)
@@ -337,8 +369,10 @@ def test_the_emails_unsubscribe_link_confirms_then_unsubscribes_and_nothing_more
     frozen.move_to(dt.datetime(2026, 12, 3, 9, tzinfo=dt.UTC))
     reports_send()
     assert [m["Subject"].split(":")[0] for m in smtp.to("fiona@example.com")] == ["TCO report, October 2026"]
-    assert [m["Subject"].split(":")[0] for m in smtp.to("cfo@example.com")] == ["TCO report, October 2026",
-                                                                                "TCO report, November 2026"]
+    assert [m["Subject"].split(":")[0] for m in smtp.to("cfo@example.com")] == [
+        "TCO report, October 2026",
+        "TCO report, November 2026",
+    ]
     assert not ReportSubscription.objects.get(email="fiona@example.com").active, "the default never resubscribes her"
 
 
@@ -346,8 +380,9 @@ def test_a_mail_clients_one_click_post_unsubscribes_without_a_csrf_token(smtp, f
     reports_send()
     link = smtp.messages[0]["List-Unsubscribe"].strip().strip("<>").removeprefix("https://finops.example.com")
 
-    response = Client(enforce_csrf_checks=True).post(link, "List-Unsubscribe=One-Click",
-                                                     content_type="application/x-www-form-urlencoded")
+    response = Client(enforce_csrf_checks=True).post(
+        link, "List-Unsubscribe=One-Click", content_type="application/x-www-form-urlencoded"
+    )
 
     assert response.status_code == 200
     assert not ReportSubscription.objects.get(email="fiona@example.com").active
@@ -361,7 +396,8 @@ def test_a_tampered_or_stale_unsubscribe_link_answers_400_with_a_page_saying_so(
     value, stamp, signature = token.split(":")
     tampered = anonymous.post(f"/reports/unsubscribe/{value}:{stamp}:{signature[:-2]}xx/")
     another_subscription = anonymous.post(
-        f"/reports/unsubscribe/{subscription.id + 1}{value[len(str(subscription.id)):]}:{stamp}:{signature}/")
+        f"/reports/unsubscribe/{subscription.id + 1}{value[len(str(subscription.id)) :]}:{stamp}:{signature}/"
+    )
     other_salt = anonymous.get(f"/reports/unsubscribe/{signing.Signer(salt='elsewhere').sign(value)}/")
 
     for response in (tampered, another_subscription, other_salt):
@@ -379,7 +415,9 @@ def test_a_tampered_or_stale_unsubscribe_link_answers_400_with_a_page_saying_so(
 # --- subscriptions: the service and the page ---
 
 
-def test_finance_users_are_subscribed_by_default_at_the_send_but_never_again_once_unsubscribed(smtp, frozen, spend, fiona, sam):
+def test_finance_users_are_subscribed_by_default_at_the_send_but_never_again_once_unsubscribed(
+    smtp, frozen, spend, fiona, sam
+):
     assert not ReportSubscription.objects.exists()
     reports_send()
     fionas = ReportSubscription.objects.get()
@@ -395,8 +433,11 @@ def test_finance_users_are_subscribed_by_default_at_the_send_but_never_again_onc
 
 def test_the_service_refuses_a_bad_address_a_duplicate_a_members_address_and_a_day_outside_1_to_28(ada, fiona, sam):
     subscription_add(email="cfo@Example.COM", by=ada)
-    cases = {"not-an-address": "is not an email address", "CFO@example.com": "already subscribed",
-             "sam@example.com": "only admins and finance receive it"}
+    cases = {
+        "not-an-address": "is not an email address",
+        "CFO@example.com": "already subscribed",
+        "sam@example.com": "only admins and finance receive it",
+    }
     for email, words in cases.items():
         with pytest.raises(SubscriptionError, match=words):
             subscription_add(email=email, by=ada)
@@ -408,8 +449,12 @@ def test_the_service_refuses_a_bad_address_a_duplicate_a_members_address_and_a_d
 
 def test_members_cannot_open_the_subscriptions_page(client_as, sam):
     assert client_as(sam).get("/reports/subscriptions/").status_code == 404
-    assert client_as(sam).post("/reports/subscriptions/", {"action": "add", "email": "x@example.com",
-                                                           "day_of_month": 3}).status_code == 404
+    assert (
+        client_as(sam)
+        .post("/reports/subscriptions/", {"action": "add", "email": "x@example.com", "day_of_month": 3})
+        .status_code
+        == 404
+    )
     assert not ReportSubscription.objects.exists()
 
 
@@ -420,7 +465,9 @@ def test_an_admin_adds_an_address_changes_its_day_and_removes_it_with_clear_erro
     assert "Subscribed by default (finance)" in page and "fiona@example.com" in page
     assert "The UTC day of each month the previous month&#x27;s report is emailed" in page  # the form's help
 
-    added = admin.post("/reports/subscriptions/", {"action": "add", "email": "cfo@example.com", "day_of_month": 7}, follow=True)
+    added = admin.post(
+        "/reports/subscriptions/", {"action": "add", "email": "cfo@example.com", "day_of_month": 7}, follow=True
+    )
     assert "cfo@example.com will receive the report on day 7 of each month." in added.content.decode()
     cfo = ReportSubscription.objects.get(email="cfo@example.com")
     assert (cfo.day_of_month, cfo.added_by, cfo.active) == (7, ada, True)
@@ -452,7 +499,12 @@ def test_a_finance_user_sees_and_changes_only_their_own_subscription(client_as, 
     assert (own.email, own.day_of_month, own.active) == ("fiona@example.com", 10, True)
 
     assert finance.post("/reports/subscriptions/", {"action": "deactivate", "id": other.id}).status_code == 404
-    assert finance.post("/reports/subscriptions/", {"action": "add", "email": "me2@example.com", "day_of_month": 3}).status_code == 404
+    assert (
+        finance.post(
+            "/reports/subscriptions/", {"action": "add", "email": "me2@example.com", "day_of_month": 3}
+        ).status_code
+        == 404
+    )
     finance.post("/reports/subscriptions/", {"action": "deactivate", "id": own.id})
     own.refresh_from_db()
     other.refresh_from_db()
@@ -464,7 +516,8 @@ def test_a_finance_user_sees_and_changes_only_their_own_subscription(client_as, 
 
 
 def test_a_finance_users_subscription_follows_their_new_address_and_an_address_added_earlier_becomes_theirs(
-        smtp, frozen, spend, ada):
+    smtp, frozen, spend, ada
+):
     subscription_add(email="freda@example.com", day_of_month=1, by=ada)  # before freda had an account
     freda = make_user("freda", User.Role.FINANCE)
     fiona = make_user("fiona", User.Role.FINANCE)

@@ -13,7 +13,14 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from finops.models import (
-    Account, AttributionRule, DailyPerformance, DailySpend, MonthlyPerformance, MonthlySpend, Provider, UsageLine,
+    Account,
+    AttributionRule,
+    DailyPerformance,
+    DailySpend,
+    MonthlyPerformance,
+    MonthlySpend,
+    Provider,
+    UsageLine,
 )
 from finops.services.attribution import history_reattribute
 from ingest.retention import retention_cutoff, usage_lines_prune
@@ -41,14 +48,18 @@ def history(transactional_db, settings, support_agent, search_ranker):
     with no price) and gateway requests with latency on a Groq account, from before the cut-off to yesterday."""
     reseed_reference_data()
     settings.FINOPS_USAGE_RETENTION_MONTHS = 25
-    openai = Account.objects.create(name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="usage_csv")
+    openai = Account.objects.create(
+        name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="usage_csv"
+    )
     rows = ["day,model,input_tokens,output_tokens,cost,project,api_key,user,tags"]
     day = FIRST_DAY
     while day <= LAST_DAY:
         n = day.toordinal() % 7
-        rows += [f"{day},gpt-5-mini,{1_000_000 + n},0,{10 + n}.25,support,key-support,ana,env=prod",
-                 f"{day},gpt-5,100000,{n},2.5,search,key-search,ben,env=dev",
-                 f"{day},gpt-4o,100000,0,1,other,key-other,,"]
+        rows += [
+            f"{day},gpt-5-mini,{1_000_000 + n},0,{10 + n}.25,support,key-support,ana,env=prod",
+            f"{day},gpt-5,100000,{n},2.5,search,key-search,ben,env=dev",
+            f"{day},gpt-4o,100000,0,1,other,key-other,,",
+        ]
         if day.day == 12:
             rows.append(f"{day},my-private-model,300000,40000,,support,key-support,ana,env=prod")
         day += dt.timedelta(days=1)
@@ -56,8 +67,21 @@ def history(transactional_db, settings, support_agent, search_ranker):
     assert run.status == "succeeded", run.error
     groq = gateway("groq")
     for moment in (dt.datetime(2024, 7, 3, 9, tzinfo=dt.UTC), dt.datetime(2026, 10, 7, 15, tzinfo=dt.UTC)):
-        import_log(groq, [record(moment, n, provider="groq", model="openai/gpt-oss-120b", duration_ms=400 + 10 * n,
-                                 ttft_ms=150, output=120) for n in range(40)])
+        import_log(
+            groq,
+            [
+                record(
+                    moment,
+                    n,
+                    provider="groq",
+                    model="openai/gpt-oss-120b",
+                    duration_ms=400 + 10 * n,
+                    ttft_ms=150,
+                    output=120,
+                )
+                for n in range(40)
+            ],
+        )
     AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
     AttributionRule.objects.create(workload=search_ranker, priority=2, project="search")
     AttributionRule.objects.create(workload=support_agent, priority=3, account=groq)
@@ -67,9 +91,11 @@ def history(transactional_db, settings, support_agent, search_ranker):
 
 def rollups() -> dict:
     """Every row of every rollup, as values (ids aside)."""
+
     def rows(model):
         fields = [f.attname for f in model._meta.concrete_fields if f.attname != "id"]
         return sorted(tuple(str(v) for v in row) for row in model.objects.values_list(*fields))
+
     return {model.__name__: rows(model) for model in (DailySpend, MonthlySpend, DailyPerformance, MonthlyPerformance)}
 
 
@@ -105,9 +131,12 @@ def lines_before(cutoff: dt.datetime) -> int:
 
 def test_the_cutoff_keeps_the_current_month_and_the_whole_months_before_it():
     assert retention_cutoff(now=NOW, months=25) == CUTOFF
-    assert retention_cutoff(now=dt.datetime(2026, 1, 1, tzinfo=dt.UTC), months=1) == dt.datetime(2025, 12, 1, tzinfo=dt.UTC)
+    assert retention_cutoff(now=dt.datetime(2026, 1, 1, tzinfo=dt.UTC), months=1) == dt.datetime(
+        2025, 12, 1, tzinfo=dt.UTC
+    )
     assert retention_cutoff(now=dt.datetime(2026, 3, 31, 23, 59, tzinfo=dt.UTC), months=14) == dt.datetime(
-        2025, 1, 1, tzinfo=dt.UTC)
+        2025, 1, 1, tzinfo=dt.UTC
+    )
 
 
 def test_old_lines_are_pruned_in_batches_and_every_figure_stays_as_it_was(history, client_as, fiona):
@@ -138,19 +167,25 @@ def test_old_lines_are_pruned_in_batches_and_every_figure_stays_as_it_was(histor
     assert what_people_see(client) == before_seen
 
 
-def test_a_rule_change_after_a_prune_moves_the_kept_history_and_leaves_the_pruned_months_as_they_were(history, search_ranker):
+def test_a_rule_change_after_a_prune_moves_the_kept_history_and_leaves_the_pruned_months_as_they_were(
+    history, search_ranker
+):
     usage_lines_prune()
     old_months = {
-        row["month"]: row for row in MonthlySpend.objects.filter(month__lt=CUTOFF.date())
-        .values("month", "workload_id", "reporting_cost").order_by("month", "workload_id")
+        row["month"]: row
+        for row in MonthlySpend.objects.filter(month__lt=CUTOFF.date())
+        .values("month", "workload_id", "reporting_cost")
+        .order_by("month", "workload_id")
     }
     # Everything of the support project moves to the search ranker.
     AttributionRule.objects.filter(project="support").update(workload=search_ranker)
     history_reattribute()
 
     assert {
-        row["month"]: row for row in MonthlySpend.objects.filter(month__lt=CUTOFF.date())
-        .values("month", "workload_id", "reporting_cost").order_by("month", "workload_id")
+        row["month"]: row
+        for row in MonthlySpend.objects.filter(month__lt=CUTOFF.date())
+        .values("month", "workload_id", "reporting_cost")
+        .order_by("month", "workload_id")
     } == old_months
     recent = DailySpend.objects.filter(day__gte=CUTOFF.date(), model="gpt-5-mini")
     assert set(recent.values_list("workload_id", flat=True)) == {search_ranker.id}

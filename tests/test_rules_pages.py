@@ -20,11 +20,24 @@ def recent_usage(openai_account):
         f"{yesterday},gpt-5-mini,1000,100,3,proj_support\n"
         f"{yesterday},gpt-5,1000,100,5,proj_search\n"
     )
-    assert usage_file_import(account=openai_account, stream=io.BytesIO(csv.encode()), file_name="u.csv").status == "succeeded"
+    assert (
+        usage_file_import(account=openai_account, stream=io.BytesIO(csv.encode()), file_name="u.csv").status
+        == "succeeded"
+    )
 
 
 def form(workload, priority, **extra):
-    data = {"workload": workload.pk, "priority": priority, "account": "", "provider": "", "project": "", "api_key": "", "user": "", "model": "", "tags_text": ""}
+    data = {
+        "workload": workload.pk,
+        "priority": priority,
+        "account": "",
+        "provider": "",
+        "project": "",
+        "api_key": "",
+        "user": "",
+        "model": "",
+        "tags_text": "",
+    }
     data.update(extra)
     return data
 
@@ -39,13 +52,21 @@ def test_preview_shows_what_a_new_rule_would_claim_and_from_whom(client_as, ada,
 
 def test_preview_names_the_rule_that_would_lose_the_lines(client_as, ada, recent_usage, support_agent, search_ranker):
     AttributionRule.objects.create(workload=search_ranker, priority=20, project="proj_search")
-    preview = client_as(ada).post(reverse("rule-create"), {**form(support_agent, 5, model="gpt-5"), "preview": "1"}).context["preview"]
+    preview = (
+        client_as(ada)
+        .post(reverse("rule-create"), {**form(support_agent, 5, model="gpt-5"), "preview": "1"})
+        .context["preview"]
+    )
     assert preview["sources"] == [{"source": "#20 → Search ranker", "lines": 1, "cost": Decimal(5), "tokens": 1100}]
 
 
-def test_saving_a_rule_audits_it_and_reattributes_history(client_as, ada, recent_usage, support_agent, django_capture_on_commit_callbacks):
+def test_saving_a_rule_audits_it_and_reattributes_history(
+    client_as, ada, recent_usage, support_agent, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
-        response = client_as(ada).post(reverse("rule-create"), {**form(support_agent, 10, project="proj_support"), "save": "1"})
+        response = client_as(ada).post(
+            reverse("rule-create"), {**form(support_agent, 10, project="proj_support"), "save": "1"}
+        )
     assert response.status_code == 302
     assert UsageLine.objects.filter(signature__workload=support_agent).aggregate(c=Sum("cost"))["c"] == Decimal(3)
     job = ReattributionJob.objects.get()
@@ -56,7 +77,9 @@ def test_saving_a_rule_audits_it_and_reattributes_history(client_as, ada, recent
     assert (change.action, change.actor.username, change.source) == ("created", "ada", "ui")
 
 
-def test_editing_moving_and_deleting_rules(client_as, ada, recent_usage, support_agent, search_ranker, django_capture_on_commit_callbacks):
+def test_editing_moving_and_deleting_rules(
+    client_as, ada, recent_usage, support_agent, search_ranker, django_capture_on_commit_callbacks
+):
     first = AttributionRule.objects.create(workload=support_agent, priority=10, model="gpt-5*")
     second = AttributionRule.objects.create(workload=search_ranker, priority=20, model="gpt-5*")
     client = client_as(ada)
@@ -90,6 +113,8 @@ def test_finance_reads_rules_but_cannot_change_them_and_members_do_not_see_them(
 
 
 def test_the_rule_list_reads_conditions_plainly(client_as, fiona, support_agent, openai_account):
-    AttributionRule.objects.create(workload=support_agent, priority=1, account=openai_account, model="gpt-5*", tags={"team": "support"})
+    AttributionRule.objects.create(
+        workload=support_agent, priority=1, account=openai_account, model="gpt-5*", tags={"team": "support"}
+    )
     page = client_as(fiona).get(reverse("rule-list")).content.decode()
     assert "account = openai-prod" in page and "model ~ gpt-5*" in page and "tag team = support" in page

@@ -32,7 +32,10 @@ def traffic(support_agent, search_ranker):
 
 def test_each_workload_gets_the_cheapest_offering_of_its_family_that_meets_its_sla_ranked_by_saving(traffic):
     report = savings(None, today_utc())
-    assert [(r.workload.slug, r.best.provider) for r in report.rows] == [("support-agent", "deepinfra"), ("search-ranker", "groq")]
+    assert [(r.workload.slug, r.best.provider) for r in report.rows] == [
+        ("support-agent", "deepinfra"),
+        ("search-ranker", "groq"),
+    ]
     support, search = report.rows
     assert support.saving == (TODAY_COST - DEEPINFRA_COST).quantize(CENT)  # rounded once, where it is computed
     # Search ranker: DeepInfra (3.0 s) misses 1 s; Groq itself (0.7 s measured) is the cheapest that meets it: no saving.
@@ -73,8 +76,14 @@ def test_routing_policies_export_as_a_litellm_router_config(traffic, support_age
     response = client_as(ada).get("/savings/litellm-router.yaml")
     assert yaml.safe_load(response.content) == {
         "model_list": [
-            {"model_name": "support-agent", "litellm_params": {"model": "deepinfra/gpt-oss-120b", "api_key": "os.environ/DEEPINFRA_API_KEY"}},
-            {"model_name": "support-agent-fallback", "litellm_params": {"model": "groq/gpt-oss-120b", "api_key": "os.environ/GROQ_API_KEY"}},
+            {
+                "model_name": "support-agent",
+                "litellm_params": {"model": "deepinfra/gpt-oss-120b", "api_key": "os.environ/DEEPINFRA_API_KEY"},
+            },
+            {
+                "model_name": "support-agent-fallback",
+                "litellm_params": {"model": "groq/gpt-oss-120b", "api_key": "os.environ/GROQ_API_KEY"},
+            },
         ],
         "router_settings": {"fallbacks": [{"support-agent": ["support-agent-fallback"]}]},
     }
@@ -104,14 +113,17 @@ def test_a_preset_runs_without_any_spend(db, client_as, fiona):
 
 
 def test_the_provider_page_compares_the_companys_own_price_of_the_same_weights_across_providers(
-        support_agent, search_ranker, client_as, fiona):
+    support_agent, search_ranker, client_as, fiona
+):
     import_groq_traffic(support_agent, key="abcd")
     import_groq_traffic(search_ranker, key="wxyz", provider="cerebras")
     csv = client_as(fiona).get("/providers/groq/", {"csv": "same_weights"}).content.decode().splitlines()
     assert csv[0] == "Family,Provider,Models,Spend,Unpriced tokens,Priced tokens,USD/M tokens,Currency"
     # Σcost ÷ Σtokens × 10⁶: Cerebras 0.075 / 180,000 tokens, Groq 0.0405 / 180,000 tokens
-    assert csv[1:] == ["gpt-oss-120b,Cerebras,gpt-oss-120b,0.075,0,180000,0.416667,USD",
-                       "gpt-oss-120b,Groq,gpt-oss-120b,0.0405,0,180000,0.225,USD"]
+    assert csv[1:] == [
+        "gpt-oss-120b,Cerebras,gpt-oss-120b,0.075,0,180000,0.416667,USD",
+        "gpt-oss-120b,Groq,gpt-oss-120b,0.0405,0,180000,0.225,USD",
+    ]
     page = client_as(fiona).get("/providers/groq/").content.decode()
     assert "The same weights on other providers" in page
 
@@ -121,4 +133,8 @@ def test_the_calculator_on_a_workload_prices_the_same_part_as_the_savings_page(t
 
     row = next(r for r in savings(None, today_utc()).rows if r.workload == support_agent)
     result = what_if(None, today=today_utc(), workload="support-agent")
-    assert (result.family, result.today_cost, result.best.monthly_cost) == (row.family, row.today_cost, row.best.monthly_cost)
+    assert (result.family, result.today_cost, result.best.monthly_cost) == (
+        row.family,
+        row.today_cost,
+        row.best.monthly_cost,
+    )

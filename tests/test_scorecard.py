@@ -47,7 +47,9 @@ def _frozen(time_machine):
 
 @pytest.fixture
 def router(support_team):
-    return Workload.objects.create(team=support_team, name="Ticket router", slug="ticket-router", latency_profile="realtime")
+    return Workload.objects.create(
+        team=support_team, name="Ticket router", slug="ticket-router", latency_profile="realtime"
+    )
 
 
 @pytest.fixture
@@ -63,17 +65,26 @@ def _csv_import(account, lines: list[str]):
 
 def _request(at: dt.datetime, ms: int, *, failed: bool = False) -> dict:
     return {
-        "request_id": f"r-{at.timestamp()}-{ms}-{failed}", "startTime": at.isoformat(),
+        "request_id": f"r-{at.timestamp()}-{ms}-{failed}",
+        "startTime": at.isoformat(),
         "endTime": (at + dt.timedelta(milliseconds=ms)).isoformat(),
         "completionStartTime": (at + dt.timedelta(milliseconds=200)).isoformat(),
-        "model": GATEWAY_MODEL, "custom_llm_provider": "groq", "prompt_tokens": 500, "completion_tokens": 100,
-        "api_key": "a" * 64, "team_id": "support", "metadata": {}, "request_tags": [],
+        "model": GATEWAY_MODEL,
+        "custom_llm_provider": "groq",
+        "prompt_tokens": 500,
+        "completion_tokens": 100,
+        "api_key": "a" * 64,
+        "team_id": "support",
+        "metadata": {},
+        "request_tags": [],
         "status": "failure" if failed else "success",
     }
 
 
 def _gateway_import(account, records: list[dict]):
-    run = usage_file_import(account=account, stream=io.BytesIO(json.dumps(records).encode()), file_name="spend_logs.json")
+    run = usage_file_import(
+        account=account, stream=io.BytesIO(json.dumps(records).encode()), file_name="spend_logs.json"
+    )
     assert run.status == "succeeded", run.error
 
 
@@ -83,31 +94,52 @@ def _at(text: str) -> dt.datetime:
 
 @pytest.fixture
 def data(ada, openai_account, groq, support_agent, search_ranker, router):
-    _csv_import(openai_account, [
-        "2026-07-10,gpt-5-mini,1000000,0,100,support",
-        "2026-10-05,gpt-5-mini,1000000,0,150,support", "2026-11-02,gpt-5-mini,1000000,0,50,support",
-        "2026-10-05,gpt-5,2000000,0,30,search",
-        "2026-10-05,acme-router-ft-8b,3000000,0,,router",
-    ])
+    _csv_import(
+        openai_account,
+        [
+            "2026-07-10,gpt-5-mini,1000000,0,100,support",
+            "2026-10-05,gpt-5-mini,1000000,0,150,support",
+            "2026-11-02,gpt-5-mini,1000000,0,50,support",
+            "2026-10-05,gpt-5,2000000,0,30,search",
+            "2026-10-05,acme-router-ft-8b,3000000,0,,router",
+        ],
+    )
     july = [_request(_at("2026-07-15T10:00:00") + dt.timedelta(seconds=n), 1000, failed=n < 2) for n in range(100)]
     boundary = [_request(_at("2026-09-30T23:59:00"), 2000), _request(_at("2026-10-01T00:00:00"), 1500)]
-    november = [_request(_at("2026-11-03T09:00:00") + dt.timedelta(seconds=n), 5000 if n < 4 else 1000, failed=n == 10)
-                for n in range(99)]
+    november = [
+        _request(_at("2026-11-03T09:00:00") + dt.timedelta(seconds=n), 5000 if n < 4 else 1000, failed=n == 10)
+        for n in range(99)
+    ]
     _gateway_import(groq, july + boundary + november)
-    for priority, (workload, project) in enumerate(((support_agent, "support"), (search_ranker, "search"), (router, "router")), 1):
+    for priority, (workload, project) in enumerate(
+        ((support_agent, "support"), (search_ranker, "search"), (router, "router")), 1
+    ):
         AttributionRule.objects.create(workload=workload, priority=priority, project=project)
     AttributionRule.objects.create(workload=support_agent, priority=10, account=groq)
     history_reattribute()
-    outcomes_record(by=ada, rows=[{"workload": "support-agent", "day": "2026-07-10", "count": 50},
-                                  {"workload": "support-agent", "day": "2026-10-05", "count": 100},
-                                  {"workload": "support-agent", "day": "2026-11-02", "count": 300}])
+    outcomes_record(
+        by=ada,
+        rows=[
+            {"workload": "support-agent", "day": "2026-07-10", "count": 50},
+            {"workload": "support-agent", "day": "2026-10-05", "count": 100},
+            {"workload": "support-agent", "day": "2026-11-02", "count": 300},
+        ],
+    )
     groq_id, openai_id = groq.provider_id, openai_account.provider_id
     for provider, model, first, end, score in (
-        (groq_id, GATEWAY_MODEL, "2026-10-01", "2027-01-01", "0.9"), (groq_id, GATEWAY_MODEL, "2026-07-01", "2026-10-01", "0.85"),
+        (groq_id, GATEWAY_MODEL, "2026-10-01", "2027-01-01", "0.9"),
+        (groq_id, GATEWAY_MODEL, "2026-07-01", "2026-10-01", "0.85"),
         (openai_id, "gpt-5-mini", "2026-10-01", "2027-01-01", "0.7"),  # served no measured request: weighs nothing
     ):
-        EvalScore.objects.create(workload=support_agent, provider_id=provider, model=model, name="resolution-accuracy",
-                                 period_start=first, period_end=end, score=Decimal(score))
+        EvalScore.objects.create(
+            workload=support_agent,
+            provider_id=provider,
+            model=model,
+            name="resolution-accuracy",
+            period_start=first,
+            period_end=end,
+            score=Decimal(score),
+        )
 
 
 def _card(user, key="2026Q4", **kwargs):
@@ -132,11 +164,26 @@ def _near(value, expected, share=0.01) -> bool:
 
 def test_the_current_quarter_is_read_to_date_and_compared_with_the_same_days_of_the_previous_one():
     q = selectors.quarter("2026Q4", today=TODAY)
-    assert (q.start, q.read_end, q.end, q.to_date, q.title) == (dt.date(2026, 10, 1), TODAY, dt.date(2027, 1, 1), True, "Q4 2026 to date")
+    assert (q.start, q.read_end, q.end, q.to_date, q.title) == (
+        dt.date(2026, 10, 1),
+        TODAY,
+        dt.date(2027, 1, 1),
+        True,
+        "Q4 2026 to date",
+    )
     assert (q.compare_start, q.compare_end) == (dt.date(2026, 7, 1), dt.date(2026, 8, 22))  # 52 days each
     past = selectors.quarter("2026-q3", today=TODAY)
-    assert (past.key, past.start, past.read_end, past.to_date) == ("2026Q3", dt.date(2026, 7, 1), dt.date(2026, 10, 1), False)
-    assert (past.compare_start, past.compare_end, past.compare_label) == (dt.date(2026, 4, 1), dt.date(2026, 7, 1), "Q2 2026")
+    assert (past.key, past.start, past.read_end, past.to_date) == (
+        "2026Q3",
+        dt.date(2026, 7, 1),
+        dt.date(2026, 10, 1),
+        False,
+    )
+    assert (past.compare_start, past.compare_end, past.compare_label) == (
+        dt.date(2026, 4, 1),
+        dt.date(2026, 7, 1),
+        "Q2 2026",
+    )
     assert selectors.quarter(None, today=TODAY).key == "2026Q4"
     assert selectors.quarter(None, today=dt.date(2027, 1, 1)).key == "2026Q4"  # Q1 2027 has no complete day yet
 
@@ -177,7 +224,11 @@ def test_error_rate_changes_in_points_and_p99_in_milliseconds_from_merged_distri
     verdict = row["verdict_detail"]
     assert (verdict.status, verdict.sla_seconds) == ("fails", 4)
     assert verdict.share_over == pytest.approx(0.04)
-    assert row["verdict"]["label"] == "Fails" and "4 s SLA" in row["verdict"]["title"] and "4.0 %" in row["verdict"]["title"]
+    assert (
+        row["verdict"]["label"] == "Fails"
+        and "4 s SLA" in row["verdict"]["title"]
+        and "4.0 %" in row["verdict"]["title"]
+    )
     assert row["previous"].verdict.status == "meets"
 
 
@@ -193,10 +244,18 @@ def test_output_speed_is_generation_tokens_over_generation_time_and_quality_is_r
 def test_a_quarter_without_outcomes_has_no_cost_per_outcome_and_unpriced_spend_is_unknown_not_zero(ada, data):
     rows = _rows(_card(ada))
     # search-ranker counts no outcome (no unit, none reported): "—", not 0
-    assert (rows["search-ranker"]["cost"], rows["search-ranker"]["outcomes"], rows["search-ranker"]["per_outcome"]) == (Decimal(30), None, None)
+    assert (rows["search-ranker"]["cost"], rows["search-ranker"]["outcomes"], rows["search-ranker"]["per_outcome"]) == (
+        Decimal(30),
+        None,
+        None,
+    )
     assert rows["search-ranker"]["cost_change"] is None  # nothing the quarter before: no % of nothing
     assert rows["search-ranker"]["verdict"]["status"] == "no-sla" and rows["search-ranker"]["p99_ms"] is None
-    assert (rows["ticket-router"]["cost"], rows["ticket-router"]["unpriced_tokens"], rows["ticket-router"]["usd_per_mtok"]) == (None, 3_000_000, None)
+    assert (
+        rows["ticket-router"]["cost"],
+        rows["ticket-router"]["unpriced_tokens"],
+        rows["ticket-router"]["usd_per_mtok"],
+    ) == (None, 3_000_000, None)
 
 
 def test_each_source_is_read_once_for_every_workload(ada, data, support_team, django_assert_max_num_queries):
@@ -215,7 +274,9 @@ def test_the_page_shows_each_figure_with_its_change_and_a_verdict_badge(client_a
     html = response.content.decode()
     assert "Q4 2026 to date" in html and "the same 52 days of Q3 2026" in html
     assert "$200.00" in html and "+100.0 %" in html and "-1.00 pt" in html and "$0.50" in html
-    assert 'data-verdict="fails"' in html and re.search(r"p99 (4\.9|5|5\.1) s against its 4 s SLA; 4\.0 % of requests slower", html)
+    assert 'data-verdict="fails"' in html and re.search(
+        r"p99 (4\.9|5|5\.1) s against its 4 s SLA; 4\.0 % of requests slower", html
+    )
     assert "How p99 is computed" in html and "Summary only" in html
 
 
@@ -226,7 +287,11 @@ def test_the_page_sorts_on_the_server_stable_and_with_unknown_values_last(client
 
     assert order() == ["support-agent", "search-ranker", "ticket-router"]  # spend, biggest first; unknown last
     assert order(sort="cost", dir="asc") == ["search-ranker", "support-agent", "ticket-router"]
-    assert order(sort="p99_ms", dir="asc") == ["support-agent", "search-ranker", "ticket-router"]  # ties keep name order
+    assert order(sort="p99_ms", dir="asc") == [
+        "support-agent",
+        "search-ranker",
+        "ticket-router",
+    ]  # ties keep name order
     assert order(sort="label", dir="desc") == ["ticket-router", "support-agent", "search-ranker"]
     assert order(sort="verdict", dir="asc") == ["support-agent", "search-ranker", "ticket-router"]  # worst first
     assert order(sort="nonsense") == order()
@@ -261,8 +326,18 @@ def test_the_csv_carries_the_page_columns_with_changes_as_plain_numbers(client_a
     assert rows[0] == csv_header(SCORECARD)
     found = {row[1]: dict(zip(rows[0], row)) for row in rows[1:]}
     support = found["support-agent"]
-    assert (support["Spend"], support["Spend change"], support["USD/M tokens"], support["Cost per outcome"]) == ("200.00", "1.00", "100.00", "0.50")
-    assert (support["Error rate"], support["Error rate change (pt)"], support["Verdict"], support["Currency"]) == ("0.01", "-1.00", "Fails", "USD")
+    assert (support["Spend"], support["Spend change"], support["USD/M tokens"], support["Cost per outcome"]) == (
+        "200.00",
+        "1.00",
+        "100.00",
+        "0.50",
+    )
+    assert (support["Error rate"], support["Error rate change (pt)"], support["Verdict"], support["Currency"]) == (
+        "0.01",
+        "-1.00",
+        "Fails",
+        "USD",
+    )
     assert int(support["p99 latency"]) == pytest.approx(5000, rel=0.01)
     assert found["search-ranker"]["Cost per outcome"] == "" and found["ticket-router"]["Spend"] == ""
 
@@ -288,7 +363,7 @@ def test_the_xlsx_holds_the_csv_cell_by_cell_with_numbers_as_numbers(client_as, 
             else:
                 assert value == text, header
     spend = expected[0].index("Spend") + 1
-    assert sheet.cell(row=3, column=spend).number_format == "\"$\"#,##0.00"
+    assert sheet.cell(row=3, column=spend).number_format == '"$"#,##0.00'
     assert isinstance(sheet.cell(row=3, column=spend).value, (int, float))
 
 
@@ -302,7 +377,9 @@ def test_a_member_sees_only_their_teams_workloads_on_the_page_csv_xlsx_and_api(c
     assert "Search ranker" not in page.content.decode()
     csv_rows = _csv(client.get(reverse("scorecard"), {"quarter": "2026Q4", "csv": "scorecard"}))
     assert {row[1] for row in csv_rows[1:]} == {"support-agent", "ticket-router"}
-    sheet = load_workbook(io.BytesIO(client.get(reverse("scorecard"), {"quarter": "2026Q4", "xlsx": "scorecard"}).content)).active
+    sheet = load_workbook(
+        io.BytesIO(client.get(reverse("scorecard"), {"quarter": "2026Q4", "xlsx": "scorecard"}).content)
+    ).active
     assert {row[1] for row in sheet.iter_rows(min_row=3, values_only=True)} == {"support-agent", "ticket-router"}
     api = client.get(reverse("api-scorecard"), {"quarter": "2026Q4"}).json()
     assert {w["slug"] for w in api["workloads"]} == {"support-agent", "ticket-router"}
@@ -327,12 +404,27 @@ def test_the_api_gives_the_same_figures_with_decimals_as_strings_and_the_previou
     response = client_as(fiona).get(reverse("api-scorecard"), {"quarter": "2026Q4"})
     assert response.status_code == 200
     body = response.json()
-    assert (body["quarter"], body["to_date"], body["start"], body["end"], body["currency"]) == ("2026Q4", True, "2026-10-01", "2026-11-22", "USD")
+    assert (body["quarter"], body["to_date"], body["start"], body["end"], body["currency"]) == (
+        "2026Q4",
+        True,
+        "2026-10-01",
+        "2026-11-22",
+        "USD",
+    )
     assert body["compare"] == {"start": "2026-07-01", "end": "2026-08-22", "label": "the same 52 days of Q3 2026"}
     support = next(w for w in body["workloads"] if w["slug"] == "support-agent")
     assert (support["cost"], support["cost_change"], support["per_outcome"], support["per_outcome_change"]) == (
-        "200.000000", "1.000000", "0.500000", "-0.750000")
-    assert (support["error_rate"], support["error_rate_change"], support["outcomes"], support["requests"]) == ("0.010000", "-1.000000", 400, 100)
+        "200.000000",
+        "1.000000",
+        "0.500000",
+        "-0.750000",
+    )
+    assert (support["error_rate"], support["error_rate_change"], support["outcomes"], support["requests"]) == (
+        "0.010000",
+        "-1.000000",
+        400,
+        100,
+    )
     assert isinstance(support["p99_ms"], int) and support["p99_ms"] == pytest.approx(5000, rel=0.01)
     assert support["verdict"]["status"] == "fails" and support["verdict"]["sla_seconds"] == "4.000000"
     assert support["previous"]["cost"] == "100.000000" and support["previous"]["verdict"]["status"] == "meets"
@@ -341,8 +433,10 @@ def test_the_api_gives_the_same_figures_with_decimals_as_strings_and_the_previou
     assert search["per_outcome"] is None and search["cost_change"] is None
 
 
-@pytest.mark.parametrize(("query", "field"), [({"quarter": "2026Q5"}, "quarter"), ({"quarter": "2027Q1"}, "quarter"),
-                                               ({"quarters": "2026Q4"}, "quarters")])
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [({"quarter": "2026Q5"}, "quarter"), ({"quarter": "2027Q1"}, "quarter"), ({"quarters": "2026Q4"}, "quarters")],
+)
 def test_the_api_answers_400_naming_a_bad_quarter_or_parameter(client_as, fiona, data, query, field):
     response = client_as(fiona).get(reverse("api-scorecard"), query)
     assert response.status_code == 400
@@ -359,23 +453,41 @@ def test_the_api_schema_describes_the_scorecard(client_as, fiona):
 def test_merging_in_postgres_gives_what_merging_in_python_gives(support_agent, search_ranker, data):
     from finops.selectors.performance_totals import _in_python, performance_totals
 
-    spans = {"q3": (dt.date(2026, 7, 1), dt.date(2026, 10, 1)), "q4": (dt.date(2026, 10, 1), dt.date(2026, 11, 22)),
-             "days": (dt.date(2026, 7, 14), dt.date(2026, 11, 4))}
+    spans = {
+        "q3": (dt.date(2026, 7, 1), dt.date(2026, 10, 1)),
+        "q4": (dt.date(2026, 10, 1), dt.date(2026, 11, 22)),
+        "days": (dt.date(2026, 7, 14), dt.date(2026, 11, 4)),
+    }
     ids = [support_agent.id, search_ranker.id]
     for name, (by_workload, by_model) in performance_totals(ids, spans).items():
         expected, expected_models = _in_python(ids, *spans[name])
         assert by_model == expected_models
-        assert {w: (p.requests, p.errors, p.e2e.as_json(), p.output_tokens_per_s, p.p_ms(0.99)) for w, p in by_workload.items()} == {
-            w: (p.requests, p.errors, p.e2e.as_json(), p.output_tokens_per_s, p.p_ms(0.99)) for w, p in expected.items()}, name
+        assert {
+            w: (p.requests, p.errors, p.e2e.as_json(), p.output_tokens_per_s, p.p_ms(0.99))
+            for w, p in by_workload.items()
+        } == {
+            w: (p.requests, p.errors, p.e2e.as_json(), p.output_tokens_per_s, p.p_ms(0.99)) for w, p in expected.items()
+        }, name
         assert by_workload  # the spans hold measured requests
 
 
 def test_the_error_rate_counts_the_failures_a_percentiles_report_gives(ada, data, support_agent):
     from finops.services.metrics import metrics_record
 
-    metrics_record(by=ada, rows=[{"workload": "support-agent", "provider": "openai", "model": "gpt-5-mini",
-                                  "hour": "2026-11-02T10:00:00Z", "requests": 100, "errors": 5,
-                                  "latency": {"count": 100, "p50_ms": 800, "p95_ms": 1500, "p99_ms": 2000}}])
+    metrics_record(
+        by=ada,
+        rows=[
+            {
+                "workload": "support-agent",
+                "provider": "openai",
+                "model": "gpt-5-mini",
+                "hour": "2026-11-02T10:00:00Z",
+                "requests": 100,
+                "errors": 5,
+                "latency": {"count": 100, "p50_ms": 800, "p95_ms": 1500, "p99_ms": 2000},
+            }
+        ],
+    )
     row = _rows(_card(ada))["support-agent"]
     # the gateway's 100 requests of the quarter with 1 failure, and the report's 100 with 5
     assert row["error_rate"] == Decimal(6) / Decimal(200)

@@ -44,8 +44,14 @@ def test_the_api_returns_only_the_hint(client_as, fiona, keyed_account):
 def test_the_admin_replaces_a_key_without_ever_rendering_it(client_as, ada, keyed_account):
     client = client_as(ada)
     form = {
-        "name": "openai-prod", "provider": keyed_account.provider_id, "connector": "usage_csv", "base_url": "",
-        "enabled": "on", "sync_interval_minutes": "60", "credentials_env": "", "new_secret": "sk-proj-replacement-key-000000",
+        "name": "openai-prod",
+        "provider": keyed_account.provider_id,
+        "connector": "usage_csv",
+        "base_url": "",
+        "enabled": "on",
+        "sync_interval_minutes": "60",
+        "credentials_env": "",
+        "new_secret": "sk-proj-replacement-key-000000",
     }
     response = client.post(f"/admin/finops/account/{keyed_account.pk}/change/", form)
     assert response.status_code == 302
@@ -56,8 +62,14 @@ def test_the_admin_replaces_a_key_without_ever_rendering_it(client_as, ada, keye
 
 def test_saving_the_admin_form_with_an_empty_key_keeps_the_stored_one(client_as, ada, keyed_account):
     form = {
-        "name": "openai-prod", "provider": keyed_account.provider_id, "connector": "usage_csv", "base_url": "",
-        "enabled": "on", "sync_interval_minutes": "30", "credentials_env": "", "new_secret": "",
+        "name": "openai-prod",
+        "provider": keyed_account.provider_id,
+        "connector": "usage_csv",
+        "base_url": "",
+        "enabled": "on",
+        "sync_interval_minutes": "30",
+        "credentials_env": "",
+        "new_secret": "",
     }
     assert client_as(ada).post(f"/admin/finops/account/{keyed_account.pk}/change/", form).status_code == 302
     account = Account.objects.get(pk=keyed_account.pk)

@@ -49,7 +49,9 @@ def failed_pull(account, error: str = "costs page 2: HTTP 500 after 3 retries") 
 PULL_REASON = "last run failed: costs page 2: HTTP 500 after 3 retries"
 
 
-def test_a_failed_pull_puts_a_healthy_account_in_error_on_every_page_with_its_fresh_data_beside(client_as, fiona, healthy):
+def test_a_failed_pull_puts_a_healthy_account_in_error_on_every_page_with_its_fresh_data_beside(
+    client_as, fiona, healthy
+):
     failed_pull(healthy)
     status = account_status(healthy, TODAY)
     assert (status.state, status.label, status.detail, status.freshness) == ("error", "error", PULL_REASON, "fresh")
@@ -80,9 +82,16 @@ def test_an_account_without_data_says_no_data_yet_and_why(healthy):
     Account.objects.create(name="groq-gw", provider=Provider.objects.get(slug="groq"), connector="gateway_log")
     Account.objects.create(name="anthropic", provider=Provider.objects.get(slug="anthropic"), connector="anthropic_api")
     statuses = {s.account.name: s for s in account_statuses(TODAY)}
-    assert (statuses["groq-gw"].state, statuses["groq-gw"].label, statuses["groq-gw"].detail) == ("never", "no data yet", "No file imported yet.")
+    assert (statuses["groq-gw"].state, statuses["groq-gw"].label, statuses["groq-gw"].detail) == (
+        "never",
+        "no data yet",
+        "No file imported yet.",
+    )
     assert statuses["anthropic"].detail == "Waiting for its first pull."
-    assert statuses["openai-prod"].state == "ok" and statuses["openai-prod"].detail == f"Data up to {TODAY - dt.timedelta(days=1):%Y-%m-%d}."
+    assert (
+        statuses["openai-prod"].state == "ok"
+        and statuses["openai-prod"].detail == f"Data up to {TODAY - dt.timedelta(days=1):%Y-%m-%d}."
+    )
 
 
 def test_a_disabled_account_says_so_with_the_failure_that_disabled_it(healthy):
@@ -90,7 +99,10 @@ def test_a_disabled_account_says_so_with_the_failure_that_disabled_it(healthy):
     Account.objects.filter(pk=healthy.pk).update(enabled=False)
     status = account_status(Account.objects.get(pk=healthy.pk), TODAY)
     assert status.state == "disabled" and status.badge == "bad"
-    assert status.detail == "Not pulled: last run failed: costs page 1: HTTP 401. Replace its key and enable it in its connection settings."
+    assert (
+        status.detail
+        == "Not pulled: last run failed: costs page 1: HTTP 401. Replace its key and enable it in its connection settings."
+    )
     assert status.freshness == "fresh"
 
 

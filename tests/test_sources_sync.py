@@ -1,4 +1,4 @@
-""""Sync now" with tasks inline (the demo, these tests): no worker retries later, so every run ends, and says how.
+""" "Sync now" with tasks inline (the demo, these tests): no worker retries later, so every run ends, and says how.
 
 The provider is the local fake OpenAI server; the test settings run Celery tasks eagerly, as the demo does. The
 page tests commit for real (transactional database), so the queued task runs when "Sync now" commits, inside
@@ -23,7 +23,10 @@ NOW = dt.datetime(2026, 6, 16, 12, tzinfo=dt.UTC)  # the fixtures' window is 202
 def api_account(reseeded, fake_openai, time_machine):
     time_machine.move_to(NOW)
     account = Account.objects.create(
-        name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="openai_api", base_url=fake_openai.url + "/v1"
+        name="openai-prod",
+        provider=Provider.objects.get(slug="openai"),
+        connector="openai_api",
+        base_url=fake_openai.url + "/v1",
     )
     account_set_credentials(account=account, secret=SECRET)
     # Synced an hour ago: "Sync now" reads the last 3 days, one run.
@@ -43,7 +46,10 @@ def costs_requests(server) -> int:
     "reply, shown",
     [
         (Reply(500, {"error": {"message": "upstream exploded"}}, {"Retry-After": "0"}), "HTTP 500: upstream exploded"),
-        (Reply(429, {"error": {"message": "Rate limit reached"}}, {"Retry-After": "0"}), "HTTP 429: Rate limit reached"),
+        (
+            Reply(429, {"error": {"message": "Rate limit reached"}}, {"Retry-After": "0"}),
+            "HTTP 429: Rate limit reached",
+        ),
     ],
 )
 def test_a_transient_provider_error_on_sync_now_fails_the_run_with_its_message_instead_of_a_server_error(
@@ -51,7 +57,9 @@ def test_a_transient_provider_error_on_sync_now_fails_the_run_with_its_message_i
 ):
     fake_openai.route(COSTS, [reply])
     response = press_sync_now(client_as(ada), api_account)
-    assert response.status_code == 200 and response.redirect_chain[-1][0] == reverse("source-detail", args=[api_account.pk])
+    assert response.status_code == 200 and response.redirect_chain[-1][0] == reverse(
+        "source-detail", args=[api_account.pk]
+    )
     run = IngestRun.objects.get(account=api_account)
     assert run.status == "failed" and shown in run.error and "will retry" not in run.error
     page = response.content.decode()
@@ -129,7 +137,9 @@ def test_a_file_import_inline_while_the_account_is_busy_fails_saying_so_instead_
     csv = b"day,model,input_tokens,output_tokens,cost\n2026-06-15,gpt-5-mini,1000,100,1.25\n"
     with django_capture_on_commit_callbacks(execute=True):
         response = client_as(ada).post(
-            reverse("source-upload"), {"file": SimpleUploadedFile("u.csv", csv), "account": openai_account.pk}, HTTP_ACCEPT="application/json"
+            reverse("source-upload"),
+            {"file": SimpleUploadedFile("u.csv", csv), "account": openai_account.pk},
+            HTTP_ACCEPT="application/json",
         )
     assert response.status_code == 202
     run = IngestRun.objects.get(pk=response.json()["run"])

@@ -16,7 +16,11 @@ def media_in_tmp(settings, tmp_path):
 
 
 def upload(client, **fields):
-    return client.post(reverse("source-upload"), {"file": SimpleUploadedFile("usage.csv", CSV), **fields}, HTTP_ACCEPT="application/json")
+    return client.post(
+        reverse("source-upload"),
+        {"file": SimpleUploadedFile("usage.csv", CSV), **fields},
+        HTTP_ACCEPT="application/json",
+    )
 
 
 def test_an_upload_to_a_new_account_creates_it_and_imports_the_file(client_as, ada, django_capture_on_commit_callbacks):
@@ -39,11 +43,15 @@ def test_an_upload_without_an_account_or_a_new_one_is_refused_with_the_reason(cl
     assert not IngestRun.objects.exists()
 
 
-def test_a_bad_file_fails_its_run_and_says_which_line(client_as, ada, openai_account, django_capture_on_commit_callbacks):
+def test_a_bad_file_fails_its_run_and_says_which_line(
+    client_as, ada, openai_account, django_capture_on_commit_callbacks
+):
     bad = b"day,model,input_tokens,output_tokens\n2026-11-20,gpt-5,-4,1\n"
     with django_capture_on_commit_callbacks(execute=True):
         response = client_as(ada).post(
-            reverse("source-upload"), {"file": SimpleUploadedFile("bad.csv", bad), "account": openai_account.pk}, HTTP_ACCEPT="application/json"
+            reverse("source-upload"),
+            {"file": SimpleUploadedFile("bad.csv", bad), "account": openai_account.pk},
+            HTTP_ACCEPT="application/json",
         )
     run = IngestRun.objects.get(pk=response.json()["run"])
     assert run.status == "failed" and run.error == "bad.csv line 2: input_tokens is negative (-4)"
@@ -54,16 +62,21 @@ def test_a_bad_file_fails_its_run_and_says_which_line(client_as, ada, openai_acc
     assert "bad.csv line 2: input_tokens is negative" in page
 
 
-def test_the_api_accepts_an_export_for_a_file_account(client_as, ada, openai_account, django_capture_on_commit_callbacks):
+def test_the_api_accepts_an_export_for_a_file_account(
+    client_as, ada, openai_account, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
-        response = client_as(ada).post(f"/api/v1/accounts/{openai_account.pk}/imports", {"file": SimpleUploadedFile("usage.csv", CSV)})
+        response = client_as(ada).post(
+            f"/api/v1/accounts/{openai_account.pk}/imports", {"file": SimpleUploadedFile("usage.csv", CSV)}
+        )
     assert response.status_code == 202
     assert IngestRun.objects.get(pk=response.json()["id"]).status == "succeeded"
 
 
 def test_the_sources_page_lists_unpriced_usage_so_someone_adds_a_price(client_as, fiona, openai_account):
-    from ingest.services import usage_file_import
     import io
+
+    from ingest.services import usage_file_import
 
     csv = b"day,model,input_tokens,output_tokens\n2026-11-20,acme-internal-ft,5000,100\n"
     usage_file_import(account=openai_account, stream=io.BytesIO(csv), file_name="ft.csv")
@@ -84,7 +97,10 @@ def test_each_source_shows_its_last_30_days_of_lines_spend_and_unpriced_lines(cl
         f"{day(3)},acme-internal-ft,5000,100,\n"
         f"{day(45)},gpt-5-mini,1000,100,100.00\n"  # older than the 30 days shown
     )
-    assert usage_file_import(account=openai_account, stream=io.BytesIO(csv.encode()), file_name="u.csv").status == "succeeded"
+    assert (
+        usage_file_import(account=openai_account, stream=io.BytesIO(csv.encode()), file_name="u.csv").status
+        == "succeeded"
+    )
     rows = {row["account"].name: row for row in client_as(fiona).get(reverse("source-list")).context["accounts"]}
     assert (rows["openai-prod"]["lines"], rows["openai-prod"]["cost"], rows["openai-prod"]["unpriced"]) == (3, 3.75, 1)
 
@@ -96,16 +112,23 @@ def test_each_source_shows_its_last_30_days_of_lines_spend_and_unpriced_lines(cl
 def file_account(db):
     from finops.models import Account
 
-    return Account.objects.create(name="openai-files", provider=Provider.objects.get(slug="openai"), connector="usage_csv")
+    return Account.objects.create(
+        name="openai-files", provider=Provider.objects.get(slug="openai"), connector="usage_csv"
+    )
 
 
 def api_upload(client, account, content: bytes):
-    return client.post(reverse("api-account-imports", args=[account.pk]), {"file": SimpleUploadedFile("usage.csv", content)})
+    return client.post(
+        reverse("api-account-imports", args=[account.pk]), {"file": SimpleUploadedFile("usage.csv", content)}
+    )
 
 
 def page_upload(client, account, content: bytes):
-    return client.post(reverse("source-upload"), {"file": SimpleUploadedFile("usage.csv", content), "account": account.pk},
-                       HTTP_ACCEPT="application/json")
+    return client.post(
+        reverse("source-upload"),
+        {"file": SimpleUploadedFile("usage.csv", content), "account": account.pk},
+        HTTP_ACCEPT="application/json",
+    )
 
 
 def test_an_empty_file_is_refused_alike_by_the_page_and_the_api(client_as, ada, file_account):
@@ -124,8 +147,9 @@ def test_a_file_over_the_limit_is_refused_alike_by_the_page_and_the_api(client_a
     assert not IngestRun.objects.exists()
 
 
-def test_uploaded_files_are_deleted_after_their_retention_and_the_runs_stay(client_as, ada, file_account, settings,
-                                                                         django_capture_on_commit_callbacks):
+def test_uploaded_files_are_deleted_after_their_retention_and_the_runs_stay(
+    client_as, ada, file_account, settings, django_capture_on_commit_callbacks
+):
     import datetime as dt
 
     from django.utils import timezone
@@ -134,7 +158,9 @@ def test_uploaded_files_are_deleted_after_their_retention_and_the_runs_stay(clie
 
     settings.FINOPS_UPLOAD_RETENTION_DAYS = 30
     with django_capture_on_commit_callbacks(execute=True):
-        old, recent = (IngestRun.objects.get(pk=page_upload(client_as(ada), file_account, CSV).json()["run"]) for _ in range(2))
+        old, recent = (
+            IngestRun.objects.get(pk=page_upload(client_as(ada), file_account, CSV).json()["run"]) for _ in range(2)
+        )
     IngestRun.objects.filter(pk=old.pk).update(finished_at=timezone.now() - dt.timedelta(days=31))
     waiting = IngestRun.objects.create(account=file_account, trigger="upload", file_name="late.csv", status="queued")
     waiting.upload.save("late.csv", SimpleUploadedFile("late.csv", CSV))

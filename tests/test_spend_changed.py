@@ -15,12 +15,12 @@ from django.db import connection, transaction
 from django.urls import reverse
 
 from finops.models import Account, AlertEvent, AttributionRule, Cap, Provider, Team, Workload
-from finops.services.spend_changes import SpendChange
-from finops.tasks import evaluate_alerts
 from finops.services.accounts import account_set_credentials
 from finops.services.attribution import ATTRIBUTION_LOCK, workload_team_move
 from finops.services.config import config_apply
 from finops.services.rules import rule_create
+from finops.services.spend_changes import SpendChange
+from finops.tasks import evaluate_alerts
 from ingest.services import account_sync, usage_file_import
 from tests.fakes.provider_server import Reply
 from tests.ingest.test_openai_api import COSTS, SECRET, cursor_pages, load
@@ -31,7 +31,9 @@ HEADER = "day,model,input_tokens,output_tokens,cost,project\n"
 
 def csv_of(*lines: tuple[dt.date, str, str]) -> bytes:
     """(day, cost, project) lines of a usage CSV."""
-    return (HEADER + "".join(f"{day.isoformat()},gpt-5-mini,1000,100,{cost},{project}\n" for day, cost, project in lines)).encode()
+    return (
+        HEADER + "".join(f"{day.isoformat()},gpt-5-mini,1000,100,{cost},{project}\n" for day, cost, project in lines)
+    ).encode()
 
 
 def import_csv(account: Account, data: bytes, name: str = "usage.csv"):
@@ -39,8 +41,9 @@ def import_csv(account: Account, data: bytes, name: str = "usage.csv"):
 
 
 def team_cap(team: Team, amount: str = "10") -> Cap:
-    return Cap.objects.create(name=f"{team.name} monthly", scope="team", team=team, amount=Decimal(amount),
-                              recipients=["ops@example.com"])
+    return Cap.objects.create(
+        name=f"{team.name} monthly", scope="team", team=team, amount=Decimal(amount), recipients=["ops@example.com"]
+    )
 
 
 def cap_events(cap: Cap) -> set[int]:
@@ -68,7 +71,9 @@ def nothing_queued_yet():
 
 @pytest.fixture
 def account(reseeded):
-    return Account.objects.create(name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="usage_csv")
+    return Account.objects.create(
+        name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="usage_csv"
+    )
 
 
 @pytest.fixture
@@ -124,8 +129,12 @@ JUNE_16 = dt.datetime(2026, 6, 16, 12, tzinfo=dt.UTC)  # the fake OpenAI's fixtu
 @pytest.fixture
 def api_account(reseeded, fake_openai, time_machine):
     time_machine.move_to(JUNE_16)
-    account = Account.objects.create(name="openai-api", provider=Provider.objects.get(slug="openai"), connector="openai_api",
-                                     base_url=fake_openai.url + "/v1")
+    account = Account.objects.create(
+        name="openai-api",
+        provider=Provider.objects.get(slug="openai"),
+        connector="openai_api",
+        base_url=fake_openai.url + "/v1",
+    )
     account_set_credentials(account=account, secret=SECRET)
     return account
 
@@ -134,7 +143,9 @@ def api_account(reseeded, fake_openai, time_machine):
 def test_an_api_pull_signals_once_with_its_window_days_and_raises_the_cap_it_crosses(api_account, agent, support):
     AttributionRule.objects.create(workload=agent, priority=1)  # a catch-all: every line is the support agent's
     cap = team_cap(support, amount="0.01")
-    [run] = account_sync(account=api_account, start=dt.datetime(2026, 6, 12, tzinfo=dt.UTC), end=dt.datetime(2026, 6, 16, tzinfo=dt.UTC))
+    [run] = account_sync(
+        account=api_account, start=dt.datetime(2026, 6, 12, tzinfo=dt.UTC), end=dt.datetime(2026, 6, 16, tzinfo=dt.UTC)
+    )
     assert run.status == "succeeded", run.error
     [change] = queued
     assert change.reason == "ingest" and change.account_ids == (api_account.id,)
@@ -163,7 +174,9 @@ def test_an_api_pull_fetches_its_pages_before_taking_the_lock_a_rule_change_wait
         return pages(query)
 
     fake_openai.route(COSTS, costs)
-    [run] = account_sync(account=api_account, start=dt.datetime(2026, 6, 12, tzinfo=dt.UTC), end=dt.datetime(2026, 6, 16, tzinfo=dt.UTC))
+    [run] = account_sync(
+        account=api_account, start=dt.datetime(2026, 6, 12, tzinfo=dt.UTC), end=dt.datetime(2026, 6, 16, tzinfo=dt.UTC)
+    )
     assert run.status == "succeeded", run.error
     assert lock_free_while_fetching and all(lock_free_while_fetching)
 
@@ -171,7 +184,9 @@ def test_an_api_pull_fetches_its_pages_before_taking_the_lock_a_rule_change_wait
 @pytest.mark.django_db(transaction=True)
 def test_an_api_pull_that_fails_signals_nothing(api_account, fake_openai):
     fake_openai.route(COSTS, [Reply(200, "{malformed")])
-    [run] = account_sync(account=api_account, start=dt.datetime(2026, 6, 12, tzinfo=dt.UTC), end=dt.datetime(2026, 6, 16, tzinfo=dt.UTC))
+    [run] = account_sync(
+        account=api_account, start=dt.datetime(2026, 6, 12, tzinfo=dt.UTC), end=dt.datetime(2026, 6, 16, tzinfo=dt.UTC)
+    )
     assert run.status == "failed"
     assert not queued
 
@@ -180,7 +195,9 @@ def test_an_api_pull_that_fails_signals_nothing(api_account, fake_openai):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_rule_change_signals_once_with_the_workloads_and_teams_that_moved_and_raises_the_cap(account, agent, support, ranker, ada):
+def test_a_rule_change_signals_once_with_the_workloads_and_teams_that_moved_and_raises_the_cap(
+    account, agent, support, ranker, ada
+):
     last_week = TODAY - dt.timedelta(days=7)
     import_csv(account, csv_of((last_week, "3.00", "support"), (TODAY, "9.00", "support"), (TODAY, "5.00", "search")))
     cap = team_cap(support)
@@ -218,8 +235,12 @@ rules:
 """
 
 
-def config(*, agent_team="support", rules="  - {workload: support-agent, priority: 1, match: {project: support}}", prices=""):
-    return config_apply(path="config.yaml", text=CONFIG % {"agent_team": agent_team, "rules": rules} + prices, environ={})
+def config(
+    *, agent_team="support", rules="  - {workload: support-agent, priority: 1, match: {project: support}}", prices=""
+):
+    return config_apply(
+        path="config.yaml", text=CONFIG % {"agent_team": agent_team, "rules": rules} + prices, environ={}
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -229,8 +250,10 @@ def test_a_config_apply_that_changes_a_rule_signals_once_and_raises_the_cap(acco
     import_csv(account, csv_of((last_week, "2.00", "support"), (TODAY, "11.00", "search")))
     cap = team_cap(search)
     queued.clear()
-    config(rules="  - {workload: support-agent, priority: 1, match: {project: support}}\n"
-                 "  - {workload: search-ranker, priority: 2, match: {project: search}}")
+    config(
+        rules="  - {workload: support-agent, priority: 1, match: {project: support}}\n"
+        "  - {workload: search-ranker, priority: 2, match: {project: search}}"
+    )
     [change] = queued
     assert change.reason == "config" and change.days == (TODAY,)
     assert change.workload_ids == (ranker.id,) and change.team_ids == (search.id,)
@@ -238,13 +261,18 @@ def test_a_config_apply_that_changes_a_rule_signals_once_and_raises_the_cap(acco
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_config_apply_that_moves_a_workload_and_changes_a_rule_sends_one_signal_with_both(account, agent, ranker, support, search):
+def test_a_config_apply_that_moves_a_workload_and_changes_a_rule_sends_one_signal_with_both(
+    account, agent, ranker, support, search
+):
     config()
     last_week = TODAY - dt.timedelta(days=7)
     import_csv(account, csv_of((last_week, "2.00", "support"), (TODAY, "11.00", "search")))
     queued.clear()
-    config(agent_team="search", rules="  - {workload: support-agent, priority: 1, match: {project: support}}\n"
-                                       "  - {workload: search-ranker, priority: 2, match: {project: search}}")
+    config(
+        agent_team="search",
+        rules="  - {workload: support-agent, priority: 1, match: {project: support}}\n"
+        "  - {workload: search-ranker, priority: 2, match: {project: search}}",
+    )
     [change] = queued
     assert change.reason == "config" and change.days == (last_week, TODAY)
     assert change.workload_ids == (agent.id, ranker.id) and change.team_ids == (support.id, search.id)
@@ -257,7 +285,9 @@ def test_a_config_apply_that_changes_only_a_price_signals_nothing_as_stored_spen
     config()
     import_csv(account, csv_of((TODAY, "3.00", "support")))
     queued.clear()
-    result = config(prices="prices:\n  - {provider: openai, model: gpt-5-mini, input_per_mtok: '9.99', output_per_mtok: '19.99'}\n")
+    result = config(
+        prices="prices:\n  - {provider: openai, model: gpt-5-mini, input_per_mtok: '9.99', output_per_mtok: '19.99'}\n"
+    )
     assert result.changes["prices"]["created"] + result.changes["prices"]["updated"] == 1
     assert not queued
 
@@ -293,15 +323,24 @@ def test_a_workload_moved_to_another_team_signals_its_days_the_workload_and_both
 
 
 @pytest.mark.django_db(transaction=True)
-def test_moving_a_workload_in_the_admin_takes_its_history_along_and_signals_once(account, agent, support, search, client_as, ada):
+def test_moving_a_workload_in_the_admin_takes_its_history_along_and_signals_once(
+    account, agent, support, search, client_as, ada
+):
     AttributionRule.objects.create(workload=agent, priority=1, project="support")
     import_csv(account, csv_of((TODAY, "12.00", "support")))
     cap = team_cap(search)
     queued.clear()
-    response = client_as(ada).post(reverse("admin:finops_workload_change", args=[agent.pk]), {
-        "name": agent.name, "slug": agent.slug, "team": search.pk, "latency_profile": agent.latency_profile,
-        "sla_seconds": "", "outcome_unit": "",
-    })
+    response = client_as(ada).post(
+        reverse("admin:finops_workload_change", args=[agent.pk]),
+        {
+            "name": agent.name,
+            "slug": agent.slug,
+            "team": search.pk,
+            "latency_profile": agent.latency_profile,
+            "sla_seconds": "",
+            "outcome_unit": "",
+        },
+    )
     assert response.status_code == 302, response.content.decode()[:2000]
     [change] = queued
     assert change.reason == "workload moved" and change.team_ids == (support.id, search.id)
@@ -313,7 +352,9 @@ def test_moving_a_workload_in_the_admin_takes_its_history_along_and_signals_once
 
 def two_accounts_with_lines(account, agent, ranker):
     """Support's lines on `account`, Search's on another account, both today."""
-    other = Account.objects.create(name="anthropic-prod", provider=Provider.objects.get(slug="anthropic"), connector="usage_csv")
+    other = Account.objects.create(
+        name="anthropic-prod", provider=Provider.objects.get(slug="anthropic"), connector="usage_csv"
+    )
     AttributionRule.objects.create(workload=agent, priority=1, project="support")
     AttributionRule.objects.create(workload=ranker, priority=2, project="search")
     assert import_csv(account, csv_of((TODAY, "12.00", "support"))).status == "succeeded"
@@ -322,7 +363,9 @@ def two_accounts_with_lines(account, agent, ranker):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_import_evaluates_the_caps_of_the_teams_its_account_has_spend_for_on_those_days(account, agent, ranker, support, search):
+def test_an_import_evaluates_the_caps_of_the_teams_its_account_has_spend_for_on_those_days(
+    account, agent, ranker, support, search
+):
     from finops.evaluations import alerts_evaluate
 
     other = two_accounts_with_lines(account, agent, ranker)
@@ -337,7 +380,8 @@ def test_an_import_evaluates_the_caps_of_the_teams_its_account_has_spend_for_on_
 
 @pytest.mark.django_db(transaction=True)
 def test_an_evaluation_that_finds_every_threshold_raised_already_builds_no_figures_again(
-        account, agent, ranker, support, search, django_assert_max_num_queries):
+    account, agent, ranker, support, search, django_assert_max_num_queries
+):
     from finops.evaluations import alerts_evaluate, caps_evaluate, today_utc
 
     two_accounts_with_lines(account, agent, ranker)

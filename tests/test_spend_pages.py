@@ -24,7 +24,9 @@ def _frozen(time_machine):
 
 @pytest.fixture
 def router(support_team):
-    return Workload.objects.create(team=support_team, name="Ticket router (fine-tune)", slug="ticket-router", latency_profile="realtime")
+    return Workload.objects.create(
+        team=support_team, name="Ticket router (fine-tune)", slug="ticket-router", latency_profile="realtime"
+    )
 
 
 @pytest.fixture
@@ -34,13 +36,21 @@ def usage(openai_account, support_agent, search_ranker, router):
     rows = ["day,model,input_tokens,output_tokens,cost,project"]
     day = dt.date(2026, 10, 1)
     while day < dt.date(2026, 11, 22):
-        rows += [f"{day},gpt-5-mini,1000000,0,10,support", f"{day},gpt-5,100000,0,2,search",
-                 f"{day},acme-router-ft-8b,2000000,1000000,,router"]
+        rows += [
+            f"{day},gpt-5-mini,1000000,0,10,support",
+            f"{day},gpt-5,100000,0,2,search",
+            f"{day},acme-router-ft-8b,2000000,1000000,,router",
+        ]
         if day.day % 2:
             rows.append(f"{day},acme-search-ft,500000,0,,search")
         day += dt.timedelta(days=1)
-    assert usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="u.csv").status == "succeeded"
-    for priority, (workload, project) in enumerate(((support_agent, "support"), (search_ranker, "search"), (router, "router")), 1):
+    assert (
+        usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="u.csv").status
+        == "succeeded"
+    )
+    for priority, (workload, project) in enumerate(
+        ((support_agent, "support"), (search_ranker, "search"), (router, "router")), 1
+    ):
         AttributionRule.objects.create(workload=workload, priority=priority, project=project)
     history_reattribute()
 
@@ -57,8 +67,17 @@ def test_a_workload_of_unknown_cost_reads_a_dash_with_its_unpriced_tokens_never_
     assert 'data-testid="period-spend"><span class="unknown">—</span>' in html and "90.0M tokens unpriced" in html
     assert "$0.00" not in html and "$0.00/M" not in html
     rows = _csv(client_as(fiona).get(reverse("workload-detail", args=["ticket-router"]), {"csv": "by_model"}))
-    assert rows == [{"Model": "Acme Router FT 8B", "Model id": "acme-router-ft-8b", "Spend": "", "Unpriced tokens": "90000000",
-                     "Tokens": "90000000", "USD/M tokens": "", "Currency": "USD"}]
+    assert rows == [
+        {
+            "Model": "Acme Router FT 8B",
+            "Model id": "acme-router-ft-8b",
+            "Spend": "",
+            "Unpriced tokens": "90000000",
+            "Tokens": "90000000",
+            "USD/M tokens": "",
+            "Currency": "USD",
+        }
+    ]
 
 
 def test_a_partly_priced_group_shows_the_priced_part_and_flags_the_rest(client_as, fiona, usage):
@@ -68,7 +87,9 @@ def test_a_partly_priced_group_shows_the_priced_part_and_flags_the_rest(client_a
     # $/M tokens over priced tokens only: $60 over 3M priced tokens.
     assert totals.usd_per_mtok == Decimal(20)
     html = response.content.decode()
-    assert 'data-testid="period-spend">$60.00 <span class="unpriced"' in html and "+ 8.0M tokens unpriced</span>" in html
+    assert (
+        'data-testid="period-spend">$60.00 <span class="unpriced"' in html and "+ 8.0M tokens unpriced</span>" in html
+    )
 
 
 def test_top_workloads_rank_known_spend_and_list_unknown_cost_apart(client_as, fiona, usage):
@@ -82,8 +103,18 @@ def test_top_workloads_rank_known_spend_and_list_unknown_cost_apart(client_as, f
     assert list(models)[-2:] == ["acme-router-ft-8b", "acme-search-ft"]  # unknown cost after every known one
 
 
-@pytest.mark.parametrize("name, args", [("overview", []), ("team-list", []), ("team-detail", ["support"]), ("workload-list", []),
-                                        ("workload-detail", ["support-agent"]), ("provider-list", []), ("provider-detail", ["openai"])])
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("overview", []),
+        ("team-list", []),
+        ("team-detail", ["support"]),
+        ("workload-list", []),
+        ("workload-detail", ["support-agent"]),
+        ("provider-list", []),
+        ("provider-detail", ["openai"]),
+    ],
+)
 def test_every_spend_page_reports_on_the_period_in_its_url(name, args, client_as, fiona, usage):
     response = client_as(fiona).get(reverse(name, args=args), {"period": "last-month"})
     assert response.status_code == 200
@@ -101,7 +132,10 @@ def test_the_period_changes_the_figures_and_shows_the_comparison(client_as, sam,
     mtd = client_as(sam).get(reverse("team-detail", args=["support"]), {"period": "mtd"}).context
     assert mtd["totals"].cost == Decimal(210) and mtd["before"].cost == Decimal(210)  # Nov 1-21 against Oct 1-21
     assert mtd["change"] == 0
-    custom = client_as(sam).get(reverse("workload-detail", args=["support-agent"]), {"period": "custom", "start": "2026-10-30", "end": "2026-11-02"})
+    custom = client_as(sam).get(
+        reverse("workload-detail", args=["support-agent"]),
+        {"period": "custom", "start": "2026-10-30", "end": "2026-11-02"},
+    )
     assert custom.context["totals"].cost == Decimal(30)
 
 
@@ -109,21 +143,33 @@ def test_a_bad_period_shows_an_error_and_the_default_not_a_blank_page(client_as,
     response = client_as(fiona).get(reverse("overview"), {"period": "2026-13"})
     assert response.status_code == 200 and response.context["period"].key == "last-30"
     assert "There is no month 2026-13." in response.content.decode()
-    response = client_as(fiona).get(reverse("team-list"), {"period": "custom", "start": "2026-11-05", "end": "2026-11-01"})
+    response = client_as(fiona).get(
+        reverse("team-list"), {"period": "custom", "start": "2026-11-05", "end": "2026-11-01"}
+    )
     assert "The end day must be after the start day" in response.content.decode()
 
 
 def test_a_members_csv_downloads_keep_the_period(client_as, sam, usage):
     rows = _csv(client_as(sam).get(reverse("team-list"), {"period": "2026-10", "csv": "teams"}))
-    team = {"Team": "Support Platform", "Cost centre": "CC-410", "Workloads": "2", "Spend": "310.00",
-            "Unpriced tokens": "93000000", "Tokens": "124000000", "Change": "", "Currency": "USD"}
+    team = {
+        "Team": "Support Platform",
+        "Cost centre": "CC-410",
+        "Workloads": "2",
+        "Spend": "310.00",
+        "Unpriced tokens": "93000000",
+        "Tokens": "124000000",
+        "Change": "",
+        "Currency": "USD",
+    }
     # A member's total is their own teams' (no unattributed row: they do not see it).
     assert rows == [team, {**team, "Team": "Total", "Cost centre": ""}]
 
 
 @pytest.fixture
 def bedrock_march(db):
-    account = Account.objects.create(name="bedrock", provider=Provider.objects.get(slug="aws-bedrock"), connector="focus_file")
+    account = Account.objects.create(
+        name="bedrock", provider=Provider.objects.get(slug="aws-bedrock"), connector="focus_file"
+    )
     with open(FIXTURES / "focus_file" / "aws_bedrock_focus_1_0.csv", "rb") as stream:
         assert usage_file_import(account=account, stream=stream, file_name="march.csv").status == "succeeded"
 
@@ -134,7 +180,11 @@ def test_tax_is_a_labelled_series_and_a_reconciliation_column(client_as, fiona, 
     assert {"Tax", "Credits"} <= names and "" not in names
     days = {r["day"]: r for r in response.context["tables"]["reconciliation"]}
     assert days[dt.date(2026, 3, 1)]["non_usage"] == Decimal("1.23") - Decimal("5.00")  # the month's tax and credit
-    rows = _csv(client_as(fiona).get(reverse("provider-detail", args=["aws-bedrock"]), {"period": "2026-03", "csv": "reconciliation"}))
+    rows = _csv(
+        client_as(fiona).get(
+            reverse("provider-detail", args=["aws-bedrock"]), {"period": "2026-03", "csv": "reconciliation"}
+        )
+    )
     assert {r["Day"]: r["Tax, credits, fees"] for r in rows}["2026-03-01"] == "-3.77"
     overview = client_as(fiona).get(reverse("overview"), {"period": "2026-03"}).context
     assert "Tax" in {trace["name"] for trace in overview["chart"]["data"]}
@@ -148,21 +198,26 @@ def test_tables_show_exact_amounts_and_cards_compact_ones(client_as, fiona, usag
     assert 'data-testid="period-spend">$310.00' in html
 
 
-@pytest.mark.parametrize("name, args, query, row_text", [
-    ("overview", [], {}, "Ticket router (fine-tune)"),
-    ("overview", [], {}, "Acme Router FT 8B"),
-    ("team-list", [], {}, "Support Platform"),
-    ("team-detail", ["support"], {}, "Ticket router (fine-tune)"),
-    ("team-detail", ["support"], {}, "Acme Router FT 8B"),
-    ("workload-list", [], {}, "Ticket router (fine-tune)"),
-    ("workload-detail", ["ticket-router"], {}, "OpenAI"),
-    ("provider-detail", ["openai"], {}, "Acme Router FT 8B"),
-    ("explore", [], {"group_by": "workload"}, "Ticket router (fine-tune)"),
-    ("explore", [], {"group_by": "model"}, "Acme Router FT 8B"),
-])
-def test_every_table_showing_the_fine_tune_says_its_cost_is_unknown_never_zero(name, args, query, row_text, client_as, fiona, usage):
+@pytest.mark.parametrize(
+    "name, args, query, row_text",
+    [
+        ("overview", [], {}, "Ticket router (fine-tune)"),
+        ("overview", [], {}, "Acme Router FT 8B"),
+        ("team-list", [], {}, "Support Platform"),
+        ("team-detail", ["support"], {}, "Ticket router (fine-tune)"),
+        ("team-detail", ["support"], {}, "Acme Router FT 8B"),
+        ("workload-list", [], {}, "Ticket router (fine-tune)"),
+        ("workload-detail", ["ticket-router"], {}, "OpenAI"),
+        ("provider-detail", ["openai"], {}, "Acme Router FT 8B"),
+        ("explore", [], {"group_by": "workload"}, "Ticket router (fine-tune)"),
+        ("explore", [], {"group_by": "model"}, "Acme Router FT 8B"),
+    ],
+)
+def test_every_table_showing_the_fine_tune_says_its_cost_is_unknown_never_zero(
+    name, args, query, row_text, client_as, fiona, usage
+):
     html = client_as(fiona).get(reverse(name, args=args), query).content.decode()
-    rows = [row for row in html.split("<tr") if row_text in row and "class=\"num\"" in row]
+    rows = [row for row in html.split("<tr") if row_text in row and 'class="num"' in row]
     assert rows, f"no table row for {row_text} on {name}"
     for row in rows:
         assert "tokens unpriced" in row and "$0.00" not in row, row

@@ -31,7 +31,9 @@ MICRO = Decimal("0.000001")
 
 def _accounts() -> dict[str, Account]:
     return {
-        slug: Account.objects.create(name=f"{slug}-main", provider=Provider.objects.get(slug=slug), connector="usage_csv")
+        slug: Account.objects.create(
+            name=f"{slug}-main", provider=Provider.objects.get(slug=slug), connector="usage_csv"
+        )
         for slug in ("openai", "moonshot", "groq")
     }
 
@@ -76,12 +78,20 @@ def api(client, **params):
 
 
 def test_spend_by_provider_is_october_only_with_exact_decimal_strings(october):
-    rows = by_group(json.loads(spend("--start", "2026-10-01", "--end", "2026-11-01", "--by", "provider", "--format", "json")))
+    rows = by_group(
+        json.loads(spend("--start", "2026-10-01", "--end", "2026-11-01", "--by", "provider", "--format", "json"))
+    )
     assert set(rows) == {"openai", "moonshot", "groq"}
     openai = rows["openai"]
     # gpt-5 at the catalog's 1.25 / 10 $/M: 2M in + 0.5M out = 2.50 + 5.00 estimated
-    assert openai["billed_cost"] == "1.500000" and openai["estimated_cost"] == "7.500000" and openai["cost"] == "9.000000"
-    assert openai["input_tokens"] == 3_500_000 and openai["cached_input_tokens"] == 200_000 and openai["output_tokens"] == 650_000
+    assert (
+        openai["billed_cost"] == "1.500000" and openai["estimated_cost"] == "7.500000" and openai["cost"] == "9.000000"
+    )
+    assert (
+        openai["input_tokens"] == 3_500_000
+        and openai["cached_input_tokens"] == 200_000
+        and openai["output_tokens"] == 650_000
+    )
     assert openai["requests"] == 75 and openai["currency"] == "USD"
     assert openai["priced_tokens"] == 4_150_000 and openai["unpriced_tokens"] == 0
     # Σcost / Σ(input + output) × 10⁶ = 9.00 / 4.15M × 10⁶
@@ -91,7 +101,9 @@ def test_spend_by_provider_is_october_only_with_exact_decimal_strings(october):
 
 
 def test_a_group_with_no_priced_usage_has_an_unknown_cost_never_zero(october):
-    groq = by_group(json.loads(spend("--start", "2026-10-01", "--end", "2026-11-01", "--by", "provider", "--format", "json")))["groq"]
+    groq = by_group(
+        json.loads(spend("--start", "2026-10-01", "--end", "2026-11-01", "--by", "provider", "--format", "json"))
+    )["groq"]
     assert groq["cost"] is None and groq["billed_cost"] is None and groq["estimated_cost"] is None
     assert groq["usd_per_mtok"] is None
     assert groq["priced_tokens"] == 0 and groq["unpriced_tokens"] == 330_000
@@ -127,11 +139,19 @@ def test_the_table_shows_a_dash_for_an_unknown_cost(october):
 
 
 def test_spend_by_model_and_account_and_csv(october):
-    models = by_group(json.loads(spend("--start", "2026-10-01", "--end", "2026-11-01", "--by", "model", "--format", "json")))
+    models = by_group(
+        json.loads(spend("--start", "2026-10-01", "--end", "2026-11-01", "--by", "model", "--format", "json"))
+    )
     assert set(models) == {"gpt-5-mini", "gpt-5", "kimi-k2.6", "my-private-model"}
-    accounts = by_group(json.loads(spend("--start", "2026-10-01", "--end", "2026-11-01", "--by", "account", "--format", "json")))
+    accounts = by_group(
+        json.loads(spend("--start", "2026-10-01", "--end", "2026-11-01", "--by", "account", "--format", "json"))
+    )
     assert set(accounts) == {"openai-main", "moonshot-main", "groq-main"}
-    table = list(csv.DictReader(io.StringIO(spend("--start", "2026-10-01", "--end", "2026-11-01", "--by", "provider", "--format", "csv"))))
+    table = list(
+        csv.DictReader(
+            io.StringIO(spend("--start", "2026-10-01", "--end", "2026-11-01", "--by", "provider", "--format", "csv"))
+        )
+    )
     assert {r["group"]: r["cost"] for r in table} == {"openai": "9.000000", "moonshot": "2.778000", "groq": ""}
 
 
@@ -141,7 +161,9 @@ def test_spend_rejects_an_empty_or_reversed_period(db):
 
 
 def test_the_command_takes_the_same_filters_and_refuses_an_unknown_value(attributed_october):
-    rows = json.loads(spend("--start", "2026-10-01", "--end", "2026-11-01", "--by", "model", "--team", "support", "--format", "json"))
+    rows = json.loads(
+        spend("--start", "2026-10-01", "--end", "2026-11-01", "--by", "model", "--team", "support", "--format", "json")
+    )
     assert [r["group"] for r in rows] == ["gpt-5-mini"]
     with pytest.raises(CommandError, match="sales"):
         spend("--start", "2026-10-01", "--end", "2026-11-01", "--by", "model", "--team", "sales")
@@ -155,22 +177,32 @@ def priced_outside_unpriced_inside(db):
     """One account with a billed line on 1 October and an unpriced one on 15 October."""
     account = Account.objects.create(name="edge", provider=Provider.objects.get(slug="groq"), connector="usage_csv")
     text = "day,model,input_tokens,output_tokens,cost\n2026-10-01,llama-x,100,10,4.00\n2026-10-15,my-private-model,200,20,\n"
-    assert usage_file_import(account=account, stream=io.BytesIO(text.encode()), file_name="edge.csv").status == "succeeded"
+    assert (
+        usage_file_import(account=account, stream=io.BytesIO(text.encode()), file_name="edge.csv").status == "succeeded"
+    )
 
 
 def test_a_month_minus_its_outside_days_does_not_turn_an_unknown_cost_into_zero(priced_outside_unpriced_inside):
     # October 2–Nov 1 is read as October's monthly row minus 1 October: the $4 nets to 0, yet nothing is priced.
     (row,) = spend_rows(start=dt.date(2026, 10, 2), end=dt.date(2026, 11, 1), by="account", today=dt.date(2026, 11, 20))
-    assert row["cost"] is None and row["billed_cost"] is None and row["unpriced_tokens"] == 220 and row["priced_tokens"] == 0
+    assert (
+        row["cost"] is None
+        and row["billed_cost"] is None
+        and row["unpriced_tokens"] == 220
+        and row["priced_tokens"] == 0
+    )
 
 
-@pytest.mark.parametrize("start, end", [
-    ("2026-10-01", "2026-11-01"),  # a whole month
-    ("2026-10-02", "2026-11-01"),  # the month minus its first day
-    ("2026-10-02", "2026-10-31"),  # gpt-5-mini's two days both left out: the group is not in the period
-    ("2026-09-15", "2026-11-02"),  # a month before, October whole, a day of November
-    ("2026-10-06", "2026-10-07"),  # one day
-])
+@pytest.mark.parametrize(
+    "start, end",
+    [
+        ("2026-10-01", "2026-11-01"),  # a whole month
+        ("2026-10-02", "2026-11-01"),  # the month minus its first day
+        ("2026-10-02", "2026-10-31"),  # gpt-5-mini's two days both left out: the group is not in the period
+        ("2026-09-15", "2026-11-02"),  # a month before, October whole, a day of November
+        ("2026-10-06", "2026-10-07"),  # one day
+    ],
+)
 def test_reading_whole_months_gives_the_daily_rollups_figures(october, priced_outside_unpriced_inside, start, end):
     for by in GROUPS:
         for today in (dt.date(2026, 10, 20), dt.date(2026, 12, 31)):  # steers which edge reading is used
@@ -202,7 +234,9 @@ def test_a_parameter_the_endpoint_does_not_know_is_refused_by_name(october, clie
 
 
 def test_a_parameter_given_twice_is_refused(october, client_as, fiona):
-    response = client_as(fiona).get("/api/v1/spend?start=2026-10-01&end=2026-11-01&group_by=model&team=support&team=search")
+    response = client_as(fiona).get(
+        "/api/v1/spend?start=2026-10-01&end=2026-11-01&group_by=model&team=support&team=search"
+    )
     assert response.status_code == 400 and "team" in response.json()
 
 
@@ -232,14 +266,25 @@ def test_each_filter_narrows_the_rows_as_in_explore(attributed_october, client_a
 
 def test_unattributed_groups_are_named_and_last(attributed_october, client_as, fiona):
     rows = api(client_as(fiona), **OCTOBER, group_by="team").json()
-    assert [(r["group"], r["label"]) for r in rows] == [("search", "search"), ("support", "support"), (None, "Unattributed")]
+    assert [(r["group"], r["label"]) for r in rows] == [
+        ("search", "search"),
+        ("support", "support"),
+        (None, "Unattributed"),
+    ]
     assert rows[-1]["cost"] == "7.500000" and rows[-1]["unpriced_tokens"] == 330_000
 
 
-@pytest.mark.parametrize("name, value", [
-    ("team", "sales"), ("workload", "nope"), ("provider", "acme"), ("account", "nobody"), ("model", "gpt-0"),
-    ("basis", "guessed"),
-])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("team", "sales"),
+        ("workload", "nope"),
+        ("provider", "acme"),
+        ("account", "nobody"),
+        ("model", "gpt-0"),
+        ("basis", "guessed"),
+    ],
+)
 def test_a_filter_value_that_matches_nothing_is_refused(attributed_october, client_as, fiona, name, value):
     response = api(client_as(fiona), **OCTOBER, group_by="provider", **{name: value})
     assert response.status_code == 400
@@ -288,7 +333,9 @@ def test_the_api_answers_csv_with_the_same_columns_and_a_currency(attributed_oct
     as_json = api(client, **OCTOBER, group_by="team").json()
     assert list(rows[0]) == list(as_json[0])  # the same columns, in the same order, currency among them
     assert [(r["group"], r["label"], r["currency"], r["cost"]) for r in rows] == [
-        ("search", "search", "USD", "2.778000"), ("support", "support", "USD", "1.500000"), ("", "Unattributed", "USD", "7.500000"),
+        ("search", "search", "USD", "2.778000"),
+        ("support", "support", "USD", "1.500000"),
+        ("", "Unattributed", "USD", "7.500000"),
     ]
 
 
@@ -320,8 +367,22 @@ def test_the_openapi_schema_documents_every_parameter_and_both_formats(client_as
     schema = client_as(fiona).get("/api/schema/", {"format": "json"}).json()
     operation = schema["paths"]["/api/v1/spend"]["get"]
     parameters = {p["name"]: p for p in operation["parameters"]}
-    assert set(parameters) == {"start", "end", "group_by", "format", "team", "workload", "provider", "account", "model", "basis"}
-    assert "month" in parameters["group_by"]["schema"]["enum"] and set(parameters["format"]["schema"]["enum"]) == {"json", "csv"}
+    assert set(parameters) == {
+        "start",
+        "end",
+        "group_by",
+        "format",
+        "team",
+        "workload",
+        "provider",
+        "account",
+        "model",
+        "basis",
+    }
+    assert "month" in parameters["group_by"]["schema"]["enum"] and set(parameters["format"]["schema"]["enum"]) == {
+        "json",
+        "csv",
+    }
     assert set(operation["responses"]["200"]["content"]) == {"application/json", "text/csv"}
     row = schema["components"]["schemas"]["SpendRow"]["properties"]
     assert row["cost"]["type"] == "string" and row["cost"]["format"] == "decimal" and row["cost"]["nullable"] is True

@@ -103,7 +103,10 @@ def test_the_workload_table_is_the_top_workloads_then_the_rest_then_unattributed
         assert row["cost"] == expected[row["slug"]]["cost"]
     other = [r for r in rows if r["label"].startswith("Other (")]
     unattributed = [r for r in rows if r.get("unattributed")]
-    assert len(unattributed) == 1 and unattributed[0]["cost"] == expected[None]["cost"] == report.summary["unattributed_cost"]
+    assert (
+        len(unattributed) == 1
+        and unattributed[0]["cost"] == expected[None]["cost"] == report.summary["unattributed_cost"]
+    )
     in_other = int(other[0]["label"].split("(")[1].split()[0]) if other else 0
     assert len(named) + in_other == len([group for group in expected if group is not None])
     assert sum(r["cost"] for r in rows) == report.summary["cost"]
@@ -124,14 +127,22 @@ def test_the_trend_is_six_months_by_provider_and_its_last_month_is_the_provider_
 
 def test_unit_economics_caps_contracts_and_savings_are_their_pages_figures(loaded):
     report, finance = loaded["report"], loaded["finance"]
-    scorecard = {r["label"]: r for r in workload_rows(finance, (OCTOBER, NOVEMBER), (SEPTEMBER, OCTOBER),
-                                                       compare_label="last month", today=TODAY)}
+    scorecard = {
+        r["label"]: r
+        for r in workload_rows(
+            finance, (OCTOBER, NOVEMBER), (SEPTEMBER, OCTOBER), compare_label="last month", today=TODAY
+        )
+    }
     rows = report.rows("unit_economics")
     assert rows and any(r["outcomes"] for r in rows) and any(r["verdict"]["status"] == "fails" for r in rows)
     for row in rows:
         card = scorecard[row["label"]]
         assert (row["cost"], row["outcomes"], row["per_outcome"], row["p99_ms"]) == (
-            card["cost"], card["outcomes"], card["per_outcome"], card["p99_ms"])
+            card["cost"],
+            card["outcomes"],
+            card["per_outcome"],
+            card["p99_ms"],
+        )
         assert row["previous_per_outcome"] == card["previous"].per_outcome
         assert row["verdict"] == card["verdict"]
     last_day = NOVEMBER - dt.timedelta(days=1)
@@ -159,8 +170,13 @@ def test_unit_economics_caps_contracts_and_savings_are_their_pages_figures(loade
             outcomes += 1
             gap = period.committed - period.consumed
             assert row["projected"] is None
-            assert row["status"] == (f"Under-used by {display.money_exact(gap, row['currency'])}" if gap > 0 else
-                                     f"Over by {display.money_exact(-gap, row['currency'])}" if gap < 0 else "Met exactly")
+            assert row["status"] == (
+                f"Under-used by {display.money_exact(gap, row['currency'])}"
+                if gap > 0
+                else f"Over by {display.money_exact(-gap, row['currency'])}"
+                if gap < 0
+                else "Met exactly"
+            )
         else:
             assert row["projected"] == period.projected
     assert outcomes
@@ -193,12 +209,15 @@ def test_the_movers_are_the_three_largest_increases_then_the_three_largest_decre
         assert row["why"]
     now = by_group(spend_rows(user=finance, start=OCTOBER, end=NOVEMBER, by="workload", today=TODAY))
     before = by_group(spend_rows(user=finance, start=SEPTEMBER, end=OCTOBER, by="workload", today=TODAY))
-    changes = [((now.get(g, {}).get("cost") or 0) - (before.get(g, {}).get("cost") or 0), g) for g in now.keys() | before.keys()]
+    changes = [
+        ((now.get(g, {}).get("cost") or 0) - (before.get(g, {}).get("cost") or 0), g)
+        for g in now.keys() | before.keys()
+    ]
     names = dict(Workload.objects.values_list("slug", "name"))
     ups = [names.get(g, "Unattributed") for c, g in sorted(changes, reverse=True) if c > 0][:3]
     downs = [names.get(g, "Unattributed") for c, g in sorted(changes) if c < 0][:3]
     assert ups and [r["label"] for r in movers] == ups + downs
-    assert all(r["change"] > 0 for r in movers[:len(ups)]) and all(r["change"] < 0 for r in movers[len(ups):])
+    assert all(r["change"] > 0 for r in movers[: len(ups)]) and all(r["change"] < 0 for r in movers[len(ups) :])
 
 
 # --- snapshots ---
@@ -206,7 +225,9 @@ def test_the_movers_are_the_three_largest_increases_then_the_three_largest_decre
 
 def test_a_published_report_reads_back_exactly_and_versions_count_up(loaded):
     report, finance = loaded["report"], loaded["finance"]
-    before = ReportSnapshot.objects.filter(month=OCTOBER).count()  # the demo publishes October once (finops/demo/reports.py)
+    before = ReportSnapshot.objects.filter(
+        month=OCTOBER
+    ).count()  # the demo publishes October once (finops/demo/reports.py)
     first = report_publish(report=report, by=finance)
     second = report_publish(report=report, by=finance)
     assert (first.version, second.version) == (before + 1, before + 2)
@@ -217,16 +238,29 @@ def test_a_published_report_reads_back_exactly_and_versions_count_up(loaded):
 
 
 def test_the_restatement_diff_names_each_changed_amount_and_by_how_much():
-    before = TcoReport(month=OCTOBER, end=NOVEMBER, generated_at=dt.datetime(2026, 11, 3, tzinfo=dt.UTC), currency="USD",
-                       provisional=False, has_data=True, tables={name: [] for name in TABLES})
+    before = TcoReport(
+        month=OCTOBER,
+        end=NOVEMBER,
+        generated_at=dt.datetime(2026, 11, 3, tzinfo=dt.UTC),
+        currency="USD",
+        provisional=False,
+        has_data=True,
+        tables={name: [] for name in TABLES},
+    )
     before.tables["by_provider"] = [{"label": "Anthropic", "cost": Decimal("100.00"), "tokens": 10}]
     after = TcoReport.from_json(before.as_json())
-    after.tables["by_provider"] = [{"label": "Anthropic", "cost": Decimal("112.50"), "tokens": 10},
-                                   {"label": "Groq", "cost": Decimal("3"), "tokens": 5}]
+    after.tables["by_provider"] = [
+        {"label": "Anthropic", "cost": Decimal("112.50"), "tokens": 10},
+        {"label": "Groq", "cost": Decimal("3"), "tokens": 5},
+    ]
     changes = diff(before, after)
     anthropic = next(c for c in changes if c["label"] == "Anthropic")
     assert (anthropic["figure"], anthropic["delta"], anthropic["published"], anthropic["now"]) == (
-        "Spend", Decimal("12.50"), "$100.00", "$112.50")
+        "Spend",
+        Decimal("12.50"),
+        "$100.00",
+        "$112.50",
+    )
     groq = [c for c in changes if c["label"] == "Groq"]
     assert {c["figure"] for c in groq} == {"Spend", "Tokens"} and all(c["published"] == "—" for c in groq)
 
@@ -237,8 +271,13 @@ def test_the_restatement_diff_names_each_changed_amount_and_by_how_much():
 def test_a_month_not_begun_is_refused_and_the_default_is_the_last_full_month():
     assert report_month("", today=dt.date(2026, 11, 24)) == OCTOBER
     assert report_month("2026-11", today=dt.date(2026, 11, 24)) == NOVEMBER  # to date
-    for text, words in (("2026-12", "has not begun"), ("2026-13", "Unknown month"), ("1999-12", "between"),
-                        ("9999-01", "between"), ("oct", "Unknown month")):
+    for text, words in (
+        ("2026-12", "has not begun"),
+        ("2026-13", "Unknown month"),
+        ("1999-12", "between"),
+        ("9999-01", "between"),
+        ("oct", "Unknown month"),
+    ):
         with pytest.raises(MonthError, match=words):
             report_month(text, today=dt.date(2026, 11, 24))
     with pytest.raises(MonthError, match="no complete day"):
@@ -271,8 +310,12 @@ def test_admins_and_finance_read_the_report_members_get_404_and_anonymous_the_lo
     admin = make_user("report-admin", User.Role.ADMIN)
     lead = make_user("report-lead", User.Role.MEMBER, team=Team.objects.first())
     member = make_user("report-member", User.Role.MEMBER, team=Team.objects.last(), team_role="member")
-    urls = [reverse("report-index"), reverse("report-month", args=["2026-10"]),
-            reverse("report-file", args=["2026-10", "csv"]), reverse("report-file", args=["2026-10", "xlsx"])]
+    urls = [
+        reverse("report-index"),
+        reverse("report-month", args=["2026-10"]),
+        reverse("report-file", args=["2026-10", "csv"]),
+        reverse("report-file", args=["2026-10", "xlsx"]),
+    ]
     for user in (admin, loaded["finance"]):
         for url in urls:
             response = client_as(user).get(url, follow=True)
@@ -316,7 +359,7 @@ def test_publishing_from_the_page_stores_a_version_and_the_live_page_compares_wi
 
 
 def _money(text: str) -> Decimal | None:
-    """"$1,043.12" (what a cell shows, before any "+ 3M tokens unpriced" note) as a Decimal; "—" as None."""
+    """ "$1,043.12" (what a cell shows, before any "+ 3M tokens unpriced" note) as a Decimal; "—" as None."""
     found = re.search(r"(-?)\$([\d,]+\.\d\d)", text)
     return None if found is None else Decimal(found[1] + found[2].replace(",", ""))
 
@@ -329,8 +372,10 @@ def _shown_tables(html: str) -> dict[str, tuple[list[str], list[list[str]]]]:
         if '<table class="data"' not in markup:
             continue  # the summary: figures, not a table
         keys = re.findall(r'<th[^>]*data-column="(\w+)"', markup)
-        rows = [[re.sub(r"<[^>]+>", " ", cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
-                for row in re.findall(r"<tr[^>]*>(.*?)</tr>", markup.split("<tbody>")[1], re.S)]
+        rows = [
+            [re.sub(r"<[^>]+>", " ", cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", markup.split("<tbody>")[1], re.S)
+        ]
         found[name] = (keys, rows)
     return found
 
@@ -360,13 +405,15 @@ def test_every_table_with_totals_ends_with_a_totals_row_that_is_the_sum_of_the_r
     lines = list(csv.reader(io.StringIO(out.getvalue())))
     by_provider = lines.index(["By provider"])
     header = lines[by_provider + 1]
-    body = lines[by_provider + 2: by_provider + 2 + len(loaded["report"].rows("by_provider")) + 1]
+    body = lines[by_provider + 2 : by_provider + 2 + len(loaded["report"].rows("by_provider")) + 1]
     assert body[-1][0] == "Total"
     cents = sum(display.cents(Decimal(row[header.index("Spend")])) for row in body[:-1])
     assert Decimal(body[-1][header.index("Spend")]) == cents
 
 
-def test_the_first_paragraph_says_the_total_the_reasons_the_budgets_and_the_decisions_every_number_from_a_table(loaded, client):
+def test_the_first_paragraph_says_the_total_the_reasons_the_budgets_and_the_decisions_every_number_from_a_table(
+    loaded, client
+):
     client.force_login(loaded["finance"])
     page = client.get("/reports/2026-10/").content.decode()
     paragraph = re.search(r'data-testid="report-headline">(.*?)</p>', page, re.S)[1]

@@ -31,8 +31,11 @@ def usage(openai_account, support_agent, search_ranker):
     rows = ["day,model,input_tokens,output_tokens,cost,project"]
     day = dt.date(2026, 10, 1)
     while day < TODAY:
-        rows += [f"{day},gpt-5-mini,1000000,0,10.37,support", f"{day},gpt-5,100000,0,2.11,search",
-                 f"{day},gpt-5-mini,40000,0,0.49,nobody"]
+        rows += [
+            f"{day},gpt-5-mini,1000000,0,10.37,support",
+            f"{day},gpt-5,100000,0,2.11,search",
+            f"{day},gpt-5-mini,40000,0,0.49,nobody",
+        ]
         day += dt.timedelta(days=1)
     run = usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="u.csv")
     assert run.status == "succeeded", run.error
@@ -44,7 +47,9 @@ def usage(openai_account, support_agent, search_ranker):
 @pytest.fixture
 def support_cap(ada, usage, support_team):
     """$300 a month on Support: $217.77 spent by the 22nd, forecast past the cap."""
-    return cap_create(by=ada, name="Support monthly", scope="team", target="support", amount="300", recipients=["role:admins"])
+    return cap_create(
+        by=ada, name="Support monthly", scope="team", target="support", amount="300", recipients=["role:admins"]
+    )
 
 
 def _money(text: str) -> Decimal:

@@ -23,7 +23,9 @@ def _frozen(time_machine):
 
 @pytest.fixture
 def anthropic_account(db):
-    return Account.objects.create(name="anthropic-prod", provider=Provider.objects.get(slug="anthropic"), connector="usage_csv")
+    return Account.objects.create(
+        name="anthropic-prod", provider=Provider.objects.get(slug="anthropic"), connector="usage_csv"
+    )
 
 
 def load(account, rows):
@@ -38,10 +40,15 @@ def november(openai_account, anthropic_account, support_agent):
     """Per day: $10 on support (claimed by a rule) and, unclaimed, on openai-prod $1 (proj-x, key-x, ana,
     env=prod and app=chat), $0.50 (proj-y, key-x, no user, env=dev) and 200k tokens of a model nobody prices
     (proj-x, key-z, ben, no tags); on anthropic-prod $2 (proj-x, key-a, ana, env=prod)."""
-    load(openai_account, ["gpt-5-mini,1000000,0,10,support,key-support,sue,team=support",
-                          "gpt-4o,100000,0,1,proj-x,key-x,ana,env=prod;app=chat",
-                          "gpt-4o,50000,0,0.5,proj-y,key-x,,env=dev",
-                          "my-private-model,150000,50000,,proj-x,key-z,ben,"])
+    load(
+        openai_account,
+        [
+            "gpt-5-mini,1000000,0,10,support,key-support,sue,team=support",
+            "gpt-4o,100000,0,1,proj-x,key-x,ana,env=prod;app=chat",
+            "gpt-4o,50000,0,0.5,proj-y,key-x,,env=dev",
+            "my-private-model,150000,50000,,proj-x,key-z,ben,",
+        ],
+    )
     load(anthropic_account, ["claude-sonnet-4-5,200000,0,2,proj-x,key-a,ana,env=prod"])
     AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
     history_reattribute()
@@ -65,11 +72,23 @@ def test_the_totals_give_the_unattributed_spend_and_its_share_of_all_spend(clien
 def test_spend_is_grouped_by_api_key_project_and_user_biggest_first(client_as, fiona, november):
     context = page(client_as(fiona)).context
     by_key, by_project, by_user = (rows for _, _, rows in context["tables"])
-    assert list(costs(by_key).items()) == [("key-a", (Decimal(20), 0)), ("key-x", (Decimal(15), 0)), ("key-z", (None, 2_000_000))]
+    assert list(costs(by_key).items()) == [
+        ("key-a", (Decimal(20), 0)),
+        ("key-x", (Decimal(15), 0)),
+        ("key-z", (None, 2_000_000)),
+    ]
     assert list(costs(by_project).items()) == [("proj-x", (Decimal(30), 2_000_000)), ("proj-y", (Decimal(5), 0))]
-    assert list(costs(by_user).items()) == [("ana", (Decimal(30), 0)), ("(no user)", (Decimal(5), 0)), ("ben", (None, 2_000_000))]
+    assert list(costs(by_user).items()) == [
+        ("ana", (Decimal(30), 0)),
+        ("(no user)", (Decimal(5), 0)),
+        ("ben", (None, 2_000_000)),
+    ]
     proj_x = by_project[0]
-    assert (proj_x["lines"], proj_x["accounts"], proj_x["providers"]) == (3 * DAYS, "anthropic-prod, openai-prod", "Anthropic, OpenAI")
+    assert (proj_x["lines"], proj_x["accounts"], proj_x["providers"]) == (
+        3 * DAYS,
+        "anthropic-prod, openai-prod",
+        "Anthropic, OpenAI",
+    )
     assert [r["label"] for r in by_user if r["muted"]] == ["(no user)"] and "action" not in by_user[1]
 
 
@@ -84,8 +103,12 @@ def test_each_grouping_adds_up_to_the_unattributed_lines(client_as, fiona, novem
 def test_a_line_counts_under_each_of_its_tags_and_the_page_says_so(client_as, fiona, november):
     response = page(client_as(fiona))
     spec, rows = response.context["tag_table"]
-    assert list(costs(rows).items()) == [("env=prod", (Decimal(30), 0)), ("app=chat", (Decimal(10), 0)), ("env=dev", (Decimal(5), 0)),
-                                         ("(no tags)", (None, 2_000_000))]
+    assert list(costs(rows).items()) == [
+        ("env=prod", (Decimal(30), 0)),
+        ("app=chat", (Decimal(10), 0)),
+        ("env=dev", (Decimal(5), 0)),
+        ("(no tags)", (None, 2_000_000)),
+    ]
     assert 'data-testid="tag-overlap"' in response.content.decode()
 
 
@@ -112,17 +135,28 @@ def test_a_tag_groups_rule_link_pre_fills_the_tags_and_no_account_when_it_spans_
 
 def test_the_rule_form_still_opens_empty_without_a_query(client_as, ada, november):
     form = client_as(ada).get(reverse("rule-create")).context["form"]
-    assert not form["api_key"].value() and not form["tags_text"].value() and form["priority"].value() == 11  # after the last rule
+    assert (
+        not form["api_key"].value() and not form["tags_text"].value() and form["priority"].value() == 11
+    )  # after the last rule
 
 
 def test_each_table_downloads_as_csv_with_the_unpriced_tokens_beside_the_spend(client_as, fiona, november):
     response = page(client_as(fiona), csv="by_api_key")
     assert response["Content-Type"].startswith("text/csv")
     rows = {r["API key"]: r for r in csv.DictReader(io.StringIO(response.content.decode()))}
-    assert (rows["key-z"]["Spend"], rows["key-z"]["Unpriced tokens"], rows["key-z"]["Accounts"]) == ("", "2000000", "openai-prod")
+    assert (rows["key-z"]["Spend"], rows["key-z"]["Unpriced tokens"], rows["key-z"]["Accounts"]) == (
+        "",
+        "2000000",
+        "openai-prod",
+    )
     assert rows["key-a"]["Spend"] == "20.00" and rows["key-a"]["Currency"] == "USD"
     tags = list(csv.DictReader(io.StringIO(page(client_as(fiona), csv="by_tag").content.decode())))
-    assert {(r["Tag key"], r["Tag value"]) for r in tags} == {("env", "prod"), ("app", "chat"), ("env", "dev"), ("", "")}
+    assert {(r["Tag key"], r["Tag value"]) for r in tags} == {
+        ("env", "prod"),
+        ("app", "chat"),
+        ("env", "dev"),
+        ("", ""),
+    }
 
 
 def test_a_period_with_nothing_unattributed_says_so(client_as, fiona, november):

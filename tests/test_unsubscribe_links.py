@@ -30,13 +30,16 @@ def cfo(ada, openai_account, support_agent, time_machine):
 
 
 def links(smtp) -> list[str]:
-    return [m["List-Unsubscribe"].strip().strip("<>").removeprefix("https://finops.example.com")
-            for m in smtp.to("cfo@example.com")]
+    return [
+        m["List-Unsubscribe"].strip().strip("<>").removeprefix("https://finops.example.com")
+        for m in smtp.to("cfo@example.com")
+    ]
 
 
 def one_click(link):
-    return Client(enforce_csrf_checks=True).post(link, "List-Unsubscribe=One-Click",
-                                                 content_type="application/x-www-form-urlencoded")
+    return Client(enforce_csrf_checks=True).post(
+        link, "List-Unsubscribe=One-Click", content_type="application/x-www-form-urlencoded"
+    )
 
 
 def active() -> bool:
@@ -65,7 +68,9 @@ def test_a_link_expires_after_the_stated_days(smtp, cfo, time_machine, settings)
     link = links(smtp)[0]
     time_machine.move_to(THIRD + dt.timedelta(days=91), tick=False)
     expired = one_click(link)
-    assert expired.status_code == 400 and "expired" in expired.content.decode() and "90 days" in expired.content.decode()
+    assert (
+        expired.status_code == 400 and "expired" in expired.content.decode() and "90 days" in expired.content.decode()
+    )
     assert active()
     time_machine.move_to(THIRD + dt.timedelta(days=89), tick=False)
     assert one_click(link).status_code == 200 and not active()

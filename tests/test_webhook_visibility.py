@@ -12,8 +12,8 @@ from finops import crypto
 from finops.evaluations import event_raise
 from finops.models import AlertKind, AuditEntry, Notification, User
 from finops.services.caps import cap_create
-from tests.conftest import make_user
 from tests.config_helpers import export
+from tests.conftest import make_user
 
 SECRET = "s3cr-whsec-visibility-7Hq"
 URL = "https://hookuser:hookpass@hooks.example.com/services/T0/B0/tok-XYZ?sig=abc"
@@ -23,8 +23,16 @@ NEVER = ["s3cr", "hookuser", "hookpass", "tok-XYZ", "sig=abc", "/services/"]
 
 @pytest.fixture
 def hooked(ada, support_team):
-    return cap_create(by=ada, name="Support monthly", scope="team", target="support", amount="100",
-                      recipients=["role:team_leads"], webhook_url=URL, webhook_secret=SECRET)
+    return cap_create(
+        by=ada,
+        name="Support monthly",
+        scope="team",
+        target="support",
+        amount="100",
+        recipients=["role:team_leads"],
+        webhook_url=URL,
+        webhook_secret=SECRET,
+    )
 
 
 @pytest.fixture
@@ -72,11 +80,25 @@ def test_export_config_prints_no_webhook_url_and_applying_it_keeps_the_webhook(h
 
 
 def test_the_alerts_page_names_the_receiver_by_scheme_and_host_for_editors_and_hides_it_from_a_member(
-        client_as, hooked, sam, mo):
-    event = event_raise(kind=AlertKind.CAP_THRESHOLD, subject=f"cap:{hooked.id}", period_start=dt.date(2026, 11, 1),
-                        threshold=80, title="Support is at 82 %", details={}, team=hooked.team, cap=hooked)
-    Notification.objects.create(event=event, channel=Notification.Channel.WEBHOOK, recipient=SHOWN,
-                                status=Notification.Status.FAILED, error=f"{SHOWN} answered HTTP 500")
+    client_as, hooked, sam, mo
+):
+    event = event_raise(
+        kind=AlertKind.CAP_THRESHOLD,
+        subject=f"cap:{hooked.id}",
+        period_start=dt.date(2026, 11, 1),
+        threshold=80,
+        title="Support is at 82 %",
+        details={},
+        team=hooked.team,
+        cap=hooked,
+    )
+    Notification.objects.create(
+        event=event,
+        channel=Notification.Channel.WEBHOOK,
+        recipient=SHOWN,
+        status=Notification.Status.FAILED,
+        error=f"{SHOWN} answered HTTP 500",
+    )
 
     lead = client_as(sam).get(reverse("alert-list")).content.decode()
     assert f"Webhook · {SHOWN}" in lead and f"{SHOWN} answered HTTP 500" in lead and shows_nothing_secret(lead)

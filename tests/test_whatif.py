@@ -5,7 +5,16 @@ from decimal import Decimal
 import pytest
 
 from finops.whatif import (
-    BATCH_ASSUMPTION, PRESETS, Figure, OfferingFigures, Profile, ProfileInvalid, best_of, compare, evaluate, parse_options,
+    BATCH_ASSUMPTION,
+    PRESETS,
+    Figure,
+    OfferingFigures,
+    Profile,
+    ProfileInvalid,
+    best_of,
+    compare,
+    evaluate,
+    parse_options,
 )
 
 D = Decimal
@@ -13,13 +22,34 @@ COPILOT = PRESETS["coding-copilot"]
 DOCUMENTS = PRESETS["document-processing"]
 
 
-def offering(provider="moonshot", model="kimi-k2.6", *, family="kimi-k2.6", input=None, output=None, cached=None,
-             blended=None, speed=None, ttft=None, context=None, discount="0") -> OfferingFigures:
+def offering(
+    provider="moonshot",
+    model="kimi-k2.6",
+    *,
+    family="kimi-k2.6",
+    input=None,
+    output=None,
+    cached=None,
+    blended=None,
+    speed=None,
+    ttft=None,
+    context=None,
+    discount="0",
+) -> OfferingFigures:
     figure = lambda value: Figure(None if value is None else D(value), "entered")  # noqa: E731
-    return OfferingFigures(provider=provider, model=model, family=family, input_per_mtok=figure(input),
-                           output_per_mtok=figure(output), cached_input_per_mtok=figure(cached),
-                           blended_per_mtok=figure(blended), output_tokens_per_s=figure(speed), ttft_seconds=figure(ttft),
-                           context_window=context, discount_pct=D(discount))
+    return OfferingFigures(
+        provider=provider,
+        model=model,
+        family=family,
+        input_per_mtok=figure(input),
+        output_per_mtok=figure(output),
+        cached_input_per_mtok=figure(cached),
+        blended_per_mtok=figure(blended),
+        output_tokens_per_s=figure(speed),
+        ttft_seconds=figure(ttft),
+        context_window=context,
+        discount_pct=D(discount),
+    )
 
 
 def test_the_copilot_preset_is_880m_input_and_330m_output_tokens_and_costs_exactly_1353_at_060_and_250():
@@ -48,7 +78,9 @@ def test_a_blended_price_charges_every_token_at_it():
 
 
 def test_cached_input_tokens_are_charged_at_the_cached_price_and_at_the_input_price_without_one():
-    cached = Profile(requests=220_000, input_tokens=880_000_000, cached_input_tokens=352_000_000, output_tokens=330_000_000)
+    cached = Profile(
+        requests=220_000, input_tokens=880_000_000, cached_input_tokens=352_000_000, output_tokens=330_000_000
+    )
     # 528M × 0.60 + 352M × 0.10 + 330M × 2.50 = 316.80 + 35.20 + 825.00
     assert evaluate(cached, offering(input="0.60", output="2.50", cached="0.10")).monthly_cost == D("1177.00")
     assert evaluate(cached, offering(input="0.60", output="2.50")).monthly_cost == D("1353.00")
@@ -69,8 +101,14 @@ def test_an_offering_lacking_a_figure_names_it_and_guesses_nothing():
     result = evaluate(COPILOT, offering(output="2.50"))
     assert (result.monthly_cost, result.latency_seconds, result.meets_sla) == (None, None, None)
     assert result.missing == ("input price", "output tokens/s")
-    assert result.as_json() == {"provider": "moonshot", "model": "kimi-k2.6", "family": "kimi-k2.6",
-                                "monthly_cost": None, "latency_seconds": None, "meets_sla": None}
+    assert result.as_json() == {
+        "provider": "moonshot",
+        "model": "kimi-k2.6",
+        "family": "kimi-k2.6",
+        "monthly_cost": None,
+        "latency_seconds": None,
+        "meets_sla": None,
+    }
 
 
 def test_a_batch_fits_the_nightly_window_at_the_offerings_throughput_under_the_stated_assumption():
@@ -103,10 +141,16 @@ def test_a_context_window_too_small_for_a_request_is_said_and_never_highlighted(
     assert best_of(results).provider == "cerebras"
 
 
-@pytest.mark.parametrize(("raw", "field"), [
-    ({"requests": "-5"}, "requests"), ({"input_tokens": "many"}, "input_tokens"), ({"sla_seconds": "0"}, "sla_seconds"),
-    ({"workload": "x", "requests": "5"}, "requests"), ({"sla_seconds": "3", "batch_window_hours": "8"}, "batch_window_hours"),
-])
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        ({"requests": "-5"}, "requests"),
+        ({"input_tokens": "many"}, "input_tokens"),
+        ({"sla_seconds": "0"}, "sla_seconds"),
+        ({"workload": "x", "requests": "5"}, "requests"),
+        ({"sla_seconds": "3", "batch_window_hours": "8"}, "batch_window_hours"),
+    ],
+)
 def test_bad_options_name_the_option(raw, field):
     with pytest.raises(ProfileInvalid) as caught:
         parse_options(raw)

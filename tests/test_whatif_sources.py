@@ -47,16 +47,28 @@ def test_catalog_prices_win_over_entered_prices(traffic):
 
 def test_a_contract_covering_the_provider_takes_its_discount_off(traffic):
     today = today_utc()
-    Contract.objects.create(name="Groq 2026", provider=Provider.objects.get(slug="groq"), start=today - dt.timedelta(days=10),
-                            end=today + dt.timedelta(days=300), commitment=0, discount_pct=Decimal(20))
-    result = what_if(None, today=today, requests=1_000_000, input_tokens=1_000_000_000, output_tokens=0, family="gpt-oss-120b")
+    Contract.objects.create(
+        name="Groq 2026",
+        provider=Provider.objects.get(slug="groq"),
+        start=today - dt.timedelta(days=10),
+        end=today + dt.timedelta(days=300),
+        commitment=0,
+        discount_pct=Decimal(20),
+    )
+    result = what_if(
+        None, today=today, requests=1_000_000, input_tokens=1_000_000_000, output_tokens=0, family="gpt-oss-120b"
+    )
     groq = next(r for r in result.results if r.provider == "groq")
     assert groq.monthly_cost == Decimal("120.00")  # 1,000M × $0.15 less 20 %
 
 
 def test_a_workload_is_priced_on_its_last_30_days_against_its_familys_offerings(traffic, support_agent):
     result = what_if(None, today=today_utc(), workload="support-agent")
-    assert (result.profile.requests, result.profile.input_tokens, result.profile.output_tokens) == (300, 150_000, 30_000)
+    assert (result.profile.requests, result.profile.input_tokens, result.profile.output_tokens) == (
+        300,
+        150_000,
+        30_000,
+    )
     assert result.today_cost == TODAY_COST
     assert result.families == ("gpt-oss-120b",)
     by_provider = {r.provider: r for r in result.results}
@@ -67,22 +79,48 @@ def test_a_workload_is_priced_on_its_last_30_days_against_its_familys_offerings(
 
 def test_the_command_answers_json_cheapest_first(traffic):
     out = StringIO()
-    call_command("whatif", "--requests", "220000", "--input-tokens", "880000000", "--output-tokens", "330000000",
-                 "--sla-seconds", "3", "--family", "gpt-oss-120b", "--format", "json", stdout=out)
+    call_command(
+        "whatif",
+        "--requests",
+        "220000",
+        "--input-tokens",
+        "880000000",
+        "--output-tokens",
+        "330000000",
+        "--sla-seconds",
+        "3",
+        "--family",
+        "gpt-oss-120b",
+        "--format",
+        "json",
+        stdout=out,
+    )
     rows = json.loads(out.getvalue())
     assert [r["provider"] for r in rows] == ["deepinfra", "groq", "cerebras"]
-    assert rows[0] == {"provider": "deepinfra", "model": "gpt-oss-120b", "family": "gpt-oss-120b",
-                       "monthly_cost": "88.66", "latency_seconds": "38.00", "meets_sla": False}  # 880×.037 + 330×.17
+    assert rows[0] == {
+        "provider": "deepinfra",
+        "model": "gpt-oss-120b",
+        "family": "gpt-oss-120b",
+        "monthly_cost": "88.66",
+        "latency_seconds": "38.00",
+        "meets_sla": False,
+    }  # 880×.037 + 330×.17
     # Groq measured at 200 tokens/s: 0.2 + 7.5 s fails; Cerebras at 3,000: 0.1 + 0.5 s meets
     assert [r["meets_sla"] for r in rows[1:]] == [False, True]
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--requests", "-1", "--input-tokens", "1", "--output-tokens", "1"], "--requests: must not be negative"),
-    (["--requests", "1", "--output-tokens", "1"], "--input-tokens: required"),
-    (["--workload", "nope"], "--workload: unknown workload 'nope'"),
-    (["--requests", "1", "--input-tokens", "1", "--output-tokens", "1", "--family", "nope"], "--family: unknown family 'nope'"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--requests", "-1", "--input-tokens", "1", "--output-tokens", "1"], "--requests: must not be negative"),
+        (["--requests", "1", "--output-tokens", "1"], "--input-tokens: required"),
+        (["--workload", "nope"], "--workload: unknown workload 'nope'"),
+        (
+            ["--requests", "1", "--input-tokens", "1", "--output-tokens", "1", "--family", "nope"],
+            "--family: unknown family 'nope'",
+        ),
+    ],
+)
 def test_the_command_names_the_bad_option(traffic, args, message):
     with pytest.raises(CommandError) as caught:
         call_command("whatif", *args, stdout=StringIO())
@@ -92,16 +130,25 @@ def test_the_command_names_the_bad_option(traffic, args, message):
 def test_the_api_answers_the_same_rows(traffic, client_as, fiona):
     response = client_as(fiona).get("/api/v1/whatif", {"workload": "support-agent"})
     assert response.status_code == 200
-    assert response.json()[0] == {"provider": "deepinfra", "model": "gpt-oss-120b", "family": "gpt-oss-120b",
-                                  "monthly_cost": "0.01", "latency_seconds": "3.00", "meets_sla": True}
+    assert response.json()[0] == {
+        "provider": "deepinfra",
+        "model": "gpt-oss-120b",
+        "family": "gpt-oss-120b",
+        "monthly_cost": "0.01",
+        "latency_seconds": "3.00",
+        "meets_sla": True,
+    }
 
 
-@pytest.mark.parametrize(("query", "field"), [
-    ({"requests": "-3", "input_tokens": "1", "output_tokens": "1"}, "requests"),
-    ({"requests": "3", "input_tokens": "1"}, "output_tokens"),
-    ({"family": "nope", "requests": "3", "input_tokens": "1", "output_tokens": "1"}, "family"),
-    ({"colour": "red"}, "colour"),
-])
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ({"requests": "-3", "input_tokens": "1", "output_tokens": "1"}, "requests"),
+        ({"requests": "3", "input_tokens": "1"}, "output_tokens"),
+        ({"family": "nope", "requests": "3", "input_tokens": "1", "output_tokens": "1"}, "family"),
+        ({"colour": "red"}, "colour"),
+    ],
+)
 def test_the_api_answers_400_naming_the_parameter(traffic, client_as, ada, query, field):
     response = client_as(ada).get("/api/v1/whatif", query)
     assert response.status_code == 400
@@ -117,22 +164,45 @@ def test_a_member_cannot_price_another_teams_workload(traffic, client_as, tess):
 def test_the_command_table_marks_the_best_offering_and_a_lower_bound(db):
     from finops.services.offerings import offering_upsert
 
-    offering_upsert(provider=Provider.objects.get(slug="cerebras"), model="kimi-k2.6", input_per_mtok=Decimal("1.5"),
-                    output_per_mtok=Decimal("6"), output_tokens_per_s=Decimal(981))  # no time to first token
-    offering_upsert(provider=Provider.objects.get(slug="moonshot"), model="kimi-k2.6", output_tokens_per_s=Decimal(34),
-                    ttft_seconds=Decimal(1))
+    offering_upsert(
+        provider=Provider.objects.get(slug="cerebras"),
+        model="kimi-k2.6",
+        input_per_mtok=Decimal("1.5"),
+        output_per_mtok=Decimal("6"),
+        output_tokens_per_s=Decimal(981),
+    )  # no time to first token
+    offering_upsert(
+        provider=Provider.objects.get(slug="moonshot"),
+        model="kimi-k2.6",
+        output_tokens_per_s=Decimal(34),
+        ttft_seconds=Decimal(1),
+    )
     out = StringIO()
-    call_command("whatif", "--requests", "220000", "--input-tokens", "880000000", "--output-tokens", "330000000",
-                 "--sla-seconds", "3", stdout=out)
+    call_command(
+        "whatif",
+        "--requests",
+        "220000",
+        "--input-tokens",
+        "880000000",
+        "--output-tokens",
+        "330000000",
+        "--sla-seconds",
+        "3",
+        stdout=out,
+    )
     lines = out.getvalue().splitlines()
     moonshot = next(line for line in lines if "moonshot" in line)
     cerebras = next(line for line in lines if "cerebras" in line)
-    assert "$2,156.00" in moonshot and "45.1 s" in moonshot and moonshot.endswith(" no")  # 880 × 0.95 + 330 × 4.00; 1 + 44.1 s
+    assert (
+        "$2,156.00" in moonshot and "45.1 s" in moonshot and moonshot.endswith(" no")
+    )  # 880 × 0.95 + 330 × 4.00; 1 + 44.1 s
     assert cerebras.startswith("* cerebras") and "≥ 1.5 s" in cerebras and "time to first token" in cerebras
     assert lines[-1] == "* the cheapest offering that meets the SLA"
 
 
-def test_measured_figures_are_read_only_for_the_offerings_compared_and_follow_a_new_import(support_agent, search_ranker):
+def test_measured_figures_are_read_only_for_the_offerings_compared_and_follow_a_new_import(
+    support_agent, search_ranker
+):
     from finops.models import Offering
     from finops.selectors.whatif import measured_performance, window
 

@@ -9,8 +9,10 @@ from finops import access
 from finops.models import ApiToken
 from finops.services.api_tokens import api_token_touch
 
-READ_ONLY_REFUSAL = ("This API token is read-only: it may read (GET, HEAD, OPTIONS) but not change anything. "
-                     "Create a read-write token on the API tokens page to make changes.")
+READ_ONLY_REFUSAL = (
+    "This API token is read-only: it may read (GET, HEAD, OPTIONS) but not change anything. "
+    "Create a read-write token on the API tokens page to make changes."
+)
 
 
 class ScopedTokenAuthentication(TokenAuthentication):

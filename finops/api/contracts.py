@@ -45,16 +45,22 @@ class ContractList(APIView):
 
     permission_classes = [access.SeesContracts]
 
-    @extend_schema(responses=serializers.ContractSerializer(many=True), summary="List contracts",
-                   description="Admins and finance; anyone else gets 404. Money is a decimal string in the "
-                               "contract's currency.")
+    @extend_schema(
+        responses=serializers.ContractSerializer(many=True),
+        summary="List contracts",
+        description="Admins and finance; anyone else gets 404. Money is a decimal string in the contract's currency.",
+    )
     def get(self, request):
         return Response(_contract_payload(contract_statuses(list(_contracts()), today=today_utc())))
 
-    @extend_schema(request=serializers.ContractWriteSerializer,
-                   responses={201: serializers.ContractSerializer,
-                              400: OpenApiResponse(description="Every bad field named: {field: message}.")},
-                   summary="Create a contract (admins)")
+    @extend_schema(
+        request=serializers.ContractWriteSerializer,
+        responses={
+            201: serializers.ContractSerializer,
+            400: OpenApiResponse(description="Every bad field named: {field: message}."),
+        },
+        summary="Create a contract (admins)",
+    )
     def post(self, request):
         body = serializers.ContractWriteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -72,15 +78,21 @@ class ContractDetail(APIView):
     def get(self, request, pk):
         return Response(_one_contract(get_object_or_404(Contract, pk=pk)))
 
-    @extend_schema(request=serializers.ContractWriteSerializer,
-                   responses={200: serializers.ContractSerializer,
-                              400: OpenApiResponse(description="Every bad field named: {field: message}.")},
-                   summary="Change a contract (admins)")
+    @extend_schema(
+        request=serializers.ContractWriteSerializer,
+        responses={
+            200: serializers.ContractSerializer,
+            400: OpenApiResponse(description="Every bad field named: {field: message}."),
+        },
+        summary="Change a contract (admins)",
+    )
     def patch(self, request, pk):
         contract = get_object_or_404(Contract, pk=pk)
         body = serializers.ContractWriteSerializer(data=request.data, partial=True)
         body.is_valid(raise_exception=True)
-        contract = _contract_write(contract_service.contract_update, contract=contract, by=request.user, **body.validated_data)
+        contract = _contract_write(
+            contract_service.contract_update, contract=contract, by=request.user, **body.validated_data
+        )
         return Response(_one_contract(contract))
 
     @extend_schema(responses={204: None}, summary="Delete a contract and its past terms (admins)")
@@ -94,15 +106,21 @@ class ContractRenew(APIView):
 
     permission_classes = [access.SeesContracts]
 
-    @extend_schema(request=serializers.ContractRenewSerializer,
-                   responses={200: serializers.ContractSerializer,
-                              400: OpenApiResponse(description="Every bad field named; a start before the current end.")},
-                   summary="Renew a contract in place (admins)")
+    @extend_schema(
+        request=serializers.ContractRenewSerializer,
+        responses={
+            200: serializers.ContractSerializer,
+            400: OpenApiResponse(description="Every bad field named; a start before the current end."),
+        },
+        summary="Renew a contract in place (admins)",
+    )
     def post(self, request, pk):
         contract = get_object_or_404(Contract, pk=pk)
         body = serializers.ContractRenewSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        contract = _contract_write(contract_service.contract_renew, contract=contract, by=request.user, **body.validated_data)
+        contract = _contract_write(
+            contract_service.contract_renew, contract=contract, by=request.user, **body.validated_data
+        )
         return Response(_one_contract(contract))
 
 
@@ -111,11 +129,16 @@ class ContractRenewals(APIView):
 
     permission_classes = [access.SeesContracts]
 
-    @extend_schema(parameters=[serializers.RenewalsQuerySerializer],
-                   responses={200: serializers.ContractSerializer(many=True),
-                              400: OpenApiResponse(description="within_days is not a whole number from 1 to 3660, "
-                                                               "or an unknown parameter.")},
-                   summary="Auto-renewals ahead")
+    @extend_schema(
+        parameters=[serializers.RenewalsQuerySerializer],
+        responses={
+            200: serializers.ContractSerializer(many=True),
+            400: OpenApiResponse(
+                description="within_days is not a whole number from 1 to 3660, or an unknown parameter."
+            ),
+        },
+        summary="Auto-renewals ahead",
+    )
     def get(self, request):
         query = serializers.RenewalsQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
@@ -127,10 +150,13 @@ class ContractFocusCSV(APIView):
 
     permission_classes = [access.SeesContracts]
 
-    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR}, summary="Contract commitments as FOCUS 1.3 CSV",
-                   operation_id="v1_contracts_focus_csv",
-                   description="Columns: " + ", ".join(contracts_focus.HEADER) + ". ContractCommitmentQuantity and "
-                               "ContractCommitmentUnit are empty: every commitment is a Spend commitment.")
+    @extend_schema(
+        responses={(200, "text/csv"): OpenApiTypes.STR},
+        summary="Contract commitments as FOCUS 1.3 CSV",
+        operation_id="v1_contracts_focus_csv",
+        description="Columns: " + ", ".join(contracts_focus.HEADER) + ". ContractCommitmentQuantity and "
+        "ContractCommitmentUnit are empty: every commitment is a Spend commitment.",
+    )
     def get(self, request):
         out = io.StringIO()
         contracts_focus.write_focus_csv(_contracts().order_by("id"), out)

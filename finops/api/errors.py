@@ -22,13 +22,18 @@ RETRY_AFTER_SECONDS = 30
 SERVICES_DOWN = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, BrokerDown)
 
 
-DOWN = ("The service is briefly unavailable (its cache and task queue, Redis, cannot be reached); nothing was "
-        "changed. Try again shortly.")
+DOWN = (
+    "The service is briefly unavailable (its cache and task queue, Redis, cannot be reached); nothing was "
+    "changed. Try again shortly."
+)
 
 
 def services_down_response(detail: str = DOWN) -> Response:
-    return Response({"detail": detail},
-                    status=status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+    return Response(
+        {"detail": detail},
+        status=status.HTTP_503_SERVICE_UNAVAILABLE,
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+    )
 
 
 def exception_handler(exc, context):

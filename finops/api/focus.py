@@ -8,8 +8,8 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.views import APIView
 
 from finops import access
-from finops.reports import usage_focus
 from finops.months import MonthError
+from finops.reports import usage_focus
 from finops.selectors.usage_focus import export_month
 from finops.views.focus import focus_csv_response
 from finops.views.period import today_utc
@@ -18,13 +18,18 @@ from .renderers import FormatParameterNegotiation
 
 
 class FocusQuerySerializer(serializers.Serializer):
-    month = serializers.CharField(help_text="The UTC calendar month, YYYY-MM; the current month exports its lines so "
-                                            "far, a month not yet begun is refused.")
+    month = serializers.CharField(
+        help_text="The UTC calendar month, YYYY-MM; the current month exports its lines so "
+        "far, a month not yet begun is refused."
+    )
 
     def to_internal_value(self, data):
         # `format` is DRF's own (?format=csv picks the CSV renderer, as Accept: text/csv does).
-        unknown = {name: [f"Unknown parameter “{name}”; the known ones are: month, format."] for name in data
-                   if name not in self.fields and name != "format"}
+        unknown = {
+            name: [f"Unknown parameter “{name}”; the known ones are: month, format."]
+            for name in data
+            if name not in self.fields and name != "format"
+        }
         if unknown:
             raise serializers.ValidationError(unknown)
         if hasattr(data, "getlist") and len(data.getlist("month")) > 1:  # `month=a&month=b`: which one was meant?
@@ -59,15 +64,18 @@ class UsageFocusCSV(APIView):
         parameters=[FocusQuerySerializer],
         responses={
             (200, "text/csv"): OpenApiTypes.STR,
-            400: OpenApiResponse(description="`month` missing, not YYYY-MM, or a month not yet begun; or an unknown "
-                                             "parameter. The body maps each parameter to its messages."),
+            400: OpenApiResponse(
+                description="`month` missing, not YYYY-MM, or a month not yet begun; or an unknown "
+                "parameter. The body maps each parameter to its messages."
+            ),
             404: OpenApiResponse(description="Members: the export spans teams, so it is not shown to them."),
         },
         summary="A month's usage as FOCUS 1.2 CSV",
         operation_id="v1_focus_csv",
         description=(
             "FOCUS 1.2 Cost and Usage columns (all 57; null as an empty cell), then this product's x_ columns: "
-            + ", ".join(usage_focus.HEADER) + ". One row per usage line whose period starts in the month (UTC), its "
+            + ", ".join(usage_focus.HEADER)
+            + ". One row per usage line whose period starts in the month (UTC), its "
             "cost exactly as stored (never apportioned): ConsumedQuantity is the line's tokens, the x_…Tokens "
             "columns their split by class. "
             "BilledCost sums to the month's billed spend, EffectiveCost to its total spend, in BillingCurrency (the "

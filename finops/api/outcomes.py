@@ -5,9 +5,8 @@ from django.core.exceptions import PermissionDenied
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -23,10 +22,15 @@ class OutcomeRowSerializer(serializers.Serializer):
 
     workload = serializers.SlugField(help_text="The workload's slug.")
     day = serializers.DateField(help_text="The UTC day the outcomes happened (YYYY-MM-DD, not in the future).")
-    count = serializers.IntegerField(min_value=0, help_text="How many outcomes; replaces an earlier count for "
-                                                              "the same workload, day and source.")
-    source = serializers.CharField(required=False, allow_blank=True, max_length=64,
-                                   help_text="Who counted them; each source keeps its own count. Default: blank.")
+    count = serializers.IntegerField(
+        min_value=0, help_text="How many outcomes; replaces an earlier count for the same workload, day and source."
+    )
+    source = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=64,
+        help_text="Who counted them; each source keeps its own count. Default: blank.",
+    )
 
 
 class OutcomeCountSerializer(OutcomeRowSerializer):
@@ -65,8 +69,14 @@ def _batch(data, header_key):
     if isinstance(data, dict) and "rows" in data:
         unknown = sorted(set(data) - {"rows", "idempotency_key"})
         if unknown:
-            raise ValidationError({"errors": [f"unknown field {name!r}: send a list of rows, or "
-                                              '{"rows": [...], "idempotency_key": "..."}' for name in unknown]})
+            raise ValidationError(
+                {
+                    "errors": [
+                        f'unknown field {name!r}: send a list of rows, or {{"rows": [...], "idempotency_key": "..."}}'
+                        for name in unknown
+                    ]
+                }
+            )
         rows, body_key = data["rows"], data.get("idempotency_key")
     else:
         rows = data
@@ -79,11 +89,15 @@ def _batch(data, header_key):
 
 class OutcomeList(APIView):
     @extend_schema(
-        parameters=[OutcomeQuerySerializer], responses={200: OutcomeCountSerializer(many=True),
-                                                        404: OpenApiResponse(description="A workload you may not see.")},
+        parameters=[OutcomeQuerySerializer],
+        responses={
+            200: OutcomeCountSerializer(many=True),
+            404: OpenApiResponse(description="A workload you may not see."),
+        },
         summary="List outcome counts",
         description="One row per workload × day × source, for the workloads you see (members: their teams'). "
-                    "The period is [start, end).")
+        "The period is [start, end).",
+    )
     def get(self, request):
         query = OutcomeQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
@@ -94,25 +108,43 @@ class OutcomeList(APIView):
 
     @extend_schema(
         request=OutcomeRowSerializer(many=True),
-        parameters=[OpenApiParameter("Idempotency-Key", OpenApiTypes.STR, OpenApiParameter.HEADER, required=False,
-                                     description="Apply this batch once: the same rows sent again with the same key "
-                                                 "apply nothing and answer 200 with `replay: true`; other rows under "
-                                                 "a key you used answer 409. Keys are yours: another user's same "
-                                                 "key is another batch. The body may carry it instead: "
-                                                 "{\"rows\": [...], \"idempotency_key\": \"…\"}.")],
-        responses={201: OutcomeResultSerializer,
-                   200: OpenApiResponse(OutcomeResultSerializer, description="A replay: the key was seen; nothing applied."),
-                   400: OpenApiResponse(description='{"errors": ["row 2: unknown workload \'x\'", …]}: the whole '
-                                                    "batch was rejected, nothing applied."),
-                   403: OpenApiResponse(description="Finance (and users of no team) write no outcome counts."),
-                   409: OpenApiResponse(description="You already used this idempotency key for other rows; nothing "
-                                                    "applied.")},
-        examples=[OpenApiExample("Two days", value=[{"workload": "support-agent", "day": "2026-11-02", "count": 412},
-                                                    {"workload": "support-agent", "day": "2026-11-03", "count": 398,
-                                                     "source": "zendesk"}], request_only=True)],
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                required=False,
+                description="Apply this batch once: the same rows sent again with the same key "
+                "apply nothing and answer 200 with `replay: true`; other rows under "
+                "a key you used answer 409. Keys are yours: another user's same "
+                "key is another batch. The body may carry it instead: "
+                '{"rows": [...], "idempotency_key": "…"}.',
+            )
+        ],
+        responses={
+            201: OutcomeResultSerializer,
+            200: OpenApiResponse(OutcomeResultSerializer, description="A replay: the key was seen; nothing applied."),
+            400: OpenApiResponse(
+                description='{"errors": ["row 2: unknown workload \'x\'", …]}: the whole '
+                "batch was rejected, nothing applied."
+            ),
+            403: OpenApiResponse(description="Finance (and users of no team) write no outcome counts."),
+            409: OpenApiResponse(description="You already used this idempotency key for other rows; nothing applied."),
+        },
+        examples=[
+            OpenApiExample(
+                "Two days",
+                value=[
+                    {"workload": "support-agent", "day": "2026-11-02", "count": 412},
+                    {"workload": "support-agent", "day": "2026-11-03", "count": 398, "source": "zendesk"},
+                ],
+                request_only=True,
+            )
+        ],
         summary="Post outcome counts",
         description="All or nothing: one bad row rejects the batch, every problem named by its row number (from 1). "
-                    "A count for a workload, day and source already stored replaces it (a correction).")
+        "A count for a workload, day and source already stored replaces it (a correction).",
+    )
     def post(self, request):
         if not access.can_report_anything(request.user):
             raise ApiPermissionDenied("Finance (and users of no team) post no outcome counts.")

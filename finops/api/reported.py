@@ -36,10 +36,15 @@ class StrictQuerySerializer(serializers.Serializer):
 def refuse_blank(fields, data) -> None:
     """A query parameter given empty (`?workload=`, `?within_days=`) is a 400: DRF reads an empty optional value as
     absent, so the answer would silently widen (every workload) or fall back to a default the caller did not ask for."""
-    blank = sorted(name for name, field in fields.items()
-                   if name in data and data.get(name) == "" and not getattr(field, "allow_blank", False))
+    blank = sorted(
+        name
+        for name, field in fields.items()
+        if name in data and data.get(name) == "" and not getattr(field, "allow_blank", False)
+    )
     if blank:
-        raise serializers.ValidationError({name: ["Empty: give a value, or leave the parameter out."] for name in blank})
+        raise serializers.ValidationError(
+            {name: ["Empty: give a value, or leave the parameter out."] for name in blank}
+        )
 
 
 def rows_of(data, fields: str) -> list:

@@ -25,8 +25,11 @@ class ErrorSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="What went wrong, for a person.")
 
 
-BAD_REQUEST = OpenApiResponse(OpenApiTypes.OBJECT, description="A parameter or a field is invalid: the body maps each "
-                              "to its messages (`detail` or `errors` for the request as a whole).")
+BAD_REQUEST = OpenApiResponse(
+    OpenApiTypes.OBJECT,
+    description="A parameter or a field is invalid: the body maps each "
+    "to its messages (`detail` or `errors` for the request as a whole).",
+)
 REFUSALS = {
     "401": "Not signed in: send `Authorization: Token <token>` (or a session cookie).",
     "403": "Signed in, and you may see this, but not change it.",

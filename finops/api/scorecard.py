@@ -21,9 +21,34 @@ from finops.views.period import today_utc
 
 from .reported import refuse_blank
 
-DECIMAL_KINDS = {"money", "per_mtok", "per_outcome", "price", "change", "share", "points", "score", "score_change", "rate"}
-PREVIOUS = ("cost", "unpriced_tokens", "tokens", "usd_per_mtok", "outcomes", "per_outcome", "requests", "measured_requests",
-            "errors", "error_rate", "p99_ms", "tokens_per_s", "quality", "quality_eval")
+DECIMAL_KINDS = {
+    "money",
+    "per_mtok",
+    "per_outcome",
+    "price",
+    "change",
+    "share",
+    "points",
+    "score",
+    "score_change",
+    "rate",
+}
+PREVIOUS = (
+    "cost",
+    "unpriced_tokens",
+    "tokens",
+    "usd_per_mtok",
+    "outcomes",
+    "per_outcome",
+    "requests",
+    "measured_requests",
+    "errors",
+    "error_rate",
+    "p99_ms",
+    "tokens_per_s",
+    "quality",
+    "quality_eval",
+)
 
 
 def _decimal(**kwargs):
@@ -33,8 +58,12 @@ def _decimal(**kwargs):
 class VerdictSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=VERDICT_STATUSES)
     label = serializers.CharField()
-    kind = serializers.ChoiceField(choices=["latency", "batch"], help_text="Judged on the latency SLA or the batch window.")
-    p99_ms = serializers.IntegerField(allow_null=True, help_text="The p99 judged (with `bound`: the summaries' upper bound).")
+    kind = serializers.ChoiceField(
+        choices=["latency", "batch"], help_text="Judged on the latency SLA or the batch window."
+    )
+    p99_ms = serializers.IntegerField(
+        allow_null=True, help_text="The p99 judged (with `bound`: the summaries' upper bound)."
+    )
     bound = serializers.BooleanField(help_text="True: only summaries were measured; p99_ms is an upper bound.")
     share_over = _decimal(help_text="Share of measured requests slower than the SLA (a fraction).")
     sla_seconds = _decimal()
@@ -59,19 +88,26 @@ def _row_fields() -> dict:
     for column in SCORECARD.columns:
         fields[column.key] = _field(column.kind, column.help or column.header)
         if column.unpriced:
-            fields[column.unpriced] = serializers.IntegerField(help_text="Tokens no price covers, left out of the spend.")
+            fields[column.unpriced] = serializers.IntegerField(
+                help_text="Tokens no price covers, left out of the spend."
+            )
         if column.delta:
             fields[column.delta] = _field(column.delta_kind, f"Change of {column.key} from the comparison span.")
     fields["measured_requests"] = serializers.IntegerField()
     fields["errors"] = serializers.IntegerField()
-    fields["tokens_per_s_basis"] = serializers.CharField(allow_blank=True, help_text="generation | end-to-end | \"\".")
+    fields["tokens_per_s_basis"] = serializers.CharField(allow_blank=True, help_text='generation | end-to-end | "".')
     return fields
 
 
 ScorecardRowSerializer = type("ScorecardRowSerializer", (serializers.Serializer,), _row_fields())
-PreviousSerializer = type("ScorecardPreviousSerializer", (serializers.Serializer,), {
-    **{name: field for name, field in _row_fields().items() if name in PREVIOUS}, "verdict": VerdictSerializer(),
-})
+PreviousSerializer = type(
+    "ScorecardPreviousSerializer",
+    (serializers.Serializer,),
+    {
+        **{name: field for name, field in _row_fields().items() if name in PREVIOUS},
+        "verdict": VerdictSerializer(),
+    },
+)
 
 
 class ScorecardWorkloadSerializer(ScorecardRowSerializer):
@@ -97,8 +133,21 @@ class ScorecardSerializer(serializers.Serializer):
 
 
 def _verdict(verdict) -> dict:
-    data = {name: getattr(verdict, name) for name in ("status", "label", "kind", "bound", "share_over", "sla_seconds",
-                                                       "window_hours", "longest_span_hours", "days_over", "days")}
+    data = {
+        name: getattr(verdict, name)
+        for name in (
+            "status",
+            "label",
+            "kind",
+            "bound",
+            "share_over",
+            "sla_seconds",
+            "window_hours",
+            "longest_span_hours",
+            "days_over",
+            "days",
+        )
+    }
     data["p99_ms"] = None if verdict.p99_ms is None else round(verdict.p99_ms)
     return data
 
@@ -116,21 +165,42 @@ def as_json(card: selectors.Scorecard) -> dict:
     workloads = []
     for row in card.rows:
         previous = row["previous"]
-        workloads.append(_rounded({
-            **row, "verdict": _verdict(row["verdict_detail"]),
-            "previous": _rounded({**{name: getattr(previous, name) for name in PREVIOUS}, "verdict": _verdict(previous.verdict)}),
-        }))
-    return {"quarter": q.key, "label": q.title, "start": q.start, "end": q.read_end, "to_date": q.to_date,
-            "compare": {"start": q.compare_start, "end": q.compare_end, "label": q.compare_label},
-            "team": card.team.slug if card.team else None, "currency": settings.FINOPS_REPORTING_CURRENCY, "workloads": workloads}
+        workloads.append(
+            _rounded(
+                {
+                    **row,
+                    "verdict": _verdict(row["verdict_detail"]),
+                    "previous": _rounded(
+                        {**{name: getattr(previous, name) for name in PREVIOUS}, "verdict": _verdict(previous.verdict)}
+                    ),
+                }
+            )
+        )
+    return {
+        "quarter": q.key,
+        "label": q.title,
+        "start": q.start,
+        "end": q.read_end,
+        "to_date": q.to_date,
+        "compare": {"start": q.compare_start, "end": q.compare_end, "label": q.compare_label},
+        "team": card.team.slug if card.team else None,
+        "currency": settings.FINOPS_REPORTING_CURRENCY,
+        "workloads": workloads,
+    }
 
 
 class ScorecardQuerySerializer(serializers.Serializer):
-    quarter = serializers.CharField(required=False, help_text="2026Q4 (or 2026-Q4); default: the current quarter to date.")
+    quarter = serializers.CharField(
+        required=False, help_text="2026Q4 (or 2026-Q4); default: the current quarter to date."
+    )
     team = serializers.SlugField(required=False, help_text="One team's slug; a team you may not see answers 404.")
 
     def to_internal_value(self, data):
-        unknown = {name: [f"Unknown parameter “{name}”; the known ones are: {', '.join(self.fields)}."] for name in data if name not in self.fields}
+        unknown = {
+            name: [f"Unknown parameter “{name}”; the known ones are: {', '.join(self.fields)}."]
+            for name in data
+            if name not in self.fields
+        }
         if unknown:
             raise serializers.ValidationError(unknown)
         refuse_blank(self.fields, data)
@@ -139,19 +209,25 @@ class ScorecardQuerySerializer(serializers.Serializer):
 
 class ScorecardView(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter("quarter", str, description="2026Q4 (or 2026-Q4); default: the current quarter to date."),
-                    OpenApiParameter("team", str, description="One team's slug; a team you may not see answers 404.")],
-        responses={200: ScorecardSerializer,
-                   400: OpenApiResponse(description='{"quarter": ["Unknown quarter \'2026Q5\': …"]}: a bad or future quarter, '
-                                                    "or an unknown parameter."),
-                   404: OpenApiResponse(description="A team you may not see.")},
+        parameters=[
+            OpenApiParameter("quarter", str, description="2026Q4 (or 2026-Q4); default: the current quarter to date."),
+            OpenApiParameter("team", str, description="One team's slug; a team you may not see answers 404."),
+        ],
+        responses={
+            200: ScorecardSerializer,
+            400: OpenApiResponse(
+                description='{"quarter": ["Unknown quarter \'2026Q5\': …"]}: a bad or future quarter, '
+                "or an unknown parameter."
+            ),
+            404: OpenApiResponse(description="A team you may not see."),
+        },
         summary="The quarterly scorecard",
         description="Per workload you may see: spend, tokens, $/M tokens, outcomes and cost per outcome, requests, error "
-                    "rate, p99 latency and the SLA verdict, output tokens/s and quality over a UTC calendar quarter, each "
-                    "with its change from the previous quarter (% for spend, tokens and unit costs; percentage points for "
-                    "the error rate; ms for p99) and the previous quarter's figures. The current quarter is to date and "
-                    "compared with the same days of the previous one. The same figures as the Scorecard page, its CSV "
-                    "and its XLSX.",
+        "rate, p99 latency and the SLA verdict, output tokens/s and quality over a UTC calendar quarter, each "
+        "with its change from the previous quarter (% for spend, tokens and unit costs; percentage points for "
+        "the error rate; ms for p99) and the previous quarter's figures. The current quarter is to date and "
+        "compared with the same days of the previous one. The same figures as the Scorecard page, its CSV "
+        "and its XLSX.",
     )
     def get(self, request):
         query = ScorecardQuerySerializer(data=request.query_params)

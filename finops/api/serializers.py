@@ -47,27 +47,46 @@ class AccountSerializer(serializers.ModelSerializer):
 
     provider = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     # Empty for file accounts and for the provider's own API host, so not a URL-formatted string in the schema.
-    base_url = serializers.CharField(read_only=True, help_text="API base URL (a proxy or regional host); empty: the provider's own.")
+    base_url = serializers.CharField(
+        read_only=True, help_text="API base URL (a proxy or regional host); empty: the provider's own."
+    )
 
     class Meta:
         model = Account
         fields = [
-            "id", "name", "provider", "connector", "base_url", "enabled", "sync_interval_minutes",
-            "credentials_hint", "last_sync_at", "last_success_at", "last_error", "last_error_at",
-            "focus_services_include", "focus_services_exclude",
+            "id",
+            "name",
+            "provider",
+            "connector",
+            "base_url",
+            "enabled",
+            "sync_interval_minutes",
+            "credentials_hint",
+            "last_sync_at",
+            "last_success_at",
+            "last_error",
+            "last_error_at",
+            "focus_services_include",
+            "focus_services_exclude",
         ]
 
 
 class FocusServicesSerializer(serializers.Serializer):
-    focus_services_include = serializers.ListField(child=serializers.CharField(max_length=200), required=False,
-                                                   help_text="FOCUS ServiceNames imported besides LLM inference.")
-    focus_services_exclude = serializers.ListField(child=serializers.CharField(max_length=200), required=False,
-                                                   help_text="FOCUS ServiceNames never imported.")
+    focus_services_include = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        required=False,
+        help_text="FOCUS ServiceNames imported besides LLM inference.",
+    )
+    focus_services_exclude = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, help_text="FOCUS ServiceNames never imported."
+    )
 
 
 class LeftOutServiceSerializer(serializers.Serializer):
     service = serializers.CharField()
-    reason = serializers.CharField(help_text="not LLM inference | another provider | excluded by the account's settings")
+    reason = serializers.CharField(
+        help_text="not LLM inference | another provider | excluded by the account's settings"
+    )
     currency = serializers.CharField()
     rows = serializers.IntegerField()
     cost = serializers.CharField(help_text="Exact decimal text, in `currency`.")
@@ -81,8 +100,11 @@ class LeftOutSerializer(serializers.Serializer):
 class IngestRunSerializer(serializers.ModelSerializer):
     account = serializers.SlugRelatedField(slug_field="name", read_only=True)
     left_out = serializers.SerializerMethodField(
-        help_text="What a FOCUS import left out (rows and exact cost by service); null when nothing was.")
-    left_out_summary = serializers.CharField(read_only=True, help_text='"left out 1,958 rows, $41,250.23: Amazon EC2 …"')
+        help_text="What a FOCUS import left out (rows and exact cost by service); null when nothing was."
+    )
+    left_out_summary = serializers.CharField(
+        read_only=True, help_text='"left out 1,958 rows, $41,250.23: Amazon EC2 …"'
+    )
 
     @extend_schema_field(LeftOutSerializer(allow_null=True))
     def get_left_out(self, run) -> dict | None:
@@ -91,8 +113,22 @@ class IngestRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = IngestRun
         fields = [
-            "id", "account", "trigger", "status", "window_start", "window_end", "file_name", "lines_read", "lines_written",
-            "lines_replaced", "lines_rejected", "left_out", "left_out_summary", "error", "created_at", "started_at",
+            "id",
+            "account",
+            "trigger",
+            "status",
+            "window_start",
+            "window_end",
+            "file_name",
+            "lines_read",
+            "lines_written",
+            "lines_replaced",
+            "lines_rejected",
+            "left_out",
+            "left_out_summary",
+            "error",
+            "created_at",
+            "started_at",
             "finished_at",
         ]
 
@@ -139,7 +175,11 @@ class SpendQuerySerializer(serializers.Serializer):
 
     def to_internal_value(self, data):
         known = ", ".join(self.fields)
-        unknown = {name: [f"Unknown parameter “{name}”; the known ones are: {known}."] for name in data if name not in self.fields}
+        unknown = {
+            name: [f"Unknown parameter “{name}”; the known ones are: {known}."]
+            for name in data
+            if name not in self.fields
+        }
         if unknown:
             raise serializers.ValidationError(unknown)
         if hasattr(data, "getlist"):  # a QueryDict: `team=a&team=b` would silently keep the last one
@@ -162,21 +202,34 @@ class SpendRowSerializer(serializers.Serializer):
     """One group of the spend report (describes the response; the rows are formatted by spend_report.as_json)."""
 
     group = serializers.CharField(
-        allow_null=True, help_text="Slug, account name, model id (\"\" = taxes, credits, fees), ISO day or YYYY-MM month; "
-        "null = unattributed.")
-    label = serializers.CharField(help_text="The group as a person reads it: “Unattributed”, “(no model: taxes, credits, fees)”.")
+        allow_null=True,
+        help_text='Slug, account name, model id ("" = taxes, credits, fees), ISO day or YYYY-MM month; '
+        "null = unattributed.",
+    )
+    label = serializers.CharField(
+        help_text="The group as a person reads it: “Unattributed”, “(no model: taxes, credits, fees)”."
+    )
     currency = serializers.CharField(help_text="The reporting currency every money field is in.")
-    cost = money_field(allow_null=True, help_text="Σ cost of the priced (billed + estimated) usage; null when the group has no priced usage.")
+    cost = money_field(
+        allow_null=True,
+        help_text="Σ cost of the priced (billed + estimated) usage; null when the group has no priced usage.",
+    )
     billed_cost = money_field(allow_null=True, help_text="Provider-billed part of cost; null when there is none.")
-    estimated_cost = money_field(allow_null=True, help_text="Part of cost estimated from catalog prices; null when there is none.")
+    estimated_cost = money_field(
+        allow_null=True, help_text="Part of cost estimated from catalog prices; null when there is none."
+    )
     priced_tokens = serializers.IntegerField(help_text="All tokens (every class) of priced usage.")
-    unpriced_tokens = serializers.IntegerField(help_text="All tokens (every class) with no known price: not in cost, not in usd_per_mtok.")
+    unpriced_tokens = serializers.IntegerField(
+        help_text="All tokens (every class) with no known price: not in cost, not in usd_per_mtok."
+    )
     input_tokens = serializers.IntegerField(help_text="All input: uncached + cached + cache write.")
     cached_input_tokens = serializers.IntegerField()
     cache_write_tokens = serializers.IntegerField()
     output_tokens = serializers.IntegerField()
     requests = serializers.IntegerField()
-    usd_per_mtok = money_field(allow_null=True, help_text="cost / priced_tokens × 10⁶ (sum over sum); null without priced tokens.")
+    usd_per_mtok = money_field(
+        allow_null=True, help_text="cost / priced_tokens × 10⁶ (sum over sum); null without priced tokens."
+    )
 
 
 class SyncRequestSerializer(serializers.Serializer):
@@ -206,7 +259,19 @@ class RuleSerializer(serializers.ModelSerializer):
         from finops.models import AttributionRule
 
         model = AttributionRule
-        fields = ["id", "workload", "priority", "account", "provider", "project", "api_key", "user", "model", "tags", "updated_at"]
+        fields = [
+            "id",
+            "workload",
+            "priority",
+            "account",
+            "provider",
+            "project",
+            "api_key",
+            "user",
+            "model",
+            "tags",
+            "updated_at",
+        ]
         read_only_fields = ["id", "updated_at"]
 
     def validate_tags(self, tags):
@@ -218,7 +283,9 @@ class RuleSerializer(serializers.ModelSerializer):
 class RulePreviewRequestSerializer(RuleSerializer):
     """A rule to preview: a new one, or with `id` an edit of that rule (its current claims are not counted twice)."""
 
-    id = serializers.IntegerField(required=False, allow_null=True, min_value=1, help_text="The rule being edited, if any.")
+    id = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text="The rule being edited, if any."
+    )
 
     def validate_id(self, value):
         from finops.models import AttributionRule
@@ -238,7 +305,9 @@ class RulePreviewSourceSerializer(serializers.Serializer):
 class RulePreviewSerializer(serializers.Serializer):
     days = serializers.IntegerField()
     lines = serializers.IntegerField()
-    cost = money_field(allow_null=True, help_text="Reporting currency; null when lines are claimed and none has a price.")
+    cost = money_field(
+        allow_null=True, help_text="Reporting currency; null when lines are claimed and none has a price."
+    )
     sources = RulePreviewSourceSerializer(many=True)
 
 
@@ -253,7 +322,9 @@ class ReattributionJobSerializer(serializers.Serializer):
 
 
 class RuleDeletedSerializer(serializers.Serializer):
-    reattribution = ReattributionJobSerializer(allow_null=True, help_text="The re-attribution the deletion queued (null: none needed).")
+    reattribution = ReattributionJobSerializer(
+        allow_null=True, help_text="The re-attribution the deletion queued (null: none needed)."
+    )
 
 
 class CapWriteSerializer(serializers.Serializer):
@@ -262,20 +333,43 @@ class CapWriteSerializer(serializers.Serializer):
 
     name = serializers.CharField(max_length=120)
     scope = serializers.CharField(help_text="org, team, workload, provider or account.")
-    target = serializers.CharField(required=False, allow_null=True, allow_blank=True,
-                                   help_text="The team, workload or provider slug, or the account name; null for org.")
+    target = serializers.CharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        help_text="The team, workload or provider slug, or the account name; null for org.",
+    )
     period = serializers.CharField(required=False, help_text="month (default) or quarter: UTC calendar periods.")
-    amount = money_field(help_text="Budget per period in the reporting currency, a decimal string: \"5000.00\".")
-    thresholds = serializers.ListField(child=serializers.IntegerField(), required=False,
-                                       help_text="Whole percentages 1–1000 that alert; default [50, 80, 100].")
-    alert_on_forecast = serializers.BooleanField(required=False, help_text="Alert when forecast to exceed (default true).")
-    recipients = serializers.ListField(child=serializers.CharField(), help_text=(
-        "Email addresses and roles: role:team_leads, role:finance, role:admins."))
-    webhook_url = serializers.CharField(required=False, allow_blank=True, write_only=True, help_text=(
-        "Where every alert is POSTed (http or https, a public address unless an admin allows the network). "
-        "Write-only: answers show `webhook`, its scheme and host. Omit to keep the current one; \"\" removes it."))
-    webhook_secret = serializers.CharField(required=False, allow_blank=True, write_only=True, help_text=(
-        "The webhook's HMAC-SHA256 signing secret; stored encrypted, never returned. Omit to keep the current one."))
+    amount = money_field(help_text='Budget per period in the reporting currency, a decimal string: "5000.00".')
+    thresholds = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="Whole percentages 1–1000 that alert; default [50, 80, 100].",
+    )
+    alert_on_forecast = serializers.BooleanField(
+        required=False, help_text="Alert when forecast to exceed (default true)."
+    )
+    recipients = serializers.ListField(
+        child=serializers.CharField(),
+        help_text=("Email addresses and roles: role:team_leads, role:finance, role:admins."),
+    )
+    webhook_url = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        write_only=True,
+        help_text=(
+            "Where every alert is POSTed (http or https, a public address unless an admin allows the network). "
+            'Write-only: answers show `webhook`, its scheme and host. Omit to keep the current one; "" removes it.'
+        ),
+    )
+    webhook_secret = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        write_only=True,
+        help_text=(
+            "The webhook's HMAC-SHA256 signing secret; stored encrypted, never returned. Omit to keep the current one."
+        ),
+    )
 
 
 class CapSerializer(serializers.Serializer):
@@ -292,16 +386,24 @@ class CapSerializer(serializers.Serializer):
     thresholds = serializers.ListField(child=serializers.IntegerField())
     alert_on_forecast = serializers.BooleanField()
     recipients = serializers.ListField(child=serializers.CharField())
-    webhook = serializers.CharField(allow_null=True, help_text=(
-        "The webhook's scheme and host (never its path, query or credentials), \"\" without one; null for a user "
-        "who may not edit the cap (they see no webhook at all)."))
-    webhook_secret_set = serializers.BooleanField(allow_null=True, help_text=(
-        "Whether a signing secret is stored (the secret itself is never returned); null as for `webhook`."))
+    webhook = serializers.CharField(
+        allow_null=True,
+        help_text=(
+            'The webhook\'s scheme and host (never its path, query or credentials), "" without one; null for a user '
+            "who may not edit the cap (they see no webhook at all)."
+        ),
+    )
+    webhook_secret_set = serializers.BooleanField(
+        allow_null=True,
+        help_text=("Whether a signing secret is stored (the secret itself is never returned); null as for `webhook`."),
+    )
     period_start = serializers.DateField()
     period_end = serializers.DateField(help_text="Exclusive.")
     spent = money_field(help_text="Priced spend in scope this period, today's partial day included.")
     unpriced_tokens = serializers.IntegerField(help_text="Tokens in scope with no known cost: not in spent.")
-    percent = serializers.DecimalField(max_digits=30, decimal_places=2, coerce_to_string=True, help_text="spent / amount × 100.")
+    percent = serializers.DecimalField(
+        max_digits=30, decimal_places=2, coerce_to_string=True, help_text="spent / amount × 100."
+    )
     crossed = serializers.ListField(child=serializers.IntegerField(), help_text="Thresholds at or below the spend.")
     forecast = money_field(allow_null=True, help_text="Forecast spend at period end; null without enough history.")
     forecast_method = serializers.CharField()
@@ -320,16 +422,31 @@ class CapSerializer(serializers.Serializer):
         cap = status.cap
         editor = access.can_write_cap(user, cap)
         return {
-            "id": cap.id, "name": cap.name, "scope": cap.scope, "target": cap_target_identifier(cap),
-            "scope_label": cap.scope_label(), "period": cap.period, "amount": cap.amount,
-            "currency": settings.FINOPS_REPORTING_CURRENCY, "thresholds": cap.thresholds,
-            "alert_on_forecast": cap.alert_on_forecast, "recipients": cap.recipients,
+            "id": cap.id,
+            "name": cap.name,
+            "scope": cap.scope,
+            "target": cap_target_identifier(cap),
+            "scope_label": cap.scope_label(),
+            "period": cap.period,
+            "amount": cap.amount,
+            "currency": settings.FINOPS_REPORTING_CURRENCY,
+            "thresholds": cap.thresholds,
+            "alert_on_forecast": cap.alert_on_forecast,
+            "recipients": cap.recipients,
             "webhook": webhook_shown(cap) if editor else None,
-            "webhook_secret_set": bool(cap.webhook_secret_ciphertext) if editor else None, "period_start": status.period_start,
-            "period_end": status.period_end, "spent": status.spent, "unpriced_tokens": status.unpriced_tokens,
-            "percent": status.percent, "crossed": status.crossed, "forecast": status.forecast,
-            "forecast_method": status.forecast_method, "daily_rate": status.daily_rate, "days_left": status.days_left,
-            "status": status.status, "status_label": status.status_label,
+            "webhook_secret_set": bool(cap.webhook_secret_ciphertext) if editor else None,
+            "period_start": status.period_start,
+            "period_end": status.period_end,
+            "spent": status.spent,
+            "unpriced_tokens": status.unpriced_tokens,
+            "percent": status.percent,
+            "crossed": status.crossed,
+            "forecast": status.forecast,
+            "forecast_method": status.forecast_method,
+            "daily_rate": status.daily_rate,
+            "days_left": status.days_left,
+            "status": status.status,
+            "status_label": status.status_label,
         }
 
 
@@ -350,8 +467,9 @@ class ContractSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
     provider = serializers.CharField(help_text="Provider slug.")
-    accounts = serializers.ListField(child=serializers.CharField(),
-                                     help_text="Account names covered; empty: every account of the provider.")
+    accounts = serializers.ListField(
+        child=serializers.CharField(), help_text="Account names covered; empty: every account of the provider."
+    )
     start = serializers.DateField(help_text="First UTC day of the current term.")
     end = serializers.DateField(help_text="The day after the last: the term is [start, end), UTC days.")
     commitment = money_field(help_text="The committed amount on `commitment_basis`, in `currency`.")
@@ -374,27 +492,75 @@ class ContractSerializer(serializers.Serializer):
     projected = money_field(help_text="Consumed + the forecast of the days left (finops.forecast), per period.")
     shortfall = money_field(help_text="Σ per period max(0, committed − projected): committed money left unused.")
     overage = money_field(help_text="Σ per period max(0, projected − committed).")
-    renewal_baseline = money_field(allow_null=True, help_text="Last 3 complete months' average × renewal_term_months; "
-                                                              "null without spend in those months.")
-    renewal_advice = money_field(allow_null=True, help_text="“Renew at or below this”; null when the renewed "
-                                                            "commitment would not exceed the baseline.")
-    status = serializers.ChoiceField(choices=["notice_passed", "shortfall", "overage", "on_track", "ended", "not_started"])
+    renewal_baseline = money_field(
+        allow_null=True,
+        help_text="Last 3 complete months' average × renewal_term_months; null without spend in those months.",
+    )
+    renewal_advice = money_field(
+        allow_null=True,
+        help_text="“Renew at or below this”; null when the renewed commitment would not exceed the baseline.",
+    )
+    status = serializers.ChoiceField(
+        choices=["notice_passed", "shortfall", "overage", "on_track", "ended", "not_started"]
+    )
     status_label = serializers.CharField()
 
     @staticmethod
     def from_status(status) -> dict:
         contract = status.contract
-        fields = {name: getattr(contract, name) for name in (
-            "id", "name", "start", "end", "commitment", "commitment_basis", "prepaid", "currency", "discount_pct",
-            "auto_renew", "renewal_term_months", "notice_days", "notice_alert_days", "owner", "notes", "document_url")}
-        figures = {name: getattr(status, name) for name in (
-            "notice_deadline", "days_to_notice_deadline", "consumed", "expected_to_date", "projected", "shortfall",
-            "overage", "renewal_baseline", "renewal_advice", "status", "status_label")}
-        return {**fields, **figures, "provider": contract.provider.slug,
-                "accounts": sorted(a.name for a in contract.accounts.all()),
-                "past_terms": [{"start": t.start, "end": t.end, "commitment": t.commitment,
-                                "commitment_basis": t.commitment_basis, "prepaid": t.prepaid}
-                               for t in contract.past_terms.all()]}
+        fields = {
+            name: getattr(contract, name)
+            for name in (
+                "id",
+                "name",
+                "start",
+                "end",
+                "commitment",
+                "commitment_basis",
+                "prepaid",
+                "currency",
+                "discount_pct",
+                "auto_renew",
+                "renewal_term_months",
+                "notice_days",
+                "notice_alert_days",
+                "owner",
+                "notes",
+                "document_url",
+            )
+        }
+        figures = {
+            name: getattr(status, name)
+            for name in (
+                "notice_deadline",
+                "days_to_notice_deadline",
+                "consumed",
+                "expected_to_date",
+                "projected",
+                "shortfall",
+                "overage",
+                "renewal_baseline",
+                "renewal_advice",
+                "status",
+                "status_label",
+            )
+        }
+        return {
+            **fields,
+            **figures,
+            "provider": contract.provider.slug,
+            "accounts": sorted(a.name for a in contract.accounts.all()),
+            "past_terms": [
+                {
+                    "start": t.start,
+                    "end": t.end,
+                    "commitment": t.commitment,
+                    "commitment_basis": t.commitment_basis,
+                    "prepaid": t.prepaid,
+                }
+                for t in contract.past_terms.all()
+            ],
+        }
 
 
 class ContractWriteSerializer(serializers.Serializer):
@@ -403,20 +569,27 @@ class ContractWriteSerializer(serializers.Serializer):
 
     name = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
     provider = serializers.CharField(required=False, allow_blank=True, help_text="Provider slug.")
-    accounts = serializers.ListField(child=serializers.CharField(), required=False,
-                                     help_text="Account names of that provider; empty: every account of the provider.")
+    accounts = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Account names of that provider; empty: every account of the provider.",
+    )
     start = ReportingDateField(required=False, help_text="First UTC day of the term.")
     end = ReportingDateField(required=False, help_text="The day after the last (the term is [start, end)).")
-    commitment = money_field(required=False, help_text="A decimal string ≥ 0: \"120000\".")
+    commitment = money_field(required=False, help_text='A decimal string ≥ 0: "120000".')
     commitment_basis = serializers.CharField(required=False, help_text="term | monthly | yearly (default term).")
-    prepaid = money_field(required=False, help_text="A decimal string ≥ 0 (default \"0\").")
+    prepaid = money_field(required=False, help_text='A decimal string ≥ 0 (default "0").')
     currency = serializers.CharField(required=False, allow_blank=True, help_text="ISO 4217 code (default USD).")
     discount_pct = serializers.DecimalField(max_digits=12, decimal_places=4, required=False, help_text="0–100.")
     auto_renew = serializers.BooleanField(required=False)
     renewal_term_months = serializers.IntegerField(required=False, help_text="1–120 (default 12).")
     notice_days = serializers.IntegerField(required=False, help_text="Not longer than the term (default 60).")
-    notice_alert_days = serializers.ListField(child=serializers.IntegerField(), required=False, allow_null=True,
-                                              help_text="Positive whole days before the notice deadline.")
+    notice_alert_days = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        allow_null=True,
+        help_text="Positive whole days before the notice deadline.",
+    )
     owner = serializers.CharField(required=False, allow_blank=True, help_text="An email address.")
     notes = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
     document_url = serializers.CharField(required=False, allow_blank=True)
@@ -427,12 +600,17 @@ class ContractRenewSerializer(serializers.Serializer):
     end = ReportingDateField()
     commitment = money_field(required=False, help_text="Default: the current commitment.")
     commitment_basis = serializers.CharField(required=False, help_text="Default: the current basis.")
-    prepaid = money_field(required=False, help_text="Default: \"0\".")
+    prepaid = money_field(required=False, help_text='Default: "0".')
 
 
 class RenewalsQuerySerializer(serializers.Serializer):
-    within_days = serializers.IntegerField(min_value=1, max_value=3660, required=False, default=183,
-                                           help_text="Notice deadlines in [today, today + within_days).")
+    within_days = serializers.IntegerField(
+        min_value=1,
+        max_value=3660,
+        required=False,
+        default=183,
+        help_text="Notice deadlines in [today, today + within_days).",
+    )
 
     def to_internal_value(self, data):
         unknown = sorted(set(data) - set(self.fields))
@@ -447,11 +625,18 @@ class CostPerOutcomeQuerySerializer(serializers.Serializer):
 
     start = ReportingDateField(help_text="First UTC day, inclusive.")
     end = ReportingDateField(help_text="UTC day after the last one (exclusive).")
-    by = serializers.ChoiceField(choices=["day", "month", "period"], default="period",
-                                 help_text="`period`: one figure for [start, end); `day` / `month`: one per UTC day or month.")
+    by = serializers.ChoiceField(
+        choices=["day", "month", "period"],
+        default="period",
+        help_text="`period`: one figure for [start, end); `day` / `month`: one per UTC day or month.",
+    )
 
     def to_internal_value(self, data):
-        unknown = {name: [f"Unknown parameter “{name}”; the known ones are: {', '.join(self.fields)}."] for name in data if name not in self.fields}
+        unknown = {
+            name: [f"Unknown parameter “{name}”; the known ones are: {', '.join(self.fields)}."]
+            for name in data
+            if name not in self.fields
+        }
         if unknown:
             raise serializers.ValidationError(unknown)
         refuse_blank(self.fields, data)
@@ -471,12 +656,14 @@ class CostPerOutcomePointSerializer(serializers.Serializer):
     cost = money_field(allow_null=True, help_text="Priced spend; null when no usage had a price (unknown, never 0).")
     unpriced_tokens = serializers.IntegerField(help_text="Tokens no price covers, left out of `cost`.")
     outcomes = serializers.IntegerField()
-    cost_per_outcome = money_field(allow_null=True, help_text="Σcost / Σoutcomes; null with no outcomes or an unknown cost.")
+    cost_per_outcome = money_field(
+        allow_null=True, help_text="Σcost / Σoutcomes; null with no outcomes or an unknown cost."
+    )
 
 
 class CostPerOutcomeSerializer(serializers.Serializer):
     workload = serializers.CharField(help_text="The workload's slug.")
-    outcome_unit = serializers.CharField(help_text="What one outcome is (“ticket resolved”); \"\" when not set.")
+    outcome_unit = serializers.CharField(help_text='What one outcome is (“ticket resolved”); "" when not set.')
     target_cost_per_outcome = money_field(allow_null=True)
     currency = serializers.CharField(help_text="The reporting currency every money field is in.")
     by = serializers.CharField()

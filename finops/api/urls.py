@@ -15,7 +15,11 @@ urlpatterns = [
     path("teams/<slug:slug>", api(views.TeamDetail.as_view()), name="api-team-detail"),
     path("workloads", api(views.WorkloadList.as_view()), name="api-workload-list"),
     path("workloads/<slug:slug>", api(views.WorkloadDetail.as_view()), name="api-workload-detail"),
-    path("workloads/<slug:slug>/cost-per-outcome", api(views.WorkloadCostPerOutcome.as_view()), name="api-workload-cost-per-outcome"),
+    path(
+        "workloads/<slug:slug>/cost-per-outcome",
+        api(views.WorkloadCostPerOutcome.as_view()),
+        name="api-workload-cost-per-outcome",
+    ),
     path("accounts", api(views.AccountList.as_view()), name="api-account-list"),
     path("accounts/<int:pk>", api(views.AccountDetail.as_view()), name="api-account-detail"),
     path("accounts/<int:pk>/runs", api(views.AccountRunList.as_view()), name="api-account-runs"),

@@ -17,14 +17,14 @@ from rest_framework.views import APIView
 
 from finops import access
 from finops.models import Account, AttributionRule, CostBasis, IngestRun, MonthlySpend, Provider, ReattributionJob
-from finops.selectors import outcomes as outcome_selectors, spend
-from finops.selectors import spend_report
+from finops.selectors import outcomes as outcome_selectors
+from finops.selectors import spend, spend_report
 from finops.selectors.caps import cap_statuses
+from finops.selectors.rules import rule_preview
 from finops.services import caps as cap_service
+from finops.services import rules as rule_service
 from finops.services.accounts import AccountInvalid, account_focus_services_set
 from finops.views.period import today_utc
-from finops.selectors.rules import rule_preview
-from finops.services import rules as rule_service
 from ingest.services import QueueUnavailable, sync_now, usage_upload_accept
 from ingest.uploads import UploadRefused
 from ingest.writing import IngestError
@@ -88,10 +88,15 @@ class WorkloadCostPerOutcome(APIView):
     @extend_schema(
         parameters=[
             OpenApiParameter("start", OpenApiTypes.DATE, required=True, description="First UTC day, inclusive."),
-            OpenApiParameter("end", OpenApiTypes.DATE, required=True, description="UTC day after the last one (exclusive)."),
+            OpenApiParameter(
+                "end", OpenApiTypes.DATE, required=True, description="UTC day after the last one (exclusive)."
+            ),
             OpenApiParameter("by", str, enum=["day", "month", "period"], default="period"),
         ],
-        responses={200: serializers.CostPerOutcomeSerializer, 404: OpenApiResponse(description="No such workload you may see.")},
+        responses={
+            200: serializers.CostPerOutcomeSerializer,
+            404: OpenApiResponse(description="No such workload you may see."),
+        },
         summary="Cost per outcome of a workload",
         description="Sum over sum, never an average of daily ratios. `cost_per_outcome` is null where no outcomes were "
         "reported or no usage had a price; outcomes with no spend cost 0.",
@@ -107,16 +112,44 @@ class WorkloadCostPerOutcome(APIView):
         today = today_utc()
         if q["by"] == "period":
             figure = outcome_selectors.for_workload(daily, monthly, workload.id, q["start"], q["end"], today=today)
-            points = [{"start": q["start"], "end": q["end"], "cost": figure.cost, "unpriced_tokens": figure.unpriced_tokens,
-                       "outcomes": figure.outcomes, "cost_per_outcome": figure.per_outcome}]
+            points = [
+                {
+                    "start": q["start"],
+                    "end": q["end"],
+                    "cost": figure.cost,
+                    "unpriced_tokens": figure.unpriced_tokens,
+                    "outcomes": figure.outcomes,
+                    "cost_per_outcome": figure.per_outcome,
+                }
+            ]
         else:
             points = []
-            for p in outcome_selectors.trend(daily, monthly, workload.id, q["start"], q["end"], today=today, by=q["by"]):
-                after = p["point"] + dt.timedelta(days=1) if q["by"] == "day" else (p["point"] + dt.timedelta(days=32)).replace(day=1)
-                points.append({"start": max(p["point"], q["start"]), "end": min(after, q["end"]), "cost": p["cost"],
-                               "unpriced_tokens": p["unpriced_tokens"], "outcomes": p["outcomes"], "cost_per_outcome": p["per_outcome"]})
-        data = {"workload": workload.slug, "outcome_unit": workload.outcome_unit, "target_cost_per_outcome": workload.target_cost_per_outcome,
-                "currency": settings.FINOPS_REPORTING_CURRENCY, "by": q["by"], "points": points}
+            for p in outcome_selectors.trend(
+                daily, monthly, workload.id, q["start"], q["end"], today=today, by=q["by"]
+            ):
+                after = (
+                    p["point"] + dt.timedelta(days=1)
+                    if q["by"] == "day"
+                    else (p["point"] + dt.timedelta(days=32)).replace(day=1)
+                )
+                points.append(
+                    {
+                        "start": max(p["point"], q["start"]),
+                        "end": min(after, q["end"]),
+                        "cost": p["cost"],
+                        "unpriced_tokens": p["unpriced_tokens"],
+                        "outcomes": p["outcomes"],
+                        "cost_per_outcome": p["per_outcome"],
+                    }
+                )
+        data = {
+            "workload": workload.slug,
+            "outcome_unit": workload.outcome_unit,
+            "target_cost_per_outcome": workload.target_cost_per_outcome,
+            "currency": settings.FINOPS_REPORTING_CURRENCY,
+            "by": q["by"],
+            "points": points,
+        }
         return Response(serializers.CostPerOutcomeSerializer(data).data)
 
 
@@ -131,8 +164,11 @@ class AccountDetail(generics.RetrieveAPIView):
     permission_classes = [access.SeesSources]
     queryset = Account.objects.select_related("provider")
 
-    @extend_schema(request=serializers.FocusServicesSerializer, responses=serializers.AccountSerializer,
-                   summary="Choose a FOCUS file account's services (admins)")
+    @extend_schema(
+        request=serializers.FocusServicesSerializer,
+        responses=serializers.AccountSerializer,
+        summary="Choose a FOCUS file account's services (admins)",
+    )
     def patch(self, request, pk):
         """The FOCUS services a file account imports besides, or never, its provider's LLM inference."""
         account = self.get_object()
@@ -178,21 +214,41 @@ class SpendView(APIView):
     @extend_schema(
         parameters=[
             OpenApiParameter("start", OpenApiTypes.DATE, required=True, description="First UTC day, inclusive."),
-            OpenApiParameter("end", OpenApiTypes.DATE, required=True, description="UTC day after the last one (exclusive)."),
-            OpenApiParameter("group_by", str, required=True, enum=list(spend_report.GROUPS),
-                             description="`month` groups by UTC calendar month (`2026-10`)."),
-            OpenApiParameter("format", str, enum=["json", "csv"], default="json",
-                             description="`csv`: text/csv with a header row, the same columns, money as plain decimals."),
-            *[OpenApiParameter(name, str, description=FILTER_HELP[name] + " Narrows the rows, as in Explore; "
-                               "a value naming nothing you can see is a 400.",
-                               enum=list(CostBasis.values) if name == "basis" else None)
-              for name in spend_report.FILTER_NAMES],
+            OpenApiParameter(
+                "end", OpenApiTypes.DATE, required=True, description="UTC day after the last one (exclusive)."
+            ),
+            OpenApiParameter(
+                "group_by",
+                str,
+                required=True,
+                enum=list(spend_report.GROUPS),
+                description="`month` groups by UTC calendar month (`2026-10`).",
+            ),
+            OpenApiParameter(
+                "format",
+                str,
+                enum=["json", "csv"],
+                default="json",
+                description="`csv`: text/csv with a header row, the same columns, money as plain decimals.",
+            ),
+            *[
+                OpenApiParameter(
+                    name,
+                    str,
+                    description=FILTER_HELP[name] + " Narrows the rows, as in Explore; "
+                    "a value naming nothing you can see is a 400.",
+                    enum=list(CostBasis.values) if name == "basis" else None,
+                )
+                for name in spend_report.FILTER_NAMES
+            ],
         ],
         responses={
             (200, "application/json"): serializers.SpendRowSerializer(many=True),
             (200, "text/csv"): OpenApiTypes.STR,
-            400: OpenApiResponse(description="An unknown parameter, a bad value, or a filter value naming nothing you can see; "
-                                 "the body maps each parameter to its messages."),
+            400: OpenApiResponse(
+                description="An unknown parameter, a bad value, or a filter value naming nothing you can see; "
+                "the body maps each parameter to its messages."
+            ),
         },
         summary="Spend, tokens and $/M tokens per group",
         description="Unknown cost is never 0: `cost` is null for a group with no priced usage, and `usd_per_mtok` "
@@ -224,7 +280,9 @@ class AccountImportCreate(APIView):
     parser_classes = [MultiPartParser]
 
     @extend_schema(
-        request={"multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}},
+        request={
+            "multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}
+        },
         responses={202: serializers.IngestRunSerializer},
         summary="Upload a usage export for import",
     )
@@ -248,7 +306,11 @@ class AccountSyncCreate(APIView):
 
     permission_classes = [access.SeesSources]
 
-    @extend_schema(request=serializers.SyncRequestSerializer, responses={202: serializers.IngestRunSerializer(many=True)}, summary="Sync now")
+    @extend_schema(
+        request=serializers.SyncRequestSerializer,
+        responses={202: serializers.IngestRunSerializer(many=True)},
+        summary="Sync now",
+    )
     def post(self, request, pk):
         account = get_object_or_404(Account, pk=pk)
         body = serializers.SyncRequestSerializer(data=request.data)
@@ -284,9 +346,13 @@ class RuleList(generics.ListCreateAPIView):
         return Response({**self.get_serializer(rule).data, "reattribution": _job_payload(job)}, status=201)
 
 
-@extend_schema_view(delete=extend_schema(
-    responses={202: serializers.RuleDeletedSerializer}, summary="Delete a rule",
-    description="Deleted at once; the lines it claimed are re-attributed in the background (follow `reattribution`)."))
+@extend_schema_view(
+    delete=extend_schema(
+        responses={202: serializers.RuleDeletedSerializer},
+        summary="Delete a rule",
+        description="Deleted at once; the lines it claimed are re-attributed in the background (follow `reattribution`).",
+    )
+)
 class RuleDetail(generics.RetrieveUpdateDestroyAPIView):
     serializer_class = serializers.RuleSerializer
     permission_classes = [access.SeesRules]
@@ -309,14 +375,17 @@ class RulePreview(APIView):
 
     permission_classes = [access.SeesRules]
 
-    @extend_schema(request=serializers.RulePreviewRequestSerializer, responses=serializers.RulePreviewSerializer, summary="Preview a rule")
+    @extend_schema(
+        request=serializers.RulePreviewRequestSerializer,
+        responses=serializers.RulePreviewSerializer,
+        summary="Preview a rule",
+    )
     def post(self, request):
         body = serializers.RulePreviewRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         fields = dict(body.validated_data)
         candidate = AttributionRule(id=fields.pop("id", None), **fields)
         return Response(serializers.RulePreviewSerializer(rule_preview(candidate=candidate)).data)
-
 
 
 class ReattributionJobDetail(APIView):
@@ -349,7 +418,9 @@ class CapList(APIView):
     def get(self, request):
         return Response(_cap_payload(access.visible_caps(request.user), request.user))
 
-    @extend_schema(request=serializers.CapWriteSerializer, responses={201: serializers.CapSerializer}, summary="Create a cap")
+    @extend_schema(
+        request=serializers.CapWriteSerializer, responses={201: serializers.CapSerializer}, summary="Create a cap"
+    )
     def post(self, request):
         if not access.can_create_caps(request.user):
             raise PermissionDenied("Only admins and team leads create caps.")

@@ -16,10 +16,15 @@ class WhatIfRowSerializer(serializers.Serializer):
     provider = serializers.CharField(help_text="Provider slug.")
     model = serializers.CharField(help_text="Normalised model id.")
     family = serializers.CharField()
-    monthly_cost = serializers.DecimalField(max_digits=38, decimal_places=2, allow_null=True,
-                                            help_text="Reporting currency, a string; null when a price is missing.")
-    latency_seconds = serializers.DecimalField(max_digits=20, decimal_places=2, allow_null=True,
-                                               help_text="Per request; null when the speed is unknown.")
+    monthly_cost = serializers.DecimalField(
+        max_digits=38,
+        decimal_places=2,
+        allow_null=True,
+        help_text="Reporting currency, a string; null when a price is missing.",
+    )
+    latency_seconds = serializers.DecimalField(
+        max_digits=20, decimal_places=2, allow_null=True, help_text="Per request; null when the speed is unknown."
+    )
     meets_sla = serializers.BooleanField(allow_null=True, help_text="null: unknown (a figure missing, or no SLA).")
 
 
@@ -38,8 +43,10 @@ HELP = {
 class WhatIfView(APIView):
     @extend_schema(
         parameters=[OpenApiParameter(name, OpenApiTypes.STR, description=HELP[name]) for name in OPTIONS],
-        responses={200: WhatIfRowSerializer(many=True),
-                   400: OpenApiResponse(description="The body maps the parameter at fault to its message.")},
+        responses={
+            200: WhatIfRowSerializer(many=True),
+            400: OpenApiResponse(description="The body maps the parameter at fault to its message."),
+        },
         summary="What a month of traffic would cost on each offering, cheapest first",
     )
     def get(self, request):

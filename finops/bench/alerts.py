@@ -40,15 +40,26 @@ def caps_create(*, seed: int = 11) -> list[Cap]:
     last_month_start = month_of(last_month_end - dt.timedelta(days=1))
     last_month = DailySpend.objects.filter(day__gte=last_month_start, day__lt=last_month_end)
     spend = {("team", t): c for t, c in last_month.values_list("team_id").annotate(Sum("reporting_cost")).order_by()}
-    spend |= {("workload", w): c for w, c in last_month.values_list("workload_id").annotate(Sum("reporting_cost")).order_by()}
+    spend |= {
+        ("workload", w): c for w, c in last_month.values_list("workload_id").annotate(Sum("reporting_cost")).order_by()
+    }
     rng = random.Random(seed)
     caps = []
-    scopes = [("team", team) for team in Team.objects.order_by("id")] + [("workload", w) for w in Workload.objects.order_by("id")]
+    scopes = [("team", team) for team in Team.objects.order_by("id")] + [
+        ("workload", w) for w in Workload.objects.order_by("id")
+    ]
     for scope, target in scopes:
         base = spend.get((scope, target.id)) or Decimal(100)
         amount = max(Decimal(1), (base * Decimal(rng.uniform(0.6, 1.6))).quantize(Decimal("0.01")))
-        caps.append(Cap(name=f"{CAP_PREFIX}{scope}-{target.slug}", scope=scope, amount=amount, recipients=["role:team_leads"],
-                        **{scope: target}))
+        caps.append(
+            Cap(
+                name=f"{CAP_PREFIX}{scope}-{target.slug}",
+                scope=scope,
+                amount=amount,
+                recipients=["role:team_leads"],
+                **{scope: target},
+            )
+        )
     return Cap.objects.bulk_create(caps)
 
 
@@ -60,8 +71,14 @@ def caps_remove() -> int:
 def one_day_change() -> SpendChange:
     """What an import of yesterday's file on the busiest account signals."""
     yesterday = pages.today() - dt.timedelta(days=1)
-    busiest = (DailySpend.objects.filter(day=yesterday).values("account_id").annotate(c=Sum("line_count"))
-               .order_by("-c").values_list("account_id", flat=True).first())
+    busiest = (
+        DailySpend.objects.filter(day=yesterday)
+        .values("account_id")
+        .annotate(c=Sum("line_count"))
+        .order_by("-c")
+        .values_list("account_id", flat=True)
+        .first()
+    )
     account_id = busiest or Account.objects.order_by("id").values_list("id", flat=True).first()
     return SpendChange(days=(yesterday,), reason="ingest", account_ids=(account_id,))
 
@@ -79,28 +96,40 @@ def measure(*, repeats: int = REPEATS, echo=print) -> dict:
     caps = caps_create()
     try:
         statuses = {}
-        for status in cap_statuses(list(Cap.objects.filter(name__startswith=CAP_PREFIX).select_related("team", "workload")),
-                                   today=pages.today()):
+        for status in cap_statuses(
+            list(Cap.objects.filter(name__startswith=CAP_PREFIX).select_related("team", "workload")),
+            today=pages.today(),
+        ):
             statuses[status.status] = statuses.get(status.status, 0) + 1
-        echo(f"{len(caps)} caps ({sum(c.scope == 'team' for c in caps)} teams, {sum(c.scope == 'workload' for c in caps)} "
-             f"workloads): {statuses}")
+        echo(
+            f"{len(caps)} caps ({sum(c.scope == 'team' for c in caps)} teams, {sum(c.scope == 'workload' for c in caps)} "
+            f"workloads): {statuses}"
+        )
         first_s, raised = _timed(evaluations.alerts_evaluate)
         echo(f"first full evaluation: {first_s:.3f} s, {len(raised)} events raised")
         full = [_timed(evaluations.alerts_evaluate) for _ in range(repeats)]
         change = one_day_change()
         one_day = [_timed(lambda: evaluations.alerts_evaluate(change=change)) for _ in range(repeats)]
         figures = {
-            "caps": len(caps), "cap_statuses": statuses, "events_raised_first": len(raised),
+            "caps": len(caps),
+            "cap_statuses": statuses,
+            "events_raised_first": len(raised),
             "full_first_s": round(first_s, 3),
-            "full_s": _summary([t for t, _ in full]), "full_events_raised": sum(len(r) for _, r in full),
+            "full_s": _summary([t for t, _ in full]),
+            "full_events_raised": sum(len(r) for _, r in full),
             "one_day_change": {"days": [d.isoformat() for d in change.days], "account_ids": list(change.account_ids)},
-            "one_day_s": _summary([t for t, _ in one_day]), "one_day_events_raised": sum(len(r) for _, r in one_day),
+            "one_day_s": _summary([t for t, _ in one_day]),
+            "one_day_events_raised": sum(len(r) for _, r in one_day),
             "events": AlertEvent.objects.filter(cap__name__startswith=CAP_PREFIX).count(),
         }
-        echo(f"full evaluation (nothing new): median {figures['full_s']['median']} s, max {figures['full_s']['max']} s "
-             f"(target ≤ {FULL_TARGET_S} s)")
-        echo(f"after a one-day import: median {figures['one_day_s']['median']} s, max {figures['one_day_s']['max']} s "
-             f"(target ≤ {ONE_DAY_TARGET_S} s)")
+        echo(
+            f"full evaluation (nothing new): median {figures['full_s']['median']} s, max {figures['full_s']['max']} s "
+            f"(target ≤ {FULL_TARGET_S} s)"
+        )
+        echo(
+            f"after a one-day import: median {figures['one_day_s']['median']} s, max {figures['one_day_s']['max']} s "
+            f"(target ≤ {ONE_DAY_TARGET_S} s)"
+        )
         return figures
     finally:
         caps_remove()
@@ -122,7 +151,8 @@ def run_bench(*, lines: int, out, reuse: bool = False, repeats: int = REPEATS, e
         "benchmark": "alert evaluation: a cap on every team and workload of the page bench's organisation (Postgres)",
         "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "targets": {"full_s": FULL_TARGET_S, "one_day_s": ONE_DAY_TARGET_S},
-        "machine": machine_facts(), "loadavg_before": pages.loadavg(),
+        "machine": machine_facts(),
+        "loadavg_before": pages.loadavg(),
     }
     results["generation"] = pages.lines_ready(lines, reuse=reuse, echo=echo)
     results["alerts"] = measure(repeats=repeats, echo=echo)

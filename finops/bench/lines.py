@@ -35,26 +35,65 @@ CHUNK_LINES = 20_000
 
 COPY_COLUMNS = (
     # per line
-    "period_start", "period_end", "input_tokens", "cached_input_tokens", "cache_write_tokens",
-    "output_tokens", "requests", "cost", "reporting_cost", *LINE_COLUMNS,
+    "period_start",
+    "period_end",
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "requests",
+    "cost",
+    "reporting_cost",
+    *LINE_COLUMNS,
     # per series
-    "account_id", "provider_id", "model", "model_raw", "service_tier", "project_ref", "api_key_ref", "user_ref",
-    "tag_set_id", "currency", "cost_basis", "charge_category", "signature_id",
+    "account_id",
+    "provider_id",
+    "model",
+    "model_raw",
+    "service_tier",
+    "project_ref",
+    "api_key_ref",
+    "user_ref",
+    "tag_set_id",
+    "currency",
+    "cost_basis",
+    "charge_category",
+    "signature_id",
 )
 
 
 def series_tail(series: Series) -> str:
     """COPY text of the per-series columns, from account_id on."""
-    cells = (series.account.id, series.account.provider_id, series.model, series.model_raw, "default",
-             series.project_ref, series.api_key_ref, series.user_ref, tag_set_id(tags_text(series.tags)), "USD",
-             series.basis, "usage", signature_id(*_signature_key(series)))
+    cells = (
+        series.account.id,
+        series.account.provider_id,
+        series.model,
+        series.model_raw,
+        "default",
+        series.project_ref,
+        series.api_key_ref,
+        series.user_ref,
+        tag_set_id(tags_text(series.tags)),
+        "USD",
+        series.basis,
+        "usage",
+        signature_id(*_signature_key(series)),
+    )
     return "\t".join(str(c) for c in cells)
 
 
 def _signature_key(series: Series) -> tuple:
     """The series' line signature, in LineSignature.KEY order."""
-    return (series.account.id, series.account.provider_id, series.project_ref, series.api_key_ref, series.user_ref,
-            series.model, series.model_raw, tag_set_id(tags_text(series.tags)))
+    return (
+        series.account.id,
+        series.account.provider_id,
+        series.project_ref,
+        series.api_key_ref,
+        series.user_ref,
+        series.model,
+        series.model_raw,
+        tag_set_id(tags_text(series.tags)),
+    )
 
 
 def store_keys(org: Org) -> None:
@@ -66,8 +105,10 @@ def store_keys(org: Org) -> None:
     for s in org.series:
         key = _signature_key(s)
         signatures[signature_id(*key)] = LineSignature(
-            id=signature_id(*key), **dict(zip(LineSignature.KEY, key)),
-            workload_id=s.workload.id if s.workload else None, team_id=s.team_id,
+            id=signature_id(*key),
+            **dict(zip(LineSignature.KEY, key)),
+            workload_id=s.workload.id if s.workload else None,
+            team_id=s.team_id,
         )
     LineSignature.objects.bulk_create(list(signatures.values()), ignore_conflicts=True, batch_size=2000)
 
@@ -75,11 +116,14 @@ def store_keys(org: Org) -> None:
 NO_LATENCY = "\t".join([r"\N"] * len(LINE_COLUMNS))
 
 
-def line_text(period: str, tail: str, tokens: tuple[int, int, int, int], requests: int, cost: str,
-              latency: str = NO_LATENCY) -> str:
+def line_text(
+    period: str, tail: str, tokens: tuple[int, int, int, int], requests: int, cost: str, latency: str = NO_LATENCY
+) -> str:
     """One COPY text line: period ("start\\tend"), the per-line measures (latency: the LINE_COLUMNS' COPY text, or
     nulls for lines of sources that measure none), then the series' tail."""
-    return f"{period}\t{tokens[0]}\t{tokens[1]}\t{tokens[2]}\t{tokens[3]}\t{requests}\t{cost}\t{cost}\t{latency}\t{tail}\n"
+    return (
+        f"{period}\t{tokens[0]}\t{tokens[1]}\t{tokens[2]}\t{tokens[3]}\t{requests}\t{cost}\t{cost}\t{latency}\t{tail}\n"
+    )
 
 
 # --- measured latency of the gateway series ---
@@ -98,8 +142,9 @@ def _performance(rng: random.Random, ttft_median: float, speed: float) -> Perfor
         ttft = rng.lognormvariate(math.log(ttft_median), 0.4)
         generation = output / (speed * rng.lognormvariate(0, 0.2)) * 1000
         duration = (ttft + generation) * (rng.uniform(3, 8) if rng.random() < TAIL_SHARE else 1)
-        performance.add_request(duration_ms=round(duration), ttft_ms=round(ttft), output_tokens=output,
-                                failed=rng.random() < ERROR_SHARE)
+        performance.add_request(
+            duration_ms=round(duration), ttft_ms=round(ttft), output_tokens=output, failed=rng.random() < ERROR_SHARE
+        )
     return performance
 
 
@@ -117,8 +162,10 @@ def latency_pools(org: Org, rng: random.Random) -> dict[str, list[tuple[int, str
 
 def _copy_text(columns: tuple) -> str:
     """LINE_COLUMNS values as COPY text: numbers, \\N for null, the cells as an array literal."""
-    return "\t".join(r"\N" if value is None else "{" + ",".join(map(str, value)) + "}" if isinstance(value, list)
-                     else str(value) for value in columns)
+    return "\t".join(
+        r"\N" if value is None else "{" + ",".join(map(str, value)) + "}" if isinstance(value, list) else str(value)
+        for value in columns
+    )
 
 
 # --- generation ---
@@ -158,14 +205,20 @@ def generate(org: Org, first_day: dt.date, *, seed: int = 11):
         growth = 0.6 + 0.8 * d / scale.days
         start = dt.datetime.combine(first_day + dt.timedelta(days=d), dt.time(), tzinfo=dt.UTC)
         n_daily = min(math.floor(len(daily) * 0.85), day_lines // 4)
-        plan = [(_timestamp(start) + "\t" + _timestamp(start + dt.timedelta(days=1)), 20 * growth, sample(daily, n_daily))]
+        plan = [
+            (_timestamp(start) + "\t" + _timestamp(start + dt.timedelta(days=1)), 20 * growth, sample(daily, n_daily))
+        ]
         rest = day_lines - n_daily
         for h in range(24):
             count = rest * (h + 1) // 24 - rest * h // 24
             if count > len(hourly):
-                raise ValueError(f"{scale.lines:,} lines need more hourly series than the organisation has ({len(hourly)})")
+                raise ValueError(
+                    f"{scale.lines:,} lines need more hourly series than the organisation has ({len(hourly)})"
+                )
             moment = start + dt.timedelta(hours=h)
-            plan.append((_timestamp(moment) + "\t" + _timestamp(moment + dt.timedelta(hours=1)), growth, sample(hourly, count)))
+            plan.append(
+                (_timestamp(moment) + "\t" + _timestamp(moment + dt.timedelta(hours=1)), growth, sample(hourly, count))
+            )
         for period, factor, members in plan:
             for n in members:
                 s = series[n]
@@ -217,7 +270,9 @@ def load(org: Org, first_day: dt.date, *, echo=print) -> dict:
     started = time.perf_counter()
     store_keys(org)
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(f"TRUNCATE {TABLE}, finops_dailyspend, finops_monthlyspend, finops_dailyperformance, finops_monthlyperformance")
+        cursor.execute(
+            f"TRUNCATE {TABLE}, finops_dailyspend, finops_monthlyspend, finops_dailyperformance, finops_monthlyperformance"
+        )
         constraints, indexes = _secondary_indexes(cursor)
         for name, _ in constraints:
             cursor.execute(f'ALTER TABLE {TABLE} DROP CONSTRAINT "{name}"')

@@ -47,8 +47,12 @@ def mix(today: dt.date) -> dict[str, str]:
     """The six the issue names: overview, teams, Explore, /api/v1/spend, caps, scorecard."""
     start = today - dt.timedelta(days=90)
     return {
-        "overview": "/", "teams": "/teams/", "explore": f"/explore/?start={start}&end={today}&group_by=team",
-        "api spend": f"/api/v1/spend?start={start}&end={today}&group_by=team", "caps": "/caps/", "scorecard": "/scorecard/",
+        "overview": "/",
+        "teams": "/teams/",
+        "explore": f"/explore/?start={start}&end={today}&group_by=team",
+        "api spend": f"/api/v1/spend?start={start}&end={today}&group_by=team",
+        "caps": "/caps/",
+        "scorecard": "/scorecard/",
     }
 
 
@@ -60,9 +64,16 @@ def _free_port() -> int:
 
 def _server_env() -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_SETTINGS")}
-    env.update(DEBUG="0", ALLOWED_HOSTS="127.0.0.1", SECURE_SSL_REDIRECT="0", SESSION_COOKIE_SECURE="0",
-               CSRF_COOKIE_SECURE="0", SECURE_HSTS_SECONDS="0", DJANGO_SETTINGS_MODULE="finops.settings",
-               SECRET_KEY=os.environ.get("SECRET_KEY") or "bench-only-not-a-secret")
+    env.update(
+        DEBUG="0",
+        ALLOWED_HOSTS="127.0.0.1",
+        SECURE_SSL_REDIRECT="0",
+        SESSION_COOKIE_SECURE="0",
+        CSRF_COOKIE_SECURE="0",
+        SECURE_HSTS_SECONDS="0",
+        DJANGO_SETTINGS_MODULE="finops.settings",
+        SECRET_KEY=os.environ.get("SECRET_KEY") or "bench-only-not-a-secret",
+    )
     return env
 
 
@@ -70,14 +81,31 @@ def start_server(workers: int, echo=print) -> tuple[subprocess.Popen, str]:
     env = _server_env()
     if not (Path(settings.STATIC_ROOT) / "staticfiles.json").exists():  # compressing Plotly's JS takes minutes
         echo("collectstatic (once: WhiteNoise's manifest and compressed files, as the image's build makes them) …")
-        subprocess.run([sys.executable, "manage.py", "collectstatic", "--no-input", "-v", "0"], cwd=settings.BASE_DIR,
-                       env=env, check=True)
+        subprocess.run(
+            [sys.executable, "manage.py", "collectstatic", "--no-input", "-v", "0"],
+            cwd=settings.BASE_DIR,
+            env=env,
+            check=True,
+        )
     port = _free_port()
     gunicorn = Path(sys.executable).with_name("gunicorn")
     log = tempfile.TemporaryFile()  # not a pipe: nobody reads it while the bench runs, and a full pipe blocks gunicorn
-    server = subprocess.Popen([str(gunicorn), "finops.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers",
-                               str(workers), "--timeout", str(TIMEOUT_S * 2)], cwd=settings.BASE_DIR, env=env,
-                              stdout=subprocess.DEVNULL, stderr=log)
+    server = subprocess.Popen(
+        [
+            str(gunicorn),
+            "finops.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--timeout",
+            str(TIMEOUT_S * 2),
+        ],
+        cwd=settings.BASE_DIR,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180  # four workers importing Django, pandas and Plotly on a busy 2-core machine
     try:
@@ -114,7 +142,9 @@ def _bench_user() -> tuple[str, str]:
     from finops.services.users import user_set_role
 
     username = f"{pages.PREFIX}load-admin"
-    user = User.objects.filter(username=username).first() or User.objects.create_user(username=username, password=PASSWORD)
+    user = User.objects.filter(username=username).first() or User.objects.create_user(
+        username=username, password=PASSWORD
+    )
     user.set_password(PASSWORD)
     user.save(update_fields=["password"])
     user_set_role(user=user, role=User.Role.ADMIN)
@@ -126,15 +156,26 @@ def _session(base: str, username: str) -> requests.Session:
     http = requests.Session()
     form = http.get(f"{base}/accounts/login/", timeout=TIMEOUT_S)
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text).group(1)
-    done = http.post(f"{base}/accounts/login/", data={"username": username, "password": PASSWORD,
-                     "csrfmiddlewaretoken": token}, headers={"Referer": f"{base}/accounts/login/"}, timeout=TIMEOUT_S)
+    done = http.post(
+        f"{base}/accounts/login/",
+        data={"username": username, "password": PASSWORD, "csrfmiddlewaretoken": token},
+        headers={"Referer": f"{base}/accounts/login/"},
+        timeout=TIMEOUT_S,
+    )
     if done.status_code != 200 or "sessionid" not in http.cookies:
         raise SystemExit(f"bench_load: signing in answered {done.status_code}")
     return http
 
 
-def run_level(base: str, urls: dict[str, str], sessions: list[requests.Session], api_token: str, *,
-              duration_s: float, max_requests: int) -> dict:
+def run_level(
+    base: str,
+    urls: dict[str, str],
+    sessions: list[requests.Session],
+    api_token: str,
+    *,
+    duration_s: float,
+    max_requests: int,
+) -> dict:
     names = list(urls)
     times: list[float] = []
     by_page: dict[str, list[float]] = {name: [] for name in names}
@@ -174,17 +215,28 @@ def run_level(base: str, urls: dict[str, str], sessions: list[requests.Session],
         thread.join(duration_s + TIMEOUT_S + 5)
     seconds = time.perf_counter() - started
     return {
-        "sessions": len(sessions), "requests": len(times), "seconds": round(seconds, 2),
+        "sessions": len(sessions),
+        "requests": len(times),
+        "seconds": round(seconds, 2),
         "requests_per_s": round(len(times) / seconds, 2),
         "p50_ms": round(pages.percentile(times, 0.5), 1) if times else None,
         "p95_ms": round(pages.percentile(times, 0.95), 1) if times else None,
-        "errors": len(errors), "error_examples": sorted(set(errors))[:5],
+        "errors": len(errors),
+        "error_examples": sorted(set(errors))[:5],
         "pages_p50_ms": {name: round(pages.percentile(t, 0.5), 1) for name, t in by_page.items() if t},
     }
 
 
-def run_bench(*, lines: int, out: Path, levels=LEVELS, duration_s: float = DURATION_S, max_requests: int = MAX_REQUESTS,
-              workers: int = WORKERS, echo=print) -> dict:
+def run_bench(
+    *,
+    lines: int,
+    out: Path,
+    levels=LEVELS,
+    duration_s: float = DURATION_S,
+    max_requests: int = MAX_REQUESTS,
+    workers: int = WORKERS,
+    echo=print,
+) -> dict:
     from django.db import connection
 
     from ingest.bench.focus_ingest import machine_facts
@@ -193,10 +245,15 @@ def run_bench(*, lines: int, out: Path, levels=LEVELS, duration_s: float = DURAT
     generation = {"reused": True, "lines": held} if held else pages.lines_ready(lines, reuse=False, echo=echo)
     results = {
         "benchmark": f"gunicorn ({workers} workers), a mix of pages and API calls, at {'/'.join(map(str, levels))} "
-                     "concurrent sessions (loopback)",
-        "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "machine": machine_facts(),
-        "organisation": pages.shape(), "generation": generation, "target": TARGET, "levels": [],
-        "bounds": {"duration_s": duration_s, "max_requests": max_requests}, "loadavg_before": pages.loadavg(),
+        "concurrent sessions (loopback)",
+        "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": machine_facts(),
+        "organisation": pages.shape(),
+        "generation": generation,
+        "target": TARGET,
+        "levels": [],
+        "bounds": {"duration_s": duration_s, "max_requests": max_requests},
+        "loadavg_before": pages.loadavg(),
     }
     urls = mix(pages.today())
     results["urls"] = urls
@@ -208,24 +265,34 @@ def run_bench(*, lines: int, out: Path, levels=LEVELS, duration_s: float = DURAT
             sessions = [_session(base, username) for _ in range(level)]
             for http in sessions[:1]:  # one warm pass: each worker's first requests load code and caches
                 for url in urls.values():
-                    http.get(base + url, headers={"Authorization": f"Token {api_token}"} if url.startswith("/api/") else {},
-                             timeout=TIMEOUT_S)
+                    http.get(
+                        base + url,
+                        headers={"Authorization": f"Token {api_token}"} if url.startswith("/api/") else {},
+                        timeout=TIMEOUT_S,
+                    )
             entry = run_level(base, urls, sessions, api_token, duration_s=duration_s, max_requests=max_requests)
             entry["loadavg_after"] = pages.loadavg()
             results["levels"].append(entry)
-            echo(f"{level:>3} sessions: {entry['requests']:>5} requests in {entry['seconds']:>6.1f} s = "
-                 f"{entry['requests_per_s']:>6.1f} req/s, p50 {entry['p50_ms']} ms, p95 {entry['p95_ms']} ms, "
-                 f"{entry['errors']} errors; load {entry['loadavg_after'][0]}")
+            echo(
+                f"{level:>3} sessions: {entry['requests']:>5} requests in {entry['seconds']:>6.1f} s = "
+                f"{entry['requests_per_s']:>6.1f} req/s, p50 {entry['p50_ms']} ms, p95 {entry['p95_ms']} ms, "
+                f"{entry['errors']} errors; load {entry['loadavg_after'][0]}"
+            )
             for http in sessions:
                 http.close()
     finally:
         stop_server(server)
     top = next((e for e in results["levels"] if e["sessions"] == TARGET["sessions"]), None)
     if top:
-        results["meets_target"] = (top["requests_per_s"] >= TARGET["requests_per_s"] and top["errors"] == 0
-                                   and top["p95_ms"] <= TARGET["p95_ms"])
-        echo(f"target at {TARGET['sessions']} sessions (≥ {TARGET['requests_per_s']} req/s, p95 ≤ {TARGET['p95_ms']} ms): "
-             f"{'met' if results['meets_target'] else 'not met'}")
+        results["meets_target"] = (
+            top["requests_per_s"] >= TARGET["requests_per_s"]
+            and top["errors"] == 0
+            and top["p95_ms"] <= TARGET["p95_ms"]
+        )
+        echo(
+            f"target at {TARGET['sessions']} sessions (≥ {TARGET['requests_per_s']} req/s, p95 ≤ {TARGET['p95_ms']} ms): "
+            f"{'met' if results['meets_target'] else 'not met'}"
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2, default=str) + "\n")
     echo(f"figures written to {out}")

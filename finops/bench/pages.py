@@ -22,7 +22,16 @@ from django.test import Client, override_settings
 from django.utils import timezone
 
 from finops.models import (
-    Account, AttributionRule, AuditEntry, DailySpend, Membership, MonthlySpend, ReattributionJob, Team, User, Workload,
+    Account,
+    AttributionRule,
+    AuditEntry,
+    DailySpend,
+    Membership,
+    MonthlySpend,
+    ReattributionJob,
+    Team,
+    User,
+    Workload,
 )
 from finops.reporting_period import resolve
 from finops.services import attribution, rollups
@@ -53,7 +62,9 @@ def reset() -> None:
     """An empty organisation: the bench's database holds nothing but the bench's data. Callers check guard()
     first (run_bench does; the generator's test runs in pytest's own test database)."""
     with connection.cursor() as cursor:
-        cursor.execute("TRUNCATE finops_usageline, finops_dailyspend, finops_monthlyspend, finops_dailyperformance, finops_monthlyperformance")
+        cursor.execute(
+            "TRUNCATE finops_usageline, finops_dailyspend, finops_monthlyspend, finops_dailyperformance, finops_monthlyperformance"
+        )
     for model in (AuditEntry, ReattributionJob, AttributionRule, Membership):
         model.objects.all().delete()
     Workload.objects.all().delete()
@@ -75,9 +86,11 @@ def generate(lines: int, *, echo=print) -> dict:
     started = time.perf_counter()
     org = build_org(scale)
     figures = {"org_s": round(time.perf_counter() - started, 1)}
-    echo(f"organisation: {len(org.teams)} teams, {len(org.workloads)} workloads, {len(org.accounts)} accounts, "
-         f"{len({s.api_key_ref for s in org.series})} API keys, {len({s.model for s in org.series})} models, "
-         f"{len(org.rules)} rules; writing {lines:,} lines …")
+    echo(
+        f"organisation: {len(org.teams)} teams, {len(org.workloads)} workloads, {len(org.accounts)} accounts, "
+        f"{len({s.api_key_ref for s in org.series})} API keys, {len({s.model for s in org.series})} models, "
+        f"{len(org.rules)} rules; writing {lines:,} lines …"
+    )
     figures.update(bench_lines.load(org, first_day, echo=echo))
     rollup_started = time.perf_counter()
     phases = {"performance_rollup_s": 0.0}
@@ -92,9 +105,14 @@ def generate(lines: int, *, echo=print) -> dict:
     check_started = time.perf_counter()
     with transaction.atomic():
         changed = signatures_attribute()
-    figures["attribution_check"] = {"lines_changed": changed.lines, "seconds": round(time.perf_counter() - check_started, 1)}
+    figures["attribution_check"] = {
+        "lines_changed": changed.lines,
+        "seconds": round(time.perf_counter() - check_started, 1),
+    }
     if changed.lines:
-        raise SystemExit(f"bench_pages: the attribution service moved {changed.lines:,} generated lines: generator and rules disagree")
+        raise SystemExit(
+            f"bench_pages: the attribution service moved {changed.lines:,} generated lines: generator and rules disagree"
+        )
     figures["total_s"] = round(time.perf_counter() - started, 1)
     figures["shape"] = shape()
     return figures
@@ -109,11 +127,18 @@ def shape() -> dict:
         cursor.execute("SELECT count(DISTINCT api_key_ref), min(period_start), max(period_end) FROM finops_usageline")
         keys, first, last = cursor.fetchone()
     return {
-        "lines": lines, "teams": Team.objects.count(), "workloads": Workload.objects.count(), "api_keys": keys,
-        "models": DailySpend.objects.values("model").distinct().count(), "accounts": Account.objects.filter(name__startswith=PREFIX).count(),
-        "providers": DailySpend.objects.values("provider").distinct().count(), "rules": AttributionRule.objects.count(),
-        "first": first.isoformat() if first else None, "last": last.isoformat() if last else None,
-        "rollup_rows": DailySpend.objects.count(), "monthly_rollup_rows": MonthlySpend.objects.count(),
+        "lines": lines,
+        "teams": Team.objects.count(),
+        "workloads": Workload.objects.count(),
+        "api_keys": keys,
+        "models": DailySpend.objects.values("model").distinct().count(),
+        "accounts": Account.objects.filter(name__startswith=PREFIX).count(),
+        "providers": DailySpend.objects.values("provider").distinct().count(),
+        "rules": AttributionRule.objects.count(),
+        "first": first.isoformat() if first else None,
+        "last": last.isoformat() if last else None,
+        "rollup_rows": DailySpend.objects.count(),
+        "monthly_rollup_rows": MonthlySpend.objects.count(),
         "unattributed_share": round(unattributed / lines, 4) if lines else None,
         "unpriced_share": round(unpriced / lines, 4) if lines else None,
     }
@@ -137,22 +162,40 @@ def rollup_equals_raw() -> dict:
             FROM raw FULL JOIN rollup ON raw.day = rollup.day""")
         days, mismatched, raw_lines, rollup_lines = cursor.fetchone()
     monthly = monthly_equals_daily()
-    return {"days": days, "days_mismatched": mismatched, "raw_lines": int(raw_lines or 0),
-            "rollup_lines": int(rollup_lines or 0), "monthly": monthly, "equal": mismatched == 0 and monthly["equal"]}
+    return {
+        "days": days,
+        "days_mismatched": mismatched,
+        "raw_lines": int(raw_lines or 0),
+        "rollup_lines": int(rollup_lines or 0),
+        "monthly": monthly,
+        "equal": mismatched == 0 and monthly["equal"],
+    }
 
 
 def monthly_equals_daily() -> dict:
     """MonthlySpend against DailySpend summed by month, on every dimension and measure: the groups in one and
     not in the other (EXCEPT ALL both ways; NULLs compare equal there)."""
     dims = "account_id, provider_id, model, workload_id, team_id, currency, cost_basis, charge_category"
-    measures = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests", "cost",
-                "reporting_cost", "line_count")
-    daily = (f"SELECT date_trunc('month', day)::date, {dims}, {', '.join(f'sum({m})' for m in measures)} "
-             f"FROM finops_dailyspend GROUP BY 1, {dims}")
+    measures = (
+        "input_tokens",
+        "cached_input_tokens",
+        "cache_write_tokens",
+        "output_tokens",
+        "requests",
+        "cost",
+        "reporting_cost",
+        "line_count",
+    )
+    daily = (
+        f"SELECT date_trunc('month', day)::date, {dims}, {', '.join(f'sum({m})' for m in measures)} "
+        f"FROM finops_dailyspend GROUP BY 1, {dims}"
+    )
     monthly = f"SELECT month, {dims}, {', '.join(measures)} FROM finops_monthlyspend"
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT (SELECT count(*) FROM ({daily} EXCEPT ALL {monthly}) a), "
-                       f"(SELECT count(*) FROM ({monthly} EXCEPT ALL {daily}) b), (SELECT count(*) FROM finops_monthlyspend)")
+        cursor.execute(
+            f"SELECT (SELECT count(*) FROM ({daily} EXCEPT ALL {monthly}) a), "
+            f"(SELECT count(*) FROM ({monthly} EXCEPT ALL {daily}) b), (SELECT count(*) FROM finops_monthlyspend)"
+        )
         missing, extra, rows = cursor.fetchone()
     return {"rows": rows, "missing": missing, "extra": extra, "equal": missing == 0 and extra == 0}
 
@@ -161,7 +204,9 @@ def monthly_equals_daily() -> dict:
 
 
 def _user(username: str, role: str, team: Team | None = None) -> User:
-    user, _ = User.objects.get_or_create(username=f"{PREFIX}{username}", defaults={"email": f"{username}@bench.invalid"})
+    user, _ = User.objects.get_or_create(
+        username=f"{PREFIX}{username}", defaults={"email": f"{username}@bench.invalid"}
+    )
     user_set_role(user=user, role=role)
     if team is not None:
         Membership.objects.get_or_create(user=user, team=team, defaults={"role": Membership.Role.LEAD})
@@ -171,8 +216,13 @@ def _user(username: str, role: str, team: Team | None = None) -> User:
 def _busiest(field: str):
     """The team or workload with the most spend over the last 30 days: the heaviest page of its kind."""
     since = today() - dt.timedelta(days=30)
-    row = (DailySpend.objects.filter(day__gte=since, **{f"{field}__isnull": False}).values(field)
-           .annotate(cost=Sum("reporting_cost")).order_by("-cost").first())
+    row = (
+        DailySpend.objects.filter(day__gte=since, **{f"{field}__isnull": False})
+        .values(field)
+        .annotate(cost=Sum("reporting_cost"))
+        .order_by("-cost")
+        .first()
+    )
     return row[field]
 
 
@@ -216,13 +266,24 @@ def page_urls() -> tuple[dict, Team]:
 
 def _busiest_in(team: Team) -> int:
     since = today() - dt.timedelta(days=30)
-    return (DailySpend.objects.filter(day__gte=since, team=team, workload__isnull=False).values("workload")
-            .annotate(cost=Sum("reporting_cost")).order_by("-cost").first()["workload"])
+    return (
+        DailySpend.objects.filter(day__gte=since, team=team, workload__isnull=False)
+        .values("workload")
+        .annotate(cost=Sum("reporting_cost"))
+        .order_by("-cost")
+        .first()["workload"]
+    )
 
 
-@override_settings(ALLOWED_HOSTS=["testserver"], SECURE_SSL_REDIRECT=False, DEBUG=False,
-                   STORAGES={"default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-                             "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}})
+@override_settings(
+    ALLOWED_HOSTS=["testserver"],
+    SECURE_SSL_REDIRECT=False,
+    DEBUG=False,
+    STORAGES={
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    },
+)
 def measure_pages(*, repeats: int = REPEATS, warmups: int = WARMUPS, echo=print) -> dict:
     urls, team = page_urls()
     users = {"admin": _user("admin", User.Role.ADMIN), "team_lead": _user("lead", User.Role.MEMBER, team)}
@@ -245,15 +306,20 @@ def measure_pages(*, repeats: int = REPEATS, warmups: int = WARMUPS, echo=print)
                     times.append(elapsed * 1000)
                     clock.queries, clock.seconds = probe.queries, clock.seconds + probe.seconds
             entry = {
-                "p50_ms": round(percentile(times, 0.5), 1), "p95_ms": round(percentile(times, 0.95), 1),
-                "mean_ms": round(sum(times) / len(times), 1), "max_ms": round(max(times), 1),
-                "queries": clock.queries, "sql_mean_ms": round(clock.seconds * 1000 / len(times), 1),
+                "p50_ms": round(percentile(times, 0.5), 1),
+                "p95_ms": round(percentile(times, 0.95), 1),
+                "mean_ms": round(sum(times) / len(times), 1),
+                "max_ms": round(max(times), 1),
+                "queries": clock.queries,
+                "sql_mean_ms": round(clock.seconds * 1000 / len(times), 1),
                 "bytes": len(response.content),
             }
             entry["meets_target"] = entry["p95_ms"] <= PAGE_TARGET_MS
             results["pages"].setdefault(page, {})[who] = entry
-            echo(f"  {page:<20} as {who:<9} p50 {entry['p50_ms']:>7.1f} ms  p95 {entry['p95_ms']:>7.1f} ms  "
-                 f"({entry['queries']} queries, {entry['sql_mean_ms']} ms in SQL)")
+            echo(
+                f"  {page:<20} as {who:<9} p50 {entry['p50_ms']:>7.1f} ms  p95 {entry['p95_ms']:>7.1f} ms  "
+                f"({entry['queries']} queries, {entry['sql_mean_ms']} ms in SQL)"
+            )
     return results
 
 
@@ -264,7 +330,12 @@ def move_rules(share: float = MOVE_SHARE, *, seed: int = 3) -> dict:
     """A reorganisation: the rules of workloads holding about `share` of the lines now point to a workload of
     another team. Picked from the rollup's line counts; the rules are repointed with a plain ORM update (the
     UI's rule service would also queue the background job; the bench calls the job's service itself)."""
-    counts = dict(DailySpend.objects.filter(workload__isnull=False).values_list("workload").annotate(n=Sum("line_count")).order_by())
+    counts = dict(
+        DailySpend.objects.filter(workload__isnull=False)
+        .values_list("workload")
+        .annotate(n=Sum("line_count"))
+        .order_by()
+    )
     total = DailySpend.objects.aggregate(n=Sum("line_count"))["n"]
     workloads = list(Workload.objects.order_by("id"))
     order = list(workloads)
@@ -278,22 +349,37 @@ def move_rules(share: float = MOVE_SHARE, *, seed: int = 3) -> dict:
     # The workload half the list away belongs to another team (8 workloads a team). The rules are collected
     # before any is repointed: repointed one workload after the other, a rule moved to a workload picked later
     # would move on again (or back).
-    plan = [(list(AttributionRule.objects.filter(workload=w, priority__gte=100).values_list("id", flat=True)),
-             workloads[(workloads.index(w) + len(workloads) // 2) % len(workloads)]) for w in picked]
+    plan = [
+        (
+            list(AttributionRule.objects.filter(workload=w, priority__gte=100).values_list("id", flat=True)),
+            workloads[(workloads.index(w) + len(workloads) // 2) % len(workloads)],
+        )
+        for w in picked
+    ]
     moves = sum(AttributionRule.objects.filter(id__in=ids).update(workload=target) for ids, target in plan)
-    return {"workloads": len(picked), "rules_changed": moves, "lines_expected": claimed, "share_expected": round(claimed / total, 4)}
+    return {
+        "workloads": len(picked),
+        "rules_changed": moves,
+        "lines_expected": claimed,
+        "share_expected": round(claimed / total, 4),
+    }
 
 
 def measure_reattribution(*, echo=print) -> dict:
     moved = move_rules()
-    echo(f"re-attribution: {moved['rules_changed']} rules of {moved['workloads']} workloads repointed "
-         f"(≈{moved['share_expected']:.1%} of lines) …")
+    echo(
+        f"re-attribution: {moved['rules_changed']} rules of {moved['workloads']} workloads repointed "
+        f"(≈{moved['share_expected']:.1%} of lines) …"
+    )
     # performance_s: the part of rollup_s that moves the gateway lines' latency (issue 12's performance rollup).
     phases = {"attribute_s": 0.0, "rollup_s": 0.0, "performance_s": 0.0, "commit_s": 0.0, "vacuum_s": 0.0}
     started = time.perf_counter()
-    with _timed(attribution, "signatures_attribute", phases, "attribute_s"), _timed(attribution, "rollup_rebuild", phases, "rollup_s"), \
-            _timed(rollups, "performance_rollup_rebuild", phases, "performance_s"), \
-            _timed(connection, "commit", phases, "commit_s"):  # the commit runs the deferred foreign-key checks
+    with (
+        _timed(attribution, "signatures_attribute", phases, "attribute_s"),
+        _timed(attribution, "rollup_rebuild", phases, "rollup_s"),
+        _timed(rollups, "performance_rollup_rebuild", phases, "performance_s"),
+        _timed(connection, "commit", phases, "commit_s"),
+    ):  # the commit runs the deferred foreign-key checks
         result = history_reattribute()
     vacuum_started = time.perf_counter()
     rollups_vacuum()  # what the job does after its commit (finops.services.rules.reattribution_run)
@@ -301,13 +387,19 @@ def measure_reattribution(*, echo=print) -> dict:
     seconds = time.perf_counter() - started
     total = DailySpend.objects.aggregate(n=Sum("line_count"))["n"]
     figures = {
-        "seconds": round(seconds, 1), "lines_moved": result.lines, "share_moved": round(result.lines / total, 4),
-        "days_rebuilt": len(result.days), "phases": {k: round(v, 1) for k, v in phases.items()},
+        "seconds": round(seconds, 1),
+        "lines_moved": result.lines,
+        "share_moved": round(result.lines / total, 4),
+        "days_rebuilt": len(result.days),
+        "phases": {k: round(v, 1) for k, v in phases.items()},
         "workloads_rebuilt": len(result.workloads),
-        "rules": moved, "meets_target": seconds <= REATTRIBUTION_TARGET_S,
+        "rules": moved,
+        "meets_target": seconds <= REATTRIBUTION_TARGET_S,
     }
-    echo(f"  {result.lines:,} lines ({figures['share_moved']:.1%}) moved over {len(result.days)} days in {seconds:.1f} s "
-         f"({', '.join(f'{k[:-2]} {v} s' for k, v in figures['phases'].items())})")
+    echo(
+        f"  {result.lines:,} lines ({figures['share_moved']:.1%}) moved over {len(result.days)} days in {seconds:.1f} s "
+        f"({', '.join(f'{k[:-2]} {v} s' for k, v in figures['phases'].items())})"
+    )
     return figures
 
 
@@ -360,7 +452,9 @@ def lines_ready(lines: int, *, reuse: bool, echo=print, also=lambda: True) -> di
     return generate(lines, echo=echo)
 
 
-def run_bench(*, lines: int, out, reuse: bool = False, repeats: int = REPEATS, reattribute: bool = True, echo=print) -> dict:
+def run_bench(
+    *, lines: int, out, reuse: bool = False, repeats: int = REPEATS, reattribute: bool = True, echo=print
+) -> dict:
     import json
 
     from ingest.bench.focus_ingest import machine_facts
@@ -370,13 +464,16 @@ def run_bench(*, lines: int, out, reuse: bool = False, repeats: int = REPEATS, r
         "benchmark": "spend pages and re-attribution on a year of generated usage lines (Postgres)",
         "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "targets": {"page_p95_ms": PAGE_TARGET_MS, "reattribution_s": REATTRIBUTION_TARGET_S, "move_share": MOVE_SHARE},
-        "machine": machine_facts(), "loadavg_before": loadavg(),
+        "machine": machine_facts(),
+        "loadavg_before": loadavg(),
     }
     results["generation"] = lines_ready(lines, reuse=reuse, echo=echo)
     if not results["generation"].get("reused"):
         g = results["generation"]
-        echo(f"generated in {g['total_s']} s: COPY {g['copy_s']} s ({g['lines_per_s']:,} lines/s), indexes {g['indexes_s']} s, "
-             f"vacuum {g['vacuum_analyze_s']} s, rollup {g['rollup_s']} s (performance {g['performance_rollup_s']} s), attribution check {g['attribution_check']['seconds']} s")
+        echo(
+            f"generated in {g['total_s']} s: COPY {g['copy_s']} s ({g['lines_per_s']:,} lines/s), indexes {g['indexes_s']} s, "
+            f"vacuum {g['vacuum_analyze_s']} s, rollup {g['rollup_s']} s (performance {g['performance_rollup_s']} s), attribution check {g['attribution_check']['seconds']} s"
+        )
     results["control"] = {"after_generation_s": control_query()}
     results["rollup_equals_raw_before"] = rollup_equals_raw()
     echo(f"rollup equals raw: {results['rollup_equals_raw_before']}")

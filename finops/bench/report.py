@@ -45,15 +45,22 @@ def _timed(run, repeats: int, warmups: int = WARMUPS, before=lambda: None) -> di
         if n >= warmups:
             times.append((time.perf_counter() - started) * 1000)
             cpu.append((time.process_time() - cpu_started) * 1000)
-    return {"p50_ms": round(pages.percentile(times, 0.5), 1), "p95_ms": round(pages.percentile(times, 0.95), 1),
-            "mean_ms": round(sum(times) / len(times), 1), "max_ms": round(max(times), 1), "runs": len(times),
-            "cpu_p50_ms": round(pages.percentile(cpu, 0.5), 1), "cpu_p95_ms": round(pages.percentile(cpu, 0.95), 1)}
+    return {
+        "p50_ms": round(pages.percentile(times, 0.5), 1),
+        "p95_ms": round(pages.percentile(times, 0.95), 1),
+        "mean_ms": round(sum(times) / len(times), 1),
+        "max_ms": round(max(times), 1),
+        "runs": len(times),
+        "cpu_p50_ms": round(pages.percentile(cpu, 0.5), 1),
+        "cpu_p95_ms": round(pages.percentile(cpu, 0.95), 1),
+    }
 
 
 def _control(month: dt.date) -> None:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM finops_dailyspend WHERE day >= %s AND day < %s",
-                       [month, selector.next_month(month)])
+        cursor.execute(
+            "SELECT count(*) FROM finops_dailyspend WHERE day >= %s AND day < %s", [month, selector.next_month(month)]
+        )
         cursor.fetchone()
 
 
@@ -67,13 +74,21 @@ def sections_profile(user, month: dt.date, today: dt.date, *, top: int = 12) -> 
     found = []
     for (path, line, name), (_, _, _, cumulative, _) in stats.stats.items():
         if "/finops/" in path and "/bench/" not in path:
-            found.append({"function": f"{path.split('/finops/', 1)[1]}:{name}", "cumulative_ms": round(cumulative * 1000, 1)})
+            found.append(
+                {"function": f"{path.split('/finops/', 1)[1]}:{name}", "cumulative_ms": round(cumulative * 1000, 1)}
+            )
     return sorted(found, key=lambda f: -f["cumulative_ms"])[:top]
 
 
-@override_settings(ALLOWED_HOSTS=["testserver"], SECURE_SSL_REDIRECT=False, DEBUG=False,
-                   STORAGES={"default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-                             "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}})
+@override_settings(
+    ALLOWED_HOSTS=["testserver"],
+    SECURE_SSL_REDIRECT=False,
+    DEBUG=False,
+    STORAGES={
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    },
+)
 def measure(*, repeats: int = REPEATS, pdf_repeats: int = PDF_REPEATS, echo=print) -> dict:
     today = pages.today()
     month = selector.last_full_month(today)
@@ -90,8 +105,14 @@ def measure(*, repeats: int = REPEATS, pdf_repeats: int = PDF_REPEATS, echo=prin
         return response.content
 
     report = selector.tco_report(admin, month, today=today)
-    results = {"month": key, "as": "admin", "repeats": repeats, "pdf_repeats": pdf_repeats, "warmups": WARMUPS,
-               "rows": {name: len(rows) for name, rows in report.tables.items()}}
+    results = {
+        "month": key,
+        "as": "admin",
+        "repeats": repeats,
+        "pdf_repeats": pdf_repeats,
+        "warmups": WARMUPS,
+        "rows": {name: len(rows) for name, rows in report.tables.items()},
+    }
     results["selector"] = _timed(lambda: selector.tco_report(admin, month, today=today), repeats)
     results["charts"] = _timed(lambda: tco_charts.section_charts(report), repeats, before=fresh)
     results["page"] = _timed(lambda: get(f"/reports/{key}/"), repeats, before=fresh)
@@ -106,11 +127,15 @@ def measure(*, repeats: int = REPEATS, pdf_repeats: int = PDF_REPEATS, echo=prin
     tco_formats.write_csv(report, stream)
     results["csv_bytes"] = len(stream.getvalue().encode())
     results["slowest_in_selector"] = sections_profile(admin, month, today)
-    results["meets_targets"] = {"page": results["page"]["p95_ms"] <= TARGETS["page_p95_ms"],
-                                "pdf": results["pdf"]["p95_ms"] <= TARGETS["pdf_p95_ms"]}
+    results["meets_targets"] = {
+        "page": results["page"]["p95_ms"] <= TARGETS["page_p95_ms"],
+        "pdf": results["pdf"]["p95_ms"] <= TARGETS["pdf_p95_ms"],
+    }
     for name in ("selector", "charts", "page", "page_charts_cached", "pdf", "csv", "xlsx", "control_count_daily_rows"):
-        echo(f"  {name:<26} p50 {results[name]['p50_ms']:>8.1f} ms  p95 {results[name]['p95_ms']:>8.1f} ms  "
-             f"(CPU of this process p50 {results[name]['cpu_p50_ms']:>7.1f} ms)")
+        echo(
+            f"  {name:<26} p50 {results[name]['p50_ms']:>8.1f} ms  p95 {results[name]['p95_ms']:>8.1f} ms  "
+            f"(CPU of this process p50 {results[name]['cpu_p50_ms']:>7.1f} ms)"
+        )
     return results
 
 
@@ -119,13 +144,17 @@ def run_bench(*, lines: int, out, reuse: bool = True, repeats: int = REPEATS, ec
 
     results = {  # the command has checked pages.guard(): this database is the bench's own
         "benchmark": "the monthly TCO report of the last full month on a year of generated usage lines, as an admin "
-                     "(Postgres): the page, the PDF, the CSV and the XLSX",
+        "(Postgres): the page, the PDF, the CSV and the XLSX",
         "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "targets": TARGETS, "machine": machine_facts(), "loadavg_before": pages.loadavg(),
+        "targets": TARGETS,
+        "machine": machine_facts(),
+        "loadavg_before": pages.loadavg(),
     }
     results["generation"] = pages.lines_ready(lines, reuse=reuse, echo=echo)
     results["month_daily_rows"] = DailySpend.objects.filter(
-        day__gte=selector.last_full_month(pages.today()), day__lt=selector.next_month(selector.last_full_month(pages.today()))).count()
+        day__gte=selector.last_full_month(pages.today()),
+        day__lt=selector.next_month(selector.last_full_month(pages.today())),
+    ).count()
     echo(f"report ({repeats} timed runs each after {WARMUPS} warm-up; the PDF {PDF_REPEATS}):")
     results["report"] = measure(repeats=repeats, echo=echo)
     results["loadavg_after"] = pages.loadavg()

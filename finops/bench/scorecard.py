@@ -74,17 +74,32 @@ def business_facts(*, seed: int = 5) -> dict:
     days = [first + dt.timedelta(days=n) for n in range((pages.today() - first).days)]
     agents = [w for w in workloads if w.slug.endswith("-agent")]
     Workload.objects.filter(id__in=[w.id for w in agents]).update(outcome_unit="ticket resolved")
-    OutcomeCount.objects.bulk_create([OutcomeCount(workload=w, day=day, count=rng.randint(50, 800), source="bench")
-                                      for w in agents for day in days], batch_size=5000)
-    served = (DailyPerformance.objects.filter(workload__isnull=False).values_list("workload_id", "provider_id", "model")
-              .distinct().order_by())
+    OutcomeCount.objects.bulk_create(
+        [OutcomeCount(workload=w, day=day, count=rng.randint(50, 800), source="bench") for w in agents for day in days],
+        batch_size=5000,
+    )
+    served = (
+        DailyPerformance.objects.filter(workload__isnull=False)
+        .values_list("workload_id", "provider_id", "model")
+        .distinct()
+        .order_by()
+    )
     quarters = sorted({selectors.quarter_key(day) for day in days})
     scores = []
     for workload_id, provider_id, model in served:
         for key in quarters:
             q = selectors.quarter(key, today=pages.today())
-            scores.append(EvalScore(workload_id=workload_id, provider_id=provider_id, model=model, name=EVAL_NAME,
-                                    period_start=q.start, period_end=q.end, score=Decimal(rng.randint(700, 980)) / 1000))
+            scores.append(
+                EvalScore(
+                    workload_id=workload_id,
+                    provider_id=provider_id,
+                    model=model,
+                    name=EVAL_NAME,
+                    period_start=q.start,
+                    period_end=q.end,
+                    score=Decimal(rng.randint(700, 980)) / 1000,
+                )
+            )
     EvalScore.objects.bulk_create(scores, batch_size=5000)
     return {"outcome_rows": len(agents) * len(days), "outcome_workloads": len(agents), "eval_scores": len(scores)}
 
@@ -96,8 +111,12 @@ def _timed_runs(run, repeats: int, warmups: int = WARMUPS) -> dict:
         run()
         if n >= warmups:
             times.append((time.perf_counter() - started) * 1000)
-    return {"p50_ms": round(pages.percentile(times, 0.5), 1), "p95_ms": round(pages.percentile(times, 0.95), 1),
-            "mean_ms": round(sum(times) / len(times), 1), "max_ms": round(max(times), 1)}
+    return {
+        "p50_ms": round(pages.percentile(times, 0.5), 1),
+        "p95_ms": round(pages.percentile(times, 0.95), 1),
+        "mean_ms": round(sum(times) / len(times), 1),
+        "max_ms": round(max(times), 1),
+    }
 
 
 def scorecard_table(user, quarter: selectors.Quarter, today: dt.date) -> int:
@@ -110,13 +129,21 @@ def scorecard_table(user, quarter: selectors.Quarter, today: dt.date) -> int:
 
 def _control(quarter: selectors.Quarter) -> None:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM finops_dailyspend WHERE day >= %s AND day < %s", [quarter.start, quarter.end])
+        cursor.execute(
+            "SELECT count(*) FROM finops_dailyspend WHERE day >= %s AND day < %s", [quarter.start, quarter.end]
+        )
         cursor.fetchone()
 
 
-@override_settings(ALLOWED_HOSTS=["testserver"], SECURE_SSL_REDIRECT=False, DEBUG=False,
-                   STORAGES={"default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-                             "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}})
+@override_settings(
+    ALLOWED_HOSTS=["testserver"],
+    SECURE_SSL_REDIRECT=False,
+    DEBUG=False,
+    STORAGES={
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    },
+)
 def measure(*, repeats: int = REPEATS, echo=print) -> dict:
     today = pages.today()
     quarter = last_full_quarter(today)
@@ -138,16 +165,19 @@ def measure(*, repeats: int = REPEATS, echo=print) -> dict:
                 raise SystemExit(f"bench_scorecard: {url} as {who} answered {response.status_code}")
 
         entry = {
-            "rows": rows, "queries": probe.queries,
+            "rows": rows,
+            "queries": probe.queries,
             "scorecard": _timed_runs(lambda: scorecard_table(user, quarter, today), repeats),
             "page": _timed_runs(page, repeats),
             "control_count_daily_rows": _timed_runs(lambda: _control(quarter), repeats),
         }
         entry["meets_target"] = entry["scorecard"]["p95_ms"] <= TARGET_MS and entry["page"]["p95_ms"] <= TARGET_MS
         results["by_user"][who] = entry
-        echo(f"  scorecard {quarter.key} as {who:<9} {rows:>4} workloads  selector+table p50 {entry['scorecard']['p50_ms']:>7.1f} ms "
-             f"p95 {entry['scorecard']['p95_ms']:>7.1f} ms · page p95 {entry['page']['p95_ms']:>7.1f} ms · "
-             f"control p95 {entry['control_count_daily_rows']['p95_ms']:.1f} ms ({probe.queries} queries)")
+        echo(
+            f"  scorecard {quarter.key} as {who:<9} {rows:>4} workloads  selector+table p50 {entry['scorecard']['p50_ms']:>7.1f} ms "
+            f"p95 {entry['scorecard']['p95_ms']:>7.1f} ms · page p95 {entry['page']['p95_ms']:>7.1f} ms · "
+            f"control p95 {entry['control_count_daily_rows']['p95_ms']:.1f} ms ({probe.queries} queries)"
+        )
     return results
 
 
@@ -156,9 +186,11 @@ def run_bench(*, lines: int, out, reuse: bool = True, repeats: int = REPEATS, re
 
     results = {  # the command has checked pages.guard(): this database is the bench's own
         "benchmark": "the quarterly scorecard of the last complete quarter on a year of generated usage lines, latency "
-                     "on every gateway line (Postgres)",
+        "on every gateway line (Postgres)",
         "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "targets": {"scorecard_p95_ms": TARGET_MS}, "machine": machine_facts(), "loadavg_before": pages.loadavg(),
+        "targets": {"scorecard_p95_ms": TARGET_MS},
+        "machine": machine_facts(),
+        "loadavg_before": pages.loadavg(),
     }
     timed = lambda: Account.objects.filter(name__in=GATEWAY_ACCOUNTS).exists()  # noqa: E731 (lines with latency)
     results["generation"] = pages.lines_ready(lines, reuse=reuse, echo=echo, also=timed)
@@ -166,9 +198,15 @@ def run_bench(*, lines: int, out, reuse: bool = True, repeats: int = REPEATS, re
         if rebuild:
             results["performance_rollup"] = rebuild_performance(echo=echo)
     else:
-        results["performance_rollup"] = {"seconds": results["generation"]["performance_rollup_s"], "days": 365,
-                                         "daily_rows": DailyPerformance.objects.count(), "built_by": "rollup_rebuild"}
-        echo(f"generated in {results['generation']['total_s']} s (performance rollup {results['generation']['performance_rollup_s']} s)")
+        results["performance_rollup"] = {
+            "seconds": results["generation"]["performance_rollup_s"],
+            "days": 365,
+            "daily_rows": DailyPerformance.objects.count(),
+            "built_by": "rollup_rebuild",
+        }
+        echo(
+            f"generated in {results['generation']['total_s']} s (performance rollup {results['generation']['performance_rollup_s']} s)"
+        )
     started = time.perf_counter()
     results["business_facts"] = business_facts()
     results["business_facts"]["seconds"] = round(time.perf_counter() - started, 1)
@@ -180,4 +218,3 @@ def run_bench(*, lines: int, out, reuse: bool = True, repeats: int = REPEATS, re
     out.write_text(json.dumps(results, indent=2, default=str) + "\n")
     echo(f"figures written to {out}")
     return results
-

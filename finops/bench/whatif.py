@@ -30,18 +30,26 @@ WARMUPS = 2
 
 def offerings_create() -> list[int]:
     since = pages.today() - dt.timedelta(days=30)
-    used = (DailySpend.objects.filter(day__gte=since).values_list("provider_id", "model").distinct().order_by())
+    used = DailySpend.objects.filter(day__gte=since).values_list("provider_id", "model").distinct().order_by()
     families, created = FamilyMap(), []
     providers = list(Provider.objects.order_by("slug"))
     for n, (provider_id, model) in enumerate(used):
         family = families.family_of(model)
         for offset, speed in ((0, 80), (1 + n % (len(providers) - 1), 600)):  # its own provider, and another one
-            provider = providers[(providers.index(next(p for p in providers if p.id == provider_id)) + offset) % len(providers)]
-            offering, made = Offering.objects.get_or_create(provider=provider, model=f"{model}" if offset == 0 else f"{model}-alt",
-                                                            defaults={"family": family, "input_per_mtok": Decimal("0.5"),
-                                                                      "output_per_mtok": Decimal("1.5"),
-                                                                      "output_tokens_per_s": Decimal(speed),
-                                                                      "ttft_seconds": Decimal("0.3")})
+            provider = providers[
+                (providers.index(next(p for p in providers if p.id == provider_id)) + offset) % len(providers)
+            ]
+            offering, made = Offering.objects.get_or_create(
+                provider=provider,
+                model=f"{model}" if offset == 0 else f"{model}-alt",
+                defaults={
+                    "family": family,
+                    "input_per_mtok": Decimal("0.5"),
+                    "output_per_mtok": Decimal("1.5"),
+                    "output_tokens_per_s": Decimal(speed),
+                    "ttft_seconds": Decimal("0.3"),
+                },
+            )
             if made:
                 created.append(offering.id)
     return created
@@ -53,27 +61,50 @@ def performance_create() -> int:
     if DailyPerformance.objects.filter(day__gte=since).exists():
         return 0
     rows = []
-    keys = DailySpend.objects.filter(day__gte=since).values_list("day", "account_id", "provider_id", "model", "workload_id",
-                                                                 "team_id").distinct().order_by()
+    keys = (
+        DailySpend.objects.filter(day__gte=since)
+        .values_list("day", "account_id", "provider_id", "model", "workload_id", "team_id")
+        .distinct()
+        .order_by()
+    )
     for n, (day, account, provider, model, workload, team) in enumerate(keys.iterator(chunk_size=5000)):
         performance = Performance()
         for r in range(24):
             duration = 300 + (n * 37 + r * 101) % 2500
-            performance.add_request(duration_ms=duration, ttft_ms=80 + (n + r * 13) % 400, output_tokens=150 + r * 7, failed=False)
-        rows.append(DailyPerformance(day=day, account_id=account, provider_id=provider, model=model, workload_id=workload,
-                                     team_id=team, **performance.columns(), hours=1 << 10))
+            performance.add_request(
+                duration_ms=duration, ttft_ms=80 + (n + r * 13) % 400, output_tokens=150 + r * 7, failed=False
+            )
+        rows.append(
+            DailyPerformance(
+                day=day,
+                account_id=account,
+                provider_id=provider,
+                model=model,
+                workload_id=workload,
+                team_id=team,
+                **performance.columns(),
+                hours=1 << 10,
+            )
+        )
     DailyPerformance.objects.bulk_create(rows, batch_size=2000)
     return len(rows)
 
 
 def performance_remove() -> None:
-    DailyPerformance.objects.filter(day__gte=pages.today() - dt.timedelta(days=30), hours=1 << 10,
-                                    account__isnull=False).delete()
+    DailyPerformance.objects.filter(
+        day__gte=pages.today() - dt.timedelta(days=30), hours=1 << 10, account__isnull=False
+    ).delete()
 
 
-@override_settings(ALLOWED_HOSTS=["testserver"], SECURE_SSL_REDIRECT=False, DEBUG=False,
-                   STORAGES={"default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-                             "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}})
+@override_settings(
+    ALLOWED_HOSTS=["testserver"],
+    SECURE_SSL_REDIRECT=False,
+    DEBUG=False,
+    STORAGES={
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    },
+)
 def measure(*, repeats: int = REPEATS, echo=print) -> dict:
     created = offerings_create()
     performance_rows = performance_create()
@@ -81,10 +112,19 @@ def measure(*, repeats: int = REPEATS, echo=print) -> dict:
     try:
         team_id = pages._busiest("team")
         workload = Workload.objects.get(id=pages._busiest_in(pages.Team.objects.get(id=team_id)))
-        users = {"admin": pages._user("admin", User.Role.ADMIN), "team_lead": pages._user("lead", User.Role.MEMBER, workload.team)}
+        users = {
+            "admin": pages._user("admin", User.Role.ADMIN),
+            "team_lead": pages._user("lead", User.Role.MEMBER, workload.team),
+        }
         url = f"/api/v1/whatif?workload={workload.slug}"
-        results = {"workload": workload.slug, "offerings": Offering.objects.count(), "performance_rows": performance_rows,
-                   "url": url, "repeats": repeats, "calls": {}}
+        results = {
+            "workload": workload.slug,
+            "offerings": Offering.objects.count(),
+            "performance_rows": performance_rows,
+            "url": url,
+            "repeats": repeats,
+            "calls": {},
+        }
         for who, user in users.items():
             client = Client()
             client.force_login(user)
@@ -94,18 +134,27 @@ def measure(*, repeats: int = REPEATS, echo=print) -> dict:
                 response = client.get(url)
                 elapsed = (time.perf_counter() - started) * 1000
                 if response.status_code != 200:
-                    raise SystemExit(f"bench_whatif: {url} as {who} answered {response.status_code}: {response.content[:300]!r}")
+                    raise SystemExit(
+                        f"bench_whatif: {url} as {who} answered {response.status_code}: {response.content[:300]!r}"
+                    )
                 first_ms = elapsed if first_ms is None else first_ms
                 if n >= WARMUPS:
                     times.append(elapsed)
             # The first call of the run merges the window's measured performance (then cached, see
             # finops.selectors.whatif.measured_performance): reported apart, as the cold figure.
-            entry = {"p50_ms": round(pages.percentile(times, 0.5), 1), "p95_ms": round(pages.percentile(times, 0.95), 1),
-                     "max_ms": round(max(times), 1), "first_call_ms": round(first_ms, 1), "rows": len(response.json())}
+            entry = {
+                "p50_ms": round(pages.percentile(times, 0.5), 1),
+                "p95_ms": round(pages.percentile(times, 0.95), 1),
+                "max_ms": round(max(times), 1),
+                "first_call_ms": round(first_ms, 1),
+                "rows": len(response.json()),
+            }
             entry["meets_target"] = entry["p95_ms"] <= TARGET_MS
             results["calls"][who] = entry
-            echo(f"  whatif as {who:<9} p50 {entry['p50_ms']:>7.1f} ms  p95 {entry['p95_ms']:>7.1f} ms  "
-                 f"first call {entry['first_call_ms']:.1f} ms  ({entry['rows']} offerings)")
+            echo(
+                f"  whatif as {who:<9} p50 {entry['p50_ms']:>7.1f} ms  p95 {entry['p95_ms']:>7.1f} ms  "
+                f"first call {entry['first_call_ms']:.1f} ms  ({entry['rows']} offerings)"
+            )
         client = Client()
         client.force_login(users["admin"])
         started = time.perf_counter()
@@ -125,7 +174,9 @@ def run_bench(*, lines: int, out, reuse: bool = True, repeats: int = REPEATS, ec
     results = {
         "benchmark": "what-if calculator for the busiest workload of the page bench's organisation (Postgres)",
         "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "targets": {"whatif_p95_ms": TARGET_MS}, "machine": machine_facts(), "loadavg_before": pages.loadavg(),
+        "targets": {"whatif_p95_ms": TARGET_MS},
+        "machine": machine_facts(),
+        "loadavg_before": pages.loadavg(),
     }
     results["generation"] = pages.lines_ready(lines, reuse=reuse, echo=echo)
     results["whatif"] = measure(repeats=repeats, echo=echo)

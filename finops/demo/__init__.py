@@ -21,10 +21,10 @@ from finops.services.config import config_apply
 from finops.services.rollups import rollup_rebuild
 from ingest.services import usage_file_import
 
-from .outcomes import outcomes_load
 from .evals import evals_load
-from .reports import reports_load
 from .generate import CAP_BREACHING_TEAM, CONFIG_PATH, SUGGESTED_MONTHLY_CAP_USD, generate, render_config, window
+from .outcomes import outcomes_load
+from .reports import reports_load
 
 __all__ = ["CAP_BREACHING_TEAM", "DEMO_PASSWORD", "SUGGESTED_MONTHLY_CAP_USD", "DemoLoadError", "load_demo"]
 
@@ -68,8 +68,15 @@ def load_demo(*, today: dt.date, export_dir: Path | None = None) -> dict:
     contracts = contracts_load(today=today)  # before the caps: their evaluation looks at the contracts too
     caps = caps_load(today=today)
     reports = reports_load(today=today)  # last: the report reads everything above
-    return {**_summary(today, config, runs), "caps": caps, "contracts": contracts, "outcomes": outcomes,
-            "scorecard": _scorecard_story(today), "savings": _savings_story(today), "reports": reports}
+    return {
+        **_summary(today, config, runs),
+        "caps": caps,
+        "contracts": contracts,
+        "outcomes": outcomes,
+        "scorecard": _scorecard_story(today),
+        "savings": _savings_story(today),
+        "reports": reports,
+    }
 
 
 def _scorecard_story(today: dt.date) -> dict:
@@ -87,9 +94,17 @@ def _savings_story(today: dt.date) -> dict:
 
     report = savings(User.objects.get(username="admin"), today)
     best = max(report.rows, key=lambda r: r.saving, default=None)
-    return {"total": report.saving_total, "share": report.saving_share,
-            "best": None if best is None or not best.saving else (
-                best.workload.name, f"{best.best.offering.provider_name or best.best.provider} {best.best.model}", best.saving)}
+    return {
+        "total": report.saving_total,
+        "share": report.saving_share,
+        "best": None
+        if best is None or not best.saving
+        else (
+            best.workload.name,
+            f"{best.best.offering.provider_name or best.best.provider} {best.best.model}",
+            best.saving,
+        ),
+    }
 
 
 # --- contracts ---
@@ -119,22 +134,45 @@ def contracts_load(*, today: dt.date) -> list[dict]:
     from finops.selectors.contracts import add_months, contract_status
 
     anthropic_start = today - dt.timedelta(days=110)
-    anthropic = _contract(SHORTFALL_CONTRACT, "anthropic-prod", start=anthropic_start, end=add_months(anthropic_start, 12),
-                          auto_renew=True, renewal_term_months=12, notice_days=90, owner="procurement@demo.example",
-                          notes="Enterprise agreement signed for the support agent's launch; volume did not follow.")
+    anthropic = _contract(
+        SHORTFALL_CONTRACT,
+        "anthropic-prod",
+        start=anthropic_start,
+        end=add_months(anthropic_start, 12),
+        auto_renew=True,
+        renewal_term_months=12,
+        notice_days=90,
+        owner="procurement@demo.example",
+        notes="Enterprise agreement signed for the support agent's launch; volume did not follow.",
+    )
     projected = contract_status(anthropic, today=today).projected
     _commit(anthropic, _ceil(projected * Decimal("1.6"), Decimal(10_000)))
 
     openai_start = today - dt.timedelta(days=90)
-    openai = _contract(ON_TRACK_CONTRACT, "openai-prod", start=openai_start, end=add_months(openai_start, 12),
-                       auto_renew=False, notice_days=30, owner="platform@demo.example",
-                       notes="Scale tier commitment sized on the first quarter's usage.")
+    openai = _contract(
+        ON_TRACK_CONTRACT,
+        "openai-prod",
+        start=openai_start,
+        end=add_months(openai_start, 12),
+        auto_renew=False,
+        notice_days=30,
+        owner="platform@demo.example",
+        notes="Scale tier commitment sized on the first quarter's usage.",
+    )
     _commit(openai, _ceil(contract_status(openai, today=today).projected, Decimal(1_000)))
 
     bedrock_start = add_months(month_of(today), -3)
-    bedrock = _contract(MONTHLY_CONTRACT, "bedrock-us-east-1", start=bedrock_start, end=add_months(bedrock_start, 12),
-                        commitment_basis=CommitmentBasis.MONTHLY, auto_renew=True, notice_days=30,
-                        owner="cloud@demo.example", notes="AWS private pricing: a monthly Bedrock spend commitment.")
+    bedrock = _contract(
+        MONTHLY_CONTRACT,
+        "bedrock-us-east-1",
+        start=bedrock_start,
+        end=add_months(bedrock_start, 12),
+        commitment_basis=CommitmentBasis.MONTHLY,
+        auto_renew=True,
+        notice_days=30,
+        owner="cloud@demo.example",
+        notes="AWS private pricing: a monthly Bedrock spend commitment.",
+    )
     this_month = next(p for p in contract_status(bedrock, today=today).periods if p.start <= today < p.end)
     _commit(bedrock, (this_month.projected * Decimal("0.8")).quantize(Decimal(100)))  # forecast to go over it
     return [_contract_line(contract, today) for contract in (anthropic, openai, bedrock)]
@@ -147,8 +185,13 @@ def _contract(name: str, account: str, **values):
     from finops.services.contracts import contract_create, contract_update
 
     covered = Account.objects.select_related("provider").get(name=account)
-    fields = {"provider": covered.provider, "accounts": [covered], "currency": settings.FINOPS_REPORTING_CURRENCY,
-              "commitment": Decimal(0), **values}
+    fields = {
+        "provider": covered.provider,
+        "accounts": [covered],
+        "currency": settings.FINOPS_REPORTING_CURRENCY,
+        "commitment": Decimal(0),
+        **values,
+    }
     existing = Contract.objects.filter(name=name).first()
     if existing is None:
         return contract_create(by=None, name=name, **fields)
@@ -170,10 +213,18 @@ def _contract_line(contract, today: dt.date) -> dict:
     from finops.selectors.contracts import contract_status
 
     status = contract_status(contract, today=today)
-    return {"name": contract.name, "basis": contract.get_commitment_basis_display(), "committed": status.committed,
-            "consumed": status.consumed, "projected": status.projected, "status": status.status,
-            "status_label": status.status_label, "notice_deadline": status.notice_deadline,
-            "auto_renew": contract.auto_renew, "renewal_advice": status.renewal_advice}
+    return {
+        "name": contract.name,
+        "basis": contract.get_commitment_basis_display(),
+        "committed": status.committed,
+        "consumed": status.consumed,
+        "projected": status.projected,
+        "status": status.status,
+        "status_label": status.status_label,
+        "notice_deadline": status.notice_deadline,
+        "auto_renew": contract.auto_renew,
+        "renewal_advice": status.renewal_advice,
+    }
 
 
 # --- caps ---
@@ -206,17 +257,26 @@ def caps_load(*, today: dt.date) -> list[dict]:
 
     yesterday = today - dt.timedelta(days=1)
     sales = Team.objects.get(slug=CAP_BREACHING_TEAM)
-    breaching = _cap(BREACHING_CAP, scope="team", team=sales, amount=SUGGESTED_MONTHLY_CAP_USD,
-                     recipients=["role:team_leads", "role:finance"])
+    breaching = _cap(
+        BREACHING_CAP,
+        scope="team",
+        team=sales,
+        amount=SUGGESTED_MONTHLY_CAP_USD,
+        recipients=["role:team_leads", "role:finance"],
+    )
     forecast = _forecast_cap(today, yesterday)
-    whole = _cap(OK_CAP, scope="org", period="quarter", amount=Decimal(1), recipients=["role:finance", "finops@demo.example"])
+    whole = _cap(
+        OK_CAP, scope="org", period="quarter", amount=Decimal(1), recipients=["role:finance", "finops@demo.example"]
+    )
     # As of yesterday too: on the first day of a quarter that is the previous quarter, spent in full.
     statuses = (cap_status(whole, today=today), cap_status(whole, today=yesterday))
     highest = max(max(s.spent * 2, s.forecast or s.spent) for s in statuses)
     whole = _cap(OK_CAP, scope="org", amount=_ceil(highest * Decimal("1.2"), Decimal(10_000)))
 
     # The breaching team as of yesterday (its month may have ended then), then everything as of today.
-    evaluations.alerts_evaluate(change=SpendChange(days=(yesterday,), reason="demo", team_ids=(sales.id,)), today=yesterday)
+    evaluations.alerts_evaluate(
+        change=SpendChange(days=(yesterday,), reason="demo", team_ids=(sales.id,)), today=yesterday
+    )
     evaluations.alerts_evaluate(today=today)
     deliver_alerts.delay()  # inline in the demo: its emails print to the console (EMAIL_URL's default)
     return [_cap_line(cap, today) for cap in (breaching, forecast, whole)]
@@ -248,14 +308,18 @@ def _forecast_cap(today: dt.date, yesterday: dt.date):
         now, before = cap_status(probe, today=today), cap_status(probe, today=yesterday)
         spent = max(now.spent, before.spent)
         if now.forecast is not None and now.forecast > spent + 2:
-            for stale in Cap.objects.filter(name__endswith=" monthly", scope="team", team__slug__in=FORECAST_TEAMS).exclude(team=team):
+            for stale in Cap.objects.filter(
+                name__endswith=" monthly", scope="team", team__slug__in=FORECAST_TEAMS
+            ).exclude(team=team):
                 cap_delete(cap=stale, by=None)
-            return _cap(f"{team.name} monthly", scope="team", team=team, amount=((spent + now.forecast) / 2).quantize(Decimal(1)),
-                        recipients=["role:team_leads", f"{slug}-oncall@demo.example"])
+            return _cap(
+                f"{team.name} monthly",
+                scope="team",
+                team=team,
+                amount=((spent + now.forecast) / 2).quantize(Decimal(1)),
+                recipients=["role:team_leads", f"{slug}-oncall@demo.example"],
+            )
     raise DemoLoadError("no demo team is forecast above what it has spent; has the generator changed?")
-
-
-
 
 
 def _cap_line(cap, today: dt.date) -> dict:
@@ -263,10 +327,18 @@ def _cap_line(cap, today: dt.date) -> dict:
     from finops.selectors.caps import cap_status
 
     status = cap_status(cap, today=today)
-    return {"name": cap.name, "scope": cap.scope_label(), "period": status.period_label, "amount": cap.amount,
-            "spent": status.spent, "forecast": status.forecast, "status": status.status,
-            "status_label": status.status_label, "recipients": list(cap.recipients),
-            "alerts": AlertEvent.objects.filter(cap=cap).count()}
+    return {
+        "name": cap.name,
+        "scope": cap.scope_label(),
+        "period": status.period_label,
+        "amount": cap.amount,
+        "spent": status.spent,
+        "forecast": status.forecast,
+        "status": status.status,
+        "status_label": status.status_label,
+        "recipients": list(cap.recipients),
+        "alerts": AlertEvent.objects.filter(cap=cap).count(),
+    }
 
 
 def _import_all(today: dt.date, directory: Path) -> list[IngestRun]:

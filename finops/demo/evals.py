@@ -52,8 +52,32 @@ MEASURED = ("support-agent", "anthropic", "claude-sonnet-4-5")  # histograms, fr
 SUMMARISED = ("document-extraction", "openai", "gpt-4.1-mini")  # count + percentiles, from a dashboard
 E2E_BOUNDS = (1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000, 10000, 12000, 15000, 30000, 60000)
 TTFT_BOUNDS = (250, 500, 750, 1000, 1500, 2000, 3000, 5000)
-DIURNAL = (0.3, 0.25, 0.2, 0.2, 0.25, 0.35, 0.6, 0.9, 1.2, 1.4, 1.5, 1.5, 1.4, 1.5, 1.5, 1.4, 1.3, 1.1, 0.9, 0.7,
-           0.6, 0.5, 0.4, 0.35)
+DIURNAL = (
+    0.3,
+    0.25,
+    0.2,
+    0.2,
+    0.25,
+    0.35,
+    0.6,
+    0.9,
+    1.2,
+    1.4,
+    1.5,
+    1.5,
+    1.4,
+    1.5,
+    1.5,
+    1.4,
+    1.3,
+    1.1,
+    0.9,
+    0.7,
+    0.6,
+    0.5,
+    0.4,
+    0.35,
+)
 
 
 def quarters(today: dt.date) -> tuple[str, str]:
@@ -69,8 +93,17 @@ def eval_rows(today: dt.date) -> list[dict]:
     for workload, provider, model, name, before, now in SCORES:
         for period, value in ((last, before), (this, now)):
             if value is not None:
-                rows.append({"workload": workload, "provider": provider, "model": model, "name": name,
-                             "score": value, "period": period, "source": SOURCE})
+                rows.append(
+                    {
+                        "workload": workload,
+                        "provider": provider,
+                        "model": model,
+                        "name": name,
+                        "score": value,
+                        "period": period,
+                        "source": SOURCE,
+                    }
+                )
     return rows
 
 
@@ -94,9 +127,19 @@ def _measured_hour(hour: dt.datetime) -> dict:
         tokens += output
         generating += Decimal(f"{seconds:.3f}")
         errors += rng.random() < 0.004
-    return {"workload": MEASURED[0], "provider": MEASURED[1], "model": MEASURED[2], "hour": hour.isoformat(),
-            "source": SOURCE, "requests": len(e2e), "errors": errors, "latency": _histogram(e2e, E2E_BOUNDS),
-            "ttft": _histogram(ttft, TTFT_BOUNDS), "output_tokens": tokens, "generation_seconds": str(generating)}
+    return {
+        "workload": MEASURED[0],
+        "provider": MEASURED[1],
+        "model": MEASURED[2],
+        "hour": hour.isoformat(),
+        "source": SOURCE,
+        "requests": len(e2e),
+        "errors": errors,
+        "latency": _histogram(e2e, E2E_BOUNDS),
+        "ttft": _histogram(ttft, TTFT_BOUNDS),
+        "output_tokens": tokens,
+        "generation_seconds": str(generating),
+    }
 
 
 def _summarised_hour(hour: dt.datetime) -> dict:
@@ -104,10 +147,21 @@ def _summarised_hour(hour: dt.datetime) -> dict:
     rng = random.Random(f"{SUMMARISED[0]}:{hour.isoformat()}")
     requests = round(420 * DIURNAL[hour.hour])
     p50 = round(rng.uniform(5500, 6500))
-    return {"workload": SUMMARISED[0], "provider": SUMMARISED[1], "model": SUMMARISED[2], "hour": hour.isoformat(),
-            "source": SOURCE, "requests": requests, "errors": round(requests * rng.uniform(0.005, 0.015)),
-            "latency": {"count": requests, "p50_ms": p50, "p95_ms": round(p50 * rng.uniform(2.1, 2.4)),
-                        "p99_ms": round(p50 * rng.uniform(3.2, 3.8))}}
+    return {
+        "workload": SUMMARISED[0],
+        "provider": SUMMARISED[1],
+        "model": SUMMARISED[2],
+        "hour": hour.isoformat(),
+        "source": SOURCE,
+        "requests": requests,
+        "errors": round(requests * rng.uniform(0.005, 0.015)),
+        "latency": {
+            "count": requests,
+            "p50_ms": p50,
+            "p95_ms": round(p50 * rng.uniform(2.1, 2.4)),
+            "p99_ms": round(p50 * rng.uniform(3.2, 3.8)),
+        },
+    }
 
 
 def metric_rows(today: dt.date) -> list[dict]:

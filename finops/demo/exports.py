@@ -92,8 +92,19 @@ def _plain(value: Decimal) -> str:
 
 class UsageCsv:
     COLUMNS = (
-        "day", "provider", "model", "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens",
-        "requests", "cost", "currency", "project", "api_key", "tags",
+        "day",
+        "provider",
+        "model",
+        "input_tokens",
+        "cached_input_tokens",
+        "cache_write_tokens",
+        "output_tokens",
+        "requests",
+        "cost",
+        "currency",
+        "project",
+        "api_key",
+        "tags",
     )
 
     def __init__(self, account: DemoAccount):
@@ -106,21 +117,23 @@ class UsageCsv:
             usd = account.prices.list_cost(account.provider, usage.series.model, usage.day, tokens)
             amount = usd if account.currency == "USD" else usd / account.fx.rate_on(account.currency, usage.day)
             cost = str(amount.quantize(COST_QUANTUM))
-        self.rows.append({
-            "day": usage.day.isoformat(),
-            "provider": account.provider,
-            "model": usage.series.model,
-            "input_tokens": tokens.input + tokens.cached_input + tokens.cache_write,  # this format: cache-inclusive
-            "cached_input_tokens": tokens.cached_input,
-            "cache_write_tokens": tokens.cache_write,
-            "output_tokens": tokens.output,
-            "requests": usage.requests,
-            "cost": cost,
-            "currency": account.currency or "USD",
-            "project": f"proj_{usage.team}" if tags else "",
-            "api_key": usage.api_key,
-            "tags": ";".join(f"{key}={value}" for key, value in tags.items()),
-        })
+        self.rows.append(
+            {
+                "day": usage.day.isoformat(),
+                "provider": account.provider,
+                "model": usage.series.model,
+                "input_tokens": tokens.input + tokens.cached_input + tokens.cache_write,  # this format: cache-inclusive
+                "cached_input_tokens": tokens.cached_input,
+                "cache_write_tokens": tokens.cache_write,
+                "output_tokens": tokens.output,
+                "requests": usage.requests,
+                "cost": cost,
+                "currency": account.currency or "USD",
+                "project": f"proj_{usage.team}" if tags else "",
+                "api_key": usage.api_key,
+                "tags": ";".join(f"{key}={value}" for key, value in tags.items()),
+            }
+        )
 
     def write(self, out_dir: Path) -> list[Path]:
         return [_write_csv(out_dir / f"{self.account.name}-usage.csv", self.COLUMNS, self.rows)]
@@ -146,7 +159,9 @@ REGION = ("us-east-1", "US East (N. Virginia)", "USE1")  # id, name, usage-type 
 BEDROCK_METERS = {
     "anthropic.claude-haiku-4-5-20251001-v1:0": ("Claude4.5Haiku", "", "Claude Haiku 4.5"),
     "global.anthropic.claude-sonnet-4-5-20250929-v1:0": (
-        "Claude4.5Sonnet", "-cross-region-global", "Claude Sonnet 4.5"
+        "Claude4.5Sonnet",
+        "-cross-region-global",
+        "Claude Sonnet 4.5",
     ),
     "us.amazon.nova-pro-v1:0": ("NovaPro", "", "Amazon Nova Pro"),
     "us.amazon.nova-lite-v1:0": ("NovaLite", "", "Amazon Nova Lite"),
@@ -182,11 +197,20 @@ class FocusExport:
 
     def _common(self, month: dt.date) -> dict:
         return {
-            "BillingAccountId": "999988887777", "BillingAccountName": "Acme Corp", "BillingCurrency": "USD",
-            "BillingPeriodStart": _ts(month), "BillingPeriodEnd": _ts(_next_month(month)),
-            "InvoiceIssuerName": "Amazon Web Services, Inc.", "ProviderName": "AWS", "PublisherName": "AWS",
-            "RegionId": REGION[0], "RegionName": REGION[1], "ServiceCategory": "AI and Machine Learning",
-            "ServiceSubcategory": "Generative AI", "ServiceName": "Amazon Bedrock", "x_ServiceCode": "AmazonBedrock",
+            "BillingAccountId": "999988887777",
+            "BillingAccountName": "Acme Corp",
+            "BillingCurrency": "USD",
+            "BillingPeriodStart": _ts(month),
+            "BillingPeriodEnd": _ts(_next_month(month)),
+            "InvoiceIssuerName": "Amazon Web Services, Inc.",
+            "ProviderName": "AWS",
+            "PublisherName": "AWS",
+            "RegionId": REGION[0],
+            "RegionName": REGION[1],
+            "ServiceCategory": "AI and Machine Learning",
+            "ServiceSubcategory": "Generative AI",
+            "ServiceName": "Amazon Bedrock",
+            "x_ServiceCode": "AmazonBedrock",
         }
 
     def add(self, usage: DayUsage) -> None:
@@ -207,25 +231,38 @@ class FocusExport:
             rate = getattr(price, price_field)
             unit_price = _plain((price.input_per_mtok if rate is None else rate) / 1000)
             month["usage"] += cost
-            month["rows"].append({
-                **self._common(day.replace(day=1)),
-                "BilledCost": cost, "EffectiveCost": cost, "ListCost": cost, "ContractedCost": cost,
-                "PricingCurrencyEffectiveCost": cost,
-                "ChargeCategory": "Usage", "ChargeFrequency": "Usage-Based",
-                "ChargeDescription": f"${unit_price} per 1K {words} for {display} in {REGION[1]}",
-                "ChargePeriodStart": _ts(day), "ChargePeriodEnd": _ts(day + dt.timedelta(days=1)),
-                "ConsumedQuantity": tokens, "ConsumedUnit": "Tokens",
-                "PricingQuantity": _plain(Decimal(tokens) / 1000), "PricingUnit": "1K tokens",
-                "PricingCategory": "Standard", "PricingCurrency": "USD",
-                "ListUnitPrice": unit_price, "ContractedUnitPrice": unit_price,
-                "PricingCurrencyListUnitPrice": unit_price, "PricingCurrencyContractedUnitPrice": unit_price,
-                "ResourceId": f"arn:aws:bedrock:{REGION[0]}:{AWS_ACCOUNT}:application-inference-profile/{profile_id}",
-                "ResourceName": profile,
-                "SubAccountId": f"proj_{usage.team}", "SubAccountName": usage.team,
-                "Tags": json.dumps(usage.tags, separators=(",", ":")),
-                "x_Operation": "InvokeModelInference",
-                "x_UsageType": f"{REGION[2]}-{meter_model}-{part}{suffix}",
-            })
+            month["rows"].append(
+                {
+                    **self._common(day.replace(day=1)),
+                    "BilledCost": cost,
+                    "EffectiveCost": cost,
+                    "ListCost": cost,
+                    "ContractedCost": cost,
+                    "PricingCurrencyEffectiveCost": cost,
+                    "ChargeCategory": "Usage",
+                    "ChargeFrequency": "Usage-Based",
+                    "ChargeDescription": f"${unit_price} per 1K {words} for {display} in {REGION[1]}",
+                    "ChargePeriodStart": _ts(day),
+                    "ChargePeriodEnd": _ts(day + dt.timedelta(days=1)),
+                    "ConsumedQuantity": tokens,
+                    "ConsumedUnit": "Tokens",
+                    "PricingQuantity": _plain(Decimal(tokens) / 1000),
+                    "PricingUnit": "1K tokens",
+                    "PricingCategory": "Standard",
+                    "PricingCurrency": "USD",
+                    "ListUnitPrice": unit_price,
+                    "ContractedUnitPrice": unit_price,
+                    "PricingCurrencyListUnitPrice": unit_price,
+                    "PricingCurrencyContractedUnitPrice": unit_price,
+                    "ResourceId": f"arn:aws:bedrock:{REGION[0]}:{AWS_ACCOUNT}:application-inference-profile/{profile_id}",
+                    "ResourceName": profile,
+                    "SubAccountId": f"proj_{usage.team}",
+                    "SubAccountName": usage.team,
+                    "Tags": json.dumps(usage.tags, separators=(",", ":")),
+                    "x_Operation": "InvokeModelInference",
+                    "x_UsageType": f"{REGION[2]}-{meter_model}-{part}{suffix}",
+                }
+            )
 
     def _charge(self, month_start: dt.date, month: dict, first: bool) -> dict:
         """The month's one non-usage row: a promotional credit in the first month, sales tax in the others."""
@@ -237,10 +274,16 @@ class FocusExport:
             amount = (month["usage"] * TAX_RATE).quantize(CENT)
         return {
             **self._common(month_start),
-            "BilledCost": amount, "EffectiveCost": amount, "ListCost": amount, "ContractedCost": amount,
-            "ChargeCategory": category, "ChargeFrequency": "One-Time", "ChargeDescription": description,
+            "BilledCost": amount,
+            "EffectiveCost": amount,
+            "ListCost": amount,
+            "ContractedCost": amount,
+            "ChargeCategory": category,
+            "ChargeFrequency": "One-Time",
+            "ChargeDescription": description,
             # The days of the month this export covers: the window may start or end inside the month.
-            "ChargePeriodStart": _ts(month["first"]), "ChargePeriodEnd": _ts(month["last"] + dt.timedelta(days=1)),
+            "ChargePeriodStart": _ts(month["first"]),
+            "ChargePeriodEnd": _ts(month["last"] + dt.timedelta(days=1)),
         }
 
     def _rest_of_the_cloud(self, month_start: dt.date, month: dict) -> list[dict]:
@@ -250,44 +293,93 @@ class FocusExport:
         common = {**self._common(month_start), "ServiceSubcategory": "", "x_Operation": ""}
         rows, ec2_total, day = [], Decimal(0), month["first"]
         while day <= month["last"]:
-            period = {"ChargePeriodStart": _ts(day), "ChargePeriodEnd": _ts(day + dt.timedelta(days=1)),
-                      "ChargeCategory": "Usage", "ChargeFrequency": "Usage-Based", "SubAccountId": AWS_ACCOUNT}
+            period = {
+                "ChargePeriodStart": _ts(day),
+                "ChargePeriodEnd": _ts(day + dt.timedelta(days=1)),
+                "ChargeCategory": "Usage",
+                "ChargeFrequency": "Usage-Based",
+                "SubAccountId": AWS_ACCOUNT,
+            }
             hours = 24 * (3 + day.day % 4)  # three to six m6i.large instances
             ec2 = (Decimal("0.096") * hours).quantize(COST_QUANTUM)
             gb_month = Decimal(4000 + 25 * day.timetuple().tm_yday)
             s3 = (gb_month * Decimal("0.023") / 30).quantize(COST_QUANTUM)
             ec2_total += ec2
             rows += [
-                {**common, **period, "ServiceCategory": "Compute", "ServiceName": "Amazon Elastic Compute Cloud",
-                 "ServiceSubcategory": "Virtual Machines", "x_ServiceCode": "AmazonEC2", "BilledCost": ec2,
-                 "ChargeDescription": "$0.096 per On Demand Linux m6i.large Instance Hour", "ConsumedQuantity": hours,
-                 "ConsumedUnit": "Hours", "PricingQuantity": hours, "PricingUnit": "Hours",
-                 "x_UsageType": f"{REGION[2]}-BoxUsage:m6i.large", "x_Operation": "RunInstances"},
-                {**common, **period, "ServiceCategory": "Storage", "ServiceName": "Amazon Simple Storage Service",
-                 "ServiceSubcategory": "Object Storage", "x_ServiceCode": "AmazonS3", "BilledCost": s3,
-                 "ChargeDescription": "$0.023 per GB - first 50 TB / month of storage used",
-                 "ConsumedQuantity": _plain(gb_month / 30), "ConsumedUnit": "GB-Mo", "PricingQuantity": _plain(gb_month / 30),
-                 "PricingUnit": "GB-Mo", "x_UsageType": f"{REGION[2]}-TimedStorage-ByteHrs", "x_Operation": "StandardStorage"},
+                {
+                    **common,
+                    **period,
+                    "ServiceCategory": "Compute",
+                    "ServiceName": "Amazon Elastic Compute Cloud",
+                    "ServiceSubcategory": "Virtual Machines",
+                    "x_ServiceCode": "AmazonEC2",
+                    "BilledCost": ec2,
+                    "ChargeDescription": "$0.096 per On Demand Linux m6i.large Instance Hour",
+                    "ConsumedQuantity": hours,
+                    "ConsumedUnit": "Hours",
+                    "PricingQuantity": hours,
+                    "PricingUnit": "Hours",
+                    "x_UsageType": f"{REGION[2]}-BoxUsage:m6i.large",
+                    "x_Operation": "RunInstances",
+                },
+                {
+                    **common,
+                    **period,
+                    "ServiceCategory": "Storage",
+                    "ServiceName": "Amazon Simple Storage Service",
+                    "ServiceSubcategory": "Object Storage",
+                    "x_ServiceCode": "AmazonS3",
+                    "BilledCost": s3,
+                    "ChargeDescription": "$0.023 per GB - first 50 TB / month of storage used",
+                    "ConsumedQuantity": _plain(gb_month / 30),
+                    "ConsumedUnit": "GB-Mo",
+                    "PricingQuantity": _plain(gb_month / 30),
+                    "PricingUnit": "GB-Mo",
+                    "x_UsageType": f"{REGION[2]}-TimedStorage-ByteHrs",
+                    "x_Operation": "StandardStorage",
+                },
             ]
             day += dt.timedelta(days=1)
-        whole_month = {"ChargePeriodStart": _ts(month["first"]), "ChargePeriodEnd": _ts(month["last"] + dt.timedelta(days=1)),
-                       "ChargeFrequency": "Recurring", "SubAccountId": AWS_ACCOUNT}
+        whole_month = {
+            "ChargePeriodStart": _ts(month["first"]),
+            "ChargePeriodEnd": _ts(month["last"] + dt.timedelta(days=1)),
+            "ChargeFrequency": "Recurring",
+            "SubAccountId": AWS_ACCOUNT,
+        }
         return rows + [
-            {**common, **whole_month, "ChargeCategory": "Purchase", "ServiceCategory": "Compute",
-             "ServiceName": "Savings Plans for AWS Compute usage", "x_ServiceCode": "ComputeSavingsPlans",
-             "BilledCost": Decimal("146.00"), "ChargeDescription": "1 year No Upfront Compute Savings Plan",
-             "CommitmentDiscountType": "Savings Plan", "CommitmentDiscountCategory": "Spend"},
-            {**common, **whole_month, "ChargeCategory": "Tax", "ServiceCategory": "Compute",
-             "ServiceName": "Amazon Elastic Compute Cloud", "x_ServiceCode": "AmazonEC2",
-             "BilledCost": (ec2_total * TAX_RATE).quantize(CENT), "ChargeDescription": "Tax for Amazon EC2",
-             "ChargeFrequency": "One-Time"},
+            {
+                **common,
+                **whole_month,
+                "ChargeCategory": "Purchase",
+                "ServiceCategory": "Compute",
+                "ServiceName": "Savings Plans for AWS Compute usage",
+                "x_ServiceCode": "ComputeSavingsPlans",
+                "BilledCost": Decimal("146.00"),
+                "ChargeDescription": "1 year No Upfront Compute Savings Plan",
+                "CommitmentDiscountType": "Savings Plan",
+                "CommitmentDiscountCategory": "Spend",
+            },
+            {
+                **common,
+                **whole_month,
+                "ChargeCategory": "Tax",
+                "ServiceCategory": "Compute",
+                "ServiceName": "Amazon Elastic Compute Cloud",
+                "x_ServiceCode": "AmazonEC2",
+                "BilledCost": (ec2_total * TAX_RATE).quantize(CENT),
+                "ChargeDescription": "Tax for Amazon EC2",
+                "ChargeFrequency": "One-Time",
+            },
         ]
 
     def write(self, out_dir: Path) -> list[Path]:
         paths = []
         for n, (month_start, month) in enumerate(sorted(self.months.items())):
-            rows = [*month["rows"], self._charge(month_start, month, first=n == 0),
-                    *self._rest_of_the_cloud(month_start, month)]
+            rows = [
+                *month["rows"],
+                self._charge(month_start, month, first=n == 0),
+                *self._rest_of_the_cloud(month_start, month),
+            ]
             if month["last"] + dt.timedelta(days=1) == _next_month(month_start):  # a month ended is invoiced
                 for row in rows:
                     row["InvoiceId"] = f"EUINUS{month_start:%y}-{month_start:%m}0417"
@@ -299,8 +391,22 @@ class FocusExport:
 # --- gateway_log: a LiteLLM_SpendLogs CSV export (ingest/providers/gateway_log.py) ---
 
 SPEND_LOG_COLUMNS = (
-    "request_id", "startTime", "endTime", "completionStartTime", "model", "custom_llm_provider", "prompt_tokens",
-    "completion_tokens", "spend", "api_key", "team_id", "user", "metadata", "request_tags", "status", "cache_hit",
+    "request_id",
+    "startTime",
+    "endTime",
+    "completionStartTime",
+    "model",
+    "custom_llm_provider",
+    "prompt_tokens",
+    "completion_tokens",
+    "spend",
+    "api_key",
+    "team_id",
+    "user",
+    "metadata",
+    "request_tags",
+    "status",
+    "cache_hit",
 )
 LOG_SEED = "demo-litellm-spend-logs"
 # How fast each provider serves (issue 12's story), as the market measures it: output tokens per second of
@@ -384,7 +490,12 @@ class SpendLogs:
         share, low, high = TAIL.get(provider, DEFAULT_TAIL)
         slow = rng.uniform(low, high) if rng.random() < share else 1.0
         ttft, generation = round(ttft * slow), round(output * 1000 / speed * slow)
-        return Tokens(all_input - cached - cache_write, cached, cache_write, output), ttft + max(1, generation), ttft, False
+        return (
+            Tokens(all_input - cached - cache_write, cached, cache_write, output),
+            ttft + max(1, generation),
+            ttft,
+            False,
+        )
 
     def add(self, usage: DayUsage) -> None:
         account, series = self.account, usage.series
@@ -419,25 +530,35 @@ class SpendLogs:
                 f'"prompt_tokens_details": {{"cached_tokens": {tokens.cached_input}}}}}'
             )
             timed = request.duration_ms is not None
-            self.records.append((request.start, {
-                "request_id": str(request.request_id),
-                "startTime": _log_time(request.start),
-                "endTime": _log_time(request.start + dt.timedelta(milliseconds=request.duration_ms)) if timed else "",
-                "completionStartTime": (_log_time(request.start + dt.timedelta(milliseconds=request.ttft_ms))
-                                        if request.ttft_ms is not None else ""),
-                "model": series.model,
-                "custom_llm_provider": account.provider,
-                "prompt_tokens": prompt,
-                "completion_tokens": tokens.output,
-                "spend": spend,
-                "api_key": usage.api_key,  # a key alias: a raw `sk-` key would be stored as its hash
-                "team_id": usage.team,
-                "user": "",
-                "metadata": f'{{"usage_object": {usage_object}}}',
-                "request_tags": tags,
-                "status": "failure" if request.failed else "success",
-                "cache_hit": "False",  # LiteLLM writes str(cache_hit)
-            }))
+            self.records.append(
+                (
+                    request.start,
+                    {
+                        "request_id": str(request.request_id),
+                        "startTime": _log_time(request.start),
+                        "endTime": _log_time(request.start + dt.timedelta(milliseconds=request.duration_ms))
+                        if timed
+                        else "",
+                        "completionStartTime": (
+                            _log_time(request.start + dt.timedelta(milliseconds=request.ttft_ms))
+                            if request.ttft_ms is not None
+                            else ""
+                        ),
+                        "model": series.model,
+                        "custom_llm_provider": account.provider,
+                        "prompt_tokens": prompt,
+                        "completion_tokens": tokens.output,
+                        "spend": spend,
+                        "api_key": usage.api_key,  # a key alias: a raw `sk-` key would be stored as its hash
+                        "team_id": usage.team,
+                        "user": "",
+                        "metadata": f'{{"usage_object": {usage_object}}}',
+                        "request_tags": tags,
+                        "status": "failure" if request.failed else "success",
+                        "cache_hit": "False",  # LiteLLM writes str(cache_hit)
+                    },
+                )
+            )
 
     def write(self, out_dir: Path) -> list[Path]:
         rows = [record for _, record in sorted(self.records, key=lambda item: (item[0], item[1]["request_id"]))]
@@ -462,27 +583,34 @@ class ProxySpendLogs(SpendLogs):
             start = midnight + dt.timedelta(hours=self._hour(usage, rng, index), milliseconds=rng.randrange(3_600_000))
             prompt = round(series.input_per_request * rng.uniform(0.7, 1.3))
             output = max(1, round(series.output_per_request * rng.uniform(0.6, 1.4)))
-            extra = {"prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-                     "completion_tokens_details": {"reasoning_tokens": 0}}
+            extra = {
+                "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+                "completion_tokens_details": {"reasoning_tokens": 0},
+            }
             epoch = (start - dt.datetime(1970, 1, 1)).total_seconds()
-            self.records.append((start, {
-                "request_id": f"{uuid.UUID(int=rng.getrandbits(128), version=4)}_cache_hit{epoch:.3f}",
-                "startTime": _log_time(start),
-                "endTime": _log_time(start + dt.timedelta(milliseconds=rng.randint(8, 40))),
-                "completionStartTime": "",
-                "model": series.model,
-                "custom_llm_provider": self.account.provider,
-                "prompt_tokens": prompt,
-                "completion_tokens": output,
-                "spend": Decimal("0.0"),
-                "api_key": usage.api_key,
-                "team_id": usage.team,
-                "user": "",
-                "metadata": json.dumps({"usage_object": None, "additional_usage_values": extra}),
-                "request_tags": json.dumps([f"{key}:{value}" for key, value in usage.tags.items()]),
-                "status": "success",
-                "cache_hit": "True",
-            }))
+            self.records.append(
+                (
+                    start,
+                    {
+                        "request_id": f"{uuid.UUID(int=rng.getrandbits(128), version=4)}_cache_hit{epoch:.3f}",
+                        "startTime": _log_time(start),
+                        "endTime": _log_time(start + dt.timedelta(milliseconds=rng.randint(8, 40))),
+                        "completionStartTime": "",
+                        "model": series.model,
+                        "custom_llm_provider": self.account.provider,
+                        "prompt_tokens": prompt,
+                        "completion_tokens": output,
+                        "spend": Decimal("0.0"),
+                        "api_key": usage.api_key,
+                        "team_id": usage.team,
+                        "user": "",
+                        "metadata": json.dumps({"usage_object": None, "additional_usage_values": extra}),
+                        "request_tags": json.dumps([f"{key}:{value}" for key, value in usage.tags.items()]),
+                        "status": "success",
+                        "cache_hit": "True",
+                    },
+                )
+            )
 
 
 # A LiteLLM proxy account (litellm_api) is backfilled from its exported spend logs: the same export as a gateway log.

@@ -87,8 +87,14 @@ SERIES = (
     Series("ticket-triage", "groq-prod", "openai/gpt-oss-120b", 30_000, 1_200, 80, 0.3),
     Series("ticket-router", "cerebras-prod", UNPRICED_MODEL, 25_000, 600, 5),
     Series(
-        "conversation-summaries", "bedrock-us-east-1", "anthropic.claude-haiku-4-5-20251001-v1:0",
-        20_000, 3_000, 250, 0.4, 0.05,
+        "conversation-summaries",
+        "bedrock-us-east-1",
+        "anthropic.claude-haiku-4-5-20251001-v1:0",
+        20_000,
+        3_000,
+        250,
+        0.4,
+        0.05,
     ),
     # Search
     Series("query-rewrite", "cerebras-prod", "llama3.1-8b", 200_000, 300, 60),
@@ -109,8 +115,14 @@ SERIES = (
     # Through the company's LiteLLM gateway (timed): Kimi K2.6 at ~34 tokens/s misses the 8 s SLA (issue 12).
     Series("email-drafts", "moonshot-gateway", "kimi-k2.6", 3_000, 4_000, 500),
     Series(
-        "call-notes", "bedrock-us-east-1", "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
-        2_500, 12_000, 800, 0.3, 0.05,
+        "call-notes",
+        "bedrock-us-east-1",
+        "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        2_500,
+        12_000,
+        800,
+        0.3,
+        0.05,
     ),
     # Data Platform
     Series("document-extraction", "bedrock-us-east-1", "us.amazon.nova-pro-v1:0", 30_000, 6_000, 500),
@@ -175,8 +187,16 @@ def _log_records(series: Series, latency: str, day: dt.date) -> int:
     return max(LOG_RECORDS[0], min(LOG_RECORDS[1], round(series.requests * week / REQUESTS_PER_LOG_RECORD)))
 
 
-def _usage(series: Series, stream: int, workload: dict, day: dt.date, factor: float, rng: random.Random, *,
-           overrun: bool = False) -> DayUsage:
+def _usage(
+    series: Series,
+    stream: int,
+    workload: dict,
+    day: dt.date,
+    factor: float,
+    rng: random.Random,
+    *,
+    overrun: bool = False,
+) -> DayUsage:
     requests = max(1, round(series.requests * factor))
     all_input = round(requests * series.input_per_request * rng.uniform(0.95, 1.05))
     cached = round(all_input * series.cached)

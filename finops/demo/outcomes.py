@@ -55,15 +55,21 @@ def unit_cost(slug: str, day: dt.date, today: dt.date) -> Decimal:
 def outcome_rows(today: dt.date) -> list[OutcomeCount]:
     first, last = window(today)
     workloads = dict(Workload.objects.filter(slug__in=UNIT_COST).exclude(outcome_unit="").values_list("slug", "id"))
-    spend = (DailySpend.objects.filter(workload_id__in=workloads.values(), day__gte=first, day__lte=last)
-             .values("workload_id", "day").annotate(cost=Sum("reporting_cost")).order_by("workload_id", "day"))
+    spend = (
+        DailySpend.objects.filter(workload_id__in=workloads.values(), day__gte=first, day__lte=last)
+        .values("workload_id", "day")
+        .annotate(cost=Sum("reporting_cost"))
+        .order_by("workload_id", "day")
+    )
     slugs = {id_: slug for slug, id_ in workloads.items()}
     rows = []
     for row in spend:
         slug, day = slugs[row["workload_id"]], row["day"]
         if not row["cost"] or row["cost"] <= 0:
             continue
-        count = round(float(row["cost"] / unit_cost(slug, day, today)) * WEEKDAY_FACTOR[day.weekday()] * _noise(slug, day))
+        count = round(
+            float(row["cost"] / unit_cost(slug, day, today)) * WEEKDAY_FACTOR[day.weekday()] * _noise(slug, day)
+        )
         if count > 0:
             rows.append(OutcomeCount(workload_id=row["workload_id"], day=day, source=SOURCE, count=count))
     return rows
@@ -75,8 +81,13 @@ def outcomes_load(*, today: dt.date) -> dict:
     slugs = dict(Workload.objects.filter(id__in={r.workload_id for r in rows}).values_list("id", "slug"))
     # Through the posting service, as the API, the CSV upload and `import_outcomes` do (a second load replaces
     # nothing: every count is unchanged).
-    outcomes_record(by=None, rows=[{"workload": slugs[r.workload_id], "day": r.day.isoformat(), "count": r.count,
-                                    "source": r.source} for r in rows])
+    outcomes_record(
+        by=None,
+        rows=[
+            {"workload": slugs[r.workload_id], "day": r.day.isoformat(), "count": r.count, "source": r.source}
+            for r in rows
+        ],
+    )
     totals: dict[str, int] = {}
     names = {w.id: w.slug for w in Workload.objects.filter(id__in={r.workload_id for r in rows})}
     for row in rows:

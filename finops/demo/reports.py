@@ -35,9 +35,9 @@ from finops.report_delivery import month_lock, month_snapshot, schedule_reader, 
 from finops.report_restated import restated_deliveries_create, restatement_publish
 from finops.reports.restatement import diff
 from finops.selectors.tco_report import TcoReport, last_full_month, tco_report
-from finops.services.reports import report_publish
 from finops.services.prices import Tokens
 from finops.services.report_subscriptions import subscriptions_default_ensure
+from finops.services.reports import report_publish
 from ingest.services import usage_file_import
 
 from .exports import COST_QUANTUM
@@ -66,9 +66,16 @@ def reports_load(*, today: dt.date) -> dict:
             send_now(subscription, now)
     day, before, after = _restate(today, month.replace(day=RESTATED_DAY))
     restated = _restatement(month, today=today, now=max(now, timezone.now()))  # read after the re-import's run
-    return {"month": month, "version": snapshot.version, "provisional": snapshot.provisional,
-            "restated_account": RESTATED_ACCOUNT, "restated_day": day, "published_cost": before, "restated_cost": after,
-            "restated_version": restated.version if restated else None}
+    return {
+        "month": month,
+        "version": snapshot.version,
+        "provisional": snapshot.provisional,
+        "restated_account": RESTATED_ACCOUNT,
+        "restated_day": day,
+        "published_cost": before,
+        "restated_cost": after,
+        "restated_version": restated.version if restated else None,
+    }
 
 
 def _restatement(month: dt.date, *, today: dt.date, now: dt.datetime):
@@ -78,7 +85,9 @@ def _restatement(month: dt.date, *, today: dt.date, now: dt.datetime):
     if snapshot is None:
         live = tco_report(schedule_reader(), month, today=today, now=now)
         if diff(TcoReport.from_json(latest.figures), live):  # not settled yet: finance publishes it from the page
-            snapshot = report_publish(report=live, by=User.objects.filter(role=User.Role.FINANCE).order_by("id").first())
+            snapshot = report_publish(
+                report=live, by=User.objects.filter(role=User.Role.FINANCE).order_by("id").first()
+            )
     restated_deliveries_create(month)
     return snapshot or ReportSnapshot.objects.filter(month=month).order_by("-version").first()
 
@@ -123,8 +132,12 @@ def _restate(today: dt.date, day: dt.date) -> tuple[dt.date, Decimal, Decimal]:
     writer.writeheader()
     writer.writerows(rows)
     text = out.getvalue()
-    run = usage_file_import(account=Account.objects.get(name=RESTATED_ACCOUNT), stream=io.BytesIO(text.encode()),
-                            file_name=f"{RESTATED_ACCOUNT}-restated-{day}.csv", trigger=IngestRun.Trigger.COMMAND)
+    run = usage_file_import(
+        account=Account.objects.get(name=RESTATED_ACCOUNT),
+        stream=io.BytesIO(text.encode()),
+        file_name=f"{RESTATED_ACCOUNT}-restated-{day}.csv",
+        trigger=IngestRun.Trigger.COMMAND,
+    )
     if run.status != IngestRun.Status.SUCCEEDED:
         raise DemoReportError(f"the restated {RESTATED_ACCOUNT} export for {day} failed: {run.error}")
     return day, before, after

@@ -25,6 +25,8 @@ def one_line_when_services_down(command: str):
         if not _is_services_down(exc):
             raise
         reason = " ".join(str(exc).split()) or type(exc).__name__
-        sys.stderr.write(f"{command}: {SERVICES} cannot be reached ({reason}); nothing was queued. "
-                         "Start it, or check REDIS_URL, and run the command again.\n")
+        sys.stderr.write(
+            f"{command}: {SERVICES} cannot be reached ({reason}); nothing was queued. "
+            "Start it, or check REDIS_URL, and run the command again.\n"
+        )
         sys.exit(1)

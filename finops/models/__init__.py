@@ -13,8 +13,8 @@ from .outcomes import OutcomeBatch, OutcomeCount
 from .performance import DailyPerformance, EvalScore, MetricKind, MonthlyPerformance, ReportedPerformance
 from .pricing import FxRate, ModelPrice
 from .reports import ReportDelivery, ReportSendAttempt, ReportSnapshot, ReportSubscription
-from .tokens import ApiToken
 from .sources import Account, ConnectorKind, IngestRun, Provider
+from .tokens import ApiToken
 from .usage import ChargeCategory, CostBasis, DailySpend, LineSignature, TagSet, UsageLine
 
 __all__ = [

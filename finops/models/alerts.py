@@ -42,9 +42,17 @@ class AlertEvent(models.Model):
     period_start = models.DateField()
     threshold = models.PositiveIntegerField(default=0, help_text="The percentage crossed (cap kinds); 0 otherwise.")
     cap = models.ForeignKey(Cap, on_delete=models.CASCADE, null=True, blank=True, related_name="events")
-    contract = models.ForeignKey("finops.Contract", on_delete=models.CASCADE, null=True, blank=True, related_name="events")
-    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
-                             help_text="The team it concerns, for filters and access (none: organisation-wide).")
+    contract = models.ForeignKey(
+        "finops.Contract", on_delete=models.CASCADE, null=True, blank=True, related_name="events"
+    )
+    team = models.ForeignKey(
+        Team,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The team it concerns, for filters and access (none: organisation-wide).",
+    )
     workload = models.ForeignKey(Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     account = models.ForeignKey(Account, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     title = models.CharField(max_length=300, help_text="One line a person can triage from the inbox.")

@@ -12,16 +12,22 @@ class AttributionRule(models.Model):
     """Every condition given must hold; empty conditions are ignored. Lower priority numbers are tried first."""
 
     workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="rules")
-    priority = models.PositiveIntegerField(validators=[MinValueValidator(0)], help_text="Lower numbers are tried first.")
+    priority = models.PositiveIntegerField(
+        validators=[MinValueValidator(0)], help_text="Lower numbers are tried first."
+    )
     account = models.ForeignKey(Account, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     provider = models.ForeignKey(Provider, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     project = models.CharField(max_length=255, blank=True, help_text="Project or workspace id, exactly.")
     api_key = models.CharField(max_length=255, blank=True, help_text="API-key id, exactly.")
     user = models.CharField(max_length=255, blank=True, help_text="User reference, exactly.")
     model = models.CharField(
-        max_length=200, blank=True, help_text='Glob on the model id, e.g. "gpt-5*" or "claude-*-4-5" (* and ? wildcards).'
+        max_length=200,
+        blank=True,
+        help_text='Glob on the model id, e.g. "gpt-5*" or "claude-*-4-5" (* and ? wildcards).',
     )
-    tags = models.JSONField(default=dict, blank=True, help_text='Tags that must all be present, e.g. {"team": "support"}.')
+    tags = models.JSONField(
+        default=dict, blank=True, help_text='Tags that must all be present, e.g. {"team": "support"}.'
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -45,7 +51,6 @@ class AttributionRule(models.Model):
         }
         return {k: v for k, v in match.items() if v}
 
-
     def condition_labels(self) -> list[str]:
         """The conditions as people read them: `project = proj_x`, `model ~ gpt-5*`, `tag team = support`."""
         labels = [f"{k} ~ {v}" if k == "model" else f"{k} = {v}" for k, v in self.conditions().items() if k != "tag"]
@@ -64,7 +69,9 @@ class ReattributionJob(models.Model):
 
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     reason = models.CharField(max_length=255)
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     lines_changed = models.PositiveBigIntegerField(default=0)
     days_total = models.PositiveIntegerField(default=0)
     days_done = models.PositiveIntegerField(default=0)

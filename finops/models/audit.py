@@ -30,7 +30,9 @@ class AuditEntry(models.Model):
         ENCRYPTION_KEY = "encryption_key", "Encryption key"
 
     at = models.DateTimeField(auto_now_add=True, db_index=True)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     # Who, as text that outlives the user row: a username, or the source ("config", "cli") when no one signed in.
     actor_label = models.CharField(max_length=150)
     source = models.CharField(max_length=16, help_text="ui, api, admin, config, cli or system")

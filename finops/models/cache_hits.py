@@ -27,9 +27,11 @@ class GatewayCacheHit(TokenCounts):
     # Lines keep no database foreign key to their signature (usage.py's _FACT_FK); nor do these.
     signature = models.ForeignKey(LineSignature, on_delete=models.CASCADE, db_constraint=False, related_name="+")
     list_cost = models.DecimalField(
-        **MONEY, null=True, blank=True,
+        **MONEY,
+        null=True,
+        blank=True,
         help_text="Estimate: the tokens at the provider's list price on the day, in the reporting currency; null when "
-                  "unpriced. Not spend: nothing was billed.",
+        "unpriced. Not spend: nothing was billed.",
     )
 
     class Meta:

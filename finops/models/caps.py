@@ -41,14 +41,20 @@ class Cap(models.Model):
     account = models.ForeignKey(Account, on_delete=models.CASCADE, null=True, blank=True, related_name="caps")
     period = models.CharField(max_length=8, choices=CapPeriod.choices, default=CapPeriod.MONTH)
     amount = models.DecimalField(**MONEY, help_text="In the reporting currency, per period.")
-    thresholds = models.JSONField(default=default_thresholds, help_text="Percentages of the amount that alert (1–1000).")
-    alert_on_forecast = models.BooleanField(default=True, help_text="Alert when the period is forecast to exceed the cap.")
+    thresholds = models.JSONField(
+        default=default_thresholds, help_text="Percentages of the amount that alert (1–1000)."
+    )
+    alert_on_forecast = models.BooleanField(
+        default=True, help_text="Alert when the period is forecast to exceed the cap."
+    )
     # Addresses ("a@example.com") and roles ("role:team_leads", "role:finance", "role:admins").
     recipients = models.JSONField(default=list)
     webhook_url = models.URLField(blank=True, help_text="Optional: a JSON POST signed with HMAC-SHA256 on every alert.")
     # Fernet token of the webhook's signing secret (finops.crypto), like provider keys; never rendered.
     webhook_secret_ciphertext = models.TextField(blank=True, editable=False)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -58,11 +64,41 @@ class Cap(models.Model):
             models.CheckConstraint(
                 name="cap_scope_matches_its_field",
                 condition=(
-                    models.Q(scope="org", team__isnull=True, workload__isnull=True, provider__isnull=True, account__isnull=True)
-                    | models.Q(scope="team", team__isnull=False, workload__isnull=True, provider__isnull=True, account__isnull=True)
-                    | models.Q(scope="workload", team__isnull=True, workload__isnull=False, provider__isnull=True, account__isnull=True)
-                    | models.Q(scope="provider", team__isnull=True, workload__isnull=True, provider__isnull=False, account__isnull=True)
-                    | models.Q(scope="account", team__isnull=True, workload__isnull=True, provider__isnull=True, account__isnull=False)
+                    models.Q(
+                        scope="org",
+                        team__isnull=True,
+                        workload__isnull=True,
+                        provider__isnull=True,
+                        account__isnull=True,
+                    )
+                    | models.Q(
+                        scope="team",
+                        team__isnull=False,
+                        workload__isnull=True,
+                        provider__isnull=True,
+                        account__isnull=True,
+                    )
+                    | models.Q(
+                        scope="workload",
+                        team__isnull=True,
+                        workload__isnull=False,
+                        provider__isnull=True,
+                        account__isnull=True,
+                    )
+                    | models.Q(
+                        scope="provider",
+                        team__isnull=True,
+                        workload__isnull=True,
+                        provider__isnull=False,
+                        account__isnull=True,
+                    )
+                    | models.Q(
+                        scope="account",
+                        team__isnull=True,
+                        workload__isnull=True,
+                        provider__isnull=True,
+                        account__isnull=False,
+                    )
                 ),
             ),
             models.CheckConstraint(name="cap_amount_positive", condition=models.Q(amount__gt=0)),
@@ -73,7 +109,9 @@ class Cap(models.Model):
 
     @property
     def scope_object(self):
-        return {"team": self.team, "workload": self.workload, "provider": self.provider, "account": self.account}.get(self.scope)
+        return {"team": self.team, "workload": self.workload, "provider": self.provider, "account": self.account}.get(
+            self.scope
+        )
 
     @property
     def owning_team(self) -> Team | None:

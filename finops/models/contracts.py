@@ -28,7 +28,9 @@ class TermFields(models.Model):
 
     start = models.DateField(help_text="First UTC day of the term.")
     end = models.DateField(help_text="The day after the last (the term is [start, end), UTC days).")
-    commitment = models.DecimalField(**MONEY, help_text="The committed amount, on the basis below, in the contract's currency.")
+    commitment = models.DecimalField(
+        **MONEY, help_text="The committed amount, on the basis below, in the contract's currency."
+    )
     commitment_basis = models.CharField(max_length=8, choices=CommitmentBasis.choices, default=CommitmentBasis.TERM)
     prepaid = models.DecimalField(**MONEY, default=0, help_text="Prepaid credit, if any (part of the commitment).")
 
@@ -39,17 +41,28 @@ class TermFields(models.Model):
 class Contract(TermFields):
     name = models.CharField(max_length=120, unique=True)
     provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="contracts")
-    accounts = models.ManyToManyField(Account, blank=True, related_name="contracts",
-                                      help_text="The accounts it covers; none: every account of the provider.")
+    accounts = models.ManyToManyField(
+        Account,
+        blank=True,
+        related_name="contracts",
+        help_text="The accounts it covers; none: every account of the provider.",
+    )
     currency = models.CharField(max_length=3, default="USD")
-    discount_pct = models.DecimalField(max_digits=7, decimal_places=4, default=0,
-                                       help_text="Negotiated discount off list, used to estimate the cost of covered usage "
-                                                 "that has no billed cost (never applied to billed costs).")
+    discount_pct = models.DecimalField(
+        max_digits=7,
+        decimal_places=4,
+        default=0,
+        help_text="Negotiated discount off list, used to estimate the cost of covered usage "
+        "that has no billed cost (never applied to billed costs).",
+    )
     auto_renew = models.BooleanField(default=False)
     renewal_term_months = models.PositiveIntegerField(default=12)
-    notice_days = models.PositiveIntegerField(default=60, help_text="Days before the end by which notice must be given.")
-    notice_alert_days = models.JSONField(default=default_notice_alert_days,
-                                         help_text="Alert when the notice deadline is this many days away.")
+    notice_days = models.PositiveIntegerField(
+        default=60, help_text="Days before the end by which notice must be given."
+    )
+    notice_alert_days = models.JSONField(
+        default=default_notice_alert_days, help_text="Alert when the notice deadline is this many days away."
+    )
     owner = models.EmailField(blank=True, help_text="Who answers for it; alerted with finance.")
     notes = models.TextField(blank=True)
     document_url = models.URLField(blank=True)

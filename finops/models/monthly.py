@@ -21,7 +21,9 @@ class MonthlySpend(RollupSums):
     # The single-column foreign-key indexes are left out: each key leads one of the (key, month) indexes below.
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+", db_index=False)
     provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="+", db_index=False)
-    workload = models.ForeignKey(Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False)
+    workload = models.ForeignKey(
+        Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
+    )
     team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False)
 
     class Meta:

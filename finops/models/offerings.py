@@ -41,12 +41,20 @@ class Offering(models.Model):
     cached_input_per_mtok = models.DecimalField(**PER_MTOK, null=True, blank=True)
     cache_write_per_mtok = models.DecimalField(**PER_MTOK, null=True, blank=True)
     output_per_mtok = models.DecimalField(**PER_MTOK, null=True, blank=True)
-    blended_per_mtok = models.DecimalField(**PER_MTOK, null=True, blank=True,
-                                           help_text="One price for every token, when that is all a provider publishes.")
-    output_tokens_per_s = models.DecimalField(max_digits=12, decimal_places=3, null=True, blank=True,
-                                              validators=[MinValueValidator(0)])
-    ttft_seconds = models.DecimalField(max_digits=10, decimal_places=3, null=True, blank=True,
-                                       validators=[MinValueValidator(0)], help_text="Time to first token.")
+    blended_per_mtok = models.DecimalField(
+        **PER_MTOK, null=True, blank=True, help_text="One price for every token, when that is all a provider publishes."
+    )
+    output_tokens_per_s = models.DecimalField(
+        max_digits=12, decimal_places=3, null=True, blank=True, validators=[MinValueValidator(0)]
+    )
+    ttft_seconds = models.DecimalField(
+        max_digits=10,
+        decimal_places=3,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="Time to first token.",
+    )
     context_window = models.PositiveIntegerField(null=True, blank=True, help_text="Tokens (input + output).")
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -71,8 +79,9 @@ class RoutingPolicy(models.Model):
     primary = models.ForeignKey(Offering, on_delete=models.PROTECT, related_name="+")
     fallback = models.ForeignKey(Offering, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
     constraint = models.CharField(max_length=16, choices=Constraint.choices, default=Constraint.COST)
-    allowed = models.ManyToManyField(Offering, blank=True, related_name="+",
-                                     help_text="Offerings a what-if may route it to; none: its family's.")
+    allowed = models.ManyToManyField(
+        Offering, blank=True, related_name="+", help_text="Offerings a what-if may route it to; none: its family's."
+    )
 
     class Meta:
         ordering = ["workload__slug"]

@@ -68,7 +68,9 @@ class Workload(models.Model):
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="workloads")
     name = models.CharField(max_length=120, validators=[name_check])
     slug = models.SlugField(max_length=64, unique=True)
-    latency_profile = models.CharField(max_length=16, choices=LatencyProfile.choices, default=LatencyProfile.INTERACTIVE)
+    latency_profile = models.CharField(
+        max_length=16, choices=LatencyProfile.choices, default=LatencyProfile.INTERACTIVE
+    )
     sla_seconds = models.DecimalField(
         max_digits=8,
         decimal_places=2,
@@ -78,7 +80,9 @@ class Workload(models.Model):
         help_text="Latency the workload promises its users, in seconds (optional).",
     )
     batch_window_hours = models.PositiveSmallIntegerField(
-        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(24)],
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(24)],
         help_text="Batch workloads: the hours a day's work must fit in (e.g. 8 for a nightly window); judged "
         "instead of latency.",
     )
@@ -86,7 +90,10 @@ class Workload(models.Model):
         max_length=64, blank=True, help_text='The business outcome it is paid for, e.g. "ticket resolved".'
     )
     target_cost_per_outcome = models.DecimalField(
-        max_digits=38, decimal_places=18, null=True, blank=True,
+        max_digits=38,
+        decimal_places=18,
+        null=True,
+        blank=True,
         help_text="Optional: the most one outcome should cost, in the reporting currency; a month above it alerts.",
     )
     created_at = models.DateTimeField(auto_now_add=True)

@@ -15,7 +15,9 @@ from .org import Workload
 class OutcomeCount(models.Model):
     workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="outcomes")
     day = models.DateField(help_text="The UTC day the outcomes happened.")
-    source = models.CharField(max_length=64, blank=True, help_text="Who counted them (a system, a team); blank: unnamed.")
+    source = models.CharField(
+        max_length=64, blank=True, help_text="Who counted them (a system, a team); blank: unnamed."
+    )
     count = models.PositiveBigIntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -37,8 +39,9 @@ class OutcomeBatch(models.Model):
     different rows, which is refused (409). Batches from before keys had senders keep `sender` empty."""
 
     idempotency_key = models.CharField(max_length=128)
-    sender = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True,
-                               related_name="+")
+    sender = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
     body_digest = models.CharField(max_length=64, blank=True)
     rows = models.PositiveIntegerField()
     received_at = models.DateTimeField(auto_now_add=True)

@@ -49,8 +49,9 @@ class PerformanceColumns(models.Model):
     summary_p99_ms = models.FloatField(null=True, blank=True, help_text="Upper bound of the summaries' p99.")
     summary_errors = models.PositiveBigIntegerField(default=0, help_text="Failed, among the summaries that say.")
     summary_counted = models.PositiveBigIntegerField(default=0, help_text="Summary requests whose failures are known.")
-    latency = LatencyCells(null=True, blank=True, help_text="End-to-end and time-to-first-token distributions "
-                           "(finops.latency cells).")
+    latency = LatencyCells(
+        null=True, blank=True, help_text="End-to-end and time-to-first-token distributions (finops.latency cells)."
+    )
 
     class Meta:
         abstract = True
@@ -77,12 +78,22 @@ class DailyPerformance(PerformanceSums):
     metrics (account null). Rebuilt with the daily spend rollup, for the same days, accounts and workloads."""
 
     day = models.DateField()
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, null=True, blank=True, related_name="+",
-                                help_text="Null: reported through the metrics API, not measured from a gateway log.")
+    account = models.ForeignKey(
+        Account,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Null: reported through the metrics API, not measured from a gateway log.",
+    )
     provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="+", db_index=False)
-    workload = models.ForeignKey(Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False)
+    workload = models.ForeignKey(
+        Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
+    )
     team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False)
-    hours = models.PositiveIntegerField(default=0, help_text="Bit h set: requests started in UTC hour h (batch windows).")
+    hours = models.PositiveIntegerField(
+        default=0, help_text="Bit h set: requests started in UTC hour h (batch windows)."
+    )
 
     class Meta:
         indexes = [
@@ -98,7 +109,9 @@ class MonthlyPerformance(PerformanceSums):
     month = models.DateField(help_text="The first day of the UTC calendar month.")
     account = models.ForeignKey(Account, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="+", db_index=False)
-    workload = models.ForeignKey(Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False)
+    workload = models.ForeignKey(
+        Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
+    )
     team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False)
 
     class Meta:
@@ -129,8 +142,11 @@ class ReportedPerformance(PerformanceColumns):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["workload", "provider", "model", "hour", "source"],
-                                               name="reportedperformance_once")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workload", "provider", "model", "hour", "source"], name="reportedperformance_once"
+            )
+        ]
         indexes = [models.Index(fields=["hour"], name="reportedperf_hour")]
 
 
@@ -152,8 +168,11 @@ class EvalScore(models.Model):
     class Meta:
         ordering = ["workload", "name", "period_start"]
         constraints = [
-            models.UniqueConstraint(fields=["workload", "provider", "model", "name", "period_start", "period_end"],
-                                    name="evalscore_once"),
-            models.CheckConstraint(condition=models.Q(period_end__gt=models.F("period_start")), name="evalscore_period_positive"),
+            models.UniqueConstraint(
+                fields=["workload", "provider", "model", "name", "period_start", "period_end"], name="evalscore_once"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(period_end__gt=models.F("period_start")), name="evalscore_period_positive"
+            ),
         ]
         indexes = [models.Index(fields=["period_end", "workload"], name="evalscore_period")]

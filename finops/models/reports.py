@@ -21,11 +21,19 @@ class ReportSnapshot(models.Model):
     month = models.DateField(help_text="The month reported: its first day (UTC calendar month).")
     version = models.PositiveIntegerField(help_text="1 for the first publication of the month, then 2, 3, …")
     generated_at = models.DateTimeField(help_text="When its figures were read (UTC).")
-    published_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-                                     related_name="+", help_text="Empty when the schedule published it.")
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Empty when the schedule published it.",
+    )
     provisional = models.BooleanField(help_text="Some source had not yet synced past its lookback after month end.")
     figures = models.JSONField(help_text="The report as published (finops.reports.tco_json).")
-    source_runs = models.JSONField(default=dict, help_text="{account id: id of its latest finished run} when published.")
+    source_runs = models.JSONField(
+        default=dict, help_text="{account id: id of its latest finished run} when published."
+    )
 
     class Meta:
         ordering = ["-month", "-version"]
@@ -40,16 +48,21 @@ class ReportSubscription(models.Model):
     admin adds. Unsubscribing keeps the row (inactive), so the default never subscribes them again."""
 
     email = models.EmailField(unique=True)
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True,
-                             related_name="report_subscriptions")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="report_subscriptions"
+    )
     day_of_month = models.PositiveSmallIntegerField(
-        default=DEFAULT_DELIVERY_DAY, validators=[MinValueValidator(1), MaxValueValidator(28)],
-        help_text="The UTC day of the month the previous month's report is sent (1–28).")
+        default=DEFAULT_DELIVERY_DAY,
+        validators=[MinValueValidator(1), MaxValueValidator(28)],
+        help_text="The UTC day of the month the previous month's report is sent (1–28).",
+    )
     active = models.BooleanField(default=True)
     unsubscribed_at = models.DateTimeField(null=True, blank=True)
     # Set when an unsubscribed address is subscribed again: unsubscribe links signed before it no longer work.
     resubscribed_at = models.DateTimeField(null=True, blank=True)
-    added_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    added_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -70,8 +83,14 @@ class ReportDelivery(models.Model):
     subscription = models.ForeignKey(ReportSubscription, on_delete=models.CASCADE, related_name="deliveries")
     month = models.DateField(help_text="The month reported: its first day.")
     snapshot = models.ForeignKey(ReportSnapshot, on_delete=models.PROTECT, related_name="deliveries")
-    restates = models.ForeignKey(ReportSnapshot, on_delete=models.PROTECT, null=True, blank=True, related_name="+",
-                                 help_text="A restated email: the version the recipient had been sent. Empty: the monthly email.")
+    restates = models.ForeignKey(
+        ReportSnapshot,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="A restated email: the version the recipient had been sent. Empty: the monthly email.",
+    )
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
     claimed_at = models.DateTimeField(null=True, blank=True)
     claim_token = models.CharField(max_length=36, blank=True)
@@ -84,8 +103,9 @@ class ReportDelivery(models.Model):
         ordering = ["-month", "subscription__email"]
         constraints = [
             # The monthly email once per subscription and month; each version once per subscription.
-            models.UniqueConstraint(fields=["subscription", "month"], condition=models.Q(restates__isnull=True),
-                                    name="reportdelivery_once"),
+            models.UniqueConstraint(
+                fields=["subscription", "month"], condition=models.Q(restates__isnull=True), name="reportdelivery_once"
+            ),
             models.UniqueConstraint(fields=["subscription", "snapshot"], name="reportdelivery_version_once"),
         ]
         indexes = [models.Index(fields=["state", "next_attempt_at"], name="reportdelivery_due")]

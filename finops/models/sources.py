@@ -16,7 +16,10 @@ class ConnectorKind(models.TextChoices):
 
 
 API_CONNECTORS = {
-    ConnectorKind.OPENAI_API, ConnectorKind.ANTHROPIC_API, ConnectorKind.OPENROUTER_API, ConnectorKind.LITELLM_API,
+    ConnectorKind.OPENAI_API,
+    ConnectorKind.ANTHROPIC_API,
+    ConnectorKind.OPENROUTER_API,
+    ConnectorKind.LITELLM_API,
 }
 # API connectors whose source also exports files the same reader takes: a LiteLLM proxy's spend logs, exported
 # (its UI's CSV, a database dump), backfill the days the live pull cannot reach (before the proxy's retention, or
@@ -54,8 +57,9 @@ class Account(models.Model):
     enabled = models.BooleanField(default=True)
     # A FOCUS file account imports its provider's LLM inference only (ingest/providers/focus_scope.py); these
     # ServiceNames widen or narrow that (case-insensitive, exact names as the file spells them).
-    focus_services_include = models.JSONField(default=list, blank=True,
-                                              help_text="FOCUS ServiceNames to import besides LLM inference.")
+    focus_services_include = models.JSONField(
+        default=list, blank=True, help_text="FOCUS ServiceNames to import besides LLM inference."
+    )
     focus_services_exclude = models.JSONField(default=list, blank=True, help_text="FOCUS ServiceNames never to import.")
     sync_interval_minutes = models.PositiveIntegerField(default=60, help_text="How often the API is pulled.")
     last_sync_at = models.DateTimeField(null=True, blank=True)
@@ -145,7 +149,7 @@ class IngestRun(models.Model):
 
     @property
     def left_out_summary(self) -> str:
-        """"left out 1,958 rows, $41,250.23: Amazon EC2 $18,002.10, …" (empty when nothing was): the one text the
+        """ "left out 1,958 rows, $41,250.23: Amazon EC2 $18,002.10, …" (empty when nothing was): the one text the
         command, the API and the pages show."""
         from finops.display import left_out_text  # display imports models
 

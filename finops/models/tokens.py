@@ -13,7 +13,9 @@ class ApiToken(models.Model):
         WRITE = "write", "Read-write"
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
-    auth_token = models.OneToOneField(AuthToken, on_delete=models.SET_NULL, null=True, blank=True, related_name="details")
+    auth_token = models.OneToOneField(
+        AuthToken, on_delete=models.SET_NULL, null=True, blank=True, related_name="details"
+    )
     name = models.CharField(max_length=100)
     description = models.CharField(max_length=255, blank=True)
     scope = models.CharField(max_length=8, choices=Scope.choices, default=Scope.READ)
@@ -22,7 +24,9 @@ class ApiToken(models.Model):
     expires_at = models.DateTimeField()
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
-    revoked_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -80,17 +80,32 @@ class TagSet(models.Model):
         return tags_text(self.tags)
 
 
-def signature_id(account_id: int, provider_id: int, project_ref: str, api_key_ref: str, user_ref: str, model: str,
-                 model_raw: str, tag_set_id: int) -> int:
+def signature_id(
+    account_id: int,
+    provider_id: int,
+    project_ref: str,
+    api_key_ref: str,
+    user_ref: str,
+    model: str,
+    model_raw: str,
+    tag_set_id: int,
+) -> int:
     """A line signature's id: the first 8 bytes of the SHA-256 of its columns' canonical JSON, as a signed
     bigint (content-addressed like a tag set's, so a writer knows it without asking the database)."""
     strings = (project_ref, api_key_ref, user_ref, model, model_raw)
-    if type(account_id) is int and type(provider_id) is int and type(tag_set_id) is int and all(type(v) is str for v in strings):
+    if (
+        type(account_id) is int
+        and type(provider_id) is int
+        and type(tag_set_id) is int
+        and all(type(v) is str for v in strings)
+    ):
         # The same text, built directly (a file of scattered keys has a signature per line: the encoder's ~5 µs
         # a call was a tenth of the import). Strings escaped by the encoder's own function; ints as it writes them.
         text = f"[{account_id},{provider_id},{','.join(map(_JSON_STRING, strings))},{tag_set_id}]"
     else:
-        text = _CANONICAL_JSON([account_id, provider_id, project_ref, api_key_ref, user_ref, model, model_raw, tag_set_id])
+        text = _CANONICAL_JSON(
+            [account_id, provider_id, project_ref, api_key_ref, user_ref, model, model_raw, tag_set_id]
+        )
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big", signed=True)
 
 
@@ -118,10 +133,18 @@ class LineSignature(models.Model):
     model_raw = models.CharField(max_length=300)
     tag_set = models.ForeignKey(TagSet, on_delete=models.PROTECT, related_name="+", db_constraint=False)
     # Indexed by Meta's line_signature_workload alone (the FK's own index was the same index twice).
-    workload = models.ForeignKey(Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
-                                 db_constraint=False, db_index=False)
-    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
-                             db_constraint=False)
+    workload = models.ForeignKey(
+        Workload,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_constraint=False,
+        db_index=False,
+    )
+    team = models.ForeignKey(
+        Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_constraint=False
+    )
 
     class Meta:
         indexes = [models.Index(fields=["workload"], name="line_signature_workload")]
@@ -170,29 +193,42 @@ class UsageLine(TokenCounts):
     cost_basis = models.CharField(max_length=16, choices=CostBasis.choices)
     charge_category = models.CharField(max_length=16, choices=ChargeCategory.choices, default=ChargeCategory.USAGE)
     billing_period_start = models.DateTimeField(
-        null=True, blank=True, help_text="FOCUS: the billing period the line belongs to; a re-import replaces the period."
+        null=True,
+        blank=True,
+        help_text="FOCUS: the billing period the line belongs to; a re-import replaces the period.",
     )
     # Gateway logs only (issue 12): the line's requests' finops.performance.Performance as columns
     # (finops.performance.LINE_COLUMNS), null on every other line (a null costs a bit of the row's null bitmap).
-    errors = models.PositiveBigIntegerField(null=True, blank=True, help_text="Failed requests; null: no per-request data.")
+    errors = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Failed requests; null: no per-request data."
+    )
     streamed_tokens = models.PositiveBigIntegerField(null=True, blank=True)
     streamed_ms = models.PositiveBigIntegerField(null=True, blank=True)
     timed_tokens = models.PositiveBigIntegerField(null=True, blank=True)
     timed_ms = models.PositiveBigIntegerField(null=True, blank=True)
     summary_requests = models.PositiveBigIntegerField(
-        null=True, blank=True, help_text="Lines written before issue 12: their requests, known from a summary only.")
+        null=True, blank=True, help_text="Lines written before issue 12: their requests, known from a summary only."
+    )
     summary_p99_ms = models.FloatField(null=True, blank=True, help_text="… and their slowest request (bounds the p99).")
     latency = LatencyCells(null=True, blank=True, help_text="Latency distributions as finops.latency cells.")
     invoice_id = models.CharField(
-        max_length=255, blank=True, default="", db_default="",
+        max_length=255,
+        blank=True,
+        default="",
+        db_default="",
         help_text="FOCUS InvoiceId: the provider's invoice that carries the line, where its source names one.",
     )
     signature = models.ForeignKey(
-        LineSignature, on_delete=models.CASCADE, help_text="What attribution looks at, and its workload and team.", **_FACT_FK
+        LineSignature,
+        on_delete=models.CASCADE,
+        help_text="What attribution looks at, and its workload and team.",
+        **_FACT_FK,
     )
 
     class Meta:
-        indexes = [BrinOnPostgres(fields=["account", "period_start"], autosummarize=True, name="usage_line_account_period")]
+        indexes = [
+            BrinOnPostgres(fields=["account", "period_start"], autosummarize=True, name="usage_line_account_period")
+        ]
         constraints = [
             models.CheckConstraint(condition=Q(period_end__gt=models.F("period_start")), name="usage_period_positive"),
             models.CheckConstraint(

@@ -50,7 +50,8 @@ def event_claim(event_id: int, *, state: str, claimed_at, now: dt.datetime) -> s
     """The claim token when this worker won the event, None when another did."""
     token = str(uuid.uuid4())
     won = AlertEvent.objects.filter(id=event_id, state=state, claimed_at=claimed_at).update(
-        state=State.SENDING, claimed_at=now, claim_token=token)
+        state=State.SENDING, claimed_at=now, claim_token=token
+    )
     return token if won == 1 else None
 
 
@@ -80,16 +81,25 @@ def event_deliver(event_id: int, *, token: str, now: dt.datetime) -> str:
     """Send a claimed event to everyone not yet told; returns the state it was left in."""
     event = AlertEvent.objects.select_related("cap__team", "cap__workload__team", "team").get(id=event_id)
     attempt = event.attempts + 1
-    told = set(Notification.objects.filter(event=event, status__in=(Notification.Status.SENT, Notification.Status.SKIPPED))
-               .values_list("channel", "recipient"))
+    told = set(
+        Notification.objects.filter(
+            event=event, status__in=(Notification.Status.SENT, Notification.Status.SKIPPED)
+        ).values_list("channel", "recipient")
+    )
     errors: list[NotifyError] = []
     down: dict[str, NotifyError] = {}  # channel -> the error that says it is unreachable for this attempt
     for target in event_targets(event):
         if (target.channel, target.recipient) in told:
             continue
         if target.muted:
-            Notification.objects.create(event=event, channel=target.channel, recipient=target.recipient,
-                                        status=Notification.Status.SKIPPED, error="muted this kind", attempt=attempt)
+            Notification.objects.create(
+                event=event,
+                channel=target.channel,
+                recipient=target.recipient,
+                status=Notification.Status.SKIPPED,
+                error="muted this kind",
+                attempt=attempt,
+            )
             continue
         try:
             if target.channel in down:
@@ -99,14 +109,30 @@ def event_deliver(event_id: int, *, token: str, now: dt.datetime) -> str:
             errors.append(exc)
             if exc.channel_down:
                 down[target.channel] = exc
-            Notification.objects.create(event=event, channel=target.channel, recipient=target.recipient,
-                                        status=Notification.Status.FAILED, error=str(exc)[:2000], attempt=attempt)
+            Notification.objects.create(
+                event=event,
+                channel=target.channel,
+                recipient=target.recipient,
+                status=Notification.Status.FAILED,
+                error=str(exc)[:2000],
+                attempt=attempt,
+            )
             log.warning("Alert event %s to %s by %s failed: %s", event.id, target.recipient, target.channel, exc)
         else:
-            Notification.objects.create(event=event, channel=target.channel, recipient=target.recipient,
-                                        status=Notification.Status.SENT, attempt=attempt)
-    return _settle(event.id, token=token, now=now, failed=bool(errors),
-                   permanent=bool(errors) and all(error.permanent for error in errors))
+            Notification.objects.create(
+                event=event,
+                channel=target.channel,
+                recipient=target.recipient,
+                status=Notification.Status.SENT,
+                attempt=attempt,
+            )
+    return _settle(
+        event.id,
+        token=token,
+        now=now,
+        failed=bool(errors),
+        permanent=bool(errors) and all(error.permanent for error in errors),
+    )
 
 
 def _settle(event_id: int, *, token: str, now: dt.datetime, failed: bool, permanent: bool) -> str:

@@ -25,13 +25,23 @@ def message_send(message, recipient: str) -> None:
     except smtplib.SMTPRecipientsRefused as exc:
         # The server answered and refused this address: 5xx is final (no such mailbox), 4xx is "try later".
         codes = [code for code, _reason in exc.recipients.values()]
-        raise NotifyError(f"SMTP refused {recipient}: {_first_reason(exc)}",
-                          permanent=bool(codes) and all(500 <= code < 600 for code in codes)) from None
+        raise NotifyError(
+            f"SMTP refused {recipient}: {_first_reason(exc)}",
+            permanent=bool(codes) and all(500 <= code < 600 for code in codes),
+        ) from None
     except smtplib.SMTPResponseException as exc:
         # 5xx replies are final, 4xx are "try later".
-        raise NotifyError(f"SMTP {exc.smtp_code}: {_decode(exc.smtp_error)}", permanent=500 <= exc.smtp_code < 600) from None
-    except (smtplib.SMTPConnectError, smtplib.SMTPServerDisconnected, smtplib.SMTPHeloError,
-            smtplib.SMTPAuthenticationError, smtplib.SMTPNotSupportedError, OSError) as exc:
+        raise NotifyError(
+            f"SMTP {exc.smtp_code}: {_decode(exc.smtp_error)}", permanent=500 <= exc.smtp_code < 600
+        ) from None
+    except (
+        smtplib.SMTPConnectError,
+        smtplib.SMTPServerDisconnected,
+        smtplib.SMTPHeloError,
+        smtplib.SMTPAuthenticationError,
+        smtplib.SMTPNotSupportedError,
+        OSError,
+    ) as exc:
         raise NotifyError(f"SMTP unavailable: {type(exc).__name__}: {exc}", channel_down=True) from None
     except smtplib.SMTPException as exc:
         raise NotifyError(f"SMTP error: {type(exc).__name__}: {exc}") from None

@@ -76,8 +76,11 @@ def event_addresses(event: AlertEvent) -> list[str]:
         addresses += list(_admins().order_by("username").values_list("email", flat=True))
         addresses += list(_finance().order_by("username").values_list("email", flat=True))
     if event.kind in ALSO_TO_SUBSCRIBERS:
-        addresses += list(_active(User.objects.filter(alert_subscriptions__kind=event.kind)).order_by("username")
-                          .values_list("email", flat=True))
+        addresses += list(
+            _active(User.objects.filter(alert_subscriptions__kind=event.kind))
+            .order_by("username")
+            .values_list("email", flat=True)
+        )
     seen, unique = set(), []
     for address in addresses:
         if address.lower() not in seen:
@@ -87,13 +90,19 @@ def event_addresses(event: AlertEvent) -> list[str]:
 
 
 def muted_addresses(kind: str) -> set[str]:
-    return {email.lower() for email in AlertMute.objects.filter(kind=kind, user__is_active=True)
-            .exclude(user__email="").values_list("user__email", flat=True)}
+    return {
+        email.lower()
+        for email in AlertMute.objects.filter(kind=kind, user__is_active=True)
+        .exclude(user__email="")
+        .values_list("user__email", flat=True)
+    }
 
 
 def event_targets(event: AlertEvent) -> list[Target]:
     muted = muted_addresses(event.kind)
-    targets = [Target(Notification.Channel.EMAIL, address, address.lower() in muted) for address in event_addresses(event)]
+    targets = [
+        Target(Notification.Channel.EMAIL, address, address.lower() in muted) for address in event_addresses(event)
+    ]
     if event.cap_id and event.cap.webhook_url:
         targets.append(Target(Notification.Channel.WEBHOOK, webhook_label(event.cap.webhook_url)))
     return targets

@@ -34,10 +34,17 @@ def webhook_label(url: str) -> str:
 
 def webhook_payload(event: AlertEvent, *, timestamp: int) -> dict:
     return {
-        "id": event.id, "kind": event.kind, "title": event.title, "subject": event.subject,
-        "period_start": event.period_start.isoformat(), "threshold": event.threshold,
-        "team": event.team.slug if event.team_id else None, "cap": event.cap_id,
-        "details": event.details, "link": emails.event_link(event), "timestamp": timestamp,
+        "id": event.id,
+        "kind": event.kind,
+        "title": event.title,
+        "subject": event.subject,
+        "period_start": event.period_start.isoformat(),
+        "threshold": event.threshold,
+        "team": event.team.slug if event.team_id else None,
+        "cap": event.cap_id,
+        "details": event.details,
+        "link": emails.event_link(event),
+        "timestamp": timestamp,
     }
 
 
@@ -55,8 +62,11 @@ class WebhookChannel(Channel):
             raise NotifyError("the event's cap has no webhook any more", permanent=True)
         timestamp = int(time.time())
         body = json.dumps(webhook_payload(event, timestamp=timestamp), separators=(",", ":"), sort_keys=True).encode()
-        headers = {"Content-Type": "application/json", "User-Agent": "inference-finops-webhook/1",
-                   TIMESTAMP_HEADER: str(timestamp)}
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": "inference-finops-webhook/1",
+            TIMESTAMP_HEADER: str(timestamp),
+        }
         if cap.webhook_secret_ciphertext:
             try:
                 headers[SIGNATURE_HEADER] = sign(body, crypto.decrypt(cap.webhook_secret_ciphertext))

@@ -51,8 +51,10 @@ def _money(value: Decimal) -> str:
 
 def _description(row: CommitmentRow) -> str:
     term, contract = row.term, row.contract
-    text = (f"{contract.name}: {CommitmentBasis(term.commitment_basis).label}, commitment {_money(term.commitment)} "
-            f"{contract.currency}")
+    text = (
+        f"{contract.name}: {CommitmentBasis(term.commitment_basis).label}, commitment {_money(term.commitment)} "
+        f"{contract.currency}"
+    )
     return text + (f", prepaid {_money(term.prepaid)}" if term.prepaid else "")
 
 

@@ -15,10 +15,18 @@ from .tco_tables import SECTIONS, TITLES, row_key
 
 COMPARED = {"money", "tokens", "count", "requests"}
 
-RESTATEMENT = Table("restatement", (
-    Column("Table", "table"), Column("Row", "label"), Column("Figure", "figure"),
-    Column("Published", "published", "text"), Column("Now", "now", "text"), Column("Difference", "difference", "text"),
-), empty="No figure changed since it was published.")
+RESTATEMENT = Table(
+    "restatement",
+    (
+        Column("Table", "table"),
+        Column("Row", "label"),
+        Column("Figure", "figure"),
+        Column("Published", "published", "text"),
+        Column("Now", "now", "text"),
+        Column("Difference", "difference", "text"),
+    ),
+    empty="No figure changed since it was published.",
+)
 
 
 def _figure(kind: str, value):
@@ -50,12 +58,20 @@ def diff(published, now) -> list[dict]:
                     if a == b:
                         continue
                     delta = None if a is None or b is None else b - a
-                    changes.append({
-                        "table": TITLES[table.name], "label": label, "figure": column.title(), "kind": column.kind,
-                        "published": _text(column.kind, a), "now": _text(column.kind, b),
-                        "difference": _signed(column.kind, delta), "delta": delta,
-                        "published_value": a, "now_value": b,
-                    })
+                    changes.append(
+                        {
+                            "table": TITLES[table.name],
+                            "label": label,
+                            "figure": column.title(),
+                            "kind": column.kind,
+                            "published": _text(column.kind, a),
+                            "now": _text(column.kind, b),
+                            "difference": _signed(column.kind, delta),
+                            "delta": delta,
+                            "published_value": a,
+                            "now_value": b,
+                        }
+                    )
     return changes
 
 

@@ -29,11 +29,38 @@ from django.utils.safestring import SafeString, mark_safe
 
 from finops import display
 
-NUMERIC = {"per_outcome", "money", "tokens", "count", "requests", "per_mtok", "price", "change", "share", "duration",
-           "speed", "ms", "ms_change", "points", "rate", "score", "score_change"}
-BADGE_TONES = {"meets": "ok", "fails": "bad", "unknown": "warn",  # others (no SLA, no data) stay grey
-               "breached": "bad", "forecast": "warn", "warning": "warn", "ok": "ok",  # caps
-               "notice_passed": "bad", "shortfall": "warn", "overage": "warn", "on_track": "ok"}  # contracts
+NUMERIC = {
+    "per_outcome",
+    "money",
+    "tokens",
+    "count",
+    "requests",
+    "per_mtok",
+    "price",
+    "change",
+    "share",
+    "duration",
+    "speed",
+    "ms",
+    "ms_change",
+    "points",
+    "rate",
+    "score",
+    "score_change",
+}
+BADGE_TONES = {
+    "meets": "ok",
+    "fails": "bad",
+    "unknown": "warn",  # others (no SLA, no data) stay grey
+    "breached": "bad",
+    "forecast": "warn",
+    "warning": "warn",
+    "ok": "ok",  # caps
+    "notice_passed": "bad",
+    "shortfall": "warn",
+    "overage": "warn",
+    "on_track": "ok",
+}  # contracts
 
 
 @dataclass(frozen=True)
@@ -150,10 +177,21 @@ def csv_value(kind: str, value) -> str:
 
 
 FORMATS = {
-    "count": display.count, "per_outcome": display.per_outcome, "requests": display.requests, "per_mtok": display.per_mtok,
-    "price": display.price, "change": display.percent_change, "share": display.share, "duration": display.duration,
-    "ms": display.latency_ms, "ms_change": display.latency_change_ms, "points": display.points_change, "rate": display.rate,
-    "score": display.score, "score_change": lambda v: display.score(v, signed=True), "speed": display.tokens_per_second,
+    "count": display.count,
+    "per_outcome": display.per_outcome,
+    "requests": display.requests,
+    "per_mtok": display.per_mtok,
+    "price": display.price,
+    "change": display.percent_change,
+    "share": display.share,
+    "duration": display.duration,
+    "ms": display.latency_ms,
+    "ms_change": display.latency_change_ms,
+    "points": display.points_change,
+    "rate": display.rate,
+    "score": display.score,
+    "score_change": lambda v: display.score(v, signed=True),
+    "speed": display.tokens_per_second,
 }
 
 
@@ -167,7 +205,9 @@ def html_cell(column: Column, row: dict) -> SafeString:
     cell = _html_value(column, row)
     if column.delta and row.get(column.delta) is not None:  # no change to show (nothing to compare): nothing under it
         title = _escaped(row.get("delta_title", "Change from the comparison period"))
-        return SafeString(f'{cell}<span class="delta" title="{title}">{_escaped(FORMATS[column.delta_kind](row.get(column.delta)))}</span>')
+        return SafeString(
+            f'{cell}<span class="delta" title="{title}">{_escaped(FORMATS[column.delta_kind](row.get(column.delta)))}</span>'
+        )
     return cell
 
 
@@ -175,27 +215,42 @@ def _html_value(column: Column, row: dict) -> SafeString:
     value = row.get(column.key)
     kind = column.kind
     if kind == "money":
-        return money_html(value, row.get(column.unpriced) if column.unpriced else 0,
-                          currency=row.get(column.currency) if column.currency else None)
+        return money_html(
+            value,
+            row.get(column.unpriced) if column.unpriced else 0,
+            currency=row.get(column.currency) if column.currency else None,
+        )
     if kind == "badge":
         if value is None or value == "":
             return mark_safe(display.DASH)
         status = row.get(f"{column.key}_status", "")
-        return format_html('<span class="badge {}" data-status="{}" title="{}">{}</span>', BADGE_TONES.get(status, ""),
-                           status, row.get(f"{column.key}_text", ""), value)
+        return format_html(
+            '<span class="badge {}" data-status="{}" title="{}">{}</span>',
+            BADGE_TONES.get(status, ""),
+            status,
+            row.get(f"{column.key}_text", ""),
+            value,
+        )
     if kind == "speed" and value is not None and row.get(f"{column.key}_basis", "").startswith("end-to-end"):
         # Nothing streamed: tokens over whole requests, first-token wait included, so the true speed is higher.
-        return format_html('<span title="{}">≥ {}</span>', "end-to-end (lower bound): no request streamed",
-                           display.tokens_per_second(value))
+        return format_html(
+            '<span title="{}">≥ {}</span>',
+            "end-to-end (lower bound): no request streamed",
+            display.tokens_per_second(value),
+        )
     if kind == "tokens":
         if value is None:
             return mark_safe(display.DASH)
-        return SafeString(f'<span title="{_escaped(display.count(value))}">{_escaped(display.tokens_compact(value))}</span>')
+        return SafeString(
+            f'<span title="{_escaped(display.count(value))}">{_escaped(display.tokens_compact(value))}</span>'
+        )
     if kind == "verdict":
         if not value:
             return mark_safe(display.DASH)
-        return SafeString(f'<span class="badge verdict {VERDICT_CLASS.get(value["status"], "")}" data-verdict="{_escaped(value["status"])}" '
-                         f'title="{_escaped(value.get("title", ""))}">{_escaped(value["label"])}</span>')
+        return SafeString(
+            f'<span class="badge verdict {VERDICT_CLASS.get(value["status"], "")}" data-verdict="{_escaped(value["status"])}" '
+            f'title="{_escaped(value.get("title", ""))}">{_escaped(value["label"])}</span>'
+        )
     formatter = FORMATS.get(kind)
     if formatter is not None:
         return _escaped(formatter(value))
@@ -216,7 +271,15 @@ def money_html(cost, unpriced_tokens, *, compact: bool = False, currency: str | 
         return _escaped(text)
     flag = f"{display.tokens_compact(unpriced_tokens)} tokens unpriced"
     if cost is None:
-        return format_html('<span class="unknown">{}</span> <span class="unpriced" title="{}">{}</span>',
-                           text, "No billed cost and no list price: the cost is unknown, not zero", flag)
-    return format_html('{} <span class="unpriced" title="{}">+ {}</span>', text,
-                       "The priced part; these tokens have no price yet, so the total is higher", flag)
+        return format_html(
+            '<span class="unknown">{}</span> <span class="unpriced" title="{}">{}</span>',
+            text,
+            "No billed cost and no list price: the cost is unknown, not zero",
+            flag,
+        )
+    return format_html(
+        '{} <span class="unpriced" title="{}">+ {}</span>',
+        text,
+        "The priced part; these tokens have no price yet, so the total is higher",
+        flag,
+    )

@@ -36,14 +36,34 @@ from . import tco_json
 
 WIDTH_IN = 7.0  # A4's printable width with the PDF's margins (≈ 182 mm)
 RC = {
-    "svg.fonttype": "none", "svg.hashsalt": "tco-report", "font.family": ["DejaVu Sans", "sans-serif"], "font.size": 7.5,
-    "axes.spines.top": False, "axes.spines.right": False, "axes.edgecolor": "#9aa4b1", "axes.labelcolor": "#1d2430",
-    "xtick.color": "#5e6b7d", "ytick.color": "#5e6b7d", "axes.titlesize": 8, "axes.titleweight": "bold",
-    "axes.titlelocation": "left", "legend.frameon": False, "legend.fontsize": 7, "figure.dpi": 72,
+    "svg.fonttype": "none",
+    "svg.hashsalt": "tco-report",
+    "font.family": ["DejaVu Sans", "sans-serif"],
+    "font.size": 7.5,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.edgecolor": "#9aa4b1",
+    "axes.labelcolor": "#1d2430",
+    "xtick.color": "#5e6b7d",
+    "ytick.color": "#5e6b7d",
+    "axes.titlesize": 8,
+    "axes.titleweight": "bold",
+    "axes.titlelocation": "left",
+    "legend.frameon": False,
+    "legend.fontsize": 7,
+    "figure.dpi": 72,
 }
 UP, DOWN, NEUTRAL, LINE = "#e0413a", "#10a37f", "#8b95a1", "#1d2430"
-STATUS_COLOURS = {"breached": "#e0413a", "forecast": "#ff9900", "warning": "#ff9900", "ok": "#10a37f",
-                  "notice_passed": "#e0413a", "shortfall": "#ff9900", "overage": "#ff9900", "on_track": "#10a37f"}
+STATUS_COLOURS = {
+    "breached": "#e0413a",
+    "forecast": "#ff9900",
+    "warning": "#ff9900",
+    "ok": "#10a37f",
+    "notice_passed": "#e0413a",
+    "shortfall": "#ff9900",
+    "overage": "#ff9900",
+    "on_track": "#10a37f",
+}
 VARIANCE_PLACES = 3  # a variance is charted to the table's precision, 0.1 %
 MAX_BARS = 12
 CACHED_CHARTS = 64  # ~25 kB each  # horizontal bar charts: the biggest this many (the table beside lists them all)
@@ -88,15 +108,38 @@ def _figure(height_in: float, ncols: int = 1):
     return figure, figure.subplots(1, ncols, squeeze=False)[0]
 
 
-def _svg(figure, name: str, title: str, alt: str, *, left_in: float = 0.55, right_in: float = 0.1, top_in: float = 0.3,
-         bottom_in: float = 0.3, wspace: float = 0.35) -> Chart:
+def _svg(
+    figure,
+    name: str,
+    title: str,
+    alt: str,
+    *,
+    left_in: float = 0.55,
+    right_in: float = 0.1,
+    top_in: float = 0.3,
+    bottom_in: float = 0.3,
+    wspace: float = 0.35,
+) -> Chart:
     """The figure as SVG. Margins are given in inches (the longest tick label decides `left_in`), not found by
     tight_layout, which lays every text out a second time and doubled the charts' cost."""
-    figure.suptitle(title, x=0.005, y=1 - 0.05 / figure.get_figheight(), ha="left", va="top", fontsize=8.5,
-                    fontweight="bold", color=LINE)
+    figure.suptitle(
+        title,
+        x=0.005,
+        y=1 - 0.05 / figure.get_figheight(),
+        ha="left",
+        va="top",
+        fontsize=8.5,
+        fontweight="bold",
+        color=LINE,
+    )
     width, height = figure.get_figwidth(), figure.get_figheight()
-    figure.subplots_adjust(left=left_in / width, right=1 - right_in / width, top=1 - top_in / height,
-                           bottom=bottom_in / height, wspace=wspace)
+    figure.subplots_adjust(
+        left=left_in / width,
+        right=1 - right_in / width,
+        top=1 - top_in / height,
+        bottom=bottom_in / height,
+        wspace=wspace,
+    )
     stream = io.StringIO()
     figure.savefig(stream, format="svg", metadata={"Date": None}, facecolor="white")
     return Chart(name=name, title=title, alt=alt, svg=STYLE.sub("", stream.getvalue()))
@@ -132,7 +175,9 @@ def _label_width(labels: list[str]) -> float:
 def movers_chart(rows: list[dict], *, currency: str) -> Chart | None:
     """Each mover's change from last month split into volume, price and mix, bars from zero beside the whole change
     (a waterfall from last month's level would show the level and hide the split), one panel per mover, one scale."""
-    rows = sorted((r for r in rows if r.get("change")), key=lambda r: -abs(r["change"]))[:3]  # the 3 largest, either way
+    rows = sorted((r for r in rows if r.get("change")), key=lambda r: -abs(r["change"]))[
+        :3
+    ]  # the 3 largest, either way
     if not rows:
         return None
     figure, axes = _figure(1.9, len(rows))
@@ -151,10 +196,17 @@ def movers_chart(rows: list[dict], *, currency: str) -> Chart | None:
         ax.tick_params(axis="x", labelsize=6.5)
         ax.xaxis.set_major_locator(_ticks(3))
         _money_axis(ax, currency, x=True)
-    return _svg(figure, "movers", "Biggest movers: the change split into volume, price and mix", left_in=0.55,
-                right_in=0.15, top_in=0.45, wspace=0.45,
-                alt="For each of the biggest movers, the change in spend from last month and its parts: volume, price "
-                    "and mix (red raises spend, green lowers it); the table below has the amounts.")
+    return _svg(
+        figure,
+        "movers",
+        "Biggest movers: the change split into volume, price and mix",
+        left_in=0.55,
+        right_in=0.15,
+        top_in=0.45,
+        wspace=0.45,
+        alt="For each of the biggest movers, the change in spend from last month and its parts: volume, price "
+        "and mix (red raises spend, green lowers it); the table below has the amounts.",
+    )
 
 
 def _ticks(count: int):
@@ -191,8 +243,13 @@ def trend_chart(rows: list[dict], *, currency: str) -> Chart | None:
     ax.grid(axis="y", color="#e2e6ec", linewidth=0.6)
     ax.set_axisbelow(True)
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=6.5)
-    return _svg(figure, "trend", "Spend by provider, the six months to this one", right_in=1.45,
-                alt=f"Stacked bars of each month's spend by provider over {len(months)} months; the trend table has the amounts.")
+    return _svg(
+        figure,
+        "trend",
+        "Spend by provider, the six months to this one",
+        right_in=1.45,
+        alt=f"Stacked bars of each month's spend by provider over {len(months)} months; the trend table has the amounts.",
+    )
 
 
 # --- section 3: unit economics ---
@@ -205,15 +262,21 @@ def unit_economics_chart(rows: list[dict], *, currency: str) -> Chart | None:
     if not rows:
         return None
     rows = sorted(rows, key=lambda r: -abs(_f(r["per_outcome_change"])))[:MAX_BARS][::-1]
-    return _change_bars([_f(r["per_outcome_change"]) * 100 for r in rows],
-                        [_short(f"{r['label']} ({r['outcome_unit']})", 44) for r in rows], "unit_economics",
-                        "Cost per outcome: change from last month", row_in=0.22, bar=0.6,
-                        alt="Horizontal bars of each workload's change in cost per outcome from last month, in per cent "
-                        "(red: dearer, green: cheaper).")
+    return _change_bars(
+        [_f(r["per_outcome_change"]) * 100 for r in rows],
+        [_short(f"{r['label']} ({r['outcome_unit']})", 44) for r in rows],
+        "unit_economics",
+        "Cost per outcome: change from last month",
+        row_in=0.22,
+        bar=0.6,
+        alt="Horizontal bars of each workload's change in cost per outcome from last month, in per cent "
+        "(red: dearer, green: cheaper).",
+    )
 
 
-def _change_bars(values: list[float], labels: list[str], name: str, title: str, *, row_in: float, bar: float,
-                 alt: str) -> Chart:
+def _change_bars(
+    values: list[float], labels: list[str], name: str, title: str, *, row_in: float, bar: float, alt: str
+) -> Chart:
     """Signed changes in per cent as horizontal bars around 0: red above (dearer), green below (cheaper)."""
     figure, (ax,) = _figure(0.6 + row_in * len(values))
     ax.barh(range(len(values)), values, color=[UP if v > 0 else DOWN for v in values], height=bar)
@@ -239,19 +302,47 @@ def commitments_chart(rows: list[dict], *, currency: str) -> Chart | None:
     share = lambda r, key: _f(r[key]) / _f(r["committed"]) * 100 if r.get(key) is not None else None  # noqa: E731
     projected = [share(r, "projected") or 0.0 for r in rows]
     ax.set_yticks(range(len(rows)), labels)
-    ax.barh(range(len(rows)), projected, height=0.7, color="none", edgecolor="#5e6b7d", linewidth=0.7, linestyle="--",
-            label="Projected at the period's end")
-    ax.barh(range(len(rows)), [share(r, "consumed") or 0.0 for r in rows], height=0.45,
-            color=[STATUS_COLOURS.get(r.get("status_status"), "#0078d4") for r in rows], label="Consumed")
+    ax.barh(
+        range(len(rows)),
+        projected,
+        height=0.7,
+        color="none",
+        edgecolor="#5e6b7d",
+        linewidth=0.7,
+        linestyle="--",
+        label="Projected at the period's end",
+    )
+    ax.barh(
+        range(len(rows)),
+        [share(r, "consumed") or 0.0 for r in rows],
+        height=0.45,
+        color=[STATUS_COLOURS.get(r.get("status_status"), "#0078d4") for r in rows],
+        label="Consumed",
+    )
     expected = [(i, share(r, "expected")) for i, r in enumerate(rows) if r.get("expected") is not None]
-    ax.scatter([v for _, v in expected], [i for i, _ in expected], marker="|", s=160, color=LINE, linewidths=1.6,
-               label="Plan to date", zorder=3)
+    ax.scatter(
+        [v for _, v in expected],
+        [i for i, _ in expected],
+        marker="|",
+        s=160,
+        color=LINE,
+        linewidths=1.6,
+        label="Plan to date",
+        zorder=3,
+    )
     ax.axvline(100, color="#5e6b7d", linewidth=0.6, linestyle=":")
     _percent_axis(ax)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=6.5)
-    return _svg(figure, "commitments", "Contracts: consumed, plan to date and projected, against the commitment",
-                left_in=_label_width(labels), right_in=0.2, top_in=0.5, alt="For each contract, the share of its commitment consumed, the share the plan expected by now (a tick) "
-                "and the share projected by the period's end (dashed outline); 100 % is the commitment.")
+    return _svg(
+        figure,
+        "commitments",
+        "Contracts: consumed, plan to date and projected, against the commitment",
+        left_in=_label_width(labels),
+        right_in=0.2,
+        top_in=0.5,
+        alt="For each contract, the share of its commitment consumed, the share the plan expected by now (a tick) "
+        "and the share projected by the period's end (dashed outline); 100 % is the commitment.",
+    )
 
 
 # --- section 5: caps ---
@@ -272,16 +363,36 @@ def caps_chart(org_caps: list[dict], caps: list[dict], *, currency: str) -> Char
     labels = [_short(r["label"], 36) for r in rows]
     forecast = [_f(r["forecast"]) / _f(r["amount"]) * 100 if r.get("forecast") is not None else 0.0 for r in rows]
     ax.set_yticks(range(len(rows)), labels)
-    ax.barh(range(len(rows)), forecast, height=0.7, color="none", edgecolor="#5e6b7d", linewidth=0.7, linestyle="--",
-            label="Forecast for the period")
-    ax.barh(range(len(rows)), [_f(r["spent"]) / _f(r["amount"]) * 100 for r in rows], height=0.45,
-            color=[STATUS_COLOURS.get(r.get("status_status"), "#0078d4") for r in rows], label="Spent")
+    ax.barh(
+        range(len(rows)),
+        forecast,
+        height=0.7,
+        color="none",
+        edgecolor="#5e6b7d",
+        linewidth=0.7,
+        linestyle="--",
+        label="Forecast for the period",
+    )
+    ax.barh(
+        range(len(rows)),
+        [_f(r["spent"]) / _f(r["amount"]) * 100 for r in rows],
+        height=0.45,
+        color=[STATUS_COLOURS.get(r.get("status_status"), "#0078d4") for r in rows],
+        label="Spent",
+    )
     ax.axvline(100, color=UP, linewidth=0.8, linestyle=":")
     _percent_axis(ax)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=6.5)
-    return _svg(figure, "caps", "Caps: spent and forecast against the cap", left_in=_label_width(labels), right_in=0.2,
-                top_in=0.5, alt="For each cap, the share spent (bar) and the share forecast by the period's end (dashed outline); "
-                "100 % is the cap.")
+    return _svg(
+        figure,
+        "caps",
+        "Caps: spent and forecast against the cap",
+        left_in=_label_width(labels),
+        right_in=0.2,
+        top_in=0.5,
+        alt="For each cap, the share spent (bar) and the share forecast by the period's end (dashed outline); "
+        "100 % is the cap.",
+    )
 
 
 # --- section 6: data quality ---
@@ -294,10 +405,16 @@ def reconciliation_chart(rows: list[dict], *, currency: str) -> Chart | None:
     if not any(round(_f(r["variance"]), VARIANCE_PLACES) for r in rows):
         return None  # every provider bills its list price (to the table's 0.1 %): a chart would draw rounding noise
     rows = rows[:MAX_BARS][::-1]
-    return _change_bars([round(_f(r["variance"]), VARIANCE_PLACES) * 100 for r in rows], [_short(r["label"]) for r in rows],
-                        "reconciliation", "Billed against list price: variance by provider", row_in=0.25, bar=0.55,
-                        alt="Horizontal bars of each provider's billed usage against its list price, in per cent "
-                        "(red: billed above list, green: below).")
+    return _change_bars(
+        [round(_f(r["variance"]), VARIANCE_PLACES) * 100 for r in rows],
+        [_short(r["label"]) for r in rows],
+        "reconciliation",
+        "Billed against list price: variance by provider",
+        row_in=0.25,
+        bar=0.55,
+        alt="Horizontal bars of each provider's billed usage against its list price, in per cent "
+        "(red: billed above list, green: below).",
+    )
 
 
 # --- section 7: savings ---
@@ -313,16 +430,33 @@ def savings_chart(rows: list[dict], *, currency: str) -> Chart | None:
     figure, (ax,) = _figure(0.75 + 0.3 * len(rows))
     labels = [_short(f"{r['workload']} · {r['family']}", 44) for r in rows]
     positions = list(range(len(rows)))
-    ax.barh([p + 0.18 for p in positions], [_f(r["today_cost"]) for r in rows], height=0.36, color=NEUTRAL,
-            label="This month")
-    ax.barh([p - 0.18 for p in positions], [_f(r["best_cost"] or 0) for r in rows], height=0.36, color=DOWN,
-            label="On the best offering")
+    ax.barh(
+        [p + 0.18 for p in positions],
+        [_f(r["today_cost"]) for r in rows],
+        height=0.36,
+        color=NEUTRAL,
+        label="This month",
+    )
+    ax.barh(
+        [p - 0.18 for p in positions],
+        [_f(r["best_cost"] or 0) for r in rows],
+        height=0.36,
+        color=DOWN,
+        label="On the best offering",
+    )
     ax.set_yticks(positions, labels)
     _money_axis(ax, currency, x=True)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=6.5)
-    return _svg(figure, "savings", "Routing savings: this month's cost against the best offering",
-                left_in=_label_width(labels), right_in=0.2, top_in=0.5, alt="For each workload part that could move, this month's cost (grey) and its monthly cost on the best "
-                "offering that meets its SLA (green); the table has the savings.")
+    return _svg(
+        figure,
+        "savings",
+        "Routing savings: this month's cost against the best offering",
+        left_in=_label_width(labels),
+        right_in=0.2,
+        top_in=0.5,
+        alt="For each workload part that could move, this month's cost (grey) and its monthly cost on the best "
+        "offering that meets its SLA (green); the table has the savings.",
+    )
 
 
 # --- the report's charts, by section ---
@@ -349,10 +483,13 @@ def section_charts(report) -> dict[str, dict]:
 
 
 CHARTS = {  # section → (chart function, the tables whose rows it draws)
-    "summary": ("movers_chart", ("movers",)), "spend": ("trend_chart", ("trend",)),
+    "summary": ("movers_chart", ("movers",)),
+    "spend": ("trend_chart", ("trend",)),
     "unit_economics": ("unit_economics_chart", ("unit_economics",)),
-    "commitments": ("commitments_chart", ("commitments",)), "caps": ("caps_chart", ("org_caps", "caps")),
-    "data_quality": ("reconciliation_chart", ("reconciliation",)), "savings": ("savings_chart", ("savings",)),
+    "commitments": ("commitments_chart", ("commitments",)),
+    "caps": ("caps_chart", ("org_caps", "caps")),
+    "data_quality": ("reconciliation_chart", ("reconciliation",)),
+    "savings": ("savings_chart", ("savings",)),
 }
 
 

@@ -16,8 +16,13 @@ def report_title(report) -> str:
 
 def write_csv(report, stream) -> None:
     writer = SafeCsvWriter(stream, lineterminator="\r\n")
-    writer.writerow([report_title(report), f"generated {report.generated_at.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC",
-                     f"currency {report.currency}"])
+    writer.writerow(
+        [
+            report_title(report),
+            f"generated {report.generated_at.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC",
+            f"currency {report.currency}",
+        ]
+    )
     for section in SECTIONS:
         writer.writerow([])
         writer.writerow([section.title])
@@ -33,8 +38,14 @@ def xlsx(report) -> bytes:
     sheets = []
     for section in SECTIONS:
         for table in section.tables:
-            sheets.append((table, rows_with_total(table, report.rows(table.name)), f"{TITLES[table.name]} · {report_title(report)}",
-                           _sheet_name(TITLES[table.name])))
+            sheets.append(
+                (
+                    table,
+                    rows_with_total(table, report.rows(table.name)),
+                    f"{TITLES[table.name]} · {report_title(report)}",
+                    _sheet_name(TITLES[table.name]),
+                )
+            )
     return workbook_bytes(sheets, generated_at=report.generated_at)
 
 

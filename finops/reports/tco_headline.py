@@ -39,8 +39,10 @@ def headline(report) -> list[str]:
 def _total(report, summary) -> str:
     text = f"{report.label}: {display.money_exact(summary['cost'])} spent"
     if summary.get("change") is not None and summary.get("previous_cost") is not None:
-        text += (f", {display.percent_change(summary['change'])} from {report.notes.get('compare_label', 'last month')}"
-                 f" ({display.money_exact(summary['previous_cost'])})")
+        text += (
+            f", {display.percent_change(summary['change'])} from {report.notes.get('compare_label', 'last month')}"
+            f" ({display.money_exact(summary['previous_cost'])})"
+        )
     return text + "."
 
 
@@ -49,9 +51,13 @@ def _reasons(movers: list[dict]) -> str:
     downs = [m for m in movers if m["change"] < 0][:1]
     parts = []
     if ups:
-        parts.append("the largest increases: " + ", ".join(f"{m['label']} {_signed(m['change'])} ({_driver(m)})" for m in ups))
+        parts.append(
+            "the largest increases: " + ", ".join(f"{m['label']} {_signed(m['change'])} ({_driver(m)})" for m in ups)
+        )
     if downs:
-        parts.append("the largest decrease: " + ", ".join(f"{m['label']} {_signed(m['change'])} ({_driver(m)})" for m in downs))
+        parts.append(
+            "the largest decrease: " + ", ".join(f"{m['label']} {_signed(m['change'])} ({_driver(m)})" for m in downs)
+        )
     return ("Why: " + "; ".join(parts) + ".") if parts else ""
 
 
@@ -82,8 +88,10 @@ def _decisions(report) -> list[str]:
             found.append(f"{row['label']}: {row['status'].lower()}")
     for row in report.rows("renewals"):
         if row.get("days_left") is not None and row["days_left"] <= DECISION_DAYS:
-            found.append(f"{row['label']} renews unless notice by {row['notice_deadline']:%d %B %Y} "
-                         f"({row['days_left']} days after the month's end)")
+            found.append(
+                f"{row['label']} renews unless notice by {row['notice_deadline']:%d %B %Y} "
+                f"({row['days_left']} days after the month's end)"
+            )
     for row in report.rows("caps"):
         if row.get("status_status") == "breached":
             found.append(f"cap {row['label']}: {row['status'][0].lower()}{row['status'][1:]}")

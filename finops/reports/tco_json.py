@@ -30,7 +30,7 @@ def load(value):
     """The inverse of dump()."""
     if isinstance(value, dict):
         if len(value) == 1:
-            (tag, text), = value.items()
+            ((tag, text),) = value.items()
             if tag == "$d":
                 return Decimal(text)
             if tag == "$date":

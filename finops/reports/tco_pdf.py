@@ -23,15 +23,24 @@ from .tco_tables import SECTIONS, TITLES, rows_with_total
 
 STATIC = Path(settings.BASE_DIR) / "static" / "finops"
 # The table above which each section's charts go: the table whose rows they draw (finops.reports.tco_charts).
-CHART_OF_TABLE = {"movers": "summary", "trend": "spend", "unit_economics": "unit_economics", "commitments": "commitments",
-                  "caps": "caps", "reconciliation": "data_quality", "savings": "savings"}
+CHART_OF_TABLE = {
+    "movers": "summary",
+    "trend": "spend",
+    "unit_economics": "unit_economics",
+    "commitments": "commitments",
+    "caps": "caps",
+    "reconciliation": "data_quality",
+    "savings": "savings",
+}
 WIDE = 8  # tables of this many columns or more set a smaller type in the PDF, so they fit A4's width
 
 
 def summary_figures(table, row: dict) -> list[dict]:
     """The summary's one row as figures, one per column of its spec: header, help and the page's own cell."""
-    return [{"key": column.key, "title": column.title(), "help": column.help, "cell": html_cell(column, row)}
-            for column in table.page_columns]
+    return [
+        {"key": column.key, "title": column.title(), "help": column.help, "cell": html_cell(column, row)}
+        for column in table.page_columns
+    ]
 
 
 def report_sections(report) -> list[dict]:
@@ -42,8 +51,14 @@ def report_sections(report) -> list[dict]:
         tables = []
         for table in section.tables:
             rows = report.rows(table.name)
-            entry = {"spec": table, "title": TITLES[table.name], "rows": rows_with_total(table, rows), "wide": len(table.page_columns) >= WIDE,
-                     "charts": [], "chart_empty": ""}
+            entry = {
+                "spec": table,
+                "title": TITLES[table.name],
+                "rows": rows_with_total(table, rows),
+                "wide": len(table.page_columns) >= WIDE,
+                "charts": [],
+                "chart_empty": "",
+            }
             if CHART_OF_TABLE.get(table.name) == section.key:
                 entry["charts"], entry["chart_empty"] = drawn["charts"], drawn["empty"]
             if table.name == "summary" and rows:
@@ -65,12 +80,20 @@ def report_html(report, *, snapshot=None) -> str:
     which version was published (never "Not published" on a published month)."""
     from finops.models import ReportSnapshot
 
-    latest = None if snapshot is not None else ReportSnapshot.objects.filter(month=report.month).order_by("-version").first()
-    return render_to_string("reports/tco_document.html", {
-        "report": report, "snapshot": snapshot, "latest": latest, "sections": report_sections(report),
-        "headline": report_headline(report),
-        "stylesheet": (STATIC / "report-print.css").read_text(encoding="utf-8"),
-    })
+    latest = (
+        None if snapshot is not None else ReportSnapshot.objects.filter(month=report.month).order_by("-version").first()
+    )
+    return render_to_string(
+        "reports/tco_document.html",
+        {
+            "report": report,
+            "snapshot": snapshot,
+            "latest": latest,
+            "sections": report_sections(report),
+            "headline": report_headline(report),
+            "stylesheet": (STATIC / "report-print.css").read_text(encoding="utf-8"),
+        },
+    )
 
 
 def report_pdf(report, *, snapshot=None) -> bytes:

@@ -18,7 +18,18 @@ BY_API_KEY = _by("by_api_key", "API key")
 BY_PROJECT = _by("by_project", "Project")
 BY_USER = _by("by_user", "User")
 # A line with several tags counts under each: these rows overlap, so they have no total.
-BY_TAG = Table("by_tag", (Column("Tag", "label"), Column("Tag key", "tag_key", csv_only=True),
-                          Column("Tag value", "tag_value", csv_only=True), spend(), TOKENS, LINES, ACCOUNTS, PROVIDERS),
-               empty=EMPTY)
+BY_TAG = Table(
+    "by_tag",
+    (
+        Column("Tag", "label"),
+        Column("Tag key", "tag_key", csv_only=True),
+        Column("Tag value", "tag_value", csv_only=True),
+        spend(),
+        TOKENS,
+        LINES,
+        ACCOUNTS,
+        PROVIDERS,
+    ),
+    empty=EMPTY,
+)
 TABLES = (BY_API_KEY, BY_PROJECT, BY_USER, BY_TAG)

@@ -37,7 +37,9 @@ SERVICE_SUBCATEGORY = "Generative AI"
 BILLING_ACCOUNT_TYPE = "Inference Provider Account"
 ZERO = Decimal(0)
 EXACT = Context(prec=80)  # ListCost = Σ tokens × $/M ÷ 10⁶ exactly: a rate has up to 38 digits, tokens up to 19
-BILLING_PLACES = 6  # providers bill to the micro-unit or finer: a list cost is rounded to it, or to the cost's own places
+BILLING_PLACES = (
+    6  # providers bill to the micro-unit or finer: a list cost is rounded to it, or to the cost's own places
+)
 
 
 def list_cost_rounded(at_list: Decimal, cost: Decimal | None) -> Decimal:
@@ -50,29 +52,86 @@ def list_cost_rounded(at_list: Decimal, cost: Decimal | None) -> Decimal:
         return at_list
     return at_list.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
 
+
 HEADER = [
     # The FOCUS 1.2 Cost-and-Usage columns (all 57, alphabetical as in the specification) …
-    "AvailabilityZone", "BilledCost", "BillingAccountId", "BillingAccountName", "BillingAccountType",
-    "BillingCurrency", "BillingPeriodEnd", "BillingPeriodStart", "CapacityReservationId",
-    "CapacityReservationStatus", "ChargeCategory", "ChargeClass", "ChargeDescription", "ChargeFrequency",
-    "ChargePeriodEnd", "ChargePeriodStart", "CommitmentDiscountCategory", "CommitmentDiscountId",
-    "CommitmentDiscountName", "CommitmentDiscountQuantity", "CommitmentDiscountStatus", "CommitmentDiscountType",
-    "CommitmentDiscountUnit", "ConsumedQuantity", "ConsumedUnit", "ContractedCost", "ContractedUnitPrice",
-    "EffectiveCost", "InvoiceId", "InvoiceIssuerName", "ListCost", "ListUnitPrice", "PricingCategory",
-    "PricingCurrency", "PricingCurrencyContractedUnitPrice", "PricingCurrencyEffectiveCost",
-    "PricingCurrencyListUnitPrice", "PricingQuantity", "PricingUnit", "ProviderName", "PublisherName", "RegionId",
-    "RegionName", "ResourceId", "ResourceName", "ResourceType", "ServiceCategory", "ServiceName",
-    "ServiceSubcategory", "SkuId", "SkuMeter", "SkuPriceDetails", "SkuPriceId", "SubAccountId", "SubAccountName",
-    "SubAccountType", "Tags",
+    "AvailabilityZone",
+    "BilledCost",
+    "BillingAccountId",
+    "BillingAccountName",
+    "BillingAccountType",
+    "BillingCurrency",
+    "BillingPeriodEnd",
+    "BillingPeriodStart",
+    "CapacityReservationId",
+    "CapacityReservationStatus",
+    "ChargeCategory",
+    "ChargeClass",
+    "ChargeDescription",
+    "ChargeFrequency",
+    "ChargePeriodEnd",
+    "ChargePeriodStart",
+    "CommitmentDiscountCategory",
+    "CommitmentDiscountId",
+    "CommitmentDiscountName",
+    "CommitmentDiscountQuantity",
+    "CommitmentDiscountStatus",
+    "CommitmentDiscountType",
+    "CommitmentDiscountUnit",
+    "ConsumedQuantity",
+    "ConsumedUnit",
+    "ContractedCost",
+    "ContractedUnitPrice",
+    "EffectiveCost",
+    "InvoiceId",
+    "InvoiceIssuerName",
+    "ListCost",
+    "ListUnitPrice",
+    "PricingCategory",
+    "PricingCurrency",
+    "PricingCurrencyContractedUnitPrice",
+    "PricingCurrencyEffectiveCost",
+    "PricingCurrencyListUnitPrice",
+    "PricingQuantity",
+    "PricingUnit",
+    "ProviderName",
+    "PublisherName",
+    "RegionId",
+    "RegionName",
+    "ResourceId",
+    "ResourceName",
+    "ResourceType",
+    "ServiceCategory",
+    "ServiceName",
+    "ServiceSubcategory",
+    "SkuId",
+    "SkuMeter",
+    "SkuPriceDetails",
+    "SkuPriceId",
+    "SubAccountId",
+    "SubAccountName",
+    "SubAccountType",
+    "Tags",
     # … then this product's.
-    "x_UsageLineId", "x_CostBasis", "x_ReportingCurrency", "x_ReportingBilledCost", "x_ReportingEffectiveCost",
-    "x_InputTokens", "x_CachedInputTokens", "x_CacheWriteTokens", "x_OutputTokens", "x_Requests", "x_Model",
-    "x_ModelAsBilled", "x_ServiceTier",
+    "x_UsageLineId",
+    "x_CostBasis",
+    "x_ReportingCurrency",
+    "x_ReportingBilledCost",
+    "x_ReportingEffectiveCost",
+    "x_InputTokens",
+    "x_CachedInputTokens",
+    "x_CacheWriteTokens",
+    "x_OutputTokens",
+    "x_Requests",
+    "x_Model",
+    "x_ModelAsBilled",
+    "x_ServiceTier",
 ]
 FOCUS_COLUMNS = [name for name in HEADER if not name.startswith("x_")]
 
 
 # --- cell formats (FOCUS 1.2 attributes: Numeric, Date/Time, Key-Value) and CSV text ---
+
 
 def money(value: Decimal | None) -> str:
     """A plain decimal, exactly as stored (no exponent, no rounding), trailing zeros dropped: `-5`, `0.0000045`."""
@@ -93,8 +152,12 @@ def per_million(count: int) -> str:
 
 def key_value(pairs: dict) -> str:
     """A JSON object with flat values (FOCUS Key-Value Format forbids nested objects and arrays)."""
-    flat = {key: (value if value is None or isinstance(value, (str, int, float, bool)) else json.dumps(value, sort_keys=True))
-            for key, value in pairs.items()}
+    flat = {
+        key: (
+            value if value is None or isinstance(value, (str, int, float, bool)) else json.dumps(value, sort_keys=True)
+        )
+        for key, value in pairs.items()
+    }
     return json.dumps(flat, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -161,8 +224,13 @@ def _shape(held: tuple[bool, bool, bool, bool]) -> tuple[str, int | None, tuple]
     return MIXED_METER, None, classes
 
 
-SHAPES = {(a, b, c, d): _shape((a, b, c, d)) for a in (False, True) for b in (False, True)
-          for c in (False, True) for d in (False, True)}
+SHAPES = {
+    (a, b, c, d): _shape((a, b, c, d))
+    for a in (False, True)
+    for b in (False, True)
+    for c in (False, True)
+    for d in (False, True)
+}
 
 
 def focus_rows(lines: Iterable[dict]) -> Iterator[str]:
@@ -228,7 +296,9 @@ def focus_rows(lines: Iterable[dict]) -> Iterator[str]:
             else:
                 consumed = pricing = str(requests)
                 consumed_unit = pricing_unit = "Requests"
-                meter = "Requests" if model else ""  # FOCUS: a SkuMeter only beside a SkuId (a line without a model has neither)
+                meter = (
+                    "Requests" if model else ""
+                )  # FOCUS: a SkuMeter only beside a SkuId (a line without a model has neither)
             frequency, standard, pricing_currency, pricing_effective = "Usage-Based", "Standard", currency, effective
         else:
             label = CATEGORY_LABELS[category]
@@ -244,8 +314,12 @@ def focus_rows(lines: Iterable[dict]) -> Iterator[str]:
                 pricing = pricing_unit = standard = ""
         project, api_key = texts[line["project_ref"]], texts[line["api_key_ref"]]
         # A tag set's id is its content's digest, so the key names the text exactly.
-        tag_key = (line["tag_set_id"], line["signature__team__slug"], line["signature__workload__slug"],
-                   line["signature__team__cost_center"])
+        tag_key = (
+            line["tag_set_id"],
+            line["signature__team__slug"],
+            line["signature__workload__slug"],
+            line["signature__team__cost_center"],
+        )
         tag_cell = tag_cells.get(tag_key)
         if tag_cell is None:
             if len(tag_cells) >= 8192:
@@ -253,66 +327,85 @@ def focus_rows(lines: Iterable[dict]) -> Iterator[str]:
             own = json.loads(line["tags_json"]) if line["tags_json"] else None
             tag_cell = tag_cells[tag_key] = tags(own, *tag_key[1:])
         account_id, account_name = accounts[line["account_id"], line["account__name"]]
-        yield ",".join((
-            "",  # AvailabilityZone
-            billed,
-            account_id,
-            account_name,
-            BILLING_ACCOUNT_TYPE,
-            currency,
-            line["billing_period_end"],  # Date/Time cells come as FOCUS text (the selector's)
-            line["billing_period_start"],
-            "", "",  # CapacityReservationId, CapacityReservationStatus
-            CATEGORY_LABELS[category],
-            "",  # ChargeClass: no line corrects an earlier invoice (a restated export replaces its lines)
-            text_cell(description),
-            frequency,
-            line["period_end"],
-            line["period_start"],
-            "", "", "", "", "", "", "",  # the seven CommitmentDiscount… columns: contracts are their own dataset
-            consumed,
-            consumed_unit,
-            effective,  # ContractedCost: the price paid is the contracted one
-            "",  # ContractedUnitPrice: a billed amount is not a rate; the catalog's is ListUnitPrice
-            effective,
-            texts[line["invoice_id"]],  # InvoiceId: the source's (a FOCUS export's), else null: no invoice known
-            provider_cell,  # InvoiceIssuerName
-            list_cost,
-            list_price,
-            standard,  # PricingCategory
-            pricing_currency,
-            "",  # PricingCurrencyContractedUnitPrice
-            pricing_effective,
-            list_price,  # PricingCurrencyListUnitPrice: the list price is in the line's currency
-            pricing,
-            pricing_unit,
-            provider_cell,  # ProviderName
-            provider_cell,  # PublisherName: the seller; a marketplace model's developer is not recorded per line
-            "", "",  # RegionId, RegionName
-            api_key,  # ResourceId
-            "",  # ResourceName
-            "API Key" if api_key else "",
-            SERVICE_CATEGORY,
-            provider_cell,  # ServiceName
-            SERVICE_SUBCATEGORY,
-            sku_ids[line["provider__slug"], model, tier],
-            meter,
-            "", "",  # SkuPriceDetails, SkuPriceId: no provider price id is known
-            project,  # SubAccountId
-            project,  # SubAccountName: providers' usage data name projects by id only
-            "Project" if project else "",
-            tag_cell,
-            str(line["id"]),
-            basis,
-            line["reporting_currency"],
-            reporting if basis == BILLED else "0",  # x_ReportingBilledCost
-            reporting,  # x_ReportingEffectiveCost: empty when unpriced (unknown)
-            str(counts[0]), str(counts[1]), str(counts[2]), str(counts[3]),
-            str(requests),
-            texts[model],
-            texts[model_raw],
-            texts[tier],
-        )) + "\n"
+        yield (
+            ",".join(
+                (
+                    "",  # AvailabilityZone
+                    billed,
+                    account_id,
+                    account_name,
+                    BILLING_ACCOUNT_TYPE,
+                    currency,
+                    line["billing_period_end"],  # Date/Time cells come as FOCUS text (the selector's)
+                    line["billing_period_start"],
+                    "",
+                    "",  # CapacityReservationId, CapacityReservationStatus
+                    CATEGORY_LABELS[category],
+                    "",  # ChargeClass: no line corrects an earlier invoice (a restated export replaces its lines)
+                    text_cell(description),
+                    frequency,
+                    line["period_end"],
+                    line["period_start"],
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",  # the seven CommitmentDiscount… columns: contracts are their own dataset
+                    consumed,
+                    consumed_unit,
+                    effective,  # ContractedCost: the price paid is the contracted one
+                    "",  # ContractedUnitPrice: a billed amount is not a rate; the catalog's is ListUnitPrice
+                    effective,
+                    texts[
+                        line["invoice_id"]
+                    ],  # InvoiceId: the source's (a FOCUS export's), else null: no invoice known
+                    provider_cell,  # InvoiceIssuerName
+                    list_cost,
+                    list_price,
+                    standard,  # PricingCategory
+                    pricing_currency,
+                    "",  # PricingCurrencyContractedUnitPrice
+                    pricing_effective,
+                    list_price,  # PricingCurrencyListUnitPrice: the list price is in the line's currency
+                    pricing,
+                    pricing_unit,
+                    provider_cell,  # ProviderName
+                    provider_cell,  # PublisherName: the seller; a marketplace model's developer is not recorded per line
+                    "",
+                    "",  # RegionId, RegionName
+                    api_key,  # ResourceId
+                    "",  # ResourceName
+                    "API Key" if api_key else "",
+                    SERVICE_CATEGORY,
+                    provider_cell,  # ServiceName
+                    SERVICE_SUBCATEGORY,
+                    sku_ids[line["provider__slug"], model, tier],
+                    meter,
+                    "",
+                    "",  # SkuPriceDetails, SkuPriceId: no provider price id is known
+                    project,  # SubAccountId
+                    project,  # SubAccountName: providers' usage data name projects by id only
+                    "Project" if project else "",
+                    tag_cell,
+                    str(line["id"]),
+                    basis,
+                    line["reporting_currency"],
+                    reporting if basis == BILLED else "0",  # x_ReportingBilledCost
+                    reporting,  # x_ReportingEffectiveCost: empty when unpriced (unknown)
+                    str(counts[0]),
+                    str(counts[1]),
+                    str(counts[2]),
+                    str(counts[3]),
+                    str(requests),
+                    texts[model],
+                    texts[model_raw],
+                    texts[tier],
+                )
+            )
+            + "\n"
+        )
 
 
 def csv_chunks(lines: Iterable[dict], *, rows_per_chunk: int = 1000) -> Iterator[str]:

@@ -22,10 +22,22 @@ from .cells import spreadsheet_safe
 from .tables import Table, csv_header, has_money, row_currency
 
 FORMATS = {
-    "money": "#,##0.00", "per_mtok": "#,##0.000", "per_outcome": "#,##0.00##", "price": "#,##0.00##",
-    "change": "+0.0%;-0.0%;0.0%", "share": "0.0%", "tokens": "#,##0", "count": "#,##0", "requests": "#,##0",
-    "ms": "#,##0", "ms_change": "+#,##0;-#,##0;0", "points": "+0.00;-0.00;0.00", "rate": "#,##0.0",
-    "score": "0.0##", "score_change": "+0.0##;-0.0##;0", "speed": "#,##0",
+    "money": "#,##0.00",
+    "per_mtok": "#,##0.000",
+    "per_outcome": "#,##0.00##",
+    "price": "#,##0.00##",
+    "change": "+0.0%;-0.0%;0.0%",
+    "share": "0.0%",
+    "tokens": "#,##0",
+    "count": "#,##0",
+    "requests": "#,##0",
+    "ms": "#,##0",
+    "ms_change": "+#,##0;-#,##0;0",
+    "points": "+0.00;-0.00;0.00",
+    "rate": "#,##0.0",
+    "score": "0.0##",
+    "score_change": "+0.0##;-0.0##;0",
+    "speed": "#,##0",
 }
 SHEET_NAME_MAX = 31  # Excel's limit
 CURRENCY_KINDS = ("money", "per_mtok", "per_outcome", "price")
@@ -44,8 +56,19 @@ def cell_value(kind: str, value):
     """The value a cell holds: a number for numeric kinds (None stays empty, as "—" in a CSV), text otherwise."""
     if value is None or value == "":
         return None
-    if kind in ("money", "per_mtok", "per_outcome", "price", "change", "share", "points", "score", "score_change", "rate",
-                "speed"):
+    if kind in (
+        "money",
+        "per_mtok",
+        "per_outcome",
+        "price",
+        "change",
+        "share",
+        "points",
+        "score",
+        "score_change",
+        "rate",
+        "speed",
+    ):
         return Decimal(value)
     if kind in ("tokens", "count"):
         return int(value)
@@ -92,7 +115,9 @@ def workbook_bytes(sheets: list[tuple[Table, list[dict], str, str]], *, generate
 
 
 def write_sheet(ws, table: Table, rows: list[dict], *, title: str, generated_at: dt.datetime) -> None:
-    ws.cell(row=1, column=1, value=f"{title} · generated {generated_at.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC").font = Font(bold=True, size=12)
+    ws.cell(
+        row=1, column=1, value=f"{title} · generated {generated_at.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC"
+    ).font = Font(bold=True, size=12)
     header = csv_header(table)
     widths = [len(name) for name in header]
     for index, name in enumerate(header, 1):
@@ -102,7 +127,11 @@ def write_sheet(ws, table: Table, rows: list[dict], *, title: str, generated_at:
             cell = ws.cell(row=number, column=index, value=value)
             if number_format and value is not None:
                 cell.number_format = number_format
-            shown = len(display.count(value)) + 3 if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool) else len(str(value or ""))
+            shown = (
+                len(display.count(value)) + 3
+                if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
+                else len(str(value or ""))
+            )
             widths[index - 1] = max(widths[index - 1], shown)
     for index, width in enumerate(widths, 1):
         ws.column_dimensions[get_column_letter(index)].width = min(max(width + 2, 8), 48)

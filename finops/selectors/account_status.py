@@ -30,8 +30,9 @@ FINISHED = (IngestRun.Status.SUCCEEDED, IngestRun.Status.FAILED)
 
 def deciding_runs(runs):
     """The finished runs that decide an account's state: every one but a refused file (IngestRun.refused_file)."""
-    return runs.filter(status__in=FINISHED).exclude(status=IngestRun.Status.FAILED, trigger__in=IngestRun.HANDED_IN,
-                                                   file_name__gt="")
+    return runs.filter(status__in=FINISHED).exclude(
+        status=IngestRun.Status.FAILED, trigger__in=IngestRun.HANDED_IN, file_name__gt=""
+    )
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,9 @@ def failure_text(run: IngestRun) -> str:
     return f"last run failed: {run.error}"
 
 
-def status_of(*, account: Account, latest_day: dt.date | None, last_run: IngestRun | None, today: dt.date) -> AccountStatus:
+def status_of(
+    *, account: Account, latest_day: dt.date | None, last_run: IngestRun | None, today: dt.date
+) -> AccountStatus:
     """The rules, on values already read (account_statuses reads them for many accounts in two queries)."""
     lag = (today - latest_day).days if latest_day else None
     if latest_day is None:
@@ -78,16 +81,26 @@ def status_of(*, account: Account, latest_day: dt.date | None, last_run: IngestR
     failed = last_run is not None and last_run.status == IngestRun.Status.FAILED
     if not account.enabled:
         why = failure_text(last_run) if failed else "switched off by an admin"
-        state, label, detail = "disabled", "disabled", f"Not pulled: {why}. Replace its key and enable it in its connection settings."
+        state, label, detail = (
+            "disabled",
+            "disabled",
+            f"Not pulled: {why}. Replace its key and enable it in its connection settings.",
+        )
     elif failed:
         state, label, detail = "error", "error", failure_text(last_run)
     elif latest_day is None:
         state, label = "never", "no data yet"
-        detail = "No run has brought data yet." if last_run else (
-            "Waiting for its first pull." if account.is_api else "No file imported yet."
+        detail = (
+            "No run has brought data yet."
+            if last_run
+            else ("Waiting for its first pull." if account.is_api else "No file imported yet.")
         )
     elif freshness != "fresh":
-        state, label, detail = "stale", freshness, f"Newest data is for {latest_day:%Y-%m-%d}; data is late after {STALE_AFTER_DAYS} days."
+        state, label, detail = (
+            "stale",
+            freshness,
+            f"Newest data is for {latest_day:%Y-%m-%d}; data is late after {STALE_AFTER_DAYS} days.",
+        )
     else:
         state, label, detail = "ok", "ok", f"Data up to {latest_day:%Y-%m-%d}."
     return AccountStatus(account, state, label, detail, freshness, latest_day, lag, last_run)
@@ -97,7 +110,9 @@ def account_statuses(today: dt.date, *, accounts=None) -> list[AccountStatus]:
     """Every account's status (or those of `accounts`, a queryset), in the queryset's order (by name)."""
     # One index probe per account on (account, day) and one on (account, -created_at): no scan of the rollup or runs.
     newest = DailySpend.objects.filter(account=OuterRef("pk")).order_by("-day").values("day")[:1]
-    last = deciding_runs(IngestRun.objects.filter(account=OuterRef("pk"))).order_by("-created_at", "-id").values("id")[:1]
+    last = (
+        deciding_runs(IngestRun.objects.filter(account=OuterRef("pk"))).order_by("-created_at", "-id").values("id")[:1]
+    )
     queryset = Account.objects.all() if accounts is None else accounts
     rows = list(queryset.select_related("provider").annotate(latest_day=Subquery(newest), last_run_id=Subquery(last)))
     runs = IngestRun.objects.in_bulk([a.last_run_id for a in rows if a.last_run_id])

@@ -26,11 +26,16 @@ class AlertFilters:
         kind = query.get("kind", "")
         state = query.get("state", "")
         team = query.get("team", "")
-        return cls(kind=kind if kind in AlertKind.values else "", state=state if state in AlertEvent.State.values else "",
-                   team=team if team and teams.filter(slug=team).exists() else "")
+        return cls(
+            kind=kind if kind in AlertKind.values else "",
+            state=state if state in AlertEvent.State.values else "",
+            team=team if team and teams.filter(slug=team).exists() else "",
+        )
 
     def as_query(self) -> dict:
-        return {name: value for name, value in (("kind", self.kind), ("team", self.team), ("state", self.state)) if value}
+        return {
+            name: value for name, value in (("kind", self.kind), ("team", self.team), ("state", self.state)) if value
+        }
 
 
 def alert_events_visible(user) -> QuerySet[AlertEvent]:
@@ -42,8 +47,11 @@ def alert_events_visible(user) -> QuerySet[AlertEvent]:
 
 def alert_events(user, filters: AlertFilters) -> QuerySet[AlertEvent]:
     """Newest first, each with its notifications (oldest first: the attempts read in order)."""
-    events = alert_events_visible(user).select_related("team", "cap__workload").prefetch_related(
-        Prefetch("notifications", queryset=Notification.objects.order_by("created_at", "id")))
+    events = (
+        alert_events_visible(user)
+        .select_related("team", "cap__workload")
+        .prefetch_related(Prefetch("notifications", queryset=Notification.objects.order_by("created_at", "id")))
+    )
     if filters.kind:
         events = events.filter(kind=filters.kind)
     if filters.team:

@@ -42,7 +42,9 @@ def audit_actors() -> list[str]:
 
 
 def entity_history(entity_type: str, entity_id, *, limit: int = 50) -> list[AuditEntry]:
-    return list(AuditEntry.objects.filter(entity_type=entity_type, entity_id=str(entity_id)).order_by("-at", "-id")[:limit])
+    return list(
+        AuditEntry.objects.filter(entity_type=entity_type, entity_id=str(entity_id)).order_by("-at", "-id")[:limit]
+    )
 
 
 def _short(value) -> str:
@@ -54,7 +56,7 @@ def _short(value) -> str:
 
 
 def change_summary(entry: AuditEntry) -> str:
-    """"field: old → new; …" for an update; the fields set for a creation; what was there for a deletion."""
+    """ "field: old → new; …" for an update; the fields set for a creation; what was there for a deletion."""
     before, after = entry.before or {}, entry.after or {}
     if entry.before is None:
         return "; ".join(f"{k}: {_short(v)}" for k, v in sorted(after.items()) if v not in (None, "", [], {}))
@@ -65,11 +67,18 @@ def change_summary(entry: AuditEntry) -> str:
 
 def audit_row(e: AuditEntry) -> dict:
     """One row of finops.reports.audit_tables.AUDIT_LOG (the page and the CSV)."""
-    return {"at": e.at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S"), "actor": e.actor_label, "source": e.source,
-            "verb": e.get_action_display(), "entity_type": e.get_entity_type_display(), "entity": e.entity_label,
-            "entity_id": e.entity_id, "changes": change_summary(e),
-            "before": _short(e.before) if e.before is not None else "",
-            "after": _short(e.after) if e.after is not None else ""}
+    return {
+        "at": e.at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S"),
+        "actor": e.actor_label,
+        "source": e.source,
+        "verb": e.get_action_display(),
+        "entity_type": e.get_entity_type_display(),
+        "entity": e.entity_label,
+        "entity_id": e.entity_id,
+        "changes": change_summary(e),
+        "before": _short(e.before) if e.before is not None else "",
+        "after": _short(e.after) if e.after is not None else "",
+    }
 
 
 def audit_rows(entries) -> list[dict]:

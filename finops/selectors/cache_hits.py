@@ -33,10 +33,16 @@ def cache_savings(*, start: dt.date, end: dt.date, workload=None, account=None) 
         lines = lines.filter(account=account)
     names = dict(Provider.objects.values_list("id", "name"))
     rows = []
-    for row in lines.values("provider_id", "model").annotate(
-        **{f"{name}_sum": Sum(name) for name in SUMMED}, cost_sum=Sum("list_cost"), lines=Count("id"),
-        priced=Count("list_cost"),
-    ).order_by("-requests_sum", "provider_id", "model"):
+    for row in (
+        lines.values("provider_id", "model")
+        .annotate(
+            **{f"{name}_sum": Sum(name) for name in SUMMED},
+            cost_sum=Sum("list_cost"),
+            lines=Count("id"),
+            priced=Count("list_cost"),
+        )
+        .order_by("-requests_sum", "provider_id", "model")
+    ):
         row.update({name: row.pop(f"{name}_sum") for name in SUMMED})
         row["provider"] = names.get(row["provider_id"], "")
         row["tokens"] = sum(row[name] for name in SUMMED[1:])

@@ -49,8 +49,14 @@ from .spend import ZERO, period
 
 BASELINE_MONTHS = 3
 SHORTFALL_SHARE = Decimal("0.9")
-STATUS_LABELS = {"notice_passed": "Notice passed", "shortfall": "Shortfall risk", "overage": "Overage risk",
-                 "on_track": "On track", "ended": "Ended", "not_started": "Not started"}
+STATUS_LABELS = {
+    "notice_passed": "Notice passed",
+    "shortfall": "Shortfall risk",
+    "overage": "Overage risk",
+    "on_track": "On track",
+    "ended": "Ended",
+    "not_started": "Not started",
+}
 
 
 @dataclass
@@ -142,7 +148,7 @@ class ContractStatus:
 
     @property
     def renewal_advice(self) -> Decimal | None:
-        """"Renew at or below this": the baseline, when a renewed term at today's commitment would be above it."""
+        """ "Renew at or below this": the baseline, when a renewed term at today's commitment would be above it."""
         if self.renewal_baseline is None:
             return None
         return self.renewal_baseline if renewed_commitment(self.contract) > self.renewal_baseline else None
@@ -243,8 +249,11 @@ def contract_daily(contract: Contract, start: dt.date, end: dt.date) -> dict[dt.
 def contract_status(contract: Contract, *, today: dt.date) -> ContractStatus:
     status = ContractStatus(contract=contract, today=today, periods=commitment_periods(contract))
     baseline_start = add_months(month_of(today), -BASELINE_MONTHS)
-    daily = contract_daily(contract, min(contract.start, baseline_start, history_start(today)),
-                           max(today + dt.timedelta(days=1), contract.start))
+    daily = contract_daily(
+        contract,
+        min(contract.start, baseline_start, history_start(today)),
+        max(today + dt.timedelta(days=1), contract.start),
+    )
     own = {d: v for d, v in daily.items() if d >= contract.start}  # the spend before the term is not the contract's
     for part in status.periods:
         part.consumed = sum((v for d, v in daily.items() if part.start <= d < part.end and d <= today), ZERO)
@@ -269,15 +278,18 @@ def contract_status(contract: Contract, *, today: dt.date) -> ContractStatus:
 def contract_statuses(contracts, *, today: dt.date) -> list[ContractStatus]:
     """Each contract's status; their accounts are read in one query (not one per contract)."""
     contracts = list(contracts)
-    prefetch_related_objects([c for c in contracts if "accounts" not in getattr(c, "_prefetched_objects_cache", {})],
-                             "accounts")
+    prefetch_related_objects(
+        [c for c in contracts if "accounts" not in getattr(c, "_prefetched_objects_cache", {})], "accounts"
+    )
     return [contract_status(contract, today=today) for contract in contracts]
 
 
 def renewals_ahead(*, today: dt.date, within_days: int = 183) -> list[ContractStatus]:
     """Auto-renewing contracts whose notice deadline falls in [today, today + within_days), soonest first."""
     found = []
-    for contract in Contract.objects.filter(auto_renew=True, end__gt=today).select_related("provider").prefetch_related("accounts"):
+    for contract in (
+        Contract.objects.filter(auto_renew=True, end__gt=today).select_related("provider").prefetch_related("accounts")
+    ):
         status = contract_status(contract, today=today)
         if 0 <= status.days_to_notice_deadline < within_days:
             found.append(status)
@@ -287,5 +299,7 @@ def renewals_ahead(*, today: dt.date, within_days: int = 183) -> list[ContractSt
 def advice_words(status: ContractStatus) -> str | None:
     if status.renewal_advice is None:
         return None
-    return (f"Renew at or below {display.money_exact(status.renewal_advice, status.contract.currency)} "
-            f"for {status.contract.renewal_term_months} months")
+    return (
+        f"Renew at or below {display.money_exact(status.renewal_advice, status.contract.currency)} "
+        f"for {status.contract.renewal_term_months} months"
+    )

@@ -39,14 +39,21 @@ def scores_by(workload_ids: Iterable[int] | None, start: dt.date, end: dt.date) 
     found: dict[Key, dict[str, Quality]] = {}
     rows = overlapping(workload_ids, start, end).order_by("period_end", "updated_at", "id")
     for workload_id, provider_id, model, name, score, first, stop in rows.values_list(
-        "workload_id", "provider_id", "model", "name", "score", "period_start", "period_end",
+        "workload_id",
+        "provider_id",
+        "model",
+        "name",
+        "score",
+        "period_start",
+        "period_end",
     ):
         found.setdefault((workload_id, provider_id, model), {})[name] = Quality(name, score, first, stop)  # later wins
     return found
 
 
-def quality_by(workload_ids: Iterable[int] | None, start: dt.date, end: dt.date,
-               requests: dict[Key, int] | None = None) -> dict[int, Quality]:
+def quality_by(
+    workload_ids: Iterable[int] | None, start: dt.date, end: dt.date, requests: dict[Key, int] | None = None
+) -> dict[int, Quality]:
     """Per workload: its primary eval's score over [start, end) (see the module's docstring)."""
     scores = scores_by(workload_ids, start, end)
     counts: dict[int, Counter] = {}
@@ -55,7 +62,9 @@ def quality_by(workload_ids: Iterable[int] | None, start: dt.date, end: dt.date,
     found = {}
     for workload_id, names in counts.items():
         primary = min(names, key=lambda name: (-names[name], name))
-        parts = [(key, by_name[primary]) for key, by_name in scores.items() if key[0] == workload_id and primary in by_name]
+        parts = [
+            (key, by_name[primary]) for key, by_name in scores.items() if key[0] == workload_id and primary in by_name
+        ]
         weights = [(requests or {}).get(key, 0) for key, _ in parts]
         if not any(weights):
             weights = [1] * len(parts)

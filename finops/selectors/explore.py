@@ -25,8 +25,12 @@ GROUPS = {
 LINE_GROUPS = {"api_key": "API key", "project": "Project", "user": "User", "tag": "Tag"}
 GROUP_LABELS = {**{key: label for key, (_, label) in GROUPS.items()}, **LINE_GROUPS}
 # Groups on a foreign key are grouped by the id and named afterwards: no join per rollup row.
-GROUP_KEYS = {"provider": (Provider, "provider_id"), "account": (Account, "account_id"), "team": (Team, "team_id"),
-              "workload": (Workload, "workload_id")}
+GROUP_KEYS = {
+    "provider": (Provider, "provider_id"),
+    "account": (Account, "account_id"),
+    "team": (Team, "team_id"),
+    "workload": (Workload, "workload_id"),
+}
 FILTERS = {
     "team": "team__slug",
     "workload": "workload__slug",
@@ -50,8 +54,9 @@ def daily_points(start: dt.date, end: dt.date, group_by: str) -> bool:
     return group_by == "day" or (end - start).days <= DAILY_POINTS_MAX_DAYS
 
 
-def explore_rows(*, user, start: dt.date, end: dt.date, filters: dict, group_by: str, today: dt.date | None = None,
-                 tag_key: str = ""):
+def explore_rows(
+    *, user, start: dt.date, end: dt.date, filters: dict, group_by: str, today: dt.date | None = None, tag_key: str = ""
+):
     """The table (one row per group) and the chart's points [{day, group, cost, …}], where `day` is the day, or
     the first day of the month when daily_points() is false (the months at the edges then hold only the
     period's days). Each row has the measures of spend.sums: `cost` None where no line of the group has a
@@ -81,8 +86,15 @@ def explore_rows(*, user, start: dt.date, end: dt.date, filters: dict, group_by:
     for row in table:
         row.update(_labelled(group_by, row["group"], tag_key))
     series = {row["group"]: DAY_SERIES if group_by == "day" else row["label"] for row in table}
-    chart = [{"day": row["point"], "group": series[row["group"]], "cost": row["cost"],
-              "charge_category": row.get("charge_category")} for row in points]
+    chart = [
+        {
+            "day": row["point"],
+            "group": series[row["group"]],
+            "cost": row["cost"],
+            "charge_category": row.get("charge_category"),
+        }
+        for row in points
+    ]
     return table, chart
 
 
@@ -148,7 +160,11 @@ def choices(user) -> dict:
         return {name: sorted({row[i] for row in seen if row[i] is not None}) for i, name in enumerate(FILTERS)}
 
     def present(objects, field):
-        return sorted(objects.filter(Exists(rows.filter(**{field: OuterRef("pk")}))).values_list(FILTERS[field].split("__")[1], flat=True))
+        return sorted(
+            objects.filter(Exists(rows.filter(**{field: OuterRef("pk")}))).values_list(
+                FILTERS[field].split("__")[1], flat=True
+            )
+        )
 
     return {
         "team": present(Team.objects.all(), "team"),
@@ -164,15 +180,19 @@ def labelled_choices(options: dict) -> dict:
     """choices() as (value, label) pairs: teams, workloads and providers by name, models by display name, bases
     by their label; accounts are named by their name already."""
     names = {
-        "team": dict(Team.objects.values_list("slug", "name")), "workload": dict(Workload.objects.values_list("slug", "name")),
-        "provider": dict(Provider.objects.values_list("slug", "name")), "basis": dict(CostBasis.choices),
+        "team": dict(Team.objects.values_list("slug", "name")),
+        "workload": dict(Workload.objects.values_list("slug", "name")),
+        "provider": dict(Provider.objects.values_list("slug", "name")),
+        "basis": dict(CostBasis.choices),
     }
     labelled = {}
     for name, values in options.items():
         if name == "model":
             labelled[name] = [(v, display.model_name(v)) for v in values]
         else:
-            labelled[name] = sorted(((v, names.get(name, {}).get(v, v)) for v in values), key=lambda pair: pair[1].lower())
+            labelled[name] = sorted(
+                ((v, names.get(name, {}).get(v, v)) for v in values), key=lambda pair: pair[1].lower()
+            )
     return labelled
 
 

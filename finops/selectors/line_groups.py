@@ -41,8 +41,12 @@ _UNPRICED = Q(cost_basis=CostBasis.UNPRICED)
 MEASURES = {
     "cost": Sum("reporting_cost"),
     "tokens": Sum("input_tokens") + Sum("cached_input_tokens") + Sum("cache_write_tokens") + Sum("output_tokens"),
-    "unpriced_tokens": (Sum("input_tokens", filter=_UNPRICED) + Sum("cached_input_tokens", filter=_UNPRICED)
-                        + Sum("cache_write_tokens", filter=_UNPRICED) + Sum("output_tokens", filter=_UNPRICED)),
+    "unpriced_tokens": (
+        Sum("input_tokens", filter=_UNPRICED)
+        + Sum("cached_input_tokens", filter=_UNPRICED)
+        + Sum("cache_write_tokens", filter=_UNPRICED)
+        + Sum("output_tokens", filter=_UNPRICED)
+    ),
     "requests": Sum("requests"),
     "lines": Count("id"),
     "priced_lines": Count("id", filter=~_UNPRICED),
@@ -102,8 +106,11 @@ def group_expression(grouping: str, tag_key: str = ""):
 def by_day(lines: QuerySet[UsageLine], grouping: str, tag_key: str = "") -> list[dict]:
     """MEASURES per (UTC day, group): rows {point, group, cost, tokens, unpriced_tokens, priced_tokens,
     requests, lines, usd_per_mtok}."""
-    rows = (lines.values(point=TruncDate("period_start", tzinfo=dt.UTC), group=group_expression(grouping, tag_key))
-            .annotate(**MEASURES).order_by())
+    rows = (
+        lines.values(point=TruncDate("period_start", tzinfo=dt.UTC), group=group_expression(grouping, tag_key))
+        .annotate(**MEASURES)
+        .order_by()
+    )
     return [spend.finish(dict(row)) for row in rows]
 
 
@@ -112,14 +119,23 @@ def by_signature(lines: QuerySet[UsageLine]) -> list[dict]:
     refs, "" where the line has none), `tags`, `account_id`, `provider_id`. One pass over the lines whatever is
     grouped afterwards (by_ref, by_tag_pair): a period's lines have a few thousand signatures."""
     rows = [spend.finish(dict(row)) for row in lines.values("signature_id").annotate(**MEASURES).order_by()]
-    signatures = {s["id"]: s for s in LineSignature.objects.filter(id__in=[row["signature_id"] for row in rows]).values(
-        "id", "api_key_ref", "project_ref", "user_ref", "tag_set_id", "account_id", "provider_id")}
+    signatures = {
+        s["id"]: s
+        for s in LineSignature.objects.filter(id__in=[row["signature_id"] for row in rows]).values(
+            "id", "api_key_ref", "project_ref", "user_ref", "tag_set_id", "account_id", "provider_id"
+        )
+    }
     tags = dict(TagSet.objects.filter(id__in={s["tag_set_id"] for s in signatures.values()}).values_list("id", "tags"))
     for row in rows:
         signature = signatures[row["signature_id"]]
-        row.update(api_key=signature["api_key_ref"], project=signature["project_ref"], user=signature["user_ref"],
-                   tags=tags.get(signature["tag_set_id"]) or {}, account_id=signature["account_id"],
-                   provider_id=signature["provider_id"])
+        row.update(
+            api_key=signature["api_key_ref"],
+            project=signature["project_ref"],
+            user=signature["user_ref"],
+            tags=tags.get(signature["tag_set_id"]) or {},
+            account_id=signature["account_id"],
+            provider_id=signature["provider_id"],
+        )
     return rows
 
 
@@ -160,8 +176,17 @@ def merged_rows(rows: list[dict], keys: tuple[str, ...]) -> list[dict]:
     merged: dict[tuple, dict] = {}
     with decimal.localcontext(prec=80):  # exact: NUMERIC(38, 18) sums can need more than 28 digits
         for row in rows:
-            total = merged.setdefault(tuple(row[k] for k in keys), {**{k: row[k] for k in keys}, "cost": None,
-                                                                     "tokens": 0, "unpriced_tokens": 0, "requests": 0, "lines": 0})
+            total = merged.setdefault(
+                tuple(row[k] for k in keys),
+                {
+                    **{k: row[k] for k in keys},
+                    "cost": None,
+                    "tokens": 0,
+                    "unpriced_tokens": 0,
+                    "requests": 0,
+                    "lines": 0,
+                },
+            )
             if row["cost"] is not None:
                 total["cost"] = row["cost"] if total["cost"] is None else total["cost"] + row["cost"]
             for name in ("tokens", "unpriced_tokens", "requests", "lines"):
@@ -174,5 +199,7 @@ def merged_rows(rows: list[dict], keys: tuple[str, ...]) -> list[dict]:
 
 def source_names(account_ids: list[int], provider_ids: list[int]) -> tuple[dict, dict]:
     """Names of the accounts and providers rows mention, read once for a page."""
-    return (dict(Account.objects.filter(id__in=account_ids).values_list("id", "name")),
-            dict(Provider.objects.filter(id__in=provider_ids).values_list("id", "name")))
+    return (
+        dict(Account.objects.filter(id__in=account_ids).values_list("id", "name")),
+        dict(Provider.objects.filter(id__in=provider_ids).values_list("id", "name")),
+    )

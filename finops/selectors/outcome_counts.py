@@ -9,8 +9,9 @@ from finops import access
 from finops.models import OutcomeCount, Workload
 
 
-def outcome_counts(*, user, workload: Workload | None = None, start: dt.date | None = None,
-                   end: dt.date | None = None) -> QuerySet[OutcomeCount]:
+def outcome_counts(
+    *, user, workload: Workload | None = None, start: dt.date | None = None, end: dt.date | None = None
+) -> QuerySet[OutcomeCount]:
     """Counts in [start, end) (either bound optional), of one workload or of every workload the user sees."""
     counts = OutcomeCount.objects.select_related("workload").filter(workload__in=access.visible_workloads(user))
     if workload is not None:

@@ -47,8 +47,12 @@ def _spent(row: dict | None) -> tuple[Decimal | None, int]:
 
 def outcome_counts(workload_ids, start: dt.date, end: dt.date) -> dict[int, int]:
     """Σ outcomes per workload over [start, end), every source together; workloads with none are left out."""
-    rows = (OutcomeCount.objects.filter(workload_id__in=list(workload_ids), day__gte=start, day__lt=end)
-            .values("workload_id").annotate(total=Sum("count")).order_by())
+    rows = (
+        OutcomeCount.objects.filter(workload_id__in=list(workload_ids), day__gte=start, day__lt=end)
+        .values("workload_id")
+        .annotate(total=Sum("count"))
+        .order_by()
+    )
     return {r["workload_id"]: r["total"] for r in rows if r["total"]}
 
 
@@ -57,16 +61,31 @@ def workloads_with_outcomes(workloads: QuerySet, start: dt.date, end: dt.date) -
     return workloads.filter(outcomes__day__gte=start, outcomes__day__lt=end, outcomes__count__gt=0).distinct()
 
 
-def by_workload(daily: QuerySet[DailySpend], monthly: QuerySet[MonthlySpend] | None, workload_ids, start: dt.date,
-                end: dt.date, *, today: dt.date) -> dict[int, CostPerOutcome]:
+def by_workload(
+    daily: QuerySet[DailySpend],
+    monthly: QuerySet[MonthlySpend] | None,
+    workload_ids,
+    start: dt.date,
+    end: dt.date,
+    *,
+    today: dt.date,
+) -> dict[int, CostPerOutcome]:
     """CostPerOutcome of each workload over [start, end): one grouped read of the spend, one of the outcomes.
     `daily`/`monthly`: the spend rows the viewer may see."""
     ids = list(workload_ids)
     if not ids:
         return {}
-    costs = {r["workload_id"]: r for r in spend.sums(daily.filter(workload_id__in=ids),
-                                                     None if monthly is None else monthly.filter(workload_id__in=ids),
-                                                     start, end, ("workload_id",), today=today)}
+    costs = {
+        r["workload_id"]: r
+        for r in spend.sums(
+            daily.filter(workload_id__in=ids),
+            None if monthly is None else monthly.filter(workload_id__in=ids),
+            start,
+            end,
+            ("workload_id",),
+            today=today,
+        )
+    }
     counts = outcome_counts(ids, start, end)
     found = {}
     for workload_id in ids:
@@ -79,25 +98,48 @@ def for_workload(daily, monthly, workload_id: int, start: dt.date, end: dt.date,
     return by_workload(daily, monthly, [workload_id], start, end, today=today)[workload_id]
 
 
-def trend(daily: QuerySet[DailySpend], monthly: QuerySet[MonthlySpend] | None, workload_id: int, start: dt.date,
-          end: dt.date, *, today: dt.date, by: str = "day") -> list[dict]:
+def trend(
+    daily: QuerySet[DailySpend],
+    monthly: QuerySet[MonthlySpend] | None,
+    workload_id: int,
+    start: dt.date,
+    end: dt.date,
+    *,
+    today: dt.date,
+    by: str = "day",
+) -> list[dict]:
     """[{point, cost, unpriced_tokens, outcomes, per_outcome}] for every day (by="day") or month (by="month", `point`
     its first day) of [start, end) up to today; a point with no outcomes has per_outcome None (a gap in a chart,
     never a zero). Each month's figure is its own sum over sum."""
     if by not in ("day", "month"):
         raise ValueError(f"by must be day or month, not {by!r}")
-    daily, monthly = daily.filter(workload_id=workload_id), None if monthly is None else monthly.filter(workload_id=workload_id)
+    daily, monthly = (
+        daily.filter(workload_id=workload_id),
+        None if monthly is None else monthly.filter(workload_id=workload_id),
+    )
     costs = {r["point"]: r for r in spend.sums(daily, monthly, start, end, (), today=today, point=by)}
     point = F("day") if by == "day" else Cast(TruncMonth("day"), DateField())
-    counts = {r["point"]: r["total"] for r in OutcomeCount.objects.filter(workload_id=workload_id, day__gte=start, day__lt=end)
-              .values(point=point).annotate(total=Sum("count")).order_by()}
+    counts = {
+        r["point"]: r["total"]
+        for r in OutcomeCount.objects.filter(workload_id=workload_id, day__gte=start, day__lt=end)
+        .values(point=point)
+        .annotate(total=Sum("count"))
+        .order_by()
+    }
     points = []
     last = min(end, today + dt.timedelta(days=1))
     day = start if by == "day" else start.replace(day=1)
     while day < last:
         cost, unpriced = _spent(costs.get(day))
         outcomes = counts.get(day) or 0
-        points.append({"point": day, "cost": cost, "unpriced_tokens": unpriced, "outcomes": outcomes,
-                       "per_outcome": per_outcome(cost, outcomes)})
+        points.append(
+            {
+                "point": day,
+                "cost": cost,
+                "unpriced_tokens": unpriced,
+                "outcomes": outcomes,
+                "per_outcome": per_outcome(cost, outcomes),
+            }
+        )
         day = day + dt.timedelta(days=1) if by == "day" else (day + dt.timedelta(days=32)).replace(day=1)
     return points

@@ -50,9 +50,14 @@ def _scoped(rows, workload_ids: Iterable[int] | None):
     return rows if workload_ids is None else rows.filter(workload_id__in=list(workload_ids))
 
 
-def performance_by(workload_ids: Iterable[int] | None, start: dt.date, end: dt.date,
-                   keys: tuple[str, ...] = ("workload_id", "provider_id", "model"), *,
-                   rows_where: Q | None = None) -> dict[tuple, Performance]:
+def performance_by(
+    workload_ids: Iterable[int] | None,
+    start: dt.date,
+    end: dt.date,
+    keys: tuple[str, ...] = ("workload_id", "provider_id", "model"),
+    *,
+    rows_where: Q | None = None,
+) -> dict[tuple, Performance]:
     """Merged Performance per `keys` (columns of the rollup) over [start, end). `workload_ids` None: every row,
     unattributed included (admins); else those workloads' rows only (a member's scope). `rows_where`: a further filter
     on the rollup rows (a provider's page reads only its rows; the what-if only the providers and models it compares)."""
@@ -120,7 +125,9 @@ class Verdict:
 
     @property
     def label(self) -> str:
-        return {"meets": "Meets", "fails": "Fails", "unknown": "Unknown", "no-sla": "No SLA", "no-data": "No data"}[self.status]
+        return {"meets": "Meets", "fails": "Fails", "unknown": "Unknown", "no-sla": "No SLA", "no-data": "No data"}[
+            self.status
+        ]
 
 
 def latency_verdict(performance: Performance | None, sla_seconds: Decimal | None) -> Verdict:
@@ -131,8 +138,13 @@ def latency_verdict(performance: Performance | None, sla_seconds: Decimal | None
         return Verdict("no-data", "latency", sla_seconds=sla_seconds)
     if performance.e2e.count:
         p99 = performance.p_ms(P99)
-        return Verdict("meets" if p99 <= sla_ms else "fails", "latency", p99_ms=p99,
-                       share_over=performance.share_over(sla_ms), sla_seconds=sla_seconds)
+        return Verdict(
+            "meets" if p99 <= sla_ms else "fails",
+            "latency",
+            p99_ms=p99,
+            share_over=performance.share_over(sla_ms),
+            sla_seconds=sla_seconds,
+        )
     bound = performance.summary_p99_ms
     if bound is not None and bound <= sla_ms:
         return Verdict("meets", "latency", p99_ms=bound, bound=True, sla_seconds=sla_seconds)
@@ -146,16 +158,23 @@ def batch_verdict(hours_by_day: dict[dt.date, int] | None, window_hours: int | N
     if not spans:
         return Verdict("no-data", "batch", window_hours=window_hours)
     over = sum(span > window_hours for span in spans)
-    return Verdict("fails" if over else "meets", "batch", window_hours=window_hours, longest_span_hours=max(spans),
-                   days_over=over, days=len(spans))
+    return Verdict(
+        "fails" if over else "meets",
+        "batch",
+        window_hours=window_hours,
+        longest_span_hours=max(spans),
+        days_over=over,
+        days=len(spans),
+    )
 
 
 def is_batch(workload: Workload) -> bool:
     return workload.latency_profile == Workload.LatencyProfile.BATCH and workload.batch_window_hours is not None
 
 
-def workload_verdict(workload: Workload, performance: Performance | None,
-                     hours_by_day: dict[dt.date, int] | None) -> Verdict:
+def workload_verdict(
+    workload: Workload, performance: Performance | None, hours_by_day: dict[dt.date, int] | None
+) -> Verdict:
     """The workload's verdict over a period: its batch window when it is a batch workload with one, else its
     latency SLA."""
     if is_batch(workload):

@@ -43,7 +43,9 @@ class PerformanceFigures:
         return latency_verdict(self.performance, self.workload.sla_seconds)
 
 
-def performance_figures(*, user, start: dt.date, end: dt.date, workload: Workload | None = None) -> list[PerformanceFigures]:
+def performance_figures(
+    *, user, start: dt.date, end: dt.date, workload: Workload | None = None
+) -> list[PerformanceFigures]:
     """One entry per workload × provider × model with requests in [start, end), ordered by workload, provider and
     model (unattributed last)."""
     if workload is not None:
@@ -55,6 +57,11 @@ def performance_figures(*, user, start: dt.date, end: dt.date, workload: Workloa
     found = performance_by(ids, start, end)
     workloads = Workload.objects.select_related("team").in_bulk({w for w, _, _ in found if w is not None})
     providers = dict(Provider.objects.values_list("id", "slug"))
-    figures = [PerformanceFigures(workloads.get(w), providers[p], model, performance)
-               for (w, p, model), performance in found.items() if performance.all_requests]
-    return sorted(figures, key=lambda f: (f.workload is None, f.workload.slug if f.workload else "", f.provider, f.model))
+    figures = [
+        PerformanceFigures(workloads.get(w), providers[p], model, performance)
+        for (w, p, model), performance in found.items()
+        if performance.all_requests
+    ]
+    return sorted(
+        figures, key=lambda f: (f.workload is None, f.workload.slug if f.workload else "", f.provider, f.model)
+    )

@@ -42,8 +42,9 @@ def _source(name: str, start: dt.date, end: dt.date, ids: list[int]) -> tuple[li
     return parts, params
 
 
-def performance_totals(workload_ids: Iterable[int], spans: dict[str, tuple[dt.date, dt.date]]
-                       ) -> dict[str, tuple[dict[int, Performance], dict[Key, int]]]:
+def performance_totals(
+    workload_ids: Iterable[int], spans: dict[str, tuple[dt.date, dt.date]]
+) -> dict[str, tuple[dict[int, Performance], dict[Key, int]]]:
     """Per span name: (Performance per workload — counts, sums and the e2e distribution merged over the span —,
     measured requests per workload × provider × model, the weights of quality_by). One query for all the spans."""
     ids = list(workload_ids)
@@ -63,9 +64,11 @@ def performance_totals(workload_ids: Iterable[int], spans: dict[str, tuple[dt.da
     counters = ", ".join(f"r.{name}" for name in COLUMNS[:-1])
     with connection.cursor() as cursor:
         # The stored Performance without its TTFT cells (a table of workloads shows none of it).
-        cursor.execute(f"SELECT span, workload_id, provider_id, model, {counters}, "
-                       f"ARRAY(SELECT c FROM unnest(r.latency) c WHERE c < {TTFT << (12 + COUNT_BITS)}) FROM ({rows}) r",
-                       params)
+        cursor.execute(
+            f"SELECT span, workload_id, provider_id, model, {counters}, "
+            f"ARRAY(SELECT c FROM unnest(r.latency) c WHERE c < {TTFT << (12 + COUNT_BITS)}) FROM ({rows}) r",
+            params,
+        )
         fetched = cursor.fetchall()
     for span, workload_id, provider_id, model, *stored in fetched:
         by_workload, by_model = found[span]

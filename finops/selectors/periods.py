@@ -60,8 +60,9 @@ def _days(ranges: list[Days]) -> Q:
     return where
 
 
-def parts(daily: QuerySet[DailySpend], monthly: QuerySet[MonthlySpend], start: dt.date, end: dt.date, *,
-          today: dt.date) -> list[tuple[QuerySet, int]]:
+def parts(
+    daily: QuerySet[DailySpend], monthly: QuerySet[MonthlySpend], start: dt.date, end: dt.date, *, today: dt.date
+) -> list[tuple[QuerySet, int]]:
     """(rows, sign) to aggregate alike and add up (sign 1) or take away (sign -1): exactly the period's spend.
     `daily` and `monthly` are the rows the caller may see, filtered alike and not yet narrowed to a period."""
     how = plan(start, end, today=today)

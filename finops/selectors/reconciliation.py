@@ -43,7 +43,10 @@ def reconciliation(*, provider: Provider, rows: QuerySet[DailySpend]) -> dict:
         by_day[charge["day"]]["non_usage"] += charge["cost"] or ZERO
     return {
         "days": [_finish({"day": day, **values}) for day, values in sorted(by_day.items())],
-        "models": sorted((_finish({"model": m, **v}) for m, v in by_model.items()), key=lambda r: -(r["billed"] + r["unpriced_billed"])),
+        "models": sorted(
+            (_finish({"model": m, **v}) for m, v in by_model.items()),
+            key=lambda r: -(r["billed"] + r["unpriced_billed"]),
+        ),
     }
 
 
@@ -76,6 +79,8 @@ def _finish(row: dict) -> dict:
     row["variance"] = (row["billed"] - row["at_list"]) / row["at_list"] if row["at_list"] else None
     if "tokens" in row:
         priced_tokens = row["tokens"]
-        row["billed_per_mtok"] = (row["billed"] + row["unpriced_billed"]) / priced_tokens * 1_000_000 if priced_tokens else None
+        row["billed_per_mtok"] = (
+            (row["billed"] + row["unpriced_billed"]) / priced_tokens * 1_000_000 if priced_tokens else None
+        )
         row["list_per_mtok"] = row["at_list"] / priced_tokens * 1_000_000 if priced_tokens and row["at_list"] else None
     return row

@@ -12,8 +12,11 @@ def default_recipients():
 
 def _latest_deliveries(subscription_ids) -> dict[int, ReportDelivery]:
     latest = {}
-    for delivery in (ReportDelivery.objects.filter(subscription_id__in=subscription_ids)
-                     .select_related("snapshot").order_by("subscription_id", "-month", "-id")):
+    for delivery in (
+        ReportDelivery.objects.filter(subscription_id__in=subscription_ids)
+        .select_related("snapshot")
+        .order_by("subscription_id", "-month", "-id")
+    ):
         latest.setdefault(delivery.subscription_id, delivery)
     return latest
 
@@ -33,19 +36,24 @@ def pending_defaults(users=None) -> list[User]:
 
 
 def own_subscription(user: User) -> ReportSubscription | None:
-    return (ReportSubscription.objects.filter(user=user).first()
-            or (ReportSubscription.objects.filter(email__iexact=user.email).first() if user.email else None))
-
+    return ReportSubscription.objects.filter(user=user).first() or (
+        ReportSubscription.objects.filter(email__iexact=user.email).first() if user.email else None
+    )
 
 
 def month_recipients(month) -> list[dict]:
     """Who was sent `month`'s report and which version (the report page's "Sent to"): per subscription, the
     latest version it was sent (the monthly email or a restated one) and the newest delivery still on its way."""
     rows: dict[int, dict] = {}
-    deliveries = (ReportDelivery.objects.filter(month=month).select_related("subscription", "snapshot", "restates")
-                  .order_by("subscription__email", "snapshot__version", "id"))
+    deliveries = (
+        ReportDelivery.objects.filter(month=month)
+        .select_related("subscription", "snapshot", "restates")
+        .order_by("subscription__email", "snapshot__version", "id")
+    )
     for delivery in deliveries:
-        row = rows.setdefault(delivery.subscription_id, {"email": delivery.subscription.email, "sent": None, "waiting": None})
+        row = rows.setdefault(
+            delivery.subscription_id, {"email": delivery.subscription.email, "sent": None, "waiting": None}
+        )
         if delivery.state == ReportDelivery.State.SENT:
             row["sent"] = delivery
         else:

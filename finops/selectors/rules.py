@@ -21,7 +21,11 @@ def _since(days: int) -> dt.datetime:
 
 def _first_match(rules: list[AttributionRule]):
     whens = [When(rule_q(r), then=Value(r.id if r.id else CANDIDATE)) for r in rules]
-    return Case(*whens, default=Value(NOBODY), output_field=BigIntegerField()) if whens else Value(NOBODY, output_field=BigIntegerField())
+    return (
+        Case(*whens, default=Value(NOBODY), output_field=BigIntegerField())
+        if whens
+        else Value(NOBODY, output_field=BigIntegerField())
+    )
 
 
 def _ordered(rules: list[AttributionRule]) -> list[AttributionRule]:
@@ -80,7 +84,10 @@ def rules_with_claims(*, days: int = PREVIEW_DAYS) -> list[dict]:
     """Rules in evaluation order with the spend each claims in the rollup now (last `days` days)."""
     since = _since(days).date()
     by_workload = dict(
-        DailySpend.objects.filter(day__gte=since).values_list("workload_id").annotate(c=Sum("reporting_cost")).order_by()
+        DailySpend.objects.filter(day__gte=since)
+        .values_list("workload_id")
+        .annotate(c=Sum("reporting_cost"))
+        .order_by()
     )
     rules = AttributionRule.objects.select_related("workload__team", "account", "provider").order_by("priority", "id")
     return [{"rule": r, "workload_cost": by_workload.get(r.workload_id)} for r in rules]
@@ -88,4 +95,6 @@ def rules_with_claims(*, days: int = PREVIEW_DAYS) -> list[dict]:
 
 def unattributed_cost(*, days: int = PREVIEW_DAYS) -> Decimal:
     since = _since(days).date()
-    return DailySpend.objects.filter(day__gte=since, workload__isnull=True).aggregate(c=Sum("reporting_cost"))["c"] or Decimal(0)
+    return DailySpend.objects.filter(day__gte=since, workload__isnull=True).aggregate(c=Sum("reporting_cost"))[
+        "c"
+    ] or Decimal(0)

@@ -27,13 +27,21 @@ def saving_rows(report: SavingsReport) -> list[dict]:
     rows = []
     for row in report.rows:
         best = row.best
-        rows.append({
-            "workload": row.workload.name, "url": f"/whatif/?workload={row.workload.slug}", "team": row.workload.team.name,
-            "family": row.family, "today_cost": row.today_cost,
-            "best": f"{best.offering.provider_name or best.provider} {best.model}" if best else (row.note or "None meets the SLA"),
-            "best_cost": best.monthly_cost if best else None, "saving": row.saving if best else None,
-            "latency": latency_text(best) if best else display.DASH,
-            "sla": (VERDICT[best.meets_sla] if best.sla_kind != "none" else "No SLA") if best else display.DASH,
-            "policy": policy_text(row.policy),
-        })
+        rows.append(
+            {
+                "workload": row.workload.name,
+                "url": f"/whatif/?workload={row.workload.slug}",
+                "team": row.workload.team.name,
+                "family": row.family,
+                "today_cost": row.today_cost,
+                "best": f"{best.offering.provider_name or best.provider} {best.model}"
+                if best
+                else (row.note or "None meets the SLA"),
+                "best_cost": best.monthly_cost if best else None,
+                "saving": row.saving if best else None,
+                "latency": latency_text(best) if best else display.DASH,
+                "sla": (VERDICT[best.meets_sla] if best.sla_kind != "none" else "No SLA") if best else display.DASH,
+                "policy": policy_text(row.policy),
+            }
+        )
     return rows

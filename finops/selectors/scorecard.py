@@ -97,13 +97,25 @@ def quarter(text: str | None, *, today: dt.date) -> Quarter:
     period = resolve(f"{match[1]}-Q{match[2]}", today=today)
     key = f"{match[1]}Q{match[2]}"
     if period.start >= today:
-        raise QuarterError(f"{period.label} has no complete day yet ({key}): pick {quarter_key(today)} or an earlier quarter.")
+        raise QuarterError(
+            f"{period.label} has no complete day yet ({key}): pick {quarter_key(today)} or an earlier quarter."
+        )
     previous = period.compare
     if today < period.end:
         days = today - period.start
-        return Quarter(key, period.start, period.end, period.label, today, previous.start,
-                       min(previous.start + days, previous.end), f"the same {days.days} days of {previous.label}")
-    return Quarter(key, period.start, period.end, period.label, period.end, previous.start, previous.end, previous.label)
+        return Quarter(
+            key,
+            period.start,
+            period.end,
+            period.label,
+            today,
+            previous.start,
+            min(previous.start + days, previous.end),
+            f"the same {days.days} days of {previous.label}",
+        )
+    return Quarter(
+        key, period.start, period.end, period.label, period.end, previous.start, previous.end, previous.label
+    )
 
 
 def quarter_choices(user, *, today: dt.date) -> list[tuple[str, str]]:
@@ -147,18 +159,39 @@ class Figures:
 
     @property
     def active(self) -> bool:
-        return bool(self.tokens or self.requests or self.measured_requests or self.outcomes
-                    or (self.cost is not None and self.cost != spend.ZERO))
+        return bool(
+            self.tokens
+            or self.requests
+            or self.measured_requests
+            or self.outcomes
+            or (self.cost is not None and self.cost != spend.ZERO)
+        )
 
 
 def _spend_by_workload(daily, monthly, ids: list[int], start: dt.date, end: dt.date, today: dt.date) -> dict[int, dict]:
-    rows = spend.sums(daily.filter(workload_id__in=ids), monthly.filter(workload_id__in=ids), start, end, ("workload_id",),
-                      today=today, months_beyond_days=0)
+    rows = spend.sums(
+        daily.filter(workload_id__in=ids),
+        monthly.filter(workload_id__in=ids),
+        start,
+        end,
+        ("workload_id",),
+        today=today,
+        months_beyond_days=0,
+    )
     return {row["workload_id"]: row for row in rows}
 
 
-def _figures(workloads: list[Workload], daily, monthly, start: dt.date, end: dt.date, *, today: dt.date,
-             hours: dict[int, dict[dt.date, int]], measured: tuple[dict[int, Performance], dict]) -> dict[int, Figures]:
+def _figures(
+    workloads: list[Workload],
+    daily,
+    monthly,
+    start: dt.date,
+    end: dt.date,
+    *,
+    today: dt.date,
+    hours: dict[int, dict[dt.date, int]],
+    measured: tuple[dict[int, Performance], dict],
+) -> dict[int, Figures]:
     """Figures of every workload over [start, end): one read per source, whatever the number of workloads.
     `measured`: the span's performance_totals (read with the other span's, in one pass)."""
     ids = [w.id for w in workloads]
@@ -203,11 +236,13 @@ def changes(now: Figures, before: Figures) -> dict:
         "tokens_change": _pct(now.tokens, before.tokens),
         "usd_per_mtok_change": _pct(now.usd_per_mtok, before.usd_per_mtok),
         "per_outcome_change": _pct(now.per_outcome, before.per_outcome),
-        "error_rate_change": None if now.error_rate is None or before.error_rate is None
+        "error_rate_change": None
+        if now.error_rate is None or before.error_rate is None
         else (now.error_rate - before.error_rate) * HUNDRED,
         "p99_change_ms": None if now.p99_ms is None or before.p99_ms is None else now.p99_ms - before.p99_ms,
         "tokens_per_s_change": _pct(now.tokens_per_s, before.tokens_per_s),
-        "quality_change": None if now.quality is None or before.quality is None or now.quality_eval != before.quality_eval
+        "quality_change": None
+        if now.quality is None or before.quality is None or now.quality_eval != before.quality_eval
         else now.quality - before.quality,
     }
 
@@ -226,8 +261,10 @@ def verdict_cell(verdict) -> dict:
         elif verdict.status == "no-data":
             title = f"No measured work to judge against its {verdict.window_hours} h window"
         else:
-            title = (f"{verdict.days_over} of {verdict.days} days ran longer than the {verdict.window_hours} h window "
-                     f"(longest day: {verdict.longest_span_hours} h)")
+            title = (
+                f"{verdict.days_over} of {verdict.days} days ran longer than the {verdict.window_hours} h window "
+                f"(longest day: {verdict.longest_span_hours} h)"
+            )
     else:
         p99 = display.latency_ms(verdict.p99_ms)
         sla = None if verdict.sla_seconds is None else display.duration(verdict.sla_seconds)
@@ -253,40 +290,79 @@ def scorecard(user, the_quarter: Quarter, *, today: dt.date, team=None) -> Score
     """One row per workload the user may see (narrowed to `team`) with activity in the quarter or the span it is
     compared with (workload_rows)."""
     q = the_quarter
-    return Scorecard(q, workload_rows(user, (q.start, q.read_end), (q.compare_start, q.compare_end),
-                                      compare_label=q.compare_label, today=today, team=team), team)
+    return Scorecard(
+        q,
+        workload_rows(
+            user,
+            (q.start, q.read_end),
+            (q.compare_start, q.compare_end),
+            compare_label=q.compare_label,
+            today=today,
+            team=team,
+        ),
+        team,
+    )
 
 
-def workload_rows(user, span: tuple[dt.date, dt.date], compare: tuple[dt.date, dt.date], *, compare_label: str,
-                  today: dt.date, team=None) -> list[dict]:
+def workload_rows(
+    user,
+    span: tuple[dt.date, dt.date],
+    compare: tuple[dt.date, dt.date],
+    *,
+    compare_label: str,
+    today: dt.date,
+    team=None,
+) -> list[dict]:
     """The scorecard's rows over any span (a quarter here, a month in the TCO report): per workload with activity
     in `span` or `compare`, its figures (row keys = the Table spec's, finops.reports.scorecard_tables), the changes,
     and `previous` (the comparison span's Figures)."""
     workloads = access.visible_workloads(user)
     if team is not None:
         workloads = workloads.filter(team=team)
-    workloads = list(workloads.only("id", "name", "slug", "team__name", "team__slug", "latency_profile", "sla_seconds",
-                                    "batch_window_hours", "outcome_unit").order_by("name", "id"))
+    workloads = list(
+        workloads.only(
+            "id",
+            "name",
+            "slug",
+            "team__name",
+            "team__slug",
+            "latency_profile",
+            "sla_seconds",
+            "batch_window_hours",
+            "outcome_unit",
+        ).order_by("name", "id")
+    )
     daily, monthly = spend.visible_spend(user), spend.visible_spend(user, MonthlySpend)
     (start, end), (compare_start, compare_end) = span, compare
     batch = [w.id for w in workloads if is_batch(w)]
     hours = day_hours(batch, min(start, compare_start), max(end, compare_end)) if batch else {}
     measured = performance_totals([w.id for w in workloads], {"now": span, "before": compare})
     now = _figures(workloads, daily, monthly, start, end, today=today, hours=hours, measured=measured["now"])
-    before = _figures(workloads, daily, monthly, compare_start, compare_end, today=today, hours=hours, measured=measured["before"])
+    before = _figures(
+        workloads, daily, monthly, compare_start, compare_end, today=today, hours=hours, measured=measured["before"]
+    )
     rows = []
     for workload in workloads:
         figures, previous = now[workload.id], before[workload.id]
         if not (figures.active or previous.active):
             continue
-        rows.append({
-            "workload_id": workload.id, "label": workload.name, "slug": workload.slug, "team": workload.team.name,
-            "team_slug": workload.team.slug, "outcome_unit": workload.outcome_unit, "sla": sla_text(workload),
-            **{name: getattr(figures, name) for name in Figures.__dataclass_fields__ if name != "verdict"},
-            "verdict": verdict_cell(figures.verdict), "verdict_detail": figures.verdict,
-            **changes(figures, previous), "previous": previous,
-            "delta_title": f"Change from {compare_label}",
-        })
+        rows.append(
+            {
+                "workload_id": workload.id,
+                "label": workload.name,
+                "slug": workload.slug,
+                "team": workload.team.name,
+                "team_slug": workload.team.slug,
+                "outcome_unit": workload.outcome_unit,
+                "sla": sla_text(workload),
+                **{name: getattr(figures, name) for name in Figures.__dataclass_fields__ if name != "verdict"},
+                "verdict": verdict_cell(figures.verdict),
+                "verdict_detail": figures.verdict,
+                **changes(figures, previous),
+                "previous": previous,
+                "delta_title": f"Change from {compare_label}",
+            }
+        )
     return rows
 
 

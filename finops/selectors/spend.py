@@ -66,11 +66,20 @@ def change(now: Decimal | None, before: Decimal | None) -> Decimal | None:
 
 TOKEN_SUM = Sum("input_tokens") + Sum("cached_input_tokens") + Sum("cache_write_tokens") + Sum("output_tokens")
 UNPRICED = Q(cost_basis=CostBasis.UNPRICED)
-UNPRICED_TOKEN_SUM = (Sum("input_tokens", filter=UNPRICED) + Sum("cached_input_tokens", filter=UNPRICED)
-                      + Sum("cache_write_tokens", filter=UNPRICED) + Sum("output_tokens", filter=UNPRICED))
+UNPRICED_TOKEN_SUM = (
+    Sum("input_tokens", filter=UNPRICED)
+    + Sum("cached_input_tokens", filter=UNPRICED)
+    + Sum("cache_write_tokens", filter=UNPRICED)
+    + Sum("output_tokens", filter=UNPRICED)
+)
 # The sums every grouped read takes (daily or monthly rollup alike); `lines` tells a group that nets to nothing.
-MEASURES = {"cost": Sum("reporting_cost"), "tokens": TOKEN_SUM, "unpriced_tokens": UNPRICED_TOKEN_SUM,
-            "requests": Sum("requests"), "lines": Sum("line_count")}
+MEASURES = {
+    "cost": Sum("reporting_cost"),
+    "tokens": TOKEN_SUM,
+    "unpriced_tokens": UNPRICED_TOKEN_SUM,
+    "requests": Sum("requests"),
+    "lines": Sum("line_count"),
+}
 DAILY_READ_MAX_DAYS = 92  # up to a quarter from the daily rollup; longer periods read whole months monthly
 
 
@@ -78,21 +87,29 @@ def totals(rows: QuerySet[DailySpend]) -> Totals:
     return period_totals(rows, {"all": None})["all"]
 
 
-def period_totals(rows: QuerySet[DailySpend], spans_by_name: dict[str, tuple[dt.date, dt.date] | None]) -> dict[str, Totals]:
+def period_totals(
+    rows: QuerySet[DailySpend], spans_by_name: dict[str, tuple[dt.date, dt.date] | None]
+) -> dict[str, Totals]:
     """Totals of several half-open periods (None: all of `rows`) in one pass over the rollup."""
     aggregates, spans = {}, [p for p in spans_by_name.values() if p is not None]
     for name, span in spans_by_name.items():
         within = Q() if span is None else Q(day__gte=span[0], day__lt=span[1])
         unpriced = within & Q(cost_basis=CostBasis.UNPRICED)
-        aggregates.update({
-            f"{name}__cost": Sum("reporting_cost", filter=within or None),
-            f"{name}__tokens": Sum("input_tokens", filter=within or None) + Sum("cached_input_tokens", filter=within or None)
-            + Sum("cache_write_tokens", filter=within or None) + Sum("output_tokens", filter=within or None),
-            f"{name}__requests": Sum("requests", filter=within or None),
-            f"{name}__unattributed": Sum("reporting_cost", filter=within & Q(workload__isnull=True)),
-            f"{name}__unpriced_tokens": Sum("input_tokens", filter=unpriced) + Sum("cached_input_tokens", filter=unpriced)
-            + Sum("cache_write_tokens", filter=unpriced) + Sum("output_tokens", filter=unpriced),
-        })
+        aggregates.update(
+            {
+                f"{name}__cost": Sum("reporting_cost", filter=within or None),
+                f"{name}__tokens": Sum("input_tokens", filter=within or None)
+                + Sum("cached_input_tokens", filter=within or None)
+                + Sum("cache_write_tokens", filter=within or None)
+                + Sum("output_tokens", filter=within or None),
+                f"{name}__requests": Sum("requests", filter=within or None),
+                f"{name}__unattributed": Sum("reporting_cost", filter=within & Q(workload__isnull=True)),
+                f"{name}__unpriced_tokens": Sum("input_tokens", filter=unpriced)
+                + Sum("cached_input_tokens", filter=unpriced)
+                + Sum("cache_write_tokens", filter=unpriced)
+                + Sum("output_tokens", filter=unpriced),
+            }
+        )
     if spans and len(spans) == len(spans_by_name):  # read only the days some period needs
         rows = rows.filter(day__gte=min(s[0] for s in spans), day__lt=max(s[1] for s in spans))
     agg = rows.aggregate(**aggregates)
@@ -130,10 +147,14 @@ def month_to_date(rows: QuerySet[DailySpend], today: dt.date, *, known: dict[str
     """Spend of this UTC month up to (not including) today, against the same days of last month.
     `known`: the period totals of `month_periods_totals`, when the caller has them already."""
     known = known or period_totals(rows, _month_periods(today))
-    return MonthToDate(today=today, this_month=known["this_month"].cost, same_days_last_month=known["same_days_last_month"].cost)
+    return MonthToDate(
+        today=today, this_month=known["this_month"].cost, same_days_last_month=known["same_days_last_month"].cost
+    )
 
 
-def month_periods_totals(rows: QuerySet[DailySpend], today: dt.date, **extra: tuple[dt.date, dt.date]) -> dict[str, Totals]:
+def month_periods_totals(
+    rows: QuerySet[DailySpend], today: dt.date, **extra: tuple[dt.date, dt.date]
+) -> dict[str, Totals]:
     """The totals month_to_date needs, and any `extra` periods, in one query."""
     return period_totals(rows, {**_month_periods(today), **extra})
 
@@ -151,28 +172,59 @@ def daily_costs(rows: QuerySet[DailySpend], start: dt.date, end: dt.date) -> dic
 def month_forecast(rows: QuerySet[DailySpend], today: dt.date) -> Forecast:
     """This UTC month's total as finops.forecast sees it on `today`, from the rows' daily spend."""
     first = today.replace(day=1)
-    return forecast(daily_costs(rows, min(first, history_start(today)), today), start=first, end=next_month(first), as_of=today)
+    return forecast(
+        daily_costs(rows, min(first, history_start(today)), today), start=first, end=next_month(first), as_of=today
+    )
 
 
 # --- any period, grouped any way (pages and their CSVs) ---
 
 
-def sums(daily: QuerySet[DailySpend], monthly: QuerySet[MonthlySpend] | None, start: dt.date, end: dt.date,
-         keys: tuple[str, ...] = (), *, today: dt.date, point: str | None = None,
-         months_beyond_days: int = DAILY_READ_MAX_DAYS) -> list[dict]:
+def sums(
+    daily: QuerySet[DailySpend],
+    monthly: QuerySet[MonthlySpend] | None,
+    start: dt.date,
+    end: dt.date,
+    keys: tuple[str, ...] = (),
+    *,
+    today: dt.date,
+    point: str | None = None,
+    months_beyond_days: int = DAILY_READ_MAX_DAYS,
+) -> list[dict]:
     """MEASURES per `keys` over [start, end), each row finished (finish()). `point`: "day" adds each row's day
     as `point`, "month" its month's first day. A period longer than `months_beyond_days` (DAILY_READ_MAX_DAYS
     unless told; the scorecard reads even a quarter by months) and not by day reads its whole months from
     `monthly` and the edges from `daily` (finops.selectors.periods): the sums are the same, from ~25× fewer
     rows. `daily` and `monthly` are the rows the viewer may see, filtered alike."""
     measures = {**MEASURES, "priced_lines": Sum("line_count", filter=~UNPRICED)}
-    return [finish(row) for row in signed_sums(daily, monthly, start, end, keys, measures=measures, today=today, point=point,
-                                               months_beyond_days=months_beyond_days)]
+    return [
+        finish(row)
+        for row in signed_sums(
+            daily,
+            monthly,
+            start,
+            end,
+            keys,
+            measures=measures,
+            today=today,
+            point=point,
+            months_beyond_days=months_beyond_days,
+        )
+    ]
 
 
-def signed_sums(daily: QuerySet[DailySpend], monthly: QuerySet[MonthlySpend] | None, start: dt.date, end: dt.date,
-                keys: tuple[str, ...], *, measures: dict, today: dt.date, point: str | None = None,
-                months_beyond_days: int = DAILY_READ_MAX_DAYS) -> list[dict]:
+def signed_sums(
+    daily: QuerySet[DailySpend],
+    monthly: QuerySet[MonthlySpend] | None,
+    start: dt.date,
+    end: dt.date,
+    keys: tuple[str, ...],
+    *,
+    measures: dict,
+    today: dt.date,
+    point: str | None = None,
+    months_beyond_days: int = DAILY_READ_MAX_DAYS,
+) -> list[dict]:
     """`measures` (sums, one of them `lines` = Sum("line_count")) per `keys` (and `point`, as sums()) over
     [start, end), unfinished: the one way any period is read (pages, the spend report). Periods longer than
     `months_beyond_days` (and not by day) read whole months from `monthly` when given; a group whose lines all
@@ -186,7 +238,11 @@ def signed_sums(daily: QuerySet[DailySpend], monthly: QuerySet[MonthlySpend] | N
         extra = {}
         if point:
             by_month = rows.model is MonthlySpend or point == "month"
-            extra["point"] = F("month") if rows.model is MonthlySpend else (Cast(TruncMonth("day"), DateField()) if by_month else F("day"))
+            extra["point"] = (
+                F("month")
+                if rows.model is MonthlySpend
+                else (Cast(TruncMonth("day"), DateField()) if by_month else F("day"))
+            )
         grouped = rows.values(*keys, **extra).annotate(**measures)
         signed += [(row, sign) for row in grouped.order_by()]
     names = keys + (("point",) if point else ())
@@ -247,9 +303,13 @@ def by_cost(rows: list[dict]) -> list[dict]:
 
 
 def _as_totals(total: dict) -> Totals:
-    return Totals(cost=total.get("cost"), unpriced_tokens=total.get("unpriced_tokens") or 0,
-                  unattributed_cost=total.get("unattributed") or ZERO, tokens=total.get("tokens") or 0,
-                  requests=total.get("requests") or 0)
+    return Totals(
+        cost=total.get("cost"),
+        unpriced_tokens=total.get("unpriced_tokens") or 0,
+        unattributed_cost=total.get("unattributed") or ZERO,
+        tokens=total.get("tokens") or 0,
+        requests=total.get("requests") or 0,
+    )
 
 
 def regroup(rows: list[dict], key: str) -> list[dict]:
@@ -257,7 +317,9 @@ def regroup(rows: list[dict], key: str) -> list[dict]:
     the known costs, None where no part of the group has one; $/M again over priced tokens."""
     merged: dict = {}
     for row in rows:
-        total = merged.setdefault(row[key], {key: row[key], "cost": None, "tokens": 0, "unpriced_tokens": 0, "requests": 0, "lines": 0})
+        total = merged.setdefault(
+            row[key], {key: row[key], "cost": None, "tokens": 0, "unpriced_tokens": 0, "requests": 0, "lines": 0}
+        )
         if row["cost"] is not None:
             total["cost"] = (total["cost"] or ZERO) + row["cost"]
         for name in ("tokens", "unpriced_tokens", "requests", "lines"):
@@ -272,9 +334,14 @@ def daily_tokens(rows: QuerySet[DailySpend], *, monthly: bool = False) -> list[d
     """[{day, input, output}] per day (per month, `day` its first day), where input is all input (uncached +
     cached + cache write). `rows` is one scope's daily rows over the period (a team's, a workload's)."""
     point = Cast(TruncMonth("day"), DateField()) if monthly else F("day")
-    grouped = (rows.values(point=point)
-               .annotate(input=Sum("input_tokens") + Sum("cached_input_tokens") + Sum("cache_write_tokens"), output=Sum("output_tokens"))
-               .order_by("point"))
+    grouped = (
+        rows.values(point=point)
+        .annotate(
+            input=Sum("input_tokens") + Sum("cached_input_tokens") + Sum("cache_write_tokens"),
+            output=Sum("output_tokens"),
+        )
+        .order_by("point")
+    )
     return [{"day": row["point"], "input": row["input"], "output": row["output"]} for row in grouped]
 
 
@@ -289,15 +356,21 @@ def month_spans(today: dt.date) -> dict[str, tuple[dt.date, dt.date]]:
     return _month_periods(today)
 
 
-def day_grid(daily: QuerySet[DailySpend], spans: dict[str, tuple[dt.date, dt.date]], keys: tuple[str, ...]) -> list[dict] | None:
+def day_grid(
+    daily: QuerySet[DailySpend], spans: dict[str, tuple[dt.date, dt.date]], keys: tuple[str, ...]
+) -> list[dict] | None:
     """The daily rollup over the days `spans` cover, summed by day and `keys` (few rows: days × providers, say),
     from which grid_totals gives each span's Totals and a chart its points: one pass where a page would read
     the same days once per figure. None when the spans lie too far apart for one pass to pay."""
     start, end = min(s for s, _ in spans.values()), max(e for _, e in spans.values())
     if (end - start).days > GRID_MAX_DAYS:
         return None
-    return list(period(daily, start, end).values("day", *keys).annotate(
-        **MEASURES, priced_lines=Sum("line_count", filter=~UNPRICED), unattributed=UNATTRIBUTED_COST).order_by())
+    return list(
+        period(daily, start, end)
+        .values("day", *keys)
+        .annotate(**MEASURES, priced_lines=Sum("line_count", filter=~UNPRICED), unattributed=UNATTRIBUTED_COST)
+        .order_by()
+    )
 
 
 def grid_totals(grid: list[dict], start: dt.date, end: dt.date) -> Totals:

@@ -24,8 +24,8 @@ from django.db.models import F, Q, Sum
 from django.utils import timezone
 
 from finops import access
-from finops.reports.cells import SafeCsvWriter
 from finops.models import Account, CostBasis, DailySpend, ModelPrice, MonthlySpend, Provider, Team, Workload
+from finops.reports.cells import SafeCsvWriter
 
 from . import spend
 from .explore import FILTERS, UNATTRIBUTED, filtered
@@ -67,13 +67,29 @@ MEASURES = {
     "billed_lines": Sum("line_count", filter=BILLED),
     "estimated_lines": Sum("line_count", filter=ESTIMATED),
 }
-COUNTS = ("priced_tokens", "unpriced_tokens", "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests")
+COUNTS = (
+    "priced_tokens",
+    "unpriced_tokens",
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "requests",
+)
 # Each money sum and the line count that says whether there is any such cost in the group.
 MONEY_LINES = {"cost": "priced_lines", "billed_cost": "billed_lines", "estimated_cost": "estimated_lines"}
 
 
-def spend_rows(*, user=None, start: dt.date, end: dt.date, by: str, filters: dict | None = None,
-               today: dt.date | None = None, read_months: bool = True) -> list[dict]:
+def spend_rows(
+    *,
+    user=None,
+    start: dt.date,
+    end: dt.date,
+    by: str,
+    filters: dict | None = None,
+    today: dt.date | None = None,
+    read_months: bool = True,
+) -> list[dict]:
     """Rows for [start, end) grouped by `by`, ordered by group (unattributed last); `user` scopes them (None:
     everything, for the CLI). `filters` are Explore's, already checked with `filter_errors`. `read_months=False`
     reads DailySpend only (the plain definition, which the tests hold the monthly reading to); `today` (UTC)
@@ -89,8 +105,9 @@ def spend_rows(*, user=None, start: dt.date, end: dt.date, by: str, filters: dic
     point = by if by in ("day", "month") else None
     keys = () if point else (GROUPS[by],)
     # Whole months from the monthly rollup whatever the period's length (months_beyond_days=0).
-    merged = spend.signed_sums(daily, monthly, start, end, keys, measures=MEASURES, today=today, point=point,
-                               months_beyond_days=0)
+    merged = spend.signed_sums(
+        daily, monthly, start, end, keys, measures=MEASURES, today=today, point=point, months_beyond_days=0
+    )
     for row in merged:
         row["group"] = row.pop("point" if point else keys[0])
     merged.sort(key=lambda row: (row["group"] is None, row["group"] if row["group"] is not None else ""))
@@ -110,7 +127,9 @@ def _finish(row: dict, by: str) -> dict:
     for count in COUNTS:
         row[count] = row[count] or 0
     with decimal.localcontext(prec=80):
-        per_mtok = row["cost"] / row["priced_tokens"] * 1_000_000 if row["priced_tokens"] and row["cost"] is not None else None
+        per_mtok = (
+            row["cost"] / row["priced_tokens"] * 1_000_000 if row["priced_tokens"] and row["cost"] is not None else None
+        )
     row["usd_per_mtok"] = per_mtok
     group = row["group"]
     if isinstance(group, dt.date):
@@ -146,15 +165,21 @@ def filter_errors(user, filters: dict) -> dict[str, str]:
         elif name == "team":
             known = (Team.objects.all() if user is None else access.visible_teams(user)).filter(slug=value).exists()
         elif name == "workload":
-            known = (Workload.objects.all() if user is None else access.visible_workloads(user)).filter(slug=value).exists()
+            known = (
+                (Workload.objects.all() if user is None else access.visible_workloads(user)).filter(slug=value).exists()
+            )
         elif name == "provider":
             known = Provider.objects.filter(slug=value).exists()
         elif name == "account":
-            known = (Account.objects.filter(name=value).exists() if user is None or access.can_see_sources(user)
-                     else _visible(user, MonthlySpend).filter(account__name=value).exists())
+            known = (
+                Account.objects.filter(name=value).exists()
+                if user is None or access.can_see_sources(user)
+                else _visible(user, MonthlySpend).filter(account__name=value).exists()
+            )
         elif name == "model":
             known = _visible(user, MonthlySpend).filter(model=value).exists() or (
-                sees_all and ModelPrice.objects.filter(model=value).exists())
+                sees_all and ModelPrice.objects.filter(model=value).exists()
+            )
         elif name == "basis":
             known = value in CostBasis.values
         else:
@@ -174,8 +199,20 @@ def _unknown(name: str, value: str) -> str:
 
 MONEY_FIELDS = ("cost", "billed_cost", "estimated_cost", "usd_per_mtok")
 FIELDS = (
-    "group", "label", "currency", "cost", "billed_cost", "estimated_cost", "priced_tokens", "unpriced_tokens",
-    "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests", "usd_per_mtok",
+    "group",
+    "label",
+    "currency",
+    "cost",
+    "billed_cost",
+    "estimated_cost",
+    "priced_tokens",
+    "unpriced_tokens",
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "requests",
+    "usd_per_mtok",
 )
 
 

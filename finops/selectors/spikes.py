@@ -45,9 +45,11 @@ SPREAD_FLOOR = Decimal("0.10")
 RATIO_MIN = Decimal(2)
 DEFAULT_MIN_CHANGE = Decimal(50)
 ZERO = Decimal(0)
-METHOD = (f"median of the previous {BASELINE_DAYS} days; spike when cost > median + {K} × spread "
-          f"(MAD × {MAD_SCALE}, at least {SPREAD_FLOOR:.0%} of the median), cost − median ≥ the minimum change "
-          f"and cost ≥ {RATIO_MIN} × median")
+METHOD = (
+    f"median of the previous {BASELINE_DAYS} days; spike when cost > median + {K} × spread "
+    f"(MAD × {MAD_SCALE}, at least {SPREAD_FLOOR:.0%} of the median), cost − median ≥ the minimum change "
+    f"and cost ≥ {RATIO_MIN} × median"
+)
 
 
 def min_change() -> Decimal:
@@ -82,8 +84,15 @@ def spike_verdict(history: Sequence[Decimal], cost: Decimal, *, minimum: Decimal
     spread = max(mad * MAD_SCALE, median * SPREAD_FLOOR)
     threshold = median + K * spread
     is_spike = cost > threshold and cost - median >= minimum and cost >= RATIO_MIN * median
-    return SpikeVerdict(cost=cost, baseline_median=median, spread=spread, threshold=threshold, min_change=minimum,
-                        days_with_spend=days_with_spend, is_spike=is_spike)
+    return SpikeVerdict(
+        cost=cost,
+        baseline_median=median,
+        spread=spread,
+        threshold=threshold,
+        min_change=minimum,
+        days_with_spend=days_with_spend,
+        is_spike=is_spike,
+    )
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,9 @@ def report_month(text: str | None, *, today: dt.date) -> dt.date:
         return last_full_month(today)
     month = parse_month(text, today=today)
     if month == month_of(today) and today.day == 1:
-        raise MonthError(f"{month:%B %Y} has no complete day yet: pick {last_full_month(today):%Y-%m} or an earlier month.")
+        raise MonthError(
+            f"{month:%B %Y} has no complete day yet: pick {last_full_month(today):%Y-%m} or an earlier month."
+        )
     return month
 
 
@@ -92,9 +94,18 @@ class TcoReport:
         return self.tables.get(name, [])  # a version published before a table existed has none of it
 
     def as_json(self) -> dict:
-        return tco_json.dump({"month": self.month, "end": self.end, "generated_at": self.generated_at,
-                              "currency": self.currency, "provisional": self.provisional, "has_data": self.has_data,
-                              "tables": self.tables, "notes": self.notes})
+        return tco_json.dump(
+            {
+                "month": self.month,
+                "end": self.end,
+                "generated_at": self.generated_at,
+                "currency": self.currency,
+                "provisional": self.provisional,
+                "has_data": self.has_data,
+                "tables": self.tables,
+                "notes": self.notes,
+            }
+        )
 
     @classmethod
     def from_json(cls, data: dict) -> "TcoReport":
@@ -127,11 +138,18 @@ def tco_report(user, month: dt.date, *, today: dt.date, now: dt.datetime | None 
     now_span, before, last_year = spans(month, today)
     as_of = now_span.end - dt.timedelta(days=1)
     read = {"user": user, "today": today}
-    month_rows = {name: _one(spend_rows(start=s.start, end=s.end, by="month", **read))
-                  for name, s in (("now", now_span), ("before", before), ("last_year", last_year))}
+    month_rows = {
+        name: _one(spend_rows(start=s.start, end=s.end, by="month", **read))
+        for name, s in (("now", now_span), ("before", before), ("last_year", last_year))
+    }
     tables: dict[str, list[dict]] = {}
-    by = {by: (spend_rows(start=now_span.start, end=now_span.end, by=by, **read),
-               spend_rows(start=before.start, end=before.end, by=by, **read)) for by in ("provider", "team", "workload")}
+    by = {
+        by: (
+            spend_rows(start=now_span.start, end=now_span.end, by=by, **read),
+            spend_rows(start=before.start, end=before.end, by=by, **read),
+        )
+        for by in ("provider", "team", "workload")
+    }
     total = month_rows["now"]
     priced_total = total["cost"] if total else None
     tables["by_provider"] = _by_provider(*by["provider"], priced_total)
@@ -147,11 +165,20 @@ def tco_report(user, month: dt.date, *, today: dt.date, now: dt.datetime | None 
     tables.update(sections.tables())
     tables["budgets"] = sections.budgets(tables["by_team"])
     report = TcoReport(
-        month=month, end=now_span.end, generated_at=now or timezone.now(), currency=settings.FINOPS_REPORTING_CURRENCY,
-        provisional=sections.provisional, has_data=total is not None, tables=tables,
-        notes={"workloads_total": workloads_total, "alerts_total": sections.alerts_total,
-               "top_workloads": TOP_WORKLOADS, "compare_label": _compare_label(before, now_span),
-               "last_year_label": _compare_label(last_year, now_span)},
+        month=month,
+        end=now_span.end,
+        generated_at=now or timezone.now(),
+        currency=settings.FINOPS_REPORTING_CURRENCY,
+        provisional=sections.provisional,
+        has_data=total is not None,
+        tables=tables,
+        notes={
+            "workloads_total": workloads_total,
+            "alerts_total": sections.alerts_total,
+            "top_workloads": TOP_WORKLOADS,
+            "compare_label": _compare_label(before, now_span),
+            "last_year_label": _compare_label(last_year, now_span),
+        },
     )
     assert set(report.tables) == set(TABLES), set(TABLES) ^ set(report.tables)
     return report
@@ -182,8 +209,18 @@ def _with_change(rows: list[dict], before: list[dict], total: Decimal | None) ->
 
 def _plain(row: dict, **extra) -> dict:
     """The keys a report table reads (its snapshot stores exactly these)."""
-    keys = ("cost", "billed_cost", "estimated_cost", "priced_tokens", "unpriced_tokens", "requests", "usd_per_mtok",
-            "previous_cost", "change", "share")
+    keys = (
+        "cost",
+        "billed_cost",
+        "estimated_cost",
+        "priced_tokens",
+        "unpriced_tokens",
+        "requests",
+        "usd_per_mtok",
+        "previous_cost",
+        "change",
+        "share",
+    )
     found = {key: row.get(key) for key in keys}
     found["tokens"] = row["priced_tokens"] + row["unpriced_tokens"]
     return {**found, **extra}
@@ -195,8 +232,10 @@ def _by_cost(rows: list[dict]) -> list[dict]:
 
 def _by_provider(rows, before, total) -> list[dict]:
     names = dict(Provider.objects.values_list("slug", "name"))
-    return [_plain(row, label=names.get(row["group"], row["group"]), slug=row["group"])
-            for row in _by_cost(_with_change(rows, before, total))]
+    return [
+        _plain(row, label=names.get(row["group"], row["group"]), slug=row["group"])
+        for row in _by_cost(_with_change(rows, before, total))
+    ]
 
 
 def _by_team(rows, before, total) -> list[dict]:
@@ -220,7 +259,11 @@ def _by_workload(rows, before, total) -> tuple[list[dict], int]:
     rest = attributed[TOP_WORKLOADS:]
     if rest:
         found.append(_plain(_sum_rows(rest, total), label=f"Other ({len(rest)} workloads)", team="", slug=""))
-    found += [_plain(row, label=UNATTRIBUTED_LABEL, team="", slug="", unattributed=True) for row in rows if row["group"] is None]
+    found += [
+        _plain(row, label=UNATTRIBUTED_LABEL, team="", slug="", unattributed=True)
+        for row in rows
+        if row["group"] is None
+    ]
     return found, len(attributed)
 
 
@@ -243,27 +286,59 @@ def _trend(user, month: dt.date, span: Span, today: dt.date) -> list[dict]:
     start = add_months(month, -5)
     daily, monthly = spend.visible_spend(user), spend.visible_spend(user, MonthlySpend)
     names = dict(Provider.objects.values_list("id", "name"))
-    rows = spend.sums(daily, monthly, start, span.end, ("provider_id",), today=today, point="month", months_beyond_days=0)
+    rows = spend.sums(
+        daily, monthly, start, span.end, ("provider_id",), today=today, point="month", months_beyond_days=0
+    )
     rows.sort(key=lambda r: (r["point"], names.get(r["provider_id"], "")))
-    return [{"month": f"{row['point']:%Y-%m}", "label": names.get(row["provider_id"], "?"), "cost": row["cost"],
-             "tokens": row["tokens"], "unpriced_tokens": row["unpriced_tokens"], "usd_per_mtok": row["usd_per_mtok"]}
-            for row in rows]
+    return [
+        {
+            "month": f"{row['point']:%Y-%m}",
+            "label": names.get(row["provider_id"], "?"),
+            "cost": row["cost"],
+            "tokens": row["tokens"],
+            "unpriced_tokens": row["unpriced_tokens"],
+            "usd_per_mtok": row["usd_per_mtok"],
+        }
+        for row in rows
+    ]
 
 
 def _summary(month_rows: dict, workloads: list[dict], daily, span: Span, month: dt.date) -> dict:
     now, before, last_year = (month_rows[k] for k in ("now", "before", "last_year"))
     row = {"label": f"{month:%B %Y}" + (" to date" if span.end < next_month(month) else "")}
-    row.update(_plain(now, previous_cost=before["cost"] if before else None,
-                      change=spend.change(now["cost"], before["cost"] if before else None)) if now else
-               {"cost": None, "billed_cost": None, "estimated_cost": None, "tokens": 0, "priced_tokens": 0,
-                "unpriced_tokens": 0, "requests": 0, "usd_per_mtok": None,
-                "previous_cost": before["cost"] if before else None, "change": None, "share": None})
+    row.update(
+        _plain(
+            now,
+            previous_cost=before["cost"] if before else None,
+            change=spend.change(now["cost"], before["cost"] if before else None),
+        )
+        if now
+        else {
+            "cost": None,
+            "billed_cost": None,
+            "estimated_cost": None,
+            "tokens": 0,
+            "priced_tokens": 0,
+            "unpriced_tokens": 0,
+            "requests": 0,
+            "usd_per_mtok": None,
+            "previous_cost": before["cost"] if before else None,
+            "change": None,
+            "share": None,
+        }
+    )
     row["last_year_cost"] = last_year["cost"] if last_year else None
     row["yoy_change"] = spend.change(row["cost"], row["last_year_cost"])
-    row["unattributed_cost"] = sum((w["cost"] for w in workloads if w.get("unattributed") and w["cost"] is not None), ZERO)
+    row["unattributed_cost"] = sum(
+        (w["cost"] for w in workloads if w.get("unattributed") and w["cost"] is not None), ZERO
+    )
     following = next_month(month)
-    projection = forecast(spend.daily_costs(daily, history_start(span.end), span.end),
-                          start=following, end=next_month(following), as_of=span.end)
+    projection = forecast(
+        spend.daily_costs(daily, history_start(span.end), span.end),
+        start=following,
+        end=next_month(following),
+        as_of=span.end,
+    )
     row.update(forecast_next=projection.total, forecast_next_low=projection.low, forecast_next_high=projection.high)
     return row
 
@@ -272,9 +347,13 @@ def _to_date(read: dict, span: Span) -> dict:
     """Year to date and quarter to date, up to the report's end: the months' spend as spend_rows answers it (the
     sum of the months' totals; None where no month had priced spend)."""
     found = {}
-    for key, start in (("ytd_cost", span.start.replace(month=1)),
-                       ("qtd_cost", span.start.replace(month=(span.start.month - 1) // 3 * 3 + 1))):
-        costs = [row["cost"] for row in spend_rows(start=start, end=span.end, by="month", **read) if row["cost"] is not None]
+    for key, start in (
+        ("ytd_cost", span.start.replace(month=1)),
+        ("qtd_cost", span.start.replace(month=(span.start.month - 1) // 3 * 3 + 1)),
+    ):
+        costs = [
+            row["cost"] for row in spend_rows(start=start, end=span.end, by="month", **read) if row["cost"] is not None
+        ]
         found[key] = sum(costs, ZERO) if costs else None
     return found
 
@@ -282,9 +361,14 @@ def _to_date(read: dict, span: Span) -> dict:
 def _quality(summary: dict) -> dict:
     """The month's data quality in one row: unattributed and unpriced, billed against estimated."""
     cost = summary["cost"]
-    return {"unattributed_cost": summary["unattributed_cost"], "unattributed_share": _share(summary["unattributed_cost"], cost),
-            "unpriced_tokens": summary["unpriced_tokens"], "billed_cost": summary["billed_cost"],
-            "estimated_cost": summary["estimated_cost"], "estimated_share": _share(summary["estimated_cost"], cost)}
+    return {
+        "unattributed_cost": summary["unattributed_cost"],
+        "unattributed_share": _share(summary["unattributed_cost"], cost),
+        "unpriced_tokens": summary["unpriced_tokens"],
+        "billed_cost": summary["billed_cost"],
+        "estimated_cost": summary["estimated_cost"],
+        "estimated_share": _share(summary["estimated_cost"], cost),
+    }
 
 
 def _movers(user, now: Span, before: Span, today: dt.date) -> list[dict]:
@@ -311,13 +395,20 @@ def _movers(user, now: Span, before: Span, today: dt.date) -> list[dict]:
         if not effect.change:
             continue
         workload = workloads.get(workload_id)
-        found.append({
-            "label": workload.name if workload else UNATTRIBUTED_LABEL, "team": workload.team.name if workload else "",
-            "before": effect.before, "after": effect.after, "change": effect.change, "volume": effect.volume,
-            "price": effect.price, "mix": effect.mix, "why": movers.explain(effect, *parts[workload_id], providers),
-        })
+        found.append(
+            {
+                "label": workload.name if workload else UNATTRIBUTED_LABEL,
+                "team": workload.team.name if workload else "",
+                "before": effect.before,
+                "after": effect.after,
+                "change": effect.change,
+                "volume": effect.volume,
+                "price": effect.price,
+                "mix": effect.mix,
+                "why": movers.explain(effect, *parts[workload_id], providers),
+            }
+        )
     return found
-
 
 
 def restated_sources(snapshot, report: TcoReport, *, until: dt.datetime | None = None) -> list[str]:
@@ -330,7 +421,8 @@ def restated_sources(snapshot, report: TcoReport, *, until: dt.datetime | None =
     start = dt.datetime.combine(report.month, dt.time(), tzinfo=dt.UTC)
     end = dt.datetime.combine(report.end, dt.time(), tzinfo=dt.UTC)
     runs = IngestRun.objects.filter(status=IngestRun.Status.SUCCEEDED, finished_at__gt=snapshot.generated_at).filter(
-        Q(window_start__isnull=True) | Q(window_start__lt=end, window_end__gt=start))
+        Q(window_start__isnull=True) | Q(window_start__lt=end, window_end__gt=start)
+    )
     if until is not None:
         runs = runs.filter(finished_at__lte=until)
     return sorted(set(runs.values_list("account__name", flat=True)))

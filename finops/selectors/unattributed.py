@@ -39,8 +39,13 @@ def summary(user, start: dt.date, end: dt.date, *, today: dt.date) -> Summary:
 
     unattributed = total(daily.filter(workload__isnull=True), monthly.filter(workload__isnull=True))
     everything = total(daily, monthly)
-    return Summary(cost=unattributed["cost"], unpriced_tokens=unattributed["unpriced_tokens"], tokens=unattributed["tokens"],
-                   lines=unattributed["lines"], all_cost=everything["cost"])
+    return Summary(
+        cost=unattributed["cost"],
+        unpriced_tokens=unattributed["unpriced_tokens"],
+        tokens=unattributed["tokens"],
+        lines=unattributed["lines"],
+        all_cost=everything["cost"],
+    )
 
 
 def groups(user, start: dt.date, end: dt.date) -> dict[str, list[dict]]:

@@ -26,9 +26,27 @@ from finops.services.prices import PriceBook, class_rates
 
 CHUNK_LINES = 10_000  # rows per fetch of the server-side cursor: few round trips, a few MB held
 FIELDS = (  # the line's own columns; its account's, provider's and signature's are joined in Python (see month_lines)
-    "id", "account_id", "provider_id", "signature_id", "model", "model_raw", "service_tier", "project_ref", "api_key_ref",
-    "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests",
-    "cost", "currency", "reporting_cost", "cost_basis", "charge_category", "tag_set_id", "invoice_id",
+    "id",
+    "account_id",
+    "provider_id",
+    "signature_id",
+    "model",
+    "model_raw",
+    "service_tier",
+    "project_ref",
+    "api_key_ref",
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "requests",
+    "cost",
+    "currency",
+    "reporting_cost",
+    "cost_basis",
+    "charge_category",
+    "tag_set_id",
+    "invoice_id",
 )
 
 
@@ -76,14 +94,23 @@ def month_lines(month: dt.date, *, chunk_size: int = CHUNK_LINES) -> Iterator[di
     books = PriceBook.all_providers()  # catalog-sized, read once before the cursor opens, like the three below
     accounts = dict(Account.objects.values_list("id", "name"))
     providers = {pid: (name, slug) for pid, name, slug in Provider.objects.values_list("id", "name", "slug")}
-    signatures = {sid: (team, cost_center or "", workload) for sid, team, cost_center, workload
-                  in LineSignature.objects.values_list("id", "team__slug", "team__cost_center", "workload__slug")}
-    lines = (UsageLine.objects
-             .filter(period_start__gte=_midnight(month), period_start__lt=_midnight(next_month(month)))
-             .order_by("period_start", "id")
-             .values(*FIELDS, period_start_text=UtcText(F("period_start")), period_end_text=UtcText(F("period_end")),
-                     billing_start_text=UtcText(F("billing_period_start")),
-                     tags_json=Cast("tag_set__tags", output_field=TextField())))
+    signatures = {
+        sid: (team, cost_center or "", workload)
+        for sid, team, cost_center, workload in LineSignature.objects.values_list(
+            "id", "team__slug", "team__cost_center", "workload__slug"
+        )
+    }
+    lines = (
+        UsageLine.objects.filter(period_start__gte=_midnight(month), period_start__lt=_midnight(next_month(month)))
+        .order_by("period_start", "id")
+        .values(
+            *FIELDS,
+            period_start_text=UtcText(F("period_start")),
+            period_end_text=UtcText(F("period_end")),
+            billing_start_text=UtcText(F("billing_period_start")),
+            tags_json=Cast("tag_set__tags", output_field=TextField()),
+        )
+    )
     reporting_currency = settings.FINOPS_REPORTING_CURRENCY
     period_ends: dict[str, str] = {}  # billing period start -> its end: a few per month
     rates: dict[tuple, tuple | None] = {}  # (provider, model, day, batch, currency) -> list_rates
@@ -93,17 +120,26 @@ def month_lines(month: dt.date, *, chunk_size: int = CHUNK_LINES) -> Iterator[di
         billing_start = row.pop("billing_start_text") or _month_start_text(start)
         billing_end = period_ends.get(billing_start)
         if billing_end is None:
-            billing_end = period_ends[billing_start] = _month_start_text(next_month(dt.date.fromisoformat(billing_start[:10])).isoformat())
+            billing_end = period_ends[billing_start] = _month_start_text(
+                next_month(dt.date.fromisoformat(billing_start[:10])).isoformat()
+            )
         row["billing_period_start"], row["billing_period_end"] = billing_start, billing_end
         row["reporting_currency"] = reporting_currency
         row["account__name"] = accounts[row["account_id"]]
         row["provider__name"], row["provider__slug"] = providers[row["provider_id"]]
         row["signature__team__slug"], row["signature__team__cost_center"], row["signature__workload__slug"] = (
-            signatures[row["signature_id"]])
+            signatures[row["signature_id"]]
+        )
         if row["charge_category"] != "usage" or not row["model"] or row["cost_basis"] == CostBasis.UNPRICED:
             row["list_rates"] = None
         else:  # a month holds a few thousand (model, day) pairs: each looked up once (None: no price, remembered)
-            key = (row["provider_id"], row["model"], start[:10], row["service_tier"].lower() == "batch", row["currency"])
+            key = (
+                row["provider_id"],
+                row["model"],
+                start[:10],
+                row["service_tier"].lower() == "batch",
+                row["currency"],
+            )
             if key not in rates:
                 rates[key] = _list_rates(books.get(row["provider_id"]), *key[1:])
             row["list_rates"] = rates[key]

@@ -24,7 +24,15 @@ from django.db.models import Count, Max, Q, Sum
 from finops import access
 from finops.families import FamilyMap
 from finops.models import (
-    DailyPerformance, DailySpend, ModelFamily, MonthlyPerformance, MonthlySpend, Offering, Provider, RoutingPolicy, Workload,
+    DailyPerformance,
+    DailySpend,
+    ModelFamily,
+    MonthlyPerformance,
+    MonthlySpend,
+    Offering,
+    Provider,
+    RoutingPolicy,
+    Workload,
 )
 from finops.services.prices import ContractDiscounts, PriceBook
 from finops.text import storable
@@ -37,9 +45,14 @@ WINDOW_DAYS = 30
 CENT = Decimal("0.01")
 THOUSAND = Decimal(1000)
 SPEND_MEASURES = {
-    "input": Sum("input_tokens"), "cached": Sum("cached_input_tokens"), "cache_write": Sum("cache_write_tokens"),
-    "output": Sum("output_tokens"), "requests": Sum("requests"), "cost": Sum("reporting_cost"),
-    "lines": Sum("line_count"), "priced_lines": Sum("line_count", filter=~spend.UNPRICED),
+    "input": Sum("input_tokens"),
+    "cached": Sum("cached_input_tokens"),
+    "cache_write": Sum("cache_write_tokens"),
+    "output": Sum("output_tokens"),
+    "requests": Sum("requests"),
+    "cost": Sum("reporting_cost"),
+    "lines": Sum("line_count"),
+    "priced_lines": Sum("line_count", filter=~spend.UNPRICED),
 }
 
 
@@ -102,8 +115,18 @@ def measured_performance(offerings: list[Offering], start: dt.date, end: dt.date
     if not pairs:
         return {}
     fingerprint = DailyPerformance.objects.filter(day__gte=start, day__lt=end).aggregate(n=Count("id"), top=Max("id"))
-    digest = hashlib.sha256(json.dumps([start.isoformat(), end.isoformat(), pairs, fingerprint["n"], fingerprint["top"],
-                                        MonthlyPerformance.objects.aggregate(top=Max("id"))["top"]]).encode()).hexdigest()
+    digest = hashlib.sha256(
+        json.dumps(
+            [
+                start.isoformat(),
+                end.isoformat(),
+                pairs,
+                fingerprint["n"],
+                fingerprint["top"],
+                MonthlyPerformance.objects.aggregate(top=Max("id"))["top"],
+            ]
+        ).encode()
+    ).hexdigest()
     key = f"whatif:measured:{digest}"
     found = cache.get(key)
     if found is not None:
@@ -115,7 +138,9 @@ def measured_performance(offerings: list[Offering], start: dt.date, end: dt.date
     found = {}
     for pair, performance in merged.items():
         tokens_per_s, basis = performance.output_tokens_per_s
-        found[pair] = Measured(tokens_per_s, basis, performance.requests, performance.ttft_p_ms(0.5), performance.ttft.count)
+        found[pair] = Measured(
+            tokens_per_s, basis, performance.requests, performance.ttft_p_ms(0.5), performance.ttft.count
+        )
     cache.set(key, found, MEASURED_CACHE_SECONDS)
     return found
 
@@ -138,11 +163,19 @@ def catalogue(today: dt.date, families: set[str] | None = None) -> Catalogue:
         price = books.get(offering.provider_id, PriceBook([])).price_on(offering.model, today)
         prices = _catalog_prices(price) if price is not None else _entered_prices(offering)
         speed, ttft = _performance(offering, measured.get((offering.provider_id, offering.model)), period)
-        figures.append(OfferingFigures(
-            provider=offering.provider.slug, provider_name=offering.provider.name, model=offering.model,
-            family=offering.family, **prices, output_tokens_per_s=speed, ttft_seconds=ttft,
-            context_window=offering.context_window, discount_pct=discounts.discount_pct(offering.provider_id, today),
-        ))
+        figures.append(
+            OfferingFigures(
+                provider=offering.provider.slug,
+                provider_name=offering.provider.name,
+                model=offering.model,
+                family=offering.family,
+                **prices,
+                output_tokens_per_s=speed,
+                ttft_seconds=ttft,
+                context_window=offering.context_window,
+                discount_pct=discounts.discount_pct(offering.provider_id, today),
+            )
+        )
         ids[(offering.provider.slug, offering.model)] = offering.id
     return Catalogue(figures, ids)
 
@@ -151,15 +184,19 @@ def _catalog_prices(price) -> dict[str, Figure]:
     source = f"catalog from {price.effective_from.isoformat()}"
     return {
         "input_per_mtok": Figure(price.input_per_mtok, source),
-        "cached_input_per_mtok": Figure(price.cached_input_per_mtok, source if price.cached_input_per_mtok is not None else ""),
+        "cached_input_per_mtok": Figure(
+            price.cached_input_per_mtok, source if price.cached_input_per_mtok is not None else ""
+        ),
         "output_per_mtok": Figure(price.output_per_mtok, source),
         "blended_per_mtok": Figure(None),
     }
 
 
 def _entered_prices(offering: Offering) -> dict[str, Figure]:
-    return {name: Figure(getattr(offering, name), "entered" if getattr(offering, name) is not None else "")
-            for name in ("input_per_mtok", "cached_input_per_mtok", "output_per_mtok", "blended_per_mtok")}
+    return {
+        name: Figure(getattr(offering, name), "entered" if getattr(offering, name) is not None else "")
+        for name in ("input_per_mtok", "cached_input_per_mtok", "output_per_mtok", "blended_per_mtok")
+    }
 
 
 def _performance(offering: Offering, measured: Measured | None, period: str) -> tuple[Figure, Figure]:
@@ -170,8 +207,9 @@ def _performance(offering: Offering, measured: Measured | None, period: str) -> 
         if measured.tokens_per_s:
             speed = Figure(measured.tokens_per_s, f"{period} ({measured.basis}, {measured.requests:,} requests)")
         if measured.ttft_median_ms is not None:
-            ttft = Figure(Decimal(str(measured.ttft_median_ms)) / THOUSAND,
-                          f"{period} (median, {measured.ttft_count:,} requests)")
+            ttft = Figure(
+                Decimal(str(measured.ttft_median_ms)) / THOUSAND, f"{period} (median, {measured.ttft_count:,} requests)"
+            )
     return speed, ttft
 
 
@@ -192,10 +230,15 @@ class Usage:
         if not self.requests:
             raise ProfileInvalid("workload", f"{workload.slug} recorded no requests in the last {WINDOW_DAYS} days")
         batch = performance_selector.is_batch(workload)
-        return Profile(requests=self.requests, input_tokens=self.input, cached_input_tokens=self.cached,
-                       output_tokens=self.output, sla_seconds=None if batch else workload.sla_seconds,
-                       batch_window_hours=Decimal(workload.batch_window_hours) if batch else None,
-                       label=label or workload.name)
+        return Profile(
+            requests=self.requests,
+            input_tokens=self.input,
+            cached_input_tokens=self.cached,
+            output_tokens=self.output,
+            sla_seconds=None if batch else workload.sla_seconds,
+            batch_window_hours=Decimal(workload.batch_window_hours) if batch else None,
+            label=label or workload.name,
+        )
 
 
 def _usage(rows: list[dict]) -> Usage:
@@ -204,11 +247,18 @@ def _usage(rows: list[dict]) -> Usage:
         if row["priced_lines"] and row["cost"] is not None:
             cost = (cost or Decimal(0)) + row["cost"]
     total = lambda name: sum((row[name] or 0) for row in rows)  # noqa: E731
-    return Usage(requests=total("requests"), input=total("input") + total("cached") + total("cache_write"),
-                 cached=total("cached"), output=total("output"), cost=cost)
+    return Usage(
+        requests=total("requests"),
+        input=total("input") + total("cached") + total("cache_write"),
+        cached=total("cached"),
+        output=total("output"),
+        cost=cost,
+    )
 
 
-def usage_rows(user, today: dt.date, workload_ids: list[int] | None = None, *, start: dt.date | None = None) -> list[dict]:
+def usage_rows(
+    user, today: dt.date, workload_ids: list[int] | None = None, *, start: dt.date | None = None
+) -> list[dict]:
     """The spend rollup of the last 30 days (or of [start, today)) per workload × model, as the user may see it."""
     start, end = (start, today) if start is not None else window(today)
     daily = _spend(user).filter(workload__isnull=False)
@@ -279,8 +329,12 @@ def savings(user, today: dt.date, cat: Catalogue | None = None, *, start: dt.dat
     A part whose cost today is unknown (unpriced) is listed and saves nothing.
     """
     workloads = {w.id: w for w in _workloads(user)}
-    policies = {p.workload_id: p for p in RoutingPolicy.objects.filter(workload_id__in=workloads)
-                .select_related("primary__provider", "fallback__provider").prefetch_related("allowed__provider")}
+    policies = {
+        p.workload_id: p
+        for p in RoutingPolicy.objects.filter(workload_id__in=workloads)
+        .select_related("primary__provider", "fallback__provider")
+        .prefetch_related("allowed__provider")
+    }
     families = family_map()
     groups: dict[tuple[int, str], list[dict]] = {}
     for row in usage_rows(user, today, list(workloads), start=start):
@@ -312,7 +366,7 @@ def savings(user, today: dt.date, cat: Catalogue | None = None, *, start: dt.dat
 
 
 def basis_words(today: dt.date, start: dt.date | None = None) -> str:
-    """"the last 30 days (27 Oct – 25 Nov 2026)"; "October 2026" for a calendar month; "November 2026 to date"."""
+    """ "the last 30 days (27 Oct – 25 Nov 2026)"; "October 2026" for a calendar month; "November 2026 to date"."""
     if start is not None and start.day == 1:
         label = f"{start:%B %Y}"
         whole = (start.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
@@ -347,16 +401,28 @@ class WhatIf:
 VOLUME_FIELDS = ("requests", "input_tokens", "output_tokens")
 
 
-def what_if(user, *, today: dt.date, workload: str | None = None, requests: int | None = None,
-            input_tokens: int | None = None, output_tokens: int | None = None, cached_input_tokens: int | None = None,
-            sla_seconds: Decimal | None = None, batch_window_hours: Decimal | None = None, family: str | None = None,
-            cat: Catalogue | None = None) -> WhatIf:
+def what_if(
+    user,
+    *,
+    today: dt.date,
+    workload: str | None = None,
+    requests: int | None = None,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+    cached_input_tokens: int | None = None,
+    sla_seconds: Decimal | None = None,
+    batch_window_hours: Decimal | None = None,
+    family: str | None = None,
+    cat: Catalogue | None = None,
+) -> WhatIf:
     """A workload's last 30 days (its SLA unless one is given) or a typed profile, against the offerings of
     `family` (a workload: by default its most costly family with offerings; a profile: every offering). Raises ProfileInvalid
     naming the option at fault; another team's workload is unknown, like one that does not exist."""
     known = cat.families() if cat is not None else offered_families()
     if family is not None and family not in known:
-        raise ProfileInvalid("family", f"unknown family {family!r} (families with offerings: {', '.join(known) or 'none'})")
+        raise ProfileInvalid(
+            "family", f"unknown family {family!r} (families with offerings: {', '.join(known) or 'none'})"
+        )
     if workload is not None:
         found = _workloads(user).filter(slug=workload).first() if storable(workload) else None
         if found is None:
@@ -371,17 +437,29 @@ def what_if(user, *, today: dt.date, workload: str | None = None, requests: int 
         label = found.name + (f" ({chosen} part)" if chosen in parts and len(parts) > 1 else "")
         profile = usage.profile(found, label)
         if sla_seconds is not None or batch_window_hours is not None:
-            profile = Profile(requests=profile.requests, input_tokens=profile.input_tokens,
-                              cached_input_tokens=profile.cached_input_tokens, output_tokens=profile.output_tokens,
-                              sla_seconds=sla_seconds, batch_window_hours=batch_window_hours, label=profile.label)
+            profile = Profile(
+                requests=profile.requests,
+                input_tokens=profile.input_tokens,
+                cached_input_tokens=profile.cached_input_tokens,
+                output_tokens=profile.output_tokens,
+                sla_seconds=sla_seconds,
+                batch_window_hours=batch_window_hours,
+                label=profile.label,
+            )
         offerings = cat.of_family(chosen)  # chosen None (no family of its has offerings): every offering
-        return WhatIf(profile, compare(profile, offerings, today_cost=usage.cost), found, chosen, tuple(parts), usage.cost)
+        return WhatIf(
+            profile, compare(profile, offerings, today_cost=usage.cost), found, chosen, tuple(parts), usage.cost
+        )
     volumes = {"requests": requests, "input_tokens": input_tokens, "output_tokens": output_tokens}
     for name in VOLUME_FIELDS:
         if volumes[name] is None:
             raise ProfileInvalid(name, "required (or give a workload)")
-    profile = Profile(**volumes, cached_input_tokens=cached_input_tokens or 0, sla_seconds=sla_seconds,
-                      batch_window_hours=batch_window_hours)
+    profile = Profile(
+        **volumes,
+        cached_input_tokens=cached_input_tokens or 0,
+        sla_seconds=sla_seconds,
+        batch_window_hours=batch_window_hours,
+    )
     cat = cat or catalogue(today, None if family is None else {family})
     return WhatIf(profile, compare(profile, cat.of_family(family)), None, family)
 
@@ -394,8 +472,14 @@ def family_comparison(user, families: set[str] | None, start: dt.date, end: dt.d
     tokens (Σcost ÷ Σpriced tokens × 10⁶, sum over sum) over [start, end), read through spend.sums (the one
     reading of spend), from the rows the user may see. Families used on one provider only are left out: there is
     nothing to compare."""
-    rows = spend.sums(_spend(user), spend.visible_spend(user, MonthlySpend) if user is not None else MonthlySpend.objects.all(),
-                      start, end, ("provider_id", "model"), today=today)
+    rows = spend.sums(
+        _spend(user),
+        spend.visible_spend(user, MonthlySpend) if user is not None else MonthlySpend.objects.all(),
+        start,
+        end,
+        ("provider_id", "model"),
+        today=today,
+    )
     mapping = family_map()
     grouped: dict[tuple[str, int], dict] = {}
     for row in rows:
@@ -404,8 +488,17 @@ def family_comparison(user, families: set[str] | None, start: dt.date, end: dt.d
         family = mapping.family_of(row["model"])
         if families is not None and family not in families:
             continue
-        total = grouped.setdefault((family, row["provider_id"]), {"family": family, "provider_id": row["provider_id"], "models": set(),
-                                                                  "cost": None, "priced_tokens": 0, "unpriced_tokens": 0})
+        total = grouped.setdefault(
+            (family, row["provider_id"]),
+            {
+                "family": family,
+                "provider_id": row["provider_id"],
+                "models": set(),
+                "cost": None,
+                "priced_tokens": 0,
+                "unpriced_tokens": 0,
+            },
+        )
         total["models"].add(row["model"])
         if row["cost"] is not None:
             total["cost"] = (total["cost"] or Decimal(0)) + row["cost"]
@@ -416,9 +509,17 @@ def family_comparison(user, families: set[str] | None, start: dt.date, end: dt.d
     for family, _ in grouped:
         per_family[family] = per_family.get(family, 0) + 1
     found = []
-    for (family, provider_id), total in sorted(grouped.items(), key=lambda item: (item[0][0], providers[item[0][1]].name)):
+    for (family, provider_id), total in sorted(
+        grouped.items(), key=lambda item: (item[0][0], providers[item[0][1]].name)
+    ):
         if per_family[family] < 2:
             continue
-        found.append({**total, "provider": providers[provider_id].name, "models": ", ".join(sorted(total["models"])),
-                      "usd_per_mtok": spend.per_mtok(total["cost"], total["priced_tokens"])})
+        found.append(
+            {
+                **total,
+                "provider": providers[provider_id].name,
+                "models": ", ".join(sorted(total["models"])),
+                "usd_per_mtok": spend.per_mtok(total["cost"], total["priced_tokens"]),
+            }
+        )
     return found

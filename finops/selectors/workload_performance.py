@@ -70,7 +70,9 @@ def _seconds(ms: float | None) -> float | None:
 def _summary_note(performance: Performance) -> str:
     if not performance.summary_requests:
         return ""
-    bound = display.duration(_seconds(performance.summary_p99_ms)) if performance.summary_p99_ms is not None else "unknown"
+    bound = (
+        display.duration(_seconds(performance.summary_p99_ms)) if performance.summary_p99_ms is not None else "unknown"
+    )
     if performance.summary_only:
         return f"summary only: p99 ≤ {bound}"
     return f"+ {display.count(performance.summary_requests)} requests summary only (p99 ≤ {bound})"
@@ -101,8 +103,10 @@ def verdict_text(verdict: Verdict | None) -> str:
     if verdict.kind == "batch":
         if verdict.status in ("meets", "fails"):
             fitting = verdict.days - verdict.days_over
-            return (f"work fits its {verdict.window_hours} h window on {fitting} of {verdict.days} days; "
-                    f"longest day {verdict.longest_span_hours} h")
+            return (
+                f"work fits its {verdict.window_hours} h window on {fitting} of {verdict.days} days; "
+                f"longest day {verdict.longest_span_hours} h"
+            )
         return f"{verdict.window_hours} h window, no work in this period" if verdict.status == "no-data" else ""
     p99 = display.duration(_seconds(verdict.p99_ms)) if verdict.p99_ms is not None else None
     if verdict.status == "no-sla":
@@ -138,25 +142,41 @@ def workload_section(workload: Workload, start: dt.date, end: dt.date) -> Sectio
     rows, whole, sources = [], Performance(), set()
     for (provider_id, model), (performance, row_sources) in merged.items():
         verdict = None if batch else latency_verdict(performance, workload.sla_seconds)
-        rows.append({
-            "label": providers.get(provider_id, "?"), "provider_id": provider_id, "model": model,
-            "model_name": display.model_name(model), "source": _source_label(row_sources), **figures(performance),
-            "share_over_sla": performance.share_over(sla_ms) if sla_ms is not None else None,
-            "verdict": _badge(verdict), "verdict_status": verdict.status if verdict else "",
-            "verdict_text": verdict_text(verdict), "quality": _quality_text(scores.get((workload.id, provider_id, model))),
-        })
+        rows.append(
+            {
+                "label": providers.get(provider_id, "?"),
+                "provider_id": provider_id,
+                "model": model,
+                "model_name": display.model_name(model),
+                "source": _source_label(row_sources),
+                **figures(performance),
+                "share_over_sla": performance.share_over(sla_ms) if sla_ms is not None else None,
+                "verdict": _badge(verdict),
+                "verdict_status": verdict.status if verdict else "",
+                "verdict_text": verdict_text(verdict),
+                "quality": _quality_text(scores.get((workload.id, provider_id, model))),
+            }
+        )
         whole.absorb(performance)  # absorb reads `performance` and leaves it as it is
         sources |= row_sources
     rows.sort(key=lambda r: (-r["requests"], r["label"], r["model"]))
     hours = day_hours([workload.id], start, end).get(workload.id) if batch else None
     verdict = workload_verdict(workload, whole, hours)
-    quality = evals.quality_by([workload.id], start, end,
-                               {(workload.id, r["provider_id"], r["model"]): r["requests"] for r in rows}).get(workload.id)
+    quality = evals.quality_by(
+        [workload.id], start, end, {(workload.id, r["provider_id"], r["model"]): r["requests"] for r in rows}
+    ).get(workload.id)
     total = {
-        "label": ALL_PROVIDERS, "provider_id": None, "model": "", "model_name": "all models", "muted": True,
-        "source": _source_label(sources), **figures(whole),
+        "label": ALL_PROVIDERS,
+        "provider_id": None,
+        "model": "",
+        "model_name": "all models",
+        "muted": True,
+        "source": _source_label(sources),
+        **figures(whole),
         "share_over_sla": whole.share_over(sla_ms) if sla_ms is not None else None,
-        "verdict": _badge(verdict), "verdict_status": verdict.status, "verdict_text": verdict_text(verdict),
+        "verdict": _badge(verdict),
+        "verdict_status": verdict.status,
+        "verdict_text": verdict_text(verdict),
         "quality": f"{quality.name} {display.score(quality.score)} (weighted by requests)" if quality else "",
     }
     return Section(rows=rows, total=total, verdict=verdict)
@@ -171,8 +191,11 @@ def daily_p99(workload: Workload, start: dt.date, end: dt.date) -> list[dict]:
         if day not in days:
             days[day] = Performance()
         days[day].absorb_columns(stored)
-    return [{"day": day, "p99_s": _seconds(p.p_ms(P99)), "requests": p.all_requests}
-            for day, p in sorted(days.items()) if p.e2e.count]
+    return [
+        {"day": day, "p99_s": _seconds(p.p_ms(P99)), "requests": p.all_requests}
+        for day, p in sorted(days.items())
+        if p.e2e.count
+    ]
 
 
 def provider_speed(provider: Provider, workload_ids, start: dt.date, end: dt.date) -> list[dict]:
@@ -191,4 +214,3 @@ def workloads_scope(user) -> list[int] | None:
     if access.sees_everything(user):
         return None
     return list(access.visible_workloads(user).values_list("id", flat=True))
-

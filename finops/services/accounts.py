@@ -57,7 +57,11 @@ def account_create(
     if not SYNC_INTERVAL_MIN <= sync_interval_minutes <= SYNC_INTERVAL_MAX:
         raise AccountInvalid(f"the sync interval must be {SYNC_INTERVAL_MIN} to {SYNC_INTERVAL_MAX} minutes")
     account = Account.objects.create(
-        name=name, provider=provider, connector=connector, base_url=base_url, enabled=enabled,
+        name=name,
+        provider=provider,
+        connector=connector,
+        base_url=base_url,
+        enabled=enabled,
         sync_interval_minutes=sync_interval_minutes,
     )
     if secret:
@@ -66,8 +70,17 @@ def account_create(
     return account
 
 
-SNAPSHOT_FIELDS = ("name", "provider", "connector", "base_url", "enabled", "sync_interval_minutes", "credentials_env",
-                   "focus_services_include", "focus_services_exclude")
+SNAPSHOT_FIELDS = (
+    "name",
+    "provider",
+    "connector",
+    "base_url",
+    "enabled",
+    "sync_interval_minutes",
+    "credentials_env",
+    "focus_services_include",
+    "focus_services_exclude",
+)
 
 
 def account_snapshot(account: Account) -> dict:
@@ -76,9 +89,16 @@ def account_snapshot(account: Account) -> dict:
 
 
 def _audit(account: Account, action: str, before: dict | None, by) -> None:
-    audit_record(entity_type=AuditEntry.Entity.ACCOUNT, action=action, label=account.name, entity_id=account.pk, by=by,
-                 before=before, after=None if action == AuditEntry.Action.DELETED else account_snapshot(account),
-                 secrets=("credentials",))
+    audit_record(
+        entity_type=AuditEntry.Entity.ACCOUNT,
+        action=action,
+        label=account.name,
+        entity_id=account.pk,
+        by=by,
+        before=before,
+        after=None if action == AuditEntry.Action.DELETED else account_snapshot(account),
+        secrets=("credentials",),
+    )
 
 
 @transaction.atomic
@@ -167,13 +187,19 @@ def account_admin_save(*, account: Account, save, secret: str = "", by=None) -> 
         if secret:
             account_set_credentials(account=account, secret=secret)
 
-    audited_admin_save(account, save=save_with_secret, snapshot=account_snapshot,
-                       audit=lambda obj, action, before: _audit(obj, action, before, by))
+    audited_admin_save(
+        account,
+        save=save_with_secret,
+        snapshot=account_snapshot,
+        audit=lambda obj, action, before: _audit(obj, action, before, by),
+    )
 
 
 @transaction.atomic
 def account_admin_delete(*, account: Account, by=None) -> None:
-    audited_admin_delete(account, snapshot=account_snapshot, audit=lambda obj, action, before: _audit(obj, action, before, by))
+    audited_admin_delete(
+        account, snapshot=account_snapshot, audit=lambda obj, action, before: _audit(obj, action, before, by)
+    )
 
 
 def account_set_credentials(*, account: Account, secret: str) -> None:

@@ -32,13 +32,21 @@ class ApiTokenInvalid(ValueError):
 
 
 def api_token_snapshot(token: ApiToken) -> dict:
-    return snapshot(token, ("name", "description", "scope", "prefix", "expires_at", "revoked_at"),
-                    user=token.user.get_username())
+    return snapshot(
+        token, ("name", "description", "scope", "prefix", "expires_at", "revoked_at"), user=token.user.get_username()
+    )
 
 
 def _audit(token: ApiToken, action: str, before: dict | None, by) -> None:
-    audit_record(entity_type=AuditEntry.Entity.TOKEN, action=action, label=f"{token.user.get_username()}: {token}",
-                 entity_id=token.pk, by=by, before=before, after=api_token_snapshot(token))
+    audit_record(
+        entity_type=AuditEntry.Entity.TOKEN,
+        action=action,
+        label=f"{token.user.get_username()}: {token}",
+        entity_id=token.pk,
+        by=by,
+        before=before,
+        after=api_token_snapshot(token),
+    )
 
 
 def _clean(*, name, description, scope, days) -> tuple[str, str, str, int]:
@@ -61,8 +69,9 @@ def _clean(*, name, description, scope, days) -> tuple[str, str, str, int]:
 
 
 @transaction.atomic
-def api_token_create(*, user: User, name: str, scope: str = ApiToken.Scope.READ, days: int = DEFAULT_DAYS,
-                     description: str = "", by=None) -> tuple[ApiToken, str]:
+def api_token_create(
+    *, user: User, name: str, scope: str = ApiToken.Scope.READ, days: int = DEFAULT_DAYS, description: str = "", by=None
+) -> tuple[ApiToken, str]:
     """A new token for `user`; returns it and the secret, which exists nowhere else: show it once, then drop it.
     `by` is who asks (None from the command line): people make tokens for themselves, admins for anyone."""
     if by is not None and not access.can_manage_api_token_of(by, user):
@@ -71,8 +80,15 @@ def api_token_create(*, user: User, name: str, scope: str = ApiToken.Scope.READ,
     if not user.is_active:
         raise ApiTokenInvalid({"user": f"{user.get_username()} is inactive."})
     auth_token, secret = AuthToken.objects.create(user=user, expiry=dt.timedelta(days=days))
-    token = ApiToken.objects.create(user=user, auth_token=auth_token, name=name, description=description, scope=scope,
-                                    prefix=secret[:PREFIX_LENGTH], expires_at=auth_token.expiry)
+    token = ApiToken.objects.create(
+        user=user,
+        auth_token=auth_token,
+        name=name,
+        description=description,
+        scope=scope,
+        prefix=secret[:PREFIX_LENGTH],
+        expires_at=auth_token.expiry,
+    )
     _audit(token, AuditEntry.Action.CREATED, None, by)
     return token, secret
 
@@ -101,5 +117,6 @@ def api_token_touch(*, token: ApiToken) -> None:
     """Note a use (not audited: a use changes nothing). A conditional UPDATE, so concurrent calls write once."""
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at >= LAST_USED_EVERY:
-        ApiToken.objects.filter(Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - LAST_USED_EVERY),
-                                pk=token.pk).update(last_used_at=now)
+        ApiToken.objects.filter(
+            Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - LAST_USED_EVERY), pk=token.pk
+        ).update(last_used_at=now)

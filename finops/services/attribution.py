@@ -52,7 +52,9 @@ def rule_q(rule: AttributionRule) -> Q:
         q &= Q(model__regex=regex) | Q(model_raw__iregex=regex)
     if rule.tags:
         # Tag sets are stored once (TagSet); a subquery keeps the condition join-free, so it also works in UPDATE.
-        q &= Q(tag_set_id__in=TagSet.objects.filter(**{f"tags__{k}": str(v) for k, v in rule.tags.items()}).values("id"))
+        q &= Q(
+            tag_set_id__in=TagSet.objects.filter(**{f"tags__{k}": str(v) for k, v in rule.tags.items()}).values("id")
+        )
     # A rule without conditions is a catch-all (SQL needs a condition that is always true; it names a
     # signature column, so it also holds where the CASE is evaluated over signatures).
     return q or Q(account_id__isnull=False)
@@ -71,15 +73,29 @@ class RuleMatcher:
 
     def __init__(self, rules: list[AttributionRule] | None = None):
         self.rules = [
-            (rule, re.compile(glob_to_regex(rule.model)) if rule.model else None,
-             re.compile(glob_to_regex(rule.model), re.IGNORECASE) if rule.model else None,
-             {k: str(v) for k, v in rule.tags.items()})
+            (
+                rule,
+                re.compile(glob_to_regex(rule.model)) if rule.model else None,
+                re.compile(glob_to_regex(rule.model), re.IGNORECASE) if rule.model else None,
+                {k: str(v) for k, v in rule.tags.items()},
+            )
             for rule in (_rules() if rules is None else rules)
         ]
         self._answers: dict[tuple, tuple[int | None, int | None]] = {}
 
-    def match(self, *, account_id: int, provider_id: int, project: str, api_key: str, user: str, model: str,
-              model_raw: str, tag_set_id: int, tags: dict) -> tuple[int | None, int | None]:
+    def match(
+        self,
+        *,
+        account_id: int,
+        provider_id: int,
+        project: str,
+        api_key: str,
+        user: str,
+        model: str,
+        model_raw: str,
+        tag_set_id: int,
+        tags: dict,
+    ) -> tuple[int | None, int | None]:
         """(workload_id, team_id) of the first matching rule, or (None, None): unattributed."""
         key = (account_id, provider_id, project, api_key, user, model, model_raw, tag_set_id)
         try:
@@ -121,7 +137,9 @@ def attribution_lock(*, shared: bool) -> None:
     if connection.vendor != "postgresql":
         return
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {'pg_advisory_xact_lock_shared' if shared else 'pg_advisory_xact_lock'}(%s, %s)", ATTRIBUTION_LOCK)
+        cursor.execute(
+            f"SELECT {'pg_advisory_xact_lock_shared' if shared else 'pg_advisory_xact_lock'}(%s, %s)", ATTRIBUTION_LOCK
+        )
 
 
 def _rules() -> list[AttributionRule]:
@@ -132,8 +150,12 @@ def _targets(rules: list[AttributionRule]) -> tuple:
     """CASE expressions giving each signature its first matching rule's workload and that workload's team."""
     if not rules:
         return Value(None, output_field=BigIntegerField()), Value(None, output_field=BigIntegerField())
-    workload = Case(*[When(rule_q(r), then=Value(r.workload_id)) for r in rules], default=None, output_field=BigIntegerField())
-    team = Case(*[When(rule_q(r), then=Value(r.workload.team_id)) for r in rules], default=None, output_field=BigIntegerField())
+    workload = Case(
+        *[When(rule_q(r), then=Value(r.workload_id)) for r in rules], default=None, output_field=BigIntegerField()
+    )
+    team = Case(
+        *[When(rule_q(r), then=Value(r.workload.team_id)) for r in rules], default=None, output_field=BigIntegerField()
+    )
     return workload, team
 
 
@@ -141,9 +163,14 @@ def _changed(signatures: QuerySet, workload, team) -> QuerySet:
     """Signatures whose workload or team would change. NULL (unattributed) is compared as -1, and the test is
     written as < or > because Django's negation of a nullable column also matches NULL rows."""
     signatures = signatures.annotate(
-        cur_w=Coalesce("workload_id", -1), new_w=Coalesce(workload, -1), cur_t=Coalesce("team_id", -1), new_t=Coalesce(team, -1)
+        cur_w=Coalesce("workload_id", -1),
+        new_w=Coalesce(workload, -1),
+        cur_t=Coalesce("team_id", -1),
+        new_t=Coalesce(team, -1),
     )
-    return signatures.filter(Q(cur_w__lt=F("new_w")) | Q(cur_w__gt=F("new_w")) | Q(cur_t__lt=F("new_t")) | Q(cur_t__gt=F("new_t")))
+    return signatures.filter(
+        Q(cur_w__lt=F("new_w")) | Q(cur_w__gt=F("new_w")) | Q(cur_t__lt=F("new_t")) | Q(cur_t__gt=F("new_t"))
+    )
 
 
 @dataclass
@@ -216,8 +243,9 @@ def workload_team_sync(*, workload: Workload) -> Reattribution:
     per_day = _moved_lines(stale)
     stale.update(team_id=workload.team_id)
     _rebuild(set(per_day), {workload.id})
-    return Reattribution(days=set(per_day), lines=sum(per_day.values()), workloads={workload.id},
-                         teams=old_teams | {workload.team_id})
+    return Reattribution(
+        days=set(per_day), lines=sum(per_day.values()), workloads={workload.id}, teams=old_teams | {workload.team_id}
+    )
 
 
 @transaction.atomic
@@ -228,6 +256,10 @@ def workload_team_move(*, workload: Workload, team) -> Reattribution:
     workload.team = team
     workload.save()
     result = workload_team_sync(workload=workload)
-    spend_changed(days=result.days, reason="workload moved", workload_ids=result.workloads,
-                  team_ids=result.teams | {previous_team_id})
+    spend_changed(
+        days=result.days,
+        reason="workload moved",
+        workload_ids=result.workloads,
+        team_ids=result.teams | {previous_team_id},
+    )
     return result

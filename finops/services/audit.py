@@ -85,8 +85,18 @@ def changed_fields(before: dict | None, after: dict | None) -> list[str]:
     return sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
 
 
-def audit_record(*, entity_type: str, action: str, label: str, by=None, entity_id=None, before: dict | None = None,
-                 after: dict | None = None, secrets=(), source: str | None = None) -> AuditEntry | None:
+def audit_record(
+    *,
+    entity_type: str,
+    action: str,
+    label: str,
+    by=None,
+    entity_id=None,
+    before: dict | None = None,
+    after: dict | None = None,
+    secrets=(),
+    source: str | None = None,
+) -> AuditEntry | None:
     """Record one change. An update whose snapshots are equal changed nothing and records nothing (None).
     Called inside the service's transaction: a change that rolls back leaves no entry."""
     changed = changed_fields(before, after)
@@ -96,9 +106,16 @@ def audit_record(*, entity_type: str, action: str, label: str, by=None, entity_i
     source = source or current_source()
     user = by if by is not None and getattr(by, "is_authenticated", False) else None
     return AuditEntry.objects.create(
-        actor=user, actor_label=user.get_username() if user else source, source=source, action=action,
-        entity_type=entity_type, entity_id="" if entity_id is None else str(entity_id), entity_label=str(label)[:255],
-        before=before, after=after, changed=changed,
+        actor=user,
+        actor_label=user.get_username() if user else source,
+        source=source,
+        action=action,
+        entity_type=entity_type,
+        entity_id="" if entity_id is None else str(entity_id),
+        entity_label=str(label)[:255],
+        before=before,
+        after=after,
+        changed=changed,
     )
 
 

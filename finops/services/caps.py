@@ -19,9 +19,9 @@ from django.db import transaction
 from finops import access, crypto, egress
 from finops.models import Account, AuditEntry, Cap, CapPeriod, CapScope, Provider, Team, Workload
 from finops.models.caps import DEFAULT_THRESHOLDS
+from finops.text import name_check
 
 from .audit import audit_record, snapshot
-from finops.text import name_check
 
 ROLE_RECIPIENTS = {
     "role:team_leads": "the leads of the cap's team (organisation-wide caps: every team lead)",
@@ -37,8 +37,18 @@ TARGETS = {
     CapScope.PROVIDER: (Provider, "slug"),
     CapScope.ACCOUNT: (Account, "name"),
 }
-FIELDS = ("name", "scope", "target", "period", "amount", "thresholds", "alert_on_forecast", "recipients",
-          "webhook_url", "webhook_secret")
+FIELDS = (
+    "name",
+    "scope",
+    "target",
+    "period",
+    "amount",
+    "thresholds",
+    "alert_on_forecast",
+    "recipients",
+    "webhook_url",
+    "webhook_secret",
+)
 
 
 class CapInvalid(Exception):
@@ -92,9 +102,18 @@ def cap_update(*, cap: Cap, by, **fields) -> Cap:
         raise PermissionDenied("You may not change this cap.")
     if "scope" in fields and "target" not in fields and fields["scope"] != cap.scope:
         fields["target"] = None  # a new scope needs its own target: say so rather than keep the old one
-    current = {"name": cap.name, "scope": cap.scope, "target": cap.scope_object, "period": cap.period,
-               "amount": cap.amount, "thresholds": cap.thresholds, "alert_on_forecast": cap.alert_on_forecast,
-               "recipients": cap.recipients, "webhook_url": cap.webhook_url, "webhook_secret": None}
+    current = {
+        "name": cap.name,
+        "scope": cap.scope,
+        "target": cap.scope_object,
+        "period": cap.period,
+        "amount": cap.amount,
+        "thresholds": cap.thresholds,
+        "alert_on_forecast": cap.alert_on_forecast,
+        "recipients": cap.recipients,
+        "webhook_url": cap.webhook_url,
+        "webhook_secret": None,
+    }
     before, audited = cap_snapshot(cap), cap_audit_snapshot(cap)
     _apply(cap, by, {**current, **fields})
     if cap_snapshot(cap) != before:  # saving an unchanged cap would only move updated_at
@@ -105,9 +124,21 @@ def cap_update(*, cap: Cap, by, **fields) -> Cap:
 
 def cap_snapshot(cap: Cap) -> tuple:
     """Every value a write can change, to tell a change from a restatement."""
-    return (cap.name, cap.scope, cap.team_id, cap.workload_id, cap.provider_id, cap.account_id, cap.period,
-            Decimal(cap.amount), list(cap.thresholds), cap.alert_on_forecast, list(cap.recipients), cap.webhook_url,
-            cap.webhook_secret_ciphertext)
+    return (
+        cap.name,
+        cap.scope,
+        cap.team_id,
+        cap.workload_id,
+        cap.provider_id,
+        cap.account_id,
+        cap.period,
+        Decimal(cap.amount),
+        list(cap.thresholds),
+        cap.alert_on_forecast,
+        list(cap.recipients),
+        cap.webhook_url,
+        cap.webhook_secret_ciphertext,
+    )
 
 
 @transaction.atomic
@@ -124,15 +155,26 @@ def cap_delete(*, cap: Cap, by) -> None:
 def cap_audit_snapshot(cap: Cap) -> dict:
     """What the audit log shows of a cap; `webhook_secret` is masked by audit_record."""
     target = cap_target_identifier(cap) if cap.scope else None
-    return snapshot(cap, ("name", "scope", "period", "amount", "thresholds", "alert_on_forecast", "recipients",
-                          "webhook_url"), target=target, webhook=webhook_shown(cap),
-                    webhook_secret=cap.webhook_secret_ciphertext)
+    return snapshot(
+        cap,
+        ("name", "scope", "period", "amount", "thresholds", "alert_on_forecast", "recipients", "webhook_url"),
+        target=target,
+        webhook=webhook_shown(cap),
+        webhook_secret=cap.webhook_secret_ciphertext,
+    )
 
 
 def _audit(cap: Cap, action: str, before: dict | None, by) -> None:
-    audit_record(entity_type=AuditEntry.Entity.CAP, action=action, label=cap.name, entity_id=cap.pk, by=by,
-                 before=before, after=None if action == AuditEntry.Action.DELETED else cap_audit_snapshot(cap),
-                 secrets=("webhook_url", "webhook_secret"))  # the URL reads "set"/"changed"; `webhook` its host
+    audit_record(
+        entity_type=AuditEntry.Entity.CAP,
+        action=action,
+        label=cap.name,
+        entity_id=cap.pk,
+        by=by,
+        before=before,
+        after=None if action == AuditEntry.Action.DELETED else cap_audit_snapshot(cap),
+        secrets=("webhook_url", "webhook_secret"),
+    )  # the URL reads "set"/"changed"; `webhook` its host
 
 
 # --- validation ---
@@ -166,7 +208,9 @@ def _apply(cap: Cap, by, fields: dict) -> None:
     if "webhook_url" not in errors:
         has_secret = secret is not None or (bool(cap.webhook_secret_ciphertext) and bool(webhook_url))
         if webhook_url and not has_secret:
-            errors["webhook_secret"] = "A webhook needs a signing secret (receivers verify the HMAC-SHA256 signature with it)."
+            errors["webhook_secret"] = (
+                "A webhook needs a signing secret (receivers verify the HMAC-SHA256 signature with it)."
+            )
         elif secret and not webhook_url:
             errors["webhook_url"] = "A signing secret was given without a webhook URL to sign for."
     if errors:
@@ -248,8 +292,11 @@ def _period(value) -> str:
 
 def _amount(value) -> Decimal:
     if value is None or value == "" or isinstance(value, (bool, float)):
-        raise ValidationError("Give the amount as a decimal number, e.g. \"5000\" or \"1250.50\"." if value in (None, "")
-                              else "Give the amount as a decimal string (\"5000.00\"), not a float.")
+        raise ValidationError(
+            'Give the amount as a decimal number, e.g. "5000" or "1250.50".'
+            if value in (None, "")
+            else 'Give the amount as a decimal string ("5000.00"), not a float.'
+        )
     try:
         amount = value if isinstance(value, Decimal) else Decimal(str(value).strip().replace(",", ""))
     except InvalidOperation:
@@ -301,7 +348,9 @@ def _recipients(value) -> list[str]:
             try:
                 validate_email(text)
             except ValidationError:
-                raise ValidationError(f"{text!r} is neither an email address nor a role ({', '.join(ROLE_RECIPIENTS)}).") from None
+                raise ValidationError(
+                    f"{text!r} is neither an email address nor a role ({', '.join(ROLE_RECIPIENTS)})."
+                ) from None
         if text not in found:
             found.append(text)
     if not found:

@@ -27,18 +27,41 @@ from finops.reporting_period import BOUNDS_ERROR, EARLIEST, LATEST
 from finops.text import name_check
 
 from .audit import audit_record, json_value
-
 from .iso4217 import CURRENCIES
 
 AMOUNT_MAX = Decimal(10) ** 15
 RENEWAL_TERM_MONTHS_MAX = 120
 NOTICE_ALERT_DAYS_MAX = 3660
 TERM_FIELDS = ("start", "end", "commitment", "commitment_basis", "prepaid")
-FIELDS = ("name", "provider", "accounts", *TERM_FIELDS, "currency", "discount_pct", "auto_renew", "renewal_term_months",
-          "notice_days", "notice_alert_days", "owner", "notes", "document_url")
-DEFAULTS = {"accounts": [], "commitment_basis": CommitmentBasis.TERM, "prepaid": Decimal(0), "currency": "USD",
-            "discount_pct": Decimal(0), "auto_renew": False, "renewal_term_months": 12, "notice_days": 60,
-            "notice_alert_days": None, "owner": "", "notes": "", "document_url": ""}
+FIELDS = (
+    "name",
+    "provider",
+    "accounts",
+    *TERM_FIELDS,
+    "currency",
+    "discount_pct",
+    "auto_renew",
+    "renewal_term_months",
+    "notice_days",
+    "notice_alert_days",
+    "owner",
+    "notes",
+    "document_url",
+)
+DEFAULTS = {
+    "accounts": [],
+    "commitment_basis": CommitmentBasis.TERM,
+    "prepaid": Decimal(0),
+    "currency": "USD",
+    "discount_pct": Decimal(0),
+    "auto_renew": False,
+    "renewal_term_months": 12,
+    "notice_days": 60,
+    "notice_alert_days": None,
+    "owner": "",
+    "notes": "",
+    "document_url": "",
+}
 
 
 class ContractInvalid(Exception):
@@ -81,17 +104,21 @@ def contract_update(*, contract: Contract, by, **fields) -> Contract:
 
 
 @transaction.atomic
-def contract_renew(*, contract: Contract, by, start, end, commitment=None, commitment_basis=None, prepaid=None,
-                   **fields) -> Contract:
+def contract_renew(
+    *, contract: Contract, by, start, end, commitment=None, commitment_basis=None, prepaid=None, **fields
+) -> Contract:
     """A new term in place: the current term is archived as a ContractTerm, then [start, end) and the given
     commitment (default: the current one, on the same basis) become the contract's term. The new term starts on
     or after the current term's end; other fields (discount_pct, notice_days …) may change with it."""
     _known(fields)
     _may_write(by)
-    term = {"start": start, "end": end,
-            "commitment": contract.commitment if commitment is None else commitment,
-            "commitment_basis": contract.commitment_basis if commitment_basis is None else commitment_basis,
-            "prepaid": Decimal(0) if prepaid is None else prepaid}
+    term = {
+        "start": start,
+        "end": end,
+        "commitment": contract.commitment if commitment is None else commitment,
+        "commitment_basis": contract.commitment_basis if commitment_basis is None else commitment_basis,
+        "prepaid": Decimal(0) if prepaid is None else prepaid,
+    }
     values = {**contract_values(contract), **fields, **term}
     errors = {}
     try:
@@ -100,8 +127,10 @@ def contract_renew(*, contract: Contract, by, start, end, commitment=None, commi
         errors, cleaned = dict(exc.errors), None
     new_start = cleaned["start"] if cleaned else _date_or_none(start)
     if new_start is not None and new_start < contract.end and "start" not in errors:
-        errors["start"] = (f"A renewal starts on or after the current term's end ({contract.end.isoformat()}); "
-                           "to correct the current term, edit its dates instead.")
+        errors["start"] = (
+            f"A renewal starts on or after the current term's end ({contract.end.isoformat()}); "
+            "to correct the current term, edit its dates instead."
+        )
     if errors:
         raise ContractInvalid(errors)
     audited = contract_audit_snapshot(contract)
@@ -130,14 +159,25 @@ def contract_audit_snapshot(contract: Contract) -> dict:
 
 
 def _audit(contract: Contract, action: str, before: dict | None, by) -> None:
-    audit_record(entity_type=AuditEntry.Entity.CONTRACT, action=action, label=contract.name, entity_id=contract.pk,
-                 by=by, before=before, after=None if action == AuditEntry.Action.DELETED else contract_audit_snapshot(contract))
+    audit_record(
+        entity_type=AuditEntry.Entity.CONTRACT,
+        action=action,
+        label=contract.name,
+        entity_id=contract.pk,
+        by=by,
+        before=before,
+        after=None if action == AuditEntry.Action.DELETED else contract_audit_snapshot(contract),
+    )
 
 
 def contract_values(contract: Contract) -> dict:
     """The contract's fields as the service takes them."""
-    return {"name": contract.name, "provider": contract.provider, "accounts": list(contract.accounts.all()) if contract.pk else [],
-            **{name: getattr(contract, name) for name in FIELDS if name not in ("name", "provider", "accounts")}}
+    return {
+        "name": contract.name,
+        "provider": contract.provider,
+        "accounts": list(contract.accounts.all()) if contract.pk else [],
+        **{name: getattr(contract, name) for name in FIELDS if name not in ("name", "provider", "accounts")},
+    }
 
 
 def contract_snapshot(contract: Contract) -> tuple:
@@ -145,10 +185,25 @@ def contract_snapshot(contract: Contract) -> tuple:
     accounts = getattr(contract, "_pending_accounts", None)
     if accounts is None:
         accounts = list(contract.accounts.all()) if contract.pk else []
-    return (contract.name, contract.provider_id, sorted(a.id for a in accounts), contract.start, contract.end,
-            Decimal(contract.commitment), contract.commitment_basis, Decimal(contract.prepaid), contract.currency,
-            Decimal(contract.discount_pct), contract.auto_renew, contract.renewal_term_months, contract.notice_days,
-            list(contract.notice_alert_days), contract.owner, contract.notes, contract.document_url)
+    return (
+        contract.name,
+        contract.provider_id,
+        sorted(a.id for a in accounts),
+        contract.start,
+        contract.end,
+        Decimal(contract.commitment),
+        contract.commitment_basis,
+        Decimal(contract.prepaid),
+        contract.currency,
+        Decimal(contract.discount_pct),
+        contract.auto_renew,
+        contract.renewal_term_months,
+        contract.notice_days,
+        list(contract.notice_alert_days),
+        contract.owner,
+        contract.notes,
+        contract.document_url,
+    )
 
 
 def _known(fields: dict) -> None:
@@ -210,18 +265,23 @@ def _clean(contract: Contract, fields: dict) -> dict:
     archived_end = _archived_end(contract)
     if start and archived_end and start < archived_end:
         # Terms never overlap: an old file (or an edit) must not bring an archived term back as the current one.
-        errors["start"] = (f"The contract was renewed: its past terms run to {archived_end.isoformat()}, so the current "
-                           f"term starts on or after that day (export_config prints the current term).")
+        errors["start"] = (
+            f"The contract was renewed: its past terms run to {archived_end.isoformat()}, so the current "
+            f"term starts on or after that day (export_config prints the current term)."
+        )
     for name, day in (("start", start), ("end", end)):
         # A term runs within the years the product reports on: a typo such as 0026 or 9999 is not a term.
         if day and not EARLIEST <= day <= LATEST:
             errors[name] = f"{day.isoformat()} is out of range. {BOUNDS_ERROR}"
     if start and end and "start" not in errors and "end" not in errors:
         if end <= start:
-            errors["end"] = f"The term ends after it starts: end {end.isoformat()} is not after start {start.isoformat()}."
+            errors["end"] = (
+                f"The term ends after it starts: end {end.isoformat()} is not after start {start.isoformat()}."
+            )
         elif cleaned["notice_days"] is not None and cleaned["notice_days"] > (end - start).days:
-            errors["notice_days"] = (f"A notice period of {cleaned['notice_days']} days is longer than the term "
-                                     f"({(end - start).days} days).")
+            errors["notice_days"] = (
+                f"A notice period of {cleaned['notice_days']} days is longer than the term ({(end - start).days} days)."
+            )
     if errors:
         raise ContractInvalid(errors)
     return cleaned
@@ -258,8 +318,11 @@ def _provider(value) -> Provider:
         return value
     found = Provider.objects.filter(slug=value.strip()).first() if isinstance(value, str) and value.strip() else None
     if found is None:
-        raise ValidationError(f"No provider with the slug {value!r}." if value not in (None, "")
-                              else "Name the provider by its slug (e.g. openai).")
+        raise ValidationError(
+            f"No provider with the slug {value!r}."
+            if value not in (None, "")
+            else "Name the provider by its slug (e.g. openai)."
+        )
     return found
 
 
@@ -273,8 +336,11 @@ def _accounts(value, provider: Provider) -> list[Account]:
         raise ValidationError("Give a list of account names.")
     found, problems = [], []
     for item in value:
-        account = item if isinstance(item, Account) else (
-            Account.objects.filter(name=item.strip()).first() if isinstance(item, str) else None)
+        account = (
+            item
+            if isinstance(item, Account)
+            else (Account.objects.filter(name=item.strip()).first() if isinstance(item, str) else None)
+        )
         if account is None:
             problems.append(f"No account named {item!r}.")
         elif account.provider_id != provider.id:
@@ -301,9 +367,9 @@ def _date(value) -> dt.date:
 
 def _amount(value) -> Decimal:
     if value is None or value == "":
-        raise ValidationError("Give an amount as a decimal string, e.g. \"120000\".")
+        raise ValidationError('Give an amount as a decimal string, e.g. "120000".')
     if isinstance(value, (bool, float)):
-        raise ValidationError("Give the amount as a decimal string (\"120000.00\"), not a float.")
+        raise ValidationError('Give the amount as a decimal string ("120000.00"), not a float.')
     try:
         amount = value if isinstance(value, Decimal) else Decimal(str(value).strip().replace(",", ""))
     except InvalidOperation:

@@ -43,8 +43,9 @@ class RotationResult:
         return sum(self.rotated.values())
 
 
-def encryption_key_rotate(*, by=None, after_row: Callable[[int], None] | None = None,
-                          dry_run: bool = False) -> RotationResult:
+def encryption_key_rotate(
+    *, by=None, after_row: Callable[[int], None] | None = None, dry_run: bool = False
+) -> RotationResult:
     """Re-encrypt every stored secret under the first key of FINOPS_ENCRYPTION_KEY. `after_row(n)` is called after
     each re-encrypted row (n so far, inside the transaction): the tests interrupt a rotation half-way with it.
     `dry_run` counts what would be re-encrypted and changes nothing."""
@@ -71,11 +72,17 @@ def encryption_key_rotate(*, by=None, after_row: Callable[[int], None] | None = 
                     after_row(result.total)
         if unreadable:
             raise RotationFailed(
-                "No key in FINOPS_ENCRYPTION_KEY decrypts the secret of: " + ", ".join(unreadable)
+                "No key in FINOPS_ENCRYPTION_KEY decrypts the secret of: "
+                + ", ".join(unreadable)
                 + ". Add the key they were encrypted with (after the current one) and rerun, or set those secrets "
                 "again. Nothing was changed."
             )
         if result.total and not dry_run:
-            audit_record(entity_type=AuditEntry.Entity.ENCRYPTION_KEY, action=AuditEntry.Action.ROTATED,
-                         label="FINOPS_ENCRYPTION_KEY", by=by, after={"re-encrypted": dict(result.rotated)})
+            audit_record(
+                entity_type=AuditEntry.Entity.ENCRYPTION_KEY,
+                action=AuditEntry.Action.ROTATED,
+                label="FINOPS_ENCRYPTION_KEY",
+                by=by,
+                after={"re-encrypted": dict(result.rotated)},
+            )
     return result

@@ -92,11 +92,15 @@ def _validate(by, rows: list, source_default: str) -> list[_Clean]:
     targets = rr.Targets(by, rows, "eval scores")
     today = timezone.now().astimezone(dt.UTC).date()
     return rr.validated(
-        rows, expected="workload, provider, model, name, score and a period", invalid=EvalsInvalid,
+        rows,
+        expected="workload, provider, model, name, score and a period",
+        invalid=EvalsInvalid,
         clean_row=lambda row, problems: _row(row, targets, today, source_default, problems),
         key=lambda c: (c.workload_id, c.provider_id, c.model, c.name, c.period_start, c.period_end),
-        describe=lambda row, c: (f"workload {row['workload']!r}, provider {row['provider']!r}, model {c.model!r}, "
-                                 f"eval {c.name!r}, {c.period_start} → {c.period_end}"),
+        describe=lambda row, c: (
+            f"workload {row['workload']!r}, provider {row['provider']!r}, model {c.model!r}, "
+            f"eval {c.name!r}, {c.period_start} → {c.period_end}"
+        ),
     )
 
 
@@ -185,7 +189,8 @@ def _upsert(clean: list[_Clean]) -> rr.BatchResult:
     stored = {
         (w, p, m, n, s, e): (score, source)
         for w, p, m, n, s, e, score, source in EvalScore.objects.filter(
-            workload_id__in={c.workload_id for c in clean}, name__in={c.name for c in clean},
+            workload_id__in={c.workload_id for c in clean},
+            name__in={c.name for c in clean},
         ).values_list("workload_id", "provider_id", "model", "name", "period_start", "period_end", "score", "source")
     }
     created = replaced = unchanged = 0
@@ -199,10 +204,22 @@ def _upsert(clean: list[_Clean]) -> rr.BatchResult:
             continue
         else:
             replaced += 1
-        written.append(EvalScore(workload_id=c.workload_id, provider_id=c.provider_id, model=c.model, name=c.name,
-                                 period_start=c.period_start, period_end=c.period_end, score=c.score, source=c.source))
+        written.append(
+            EvalScore(
+                workload_id=c.workload_id,
+                provider_id=c.provider_id,
+                model=c.model,
+                name=c.name,
+                period_start=c.period_start,
+                period_end=c.period_end,
+                score=c.score,
+                source=c.source,
+            )
+        )
     EvalScore.objects.bulk_create(
-        written, batch_size=BATCH_SIZE, update_conflicts=True,
+        written,
+        batch_size=BATCH_SIZE,
+        update_conflicts=True,
         unique_fields=["workload", "provider", "model", "name", "period_start", "period_end"],
         update_fields=["score", "source", "updated_at"],
     )

@@ -44,8 +44,19 @@ from finops.reported_latency import PERCENTILES, LatencyReport, latency_report
 from . import reported_rows as rr
 from .performance_rollup import reported_changed
 
-FIELDS = {"workload", "provider", "model", "hour", "source", "requests", "errors", "latency", "ttft",
-          "output_tokens", "generation_seconds"}
+FIELDS = {
+    "workload",
+    "provider",
+    "model",
+    "hour",
+    "source",
+    "requests",
+    "errors",
+    "latency",
+    "ttft",
+    "output_tokens",
+    "generation_seconds",
+}
 REQUIRED = ("workload", "provider", "model", "hour", "requests", "latency")
 AHEAD = dt.timedelta(hours=1)
 BATCH_SIZE = 2000
@@ -80,8 +91,7 @@ def metrics_record(*, by, rows: Iterable[dict], source_default: str = "") -> rr.
     with transaction.atomic():
         result, written = _upsert(clean)
         if written:
-            reported_changed(workload_ids={c.workload_id for c in written},
-                             days={c.hour.date() for c in written})
+            reported_changed(workload_ids={c.workload_id for c in written}, days={c.hour.date() for c in written})
     return result
 
 
@@ -89,15 +99,21 @@ def _validate(by, rows: list, source_default: str) -> list[_Clean]:
     targets = rr.Targets(by, rows, "metrics")
     latest = timezone.now().astimezone(dt.UTC) + AHEAD
     return rr.validated(
-        rows, expected="workload, provider, model, hour, requests and latency", invalid=MetricsInvalid,
+        rows,
+        expected="workload, provider, model, hour, requests and latency",
+        invalid=MetricsInvalid,
         clean_row=lambda row, problems: _row(row, targets, latest, source_default, problems),
         key=lambda c: (c.workload_id, c.provider_id, c.model, c.hour, c.source),
-        describe=lambda row, c: (f"workload {row['workload']!r}, provider {row['provider']!r}, model {c.model!r}, "
-                                 f"hour {c.hour.isoformat()}, source {c.source!r}"),
+        describe=lambda row, c: (
+            f"workload {row['workload']!r}, provider {row['provider']!r}, model {c.model!r}, "
+            f"hour {c.hour.isoformat()}, source {c.source!r}"
+        ),
     )
 
 
-def _row(row: dict, targets: rr.Targets, latest: dt.datetime, source_default: str, problems: list[str]) -> _Clean | None:
+def _row(
+    row: dict, targets: rr.Targets, latest: dt.datetime, source_default: str, problems: list[str]
+) -> _Clean | None:
     rr.row_shape(row, FIELDS, REQUIRED, problems)
     present = lambda name: row.get(name) not in (None, "")  # noqa: E731
     workload = targets.workload(row["workload"], problems) if present("workload") else None
@@ -110,12 +126,16 @@ def _row(row: dict, targets: rr.Targets, latest: dt.datetime, source_default: st
         problems.append(f"errors: {errors} failed of {requests} requests")
     latency = latency_report(row["latency"], "latency", problems) if present("latency") else None
     if latency is not None and requests is not None and latency.count != requests:
-        problems.append(f"latency: counts {latency.count} requests, the row {requests}: a distribution counts every "
-                        "request of the hour, failed ones included")
+        problems.append(
+            f"latency: counts {latency.count} requests, the row {requests}: a distribution counts every "
+            "request of the hour, failed ones included"
+        )
     ttft = latency_report(row["ttft"], "ttft", problems) if present("ttft") else None
     if ttft is not None and ttft.kind == PERCENTILES:
-        problems.append("ttft: percentiles of time to first token cannot be kept (only a distribution or a histogram "
-                        "merges); send a histogram, or leave ttft out")
+        problems.append(
+            "ttft: percentiles of time to first token cannot be kept (only a distribution or a histogram "
+            "merges); send a histogram, or leave ttft out"
+        )
     elif ttft is not None and requests is not None and ttft.count > requests:
         problems.append(f"ttft: counts {ttft.count} requests, more than the row's {requests}")
     speed = _speed(row, problems)
@@ -126,8 +146,15 @@ def _row(row: dict, targets: rr.Targets, latest: dt.datetime, source_default: st
         return None
     if problems:
         return None
-    return _Clean(workload, provider, model, hour, source, latency.kind,
-                  _performance(requests, errors, latency, ttft, speed).columns())
+    return _Clean(
+        workload,
+        provider,
+        model,
+        hour,
+        source,
+        latency.kind,
+        _performance(requests, errors, latency, ttft, speed).columns(),
+    )
 
 
 def _hour(value, latest: dt.datetime, problems: list[str]) -> dt.datetime | None:
@@ -158,8 +185,10 @@ def _speed(row: dict, problems: list[str]) -> tuple[int, int] | None:
     if tokens is None and seconds is None:
         return None
     if tokens is None or seconds is None:
-        problems.append("output_tokens and generation_seconds go together (output speed is tokens over the time "
-                        "spent generating them)")
+        problems.append(
+            "output_tokens and generation_seconds go together (output speed is tokens over the time "
+            "spent generating them)"
+        )
         return None
     tokens = rr.whole(tokens, "output_tokens", problems)
     seconds = rr.decimal_of(seconds, "generation_seconds", problems)
@@ -175,8 +204,9 @@ def _speed(row: dict, problems: list[str]) -> tuple[int, int] | None:
     return tokens, ms
 
 
-def _performance(requests: int, errors: int, latency: LatencyReport, ttft: LatencyReport | None,
-                 speed: tuple[int, int] | None) -> Performance:
+def _performance(
+    requests: int, errors: int, latency: LatencyReport, ttft: LatencyReport | None, speed: tuple[int, int] | None
+) -> Performance:
     performance = Performance()
     if latency.kind == PERCENTILES:
         performance.summary_requests = performance.summary_counted = requests
@@ -197,7 +227,9 @@ def _upsert(clean: list[_Clean]) -> tuple[rr.BatchResult, list[_Clean]]:
     stored = {
         (w, p, m, h, s): (k, dict(zip(COLUMNS, columns)))
         for w, p, m, h, s, k, *columns in ReportedPerformance.objects.filter(
-            workload_id__in={c.workload_id for c in clean}, hour__gte=min(hours), hour__lte=max(hours),
+            workload_id__in={c.workload_id for c in clean},
+            hour__gte=min(hours),
+            hour__lte=max(hours),
         ).values_list("workload_id", "provider_id", "model", "hour", "source", "kind", *COLUMNS)
     }
     created = replaced = unchanged = 0
@@ -213,9 +245,21 @@ def _upsert(clean: list[_Clean]) -> tuple[rr.BatchResult, list[_Clean]]:
             replaced += 1
         written.append(c)
     ReportedPerformance.objects.bulk_create(
-        [ReportedPerformance(workload_id=c.workload_id, provider_id=c.provider_id, model=c.model, hour=c.hour,
-                             source=c.source, kind=MetricKind(c.kind), **c.performance) for c in written],
-        batch_size=BATCH_SIZE, update_conflicts=True,
-        unique_fields=["workload", "provider", "model", "hour", "source"], update_fields=["kind", *COLUMNS, "updated_at"],
+        [
+            ReportedPerformance(
+                workload_id=c.workload_id,
+                provider_id=c.provider_id,
+                model=c.model,
+                hour=c.hour,
+                source=c.source,
+                kind=MetricKind(c.kind),
+                **c.performance,
+            )
+            for c in written
+        ],
+        batch_size=BATCH_SIZE,
+        update_conflicts=True,
+        unique_fields=["workload", "provider", "model", "hour", "source"],
+        update_fields=["kind", *COLUMNS, "updated_at"],
     )
     return rr.BatchResult(rows=len(clean), created=created, replaced=replaced, unchanged=unchanged), written

@@ -16,9 +16,26 @@ from finops.months import month_of, next_month
 
 from .rollup_rows import insert_select, limited
 
-DIMENSIONS = ("account_id", "provider_id", "model", "workload_id", "team_id", "currency", "cost_basis", "charge_category")
-MEASURES = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests", "cost",
-            "reporting_cost", "line_count")
+DIMENSIONS = (
+    "account_id",
+    "provider_id",
+    "model",
+    "workload_id",
+    "team_id",
+    "currency",
+    "cost_basis",
+    "charge_category",
+)
+MEASURES = (
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "requests",
+    "cost",
+    "reporting_cost",
+    "line_count",
+)
 
 
 def month_runs(days: set[dt.date]) -> list[tuple[dt.date, dt.date]]:
@@ -32,7 +49,9 @@ def month_runs(days: set[dt.date]) -> list[tuple[dt.date, dt.date]]:
     return [(first, last) for first, last in runs]
 
 
-def monthly_rollup_rebuild(*, days: set[dt.date], account_ids: list[int] | None = None, workload_ids: set | None = None) -> None:
+def monthly_rollup_rebuild(
+    *, days: set[dt.date], account_ids: list[int] | None = None, workload_ids: set | None = None
+) -> None:
     """Replace the monthly rows of the months of `days` with DailySpend summed by month.
 
     `account_ids` / `workload_ids` (None in workload_ids standing for unattributed) restrict it exactly as they

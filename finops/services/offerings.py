@@ -20,7 +20,13 @@ from finops.models import AuditEntry, ModelFamily, Offering, Provider, RoutingPo
 
 from .audit import audit_record, snapshot
 
-PRICE_FIELDS = ("input_per_mtok", "cached_input_per_mtok", "cache_write_per_mtok", "output_per_mtok", "blended_per_mtok")
+PRICE_FIELDS = (
+    "input_per_mtok",
+    "cached_input_per_mtok",
+    "cache_write_per_mtok",
+    "output_per_mtok",
+    "blended_per_mtok",
+)
 FIGURE_FIELDS = (*PRICE_FIELDS, "output_tokens_per_s", "ttft_seconds", "context_window")
 
 
@@ -88,17 +94,31 @@ def family_snapshot(family: ModelFamily) -> dict:
 
 
 def policy_snapshot(policy: RoutingPolicy) -> dict:
-    return snapshot(policy, ("primary", "fallback", "constraint"), workload=policy.workload.slug,
-                    allowed=sorted(str(o) for o in policy.allowed.all()))
+    return snapshot(
+        policy,
+        ("primary", "fallback", "constraint"),
+        workload=policy.workload.slug,
+        allowed=sorted(str(o) for o in policy.allowed.all()),
+    )
 
 
-SNAPSHOTS = {AuditEntry.Entity.OFFERING: offering_snapshot, AuditEntry.Entity.FAMILY: family_snapshot,
-             AuditEntry.Entity.ROUTING: policy_snapshot}
+SNAPSHOTS = {
+    AuditEntry.Entity.OFFERING: offering_snapshot,
+    AuditEntry.Entity.FAMILY: family_snapshot,
+    AuditEntry.Entity.ROUTING: policy_snapshot,
+}
 
 
 def _audit(entity_type: str, obj, action: str, before: dict | None, by) -> None:
-    audit_record(entity_type=entity_type, action=action, label=str(obj), entity_id=obj.pk, by=by, before=before,
-                 after=None if action == AuditEntry.Action.DELETED else SNAPSHOTS[entity_type](obj))
+    audit_record(
+        entity_type=entity_type,
+        action=action,
+        label=str(obj),
+        entity_id=obj.pk,
+        by=by,
+        before=before,
+        after=None if action == AuditEntry.Action.DELETED else SNAPSHOTS[entity_type](obj),
+    )
 
 
 @transaction.atomic
@@ -120,9 +140,15 @@ def family_upsert(*, by=None, slug: str, name: str = "", aliases: list[str] = ()
 
 
 @transaction.atomic
-def routing_policy_set(*, by=None, workload: Workload, primary: Offering, fallback: Offering | None = None,
-                       constraint: str = RoutingPolicy.Constraint.COST,
-                       allowed: list[Offering] | None = None) -> tuple[RoutingPolicy, str]:
+def routing_policy_set(
+    *,
+    by=None,
+    workload: Workload,
+    primary: Offering,
+    fallback: Offering | None = None,
+    constraint: str = RoutingPolicy.Constraint.COST,
+    allowed: list[Offering] | None = None,
+) -> tuple[RoutingPolicy, str]:
     """Set the workload's routing policy (one per workload)."""
     _may_write(by)
     errors = {}
@@ -159,7 +185,10 @@ def routing_policy_set(*, by=None, workload: Workload, primary: Offering, fallba
 @transaction.atomic
 def offering_delete(*, by=None, offering: Offering) -> None:
     _may_write(by)
-    if RoutingPolicy.objects.filter(primary=offering).exists() or RoutingPolicy.objects.filter(fallback=offering).exists():
+    if (
+        RoutingPolicy.objects.filter(primary=offering).exists()
+        or RoutingPolicy.objects.filter(fallback=offering).exists()
+    ):
         raise OfferingInvalid({"offering": "a routing policy uses it; change the policy first"})
     before, offering_id = offering_snapshot(offering), offering.pk
     offering.delete()

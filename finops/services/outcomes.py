@@ -54,8 +54,10 @@ class IdempotencyConflict(Exception):
 
     def __init__(self, key: str):
         self.key = key
-        super().__init__(f"idempotency key {key!r} was already used for a different batch: nothing was applied. "
-                         "Send these rows with a new key (or the first rows again to replay them).")
+        super().__init__(
+            f"idempotency key {key!r} was already used for a different batch: nothing was applied. "
+            "Send these rows with a new key (or the first rows again to replay them)."
+        )
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,14 @@ class OutcomeResult(BatchResult):
         return {**super().as_dict(), "replay": self.replay}
 
 
-def outcomes_record(*, by, rows: Iterable[dict], idempotency_key: str | None = None, source_default: str = "",
-                    row_numbers: list[int] | None = None) -> OutcomeResult:
+def outcomes_record(
+    *,
+    by,
+    rows: Iterable[dict],
+    idempotency_key: str | None = None,
+    source_default: str = "",
+    row_numbers: list[int] | None = None,
+) -> OutcomeResult:
     """Validate every row, then upsert them all in one transaction. `row_numbers` name the rows in errors (a CSV
     passes its line numbers); by default rows are numbered from 1."""
     if by is not None and not access.writable_outcome_workloads(by).exists():
@@ -91,8 +99,9 @@ def outcomes_record(*, by, rows: Iterable[dict], idempotency_key: str | None = N
             if idempotency_key is not None:
                 # Inside the transaction: a concurrent post of the same key waits on the unique index, then fails
                 # here and is answered as the replay (or the conflict) it is.
-                OutcomeBatch.objects.create(idempotency_key=idempotency_key, sender=by, body_digest=digest,
-                                            rows=len(clean))
+                OutcomeBatch.objects.create(
+                    idempotency_key=idempotency_key, sender=by, body_digest=digest, rows=len(clean)
+                )
             return _upsert(clean)
     except IntegrityError:
         if idempotency_key is not None and (earlier := _earlier(by, idempotency_key, digest)) is not None:
@@ -127,8 +136,11 @@ def _key(value) -> str:
 def _validate(by, rows: list, numbers: list[int], source_default: str) -> list[tuple[int, dt.date, str, int]]:
     if not rows:
         raise OutcomesInvalid(["the batch has no rows"])
-    slugs = {r.get("workload") for r in rows if isinstance(r, dict) and isinstance(r.get("workload"), str)
-             and storable(r["workload"])}
+    slugs = {
+        r.get("workload")
+        for r in rows
+        if isinstance(r, dict) and isinstance(r.get("workload"), str) and storable(r["workload"])
+    }
     # Workloads the writer may not see answer "unknown", like a 404; seen but not writable says so.
     visible = Workload.objects.all() if by is None else access.visible_workloads(by)
     writable = Workload.objects.all() if by is None else access.writable_outcome_workloads(by)
@@ -165,8 +177,10 @@ def _validate(by, rows: list, numbers: list[int], source_default: str) -> list[t
         if not problems:
             key = (slug, day, source)
             if key in seen:
-                problems.append(f"repeats row {seen[key]} (workload {slug!r}, day {day}, source {source!r}): "
-                                "send one count per workload, day and source")
+                problems.append(
+                    f"repeats row {seen[key]} (workload {slug!r}, day {day}, source {source!r}): "
+                    "send one count per workload, day and source"
+                )
             else:
                 seen[key] = number
         if problems:
@@ -202,8 +216,9 @@ def _upsert(clean: list[tuple[int, dt.date, str, int]]) -> OutcomeResult:
     days = [d for _, d, _, _ in clean]
     stored = {
         (w, d, s): c
-        for w, d, s, c in OutcomeCount.objects.filter(workload_id__in=workload_ids, day__gte=min(days), day__lte=max(days))
-        .values_list("workload_id", "day", "source", "count")
+        for w, d, s, c in OutcomeCount.objects.filter(
+            workload_id__in=workload_ids, day__gte=min(days), day__lte=max(days)
+        ).values_list("workload_id", "day", "source", "count")
     }
     created = replaced = unchanged = 0
     writes = []
@@ -217,8 +232,13 @@ def _upsert(clean: list[tuple[int, dt.date, str, int]]) -> OutcomeResult:
         else:
             replaced += 1
         writes.append(OutcomeCount(workload_id=workload_id, day=day, source=source, count=count))
-    OutcomeCount.objects.bulk_create(writes, batch_size=BATCH_SIZE, update_conflicts=True,
-                                     unique_fields=["workload", "day", "source"], update_fields=["count", "updated_at"])
+    OutcomeCount.objects.bulk_create(
+        writes,
+        batch_size=BATCH_SIZE,
+        update_conflicts=True,
+        unique_fields=["workload", "day", "source"],
+        update_fields=["count", "updated_at"],
+    )
     if writes:
         # Cost per outcome changed for these workloads and days: the same after-commit evaluation a spend change
         # queues (the outcome-cost alert judges the months these days fall in).

@@ -18,7 +18,12 @@ from django.db.models.functions import ExtractHour, TruncDate, TruncMonth
 
 from finops.latency import COUNT_BITS, COUNT_MASK
 from finops.models import (
-    Account, ConnectorKind, DailyPerformance, MonthlyPerformance, ReportedPerformance, UsageLine,
+    Account,
+    ConnectorKind,
+    DailyPerformance,
+    MonthlyPerformance,
+    ReportedPerformance,
+    UsageLine,
 )
 from finops.months import next_month
 from finops.performance import COLUMNS
@@ -34,15 +39,18 @@ COUNTERS = COLUMNS[:-1]  # every column but the cells
 _MAX = {"summary_p99_ms"}  # a bound: the largest, not the sum
 
 
-def performance_rollup_rebuild(*, days: set[dt.date], account_ids: list[int] | None = None,
-                               workload_ids: set | None = None) -> None:
+def performance_rollup_rebuild(
+    *, days: set[dt.date], account_ids: list[int] | None = None, workload_ids: set | None = None
+) -> None:
     """Replace the performance rows of `days` (and their months) with fresh merges, limited like rollup_rebuild:
     `account_ids` given → only those accounts' rows (reported metrics, account null, are left alone);
     `workload_ids` (None standing for unattributed) → only those workloads' rows."""
     if not days or (workload_ids is not None and not workload_ids):
         return
     if account_ids is not None:
-        account_ids = list(Account.objects.filter(id__in=account_ids, connector__in=TIMED_CONNECTORS).values_list("id", flat=True))
+        account_ids = list(
+            Account.objects.filter(id__in=account_ids, connector__in=TIMED_CONNECTORS).values_list("id", flat=True)
+        )
         if not account_ids:
             return
     limits = {"account_ids": account_ids, "workload_ids": workload_ids}
@@ -71,37 +79,70 @@ def _rebuild_months(first: dt.date, last: dt.date, limits: dict) -> None:
     limited(MonthlyPerformance.objects.filter(month__gte=first, month__lte=last), **limits).delete()
     daily = limited(DailyPerformance.objects.filter(day__gte=first, day__lt=next_month(last)), **limits)
     rows = daily.annotate(month_of=TruncMonth("day", output_field=DailyPerformance._meta.get_field("day")))
-    _merge_into(MonthlyPerformance, ("month", *KEYS),
-                [rows.values_list("month_of", *KEYS, Value(0, BigIntegerField()), *COLUMNS).order_by()], hours=False)
+    _merge_into(
+        MonthlyPerformance,
+        ("month", *KEYS),
+        [rows.values_list("month_of", *KEYS, Value(0, BigIntegerField()), *COLUMNS).order_by()],
+        hours=False,
+    )
 
 
 # --- the rows merged: (period, *KEYS, hour, *COLUMNS) ---
+
 
 def _lines(start: dt.datetime, end: dt.datetime, limits: dict) -> QuerySet:
     """The timed lines of [start, end) as rows to merge. A line's requests with per-request data are its own
     `requests` (less any summary's); it holds no report's summary errors (finops.performance.LINE_COLUMNS)."""
     lines = limited(
-        UsageLine.objects.filter(Q(errors__isnull=False) | Q(summary_requests__isnull=False),
-                                 period_start__gte=start, period_start__lt=end),
-        **limits, workload_field="signature__workload_id",
+        UsageLine.objects.filter(
+            Q(errors__isnull=False) | Q(summary_requests__isnull=False), period_start__gte=start, period_start__lt=end
+        ),
+        **limits,
+        workload_field="signature__workload_id",
     )
     zero = Value(0, BigIntegerField())
-    measured = Case(When(errors__isnull=True, then=zero), default=F("requests") - _or_zero("summary_requests"),
-                    output_field=BigIntegerField())
-    return lines.annotate(
-        day_of=TruncDate("period_start"), hour_of=ExtractHour("period_start"), workload_of=F("signature__workload_id"),
-        team_of=F("signature__team_id"), requests_of=measured,
-    ).values_list(
-        "day_of", "account_id", "provider_id", "model", "workload_of", "team_of", "hour_of", "requests_of",
-        *COLUMNS[1:-3], zero, zero, "latency",  # summary_errors, summary_counted: a report's only
-    ).order_by()
+    measured = Case(
+        When(errors__isnull=True, then=zero),
+        default=F("requests") - _or_zero("summary_requests"),
+        output_field=BigIntegerField(),
+    )
+    return (
+        lines.annotate(
+            day_of=TruncDate("period_start"),
+            hour_of=ExtractHour("period_start"),
+            workload_of=F("signature__workload_id"),
+            team_of=F("signature__team_id"),
+            requests_of=measured,
+        )
+        .values_list(
+            "day_of",
+            "account_id",
+            "provider_id",
+            "model",
+            "workload_of",
+            "team_of",
+            "hour_of",
+            "requests_of",
+            *COLUMNS[1:-3],
+            zero,
+            zero,
+            "latency",  # summary_errors, summary_counted: a report's only
+        )
+        .order_by()
+    )
 
 
 def _reported(rows: QuerySet) -> QuerySet:
-    return rows.annotate(
-        day_of=TruncDate("hour"), hour_of=ExtractHour("hour"), account_of=Value(None, BigIntegerField()),
-        team_of=F("workload__team_id"),
-    ).values_list("day_of", "account_of", "provider_id", "model", "workload_id", "team_of", "hour_of", *COLUMNS).order_by()
+    return (
+        rows.annotate(
+            day_of=TruncDate("hour"),
+            hour_of=ExtractHour("hour"),
+            account_of=Value(None, BigIntegerField()),
+            team_of=F("workload__team_id"),
+        )
+        .values_list("day_of", "account_of", "provider_id", "model", "workload_id", "team_of", "hour_of", *COLUMNS)
+        .order_by()
+    )
 
 
 def _or_zero(name: str):
@@ -112,10 +153,20 @@ def _or_zero(name: str):
 
 _VENDOR = {
     # a row's cells (k.latency) one per row; the merged bins gathered again into one row's cells
-    "postgresql": {"cells": "CROSS JOIN LATERAL unnest(k.latency) AS c(cell)", "cell": "c.cell",
-                   "gather": "array_agg(b.cell ORDER BY b.cell)", "int": "bigint", "materialized": "MATERIALIZED"},
-    "sqlite": {"cells": "JOIN json_each(k.latency) AS c", "cell": "c.value",
-               "gather": "json_group_array(b.cell)", "int": "integer", "materialized": "MATERIALIZED"},
+    "postgresql": {
+        "cells": "CROSS JOIN LATERAL unnest(k.latency) AS c(cell)",
+        "cell": "c.cell",
+        "gather": "array_agg(b.cell ORDER BY b.cell)",
+        "int": "bigint",
+        "materialized": "MATERIALIZED",
+    },
+    "sqlite": {
+        "cells": "JOIN json_each(k.latency) AS c",
+        "cell": "c.value",
+        "gather": "json_group_array(b.cell)",
+        "int": "integer",
+        "materialized": "MATERIALIZED",
+    },
 }
 
 
@@ -135,8 +186,9 @@ def _merge_into(model, period_and_keys: tuple[str, ...], sources: list[QuerySet]
     names = (*period_and_keys, "hour", *COLUMNS)
     keys = ", ".join(period_and_keys)
     as_int, cell = sql["int"], sql["cell"]
-    sums = ", ".join(f"max({name}) AS {name}" if name in _MAX else f"coalesce(sum({name}), 0) AS {name}"
-                     for name in COUNTERS)
+    sums = ", ".join(
+        f"max({name}) AS {name}" if name in _MAX else f"coalesce(sum({name}), 0) AS {name}" for name in COUNTERS
+    )
     hour_bits = "bit_or(CAST(1 AS integer) << CAST(hour AS integer)) AS hours, " if hours else ""
     columns = (*period_and_keys, *(("hours",) if hours else ()), *COUNTERS, "latency")
     statement = f"""WITH r({", ".join(names)}) AS ({" UNION ALL ".join(selects)}),

@@ -54,8 +54,10 @@ def _day(day_of_month) -> int:
     except (TypeError, ValueError):
         raise SubscriptionError("The delivery day is a whole number from 1 to 28.", field="day_of_month") from None
     if not DAY_MIN <= day <= DAY_MAX:
-        raise SubscriptionError(f"The delivery day must be from {DAY_MIN} to {DAY_MAX} (every month has those days); "
-                                f"got {day}.", field="day_of_month")
+        raise SubscriptionError(
+            f"The delivery day must be from {DAY_MIN} to {DAY_MAX} (every month has those days); got {day}.",
+            field="day_of_month",
+        )
     return day
 
 
@@ -70,15 +72,24 @@ def subscription_add(*, email: str, day_of_month=DEFAULT_DELIVERY_DAY, by: User 
     address, day = _address(email), _day(day_of_month)
     existing = ReportSubscription.objects.filter(email__iexact=address).first()
     if existing is not None:
-        state = "is already subscribed" if existing.active else (
-            f"unsubscribed on {existing.unsubscribed_at:%Y-%m-%d}" if existing.unsubscribed_at else "is on the list, inactive")
+        state = (
+            "is already subscribed"
+            if existing.active
+            else (
+                f"unsubscribed on {existing.unsubscribed_at:%Y-%m-%d}"
+                if existing.unsubscribed_at
+                else "is on the list, inactive"
+            )
+        )
         hint = "" if existing.active else ": reactivate it from its row if they asked to receive the report again"
         raise SubscriptionError(f"{existing.email} {state}{hint}.", field="email")
     user = _user_of(address)
     if user is not None and not access.can_see_reports(user):
-        raise SubscriptionError(f"{address} is {user.username}'s address, a {user.get_role_display().lower()}: the report "
-                                "covers every team, so only admins and finance receive it. Change their role first.",
-                                field="email")
+        raise SubscriptionError(
+            f"{address} is {user.username}'s address, a {user.get_role_display().lower()}: the report "
+            "covers every team, so only admins and finance receive it. Change their role first.",
+            field="email",
+        )
     try:
         with transaction.atomic():
             return ReportSubscription.objects.create(email=address, user=user, day_of_month=day, added_by=by)
@@ -92,8 +103,9 @@ def subscription_set_day(*, subscription: ReportSubscription, day_of_month) -> R
     return subscription
 
 
-def subscription_set_active(*, subscription: ReportSubscription, active: bool,
-                            now: dt.datetime | None = None) -> ReportSubscription:
+def subscription_set_active(
+    *, subscription: ReportSubscription, active: bool, now: dt.datetime | None = None
+) -> ReportSubscription:
     """Deactivate (the unsubscribe link, the page) or reactivate (the page: the recipient or an admin, on purpose).
     Deactivating twice keeps the first date. Reactivating voids the unsubscribe links of the emails sent before it
     (finops.report_delivery.unsubscribe_matches): a forwarded old email must not end the new subscription."""
@@ -118,9 +130,11 @@ def subscription_unsubscribe(*, subscription: ReportSubscription, now: dt.dateti
 def subscription_delete(*, subscription: ReportSubscription) -> None:
     """Remove an address and its delivery history. A finance user's own subscription is deactivated instead."""
     if subscription.user_id and access.is_finance(subscription.user):
-        raise SubscriptionError(f"{subscription.email} is {subscription.user.username}'s own subscription (finance "
-                                "users receive the report by default): deactivate it instead, or it would come back "
-                                "at the next send.")
+        raise SubscriptionError(
+            f"{subscription.email} is {subscription.user.username}'s own subscription (finance "
+            "users receive the report by default): deactivate it instead, or it would come back "
+            "at the next send."
+        )
     subscription.delete()
 
 
@@ -132,8 +146,9 @@ def subscription_for_user(*, user: User) -> ReportSubscription:
     if own is not None:
         return own
     if not access.is_finance(user) or not user.email:
-        raise SubscriptionError("Only finance users with an email address are subscribed by default; "
-                                "ask an admin to add your address.")
+        raise SubscriptionError(
+            "Only finance users with an email address are subscribed by default; ask an admin to add your address."
+        )
     subscriptions_default_ensure()
     return ReportSubscription.objects.get(email__iexact=user.email)
 
@@ -159,7 +174,10 @@ def subscriptions_default_ensure() -> int:
     A user whose stored email is not an address is skipped (nothing could be delivered to it). Linked
     subscriptions first follow their users' current addresses."""
     _follow_address_changes()
-    taken = {email.lower(): (pk, user_id) for pk, email, user_id in ReportSubscription.objects.values_list("id", "email", "user_id")}
+    taken = {
+        email.lower(): (pk, user_id)
+        for pk, email, user_id in ReportSubscription.objects.values_list("id", "email", "user_id")
+    }
     linked = {user_id for _pk, user_id in taken.values() if user_id}
     missing = []
     for user in default_recipients().order_by("id"):

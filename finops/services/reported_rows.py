@@ -58,15 +58,21 @@ class Targets:
     """The workloads and providers a batch names, looked up once for all its rows."""
 
     def __init__(self, by, rows: list, what: str):
-        slugs = {r.get("workload") for r in rows if isinstance(r, dict) and isinstance(r.get("workload"), str)
-                 and storable(r["workload"])}
+        slugs = {
+            r.get("workload")
+            for r in rows
+            if isinstance(r, dict) and isinstance(r.get("workload"), str) and storable(r["workload"])
+        }
         visible = Workload.objects.all() if by is None else access.visible_workloads(by)
         writable = Workload.objects.all() if by is None else access.writable_reported_workloads(by)
         self.what = what
         self.ids = dict(visible.filter(slug__in=slugs).values_list("slug", "id"))
         self.writable = set(writable.filter(slug__in=slugs).values_list("slug", flat=True))
-        providers = {r.get("provider") for r in rows if isinstance(r, dict) and isinstance(r.get("provider"), str)
-                     and storable(r["provider"])}
+        providers = {
+            r.get("provider")
+            for r in rows
+            if isinstance(r, dict) and isinstance(r.get("provider"), str) and storable(r["provider"])
+        }
         self.providers = dict(Provider.objects.filter(slug__in=providers).values_list("slug", "id"))
 
     def workload(self, slug, problems: list[str]) -> int | None:

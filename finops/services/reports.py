@@ -11,9 +11,14 @@ from finops.selectors.tco_report import TcoReport
 def latest_runs() -> dict[str, int]:
     """{account id: id of its latest finished run}: what a snapshot was made from, so a restatement can name the
     sources whose runs came after it."""
-    finished = IngestRun.objects.filter(account=OuterRef("pk"), finished_at__isnull=False).order_by("-finished_at", "-id")
-    return {str(pk): run for pk, run in Account.objects.annotate(run=Subquery(finished.values("id")[:1]))
-            .values_list("pk", "run") if run is not None}
+    finished = IngestRun.objects.filter(account=OuterRef("pk"), finished_at__isnull=False).order_by(
+        "-finished_at", "-id"
+    )
+    return {
+        str(pk): run
+        for pk, run in Account.objects.annotate(run=Subquery(finished.values("id")[:1])).values_list("pk", "run")
+        if run is not None
+    }
 
 
 def report_publish(*, report: TcoReport, by=None) -> ReportSnapshot:
@@ -24,8 +29,14 @@ def report_publish(*, report: TcoReport, by=None) -> ReportSnapshot:
             with transaction.atomic():
                 version = (ReportSnapshot.objects.filter(month=report.month).aggregate(v=Max("version"))["v"] or 0) + 1
                 return ReportSnapshot.objects.create(
-                    month=report.month, version=version, generated_at=report.generated_at, published_by=by,
-                    provisional=report.provisional, figures=report.as_json(), source_runs=latest_runs())
+                    month=report.month,
+                    version=version,
+                    generated_at=report.generated_at,
+                    published_by=by,
+                    provisional=report.provisional,
+                    figures=report.as_json(),
+                    source_runs=latest_runs(),
+                )
         except IntegrityError:
             continue
     raise RuntimeError(f"could not publish {report.key}: too many concurrent publications")

@@ -14,8 +14,9 @@ def of_workloads(field: str, workload_ids: set) -> Q:
     return only | Q(**{f"{field}__isnull": True}) if None in workload_ids else only
 
 
-def limited(rows: QuerySet, *, account_ids: list[int] | None, workload_ids: set | None,
-            workload_field: str = "workload_id") -> QuerySet:
+def limited(
+    rows: QuerySet, *, account_ids: list[int] | None, workload_ids: set | None, workload_field: str = "workload_id"
+) -> QuerySet:
     """`rows` of these accounts and workloads only (None: no limit)."""
     if account_ids is not None:
         rows = rows.filter(account_id__in=account_ids)

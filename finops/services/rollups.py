@@ -15,9 +15,14 @@ from .rollup_rows import AGGREGATE_WORK_MEM, day_chunks, insert_select, limited
 # Rollup dimension -> the usage-line column it is read from (workload and team: the line's signature's);
 # the order is the INSERT's column order.
 DIMENSIONS = {
-    "account_id": F("account_id"), "provider_id": F("provider_id"), "model": F("model"),
-    "workload_id": F("signature__workload_id"), "team_id": F("signature__team_id"), "currency": F("currency"),
-    "cost_basis": F("cost_basis"), "charge_category": F("charge_category"),
+    "account_id": F("account_id"),
+    "provider_id": F("provider_id"),
+    "model": F("model"),
+    "workload_id": F("signature__workload_id"),
+    "team_id": F("signature__team_id"),
+    "currency": F("currency"),
+    "cost_basis": F("cost_basis"),
+    "charge_category": F("charge_category"),
 }
 MEASURES = {
     "input_tokens": Sum("input_tokens"),
@@ -38,7 +43,9 @@ def _day_bounds(first: dt.date, last: dt.date) -> tuple[dt.datetime, dt.datetime
 
 
 @transaction.atomic
-def rollup_rebuild(*, days: set[dt.date], account_ids: list[int] | None = None, workload_ids: set | None = None) -> None:
+def rollup_rebuild(
+    *, days: set[dt.date], account_ids: list[int] | None = None, workload_ids: set | None = None
+) -> None:
     """Replace the rollup rows of exactly `days` with fresh sums of the raw lines.
 
     One INSERT … SELECT … GROUP BY per run of consecutive days (at most CHUNK_DAYS each), compiled by the
@@ -85,15 +92,22 @@ class _aggregate_memory:
         return cursor.fetchone()[0]
 
 
-def _rebuild_range(first: dt.date, last: dt.date, account_ids: list[int] | None, workload_ids: set | None = None) -> None:
+def _rebuild_range(
+    first: dt.date, last: dt.date, account_ids: list[int] | None, workload_ids: set | None = None
+) -> None:
     start, end = _day_bounds(first, last)
     limits = {"account_ids": account_ids, "workload_ids": workload_ids}
     limited(DailySpend.objects.filter(day__gte=first, day__lte=last), **limits).delete()
-    lines = limited(UsageLine.objects.filter(period_start__gte=start, period_start__lt=end), **limits,
-                    workload_field="signature__workload_id")
+    lines = limited(
+        UsageLine.objects.filter(period_start__gte=start, period_start__lt=end),
+        **limits,
+        workload_field="signature__workload_id",
+    )
     # Aliased as `<dimension>_of`: a line's own columns cannot be re-annotated under their names.
     grouped = (
-        lines.annotate(day=TruncDate("period_start"), **{f"{name}_of": expression for name, expression in DIMENSIONS.items()})
+        lines.annotate(
+            day=TruncDate("period_start"), **{f"{name}_of": expression for name, expression in DIMENSIONS.items()}
+        )
         .values("day", *(f"{name}_of" for name in DIMENSIONS))
         .annotate(**MEASURES)
         .values_list("day", *(f"{name}_of" for name in DIMENSIONS), *MEASURES)

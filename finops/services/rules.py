@@ -33,9 +33,16 @@ def rule_tags_problem(tags: dict) -> str | None:
 
 
 def _audit(rule, action, before, by, source) -> None:
-    audit_record(entity_type=AuditEntry.Entity.RULE, action=action, label=str(rule), entity_id=rule.pk, by=by,
-                 before=before, after=None if action == AuditEntry.Action.DELETED else rule_snapshot(rule),
-                 source=source)
+    audit_record(
+        entity_type=AuditEntry.Entity.RULE,
+        action=action,
+        label=str(rule),
+        entity_id=rule.pk,
+        by=by,
+        before=before,
+        after=None if action == AuditEntry.Action.DELETED else rule_snapshot(rule),
+        source=source,
+    )
 
 
 def reattribution_request(*, reason: str, by=None) -> ReattributionJob:
@@ -51,15 +58,18 @@ def reattribution_request(*, reason: str, by=None) -> ReattributionJob:
 
 
 @transaction.atomic
-def rule_create(*, by, source: str | None = None, reattribute: bool = True, **fields) -> tuple[AttributionRule, ReattributionJob | None]:
+def rule_create(
+    *, by, source: str | None = None, reattribute: bool = True, **fields
+) -> tuple[AttributionRule, ReattributionJob | None]:
     rule = AttributionRule.objects.create(**{k: v for k, v in fields.items() if k in FIELDS})
     _audit(rule, AuditEntry.Action.CREATED, None, by, source)
     return rule, reattribution_request(reason=f"rule {rule} created", by=by) if reattribute else None
 
 
 @transaction.atomic
-def rule_update(*, rule: AttributionRule, by, source: str | None = None, reattribute: bool = True,
-                **fields) -> tuple[AttributionRule, ReattributionJob | None]:
+def rule_update(
+    *, rule: AttributionRule, by, source: str | None = None, reattribute: bool = True, **fields
+) -> tuple[AttributionRule, ReattributionJob | None]:
     before = rule_snapshot(rule)
     for key, value in fields.items():
         if key in FIELDS:
@@ -72,7 +82,9 @@ def rule_update(*, rule: AttributionRule, by, source: str | None = None, reattri
 
 
 @transaction.atomic
-def rule_delete(*, rule: AttributionRule, by, source: str | None = None, reattribute: bool = True) -> ReattributionJob | None:
+def rule_delete(
+    *, rule: AttributionRule, by, source: str | None = None, reattribute: bool = True
+) -> ReattributionJob | None:
     _audit(rule, AuditEntry.Action.DELETED, rule_snapshot(rule), by, source)
     label = str(rule)
     rule.delete()
@@ -90,7 +102,9 @@ def rule_move(*, rule: AttributionRule, direction: int, by, source: str | None =
     rule_p, other_p = rule.priority, other.priority
     if rule_p == other_p:  # equal priorities are ordered by age: make the order explicit first
         other_p = rule_p + direction
-        AttributionRule.objects.filter(priority__gte=max(rule_p, other_p)).exclude(id__in=[rule.id, other.id]).update(priority=F("priority") + 1)
+        AttributionRule.objects.filter(priority__gte=max(rule_p, other_p)).exclude(id__in=[rule.id, other.id]).update(
+            priority=F("priority") + 1
+        )
     before_rule, before_other = rule_snapshot(rule), rule_snapshot(other)
     rule.priority, other.priority = other_p, rule_p
     rule.save(update_fields=["priority", "updated_at"])
@@ -116,8 +130,15 @@ def reattribution_progress(job: ReattributionJob) -> dict:
     done, total = cache.get(_progress_key(job.id), (job.days_done, job.days_total))
     if job.status == ReattributionJob.Status.SUCCEEDED:
         done = total = max(total, 1)
-    return {"id": job.id, "status": job.status, "done": done, "total": total, "percent": int(100 * done / total) if total else 0,
-            "lines_changed": job.lines_changed, "error": job.error}
+    return {
+        "id": job.id,
+        "status": job.status,
+        "done": done,
+        "total": total,
+        "percent": int(100 * done / total) if total else 0,
+        "lines_changed": job.lines_changed,
+        "error": job.error,
+    }
 
 
 def reattribution_run(*, job_id: int) -> ReattributionJob:
@@ -128,10 +149,14 @@ def reattribution_run(*, job_id: int) -> ReattributionJob:
     ReattributionJob.objects.filter(id=job.id).update(status=ReattributionJob.Status.RUNNING, started_at=timezone.now())
     try:
         with transaction.atomic():
-            result = history_reattribute(progress=lambda done, total: cache.set(_progress_key(job.id), (done, total), 3600))
+            result = history_reattribute(
+                progress=lambda done, total: cache.set(_progress_key(job.id), (done, total), 3600)
+            )
             reattribution_signal(result, reason="reattribution")
     except Exception as exc:  # noqa: BLE001 - shown on the job; the re-attribution rolled back as a whole
-        ReattributionJob.objects.filter(id=job.id).update(status=ReattributionJob.Status.FAILED, error=str(exc), finished_at=timezone.now())
+        ReattributionJob.objects.filter(id=job.id).update(
+            status=ReattributionJob.Status.FAILED, error=str(exc), finished_at=timezone.now()
+        )
         raise
     ReattributionJob.objects.filter(id=job.id).update(
         status=ReattributionJob.Status.SUCCEEDED,

@@ -23,25 +23,45 @@ class SpendChange:
     team_ids: tuple[int, ...] = field(default=())
 
     def as_task_kwargs(self) -> dict:
-        return {"days": [d.isoformat() for d in self.days], "reason": self.reason, "account_ids": list(self.account_ids),
-                "workload_ids": list(self.workload_ids), "team_ids": list(self.team_ids)}
+        return {
+            "days": [d.isoformat() for d in self.days],
+            "reason": self.reason,
+            "account_ids": list(self.account_ids),
+            "workload_ids": list(self.workload_ids),
+            "team_ids": list(self.team_ids),
+        }
 
     @classmethod
     def from_task_kwargs(cls, *, days, reason, account_ids=(), workload_ids=(), team_ids=()) -> "SpendChange":
-        return cls(days=tuple(dt.date.fromisoformat(d) for d in days), reason=reason, account_ids=tuple(account_ids),
-                   workload_ids=tuple(workload_ids), team_ids=tuple(team_ids))
+        return cls(
+            days=tuple(dt.date.fromisoformat(d) for d in days),
+            reason=reason,
+            account_ids=tuple(account_ids),
+            workload_ids=tuple(workload_ids),
+            team_ids=tuple(team_ids),
+        )
 
 
-def spend_changed(*, days: Iterable[dt.date], reason: str, account_ids: Iterable[int] = (),
-                  workload_ids: Iterable[int | None] = (), team_ids: Iterable[int | None] = ()) -> SpendChange | None:
+def spend_changed(
+    *,
+    days: Iterable[dt.date],
+    reason: str,
+    account_ids: Iterable[int] = (),
+    workload_ids: Iterable[int | None] = (),
+    team_ids: Iterable[int | None] = (),
+) -> SpendChange | None:
     """Say that spend on `days` changed for these accounts / workloads / teams (empty: unknown, evaluate all).
     Call inside the transaction that changed it; the evaluation is queued once that transaction commits."""
     days = tuple(sorted(set(days)))
     if not days:
         return None
-    change = SpendChange(days=days, reason=reason, account_ids=tuple(sorted({a for a in account_ids if a is not None})),
-                         workload_ids=tuple(sorted({w for w in workload_ids if w is not None})),
-                         team_ids=tuple(sorted({t for t in team_ids if t is not None})))
+    change = SpendChange(
+        days=days,
+        reason=reason,
+        account_ids=tuple(sorted({a for a in account_ids if a is not None})),
+        workload_ids=tuple(sorted({w for w in workload_ids if w is not None})),
+        team_ids=tuple(sorted({t for t in team_ids if t is not None})),
+    )
 
     def queue():
         from finops.tasks import evaluate_alerts  # tasks import services

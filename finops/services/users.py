@@ -16,8 +16,15 @@ def user_snapshot(user: User) -> dict:
 
 
 def _audit(user: User, action: str, before: dict | None, by) -> None:
-    audit_record(entity_type=AuditEntry.Entity.USER, action=action, label=user.get_username(), entity_id=user.pk,
-                 by=by, before=before, after=None if action == AuditEntry.Action.DELETED else user_snapshot(user))
+    audit_record(
+        entity_type=AuditEntry.Entity.USER,
+        action=action,
+        label=user.get_username(),
+        entity_id=user.pk,
+        by=by,
+        before=before,
+        after=None if action == AuditEntry.Action.DELETED else user_snapshot(user),
+    )
 
 
 def _role(user: User, role: str) -> None:
@@ -35,8 +42,9 @@ def user_set_role(*, user: User, role: str, by=None) -> None:
 
 
 @transaction.atomic
-def user_apply(*, username: str, email: str, time_zone: str, role: str, team: Team | None, team_role: str,
-               by=None) -> str:
+def user_apply(
+    *, username: str, email: str, time_zone: str, role: str, team: Team | None, team_role: str, by=None
+) -> str:
     """`apply_config`'s upsert of one user: fields, role and (with `team`) the one membership the file says.
     A new user has no usable password (config holds none): they sign in after `changepassword` or a reset."""
     user = User.objects.filter(username=username).first()
@@ -67,12 +75,16 @@ def user_apply(*, username: str, email: str, time_zone: str, role: str, team: Te
 @transaction.atomic
 def user_admin_save(*, user: User, save, by=None) -> None:
     """The Django admin's save of `user` (`save()` writes the form, memberships included), audited once."""
-    audited_admin_save(user, save=save, snapshot=user_snapshot, audit=lambda obj, action, before: _audit(obj, action, before, by))
+    audited_admin_save(
+        user, save=save, snapshot=user_snapshot, audit=lambda obj, action, before: _audit(obj, action, before, by)
+    )
 
 
 @transaction.atomic
 def user_admin_delete(*, user: User, by=None) -> None:
-    audited_admin_delete(user, snapshot=user_snapshot, audit=lambda obj, action, before: _audit(obj, action, before, by))
+    audited_admin_delete(
+        user, snapshot=user_snapshot, audit=lambda obj, action, before: _audit(obj, action, before, by)
+    )
 
 
 @transaction.atomic

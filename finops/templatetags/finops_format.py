@@ -50,10 +50,26 @@ def data_table(context, table, rows, limit=None, sort=None):
     shown = rows[:limit] if limit else rows
     columns = table.page_columns
     labels = [conditional_escape(column.title()) for column in columns]
-    body = [{"cells": SafeString("".join(_cell(column, row, first=index == 0, label=labels[index]) for index, column in enumerate(columns))),
-             "highlight": bool(row.get("highlight")), "total": bool(row.get("total"))} for row in shown]
-    return {"table": table, "body": body, "more": len(rows) - len(shown), "csv_url": csv_url(context, table.name),
-            "headers": _headers(context, table, sort), "folds": specs.has_money(table)}
+    body = [
+        {
+            "cells": SafeString(
+                "".join(
+                    _cell(column, row, first=index == 0, label=labels[index]) for index, column in enumerate(columns)
+                )
+            ),
+            "highlight": bool(row.get("highlight")),
+            "total": bool(row.get("total")),
+        }
+        for row in shown
+    ]
+    return {
+        "table": table,
+        "body": body,
+        "more": len(rows) - len(shown),
+        "csv_url": csv_url(context, table.name),
+        "headers": _headers(context, table, sort),
+        "folds": specs.has_money(table),
+    }
 
 
 def _cell(column, row: dict, *, first: bool, label: str) -> str:
@@ -71,7 +87,11 @@ def _cell(column, row: dict, *, first: bool, label: str) -> str:
             content = f'{content} · <a href="{conditional_escape(url)}">{conditional_escape(text)}</a>'
     if column.kind == "money":  # a folded row shows its money right under its name
         return f'<td class="num money" data-label="{label}">{content}</td>'
-    return f'<td class="num" data-label="{label}">{content}</td>' if column.numeric else f'<td data-label="{label}">{content}</td>'
+    return (
+        f'<td class="num" data-label="{label}">{content}</td>'
+        if column.numeric
+        else f'<td data-label="{label}">{content}</td>'
+    )
 
 
 def _headers(context, table, sort) -> list[dict]:

@@ -18,8 +18,14 @@ from finops.services.alerts import AlertMuteInvalid, alert_mute_set, alert_subsc
 
 PER_PAGE = 50
 # The filter's short names (the model's labels explain more, shown as the badge's title).
-STATE_FILTER_LABELS = {"pending": "Pending", "sending": "Sending", "sent": "Sent", "failed": "Failed (retrying)",
-                       "gave_up": "Gave up", "superseded": "Superseded"}
+STATE_FILTER_LABELS = {
+    "pending": "Pending",
+    "sending": "Sending",
+    "sent": "Sent",
+    "failed": "Failed (retrying)",
+    "gave_up": "Gave up",
+    "superseded": "Superseded",
+}
 
 
 @require_safe
@@ -35,8 +41,14 @@ def alert_list(request):
     muted = muted_kinds(request.user)
     states = [(value, STATE_FILTER_LABELS.get(value, label)) for value, label in AlertEvent.State.choices]
     context = {
-        "page": page, "filters": filters, "query": query, "filtered": bool(query),
-        "kinds": AlertKind.choices, "states": states, "teams": teams, "muted": muted,
+        "page": page,
+        "filters": filters,
+        "query": query,
+        "filtered": bool(query),
+        "kinds": AlertKind.choices,
+        "states": states,
+        "teams": teams,
+        "muted": muted,
         "mute_rows": [{"kind": value, "label": label, "muted": value in muted} for value, label in AlertKind.choices],
         "sees_org_wide": access.sees_everything(request.user),
         "subscription_rows": _subscription_rows(request.user),
@@ -65,11 +77,15 @@ def alert_mute(request):
         return HttpResponseBadRequest(str(exc))
     label = AlertKind(kind).label
     if muted:
-        messages.success(request, f"Muted: {label}. You will get no emails of this kind; the alerts are still listed here.")
+        messages.success(
+            request, f"Muted: {label}. You will get no emails of this kind; the alerts are still listed here."
+        )
     else:
         messages.success(request, f"Unmuted: {label}. You will get these emails again.")
     target = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+    if not url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         target = reverse("alert-list")
     return redirect(target)
 
@@ -80,8 +96,14 @@ def _subscription_set(request, kind: str, subscribed: bool):
     except AlertMuteInvalid as exc:
         return HttpResponseBadRequest(str(exc))
     label = AlertKind(kind).label
-    messages.success(request, f"{label}: " + ("you will be emailed these alerts too." if subscribed else "you will not be emailed these alerts."))
+    messages.success(
+        request,
+        f"{label}: "
+        + ("you will be emailed these alerts too." if subscribed else "you will not be emailed these alerts."),
+    )
     target = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+    if not url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         target = reverse("alert-list")
     return redirect(target)

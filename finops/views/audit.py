@@ -34,8 +34,10 @@ def filters_from(query) -> AuditFilters:
     return AuditFilters(
         entity_type=entity_type if entity_type in AuditEntry.Entity.values else "",
         action=action if action in AuditEntry.Action.values else "",
-        actor=query.get("actor", "")[:150], search=query.get("q", "").strip()[:100],
-        start=_day(query.get("start", "")), end=_day(query.get("end", "")),
+        actor=query.get("actor", "")[:150],
+        search=query.get("q", "").strip()[:100],
+        start=_day(query.get("start", "")),
+        end=_day(query.get("end", "")),
     )
 
 
@@ -52,9 +54,18 @@ def audit_log(request):
     page = Paginator(entries, PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    return render(request, "finops/audit_log.html", {
-        "page": page, "rows": audit_rows(page.object_list), "table": AUDIT_LOG, "filters": filters,
-        "entities": AuditEntry.Entity.choices, "actions": AuditEntry.Action.choices, "actors": audit_actors(),
-        "filtered": any(request.GET.get(k) for k in ("entity", "action", "actor", "q", "start", "end")),
-        "csv_query": (query.urlencode() + "&" if query else "") + f"csv={AUDIT_LOG.name}",
-    })
+    return render(
+        request,
+        "finops/audit_log.html",
+        {
+            "page": page,
+            "rows": audit_rows(page.object_list),
+            "table": AUDIT_LOG,
+            "filters": filters,
+            "entities": AuditEntry.Entity.choices,
+            "actions": AuditEntry.Action.choices,
+            "actors": audit_actors(),
+            "filtered": any(request.GET.get(k) for k in ("entity", "action", "actor", "q", "start", "end")),
+            "csv_query": (query.urlencode() + "&" if query else "") + f"csv={AUDIT_LOG.name}",
+        },
+    )

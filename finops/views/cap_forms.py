@@ -18,8 +18,11 @@ def scope_choices(user) -> list:
     Values are "org", "team:<slug>", "workload:<slug>", "provider:<slug>", "account:<name>"."""
     admin = access.is_admin(user)
     teams = access.visible_teams(user).order_by("name") if admin else access.lead_teams(user).order_by("name")
-    workloads = access.visible_workloads(user).order_by("name") if admin else \
-        access.visible_workloads(user).filter(team__in=access.lead_teams(user)).order_by("name")
+    workloads = (
+        access.visible_workloads(user).order_by("name")
+        if admin
+        else access.visible_workloads(user).filter(team__in=access.lead_teams(user)).order_by("name")
+    )
     choices = [("", "— choose —")]
     if admin:
         choices.append(("org", "Whole organisation"))
@@ -32,27 +35,54 @@ def scope_choices(user) -> list:
 
 
 class CapForm(forms.Form):
-    name = forms.CharField(max_length=120, help_text="How emails and pages call the cap, e.g. “Support — monthly”. Unique.")
-    scope = forms.ChoiceField(help_text="What the cap counts: the whole organisation, a team, one workload, a provider or "
-                              "an account. A team lead caps their own team and its workloads.")
-    period = forms.ChoiceField(choices=CapPeriod.choices, initial=CapPeriod.MONTH,
-                               help_text="The cap re-arms at the start of each UTC calendar month or quarter.")
-    amount = forms.DecimalField(min_value=0, max_digits=20, decimal_places=2, help_text="Budget per period, in the reporting currency.")
-    thresholds = forms.CharField(required=False, initial="50, 80, 100",
-                                 help_text="Percentages of the amount that alert, comma-separated, 1–1000 (e.g. 50, 80, 100). "
-                                 "Empty: 50, 80, 100.")
-    alert_on_forecast = forms.BooleanField(required=False, initial=True, label="Alert on forecast",
-                                           help_text="Also alert when the period is forecast to exceed the cap.")
-    recipients = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}),
-                                 help_text=f"Who is told, comma-separated: email addresses and roles ({ROLES_HELP}).")
-    webhook_url = forms.URLField(required=False, label="Webhook URL", assume_scheme="https",
-                                 help_text="Optional: every alert is also POSTed there as JSON, signed with HMAC-SHA256. "
-                                 "A public address (an admin allows internal networks). Never shown again.")
-    webhook_secret = forms.CharField(required=False, label="Webhook signing secret", widget=forms.PasswordInput(render_value=False),
-                                     help_text="Required with a webhook URL. Stored encrypted and never shown again; "
-                                     "leave empty to keep the current one.")
-    remove_webhook = forms.BooleanField(required=False, label="Remove the webhook",
-                                        help_text="Stop POSTing alerts; the URL and its secret are deleted.")
+    name = forms.CharField(
+        max_length=120, help_text="How emails and pages call the cap, e.g. “Support — monthly”. Unique."
+    )
+    scope = forms.ChoiceField(
+        help_text="What the cap counts: the whole organisation, a team, one workload, a provider or "
+        "an account. A team lead caps their own team and its workloads."
+    )
+    period = forms.ChoiceField(
+        choices=CapPeriod.choices,
+        initial=CapPeriod.MONTH,
+        help_text="The cap re-arms at the start of each UTC calendar month or quarter.",
+    )
+    amount = forms.DecimalField(
+        min_value=0, max_digits=20, decimal_places=2, help_text="Budget per period, in the reporting currency."
+    )
+    thresholds = forms.CharField(
+        required=False,
+        initial="50, 80, 100",
+        help_text="Percentages of the amount that alert, comma-separated, 1–1000 (e.g. 50, 80, 100). "
+        "Empty: 50, 80, 100.",
+    )
+    alert_on_forecast = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Alert on forecast",
+        help_text="Also alert when the period is forecast to exceed the cap.",
+    )
+    recipients = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=f"Who is told, comma-separated: email addresses and roles ({ROLES_HELP}).",
+    )
+    webhook_url = forms.URLField(
+        required=False,
+        label="Webhook URL",
+        assume_scheme="https",
+        help_text="Optional: every alert is also POSTed there as JSON, signed with HMAC-SHA256. "
+        "A public address (an admin allows internal networks). Never shown again.",
+    )
+    webhook_secret = forms.CharField(
+        required=False,
+        label="Webhook signing secret",
+        widget=forms.PasswordInput(render_value=False),
+        help_text="Required with a webhook URL. Stored encrypted and never shown again; "
+        "leave empty to keep the current one.",
+    )
+    remove_webhook = forms.BooleanField(
+        required=False, label="Remove the webhook", help_text="Stop POSTing alerts; the URL and its secret are deleted."
+    )
 
     # service field → form field, for the service's errors
     FIELD_FOR = {"target": "scope"}
@@ -83,9 +113,12 @@ class CapForm(forms.Form):
     def initial_for(cap) -> dict:
         target = cap_target_identifier(cap)
         return {
-            "name": cap.name, "scope": "org" if cap.scope == CapScope.ORG else f"{cap.scope}:{target}",
-            "period": cap.period, "amount": cap.amount.quantize(CENT),
-            "thresholds": ", ".join(str(t) for t in cap.thresholds), "alert_on_forecast": cap.alert_on_forecast,
+            "name": cap.name,
+            "scope": "org" if cap.scope == CapScope.ORG else f"{cap.scope}:{target}",
+            "period": cap.period,
+            "amount": cap.amount.quantize(CENT),
+            "thresholds": ", ".join(str(t) for t in cap.thresholds),
+            "alert_on_forecast": cap.alert_on_forecast,
             "recipients": ", ".join(cap.recipients),
         }
 
@@ -93,9 +126,15 @@ class CapForm(forms.Form):
         data = self.cleaned_data
         scope, _, target = data["scope"].partition(":")
         fields = {
-            "name": data["name"], "scope": scope, "target": target or None, "period": data["period"],
-            "amount": data["amount"], "thresholds": data["thresholds"], "alert_on_forecast": data["alert_on_forecast"],
-            "recipients": data["recipients"], "webhook_url": data["webhook_url"],
+            "name": data["name"],
+            "scope": scope,
+            "target": target or None,
+            "period": data["period"],
+            "amount": data["amount"],
+            "thresholds": data["thresholds"],
+            "alert_on_forecast": data["alert_on_forecast"],
+            "recipients": data["recipients"],
+            "webhook_url": data["webhook_url"],
             "webhook_secret": data["webhook_secret"] or None,
         }
         if data.get("remove_webhook"):

@@ -13,9 +13,9 @@ from django.utils import timezone
 from django.views.decorators.http import require_safe
 
 from finops import access, charts, display
+from finops.forecast import HISTORY_DAYS, MIN_HISTORY_DAYS
 from finops.models import AlertEvent, Workload
 from finops.reports import cap_tables
-from finops.forecast import HISTORY_DAYS, MIN_HISTORY_DAYS
 from finops.selectors.caps import CapStatus, cap_daily, cap_drivers, cap_status, cap_statuses
 from finops.services import caps as cap_service
 
@@ -33,15 +33,22 @@ def bar(status: CapStatus) -> dict:
     forecast = status.forecast_percent
     span = max(HUNDRED, spent, forecast or 0)
     scale = lambda value: float(min(HUNDRED, value / span * HUNDRED))  # noqa: E731 - floats only for CSS widths
-    return {"fill": scale(spent), "cap": scale(HUNDRED), "forecast": None if forecast is None else scale(forecast),
-            "thresholds": [scale(Decimal(t)) for t in status.cap.thresholds if t != 100], "percent": float(spent)}
+    return {
+        "fill": scale(spent),
+        "cap": scale(HUNDRED),
+        "forecast": None if forecast is None else scale(forecast),
+        "thresholds": [scale(Decimal(t)) for t in status.cap.thresholds if t != 100],
+        "percent": float(spent),
+    }
 
 
 def forecast_words(status: CapStatus) -> str:
     """The forecast and how it was made, for a person: "$412.50/day on average for the 7 days left (by day of week
     with trend, from the last 56 days)"."""
     if status.forecast is None:
-        return (f"Not enough history to forecast: fewer than {MIN_HISTORY_DAYS} of the last {HISTORY_DAYS} days had spend.")
+        return (
+            f"Not enough history to forecast: fewer than {MIN_HISTORY_DAYS} of the last {HISTORY_DAYS} days had spend."
+        )
     days = f"{status.days_left} day{'s' if status.days_left != 1 else ''} left"
     return f"{display.money_exact(status.daily_rate)}/day on average for the {days} ({status.forecast_method})"
 
@@ -70,32 +77,65 @@ def cap_detail(request, pk):
     currency = settings.FINOPS_REPORTING_CURRENCY
     points = cap_daily(cap, start=status.period_start, end=min(status.period_end, today + dt.timedelta(days=1)))
     last_complete = max(status.period_start, today) - dt.timedelta(days=1)
-    chart = charts.burn_up(points, amount=cap.amount, forecast=status.forecast,
-                           forecast_from=(last_complete, status.complete_days_spent), period_start=status.period_start,
-                           period_end=status.period_end, currency=currency, through=today)
+    chart = charts.burn_up(
+        points,
+        amount=cap.amount,
+        forecast=status.forecast,
+        forecast_from=(last_complete, status.complete_days_spent),
+        period_start=status.period_start,
+        period_end=status.period_end,
+        currency=currency,
+        through=today,
+    )
     drivers = cap_drivers(cap, start=status.period_start, end=status.period_end)
     can_write = access.can_write_cap(request.user, cap)
-    workloads = Workload.objects.select_related("team").in_bulk([r["workload_id"] for r in drivers["workloads"] if r["workload_id"]])
+    workloads = Workload.objects.select_related("team").in_bulk(
+        [r["workload_id"] for r in drivers["workloads"] if r["workload_id"]]
+    )
     workload_rows = []
     for row in drivers["workloads"]:
         workload = workloads.get(row["workload_id"])
-        workload_rows.append({
-            "label": workload.name if workload else display.UNATTRIBUTED, "team": workload.team.name if workload else "—",
-            "cost": row["cost"], "unpriced_tokens": row["unpriced_tokens"], "muted": workload is None,
-        })
-    model_rows = [{"label": display.model_name(r["model"]), "model": r["model"], "cost": r["cost"],
-                   "unpriced_tokens": r["unpriced_tokens"]} for r in drivers["models"]]
+        workload_rows.append(
+            {
+                "label": workload.name if workload else display.UNATTRIBUTED,
+                "team": workload.team.name if workload else "—",
+                "cost": row["cost"],
+                "unpriced_tokens": row["unpriced_tokens"],
+                "muted": workload is None,
+            }
+        )
+    model_rows = [
+        {
+            "label": display.model_name(r["model"]),
+            "model": r["model"],
+            "cost": r["cost"],
+            "unpriced_tokens": r["unpriced_tokens"],
+        }
+        for r in drivers["models"]
+    ]
     alerts = [
-        {"raised": timezone.localtime(e.created_at).strftime("%Y-%m-%d %H:%M"), "title": e.title,
-         "threshold": f"{e.threshold} %" if e.threshold else "forecast", "state": e.get_state_display(),
-         "sent": timezone.localtime(e.sent_at).strftime("%Y-%m-%d %H:%M") if e.sent_at else "—"}
+        {
+            "raised": timezone.localtime(e.created_at).strftime("%Y-%m-%d %H:%M"),
+            "title": e.title,
+            "threshold": f"{e.threshold} %" if e.threshold else "forecast",
+            "state": e.get_state_display(),
+            "sent": timezone.localtime(e.sent_at).strftime("%Y-%m-%d %H:%M") if e.sent_at else "—",
+        }
         for e in AlertEvent.objects.filter(cap=cap).order_by("-created_at")[:100]
     ]
     context = {
-        "cap": cap, "status": status, "bar": bar(status), "chart": chart, "forecast_words": forecast_words(status),
+        "cap": cap,
+        "status": status,
+        "bar": bar(status),
+        "chart": chart,
+        "forecast_words": forecast_words(status),
         "overshoot": status.forecast - cap.amount if status.forecast_breach else None,
-        "history_days": HISTORY_DAYS, "min_days": MIN_HISTORY_DAYS,
-        "specs": cap_tables, "workload_rows": workload_rows, "model_rows": model_rows, "alerts": alerts,
+        "history_days": HISTORY_DAYS,
+        "min_days": MIN_HISTORY_DAYS,
+        "specs": cap_tables,
+        "workload_rows": workload_rows,
+        "model_rows": model_rows,
+        "alerts": alerts,
         "can_write": can_write,
         # Only those who may edit the cap see its webhook at all, and then only its scheme and host.
         "webhook": cap_service.webhook_shown(cap) if can_write else None,

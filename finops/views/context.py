@@ -7,7 +7,6 @@ from finops import access
 
 from .period import period_from_request, with_period
 
-
 PERIOD_PAGES = {"Overview", "Teams", "Workloads", "Providers"}
 
 
@@ -34,14 +33,20 @@ def navigation(request):
     # Savings holds the what-if calculator and the offerings (their pages link each other): one item, so the
     # menu stays one line on a laptop.
     items.append(("Savings", reverse("savings")))
-    items.append(("Alerts", reverse("alert-list")))  # everyone: members see their teams' alerts (finops.selectors.alerts)
+    items.append(
+        ("Alerts", reverse("alert-list"))
+    )  # everyone: members see their teams' alerts (finops.selectors.alerts)
     current = request.path
     period = period_from_request(request)  # the spend pages keep the chosen period while moving between them
     return {
         "nav_items": [
-            {"label": label, "url": with_period(url, period) if label in PERIOD_PAGES else url,
-             "active": current == url or (url != "/" and current.startswith(url))
-             or (label == "Savings" and current.startswith((reverse("whatif"), reverse("offering-list"))))}
+            {
+                "label": label,
+                "url": with_period(url, period) if label in PERIOD_PAGES else url,
+                "active": current == url
+                or (url != "/" and current.startswith(url))
+                or (label == "Savings" and current.startswith((reverse("whatif"), reverse("offering-list")))),
+            }
             for label, url in items
         ],
         "is_admin": access.is_admin(user),

@@ -6,8 +6,10 @@ from django import forms
 
 from finops.models import Account, Contract
 
-NOTICE_ALERT_HELP = ("Alert finance and the owner when the notice deadline is this many days away, comma-separated, "
-                     "e.g. “180, 90, 30, 7”. Empty: no notice alerts.")
+NOTICE_ALERT_HELP = (
+    "Alert finance and the owner when the notice deadline is this many days away, comma-separated, "
+    "e.g. “180, 90, 30, 7”. Empty: no notice alerts."
+)
 
 
 class AccountChoices(forms.ModelMultipleChoiceField):
@@ -17,37 +19,67 @@ class AccountChoices(forms.ModelMultipleChoiceField):
 
 class ContractForm(forms.ModelForm):
     accounts = AccountChoices(
-        queryset=Account.objects.select_related("provider").order_by("provider__name", "name"), required=False,
+        queryset=Account.objects.select_related("provider").order_by("provider__name", "name"),
+        required=False,
         widget=forms.SelectMultiple(attrs={"size": 6}),
         help_text="The provider's accounts it covers (Ctrl/⌘-click for several). None selected: every account of the "
-                  "provider, including accounts added later.")
+        "provider, including accounts added later.",
+    )
     notice_alert_days = forms.CharField(required=False, help_text=NOTICE_ALERT_HELP)
-    document_url = forms.URLField(required=False, assume_scheme="https", label="Document link",
-                                  help_text="A link to the signed contract (your document store); shown on the contract page.")
+    document_url = forms.URLField(
+        required=False,
+        assume_scheme="https",
+        label="Document link",
+        help_text="A link to the signed contract (your document store); shown on the contract page.",
+    )
 
     class Meta:
         model = Contract
-        fields = ["name", "provider", "accounts", "currency", "start", "end", "commitment", "commitment_basis", "prepaid",
-                  "discount_pct", "auto_renew", "renewal_term_months", "notice_days", "notice_alert_days", "owner",
-                  "notes", "document_url"]
-        widgets = {"start": forms.DateInput(attrs={"type": "date"}), "end": forms.DateInput(attrs={"type": "date"}),
-                   "notes": forms.Textarea(attrs={"rows": 3})}
-        labels = {"discount_pct": "Discount (%)", "document_url": "Document link", "auto_renew": "Renews automatically",
-                  "renewal_term_months": "Renewal term (months)", "notice_days": "Notice period (days)",
-                  "prepaid": "Prepaid credit"}
+        fields = [
+            "name",
+            "provider",
+            "accounts",
+            "currency",
+            "start",
+            "end",
+            "commitment",
+            "commitment_basis",
+            "prepaid",
+            "discount_pct",
+            "auto_renew",
+            "renewal_term_months",
+            "notice_days",
+            "notice_alert_days",
+            "owner",
+            "notes",
+            "document_url",
+        ]
+        widgets = {
+            "start": forms.DateInput(attrs={"type": "date"}),
+            "end": forms.DateInput(attrs={"type": "date"}),
+            "notes": forms.Textarea(attrs={"rows": 3}),
+        }
+        labels = {
+            "discount_pct": "Discount (%)",
+            "document_url": "Document link",
+            "auto_renew": "Renews automatically",
+            "renewal_term_months": "Renewal term (months)",
+            "notice_days": "Notice period (days)",
+            "prepaid": "Prepaid credit",
+        }
         help_texts = {
             "name": "How pages, emails and the API call it, e.g. “Anthropic enterprise 2026”. Unique.",
             "provider": "Whose spend it commits: the contract covers that provider's accounts below.",
             "currency": "ISO code of the currency it was signed in (e.g. USD). Consumption counts the covered spend in "
-                        "this currency: the reporting currency, or the provider's own amounts billed in it.",
+            "this currency: the reporting currency, or the provider's own amounts billed in it.",
             "start": "First UTC day of the current term.",
             "end": "The day after the term's last day: a term of calendar 2026 is 2026-01-01 to 2027-01-01.",
             "commitment": "The committed amount on the basis below, in the contract's currency (0 or more).",
             "commitment_basis": "Total over the term; per calendar month (a month's unused part is lost); or per year "
-                                "from the start date.",
+            "from the start date.",
             "prepaid": "Credit paid up front, if any (part of the commitment, not on top of it).",
             "discount_pct": "Negotiated discount off list price, in %: used to estimate covered usage that has no billed "
-                            "cost, never applied to billed costs.",
+            "cost, never applied to billed costs.",
             "auto_renew": "Renews for the renewal term unless notice is given by the notice deadline.",
             "renewal_term_months": "How long a renewed term runs; the renewal advice is for a term this long.",
             "notice_days": "Days before the end by which notice must be given (the notice deadline = end − these days).",
@@ -60,7 +92,9 @@ class ContractForm(forms.ModelForm):
         if self.instance.pk:
             self.initial["notice_alert_days"] = ", ".join(str(d) for d in self.instance.notice_alert_days)
         elif "notice_alert_days" not in self.initial:
-            self.initial["notice_alert_days"] = ", ".join(str(d) for d in Contract._meta.get_field("notice_alert_days").get_default())
+            self.initial["notice_alert_days"] = ", ".join(
+                str(d) for d in Contract._meta.get_field("notice_alert_days").get_default()
+            )
 
     def clean_currency(self):
         currency = self.cleaned_data["currency"].strip().upper()
@@ -84,7 +118,9 @@ class ContractForm(forms.ModelForm):
         if start and end and end <= start:
             self.add_error("end", "The end must be after the start.")
         elif start and end and data.get("notice_days") is not None and data["notice_days"] > (end - start).days:
-            self.add_error("notice_days", f"The notice period cannot be longer than the term ({(end - start).days} days).")
+            self.add_error(
+                "notice_days", f"The notice period cannot be longer than the term ({(end - start).days} days)."
+            )
         for name in ("commitment", "prepaid"):
             if data.get(name) is not None and data[name] < 0:
                 self.add_error(name, "Cannot be negative.")

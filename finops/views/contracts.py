@@ -17,8 +17,16 @@ from django.views.decorators.http import require_safe
 from finops import access, charts
 from finops.models import CommitmentBasis, Contract
 from finops.reports import contract_tables
-from finops.selectors.contracts import (BASELINE_MONTHS, SHORTFALL_SHARE, ContractStatus, contract_daily,
-                                        advice_words, contract_status, contract_statuses, renewals_ahead)
+from finops.selectors.contracts import (
+    BASELINE_MONTHS,
+    SHORTFALL_SHARE,
+    ContractStatus,
+    advice_words,
+    contract_daily,
+    contract_status,
+    contract_statuses,
+    renewals_ahead,
+)
 from finops.services import contracts as contract_service
 
 from .contract_forms import ContractForm
@@ -42,21 +50,35 @@ def _require_visible(user) -> None:
 def _row(status: ContractStatus) -> dict:
     contract = status.contract
     return {
-        "name": contract.name, "url": reverse("contract-detail", args=[contract.pk]), "provider": contract.provider.name,
-        "status": status.status, "status_label": status.status_label, "start": contract.start,
-        "last_day": contract.end - DAY, "committed": status.committed, "consumed": status.consumed,
-        "expected": status.expected_to_date, "projected": status.projected, "shortfall": status.shortfall,
-        "overage": status.overage, "currency": contract.currency,
+        "name": contract.name,
+        "url": reverse("contract-detail", args=[contract.pk]),
+        "provider": contract.provider.name,
+        "status": status.status,
+        "status_label": status.status_label,
+        "start": contract.start,
+        "last_day": contract.end - DAY,
+        "committed": status.committed,
+        "consumed": status.consumed,
+        "expected": status.expected_to_date,
+        "projected": status.projected,
+        "shortfall": status.shortfall,
+        "overage": status.overage,
+        "currency": contract.currency,
     }
 
 
 def _renewal_row(status: ContractStatus) -> dict:
     advice = status.renewal_advice
     return {
-        "name": status.contract.name, "url": reverse("contract-detail", args=[status.contract.pk]), "notice_deadline": status.notice_deadline,
-        "days_left": status.days_to_notice_deadline, "committed": status.committed, "projected": status.projected,
+        "name": status.contract.name,
+        "url": reverse("contract-detail", args=[status.contract.pk]),
+        "notice_deadline": status.notice_deadline,
+        "days_left": status.days_to_notice_deadline,
+        "committed": status.committed,
+        "projected": status.projected,
         "advice": advice_words(status) if advice is not None else "Renewing at today's commitment is within recent use",
-        "status": status, "currency": status.contract.currency,
+        "status": status,
+        "currency": status.contract.currency,
     }
 
 
@@ -70,13 +92,35 @@ def contract_list(request):
     csv = csv_requested(request, "contracts", {"contracts": (contract_tables.CONTRACTS, rows)}, stem=today.isoformat())
     if csv is not None:
         return csv
-    timeline = charts.contracts_timeline(
-        [{"name": s.contract.name, "start": s.contract.start, "end": s.contract.end, "notice_deadline": s.notice_deadline,
-          "status_label": s.status_label} for s in statuses], today=today) if statuses else None
-    return render(request, "finops/contract_list.html", {
-        "rows": rows, "renewals": renewals, "timeline": timeline, "specs": contract_tables,
-        "can_write": access.is_admin(request.user), "today": today,
-    })
+    timeline = (
+        charts.contracts_timeline(
+            [
+                {
+                    "name": s.contract.name,
+                    "start": s.contract.start,
+                    "end": s.contract.end,
+                    "notice_deadline": s.notice_deadline,
+                    "status_label": s.status_label,
+                }
+                for s in statuses
+            ],
+            today=today,
+        )
+        if statuses
+        else None
+    )
+    return render(
+        request,
+        "finops/contract_list.html",
+        {
+            "rows": rows,
+            "renewals": renewals,
+            "timeline": timeline,
+            "specs": contract_tables,
+            "can_write": access.is_admin(request.user),
+            "today": today,
+        },
+    )
 
 
 @require_safe
@@ -88,32 +132,74 @@ def contract_detail(request, pk):
     daily = contract_daily(contract, contract.start, min(contract.end, today + DAY)) if today >= contract.start else {}
     periodic = contract.commitment_basis != CommitmentBasis.TERM
     chart = charts.contract_burn_down(
-        daily, start=contract.start, end=contract.end, committed=status.committed, projected=status.projected, today=today,
+        daily,
+        start=contract.start,
+        end=contract.end,
+        committed=status.committed,
+        projected=status.projected,
+        today=today,
         currency=contract.currency,
-        periods=[(p.start, p.committed, p.consumed, p.projected) for p in status.periods] if periodic else None)
-    period_rows = [{"start": p.start, "last_day": p.end - DAY, "committed": p.committed, "consumed": p.consumed,
-                    "expected": p.expected, "projected": p.projected, "shortfall": p.shortfall, "overage": p.overage,
-                    "currency": contract.currency} for p in status.periods]
+        periods=[(p.start, p.committed, p.consumed, p.projected) for p in status.periods] if periodic else None,
+    )
+    period_rows = [
+        {
+            "start": p.start,
+            "last_day": p.end - DAY,
+            "committed": p.committed,
+            "consumed": p.consumed,
+            "expected": p.expected,
+            "projected": p.projected,
+            "shortfall": p.shortfall,
+            "overage": p.overage,
+            "currency": contract.currency,
+        }
+        for p in status.periods
+    ]
     past_rows = []
     for term in contract.past_terms.all():
         consumed = sum(contract_daily(contract, term.start, term.end).values(), start=type(term.commitment)(0))
-        past_rows.append({"start": term.start, "last_day": term.end - DAY, "basis": term.get_commitment_basis_display(),
-                          "committed": term.commitment, "consumed": consumed,
-                          "used": consumed / term.commitment if term.commitment else None, "currency": contract.currency})
-    csv = csv_requested(request, f"contract-{contract.pk}", {
-        "contract_periods": (contract_tables.CONTRACT_PERIODS, period_rows),
-        "contract_past_terms": (contract_tables.CONTRACT_PAST_TERMS, past_rows),
-    }, stem=today.isoformat())
+        past_rows.append(
+            {
+                "start": term.start,
+                "last_day": term.end - DAY,
+                "basis": term.get_commitment_basis_display(),
+                "committed": term.commitment,
+                "consumed": consumed,
+                "used": consumed / term.commitment if term.commitment else None,
+                "currency": contract.currency,
+            }
+        )
+    csv = csv_requested(
+        request,
+        f"contract-{contract.pk}",
+        {
+            "contract_periods": (contract_tables.CONTRACT_PERIODS, period_rows),
+            "contract_past_terms": (contract_tables.CONTRACT_PAST_TERMS, past_rows),
+        },
+        stem=today.isoformat(),
+    )
     if csv is not None:
         return csv
-    return render(request, "finops/contract_detail.html", {
-        "contract": contract, "status": status, "chart": chart, "periodic": periodic, "period_rows": period_rows,
-        "past_rows": past_rows, "specs": contract_tables, "advice": advice_words(status),
-        "baseline_months": BASELINE_MONTHS,
-        "shortfall_share": int(SHORTFALL_SHARE * 100), "can_write": access.is_admin(request.user),
-        "accounts": list(contract.accounts.all()), "last_day": contract.end - DAY,
-        "reporting_currency": settings.FINOPS_REPORTING_CURRENCY,
-    })
+    return render(
+        request,
+        "finops/contract_detail.html",
+        {
+            "contract": contract,
+            "status": status,
+            "chart": chart,
+            "periodic": periodic,
+            "period_rows": period_rows,
+            "past_rows": past_rows,
+            "specs": contract_tables,
+            "advice": advice_words(status),
+            "baseline_months": BASELINE_MONTHS,
+            "shortfall_share": int(SHORTFALL_SHARE * 100),
+            "can_write": access.is_admin(request.user),
+            "accounts": list(contract.accounts.all()),
+            "last_day": contract.end - DAY,
+            "reporting_currency": settings.FINOPS_REPORTING_CURRENCY,
+        },
+    )
 
 
 def _require_admin(user) -> None:

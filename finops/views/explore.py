@@ -14,8 +14,16 @@ from finops import charts
 from finops.reporting_period import BOUNDS_ERROR, within_bounds
 from finops.reports.explore_tables import explore_table
 from finops.selectors import line_groups
-from finops.selectors.explore import (DAILY_POINTS_MAX_DAYS, GROUP_LABELS, LINE_GROUPS, UNATTRIBUTED, choices,
-                                      daily_points, explore_rows, labelled_choices)
+from finops.selectors.explore import (
+    DAILY_POINTS_MAX_DAYS,
+    GROUP_LABELS,
+    LINE_GROUPS,
+    UNATTRIBUTED,
+    choices,
+    daily_points,
+    explore_rows,
+    labelled_choices,
+)
 
 from .tables import csv_response
 
@@ -26,12 +34,22 @@ DAY_ERRORS = {"invalid": "Enter a day as YYYY-MM-DD."}
 
 
 class ExploreForm(forms.Form):
-    start = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), help_text="First UTC day.",
-                            error_messages=DAY_ERRORS)
-    end = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}),
-                          help_text="Day after the last (exclusive).", error_messages=DAY_ERRORS)
+    start = forms.DateField(
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text="First UTC day.",
+        error_messages=DAY_ERRORS,
+    )
+    end = forms.DateField(
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text="Day after the last (exclusive).",
+        error_messages=DAY_ERRORS,
+    )
     group_by = forms.ChoiceField(choices=list(GROUP_LABELS.items()), required=False, initial="provider")
-    tag = forms.CharField(required=False, max_length=255, label="Tag key", help_text="Grouping by tag: the key, e.g. env.")
+    tag = forms.CharField(
+        required=False, max_length=255, label="Tag key", help_text="Grouping by tag: the key, e.g. env."
+    )
     team = forms.CharField(required=False)
     workload = forms.CharField(required=False)
     provider = forms.CharField(required=False)
@@ -60,7 +78,8 @@ class ExploreForm(forms.Form):
             days = (data["end"] - data["start"]).days
             raise forms.ValidationError(
                 f"Grouping by {LINE_GROUPS[data['group_by']].lower()} reads the usage lines themselves: pick a period "
-                f"of at most {line_groups.MAX_DAYS} days (this one has {days}).")
+                f"of at most {line_groups.MAX_DAYS} days (this one has {days})."
+            )
         return data
 
     def show_period_in_effect(self):
@@ -77,7 +96,11 @@ class ExploreForm(forms.Form):
         """Every error on one line each, for a CSV request (which has no form to show them in)."""
         lines = []
         for name, errors in self.errors.items():
-            prefix = "" if name == NON_FIELD_ERRORS else f"{self.fields[name].label or name.replace('_', ' ').capitalize()}: "
+            prefix = (
+                ""
+                if name == NON_FIELD_ERRORS
+                else f"{self.fields[name].label or name.replace('_', ' ').capitalize()}: "
+            )
             lines += [f"{prefix}{error}" for error in errors]
         return "\n".join(lines)
 
@@ -88,14 +111,17 @@ def explore(request):
     form = ExploreForm(request.GET)
     valid = form.is_valid()
     if request.GET.get("csv") and not valid:
-        return HttpResponseBadRequest(f"Bad Explore query:\n{form.error_text()}\n", content_type="text/plain; charset=utf-8")
+        return HttpResponseBadRequest(
+            f"Bad Explore query:\n{form.error_text()}\n", content_type="text/plain; charset=utf-8"
+        )
     form.show_period_in_effect()
     context = {"form": form, "unattributed": UNATTRIBUTED}
     if valid:
         q = form.cleaned_data
         filters = {name: q[name] for name in FILTER_NAMES}
-        table, points = explore_rows(user=request.user, start=q["start"], end=q["end"], filters=filters,
-                                     group_by=q["group_by"], tag_key=q["tag"])
+        table, points = explore_rows(
+            user=request.user, start=q["start"], end=q["end"], filters=filters, group_by=q["group_by"], tag_key=q["tag"]
+        )
         group_label = GROUP_LABELS[q["group_by"]] if q["group_by"] != "tag" else f"Tag {q['tag']}"
         spec = explore_table(group_label, model=q["group_by"] == "model")
         if request.GET.get("csv"):
@@ -105,7 +131,9 @@ def explore(request):
             table=table,
             spec=spec,
             group_label=group_label,
-            chart=charts.stacked_daily(points, "group", {}, currency=settings.FINOPS_REPORTING_CURRENCY, monthly=not daily),
+            chart=charts.stacked_daily(
+                points, "group", {}, currency=settings.FINOPS_REPORTING_CURRENCY, monthly=not daily
+            ),
             daily_points=daily,
             daily_points_max_days=DAILY_POINTS_MAX_DAYS,
             chart_label="Daily spend" if daily else "Monthly spend",

@@ -9,8 +9,8 @@ from django.http import Http404, HttpResponseBadRequest, StreamingHttpResponse
 from django.views.decorators.http import require_GET
 
 from finops import access
-from finops.reports import usage_focus
 from finops.months import MonthError
+from finops.reports import usage_focus
 from finops.selectors.usage_focus import export_month, month_lines
 
 from .period import today_utc

@@ -20,7 +20,9 @@ class UploadForm(forms.Form):
     """An export file for an existing file account, or for a new one created on the way."""
 
     # allow_empty_file: the upload policy (ingest/uploads.py) refuses an empty file, in the same words as the API.
-    file = forms.FileField(allow_empty_file=True, help_text="FOCUS CSV / CSV.gz / Parquet, a LiteLLM or JSONL gateway log, or a usage CSV.")
+    file = forms.FileField(
+        allow_empty_file=True, help_text="FOCUS CSV / CSV.gz / Parquet, a LiteLLM or JSONL gateway log, or a usage CSV."
+    )
     account = forms.ModelChoiceField(
         queryset=Account.objects.filter(connector__in=UPLOADABLE),
         required=False,
@@ -52,7 +54,15 @@ class UploadForm(forms.Form):
     def clean(self):
         data = super().clean()
         if data.get("account") is None:
-            missing = [label for key, label in (("new_name", "a name"), ("new_provider", "a provider"), ("new_connector", "a file format")) if not data.get(key)]
+            missing = [
+                label
+                for key, label in (
+                    ("new_name", "a name"),
+                    ("new_provider", "a provider"),
+                    ("new_connector", "a file format"),
+                )
+                if not data.get(key)
+            ]
             if missing:
                 raise forms.ValidationError(f"Pick an account, or give the new account {', '.join(missing)}.")
             if Account.objects.filter(name=data["new_name"]).exists():
@@ -63,7 +73,9 @@ class UploadForm(forms.Form):
         data = self.cleaned_data
         if data["account"] is not None:
             return data["account"]
-        return account_create(name=data["new_name"], provider=data["new_provider"], connector=data["new_connector"], by=by)
+        return account_create(
+            name=data["new_name"], provider=data["new_provider"], connector=data["new_connector"], by=by
+        )
 
 
 def key_help(connector: str) -> str:
@@ -107,7 +119,9 @@ class ConnectionForm(forms.Form):
         base_url = self.fields["base_url"].widget
         base_url.attrs["data-defaults"] = json.dumps(DEFAULT_BASE_URLS)
         base_url.attrs["placeholder"] = DEFAULT_BASE_URLS[connector]
-        self.fields["secret"].widget.attrs["data-help"] = json.dumps({kind: key_help(kind) for kind in DEFAULT_BASE_URLS})
+        self.fields["secret"].widget.attrs["data-help"] = json.dumps(
+            {kind: key_help(kind) for kind in DEFAULT_BASE_URLS}
+        )
         self.fields["secret"].help_text = key_help(connector)
 
     def connection(self) -> dict | None:
@@ -170,14 +184,21 @@ class AccountSettingsForm(ConnectionForm):
     field_order = ["base_url", "secret", "sync_interval_minutes", "enabled"]
 
     def __init__(self, *args, account: Account, **kwargs):
-        kwargs.setdefault("initial", {
-            "base_url": account.base_url, "sync_interval_minutes": account.sync_interval_minutes, "enabled": account.enabled,
-        })
+        kwargs.setdefault(
+            "initial",
+            {
+                "base_url": account.base_url,
+                "sync_interval_minutes": account.sync_interval_minutes,
+                "enabled": account.enabled,
+            },
+        )
         super().__init__(*args, connector=account.connector, **kwargs)
         secret = self.fields["secret"]
         secret.required = False
         secret.label = "New API key"
-        kept = f"the stored key ({account.credentials_display})" if account.has_credentials else "no key (none is stored)"
+        kept = (
+            f"the stored key ({account.credentials_display})" if account.has_credentials else "no key (none is stored)"
+        )
         secret.help_text = f"Leave empty to keep {kept}. {key_help(account.connector)}"
 
 
@@ -185,17 +206,26 @@ class FocusServicesForm(forms.Form):
     """A FOCUS file account's services besides, or never, its provider's LLM inference: one ServiceName a line."""
 
     include = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 4}), label="Also import these services",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        label="Also import these services",
         help_text="One FOCUS ServiceName a line, as the file spells it (any case), e.g. Amazon SageMaker.",
     )
     exclude = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 4}), label="Never import these services",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        label="Never import these services",
         help_text="One ServiceName a line; wins over the rule that keeps LLM inference.",
     )
 
     def __init__(self, *args, account: Account, **kwargs):
-        kwargs.setdefault("initial", {"include": "\n".join(account.focus_services_include),
-                                      "exclude": "\n".join(account.focus_services_exclude)})
+        kwargs.setdefault(
+            "initial",
+            {
+                "include": "\n".join(account.focus_services_include),
+                "exclude": "\n".join(account.focus_services_exclude),
+            },
+        )
         super().__init__(*args, **kwargs)
 
     def names(self, field: str) -> list[str]:

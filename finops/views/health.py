@@ -44,8 +44,13 @@ def healthz(request):
     checks = {"database": _database(), "broker": _broker()}
     syncs, stale = _syncs(named=access.sees_everything(request.user)) if checks["database"] == "ok" else ([], 0)
     healthy = all(value in ("ok", "inline") for value in checks.values()) and not stale
-    body = {"status": "ok" if healthy else "error", **checks, "stale_accounts": stale, "syncs": syncs,
-            "max_sync_age_hours": settings.FINOPS_HEALTH_MAX_SYNC_AGE_HOURS}
+    body = {
+        "status": "ok" if healthy else "error",
+        **checks,
+        "stale_accounts": stale,
+        "syncs": syncs,
+        "max_sync_age_hours": settings.FINOPS_HEALTH_MAX_SYNC_AGE_HOURS,
+    }
     return JsonResponse(body, status=200 if healthy else 503)
 
 
@@ -80,6 +85,12 @@ def _syncs(*, named: bool) -> tuple[list[dict], int]:
         age = now - since
         late = age > limit
         stale += late
-        found.append({"account": name if named else account_id, "last_success_at": last_success.isoformat() if last_success else None,
-                      "age_hours": round(age.total_seconds() / 3600, 1), "stale": late})
+        found.append(
+            {
+                "account": name if named else account_id,
+                "last_success_at": last_success.isoformat() if last_success else None,
+                "age_hours": round(age.total_seconds() / 3600, 1),
+                "stale": late,
+            }
+        )
     return found, stale

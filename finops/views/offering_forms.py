@@ -6,18 +6,35 @@ from django import forms
 
 from finops.models import Offering
 
-FIELDS = ["provider", "model", "family", "input_per_mtok", "cached_input_per_mtok", "cache_write_per_mtok",
-          "output_per_mtok", "blended_per_mtok", "output_tokens_per_s", "ttft_seconds", "context_window"]
+FIELDS = [
+    "provider",
+    "model",
+    "family",
+    "input_per_mtok",
+    "cached_input_per_mtok",
+    "cache_write_per_mtok",
+    "output_per_mtok",
+    "blended_per_mtok",
+    "output_tokens_per_s",
+    "ttft_seconds",
+    "context_window",
+]
 
 
 class OfferingForm(forms.ModelForm):
     class Meta:
         model = Offering
         fields = FIELDS
-        labels = {"input_per_mtok": "Input ($/M tokens)", "cached_input_per_mtok": "Cached input ($/M)",
-                  "cache_write_per_mtok": "Cache write ($/M)", "output_per_mtok": "Output ($/M tokens)",
-                  "blended_per_mtok": "Blended ($/M tokens)", "output_tokens_per_s": "Output tokens / s",
-                  "ttft_seconds": "Time to first token (s)", "context_window": "Context window (tokens)"}
+        labels = {
+            "input_per_mtok": "Input ($/M tokens)",
+            "cached_input_per_mtok": "Cached input ($/M)",
+            "cache_write_per_mtok": "Cache write ($/M)",
+            "output_per_mtok": "Output ($/M tokens)",
+            "blended_per_mtok": "Blended ($/M tokens)",
+            "output_tokens_per_s": "Output tokens / s",
+            "ttft_seconds": "Time to first token (s)",
+            "context_window": "Context window (tokens)",
+        }
         help_texts = {
             "model": "As the provider names it; stored normalised, as on usage lines.",
             "family": "e.g. llama-3.3-70b: offerings of one family are compared. Empty: the model's own family.",

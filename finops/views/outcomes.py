@@ -21,11 +21,15 @@ def workload_outcomes_upload(request, slug):
         messages.error(request, "Outcomes upload refused: choose a CSV file.")
         return redirect("workload-detail", slug=workload.slug)
     try:
-        result = outcomes_import_csv(by=request.user, stream=upload, workload=workload.slug,
-                                     source_default=request.POST.get("source", ""))
+        result = outcomes_import_csv(
+            by=request.user, stream=upload, workload=workload.slug, source_default=request.POST.get("source", "")
+        )
     except OutcomesInvalid as exc:
         messages.error(request, f"Outcomes upload refused, nothing applied: {'; '.join(exc.errors)}")
     else:
-        messages.success(request, f"{upload.name}: {result.rows} outcome counts recorded ({result.created} new, "
-                                  f"{result.replaced} replaced, {result.unchanged} unchanged).")
+        messages.success(
+            request,
+            f"{upload.name}: {result.rows} outcome counts recorded ({result.created} new, "
+            f"{result.replaced} replaced, {result.unchanged} unchanged).",
+        )
     return redirect("workload-detail", slug=workload.slug)

@@ -10,9 +10,8 @@ from django.views.decorators.http import require_safe
 
 from finops import access, charts, display
 from finops.models import Account, CapScope, MonthlySpend, Provider, Workload
-from finops.reports import performance_tables
+from finops.reports import performance_tables, whatif_tables
 from finops.reports import spend_tables as specs
-from finops.reports import whatif_tables
 from finops.selectors import outcomes, spend, workload_performance
 from finops.selectors.cache_hits import cache_savings
 from finops.selectors.caps import team_caps
@@ -39,8 +38,11 @@ class Scope:
         self.monthly = spend.visible_spend(self.user, MonthlySpend).filter(**narrow)
         self.long = self.period.days > spend.DAILY_READ_MAX_DAYS
         self.chart_by = chart_by
-        self.spans = {"now": self.period.span(), **({"before": self.period.compare.span()} if self.period.compare else {}),
-                      **(spend.month_spans(self.today) if month_spans else {})}
+        self.spans = {
+            "now": self.period.span(),
+            **({"before": self.period.compare.span()} if self.period.compare else {}),
+            **(spend.month_spans(self.today) if month_spans else {}),
+        }
         self._grid: list[dict] | None | bool = False
 
     @property
@@ -48,18 +50,29 @@ class Scope:
         """Rows by day × chart dimension × charge category over every span the page shows, read once: the
         tiles' totals and the chart come from it. None for spans too far apart (a long or distant period)."""
         if self._grid is False:
-            self._grid = None if self.long else spend.day_grid(self.daily, self.spans, (self.chart_by, "charge_category"))
+            self._grid = (
+                None if self.long else spend.day_grid(self.daily, self.spans, (self.chart_by, "charge_category"))
+            )
         return self._grid
 
     def sums(self, *keys: str, point: bool = False, compare: bool = False) -> list[dict]:
         start, end = (self.period.compare if compare else self.period).span()
-        return spend.sums(self.daily, self.monthly, start, end, keys, today=self.today,
-                          point=("month" if self.long else "day") if point else None)
+        return spend.sums(
+            self.daily,
+            self.monthly,
+            start,
+            end,
+            keys,
+            today=self.today,
+            point=("month" if self.long else "day") if point else None,
+        )
 
     def totals(self) -> dict[str, spend.Totals]:
         if self.grid is not None:
             return {name: spend.grid_totals(self.grid, *span) for name, span in self.spans.items()}
-        found = spend.period_sums(self.daily, self.monthly, {k: v for k, v in self.spans.items() if k in ("now", "before")}, today=self.today)
+        found = spend.period_sums(
+            self.daily, self.monthly, {k: v for k, v in self.spans.items() if k in ("now", "before")}, today=self.today
+        )
         if len(self.spans) > len(found):
             found.update(spend.period_totals(self.daily, {k: v for k, v in self.spans.items() if k not in found}))
         return found
@@ -74,7 +87,9 @@ class Scope:
         rows = [{**r, "day": r["point"]} for r in (self.chart_rows() if rows is None else rows)]
         if self.chart_by == "model":
             labels = {r["model"]: display.model_name(r["model"]) for r in rows}
-        return charts.stacked_daily(rows, self.chart_by, labels, currency=settings.FINOPS_REPORTING_CURRENCY, monthly=self.long)
+        return charts.stacked_daily(
+            rows, self.chart_by, labels, currency=settings.FINOPS_REPORTING_CURRENCY, monthly=self.long
+        )
 
     def tokens_chart(self) -> dict:
         return charts.daily_tokens(spend.daily_tokens(spend.period(self.daily, *self.period.span()), monthly=self.long))
@@ -88,8 +103,14 @@ class Scope:
     def context(self, **extra) -> dict:
         totals = self.totals()
         now, before = totals["now"], totals.get("before")
-        return {**picker_context(self.request), "totals": now, "before": before, "span_totals": totals,
-                "change": spend.change(now.cost, before.cost if before else None), **extra}
+        return {
+            **picker_context(self.request),
+            "totals": now,
+            "before": before,
+            "span_totals": totals,
+            "change": spend.change(now.cost, before.cost if before else None),
+            **extra,
+        }
 
 
 def _provider_names() -> dict:
@@ -110,8 +131,12 @@ def overview(request):
     user = request.user
     scope = Scope(request, chart_by="provider_id", month_spans=True)
     has_data = scope.daily.exists()
-    context = {"has_data": has_data, "has_accounts": Account.objects.exists(), "can_manage": access.is_admin(user),
-               **picker_context(request)}
+    context = {
+        "has_data": has_data,
+        "has_accounts": Account.objects.exists(),
+        "can_manage": access.is_admin(user),
+        **picker_context(request),
+    }
     if not has_data:
         return render(request, "finops/overview.html", context)
     providers = _provider_names()
@@ -119,13 +144,21 @@ def overview(request):
     pairs = scope.sums("workload_id", "model")
     known, unknown, to_80 = spend.ranked(spend.regroup(pairs, "workload_id"))
     # Names, slugs and teams as plain values: model instances of a few hundred workloads cost ~10 ms a page.
-    workloads = {w[0]: w for w in Workload.objects.filter(id__in=[r["workload_id"] for r in known + unknown if r["workload_id"]])
-                 .values_list("id", "name", "slug", "team__name")}
+    workloads = {
+        w[0]: w
+        for w in Workload.objects.filter(
+            id__in=[r["workload_id"] for r in known + unknown if r["workload_id"]]
+        ).values_list("id", "name", "slug", "team__name")
+    }
     sees_unattributed = access.can_see_unattributed(user)
     for row in known + unknown:
         workload = workloads.get(row["workload_id"])
-        row.update(label=workload[1] if workload else display.UNATTRIBUTED, team=workload[3] if workload else "",
-                   url=scope.link("workload-detail", workload[2]) if workload else None, muted=workload is None)
+        row.update(
+            label=workload[1] if workload else display.UNATTRIBUTED,
+            team=workload[3] if workload else "",
+            url=scope.link("workload-detail", workload[2]) if workload else None,
+            muted=workload is None,
+        )
         if workload is None and sees_unattributed:
             row["action"] = ("by key, project and tag", scope.link("unattributed"))
     tables = {
@@ -136,7 +169,10 @@ def overview(request):
         "cost_per_outcome": (specs.COST_PER_OUTCOME, _cost_per_outcome_rows(scope)),
     }
     if access.can_see_sources(user):
-        freshness = [{**r, "label": r["account"].name, "provider": r["account"].provider.name} for r in source_freshness(scope.today)]
+        freshness = [
+            {**r, "label": r["account"].name, "provider": r["account"].provider.name}
+            for r in source_freshness(scope.today)
+        ]
         tables["freshness"] = (specs.FRESHNESS, freshness)
     if (download := scope.csv("overview", tables)) is not None:
         return download
@@ -170,16 +206,31 @@ def _cost_per_outcome_rows(scope: Scope) -> list[dict]:
     """The workloads the viewer may see that report outcomes in the period: outcomes, spend, Σcost / Σoutcomes, the
     target and whether the period is over it (an unknown cost is neither over nor under)."""
     start, end = scope.period.span()
-    reporting = list(outcomes.workloads_with_outcomes(access.visible_workloads(scope.user), start, end).order_by("team__name", "name"))
+    reporting = list(
+        outcomes.workloads_with_outcomes(access.visible_workloads(scope.user), start, end).order_by(
+            "team__name", "name"
+        )
+    )
     figures = outcomes.by_workload(scope.daily, scope.monthly, [w.id for w in reporting], start, end, today=scope.today)
     rows = []
     for workload in reporting:
         figure = figures[workload.id]
         target, value = workload.target_cost_per_outcome, figure.per_outcome
         over = "" if target is None or value is None else ("yes" if value > target else "no")
-        rows.append({"label": workload.name, "team": workload.team.name, "unit": workload.outcome_unit,
-                     "url": scope.link("workload-detail", workload.slug), "outcomes": figure.outcomes, "cost": figure.cost,
-                     "unpriced_tokens": figure.unpriced_tokens, "per_outcome": value, "target": target, "over_target": over})
+        rows.append(
+            {
+                "label": workload.name,
+                "team": workload.team.name,
+                "unit": workload.outcome_unit,
+                "url": scope.link("workload-detail", workload.slug),
+                "outcomes": figure.outcomes,
+                "cost": figure.cost,
+                "unpriced_tokens": figure.unpriced_tokens,
+                "per_outcome": value,
+                "target": target,
+                "over_target": over,
+            }
+        )
     return rows
 
 
@@ -194,13 +245,24 @@ def team_list(request):
     rows = []
     for team in access.visible_teams(request.user).annotate(workload_count=Count("workloads")).order_by("name"):
         row = _spent(now.get(team.id))
-        row.update(label=team.name, url=scope.link("team-detail", team.slug), cost_center=team.cost_center,
-                   workloads=team.workload_count, change=spend.change(row["cost"], before.get(team.id, {}).get("cost")))
+        row.update(
+            label=team.name,
+            url=scope.link("team-detail", team.slug),
+            cost_center=team.cost_center,
+            workloads=team.workload_count,
+            change=spend.change(row["cost"], before.get(team.id, {}).get("cost")),
+        )
         rows.append(row)
     if rows and None in now and access.can_see_unattributed(request.user):
         row = dict(now[None])
-        row.update(label=display.UNATTRIBUTED, url=scope.link("unattributed"), muted=True, cost_center="", workloads=None,
-                   change=spend.change(row["cost"], before.get(None, {}).get("cost")))
+        row.update(
+            label=display.UNATTRIBUTED,
+            url=scope.link("unattributed"),
+            muted=True,
+            cost_center="",
+            workloads=None,
+            change=spend.change(row["cost"], before.get(None, {}).get("cost")),
+        )
         rows.append(row)
     if rows:
         rows.append(_total_row(scope, workloads=sum(r["workloads"] or 0 for r in rows)))
@@ -213,15 +275,31 @@ def _total_row(scope: Scope, **extra) -> dict:
     """The period's total as the overview shows it (the same Totals), as a table's last row."""
     totals = scope.totals()
     now, before = totals["now"], totals.get("before")
-    return {"label": "Total", "total": True, "cost": now.cost, "unpriced_tokens": now.unpriced_tokens, "tokens": now.tokens,
-            "priced_tokens": now.priced_tokens, "requests": now.requests, "usd_per_mtok": now.usd_per_mtok,
-            "change": spend.change(now.cost, before.cost if before else None), **extra}
+    return {
+        "label": "Total",
+        "total": True,
+        "cost": now.cost,
+        "unpriced_tokens": now.unpriced_tokens,
+        "tokens": now.tokens,
+        "priced_tokens": now.priced_tokens,
+        "requests": now.requests,
+        "usd_per_mtok": now.usd_per_mtok,
+        "change": spend.change(now.cost, before.cost if before else None),
+        **extra,
+    }
 
 
 def _spent(row: dict | None) -> dict:
     """A group's sums, or a group with no usage in the period: that is $0.00 spent (known), not unknown."""
     if row is None:
-        return {"cost": spend.ZERO, "tokens": 0, "unpriced_tokens": 0, "priced_tokens": 0, "requests": 0, "usd_per_mtok": None}
+        return {
+            "cost": spend.ZERO,
+            "tokens": 0,
+            "unpriced_tokens": 0,
+            "priced_tokens": 0,
+            "requests": 0,
+            "usd_per_mtok": None,
+        }
     return dict(row)
 
 
@@ -233,8 +311,12 @@ def team_detail(request, slug):
     workload_rows = []
     for workload in team.workloads.order_by("name"):
         row = _spent(costs.get(workload.id))
-        row.update(label=workload.name, url=scope.link("workload-detail", workload.slug),
-                   profile=workload.get_latency_profile_display(), sla=_sla(workload))
+        row.update(
+            label=workload.name,
+            url=scope.link("workload-detail", workload.slug),
+            profile=workload.get_latency_profile_display(),
+            sla=_sla(workload),
+        )
         workload_rows.append(row)
     pairs = scope.sums("provider_id", "model")
     tables = {
@@ -267,12 +349,18 @@ def workload_list(request):
     rows = []
     for workload in access.visible_workloads(request.user).order_by("team__name", "name"):
         row = _spent(costs.get(workload.id))
-        row.update(label=workload.name, url=scope.link("workload-detail", workload.slug), team=workload.team.name,
-                   profile=workload.get_latency_profile_display())
+        row.update(
+            label=workload.name,
+            url=scope.link("workload-detail", workload.slug),
+            team=workload.team.name,
+            profile=workload.get_latency_profile_display(),
+        )
         rows.append(row)
     if (download := scope.csv("workloads", {"workloads": (specs.WORKLOADS, rows)})) is not None:
         return download
-    return render(request, "finops/workload_list.html", {**picker_context(request), "rows": rows, "spec": specs.WORKLOADS})
+    return render(
+        request, "finops/workload_list.html", {**picker_context(request), "rows": rows, "spec": specs.WORKLOADS}
+    )
 
 
 @require_safe
@@ -285,16 +373,24 @@ def workload_detail(request, slug):
     tables = {
         "by_provider": (specs.BY_PROVIDER, _unit_rows(pairs, "provider_id", _provider_names())),
         "by_model": (specs.BY_MODEL, _unit_rows(pairs, "model")),
-        "performance": (performance_tables.WORKLOAD_PERFORMANCE,
-                        performance.rows + ([performance.total] if performance.total else [])),
+        "performance": (
+            performance_tables.WORKLOAD_PERFORMANCE,
+            performance.rows + ([performance.total] if performance.total else []),
+        ),
     }
     if (download := scope.csv(f"workload-{workload.slug}", tables)) is not None:
         return download
     outcome = outcomes.for_workload(scope.daily, scope.monthly, workload.id, start, end, today=scope.today)
-    points = outcomes.trend(scope.daily, scope.monthly, workload.id, start, end, today=scope.today,
-                            by="month" if scope.long else "day")
-    outcome_chart = charts.cost_per_outcome_trend(points, unit=workload.outcome_unit, target=workload.target_cost_per_outcome,
-                                                  currency=settings.FINOPS_REPORTING_CURRENCY, monthly=scope.long)
+    points = outcomes.trend(
+        scope.daily, scope.monthly, workload.id, start, end, today=scope.today, by="month" if scope.long else "day"
+    )
+    outcome_chart = charts.cost_per_outcome_trend(
+        points,
+        unit=workload.outcome_unit,
+        target=workload.target_cost_per_outcome,
+        currency=settings.FINOPS_REPORTING_CURRENCY,
+        monthly=scope.long,
+    )
     context = scope.context(
         workload=workload,
         sla=_sla(workload),
@@ -340,8 +436,11 @@ def provider_list(request):
     rows = spend.by_cost(rows)
     if (download := scope.csv("providers", {"providers": (specs.PROVIDERS, rows)})) is not None:
         return download
-    return render(request, "finops/provider_list.html", {**picker_context(request), "rows": rows, "spec": specs.PROVIDERS,
-                                                         "idle": idle})
+    return render(
+        request,
+        "finops/provider_list.html",
+        {**picker_context(request), "rows": rows, "spec": specs.PROVIDERS, "idle": idle},
+    )
 
 
 def _same_weights(user, scope, model_rows: list[dict]) -> list[dict]:
@@ -362,17 +461,30 @@ def provider_detail(request, slug):
     model_rows = scope.sums("model")
     for row in check["models"]:
         row["label"] = display.model_name(row["model"])
-    prices = [{"label": display.model_name(p.model), "model": p.model, "effective_from": p.effective_from, "effective_to": p.effective_to,
-               "input_per_mtok": p.input_per_mtok, "cached_input_per_mtok": p.cached_input_per_mtok,
-               "output_per_mtok": p.output_per_mtok, "source": p.get_source_display()}
-              for p in provider.prices.order_by("model", "-effective_from")[:200]]
+    prices = [
+        {
+            "label": display.model_name(p.model),
+            "model": p.model,
+            "effective_from": p.effective_from,
+            "effective_to": p.effective_to,
+            "input_per_mtok": p.input_per_mtok,
+            "cached_input_per_mtok": p.cached_input_per_mtok,
+            "output_per_mtok": p.output_per_mtok,
+            "source": p.get_source_display(),
+        }
+        for p in provider.prices.order_by("model", "-effective_from")[:200]
+    ]
     tables = {
         "by_model": (specs.BY_MODEL, _unit_rows(model_rows, "model")),
         "reconciliation": (specs.RECONCILIATION, check["days"]),
         "list_price": (specs.LIST_PRICE_CHECK, check["models"]),
         "prices": (specs.LIST_PRICES, prices),
-        "measured_speed": (performance_tables.PROVIDER_SPEED, workload_performance.provider_speed(
-            provider, workload_performance.workloads_scope(request.user), *scope.period.span())),
+        "measured_speed": (
+            performance_tables.PROVIDER_SPEED,
+            workload_performance.provider_speed(
+                provider, workload_performance.workloads_scope(request.user), *scope.period.span()
+            ),
+        ),
         "same_weights": (whatif_tables.FAMILY_COMPARISON, _same_weights(request.user, scope, model_rows)),
     }
     if (download := scope.csv(provider.slug, tables)) is not None:

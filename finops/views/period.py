@@ -28,7 +28,9 @@ def period_from_request(request) -> Period:
         today, params = today_utc(), request.GET
         request.period_error = ""
         try:
-            request._period = resolve(params.get("period"), today=today, start=_date(params.get("start")), end=_date(params.get("end")))
+            request._period = resolve(
+                params.get("period"), today=today, start=_date(params.get("start")), end=_date(params.get("end"))
+            )
         except PeriodError as error:
             request.period_error = str(error)
             request._period = resolve(DEFAULT, today=today)

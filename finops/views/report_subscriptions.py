@@ -10,9 +10,9 @@
 """
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
-from django.conf import settings
 from django.core import signing
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -28,14 +28,19 @@ from finops.selectors.report_subscriptions import own_subscription, pending_defa
 from finops.services import report_subscriptions as service
 from finops.views.methods import require_form_methods
 
-DAY_HELP = ("The UTC day of each month the previous month's report is emailed (1–28; 28 is the last day every "
-            "month has). Default: the 3rd, when providers' late usage has settled.")
+DAY_HELP = (
+    "The UTC day of each month the previous month's report is emailed (1–28; 28 is the last day every "
+    "month has). Default: the 3rd, when providers' late usage has settled."
+)
 
 
 class SubscriptionForm(forms.Form):
-    email = forms.CharField(max_length=254, label="Email address",
-                            help_text="Any address: a person or a list. It receives the report with the PDF attached, "
-                                      "and can unsubscribe from the email itself.")
+    email = forms.CharField(
+        max_length=254,
+        label="Email address",
+        help_text="Any address: a person or a list. It receives the report with the PDF attached, "
+        "and can unsubscribe from the email itself.",
+    )
     day_of_month = forms.IntegerField(label="Delivery day", initial=DEFAULT_DELIVERY_DAY, help_text=DAY_HELP)
 
 
@@ -66,10 +71,20 @@ def subscription_list(request):
         own = own_subscription(request.user)
         rows = subscription_rows(ReportSubscription.objects.filter(id=own.id)) if own else []
         defaults = pending_defaults([request.user]) if own is None else []
-    return render(request, "finops/report_subscriptions.html", {
-        "rows": rows, "defaults": defaults, "form": form if admin else None, "admin": admin,
-        "day_help": DAY_HELP, "default_day": DEFAULT_DELIVERY_DAY, "days": range(service.DAY_MIN, service.DAY_MAX + 1),
-    }, status=400 if form.errors else 200)
+    return render(
+        request,
+        "finops/report_subscriptions.html",
+        {
+            "rows": rows,
+            "defaults": defaults,
+            "form": form if admin else None,
+            "admin": admin,
+            "day_help": DAY_HELP,
+            "default_day": DEFAULT_DELIVERY_DAY,
+            "days": range(service.DAY_MIN, service.DAY_MAX + 1),
+        },
+        status=400 if form.errors else 200,
+    )
 
 
 def _act(request, admin: bool):
@@ -83,9 +98,12 @@ def _act(request, admin: bool):
             form = SubscriptionForm(request.POST)
             if not form.is_valid():
                 return None, form
-            added = service.subscription_add(email=form.cleaned_data["email"], by=request.user,
-                                             day_of_month=form.cleaned_data["day_of_month"])
-            messages.success(request, f"{added.email} will receive the report on day {added.day_of_month} of each month.")
+            added = service.subscription_add(
+                email=form.cleaned_data["email"], by=request.user, day_of_month=form.cleaned_data["day_of_month"]
+            )
+            messages.success(
+                request, f"{added.email} will receive the report on day {added.day_of_month} of each month."
+            )
         elif action == "mine":  # a finance user acting before their default subscription exists
             subscription = service.subscription_for_user(user=request.user)
             return _change(request, subscription, request.POST.get("change", "")), form
@@ -129,8 +147,12 @@ def unsubscribe(request, token: str):
     try:
         subscription_id, tag, signed_at = unsubscribe_read(token)
     except signing.SignatureExpired:
-        return render(request, "finops/report_unsubscribe.html",
-                      {"problem": "expired", "days": settings.FINOPS_UNSUBSCRIBE_LINK_DAYS}, status=400)
+        return render(
+            request,
+            "finops/report_unsubscribe.html",
+            {"problem": "expired", "days": settings.FINOPS_UNSUBSCRIBE_LINK_DAYS},
+            status=400,
+        )
     except signing.BadSignature:
         return render(request, "finops/report_unsubscribe.html", {"problem": "tampered"}, status=400)
     subscription = ReportSubscription.objects.filter(id=subscription_id).first()
@@ -168,16 +190,25 @@ def subscription_email(request, pk: int):
         if sent:
             messages.success(request, f"Sent to {subscription.email}.")
         else:
-            messages.error(request, f"Nothing was sent to {subscription.email}: nothing is due, or the attempt failed "
-                                    "(its error is under Latest delivery).")
+            messages.error(
+                request,
+                f"Nothing was sent to {subscription.email}: nothing is due, or the attempt failed "
+                "(its error is under Latest delivery).",
+            )
         return redirect("report-subscriptions")
     what, delivery, message = _preview(subscription)
     parts = None
     if message is not None:
         email = message.message()
-        parts = {"subject": email["Subject"], "headers": [(k, email[k]) for k in ("From", "To", "X-FinOps-Report", "List-Unsubscribe")],
-                 "text": message.body, "attachments": [name for name, _, _ in message.attachments]}
-    return render(request, "finops/report_email_preview.html", {"subscription": subscription, "what": what, "parts": parts})
+        parts = {
+            "subject": email["Subject"],
+            "headers": [(k, email[k]) for k in ("From", "To", "X-FinOps-Report", "List-Unsubscribe")],
+            "text": message.body,
+            "attachments": [name for name, _, _ in message.attachments],
+        }
+    return render(
+        request, "finops/report_email_preview.html", {"subscription": subscription, "what": what, "parts": parts}
+    )
 
 
 @require_http_methods(["GET", "HEAD"])
@@ -185,11 +216,12 @@ def subscription_email_html(request, pk: int):
     """The HTML part, alone, under a CSP of its own: an email's inline styles, nothing that runs, framed only here."""
     _, _, message = _preview(_managed(request, pk))
     if message is None:  # the preview page says so beside this frame; the frame stays a page, not an error
-        html = "<p style=\"font-family: sans-serif\">Nothing is due for this address.</p>"
+        html = '<p style="font-family: sans-serif">Nothing is due for this address.</p>'
     else:
         html = next(content for content, mimetype in message.alternatives if mimetype == "text/html")
     response = HttpResponse(html, content_type="text/html; charset=utf-8")
-    response["Content-Security-Policy"] = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
-                                           "frame-ancestors 'self'; sandbox")
+    response["Content-Security-Policy"] = (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'; sandbox"
+    )
     response["X-Frame-Options"] = "SAMEORIGIN"
     return response

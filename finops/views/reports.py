@@ -17,8 +17,8 @@ from django.views.decorators.http import require_POST, require_safe
 from finops import access
 from finops.models import ReportSnapshot
 from finops.reports import tco_formats
-from finops.reports.tco_pdf import report_headline, report_pdf, report_sections
 from finops.reports.restatement import RESTATEMENT, diff
+from finops.reports.tco_pdf import report_headline, report_pdf, report_sections
 from finops.reports.tco_tables import SECTIONS, TITLES
 from finops.selectors.report_subscriptions import month_recipients
 from finops.selectors.tco_report import MonthError, TcoReport, report_month, restated_sources, tco_report
@@ -85,15 +85,28 @@ def report_page(request, month: str):
         return csv
     query = f"?version={snapshot.version}" if snapshot else ""
     total_change = _total_change(changes)
-    return render(request, "finops/report.html", {
-        "recipients": month_recipients(the_month), "total_change": total_change,
-        "report": report, "snapshot": snapshot, "versions": versions, "latest": latest, "changes": changes, "restated_sources": sources,
-        "restatement_spec": RESTATEMENT, "sections": report_sections(report), "titles": TITLES,
-        "headline": report_headline(report),
-        "downloads": {kind: reverse("report-file", args=[report.key, kind]) + query for kind in FILE_TYPES},
-        "can_publish": access.can_publish_reports(request.user) and snapshot is None,
-        "month_value": report.key, "max_month": f"{today_utc():%Y-%m}",
-    })
+    return render(
+        request,
+        "finops/report.html",
+        {
+            "recipients": month_recipients(the_month),
+            "total_change": total_change,
+            "report": report,
+            "snapshot": snapshot,
+            "versions": versions,
+            "latest": latest,
+            "changes": changes,
+            "restated_sources": sources,
+            "restatement_spec": RESTATEMENT,
+            "sections": report_sections(report),
+            "titles": TITLES,
+            "headline": report_headline(report),
+            "downloads": {kind: reverse("report-file", args=[report.key, kind]) + query for kind in FILE_TYPES},
+            "can_publish": access.can_publish_reports(request.user) and snapshot is None,
+            "month_value": report.key,
+            "max_month": f"{today_utc():%Y-%m}",
+        },
+    )
 
 
 def _total_change(changes) -> dict | None:

@@ -83,7 +83,9 @@ def rule_edit(request, pk=None):
             field.disabled = True
     changes = entity_history(AuditEntry.Entity.RULE, rule.pk) if rule.pk else []
     return render(
-        request, "finops/rule_form.html", {"form": form, "rule": rule, "preview": preview, "changes": changes, "can_manage": can_manage}
+        request,
+        "finops/rule_form.html",
+        {"form": form, "rule": rule, "preview": preview, "changes": changes, "can_manage": can_manage},
     )
 
 

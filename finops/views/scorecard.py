@@ -58,12 +58,24 @@ def scorecard_page(request):
         download = query.copy()
         download[kind] = SCORECARD.name
         downloads[kind] = f"?{download.urlencode()}"
-    return render(request, "finops/scorecard.html", {
-        "card": card, "quarter": quarter, "quarter_error": quarter_error, "rows": rows, "spec": SCORECARD,
-        "sort": {"key": key, "dir": direction}, "quarters": _choices(user, quarter, today), "can_see_all": access.sees_everything(user),
-        "teams": access.visible_teams(user).order_by("name"), "team": team, "downloads": downloads,
-        "verdicts": _verdict_counts(rows),
-    })
+    return render(
+        request,
+        "finops/scorecard.html",
+        {
+            "card": card,
+            "quarter": quarter,
+            "quarter_error": quarter_error,
+            "rows": rows,
+            "spec": SCORECARD,
+            "sort": {"key": key, "dir": direction},
+            "quarters": _choices(user, quarter, today),
+            "can_see_all": access.sees_everything(user),
+            "teams": access.visible_teams(user).order_by("name"),
+            "team": team,
+            "downloads": downloads,
+            "verdicts": _verdict_counts(rows),
+        },
+    )
 
 
 def _choices(user, quarter, today) -> list[tuple[str, str]]:

@@ -15,8 +15,8 @@ from django.views.decorators.http import require_POST, require_safe
 
 from finops import access
 from finops.models import Account, CostBasis, DailySpend, IngestRun
-from finops.selectors.account_status import account_status, account_statuses
 from finops.models.sources import ConnectorKind
+from finops.selectors.account_status import account_status, account_statuses
 from finops.selectors.cache_hits import cache_savings
 from finops.services.accounts import AccountInvalid, account_create, account_focus_services_set, account_update
 from ingest.connection_check import ConnectionReport, account_connection_check, connection_check
@@ -66,8 +66,11 @@ def source_list(request):
         r["account_id"]: r
         for r in DailySpend.objects.filter(day__gte=since_day)
         .values("account_id")
-        .annotate(lines=Sum("line_count"), cost=Sum("reporting_cost"),
-                  unpriced=Sum("line_count", filter=Q(cost_basis=CostBasis.UNPRICED)))
+        .annotate(
+            lines=Sum("line_count"),
+            cost=Sum("reporting_cost"),
+            unpriced=Sum("line_count", filter=Q(cost_basis=CostBasis.UNPRICED)),
+        )
         .order_by()
     }
     accounts = []
@@ -75,9 +78,20 @@ def source_list(request):
         account = status.account
         next_sync = None
         if account.is_api and account.enabled:
-            next_sync = (account.last_sync_at + dt.timedelta(minutes=account.sync_interval_minutes)) if account.last_sync_at else now
+            next_sync = (
+                (account.last_sync_at + dt.timedelta(minutes=account.sync_interval_minutes))
+                if account.last_sync_at
+                else now
+            )
         stats = recent.get(account.id, {})
-        accounts.append({"account": account, "status": status, "next_sync": next_sync, **{k: stats.get(k) for k in ("lines", "cost", "unpriced")}})
+        accounts.append(
+            {
+                "account": account,
+                "status": status,
+                "next_sync": next_sync,
+                **{k: stats.get(k) for k in ("lines", "cost", "unpriced")},
+            }
+        )
     can_manage = access.can_manage_configuration(request.user)
     context = {
         "accounts": accounts,
@@ -115,7 +129,9 @@ def source_upload(request):
     form = UploadForm(request.POST, request.FILES)
     wants_json = request.headers.get("Accept", "").startswith("application/json")
     if not form.is_valid():
-        errors = "; ".join(f"{'' if field == '__all__' else field + ': '}{' '.join(msgs)}" for field, msgs in form.errors.items())
+        errors = "; ".join(
+            f"{'' if field == '__all__' else field + ': '}{' '.join(msgs)}" for field, msgs in form.errors.items()
+        )
         if wants_json:
             return JsonResponse({"error": errors}, status=400)
         messages.error(request, f"Upload refused: {errors}")
@@ -126,7 +142,11 @@ def source_upload(request):
         run = usage_upload_accept(account=account, upload=upload, file_name=upload.name)
     if wants_json:
         return JsonResponse(
-            {"run": run.id, "status_url": reverse("api-run-detail", args=[run.id]), "account_url": reverse("source-detail", args=[account.id])},
+            {
+                "run": run.id,
+                "status_url": reverse("api-run-detail", args=[run.id]),
+                "account_url": reverse("source-detail", args=[account.id]),
+            },
             status=202,
         )
     messages.success(request, f"{upload.name} was received; its import into {account.name} runs in the background.")
@@ -157,7 +177,10 @@ def _sync_outcome(account: Account, runs: list[IngestRun]) -> tuple[int, str]:
     if all(run.status == IngestRun.Status.SUCCEEDED for run in runs):
         written = sum(run.lines_written for run in runs)
         return messages.SUCCESS, f"Synced {account.name} ({window}): {written} line(s) written."
-    return messages.INFO, f"Sync of {account.name} queued ({window}, {len(runs)} run(s)); the runs below show how it goes."
+    return (
+        messages.INFO,
+        f"Sync of {account.name} queued ({window}, {len(runs)} run(s)); the runs below show how it goes.",
+    )
 
 
 # --- connecting an API account ---
@@ -186,7 +209,10 @@ def source_create(request):
     if request.POST.get("action") == "test":
         values = form.connection()
         if values is None:
-            report = ConnectionReport(False, "Fix the connector, base URL and key first: " + _errors(form, ("connector", "base_url", "secret")))
+            report = ConnectionReport(
+                False,
+                "Fix the connector, base URL and key first: " + _errors(form, ("connector", "base_url", "secret")),
+            )
         else:
             report = connection_check(**values)
         return _check_answer(request, report, "finops/source_form.html", context)
@@ -195,8 +221,13 @@ def source_create(request):
     data = form.cleaned_data
     try:
         account = account_create(
-            name=data["name"], connector=data["connector"], provider=data["provider"], base_url=data["base_url"],
-            secret=data["secret"], sync_interval_minutes=data["sync_interval_minutes"], by=request.user,
+            name=data["name"],
+            connector=data["connector"],
+            provider=data["provider"],
+            base_url=data["base_url"],
+            secret=data["secret"],
+            sync_interval_minutes=data["sync_interval_minutes"],
+            by=request.user,
         )
     except AccountInvalid as exc:
         form.add_error(None, str(exc))
@@ -232,8 +263,12 @@ def source_edit(request, pk):
         return render(request, "finops/source_form.html", context, status=400)
     data = form.cleaned_data
     account_update(
-        account=account, base_url=data["base_url"], secret=data["secret"],
-        sync_interval_minutes=data["sync_interval_minutes"], enabled=data["enabled"], by=request.user,
+        account=account,
+        base_url=data["base_url"],
+        secret=data["secret"],
+        sync_interval_minutes=data["sync_interval_minutes"],
+        enabled=data["enabled"],
+        by=request.user,
     )
     changed = "key replaced, " if data["secret"] else ""
     messages.success(request, f"{account.name} saved ({changed}{'enabled' if data['enabled'] else 'disabled'}).")
@@ -250,19 +285,25 @@ def source_focus_services(request, pk):
     form = FocusServicesForm(request.POST or None, account=account)
     context = {"form": form, "account": account}
     if request.method != "POST" or not form.is_valid():
-        return render(request, "finops/source_focus_services.html", context, status=400 if request.method == "POST" else 200)
+        return render(
+            request, "finops/source_focus_services.html", context, status=400 if request.method == "POST" else 200
+        )
     try:
-        account_focus_services_set(account=account, include=form.names("include"), exclude=form.names("exclude"), by=request.user)
+        account_focus_services_set(
+            account=account, include=form.names("include"), exclude=form.names("exclude"), by=request.user
+        )
     except AccountInvalid as invalid:
         form.add_error(None, str(invalid))
         return render(request, "finops/source_focus_services.html", context, status=400)
-    messages.success(request, f"{account.name} saved: its next import keeps these services. Re-import a file to apply it to it.")
+    messages.success(
+        request, f"{account.name} saved: its next import keeps these services. Re-import a file to apply it to it."
+    )
     return redirect("source-detail", pk=account.id)
 
 
 @require_POST
 def source_test(request, pk):
-    """"Test connection" on the account page, with the stored key and base URL; the answer comes back as a message."""
+    """ "Test connection" on the account page, with the stored key and base URL; the answer comes back as a message."""
     _require_admin(request.user)
     account = get_object_or_404(Account, pk=pk)
     if not account.is_api:

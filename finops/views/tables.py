@@ -17,7 +17,9 @@ def csv_response(filename: str, table: Table, rows: list[dict]) -> HttpResponse:
     return response
 
 
-def csv_requested(request, prefix: str, tables: dict[str, tuple[Table, list[dict]]], *, stem: str) -> HttpResponse | None:
+def csv_requested(
+    request, prefix: str, tables: dict[str, tuple[Table, list[dict]]], *, stem: str
+) -> HttpResponse | None:
     """The CSV of the table `?csv=` names, if it names one of `tables` ({name: (spec, rows)})."""
     wanted = request.GET.get("csv")
     if wanted in tables:
@@ -35,6 +37,8 @@ def xlsx_response(filename: str, table: Table, rows: list[dict], *, title: str, 
 
     from finops.reports.xlsx import xlsx_bytes
 
-    response = HttpResponse(xlsx_bytes(table, rows, title=title, sheet=sheet, generated_at=timezone.now()), content_type=XLSX_TYPE)
+    response = HttpResponse(
+        xlsx_bytes(table, rows, title=title, sheet=sheet, generated_at=timezone.now()), content_type=XLSX_TYPE
+    )
     response["Content-Disposition"] = f'attachment; filename="{filename}.xlsx"'
     return response

@@ -12,16 +12,26 @@ from django.views.decorators.http import require_POST
 
 from finops import access
 from finops.models import ApiToken
+from finops.services.api_tokens import (
+    DEFAULT_DAYS,
+    MAX_DAYS,
+    MIN_DAYS,
+    ApiTokenInvalid,
+    api_token_create,
+    api_token_revoke,
+)
 from finops.views.methods import require_form_methods
-from finops.services.api_tokens import DEFAULT_DAYS, MAX_DAYS, MIN_DAYS, ApiTokenInvalid, api_token_create, api_token_revoke
 
 
 class TokenForm(forms.Form):
     name = forms.CharField(max_length=100, help_text="Where it is used, e.g. “nightly billing export”.")
     description = forms.CharField(max_length=255, required=False)
-    scope = forms.ChoiceField(choices=ApiToken.Scope.choices, initial=ApiToken.Scope.READ,
-                              help_text="Read-only tokens may only read. Read-write tokens may change what your role "
-                                        "lets you change, nothing more.")
+    scope = forms.ChoiceField(
+        choices=ApiToken.Scope.choices,
+        initial=ApiToken.Scope.READ,
+        help_text="Read-only tokens may only read. Read-write tokens may change what your role "
+        "lets you change, nothing more.",
+    )
     days = forms.IntegerField(label="Expires in (days)", min_value=MIN_DAYS, max_value=MAX_DAYS, initial=DEFAULT_DAYS)
 
 
@@ -48,8 +58,14 @@ def token_list(request):
         if form.is_valid():
             data = form.cleaned_data
             try:
-                token, secret = api_token_create(user=request.user, by=request.user, name=data["name"],
-                                                 description=data["description"], scope=data["scope"], days=data["days"])
+                token, secret = api_token_create(
+                    user=request.user,
+                    by=request.user,
+                    name=data["name"],
+                    description=data["description"],
+                    scope=data["scope"],
+                    days=data["days"],
+                )
             except ApiTokenInvalid as exc:
                 for name, message in exc.errors.items():
                     form.add_error(name if name in form.fields else None, message)

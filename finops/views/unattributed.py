@@ -35,11 +35,14 @@ def unattributed(request):
     if too_long and request.GET.get("csv"):
         return HttpResponseBadRequest(
             f"The groups read the usage lines themselves: pick a period of at most {line_groups.MAX_DAYS} days.\n",
-            content_type="text/plain; charset=utf-8")
+            content_type="text/plain; charset=utf-8",
+        )
     groups = {} if too_long else selector.groups(request.user, period.start, period.end)
     can_write_rules = access.can_manage_configuration(request.user)
-    tables = {TABLES[grouping].name: (TABLES[grouping], _shown(grouping, rows, _names(groups), rule_links=can_write_rules))
-              for grouping, rows in groups.items()}
+    tables = {
+        TABLES[grouping].name: (TABLES[grouping], _shown(grouping, rows, _names(groups), rule_links=can_write_rules))
+        for grouping, rows in groups.items()
+    }
     csv = csv_requested(request, "unattributed", tables, stem=f"{period.start}-{period.end}")
     if csv is not None:
         return csv
@@ -57,8 +60,10 @@ def unattributed(request):
 
 def _names(groups: dict[str, list[dict]]) -> tuple[dict, dict]:
     rows = [row for found in groups.values() for row in found]
-    return line_groups.source_names(sorted({a for row in rows for a in row["account_ids"]}),
-                                    sorted({p for row in rows for p in row["provider_ids"]}))
+    return line_groups.source_names(
+        sorted({a for row in rows for a in row["account_ids"]}),
+        sorted({p for row in rows for p in row["provider_ids"]}),
+    )
 
 
 def _shown(grouping: str, rows: list[dict], names: tuple[dict, dict], *, rule_links: bool) -> list[dict]:
@@ -68,7 +73,9 @@ def _shown(grouping: str, rows: list[dict], names: tuple[dict, dict], *, rule_li
     accounts, providers = names
     for row in rows:
         if grouping == "tag":
-            condition = {"tags_text": rule_tags_text(row["tag_key"], row["tag_value"])} if row["tag_key"] is not None else None
+            condition = (
+                {"tags_text": rule_tags_text(row["tag_key"], row["tag_value"])} if row["tag_key"] is not None else None
+            )
             row["label"] = NO_TAGS if condition is None else f"{row['tag_key']}={row['tag_value']}"
         else:
             condition = {grouping: row["group"]} if row["group"] else None

@@ -23,6 +23,7 @@ from .offering_forms import FIELDS, OfferingForm
 from .period import today_utc
 from .tables import csv_requested
 
+
 def _prices_text(figures) -> str:
     if figures.input_per_mtok.value is not None and figures.output_per_mtok.value is not None:
         text = f"{display.per_mtok(figures.input_per_mtok.value)} · {display.per_mtok(figures.output_per_mtok.value)}"
@@ -40,13 +41,25 @@ def result_row(result, *, batch: bool) -> dict:
         verdict += f" ({result.batch_hours_per_night.quantize(display.CENT)} h a night)"
     price_source = figures.input_per_mtok.source or figures.blended_per_mtok.source
     return {
-        "provider": figures.provider_name or figures.provider, "model": figures.model, "family": figures.family,
-        "monthly_cost": result.monthly_cost, "versus_today": result.versus_today, "latency": latency_text(result),
-        "latency_seconds": None if result.latency_seconds is None else str(result.latency_seconds.quantize(display.CENT)),
-        "verdict": verdict, "context": {True: "Fits", False: "Too small", None: display.DASH}[result.fits_context],
-        "missing": ", ".join(result.missing), "prices": _prices_text(figures), "price_source": price_source,
-        "speed": display.DASH if figures.output_tokens_per_s.value is None else f"{figures.output_tokens_per_s.value.quantize(display.CENT)}",
-        "speed_source": figures.output_tokens_per_s.source, "highlight": result.best,
+        "provider": figures.provider_name or figures.provider,
+        "model": figures.model,
+        "family": figures.family,
+        "monthly_cost": result.monthly_cost,
+        "versus_today": result.versus_today,
+        "latency": latency_text(result),
+        "latency_seconds": None
+        if result.latency_seconds is None
+        else str(result.latency_seconds.quantize(display.CENT)),
+        "verdict": verdict,
+        "context": {True: "Fits", False: "Too small", None: display.DASH}[result.fits_context],
+        "missing": ", ".join(result.missing),
+        "prices": _prices_text(figures),
+        "price_source": price_source,
+        "speed": display.DASH
+        if figures.output_tokens_per_s.value is None
+        else f"{figures.output_tokens_per_s.value.quantize(display.CENT)}",
+        "speed_source": figures.output_tokens_per_s.source,
+        "highlight": result.best,
     }
 
 
@@ -57,12 +70,25 @@ def whatif_page(request):
     preset = request.GET.get("preset", "")
     if preset in PRESETS and not raw["workload"]:
         profile = PRESETS[preset]
-        raw.update(requests=str(profile.requests), input_tokens=str(profile.input_tokens),
-                   output_tokens=str(profile.output_tokens), cached_input_tokens=str(profile.cached_input_tokens),
-                   sla_seconds=str(profile.sla_seconds or ""), batch_window_hours=str(profile.batch_window_hours or ""))
-    context = {"raw": raw, "preset": preset, "presets": PRESETS, "families": offered_families(),
-               "workloads": access.visible_workloads(request.user).order_by("team__name", "name"), "specs": whatif_tables,
-               "result": None, "error": None, "batch_assumption": BATCH_ASSUMPTION}
+        raw.update(
+            requests=str(profile.requests),
+            input_tokens=str(profile.input_tokens),
+            output_tokens=str(profile.output_tokens),
+            cached_input_tokens=str(profile.cached_input_tokens),
+            sla_seconds=str(profile.sla_seconds or ""),
+            batch_window_hours=str(profile.batch_window_hours or ""),
+        )
+    context = {
+        "raw": raw,
+        "preset": preset,
+        "presets": PRESETS,
+        "families": offered_families(),
+        "workloads": access.visible_workloads(request.user).order_by("team__name", "name"),
+        "specs": whatif_tables,
+        "result": None,
+        "error": None,
+        "batch_assumption": BATCH_ASSUMPTION,
+    }
     asked = any(raw.values())
     if asked:
         try:
@@ -72,17 +98,34 @@ def whatif_page(request):
         else:
             batch = result.profile.batch_window_hours is not None
             rows = [result_row(r, batch=batch) for r in result.results]
-            response = csv_requested(request, "whatif", {"whatif": (whatif_tables.WHATIF_RESULTS, rows)}, stem=today.isoformat())
+            response = csv_requested(
+                request, "whatif", {"whatif": (whatif_tables.WHATIF_RESULTS, rows)}, stem=today.isoformat()
+            )
             if response is not None:
                 return response
             currency = settings.FINOPS_REPORTING_CURRENCY
-            points = [{"provider": r.offering.provider_name or r.provider, "label": f"{r.offering.provider_name or r.provider} {r.model}",
-                       "x": r.batch_hours_per_night if batch else r.latency_seconds, "cost": r.monthly_cost, "best": r.best}
-                      for r in result.results]
+            points = [
+                {
+                    "provider": r.offering.provider_name or r.provider,
+                    "label": f"{r.offering.provider_name or r.provider} {r.model}",
+                    "x": r.batch_hours_per_night if batch else r.latency_seconds,
+                    "cost": r.monthly_cost,
+                    "best": r.best,
+                }
+                for r in result.results
+            ]
             sla = result.profile.batch_window_hours if batch else result.profile.sla_seconds
-            context.update(result=result, rows=rows, batch=batch, chart=charts.whatif_scatter(
-                points, sla=None if sla is None else float(sla), currency=currency,
-                axis="hours a night" if batch else "seconds per request"))
+            context.update(
+                result=result,
+                rows=rows,
+                batch=batch,
+                chart=charts.whatif_scatter(
+                    points,
+                    sla=None if sla is None else float(sla),
+                    currency=currency,
+                    axis="hours a night" if batch else "seconds per request",
+                ),
+            )
     return render(request, "finops/whatif.html", context)
 
 
@@ -95,21 +138,38 @@ def savings_page(request):
     if response is not None:
         return response
     policies = {r.workload.slug: r.policy for r in report.rows if r.policy is not None}
-    return render(request, "finops/savings.html", {
-        "report": report, "rows": rows, "specs": whatif_tables, "has_policies": bool(policies),
-    })
+    return render(
+        request,
+        "finops/savings.html",
+        {
+            "report": report,
+            "rows": rows,
+            "specs": whatif_tables,
+            "has_policies": bool(policies),
+        },
+    )
 
 
 @require_safe
 def routing_export(request):
     """The routing policies of the workloads the user sees, as a LiteLLM router config snippet (YAML)."""
     visible = access.visible_workloads(request.user).values_list("id", flat=True)
-    policies = RoutingPolicy.objects.filter(workload_id__in=list(visible)).select_related(
-        "workload", "primary__provider", "fallback__provider").order_by("workload__slug")
-    text = litellm_router_config([
-        {"workload": p.workload.slug, "primary": (p.primary.provider.slug, p.primary.model),
-         "fallback": (p.fallback.provider.slug, p.fallback.model) if p.fallback else None, "constraint": p.constraint}
-        for p in policies])
+    policies = (
+        RoutingPolicy.objects.filter(workload_id__in=list(visible))
+        .select_related("workload", "primary__provider", "fallback__provider")
+        .order_by("workload__slug")
+    )
+    text = litellm_router_config(
+        [
+            {
+                "workload": p.workload.slug,
+                "primary": (p.primary.provider.slug, p.primary.model),
+                "fallback": (p.fallback.provider.slug, p.fallback.model) if p.fallback else None,
+                "constraint": p.constraint,
+            }
+            for p in policies
+        ]
+    )
     response = HttpResponse(text, content_type="application/yaml; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="litellm-router.yaml"'
     return response
@@ -124,25 +184,44 @@ def offering_list(request):
     rows = []
     for figures in cat.offerings:
         offering_id = cat.ids[(figures.provider, figures.model)]
-        row = {"provider": figures.provider_name or figures.provider, "model": figures.model, "family": figures.family,
-               "prices": _prices_text(figures), "price_source": figures.input_per_mtok.source or figures.blended_per_mtok.source,
-               "speed": display.DASH if figures.output_tokens_per_s.value is None else str(figures.output_tokens_per_s.value.quantize(display.CENT)),
-               "speed_source": figures.output_tokens_per_s.source,
-               "ttft": display.DASH if figures.ttft_seconds.value is None else display.seconds(figures.ttft_seconds.value),
-               "ttft_source": figures.ttft_seconds.source, "context": figures.context_window}
+        row = {
+            "provider": figures.provider_name or figures.provider,
+            "model": figures.model,
+            "family": figures.family,
+            "prices": _prices_text(figures),
+            "price_source": figures.input_per_mtok.source or figures.blended_per_mtok.source,
+            "speed": display.DASH
+            if figures.output_tokens_per_s.value is None
+            else str(figures.output_tokens_per_s.value.quantize(display.CENT)),
+            "speed_source": figures.output_tokens_per_s.source,
+            "ttft": display.DASH if figures.ttft_seconds.value is None else display.seconds(figures.ttft_seconds.value),
+            "ttft_source": figures.ttft_seconds.source,
+            "context": figures.context_window,
+        }
         if access.is_admin(request.user):
             row["action"] = ("Edit", f"/offerings/{offering_id}/edit/")
         rows.append(row)
-    response = csv_requested(request, "offerings", {"offerings": (whatif_tables.OFFERINGS, rows)}, stem=today_utc().isoformat())
+    response = csv_requested(
+        request, "offerings", {"offerings": (whatif_tables.OFFERINGS, rows)}, stem=today_utc().isoformat()
+    )
     if response is not None:
         return response
     visible = access.visible_workloads(request.user).values_list("id", flat=True)
-    policies = RoutingPolicy.objects.filter(workload_id__in=list(visible)).select_related(
-        "workload", "primary__provider", "fallback__provider").order_by("workload__slug")
-    return render(request, "finops/offering_list.html", {
-        "rows": rows, "specs": whatif_tables, "can_edit": access.is_admin(request.user),
-        "policies": [{"workload": p.workload.name, "policy": policy_text(p)} for p in policies],
-    })
+    policies = (
+        RoutingPolicy.objects.filter(workload_id__in=list(visible))
+        .select_related("workload", "primary__provider", "fallback__provider")
+        .order_by("workload__slug")
+    )
+    return render(
+        request,
+        "finops/offering_list.html",
+        {
+            "rows": rows,
+            "specs": whatif_tables,
+            "can_edit": access.is_admin(request.user),
+            "policies": [{"workload": p.workload.name, "policy": policy_text(p)} for p in policies],
+        },
+    )
 
 
 def _require_admin(user) -> None:

@@ -14,28 +14,82 @@ from pathlib import Path
 # The export: "FOCUS 1.2 with AWS columns" (57 FOCUS columns + 3 AWS ones), Bedrock per-token rows ---
 
 HEADER = (
-    "AvailabilityZone", "BilledCost", "BillingAccountId", "BillingAccountName", "BillingAccountType", "BillingCurrency",
-    "BillingPeriodEnd", "BillingPeriodStart", "CapacityReservationId", "CapacityReservationStatus", "ChargeCategory",
-    "ChargeClass", "ChargeDescription", "ChargeFrequency", "ChargePeriodEnd", "ChargePeriodStart",
-    "CommitmentDiscountCategory", "CommitmentDiscountId", "CommitmentDiscountName", "CommitmentDiscountQuantity",
-    "CommitmentDiscountStatus", "CommitmentDiscountType", "CommitmentDiscountUnit", "ConsumedQuantity", "ConsumedUnit",
-    "ContractedCost", "ContractedUnitPrice", "EffectiveCost", "InvoiceId", "InvoiceIssuerName", "ListCost",
-    "ListUnitPrice", "PricingCategory", "PricingCurrency", "PricingCurrencyContractedUnitPrice",
-    "PricingCurrencyEffectiveCost", "PricingCurrencyListUnitPrice", "PricingQuantity", "PricingUnit", "ProviderName",
-    "PublisherName", "RegionId", "RegionName", "ResourceId", "ResourceName", "ResourceType", "ServiceCategory",
-    "ServiceName", "ServiceSubcategory", "SkuId", "SkuMeter", "SkuPriceDetails", "SkuPriceId", "SubAccountId",
-    "SubAccountName", "SubAccountType", "Tags", "x_Discounts", "x_Operation", "x_ServiceCode",
+    "AvailabilityZone",
+    "BilledCost",
+    "BillingAccountId",
+    "BillingAccountName",
+    "BillingAccountType",
+    "BillingCurrency",
+    "BillingPeriodEnd",
+    "BillingPeriodStart",
+    "CapacityReservationId",
+    "CapacityReservationStatus",
+    "ChargeCategory",
+    "ChargeClass",
+    "ChargeDescription",
+    "ChargeFrequency",
+    "ChargePeriodEnd",
+    "ChargePeriodStart",
+    "CommitmentDiscountCategory",
+    "CommitmentDiscountId",
+    "CommitmentDiscountName",
+    "CommitmentDiscountQuantity",
+    "CommitmentDiscountStatus",
+    "CommitmentDiscountType",
+    "CommitmentDiscountUnit",
+    "ConsumedQuantity",
+    "ConsumedUnit",
+    "ContractedCost",
+    "ContractedUnitPrice",
+    "EffectiveCost",
+    "InvoiceId",
+    "InvoiceIssuerName",
+    "ListCost",
+    "ListUnitPrice",
+    "PricingCategory",
+    "PricingCurrency",
+    "PricingCurrencyContractedUnitPrice",
+    "PricingCurrencyEffectiveCost",
+    "PricingCurrencyListUnitPrice",
+    "PricingQuantity",
+    "PricingUnit",
+    "ProviderName",
+    "PublisherName",
+    "RegionId",
+    "RegionName",
+    "ResourceId",
+    "ResourceName",
+    "ResourceType",
+    "ServiceCategory",
+    "ServiceName",
+    "ServiceSubcategory",
+    "SkuId",
+    "SkuMeter",
+    "SkuPriceDetails",
+    "SkuPriceId",
+    "SubAccountId",
+    "SubAccountName",
+    "SubAccountType",
+    "Tags",
+    "x_Discounts",
+    "x_Operation",
+    "x_ServiceCode",
 )
 COL = {name: i for i, name in enumerate(HEADER)}
-COST_CELLS = tuple(COL[c] for c in ("BilledCost", "ContractedCost", "EffectiveCost", "ListCost", "PricingCurrencyEffectiveCost"))
+COST_CELLS = tuple(
+    COL[c] for c in ("BilledCost", "ContractedCost", "EffectiveCost", "ListCost", "PricingCurrencyEffectiveCost")
+)
 QUANTITY_CELLS = (COL["ConsumedQuantity"], COL["PricingQuantity"])
 
 DAYS = 30
 FIRST_HOUR = dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
 BILLING_PERIOD = ("2026-03-01T00:00:00.000Z", "2026-04-01T00:00:00.000Z")
 PAYER = "999988887777"
-REGIONS = (("USE1", "us-east-1", "US East (N. Virginia)"), ("USW2", "us-west-2", "US West (Oregon)"),
-           ("EUC1", "eu-central-1", "EU (Frankfurt)"))
+REGIONS = (
+    ("USE1", "us-east-1", "US East (N. Virginia)"),
+    ("USW2", "us-west-2", "US West (Oregon)"),
+    ("EUC1", "eu-central-1", "EU (Frankfurt)"),
+)
 # Usage-type model part, display name, $ per 1K input and output tokens, prompt caching.
 MODELS = (
     ("Claude4.6Sonnet", "Claude 4.6 Sonnet", 0.003, 0.015, True),
@@ -49,13 +103,18 @@ MODELS = (
     ("NovaMicro", "Nova Micro", 0.000035, 0.00014, False),
     ("Llama4-Maverick-17B", "Llama 4 Maverick 17B", 0.00024, 0.00097, False),
 )
-MANTLE_MODELS = (("mistral.voxtral-small-24b-2507", "Voxtral Small 24B", 0.0001, 0.0003),
-                 ("qwen.qwen3-coder-480b-a35b-instruct", "Qwen3 Coder 480B", 0.00022, 0.0018))
+MANTLE_MODELS = (
+    ("mistral.voxtral-small-24b-2507", "Voxtral Small 24B", 0.0001, 0.0003),
+    ("qwen.qwen3-coder-480b-a35b-instruct", "Qwen3 Coder 480B", 0.00022, 0.0018),
+)
 # Direction: usage-type part, words for the description, price factor on the input price (None: output price),
 # log-normal median of thousands of tokens per line.
-DIRECTIONS = (("input-tokens", "input tokens", 1.0, 40.0), ("output-tokens", "output tokens", None, 6.0),
-              ("cache-read-input-token-count", "cache read input tokens", 0.1, 120.0),
-              ("cache-write-input-token-count", "cache write input tokens", 1.25, 15.0))
+DIRECTIONS = (
+    ("input-tokens", "input tokens", 1.0, 40.0),
+    ("output-tokens", "output tokens", None, 6.0),
+    ("cache-read-input-token-count", "cache read input tokens", 0.1, 120.0),
+    ("cache-write-input-token-count", "cache write input tokens", 1.25, 15.0),
+)
 TIERS = (("", 1.0), ("-cross-region-global", 1.0), ("-batch", 0.5), ("-priority", 1.75))
 MANTLE_TIERS = (("-standard", 1.0), ("-flex", 0.5), ("-priority", 1.75), ("-global-standard", 1.0))
 OPERATIONS = ("InvokeModelInference", "InvokeModelStreamingInference", "Converse", "ConverseStream")
@@ -72,23 +131,42 @@ def _meters(regions: tuple = REGIONS) -> list[tuple]:
     tokens per quantity unit, log-normal median of thousands of tokens per line)."""
     base = [""] * len(HEADER)
     for column, value in (
-        ("BillingAccountId", PAYER), ("BillingAccountName", "Acme payer"), ("BillingAccountType", "Billing Account"),
-        ("BillingCurrency", "USD"), ("BillingPeriodEnd", BILLING_PERIOD[1]), ("BillingPeriodStart", BILLING_PERIOD[0]),
-        ("ChargeCategory", "Usage"), ("ChargeFrequency", "Usage-Based"), ("InvoiceIssuerName", "AWS"),
-        ("PricingCategory", "Standard"), ("PricingCurrency", "USD"), ("ProviderName", "AWS"),
-        ("ServiceCategory", "AI and Machine Learning"), ("ServiceSubcategory", "Generative AI"),
-        ("SubAccountType", "AWS Account"), ("x_Discounts", "{}"),
+        ("BillingAccountId", PAYER),
+        ("BillingAccountName", "Acme payer"),
+        ("BillingAccountType", "Billing Account"),
+        ("BillingCurrency", "USD"),
+        ("BillingPeriodEnd", BILLING_PERIOD[1]),
+        ("BillingPeriodStart", BILLING_PERIOD[0]),
+        ("ChargeCategory", "Usage"),
+        ("ChargeFrequency", "Usage-Based"),
+        ("InvoiceIssuerName", "AWS"),
+        ("PricingCategory", "Standard"),
+        ("PricingCurrency", "USD"),
+        ("ProviderName", "AWS"),
+        ("ServiceCategory", "AI and Machine Learning"),
+        ("ServiceSubcategory", "Generative AI"),
+        ("SubAccountType", "AWS Account"),
+        ("x_Discounts", "{}"),
     ):
         base[COL[column]] = value
 
     def meter(region, usage_type, description, price, unit, service, publisher, service_code, sku):
         cells = list(base)
         for column, value in (
-            ("ChargeDescription", _csv(description)), ("ConsumedUnit", unit), ("PricingUnit", unit),
-            ("ContractedUnitPrice", repr(price)), ("ListUnitPrice", repr(price)),
-            ("PricingCurrencyContractedUnitPrice", repr(price)), ("PricingCurrencyListUnitPrice", repr(price)),
-            ("PublisherName", publisher), ("RegionId", region[1]), ("RegionName", region[2]),
-            ("ServiceName", _csv(service)), ("SkuId", sku), ("SkuMeter", usage_type), ("SkuPriceId", f"{sku}.JRTCKXETXF"),
+            ("ChargeDescription", _csv(description)),
+            ("ConsumedUnit", unit),
+            ("PricingUnit", unit),
+            ("ContractedUnitPrice", repr(price)),
+            ("ListUnitPrice", repr(price)),
+            ("PricingCurrencyContractedUnitPrice", repr(price)),
+            ("PricingCurrencyListUnitPrice", repr(price)),
+            ("PublisherName", publisher),
+            ("RegionId", region[1]),
+            ("RegionName", region[2]),
+            ("ServiceName", _csv(service)),
+            ("SkuId", sku),
+            ("SkuMeter", usage_type),
+            ("SkuPriceId", f"{sku}.JRTCKXETXF"),
             ("x_ServiceCode", service_code),
         ):
             cells[COL[column]] = value
@@ -101,28 +179,67 @@ def _meters(regions: tuple = REGIONS) -> list[tuple]:
                 for suffix, tier_factor in TIERS:
                     price = round((price_out if factor is None else price_in * factor) * tier_factor, 8)
                     sku = f"{zlib.crc32(f'{region[0]}{part}{direction}{suffix}'.encode()):010d}"
-                    meters.append((*meter(
-                        region, f"{region[0]}-{part}-{direction}{suffix}",
-                        f"${price} per 1K {words} for {name} in {region[2]}", price, "1K tokens", "Amazon Bedrock", "AWS",
-                        "AmazonBedrock", sku,
-                    ), 1000, median))
+                    meters.append(
+                        (
+                            *meter(
+                                region,
+                                f"{region[0]}-{part}-{direction}{suffix}",
+                                f"${price} per 1K {words} for {name} in {region[2]}",
+                                price,
+                                "1K tokens",
+                                "Amazon Bedrock",
+                                "AWS",
+                                "AmazonBedrock",
+                                sku,
+                            ),
+                            1000,
+                            median,
+                        )
+                    )
         for model_id, name, price_in, price_out in MANTLE_MODELS:
             for direction, words, factor, median in (DIRECTIONS[0], DIRECTIONS[1]):
                 for suffix, tier_factor in MANTLE_TIERS:
                     price = round((price_out if factor is None else price_in) * tier_factor, 8)
-                    meters.append((*meter(
-                        region, f"{region[0]}-{model_id}-mantle-{direction}{suffix}",
-                        f"${price} per 1K {words} for {name} in {region[2]}", price, "1K tokens", "Amazon Bedrock", "AWS",
-                        "AmazonBedrock", f"M{zlib.crc32(f'{region[0]}{model_id}{direction}{suffix}'.encode()):010d}",
-                    ), 1000, median))
+                    meters.append(
+                        (
+                            *meter(
+                                region,
+                                f"{region[0]}-{model_id}-mantle-{direction}{suffix}",
+                                f"${price} per 1K {words} for {name} in {region[2]}",
+                                price,
+                                "1K tokens",
+                                "Amazon Bedrock",
+                                "AWS",
+                                "AmazonBedrock",
+                                f"M{zlib.crc32(f'{region[0]}{model_id}{direction}{suffix}'.encode()):010d}",
+                            ),
+                            1000,
+                            median,
+                        )
+                    )
         # Claude bought through AWS Marketplace: one unit = one token, the model is in the service name only.
-        for kind, price, median in (("InputTokenCount", 0.000003, 40.0), ("OutputTokenCount", 0.000015, 6.0),
-                                    ("CacheReadInputTokenCount", 0.0000003, 120.0)):
-            meters.append((*meter(
-                region, f"{region[0]}-MP:{region[0]}_{kind}-Units", "", price, "Units",
-                "Claude Sonnet 4.5 (Amazon Bedrock Edition)", "Anthropic", "prod-8x2yq7abcd1234efgh5678",
-                f"MP{region[0]}{kind}",
-            ), 1, median))
+        for kind, price, median in (
+            ("InputTokenCount", 0.000003, 40.0),
+            ("OutputTokenCount", 0.000015, 6.0),
+            ("CacheReadInputTokenCount", 0.0000003, 120.0),
+        ):
+            meters.append(
+                (
+                    *meter(
+                        region,
+                        f"{region[0]}-MP:{region[0]}_{kind}-Units",
+                        "",
+                        price,
+                        "Units",
+                        "Claude Sonnet 4.5 (Amazon Bedrock Edition)",
+                        "Anthropic",
+                        "prod-8x2yq7abcd1234efgh5678",
+                        f"MP{region[0]}{kind}",
+                    ),
+                    1,
+                    median,
+                )
+            )
     return meters
 
 
@@ -146,7 +263,9 @@ def write_focus_csv(path: Path, lines: int, *, seed: int = 20260301, accounts: i
             tags = {"user:team": team, "user:env": env, "user:cost-center": f"CC-{400 + a % 40}"}
             if p < 2:
                 tags["user:app"] = app
-            profiles.append((p < 2, f"{uuid.UUID(int=a * 3 + p + 1).hex[-12:]}", _csv(json.dumps(tags, separators=(",", ":")))))
+            profiles.append(
+                (p < 2, f"{uuid.UUID(int=a * 3 + p + 1).hex[-12:]}", _csv(json.dumps(tags, separators=(",", ":"))))
+            )
         subaccounts.append((account_id, f"{team}-{env}-{a:03d}", profiles))
     combos = accounts * len(meters) * 3
     stride = 7919
@@ -156,7 +275,12 @@ def write_focus_csv(path: Path, lines: int, *, seed: int = 20260301, accounts: i
     population = math.ceil(lines / hours * 1.5)
     if population > combos:
         raise ValueError(f"{lines} lines need more series than the generator has ({combos})")
-    end_at, start_at, resource_at, type_at = COL["ChargePeriodEnd"], COL["ChargePeriodStart"], COL["ResourceId"], COL["ResourceType"]
+    end_at, start_at, resource_at, type_at = (
+        COL["ChargePeriodEnd"],
+        COL["ChargePeriodStart"],
+        COL["ResourceId"],
+        COL["ResourceType"],
+    )
     region_at, operation_at = COL["RegionId"], COL["x_Operation"]
     account_at, name_at, tags_at = COL["SubAccountId"], COL["SubAccountName"], COL["Tags"]
     log, lognormal, sample = math.log, rng.lognormvariate, rng.sample
@@ -185,7 +309,9 @@ def write_focus_csv(path: Path, lines: int, *, seed: int = 20260301, accounts: i
                     cells[i] = quantity
                 cells[end_at], cells[start_at] = end_text, start_text
                 if is_profile:
-                    cells[resource_at] = f"arn:aws:bedrock:{cells[region_at]}:{account_id}:application-inference-profile/{profile_id}"
+                    cells[resource_at] = (
+                        f"arn:aws:bedrock:{cells[region_at]}:{account_id}:application-inference-profile/{profile_id}"
+                    )
                     cells[type_at] = "Application Inference Profile"
                 cells[account_at], cells[name_at], cells[tags_at] = account_id, account_name, tags
                 cells[operation_at] = OPERATIONS[(a + rest) % len(OPERATIONS)]
@@ -196,4 +322,3 @@ def write_focus_csv(path: Path, lines: int, *, seed: int = 20260301, accounts: i
             if batch:
                 out.write("\n".join(batch) + "\n")
     return os.path.getsize(path)
-

@@ -30,12 +30,12 @@ import time
 import uuid
 from pathlib import Path
 
-
 TARGET_LINES_PER_S = 100_000
 # Issue 23, per shape: (lines/s end to end, at most this many times a plain COPY of the same lines).
 TARGETS = {"hourly": (TARGET_LINES_PER_S, 1 / 0.6), "per-resource": (50_000, 5.0)}
 FLAT_MEMORY_TOLERANCE = 0.20
 ACCOUNT_PREFIX = "bench-focus-"
+
 
 def _maxrss_mb() -> float:
     """This process's peak RSS: VmHWM, the high-water mark of its own address space.
@@ -78,7 +78,9 @@ def _cpu_split(python_cpu: float, backend_cpu: float | None) -> dict:
 def _guard(connection) -> None:
     name = connection.settings_dict["NAME"]
     if connection.vendor != "postgresql" or not str(name).endswith("_bench"):
-        raise SystemExit(f"bench: refusing database {name!r} ({connection.vendor}): it TRUNCATEs usage lines; use a Postgres database named *_bench")
+        raise SystemExit(
+            f"bench: refusing database {name!r} ({connection.vendor}): it TRUNCATEs usage lines; use a Postgres database named *_bench"
+        )
 
 
 def _reset() -> None:
@@ -96,8 +98,9 @@ def _reset() -> None:
         cursor.execute("CHECKPOINT")  # so a checkpoint of the previous run's writes does not land inside this one
 
 
-def measure_end_to_end(path: Path, lines: int, *, trace: bool = False, provider: str = "aws-bedrock",
-                       connector: str = "focus_file") -> dict:
+def measure_end_to_end(
+    path: Path, lines: int, *, trace: bool = False, provider: str = "aws-bedrock", connector: str = "focus_file"
+) -> dict:
     """`lines`: the file's lines (FOCUS: each one a usage line); a gateway log's requests, which it groups into
     fewer lines (gateway_ingest.py checks those)."""
     import tracemalloc
@@ -109,7 +112,8 @@ def measure_end_to_end(path: Path, lines: int, *, trace: bool = False, provider:
 
     _reset()
     account = Account.objects.create(
-        name=f"{ACCOUNT_PREFIX}{uuid.uuid4().hex[:8]}", provider=Provider.objects.get(slug=provider),
+        name=f"{ACCOUNT_PREFIX}{uuid.uuid4().hex[:8]}",
+        provider=Provider.objects.get(slug=provider),
         connector=connector,
     )
     phases = {"copy_s": 0.0, "replace_s": 0.0, "rollup_s": 0.0, "commit_s": 0.0}
@@ -142,17 +146,24 @@ def measure_end_to_end(path: Path, lines: int, *, trace: bool = False, provider:
     backend_before, cpu_before = _backend_cpu_s(connection), _cpu_s()
     started = time.perf_counter()
     with open(path, "rb") as stream:
-        run = services.usage_file_import(account=account, stream=stream, file_name=path.name, trigger=IngestRun.Trigger.COMMAND)
+        run = services.usage_file_import(
+            account=account, stream=stream, file_name=path.name, trigger=IngestRun.Trigger.COMMAND
+        )
     seconds = time.perf_counter() - started
     cpu, backend_after = _cpu_s() - cpu_before, _backend_cpu_s(connection)
     with connection.cursor() as cursor:  # the table was emptied first: all of it is this run's lines
         cursor.execute("SELECT pg_total_relation_size('finops_usageline')")
         stored_bytes = cursor.fetchone()[0]
     result = {
-        "lines": lines, "seconds": round(seconds, 3), "lines_per_s": round(lines / seconds),
-        "peak_rss_mb": round(_maxrss_mb(), 1), "rss_before_mb": round(rss_before, 1),
+        "lines": lines,
+        "seconds": round(seconds, 3),
+        "lines_per_s": round(lines / seconds),
+        "peak_rss_mb": round(_maxrss_mb(), 1),
+        "rss_before_mb": round(rss_before, 1),
         "ru_maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "status": run.status, "error": run.error, "written": run.lines_written,
+        "status": run.status,
+        "error": run.error,
+        "written": run.lines_written,
         "bytes_per_line": round(stored_bytes / max(run.lines_written, 1)),
         "phases": {k: round(v, 3) for k, v in phases.items()},
         **_cpu_split(cpu, None if backend_before is None else backend_after - backend_before),
@@ -199,7 +210,9 @@ def measure_copy(path: Path, lines: int) -> dict:
             if copied != lines:
                 raise SystemExit(f"bench: {name} copied {copied} rows, expected {lines}")
             results[name] = {
-                "lines": lines, "seconds": round(seconds, 3), "lines_per_s": round(lines / seconds),
+                "lines": lines,
+                "seconds": round(seconds, 3),
+                "lines_per_s": round(lines / seconds),
                 **_cpu_split(_cpu_s() - cpu_before, None if backend_before is None else backend_after - backend_before),
             }
         results["copy_table"]["peak_rss_mb"] = round(_maxrss_mb(), 1)
@@ -234,7 +247,9 @@ def measure_python_only(path: Path, lines: int) -> dict:
     prepared_s = time.perf_counter() - started
     assert parsed == lines, (parsed, lines)
     return {
-        "lines": lines, "read_s": round(read_s, 3), "read_us_per_line": round(read_s / lines * 1e6, 2),
+        "lines": lines,
+        "read_s": round(read_s, 3),
+        "read_us_per_line": round(read_s / lines * 1e6, 2),
         "read_prepare_csv_s": round(prepared_s, 3),
         "read_prepare_csv_us_per_line": round(prepared_s / lines * 1e6, 2),
         "peak_rss_mb": round(_maxrss_mb(), 1),
@@ -288,21 +303,41 @@ def machine_facts() -> dict:
     import psycopg
     from django.db import connection
 
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
-    mem_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal"))
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    mem_kb = next(
+        int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal")
+    )
     with connection.cursor() as cursor:
         cursor.execute("SHOW server_version")
         server_version = cursor.fetchone()[0]
         pg = {"version": server_version}
-        for setting in ("shared_buffers", "work_mem", "maintenance_work_mem", "max_wal_size", "synchronous_commit",
-                        "fsync", "wal_level", "temp_buffers"):
+        for setting in (
+            "shared_buffers",
+            "work_mem",
+            "maintenance_work_mem",
+            "max_wal_size",
+            "synchronous_commit",
+            "fsync",
+            "wal_level",
+            "temp_buffers",
+        ):
             cursor.execute(f"SHOW {setting}")
             pg[setting] = cursor.fetchone()[0]
     return {
-        "nproc": len(os.sched_getaffinity(0)), "cpu": cpu, "ram_gb": round(mem_kb / 2**20, 1),
-        "python": platform.python_version(), "django": django.get_version(),
-        "psycopg": f"{psycopg.__version__} ({psycopg.pq.__impl__})", "postgres": pg,
+        "nproc": len(os.sched_getaffinity(0)),
+        "cpu": cpu,
+        "ram_gb": round(mem_kb / 2**20, 1),
+        "python": platform.python_version(),
+        "django": django.get_version(),
+        "psycopg": f"{psycopg.__version__} ({psycopg.pq.__impl__})",
+        "postgres": pg,
         "postgres_host": connection.settings_dict.get("HOST") or "local socket",
     }
 
@@ -321,17 +356,29 @@ def _write(shape: str, path: Path, lines: int, seed: int) -> int:
     return focus_resources.write_resource_focus_csv(path, lines, seed=seed)
 
 
-def run_bench(*, sizes: list[int], out: Path, workdir: Path | None = None, seed: int = 20260301,
-              breakdown: bool = False, trace: bool = False, echo=print, resource_sizes: list[int] = ()) -> dict:
+def run_bench(
+    *,
+    sizes: list[int],
+    out: Path,
+    workdir: Path | None = None,
+    seed: int = 20260301,
+    breakdown: bool = False,
+    trace: bool = False,
+    echo=print,
+    resource_sizes: list[int] = (),
+) -> dict:
     """Measure every size of every shape (`sizes`: the hourly file, `resource_sizes`: the per-resource one); the
     JSON is rewritten after each one, so a run stopped midway keeps what it measured."""
     from django.db import connection
 
     results = {
         "benchmark": "FOCUS 1.2 exports (AWS Bedrock: hourly per-token lines; daily per-resource rows) through "
-                     "usage_file_import on Postgres",
+        "usage_file_import on Postgres",
         "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "target_lines_per_s": TARGET_LINES_PER_S, "machine": machine_facts(), "runs": [], "complete": False,
+        "target_lines_per_s": TARGET_LINES_PER_S,
+        "machine": machine_facts(),
+        "runs": [],
+        "complete": False,
     }
     connection.close()  # the children truncate tables: hold no connection meanwhile
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -346,9 +393,15 @@ def run_bench(*, sizes: list[int], out: Path, workdir: Path | None = None, seed:
             try:
                 started = time.perf_counter()
                 size = _write(shape, path, lines, seed)
-                entry = {"shape": shape, "lines": lines, "file_mb": round(size / 2**20, 1),
-                         "generate_s": round(time.perf_counter() - started, 1)}
-                echo(f"generated {lines:,} {shape} lines ({entry['file_mb']:,} MB) in {entry['generate_s']} s; importing …")
+                entry = {
+                    "shape": shape,
+                    "lines": lines,
+                    "file_mb": round(size / 2**20, 1),
+                    "generate_s": round(time.perf_counter() - started, 1),
+                }
+                echo(
+                    f"generated {lines:,} {shape} lines ({entry['file_mb']:,} MB) in {entry['generate_s']} s; importing …"
+                )
                 entry["end_to_end"] = _child("end_to_end", path, lines)
                 entry.update(_child("copy", path, lines))
                 entry["copy_ratio"] = round(entry["end_to_end"]["seconds"] / entry["copy_table"]["seconds"], 2)
@@ -373,11 +426,16 @@ def finish(results: dict, out, echo, *, size: str, table) -> dict:
     with connection.cursor() as cursor:  # leave the bench database small
         _guard(connection)
         cursor.execute("TRUNCATE finops_usageline, finops_dailyspend, finops_monthlyspend")
-    runs = [run for run in results["runs"] if run.get("shape") == results["runs"][0].get("shape")] if results["runs"] else []
+    runs = (
+        [run for run in results["runs"] if run.get("shape") == results["runs"][0].get("shape")]
+        if results["runs"]
+        else []
+    )
     if len(runs) > 1:  # the same file shape at two sizes
         small, large = runs[0]["end_to_end"]["peak_rss_mb"], runs[-1]["end_to_end"]["peak_rss_mb"]
         results["peak_rss_ratio"] = {
-            size: [runs[0][size], runs[-1][size]], "ratio": round(large / small, 3),
+            size: [runs[0][size], runs[-1][size]],
+            "ratio": round(large / small, 3),
             "flat": abs(large / small - 1) <= FLAT_MEMORY_TOLERANCE,
         }
     results["complete"] = True
@@ -388,32 +446,44 @@ def finish(results: dict, out, echo, *, size: str, table) -> dict:
 
 def format_table(results: dict) -> str:
     m = results["machine"]
-    rows = [f"FOCUS ingest on Postgres {m['postgres']['version']} — {m['nproc']} CPUs ({m['cpu']}), {m['ram_gb']} GB RAM",
-            f"{'lines':>10}  {'run':<24}{'seconds':>9}{'lines/s':>11}{'written':>11}{'B/line':>8}{'peak RSS MB':>13}"
-            f"{'× COPY':>8}"]
+    rows = [
+        f"FOCUS ingest on Postgres {m['postgres']['version']} — {m['nproc']} CPUs ({m['cpu']}), {m['ram_gb']} GB RAM",
+        f"{'lines':>10}  {'run':<24}{'seconds':>9}{'lines/s':>11}{'written':>11}{'B/line':>8}{'peak RSS MB':>13}"
+        f"{'× COPY':>8}",
+    ]
     for run in results["runs"]:
         e2e, copy = run["end_to_end"], run["copy_table"]
-        rows.append(f"{run['lines']:>10,}  {run.get('shape', 'hourly') + ' end to end':<24}{e2e['seconds']:>9.2f}"
-                    f"{e2e['lines_per_s']:>11,}{e2e['written']:>11,}{e2e.get('bytes_per_line', 0):>8,}"
-                    f"{e2e['peak_rss_mb']:>13,.1f}{run.get('copy_ratio', 0):>8.2f}")
-        rows.append(f"{'':>10}  {'COPY of the same lines':<24}{copy['seconds']:>9.2f}{copy['lines_per_s']:>11,}"
-                    f"{'':>19}{copy['peak_rss_mb']:>13,.1f}")
+        rows.append(
+            f"{run['lines']:>10,}  {run.get('shape', 'hourly') + ' end to end':<24}{e2e['seconds']:>9.2f}"
+            f"{e2e['lines_per_s']:>11,}{e2e['written']:>11,}{e2e.get('bytes_per_line', 0):>8,}"
+            f"{e2e['peak_rss_mb']:>13,.1f}{run.get('copy_ratio', 0):>8.2f}"
+        )
+        rows.append(
+            f"{'':>10}  {'COPY of the same lines':<24}{copy['seconds']:>9.2f}{copy['lines_per_s']:>11,}"
+            f"{'':>19}{copy['peak_rss_mb']:>13,.1f}"
+        )
         phases = ", ".join(f"{k[:-2]} {v:.1f} s" for k, v in e2e["phases"].items())
         rows.append(f"{'':>10}  end-to-end phases: {phases}")
         if "python_only" in run:
             p = run["python_only"]
-            rows.append(f"{'':>10}  Python only: read {p['read_us_per_line']} µs/line, "
-                        f"read + line columns + CSV {p['read_prepare_csv_us_per_line']} µs/line")
+            rows.append(
+                f"{'':>10}  Python only: read {p['read_us_per_line']} µs/line, "
+                f"read + line columns + CSV {p['read_prepare_csv_us_per_line']} µs/line"
+            )
         if "end_to_end_tracemalloc" in run:
-            rows.append(f"{'':>10}  tracemalloc peak (traced run): {run['end_to_end_tracemalloc']['tracemalloc_peak_mb']} MB")
+            rows.append(
+                f"{'':>10}  tracemalloc peak (traced run): {run['end_to_end_tracemalloc']['tracemalloc_peak_mb']} MB"
+            )
     for shape, (target, ratio) in TARGETS.items():
         runs = [run for run in results["runs"] if run.get("shape", "hourly") == shape]
         if runs:
             speeds = [run["end_to_end"]["lines_per_s"] for run in runs]
             ratios = [run["copy_ratio"] for run in runs]
             met = min(speeds) >= target and max(ratios) <= ratio
-            rows.append(f"{shape}: target ≥{target:,} lines/s and ≤ {ratio}× COPY: {'met' if met else 'not met by every size'} "
-                        f"({', '.join(f'{v:,}' for v in speeds)} lines/s; {', '.join(f'{r}×' for r in ratios)})")
+            rows.append(
+                f"{shape}: target ≥{target:,} lines/s and ≤ {ratio}× COPY: {'met' if met else 'not met by every size'} "
+                f"({', '.join(f'{v:,}' for v in speeds)} lines/s; {', '.join(f'{r}×' for r in ratios)})"
+            )
     ratio = results.get("peak_rss_ratio")
     if ratio:
         a, b = ratio["lines"]

@@ -19,14 +19,26 @@ from pathlib import Path
 
 from .focus_export import APPS, COL, COST_CELLS, HEADER, OPERATIONS, PAYER, QUANTITY_CELLS, TEAMS, _csv, _meters
 
-REGIONS6 = (("USE1", "us-east-1", "US East (N. Virginia)"), ("USW2", "us-west-2", "US West (Oregon)"),
-            ("EUC1", "eu-central-1", "EU (Frankfurt)"), ("EUW1", "eu-west-1", "EU (Ireland)"),
-            ("APN1", "ap-northeast-1", "Asia Pacific (Tokyo)"), ("APS2", "ap-southeast-2", "Asia Pacific (Sydney)"))
+REGIONS6 = (
+    ("USE1", "us-east-1", "US East (N. Virginia)"),
+    ("USW2", "us-west-2", "US West (Oregon)"),
+    ("EUC1", "eu-central-1", "EU (Frankfurt)"),
+    ("EUW1", "eu-west-1", "EU (Ireland)"),
+    ("APN1", "ap-northeast-1", "Asia Pacific (Tokyo)"),
+    ("APS2", "ap-southeast-2", "Asia Pacific (Sydney)"),
+)
 DAYS = 30
 FIRST_DAY = dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
 ACCOUNTS = 40
-DIRECTION_PARTS = ("-input-tokens", "-output-tokens", "-cache-read-input-token-count", "-cache-write-input-token-count",
-                   "_InputTokenCount", "_OutputTokenCount", "_CacheReadInputTokenCount")
+DIRECTION_PARTS = (
+    "-input-tokens",
+    "-output-tokens",
+    "-cache-read-input-token-count",
+    "-cache-write-input-token-count",
+    "_InputTokenCount",
+    "_OutputTokenCount",
+    "_CacheReadInputTokenCount",
+)
 
 
 def _meter_groups() -> list[list[tuple]]:
@@ -58,14 +70,24 @@ def write_resource_focus_csv(path: Path, rows: int, *, seed: int = 20260303, pro
         cells = group[0][0]
         region, account = cells[COL["RegionId"]], f"{210000000000 + (p % ACCOUNTS) * 7919:012d}"
         team, app, env = TEAMS[p % len(TEAMS)], APPS[rng.randrange(len(APPS))], ("prod", "staging", "dev")[p % 3]
-        tags = {"user:team": team, "user:app": app, "user:env": env, "user:cost-center": f"CC-{400 + p % 97}",
-                "user:owner": f"owner-{rng.randrange(400):03d}"}
+        tags = {
+            "user:team": team,
+            "user:app": app,
+            "user:env": env,
+            "user:cost-center": f"CC-{400 + p % 97}",
+            "user:owner": f"owner-{rng.randrange(400):03d}",
+        }
         profile_id = f"{rng.getrandbits(48):012x}"
-        profile_cells.append((
-            f"arn:aws:bedrock:{region}:{account}:application-inference-profile/{profile_id}",
-            f"{team}-{app}-{env}-{p:05d}", account, f"{team}-{env}-{p % ACCOUNTS:03d}",
-            _csv(json.dumps(tags, separators=(",", ":"))), OPERATIONS[p % len(OPERATIONS)],
-        ))
+        profile_cells.append(
+            (
+                f"arn:aws:bedrock:{region}:{account}:application-inference-profile/{profile_id}",
+                f"{team}-{app}-{env}-{p:05d}",
+                account,
+                f"{team}-{env}-{p % ACCOUNTS:03d}",
+                _csv(json.dumps(tags, separators=(",", ":"))),
+                OPERATIONS[p % len(OPERATIONS)],
+            )
+        )
         series.extend((p, meter) for meter in group)
     if per_day > len(series):
         raise ValueError(f"{rows} rows need more series than {profiles} profiles have ({len(series)})")
@@ -74,7 +96,9 @@ def write_resource_focus_csv(path: Path, rows: int, *, seed: int = 20260303, pro
         out.write(",".join(HEADER) + "\n")
         for day in range(DAYS):
             start = FIRST_DAY + dt.timedelta(days=day)
-            start_text, end_text = (moment.strftime("%Y-%m-%dT00:00:00.000Z") for moment in (start, start + dt.timedelta(days=1)))
+            start_text, end_text = (
+                moment.strftime("%Y-%m-%dT00:00:00.000Z") for moment in (start, start + dt.timedelta(days=1))
+            )
             count = rows * (day + 1) // DAYS - rows * day // DAYS
             batch = []
             for k in sorted(rng.sample(range(len(series)), count)):
@@ -91,7 +115,11 @@ def write_resource_focus_csv(path: Path, rows: int, *, seed: int = 20260303, pro
                 cells[COL["ChargePeriodStart"]], cells[COL["ChargePeriodEnd"]] = start_text, end_text
                 cells[COL["ResourceId"]], cells[COL["ResourceName"]] = resource_id, name
                 cells[COL["ResourceType"]] = "Application Inference Profile"
-                cells[COL["SubAccountId"]], cells[COL["SubAccountName"]], cells[COL["Tags"]] = account, account_name, tags
+                cells[COL["SubAccountId"]], cells[COL["SubAccountName"]], cells[COL["Tags"]] = (
+                    account,
+                    account_name,
+                    tags,
+                )
                 cells[COL["x_Operation"]] = operation
                 cells[COL["BillingAccountId"]] = PAYER
                 batch.append(",".join(cells))

@@ -18,13 +18,31 @@ import random
 from pathlib import Path
 
 COLUMNS = (
-    "request_id", "startTime", "endTime", "completionStartTime", "model", "custom_llm_provider", "prompt_tokens",
-    "completion_tokens", "spend", "api_key", "team_id", "user", "metadata", "request_tags", "status",
+    "request_id",
+    "startTime",
+    "endTime",
+    "completionStartTime",
+    "model",
+    "custom_llm_provider",
+    "prompt_tokens",
+    "completion_tokens",
+    "spend",
+    "api_key",
+    "team_id",
+    "user",
+    "metadata",
+    "request_tags",
+    "status",
 )
 MODELS = (
-    ("llama-3.3-70b-versatile", "groq"), ("llama-3.1-8b-instant", "groq"), ("llama3.1-8b", "cerebras"),
-    ("qwen-3-235b", "cerebras"), ("kimi-k2-0905-preview", "moonshot"), ("gpt-4.1-mini", "openai"),
-    ("gpt-4o", "openai"), ("groq/openai/gpt-oss-120b", ""),
+    ("llama-3.3-70b-versatile", "groq"),
+    ("llama-3.1-8b-instant", "groq"),
+    ("llama3.1-8b", "cerebras"),
+    ("qwen-3-235b", "cerebras"),
+    ("kimi-k2-0905-preview", "moonshot"),
+    ("gpt-4.1-mini", "openai"),
+    ("gpt-4o", "openai"),
+    ("groq/openai/gpt-oss-120b", ""),
 )
 TEAMS = ("search", "support", "growth", "platform", "research")
 DAY = dt.datetime(2026, 3, 2, tzinfo=dt.UTC)
@@ -80,10 +98,15 @@ def spend_log_rows(requests: int, *, seed: int, varied: bool = False):
         style = rng.randrange(3) if varied else 0
         end = "" if rng.random() < 0.02 else _time(start + duration_us, style)
         first = _time(start + ttft_us, style) if streamed else (end if rng.random() < 0.8 else "")
-        metadata = (f'{{"user_api_key_alias": "{alias}", "user_api_key_team_id": "{team}", '
-                    f'"usage_object": {{"prompt_tokens": {prompt}, "completion_tokens": {output}, '
-                    f'"prompt_tokens_details": {{"cached_tokens": {cached}}}}}}}') if alias else \
-                   f'{{"usage_object": {{"prompt_tokens_details": {{"cached_tokens": {cached}}}}}}}'
+        metadata = (
+            (
+                f'{{"user_api_key_alias": "{alias}", "user_api_key_team_id": "{team}", '
+                f'"usage_object": {{"prompt_tokens": {prompt}, "completion_tokens": {output}, '
+                f'"prompt_tokens_details": {{"cached_tokens": {cached}}}}}}}'
+            )
+            if alias
+            else f'{{"usage_object": {{"prompt_tokens_details": {{"cached_tokens": {cached}}}}}}}'
+        )
         user = ""
         if varied:
             pick = rng.random()
@@ -98,25 +121,47 @@ def spend_log_rows(requests: int, *, seed: int, varied: bool = False):
                 first = _time(start + duration_us + 5_000, style)  # a first token after the end: clamped
             user = f"user-{rng.randrange(4)}" if rng.random() < 0.3 else ""
         yield [
-            f"req-{n}", _time(start, style), end, first, model, provider, prompt, output,
-            f"{(prompt + output) * 0.0000002:.8f}", key, team, user, metadata,
-            tag_sets[rng.randrange(len(tag_sets))], "failure" if failed else "success",
+            f"req-{n}",
+            _time(start, style),
+            end,
+            first,
+            model,
+            provider,
+            prompt,
+            output,
+            f"{(prompt + output) * 0.0000002:.8f}",
+            key,
+            team,
+            user,
+            metadata,
+            tag_sets[rng.randrange(len(tag_sets))],
+            "failure" if failed else "success",
         ]
 
 
 # Issue 23's shapes of a real deployment, over 23 days: "scattered" (300 keys, 50 internal users, 7 teams, drawn
 # independently for each request, so requests rarely share an hourly line) and "proxy" (each key one user, one
 # team and one model, all busy every hour: ~6 requests a line at 1M requests).
-SHAPE_KEYS, SHAPE_USERS, SHAPE_TEAMS, SHAPE_DAYS = 300, 50, ("search", "support", "growth", "platform", "research",
-                                                              "legal", "finance"), 23
+SHAPE_KEYS, SHAPE_USERS, SHAPE_TEAMS, SHAPE_DAYS = (
+    300,
+    50,
+    ("search", "support", "growth", "platform", "research", "legal", "finance"),
+    23,
+)
 
 
 def shaped_rows(requests: int, *, seed: int, shape: str):
     """The records of a "scattered" or "proxy" log, in startTime order; latencies log-uniform from 0.2 s to 60 s."""
     rng = random.Random(seed)
     keys = [f"{rng.getrandbits(256):064x}" for _ in range(SHAPE_KEYS)]
-    owners = [(f"user-{rng.randrange(SHAPE_USERS):02d}", SHAPE_TEAMS[rng.randrange(len(SHAPE_TEAMS))],
-               rng.randrange(len(MODELS))) for _ in keys]
+    owners = [
+        (
+            f"user-{rng.randrange(SHAPE_USERS):02d}",
+            SHAPE_TEAMS[rng.randrange(len(SHAPE_TEAMS))],
+            rng.randrange(len(MODELS)),
+        )
+        for _ in keys
+    ]
     span_us = SHAPE_DAYS * SPAN_S * 1_000_000
     step = span_us // max(requests, 1)
     dates = [(DAY + dt.timedelta(days=d)).date().isoformat() for d in range(SHAPE_DAYS + 1)]
@@ -126,7 +171,11 @@ def shaped_rows(requests: int, *, seed: int, shape: str):
         if shape == "proxy":
             user, team, m = owners[k]
         else:
-            user, team, m = f"user-{rng.randrange(SHAPE_USERS):02d}", SHAPE_TEAMS[rng.randrange(7)], rng.randrange(len(MODELS))
+            user, team, m = (
+                f"user-{rng.randrange(SHAPE_USERS):02d}",
+                SHAPE_TEAMS[rng.randrange(7)],
+                rng.randrange(len(MODELS)),
+            )
         model, provider = MODELS[m]
         start = n * step + rng.randrange(step) if step else n
         failed = rng.random() < 0.01
@@ -135,12 +184,26 @@ def shaped_rows(requests: int, *, seed: int, shape: str):
         duration_us = int(math.exp(rng.uniform(low, high)))
         ttft_us = int(duration_us * rng.uniform(0.05, 0.5))
         end, first = (_shape_time(dates, start + d) for d in (duration_us, ttft_us))
-        metadata = (f'{{"user_api_key_alias": "key-{k}", "user_api_key_team_id": "{team}", '
-                    f'"usage_object": {{"prompt_tokens": {prompt}, "completion_tokens": {output}, '
-                    f'"prompt_tokens_details": {{"cached_tokens": {cached}}}}}}}')
+        metadata = (
+            f'{{"user_api_key_alias": "key-{k}", "user_api_key_team_id": "{team}", '
+            f'"usage_object": {{"prompt_tokens": {prompt}, "completion_tokens": {output}, '
+            f'"prompt_tokens_details": {{"cached_tokens": {cached}}}}}}}'
+        )
         yield [
-            f"req-{n}", _shape_time(dates, start), end, first if rng.random() < 0.7 else end, model, provider, prompt,
-            output, f"{(prompt + output) * 0.0000002:.8f}", keys[k], team, user, metadata, '["prod"]',
+            f"req-{n}",
+            _shape_time(dates, start),
+            end,
+            first if rng.random() < 0.7 else end,
+            model,
+            provider,
+            prompt,
+            output,
+            f"{(prompt + output) * 0.0000002:.8f}",
+            keys[k],
+            team,
+            user,
+            metadata,
+            '["prod"]',
             "failure" if failed else "success",
         ]
 
@@ -152,10 +215,15 @@ def _shape_time(dates: list[str], micros: int) -> str:
     return f"{dates[day]} {hour:02d}:{seconds // 60:02d}:{seconds % 60:02d}.{fraction // 1000:03d}"
 
 
-def write_spend_logs_csv(path: Path, requests: int, *, seed: int = 20260302, varied: bool = False,
-                         shape: str = "busy-day") -> int:
+def write_spend_logs_csv(
+    path: Path, requests: int, *, seed: int = 20260302, varied: bool = False, shape: str = "busy-day"
+) -> int:
     """Write the export (`shape`: "busy-day", today's bench file, or "scattered" / "proxy"); returns its size."""
-    rows = spend_log_rows(requests, seed=seed, varied=varied) if shape == "busy-day" else shaped_rows(requests, seed=seed, shape=shape)
+    rows = (
+        spend_log_rows(requests, seed=seed, varied=varied)
+        if shape == "busy-day"
+        else shaped_rows(requests, seed=seed, shape=shape)
+    )
     with open(path, "w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(COLUMNS)

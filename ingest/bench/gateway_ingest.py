@@ -72,8 +72,13 @@ def measure_python_only(path: Path, requests: int) -> dict:
     rows = list(groups.rows())
     rows_s = time.perf_counter() - started
     assert sum(row.requests for row in rows) == requests
-    return {"requests": requests, "read_s": round(read_s, 3), "read_us_per_request": round(read_s / requests * 1e6, 2),
-            "rows_with_latency_json_s": round(rows_s, 3), "peak_rss_mb": round(_maxrss_mb(), 1)}
+    return {
+        "requests": requests,
+        "read_s": round(read_s, 3),
+        "read_us_per_request": round(read_s / requests * 1e6, 2),
+        "rows_with_latency_json_s": round(rows_s, 3),
+        "peak_rss_mb": round(_maxrss_mb(), 1),
+    }
 
 
 def _child_main(argv: list[str]) -> None:
@@ -96,22 +101,34 @@ def _child_main(argv: list[str]) -> None:
     out.write_text(json.dumps(result))
 
 
-SHAPES = {"busy-day": "one busy day: 40 keys, 8 models, ≤ 3,840 hourly lines",
-          "scattered": "23 days, 300 keys × 50 users × 7 teams drawn independently: requests rarely share a line",
-          "proxy": "23 days, each of 300 keys one user, team and model: ~6 requests a line at 1M"}
+SHAPES = {
+    "busy-day": "one busy day: 40 keys, 8 models, ≤ 3,840 hourly lines",
+    "scattered": "23 days, 300 keys × 50 users × 7 teams drawn independently: requests rarely share a line",
+    "proxy": "23 days, each of 300 keys one user, team and model: ~6 requests a line at 1M",
+}
 TARGETS = {"busy-day": (250_000, None), "scattered": (60_000, 5.0), "proxy": (150_000, None)}  # issue 23
 
 
-def run_gateway_bench(*, shapes: dict[str, list[int]], out: Path, workdir: Path | None = None, seed: int = 20260302,
-                      breakdown: bool = False, echo=print) -> dict:
+def run_gateway_bench(
+    *,
+    shapes: dict[str, list[int]],
+    out: Path,
+    workdir: Path | None = None,
+    seed: int = 20260302,
+    breakdown: bool = False,
+    echo=print,
+) -> dict:
     """Measure every size of every shape (`shapes`: shape -> request counts); the JSON is rewritten after each one."""
     from django.db import connection
 
     results = {
-        "benchmark": "LiteLLM_SpendLogs CSVs through usage_file_import on Postgres: " + "; ".join(
-            f"{shape}: {SHAPES[shape]}" for shape, sizes in shapes.items() if sizes),
+        "benchmark": "LiteLLM_SpendLogs CSVs through usage_file_import on Postgres: "
+        + "; ".join(f"{shape}: {SHAPES[shape]}" for shape, sizes in shapes.items() if sizes),
         "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "target_requests_per_s": TARGET_REQUESTS_PER_S, "machine": machine_facts(), "runs": [], "complete": False,
+        "target_requests_per_s": TARGET_REQUESTS_PER_S,
+        "machine": machine_facts(),
+        "runs": [],
+        "complete": False,
     }
     connection.close()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -125,9 +142,15 @@ def run_gateway_bench(*, shapes: dict[str, list[int]], out: Path, workdir: Path 
             try:
                 started = time.perf_counter()
                 size = write_spend_logs_csv(path, requests, seed=seed, shape=shape)
-                entry = {"shape": shape, "requests": requests, "file_mb": round(size / 2**20, 1),
-                         "generate_s": round(time.perf_counter() - started, 1)}
-                echo(f"generated a {requests:,}-request {shape} LiteLLM log ({entry['file_mb']:,} MB) in {entry['generate_s']} s; importing …")
+                entry = {
+                    "shape": shape,
+                    "requests": requests,
+                    "file_mb": round(size / 2**20, 1),
+                    "generate_s": round(time.perf_counter() - started, 1),
+                }
+                echo(
+                    f"generated a {requests:,}-request {shape} LiteLLM log ({entry['file_mb']:,} MB) in {entry['generate_s']} s; importing …"
+                )
                 entry["end_to_end"] = _child("end_to_end", path, requests, module=MODULE)
                 entry["lines_written"] = entry["end_to_end"]["written"]
                 entry.update(_child("copy", path, entry["lines_written"], module=MODULE))
@@ -146,38 +169,52 @@ def run_gateway_bench(*, shapes: dict[str, list[int]], out: Path, workdir: Path 
 
 def format_table(results: dict) -> str:
     m = results["machine"]
-    rows = [f"Gateway-log ingest on Postgres {m['postgres']['version']} — {m['nproc']} CPUs ({m['cpu']}), {m['ram_gb']} GB RAM",
-            f"{'requests':>10}  {'run':<30}{'seconds':>9}{'per s':>11}{'lines':>11}{'B/line':>8}{'peak RSS MB':>13}{'× COPY':>8}"]
+    rows = [
+        f"Gateway-log ingest on Postgres {m['postgres']['version']} — {m['nproc']} CPUs ({m['cpu']}), {m['ram_gb']} GB RAM",
+        f"{'requests':>10}  {'run':<30}{'seconds':>9}{'per s':>11}{'lines':>11}{'B/line':>8}{'peak RSS MB':>13}{'× COPY':>8}",
+    ]
     for run in results["runs"]:
         e2e, copy = run["end_to_end"], run["copy_table"]
         label = f"{run.get('shape', 'busy-day')} end to end ({e2e['reader']})"
-        rows.append(f"{run['requests']:>10,}  {label:<30}{e2e['seconds']:>9.2f}{e2e['requests_per_s']:>11,}"
-                    f"{run['lines_written']:>11,}{e2e.get('bytes_per_line', 0):>8,}{e2e['peak_rss_mb']:>13,.1f}"
-                    f"{run.get('copy_ratio', 0):>8.2f}  requests/s")
-        rows.append(f"{'':>10}  {'COPY of the same lines':<30}{copy['seconds']:>9.2f}{copy['lines_per_s']:>11,}{'':>19}"
-                    f"{copy['peak_rss_mb']:>13,.1f}          lines/s")
+        rows.append(
+            f"{run['requests']:>10,}  {label:<30}{e2e['seconds']:>9.2f}{e2e['requests_per_s']:>11,}"
+            f"{run['lines_written']:>11,}{e2e.get('bytes_per_line', 0):>8,}{e2e['peak_rss_mb']:>13,.1f}"
+            f"{run.get('copy_ratio', 0):>8.2f}  requests/s"
+        )
+        rows.append(
+            f"{'':>10}  {'COPY of the same lines':<30}{copy['seconds']:>9.2f}{copy['lines_per_s']:>11,}{'':>19}"
+            f"{copy['peak_rss_mb']:>13,.1f}          lines/s"
+        )
         phases = ", ".join(f"{k[:-2]} {v:.1f} s" for k, v in e2e["phases"].items())
         rows.append(f"{'':>10}  end-to-end phases: {phases}")
         if "end_to_end_by_records" in run:
             rows_run = run["end_to_end_by_records"]
-            rows.append(f"{'':>10}  {'end to end (record reader)':<30}{rows_run['seconds']:>9.2f}"
-                        f"{rows_run['requests_per_s']:>11,}{'':>19}{rows_run['peak_rss_mb']:>13,.1f}          requests/s")
+            rows.append(
+                f"{'':>10}  {'end to end (record reader)':<30}{rows_run['seconds']:>9.2f}"
+                f"{rows_run['requests_per_s']:>11,}{'':>19}{rows_run['peak_rss_mb']:>13,.1f}          requests/s"
+            )
         if "python_only" in run:
             p = run["python_only"]
-            rows.append(f"{'':>10}  column reader alone: {p['read_us_per_request']} µs/request; "
-                        f"hourly rows + latency JSON {p['rows_with_latency_json_s']} s")
+            rows.append(
+                f"{'':>10}  column reader alone: {p['read_us_per_request']} µs/request; "
+                f"hourly rows + latency JSON {p['rows_with_latency_json_s']} s"
+            )
     for shape, (target, ratio) in TARGETS.items():
         runs = [run for run in results["runs"] if run.get("shape", "busy-day") == shape]
         if runs:
             speeds = [run["end_to_end"]["requests_per_s"] for run in runs]
             met = min(speeds) >= target and (ratio is None or max(run["copy_ratio"] for run in runs) <= ratio)
-            rows.append(f"{shape}: target ≥{target:,} requests/s{f' and ≤ {ratio}× COPY' if ratio else ''} end to end: "
-                        f"{'met' if met else 'not met by every size'} ({', '.join(f'{v:,}' for v in speeds)})")
+            rows.append(
+                f"{shape}: target ≥{target:,} requests/s{f' and ≤ {ratio}× COPY' if ratio else ''} end to end: "
+                f"{'met' if met else 'not met by every size'} ({', '.join(f'{v:,}' for v in speeds)})"
+            )
     ratio = results.get("peak_rss_ratio")
     if ratio:
         a, b = ratio["requests"]
-        rows.append(f"peak RSS {b:,} / {a:,} requests: {ratio['ratio']:.3f} — "
-                    f"{'flat (within 20%)' if ratio['flat'] else 'NOT flat (beyond 20%)'}")
+        rows.append(
+            f"peak RSS {b:,} / {a:,} requests: {ratio['ratio']:.3f} — "
+            f"{'flat (within 20%)' if ratio['flat'] else 'NOT flat (beyond 20%)'}"
+        )
     return "\n".join(rows)
 
 

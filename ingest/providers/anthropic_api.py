@@ -28,7 +28,8 @@ from decimal import Context, Decimal, Inexact
 from finops.modelids import normalise_model
 
 from .allocation import allocate
-from .api_base import ApiConnector, Pull, malformed as _malformed
+from .api_base import ApiConnector, Pull
+from .api_base import malformed as _malformed
 from .base import ProviderError, UsageRow, token_weight
 from .parsing import parse_decimal
 from .payload import readers
@@ -38,7 +39,13 @@ USAGE_PATH = "/v1/organizations/usage_report/messages"
 COST_PATH = "/v1/organizations/cost_report"
 # `speed` is left out on purpose: grouping by it needs a beta header (fast-mode-2026-02-01).
 USAGE_GROUP_BY = (
-    "workspace_id", "api_key_id", "model", "service_tier", "context_window", "inference_geo", "account_id",
+    "workspace_id",
+    "api_key_id",
+    "model",
+    "service_tier",
+    "context_window",
+    "inference_geo",
+    "account_id",
     "service_account_id",
 )
 COST_GROUP_BY = ("workspace_id", "description")
@@ -61,7 +68,9 @@ class AnthropicApi(ApiConnector):
 
     def rows(self, pull: Pull, weigh):
         window = [
-            ("starting_at", _rfc3339(pull.start)), ("ending_at", _rfc3339(pull.end)), ("bucket_width", "1d"),
+            ("starting_at", _rfc3339(pull.start)),
+            ("ending_at", _rfc3339(pull.end)),
+            ("bucket_width", "1d"),
             ("limit", str(PAGE_LIMIT)),
         ]
         # Both reports are read before anything is yielded: the join needs every line of a day on both sides.
@@ -248,8 +257,15 @@ def _charge_rows(group: _CostGroup, covered: list[UsageRow], parts: list[Decimal
         owners.setdefault(key, row)
     return [
         UsageRow(
-            period_start=cost.start, period_end=cost.end, model_raw=cost.charge, cost=amount, currency=cost.currency,
-            project_ref=owner.project_ref, api_key_ref=owner.api_key_ref, user_ref=owner.user_ref, tags=dict(owner.tags),
+            period_start=cost.start,
+            period_end=cost.end,
+            model_raw=cost.charge,
+            cost=amount,
+            currency=cost.currency,
+            project_ref=owner.project_ref,
+            api_key_ref=owner.api_key_ref,
+            user_ref=owner.user_ref,
+            tags=dict(owner.tags),
             source_ref=f"{cost.where} ({cost.description}: this key's share of the workspace's charge)",
         )
         for key, amount in by_key.items()

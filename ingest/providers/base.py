@@ -6,9 +6,10 @@ no pricing. Shapes it does not understand raise ProviderError naming where (file
 
 import csv
 import datetime as dt
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import BinaryIO, Iterator, Protocol
+from typing import BinaryIO, Protocol
 
 from finops.models.usage import tags_text
 from finops.performance import Performance

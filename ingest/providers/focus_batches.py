@@ -27,25 +27,37 @@ from .focus_format import (
     GZIP_MAGIC,
     METER_COLUMNS,
     NULLS,
+    OWN_TOKEN_COLUMNS,
     PARQUET_MAGIC,
     ZIP_MAGIC,
-    OWN_TOKEN_COLUMNS,
     Prefixed,
     analyse,
     read_up_to,
     resolve_header,
 )
-from .focus_scope import SCOPE_COLUMNS, LeftOut, Scope
-from .text_input import bounded_decompressed
-from .focus_values import TAG_COLUMNS, charge_periods, currency_code, tag_set_items
 from .focus_meters import CACHE_READ, CACHE_WRITE, INPUT, OUTPUT, unit_of
+from .focus_scope import SCOPE_COLUMNS, LeftOut, Scope
+from .focus_values import TAG_COLUMNS, charge_periods, currency_code, tag_set_items
+from .text_input import bounded_decompressed
 
 BLOCK_BYTES = 1 << 22  # ~5k rows of a typical export a batch: memory stays flat, per-batch work stays small
 SEPARATOR = "\x1f"  # joins a row's cells into one key; a file with a cell holding it is declined
 _NULL_MARKERS = pa.array(["null", "NULL", "Null"])
 # Columns read per row (not through a memo): cleaned as whole columns.
-_CLEANED = ("BilledCost", "ChargeCategory", "ConsumedQuantity", "PricingQuantity", "ResourceName", "ResourceId",
-            "SubAccountId", "x_ProjectId", "x_ProjectName", "CredentialId", "PrincipalId", "InvoiceId")
+_CLEANED = (
+    "BilledCost",
+    "ChargeCategory",
+    "ConsumedQuantity",
+    "PricingQuantity",
+    "ResourceName",
+    "ResourceId",
+    "SubAccountId",
+    "x_ProjectId",
+    "x_ProjectName",
+    "CredentialId",
+    "PrincipalId",
+    "InvoiceId",
+)
 # Numbers the batch reader takes as they are: what Postgres and Decimal read alike, within the columns' range
 # (a negative exponent, as in `9.324e-05`, only shrinks a value; a positive one could overflow: declined).
 _COST = r"^-?[0-9]{1,20}(\.[0-9]+)?([eE]-[0-9]{1,3})?$"
@@ -90,8 +102,10 @@ def _batches(binary, file_name: str, scope: Scope | None, left_out: LeftOut):
         read_options=pcsv.ReadOptions(block_size=BLOCK_BYTES),
         parse_options=pcsv.ParseOptions(newlines_in_values=True),
         convert_options=pcsv.ConvertOptions(
-            column_types={name: pa.string() for name in header}, include_columns=sorted(set(names.values())),
-            strings_can_be_null=False, quoted_strings_can_be_null=False,
+            column_types={name: pa.string() for name in header},
+            include_columns=sorted(set(names.values())),
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
         ),
     )
     memos = _Memos(scope)
@@ -123,8 +137,11 @@ def _kept(batch: pa.RecordBatch, names: dict[str, str], memos: "_Memos", left_ou
     except pa.ArrowInvalid:
         raise Declined("a left-out cost with more than 18 decimals") from None
     currency_of, currencies = memos.currency([batch.column(names["BillingCurrency"]).filter(dropped)])
-    groups = pa.table({"scope": decision_of.filter(dropped), "currency": currency_of, "cost": amounts}).group_by(
-        ["scope", "currency"]).aggregate([("cost", "sum"), ("cost", "count")])
+    groups = (
+        pa.table({"scope": decision_of.filter(dropped), "currency": currency_of, "cost": amounts})
+        .group_by(["scope", "currency"])
+        .aggregate([("cost", "sum"), ("cost", "count")])
+    )
     for scope_index, currency_index, total, count in zip(*(column.to_pylist() for column in groups.columns)):
         decision = decisions[scope_index]
         left_out.add(decision.service, decision.reason, currencies[currency_index], count, total)
@@ -178,8 +195,6 @@ def _cell(text: str) -> str:
     return text
 
 
-
-
 class _Memos:
     """One file's interpretations of what repeats, by focus_format.py's functions."""
 
@@ -210,7 +225,9 @@ def _read(batch: pa.RecordBatch, names: dict[str, str], memos: _Memos) -> RowBat
     def by_meter(values: list, kind=pa.string()) -> pa.Array:
         return pc.take(pa.array(values, kind), meter_of)
 
-    period_of, periods = memos.period(cells("ChargePeriodStart", "ChargePeriodEnd", "BillingPeriodStart", "BillingPeriodEnd"))
+    period_of, periods = memos.period(
+        cells("ChargePeriodStart", "ChargePeriodEnd", "BillingPeriodStart", "BillingPeriodEnd")
+    )
 
     def by_period(part: int) -> pa.Array:
         return pc.take(pa.array([p[part] for p in periods], pa.timestamp("us", tz="UTC")), period_of)
@@ -222,8 +239,13 @@ def _read(batch: pa.RecordBatch, names: dict[str, str], memos: _Memos) -> RowBat
     if not pc.all(pc.is_in(category, pa.array(sorted(CHARGE_CATEGORIES)))).as_py():
         raise Declined("an unknown ChargeCategory")
 
-    tokens, requests, direction = _quantities(get, raw, memos, by_meter([m.is_token_meter for m in meters], pa.bool_()),
-                                              by_meter([m.direction for m in meters]))
+    tokens, requests, direction = _quantities(
+        get,
+        raw,
+        memos,
+        by_meter([m.is_token_meter for m in meters], pa.bool_()),
+        by_meter([m.direction for m in meters]),
+    )
     meter_raw = by_meter([m.raw for m in meters])
     tag_of, tag_sets = memos.tags(
         [*cells("Tags", *TAG_COLUMNS, "ChargeClass"), meter_raw, _first(get("ResourceName"), get("ResourceId"))]
@@ -231,19 +253,27 @@ def _read(batch: pa.RecordBatch, names: dict[str, str], memos: _Memos) -> RowBat
 
     zero = pa.scalar(0, pa.int64())
     return RowBatch(
-        period_start=by_period(0), period_end=by_period(1),
-        billing_period_start=by_period(2), billing_period_end=by_period(3),
+        period_start=by_period(0),
+        period_end=by_period(1),
+        billing_period_start=by_period(2),
+        billing_period_end=by_period(3),
         model_raw=by_meter([m.model for m in meters]),
         input_tokens=pc.if_else(pc.equal(direction, INPUT), tokens, zero),
         cached_input_tokens=pc.if_else(pc.equal(direction, CACHE_READ), tokens, zero),
         cache_write_tokens=pc.if_else(pc.equal(direction, CACHE_WRITE), tokens, zero),
         output_tokens=pc.if_else(pc.equal(direction, OUTPUT), tokens, zero),
         requests=requests,
-        cost=get("BilledCost"), currency=pc.take(pa.array(currencies, pa.string()), currency_of),
-        provider_slug=by_meter([m.provider_slug for m in meters]), service_tier=by_meter([m.tier for m in meters]),
+        cost=get("BilledCost"),
+        currency=pc.take(pa.array(currencies, pa.string()), currency_of),
+        provider_slug=by_meter([m.provider_slug for m in meters]),
+        service_tier=by_meter([m.tier for m in meters]),
         project_ref=_first(get("SubAccountId"), get("x_ProjectId"), get("x_ProjectName")),
-        api_key_ref=get("CredentialId"), user_ref=get("PrincipalId"), invoice_id=get("InvoiceId"),
-        tag_set_of=tag_of, tag_sets=tag_sets, charge_category=category,
+        api_key_ref=get("CredentialId"),
+        user_ref=get("PrincipalId"),
+        invoice_id=get("InvoiceId"),
+        tag_set_of=tag_of,
+        tag_sets=tag_sets,
+        charge_category=category,
     )
 
 
@@ -258,13 +288,20 @@ def _unit_plan(consumed_unit: str, pricing_unit: str, is_token: str, has_consume
     return None, None, 0
 
 
-def _quantities(get, raw: dict, memos: _Memos, token_meter: pa.Array, meter_direction: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
+def _quantities(
+    get, raw: dict, memos: _Memos, token_meter: pa.Array, meter_direction: pa.Array
+) -> tuple[pa.Array, pa.Array, pa.Array]:
     """(tokens, requests, direction) per row: token_quantity's choice of column and unit, then exact arithmetic."""
     consumed, pricing = get("ConsumedQuantity"), get("PricingQuantity")
-    plan_of, plans = memos.unit_plan([
-        raw.get("ConsumedUnit"), raw.get("PricingUnit"), token_meter.cast(pa.string()),
-        pc.not_equal(consumed, "").cast(pa.string()), pc.not_equal(pricing, "").cast(pa.string()),
-    ])
+    plan_of, plans = memos.unit_plan(
+        [
+            raw.get("ConsumedUnit"),
+            raw.get("PricingUnit"),
+            token_meter.cast(pa.string()),
+            pc.not_equal(consumed, "").cast(pa.string()),
+            pc.not_equal(pricing, "").cast(pa.string()),
+        ]
+    )
     column = pc.take(pa.array([p[0] for p in plans], pa.int8()), plan_of)
     kind = pc.take(pa.array([p[1] for p in plans], pa.string()), plan_of)
     block = pc.take(pa.array([p[2] for p in plans], pa.int64()), plan_of)
@@ -278,15 +315,18 @@ def _quantities(get, raw: dict, memos: _Memos, token_meter: pa.Array, meter_dire
     direction = pc.if_else(pc.equal(kind, "tokens"), meter_direction, pa.scalar(None, pa.string()))
     if pc.any(pc.and_(pc.equal(kind, "tokens"), pc.is_null(direction))).as_py():
         raise Declined("a token row with no direction (the row reader names it)")
-    return (pc.if_else(pc.equal(kind, "tokens"), counts, zero).fill_null(0),
-            pc.if_else(pc.equal(kind, "requests"), counts, zero).fill_null(0), direction.fill_null(""))
+    return (
+        pc.if_else(pc.equal(kind, "tokens"), counts, zero).fill_null(0),
+        pc.if_else(pc.equal(kind, "requests"), counts, zero).fill_null(0),
+        direction.fill_null(""),
+    )
 
 
 # --- helpers ---
 
 
 def _clean(column: pa.Array) -> pa.Array:
-    """"null" markers read as empty, as in the row reader; padded cells (which it strips) are declined."""
+    """ "null" markers read as empty, as in the row reader; padded cells (which it strips) are declined."""
     if pc.any(pc.not_equal(pc.utf8_trim_whitespace(column), column)).as_py():
         raise Declined("a cell with spaces around it")
     return pc.if_else(pc.is_in(column, _NULL_MARKERS), pa.scalar(""), column)

@@ -84,13 +84,14 @@ from .focus_format import (
     read_up_to,
     resolve_header,
 )
-from .focus_scope import SCOPE_COLUMNS, LeftOut, Scope
 from .focus_meters import CACHE_READ, CACHE_WRITE, INPUT, OUTPUT, token_quantity
+from .focus_scope import SCOPE_COLUMNS, LeftOut, Scope
 from .focus_values import TAG_CELLS, charge_periods, currency_code, tag_set_items
 from .parsing import parse_decimal
 from .text_input import bounded_decompressed, bounded_lines, utf8_text
 
 PARQUET_BATCH = 8192
+
 
 class FocusFile:
     kind = "focus_file"
@@ -149,7 +150,11 @@ def _csv_rows(lines, file_name: str, keep):
         if len(values) != width:  # short: its last cells would read as empty (a row of zeros), or a quote left open
             raise ProviderError(
                 f"{where}: {len(values)} fields but the header has {width} columns"
-                + (" (a short row: fields left out, or a quote opened on this row and never closed)" if len(values) < width else "")
+                + (
+                    " (a short row: fields left out, or a quote opened on this row and never closed)"
+                    if len(values) < width
+                    else ""
+                )
             )
         row = _focus_row(values, plan, where, keep)
         if row is not None:
@@ -321,8 +326,15 @@ def _row(get: Cells, meter: "Meter", where: str) -> UsageRow:
         start,
         end,
         model,
-        *(classes or (tokens if direction == INPUT else 0, tokens if direction == CACHE_READ else 0,
-                      tokens if direction == CACHE_WRITE else 0, tokens if direction == OUTPUT else 0)),
+        *(
+            classes
+            or (
+                tokens if direction == INPUT else 0,
+                tokens if direction == CACHE_READ else 0,
+                tokens if direction == CACHE_WRITE else 0,
+                tokens if direction == OUTPUT else 0,
+            )
+        ),
         requests,
         cost,
         currency,
@@ -341,9 +353,26 @@ def _row(get: Cells, meter: "Meter", where: str) -> UsageRow:
 
 
 ROW_FIELDS = (
-    "period_start", "period_end", "model_raw", "input_tokens", "cached_input_tokens", "cache_write_tokens",
-    "output_tokens", "requests", "cost", "currency", "provider_slug", "service_tier", "project_ref", "api_key_ref",
-    "user_ref", "tags", "charge_category", "source_ref", "billing_period_start", "billing_period_end",
+    "period_start",
+    "period_end",
+    "model_raw",
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "requests",
+    "cost",
+    "currency",
+    "provider_slug",
+    "service_tier",
+    "project_ref",
+    "api_key_ref",
+    "user_ref",
+    "tags",
+    "charge_category",
+    "source_ref",
+    "billing_period_start",
+    "billing_period_end",
 )
 if tuple(f.name for f in dataclasses.fields(UsageRow))[: len(ROW_FIELDS)] != ROW_FIELDS:
     raise ImportError("UsageRow's fields moved: update ROW_FIELDS and the positional UsageRow(...) in _row")

@@ -23,13 +23,47 @@ ZIP_MAGIC = b"PK\x03\x04"
 
 REQUIRED = ("BilledCost", "BillingCurrency", "ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory")
 COLUMNS = REQUIRED + (
-    "BillingPeriodStart", "BillingPeriodEnd", "ChargeClass", "ChargeDescription", "ConsumedQuantity", "ConsumedUnit",
-    "PricingQuantity", "PricingUnit", "ProviderName", "PublisherName", "ServiceProviderName", "HostProviderName",
-    "InvoiceIssuerName", "ServiceCategory", "ServiceSubcategory", "ServiceName", "SkuId", "SkuMeter", "SkuPriceDetails", "ResourceId", "ResourceName",
-    "SubAccountId", "Tags", "PrincipalId", "CredentialId", "InvoiceId",
+    "BillingPeriodStart",
+    "BillingPeriodEnd",
+    "ChargeClass",
+    "ChargeDescription",
+    "ConsumedQuantity",
+    "ConsumedUnit",
+    "PricingQuantity",
+    "PricingUnit",
+    "ProviderName",
+    "PublisherName",
+    "ServiceProviderName",
+    "HostProviderName",
+    "InvoiceIssuerName",
+    "ServiceCategory",
+    "ServiceSubcategory",
+    "ServiceName",
+    "SkuId",
+    "SkuMeter",
+    "SkuPriceDetails",
+    "ResourceId",
+    "ResourceName",
+    "SubAccountId",
+    "Tags",
+    "PrincipalId",
+    "CredentialId",
+    "InvoiceId",
     # Vendor extensions worth reading (AWS §4.4, Azure §5.1); every other x_ column is ignored.
-    "x_UsageType", "x_Operation", "x_ServiceCode", "x_SkuMeterName", "x_SkuDescription", "x_ResourceGroupName",
-    "x_CostCenter", "x_InvoiceSectionName", "x_SkuMeterSubcategory", "x_ProjectId", "x_ProjectName", "x_Model", "x_ModelId", "x_ModelName",
+    "x_UsageType",
+    "x_Operation",
+    "x_ServiceCode",
+    "x_SkuMeterName",
+    "x_SkuDescription",
+    "x_ResourceGroupName",
+    "x_CostCenter",
+    "x_InvoiceSectionName",
+    "x_SkuMeterSubcategory",
+    "x_ProjectId",
+    "x_ProjectName",
+    "x_Model",
+    "x_ModelId",
+    "x_ModelName",
 )
 # This product's own FOCUS export (docs/focus-export.md) puts a usage line on one row, its token classes in these
 # columns and "Tokens" as the meter of a line mixing them: a reader of that file takes the classes from here.
@@ -37,7 +71,6 @@ OWN_TOKEN_COLUMNS = ("x_InputTokens", "x_CachedInputTokens", "x_CacheWriteTokens
 COLUMNS += OWN_TOKEN_COLUMNS
 CHARGE_CATEGORIES = {"usage", "purchase", "tax", "credit", "adjustment"}
 NULLS = {"", "null", "NULL", "Null"}
-
 
 
 def _key(name: str) -> str:
@@ -62,8 +95,10 @@ def own_token_classes(get, quantity: int, where: str) -> tuple[int, int, int, in
     except ValueError:
         raise ValueError(f"{where}: the token columns {', '.join(OWN_TOKEN_COLUMNS)} must be whole numbers") from None
     if sum(counts) != quantity or min(counts) < 0:
-        raise ValueError(f"{where}: the token columns {', '.join(OWN_TOKEN_COLUMNS)} add up to {sum(counts)}, "
-                         f"not to its ConsumedQuantity of {quantity} tokens")
+        raise ValueError(
+            f"{where}: the token columns {', '.join(OWN_TOKEN_COLUMNS)} add up to {sum(counts)}, "
+            f"not to its ConsumedQuantity of {quantity} tokens"
+        )
     return counts
 
 
@@ -122,9 +157,24 @@ class Cells(dict):
 # Everything derived from the meter-like columns; exports repeat the same few hundred meters, so the analysis
 # is cached (bounded: memory stays flat) instead of re-running the regexes on every row.
 METER_COLUMNS = (
-    "SkuPriceDetails", "x_UsageType", "SkuMeter", "x_SkuMeterName", "x_SkuDescription", "SkuId", "ChargeDescription",
-    "ServiceName", "ResourceName", "x_Model", "x_ModelId", "x_ModelName", "ServiceProviderName", "ProviderName",
-    "HostProviderName", "InvoiceIssuerName", "PublisherName", "x_ServiceCode",
+    "SkuPriceDetails",
+    "x_UsageType",
+    "SkuMeter",
+    "x_SkuMeterName",
+    "x_SkuDescription",
+    "SkuId",
+    "ChargeDescription",
+    "ServiceName",
+    "ResourceName",
+    "x_Model",
+    "x_ModelId",
+    "x_ModelName",
+    "ServiceProviderName",
+    "ProviderName",
+    "HostProviderName",
+    "InvoiceIssuerName",
+    "PublisherName",
+    "x_ServiceCode",
 )
 
 

@@ -129,7 +129,7 @@ def aws_usage_type(text: str) -> dict | None:
     return {
         "model": _bedrock_model(body[: match.start()]),
         "direction": classify(match.group(0)),
-        "tier": tier_from_words(body[match.end():]),
+        "tier": tier_from_words(body[match.end() :]),
     }
 
 
@@ -155,12 +155,46 @@ def tier_from_words(text: str) -> str:
 
 _DROP_WORDS = {
     # direction
-    "inp", "inpt", "input", "outp", "outpt", "opt", "output", "cached", "cache", "caching", "read", "write",
-    "thinking", "prompt", "completion",
+    "inp",
+    "inpt",
+    "input",
+    "outp",
+    "outpt",
+    "opt",
+    "output",
+    "cached",
+    "cache",
+    "caching",
+    "read",
+    "write",
+    "thinking",
+    "prompt",
+    "completion",
     # deployment / region / tier
-    "glbl", "gl", "global", "dzone", "dz", "datazone", "regional", "rgnl", "batch", "priority", "flex", "standard",
+    "glbl",
+    "gl",
+    "global",
+    "dzone",
+    "dz",
+    "datazone",
+    "regional",
+    "rgnl",
+    "batch",
+    "priority",
+    "flex",
+    "standard",
     # units and noise
-    "tokens", "token", "1k", "1m", "count", "units", "ga", "text", "predictions", "prediction", "uncached",
+    "tokens",
+    "token",
+    "1k",
+    "1m",
+    "count",
+    "units",
+    "ga",
+    "text",
+    "predictions",
+    "prediction",
+    "uncached",
 }
 _GUID_SUFFIX = re.compile(r"^(?P<model>.+?)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 
@@ -168,8 +202,21 @@ _GUID_SUFFIX = re.compile(r"^(?P<model>.+?)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-
 # A token class hyphen-joined to a model id or standing alone: `amazon.nova-lite-v1:0-cache-read-input-tokens`,
 # `cache-read-input`. The meter says what the tokens are; the model id never carries it.
 _TOKEN_CLASS_PARTS = {
-    "input", "inp", "output", "outp", "cached", "cache", "read", "write", "tokens", "token", "count", "prompt",
-    "completion", "uncached", "units",
+    "input",
+    "inp",
+    "output",
+    "outp",
+    "cached",
+    "cache",
+    "read",
+    "write",
+    "tokens",
+    "token",
+    "count",
+    "prompt",
+    "completion",
+    "uncached",
+    "units",
 }
 
 
@@ -222,13 +269,28 @@ def meter_model(get, details: dict, usage_type: dict | None, direction: str | No
 # --- provider ---
 
 _VENDOR_SLUGS = {
-    "openai": "openai", "anthropic": "anthropic", "groq": "groq", "cerebras": "cerebras", "moonshot": "moonshot",
-    "moonshotai": "moonshot", "openrouter": "openrouter", "together": "together", "togetherai": "together",
-    "fireworks": "fireworks", "fireworksai": "fireworks", "deepinfra": "deepinfra",
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "groq": "groq",
+    "cerebras": "cerebras",
+    "moonshot": "moonshot",
+    "moonshotai": "moonshot",
+    "openrouter": "openrouter",
+    "together": "together",
+    "togetherai": "together",
+    "fireworks": "fireworks",
+    "fireworksai": "fireworks",
+    "deepinfra": "deepinfra",
 }
 
 
-PROVIDER_NAME_COLUMNS = ("ServiceProviderName", "ProviderName", "HostProviderName", "InvoiceIssuerName", "PublisherName")
+PROVIDER_NAME_COLUMNS = (
+    "ServiceProviderName",
+    "ProviderName",
+    "HostProviderName",
+    "InvoiceIssuerName",
+    "PublisherName",
+)
 
 
 def provider_slug(get, usage_type: dict | None) -> str:

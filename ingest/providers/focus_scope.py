@@ -30,12 +30,20 @@ import functools
 import re
 from decimal import Decimal
 
-from .focus_meters import PROVIDER_NAME_COLUMNS, _squash, _VENDOR_SLUGS, _words, aws_usage_type
+from .focus_meters import _VENDOR_SLUGS, PROVIDER_NAME_COLUMNS, _squash, _words, aws_usage_type
 
 # The columns the rule reads, in the order `decide` takes them.
 SCOPE_COLUMNS = (
-    "ServiceCategory", "ServiceSubcategory", "ServiceName", "x_ServiceCode", "x_UsageType", "SkuMeter",
-    "x_SkuMeterSubcategory", "ConsumedUnit", "PricingUnit", *PROVIDER_NAME_COLUMNS,
+    "ServiceCategory",
+    "ServiceSubcategory",
+    "ServiceName",
+    "x_ServiceCode",
+    "x_UsageType",
+    "SkuMeter",
+    "x_SkuMeterSubcategory",
+    "ConsumedUnit",
+    "PricingUnit",
+    *PROVIDER_NAME_COLUMNS,
 )
 CLOUDS = {"aws-bedrock": "aws", "azure-openai": "azure", "gcp-vertex": "gcp"}
 _CLOUD_WORDS = {"aws": {"aws", "amazon"}, "azure": {"microsoft", "azure"}, "gcp": {"google", "gcp"}}
@@ -71,8 +79,12 @@ class Scope:
 
     @classmethod
     def for_account(cls, account) -> "Scope":
-        return cls(provider_slug=account.provider.slug, provider_name=account.provider.name,
-                   include=account.focus_services_include or (), exclude=account.focus_services_exclude or ())
+        return cls(
+            provider_slug=account.provider.slug,
+            provider_name=account.provider.name,
+            include=account.focus_services_include or (),
+            exclude=account.focus_services_exclude or (),
+        )
 
     def _decide(self, *cells: str) -> Decision:
         get = dict(zip(SCOPE_COLUMNS, ("" if cell.strip() in _NULLS else cell.strip() for cell in cells)))
@@ -89,7 +101,7 @@ class Scope:
         return KEPT if self._inference(get, provider) else Decision(False, service, NOT_INFERENCE)
 
     def _provider_of(self, names: list[str]) -> str | None:
-        """"own", a cloud ("aws", "azure", "gcp"), another known vendor's slug, or None: a provider this account
+        """ "own", a cloud ("aws", "azure", "gcp"), another known vendor's slug, or None: a provider this account
         cannot book (an unknown name, or for a cloud account anything but its cloud)."""
         if not names:
             return self.cloud or "own"  # nothing says otherwise: the account's
@@ -112,8 +124,11 @@ class Scope:
         llm = _CLOUD_SERVICES[cloud]
         if llm.search(get["ServiceName"]) or (cloud == "azure" and llm.search(get["x_SkuMeterSubcategory"])):
             return True
-        if cloud == "aws" and (get["x_ServiceCode"].lower() == "amazonbedrock"
-                                    or aws_usage_type(get["x_UsageType"]) or aws_usage_type(get["SkuMeter"])):
+        if cloud == "aws" and (
+            get["x_ServiceCode"].lower() == "amazonbedrock"
+            or aws_usage_type(get["x_UsageType"])
+            or aws_usage_type(get["SkuMeter"])
+        ):
             return True
         units = f"{get['ConsumedUnit']} {get['PricingUnit']}".lower()
         return get["ServiceCategory"].lower() == "ai and machine learning" and "token" in units and "hour" not in units

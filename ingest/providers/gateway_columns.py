@@ -50,13 +50,32 @@ from .gateway_values import BOUNDS, CACHE_READS, CACHE_WRITES, SLOTS, CheckedByt
 BLOCK_BYTES = 1 << 22  # ~12k records of a LiteLLM export a batch
 JSON_BLOCK_BYTES = 1 << 20  # metadata parsed in blocks of this size, in parallel; a longer cell is read row by row
 # The CSV columns a record's interpretation reads (gateway_log._litellm_request / _failed), besides numbers and times.
-NAMED = ("model", "model_group", "custom_llm_provider", "api_key", "user", "team_id", "end_user", "request_tags",
-         "status", "status_code", "error", "cache_hit")
+NAMED = (
+    "model",
+    "model_group",
+    "custom_llm_provider",
+    "api_key",
+    "user",
+    "team_id",
+    "end_user",
+    "request_tags",
+    "status",
+    "status_code",
+    "error",
+    "cache_hit",
+)
 TIMES = ("startTime", "endTime", "completionStartTime")
 COUNTS = ("prompt_tokens", "completion_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 # What gateway_log reads of `metadata`, as Arrow's JSON reader is to read it (anything else in it is ignored).
-META_NAMES = ("user_api_key_hash", "user_api_key_user_id", "user_api_key_team_id", "user_api_key_team_alias",
-              "user_api_key_alias", "status", "status_code")
+META_NAMES = (
+    "user_api_key_hash",
+    "user_api_key_user_id",
+    "user_api_key_team_id",
+    "user_api_key_team_alias",
+    "user_api_key_alias",
+    "status",
+    "status_code",
+)
 _COUNT = pa.int64()
 
 
@@ -75,11 +94,13 @@ def _counts_schema(paths) -> list:
     return fields(tree)
 
 
-META_SCHEMA = pa.schema([
-    *[(name, pa.string()) for name in META_NAMES],
-    *_counts_schema(CACHE_READS + CACHE_WRITES),
-    ("spend_logs_metadata", pa.null()),  # an object here: Arrow refuses it, the file is read row by row
-])
+META_SCHEMA = pa.schema(
+    [
+        *[(name, pa.string()) for name in META_NAMES],
+        *_counts_schema(CACHE_READS + CACHE_WRITES),
+        ("spend_logs_metadata", pa.null()),  # an object here: Arrow refuses it, the file is read row by row
+    ]
+)
 _US_PER_HOUR = 3_600_000_000
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _COMBO_BITS = 24
@@ -116,8 +137,10 @@ def column_groups(stream, *, file_name: str, interpret, identify=None):
             read_options=pcsv.ReadOptions(block_size=BLOCK_BYTES),
             parse_options=pcsv.ParseOptions(newlines_in_values=True),
             convert_options=pcsv.ConvertOptions(
-                column_types={name: pa.string() for name in header}, include_columns=wanted,
-                strings_can_be_null=False, quoted_strings_can_be_null=False,
+                column_types={name: pa.string() for name in header},
+                include_columns=wanted,
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
             ),
         )
         for batch in reader:
@@ -136,8 +159,18 @@ class _Accumulator:
     """Per hour-group sums and distribution counts, as numpy arrays (grown as groups appear), across batches."""
 
     MERGE_AT = 1 << 16  # new latency codes kept aside at least up to this many before they are merged in
-    SUMS = ("input", "cached", "cache_write", "output", "requests", "errors", "streamed_tokens", "streamed_ms",
-            "timed_tokens", "timed_ms")  # result() unpacks them in this order
+    SUMS = (
+        "input",
+        "cached",
+        "cache_write",
+        "output",
+        "requests",
+        "errors",
+        "streamed_tokens",
+        "streamed_ms",
+        "timed_tokens",
+        "timed_ms",
+    )  # result() unpacks them in this order
 
     def __init__(self, interpret, named: list[str], identify=None):
         self.interpret, self.named = interpret, named
@@ -177,10 +210,16 @@ class _Accumulator:
                 raise Declined(f"an empty {name}: the row reader names the record")
         prompt = count_column(columns["prompt_tokens"], empty=0)
         output = count_column(columns["completion_tokens"], empty=0)
-        cached = _coalesce(n, *(_path(meta, path) for path in CACHE_READS),
-                           count_column(columns.get("cache_read_input_tokens"), empty=None))
-        cache_write = _coalesce(n, *(_path(meta, path) for path in CACHE_WRITES),
-                                count_column(columns.get("cache_creation_input_tokens"), empty=None))
+        cached = _coalesce(
+            n,
+            *(_path(meta, path) for path in CACHE_READS),
+            count_column(columns.get("cache_read_input_tokens"), empty=None),
+        )
+        cache_write = _coalesce(
+            n,
+            *(_path(meta, path) for path in CACHE_WRITES),
+            count_column(columns.get("cache_creation_input_tokens"), empty=None),
+        )
         if (cached < 0).any() or (cache_write < 0).any() or (cached + cache_write > prompt).any():
             raise Declined("a negative cache, or caches above prompt_tokens: the row reader names the record")
 
@@ -195,9 +234,14 @@ class _Accumulator:
         group = self._groups(hour, combo)
 
         values = {
-            "input": prompt - cached - cache_write, "cached": cached, "cache_write": cache_write, "output": output,
-            "requests": np.ones(n, dtype=np.int64), "errors": failed.astype(np.int64),
-            "timed_tokens": np.where(timed, output, 0), "timed_ms": np.where(timed, duration, 0),
+            "input": prompt - cached - cache_write,
+            "cached": cached,
+            "cache_write": cache_write,
+            "output": output,
+            "requests": np.ones(n, dtype=np.int64),
+            "errors": failed.astype(np.int64),
+            "timed_tokens": np.where(timed, output, 0),
+            "timed_ms": np.where(timed, duration, 0),
         }
         streamed = timed & (duration > ttft)
         values["streamed_tokens"] = np.where(streamed, output, 0)
@@ -245,8 +289,11 @@ class _Accumulator:
             combo_ids.append(answer[0])
             empties.append(answer[1])
             failures.append(answer[2])
-        return (np.array(combo_ids, dtype=np.int64)[of], np.array(empties, dtype=bool)[of],
-                np.array(failures, dtype=bool)[of])
+        return (
+            np.array(combo_ids, dtype=np.int64)[of],
+            np.array(empties, dtype=bool)[of],
+            np.array(failures, dtype=bool)[of],
+        )
 
     def _interpret(self, ordered_cells: tuple) -> tuple:
         """(combo id, model empty, failed) of a combination of cells (rest_at's, then identity_at's)."""
@@ -286,7 +333,7 @@ class _Accumulator:
     def _interpret_cells(self, cells: list):
         """gateway_log's reading of a record holding `cells` (named, then META_NAMES), tokens and times aside."""
         record = dict(zip(self.named, cells))
-        record["metadata"] = {name: cell for name, cell in zip(META_NAMES, cells[len(self.named):]) if cell}
+        record["metadata"] = {name: cell for name, cell in zip(META_NAMES, cells[len(self.named) :]) if cell}
         record.update(startTime=EPOCH, prompt_tokens=0, completion_tokens=0)  # read in columns
         try:
             return self.interpret(record)
@@ -370,12 +417,28 @@ class _Accumulator:
         hour_starts: dict[int, dt.datetime] = {}
         groups = []
         for group, (hour, combo_id) in enumerate(self.keys):
-            (input_, cached, cache_write, output, requests, errors, streamed_tokens, streamed_ms, timed_tokens,
-             timed_ms) = sums[group]  # SUMS order
+            (
+                input_,
+                cached,
+                cache_write,
+                output,
+                requests,
+                errors,
+                streamed_tokens,
+                streamed_ms,
+                timed_tokens,
+                timed_ms,
+            ) = sums[group]  # SUMS order
             e2e, ttft = distributions[group]
             performance = Performance(
-                requests=requests, errors=errors, e2e=e2e, ttft=ttft, streamed_tokens=streamed_tokens,
-                streamed_ms=streamed_ms, timed_tokens=timed_tokens, timed_ms=timed_ms,
+                requests=requests,
+                errors=errors,
+                e2e=e2e,
+                ttft=ttft,
+                streamed_tokens=streamed_tokens,
+                streamed_ms=streamed_ms,
+                timed_tokens=timed_tokens,
+                timed_ms=timed_ms,
             )
             provider, model, api_key, user, tags, cache_hit = combos[combo_id]
             start = hour_starts.get(hour)
@@ -400,12 +463,13 @@ def _metadata(column: pa.Array | None, n: int) -> pa.Table | None:
     lines = pc.binary_join_element_wise(text, pa.scalar("\n"), "")
     offsets, data = lines.buffers()[1], lines.buffers()[2]
     bounds = np.frombuffer(offsets, dtype=np.int32, count=len(lines) + 1, offset=lines.offset * 4)
-    body = data[bounds[0]: bounds[-1]] if data is not None else pa.py_buffer(b"")
+    body = data[bounds[0] : bounds[-1]] if data is not None else pa.py_buffer(b"")
     table = pjson.read_json(
         pa.BufferReader(body),
         read_options=pjson.ReadOptions(block_size=JSON_BLOCK_BYTES),
-        parse_options=pjson.ParseOptions(explicit_schema=META_SCHEMA, unexpected_field_behavior="ignore",
-                                         newlines_in_values=False),
+        parse_options=pjson.ParseOptions(
+            explicit_schema=META_SCHEMA, unexpected_field_behavior="ignore", newlines_in_values=False
+        ),
     )
     if table.num_rows != n:
         raise Declined("a metadata cell that is not one JSON object")

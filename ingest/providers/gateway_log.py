@@ -76,11 +76,25 @@ log = logging.getLogger(__name__)
 HOUR = dt.timedelta(hours=1)
 
 PROVIDER_SLUGS = {
-    "groq": "groq", "cerebras": "cerebras", "moonshot": "moonshot", "moonshotai": "moonshot", "openai": "openai",
-    "text-completion-openai": "openai", "anthropic": "anthropic", "bedrock": "aws-bedrock",
-    "bedrock_converse": "aws-bedrock", "azure": "azure-openai", "azure_ai": "azure-openai",
-    "azure_text": "azure-openai", "vertex_ai": "gcp-vertex", "vertex_ai_beta": "gcp-vertex", "together_ai": "together",
-    "together": "together", "fireworks_ai": "fireworks", "fireworks": "fireworks", "deepinfra": "deepinfra",
+    "groq": "groq",
+    "cerebras": "cerebras",
+    "moonshot": "moonshot",
+    "moonshotai": "moonshot",
+    "openai": "openai",
+    "text-completion-openai": "openai",
+    "anthropic": "anthropic",
+    "bedrock": "aws-bedrock",
+    "bedrock_converse": "aws-bedrock",
+    "azure": "azure-openai",
+    "azure_ai": "azure-openai",
+    "azure_text": "azure-openai",
+    "vertex_ai": "gcp-vertex",
+    "vertex_ai_beta": "gcp-vertex",
+    "together_ai": "together",
+    "together": "together",
+    "fireworks_ai": "fireworks",
+    "fireworks": "fireworks",
+    "deepinfra": "deepinfra",
     "openrouter": "openrouter",
 }
 
@@ -118,8 +132,12 @@ class GatewayLog:
     def column_groups(stream, *, file_name: str) -> "_Groups":
         """The column reader's groups; raises BatchDeclined for what only the row reader reads exactly."""
         groups = _Groups()
-        for key, line, totals, performance in column_groups(stream, file_name=file_name, interpret=_litellm_request,
-                                                            identify=(litellm_identity, IDENTITY_CELLS, IDENTITY_METADATA)):
+        for key, line, totals, performance in column_groups(
+            stream,
+            file_name=file_name,
+            interpret=_litellm_request,
+            identify=(litellm_identity, IDENTITY_CELLS, IDENTITY_METADATA),
+        ):
             groups.put(key, f"{file_name} line {line}", totals, performance)
         return groups
 
@@ -150,8 +168,22 @@ def _bad_record(where: str, why: str) -> ProviderError:
 
 
 class _Request:
-    __slots__ = ("start", "end", "first_token", "provider", "model", "input", "cached", "cache_write", "output",
-                 "api_key", "user", "tags", "failed", "cache_hit")
+    __slots__ = (
+        "start",
+        "end",
+        "first_token",
+        "provider",
+        "model",
+        "input",
+        "cached",
+        "cache_write",
+        "output",
+        "api_key",
+        "user",
+        "tags",
+        "failed",
+        "cache_hit",
+    )
 
 
 def _request(record: dict) -> _Request:
@@ -188,7 +220,8 @@ def _litellm_request(record: dict) -> _Request:
     request.cache_hit = _text(record.get("cache_hit")).lower() == "true"
     request.output = _count(record.get("completion_tokens"), "completion_tokens", required=True)
     request.api_key, request.user, identity_tags = litellm_identity(
-        record.get("api_key"), record.get("user"), record.get("team_id"), metadata)
+        record.get("api_key"), record.get("user"), record.get("team_id"), metadata
+    )
     tags = _request_tags(record.get("request_tags"))
     extra = metadata.get("spend_logs_metadata")
     if isinstance(extra, dict):
@@ -538,8 +571,9 @@ class _Groups:
             ttft = min(max(_ms(first - request.start), 0), duration)
         else:
             duration = ttft = None
-        group.performance.add_request(duration_ms=duration, ttft_ms=ttft, output_tokens=request.output,
-                                      failed=request.failed)
+        group.performance.add_request(
+            duration_ms=duration, ttft_ms=ttft, output_tokens=request.output, failed=request.failed
+        )
 
     def put(self, key: tuple, where: str, totals: tuple, performance: Performance) -> None:
         """A whole group, counted elsewhere (the column reader)."""

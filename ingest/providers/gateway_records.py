@@ -18,7 +18,13 @@ SNIFF_CHARS = 1 << 16
 READ_CHARS = 1 << 18
 CSV_REQUIRED = ("startTime", "model", "prompt_tokens", "completion_tokens")
 CSV_MARKERS = {
-    "request_id", "startTime", "endTime", "prompt_tokens", "completion_tokens", "spend", "custom_llm_provider",
+    "request_id",
+    "startTime",
+    "endTime",
+    "prompt_tokens",
+    "completion_tokens",
+    "spend",
+    "custom_llm_provider",
 }
 FORMATS = "LiteLLM /spend/logs JSON, a LiteLLM_SpendLogs CSV export, or OpenAI-compatible JSONL"
 
@@ -117,7 +123,7 @@ class _JsonRecords:
             return False
         # Keep only what is not consumed yet (line numbers were counted on the way): the buffer stays about
         # one chunk plus the record being read, however long the file.
-        self.buffer, self.pos = self.buffer[self.pos:] + chunk, 0
+        self.buffer, self.pos = self.buffer[self.pos :] + chunk, 0
         return True
 
     def _advance(self, to: int) -> None:

@@ -25,13 +25,18 @@ from .text_input import MAX_LINE_CHARS
 # cache_creation_tokens; DeepSeek's prompt_cache_hit_tokens; cache_write_tokens of OpenRouter-style details).
 # After these, a CSV export's own cache_read_input_tokens / cache_creation_input_tokens columns.
 CACHE_READS = tuple(
-    (usage, *path) for usage in ("usage_object", "additional_usage_values")
+    (usage, *path)
+    for usage in ("usage_object", "additional_usage_values")
     for path in (("prompt_tokens_details", "cached_tokens"), ("cache_read_input_tokens",), ("prompt_cache_hit_tokens",))
 )
 CACHE_WRITES = tuple(
-    (usage, *path) for usage in ("usage_object", "additional_usage_values")
-    for path in (("cache_creation_input_tokens",), ("prompt_tokens_details", "cache_creation_tokens"),
-                 ("prompt_tokens_details", "cache_write_tokens"))
+    (usage, *path)
+    for usage in ("usage_object", "additional_usage_values")
+    for path in (
+        ("cache_creation_input_tokens",),
+        ("prompt_tokens_details", "cache_creation_tokens"),
+        ("prompt_tokens_details", "cache_write_tokens"),
+    )
 )
 MAX_COUNT_DIGITS = 10  # tokens per request below 10^10: int64 sums cannot overflow
 MAX_MS = 10**10  # a request's latency (115 days): above it, the row reader's
@@ -160,7 +165,7 @@ def fixed_width_times(column: pa.Array) -> np.ndarray | None:
     width = int(offsets[1] - offsets[0])
     if width < 19 or int(offsets[-1] - offsets[0]) != width * n:
         return None
-    data = np.frombuffer(column.buffers()[2], dtype=np.uint8)[offsets[0]: offsets[-1]].reshape(n, width)
+    data = np.frombuffer(column.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]].reshape(n, width)
     layout = bytes(data[0])
     suffix = next((s for s in reversed(_SUFFIXES) if s and layout.endswith(s)), b"")
     fraction = width - 19 - len(suffix)
@@ -190,9 +195,19 @@ def fixed_width_times(column: pa.Array) -> np.ndarray | None:
     hour, minute, second = field(11, 12), field(14, 15), field(17, 18)
     micros = field(*range(20, 19 + fraction)) * 10 ** (7 - fraction) if fraction else np.zeros(n, dtype=np.int64)
     leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
-    month_days = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])[np.clip(month, 0, 12)] + (leap & (month == 2))
-    if ((year < 1900) | (month < 1) | (month > 12) | (day < 1) | (day > month_days) | (hour > 23) | (minute > 59)
-            | (second > 59)).any():
+    month_days = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])[np.clip(month, 0, 12)] + (
+        leap & (month == 2)
+    )
+    if (
+        (year < 1900)
+        | (month < 1)
+        | (month > 12)
+        | (day < 1)
+        | (day > month_days)
+        | (hour > 23)
+        | (minute > 59)
+        | (second > 59)
+    ).any():
         raise Declined("a time out of range: the row reader names the record")
     # Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
     y = year - (month <= 2)
@@ -217,7 +232,9 @@ def latencies(start, end, first, n: int) -> tuple[np.ndarray, np.ndarray, np.nda
         raise Declined("an end before its start: the row reader names the record")
     if (duration > MAX_MS).any():
         raise Declined("a latency above MAX_MS")
-    stamp = np.where(timed, end, start) if first is None else np.where(first != MISSING, first, np.where(timed, end, start))
+    stamp = (
+        np.where(timed, end, start) if first is None else np.where(first != MISSING, first, np.where(timed, end, start))
+    )
     ttft = np.where(timed, np.minimum(np.maximum(_ms(stamp - start), 0), duration), 0)
     return timed, duration, ttft
 

@@ -106,10 +106,12 @@ class LiteLLMApi(ApiConnector):
             whole_second = high - low <= SECOND
             raise ProviderError(
                 f"{name}: the proxy reported {total:,} records but {len(mine):,} distinct ones were read: "
-                + ("more than one page of requests share one start time, which LiteLLM does not order; this "
-                   "window cannot be read whole, import its exported spend logs as a gateway log file"
-                   if whole_second and ties else
-                   "its spend log changed while it was paged; the pull is retried"),
+                + (
+                    "more than one page of requests share one start time, which LiteLLM does not order; this "
+                    "window cannot be read whole, import its exported spend logs as a gateway log file"
+                    if whole_second and ties
+                    else "its spend log changed while it was paged; the pull is retried"
+                ),
                 permanent=whole_second and bool(ties),
                 reason="bad_input" if whole_second and ties else "server",
             )

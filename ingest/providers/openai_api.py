@@ -24,8 +24,16 @@ from .allocation import allocate
 from .api_base import ApiConnector, Pull, malformed
 from .base import ProviderError, UsageRow, token_weight
 from .openai_lines import (
-    LineItem, completion_tokens, count, model_key, parse_amount, parse_line_item, ref, service_tier,
+    LineItem,
+    completion_tokens,
+    count,
+    model_key,
+    parse_amount,
+    parse_line_item,
+    ref,
+    service_tier,
 )
+
 
 @dataclass(frozen=True)
 class Endpoint:
@@ -110,7 +118,9 @@ class _Reader:
                     found = result.get("object") if isinstance(result, dict) else type(result).__name__
                     label = f"bucket {period[0].date().isoformat()} result {position + 1}"
                     if found != endpoint.result_object:
-                        raise _malformed(where, f"{label} is of unknown type {found!r}, expected {endpoint.result_object!r}")
+                        raise _malformed(
+                            where, f"{label} is of unknown type {found!r}, expected {endpoint.result_object!r}"
+                        )
                     try:
                         items.append(parse(result, period, where))
                     except ValueError as exc:

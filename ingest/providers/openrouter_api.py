@@ -12,7 +12,8 @@ replacement erase lines ingested earlier.
 import datetime as dt
 from decimal import Decimal
 
-from .api_base import ApiConnector, Pull, malformed as _malformed
+from .api_base import ApiConnector, Pull
+from .api_base import malformed as _malformed
 from .base import UsageRow
 from .parsing import day_start, parse_decimal
 from .payload import readers

@@ -11,6 +11,7 @@ from .openai_api import OpenAIApi
 from .openrouter_api import OpenRouterApi
 from .usage_csv import UsageCsv
 
+
 class UnknownConnector(ProviderError, LookupError):
     """An account whose connector reads no files (or pulls no API): a run of it fails saying so."""
 
@@ -28,11 +29,15 @@ def file_source_for(kind: str):
     try:
         return FILE_SOURCES[kind]
     except KeyError:
-        raise UnknownConnector(f"connector {kind!r} does not read files (file connectors: {', '.join(FILE_SOURCES)})") from None
+        raise UnknownConnector(
+            f"connector {kind!r} does not read files (file connectors: {', '.join(FILE_SOURCES)})"
+        ) from None
 
 
 def api_source_for(kind: str):
     try:
         return API_SOURCES[kind]
     except KeyError:
-        raise UnknownConnector(f"connector {kind!r} is not an API connector (API connectors: {', '.join(API_SOURCES)})") from None
+        raise UnknownConnector(
+            f"connector {kind!r} is not an API connector (API connectors: {', '.join(API_SOURCES)})"
+        ) from None

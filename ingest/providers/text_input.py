@@ -64,11 +64,23 @@ def bounded_lines(text, file_name: str, *, limit: int = MAX_LINE_CHARS, first_li
 class bounded_decompressed(io.RawIOBase):
     """A gzip stream's decompressed bytes, refused when they grow past the size or ratio bounds."""
 
-    def __init__(self, compressed, file_name: str, *, max_bytes: int = MAX_DECOMPRESSED_BYTES,
-                 max_ratio: int = MAX_RATIO, check_after: int = RATIO_CHECK_AFTER):
+    def __init__(
+        self,
+        compressed,
+        file_name: str,
+        *,
+        max_bytes: int = MAX_DECOMPRESSED_BYTES,
+        max_ratio: int = MAX_RATIO,
+        check_after: int = RATIO_CHECK_AFTER,
+    ):
         self._source = _Counting(compressed)
         self._gzip = gzip.GzipFile(fileobj=self._source, mode="rb")
-        self._file_name, self._max_bytes, self._max_ratio, self._check_after = file_name, max_bytes, max_ratio, check_after
+        self._file_name, self._max_bytes, self._max_ratio, self._check_after = (
+            file_name,
+            max_bytes,
+            max_ratio,
+            check_after,
+        )
         self._out = 0
 
     def readable(self):
@@ -101,4 +113,3 @@ class _Counting(io.RawIOBase):
         buffer[: len(chunk)] = chunk
         self.count += len(chunk)
         return len(chunk)
-

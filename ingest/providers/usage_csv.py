@@ -15,8 +15,16 @@ from .text_input import bounded_lines, utf8_text
 
 REQUIRED = ("day", "model", "input_tokens", "output_tokens")
 KNOWN = REQUIRED + (
-    "provider", "cached_input_tokens", "cache_write_tokens", "requests", "cost", "currency", "project", "api_key",
-    "tags", "user",
+    "provider",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "requests",
+    "cost",
+    "currency",
+    "project",
+    "api_key",
+    "tags",
+    "user",
 )
 
 
@@ -109,7 +117,10 @@ def _whole_row(row: dict, file_name: str, last_line: int, columns: int) -> dict:
         missing = [name for name, value in row.items() if value is None]
         raise ValueError(
             f"{present} fields where the header has {columns} columns: {', '.join(missing)} missing "
-            + ("(a quote opened on this line is never closed)" if any("," in value for value in row.values() if value)
-               else "(a short row: a field or a comma left out)")
+            + (
+                "(a quote opened on this line is never closed)"
+                if any("," in value for value in row.values() if value)
+                else "(a short row: a field or a comma left out)"
+            )
         )
     return row

@@ -29,7 +29,10 @@ def page(browser, live_server):
     # The UI must work offline: any request leaving the live server fails the test.
     outside = []
     # (A blob: URL of the server's own origin is in the page's memory, e.g. a web worker's script.)
-    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith((live_server.url, f"blob:{live_server.url}")) else None)
+    page.on(
+        "request",
+        lambda r: outside.append(r.url) if not r.url.startswith((live_server.url, f"blob:{live_server.url}")) else None,
+    )
     # The Content-Security-Policy forbids inline scripts and foreign sources: anything it refuses fails the test,
     # so every browser test checks that the pages it opens work under it.
     refused = []

@@ -22,7 +22,10 @@ def support_spend(openai_account, support_agent):
     """$40 today on Support's agent (today is always in the cap's period)."""
     today = dt.datetime.now(dt.UTC).date().isoformat()
     csv = f"day,model,input_tokens,output_tokens,cost,project\n{today},gpt-5-mini,1000,100,40.00,support\n"
-    assert usage_file_import(account=openai_account, stream=io.BytesIO(csv.encode()), file_name="u.csv").status == "succeeded"
+    assert (
+        usage_file_import(account=openai_account, stream=io.BytesIO(csv.encode()), file_name="u.csv").status
+        == "succeeded"
+    )
     AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
     history_reattribute()
 
@@ -32,7 +35,9 @@ def fits(page) -> bool:
     return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
-def test_a_lead_creates_a_cap_sees_its_progress_and_another_team_cannot_reach_it(page, sam, tess, support_spend, tmp_path):
+def test_a_lead_creates_a_cap_sees_its_progress_and_another_team_cannot_reach_it(
+    page, sam, tess, support_spend, tmp_path
+):
     sign_in(page, "sam", PASSWORD)
     page.click("nav >> text=Caps")
     page.wait_for_selector("text=No caps yet")

@@ -24,13 +24,28 @@ def contracts(openai_account, fiona):
     while day <= today:
         rows.append(f"{day},gpt-5-mini,1000,100,100.00,proj")
         day += dt.timedelta(days=1)
-    assert usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="u.csv").status == "succeeded"
+    assert (
+        usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="u.csv").status
+        == "succeeded"
+    )
     openai = Provider.objects.get(slug="openai")
-    Contract.objects.create(name="OpenAI fixed", provider=openai, start=today - dt.timedelta(days=60),
-                            end=today + dt.timedelta(days=300), commitment=Decimal(36_000), notice_days=30)
-    return Contract.objects.create(name="OpenAI enterprise", provider=openai, start=today - dt.timedelta(days=90),
-                                   end=today + dt.timedelta(days=100), commitment=Decimal(40_000), auto_renew=True,
-                                   notice_days=60)
+    Contract.objects.create(
+        name="OpenAI fixed",
+        provider=openai,
+        start=today - dt.timedelta(days=60),
+        end=today + dt.timedelta(days=300),
+        commitment=Decimal(36_000),
+        notice_days=30,
+    )
+    return Contract.objects.create(
+        name="OpenAI enterprise",
+        provider=openai,
+        start=today - dt.timedelta(days=90),
+        end=today + dt.timedelta(days=100),
+        commitment=Decimal(40_000),
+        auto_renew=True,
+        notice_days=60,
+    )
 
 
 def _open_menu_if_collapsed(page):
@@ -88,4 +103,8 @@ def test_an_admin_adds_a_contract_through_the_form_and_lands_on_its_page(page, a
     assert page.inner_text("h1 .badge") == "Not started"
     page.wait_for_selector("[data-figure=chart-contract] .main-svg", timeout=10_000)
     contract = Contract.objects.get(name="OpenAI 2027")
-    assert (contract.commitment_basis, contract.auto_renew, list(contract.accounts.all())) == ("monthly", True, [openai_account])
+    assert (contract.commitment_basis, contract.auto_renew, list(contract.accounts.all())) == (
+        "monthly",
+        True,
+        [openai_account],
+    )

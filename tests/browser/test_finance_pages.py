@@ -22,15 +22,29 @@ pytestmark = pytest.mark.browser
 def two_months(openai_account, support_agent, search_ranker, fiona):
     """Last month and this one: two priced workloads, a fine-tune nobody has a price for, and a sandbox key no
     rule claims (unattributed)."""
-    Workload.objects.create(team=support_agent.team, name="Ticket router", slug="ticket-router", latency_profile="realtime")
+    Workload.objects.create(
+        team=support_agent.team, name="Ticket router", slug="ticket-router", latency_profile="realtime"
+    )
     today = dt.datetime.now(dt.UTC).date()
-    day, rows = month_of(month_of(today) - dt.timedelta(days=1)), ["day,model,input_tokens,output_tokens,cost,project,api_key"]
+    day, rows = (
+        month_of(month_of(today) - dt.timedelta(days=1)),
+        ["day,model,input_tokens,output_tokens,cost,project,api_key"],
+    )
     while day < today:
-        rows += [f"{day},gpt-5-mini,1000000,100000,4.00,support,key_support", f"{day},gpt-5,1000000,100000,9.00,search,key_search",
-                 f"{day},acme-router-ft-8b,3000000,10000,,router,key_router", f"{day},gpt-5-nano,50000,1000,0.50,,key_personal_jdoe"]
+        rows += [
+            f"{day},gpt-5-mini,1000000,100000,4.00,support,key_support",
+            f"{day},gpt-5,1000000,100000,9.00,search,key_search",
+            f"{day},acme-router-ft-8b,3000000,10000,,router,key_router",
+            f"{day},gpt-5-nano,50000,1000,0.50,,key_personal_jdoe",
+        ]
         day += dt.timedelta(days=1)
-    assert usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="u.csv").status == "succeeded"
-    for priority, (slug, project) in enumerate((("support-agent", "support"), ("search-ranker", "search"), ("ticket-router", "router")), 1):
+    assert (
+        usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="u.csv").status
+        == "succeeded"
+    )
+    for priority, (slug, project) in enumerate(
+        (("support-agent", "support"), ("search-ranker", "search"), ("ticket-router", "router")), 1
+    ):
         AttributionRule.objects.create(workload=Workload.objects.get(slug=slug), priority=priority, project=project)
     history_reattribute()
 

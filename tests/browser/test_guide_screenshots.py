@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from finops.demo import DEMO_PASSWORD, load_demo
-from finops.months import month_of
 from finops.models import Account, Cap, Contract
+from finops.months import month_of
 
 from .conftest import sign_in
 

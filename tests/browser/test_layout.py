@@ -16,8 +16,21 @@ pytestmark = pytest.mark.browser
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1440, "height": 900}
-NAV = ["Overview", "Teams", "Workloads", "Providers", "Explore", "Caps", "Scorecard", "Contracts", "Reports", "Rules", "Sources",
-       "Savings", "Alerts"]
+NAV = [
+    "Overview",
+    "Teams",
+    "Workloads",
+    "Providers",
+    "Explore",
+    "Caps",
+    "Scorecard",
+    "Contracts",
+    "Reports",
+    "Rules",
+    "Sources",
+    "Savings",
+    "Alerts",
+]
 
 
 @pytest.fixture
@@ -56,10 +69,13 @@ def test_on_a_phone_the_page_never_scrolls_sideways_and_its_tables_scroll_in_the
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     assert not page_scrolls_sideways(page)
     # Tables wider than the phone stay inside it: each scrolls by itself instead.
-    tables = page.eval_on_selector_all("table.data", """tables => tables.map(t => {
+    tables = page.eval_on_selector_all(
+        "table.data",
+        """tables => tables.map(t => {
         const box = (t.closest('.table-scroll') || t).getBoundingClientRect();
         return {left: box.left, right: box.right, content: t.scrollWidth};
-    })""")
+    })""",
+    )
     assert any(t["content"] > PHONE["width"] for t in tables), tables  # the test really has a wide table
     assert all(0 <= t["left"] and t["right"] <= PHONE["width"] for t in tables), tables
 
@@ -91,7 +107,9 @@ def test_on_a_phone_the_menu_works_from_the_keyboard(page, ada):
     assert page.evaluate("document.activeElement.textContent") == "Overview"
     page.keyboard.press("Escape")
     assert not page.locator("nav a", has_text="Sources").is_visible()
-    assert page.evaluate("document.activeElement.getAttribute('aria-controls')") == "site-menu"  # focus back on the button
+    assert (
+        page.evaluate("document.activeElement.getAttribute('aria-controls')") == "site-menu"
+    )  # focus back on the button
 
 
 def test_on_a_desktop_every_link_shows_without_a_click(page, ada):
@@ -99,7 +117,10 @@ def test_on_a_desktop_every_link_shows_without_a_click(page, ada):
     assert not page.get_by_role("button", name="Menu").is_visible()
     assert [text.strip() for text in page.locator("nav a").all_inner_texts()] == NAV
     assert all(page.locator("nav a", has_text=label).first.is_visible() for label in NAV)
-    assert page.get_by_role("link", name="API", exact=True).is_visible() and page.get_by_role("button", name="Sign out").is_visible()
+    assert (
+        page.get_by_role("link", name="API", exact=True).is_visible()
+        and page.get_by_role("button", name="Sign out").is_visible()
+    )
     header = page.locator(".topbar").bounding_box()
     assert header["height"] <= 60  # one line
     assert not page_scrolls_sideways(page)

@@ -89,11 +89,26 @@ def _pages() -> list[str]:
     last_month = month_of(month_of(dt.datetime.now(dt.UTC).date()) - dt.timedelta(days=1))
     bedrock = Account.objects.get(name="bedrock-us-east-1")
     return [
-        "/", "/teams/", "/teams/support/", "/workloads/", "/workloads/support-agent/", "/providers/",
-        f"/providers/{Provider.objects.get(slug='openai').slug}/", "/explore/", "/unattributed/", "/caps/",
-        f"/caps/{Cap.objects.order_by('pk').first().pk}/", "/scorecard/", "/contracts/",
-        f"/contracts/{Contract.objects.order_by('pk').first().pk}/", f"/reports/{last_month:%Y-%m}/", "/savings/",
-        "/whatif/", "/offerings/", "/sources/", f"/sources/{bedrock.pk}/",
+        "/",
+        "/teams/",
+        "/teams/support/",
+        "/workloads/",
+        "/workloads/support-agent/",
+        "/providers/",
+        f"/providers/{Provider.objects.get(slug='openai').slug}/",
+        "/explore/",
+        "/unattributed/",
+        "/caps/",
+        f"/caps/{Cap.objects.order_by('pk').first().pk}/",
+        "/scorecard/",
+        "/contracts/",
+        f"/contracts/{Contract.objects.order_by('pk').first().pk}/",
+        f"/reports/{last_month:%Y-%m}/",
+        "/savings/",
+        "/whatif/",
+        "/offerings/",
+        "/sources/",
+        f"/sources/{bedrock.pk}/",
     ]
 
 
@@ -108,8 +123,9 @@ def _walk(page, viewport: dict, paths: list[str]) -> tuple[list, int]:
         money_cells += found["moneyCells"]
         problems += [{"page": path, **f} for f in found["findings"]]
         if viewport is DESKTOP:  # a desktop has the room: every column shows without scrolling the card
-            problems += [{"page": path, "table": name, "problem": "scrolls sideways at 1440 px"}
-                         for name in found["wide"]]
+            problems += [
+                {"page": path, "table": name, "problem": "scrolls sideways at 1440 px"} for name in found["wide"]
+            ]
     return problems, money_cells
 
 
@@ -124,4 +140,5 @@ def test_no_money_cell_is_cut_and_no_column_hidden_on_a_desktop_or_a_phone(page)
         assert money_cells > 500, money_cells  # the walk really measured the money tables
         report[label] = problems
     assert report == {"1440 px": [], "390 px": []}, "\n".join(
-        f"{label} {p}" for label, problems in report.items() for p in problems[:40])
+        f"{label} {p}" for label, problems in report.items() for p in problems[:40]
+    )

@@ -21,7 +21,10 @@ def test_an_admin_adds_an_address_changes_its_day_and_deactivates_it(page, ada, 
     page.click("[data-testid=subscriptions]")
     assert page.url.endswith("/reports/subscriptions/")
     assert page.locator("tr[data-email='fiona@example.com']").inner_text().count("Subscribed by default (finance)") == 1
-    assert "The UTC day of each month the previous month's report is emailed" in page.locator("#add-subscription").inner_text()
+    assert (
+        "The UTC day of each month the previous month's report is emailed"
+        in page.locator("#add-subscription").inner_text()
+    )
 
     page.fill("input[name=email]", "cfo@example.com")
     page.fill("input[name=day_of_month]", "7")

@@ -12,8 +12,15 @@ from finops.reports.tco_tables import SECTIONS, TITLES
 from .conftest import sign_in
 
 pytestmark = pytest.mark.browser
-CHARTED = {"summary": "movers", "spend": "trend", "unit_economics": "unit_economics", "commitments": "commitments",
-           "caps": "caps", "data_quality": "reconciliation", "savings": "savings"}
+CHARTED = {
+    "summary": "movers",
+    "spend": "trend",
+    "unit_economics": "unit_economics",
+    "commitments": "commitments",
+    "caps": "caps",
+    "data_quality": "reconciliation",
+    "savings": "savings",
+}
 
 
 @pytest.fixture
@@ -34,16 +41,23 @@ def test_finance_reads_every_section_with_its_charts_and_a_team_lead_gets_404(pa
         for table in section.tables:
             assert box.locator(f"[data-report-table={table.name}] h3").inner_text() == TITLES[table.name]
         # Each section draws its chart, or says in a sentence why it has none.
-        charts, sentence = box.locator(f"figure[data-chart={CHARTED[section.key]}] img"), box.locator("[data-chart-empty]")
+        charts, sentence = (
+            box.locator(f"figure[data-chart={CHARTED[section.key]}] img"),
+            box.locator("[data-chart-empty]"),
+        )
         assert charts.count() + sentence.count() == 1, section.key
     # The demo's month has figures for these charts: each is an image the browser decoded and laid out full width.
     for name in ("movers", "trend", "unit_economics", "commitments", "caps", "savings"):
         image = page.locator(f"figure[data-chart={name}] img")
         assert image.get_attribute("src").startswith("data:image/svg+xml;base64,")
-        assert image.evaluate("img => img.complete && img.naturalWidth > 300 && img.getBoundingClientRect().height > 60"), name
+        assert image.evaluate(
+            "img => img.complete && img.naturalWidth > 300 && img.getBoundingClientRect().height > 60"
+        ), name
         assert "Biggest movers" in page.locator("figure[data-chart=movers] img").get_attribute("alt")
     figures = page.locator("dl.figures[data-table=summary]")
-    assert "Forecast next month" in figures.inner_text() and figures.locator(".fig").count() == 15  # with quarter and year to date
+    assert (
+        "Forecast next month" in figures.inner_text() and figures.locator(".fig").count() == 15
+    )  # with quarter and year to date
 
     # A phone: the charts and tables scroll inside their cards, never the page.
     page.set_viewport_size({"width": 390, "height": 844})

@@ -18,26 +18,42 @@ pytestmark = pytest.mark.browser
 
 
 def _requests(model: str, provider: str, at: dt.datetime, ms: int, count: int) -> list[dict]:
-    return [{
-        "request_id": f"{provider}-{n}", "startTime": (at + dt.timedelta(seconds=n)).isoformat(),
-        "endTime": (at + dt.timedelta(seconds=n, milliseconds=ms)).isoformat(),
-        "completionStartTime": (at + dt.timedelta(seconds=n, milliseconds=150)).isoformat(),
-        "model": model, "custom_llm_provider": provider, "prompt_tokens": 400, "completion_tokens": 200,
-        "api_key": "b" * 64, "metadata": {}, "request_tags": [], "status": "success",
-    } for n in range(count)]
+    return [
+        {
+            "request_id": f"{provider}-{n}",
+            "startTime": (at + dt.timedelta(seconds=n)).isoformat(),
+            "endTime": (at + dt.timedelta(seconds=n, milliseconds=ms)).isoformat(),
+            "completionStartTime": (at + dt.timedelta(seconds=n, milliseconds=150)).isoformat(),
+            "model": model,
+            "custom_llm_provider": provider,
+            "prompt_tokens": 400,
+            "completion_tokens": 200,
+            "api_key": "b" * 64,
+            "metadata": {},
+            "request_tags": [],
+            "status": "success",
+        }
+        for n in range(count)
+    ]
 
 
 @pytest.fixture
 def measured(support_agent):
     """Three days ago: the support agent (SLA 4 s) answers in 0.5 s on Cerebras; a triage workload (SLA 1 s) takes
     3 s on Groq."""
-    triage = Workload.objects.create(team=support_agent.team, name="Support triage", slug="support-triage",
-                                     latency_profile="realtime", sla_seconds=1)
+    triage = Workload.objects.create(
+        team=support_agent.team, name="Support triage", slug="support-triage", latency_profile="realtime", sla_seconds=1
+    )
     at = dt.datetime.combine(dt.datetime.now(dt.UTC).date() - dt.timedelta(days=3), dt.time(10), tzinfo=dt.UTC)
     for slug, workload, ms in (("cerebras", support_agent, 500), ("groq", triage, 3000)):
-        account = Account.objects.create(name=f"{slug}-gateway", provider=Provider.objects.get(slug=slug), connector="gateway_log")
+        account = Account.objects.create(
+            name=f"{slug}-gateway", provider=Provider.objects.get(slug=slug), connector="gateway_log"
+        )
         body = json.dumps(_requests("llama-3.3-70b", slug, at, ms, 50)).encode()
-        assert usage_file_import(account=account, stream=io.BytesIO(body), file_name="spend_logs.json").status == "succeeded"
+        assert (
+            usage_file_import(account=account, stream=io.BytesIO(body), file_name="spend_logs.json").status
+            == "succeeded"
+        )
         AttributionRule.objects.create(workload=workload, priority=1 if slug == "groq" else 2, account=account)
     history_reattribute()
     return quarter_key(at.date())

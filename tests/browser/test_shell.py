@@ -27,7 +27,21 @@ def test_finance_signs_in_and_sees_the_overview_with_a_drawn_chart(page, fiona, 
     assert "$4.20" in page.inner_text(".tiles")
     # Plotly replaced the placeholder with an SVG: the chart really rendered.
     page.wait_for_selector(".chart .main-svg", timeout=10_000)
-    assert page.locator("nav a").all_inner_texts() == ["Overview", "Teams", "Workloads", "Providers", "Explore", "Caps", "Scorecard", "Contracts", "Reports", "Rules", "Sources", "Savings", "Alerts"]
+    assert page.locator("nav a").all_inner_texts() == [
+        "Overview",
+        "Teams",
+        "Workloads",
+        "Providers",
+        "Explore",
+        "Caps",
+        "Scorecard",
+        "Contracts",
+        "Reports",
+        "Rules",
+        "Sources",
+        "Savings",
+        "Alerts",
+    ]
 
 
 def test_a_wrong_password_is_told_and_not_let_in(page, fiona):

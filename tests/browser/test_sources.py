@@ -66,8 +66,24 @@ def activity(query: dict) -> Reply:
     """OpenRouter's /activity for whichever day is asked: two lines of usage."""
     day = query["date"][0]
     lines = [
-        {"date": day, "model": "openai/gpt-4.1", "provider_name": "OpenAI", "usage": 0.5, "requests": 3, "prompt_tokens": 900, "completion_tokens": 80},
-        {"date": day, "model": "anthropic/claude-sonnet-4.5", "provider_name": "Anthropic", "usage": 1.25, "requests": 2, "prompt_tokens": 1200, "completion_tokens": 300},
+        {
+            "date": day,
+            "model": "openai/gpt-4.1",
+            "provider_name": "OpenAI",
+            "usage": 0.5,
+            "requests": 3,
+            "prompt_tokens": 900,
+            "completion_tokens": 80,
+        },
+        {
+            "date": day,
+            "model": "anthropic/claude-sonnet-4.5",
+            "provider_name": "Anthropic",
+            "usage": 1.25,
+            "requests": 2,
+            "prompt_tokens": 1200,
+            "completion_tokens": 300,
+        },
     ]
     return Reply(200, {"data": lines})
 
@@ -81,7 +97,9 @@ def test_an_admin_tests_a_key_then_connects_an_api_account_and_the_key_is_never_
             page.click("text=Connect an API account")
         page.select_option("select[name=connector]", "openrouter_api")
         assert page.get_attribute("input[name=base_url]", "placeholder") == "https://openrouter.ai/api/v1"
-        assert page.inner_text("#id_secret_helptext").startswith("The OpenRouter activity API needs an OpenRouter management")
+        assert page.inner_text("#id_secret_helptext").startswith(
+            "The OpenRouter activity API needs an OpenRouter management"
+        )
         page.fill("input[name=name]", "openrouter-main")
         page.fill("input[name=base_url]", fake.url + "/api/v1")
         page.fill("input[name=secret]", SECRET)
@@ -109,14 +127,21 @@ def test_a_refused_key_is_shown_as_an_alert_on_the_connect_form(page, ada):
         page.fill("input[name=secret]", SECRET)
         page.click("#test-connection")
         page.wait_for_selector("#connection-result[role=alert]", timeout=15_000)
-        assert page.inner_text("#connection-result").startswith("The key was refused (HTTP 401): it needs an OpenRouter management")
+        assert page.inner_text("#connection-result").startswith(
+            "The key was refused (HTTP 401): it needs an OpenRouter management"
+        )
 
 
 def test_sync_now_against_a_failing_provider_shows_the_failed_run_instead_of_an_error_page(page, ada):
     with FakeProviderServer() as fake:
-        fake.route("/v1/organization/costs", [Reply(500, {"error": {"message": "upstream exploded"}}, {"Retry-After": "0"})])
+        fake.route(
+            "/v1/organization/costs", [Reply(500, {"error": {"message": "upstream exploded"}}, {"Retry-After": "0"})]
+        )
         account = Account.objects.create(
-            name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="openai_api", base_url=fake.url + "/v1"
+            name="openai-prod",
+            provider=Provider.objects.get(slug="openai"),
+            connector="openai_api",
+            base_url=fake.url + "/v1",
         )
         account_set_credentials(account=account, secret="sk-admin-browser-0123456789abcdef")
         sign_in(page, "ada", PASSWORD)

@@ -20,9 +20,15 @@ def two_teams_of_usage(openai_account, support_agent, search_ranker):
     days = [(dt.datetime.now(dt.UTC) - dt.timedelta(days=n)).date().isoformat() for n in (1, 2, 3)]
     rows = ["day,model,input_tokens,output_tokens,cost,project"]
     for day in days:
-        rows += [f"{day},gpt-5-mini,1000000,100000,4.00,support", f"{day},gpt-5,1000000,100000,9.00,support",
-                 f"{day},gpt-5,2000000,100000,30.00,search"]
-    assert usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="u.csv").status == "succeeded"
+        rows += [
+            f"{day},gpt-5-mini,1000000,100000,4.00,support",
+            f"{day},gpt-5,1000000,100000,9.00,support",
+            f"{day},gpt-5,2000000,100000,30.00,search",
+        ]
+    assert (
+        usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="u.csv").status
+        == "succeeded"
+    )
     AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
     AttributionRule.objects.create(workload=search_ranker, priority=2, project="search")
     history_reattribute()

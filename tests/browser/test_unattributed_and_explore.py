@@ -19,9 +19,14 @@ def usage(openai_account, support_agent):
     days = [(dt.datetime.now(dt.UTC) - dt.timedelta(days=n)).date().isoformat() for n in (1, 2, 3)]
     rows = ["day,model,input_tokens,output_tokens,cost,project,api_key,user,tags"]
     for day in days:
-        rows += [f"{day},gpt-5-mini,1000000,100000,4.00,support,key-support,sue,",
-                 f"{day},gpt-4o,500000,0,3.00,proj-x,key-x,ana,env=prod"]
-    assert usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="u.csv").status == "succeeded"
+        rows += [
+            f"{day},gpt-5-mini,1000000,100000,4.00,support,key-support,sue,",
+            f"{day},gpt-4o,500000,0,3.00,proj-x,key-x,ana,env=prod",
+        ]
+    assert (
+        usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="u.csv").status
+        == "succeeded"
+    )
     AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
     history_reattribute()
 
@@ -56,4 +61,4 @@ def test_finance_reads_the_unattributed_groups_without_a_rule_link_it_could_not_
     page.wait_for_selector("h1:has-text('Unattributed spend')")
     assert "key-x" in page.inner_text("table[data-table=by_api_key]")
     assert page.locator("a:has-text('Create a rule')").count() == 0  # finance writes no rules (403 on the form)
-    assert "an admin's page has a \"Create a rule\" link" in page.inner_text("main")
+    assert 'an admin\'s page has a "Create a rule" link' in page.inner_text("main")

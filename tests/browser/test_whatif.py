@@ -18,12 +18,26 @@ pytestmark = pytest.mark.browser
 
 def test_the_copilot_preset_highlights_the_fast_offering_over_the_cheap_slow_one(page, fiona):
     # Moonshot's catalog price (0.95/4.00) at 34 tokens/s; Cerebras at 981 tokens/s with entered prices.
-    offering_upsert(provider=Provider.objects.get(slug="moonshot"), model="kimi-k2.6", output_tokens_per_s=Decimal(34),
-                    ttft_seconds=Decimal("1.2"))
-    offering_upsert(provider=Provider.objects.get(slug="cerebras"), model="kimi-k2.6", input_per_mtok=Decimal("1.50"),
-                    output_per_mtok=Decimal("6.00"), output_tokens_per_s=Decimal(981), ttft_seconds=Decimal("0.3"))
-    offering_upsert(provider=Provider.objects.get(slug="fireworks"), model="kimi-k2.6", input_per_mtok=Decimal("0.55"),
-                    output_per_mtok=Decimal("2.20"))  # no speed: says so
+    offering_upsert(
+        provider=Provider.objects.get(slug="moonshot"),
+        model="kimi-k2.6",
+        output_tokens_per_s=Decimal(34),
+        ttft_seconds=Decimal("1.2"),
+    )
+    offering_upsert(
+        provider=Provider.objects.get(slug="cerebras"),
+        model="kimi-k2.6",
+        input_per_mtok=Decimal("1.50"),
+        output_per_mtok=Decimal("6.00"),
+        output_tokens_per_s=Decimal(981),
+        ttft_seconds=Decimal("0.3"),
+    )
+    offering_upsert(
+        provider=Provider.objects.get(slug="fireworks"),
+        model="kimi-k2.6",
+        input_per_mtok=Decimal("0.55"),
+        output_per_mtok=Decimal("2.20"),
+    )  # no speed: says so
     sign_in(page, "fiona", PASSWORD)
     page.click("nav >> text=Savings")
     page.click("main >> text=what-if calculator")
@@ -49,7 +63,9 @@ def test_a_workload_is_compared_on_its_last_30_days_and_ranked_on_the_savings_pa
     page.click("text=Compare")
     page.wait_for_selector("[data-testid=best-offering]")
     assert page.inner_text("[data-testid=best-offering]").endswith("gpt-oss-120b")
-    assert "DeepInfra" in page.inner_text("table[data-table=whatif] tr[data-highlight]").replace("Deepinfra", "DeepInfra")
+    assert "DeepInfra" in page.inner_text("table[data-table=whatif] tr[data-highlight]").replace(
+        "Deepinfra", "DeepInfra"
+    )
     page.click("nav >> text=Savings")
     assert "less than today" in page.inner_text("[data-testid=headline]")
     assert "Support agent" in page.inner_text("table[data-table=savings]")

@@ -64,14 +64,24 @@ class SpendLogs:
             return proxy_error(400, "Start date and end date are required", "bad_request")
         page, size = int(query.get("page", ["1"])[0]), int(query.get("page_size", ["50"])[0])
         if page < 1 or not 1 <= size <= MAX_PAGE_SIZE:
-            return Reply(422, {"detail": [{
-                "type": "less_than_equal", "loc": ["query", "page_size"],
-                "msg": f"Input should be less than or equal to {MAX_PAGE_SIZE}",
-            }]})
+            return Reply(
+                422,
+                {
+                    "detail": [
+                        {
+                            "type": "less_than_equal",
+                            "loc": ["query", "page_size"],
+                            "msg": f"Input should be less than or equal to {MAX_PAGE_SIZE}",
+                        }
+                    ]
+                },
+            )
         low, high = _parse_date(start), _parse_date(end)
         if low is None or high is None:
             bad = start if low is None else end
-            return Reply(400, {"detail": f"Invalid date format: {bad}. Expected: 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS'"})
+            return Reply(
+                400, {"detail": f"Invalid date format: {bad}. Expected: 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS'"}
+            )
         if self.before_page is not None:
             self.before_page(self, page)
         found = [r for r in self.records if low <= start_time(r) <= high]
@@ -79,14 +89,17 @@ class SpendLogs:
         found.sort(key=lambda r: (start_time(r), _tie_order(r, page)), reverse=True)
         capped = len(found) > COUNT_CAP
         total = COUNT_CAP if capped else len(found)
-        return Reply(200, {
-            "data": found[(page - 1) * size:page * size],
-            "total": total,
-            "page": page,
-            "page_size": size,
-            "total_pages": (total + size - 1) // size,
-            "total_is_capped": capped,
-        })
+        return Reply(
+            200,
+            {
+                "data": found[(page - 1) * size : page * size],
+                "total": total,
+                "page": page,
+                "page_size": size,
+                "total_pages": (total + size - 1) // size,
+                "total_is_capped": capped,
+            },
+        )
 
 
 def _tie_order(record: dict, page: int) -> str:

@@ -1,8 +1,8 @@
 """A private redis-server process on a free port, that a test may kill and start again (never the shared one).
 
-    with RedisServer() as redis_server:    # redis_server.url: redis://127.0.0.1:<port>/0
-        redis_server.restart(down_for=1.0)  # SIGKILL, then the same port again: no persistence, so every key
-                                            # (queued tasks included) is gone, as after a crash of a cache-only Redis
+with RedisServer() as redis_server:    # redis_server.url: redis://127.0.0.1:<port>/0
+    redis_server.restart(down_for=1.0)  # SIGKILL, then the same port again: no persistence, so every key
+                                        # (queued tasks included) is gone, as after a crash of a cache-only Redis
 """
 
 import shutil
@@ -30,7 +30,8 @@ class RedisServer:
     def start(self) -> None:
         self.process = subprocess.Popen(
             [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 10
         while True:

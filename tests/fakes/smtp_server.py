@@ -1,10 +1,10 @@
 """A real SMTP server on 127.0.0.1 (aiosmtpd, in a thread) that keeps what it receives, for email tests.
 
-    server = FakeSmtpServer()          # a free port, nothing listening yet: sending fails like a server down
-    server.start() / server.stop()     # up and down again, on the same port
-    server.messages                    # [email.message.EmailMessage], parsed with the modern policy
-    server.refuse["x@example.com"] = "451 4.3.0 try later"   # answer RCPT TO for that address so
-    server.use(settings)               # point Django's SMTP backend at it (the pytest-django settings fixture)
+server = FakeSmtpServer()          # a free port, nothing listening yet: sending fails like a server down
+server.start() / server.stop()     # up and down again, on the same port
+server.messages                    # [email.message.EmailMessage], parsed with the modern policy
+server.refuse["x@example.com"] = "451 4.3.0 try later"   # answer RCPT TO for that address so
+server.use(settings)               # point Django's SMTP backend at it (the pytest-django settings fixture)
 """
 
 import email

@@ -22,8 +22,15 @@ class _IPv6Server(QuietHTTPServer):
 
 
 class FakeWebhookServer(ServedInThread):
-    def __init__(self, statuses=(200,), *, trickle_every: float | None = None, trickle_lines: int = 30,
-                 location: str | None = None, host: str = "127.0.0.1"):
+    def __init__(
+        self,
+        statuses=(200,),
+        *,
+        trickle_every: float | None = None,
+        trickle_lines: int = 30,
+        location: str | None = None,
+        host: str = "127.0.0.1",
+    ):
         self.statuses = list(statuses)
         self.received: list[tuple[str, dict, bytes]] = []
         server = self

@@ -29,7 +29,10 @@ def totals_by_day(account: Account) -> dict:
         .annotate(day=TruncDate("period_start"))
         .values("day")
         .annotate(
-            cost=Sum("cost"), reporting_cost=Sum("reporting_cost"), **{f: Sum(f) for f in TOKEN_FIELDS}, lines=Count("id")
+            cost=Sum("cost"),
+            reporting_cost=Sum("reporting_cost"),
+            **{f: Sum(f) for f in TOKEN_FIELDS},
+            lines=Count("id"),
         )
         .order_by("day")
     )
@@ -41,7 +44,9 @@ def rollup_totals_by_day(account: Account) -> dict:
         DailySpend.objects.filter(account=account)
         .values("day")
         .annotate(
-            cost=Sum("cost"), reporting_cost=Sum("reporting_cost"), **{f: Sum(f) for f in TOKEN_FIELDS},
+            cost=Sum("cost"),
+            reporting_cost=Sum("reporting_cost"),
+            **{f: Sum(f) for f in TOKEN_FIELDS},
             lines=Sum("line_count"),
         )
         .order_by("day")

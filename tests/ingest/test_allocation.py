@@ -6,8 +6,14 @@ from hypothesis import strategies as st
 
 from ingest.providers.allocation import allocate
 
-amounts = st.decimals(min_value=Decimal("-1e9"), max_value=Decimal("1e9"), places=18, allow_nan=False, allow_infinity=False)
-weights = st.lists(st.decimals(min_value=0, max_value=Decimal("1e12"), places=6, allow_nan=False, allow_infinity=False), min_size=1, max_size=30)
+amounts = st.decimals(
+    min_value=Decimal("-1e9"), max_value=Decimal("1e9"), places=18, allow_nan=False, allow_infinity=False
+)
+weights = st.lists(
+    st.decimals(min_value=0, max_value=Decimal("1e12"), places=6, allow_nan=False, allow_infinity=False),
+    min_size=1,
+    max_size=30,
+)
 
 
 @given(amounts, weights)

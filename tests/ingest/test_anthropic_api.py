@@ -23,7 +23,11 @@ USAGE = "/v1/organizations/usage_report/messages"
 UTC = dt.UTC
 OCT_16, OCT_17, OCT_18, OCT_19 = (dt.datetime(2025, 10, d, tzinfo=UTC) for d in (16, 17, 18, 19))
 DEFAULT_WS, SEARCH_WS = "", "wrkspc_01WtfAtqQsV3zBDs9RYpNZdR"
-KEY_A, KEY_B, KEY_C = "apikey_01Rj2N8SVvo6BePZj99NhmiT", "apikey_01Bx7M2kq9QpDw4YtRzE3vHs", "apikey_01Hq3LzP8WnV5cXyT2aRkJ9d"
+KEY_A, KEY_B, KEY_C = (
+    "apikey_01Rj2N8SVvo6BePZj99NhmiT",
+    "apikey_01Bx7M2kq9QpDw4YtRzE3vHs",
+    "apikey_01Hq3LzP8WnV5cXyT2aRkJ9d",
+)
 CURSOR_17, CURSOR_18 = "page_MjAyNS0xMC0xN1QwMDowMDowMFo=", "page_MjAyNS0xMC0xOFQwMDowMDowMFo="
 DOCS_CURSOR = "page_MjAyNS0wNS0xNFQwMDowMDowMFo="  # the next_page of the docs' verbatim examples
 
@@ -62,9 +66,15 @@ def one_day(results: list, day: str = "2025-10-16") -> dict:
 
 def usage_result(model="claude-sonnet-4-5-20250929", workspace=None, key=KEY_A, uncached=0, output=0, **extra) -> dict:
     return {
-        "uncached_input_tokens": uncached, "cache_read_input_tokens": 0,
-        "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0}, "output_tokens": output,
-        "model": model, "workspace_id": workspace, "api_key_id": key, "service_tier": "standard", **extra,
+        "uncached_input_tokens": uncached,
+        "cache_read_input_tokens": 0,
+        "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
+        "output_tokens": output,
+        "model": model,
+        "workspace_id": workspace,
+        "api_key_id": key,
+        "service_tier": "standard",
+        **extra,
     }
 
 
@@ -72,16 +82,27 @@ def cost_result(
     amount, description="Claude Sonnet 4.5 Usage - Output Tokens", model="claude-sonnet-4-5-20250929", workspace=None
 ) -> dict:
     return {
-        "amount": amount, "currency": "USD", "cost_type": "tokens" if model else None, "description": description,
-        "model": model, "token_type": "output_tokens" if model else None, "service_tier": "standard",
+        "amount": amount,
+        "currency": "USD",
+        "cost_type": "tokens" if model else None,
+        "description": description,
+        "model": model,
+        "token_type": "output_tokens" if model else None,
+        "service_tier": "standard",
         "workspace_id": workspace,
     }
 
 
 def web_search(amount, workspace=None) -> dict:
     return {
-        "amount": amount, "currency": "USD", "cost_type": "web_search", "description": "Web Search Usage", "model": None,
-        "token_type": None, "service_tier": None, "workspace_id": workspace,
+        "amount": amount,
+        "currency": "USD",
+        "cost_type": "web_search",
+        "description": "Web Search Usage",
+        "model": None,
+        "token_type": None,
+        "service_tier": None,
+        "workspace_id": workspace,
     }
 
 
@@ -98,7 +119,9 @@ def sleeps():
 
 def fetch(server, sleeps=None, *, start=OCT_16, end=OCT_19, weigh=None) -> list:
     client = HttpClient(timeout=5, max_attempts=4, sleep=(sleeps if sleeps is not None else []).append)
-    return list(AnthropicApi().fetch(client=client, base_url=server.url, secret=SECRET, start=start, end=end, weigh=weigh))
+    return list(
+        AnthropicApi().fetch(client=client, base_url=server.url, secret=SECRET, start=start, end=end, weigh=weigh)
+    )
 
 
 def fetch_error(server, sleeps=None, **kwargs) -> ProviderError:
@@ -114,9 +137,13 @@ def requests_to(server, path: str) -> list:
 
 def line(rows, *, day=OCT_16, key=None, model=None, workspace=None, tier="standard"):
     matches = [
-        r for r in rows
-        if r.period_start == day and (key is None or r.api_key_ref == key) and (model is None or r.model_raw == model)
-        and (workspace is None or r.project_ref == workspace) and (tier is None or r.service_tier == tier)
+        r
+        for r in rows
+        if r.period_start == day
+        and (key is None or r.api_key_ref == key)
+        and (model is None or r.model_raw == model)
+        and (workspace is None or r.project_ref == workspace)
+        and (tier is None or r.service_tier == tier)
     ]
     assert len(matches) == 1, matches
     return matches[0]
@@ -151,7 +178,13 @@ def test_both_reports_are_asked_for_the_window_in_daily_buckets_with_the_allowed
         assert query["bucket_width"] == ["1d"] and query["limit"] == ["31"]
     assert cost["group_by[]"] == ["workspace_id", "description"]
     assert set(usage["group_by[]"]) == {
-        "workspace_id", "api_key_id", "model", "service_tier", "context_window", "inference_geo", "account_id",
+        "workspace_id",
+        "api_key_id",
+        "model",
+        "service_tier",
+        "context_window",
+        "inference_geo",
+        "account_id",
         "service_account_id",
     }
 
@@ -223,13 +256,27 @@ def test_token_buckets_map_to_the_four_disjoint_classes_with_keys_and_workspace(
 
     [row] = fetch(server, start=dt.datetime(2025, 8, 1, tzinfo=UTC), end=dt.datetime(2025, 8, 2, tzinfo=UTC))
 
-    assert (row.input_tokens, row.cached_input_tokens, row.cache_write_tokens, row.output_tokens) == (1500, 200, 1500, 500)
-    assert (row.period_start, row.period_end) == (dt.datetime(2025, 8, 1, tzinfo=UTC), dt.datetime(2025, 8, 2, tzinfo=UTC))
+    assert (row.input_tokens, row.cached_input_tokens, row.cache_write_tokens, row.output_tokens) == (
+        1500,
+        200,
+        1500,
+        500,
+    )
+    assert (row.period_start, row.period_end) == (
+        dt.datetime(2025, 8, 1, tzinfo=UTC),
+        dt.datetime(2025, 8, 2, tzinfo=UTC),
+    )
     assert (row.model_raw, row.service_tier) == ("claude-opus-4-6", "standard")
     assert (row.project_ref, row.api_key_ref, row.user_ref) == (
-        "wrkspc_01JwQvzr7rXLA5AGx3HKfFUJ", "apikey_01Rj2N8SVvo6BePZj99NhmiT", "user_01WCz1FkmYMm4gnmykNKUu3Q"
+        "wrkspc_01JwQvzr7rXLA5AGx3HKfFUJ",
+        "apikey_01Rj2N8SVvo6BePZj99NhmiT",
+        "user_01WCz1FkmYMm4gnmykNKUu3Q",
     )
-    assert row.tags == {"context_window": "0-200k", "inference_geo": "global", "service_account": "svac_01Hk3R9TWxq7CfQak00OiVw4"}
+    assert row.tags == {
+        "context_window": "0-200k",
+        "inference_geo": "global",
+        "service_account": "svac_01Hk3R9TWxq7CfQak00OiVw4",
+    }
     assert row.cost is None and row.requests == 0
 
 
@@ -312,7 +359,9 @@ def test_an_uneven_split_still_adds_up_exactly_to_the_bill(server):
 
 def test_the_split_follows_the_weigh_function_when_one_is_given(server):
     server.route(COSTS, [one_day([cost_result("1000")])])
-    server.route(USAGE, [one_day([usage_result(key=KEY_A, uncached=9000, output=100), usage_result(key=KEY_B, output=300)])])
+    server.route(
+        USAGE, [one_day([usage_result(key=KEY_A, uncached=9000, output=100), usage_result(key=KEY_B, output=300)])]
+    )
 
     rows = fetch(server, end=OCT_17, weigh=lambda row: Decimal(row.output_tokens) * 15 + Decimal(row.input_tokens) * 3)
 
@@ -340,7 +389,12 @@ def test_a_cost_of_no_model_is_its_own_line_per_key_never_inside_a_models_cost(t
     assert (opus.project_ref, opus.cost) == (SEARCH_WS, None)
     search = line(rows, key=KEY_C, model="web search", tier="")
     assert (search.project_ref, search.cost, search.tags) == (SEARCH_WS, Decimal("1"), opus.tags)
-    assert (search.input_tokens, search.cached_input_tokens, search.cache_write_tokens, search.output_tokens) == (0, 0, 0, 0)
+    assert (search.input_tokens, search.cached_input_tokens, search.cache_write_tokens, search.output_tokens) == (
+        0,
+        0,
+        0,
+        0,
+    )
     assert "Web Search Usage" in search.source_ref
 
 
@@ -361,9 +415,19 @@ def test_a_cost_no_usage_covers_becomes_a_billed_line_with_no_tokens(three_day_w
     rows = fetch(three_day_window)
 
     haiku = line(rows, model="claude-3-5-haiku-20241022", tier=None)
-    assert (haiku.cost, haiku.currency, haiku.project_ref, haiku.api_key_ref) == (Decimal("2.505"), "USD", SEARCH_WS, "")
+    assert (haiku.cost, haiku.currency, haiku.project_ref, haiku.api_key_ref) == (
+        Decimal("2.505"),
+        "USD",
+        SEARCH_WS,
+        "",
+    )
     assert haiku.service_tier == "batch"
-    assert (haiku.input_tokens, haiku.cached_input_tokens, haiku.cache_write_tokens, haiku.output_tokens) == (0, 0, 0, 0)
+    assert (haiku.input_tokens, haiku.cached_input_tokens, haiku.cache_write_tokens, haiku.output_tokens) == (
+        0,
+        0,
+        0,
+        0,
+    )
     assert "cost_report page 1" in haiku.source_ref
 
 
@@ -393,14 +457,28 @@ def test_priority_tier_usage_takes_no_share_of_the_cost_report_which_never_inclu
 
 
 def test_the_model_is_read_from_the_description_when_the_cost_row_names_none(server):
-    server.route(COSTS, [one_day([
-        cost_result("300", "Claude Haiku 3.5 Usage - Input Tokens", model=None),
-        cost_result("500", "Claude Sonnet 4.5 Usage - Input Tokens, Cache Hit", model=None),
-    ])])
-    server.route(USAGE, [one_day([
-        usage_result("claude-3-5-haiku-20241022", key=KEY_A, uncached=10),
-        usage_result("claude-sonnet-4-5-20250929", key=KEY_B, uncached=10),
-    ])])
+    server.route(
+        COSTS,
+        [
+            one_day(
+                [
+                    cost_result("300", "Claude Haiku 3.5 Usage - Input Tokens", model=None),
+                    cost_result("500", "Claude Sonnet 4.5 Usage - Input Tokens, Cache Hit", model=None),
+                ]
+            )
+        ],
+    )
+    server.route(
+        USAGE,
+        [
+            one_day(
+                [
+                    usage_result("claude-3-5-haiku-20241022", key=KEY_A, uncached=10),
+                    usage_result("claude-sonnet-4-5-20250929", key=KEY_B, uncached=10),
+                ]
+            )
+        ],
+    )
 
     rows = fetch(server, end=OCT_17)
 
@@ -448,7 +526,12 @@ def test_a_429_is_retried_after_the_seconds_anthropic_asks_for(three_day_window,
     rows = fetch(three_day_window, sleeps)
 
     assert sleeps == [13.0]
-    assert [r.query.get("page") for r in requests_to(three_day_window, USAGE)] == [None, [CURSOR_17], [CURSOR_17], [CURSOR_18]]
+    assert [r.query.get("page") for r in requests_to(three_day_window, USAGE)] == [
+        None,
+        [CURSOR_17],
+        [CURSOR_17],
+        [CURSOR_18],
+    ]
     assert sum(r.cost for r in rows if r.cost is not None) == Decimal("28.2082235")
 
 
@@ -467,9 +550,12 @@ def test_a_server_error_is_retried_and_the_fetch_then_completes(server, sleeps):
 @pytest.mark.parametrize(
     "bad_page, complaint",
     [
-        (Reply(200, "{\"data\": [truncated"), "malformed response (not JSON)"),
+        (Reply(200, '{"data": [truncated'), "malformed response (not JSON)"),
         (Reply(200, {"has_more": False}), "expected a `data` list"),
-        (Reply(200, {"data": [{"starting_at": "yesterday", "ending_at": "2025-10-18T00:00:00Z"}]}), "not an RFC 3339 time"),
+        (
+            Reply(200, {"data": [{"starting_at": "yesterday", "ending_at": "2025-10-18T00:00:00Z"}]}),
+            "not an RFC 3339 time",
+        ),
         (Reply(200, {"data": [{**empty_report()["data"][0], "results": {}}]}), "`results` is not a list"),
     ],
 )

@@ -48,14 +48,19 @@ def error_of(server) -> ProviderError:
 
 
 def test_cursor_pages_are_followed_and_each_cursor_is_sent_back_as_page(server):
-    server.route("/items", [
-        {"data": [1, 2], "has_more": True, "next_page": "c2"},
-        {"data": [3], "has_more": False, "next_page": None},
-    ])
+    server.route(
+        "/items",
+        [
+            {"data": [1, 2], "has_more": True, "next_page": "c2"},
+            {"data": [3], "has_more": False, "next_page": None},
+        ],
+    )
 
     rows = pull(server)
 
-    assert [r.model_raw for r in rows] == ["1", "2", "3"] and [r.source_ref for r in rows] == ["items page 1"] * 2 + ["items page 2"]
+    assert [r.model_raw for r in rows] == ["1", "2", "3"] and [r.source_ref for r in rows] == ["items page 1"] * 2 + [
+        "items page 2"
+    ]
     assert [r.query.get("page") for r in server.requests] == [None, ["c2"]]
     assert all(r.headers["Authorization"] == "Bearer k" for r in server.requests)
 
@@ -66,7 +71,9 @@ def test_a_pager_that_never_ends_stops_at_max_pages_as_a_malformed_response(serv
 
     error = error_of(server)
 
-    assert error.reason == "malformed" and "items page 3: malformed response (still has_more after 3 pages)" in str(error)
+    assert error.reason == "malformed" and "items page 3: malformed response (still has_more after 3 pages)" in str(
+        error
+    )
     assert len(server.requests) == 3
 
 

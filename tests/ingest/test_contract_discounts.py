@@ -25,8 +25,14 @@ def usage(account: Account, day: str, *, cost: str = "", model: str = "gpt-5-min
 
 
 def contract(provider: str = "openai", **fields) -> Contract:
-    values = {"name": f"{provider} enterprise", "provider": Provider.objects.get(slug=provider), "start": dt.date(2026, 1, 1),
-              "end": dt.date(2027, 1, 1), "commitment": Decimal("100000"), "discount_pct": Decimal("20")}
+    values = {
+        "name": f"{provider} enterprise",
+        "provider": Provider.objects.get(slug=provider),
+        "start": dt.date(2026, 1, 1),
+        "end": dt.date(2027, 1, 1),
+        "commitment": Decimal("100000"),
+        "discount_pct": Decimal("20"),
+    }
     return Contract.objects.create(**{**values, **fields})
 
 
@@ -53,15 +59,18 @@ def test_a_line_outside_the_term_is_estimated_at_list(openai_account):
 
 def test_an_archived_term_of_a_contract_renewed_in_place_still_discounts_its_days(openai_account):
     deal = contract()
-    ContractTerm.objects.create(contract=deal, start=dt.date(2025, 1, 1), end=dt.date(2026, 1, 1), commitment=Decimal("1"))
+    ContractTerm.objects.create(
+        contract=deal, start=dt.date(2025, 1, 1), end=dt.date(2026, 1, 1), commitment=Decimal("1")
+    )
 
     assert usage(openai_account, "2025-06-01") == LIST * Decimal("0.8")
     assert usage(openai_account, "2024-12-31") == LIST
 
 
 def test_an_account_of_another_provider_is_not_discounted(openai_account):
-    anthropic = Account.objects.create(name="anthropic-prod", provider=Provider.objects.get(slug="anthropic"),
-                                       connector="usage_csv")
+    anthropic = Account.objects.create(
+        name="anthropic-prod", provider=Provider.objects.get(slug="anthropic"), connector="usage_csv"
+    )
     contract()
 
     # claude-haiku-4-5 lists at $1/M input and $5/M output
@@ -90,8 +99,12 @@ def test_the_column_writer_stores_a_focus_exports_billed_amounts_undiscounted(tm
     path = tmp_path / "bedrock.csv"
     write_focus_csv(path, 500, seed=3)
     bedrock = Provider.objects.get(slug="aws-bedrock")
-    plain, covered = (Account.objects.create(name=name, provider=bedrock, connector="focus_file") for name in ("plain", "covered"))
-    contract("aws-bedrock", start=dt.date(2020, 1, 1), end=dt.date(2030, 1, 1), discount_pct=Decimal("50")).accounts.add(covered)
+    plain, covered = (
+        Account.objects.create(name=name, provider=bedrock, connector="focus_file") for name in ("plain", "covered")
+    )
+    contract(
+        "aws-bedrock", start=dt.date(2020, 1, 1), end=dt.date(2030, 1, 1), discount_pct=Decimal("50")
+    ).accounts.add(covered)
 
     with caplog.at_level(logging.INFO, logger="ingest.services"):
         for account in (plain, covered):

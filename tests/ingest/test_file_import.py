@@ -47,7 +47,9 @@ def totals_by_day(queryset, day_field: str) -> dict:
     rows = (
         queryset.values(day_field)
         .annotate(
-            cost=Sum("cost"), reporting_cost=Sum("reporting_cost"), **{f: Sum(f) for f in TOKEN_FIELDS},
+            cost=Sum("cost"),
+            reporting_cost=Sum("reporting_cost"),
+            **{f: Sum(f) for f in TOKEN_FIELDS},
         )
         .order_by(day_field)
     )
@@ -97,7 +99,9 @@ def test_exact_decimal_costs_are_stored_without_loss(openai_account):
 
     assert run.status == IngestRun.Status.SUCCEEDED, run.error
     assert sorted(UsageLine.objects.values_list("cost", flat=True)) == [
-        Decimal("0"), Decimal("0.0000045"), Decimal("12")
+        Decimal("0"),
+        Decimal("0.0000045"),
+        Decimal("12"),
     ]
     assert DailySpend.objects.aggregate(total=Sum("cost"))["total"] == Decimal("12.0000045")
 
@@ -118,15 +122,22 @@ def test_rows_without_cost_are_estimated_from_the_catalog_price_of_their_day(gro
     assert expected == Decimal("0.285")  # 0.8 × $0.15 + 0.2 × $0.075 + 0.25 × $0.60
     for line in UsageLine.objects.filter(model="gpt-oss-120b"):
         assert (line.cost, line.reporting_cost, line.currency, line.cost_basis) == (
-            expected, expected, "USD", CostBasis.ESTIMATED
+            expected,
+            expected,
+            "USD",
+            CostBasis.ESTIMATED,
         )
         assert line.model_raw == "groq/openai/gpt-oss-120b"
 
 
 def test_a_dated_price_change_applies_from_its_date(groq_account):
     ModelPrice.objects.create(
-        provider=Provider.objects.get(slug="groq"), model="gpt-oss-120b", effective_from=dt.date(2025, 3, 1),
-        input_per_mtok=Decimal("0.1"), output_per_mtok=Decimal("0.5"), cached_input_per_mtok=Decimal("0.05"),
+        provider=Provider.objects.get(slug="groq"),
+        model="gpt-oss-120b",
+        effective_from=dt.date(2025, 3, 1),
+        input_per_mtok=Decimal("0.1"),
+        output_per_mtok=Decimal("0.5"),
+        cached_input_per_mtok=Decimal("0.05"),
         source=ModelPrice.Source.CONFIG,
     )
 
@@ -155,10 +166,16 @@ def test_an_estimated_price_uses_the_cache_write_rate_or_else_the_input_rate(ope
     sonnet = UsageLine.objects.get(model="claude-sonnet-4-5")
     assert sonnet.provider == anthropic
     write_rate = price.cache_write_per_mtok if price.cache_write_per_mtok is not None else price.input_per_mtok
-    assert sonnet.cost == (
-        600_000 * price.input_per_mtok + 300_000 * price.cached_input_per_mtok + 100_000 * write_rate
-        + 200_000 * price.output_per_mtok
-    ) / MTOK
+    assert (
+        sonnet.cost
+        == (
+            600_000 * price.input_per_mtok
+            + 300_000 * price.cached_input_per_mtok
+            + 100_000 * write_rate
+            + 200_000 * price.output_per_mtok
+        )
+        / MTOK
+    )
     # gpt-4o has no cache-write price: those tokens are charged as plain input ($2.50/M).
     assert UsageLine.objects.get(model="gpt-4o").cost == Decimal("2.5")
 
@@ -427,11 +444,23 @@ def csv_text(rows: list[dict]) -> str:
     writer = csv.writer(out)
     writer.writerow(HEADER.split(","))
     for r in rows:
-        writer.writerow([
-            r["day"].isoformat(), "openai", r["model"], r["uncached"] + r["cached"] + r["cache_write"], r["cached"],
-            r["cache_write"], r["output"], r["requests"], "" if r["cost"] is None else str(r["cost"]), r["currency"],
-            r["project"], "", "",
-        ])
+        writer.writerow(
+            [
+                r["day"].isoformat(),
+                "openai",
+                r["model"],
+                r["uncached"] + r["cached"] + r["cache_write"],
+                r["cached"],
+                r["cache_write"],
+                r["output"],
+                r["requests"],
+                "" if r["cost"] is None else str(r["cost"]),
+                r["currency"],
+                r["project"],
+                "",
+                "",
+            ]
+        )
     return out.getvalue()
 
 
@@ -446,7 +475,9 @@ def expected_reporting_cost(r: dict) -> Decimal | None:
     ) / MTOK
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(
     files=st.lists(st.lists(usage_rows(), max_size=5), min_size=1, max_size=4),
     order=st.lists(st.integers(0, 3), min_size=1, max_size=8),

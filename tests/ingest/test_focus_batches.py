@@ -31,10 +31,31 @@ from tests.rollup_check import KEY, MEASURES
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "focus_file"
 LINE_FIELDS = (
-    "provider_id", "period_start", "period_end", "model", "model_raw", "service_tier", "project_ref", "api_key_ref",
-    "user_ref", "tag_set__tags", "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests",
-    "cost", "currency", "reporting_cost", "cost_basis", "charge_category", "errors", "latency", "billing_period_start",
-    "signature__workload_id", "signature__team_id",
+    "provider_id",
+    "period_start",
+    "period_end",
+    "model",
+    "model_raw",
+    "service_tier",
+    "project_ref",
+    "api_key_ref",
+    "user_ref",
+    "tag_set__tags",
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "requests",
+    "cost",
+    "currency",
+    "reporting_cost",
+    "cost_basis",
+    "charge_category",
+    "errors",
+    "latency",
+    "billing_period_start",
+    "signature__workload_id",
+    "signature__team_id",
 )
 
 
@@ -121,7 +142,9 @@ def import_both_ways(path: Path) -> tuple[Account, Account]:
         scoped = {"scope": Scope.for_account(account), "left_out": LeftOut()}
         with transaction.atomic(), path.open("rb") as stream:
             if columnar:
-                write_batches(account=account, run=run, batches=FocusFile().parse_batches(stream, file_name=path.name, **scoped))
+                write_batches(
+                    account=account, run=run, batches=FocusFile().parse_batches(stream, file_name=path.name, **scoped)
+                )
             else:
                 write_rows(account=account, run=run, rows=FocusFile().parse(stream, file_name=path.name, **scoped))
         left_out[columnar] = scoped["left_out"].as_json()
@@ -129,12 +152,26 @@ def import_both_ways(path: Path) -> tuple[Account, Account]:
     return by_columns, by_rows
 
 
-@pytest.mark.parametrize("export", ["bedrock_export", "bedrock_export_gz", "bedrock_export_eur", "per_resource_export", "per_token_api_focus_1_3.csv",
-                                    "aws_bedrock_focus_1_0.csv", "negative_tokens.csv", "cloud/aws_whole_cloud_focus_1_3.csv",
-                                    "cloud/aws_whole_cloud_focus_1_2.csv"])
+@pytest.mark.parametrize(
+    "export",
+    [
+        "bedrock_export",
+        "bedrock_export_gz",
+        "bedrock_export_eur",
+        "per_resource_export",
+        "per_token_api_focus_1_3.csv",
+        "aws_bedrock_focus_1_0.csv",
+        "negative_tokens.csv",
+        "cloud/aws_whole_cloud_focus_1_3.csv",
+        "cloud/aws_whole_cloud_focus_1_2.csv",
+    ],
+)
 def test_the_column_reader_stores_the_same_lines_and_rollup_as_the_row_reader(export, rules, request):
-    path = (FIXTURES.parent / "focus_cloud" / export[6:] if export.startswith("cloud/") else FIXTURES / export) \
-        if export.endswith(".csv") else request.getfixturevalue(export)
+    path = (
+        (FIXTURES.parent / "focus_cloud" / export[6:] if export.startswith("cloud/") else FIXTURES / export)
+        if export.endswith(".csv")
+        else request.getfixturevalue(export)
+    )
 
     by_columns, by_rows = import_both_ways(path)
 
@@ -157,11 +194,14 @@ def test_an_import_takes_the_column_reader_when_the_file_allows_it(bedrock_expor
     assert "read row by row" not in caplog.text
 
 
-@pytest.mark.parametrize("fixture, reason", [
-    ("azure_openai_focus_1_2.csv", "BilledCost"),  # `2.0005E1`: a positive exponent
-    ("gcp_vertex_focus_1_3.csv", "quantity"),  # `1.5E5` tokens
-    ("bad_date.csv", "ChargePeriodStart"),
-])
+@pytest.mark.parametrize(
+    "fixture, reason",
+    [
+        ("azure_openai_focus_1_2.csv", "BilledCost"),  # `2.0005E1`: a positive exponent
+        ("gcp_vertex_focus_1_3.csv", "quantity"),  # `1.5E5` tokens
+        ("bad_date.csv", "ChargePeriodStart"),
+    ],
+)
 def test_rare_forms_are_declined_and_then_read_row_by_row(fixture, reason, db, caplog):
     with (FIXTURES / fixture).open("rb") as stream, pytest.raises(BatchDeclined, match=reason):
         list(focus_csv_batches(stream, file_name=fixture))

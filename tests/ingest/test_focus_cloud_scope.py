@@ -36,7 +36,9 @@ def ai_rows(df: pd.DataFrame, provider_names: set) -> pd.Series:
 
 
 def account(name: str, slug: str, **settings) -> Account:
-    return Account.objects.create(name=name, provider=Provider.objects.get(slug=slug), connector="focus_file", **settings)
+    return Account.objects.create(
+        name=name, provider=Provider.objects.get(slug=slug), connector="focus_file", **settings
+    )
 
 
 def imported(account: Account, path: Path) -> IngestRun:
@@ -48,9 +50,12 @@ def imported(account: Account, path: Path) -> IngestRun:
 
 def totals(account: Account) -> dict:
     lines = UsageLine.objects.filter(account=account)
-    return {**lines.aggregate(**{name: Sum(name) for name in TOTALS}),
-            "models": sorted(set(lines.values_list("model", flat=True))), "lines": lines.count(),
-            "providers": sorted(set(lines.values_list("provider__slug", flat=True)))}
+    return {
+        **lines.aggregate(**{name: Sum(name) for name in TOTALS}),
+        "models": sorted(set(lines.values_list("model", flat=True))),
+        "lines": lines.count(),
+        "providers": sorted(set(lines.values_list("provider__slug", flat=True))),
+    }
 
 
 def money(values) -> Decimal:
@@ -86,15 +91,22 @@ def test_a_whole_cloud_file_imports_its_ai_rows_only_and_says_what_it_left_out(f
     own = left[left.ProviderName.isin(provider_names)]
     other = left[~left.ProviderName.isin(provider_names)]
     expected_services = {name: money(group.BilledCost) for name, group in own.groupby("ServiceName")}
-    expected_services |= {f"{p}: {s}": money(g.BilledCost) for (p, s), g in other.groupby(["ProviderName", "ServiceName"])}
+    expected_services |= {
+        f"{p}: {s}": money(g.BilledCost) for (p, s), g in other.groupby(["ProviderName", "ServiceName"])
+    }
     assert by_service == expected_services
     assert len(other) and all(
-        e["reason"] == "another provider" for e in run.left_out["services"] if e["service"].split(":")[0] != e["service"])
+        e["reason"] == "another provider"
+        for e in run.left_out["services"]
+        if e["service"].split(":")[0] != e["service"]
+    )
     total = money(left.BilledCost)
     summary = IngestRun.objects.get(id=run.id).left_out_summary
     assert summary.startswith(f"left out {len(left):,} rows, ${total.quantize(Decimal('0.01')):,}: ")
     biggest = max(expected_services, key=lambda name: abs(expected_services[name]))
-    assert summary.split(": ", 1)[1].startswith(biggest) or summary.split(": ", 2)[1].startswith(biggest.split(": ")[-1])
+    assert summary.split(": ", 1)[1].startswith(biggest) or summary.split(": ", 2)[1].startswith(
+        biggest.split(": ")[-1]
+    )
 
 
 def test_no_model_is_a_meter_word_or_a_resource_id(db):
@@ -124,7 +136,8 @@ def test_an_account_can_include_a_service_and_exclude_one(db):
     assert run.lines_written == kept.sum() > 0  # the Marketplace model rows
     excluded = [e for e in run.left_out["services"] if e["reason"] == "excluded by the account's settings"]
     assert [(e["service"], Decimal(e["cost"])) for e in excluded] == [
-        ("Amazon Bedrock", money(df[ai & ~kept].BilledCost))]
+        ("Amazon Bedrock", money(df[ai & ~kept].BilledCost))
+    ]
 
 
 def test_a_file_of_another_cloud_books_nothing_under_the_account(db):
@@ -136,13 +149,32 @@ def test_a_file_of_another_cloud_books_nothing_under_the_account(db):
 
 
 def test_the_summary_reads_exact_amounts_by_service():
-    text = left_out_text({"rows": 1958, "services": [
-        {"service": "Amazon EC2", "reason": "not LLM inference", "currency": "USD", "rows": 1000, "cost": "18002.1"},
-        {"service": "Amazon S3", "reason": "not LLM inference", "currency": "USD", "rows": 950, "cost": "23248.13"},
-        {"service": "Oracle: Compute", "reason": "another provider", "currency": "USD", "rows": 8, "cost": "0"},
-    ]})
-    assert text == ("left out 1,958 rows, $41,250.23: Amazon EC2 $18,002.10, Amazon S3 $23,248.13, "
-                    "Oracle: Compute $0.00 (another provider)")
+    text = left_out_text(
+        {
+            "rows": 1958,
+            "services": [
+                {
+                    "service": "Amazon EC2",
+                    "reason": "not LLM inference",
+                    "currency": "USD",
+                    "rows": 1000,
+                    "cost": "18002.1",
+                },
+                {
+                    "service": "Amazon S3",
+                    "reason": "not LLM inference",
+                    "currency": "USD",
+                    "rows": 950,
+                    "cost": "23248.13",
+                },
+                {"service": "Oracle: Compute", "reason": "another provider", "currency": "USD", "rows": 8, "cost": "0"},
+            ],
+        }
+    )
+    assert text == (
+        "left out 1,958 rows, $41,250.23: Amazon EC2 $18,002.10, Amazon S3 $23,248.13, "
+        "Oracle: Compute $0.00 (another provider)"
+    )
     assert left_out_text({}) == ""
 
 
@@ -155,23 +187,48 @@ def test_the_rule_per_provider_column_by_column():
     aws = Scope(provider_slug="aws-bedrock", provider_name="AWS Bedrock")
     # FOCUS 1.0's ProviderName; an Oracle row of a multi-cloud export is another provider's, whatever its service.
     assert decide(aws, ProviderName="Oracle", ServiceName="Generative AI", ServiceSubcategory="Generative AI") == (
-        False, "another provider")
+        False,
+        "another provider",
+    )
     # FOCUS 1.3: a Marketplace model sold by Anthropic, hosted and invoiced by AWS, is the AWS account's.
-    assert decide(aws, ServiceProviderName="Anthropic", HostProviderName="AWS", InvoiceIssuerName="AWS",
-                  ServiceName="Claude Sonnet 4.5 (Amazon Bedrock Edition)") == (True, "")
-    assert decide(aws, ProviderName="AWS", ServiceCategory="AI and Machine Learning", ServiceName="Amazon SageMaker",
-                  ConsumedUnit="Hours") == (False, "not LLM inference")
-    assert decide(aws, ProviderName="AWS", ServiceName="Amazon Bedrock", ChargeCategory="Purchase",
-                  x_UsageType="USE1-ProvisionedThroughput-ModelUnits") == (True, "")
+    assert decide(
+        aws,
+        ServiceProviderName="Anthropic",
+        HostProviderName="AWS",
+        InvoiceIssuerName="AWS",
+        ServiceName="Claude Sonnet 4.5 (Amazon Bedrock Edition)",
+    ) == (True, "")
+    assert decide(
+        aws,
+        ProviderName="AWS",
+        ServiceCategory="AI and Machine Learning",
+        ServiceName="Amazon SageMaker",
+        ConsumedUnit="Hours",
+    ) == (False, "not LLM inference")
+    assert decide(
+        aws,
+        ProviderName="AWS",
+        ServiceName="Amazon Bedrock",
+        ChargeCategory="Purchase",
+        x_UsageType="USE1-ProvisionedThroughput-ModelUnits",
+    ) == (True, "")
     azure = Scope(provider_slug="azure-openai")
-    assert decide(azure, ProviderName="Microsoft", ServiceName="Cognitive Services",
-                  x_SkuMeterSubcategory="Azure OpenAI") == (True, "")
+    assert decide(
+        azure, ProviderName="Microsoft", ServiceName="Cognitive Services", x_SkuMeterSubcategory="Azure OpenAI"
+    ) == (True, "")
     assert decide(azure, ProviderName="Microsoft", ServiceName="Foundry Models") == (True, "")
-    assert decide(azure, ProviderName="Microsoft", ServiceName="Azure AI Search",
-                  ServiceCategory="AI and Machine Learning") == (False, "not LLM inference")
+    assert decide(
+        azure, ProviderName="Microsoft", ServiceName="Azure AI Search", ServiceCategory="AI and Machine Learning"
+    ) == (False, "not LLM inference")
     gcp = Scope(provider_slug="gcp-vertex")
-    assert decide(gcp, ProviderName="Google Cloud", ServiceName="Claude Sonnet 4.5", PublisherName="Anthropic",
-                  ServiceCategory="AI and Machine Learning", ConsumedUnit="Tokens") == (True, "")
+    assert decide(
+        gcp,
+        ProviderName="Google Cloud",
+        ServiceName="Claude Sonnet 4.5",
+        PublisherName="Anthropic",
+        ServiceCategory="AI and Machine Learning",
+        ConsumedUnit="Tokens",
+    ) == (True, "")
     assert decide(gcp, ProviderName="Google Cloud", ServiceName="Gemini API") == (True, "")
     assert decide(gcp, ProviderName="AWS", ServiceName="Amazon Bedrock") == (False, "another provider")
     # A vendor's own FOCUS file: its rows are kept, another vendor's booked as theirs, an unknown name left out.

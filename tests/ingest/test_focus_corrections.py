@@ -26,19 +26,43 @@ MARCH_FILE = focus_csv(
 APRIL_FILE = focus_csv(
     {**APRIL, **APRIL_2, "BilledCost": "1.25", "ConsumedQuantity": "500000", "SkuMeter": "gpt-4o Input Tokens"},
     # A refund of part of March's input, invoiced in April: negative quantity and cost, ChargeClass Correction.
-    {**APRIL, **MARCH_14, "ChargeClass": "Correction", "BilledCost": "-0.50", "ConsumedQuantity": "-200000",
-     "SkuMeter": "gpt-4o Input Tokens"},
+    {
+        **APRIL,
+        **MARCH_14,
+        "ChargeClass": "Correction",
+        "BilledCost": "-0.50",
+        "ConsumedQuantity": "-200000",
+        "SkuMeter": "gpt-4o Input Tokens",
+    },
     # A credit and an upward adjustment of April, with no quantity.
-    {**APRIL, **APRIL_2, "ChargeCategory": "Credit", "BilledCost": "-1.00", "ConsumedQuantity": "", "ConsumedUnit": "",
-     "SkuMeter": "", "ChargeDescription": "Promotional credit"},
-    {**APRIL, **APRIL_2, "ChargeCategory": "Adjustment", "BilledCost": "0.30", "ConsumedQuantity": "", "ConsumedUnit": "",
-     "SkuMeter": "", "ChargeDescription": "Rounding adjustment"},
+    {
+        **APRIL,
+        **APRIL_2,
+        "ChargeCategory": "Credit",
+        "BilledCost": "-1.00",
+        "ConsumedQuantity": "",
+        "ConsumedUnit": "",
+        "SkuMeter": "",
+        "ChargeDescription": "Promotional credit",
+    },
+    {
+        **APRIL,
+        **APRIL_2,
+        "ChargeCategory": "Adjustment",
+        "BilledCost": "0.30",
+        "ConsumedQuantity": "",
+        "ConsumedUnit": "",
+        "SkuMeter": "",
+        "ChargeDescription": "Rounding adjustment",
+    },
 )
 
 
 @pytest.fixture
 def account(db):
-    return Account.objects.create(name="openai focus", provider=Provider.objects.get(slug="openai"), connector="focus_file")
+    return Account.objects.create(
+        name="openai focus", provider=Provider.objects.get(slug="openai"), connector="focus_file"
+    )
 
 
 def load(account, data: bytes, name: str):
@@ -57,7 +81,9 @@ def test_a_refund_with_a_negative_quantity_is_read_as_a_negative_count():
     refund = parse_bytes(APRIL_FILE, "april.csv")[1]
     assert (refund.input_tokens, refund.cost, refund.tags["charge_class"]) == (-200_000, Decimal("-0.50"), "correction")
     assert (refund.period_start, refund.billing_period_start) == (
-        dt.datetime(2026, 3, 14, tzinfo=dt.UTC), dt.datetime(2026, 4, 1, tzinfo=dt.UTC))
+        dt.datetime(2026, 3, 14, tzinfo=dt.UTC),
+        dt.datetime(2026, 4, 1, tzinfo=dt.UTC),
+    )
 
 
 @pytest.mark.parametrize("order", ["march first", "april first"])
@@ -70,11 +96,15 @@ def test_a_correction_of_last_month_nets_in_the_month_it_corrects(account, order
     april = month(account, dt.date(2026, 4, 1), dt.date(2026, 5, 1))
     assert march == {"cost": Decimal("6.00"), "input": 800_000, "output": 400_000}  # 2.50 + 4.00 - 0.50
     assert april == {"cost": Decimal("0.55"), "input": 500_000, "output": 0}  # 1.25 - 1.00 + 0.30
-    categories = dict(UsageLine.objects.filter(account=account, period_start__gte=dt.datetime(2026, 4, 1, tzinfo=dt.UTC))
-                      .values_list("charge_category").annotate(Sum("cost")))
+    categories = dict(
+        UsageLine.objects.filter(account=account, period_start__gte=dt.datetime(2026, 4, 1, tzinfo=dt.UTC))
+        .values_list("charge_category")
+        .annotate(Sum("cost"))
+    )
     assert categories == {"usage": Decimal("1.25"), "credit": Decimal("-1.00"), "adjustment": Decimal("0.30")}
     rollup = DailySpend.objects.filter(account=account, day=dt.date(2026, 3, 14)).aggregate(
-        cost=Sum("cost"), input=Sum("input_tokens"))
+        cost=Sum("cost"), input=Sum("input_tokens")
+    )
     assert rollup == {"cost": Decimal("6.00"), "input": 800_000}
 
 

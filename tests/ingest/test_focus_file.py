@@ -14,7 +14,6 @@ from finops.modelids import normalise_model
 
 from .focus_file_helpers import UTC, focus_csv, one_row, parse_bytes, parse_file
 
-
 # --- AWS Bedrock (FOCUS 1.0 with AWS columns) ---
 
 
@@ -22,8 +21,17 @@ def test_a_bedrock_export_yields_one_row_per_focus_row_with_exact_billed_costs()
     rows = parse_file("aws_bedrock_focus_1_0.csv")
 
     assert [row.cost for row in rows] == [
-        Decimal("0.057189"), Decimal("0.0375"), Decimal("0.03"), Decimal("1.79"), Decimal("0.174"),
-        Decimal("4.5"), Decimal("4.5"), Decimal("0.2"), Decimal("2.304"), Decimal("1.23"), Decimal("-5.00"),
+        Decimal("0.057189"),
+        Decimal("0.0375"),
+        Decimal("0.03"),
+        Decimal("1.79"),
+        Decimal("0.174"),
+        Decimal("4.5"),
+        Decimal("4.5"),
+        Decimal("0.2"),
+        Decimal("2.304"),
+        Decimal("1.23"),
+        Decimal("-5.00"),
     ]
     assert all(isinstance(row.cost, Decimal) for row in rows)
     assert {row.currency for row in rows} == {"USD"}
@@ -36,8 +44,15 @@ def test_bedrock_usage_types_give_the_model_the_token_direction_and_the_tier():
     rows = parse_file("aws_bedrock_focus_1_0.csv")
 
     seen = [
-        (r.tags["meter"], r.model_raw, r.input_tokens, r.cached_input_tokens, r.cache_write_tokens, r.output_tokens,
-         r.service_tier)
+        (
+            r.tags["meter"],
+            r.model_raw,
+            r.input_tokens,
+            r.cached_input_tokens,
+            r.cache_write_tokens,
+            r.output_tokens,
+            r.service_tier,
+        )
         for r in rows[:8]
     ]
     assert seen == [
@@ -48,8 +63,15 @@ def test_bedrock_usage_types_give_the_model_the_token_direction_and_the_tier():
         ("USE1-Llama4-Maverick-17B-input-tokens-batch", "llama4-maverick-17b", 1_200_000, 0, 0, 0, "batch"),
         ("USE1-MP:USE1_InputTokenCount-Units", "claude-sonnet-4-5", 1_500_000, 0, 0, 0, ""),
         ("USW2-MP:USW2_output_tokens_global_standard-Units", "claude-sonnet-4-5", 0, 0, 0, 300_000, ""),
-        ("USE1-mistral.voxtral-small-24b-2507-mantle-input-tokens-standard", "mistral.voxtral-small-24b-2507",
-         2_000_000, 0, 0, 0, ""),
+        (
+            "USE1-mistral.voxtral-small-24b-2507-mantle-input-tokens-standard",
+            "mistral.voxtral-small-24b-2507",
+            2_000_000,
+            0,
+            0,
+            0,
+            "",
+        ),
     ]
     assert {row.provider_slug for row in rows[:8]} == {"aws-bedrock"}
 
@@ -114,7 +136,9 @@ def test_nulls_in_mandatory_columns_that_aws_leaves_empty_are_tolerated():
 def test_azure_meter_names_give_the_model_and_the_token_direction():
     rows = parse_file("azure_openai_focus_1_2.csv")
 
-    seen = [(r.tags.get("meter"), r.model_raw, r.input_tokens, r.cached_input_tokens, r.output_tokens) for r in rows[:4]]
+    seen = [
+        (r.tags.get("meter"), r.model_raw, r.input_tokens, r.cached_input_tokens, r.output_tokens) for r in rows[:4]
+    ]
     assert seen == [
         ("gpt-4o 1120 Inp glbl Tokens", "gpt-4o-1120", 12_345_678, 0, 0),
         ("gpt-4o 1120 Outp glbl Tokens", "gpt-4o-1120", 0, 0, 2_000_500),
@@ -129,7 +153,12 @@ def test_azure_costs_stay_in_the_billing_currency_and_credits_are_negative():
 
     assert {row.currency for row in rows} == {"EUR"}
     assert [row.cost for row in rows] == [
-        Decimal("30.864195"), Decimal("20.005"), Decimal("0.3125"), Decimal("15"), Decimal("1.68"), Decimal("-12.5")
+        Decimal("30.864195"),
+        Decimal("20.005"),
+        Decimal("0.3125"),
+        Decimal("15"),
+        Decimal("1.68"),
+        Decimal("-12.5"),
     ]
     assert rows[-1].charge_category == "credit"
 
@@ -190,7 +219,9 @@ def test_an_adjustment_correction_and_a_tax_row_are_kept_with_their_category():
 
     correction, tax = rows[5], rows[6]
     assert (correction.charge_category, correction.cost, correction.tags["charge_class"]) == (
-        "adjustment", Decimal("-0.05"), "correction"
+        "adjustment",
+        Decimal("-0.05"),
+        "correction",
     )
     assert correction.input_tokens == 0  # a correction without a quantity changes money, not tokens
     assert (tax.charge_category, tax.cost, tax.model_raw) == ("tax", Decimal("0.12"), "")
@@ -267,7 +298,9 @@ def test_the_pricing_quantity_is_used_when_the_consumed_quantity_is_null():
 def test_the_token_direction_is_read_from_the_meter(meter, field):
     row = one_row(SkuMeter=meter, ConsumedQuantity="7", ConsumedUnit="Tokens")
 
-    counts = {f: getattr(row, f) for f in ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")}
+    counts = {
+        f: getattr(row, f) for f in ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
+    }
     assert counts == {f: (7 if f == field else 0) for f in counts}
 
 
@@ -282,8 +315,11 @@ def test_a_model_and_direction_are_read_from_a_charge_description_like_model_com
     [
         ({"ProviderName": "AWS"}, "Amazon Bedrock", "aws-bedrock"),
         ({"ProviderName": "AWS"}, "Amazon Simple Storage Service", ""),
-        ({"ProviderName": None, "ServiceProviderName": "Anthropic", "HostProviderName": "Amazon Web Services"},
-         "Amazon Bedrock", "aws-bedrock"),
+        (
+            {"ProviderName": None, "ServiceProviderName": "Anthropic", "HostProviderName": "Amazon Web Services"},
+            "Amazon Bedrock",
+            "aws-bedrock",
+        ),
         ({"ProviderName": "Microsoft"}, "Azure OpenAI Service", "azure-openai"),
         ({"ProviderName": "Google Cloud"}, "Vertex AI", "gcp-vertex"),
         ({"ProviderName": "OpenAI"}, "OpenAI API", "openai"),
@@ -336,20 +372,49 @@ def test_a_utf8_bom_and_blank_optional_values_are_tolerated():
 @pytest.mark.parametrize(
     "description, meter, model, field",
     [
-        ("amazon.nova-lite-v1:0 cache-read-input tokens", "Cache Read Input Tokens", "nova-lite", "cached_input_tokens"),
-        ("us.amazon.nova-pro-v1:0 cache-write-input tokens", "Cache Write Input Tokens", "nova-pro", "cache_write_tokens"),
-        ("amazon.nova-micro-v1:0-cache-read-input-tokens", "Cache Read Input Tokens", "nova-micro", "cached_input_tokens"),
+        (
+            "amazon.nova-lite-v1:0 cache-read-input tokens",
+            "Cache Read Input Tokens",
+            "nova-lite",
+            "cached_input_tokens",
+        ),
+        (
+            "us.amazon.nova-pro-v1:0 cache-write-input tokens",
+            "Cache Write Input Tokens",
+            "nova-pro",
+            "cache_write_tokens",
+        ),
+        (
+            "amazon.nova-micro-v1:0-cache-read-input-tokens",
+            "Cache Read Input Tokens",
+            "nova-micro",
+            "cached_input_tokens",
+        ),
         ("meta.llama3-3-70b-instruct-v1:0 output tokens", "Output Tokens", "llama3-3-70b-instruct", "output_tokens"),
-        ("anthropic.claude-sonnet-4-5-20250929-v1:0 cache-read-input tokens", "Cache Read Input Tokens",
-         "claude-sonnet-4-5", "cached_input_tokens"),
+        (
+            "anthropic.claude-sonnet-4-5-20250929-v1:0 cache-read-input tokens",
+            "Cache Read Input Tokens",
+            "claude-sonnet-4-5",
+            "cached_input_tokens",
+        ),
     ],
 )
-def test_the_meter_says_what_the_tokens_are_and_the_model_id_never_carries_a_token_class(description, meter, model, field):
+def test_the_meter_says_what_the_tokens_are_and_the_model_id_never_carries_a_token_class(
+    description, meter, model, field
+):
     """issue 15: a Bedrock line described as `amazon.nova-lite-v1:0 cache-read-input tokens` once landed as a model
     named `nova-lite-v1:0-cache-read`, while the same line for a Claude model landed as Claude's cached input."""
-    row = one_row(ProviderName="AWS", ServiceName="Amazon Bedrock", SkuMeter=meter, ChargeDescription=description,
-                  ConsumedQuantity="9", ConsumedUnit="Tokens")
+    row = one_row(
+        ProviderName="AWS",
+        ServiceName="Amazon Bedrock",
+        SkuMeter=meter,
+        ChargeDescription=description,
+        ConsumedQuantity="9",
+        ConsumedUnit="Tokens",
+    )
 
     assert normalise_model(row.model_raw) == model
-    counts = {f: getattr(row, f) for f in ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")}
+    counts = {
+        f: getattr(row, f) for f in ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
+    }
     assert counts == {f: (9 if f == field else 0) for f in counts}

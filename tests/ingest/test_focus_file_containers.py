@@ -17,8 +17,16 @@ import pytest
 from ingest.providers.base import ProviderError
 from ingest.providers.focus_file import FocusFile
 
-from .focus_file_helpers import FIXTURES, UTC, fixture_error, focus_csv, parse_bytes, parse_error, parse_file, without_source
-
+from .focus_file_helpers import (
+    FIXTURES,
+    UTC,
+    fixture_error,
+    focus_csv,
+    parse_bytes,
+    parse_error,
+    parse_file,
+    without_source,
+)
 
 # --- containers ---
 
@@ -141,11 +149,17 @@ def test_a_bad_date_names_the_file_line_and_column():
 @pytest.mark.parametrize(
     "overrides, problem",
     [
-        ({"ChargeCategory": "Refund"}, "ChargeCategory 'Refund' is not one of Usage, Purchase, Tax, Credit, Adjustment"),
+        (
+            {"ChargeCategory": "Refund"},
+            "ChargeCategory 'Refund' is not one of Usage, Purchase, Tax, Credit, Adjustment",
+        ),
         ({"BilledCost": ""}, "BilledCost is empty"),
         ({"BilledCost": "$1.00"}, "'$1.00' is not a number"),
         ({"BillingCurrency": "US Dollar"}, "BillingCurrency 'US Dollar' is not an ISO 4217 code"),
-        ({"ChargePeriodEnd": "2026-03-14T00:00:00Z"}, "ChargePeriodEnd 2026-03-14T00:00:00Z is not after ChargePeriodStart"),
+        (
+            {"ChargePeriodEnd": "2026-03-14T00:00:00Z"},
+            "ChargePeriodEnd 2026-03-14T00:00:00Z is not after ChargePeriodStart",
+        ),
         ({"Tags": "{not json"}, "Tags is not valid JSON"),
         ({"SkuMeter": "Mystery Tokens"}, "the quantity is in tokens but the token direction"),
     ],

@@ -6,8 +6,8 @@ the column reader cannot read exactly it declines, and the row reader reads it o
 """
 
 import csv
-import hashlib
 import datetime as dt
+import hashlib
 import io
 import json
 import random
@@ -19,7 +19,14 @@ import pytest
 
 from finops.latency import bucket_of
 from finops.models import (
-    Account, DailyPerformance, DailySpend, IngestRun, MonthlyPerformance, MonthlySpend, Provider, UsageLine,
+    Account,
+    DailyPerformance,
+    DailySpend,
+    IngestRun,
+    MonthlyPerformance,
+    MonthlySpend,
+    Provider,
+    UsageLine,
 )
 from ingest.bench.gateway_export import COLUMNS, spend_log_rows, write_spend_logs_csv
 from ingest.providers.base import BatchDeclined, ProviderError
@@ -44,6 +51,7 @@ def same_lines(data: bytes, name: str = "log.csv") -> list:
     """The column reader's lines, checked equal to the row reader's, their latency JSON byte for byte."""
     rows, columns = by_rows(data, name), by_columns(data, name)
     assert columns == rows
+
     def latency(row):  # a gateway cache hit has no latency of a provider's
         return None if row.latency is None else json.dumps(row.latency.as_json())
 
@@ -63,16 +71,25 @@ def csv_log(header: str, *lines: str, newline: str = "\n") -> bytes:
     return (newline.join([header, *lines]) + newline).encode()
 
 
-HEADER = "request_id,startTime,endTime,completionStartTime,model,custom_llm_provider,prompt_tokens,completion_tokens," \
-         "spend,api_key,team_id,user,metadata,request_tags,status"
+HEADER = (
+    "request_id,startTime,endTime,completionStartTime,model,custom_llm_provider,prompt_tokens,completion_tokens,"
+    "spend,api_key,team_id,user,metadata,request_tags,status"
+)
 
 
 # --- latency buckets ---
 
 
 def test_bucket_bounds_give_bucket_of_for_every_whole_millisecond():
-    ms = np.concatenate([np.arange(1, 300_000), np.unique(np.geomspace(300_000, MAX_MS, 200_000).astype(np.int64)),
-                         BOUNDS, BOUNDS - 1, [MAX_MS]])
+    ms = np.concatenate(
+        [
+            np.arange(1, 300_000),
+            np.unique(np.geomspace(300_000, MAX_MS, 200_000).astype(np.int64)),
+            BOUNDS,
+            BOUNDS - 1,
+            [MAX_MS],
+        ]
+    )
     ms = ms[ms >= 1]
     found = np.searchsorted(BOUNDS, ms, side="right")
     expected = np.array([bucket_of(int(m)) for m in ms.tolist()])
@@ -83,14 +100,19 @@ def test_bucket_bounds_give_bucket_of_for_every_whole_millisecond():
 def test_times_read_from_the_bytes_are_pythons():
     """The numpy reading of one-layout time columns against datetime.fromisoformat, leap days and all."""
     rng = random.Random(5)
-    moments = [dt.datetime(1900, 1, 1, tzinfo=dt.UTC) + dt.timedelta(microseconds=rng.randrange(200 * 365 * 86400 * 10**6))
-               for _ in range(3000)] + [dt.datetime(2024, 2, 29, 23, 59, 59, 999999, tzinfo=dt.UTC)]
+    moments = [
+        dt.datetime(1900, 1, 1, tzinfo=dt.UTC) + dt.timedelta(microseconds=rng.randrange(200 * 365 * 86400 * 10**6))
+        for _ in range(3000)
+    ] + [dt.datetime(2024, 2, 29, 23, 59, 59, 999999, tzinfo=dt.UTC)]
     epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
     for layout in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%S+00:00", "%Y-%m-%d %H:%M:%S"):
         texts = [m.strftime(layout) for m in moments]
         texts = [t[:23] if layout == "%Y-%m-%d %H:%M:%S.%f" else t for t in texts]  # milliseconds, as LiteLLM
-        expected = [(dt.datetime.fromisoformat(t.replace("Z", "+00:00")).replace(tzinfo=dt.UTC) - epoch)
-                    // dt.timedelta(microseconds=1) for t in texts]
+        expected = [
+            (dt.datetime.fromisoformat(t.replace("Z", "+00:00")).replace(tzinfo=dt.UTC) - epoch)
+            // dt.timedelta(microseconds=1)
+            for t in texts
+        ]
         assert fixed_width_times(pa.array(texts)).tolist() == expected, layout
     with pytest.raises(BatchDeclined):
         fixed_width_times(pa.array(["2025-02-29 10:00:00"]))  # not a leap year: fromisoformat refuses it too
@@ -129,24 +151,30 @@ def test_the_bench_log_as_litellm_writes_it_gives_the_same_lines(merge_at, monke
 def test_requests_crossing_midnight_count_in_the_hour_they_start():
     data = csv_log(
         HEADER,
-        'a,2026-03-02 23:59:59.900,2026-03-03 00:00:02.150,2026-03-03 00:00:00.300,gpt-4o,openai,100,20,0,k,t,,,,success',
-        'b,2026-03-03 00:00:00.100,2026-03-03 00:00:01.100,,gpt-4o,openai,100,20,0,k,t,,,,success',
+        "a,2026-03-02 23:59:59.900,2026-03-03 00:00:02.150,2026-03-03 00:00:00.300,gpt-4o,openai,100,20,0,k,t,,,,success",
+        "b,2026-03-03 00:00:00.100,2026-03-03 00:00:01.100,,gpt-4o,openai,100,20,0,k,t,,,,success",
     )
     lines = same_lines(data)
     assert [(line.period_start.isoformat(), line.requests) for line in lines] == [
-        ("2026-03-02T23:00:00+00:00", 1), ("2026-03-03T00:00:00+00:00", 1)]
+        ("2026-03-02T23:00:00+00:00", 1),
+        ("2026-03-03T00:00:00+00:00", 1),
+    ]
     assert lines[0].latency.e2e.buckets == {bucket_of(2250): 1}
     assert lines[0].latency.streamed_ms == 2250 - 400 and lines[0].source_ref == "log.csv line 2"
 
 
 def test_the_rarer_litellm_columns_and_metadata_fields_read_alike():
-    header = ("request_id,startTime,endTime,completionStartTime,model,model_group,custom_llm_provider,prompt_tokens,"
-              "completion_tokens,cache_read_input_tokens,cache_creation_input_tokens,api_key,team_id,user,end_user,"
-              "metadata,request_tags,status,status_code,error")
+    header = (
+        "request_id,startTime,endTime,completionStartTime,model,model_group,custom_llm_provider,prompt_tokens,"
+        "completion_tokens,cache_read_input_tokens,cache_creation_input_tokens,api_key,team_id,user,end_user,"
+        "metadata,request_tags,status,status_code,error"
+    )
     meta_hash = '"{""user_api_key_hash"": ""abc"", ""user_api_key_user_id"": ""u-9"", ""spend_logs_metadata"": null}"'
-    meta_cache = ('"{""usage_object"": {""cache_creation_input_tokens"": 30, ""prompt_tokens_details"": '
-                  '{""cached_tokens"": 10, ""cache_creation_tokens"": 99}}, ""user_api_key_team_id"": ""t-meta"", '
-                  '""status"": ""failure"", ""user_api_key_alias"": ""alias""}"')
+    meta_cache = (
+        '"{""usage_object"": {""cache_creation_input_tokens"": 30, ""prompt_tokens_details"": '
+        '{""cached_tokens"": 10, ""cache_creation_tokens"": 99}}, ""user_api_key_team_id"": ""t-meta"", '
+        '""status"": ""failure"", ""user_api_key_alias"": ""alias""}"'
+    )
     data = csv_log(
         header,
         f"1,2026-03-02T10:00:00Z,2026-03-02T10:00:01.5Z,,,claude-sonnet,anthropic,100,5,,,,,,eu,{meta_hash},,success,,",
@@ -167,10 +195,12 @@ def test_the_rarer_litellm_columns_and_metadata_fields_read_alike():
 def test_a_file_the_column_reader_declines_is_read_by_the_row_reader(tmp_path):
     """Unix times, LiteLLM's spend_logs_metadata (free-form tags), a padded count, a blank line and a value across
     lines: declined by the column reader, read by the row reader, the same lines as it alone would make."""
-    base = 'x,2026-03-02 10:00:00,2026-03-02 10:00:01,,gpt-4o,openai,{p},5,0,k,t,,{meta},,success'
+    base = "x,2026-03-02 10:00:00,2026-03-02 10:00:01,,gpt-4o,openai,{p},5,0,k,t,,{meta},,success"
     cases = {
         "unix": csv_log(HEADER, base.format(p=10, meta="").replace("2026-03-02 10:00:00", "1772445600")),
-        "spend_logs_metadata": csv_log(HEADER, base.format(p=10, meta='"{""spend_logs_metadata"": {""job"": ""j1""}}"')),
+        "spend_logs_metadata": csv_log(
+            HEADER, base.format(p=10, meta='"{""spend_logs_metadata"": {""job"": ""j1""}}"')
+        ),
         "padded": csv_log(HEADER, base.format(p=" 10", meta="")),
         "blank line": csv_log(HEADER, base.format(p=10, meta=""), "", base.format(p=11, meta="")),
         "multi-line value": csv_log(HEADER, base.format(p=10, meta='"{\n}"'), base.format(p=11, meta="")),
@@ -217,16 +247,19 @@ def parse_error(data: bytes, name: str) -> str:
     return str(excinfo.value)
 
 
-@pytest.mark.parametrize("case, expected", [
-    ("cache", "log.csv line 3: cached (90) + cache-write (0) tokens exceed prompt_tokens (10)"),
-    ("end", "log.csv line 3: the end time"),
-    ("nul", "log.csv line 3: holds a NUL byte"),
-    ("count", "log.csv line 3: prompt_tokens '1.5' is not a whole number"),
-    ("model", "log.csv line 3: model is empty but the record has tokens"),
-    ("date", "log.csv line 3: startTime '2026-13-02 10:00:00' is not an ISO 8601 date-time"),
-    ("fields", "log.csv line 3: more fields than the header has columns"),
-    ("json", "log.csv line 3: metadata is not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "case, expected",
+    [
+        ("cache", "log.csv line 3: cached (90) + cache-write (0) tokens exceed prompt_tokens (10)"),
+        ("end", "log.csv line 3: the end time"),
+        ("nul", "log.csv line 3: holds a NUL byte"),
+        ("count", "log.csv line 3: prompt_tokens '1.5' is not a whole number"),
+        ("model", "log.csv line 3: model is empty but the record has tokens"),
+        ("date", "log.csv line 3: startTime '2026-13-02 10:00:00' is not an ISO 8601 date-time"),
+        ("fields", "log.csv line 3: more fields than the header has columns"),
+        ("json", "log.csv line 3: metadata is not valid JSON"),
+    ],
+)
 def test_malformed_logs_get_the_row_readers_located_error(case, expected):
     good = "a,2026-03-02 10:00:00,2026-03-02 10:00:01,,gpt-4o,openai,10,5,0,k,t,,,,success"
     bad = {
@@ -297,8 +330,12 @@ def test_the_demos_gateway_logs_read_alike(tmp_path):
     """The demo's LiteLLM exports (Groq, Cerebras, Moonshot) load through the column reader, as a customer's do."""
     from finops.demo.generate import generate
 
-    logs = [path for paths in generate(today=dt.date(2026, 11, 1), out_dir=tmp_path).values()
-            for path in paths if path.name.endswith("spend-logs.csv")]
+    logs = [
+        path
+        for paths in generate(today=dt.date(2026, 11, 1), out_dir=tmp_path).values()
+        for path in paths
+        if path.name.endswith("spend-logs.csv")
+    ]
     assert len(logs) == 3
     for path in logs:
         assert same_lines(path.read_bytes(), path.name)
@@ -310,21 +347,37 @@ def test_who_sent_a_request_reads_alike_when_its_cells_and_metadata_vary_apart_f
     LiteLLM's metadata, a raw key is hashed, whatever the combination."""
     rng = random.Random(23)
     keys = ("", "k1", "k2", "sk-raw-one")
-    metas = ("", '{"user_api_key_hash": "h-meta", "user_api_key_user_id": "u-meta"}',
-             '{"user_api_key_team_id": "t-meta", "user_api_key_alias": "alias-meta"}',
-             '{"user_api_key_alias": "alias-meta", "user_api_key_team_alias": "team-alias"}')
+    metas = (
+        "",
+        '{"user_api_key_hash": "h-meta", "user_api_key_user_id": "u-meta"}',
+        '{"user_api_key_team_id": "t-meta", "user_api_key_alias": "alias-meta"}',
+        '{"user_api_key_alias": "alias-meta", "user_api_key_team_alias": "team-alias"}',
+    )
     tags = ("", '["team_id:t-tag", "key_alias:alias-tag"]', '["prod"]')
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(HEADER.split(","))
     for n in range(400):
         start = dt.datetime(2026, 3, 2, 10, tzinfo=dt.UTC) + dt.timedelta(seconds=n * 17)
-        writer.writerow([
-            n, start.strftime("%Y-%m-%d %H:%M:%S.000"), (start + dt.timedelta(seconds=1)).strftime("%Y-%m-%d %H:%M:%S.000"),
-            "", rng.choice(("gpt-4o", "claude")), rng.choice(("openai", "anthropic")), 100, 5, "0.1",
-            rng.choice(keys), rng.choice(("", "t-cell")), rng.choice(("", "u-cell")), rng.choice(metas), rng.choice(tags),
-            rng.choice(("success", "failure")),
-        ])
+        writer.writerow(
+            [
+                n,
+                start.strftime("%Y-%m-%d %H:%M:%S.000"),
+                (start + dt.timedelta(seconds=1)).strftime("%Y-%m-%d %H:%M:%S.000"),
+                "",
+                rng.choice(("gpt-4o", "claude")),
+                rng.choice(("openai", "anthropic")),
+                100,
+                5,
+                "0.1",
+                rng.choice(keys),
+                rng.choice(("", "t-cell")),
+                rng.choice(("", "u-cell")),
+                rng.choice(metas),
+                rng.choice(tags),
+                rng.choice(("success", "failure")),
+            ]
+        )
     lines = same_lines(out.getvalue().encode())
     assert sum(line.requests for line in lines) == 400
     teams = {line.tags.get("team_id") for line in lines}

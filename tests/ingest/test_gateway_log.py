@@ -52,9 +52,18 @@ def by(rows, **match):
 
 def litellm(**fields) -> dict:
     record = {
-        "request_id": "r", "startTime": "2026-06-14T09:00:00Z", "endTime": "2026-06-14T09:00:01Z",
-        "model": "llama-3.3-70b-versatile", "custom_llm_provider": "groq", "prompt_tokens": 10,
-        "completion_tokens": 5, "spend": 0.001, "api_key": "k", "user": "u", "metadata": {}, "request_tags": [],
+        "request_id": "r",
+        "startTime": "2026-06-14T09:00:00Z",
+        "endTime": "2026-06-14T09:00:01Z",
+        "model": "llama-3.3-70b-versatile",
+        "custom_llm_provider": "groq",
+        "prompt_tokens": 10,
+        "completion_tokens": 5,
+        "spend": 0.001,
+        "api_key": "k",
+        "user": "u",
+        "metadata": {},
+        "request_tags": [],
     }
     record.update(fields)
     return record
@@ -86,8 +95,16 @@ def test_litellm_spend_logs_become_one_row_per_hour_provider_model_key_and_user(
 def test_an_hourly_row_sums_the_tokens_of_its_requests():
     groq = by(parse_file("litellm_spend_logs.json"), provider_slug="groq", period_start=at(9))
 
-    assert (groq.input_tokens, groq.cached_input_tokens, groq.cache_write_tokens, groq.output_tokens) == (3500, 0, 0, 1000)
-    assert (groq.api_key_ref, groq.user_ref) == ("5c1e7a0f3b9d4e2f8a6c1b0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f", "alice")
+    assert (groq.input_tokens, groq.cached_input_tokens, groq.cache_write_tokens, groq.output_tokens) == (
+        3500,
+        0,
+        0,
+        1000,
+    )
+    assert (groq.api_key_ref, groq.user_ref) == (
+        "5c1e7a0f3b9d4e2f8a6c1b0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f",
+        "alice",
+    )
     assert groq.source_ref == "litellm_spend_logs.json line 2"
 
 
@@ -150,11 +167,17 @@ def test_team_key_alias_end_user_request_tags_and_spend_metadata_become_tags():
     rows = parse_file("litellm_spend_logs.json")
 
     assert by(rows, provider_slug="groq", period_start=at(9)).tags == {
-        "env": "prod", "feature": "summaries", "key_alias": "support-bot", "team_alias": "Support Platform",
+        "env": "prod",
+        "feature": "summaries",
+        "key_alias": "support-bot",
+        "team_alias": "Support Platform",
         "team_id": "support",
     }
     assert by(rows, provider_slug="moonshot").tags == {
-        "end_user": "customer-42", "env": "prod", "experiment": "true", "team_id": "search",
+        "end_user": "customer-42",
+        "env": "prod",
+        "experiment": "true",
+        "team_id": "search",
     }
 
 
@@ -168,7 +191,9 @@ def test_a_litellm_record_that_stored_the_full_response_is_still_read_as_litellm
 
 
 def test_records_that_differ_only_in_their_tags_stay_in_separate_rows():
-    data = json_array(litellm(request_tags=["env:prod"]), litellm(request_tags=["env:staging"]), litellm(request_tags=["env:prod"]))
+    data = json_array(
+        litellm(request_tags=["env:prod"]), litellm(request_tags=["env:staging"]), litellm(request_tags=["env:prod"])
+    )
 
     rows = parse_bytes(data, "tags.json")
 
@@ -242,8 +267,18 @@ def test_a_litellm_spend_logs_csv_export_is_aggregated_the_same_way():
 def test_openai_compatible_jsonl_is_aggregated_per_hour_with_cached_tokens_split_out():
     rows = parse_file("openai_compatible.jsonl")
 
-    assert [(r.period_start, r.provider_slug, r.model_raw, r.requests, r.input_tokens, r.cached_input_tokens,
-             r.output_tokens) for r in rows] == [
+    assert [
+        (
+            r.period_start,
+            r.provider_slug,
+            r.model_raw,
+            r.requests,
+            r.input_tokens,
+            r.cached_input_tokens,
+            r.output_tokens,
+        )
+        for r in rows
+    ] == [
         (at(9), "cerebras", "llama3.1-8b", 1, 50, 0, 500),
         (at(9), "groq", "llama-3.3-70b-versatile", 2, 352, 768, 100),  # x_groq: a Groq response
         (at(10), "deepinfra", "deepinfra/meta-llama/Llama-3.3-70B-Instruct", 1, 10, 0, 5),
@@ -264,7 +299,12 @@ def test_jsonl_latency_comes_from_explicit_times_or_the_groq_total_time():
     assert near(groq.p_ms(0.5), 289) and near(groq.p_ms(0.99), 511)
     assert groq.output_tokens_per_s == (Decimal(100 * 1000) / Decimal(800), "end-to-end")  # nothing streamed
     deepinfra = timing(by(rows, provider_slug="deepinfra"))  # no times at all: counted, nothing invented
-    assert (deepinfra.requests, deepinfra.e2e.count, deepinfra.p_ms(0.99), deepinfra.output_tokens_per_s) == (1, 0, None, (None, ""))
+    assert (deepinfra.requests, deepinfra.e2e.count, deepinfra.p_ms(0.99), deepinfra.output_tokens_per_s) == (
+        1,
+        0,
+        None,
+        (None, ""),
+    )
 
 
 def test_a_raw_api_key_in_a_log_is_stored_only_as_its_sha256():
@@ -277,20 +317,38 @@ def test_a_raw_api_key_in_a_log_is_stored_only_as_its_sha256():
 
 def test_anthropic_native_usage_is_read_as_disjoint_token_classes():
     line = {
-        "id": "msg_1", "type": "message", "model": "claude-sonnet-4-5", "created": 1781427600,
-        "usage": {"input_tokens": 100, "cache_read_input_tokens": 2000, "cache_creation_input_tokens": 300, "output_tokens": 50},
+        "id": "msg_1",
+        "type": "message",
+        "model": "claude-sonnet-4-5",
+        "created": 1781427600,
+        "usage": {
+            "input_tokens": 100,
+            "cache_read_input_tokens": 2000,
+            "cache_creation_input_tokens": 300,
+            "output_tokens": 50,
+        },
     }
     (row,) = parse_bytes(json.dumps(line).encode())
 
-    assert (row.input_tokens, row.cached_input_tokens, row.cache_write_tokens, row.output_tokens) == (100, 2000, 300, 50)
+    assert (row.input_tokens, row.cached_input_tokens, row.cache_write_tokens, row.output_tokens) == (
+        100,
+        2000,
+        300,
+        50,
+    )
 
 
 def test_percentiles_of_a_thousand_requests_stay_within_one_percent():
     lines = [
-        json.dumps({
-            "id": f"c{n}", "created": 1781427600 + n, "model": "llama3.1-8b", "usage": {"prompt_tokens": 1, "completion_tokens": 1},
-            "metadata": {"provider": "cerebras", "latency_ms": n},
-        })
+        json.dumps(
+            {
+                "id": f"c{n}",
+                "created": 1781427600 + n,
+                "model": "llama3.1-8b",
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1},
+                "metadata": {"provider": "cerebras", "latency_ms": n},
+            }
+        )
         for n in range(1, 1001)
     ]
     (row,) = parse_bytes("\n".join(lines).encode())
@@ -319,7 +377,9 @@ def test_parse_is_a_generator():
 
 
 def test_a_json_array_larger_than_the_read_buffer_is_streamed_and_errors_keep_their_line():
-    records = [litellm(request_id=f"r{n}", startTime=f"2026-06-14T{n % 24:02d}:00:00Z", endTime=None) for n in range(8000)]
+    records = [
+        litellm(request_id=f"r{n}", startTime=f"2026-06-14T{n % 24:02d}:00:00Z", endTime=None) for n in range(8000)
+    ]
     records[-1]["prompt_tokens"] = -1
     text = "[\n" + ",\n".join(json.dumps(r, indent=2) for r in records) + "\n]\n"  # ~2.4 MB, many lines per record
     assert len(text) > 2 * (1 << 20)
@@ -336,8 +396,15 @@ def test_a_json_array_larger_than_the_read_buffer_is_streamed_and_errors_keep_th
 def test_memory_grows_with_hourly_groups_not_with_records():
     def peak(records: int) -> int:
         lines = "\n".join(
-            json.dumps({"id": f"x{n}", "created": 1781427600 + (n % 24) * 3600, "model": "llama3.1-8b",
-                        "usage": {"prompt_tokens": 7, "completion_tokens": 3}, "metadata": {"latency_ms": n % 700}})
+            json.dumps(
+                {
+                    "id": f"x{n}",
+                    "created": 1781427600 + (n % 24) * 3600,
+                    "model": "llama3.1-8b",
+                    "usage": {"prompt_tokens": 7, "completion_tokens": 3},
+                    "metadata": {"latency_ms": n % 700},
+                }
+            )
             for n in range(records)
         ).encode()
         tracemalloc.start()
@@ -381,18 +448,25 @@ def test_an_unknown_format_says_which_formats_are_read():
 
 
 def test_a_bad_date_names_the_file_and_line():
-    assert fixture_error("bad_date.csv") == "bad_date.csv line 3: startTime 'yesterday at noon' is not an ISO 8601 date-time"
+    assert (
+        fixture_error("bad_date.csv")
+        == "bad_date.csv line 3: startTime 'yesterday at noon' is not an ISO 8601 date-time"
+    )
 
 
 def test_a_negative_token_count_names_the_file_and_line():
-    assert fixture_error("negative_tokens.jsonl") == "negative_tokens.jsonl line 2: usage.prompt_tokens is negative (-10)"
+    assert (
+        fixture_error("negative_tokens.jsonl") == "negative_tokens.jsonl line 2: usage.prompt_tokens is negative (-10)"
+    )
 
 
 @pytest.mark.parametrize(
     "record, problem",
     [
-        (litellm(prompt_tokens=100, metadata={"usage_object": {"prompt_tokens_details": {"cached_tokens": 150}}}),
-         "cached (150) + cache-write (0) tokens exceed prompt_tokens (100), which counts all input"),
+        (
+            litellm(prompt_tokens=100, metadata={"usage_object": {"prompt_tokens_details": {"cached_tokens": 150}}}),
+            "cached (150) + cache-write (0) tokens exceed prompt_tokens (100), which counts all input",
+        ),
         (litellm(endTime="2026-06-14T08:59:59Z"), "the end time 2026-06-14T08:59:59+00:00 is before the start time"),
         (litellm(startTime=None), "startTime is missing"),
         (litellm(model="", model_group=""), "model is empty but the record has tokens"),
@@ -413,11 +487,15 @@ def test_a_record_the_parser_cannot_trust_stops_the_file_with_its_line(record, p
     [
         (b"", "x.jsonl: the file is empty"),
         (b"  \n\n", "x.jsonl: the file is empty"),
-        (b'{"id": "a", "created": 1781427600, "model": "m", "usage": {"prompt_tokens": 1}}\n{"id": "b", "usage": ',
-         "x.jsonl line 2: not valid JSON"),
+        (
+            b'{"id": "a", "created": 1781427600, "model": "m", "usage": {"prompt_tokens": 1}}\n{"id": "b", "usage": ',
+            "x.jsonl line 2: not valid JSON",
+        ),
         (b"[1, 2]", "x.jsonl line 1: expected a JSON object per record, got int"),
-        (b'[{"startTime": "2026-06-14T09:00:00Z", "model": "m", "prompt_tokens": 1} {"x": 1}]',
-         "x.jsonl line 1: not valid JSON (expected ',' or ']')"),
+        (
+            b'[{"startTime": "2026-06-14T09:00:00Z", "model": "m", "prompt_tokens": 1} {"x": 1}]',
+            "x.jsonl line 1: not valid JSON (expected ',' or ']')",
+        ),
         (b"\xff\xfe\x00garbage", "x.jsonl: not UTF-8 text"),
     ],
 )

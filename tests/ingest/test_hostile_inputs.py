@@ -34,7 +34,9 @@ def imported(account, content: bytes, name: str) -> IngestRun:
 
 @pytest.fixture
 def csv_account(db):
-    account = Account.objects.create(name="openai-files", provider=Provider.objects.get(slug="openai"), connector="usage_csv")
+    account = Account.objects.create(
+        name="openai-files", provider=Provider.objects.get(slug="openai"), connector="usage_csv"
+    )
     assert imported(account, GOOD_CSV, "good.csv").status == "succeeded"
     return account
 
@@ -42,7 +44,9 @@ def csv_account(db):
 @pytest.fixture
 def focus_account(db):
     account = Account.objects.create(
-        name="bedrock-focus", provider=Provider.objects.get(slug="aws-bedrock"), connector="focus_file",
+        name="bedrock-focus",
+        provider=Provider.objects.get(slug="aws-bedrock"),
+        connector="focus_file",
     )
     with (FOCUS / "aws_bedrock_focus_1_0.csv").open("rb") as stream:
         assert usage_file_import(account=account, stream=stream, file_name="good.csv").status == "succeeded"
@@ -51,8 +55,14 @@ def focus_account(db):
 
 @pytest.fixture
 def gateway_account(db):
-    account = Account.objects.create(name="gateway", provider=Provider.objects.get(slug="groq"), connector="gateway_log")
-    record = {"created": 1781427600, "model": "llama-3.3-70b-versatile", "usage": {"prompt_tokens": 10, "completion_tokens": 5}}
+    account = Account.objects.create(
+        name="gateway", provider=Provider.objects.get(slug="groq"), connector="gateway_log"
+    )
+    record = {
+        "created": 1781427600,
+        "model": "llama-3.3-70b-versatile",
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+    }
     assert imported(account, json.dumps(record).encode(), "good.jsonl").status == "succeeded"
     return account
 
@@ -92,24 +102,40 @@ def test_the_import_command_says_the_same_instead_of_a_traceback(csv_account, tm
     assert IngestRun.objects.filter(account=csv_account, status="running").count() == 0
 
 
-@pytest.mark.parametrize("content", [
-    b"day,model,input_tokens,output_tokens\n2026-11-03,gpt\x00-5,1,1\n",
-    b"day,model,input_tokens,output_tokens\n2026-11-03,gpt-5,1,1\x00\n",
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"day,model,input_tokens,output_tokens\n2026-11-03,gpt\x00-5,1,1\n",
+        b"day,model,input_tokens,output_tokens\n2026-11-03,gpt-5,1,1\x00\n",
+    ],
+)
 def test_a_nul_byte_in_a_usage_csv_is_refused_with_its_line(csv_account, content):
-    assert refused(csv_account, content, "nul.csv") == "nul.csv line 2: holds a NUL byte (a binary file, or a damaged export)"
+    assert (
+        refused(csv_account, content, "nul.csv")
+        == "nul.csv line 2: holds a NUL byte (a binary file, or a damaged export)"
+    )
 
 
 def test_a_nul_in_a_gateway_logs_model_name_is_refused_naming_the_record(gateway_account):
-    record = {"created": 1781427600, "model": "llama\u0000-evil", "usage": {"prompt_tokens": 10, "completion_tokens": 5}}
+    record = {
+        "created": 1781427600,
+        "model": "llama\u0000-evil",
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+    }
     error = refused(gateway_account, (json.dumps(record) + "\n").encode(), "nul.jsonl")
     assert error == "nul.jsonl line 1: model holds a NUL byte"
 
 
 def test_a_nul_in_a_gateway_logs_tag_is_refused(gateway_account):
-    record = {"created": 1781427600, "model": "llama-3.3-70b-versatile", "tags": {"team": "a\u0000b"},
-              "usage": {"prompt_tokens": 10, "completion_tokens": 5}}
-    assert refused(gateway_account, json.dumps(record).encode(), "tag.jsonl") == "tag.jsonl line 1: a tag holds a NUL byte"
+    record = {
+        "created": 1781427600,
+        "model": "llama-3.3-70b-versatile",
+        "tags": {"team": "a\u0000b"},
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+    }
+    assert (
+        refused(gateway_account, json.dumps(record).encode(), "tag.jsonl") == "tag.jsonl line 1: a tag holds a NUL byte"
+    )
 
 
 def test_a_nul_byte_in_a_focus_export_is_refused_with_its_line(focus_account):
@@ -155,25 +181,38 @@ def test_a_gateway_json_record_without_end_is_refused_at_the_bound(gateway_accou
 
 @pytest.fixture
 def api_account(db):
-    return Account.objects.create(name="openai-api", provider=Provider.objects.get(slug="openai"), connector="openai_api",
-                                  credentials_env="OPENAI_ADMIN_KEY")
+    return Account.objects.create(
+        name="openai-api",
+        provider=Provider.objects.get(slug="openai"),
+        connector="openai_api",
+        credentials_env="OPENAI_ADMIN_KEY",
+    )
 
 
 def test_a_sync_of_thousands_of_years_is_refused_and_creates_no_run(client_as, ada, api_account):
-    answer = client_as(ada).post(f"/api/v1/accounts/{api_account.pk}/syncs", {"start": "0001-01-01", "end": "9999-12-31"},
-                                 content_type="application/json")
+    answer = client_as(ada).post(
+        f"/api/v1/accounts/{api_account.pk}/syncs",
+        {"start": "0001-01-01", "end": "9999-12-31"},
+        content_type="application/json",
+    )
     assert answer.status_code == 400
     assert answer.json() == {"start": [BOUNDS_ERROR], "end": [BOUNDS_ERROR]}  # days outside 2000–2099, named
     assert not IngestRun.objects.filter(account=api_account).exists()
-    future = client_as(ada).post(f"/api/v1/accounts/{api_account.pk}/syncs", {"start": "2026-01-01", "end": "2099-12-31"},
-                                 content_type="application/json")
+    future = client_as(ada).post(
+        f"/api/v1/accounts/{api_account.pk}/syncs",
+        {"start": "2026-01-01", "end": "2099-12-31"},
+        content_type="application/json",
+    )
     assert future.status_code == 400 and "in the future" in future.json()["detail"]
     assert not IngestRun.objects.filter(account=api_account).exists()
 
 
 def test_a_sync_of_years_in_the_past_is_refused_and_creates_no_run(client_as, ada, api_account):
-    answer = client_as(ada).post(f"/api/v1/accounts/{api_account.pk}/syncs", {"start": "2000-01-01", "end": "2026-11-01"},
-                                 content_type="application/json")
+    answer = client_as(ada).post(
+        f"/api/v1/accounts/{api_account.pk}/syncs",
+        {"start": "2000-01-01", "end": "2026-11-01"},
+        content_type="application/json",
+    )
     assert answer.status_code == 400
     assert answer.json()["detail"] == (
         "Sync refused: the window is 9,801 days long; one sync reads at most 400 days — split it"
@@ -182,8 +221,11 @@ def test_a_sync_of_years_in_the_past_is_refused_and_creates_no_run(client_as, ad
 
 
 def test_a_sync_ending_in_the_future_is_refused(client_as, ada, api_account):
-    answer = client_as(ada).post(f"/api/v1/accounts/{api_account.pk}/syncs", {"start": "2026-11-01", "end": "2027-02-01"},
-                                 content_type="application/json")
+    answer = client_as(ada).post(
+        f"/api/v1/accounts/{api_account.pk}/syncs",
+        {"start": "2026-11-01", "end": "2027-02-01"},
+        content_type="application/json",
+    )
     assert answer.status_code == 400 and "in the future" in answer.json()["detail"]
     assert not IngestRun.objects.exists()
 
@@ -191,16 +233,19 @@ def test_a_sync_ending_in_the_future_is_refused(client_as, ada, api_account):
 def test_the_sync_command_refuses_days_before_2000_with_the_apis_bound_and_creates_no_run(api_account):
     """Issue 26: `sync --start 0001-01-01 --end 0001-01-02` ran where the API refused it; one check now (window_check)."""
     with pytest.raises(CommandError, match="the earliest day is 2000-01-01"):
-        call_command("sync", "--account", api_account.name, "--start", "0001-01-01", "--end", "0001-01-02",
-                     stdout=io.StringIO())
+        call_command(
+            "sync", "--account", api_account.name, "--start", "0001-01-01", "--end", "0001-01-02", stdout=io.StringIO()
+        )
     with pytest.raises(CommandError, match="in the future"):
-        call_command("sync", "--account", api_account.name, "--start", "2099-01-01", "--end", "2099-01-02",
-                     stdout=io.StringIO())
+        call_command(
+            "sync", "--account", api_account.name, "--start", "2099-01-01", "--end", "2099-01-02", stdout=io.StringIO()
+        )
     assert not IngestRun.objects.exists()
 
 
 def test_the_sync_command_refuses_a_window_too_long(api_account):
     with pytest.raises(CommandError, match="at most 400 days"):
-        call_command("sync", "--account", api_account.name, "--start", "2020-01-01", "--end", "2026-01-01",
-                     stdout=io.StringIO())
+        call_command(
+            "sync", "--account", api_account.name, "--start", "2020-01-01", "--end", "2026-01-01", stdout=io.StringIO()
+        )
     assert not IngestRun.objects.exists()

@@ -20,7 +20,15 @@ def client(sleeps: list) -> HttpClient:
 
 
 def test_a_429_is_retried_after_the_seconds_the_provider_asks_for(server):
-    server.route("/usage", [Reply(429, {"error": {"message": "Rate limit reached", "type": "rate_limit_exceeded"}}, {"Retry-After": "7"}), {"data": [1]}])
+    server.route(
+        "/usage",
+        [
+            Reply(
+                429, {"error": {"message": "Rate limit reached", "type": "rate_limit_exceeded"}}, {"Retry-After": "7"}
+            ),
+            {"data": [1]},
+        ],
+    )
     sleeps = []
     assert client(sleeps).get_json(server.url + "/usage") == {"data": [1]}
     assert sleeps == [7.0]
@@ -54,7 +62,21 @@ def test_rejected_credentials_fail_at_once_and_never_echo_the_key(server, status
 
 
 def test_insufficient_quota_is_not_retried(server):
-    server.route("/usage", [Reply(429, {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota", "code": "insufficient_quota"}})])
+    server.route(
+        "/usage",
+        [
+            Reply(
+                429,
+                {
+                    "error": {
+                        "message": "You exceeded your current quota",
+                        "type": "insufficient_quota",
+                        "code": "insufficient_quota",
+                    }
+                },
+            )
+        ],
+    )
     with pytest.raises(ProviderError) as caught:
         client([]).get_json(server.url + "/usage")
     assert caught.value.reason == "quota" and caught.value.permanent and len(server.requests) == 1
@@ -89,6 +111,9 @@ def test_json_numbers_arrive_as_exact_decimals(server):
 
 
 def test_an_overloaded_provider_529_is_retried(server):
-    server.route("/v1/messages", [Reply(529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}), {"ok": 1}])
+    server.route(
+        "/v1/messages",
+        [Reply(529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}), {"ok": 1}],
+    )
     sleeps = []
     assert client(sleeps).get_json(server.url + "/v1/messages") == {"ok": 1} and len(sleeps) == 1

@@ -34,8 +34,13 @@ def test_import_usage_exits_non_zero_on_a_bad_file_and_names_it(openai_account):
 
     with pytest.raises(CommandError, match="1 of 2 file"):
         call_command(
-            "import_usage", str(FIXTURES / "openai_next_day.csv"), str(FIXTURES / "bad_date.csv"),
-            "--account", "openai-prod", stdout=out, stderr=err,
+            "import_usage",
+            str(FIXTURES / "openai_next_day.csv"),
+            str(FIXTURES / "bad_date.csv"),
+            "--account",
+            "openai-prod",
+            stdout=out,
+            stderr=err,
         )
 
     assert "openai_next_day.csv: read 1, written 1" in out.getvalue()

@@ -21,7 +21,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # Values COPY's text format must escape, JSON must escape, or that a careless comparison would merge.
 AWKWARD_TAGS = (
     {"user:team": "search", "resource": "arn:aws:bedrock:us-east-1:210000000000:application-inference-profile/a1b2c3"},
-    {"path": "C:\\logs\\new", "note": "tab\there, line\nbreak, \\N, \"quoted\""},
+    {"path": "C:\\logs\\new", "note": 'tab\there, line\nbreak, \\N, "quoted"'},
     {"owner": "Zoë", "emoji": "🚀", "empty": ""},
     {"n": "1"},
     {},
@@ -32,11 +32,21 @@ def _tag_sets() -> dict[int, dict]:
     return {tag_set_id(tags_text(tags)): tags for tags in AWKWARD_TAGS}
 
 
-def _signatures(account_id: int, provider_id: int, tag_sets: dict[int, dict], workload_id=None) -> dict[int, LineSignature]:
+def _signatures(
+    account_id: int, provider_id: int, tag_sets: dict[int, dict], workload_id=None
+) -> dict[int, LineSignature]:
     signatures = {}
     for n, tags_id in enumerate(sorted(tag_sets)):
-        key = (account_id, provider_id, f"proj-{n}", "key\\with\tescapes" if n == 1 else "", "Zoë" if n == 2 else "",
-               "claude-sonnet-4-5", "USE1-Claude4.5Sonnet-input-tokens", tags_id)
+        key = (
+            account_id,
+            provider_id,
+            f"proj-{n}",
+            "key\\with\tescapes" if n == 1 else "",
+            "Zoë" if n == 2 else "",
+            "claude-sonnet-4-5",
+            "USE1-Claude4.5Sonnet-input-tokens",
+            tags_id,
+        )
         identity = signature_id(*key)
         signatures[identity] = LineSignature(id=identity, **dict(zip(LineSignature.KEY, key)), workload_id=workload_id)
     return signatures
@@ -45,7 +55,9 @@ def _signatures(account_id: int, provider_id: int, tag_sets: dict[int, dict], wo
 def _stored(tag_sets: dict, signatures: dict) -> dict:
     """What the database holds for these keys, JSON-comparable across databases."""
     return {
-        "tag_sets": {str(i): tags for i, tags in TagSet.objects.filter(id__in=list(tag_sets)).values_list("id", "tags")},
+        "tag_sets": {
+            str(i): tags for i, tags in TagSet.objects.filter(id__in=list(tag_sets)).values_list("id", "tags")
+        },
         "signatures": {
             str(s.id): [*s.key()[2:], str(s.workload_id)]  # account and provider ids differ between databases
             for s in LineSignature.objects.filter(id__in=list(signatures))
@@ -55,7 +67,9 @@ def _stored(tag_sets: dict, signatures: dict) -> dict:
 
 @pytest.fixture
 def account(db):
-    return Account.objects.create(name="bedrock", provider=Provider.objects.get(slug="aws-bedrock"), connector="focus_file")
+    return Account.objects.create(
+        name="bedrock", provider=Provider.objects.get(slug="aws-bedrock"), connector="focus_file"
+    )
 
 
 def _store_twice_and_collide(account, workload) -> dict:
@@ -71,8 +85,22 @@ def _store_twice_and_collide(account, workload) -> dict:
     taken = sorted(tag_sets)[1]
     for name, attempt in (
         ("tag_set", lambda: keys.tag_sets_store({**tag_sets, taken: {"env": "another set"}})),
-        ("signature", lambda: keys.signatures_store({first: LineSignature(
-            id=first, **dict(zip(LineSignature.KEY, (*signatures[first].key()[:4], "someone-else", *signatures[first].key()[5:]))))})),
+        (
+            "signature",
+            lambda: keys.signatures_store(
+                {
+                    first: LineSignature(
+                        id=first,
+                        **dict(
+                            zip(
+                                LineSignature.KEY,
+                                (*signatures[first].key()[:4], "someone-else", *signatures[first].key()[5:]),
+                            )
+                        ),
+                    )
+                }
+            ),
+        ),
     ):
         try:
             with transaction.atomic():
@@ -102,7 +130,9 @@ def test_the_set_based_store_keeps_every_value_and_refuses_a_digest_collision_on
     _check(result, support_agent.id)
     tag_sets = _tag_sets()
     assert {int(i): tags for i, tags in result["stored"]["tag_sets"].items()} == tag_sets
-    expected = {str(i): [*s.key()[2:], "None"] for i, s in _signatures(account.id, account.provider_id, tag_sets).items()}
+    expected = {
+        str(i): [*s.key()[2:], "None"] for i, s in _signatures(account.id, account.provider_id, tag_sets).items()
+    }
     expected[min(expected, key=int)][-1] = str(support_agent.id)  # the re-attributed one kept its workload
     assert result["stored"]["signatures"] == expected
 
@@ -123,10 +153,16 @@ print("RESULT " + json.dumps({"workload": workload.id, **_store_twice_and_collid
 
 def test_the_demo_s_sqlite_path_stores_the_same_rows_and_refuses_the_same_collisions(account, support_agent, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_", "PYTEST"))}
-    env.update(DATABASE_URL=f"sqlite:///{tmp_path}/keys.sqlite3", REDIS_URL="", DEBUG="1",
-               DJANGO_SETTINGS_MODULE="finops.settings", SECRET_KEY="keys-test-secret-key-0123456789-abcdefghijklmnop")
-    done = subprocess.run([sys.executable, "-c", SQLITE_SCRIPT], cwd=PROJECT_ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
+    env.update(
+        DATABASE_URL=f"sqlite:///{tmp_path}/keys.sqlite3",
+        REDIS_URL="",
+        DEBUG="1",
+        DJANGO_SETTINGS_MODULE="finops.settings",
+        SECRET_KEY="keys-test-secret-key-0123456789-abcdefghijklmnop",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", SQLITE_SCRIPT], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     sqlite = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))[7:])
     _check(sqlite, sqlite["workload"])
@@ -157,7 +193,9 @@ def _wait_until_blocked(pid_holder: dict) -> None:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("collide", [False, True], ids=["overlapping keys", "a collision across imports"])
 def test_two_imports_storing_overlapping_new_keys_at_once(reseeded, collide):
-    account = Account.objects.create(name="bedrock", provider=Provider.objects.get(slug="aws-bedrock"), connector="focus_file")
+    account = Account.objects.create(
+        name="bedrock", provider=Provider.objects.get(slug="aws-bedrock"), connector="focus_file"
+    )
     tag_sets = _tag_sets()
     first_half = dict(list(tag_sets.items())[:3])
     second_half = dict(list(tag_sets.items())[1:])  # two sets in common
@@ -196,7 +234,9 @@ def test_two_imports_storing_overlapping_new_keys_at_once(reseeded, collide):
     assert one_outcome == {"value": "committed"}
     stored = dict(TagSet.objects.filter(id__in=list(tag_sets)).values_list("id", "tags"))
     if collide:
-        assert "shares its digest" in str(two_outcome["error"]) and "the other import's set" in str(two_outcome["error"])
+        assert "shares its digest" in str(two_outcome["error"]) and "the other import's set" in str(
+            two_outcome["error"]
+        )
         assert stored == first_half  # the second import stored nothing: its transaction rolled back
         assert set(LineSignature.objects.filter(account=account).values_list("id", flat=True)) == set(first_signatures)
     else:

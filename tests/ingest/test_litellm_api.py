@@ -103,7 +103,10 @@ def test_a_day_is_asked_for_with_the_admin_key_in_litellms_date_format_and_the_l
     [request] = server.requests
     assert request.path == SPEND_LOGS and request.headers["Authorization"] == f"Bearer {SECRET}"
     assert request.query == {
-        "start_date": ["2026-06-14 00:00:00"], "end_date": ["2026-06-15 00:00:00"], "page": ["1"], "page_size": ["1000"],
+        "start_date": ["2026-06-14 00:00:00"],
+        "end_date": ["2026-06-15 00:00:00"],
+        "page": ["1"],
+        "page_size": ["1000"],
     }
 
 
@@ -115,7 +118,9 @@ def test_the_pulled_rows_equal_the_file_readers_rows_for_the_same_records(server
     assert comparable(rows) == comparable(file_rows(records()))
     assert sum(r.requests for r in rows) == 10 and all(r.cost is None for r in rows)
     assert all(r.latency and r.latency.requests == r.requests for r in rows)
-    assert rows[0].source_ref.startswith("LiteLLM /spend/logs/v2 2026-06-14 00:00:00 to 2026-06-15 00:00:00 page 1 record ")
+    assert rows[0].source_ref.startswith(
+        "LiteLLM /spend/logs/v2 2026-06-14 00:00:00 to 2026-06-15 00:00:00 page 1 record "
+    )
 
 
 def test_team_key_alias_user_tags_and_metadata_reach_the_rows_that_rules_match(server):
@@ -125,7 +130,10 @@ def test_team_key_alias_user_tags_and_metadata_reach_the_rows_that_rules_match(s
 
     first = next(r for r in rows if r.tags.get("key_alias") == "support-bot")
     assert first.tags == {
-        "env": "prod", "feature": "summaries", "key_alias": "support-bot", "team_alias": "Support Platform",
+        "env": "prod",
+        "feature": "summaries",
+        "key_alias": "support-bot",
+        "team_alias": "Support Platform",
         "team_id": "support",
     }
     assert first.user_ref == "alice" and first.api_key_ref == records()[0]["api_key"]
@@ -152,7 +160,8 @@ def test_each_utc_day_of_the_window_is_its_own_query(server):
     rows = fetch(server, end=JUN_16)
 
     assert asked(server) == [
-        ("2026-06-14 00:00:00", "2026-06-15 00:00:00", "1"), ("2026-06-15 00:00:00", "2026-06-16 00:00:00", "1"),
+        ("2026-06-14 00:00:00", "2026-06-15 00:00:00", "1"),
+        ("2026-06-15 00:00:00", "2026-06-16 00:00:00", "1"),
     ]
     assert sum(r.requests for r in rows) == 50
     assert comparable(rows) == comparable(file_rows(recs))
@@ -160,8 +169,13 @@ def test_each_utc_day_of_the_window_is_its_own_query(server):
 
 def test_a_request_at_midnight_is_read_once_by_the_day_it_starts(server):
     # end_date is inclusive: the 15th 00:00:00 request comes back for both days' queries.
-    at_midnight = dict(records()[0], request_id="midnight", startTime="2026-06-15T00:00:00Z",
-                       completionStartTime=None, endTime="2026-06-15T00:00:01Z")
+    at_midnight = dict(
+        records()[0],
+        request_id="midnight",
+        startTime="2026-06-15T00:00:00Z",
+        completionStartTime=None,
+        endTime="2026-06-15T00:00:01Z",
+    )
     server.route(SPEND_LOGS, SpendLogs([at_midnight]))
 
     rows = fetch(server, end=JUN_16)
@@ -172,8 +186,13 @@ def test_a_request_at_midnight_is_read_once_by_the_day_it_starts(server):
 
 def test_a_record_pushed_onto_the_next_page_by_a_new_request_is_read_once(server):
     recs = many_records(1500)
-    newcomer = dict(records()[0], request_id="late-arrival", startTime="2026-06-14T23:59:00Z",
-                    completionStartTime=None, endTime="2026-06-14T23:59:01Z")
+    newcomer = dict(
+        records()[0],
+        request_id="late-arrival",
+        startTime="2026-06-14T23:59:00Z",
+        completionStartTime=None,
+        endTime="2026-06-14T23:59:01Z",
+    )
 
     def request_lands(logs, page):
         if page == 2 and newcomer not in logs.records:
@@ -223,7 +242,16 @@ def test_the_default_base_url_is_a_local_proxy():
 
 
 def test_a_rejected_key_fails_with_reason_auth_and_never_shows_the_key(server):
-    server.route(SPEND_LOGS, [proxy_error(401, f"Authentication Error, Invalid proxy server token passed. Received API Key = {SECRET[:8]}...", "auth_error")])
+    server.route(
+        SPEND_LOGS,
+        [
+            proxy_error(
+                401,
+                f"Authentication Error, Invalid proxy server token passed. Received API Key = {SECRET[:8]}...",
+                "auth_error",
+            )
+        ],
+    )
 
     error = fetch_error(server)
 
@@ -237,7 +265,11 @@ def test_a_429_is_retried_after_the_seconds_the_proxy_asks_for(server, sleeps):
     def spend_logs(query):
         if not limited:
             limited.append(query)
-            return Reply(429, {"error": {"message": "Max parallel request limit reached", "type": "None", "code": "429"}}, {"Retry-After": "3"})
+            return Reply(
+                429,
+                {"error": {"message": "Max parallel request limit reached", "type": "None", "code": "429"}},
+                {"Retry-After": "3"},
+            )
         return logs(query)
 
     server.route(SPEND_LOGS, spend_logs)
@@ -284,7 +316,10 @@ def page_of(data, **envelope) -> dict:
         (Reply(200, {"logs": []}), "expected a `data` list"),
         (Reply(200, page_of([], total_pages=None)), "total_pages is None, not a whole number"),
         (Reply(200, page_of(["chatcmpl-1"])), "record 1: malformed response (expected an object)"),
-        (Reply(200, page_of([dict(records()[0], prompt_tokens=-5)])), "record 1: malformed response (prompt_tokens is negative"),
+        (
+            Reply(200, page_of([dict(records()[0], prompt_tokens=-5)])),
+            "record 1: malformed response (prompt_tokens is negative",
+        ),
         (Reply(200, page_of([dict(records()[0], startTime="yesterday")])), "not an ISO 8601 date-time"),
         (Reply(200, page_of([], page=2)), "page 2 came back for page 1"),
     ],
@@ -309,7 +344,10 @@ def test_the_connection_check_reads_yesterday_and_explains_a_refused_key(server)
     report = connection_check(connector="litellm_api", base_url=server.url, secret=SECRET, today=JUN_15.date())
 
     assert report.ok and report.requests == 5 and "LiteLLM proxy (spend logs API)" in report.message
-    assert "5 lines, 5 requests, 1 model (llama-3.3-70b-versatile); no billed cost: the lines are priced from the catalog" in report.message
+    assert (
+        "5 lines, 5 requests, 1 model (llama-3.3-70b-versatile); no billed cost: the lines are priced from the catalog"
+        in report.message
+    )
     server.route(SPEND_LOGS, [proxy_error(401, "Authentication Error", "auth_error")])
     refused = connection_check(connector="litellm_api", base_url=server.url, secret=SECRET, today=JUN_15.date())
     assert not refused.ok and "The key was refused (HTTP 401)" in refused.message and "master key" in refused.message
@@ -323,7 +361,10 @@ def test_the_admin_key_is_stored_encrypted_and_a_proxy_account_names_who_bills_u
         account_create(name="gateway", connector="litellm_api", base_url=server.url, secret=SECRET)
 
     account = account_create(
-        name="gateway", connector="litellm_api", provider=Provider.objects.get(slug="groq"), base_url=server.url,
+        name="gateway",
+        connector="litellm_api",
+        provider=Provider.objects.get(slug="groq"),
+        base_url=server.url,
         secret=SECRET,
     )
 
@@ -336,8 +377,9 @@ def test_the_admin_key_is_stored_encrypted_and_a_proxy_account_names_who_bills_u
 
 def gateway_account(name: str, server, *, provider: str = "groq") -> Account:
     """A LiteLLM proxy account pulling from the fake proxy, with its master key stored."""
-    account = Account.objects.create(name=name, provider=Provider.objects.get(slug=provider), connector="litellm_api",
-                                     base_url=server.url)
+    account = Account.objects.create(
+        name=name, provider=Provider.objects.get(slug=provider), connector="litellm_api", base_url=server.url
+    )
     account_set_credentials(account=account, secret=SECRET)
     return account
 
@@ -387,12 +429,16 @@ def test_the_pulled_lines_are_attributed_by_litellms_key_alias(litellm_account, 
 
 
 def test_a_rejected_key_disables_the_account_and_says_why(litellm_account, server):
-    server.route(SPEND_LOGS, [proxy_error(401, "Authentication Error, Invalid proxy server token passed.", "auth_error")])
+    server.route(
+        SPEND_LOGS, [proxy_error(401, "Authentication Error, Invalid proxy server token passed.", "auth_error")]
+    )
 
     with pytest.raises(CommandError, match="1 run"):
         sync("2026-06-14", "2026-06-15")
 
     litellm_account.refresh_from_db()
     assert not litellm_account.enabled
-    assert "rejected the credentials (HTTP 401)" in litellm_account.last_error and SECRET not in litellm_account.last_error
+    assert (
+        "rejected the credentials (HTTP 401)" in litellm_account.last_error and SECRET not in litellm_account.last_error
+    )
     assert IngestRun.objects.get(account=litellm_account).status == "failed"

@@ -10,8 +10,8 @@ from decimal import Decimal
 
 import pytest
 from django.core.management import call_command
-from django.urls import reverse
 from django.db.models import Sum
+from django.urls import reverse
 
 from finops.models import AttributionRule, GatewayCacheHit, UsageLine
 from finops.selectors.cache_hits import cache_savings
@@ -34,18 +34,52 @@ def server():
 def logs(day: dt.datetime = JUN_14) -> list[dict]:
     made = []
     for n in range(4):  # OpenAI: 204,800 prompt tokens, half of them cached
-        made.append(spend_log(n, start=day + dt.timedelta(hours=9, minutes=n), provider="openai", model="gpt-4o",
-                              prompt=51_200, completion=100, extra_usage=openai_usage(51_200, 100, 25_600)))
-    made.append(spend_log(10, start=day + dt.timedelta(hours=10), provider="anthropic",
-                          model="claude-sonnet-4-20250514", prompt=3000 + 20_000 + 5000, completion=400,
-                          extra_usage=anthropic_usage(3000, 20_000, 5000)))
-    made.append(spend_log(20, start=day + dt.timedelta(hours=11), provider="bedrock",
-                          model="anthropic.claude-3-5-sonnet-20240620-v1:0", prompt=700 + 9000 + 1200, completion=90,
-                          extra_usage=anthropic_usage(700, 9000, 1200)))
+        made.append(
+            spend_log(
+                n,
+                start=day + dt.timedelta(hours=9, minutes=n),
+                provider="openai",
+                model="gpt-4o",
+                prompt=51_200,
+                completion=100,
+                extra_usage=openai_usage(51_200, 100, 25_600),
+            )
+        )
+    made.append(
+        spend_log(
+            10,
+            start=day + dt.timedelta(hours=10),
+            provider="anthropic",
+            model="claude-sonnet-4-20250514",
+            prompt=3000 + 20_000 + 5000,
+            completion=400,
+            extra_usage=anthropic_usage(3000, 20_000, 5000),
+        )
+    )
+    made.append(
+        spend_log(
+            20,
+            start=day + dt.timedelta(hours=11),
+            provider="bedrock",
+            model="anthropic.claude-3-5-sonnet-20240620-v1:0",
+            prompt=700 + 9000 + 1200,
+            completion=90,
+            extra_usage=anthropic_usage(700, 9000, 1200),
+        )
+    )
     for n in range(100):  # served from LiteLLM's cache: 1,200 input and 300 output tokens each
-        made.append(spend_log(100 + n, start=day + dt.timedelta(hours=12, seconds=n), provider="openai",
-                              model="gpt-4o", prompt=1200, completion=300, extra_usage=openai_usage(1200, 300, 0),
-                              cache_hit=True))
+        made.append(
+            spend_log(
+                100 + n,
+                start=day + dt.timedelta(hours=12, seconds=n),
+                provider="openai",
+                model="gpt-4o",
+                prompt=1200,
+                completion=300,
+                extra_usage=openai_usage(1200, 300, 0),
+                cache_hit=True,
+            )
+        )
     return made
 
 
@@ -55,15 +89,24 @@ def as_csv(records: list[dict]) -> bytes:
     writer = csv.DictWriter(out, fieldnames=list(records[0]), lineterminator="\n")
     writer.writeheader()
     for record in records:
-        writer.writerow({k: json.dumps(v) if isinstance(v, (dict, list)) else ("" if v is None else v)
-                         for k, v in record.items()})
+        writer.writerow(
+            {k: json.dumps(v) if isinstance(v, (dict, list)) else ("" if v is None else v) for k, v in record.items()}
+        )
     return out.getvalue().encode()
 
 
 def usage(rows) -> dict:
-    return {(r.provider_slug, r.period_start.hour): (r.input_tokens, r.cached_input_tokens, r.cache_write_tokens,
-                                                     r.output_tokens, r.requests)
-            for r in rows if r.charge_category == "usage"}
+    return {
+        (r.provider_slug, r.period_start.hour): (
+            r.input_tokens,
+            r.cached_input_tokens,
+            r.cache_write_tokens,
+            r.output_tokens,
+            r.requests,
+        )
+        for r in rows
+        if r.charge_category == "usage"
+    }
 
 
 def test_cached_tokens_only_in_additional_usage_values_are_exact_for_each_provider(server):
@@ -110,21 +153,53 @@ def gateway(db, server):
 
 
 def stored() -> tuple[list, list]:
-    lines = sorted(UsageLine.objects.values_list(
-        "provider__slug", "period_start", "model", "api_key_ref", "signature_id", "input_tokens",
-        "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests", "reporting_cost", "cost_basis",
-        "latency"))
-    hits = sorted(GatewayCacheHit.objects.values_list(
-        "provider__slug", "period_start", "model", "signature_id", "input_tokens", "cached_input_tokens",
-        "output_tokens", "requests", "list_cost"))
+    lines = sorted(
+        UsageLine.objects.values_list(
+            "provider__slug",
+            "period_start",
+            "model",
+            "api_key_ref",
+            "signature_id",
+            "input_tokens",
+            "cached_input_tokens",
+            "cache_write_tokens",
+            "output_tokens",
+            "requests",
+            "reporting_cost",
+            "cost_basis",
+            "latency",
+        )
+    )
+    hits = sorted(
+        GatewayCacheHit.objects.values_list(
+            "provider__slug",
+            "period_start",
+            "model",
+            "signature_id",
+            "input_tokens",
+            "cached_input_tokens",
+            "output_tokens",
+            "requests",
+            "list_cost",
+        )
+    )
     return lines, hits
 
 
 def test_pulled_and_imported_records_store_identical_lines_and_cache_hits(gateway, server, tmp_path, support_agent):
     AttributionRule.objects.create(workload=support_agent, priority=1, tags={"key_alias": "support-bot"})
     server.route(SPEND_LOGS, SpendLogs(logs()))
-    call_command("sync", "--account", "gateway-prod", "--start", "2026-06-14", "--end", "2026-06-15",
-                 stdout=io.StringIO(), stderr=io.StringIO())
+    call_command(
+        "sync",
+        "--account",
+        "gateway-prod",
+        "--start",
+        "2026-06-14",
+        "--end",
+        "2026-06-15",
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+    )
     pulled = stored()
 
     UsageLine.objects.all().delete()
@@ -149,8 +224,17 @@ def test_pulled_and_imported_records_store_identical_lines_and_cache_hits(gatewa
 def test_a_re_pull_replaces_the_cache_hits_of_its_window(gateway, server):
     server.route(SPEND_LOGS, SpendLogs(logs()))
     for _ in range(2):
-        call_command("sync", "--account", "gateway-prod", "--start", "2026-06-14", "--end", "2026-06-15",
-                     stdout=io.StringIO(), stderr=io.StringIO())
+        call_command(
+            "sync",
+            "--account",
+            "gateway-prod",
+            "--start",
+            "2026-06-14",
+            "--end",
+            "2026-06-15",
+            stdout=io.StringIO(),
+            stderr=io.StringIO(),
+        )
 
     assert GatewayCacheHit.objects.aggregate(n=Sum("requests"))["n"] == 100
 
@@ -161,13 +245,22 @@ def test_the_workload_and_source_pages_show_what_the_cache_served_as_an_estimate
     AttributionRule.objects.create(workload=support_agent, priority=1, tags={"key_alias": "support-bot"})
     yesterday = dt.datetime.combine(dt.datetime.now(dt.UTC).date(), dt.time(), tzinfo=dt.UTC) - dt.timedelta(days=1)
     server.route(SPEND_LOGS, SpendLogs(logs(yesterday)))
-    call_command("sync", "--account", "gateway-prod", "--start", f"{yesterday:%Y-%m-%d}",
-                 "--end", f"{yesterday + dt.timedelta(days=1):%Y-%m-%d}", stdout=io.StringIO(), stderr=io.StringIO())
+    call_command(
+        "sync",
+        "--account",
+        "gateway-prod",
+        "--start",
+        f"{yesterday:%Y-%m-%d}",
+        "--end",
+        f"{yesterday + dt.timedelta(days=1):%Y-%m-%d}",
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+    )
     client = client_as(fiona)
 
     for page in (reverse("workload-detail", args=["support-agent"]), reverse("source-detail", args=[gateway.pk])):
         html = client.get(page).content.decode()
-        section = html[html.index('data-testid="cache-savings"'):]
-        section = section[:section.index("</section>")]
+        section = html[html.index('data-testid="cache-savings"') :]
+        section = section[: section.index("</section>")]
         assert "Served from the gateway's cache" in section and "estimate" in section
         assert ">100<" in section and ">120.0k<" in section and "≈ $0.60" in section

@@ -13,8 +13,16 @@ from django.db.models import Sum
 from finops.models import IngestRun, UsageLine
 from tests.fakes.litellm_proxy import SPEND_LOGS, SpendLogs
 from tests.fakes.provider_server import FakeProviderServer
-from tests.ingest.test_litellm_api import (JUN_14, JUN_15, comparable, fetch, fetch_error, file_rows, gateway_account,
-                                          records)
+from tests.ingest.test_litellm_api import (
+    JUN_14,
+    JUN_15,
+    comparable,
+    fetch,
+    fetch_error,
+    file_rows,
+    gateway_account,
+    records,
+)
 
 HOUR = dt.timedelta(hours=1)
 
@@ -63,7 +71,9 @@ def test_a_10500_request_day_is_read_as_hours_and_lands_whole_with_every_hour(se
     assert comparable(rows) == comparable(file_rows(logs))
     # The day's answer said total_is_capped: it was not paged, but asked again hour by hour.
     day = ("2026-06-14 00:00:00", "2026-06-15 00:00:00")
-    assert [r.query["page"] for r in server.requests if (r.query["start_date"][0], r.query["end_date"][0]) == day] == [["1"]]
+    assert [r.query["page"] for r in server.requests if (r.query["start_date"][0], r.query["end_date"][0]) == day] == [
+        ["1"]
+    ]
     assert ("2026-06-14 23:00:00", "2026-06-15 00:00:00") in windows(server)
 
 
@@ -91,8 +101,11 @@ def test_ties_straddling_a_page_boundary_neither_repeat_nor_vanish(server):
     # 990 requests before 12:00:00, then 40 at exactly 12:00:00.250: the tie spans pages 1 and 2 (newest first:
     # 170 later ones, then the 40), and the proxy orders the tie differently for each page.
     tie = JUN_14 + dt.timedelta(hours=12, milliseconds=250)
-    logs = at([JUN_14 + dt.timedelta(seconds=n * 40) for n in range(990)] + [tie] * 40
-              + [tie + dt.timedelta(seconds=1 + n) for n in range(970)])
+    logs = at(
+        [JUN_14 + dt.timedelta(seconds=n * 40) for n in range(990)]
+        + [tie] * 40
+        + [tie + dt.timedelta(seconds=1 + n) for n in range(970)]
+    )
     server.route(SPEND_LOGS, SpendLogs(logs))
 
     rows = fetch(server)
@@ -121,8 +134,9 @@ def litellm_account(db, server):
 
 
 def sync(start: str, end: str) -> None:
-    call_command("sync", "--account", "gateway-busy", "--start", start, "--end", end, stdout=io.StringIO(),
-                 stderr=io.StringIO())
+    call_command(
+        "sync", "--account", "gateway-busy", "--start", start, "--end", end, stdout=io.StringIO(), stderr=io.StringIO()
+    )
 
 
 def test_a_busy_day_is_stored_whole_and_an_unreadable_second_fails_the_run_writing_nothing(litellm_account, server):

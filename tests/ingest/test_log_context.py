@@ -21,7 +21,10 @@ WINDOW = (dt.datetime(2026, 6, 12, tzinfo=dt.UTC), dt.datetime(2026, 6, 16, tzin
 @pytest.fixture
 def openai_api_account(db, fake_openai):
     account = Account.objects.create(
-        name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="openai_api", base_url=fake_openai.url + "/v1"
+        name="openai-prod",
+        provider=Provider.objects.get(slug="openai"),
+        connector="openai_api",
+        base_url=fake_openai.url + "/v1",
     )
     account_set_credentials(account=account, secret=SECRET)
     return account
@@ -33,7 +36,9 @@ def once_throttled(route):
 
     def reply(query):
         calls.append(query)
-        return Reply(429, {"error": {"message": "slow down"}}, {"Retry-After": "0"}) if len(calls) == 1 else route(query)
+        return (
+            Reply(429, {"error": {"message": "slow down"}}, {"Retry-After": "0"}) if len(calls) == 1 else route(query)
+        )
 
     return reply
 
@@ -58,12 +63,17 @@ def test_each_line_of_a_pull_names_its_run_account_and_window(openai_api_account
         assert (record.window_start, record.window_end) == WINDOW
 
     plain = PlainFormatter("%(levelname)s %(name)s %(context)s%(message)s").format(records[0])
-    assert f"[run_id={run.id} account_id={openai_api_account.id} account=openai-prod " \
-           f"window_start=2026-06-12T00:00:00+00:00 window_end=2026-06-16T00:00:00+00:00] " in plain
+    assert (
+        f"[run_id={run.id} account_id={openai_api_account.id} account=openai-prod "
+        f"window_start=2026-06-12T00:00:00+00:00 window_end=2026-06-16T00:00:00+00:00] " in plain
+    )
     entries = [json.loads(JsonFormatter().format(record)) for record in records]
     for entry in entries:
         assert entry["run_id"] == str(run.id) and entry["account"] == "openai-prod"
-        assert (entry["window_start"], entry["window_end"]) == ("2026-06-12T00:00:00+00:00", "2026-06-16T00:00:00+00:00")
+        assert (entry["window_start"], entry["window_end"]) == (
+            "2026-06-12T00:00:00+00:00",
+            "2026-06-16T00:00:00+00:00",
+        )
         assert {"time", "level", "logger", "message"} <= set(entry)
 
 

@@ -144,10 +144,18 @@ def test_string_and_number_amounts_are_parsed_exactly_and_the_currency_is_upper_
 
 def test_token_classes_are_disjoint_whether_or_not_openai_sends_the_uncached_count(rows):
     older_shape = one(rows, api_key_ref="key_support_a")  # only input_tokens and input_cached_tokens
-    assert (older_shape.input_tokens, older_shape.cached_input_tokens, older_shape.cache_write_tokens) == (8000, 2000, 0)
+    assert (older_shape.input_tokens, older_shape.cached_input_tokens, older_shape.cache_write_tokens) == (
+        8000,
+        2000,
+        0,
+    )
     assert (older_shape.output_tokens, older_shape.requests) == (6000, 42)
     newer_shape = one(rows, api_key_ref="key_support_b")  # input_uncached_tokens and input_cache_write_tokens too
-    assert (newer_shape.input_tokens, newer_shape.cached_input_tokens, newer_shape.cache_write_tokens) == (3000, 800, 200)
+    assert (newer_shape.input_tokens, newer_shape.cached_input_tokens, newer_shape.cache_write_tokens) == (
+        3000,
+        800,
+        200,
+    )
     embedding = one(rows, model_raw="text-embedding-3-small")
     assert (embedding.input_tokens, embedding.output_tokens, embedding.requests) == (1000, 0, 3)
 
@@ -193,9 +201,18 @@ def test_tier_prefixed_and_long_context_lines_join_the_models_usage_across_keys_
 
 def test_billed_lines_without_usage_become_zero_token_rows_that_keep_the_line_item(rows):
     cost_only = {r.tags["line_item"]: r for r in rows if r.tags}
-    assert set(cost_only) == {"web search tool calls", "ft-gpt-4o-2024-08-06, input", "whisper-1, audio", "Vector storage"}
+    assert set(cost_only) == {
+        "web search tool calls",
+        "ft-gpt-4o-2024-08-06, input",
+        "whisper-1, audio",
+        "Vector storage",
+    }
     fine_tune = cost_only["ft-gpt-4o-2024-08-06, input"]
-    assert (fine_tune.model_raw, fine_tune.cost, fine_tune.project_ref) == ("ft-gpt-4o-2024-08-06", Decimal("0.0375"), SEARCH)
+    assert (fine_tune.model_raw, fine_tune.cost, fine_tune.project_ref) == (
+        "ft-gpt-4o-2024-08-06",
+        Decimal("0.0375"),
+        SEARCH,
+    )
     for row in cost_only.values():
         assert row.input_tokens == row.cached_input_tokens == row.cache_write_tokens == row.output_tokens == 0
         assert row.charge_category == "usage" and row.cost > 0
@@ -224,10 +241,19 @@ def test_each_row_covers_its_utc_bucket_as_a_half_open_day(rows):
 
 
 def test_buckets_that_do_not_start_in_the_window_are_left_out(server):
-    early = {"object": "bucket", "start_time": 1781136000, "end_time": 1781222400, "results": [
-        {"object": "organization.costs.result", "amount": {"value": 9.99, "currency": "usd"},
-         "line_item": "web search tool calls", "project_id": SUPPORT},
-    ]}
+    early = {
+        "object": "bucket",
+        "start_time": 1781136000,
+        "end_time": 1781222400,
+        "results": [
+            {
+                "object": "organization.costs.result",
+                "amount": {"value": 9.99, "currency": "usd"},
+                "line_item": "web search tool calls",
+                "project_id": SUPPORT,
+            },
+        ],
+    }
     costs = load("costs_page1.json")
     costs["data"].insert(0, early)
     standard_routes(server, costs=cursor_pages([costs, load("costs_page2.json"), load("costs_page3.json")]))
@@ -238,18 +264,57 @@ def test_buckets_that_do_not_start_in_the_window_are_left_out(server):
 
 def test_fine_tuned_usage_carries_the_cost_of_its_ft_line_item(server):
     bucket = {"object": "bucket", "start_time": 1781222400, "end_time": 1781308800}
-    costs = {"object": "page", "has_more": False, "next_page": None, "data": [{**bucket, "results": [
-        {"object": "organization.costs.result", "amount": {"value": "0.0375", "currency": "usd"},
-         "line_item": "ft-gpt-4o-mini-2024-07-18, input", "project_id": SUPPORT},
-    ]}]}
-    usage = {"object": "page", "has_more": False, "next_page": None, "data": [{**bucket, "results": [
-        {"object": "organization.usage.completions.result", "input_tokens": 12500, "output_tokens": 0,
-         "num_model_requests": 9, "project_id": SUPPORT, "api_key_id": "key_ft", "model": "ft:gpt-4o-mini-2024-07-18:acme::B7xQ2"},
-    ]}]}
-    standard_routes(server, costs=cursor_pages([costs]), completions=cursor_pages([usage]),
-                    embeddings=cursor_pages([{**usage, "data": []}]))
+    costs = {
+        "object": "page",
+        "has_more": False,
+        "next_page": None,
+        "data": [
+            {
+                **bucket,
+                "results": [
+                    {
+                        "object": "organization.costs.result",
+                        "amount": {"value": "0.0375", "currency": "usd"},
+                        "line_item": "ft-gpt-4o-mini-2024-07-18, input",
+                        "project_id": SUPPORT,
+                    },
+                ],
+            }
+        ],
+    }
+    usage = {
+        "object": "page",
+        "has_more": False,
+        "next_page": None,
+        "data": [
+            {
+                **bucket,
+                "results": [
+                    {
+                        "object": "organization.usage.completions.result",
+                        "input_tokens": 12500,
+                        "output_tokens": 0,
+                        "num_model_requests": 9,
+                        "project_id": SUPPORT,
+                        "api_key_id": "key_ft",
+                        "model": "ft:gpt-4o-mini-2024-07-18:acme::B7xQ2",
+                    },
+                ],
+            }
+        ],
+    }
+    standard_routes(
+        server,
+        costs=cursor_pages([costs]),
+        completions=cursor_pages([usage]),
+        embeddings=cursor_pages([{**usage, "data": []}]),
+    )
     [row] = fetch(server)
-    assert (row.model_raw, row.cost, row.input_tokens) == ("ft:gpt-4o-mini-2024-07-18:acme::B7xQ2", Decimal("0.0375"), 12500)
+    assert (row.model_raw, row.cost, row.input_tokens) == (
+        "ft:gpt-4o-mini-2024-07-18:acme::B7xQ2",
+        Decimal("0.0375"),
+        12500,
+    )
 
 
 @pytest.mark.parametrize(
@@ -270,7 +335,13 @@ def test_fine_tuned_usage_carries_the_cost_of_its_ft_line_item(server):
 )
 def test_line_items_are_read_best_effort_and_kept_whole(text, model, tier, direction, per_token):
     item = parse_line_item(text)
-    assert (item.text, item.model, item.tier, item.direction, item.per_token) == (text, model, tier, direction, per_token)
+    assert (item.text, item.model, item.tier, item.direction, item.per_token) == (
+        text,
+        model,
+        tier,
+        direction,
+        per_token,
+    )
 
 
 def test_usage_and_cost_model_names_compare_by_their_normalised_form():
@@ -292,7 +363,9 @@ def test_a_rejected_key_fails_with_an_auth_error_that_never_shows_the_key(server
 
 def test_a_rate_limited_page_is_retried_after_the_seconds_openai_asks_for(server):
     cursor = load("costs_page1.json")["next_page"]
-    limited = Reply(429, {"error": {"message": "Rate limit reached", "type": "rate_limit_exceeded"}}, {"Retry-After": "3"})
+    limited = Reply(
+        429, {"error": {"message": "Rate limit reached", "type": "rate_limit_exceeded"}}, {"Retry-After": "3"}
+    )
     pages = [load(f"costs_page{n}.json") for n in (1, 2, 3)]
     standard_routes(server, costs=cursor_pages(pages, fail_first={cursor: limited}))
     sleeps = []
@@ -313,7 +386,16 @@ def test_a_server_error_is_retried_and_the_read_completes(server):
 
 
 def test_insufficient_quota_stops_at_once_without_retrying(server):
-    quota = Reply(429, {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota", "code": "insufficient_quota"}})
+    quota = Reply(
+        429,
+        {
+            "error": {
+                "message": "You exceeded your current quota",
+                "type": "insufficient_quota",
+                "code": "insufficient_quota",
+            }
+        },
+    )
     standard_routes(server, costs=[quota])
     sleeps = []
     with pytest.raises(ProviderError) as caught:
@@ -340,14 +422,18 @@ def _broken_completions_page2(change) -> dict:
 @pytest.mark.parametrize(
     "change, expected",
     [
-        pytest.param(lambda p: p["data"][0].pop("results"), "bucket 1 has no 'results' list", id="bucket-without-results"),
+        pytest.param(
+            lambda p: p["data"][0].pop("results"), "bucket 1 has no 'results' list", id="bucket-without-results"
+        ),
         pytest.param(
             lambda p: p["data"][0]["results"][1].update(object="organization.usage.images.result"),
             "result 2 is of unknown type 'organization.usage.images.result'",
             id="unknown-result-object",
         ),
         pytest.param(
-            lambda p: p["data"][0]["results"][0].update(input_tokens="lots"), "input_tokens 'lots' is not", id="text-count"
+            lambda p: p["data"][0]["results"][0].update(input_tokens="lots"),
+            "input_tokens 'lots' is not",
+            id="text-count",
         ),
         pytest.param(
             lambda p: p["data"][0]["results"][0].update(input_uncached_tokens=99),
@@ -372,6 +458,8 @@ def test_a_cost_amount_that_is_not_a_number_is_malformed(server, value):
     page = load("costs_page1.json")
     page["data"][0]["results"][0]["amount"]["value"] = value
     standard_routes(server, costs=cursor_pages([page, load("costs_page2.json"), load("costs_page3.json")]))
-    with pytest.raises(ProviderError, match=r"costs page 1: malformed response \(bucket 2026-06-12 result 1: amount") as caught:
+    with pytest.raises(
+        ProviderError, match=r"costs page 1: malformed response \(bucket 2026-06-12 result 1: amount"
+    ) as caught:
         fetch(server)
     assert caught.value.reason == "malformed"

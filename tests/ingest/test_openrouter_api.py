@@ -33,7 +33,9 @@ def by_date(days: dict):
     def reply(query: dict) -> Reply:
         date = query.get("date", [None])[0]
         if date not in days:
-            return Reply(400, {"error": {"code": 400, "message": f"date {date} is not within the last 30 completed UTC days"}})
+            return Reply(
+                400, {"error": {"code": 400, "message": f"date {date} is not within the last 30 completed UTC days"}}
+            )
         body = days[date]
         return body if isinstance(body, Reply) else Reply(200, body)
 
@@ -45,8 +47,16 @@ def three_days() -> dict:
 
 
 def item(**fields) -> dict:
-    return {"date": "2025-08-24", "model": "openai/gpt-4.1", "provider_name": "OpenAI", "usage": 0.5, "requests": 1,
-            "prompt_tokens": 10, "completion_tokens": 5, **fields}
+    return {
+        "date": "2025-08-24",
+        "model": "openai/gpt-4.1",
+        "provider_name": "OpenAI",
+        "usage": 0.5,
+        "requests": 1,
+        "prompt_tokens": 10,
+        "completion_tokens": 5,
+        **fields,
+    }
 
 
 @pytest.fixture
@@ -62,7 +72,9 @@ def sleeps():
 
 def fetch(server, sleeps=None, *, start=AUG_24, end=AUG_27, base_path="/api/v1") -> list:
     client = HttpClient(timeout=5, max_attempts=4, sleep=(sleeps if sleeps is not None else []).append)
-    return list(OpenRouterApi().fetch(client=client, base_url=server.url + base_path, secret=SECRET, start=start, end=end))
+    return list(
+        OpenRouterApi().fetch(client=client, base_url=server.url + base_path, secret=SECRET, start=start, end=end)
+    )
 
 
 def fetch_error(server, sleeps=None, **kwargs) -> ProviderError:

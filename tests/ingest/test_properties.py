@@ -31,7 +31,13 @@ from ingest import windows
 from ingest.http import HttpClient
 from ingest.services import account_sync
 from tests.fakes.provider_server import FakeProviderServer, Reply
-from tests.ingest.property_helpers import PULL_SETTINGS, TOKEN_FIELDS, reset_account, rollup_totals_by_day, totals_by_day
+from tests.ingest.property_helpers import (
+    PULL_SETTINGS,
+    TOKEN_FIELDS,
+    reset_account,
+    rollup_totals_by_day,
+    totals_by_day,
+)
 from tests.rollup_check import assert_rollup_equals_raw
 
 SECRET = "sk-admin-property-tests-0b7d1e"
@@ -47,7 +53,11 @@ SPAN_END = SPAN_START + dt.timedelta(days=SPAN_DAYS)
 UNBILLED_DAYS = 2  # the last days have usage but no cost lines yet: the pipeline estimates them
 PAGE_BUCKETS = 3  # the fake serves at most this many daily buckets a page, whatever `limit` asks
 DAY = 86_400
-COSTS, COMPLETIONS, EMBEDDINGS = "/v1/organization/costs", "/v1/organization/usage/completions", "/v1/organization/usage/embeddings"
+COSTS, COMPLETIONS, EMBEDDINGS = (
+    "/v1/organization/costs",
+    "/v1/organization/usage/completions",
+    "/v1/organization/usage/embeddings",
+)
 PROJECTS = {"proj_support": ["key_sa", "key_sb"], "proj_search": ["key_sc"], None: [None]}  # None: Playground
 CHAT_MODELS = ["gpt-4o-mini-2024-07-18", "gpt-4o-2024-08-06", "acme-custom-1"]  # the last has no catalog price
 TIERS = [("default", False), ("priority", False), ("default", True)]  # (service_tier, batch)
@@ -91,25 +101,49 @@ def build_ledger(seed: int = 20260302) -> tuple[list[Usage], list[Cost]]:
                 for key in keys:
                     for tier, batch in rng.sample(TIERS, k=rng.randint(1, 2)):
                         total = rng.randint(0, 3_000_000)
-                        usage.append(Usage(
-                            day, "completions", project, key, model, total, rng.randint(0, total),
-                            rng.randint(0, 900_000), rng.randint(0, 2_000), tier, batch,
-                        ))
+                        usage.append(
+                            Usage(
+                                day,
+                                "completions",
+                                project,
+                                key,
+                                model,
+                                total,
+                                rng.randint(0, total),
+                                rng.randint(0, 900_000),
+                                rng.randint(0, 2_000),
+                                tier,
+                                batch,
+                            )
+                        )
                 if billed and rng.random() < 0.9:  # now and then a billed day leaves a model to be estimated
                     prefix = rng.choice(["", "", "priority | "])
                     for direction in ("input", "cached input", "output"):
                         costs.append(Cost(day, project, f"{prefix}{model}, {direction}", _amount(rng), True))
             if rng.random() < 0.5:
-                usage.append(Usage(
-                    day, "embeddings", project, keys[0], "text-embedding-3-small", rng.randint(1, 500_000), 0, 0,
-                    rng.randint(1, 300), "", False,
-                ))
+                usage.append(
+                    Usage(
+                        day,
+                        "embeddings",
+                        project,
+                        keys[0],
+                        "text-embedding-3-small",
+                        rng.randint(1, 500_000),
+                        0,
+                        0,
+                        rng.randint(1, 300),
+                        "",
+                        False,
+                    )
+                )
                 if billed:
                     costs.append(Cost(day, project, "text-embedding-3-small, input", _amount(rng), True))
         if billed:  # billed lines no usage row carries: each becomes a zero-token line of its own
             for project, item in [
-                ("proj_support", "web search tool calls"), (None, "Vector storage"),
-                ("proj_search", "ft-gpt-4o-2024-08-06, input"), ("proj_search", "whisper-1, audio"),
+                ("proj_support", "web search tool calls"),
+                (None, "Vector storage"),
+                ("proj_search", "ft-gpt-4o-2024-08-06, input"),
+                ("proj_search", "whisper-1, audio"),
             ]:
                 if rng.random() < 0.6:
                     costs.append(Cost(day, project, item, _amount(rng), False))
@@ -125,27 +159,46 @@ def _json(body: dict) -> str:
 
 
 def _usage_result(entry: Usage) -> dict:
-    common = {"num_model_requests": entry.requests, "project_id": entry.project, "user_id": None,
-              "api_key_id": entry.key, "model": entry.model}
+    common = {
+        "num_model_requests": entry.requests,
+        "project_id": entry.project,
+        "user_id": None,
+        "api_key_id": entry.key,
+        "model": entry.model,
+    }
     if entry.endpoint == "embeddings":
         return {"object": "organization.usage.embeddings.result", "input_tokens": entry.input, **common}
     return {
-        "object": "organization.usage.completions.result", "input_tokens": entry.input,
-        "input_cached_tokens": entry.cached, "output_tokens": entry.output, "input_audio_tokens": 0,
-        "batch": entry.batch, "service_tier": entry.tier, "project_name": "ignored", **common,
+        "object": "organization.usage.completions.result",
+        "input_tokens": entry.input,
+        "input_cached_tokens": entry.cached,
+        "output_tokens": entry.output,
+        "input_audio_tokens": 0,
+        "batch": entry.batch,
+        "service_tier": entry.tier,
+        "project_name": "ignored",
+        **common,
     }
 
 
 def _cost_result(index: int, entry: Cost) -> dict:
     # OpenAI sends amounts as JSON numbers or as long strings: alternate, both must read exactly.
     value = str(entry.amount) if index % 2 else f"{NUMBER}{entry.amount}{NUMBER}"
-    return {"object": "organization.costs.result", "amount": {"value": value, "currency": "usd"},
-            "line_item": entry.line_item, "project_id": entry.project, "organization_id": "org-props"}
+    return {
+        "object": "organization.costs.result",
+        "amount": {"value": value, "currency": "usd"},
+        "line_item": entry.line_item,
+        "project_id": entry.project,
+        "organization_id": "org-props",
+    }
 
 
 def _results_by_day() -> dict[str, dict[int, list[dict]]]:
-    served: dict[str, dict[int, list[dict]]] = {"costs": defaultdict(list), "completions": defaultdict(list),
-                                                "embeddings": defaultdict(list)}
+    served: dict[str, dict[int, list[dict]]] = {
+        "costs": defaultdict(list),
+        "completions": defaultdict(list),
+        "embeddings": defaultdict(list),
+    }
     for entry in LEDGER_USAGE:
         served[entry.endpoint][entry.day].append(_usage_result(entry))
     for index, entry in enumerate(LEDGER_COSTS):
@@ -174,8 +227,14 @@ def ledger_route(name: str, results: dict[int, list[dict]]):
         data = []
         for bucket_start in starts:
             day, offset = divmod(bucket_start - int(SPAN_START.timestamp()), DAY)
-            data.append({"object": "bucket", "start_time": bucket_start, "end_time": bucket_start + DAY,
-                         "results": [] if offset else results.get(day, [])})
+            data.append(
+                {
+                    "object": "bucket",
+                    "start_time": bucket_start,
+                    "end_time": bucket_start + DAY,
+                    "results": [] if offset else results.get(day, []),
+                }
+            )
         following = starts[-1] + DAY if starts else end
         has_more = following < end
         cursor = base64.urlsafe_b64encode(f"{name}:{start}:{end}:{following}".encode()).decode() if has_more else None
@@ -197,7 +256,9 @@ def fake_org():
 @pytest.fixture
 def api_account(db, fake_org):
     account = Account.objects.create(
-        name="openai-admin", provider=Provider.objects.get(slug="openai"), connector="openai_api",
+        name="openai-admin",
+        provider=Provider.objects.get(slug="openai"),
+        connector="openai_api",
         base_url=fake_org.url + "/v1",
     )
     account_set_credentials(account=account, secret=SECRET)
@@ -214,15 +275,30 @@ def pull(account: Account, first_day: int, last_day: int, *, chunk_days: int = w
             end=SPAN_START + dt.timedelta(days=last_day),
             client=HttpClient(timeout=5, max_attempts=1),
         )
-    assert len(runs) == len(windows.chunks(SPAN_START, SPAN_START + dt.timedelta(days=last_day - first_day), chunk_days))
+    assert len(runs) == len(
+        windows.chunks(SPAN_START, SPAN_START + dt.timedelta(days=last_day - first_day), chunk_days)
+    )
     for run in runs:
         assert run.status == IngestRun.Status.SUCCEEDED, run.error
 
 
 def lines_of(account: Account) -> Counter:
     """Every line as the values a report can see (ids and runs aside)."""
-    fields = ("period_start", "period_end", "model", "model_raw", "service_tier", "project_ref",
-              "api_key_ref", "tag_set__tags", *TOKEN_FIELDS, "cost", "currency", "reporting_cost", "cost_basis")
+    fields = (
+        "period_start",
+        "period_end",
+        "model",
+        "model_raw",
+        "service_tier",
+        "project_ref",
+        "api_key_ref",
+        "tag_set__tags",
+        *TOKEN_FIELDS,
+        "cost",
+        "currency",
+        "reporting_cost",
+        "cost_basis",
+    )
     return Counter(
         tuple(json.dumps(v, sort_keys=True) if isinstance(v, dict) else v for v in row)
         for row in UsageLine.objects.filter(account=account).values_list(*fields)
@@ -234,8 +310,13 @@ def ledger_by_day() -> dict[dt.date, dict]:
     days: dict[dt.date, dict] = defaultdict(lambda: Counter())
     for entry in LEDGER_USAGE:
         day = (SPAN_START + dt.timedelta(days=entry.day)).date()
-        days[day].update(input_tokens=entry.input - entry.cached, cached_input_tokens=entry.cached,
-                         output_tokens=entry.output, requests=entry.requests, lines=1)
+        days[day].update(
+            input_tokens=entry.input - entry.cached,
+            cached_input_tokens=entry.cached,
+            output_tokens=entry.output,
+            requests=entry.requests,
+            lines=1,
+        )
     for entry in LEDGER_COSTS:
         day = (SPAN_START + dt.timedelta(days=entry.day)).date()
         days[day]["billed"] += entry.amount
@@ -246,7 +327,10 @@ def ledger_by_day() -> dict[dt.date, dict]:
 def billed_by_day(account: Account) -> dict[dt.date, Decimal]:
     rows = (
         UsageLine.objects.filter(account=account, cost_basis=CostBasis.BILLED)
-        .annotate(day=TruncDate("period_start")).values("day").annotate(total=Sum("cost")).order_by()
+        .annotate(day=TruncDate("period_start"))
+        .values("day")
+        .annotate(total=Sum("cost"))
+        .order_by()
     )
     return {row["day"]: row["total"] for row in rows}
 
@@ -256,8 +340,10 @@ def clean_pull(api_account):
     """One pull of the whole span, as it stands: the reference every split is compared with."""
     pull(api_account, 0, SPAN_DAYS)
     reference = {
-        "lines": lines_of(api_account), "totals": totals_by_day(api_account),
-        "rollup": rollup_totals_by_day(api_account), "billed": billed_by_day(api_account),
+        "lines": lines_of(api_account),
+        "totals": totals_by_day(api_account),
+        "rollup": rollup_totals_by_day(api_account),
+        "billed": billed_by_day(api_account),
     }
     reset_account(api_account)
     return reference
@@ -270,7 +356,10 @@ def test_one_clean_pull_of_the_fake_organisation_equals_the_ledger_day_by_day(ap
     for day, ledger in expected.items():
         got = totals[day]
         assert (got["input_tokens"], got["cached_input_tokens"], got["cache_write_tokens"], got["output_tokens"]) == (
-            ledger["input_tokens"], ledger["cached_input_tokens"], 0, ledger["output_tokens"]
+            ledger["input_tokens"],
+            ledger["cached_input_tokens"],
+            0,
+            ledger["output_tokens"],
         ), day
         assert (got["requests"], got["lines"]) == (ledger["requests"], ledger["lines"]), day
         assert clean_pull["billed"].get(day, Decimal(0)) == ledger["billed"], day  # every billed amount, once
@@ -290,10 +379,12 @@ def pull_plans(draw):
     cuts = sorted(draw(st.sets(st.integers(1, SPAN_DAYS - 1), max_size=4)))
     bounds = [0, *cuts, SPAN_DAYS]
     cover = list(itertools.pairwise(bounds))
-    extra = draw(st.lists(
-        st.integers(0, SPAN_DAYS - 1).flatmap(lambda a: st.tuples(st.just(a), st.integers(a + 1, SPAN_DAYS))),
-        max_size=3,
-    ))
+    extra = draw(
+        st.lists(
+            st.integers(0, SPAN_DAYS - 1).flatmap(lambda a: st.tuples(st.just(a), st.integers(a + 1, SPAN_DAYS))),
+            max_size=3,
+        )
+    )
     repeats = draw(st.lists(st.sampled_from(cover + extra), max_size=2))
     pulls = draw(st.permutations(cover + extra + repeats))
     chunk_days = draw(st.sampled_from([3, 7, windows.CHUNK_DAYS]))

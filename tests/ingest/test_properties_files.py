@@ -25,15 +25,24 @@ from ingest.services import usage_file_import
 from tests.ingest.property_helpers import FILE_SETTINGS, reset_account, rollup_totals_by_day, totals_by_day
 from tests.rollup_check import assert_rollup_equals_raw
 
-
 # =====================================================================================================
 # 1. FOCUS exports: a restated month replaces the month; another month adds.
 # =====================================================================================================
 
 JUNE = dt.date(2025, 6, 1)
 FOCUS_HEADER = [
-    "BilledCost", "BillingCurrency", "BillingPeriodStart", "BillingPeriodEnd", "ChargeCategory", "ChargePeriodStart",
-    "ChargePeriodEnd", "ConsumedQuantity", "ConsumedUnit", "ServiceProviderName", "SkuPriceDetails", "SubAccountId",
+    "BilledCost",
+    "BillingCurrency",
+    "BillingPeriodStart",
+    "BillingPeriodEnd",
+    "ChargeCategory",
+    "ChargePeriodStart",
+    "ChargePeriodEnd",
+    "ConsumedQuantity",
+    "ConsumedUnit",
+    "ServiceProviderName",
+    "SkuPriceDetails",
+    "SubAccountId",
 ]
 FOCUS_MODELS = ["gpt-4o", "gpt-4o-mini"]
 
@@ -61,7 +70,9 @@ def focus_rows(draw, month: dt.date, late: bool | None = None):
     category = "Usage" if late else draw(st.sampled_from(["Usage", "Usage", "Usage", "Tax", "Credit"]))
     cost = draw(st.decimals(min_value=0, max_value=500, places=6, allow_nan=False, allow_infinity=False))
     return {
-        "month": month, "day": day, "category": category,
+        "month": month,
+        "day": day,
+        "category": category,
         "cost": -cost if category == "Credit" else cost,
         "model": draw(st.sampled_from(FOCUS_MODELS)) if category == "Usage" else "",
         "direction": draw(st.sampled_from(["Input", "Output"])),
@@ -77,11 +88,22 @@ def focus_csv(rows: list[dict]) -> bytes:
     for r in rows:
         usage = r["category"] == "Usage"
         details = {"ModelId": r["model"], "TokenDirection": r["direction"]} if usage else {}
-        writer.writerow([
-            str(r["cost"]), "USD", _midnight(r["month"]), _midnight(month_after(r["month"])), r["category"],
-            _midnight(r["day"]), _midnight(r["day"] + dt.timedelta(days=1)), r["tokens"] if usage else "",
-            "Tokens" if usage else "", "OpenAI", json.dumps(details) if details else "", r["project"],
-        ])
+        writer.writerow(
+            [
+                str(r["cost"]),
+                "USD",
+                _midnight(r["month"]),
+                _midnight(month_after(r["month"])),
+                r["category"],
+                _midnight(r["day"]),
+                _midnight(r["day"] + dt.timedelta(days=1)),
+                r["tokens"] if usage else "",
+                "Tokens" if usage else "",
+                "OpenAI",
+                json.dumps(details) if details else "",
+                r["project"],
+            ]
+        )
     return out.getvalue().encode()
 
 
@@ -117,21 +139,29 @@ def expected_focus_totals(*files: list[dict]) -> dict:
 
 def focus_totals(account: Account) -> dict:
     return {
-        day: {"cost": t["cost"], "input_tokens": t["input_tokens"], "output_tokens": t["output_tokens"],
-              "lines": t["lines"]}
+        day: {
+            "cost": t["cost"],
+            "input_tokens": t["input_tokens"],
+            "output_tokens": t["output_tokens"],
+            "lines": t["lines"],
+        }
         for day, t in totals_by_day(account).items()
     }
 
 
 @pytest.fixture
 def focus_account(db):
-    return Account.objects.create(name="openai-focus", provider=Provider.objects.get(slug="openai"), connector="focus_file")
+    return Account.objects.create(
+        name="openai-focus", provider=Provider.objects.get(slug="openai"), connector="focus_file"
+    )
 
 
 def import_focus(account: Account, rows: list[dict], name: str) -> None:
     run = usage_file_import(account=account, stream=io.BytesIO(focus_csv(rows)), file_name=name)
     assert run.status == IngestRun.Status.SUCCEEDED, run.error
-    assert_rollup_equals_raw(account=account, allow_empty=True)  # after every import: late lines fall on days outside the month's window
+    assert_rollup_equals_raw(
+        account=account, allow_empty=True
+    )  # after every import: late lines fall on days outside the month's window
 
 
 @FILE_SETTINGS
@@ -147,7 +177,8 @@ def test_a_restated_focus_month_replaces_the_month_and_a_file_for_another_month_
     assert focus_totals(focus_account) == expected_focus_totals(restated)  # nothing of the first export is left
     late = [r for r in restated if r["day"] < JUNE]
     assert late and UsageLine.objects.filter(
-        account=focus_account, period_start__lt=dt.datetime.combine(JUNE, dt.time(), tzinfo=dt.UTC),
+        account=focus_account,
+        period_start__lt=dt.datetime.combine(JUNE, dt.time(), tzinfo=dt.UTC),
         billing_period_start=dt.datetime.combine(JUNE, dt.time(), tzinfo=dt.UTC),
     ).count() == len(late)
 
@@ -178,7 +209,9 @@ def csv_rows(draw):
     return {
         "day": draw(st.sampled_from(CSV_DAYS)),
         "model": draw(st.sampled_from(CSV_MODELS)),
-        "uncached": uncached, "cached": cached, "cache_write": cache_write,
+        "uncached": uncached,
+        "cached": cached,
+        "cache_write": cache_write,
         "output": draw(st.integers(0, 1_000_000)),
         "requests": draw(st.integers(0, 500)),
         "cost": draw(st.none() | st.decimals(min_value=0, max_value=1000, places=8, allow_nan=False)),
@@ -189,10 +222,24 @@ def csv_rows(draw):
 def usage_csv(rows: list[dict]) -> bytes:
     lines = [CSV_HEADER]
     for r in rows:
-        lines.append(",".join(str(v) for v in [
-            r["day"].isoformat(), "openai", r["model"], r["uncached"] + r["cached"] + r["cache_write"], r["cached"],
-            r["cache_write"], r["output"], r["requests"], "" if r["cost"] is None else r["cost"], "USD", r["project"],
-        ]))
+        lines.append(
+            ",".join(
+                str(v)
+                for v in [
+                    r["day"].isoformat(),
+                    "openai",
+                    r["model"],
+                    r["uncached"] + r["cached"] + r["cache_write"],
+                    r["cached"],
+                    r["cache_write"],
+                    r["output"],
+                    r["requests"],
+                    "" if r["cost"] is None else r["cost"],
+                    "USD",
+                    r["project"],
+                ]
+            )
+        )
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -207,7 +254,9 @@ def expected_reporting_cost(row: dict, book: PriceBook) -> Decimal | None:
 
 @pytest.fixture
 def csv_account(db):
-    return Account.objects.create(name="openai-csv", provider=Provider.objects.get(slug="openai"), connector="usage_csv")
+    return Account.objects.create(
+        name="openai-csv", provider=Provider.objects.get(slug="openai"), connector="usage_csv"
+    )
 
 
 @FILE_SETTINGS
@@ -244,7 +293,9 @@ def test_usage_csvs_imported_in_any_order_with_repeats_leave_each_day_as_the_las
         }
     assert totals_by_day(csv_account) == expected
     assert rollup_totals_by_day(csv_account) == expected
-    assert not UsageLine.objects.filter(account=csv_account).filter(
-        Q(cost_basis=CostBasis.UNPRICED) & ~Q(model="mystery-model-9")
-    ).exists()
+    assert (
+        not UsageLine.objects.filter(account=csv_account)
+        .filter(Q(cost_basis=CostBasis.UNPRICED) & ~Q(model="mystery-model-9"))
+        .exists()
+    )
     assert_rollup_equals_raw(account=csv_account, allow_empty=True)

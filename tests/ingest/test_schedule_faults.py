@@ -13,7 +13,9 @@ NOW = dt.datetime(2026, 6, 20, 10, tzinfo=dt.UTC)
 
 @pytest.fixture
 def account(db):
-    return Account.objects.create(name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="openai_api")
+    return Account.objects.create(
+        name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="openai_api"
+    )
 
 
 def run_at(account, created: dt.datetime, time_machine, **fields) -> IngestRun:
@@ -26,7 +28,9 @@ def test_runs_queued_for_longer_than_the_requeue_delay_are_queued_again(account,
     lost = run_at(account, NOW - dt.timedelta(minutes=25), time_machine)
     run_at(account, NOW - dt.timedelta(minutes=5), time_machine)  # queued lately: its message may still come
     run_at(account, NOW - dt.timedelta(hours=1), time_machine, started_at=NOW - dt.timedelta(minutes=3))  # retrying
-    retried_long_ago = run_at(account, NOW - dt.timedelta(hours=1), time_machine, started_at=NOW - dt.timedelta(minutes=30))
+    retried_long_ago = run_at(
+        account, NOW - dt.timedelta(hours=1), time_machine, started_at=NOW - dt.timedelta(minutes=30)
+    )
     run_at(account, NOW - dt.timedelta(hours=1), time_machine, trigger="upload")  # its file is gone: nothing to run
     run_at(account, NOW - dt.timedelta(hours=1), time_machine, status="succeeded")
     time_machine.move_to(NOW)
@@ -48,9 +52,12 @@ def test_the_dispatch_runs_the_lost_runs_again(account, settings, time_machine, 
 
 def test_a_running_run_whose_own_lease_expired_is_failed(account, time_machine):
     time_machine.move_to(NOW)
-    stuck = IngestRun.objects.create(account=account, trigger="schedule", status="running",
-                                     started_at=NOW - dt.timedelta(minutes=45))
-    Account.objects.filter(id=account.id).update(lease_token=str(stuck.id), lease_expires_at=NOW - dt.timedelta(minutes=15))
+    stuck = IngestRun.objects.create(
+        account=account, trigger="schedule", status="running", started_at=NOW - dt.timedelta(minutes=45)
+    )
+    Account.objects.filter(id=account.id).update(
+        lease_token=str(stuck.id), lease_expires_at=NOW - dt.timedelta(minutes=15)
+    )
     assert runs_abandoned_fail() == 1
     stuck.refresh_from_db()
     assert stuck.status == "failed" and "cut off from the database" in stuck.error
@@ -58,9 +65,12 @@ def test_a_running_run_whose_own_lease_expired_is_failed(account, time_machine):
 
 def test_a_running_run_that_still_holds_a_live_lease_is_left_running(account, time_machine):
     time_machine.move_to(NOW)
-    long_run = IngestRun.objects.create(account=account, trigger="schedule", status="running",
-                                        started_at=NOW - dt.timedelta(minutes=45))
-    Account.objects.filter(id=account.id).update(lease_token=str(long_run.id), lease_expires_at=NOW + dt.timedelta(minutes=5))
+    long_run = IngestRun.objects.create(
+        account=account, trigger="schedule", status="running", started_at=NOW - dt.timedelta(minutes=45)
+    )
+    Account.objects.filter(id=account.id).update(
+        lease_token=str(long_run.id), lease_expires_at=NOW + dt.timedelta(minutes=5)
+    )
     assert runs_abandoned_fail() == 0
     long_run.refresh_from_db()
     assert long_run.status == "running"

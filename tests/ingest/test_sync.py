@@ -18,7 +18,10 @@ from tests.ingest.test_openai_api import COSTS, SECRET
 @pytest.fixture
 def openai_api_account(db, fake_openai):
     account = Account.objects.create(
-        name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="openai_api", base_url=fake_openai.url + "/v1"
+        name="openai-prod",
+        provider=Provider.objects.get(slug="openai"),
+        connector="openai_api",
+        base_url=fake_openai.url + "/v1",
     )
     account_set_credentials(account=account, secret=SECRET)
     return account
@@ -54,7 +57,9 @@ def test_pulling_the_same_window_again_changes_no_total(openai_api_account):
     assert run.lines_written == run.lines_replaced > 0
 
 
-def test_rejected_credentials_disable_the_account_and_say_why_on_its_page(openai_api_account, fake_openai, client_as, ada):
+def test_rejected_credentials_disable_the_account_and_say_why_on_its_page(
+    openai_api_account, fake_openai, client_as, ada
+):
     fake_openai.route(COSTS, [Reply(401, {"error": {"message": "Incorrect API key provided"}})])
     with pytest.raises(CommandError, match="1 run"):
         sync("--account", "openai-prod", "--start", "2026-06-12", "--end", "2026-06-16")
@@ -91,33 +96,52 @@ def test_the_schedule_backfills_a_new_account_and_then_looks_back(openai_api_acc
     time_machine.move_to(dt.datetime(2026, 6, 20, 10, tzinfo=dt.UTC))
     runs = due_sync_runs()
     assert {r.trigger for r in runs} == {"backfill"}
-    assert runs[0].window_start == dt.datetime(2026, 3, 23, tzinfo=dt.UTC) and runs[-1].window_end == dt.datetime(2026, 6, 21, tzinfo=dt.UTC)
+    assert runs[0].window_start == dt.datetime(2026, 3, 23, tzinfo=dt.UTC) and runs[-1].window_end == dt.datetime(
+        2026, 6, 21, tzinfo=dt.UTC
+    )
     assert all((r.window_end - r.window_start).days <= 31 for r in runs)
     assert due_sync_runs() == []  # runs are pending: nothing is queued twice
     IngestRun.objects.update(status="succeeded")
-    Account.objects.update(last_sync_at=dt.datetime(2026, 6, 20, 9, 30, tzinfo=dt.UTC), last_success_at=dt.datetime(2026, 6, 20, 9, 30, tzinfo=dt.UTC))
+    Account.objects.update(
+        last_sync_at=dt.datetime(2026, 6, 20, 9, 30, tzinfo=dt.UTC),
+        last_success_at=dt.datetime(2026, 6, 20, 9, 30, tzinfo=dt.UTC),
+    )
     assert due_sync_runs() == []  # the hourly interval has not passed
     time_machine.move_to(dt.datetime(2026, 6, 20, 10, 31, tzinfo=dt.UTC))
     (run,) = due_sync_runs()
-    assert (run.trigger, run.window_start, run.window_end) == ("schedule", dt.datetime(2026, 6, 18, tzinfo=dt.UTC), dt.datetime(2026, 6, 21, tzinfo=dt.UTC))
+    assert (run.trigger, run.window_start, run.window_end) == (
+        "schedule",
+        dt.datetime(2026, 6, 18, tzinfo=dt.UTC),
+        dt.datetime(2026, 6, 21, tzinfo=dt.UTC),
+    )
 
 
 def test_the_first_pull_of_a_day_rereads_the_month_to_date(openai_api_account, time_machine):
     time_machine.move_to(dt.datetime(2026, 6, 20, 0, 5, tzinfo=dt.UTC))
-    Account.objects.update(last_sync_at=dt.datetime(2026, 6, 19, 23, 0, tzinfo=dt.UTC), last_success_at=dt.datetime(2026, 6, 19, 23, 0, tzinfo=dt.UTC))
+    Account.objects.update(
+        last_sync_at=dt.datetime(2026, 6, 19, 23, 0, tzinfo=dt.UTC),
+        last_success_at=dt.datetime(2026, 6, 19, 23, 0, tzinfo=dt.UTC),
+    )
     (run,) = due_sync_runs()
     assert run.window_start == dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 
 
 def test_a_run_whose_worker_died_is_marked_failed_once_its_lease_lapses(openai_api_account, time_machine):
     time_machine.move_to(dt.datetime(2026, 6, 20, 10, tzinfo=dt.UTC))
-    run = IngestRun.objects.create(account=openai_api_account, trigger="schedule", status="running", started_at=dt.datetime(2026, 6, 20, 9, tzinfo=dt.UTC))
+    run = IngestRun.objects.create(
+        account=openai_api_account,
+        trigger="schedule",
+        status="running",
+        started_at=dt.datetime(2026, 6, 20, 9, tzinfo=dt.UTC),
+    )
     assert runs_abandoned_fail() == 1
     run.refresh_from_db()
     assert run.status == "failed" and "worker stopped" in run.error
 
 
-def test_sync_now_on_the_page_queues_and_runs_the_scheduled_window(openai_api_account, client_as, ada, django_capture_on_commit_callbacks, time_machine):
+def test_sync_now_on_the_page_queues_and_runs_the_scheduled_window(
+    openai_api_account, client_as, ada, django_capture_on_commit_callbacks, time_machine
+):
     time_machine.move_to(dt.datetime(2026, 6, 15, 12, tzinfo=dt.UTC))
     Account.objects.update(last_success_at=dt.datetime(2026, 6, 15, 11, tzinfo=dt.UTC))
     with django_capture_on_commit_callbacks(execute=True):
@@ -137,10 +161,14 @@ def test_only_admins_may_sync_or_upload(openai_api_account, client_as, fiona, sa
     assert api.status_code == 403
 
 
-def test_the_api_queues_a_sync_and_reports_its_runs(openai_api_account, client_as, ada, django_capture_on_commit_callbacks):
+def test_the_api_queues_a_sync_and_reports_its_runs(
+    openai_api_account, client_as, ada, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         response = client_as(ada).post(
-            f"/api/v1/accounts/{openai_api_account.pk}/syncs", {"start": "2026-06-12", "end": "2026-06-16"}, content_type="application/json"
+            f"/api/v1/accounts/{openai_api_account.pk}/syncs",
+            {"start": "2026-06-12", "end": "2026-06-16"},
+            content_type="application/json",
         )
     assert response.status_code == 202
     (run,) = response.json()

@@ -25,7 +25,9 @@ def test_lines_with_the_same_tags_share_one_stored_set_and_a_second_import_adds_
 
     assert first.status == second.status == "succeeded"
     assert TagSet.objects.count() == sets_after_first
-    lines = list(UsageLine.objects.filter(account=openai_account).select_related("tag_set").order_by("period_start", "model"))
+    lines = list(
+        UsageLine.objects.filter(account=openai_account).select_related("tag_set").order_by("period_start", "model")
+    )
     assert [line.tags for line in lines] == [{"env": "prod", "team": "search"}] * 2 + [{"env": "staging"}]
     assert lines[0].tag_set_id == lines[1].tag_set_id == tag_set_id(tags_text({"env": "prod", "team": "search"}))
 
@@ -41,16 +43,19 @@ def test_another_set_stored_under_the_same_id_fails_the_import_and_writes_nothin
     assert not UsageLine.objects.filter(account=openai_account).exists()
 
 
-
 def test_lines_attributed_alike_share_one_signature_and_another_signature_under_its_id_fails_the_import(openai_account):
     text = FILE + "2026-10-03,gpt-5,400,40,1.0,beta,env=staging\n"  # the day before's line again, a day later
     assert import_text(openai_account, text).status == "succeeded"
     lines = list(UsageLine.objects.filter(account=openai_account).order_by("period_start", "model"))
     assert lines[2].signature_id == lines[3].signature_id  # equal on every column rules read
-    assert len({line.signature_id for line in lines}) == 3 == LineSignature.objects.filter(account=openai_account).count()
+    assert (
+        len({line.signature_id for line in lines}) == 3 == LineSignature.objects.filter(account=openai_account).count()
+    )
 
     # What a digest collision would look like: the row stored under that id reads another key.
     LineSignature.objects.filter(id=lines[2].signature_id).update(user_ref="someone-else")
     run = import_text(openai_account, text)
     assert run.status == "failed" and "line signature" in run.error and "shares its digest" in run.error
-    assert sorted(UsageLine.objects.filter(account=openai_account).values_list("id", flat=True)) == sorted(x.id for x in lines)
+    assert sorted(UsageLine.objects.filter(account=openai_account).values_list("id", flat=True)) == sorted(
+        x.id for x in lines
+    )

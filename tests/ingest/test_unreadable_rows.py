@@ -23,40 +23,60 @@ from django.db import transaction
 from django.urls import reverse
 
 from finops.models import Account, DailySpend, IngestRun, MonthlySpend, Provider, UsageLine
-from ingest.services import usage_file_import
 from ingest.providers.base import UsageRow
+from ingest.services import usage_file_import
 from ingest.writing import IngestError, write_rows
 
 HEADER = "day,provider,model,input_tokens,cached_input_tokens,cache_write_tokens,output_tokens,requests,cost,currency,project,api_key,tags\n"
-GOOD = (HEADER
-        + "2026-03-01,openai,gpt-4o,1200000,200000,0,300000,420,5.5,USD,proj_support,key_bot,team=support\n"
-        + "2026-03-02,openai,gpt-4o,800000,0,0,100000,210,3.0,USD,proj_support,key_bot,team=support\n")
+GOOD = (
+    HEADER
+    + "2026-03-01,openai,gpt-4o,1200000,200000,0,300000,420,5.5,USD,proj_support,key_bot,team=support\n"
+    + "2026-03-02,openai,gpt-4o,800000,0,0,100000,210,3.0,USD,proj_support,key_bot,team=support\n"
+)
 # The same two days restated, each broken in one way on line 3 (the 2026-03-02 row).
 BROKEN = {
-    "unclosed quote": (HEADER
-                       + "2026-03-01,openai,gpt-4o,1200000,200000,0,300000,420,5.5,USD,proj_support,key_bot,team=support\n"
-                       + '2026-03-02,openai,"gpt-4o,800000,0,0,100000,210,3.0,USD,proj_support,key_bot,team=support\n'
-                       + "2026-03-01,openai,gpt-4o-mini,10,0,0,5,1,0.01,USD,proj_support,key_bot,team=support\n",
-                       "line 3: a quoted field opened on this line is not closed"),
-    "token columns missing": (HEADER
-                              + "2026-03-01,openai,gpt-4o,1200000,200000,0,300000,420,5.5,USD,proj_support,key_bot,team=support\n"
-                              + "2026-03-02,openai,gpt-4o\n",
-                              "line 3: 3 fields where the header has 13 columns: input_tokens, cached_input_tokens"),
-    "short row": (HEADER
-                  + "2026-03-01,openai,gpt-4o,1200000,200000,0,300000,420,5.5,USD,proj_support,key_bot,team=support\n"
-                  + "2026-03-02,openai,gpt-4o,800000,0,0,100000,210,3.0\n",
-                  "line 3: 9 fields where the header has 13 columns: currency, project, api_key, tags missing"),
-    "empty token cells": (HEADER
-                          + "2026-03-01,openai,gpt-4o,1200000,200000,0,300000,420,5.5,USD,proj_support,key_bot,team=support\n"
-                          + "2026-03-02,openai,gpt-4o,,0,0,,210,3.0,USD,proj_support,key_bot,team=support\n",
-                          "line 3: input_tokens is empty (write 0 when there were none)"),
+    "unclosed quote": (
+        HEADER
+        + "2026-03-01,openai,gpt-4o,1200000,200000,0,300000,420,5.5,USD,proj_support,key_bot,team=support\n"
+        + '2026-03-02,openai,"gpt-4o,800000,0,0,100000,210,3.0,USD,proj_support,key_bot,team=support\n'
+        + "2026-03-01,openai,gpt-4o-mini,10,0,0,5,1,0.01,USD,proj_support,key_bot,team=support\n",
+        "line 3: a quoted field opened on this line is not closed",
+    ),
+    "token columns missing": (
+        HEADER
+        + "2026-03-01,openai,gpt-4o,1200000,200000,0,300000,420,5.5,USD,proj_support,key_bot,team=support\n"
+        + "2026-03-02,openai,gpt-4o\n",
+        "line 3: 3 fields where the header has 13 columns: input_tokens, cached_input_tokens",
+    ),
+    "short row": (
+        HEADER
+        + "2026-03-01,openai,gpt-4o,1200000,200000,0,300000,420,5.5,USD,proj_support,key_bot,team=support\n"
+        + "2026-03-02,openai,gpt-4o,800000,0,0,100000,210,3.0\n",
+        "line 3: 9 fields where the header has 13 columns: currency, project, api_key, tags missing",
+    ),
+    "empty token cells": (
+        HEADER
+        + "2026-03-01,openai,gpt-4o,1200000,200000,0,300000,420,5.5,USD,proj_support,key_bot,team=support\n"
+        + "2026-03-02,openai,gpt-4o,,0,0,,210,3.0,USD,proj_support,key_bot,team=support\n",
+        "line 3: input_tokens is empty (write 0 when there were none)",
+    ),
 }
 
 
 def stored_days() -> tuple[list, list, list]:
     """Everything an import may change, in a comparable form: the lines, the daily and the monthly rollups."""
-    lines = list(UsageLine.objects.order_by("id").values_list(
-        "id", "period_start", "model_raw", "input_tokens", "cached_input_tokens", "output_tokens", "requests", "cost"))
+    lines = list(
+        UsageLine.objects.order_by("id").values_list(
+            "id",
+            "period_start",
+            "model_raw",
+            "input_tokens",
+            "cached_input_tokens",
+            "output_tokens",
+            "requests",
+            "cost",
+        )
+    )
     daily = list(DailySpend.objects.order_by("day", "id").values())
     monthly = list(MonthlySpend.objects.order_by("id").values())
     return lines, daily, monthly
@@ -81,16 +101,22 @@ def test_a_broken_usage_csv_fails_naming_the_line_and_the_stored_days_stay(opena
 
 
 @pytest.mark.parametrize("fault", BROKEN)
-def test_the_upload_page_and_the_api_fail_the_run_alike(client_as, ada, openai_account, stored, fault, settings,
-                                                         tmp_path, django_capture_on_commit_callbacks):
+def test_the_upload_page_and_the_api_fail_the_run_alike(
+    client_as, ada, openai_account, stored, fault, settings, tmp_path, django_capture_on_commit_callbacks
+):
     settings.MEDIA_ROOT = tmp_path
     text, message = BROKEN[fault]
     client = client_as(ada)
     with django_capture_on_commit_callbacks(execute=True):
-        page = client.post(reverse("source-upload"), {"file": SimpleUploadedFile("restated.csv", text.encode()),
-                                                      "account": openai_account.pk}, HTTP_ACCEPT="application/json")
-        api = client.post(reverse("api-account-imports", args=[openai_account.pk]),
-                          {"file": SimpleUploadedFile("restated.csv", text.encode())})
+        page = client.post(
+            reverse("source-upload"),
+            {"file": SimpleUploadedFile("restated.csv", text.encode()), "account": openai_account.pk},
+            HTTP_ACCEPT="application/json",
+        )
+        api = client.post(
+            reverse("api-account-imports", args=[openai_account.pk]),
+            {"file": SimpleUploadedFile("restated.csv", text.encode())},
+        )
     for run in (IngestRun.objects.get(pk=page.json()["run"]), IngestRun.objects.get(pk=api.json()["id"])):
         assert run.status == IngestRun.Status.FAILED and run.error.startswith("restated.csv " + message), run.error
     # A refused file is the uploader's error: its message is in the account's runs, the account's state is untouched.
@@ -118,12 +144,34 @@ def test_manage_py_import_usage_exits_1_on_an_unclosed_quote(tmp_path):
     path = tmp_path / "restated.csv"
     path.write_text(text)
     root = Path(__file__).resolve().parent.parent.parent
-    env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "DEBUG": "1", "SECRET_KEY": "x", "REDIS_URL": "",
-           "DJANGO_READ_DOT_ENV_FILE": "0", "PATH": "/usr/bin:/bin"}
+    env = {
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "DEBUG": "1",
+        "SECRET_KEY": "x",
+        "REDIS_URL": "",
+        "DJANGO_READ_DOT_ENV_FILE": "0",
+        "PATH": "/usr/bin:/bin",
+    }
     manage = [sys.executable, str(root / "manage.py")]
     subprocess.run([*manage, "migrate", "-v0"], env=env, cwd=root, check=True, timeout=600)
-    done = subprocess.run([*manage, "import_usage", str(path), "--account", "openai-prod", "--connector", "usage_csv",
-                           "--provider", "openai"], env=env, cwd=root, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            *manage,
+            "import_usage",
+            str(path),
+            "--account",
+            "openai-prod",
+            "--connector",
+            "usage_csv",
+            "--provider",
+            "openai",
+        ],
+        env=env,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 1 and done.stdout == ""
     # Past the log's own record of the run (timestamped): the file's failure on one line, then the command's count.
     failure, summary = [line for line in done.stderr.splitlines() if not re.match(r"\d{4}-\d\d-\d\d ", line)]
@@ -135,9 +183,14 @@ def test_the_write_path_refuses_blank_rows_replacing_a_day_of_tokens(openai_acco
     """Whatever the reader: rows of nothing (no token, request or cost) for a stored day fail the run."""
     run = IngestRun.objects.create(account=openai_account, trigger=IngestRun.Trigger.UPLOAD, file_name="x.csv")
     day = dt.datetime(2026, 3, 2, tzinfo=dt.UTC)
-    blank = UsageRow(period_start=day, period_end=day + dt.timedelta(days=1), model_raw="gpt-4o", source_ref="x.csv line 7")
-    with pytest.raises(IngestError, match=r"x.csv line 7: a row with no tokens, requests or cost would replace 900,000 "
-                                          r"stored tokens of 2026-03-02; nothing was imported"):
+    blank = UsageRow(
+        period_start=day, period_end=day + dt.timedelta(days=1), model_raw="gpt-4o", source_ref="x.csv line 7"
+    )
+    with pytest.raises(
+        IngestError,
+        match=r"x.csv line 7: a row with no tokens, requests or cost would replace 900,000 "
+        r"stored tokens of 2026-03-02; nothing was imported",
+    ):
         with transaction.atomic():
             write_rows(account=openai_account, run=run, rows=[blank])
     assert stored_days() == stored
@@ -172,16 +225,34 @@ def _emptied(header: str, row: str, column: str) -> str:
 FOCUS_HEADER, FOCUS_ROWS = _lines("focus_file/aws_bedrock_focus_1_0.csv")
 LOG_HEADER, LOG_ROWS = _lines("gateway_log/litellm_spend_logs.csv")
 OTHER_READERS = {  # (connector, provider, good text, broken text, message on line 3)
-    "FOCUS short row": ("focus_file", "aws-bedrock", FOCUS_ROWS, [FOCUS_ROWS[0], _cut(FOCUS_ROWS[1], 20), *FOCUS_ROWS[2:]],
-                        "line 3: 20 fields but the header has 48 columns (a short row"),
-    "FOCUS unclosed quote": ("focus_file", "aws-bedrock", FOCUS_ROWS,
-                             [FOCUS_ROWS[0], FOCUS_ROWS[1].replace(",Usage,", ',"Usage,', 1), *FOCUS_ROWS[2:]],
-                             "line 3: "),
-    "spend log short row": ("gateway_log", "cerebras", LOG_ROWS, [LOG_ROWS[0], _cut(LOG_ROWS[1], 5), *LOG_ROWS[2:]],
-                            "line 3: 5 fields but the header has 14 columns (a short row"),
-    "spend log empty prompt_tokens": ("gateway_log", "cerebras", LOG_ROWS,
-                                      [LOG_ROWS[0], _emptied(LOG_HEADER, LOG_ROWS[1], "prompt_tokens"), *LOG_ROWS[2:]],
-                                      "line 3: prompt_tokens is empty"),
+    "FOCUS short row": (
+        "focus_file",
+        "aws-bedrock",
+        FOCUS_ROWS,
+        [FOCUS_ROWS[0], _cut(FOCUS_ROWS[1], 20), *FOCUS_ROWS[2:]],
+        "line 3: 20 fields but the header has 48 columns (a short row",
+    ),
+    "FOCUS unclosed quote": (
+        "focus_file",
+        "aws-bedrock",
+        FOCUS_ROWS,
+        [FOCUS_ROWS[0], FOCUS_ROWS[1].replace(",Usage,", ',"Usage,', 1), *FOCUS_ROWS[2:]],
+        "line 3: ",
+    ),
+    "spend log short row": (
+        "gateway_log",
+        "cerebras",
+        LOG_ROWS,
+        [LOG_ROWS[0], _cut(LOG_ROWS[1], 5), *LOG_ROWS[2:]],
+        "line 3: 5 fields but the header has 14 columns (a short row",
+    ),
+    "spend log empty prompt_tokens": (
+        "gateway_log",
+        "cerebras",
+        LOG_ROWS,
+        [LOG_ROWS[0], _emptied(LOG_HEADER, LOG_ROWS[1], "prompt_tokens"), *LOG_ROWS[2:]],
+        "line 3: prompt_tokens is empty",
+    ),
 }
 
 
@@ -190,11 +261,14 @@ def test_every_file_reader_fails_a_broken_row_naming_its_line_and_keeps_the_stor
     connector, provider, good, broken, message = OTHER_READERS[fault]
     header = FOCUS_HEADER if connector == "focus_file" else LOG_HEADER
     account = Account.objects.create(name="files", provider=Provider.objects.get(slug=provider), connector=connector)
-    run = usage_file_import(account=account, stream=io.BytesIO("\n".join([header, *good, ""]).encode()), file_name="good.csv")
+    run = usage_file_import(
+        account=account, stream=io.BytesIO("\n".join([header, *good, ""]).encode()), file_name="good.csv"
+    )
     assert run.status == "succeeded", run.error
     before = stored_days()
     assert sum(line[3] + line[4] + line[5] for line in before[0]) > 0
-    run = usage_file_import(account=account, stream=io.BytesIO("\n".join([header, *broken, ""]).encode()),
-                            file_name="restated.csv")
+    run = usage_file_import(
+        account=account, stream=io.BytesIO("\n".join([header, *broken, ""]).encode()), file_name="restated.csv"
+    )
     assert run.status == IngestRun.Status.FAILED and run.error.startswith("restated.csv " + message), run.error
     assert stored_days() == before

@@ -233,7 +233,6 @@ def test_bad_tags_are_refused_naming_file_and_line():
         parse_text("day,model,input_tokens,output_tokens,tags\n2025-01-14,gpt-4o,1,1,oops\n", "tags.csv")
 
 
-
 def test_a_day_at_the_end_of_the_calendar_is_refused_naming_file_and_line():
     with pytest.raises(ProviderError, match=r"end.csv line 2: "):
         parse_text("day,model,input_tokens,output_tokens\n9999-12-31,gpt-4o,1,1\n", "end.csv")

@@ -19,10 +19,16 @@ from django.db.models import Count, Sum
 from finops.models import Account, DailySpend, Provider, UsageLine
 from finops.services.accounts import account_set_credentials
 from tests.fakes.provider_server import FakeProviderServer, Reply
-from tests.integration.test_worker_killed import (
-    BROKER_KEYS, CELERY, ROOT, WORKER_APPLICATION, database_url, process_group_alive, wait_for,
-)
 from tests.ingest.test_openai_api import COMPLETIONS, COSTS, EMBEDDINGS, SECRET
+from tests.integration.test_worker_killed import (
+    BROKER_KEYS,
+    CELERY,
+    ROOT,
+    WORKER_APPLICATION,
+    database_url,
+    process_group_alive,
+    wait_for,
+)
 
 __all__ = ["WORKER_APPLICATION", "database_url", "wait_for"]
 
@@ -34,7 +40,11 @@ class Process:
         self.name, self.log_path = name, log_path
         self.log = log_path.open("wb")
         self.process = subprocess.Popen(
-            [str(CELERY), "-A", "finops", *args], cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+            [str(CELERY), "-A", "finops", *args],
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
 
@@ -59,23 +69,49 @@ class Process:
         self.log.close()
 
 
-def start_worker(name: str, env: dict, tmp_path: Path, *, queues: str = "ingest,default,notify,rollup",
-                 concurrency: int = 1) -> Process:
-    return Process(name, [
-        "worker", "-Q", queues, "--concurrency", str(concurrency), "--pool", "prefork", "--loglevel", "INFO",
-        "-n", f"{name}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat",
-    ], env, tmp_path / f"worker-{name}.log")
+def start_worker(
+    name: str, env: dict, tmp_path: Path, *, queues: str = "ingest,default,notify,rollup", concurrency: int = 1
+) -> Process:
+    return Process(
+        name,
+        [
+            "worker",
+            "-Q",
+            queues,
+            "--concurrency",
+            str(concurrency),
+            "--pool",
+            "prefork",
+            "--loglevel",
+            "INFO",
+            "-n",
+            f"{name}@%h",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ],
+        env,
+        tmp_path / f"worker-{name}.log",
+    )
 
 
 def start_beat(name: str, env: dict, tmp_path: Path) -> Process:
-    return Process(name, ["beat", "--loglevel", "INFO", "--schedule", str(tmp_path / f"beat-{name}.db")], env,
-                   tmp_path / f"beat-{name}.log")
+    return Process(
+        name,
+        ["beat", "--loglevel", "INFO", "--schedule", str(tmp_path / f"beat-{name}.db")],
+        env,
+        tmp_path / f"beat-{name}.log",
+    )
 
 
 def wait_ready(*workers: Process) -> None:
     for worker in workers:
-        wait_for(lambda: worker.process.poll() is not None or " ready." in worker.output(), 60,
-                 f"{worker.name} to start", workers)
+        wait_for(
+            lambda: worker.process.poll() is not None or " ready." in worker.output(),
+            60,
+            f"{worker.name} to start",
+            workers,
+        )
         assert worker.process.poll() is None, f"{worker.name} exited:\n{worker.output()}"
 
 
@@ -121,8 +157,12 @@ def _days(query: dict) -> list[dt.datetime]:
 
 
 def _bucket(day: dt.datetime, results: list[dict]) -> dict:
-    return {"object": "bucket", "start_time": int(day.timestamp()), "end_time": int((day + dt.timedelta(days=1)).timestamp()),
-            "results": results}
+    return {
+        "object": "bucket",
+        "start_time": int(day.timestamp()),
+        "end_time": int((day + dt.timedelta(days=1)).timestamp()),
+        "results": results,
+    }
 
 
 def window_routes(server: FakeProviderServer, *, delay: float = 0.0) -> None:
@@ -132,21 +172,46 @@ def window_routes(server: FakeProviderServer, *, delay: float = 0.0) -> None:
     def page(results_of):
         def serve(query: dict) -> Reply:
             time.sleep(delay)
-            return Reply(200, {"object": "page", "data": [_bucket(day, results_of(day)) for day in _days(query)],
-                               "has_more": False, "next_page": None})
+            return Reply(
+                200,
+                {
+                    "object": "page",
+                    "data": [_bucket(day, results_of(day)) for day in _days(query)],
+                    "has_more": False,
+                    "next_page": None,
+                },
+            )
+
         return serve
 
     def costs(day):
         n = day.toordinal() % 17
-        return [{"object": "organization.costs.result", "amount": {"value": f"{3 + n}.{n:02d}", "currency": "usd"},
-                 "line_item": "gpt-4o-mini-2024-07-18, input", "project_id": "proj_support"}]
+        return [
+            {
+                "object": "organization.costs.result",
+                "amount": {"value": f"{3 + n}.{n:02d}", "currency": "usd"},
+                "line_item": "gpt-4o-mini-2024-07-18, input",
+                "project_id": "proj_support",
+            }
+        ]
 
     def completions(day):
         n = day.toordinal() % 17
-        return [{"object": "organization.usage.completions.result", "input_tokens": 100_000 + n, "output_tokens": 5_000,
-                 "num_model_requests": 40 + n, "project_id": project, "api_key_id": f"key_{project}",
-                 "model": "gpt-4o-mini-2024-07-18", "batch": False, "service_tier": "default", "input_cached_tokens": 0}
-                for project in ("proj_support", "proj_search")]
+        return [
+            {
+                "object": "organization.usage.completions.result",
+                "input_tokens": 100_000 + n,
+                "output_tokens": 5_000,
+                "num_model_requests": 40 + n,
+                "project_id": project,
+                "api_key_id": f"key_{project}",
+                "model": "gpt-4o-mini-2024-07-18",
+                "batch": False,
+                "service_tier": "default",
+                "input_cached_tokens": 0,
+            }
+            for project in ("proj_support", "proj_search")
+        ]
 
     server.route(COSTS, page(costs))
     server.route(COMPLETIONS, page(completions))
@@ -154,8 +219,13 @@ def window_routes(server: FakeProviderServer, *, delay: float = 0.0) -> None:
 
 
 def api_account(name: str, server: FakeProviderServer, **fields) -> Account:
-    account = Account.objects.create(name=name, provider=Provider.objects.get(slug="openai"), connector="openai_api",
-                                     base_url=server.url + "/v1", **fields)
+    account = Account.objects.create(
+        name=name,
+        provider=Provider.objects.get(slug="openai"),
+        connector="openai_api",
+        base_url=server.url + "/v1",
+        **fields,
+    )
     account_set_credentials(account=account, secret=SECRET)
     return account
 
@@ -168,12 +238,23 @@ def pulls_of(server: FakeProviderServer, path: str = COSTS) -> list[tuple[str, s
 def figures(account: Account) -> dict:
     """The account's lines and rollup, by day (what a clean pull of the same windows must equal)."""
     measures = ("cost", "reporting_cost", "input_tokens", "output_tokens", "requests")
-    raw = (UsageLine.objects.filter(account=account).values("period_start").annotate(**{m: Sum(m) for m in measures},
-           lines=Count("id")).order_by("period_start"))
-    rollup = (DailySpend.objects.filter(account=account).values("day").annotate(**{m: Sum(m) for m in measures},
-              lines=Sum("line_count")).order_by("day"))
-    return {"raw": [tuple(r.values())[1:] for r in raw], "rollup": [tuple(r.values())[1:] for r in rollup],
-            "days": [r["day"] for r in rollup]}
+    raw = (
+        UsageLine.objects.filter(account=account)
+        .values("period_start")
+        .annotate(**{m: Sum(m) for m in measures}, lines=Count("id"))
+        .order_by("period_start")
+    )
+    rollup = (
+        DailySpend.objects.filter(account=account)
+        .values("day")
+        .annotate(**{m: Sum(m) for m in measures}, lines=Sum("line_count"))
+        .order_by("day")
+    )
+    return {
+        "raw": [tuple(r.values())[1:] for r in raw],
+        "rollup": [tuple(r.values())[1:] for r in rollup],
+        "days": [r["day"] for r in rollup],
+    }
 
 
 @pytest.fixture

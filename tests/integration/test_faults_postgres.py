@@ -23,8 +23,15 @@ from tests.conftest import reseed_reference_data
 from tests.fakes.tcp_proxy import TcpProxy
 from tests.integration.fault_helpers import logs, process_env, start_worker, wait_ready
 from tests.integration.test_worker_killed import (  # noqa: F401  real_queue is a fixture
-    WORKER_APPLICATION, account_snapshot, lines_differing, other_backends, raw_by_day, real_queue, rollup_by_day,
-    wait_for, write_usage_csv,
+    WORKER_APPLICATION,
+    account_snapshot,
+    lines_differing,
+    other_backends,
+    raw_by_day,
+    real_queue,
+    rollup_by_day,
+    wait_for,
+    write_usage_csv,
 )
 from tests.rollup_check import raw_groups, rollup_groups
 
@@ -37,7 +44,9 @@ SMALL_DAYS = [dt.date(2025, 2, 26) + dt.timedelta(days=n) for n in range(6)]
 def proxied_url(port: int) -> str:
     db = connection.settings_dict
     credentials = quote(db["USER"] or "", safe="") + (":" + quote(db["PASSWORD"], safe="") if db["PASSWORD"] else "")
-    return f"postgres://{credentials}@127.0.0.1:{port}/{quote(db['NAME'], safe='')}?application_name={WORKER_APPLICATION}"
+    return (
+        f"postgres://{credentials}@127.0.0.1:{port}/{quote(db['NAME'], safe='')}?application_name={WORKER_APPLICATION}"
+    )
 
 
 def test_postgres_cut_and_restarted_during_an_import_the_run_retries_and_equals_a_clean_run(
@@ -59,8 +68,9 @@ def test_postgres_cut_and_restarted_during_an_import_the_run_retries_and_equals_
 
     db = connection.settings_dict
     with TcpProxy(db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)) as proxy:
-        env = process_env(redis_url=django_settings.REDIS_URL, db_url=proxied_url(proxy.port),
-                          FINOPS_MEDIA_ROOT=settings.MEDIA_ROOT)
+        env = process_env(
+            redis_url=django_settings.REDIS_URL, db_url=proxied_url(proxy.port), FINOPS_MEDIA_ROOT=settings.MEDIA_ROOT
+        )
         worker = start_worker("pg", env, tmp_path, queues="ingest,default")
         try:
             # The clean run to compare with, imported here while the worker starts.
@@ -70,8 +80,11 @@ def test_postgres_cut_and_restarted_during_an_import_the_run_retries_and_equals_
             wait_ready(worker)
             with big.open("rb") as stream:
                 run = usage_upload_accept(account=cut, upload=stream, file_name=big.name)
-            copying = lambda: [pid for pid, state, query in other_backends()  # noqa: E731
-                               if state in ("active", "idle in transaction") and query.startswith("COPY finops_usageline")]
+            copying = lambda: [
+                pid
+                for pid, state, query in other_backends()  # noqa: E731
+                if state in ("active", "idle in transaction") and query.startswith("COPY finops_usageline")
+            ]
             wait_for(copying, 60, "the worker to copy rows", [worker])
             time.sleep(0.2)
             assert proxy.cut(down_for=3.0) >= 1
@@ -82,8 +95,12 @@ def test_postgres_cut_and_restarted_during_an_import_the_run_retries_and_equals_
             assert not UsageLine.objects.filter(ingest_run=run).exists()
             assert account_snapshot(cut) == before
 
-            wait_for(lambda: IngestRun.objects.filter(id=run.id, status__in=["succeeded", "failed"]).exists(), 90,
-                     "the run to end after the database came back", [worker])
+            wait_for(
+                lambda: IngestRun.objects.filter(id=run.id, status__in=["succeeded", "failed"]).exists(),
+                90,
+                "the run to end after the database came back",
+                [worker],
+            )
             output = worker.output()
         finally:
             worker.stop()
@@ -93,7 +110,10 @@ def test_postgres_cut_and_restarted_during_an_import_the_run_retries_and_equals_
     assert "lost its database connection" in output, logs(worker)
     assert proxy.refused >= 1 or time.monotonic() - cut_at > 3  # it came back while Postgres was still "down"
     assert (run.lines_read, run.lines_written, run.lines_replaced) == (
-        reference.lines_read, reference.lines_written, reference.lines_replaced)
+        reference.lines_read,
+        reference.lines_written,
+        reference.lines_replaced,
+    )
     assert lines_differing(cut, clean) == 0
     assert raw_by_day(cut) == raw_by_day(clean)
     assert rollup_by_day(cut) == rollup_by_day(clean) == raw_by_day(cut)
@@ -113,8 +133,9 @@ def test_a_connection_cut_during_an_inline_import_fails_the_run_cleanly(transact
 
     reseed_reference_data()
     FxRate.objects.create(day=dt.date(2025, 1, 1), currency="EUR", rate=Decimal("1.0815"))
-    account = Account.objects.create(name="openai-inline", provider=Provider.objects.get(slug="openai"),
-                                     connector="usage_csv")
+    account = Account.objects.create(
+        name="openai-inline", provider=Provider.objects.get(slug="openai"), connector="usage_csv"
+    )
     small, big = tmp_path / "february.csv", tmp_path / "march.csv"
     write_usage_csv(small, SMALL_DAYS, 100, seed=1)
     write_usage_csv(big, BIG_DAYS[:12], 2_000, seed=2)  # past the first 20,000-row COPY chunk
@@ -150,7 +171,10 @@ def test_a_connection_cut_during_an_inline_import_fails_the_run_cleanly(transact
     assert terminated == [True]
     run.refresh_from_db()
     assert run.status == "failed"
-    assert run.error.startswith("The database connection was lost during the run (") and "nothing it wrote was kept" in run.error
+    assert (
+        run.error.startswith("The database connection was lost during the run (")
+        and "nothing it wrote was kept" in run.error
+    )
     assert not UsageLine.objects.filter(ingest_run=run).exists()
     assert account_snapshot(account) == before
     account.refresh_from_db()

@@ -22,8 +22,18 @@ from tests.fakes.provider_server import FakeProviderServer
 from tests.fakes.redis_server import RedisServer
 from tests.fakes.smtp_server import FakeSmtpServer
 from tests.integration.fault_helpers import (
-    api_account, cap_event, emails_by_event, figures, logs, process_env, start_beat, start_worker, told, wait_for,
-    wait_ready, window_routes,
+    api_account,
+    cap_event,
+    emails_by_event,
+    figures,
+    logs,
+    process_env,
+    start_beat,
+    start_worker,
+    told,
+    wait_for,
+    wait_ready,
+    window_routes,
 )
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow]
@@ -37,26 +47,41 @@ def test_redis_restarted_with_pulls_queued_loses_no_pull_and_sends_no_email_twic
     transactional_db, tmp_path, support_team, sam, fiona
 ):
     reseed_reference_data()
-    with RedisServer() as redis_server, FakeProviderServer() as slow, FakeProviderServer() as quick, \
-            FakeSmtpServer() as smtp:
+    with (
+        RedisServer() as redis_server,
+        FakeProviderServer() as slow,
+        FakeProviderServer() as quick,
+        FakeSmtpServer() as smtp,
+    ):
         window_routes(slow, delay=1.5)  # about 4.5 s a pull: the worker is busy while the others wait in Redis
         window_routes(quick)
         earlier = timezone.now() - dt.timedelta(hours=2)
         busy = api_account("openai-busy", slow, last_sync_at=earlier, last_success_at=earlier)
-        waiting = [api_account(f"openai-waiting-{n}", quick, last_sync_at=earlier, last_success_at=earlier)
-                   for n in range(2)]
-        cap = Cap.objects.create(name="Support November", scope="team", team=support_team, amount=Decimal("5000"),
-                                 recipients=["role:team_leads", "role:finance"])
+        waiting = [
+            api_account(f"openai-waiting-{n}", quick, last_sync_at=earlier, last_success_at=earlier) for n in range(2)
+        ]
+        cap = Cap.objects.create(
+            name="Support November",
+            scope="team",
+            team=support_team,
+            amount=Decimal("5000"),
+            recipients=["role:team_leads", "role:finance"],
+        )
         before = cap_event(cap, threshold=80)
-        env = process_env(redis_url=redis_server.url, CELERY_BEAT_EVERY=1, EMAIL_URL=smtp.url,
-                          FINOPS_INGEST_REQUEUE_SECONDS=3)
+        env = process_env(
+            redis_url=redis_server.url, CELERY_BEAT_EVERY=1, EMAIL_URL=smtp.url, FINOPS_INGEST_REQUEUE_SECONDS=3
+        )
         worker, beat = start_worker("worker", env, tmp_path), start_beat("beat", env, tmp_path)
         processes = [worker, beat]
         try:
             wait_ready(worker)
             # The slow pull runs; the other pulls are queued in Redis behind it.
-            wait_for(lambda: IngestRun.objects.filter(account=busy, status="running").exists(), 60,
-                     "the slow pull to start", processes)
+            wait_for(
+                lambda: IngestRun.objects.filter(account=busy, status="running").exists(),
+                60,
+                "the slow pull to start",
+                processes,
+            )
             queued = lambda: IngestRun.objects.filter(account__in=waiting, status="queued").count() == 2  # noqa: E731
             wait_for(queued, 30, "the other pulls to be queued", processes)
             queued_keys = redis_server.client().llen("ingest")
@@ -72,8 +97,12 @@ def test_redis_restarted_with_pulls_queued_loses_no_pull_and_sends_no_email_twic
             after = cap_event(cap, threshold=100)
             for account in (busy, *waiting):
                 wait_for(lambda: succeeded(account), 60, f"{account.name} to be pulled after the restart", processes)
-            wait_for(lambda: told(smtp, before) == told(smtp, after) == {sam.email, fiona.email}, 60,
-                     "both alerts to be emailed", processes)
+            wait_for(
+                lambda: told(smtp, before) == told(smtp, after) == {sam.email, fiona.email},
+                60,
+                "both alerts to be emailed",
+                processes,
+            )
             # A new account is pulled by the reconnected beat's next dispatch: the schedule goes on.
             newcomer = api_account("openai-newcomer", quick, last_sync_at=earlier, last_success_at=earlier)
             wait_for(lambda: succeeded(newcomer), 60, "a scheduled pull after the restart", processes)

@@ -19,8 +19,20 @@ from tests.conftest import reseed_reference_data
 from tests.fakes.provider_server import FakeProviderServer
 from tests.fakes.smtp_server import FakeSmtpServer
 from tests.integration.fault_helpers import (  # noqa: F401  fake_provider is a fixture
-    api_account, cap_event, emails_by_event, fake_provider, logs, process_env, pulls_of, purge, start_beat, start_worker, told,
-    wait_for, wait_ready, window_routes,
+    api_account,
+    cap_event,
+    emails_by_event,
+    fake_provider,
+    logs,
+    process_env,
+    pulls_of,
+    purge,
+    start_beat,
+    start_worker,
+    told,
+    wait_for,
+    wait_ready,
+    window_routes,
 )
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow]
@@ -40,14 +52,25 @@ def test_two_beats_pull_each_window_once_and_send_each_email_once(transactional_
             window_routes(server)
         # Due now, each for a 3-day look-back: one run each.
         earlier = timezone.now() - dt.timedelta(hours=2)
-        accounts = [api_account(f"openai-{n}", server, last_sync_at=earlier, last_success_at=earlier)
-                    for n, server in enumerate(servers)]
-        cap = Cap.objects.create(name="Support November", scope="team", team=support_team, amount=Decimal("5000"),
-                                 recipients=["role:team_leads", "role:finance"])
+        accounts = [
+            api_account(f"openai-{n}", server, last_sync_at=earlier, last_success_at=earlier)
+            for n, server in enumerate(servers)
+        ]
+        cap = Cap.objects.create(
+            name="Support November",
+            scope="team",
+            team=support_team,
+            amount=Decimal("5000"),
+            recipients=["role:team_leads", "role:finance"],
+        )
         event = cap_event(cap, threshold=80)
         env = process_env(redis_url=django_settings.REDIS_URL, CELERY_BEAT_EVERY=1, EMAIL_URL=smtp.url)
-        processes = [start_worker("w1", env, tmp_path), start_worker("w2", env, tmp_path),
-                     start_beat("beat1", env, tmp_path), start_beat("beat2", env, tmp_path)]
+        processes = [
+            start_worker("w1", env, tmp_path),
+            start_worker("w2", env, tmp_path),
+            start_beat("beat1", env, tmp_path),
+            start_beat("beat2", env, tmp_path),
+        ]
         wait_ready(*processes[:2])
 
         ended = lambda: IngestRun.objects.filter(status="succeeded").count() >= ACCOUNTS  # noqa: E731
@@ -55,7 +78,9 @@ def test_two_beats_pull_each_window_once_and_send_each_email_once(transactional_
         wait_for(lambda: told(smtp, event) == {sam.email, fiona.email}, 30, "the alert to be emailed", processes)
         # Both beats keep ticking, each tick sent twice, for a few more seconds.
         time.sleep(3)
-        errors = [line for p in processes for line in p.output().splitlines() if " ERROR " in line or "Traceback" in line]
+        errors = [
+            line for p in processes for line in p.output().splitlines() if " ERROR " in line or "Traceback" in line
+        ]
         dispatches = [p.output().count("Sending due task dispatch-due-syncs") for p in processes[2:]]
         deliveries = [p.output().count("Sending due task deliver-alerts") for p in processes[2:]]
     finally:
@@ -92,8 +117,9 @@ def test_two_dispatches_at_the_same_moment_create_one_run_per_account(transactio
 
     reseed_reference_data()
     earlier = timezone.now() - dt.timedelta(hours=2)
-    accounts = [api_account(f"openai-{n}", fake_provider, last_sync_at=earlier, last_success_at=earlier)
-                for n in range(3)]
+    accounts = [
+        api_account(f"openai-{n}", fake_provider, last_sync_at=earlier, last_success_at=earlier) for n in range(3)
+    ]
     blocker = connections.create_connection("default")
     blocker.set_autocommit(False)
     with blocker.cursor() as cursor:
@@ -115,8 +141,10 @@ def test_two_dispatches_at_the_same_moment_create_one_run_per_account(transactio
 
     def waiting_on_the_table() -> int:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                           "AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO%%'")
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO%%'"
+            )
             return cursor.fetchone()[0]
 
     try:

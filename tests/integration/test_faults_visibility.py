@@ -18,7 +18,14 @@ from ingest.services import account_sync, sync_request
 from tests.conftest import reseed_reference_data
 from tests.fakes.provider_server import FakeProviderServer
 from tests.integration.fault_helpers import (
-    api_account, figures, process_env, pulls_of, start_worker, wait_for, wait_ready, window_routes,
+    api_account,
+    figures,
+    process_env,
+    pulls_of,
+    start_worker,
+    wait_for,
+    wait_ready,
+    window_routes,
 )
 from tests.integration.test_worker_killed import real_queue  # noqa: F401  a fixture
 
@@ -27,7 +34,9 @@ pytestmark = [pytest.mark.worker, pytest.mark.slow]
 START, END = dt.datetime(2026, 10, 1, tzinfo=dt.UTC), dt.datetime(2026, 10, 8, tzinfo=dt.UTC)
 
 
-def test_a_pull_longer_than_the_visibility_timeout_runs_once_and_is_not_pulled_twice(transactional_db, real_queue, tmp_path):
+def test_a_pull_longer_than_the_visibility_timeout_runs_once_and_is_not_pulled_twice(
+    transactional_db, real_queue, tmp_path
+):
     reseed_reference_data()
     with FakeProviderServer() as slow, FakeProviderServer() as quick:
         window_routes(slow, delay=1.4)  # three endpoints, one page each: about 4 s a pull
@@ -38,13 +47,21 @@ def test_a_pull_longer_than_the_visibility_timeout_runs_once_and_is_not_pulled_t
         env = process_env(redis_url=django_settings.REDIS_URL, CELERY_VISIBILITY_TIMEOUT=2, LOG_FORMAT="json")
         first, second = start_worker("first", env, tmp_path), start_worker("second", env, tmp_path)
         try:
-            import time; t0 = time.monotonic(); wait_ready(first, second); print("ready", time.monotonic() - t0)
+            import time
+
+            t0 = time.monotonic()
+            wait_ready(first, second)
+            print("ready", time.monotonic() - t0)
             [run] = sync_request(account=account, start=START, end=END)
             # The other worker is handed the same task while the first still pulls.
             started = lambda: sum(w.output().count(f"ingest run {run.id} started") for w in (first, second))  # noqa: E731
             wait_for(lambda: started() >= 2, 60, "the task to be redelivered to the other worker", [first, second])
-            wait_for(lambda: IngestRun.objects.filter(id=run.id, status__in=["succeeded", "failed"]).exists(), 60,
-                     "the run to end", [first, second])
+            wait_for(
+                lambda: IngestRun.objects.filter(id=run.id, status__in=["succeeded", "failed"]).exists(),
+                60,
+                "the run to end",
+                [first, second],
+            )
             outputs = first.output() + second.output()
         finally:
             first.stop()
@@ -68,4 +85,8 @@ def test_a_pull_longer_than_the_visibility_timeout_runs_once_and_is_not_pulled_t
     assert len(ingest) >= 3, outputs
     for entry in ingest:
         assert (entry["run_id"], entry["account"], entry["window_start"], entry["window_end"]) == (
-            str(run.id), "openai-slow", START.isoformat(), END.isoformat()), entry
+            str(run.id),
+            "openai-slow",
+            START.isoformat(),
+            END.isoformat(),
+        ), entry

@@ -52,9 +52,31 @@ class NotifyWorker:
         self.name, self.log_path = name, log_path
         self.log = log_path.open("wb")
         self.process = subprocess.Popen(
-            [str(CELERY), "-A", "finops", "worker", "-Q", "notify", "--concurrency", "2", "--pool", "prefork",
-             "--loglevel", "INFO", "-n", f"{name}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat"],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+            [
+                str(CELERY),
+                "-A",
+                "finops",
+                "worker",
+                "-Q",
+                "notify",
+                "--concurrency",
+                "2",
+                "--pool",
+                "prefork",
+                "--loglevel",
+                "INFO",
+                "-n",
+                f"{name}@%h",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -83,9 +105,17 @@ def notify_workers(transactional_db, settings, smtp, tmp_path):
     purge_notify()
     eager = celery_app.conf.task_always_eager
     settings.CELERY_TASK_ALWAYS_EAGER = celery_app.conf.task_always_eager = False
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "finops.settings_test", "DJANGO_READ_DOT_ENV_FILE": "0",
-           "DATABASE_URL": database_url(), "REDIS_URL": settings.REDIS_URL, "CELERY_EAGER": "0",
-           "EMAIL_URL": smtp.url, "SITE_URL": "https://finops.example.com", "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "finops.settings_test",
+        "DJANGO_READ_DOT_ENV_FILE": "0",
+        "DATABASE_URL": database_url(),
+        "REDIS_URL": settings.REDIS_URL,
+        "CELERY_EAGER": "0",
+        "EMAIL_URL": smtp.url,
+        "SITE_URL": "https://finops.example.com",
+        "PYTHONUNBUFFERED": "1",
+    }
     workers = [NotifyWorker(name, env, tmp_path / f"worker-{name}.log") for name in ("one", "two")]
     yield workers
     for worker in workers:
@@ -100,8 +130,12 @@ def four_send_tasks_on(notify_workers) -> int:
     from finops.tasks import send_reports
 
     for worker in notify_workers:
-        wait_for(lambda w=worker: w.process.poll() is not None or " ready." in w.output(), 60, f"{worker.name} to start",
-                 notify_workers)
+        wait_for(
+            lambda w=worker: w.process.poll() is not None or " ready." in w.output(),
+            60,
+            f"{worker.name} to start",
+            notify_workers,
+        )
         assert worker.process.poll() is None, worker.output()
     for _ in range(4):
         send_reports.apply_async(expires=3540)
@@ -114,7 +148,8 @@ def four_send_tasks_on(notify_workers) -> int:
 
 
 def test_four_send_tasks_on_two_real_workers_publish_one_version_and_send_each_subscriber_once(
-        notify_workers, smtp, openai_account, support_agent):
+    notify_workers, smtp, openai_account, support_agent
+):
     # The workers read the real clock: the report is last month's, every subscription's day (the 1st) has come.
     month = add_months(month_of(timezone.now().date()), -1)
     two_months_of_support_usage(openai_account, support_agent, month=month)
@@ -125,14 +160,19 @@ def test_four_send_tasks_on_two_real_workers_publish_one_version_and_send_each_s
     ReportSubscription.objects.update(day_of_month=1)
     assert four_send_tasks_on(notify_workers) == 3  # 3 emails, whoever sent them
     assert ReportSnapshot.objects.filter(month=month).count() == 1 == ReportSnapshot.objects.count()
-    assert sorted(r for rcpts in smtp.envelopes for r in rcpts) == ["cfo@example.com", "fiona@example.com", "fred@example.com"]
+    assert sorted(r for rcpts in smtp.envelopes for r in rcpts) == [
+        "cfo@example.com",
+        "fiona@example.com",
+        "fred@example.com",
+    ]
     assert {m["X-FinOps-Report"] for m in smtp.messages} == {f"{month:%Y-%m} v1"}
     assert ReportDelivery.objects.filter(state=ReportDelivery.State.SENT).count() == 3
     assert ReportSendAttempt.objects.count() == 3
 
 
 def test_a_restated_month_reaches_each_subscriber_once_from_four_tasks_on_two_real_workers(
-        notify_workers, smtp, settings, openai_account, support_agent):
+    notify_workers, smtp, settings, openai_account, support_agent
+):
     """Last month was emailed as version 1; a day of it is re-imported; two beats' worth of send_reports tasks (four)
     on two workers publish one version 2 and send each subscriber one restated email."""
     from decimal import Decimal
@@ -149,12 +189,22 @@ def test_a_restated_month_reaches_each_subscriber_once_from_four_tasks_on_two_re
     ReportSubscription.objects.update(day_of_month=1)
     assert len(reports_send()) == 2  # version 1, sent in this process (the test's own settings point at the sink)
     restated_day = f"{month:%Y-%m}-14"
-    import_usage(openai_account, [r for r in month_rows(month, cost=Decimal("20.00"), tokens=2_400_000)
-                                  if r.startswith(restated_day)], "corrected.csv")
+    import_usage(
+        openai_account,
+        [r for r in month_rows(month, cost=Decimal("20.00"), tokens=2_400_000) if r.startswith(restated_day)],
+        "corrected.csv",
+    )
     assert four_send_tasks_on(notify_workers) == 2
-    assert list(ReportSnapshot.objects.filter(month=month).order_by("version").values_list("version", flat=True)) == [1, 2]
+    assert list(ReportSnapshot.objects.filter(month=month).order_by("version").values_list("version", flat=True)) == [
+        1,
+        2,
+    ]
     restated = [m for m in smtp.messages if "RESTATED" in m["Subject"]]
-    assert sorted(r for m, rcpts in zip(smtp.messages, smtp.envelopes) if "RESTATED" in m["Subject"] for r in rcpts) == [
-        "cfo@example.com", "fiona@example.com"]
+    assert sorted(
+        r for m, rcpts in zip(smtp.messages, smtp.envelopes) if "RESTATED" in m["Subject"] for r in rcpts
+    ) == ["cfo@example.com", "fiona@example.com"]
     assert {m["X-FinOps-Report"] for m in restated} == {f"{month:%Y-%m} v2 restates v1"}
-    assert ReportSendAttempt.objects.count() == 4 and ReportDelivery.objects.filter(state=ReportDelivery.State.SENT).count() == 4
+    assert (
+        ReportSendAttempt.objects.count() == 4
+        and ReportDelivery.objects.filter(state=ReportDelivery.State.SENT).count() == 4
+    )

@@ -227,11 +227,29 @@ class Worker:
         self.log = log_path.open("wb")
         self.process = subprocess.Popen(
             [
-                str(CELERY), "-A", "finops", "worker", "-Q", "ingest,default", "--concurrency", "1",
-                "--pool", "prefork", "--loglevel", "INFO", "-n", f"{name}@%h",
-                "--without-gossip", "--without-mingle", "--without-heartbeat",
+                str(CELERY),
+                "-A",
+                "finops",
+                "worker",
+                "-Q",
+                "ingest,default",
+                "--concurrency",
+                "1",
+                "--pool",
+                "prefork",
+                "--loglevel",
+                "INFO",
+                "-n",
+                f"{name}@%h",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
             ],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
 
     def output(self) -> str:
@@ -353,7 +371,8 @@ def test_a_worker_killed_during_an_import_loses_nothing_and_the_rerun_counts_not
     running = IngestRun.objects.filter(id=run.id, status=IngestRun.Status.RUNNING)
     wait_for(running.exists, 60, "the run to start", [first])
     copying = lambda: [  # noqa: E731
-        pid for pid, state, query in other_backends()
+        pid
+        for pid, state, query in other_backends()
         if state in ("active", "idle in transaction") and query.startswith("COPY finops_usageline")
     ]
     wait_for(copying, 60, "the worker to copy rows", [first])
@@ -388,7 +407,9 @@ def test_a_worker_killed_during_an_import_loses_nothing_and_the_rerun_counts_not
     reference_seconds = time.monotonic() - reference_started
     wait_for(
         lambda: IngestRun.objects.filter(id=run.id).exclude(status=IngestRun.Status.RUNNING).exists(),
-        120, "the re-run to finish", [first, fresh],
+        120,
+        "the re-run to finish",
+        [first, fresh],
     )
     run.refresh_from_db()
     assert run.status == IngestRun.Status.SUCCEEDED, f"{run.status}: {run.error}\n{fresh.output()[-6000:]}"
@@ -399,7 +420,9 @@ def test_a_worker_killed_during_an_import_loses_nothing_and_the_rerun_counts_not
     restated = len(set(SMALL_DAYS) & set(BIG_DAYS)) * SMALL_ROWS_PER_DAY
     assert (run.lines_read, run.lines_written, run.lines_replaced) == (big_lines, big_lines, restated)
     assert (run.lines_read, run.lines_written, run.lines_replaced) == (
-        reference.lines_read, reference.lines_written, reference.lines_replaced
+        reference.lines_read,
+        reference.lines_written,
+        reference.lines_replaced,
     )
     assert lines_differing(killed, clean) == 0
     raw = raw_by_day(killed)

@@ -16,10 +16,14 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--lines", type=int, default=10_000_000, help="Usage lines of the organisation (default 10000000).")
+        parser.add_argument(
+            "--lines", type=int, default=10_000_000, help="Usage lines of the organisation (default 10000000)."
+        )
         parser.add_argument("--out", default="bench-results/alerts.json", help="Where the JSON figures go.")
         parser.add_argument("--repeats", type=int, default=REPEATS, help="Timed evaluations of each kind.")
-        parser.add_argument("--reuse", action="store_true", help="Keep the lines already there when they are as many as --lines.")
+        parser.add_argument(
+            "--reuse", action="store_true", help="Keep the lines already there when they are as many as --lines."
+        )
 
     def handle(self, *args, lines, out, repeats, reuse, **options):
         if lines < 1000 or repeats < 1:

@@ -16,10 +16,21 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--lines", type=int, default=200_000, help="Lines to generate when the database holds none (default 200000).")
-        parser.add_argument("--sessions", type=int, action="append", help=f"Concurrent sessions of a level; repeat (default {LEVELS}).")
-        parser.add_argument("--seconds", type=float, default=DURATION_S, help="Longest a level runs (default %(default)s).")
-        parser.add_argument("--max-requests", type=int, default=MAX_REQUESTS, help="Most requests a level sends (default %(default)s).")
+        parser.add_argument(
+            "--lines",
+            type=int,
+            default=200_000,
+            help="Lines to generate when the database holds none (default 200000).",
+        )
+        parser.add_argument(
+            "--sessions", type=int, action="append", help=f"Concurrent sessions of a level; repeat (default {LEVELS})."
+        )
+        parser.add_argument(
+            "--seconds", type=float, default=DURATION_S, help="Longest a level runs (default %(default)s)."
+        )
+        parser.add_argument(
+            "--max-requests", type=int, default=MAX_REQUESTS, help="Most requests a level sends (default %(default)s)."
+        )
         parser.add_argument("--workers", type=int, default=WORKERS, help="gunicorn workers (default %(default)s).")
         parser.add_argument("--out", default="bench-results/load.json", help="Where the JSON figures go.")
 
@@ -29,5 +40,12 @@ class Command(BaseCommand):
             raise CommandError("--lines ≥ 1000, 1 ≤ --sessions ≤ 64, 0 < --seconds ≤ 600 and --max-requests ≥ 1")
         guard()
         call_command("migrate", interactive=False, verbosity=0)
-        run_bench(lines=lines, out=Path(out), levels=levels, duration_s=seconds, max_requests=max_requests,
-                  workers=workers, echo=self.stdout.write)
+        run_bench(
+            lines=lines,
+            out=Path(out),
+            levels=levels,
+            duration_s=seconds,
+            max_requests=max_requests,
+            workers=workers,
+            echo=self.stdout.write,
+        )

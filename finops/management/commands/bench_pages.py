@@ -18,8 +18,11 @@ class Command(BaseCommand):
         parser.add_argument("--lines", type=int, default=10_000_000, help="Usage lines to generate (default 10000000).")
         parser.add_argument("--out", default="bench-results/pages.json", help="Where the JSON figures go.")
         parser.add_argument("--repeats", type=int, default=REPEATS, help="Timed requests per page and user.")
-        parser.add_argument("--reuse", action="store_true",
-                            help="Keep the lines already there when they are as many as --lines (pages and re-attribution only).")
+        parser.add_argument(
+            "--reuse",
+            action="store_true",
+            help="Keep the lines already there when they are as many as --lines (pages and re-attribution only).",
+        )
         parser.add_argument("--no-reattribution", action="store_true", help="Time the pages only.")
 
     def handle(self, *args, lines, out, repeats, reuse, no_reattribution, **options):
@@ -27,5 +30,11 @@ class Command(BaseCommand):
             raise CommandError("--lines must be at least 1000 and --repeats at least 1")
         guard()
         call_command("migrate", interactive=False, verbosity=0)  # the schema, if this database has none yet
-        run_bench(lines=lines, out=Path(out), reuse=reuse, repeats=repeats, reattribute=not no_reattribution,
-                  echo=self.stdout.write)
+        run_bench(
+            lines=lines,
+            out=Path(out),
+            reuse=reuse,
+            repeats=repeats,
+            reattribute=not no_reattribution,
+            echo=self.stdout.write,
+        )

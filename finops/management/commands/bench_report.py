@@ -17,7 +17,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--lines", type=int, default=10_000_000, help="Usage lines of the organisation (default 10000000).")
+        parser.add_argument(
+            "--lines", type=int, default=10_000_000, help="Usage lines of the organisation (default 10000000)."
+        )
         parser.add_argument("--out", default="bench-results/report.json", help="Where the JSON figures go.")
         parser.add_argument("--repeats", type=int, default=REPEATS, help="Timed runs per measurement (the PDF: 3).")
         parser.add_argument("--no-reuse", action="store_true", help="Generate the lines even when they are there.")

@@ -16,7 +16,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--lines", type=int, default=10_000_000, help="Usage lines of the organisation (default 10000000).")
+        parser.add_argument(
+            "--lines", type=int, default=10_000_000, help="Usage lines of the organisation (default 10000000)."
+        )
         parser.add_argument("--out", default="bench-results/whatif.json", help="Where the JSON figures go.")
         parser.add_argument("--repeats", type=int, default=REPEATS, help="Timed calls per user.")
 

@@ -5,8 +5,10 @@ from finops.reports.contracts_focus import write_focus_csv
 
 
 class Command(BaseCommand):
-    help = ("Write every contract's commitment periods as a FOCUS 1.3 Contract Commitment CSV (docs/contracts.md): "
-            "to stdout, or to --out FILE.")
+    help = (
+        "Write every contract's commitment periods as a FOCUS 1.3 Contract Commitment CSV (docs/contracts.md): "
+        "to stdout, or to --out FILE."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--out", metavar="FILE", help="Write here instead of stdout.")

@@ -4,15 +4,17 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from finops.reports.usage_focus import write_focus_csv
 from finops.months import MonthError
+from finops.reports.usage_focus import write_focus_csv
 from finops.selectors.usage_focus import export_month, month_lines
 from finops.views.period import today_utc
 
 
 class Command(BaseCommand):
-    help = ("Write one UTC month's usage lines as a FOCUS 1.2 Cost and Usage CSV (docs/focus-export.md): to stdout, "
-            "or to --output FILE. A month with no usage gives the header alone; a month not yet begun is refused.")
+    help = (
+        "Write one UTC month's usage lines as a FOCUS 1.2 Cost and Usage CSV (docs/focus-export.md): to stdout, "
+        "or to --output FILE. A month with no usage gives the header alone; a month not yet begun is refused."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--month", required=True, metavar="YYYY-MM", help="The UTC calendar month.")

@@ -4,8 +4,10 @@ from finops.services.outcomes import CSV_COLUMNS, OutcomesInvalid, outcomes_impo
 
 
 class Command(BaseCommand):
-    help = (f"Record outcome counts from a CSV ({CSV_COLUMNS}, header line required) as one batch: all or nothing; "
-            "a count for a workload, day and source already stored is replaced (docs/outcomes.md).")
+    help = (
+        f"Record outcome counts from a CSV ({CSV_COLUMNS}, header line required) as one batch: all or nothing; "
+        "a count for a workload, day and source already stored is replaced (docs/outcomes.md)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("file", metavar="FILE.csv")
@@ -20,5 +22,7 @@ class Command(BaseCommand):
             raise CommandError(f"{file}: {exc.strerror}") from None
         except OutcomesInvalid as exc:
             raise CommandError(f"{file} rejected, nothing applied:\n" + "\n".join(exc.errors)) from None
-        self.stdout.write(f"{file}: {result.rows} rows: {result.created} created, {result.replaced} replaced, "
-                          f"{result.unchanged} unchanged.")
+        self.stdout.write(
+            f"{file}: {result.rows} rows: {result.created} created, {result.replaced} replaced, "
+            f"{result.unchanged} unchanged."
+        )

@@ -20,9 +20,12 @@ class Command(BaseCommand):
             "--today", type=dt.date.fromisoformat, help="Pretend today is YYYY-MM-DD (UTC); default: today."
         )
         parser.add_argument("--export-dir", type=Path, help="Keep the generated export files in this directory.")
-        parser.add_argument("--url", default="http://127.0.0.1:8000",
-                            help="Where the demo is served: the message, and the links of the emails it sends "
-                                 "(unless SITE_URL is set).")
+        parser.add_argument(
+            "--url",
+            default="http://127.0.0.1:8000",
+            help="Where the demo is served: the message, and the links of the emails it sends "
+            "(unless SITE_URL is set).",
+        )
         parser.add_argument(
             "--force",
             action="store_true",
@@ -58,14 +61,18 @@ class Command(BaseCommand):
         out(f"  caps ({currency}), as of today:")
         for cap in s["caps"]:
             forecast = "no forecast" if cap["forecast"] is None else f"forecast {cap['forecast']:,.0f}"
-            out(f"    {cap['name']:<28} {cap['amount']:>10,.0f} a {cap['period']:<14} spent {cap['spent']:>10,.0f}, "
-                f"{forecast}: {cap['status_label']} ({cap['alerts']} alert{'s' if cap['alerts'] != 1 else ''})")
+            out(
+                f"    {cap['name']:<28} {cap['amount']:>10,.0f} a {cap['period']:<14} spent {cap['spent']:>10,.0f}, "
+                f"{forecast}: {cap['status_label']} ({cap['alerts']} alert{'s' if cap['alerts'] != 1 else ''})"
+            )
         out(f"  contracts ({currency}), as of today:")
         for c in s["contracts"]:
             renewal = f", renews unless notice by {c['notice_deadline']}" if c["auto_renew"] else ""
             advice = f" (renew at or below {c['renewal_advice']:,.0f})" if c["renewal_advice"] is not None else ""
-            out(f"    {c['name']:<28} {c['committed']:>10,.0f} committed, projected {c['projected']:>10,.0f}: "
-                f"{c['status_label']}{renewal}{advice}")
+            out(
+                f"    {c['name']:<28} {c['committed']:>10,.0f} committed, projected {c['projected']:>10,.0f}: "
+                f"{c['status_label']}{renewal}{advice}"
+            )
         card = s["scorecard"]
         out(f"  scorecard, {card['quarter']}: {card['workloads']} workloads, {len(card['failing'])} failing their SLA")
         for name, why in card["failing"]:
@@ -77,13 +84,18 @@ class Command(BaseCommand):
             name, offering, amount = saving["best"]
             out(f"    biggest: {name} on {offering}, {amount:,.2f} {currency} a month")
         report = s["reports"]
-        out(f"  TCO report {report['month']:%B %Y}: published as version {report['version']}"
+        out(
+            f"  TCO report {report['month']:%B %Y}: published as version {report['version']}"
             f"{' (provisional)' if report['provisional'] else ''}; then {report['restated_account']} restated "
             f"{report['restated_day']} ({report['published_cost']:,.2f} → {report['restated_cost']:,.2f})"
             f"; cfo was emailed version {report['version']}"
-            + (f"; version {report['restated_version']} publishes the restatement and cfo's 'restated' email is due "
-               f"(Reports → subscriptions → Preview email; manage.py report_email --to <cfo's address>)"
-               if report.get("restated_version") and report["restated_version"] != report["version"] else ""))
+            + (
+                f"; version {report['restated_version']} publishes the restatement and cfo's 'restated' email is due "
+                f"(Reports → subscriptions → Preview email; manage.py report_email --to <cfo's address>)"
+                if report.get("restated_version") and report["restated_version"] != report["version"]
+                else ""
+            )
+        )
         if export_dir is not None:
             out(f"  usage files kept in {export_dir}")
         out("")

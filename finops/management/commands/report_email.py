@@ -41,5 +41,8 @@ class Command(BaseCommand):
             if not subscription.active:
                 raise CommandError(f"{subscription.email} has unsubscribed: reactivate it first.")
             sent = send_now(subscription, now)
-            self.stdout.write(f"Sent {len(sent)} email(s) to {subscription.email}." if sent else
-                              "Nothing was sent: see the delivery's attempts on the subscriptions page.")
+            self.stdout.write(
+                f"Sent {len(sent)} email(s) to {subscription.email}."
+                if sent
+                else "Nothing was sent: see the delivery's attempts on the subscriptions page."
+            )

@@ -5,9 +5,11 @@ from finops.services.encryption import RotationFailed, encryption_key_rotate
 
 
 class Command(BaseCommand):
-    help = ("Re-encrypt every stored secret (provider keys, webhook signing secrets) under the first key of "
-            "FINOPS_ENCRYPTION_KEY, in one transaction. Safe to rerun. Steps: docs/security.md, 'Rotating the "
-            "encryption key'.")
+    help = (
+        "Re-encrypt every stored secret (provider keys, webhook signing secrets) under the first key of "
+        "FINOPS_ENCRYPTION_KEY, in one transaction. Safe to rerun. Steps: docs/security.md, 'Rotating the "
+        "encryption key'."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--dry-run", action="store_true", help="Count what would be re-encrypted; change nothing.")
@@ -23,5 +25,6 @@ class Command(BaseCommand):
             self.stdout.write(f"{name}: {count} {verb}")
         self.stdout.write(f"{result.current} already under the current key.")
         if not dry_run:
-            self.stdout.write("Every secret is now under the current key: the other keys may be removed from "
-                              "FINOPS_ENCRYPTION_KEY.")
+            self.stdout.write(
+                "Every secret is now under the current key: the other keys may be removed from FINOPS_ENCRYPTION_KEY."
+            )

@@ -19,7 +19,9 @@ class Command(BaseCommand):
         parser.add_argument("--by", required=True, choices=list(GROUPS))
         parser.add_argument("--format", default="table", choices=["json", "csv", "table"])
         for name in FILTER_NAMES:
-            parser.add_argument(f"--{name}", default="", help=f"Only this {name} (as in Explore; '-' = unattributed team or workload).")
+            parser.add_argument(
+                f"--{name}", default="", help=f"Only this {name} (as in Explore; '-' = unattributed team or workload)."
+            )
 
     def handle(self, *args, start, end, by, format, **options):
         filters = {name: options[name] for name in FILTER_NAMES if options[name]}
@@ -38,10 +40,21 @@ class Command(BaseCommand):
             self._table(rows)
 
     def _table(self, rows):
-        columns = ("label", "cost", "billed_cost", "estimated_cost", "input_tokens", "output_tokens", "unpriced_tokens", "usd_per_mtok")
+        columns = (
+            "label",
+            "cost",
+            "billed_cost",
+            "estimated_cost",
+            "input_tokens",
+            "output_tokens",
+            "unpriced_tokens",
+            "usd_per_mtok",
+        )
         cells = [[str(row[c]) if row[c] is not None else "—" for c in columns] for row in rows]
         widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
-        line = lambda values: "  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(values, widths)))  # noqa: E731
+        line = lambda values: "  ".join(
+            v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(values, widths))
+        )  # noqa: E731
         self.stdout.write(line(("group", *columns[1:])))
         for row in cells:
             self.stdout.write(line(row))

@@ -28,10 +28,19 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--month", default="", help="YYYY-MM (UTC calendar month); default: the last full month.")
         parser.add_argument("--format", default="pdf", choices=FORMATS)
-        parser.add_argument("--output", required=True, help="The file to write ('-' for standard output: html and csv only).")
-        parser.add_argument("--version", type=int, default=None, dest="report_version",
-                            help="Write the snapshot published as this version instead of the figures as they stand now.")
-        parser.add_argument("--user", default="", help="Read as this user (an admin or finance); default: the whole organisation.")
+        parser.add_argument(
+            "--output", required=True, help="The file to write ('-' for standard output: html and csv only)."
+        )
+        parser.add_argument(
+            "--version",
+            type=int,
+            default=None,
+            dest="report_version",
+            help="Write the snapshot published as this version instead of the figures as they stand now.",
+        )
+        parser.add_argument(
+            "--user", default="", help="Read as this user (an admin or finance); default: the whole organisation."
+        )
 
     def handle(self, *args, month, format, output, report_version, user, **options):
         today = timezone.now().astimezone(dt.UTC).date()
@@ -41,12 +50,21 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         snapshot = None
         if report_version is not None:
-            snapshot = ReportSnapshot.objects.filter(month=the_month, version=report_version).select_related("published_by").first()
+            snapshot = (
+                ReportSnapshot.objects.filter(month=the_month, version=report_version)
+                .select_related("published_by")
+                .first()
+            )
             if snapshot is None:
                 published = list(ReportSnapshot.objects.filter(month=the_month).values_list("version", flat=True))
-                raise CommandError(f"{the_month:%Y-%m} has no version {report_version}: "
-                                   + (f"published versions are {', '.join(map(str, sorted(published)))}." if published
-                                      else "it has not been published."))
+                raise CommandError(
+                    f"{the_month:%Y-%m} has no version {report_version}: "
+                    + (
+                        f"published versions are {', '.join(map(str, sorted(published)))}."
+                        if published
+                        else "it has not been published."
+                    )
+                )
             report = TcoReport.from_json(snapshot.figures)
         else:
             report = tco_report(self._reader(user), the_month, today=today)
@@ -66,7 +84,9 @@ class Command(BaseCommand):
         state = "provisional" if report.provisional else "final"
         version = f", version {snapshot.version}" if snapshot else ""
         empty = "" if report.has_data else " (no spend recorded: the report says so)"
-        self.stdout.write(f"Wrote the TCO report of {report.label} ({state}{version}) as {format.upper()} to {path}{empty}.")
+        self.stdout.write(
+            f"Wrote the TCO report of {report.label} ({state}{version}) as {format.upper()} to {path}{empty}."
+        )
 
     def _reader(self, username: str):
         """Who the report is read as: a named user allowed to see reports, or an admin stand-in that is never saved

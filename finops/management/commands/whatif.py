@@ -46,9 +46,22 @@ class Command(BaseCommand):
         header = ("provider", "model", "family", "monthly_cost", "latency", "meets_sla", "missing")
         rows = []
         for r in result.results:
-            latency = "—" if r.latency_seconds is None else ("≥ " if r.latency_lower_bound else "") + display.seconds(r.latency_seconds)
-            rows.append((("* " if r.best else "  ") + r.provider, r.model, r.family, display.money_exact(r.monthly_cost),
-                         latency, {True: "yes", False: "no", None: "unknown"}[r.meets_sla], ", ".join(r.missing) or ""))
+            latency = (
+                "—"
+                if r.latency_seconds is None
+                else ("≥ " if r.latency_lower_bound else "") + display.seconds(r.latency_seconds)
+            )
+            rows.append(
+                (
+                    ("* " if r.best else "  ") + r.provider,
+                    r.model,
+                    r.family,
+                    display.money_exact(r.monthly_cost),
+                    latency,
+                    {True: "yes", False: "no", None: "unknown"}[r.meets_sla],
+                    ", ".join(r.missing) or "",
+                )
+            )
         widths = [max([len(h) + (2 if i == 0 else 0)] + [len(row[i]) for row in rows]) for i, h in enumerate(header)]
         line = lambda values: "  ".join(v.ljust(w) for v, w in zip(values, widths)).rstrip()  # noqa: E731
         self.stdout.write(line(("  " + header[0], *header[1:])))

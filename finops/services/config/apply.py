@@ -17,16 +17,16 @@ from django.db import IntegrityError, transaction
 
 from finops.modelids import normalise_model
 from finops.models import FxRate, ModelPrice, Provider, Team, Workload
-from finops.services.attribution import Reattribution, workload_team_sync
-from finops.services.spend_changes import spend_changed
 from finops.services.accounts import account_apply
+from finops.services.attribution import Reattribution, workload_team_sync
 from finops.services.audit import audit_source
 from finops.services.prices import CATALOG_EFFECTIVE_FROM
+from finops.services.spend_changes import spend_changed
 from finops.services.users import user_apply
 
+from . import offerings as offering_config
 from .caps import cap_apply, cap_reference_errors
 from .contracts import contract_apply
-from . import offerings as offering_config
 from .rules import rule_reference_errors, rules_apply
 from .schema import SECTIONS
 
@@ -115,8 +115,12 @@ def _spend_changed(moves: list[Reattribution]) -> None:
     when it is imported (re-importing the window applies new ones, and that import signals). So only rules and
     workloads moved to another team count here.
     """
-    spend_changed(days=set().union(*(m.days for m in moves)), reason="config",
-                  workload_ids=set().union(*(m.workloads for m in moves)), team_ids=set().union(*(m.teams for m in moves)))
+    spend_changed(
+        days=set().union(*(m.days for m in moves)),
+        reason="config",
+        workload_ids=set().union(*(m.workloads for m in moves)),
+        team_ids=set().union(*(m.teams for m in moves)),
+    )
 
 
 # --- validation ---
@@ -150,7 +154,9 @@ def _validated(name: str, text: str, environ: Mapping[str, str]) -> dict[str, li
     if not isinstance(document, dict):
         raise ConfigInvalid([f"{name}: the top level must be a mapping of sections ({', '.join(SECTIONS)})"])
 
-    errors = [f"{name}: unknown section {key!r} (sections: {', '.join(SECTIONS)})" for key in document if key not in SECTIONS]
+    errors = [
+        f"{name}: unknown section {key!r} (sections: {', '.join(SECTIONS)})" for key in document if key not in SECTIONS
+    ]
     entries: dict[str, list[dict]] = {}
     for section, (serializer_class, label_field) in SECTIONS.items():
         items = document.get(section)
@@ -169,7 +175,9 @@ def _validated(name: str, text: str, environ: Mapping[str, str]) -> dict[str, li
             data = serializer.validated_data
             identity = _identity(section, data)
             if identity in seen:
-                errors.append(f"{label}: duplicate entry (another {section} entry has the same {', '.join(map(str, identity))})")
+                errors.append(
+                    f"{label}: duplicate entry (another {section} entry has the same {', '.join(map(str, identity))})"
+                )
             seen.add(identity)
             data["_label"] = label
             valid.append(data)
@@ -304,15 +312,22 @@ def _apply_price(entry, environ) -> str:
     values = {
         name: entry[name]
         for name in (
-            "effective_to", "input_per_mtok", "output_per_mtok", "cached_input_per_mtok", "cache_write_per_mtok",
-            "batch_input_per_mtok", "batch_output_per_mtok",
+            "effective_to",
+            "input_per_mtok",
+            "output_per_mtok",
+            "cached_input_per_mtok",
+            "cache_write_per_mtok",
+            "batch_input_per_mtok",
+            "batch_output_per_mtok",
         )
     }
     existing = ModelPrice.objects.filter(**lookup).first()
     # Config takes over a catalog row (so a catalog reload leaves it) or any price it changes; a hand-entered
     # price restated as it is stays as it is, so applying an export changes nothing.
-    if existing is None or existing.source == ModelPrice.Source.CATALOG or any(
-        getattr(existing, name) != value for name, value in values.items()
+    if (
+        existing is None
+        or existing.source == ModelPrice.Source.CATALOG
+        or any(getattr(existing, name) != value for name, value in values.items())
     ):
         values["source"] = ModelPrice.Source.CONFIG
     return _upsert(ModelPrice, lookup, values)[1]
@@ -323,8 +338,14 @@ def _apply_fx_rate(entry, environ) -> str:
 
 
 def _apply_user(entry, environ) -> str:
-    return user_apply(username=entry["username"], email=entry["email"], time_zone=entry["time_zone"], role=entry["role"],
-                      team=Team.objects.get(slug=entry["team"]) if entry["team"] else None, team_role=entry["team_role"])
+    return user_apply(
+        username=entry["username"],
+        email=entry["email"],
+        time_zone=entry["time_zone"],
+        role=entry["role"],
+        team=Team.objects.get(slug=entry["team"]) if entry["team"] else None,
+        team_role=entry["team_role"],
+    )
 
 
 _APPLIERS = {

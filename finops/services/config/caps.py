@@ -7,6 +7,7 @@ export leaves it out, and an entry without `webhook_url` keeps the cap's (`webho
 an export changes nothing."""
 
 from collections.abc import Mapping
+
 from finops import crypto
 from finops.models import Account, Cap, Provider, Team, Workload
 from finops.services.caps import CapInvalid, cap_create, cap_snapshot, cap_target_identifier, cap_update
@@ -18,9 +19,12 @@ CONFIG_FIELD = {"target": "scope", "alert_on_forecast": "forecast", "webhook_sec
 def cap_reference_errors(entries: dict, environ: Mapping[str, str]) -> list[str]:
     known = {
         "team": {e["slug"] for e in entries.get("teams", [])} | set(Team.objects.values_list("slug", flat=True)),
-        "workload": {e["slug"] for e in entries.get("workloads", [])} | set(Workload.objects.values_list("slug", flat=True)),
-        "provider": {e["slug"] for e in entries.get("providers", [])} | set(Provider.objects.values_list("slug", flat=True)),
-        "account": {e["name"] for e in entries.get("accounts", [])} | set(Account.objects.values_list("name", flat=True)),
+        "workload": {e["slug"] for e in entries.get("workloads", [])}
+        | set(Workload.objects.values_list("slug", flat=True)),
+        "provider": {e["slug"] for e in entries.get("providers", [])}
+        | set(Provider.objects.values_list("slug", flat=True)),
+        "account": {e["name"] for e in entries.get("accounts", [])}
+        | set(Account.objects.values_list("name", flat=True)),
     }
     errors = []
     for entry in entries.get("caps", []):
@@ -40,9 +44,16 @@ def cap_apply(entry: dict, environ: Mapping[str, str]) -> tuple[str, list[str]]:
     kind, target = entry["scope"]
     variable = entry["webhook_secret_env"]
     fields = {
-        "name": entry["name"], "scope": kind, "target": target, "period": entry["period"], "amount": entry["amount"],
-        "thresholds": entry["thresholds"], "alert_on_forecast": entry["forecast"], "recipients": entry["recipients"],
-        "webhook_url": entry["webhook_url"], "webhook_secret": environ.get(variable) if variable else None,
+        "name": entry["name"],
+        "scope": kind,
+        "target": target,
+        "period": entry["period"],
+        "amount": entry["amount"],
+        "thresholds": entry["thresholds"],
+        "alert_on_forecast": entry["forecast"],
+        "recipients": entry["recipients"],
+        "webhook_url": entry["webhook_url"],
+        "webhook_secret": environ.get(variable) if variable else None,
     }
     if fields["webhook_url"] is None:
         del fields["webhook_url"]  # not in the file: the cap keeps its webhook (a new cap gets none)
@@ -57,7 +68,9 @@ def cap_apply(entry: dict, environ: Mapping[str, str]) -> tuple[str, list[str]]:
         cap = cap_update(cap=cap, by=None, **fields)
         return ("unchanged" if cap_snapshot(cap) == before else "updated"), []
     except CapInvalid as exc:
-        return "invalid", [f"{entry['_label']}: {CONFIG_FIELD.get(name, name)}: {message}" for name, message in exc.errors.items()]
+        return "invalid", [
+            f"{entry['_label']}: {CONFIG_FIELD.get(name, name)}: {message}" for name, message in exc.errors.items()
+        ]
 
 
 def _stored_secret(cap: Cap) -> str | None:

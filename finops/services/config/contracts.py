@@ -11,11 +11,33 @@ Which write an entry makes, for a contract that exists (docs/config.md):
 from decimal import Decimal
 
 from finops.models import Contract
-from finops.services.contracts import ContractInvalid, contract_create, contract_renew, contract_snapshot, contract_update
+from finops.services.contracts import (
+    ContractInvalid,
+    contract_create,
+    contract_renew,
+    contract_snapshot,
+    contract_update,
+)
 
-FIELDS = ("name", "provider", "accounts", "start", "end", "commitment", "commitment_basis", "prepaid", "currency",
-          "discount_pct", "auto_renew", "renewal_term_months", "notice_days", "notice_alert_days", "owner", "notes",
-          "document_url")
+FIELDS = (
+    "name",
+    "provider",
+    "accounts",
+    "start",
+    "end",
+    "commitment",
+    "commitment_basis",
+    "prepaid",
+    "currency",
+    "discount_pct",
+    "auto_renew",
+    "renewal_term_months",
+    "notice_days",
+    "notice_alert_days",
+    "owner",
+    "notes",
+    "document_url",
+)
 
 
 def contract_apply(entry: dict) -> tuple[str, list[str]]:

@@ -26,8 +26,13 @@ def _compact(entry: dict) -> dict:
 
 def config_document() -> dict:
     document = {
-        "providers": [{"slug": p.slug, "name": p.name} for p in Provider.objects.filter(builtin=False).order_by("slug")],
-        "teams": [_compact({"name": t.name, "slug": t.slug, "cost_center": t.cost_center}) for t in Team.objects.order_by("slug")],
+        "providers": [
+            {"slug": p.slug, "name": p.name} for p in Provider.objects.filter(builtin=False).order_by("slug")
+        ],
+        "teams": [
+            _compact({"name": t.name, "slug": t.slug, "cost_center": t.cost_center})
+            for t in Team.objects.order_by("slug")
+        ],
         "workloads": [
             _compact(
                 {
@@ -69,8 +74,12 @@ def config_document() -> dict:
                     **{
                         name: _decimal(getattr(p, name))
                         for name in (
-                            "input_per_mtok", "output_per_mtok", "cached_input_per_mtok", "cache_write_per_mtok",
-                            "batch_input_per_mtok", "batch_output_per_mtok",
+                            "input_per_mtok",
+                            "output_per_mtok",
+                            "cached_input_per_mtok",
+                            "cache_write_per_mtok",
+                            "batch_input_per_mtok",
+                            "batch_output_per_mtok",
                         )
                     },
                 }
@@ -83,11 +92,22 @@ def config_document() -> dict:
         ],
         "users": [_user_entry(u) for u in User.objects.prefetch_related("memberships__team").order_by("username")],
         "rules": [
-            {"workload": r.workload.slug, "priority": r.priority, **({"match": r.conditions()} if r.conditions() else {})}
-            for r in AttributionRule.objects.select_related("workload", "account", "provider").order_by("priority", "id")
+            {
+                "workload": r.workload.slug,
+                "priority": r.priority,
+                **({"match": r.conditions()} if r.conditions() else {}),
+            }
+            for r in AttributionRule.objects.select_related("workload", "account", "provider").order_by(
+                "priority", "id"
+            )
         ],
-        "caps": [cap_entry(c) for c in Cap.objects.select_related("team", "workload", "provider", "account").order_by("name")],
-        "contracts": [contract_entry(c) for c in Contract.objects.select_related("provider").prefetch_related("accounts").order_by("name")],
+        "caps": [
+            cap_entry(c) for c in Cap.objects.select_related("team", "workload", "provider", "account").order_by("name")
+        ],
+        "contracts": [
+            contract_entry(c)
+            for c in Contract.objects.select_related("provider").prefetch_related("accounts").order_by("name")
+        ],
         **offering_sections(),
     }
     return {section: entries for section, entries in document.items() if entries}

@@ -17,7 +17,12 @@ from decimal import Decimal
 from finops.modelids import normalise_model
 from finops.models import ModelFamily, Offering, Provider, RoutingPolicy, Workload
 from finops.services.offerings import (
-    FIGURE_FIELDS, OfferingInvalid, family_upsert, offering_errors, offering_upsert, routing_policy_set,
+    FIGURE_FIELDS,
+    OfferingInvalid,
+    family_upsert,
+    offering_errors,
+    offering_upsert,
+    routing_policy_set,
 )
 
 from .schema import OFFERING_SECTIONS as SECTIONS  # noqa: F401 - apply.py reads the section names here
@@ -38,23 +43,30 @@ def identity(section: str, data: dict) -> tuple:
 def offering_reference_errors(entries: dict[str, list[dict]], providers: set[str], workloads: set[str]) -> list[str]:
     errors = []
     known = {_key(e) for e in entries.get("offerings", [])} | {
-        (slug, model) for slug, model in Offering.objects.values_list("provider__slug", "model")}
+        (slug, model) for slug, model in Offering.objects.values_list("provider__slug", "model")
+    }
     for entry in entries.get("offerings", []):
         if entry["provider"] not in providers:
-            errors.append(f"{entry['_label']}: provider: unknown provider {entry['provider']!r} "
-                          "(add it under `providers:` or pick a seeded one)")
+            errors.append(
+                f"{entry['_label']}: provider: unknown provider {entry['provider']!r} "
+                "(add it under `providers:` or pick a seeded one)"
+            )
         # The service's own rules, checked before anything is written so every bad entry is named at once.
         problems = offering_errors({name: entry[name] for name in FIGURE_FIELDS})
         errors.extend(f"{entry['_label']}: {name}: {message}" for name, message in problems.items())
     for entry in entries.get("routing", []):
         if entry["workload"] not in workloads:
-            errors.append(f"{entry['_label']}: workload: unknown workload {entry['workload']!r} (not in this file or the database)")
+            errors.append(
+                f"{entry['_label']}: workload: unknown workload {entry['workload']!r} (not in this file or the database)"
+            )
         refs = [("primary", entry["primary"])] + ([("fallback", entry["fallback"])] if entry["fallback"] else [])
         refs += [(f"allowed[{i}]", ref) for i, ref in enumerate(entry["allowed"])]
         for name, ref in refs:
             if _key(ref) not in known:
-                errors.append(f"{entry['_label']}: {name}: no offering {ref['provider']}/{ref['model']} "
-                              "(add it under `offerings:`)")
+                errors.append(
+                    f"{entry['_label']}: {name}: no offering {ref['provider']}/{ref['model']} "
+                    "(add it under `offerings:`)"
+                )
     return errors
 
 
@@ -65,8 +77,12 @@ def family_apply(entry: dict) -> str:
 def offering_apply(entry: dict) -> str:
     provider = Provider.objects.get(slug=entry["provider"])
     try:
-        return offering_upsert(provider=provider, model=entry["model"], family=entry["family"],
-                               **{name: entry[name] for name in FIGURE_FIELDS})[1]
+        return offering_upsert(
+            provider=provider,
+            model=entry["model"],
+            family=entry["family"],
+            **{name: entry[name] for name in FIGURE_FIELDS},
+        )[1]
     except OfferingInvalid as exc:  # validated above; kept so a service rule added later still names the entry
         raise ValueError("; ".join(f"{entry['_label']}: {k}: {v}" for k, v in exc.errors.items())) from None
 
@@ -78,9 +94,12 @@ def _offering(ref: dict) -> Offering:
 def routing_apply(entry: dict) -> str:
     try:
         return routing_policy_set(
-            workload=Workload.objects.get(slug=entry["workload"]), primary=_offering(entry["primary"]),
-            fallback=_offering(entry["fallback"]) if entry["fallback"] else None, constraint=entry["constraint"],
-            allowed=[_offering(ref) for ref in entry["allowed"]])[1]
+            workload=Workload.objects.get(slug=entry["workload"]),
+            primary=_offering(entry["primary"]),
+            fallback=_offering(entry["fallback"]) if entry["fallback"] else None,
+            constraint=entry["constraint"],
+            allowed=[_offering(ref) for ref in entry["allowed"]],
+        )[1]
     except OfferingInvalid as exc:
         raise ValueError("; ".join(f"{entry['_label']}: {k}: {v}" for k, v in exc.errors.items())) from None
 
@@ -100,16 +119,26 @@ def _ref(offering: Offering) -> dict:
 
 
 def export_sections() -> dict[str, list[dict]]:
-    families = [{k: v for k, v in {"slug": f.slug, "name": f.name, "aliases": list(f.aliases)}.items() if v}
-                for f in ModelFamily.objects.order_by("slug")]
+    families = [
+        {k: v for k, v in {"slug": f.slug, "name": f.name, "aliases": list(f.aliases)}.items() if v}
+        for f in ModelFamily.objects.order_by("slug")
+    ]
     offerings = []
     for o in Offering.objects.select_related("provider").order_by("provider__slug", "model"):
-        entry = {"provider": o.provider.slug, "model": o.model, "family": o.family,
-                 **{name: _decimal(getattr(o, name)) for name in FIGURE_FIELDS if name != "context_window"},
-                 "context_window": o.context_window}
+        entry = {
+            "provider": o.provider.slug,
+            "model": o.model,
+            "family": o.family,
+            **{name: _decimal(getattr(o, name)) for name in FIGURE_FIELDS if name != "context_window"},
+            "context_window": o.context_window,
+        }
         offerings.append({k: v for k, v in entry.items() if v not in (None, "")})
     routing = []
-    for p in RoutingPolicy.objects.select_related("workload", "primary__provider", "fallback__provider").prefetch_related("allowed__provider").order_by("workload__slug"):
+    for p in (
+        RoutingPolicy.objects.select_related("workload", "primary__provider", "fallback__provider")
+        .prefetch_related("allowed__provider")
+        .order_by("workload__slug")
+    ):
         entry = {"workload": p.workload.slug, "primary": _ref(p.primary)}
         if p.fallback:
             entry["fallback"] = _ref(p.fallback)

@@ -18,7 +18,9 @@ def rule_reference_errors(entries: dict, providers: set[str]) -> list[str]:
     for entry in entries.get("rules", []):
         match = entry.get("match") or {}
         if entry["workload"] not in workloads:
-            errors.append(f"{entry['_label']}: workload: unknown workload {entry['workload']!r} (not in this file or the database)")
+            errors.append(
+                f"{entry['_label']}: workload: unknown workload {entry['workload']!r} (not in this file or the database)"
+            )
         if "account" in match and match["account"] not in accounts:
             errors.append(f"{entry['_label']}: match.account: unknown account {match['account']!r}")
         if "provider" in match and match["provider"] not in providers:

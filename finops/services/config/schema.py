@@ -46,14 +46,19 @@ class WorkloadEntry(StrictSerializer):
     slug = serializers.SlugField(max_length=64)
     team = serializers.SlugField()
     latency_profile = serializers.ChoiceField(choices=Workload.LatencyProfile.values)
-    sla_seconds = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=0, required=False, allow_null=True, default=None)
+    sla_seconds = serializers.DecimalField(
+        max_digits=8, decimal_places=2, min_value=0, required=False, allow_null=True, default=None
+    )
     # Batch workloads only: the hours a UTC day's work must fit in (judged instead of latency); refused on another
     # profile rather than ignored, so a typo'd profile does not silently drop the verdict.
-    batch_window_hours = serializers.IntegerField(min_value=1, max_value=24, required=False, allow_null=True, default=None)
+    batch_window_hours = serializers.IntegerField(
+        min_value=1, max_value=24, required=False, allow_null=True, default=None
+    )
     outcome_unit = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
     # The most one outcome should cost (reporting currency); a complete month above it raises `outcome_cost`.
-    target_cost_per_outcome = serializers.DecimalField(max_digits=38, decimal_places=18, min_value=Decimal("0.000001"),
-                                                       required=False, allow_null=True, default=None)
+    target_cost_per_outcome = serializers.DecimalField(
+        max_digits=38, decimal_places=18, min_value=Decimal("0.000001"), required=False, allow_null=True, default=None
+    )
 
     def validate(self, attrs):
         if attrs.get("batch_window_hours") is not None and attrs["latency_profile"] != Workload.LatencyProfile.BATCH:
@@ -70,8 +75,12 @@ class AccountEntry(StrictSerializer):
     enabled = serializers.BooleanField(required=False, default=True)
     sync_interval_minutes = serializers.IntegerField(min_value=5, max_value=7 * 24 * 60, required=False, default=60)
     # FOCUS ServiceNames to import besides the provider's LLM inference, or never (ingest/providers/focus_scope.py).
-    focus_services_include = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list)
-    focus_services_exclude = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list)
+    focus_services_include = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, default=list
+    )
+    focus_services_exclude = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, default=list
+    )
 
 
 class PriceEntry(StrictSerializer):
@@ -142,11 +151,12 @@ class CapScopeField(serializers.Field):
         if data == "org":
             return ("org", None)
         if isinstance(data, dict) and len(data) == 1:
-            (kind, target), = data.items()
+            ((kind, target),) = data.items()
             if kind in self.KINDS and isinstance(target, str) and target:
                 return (kind, target)
         raise serializers.ValidationError(
-            "must be org, or one of {team: SLUG}, {workload: SLUG}, {provider: SLUG}, {account: NAME}")
+            "must be org, or one of {team: SLUG}, {workload: SLUG}, {provider: SLUG}, {account: NAME}"
+        )
 
     def to_representation(self, value):
         kind, target = value
@@ -182,7 +192,9 @@ class ContractEntry(StrictSerializer):
     auto_renew = serializers.BooleanField(required=False, default=False)
     renewal_term_months = serializers.IntegerField(required=False, default=12)
     notice_days = serializers.IntegerField(required=False, default=60)
-    notice_alert_days = serializers.ListField(child=serializers.IntegerField(), required=False, default=None, allow_null=True)
+    notice_alert_days = serializers.ListField(
+        child=serializers.IntegerField(), required=False, default=None, allow_null=True
+    )
     owner = serializers.CharField(required=False, allow_blank=True, default="")
     notes = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
     document_url = serializers.CharField(required=False, allow_blank=True, default="")
@@ -216,17 +228,20 @@ class FamilyEntry(StrictSerializer):
 class OfferingEntry(StrictSerializer):
     provider = serializers.SlugField()
     model = serializers.CharField(max_length=200)
-    family = serializers.RegexField(FAMILY_SLUG, max_length=100, required=False, allow_blank=True, default="",
-                                    error_messages=FAMILY_HELP)
+    family = serializers.RegexField(
+        FAMILY_SLUG, max_length=100, required=False, allow_blank=True, default="", error_messages=FAMILY_HELP
+    )
     input_per_mtok = serializers.DecimalField(**DECIMAL, required=False, allow_null=True, default=None)
     cached_input_per_mtok = serializers.DecimalField(**DECIMAL, required=False, allow_null=True, default=None)
     cache_write_per_mtok = serializers.DecimalField(**DECIMAL, required=False, allow_null=True, default=None)
     output_per_mtok = serializers.DecimalField(**DECIMAL, required=False, allow_null=True, default=None)
     blended_per_mtok = serializers.DecimalField(**DECIMAL, required=False, allow_null=True, default=None)
-    output_tokens_per_s = serializers.DecimalField(max_digits=12, decimal_places=3, min_value=0, required=False,
-                                                   allow_null=True, default=None)
-    ttft_seconds = serializers.DecimalField(max_digits=10, decimal_places=3, min_value=0, required=False,
-                                            allow_null=True, default=None)
+    output_tokens_per_s = serializers.DecimalField(
+        max_digits=12, decimal_places=3, min_value=0, required=False, allow_null=True, default=None
+    )
+    ttft_seconds = serializers.DecimalField(
+        max_digits=10, decimal_places=3, min_value=0, required=False, allow_null=True, default=None
+    )
     context_window = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
 
 
@@ -239,8 +254,9 @@ class RoutingEntry(StrictSerializer):
     workload = serializers.SlugField()
     primary = OfferingRef()
     fallback = OfferingRef(required=False, default=None, allow_null=True)
-    constraint = serializers.ChoiceField(choices=RoutingPolicy.Constraint.values, required=False,
-                                         default=RoutingPolicy.Constraint.COST)
+    constraint = serializers.ChoiceField(
+        choices=RoutingPolicy.Constraint.values, required=False, default=RoutingPolicy.Constraint.COST
+    )
     allowed = serializers.ListField(child=OfferingRef(), required=False, default=list)
 
 

@@ -18,44 +18,76 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "--lines", type=int, action="append", metavar="N",
+            "--lines",
+            type=int,
+            action="append",
+            metavar="N",
             help="Lines in the generated file; repeat for several sizes (default 1000000).",
         )
         parser.add_argument(
-            "--requests", type=int, action="append", metavar="N",
+            "--requests",
+            type=int,
+            action="append",
+            metavar="N",
             help="Requests in a generated LiteLLM spend log (gateway_log); repeat for several sizes. Given alone, "
-                 "only the gateway log is measured.",
+            "only the gateway log is measured.",
         )
         parser.add_argument(
-            "--resource-rows", type=int, action="append", metavar="N",
+            "--resource-rows",
+            type=int,
+            action="append",
+            metavar="N",
             help="Rows in a generated per-resource FOCUS file (daily rows of 5,000+ Bedrock application inference "
-                 "profiles in 6 regions, tags on every row); repeat for several sizes.",
+            "profiles in 6 regions, tags on every row); repeat for several sizes.",
         )
         parser.add_argument(
-            "--scattered-requests", type=int, action="append", metavar="N",
+            "--scattered-requests",
+            type=int,
+            action="append",
+            metavar="N",
             help="Requests in a LiteLLM log where requests rarely share an hourly line (300 keys, 50 users, 7 teams "
-                 "over 23 days, not tied together).",
+            "over 23 days, not tied together).",
         )
         parser.add_argument(
-            "--proxy-requests", type=int, action="append", metavar="N",
+            "--proxy-requests",
+            type=int,
+            action="append",
+            metavar="N",
             help="Requests in a LiteLLM log of a typical proxy (each key one user, team and model: ~6 requests a line).",
         )
         parser.add_argument("--out", default="bench-results/ingest.json", help="Where the JSON results go.")
-        parser.add_argument("--gateway-out", default="bench-results/ingest-gateway.json",
-                            help="Where the gateway-log JSON results go.")
+        parser.add_argument(
+            "--gateway-out", default="bench-results/ingest-gateway.json", help="Where the gateway-log JSON results go."
+        )
         parser.add_argument("--workdir", help="Directory for the generated file (default: the system temp directory).")
         parser.add_argument("--seed", type=int, default=20260301, help="Seed of the generated quantities.")
         parser.add_argument(
-            "--breakdown", action="store_true",
+            "--breakdown",
+            action="store_true",
             help="Also time the Python share alone (the column reader; reader + line columns + CSV) for the smallest size.",
         )
         parser.add_argument(
-            "--tracemalloc", action="store_true",
+            "--tracemalloc",
+            action="store_true",
             help="Also run each import once more under tracemalloc (slower) and report the Python heap peak.",
         )
 
-    def handle(self, *args, lines, requests, resource_rows, scattered_requests, proxy_requests, out, gateway_out,
-               workdir, seed, breakdown, tracemalloc, **options):
+    def handle(
+        self,
+        *args,
+        lines,
+        requests,
+        resource_rows,
+        scattered_requests,
+        proxy_requests,
+        out,
+        gateway_out,
+        workdir,
+        seed,
+        breakdown,
+        tracemalloc,
+        **options,
+    ):
         gateway = {"busy-day": requests or [], "scattered": scattered_requests or [], "proxy": proxy_requests or []}
         selected = any(gateway.values()) or resource_rows
         sizes = lines or ([] if selected else [1_000_000])
@@ -70,11 +102,20 @@ class Command(BaseCommand):
         call_command("migrate", interactive=False, verbosity=0)  # the schema, if this database has none yet
         if sizes or resource_rows:
             run_bench(
-                sizes=sizes, resource_sizes=resource_rows or [], out=Path(out), workdir=Path(workdir) if workdir else None,
-                seed=seed, breakdown=breakdown, trace=tracemalloc, echo=self.stdout.write,
+                sizes=sizes,
+                resource_sizes=resource_rows or [],
+                out=Path(out),
+                workdir=Path(workdir) if workdir else None,
+                seed=seed,
+                breakdown=breakdown,
+                trace=tracemalloc,
+                echo=self.stdout.write,
             )
         if any(gateway.values()):
             run_gateway_bench(
-                shapes=gateway, out=Path(gateway_out), workdir=Path(workdir) if workdir else None, breakdown=breakdown,
+                shapes=gateway,
+                out=Path(gateway_out),
+                workdir=Path(workdir) if workdir else None,
+                breakdown=breakdown,
                 echo=self.stdout.write,
             )

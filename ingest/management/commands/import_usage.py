@@ -28,7 +28,9 @@ class Command(BaseCommand):
             if not path.is_file():
                 raise CommandError(f"{file}: no such file")
             with path.open("rb") as stream:
-                run = usage_file_import(account=target, stream=stream, file_name=path.name, trigger=IngestRun.Trigger.COMMAND)
+                run = usage_file_import(
+                    account=target, stream=stream, file_name=path.name, trigger=IngestRun.Trigger.COMMAND
+                )
             counts = f"read {run.lines_read}, written {run.lines_written}, replaced {run.lines_replaced}, rejected {run.lines_rejected}"
             if run.status == IngestRun.Status.SUCCEEDED:
                 self.stdout.write(f"{path.name}: {counts}" + (f"; {run.left_out_summary}" if run.left_out else ""))

@@ -22,10 +22,18 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--months", type=_whole, help="Keep this many whole months before the current one "
-                            "(default: FINOPS_USAGE_RETENTION_MONTHS). 0 keeps everything.")
-        parser.add_argument("--batch-size", type=_whole, default=BATCH_SIZE,
-                            help=f"Lines per batch, each its own transaction (default {BATCH_SIZE}).")
+        parser.add_argument(
+            "--months",
+            type=_whole,
+            help="Keep this many whole months before the current one "
+            "(default: FINOPS_USAGE_RETENTION_MONTHS). 0 keeps everything.",
+        )
+        parser.add_argument(
+            "--batch-size",
+            type=_whole,
+            default=BATCH_SIZE,
+            help=f"Lines per batch, each its own transaction (default {BATCH_SIZE}).",
+        )
 
     def handle(self, *args, months, batch_size, **options):
         if batch_size < 1:
@@ -37,5 +45,7 @@ class Command(BaseCommand):
         elif result.skipped:
             self.stdout.write("Another prune is running: nothing done.")
         else:
-            self.stdout.write(f"Pruned {result.deleted} usage lines starting before {result.cutoff:%Y-%m-%d} "
-                              f"({result.batches} batches).")
+            self.stdout.write(
+                f"Pruned {result.deleted} usage lines starting before {result.cutoff:%Y-%m-%d} "
+                f"({result.batches} batches)."
+            )

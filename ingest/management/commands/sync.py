@@ -6,8 +6,8 @@ from django.utils import timezone
 from finops.models import Account, IngestRun
 from finops.models.sources import API_CONNECTORS
 from ingest.services import account_sync
-from ingest.writing import IngestError
 from ingest.windows import scheduled_window
+from ingest.writing import IngestError
 
 
 def _day(text: str) -> dt.datetime:
@@ -43,7 +43,9 @@ class Command(BaseCommand):
             accounts = accounts.filter(enabled=True)
         failed = 0
         for target in accounts:
-            window = (start, end) if start else scheduled_window(now=timezone.now(), last_success_at=target.last_success_at)
+            window = (
+                (start, end) if start else scheduled_window(now=timezone.now(), last_success_at=target.last_success_at)
+            )
             try:
                 runs = account_sync(account=target, start=window[0], end=window[1], trigger=IngestRun.Trigger.COMMAND)
             except IngestError as refused:
