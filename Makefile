@@ -8,7 +8,7 @@ REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install focus-validator demo test test-fast services system-packages chromium bench bench-ingest bench-report bench-pages-db bench-pages bench-alerts bench-scorecard bench-whatif bench-load check clean
+.PHONY: install focus-validator demo lint format test test-fast services system-packages chromium bench bench-ingest bench-report bench-pages-db bench-pages bench-alerts bench-scorecard bench-whatif bench-load check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -76,11 +76,22 @@ chromium: system-packages
 TEST_WORKERS ?= 2
 TEST_PARALLEL := $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile,)
 
-test: install focus-validator services system-packages
+# Lint: ruff's formatter and linter, and import-linter's layer contracts (pyproject.toml says which and why).
+# `make format` rewrites the code the way `lint` expects it.
+lint: install
+	$(BIN)/ruff format --check --quiet .
+	$(BIN)/ruff check --quiet .
+	$(BIN)/lint-imports --no-cache
+
+format: install
+	$(BIN)/ruff format --quiet .
+	$(BIN)/ruff check --fix --quiet .
+
+test: install lint focus-validator services system-packages
 	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(BIN)/python -m pytest $(TEST_PARALLEL) $(PYTEST_ARGS)
 
 # The inner loop: everything but the browser, real-worker and slow fault tests (no Chromium, no Celery processes).
-test-fast: install services
+test-fast: install lint services
 	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(BIN)/python -m pytest $(TEST_PARALLEL) \
 		-m "not browser and not worker and not slow" $(PYTEST_ARGS)
 

@@ -138,7 +138,8 @@ class AccountForm(forms.ModelForm):
         required=False,
         strip=True,
         widget=forms.PasswordInput(render_value=False),
-        help_text="Paste a new API key to replace the stored one. Leave empty to keep it. It is encrypted and never shown.",
+        help_text="Paste a new API key to replace the stored one. Leave empty to keep it. It is encrypted and never "
+        "shown.",
     )
 
     class Meta:

@@ -335,7 +335,8 @@ def contract_burn_down(
 ) -> dict:
     """A contract's term: cumulative consumed spend by day (daily: {day: spend}, days without spend may be
     missing) from the start up to today, the straight-line expectation from 0 at the start to the commitment at
-    the end, the projection from today's cumulative to the forecast total at the end (dashed; finops.forecast) and the commitment line.
+    the end, the projection from today's cumulative to the forecast total at the end (dashed; finops.forecast) and the
+    commitment line.
 
     With `periods` ([(start, committed, consumed, projected)], a monthly or yearly basis) the figure is instead
     one group of bars per period: committed, consumed, and the rest of the projection stacked on consumed."""
@@ -580,7 +581,9 @@ def whatif_scatter(points: list[dict], *, sla: float | None, axis: str, currency
                     "symbol": "star" if point["best"] else "circle",
                     "color": colour_for(point["provider"]),
                 },
-                "hovertemplate": f"{point['label']}<br>{money_exact(point['cost'], currency)}<br>%{{x:.2f}} {axis}<extra></extra>",
+                "hovertemplate": (
+                    f"{point['label']}<br>{money_exact(point['cost'], currency)}<br>%{{x:.2f}} {axis}<extra></extra>"
+                ),
             }
         )
     if sla is not None:

@@ -162,7 +162,8 @@ def _literal(host: str) -> Address | None:
 
 def resolve(target: Target) -> list[Address]:
     """Every address the host resolves to, each checked: one forbidden address refuses the URL (which one a
-    connection would use is the resolver's choice, so all must pass). Raises socket.gaierror when it does not resolve."""
+    connection would use is the resolver's choice, so all must pass). Raises socket.gaierror when it does not
+    resolve."""
     literal = _literal(target.host)
     if literal is not None:
         found = [literal]

@@ -18,10 +18,13 @@ import contextvars
 import datetime as dt
 import json
 import logging
+import types
 
 CONTEXT_FIELDS = ("run_id", "account_id", "account", "window_start", "window_end", "file")
 
-_context: contextvars.ContextVar[dict] = contextvars.ContextVar("finops_log_context", default={})
+_context: contextvars.ContextVar[dict] = contextvars.ContextVar(
+    "finops_log_context", default=types.MappingProxyType({})
+)
 
 
 @contextlib.contextmanager

@@ -70,7 +70,8 @@ class UnreadableQueryMiddleware:
                             "finops/refused.html",
                             {
                                 "title": "Bad address",
-                                "message": f"The address's parameter {name.replace(chr(0), '?')!r} holds a NUL character, "
+                                "message": f"The address's parameter {name.replace(chr(0), '?')!r} holds a NUL "
+                                "character, "
                                 "which no filter takes. Remove it and try again.",
                             },
                             request=request,

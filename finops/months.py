@@ -1,4 +1,5 @@
-"""UTC calendar months as dates: a month is its first day (billing months are UTC calendar months, docs/architecture.md 2)."""
+"""UTC calendar months as dates: a month is its first day (billing months are UTC calendar months,
+docs/architecture.md 2)."""
 
 import datetime as dt
 import re

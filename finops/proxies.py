@@ -4,7 +4,8 @@ Behind a proxy every request connects from the proxy's address, so a lockout or 
 lockout for the whole company. FINOPS_TRUSTED_PROXIES says how many proxies stand in front of the app (the one
 reverse proxy docker-compose expects: 1; a load balancer in front of it: 2). Each proxy appends the address it
 received the request from to X-Forwarded-For, so the client is the Nth entry from the right; anything left of it
-was written by the client and is never believed. 0 (the default: the app is reached directly) ignores the header altogether.
+was written by the client and is never believed. 0 (the default: the app is reached directly) ignores the header
+altogether.
 
 The one reading for django-axes' login lockout (AXES_CLIENT_IP_CALLABLE) and the API's throttles
 (finops.api.throttling).

@@ -65,7 +65,8 @@ urlpatterns = [
     path("rules/jobs/<int:pk>/", rules.job_status, name="rule-job"),
     path("alerts/", alerts.alert_list, name="alert-list"),
     path("scorecard/", scorecard.scorecard_page, name="scorecard"),
-    # The report's email subscriptions and the email's unsubscribe link, before reports/<month>/ (which would take them).
+    # The report's email subscriptions and the email's unsubscribe link, before reports/<month>/ (which would take
+    # them).
     path("reports/subscriptions/", report_subscriptions.subscription_list, name="report-subscriptions"),
     path(
         "reports/subscriptions/<int:pk>/email/",
@@ -106,7 +107,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("finops.api.urls")),
     path("api/schema/", login_not_required(SpectacularAPIView.as_view()), name="api-schema"),
-    # The split view serves Swagger UI's start-up script as a file (?script), not inline: the CSP forbids inline scripts.
+    # The split view serves Swagger UI's start-up script as a file (?script), not inline: the CSP forbids inline
+    # scripts.
     # The docs are pages: an anonymous visitor is sent to the login page (DRF views would answer 401), then back.
     path("api/docs/", login_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema")), name="api-docs"),
     # Redoc runs its search in a blob: worker.

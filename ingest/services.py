@@ -22,10 +22,10 @@ from finops.logs import log_context
 from finops.modelids import normalise_model
 from finops.models import Account, IngestRun
 from finops.models.sources import API_CONNECTORS
+from finops.selectors.prices import PriceBook, Tokens, cost_from_price
 from finops.services.accounts import account_credentials
 from finops.services.attribution import attribution_lock
 from finops.services.fx import MissingFxRate
-from finops.services.prices import PriceBook, Tokens, cost_from_price
 from finops.services.spend_changes import spend_changed
 
 from .columnar import write_batches

@@ -9,10 +9,10 @@ Long windows are split into chunks the provider APIs accept, one run (and task) 
 
 import datetime as dt
 
+from finops.models.sources import LOOKBACK_DAYS
 from finops.reporting_period import EARLIEST
 
 BACKFILL_DAYS = 90
-LOOKBACK_DAYS = 3
 CHUNK_DAYS = 31  # OpenAI's daily usage pages hold at most 31 buckets
 # The longest window one sync may ask for: a year and a month of restatements, 13 runs. A window of thousands of
 # years once created 79,157 runs from one request.

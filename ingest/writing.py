@@ -22,9 +22,9 @@ from finops.modelids import normalise_model
 from finops.models import Account, CostBasis, GatewayCacheHit, IngestRun, Provider, UsageLine
 from finops.models.usage import signature_id, tag_set_id
 from finops.performance import LINE_COLUMNS
+from finops.selectors.prices import ContractDiscounts, PriceBook, Tokens, cost_from_price
 from finops.services.attribution import RuleMatcher
 from finops.services.fx import FxConverter
-from finops.services.prices import ContractDiscounts, PriceBook, Tokens, cost_from_price
 from finops.services.rollups import rollup_rebuild
 from finops.text import control_character
 

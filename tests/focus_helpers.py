@@ -169,12 +169,12 @@ VALIDATOR_RULES_IGNORED = {
     "BillingAccountId-C-000-M": "composite of BillingAccountId-C-002-M",
     "ConsumedQuantity-C-001-M": f"{_CSV_TYPES}, and reads whole token counts as integers, not Decimal",
     "ConsumedQuantity-C-000-C": "composite of ConsumedQuantity-C-001-M",
-    "CapacityReservationStatus-C-004-C": "validator 2.2.1's model drops the rule's AND condition (CapacityReservationId "
-    "not null): it demands a status on every row, which C-003-C forbids",
+    "CapacityReservationStatus-C-004-C": "validator 2.2.1's model drops the rule's AND condition "
+    "(CapacityReservationId not null): it demands a status on every row, which C-003-C forbids",
     "CapacityReservationStatus-C-002-C": "composite of CapacityReservationStatus-C-004-C",
     "CapacityReservationStatus-C-000-C": "composite of CapacityReservationStatus-C-002-C",
-    "CommitmentDiscountStatus-C-004-C": "validator 2.2.1's model inverts the condition (CommitmentDiscountId IS null): it "
-    "demands a status where there is no commitment, which C-003-C forbids",
+    "CommitmentDiscountStatus-C-004-C": "validator 2.2.1's model inverts the condition (CommitmentDiscountId IS "
+    "null): it demands a status where there is no commitment, which C-003-C forbids",
     "CommitmentDiscountStatus-C-002-C": "composite of CommitmentDiscountStatus-C-004-C",
     "CommitmentDiscountStatus-C-000-C": "composite of CommitmentDiscountStatus-C-002-C",
     # FOCUS: InvoiceId MUST NOT be null on a charge an invoice carries (C-005-C), MUST be null on one none does

@@ -15,7 +15,11 @@ READ_ONLY = [UsageLine, DailySpend, MonthlySpend, TagSet, LineSignature]
 
 @pytest.fixture
 def spend(openai_account):
-    text = "day,model,input_tokens,output_tokens,cost,project\n2026-10-01,gpt-5-mini,1000,100,3.00,p1\n2026-10-02,gpt-5-mini,2000,200,5.00,p2\n"
+    text = (
+        "day,model,input_tokens,output_tokens,cost,project\n"
+        "2026-10-01,gpt-5-mini,1000,100,3.00,p1\n"
+        "2026-10-02,gpt-5-mini,2000,200,5.00,p2\n"
+    )
     run = usage_file_import(account=openai_account, stream=io.BytesIO(text.encode()), file_name="u.csv")
     assert run.status == "succeeded", run.error
 

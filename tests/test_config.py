@@ -13,7 +13,7 @@ import yaml
 
 from finops import crypto
 from finops.models import Account, FxRate, Membership, ModelPrice, Provider, Team, User, Workload
-from tests.config_helpers import (  # example and secret_env are fixtures
+from tests.config_helpers import (
     EXAMPLE,
     OTHER_SECRET,
     SECRET,

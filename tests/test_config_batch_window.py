@@ -6,7 +6,7 @@ import yaml
 from django.core.exceptions import ValidationError
 
 from finops.models import Workload
-from tests.config_helpers import (  # example and secret_env are fixtures
+from tests.config_helpers import (
     EXAMPLE,
     apply,
     apply_failing,

@@ -7,13 +7,12 @@ import pytest
 
 from finops import crypto
 from finops.models import Cap, Team
-from tests.config_helpers import EXAMPLE, apply, apply_failing, example, export, secret_env, write  # noqa: F401 - fixtures
+from tests.config_helpers import EXAMPLE, apply, apply_failing, export, write
 
 HOOK_SECRET = "whsec-Config-9fK2mQ7rT1"
 HOOK_ENV = "FINOPS_TEST_CAP_WEBHOOK_SECRET"
 
-CAPS = (
-    """
+CAPS = """
 caps:
   - name: Support monthly
     scope: {team: support}
@@ -23,7 +22,7 @@ caps:
     forecast: true
     recipients: [lead@example.com, role:team_leads, role:finance]
     webhook_url: https://hooks.example.com/finops
-    webhook_secret_env: %s
+    webhook_secret_env: HOOK_ENV_NAME
   - name: Agent quarterly
     scope: {workload: support-agent}
     period: quarter
@@ -42,9 +41,7 @@ caps:
     scope: org
     amount: "25000"
     recipients: [role:finance]
-"""
-    % HOOK_ENV
-)
+""".replace("HOOK_ENV_NAME", HOOK_ENV)
 
 
 @pytest.fixture
@@ -146,7 +143,7 @@ def test_a_bad_cap_applies_nothing_and_names_its_entry_and_field(
 
 def test_a_cap_refused_by_the_service_rolls_back_the_whole_file(db, tmp_path, hook_env, secret_env):
     """A webhook without a secret is the service's rule, found while applying: the teams before it go too."""
-    text = EXAMPLE + CAPS.replace("    webhook_secret_env: %s\n" % HOOK_ENV, "")
+    text = EXAMPLE + CAPS.replace(f"    webhook_secret_env: {HOOK_ENV}\n", "")
 
     message = apply_failing(write(tmp_path, text))
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 
 from finops.models import Contract, ContractTerm, Team
-from tests.config_helpers import EXAMPLE, apply, apply_failing, example, export, secret_env, write  # noqa: F401 - fixtures
+from tests.config_helpers import EXAMPLE, apply, apply_failing, export, write
 
 CONTRACTS = """
 contracts:
@@ -132,7 +132,8 @@ def test_a_start_on_or_after_the_current_end_renews_in_place_and_keeps_the_old_t
         (
             "    accounts: [openai-prod]",
             "    accounts: [groq-exports]",
-            "contracts[0] (name=OpenAI enterprise): accounts: The account 'groq-exports' is not one of openai's accounts.",
+            "contracts[0] (name=OpenAI enterprise): accounts: The account 'groq-exports' is not one of openai's "
+            "accounts.",
         ),
         (
             "    provider: groq",

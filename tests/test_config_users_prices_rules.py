@@ -8,7 +8,7 @@ import pytest
 
 from finops.models import Membership, ModelPrice, User
 from finops.services.prices import CATALOG_EFFECTIVE_FROM, price_catalog_load
-from tests.config_helpers import (  # example and secret_env are fixtures
+from tests.config_helpers import (
     EXAMPLE,
     apply,
     apply_failing,

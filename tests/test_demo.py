@@ -48,7 +48,7 @@ from finops.models import (
 from finops.selectors.cache_hits import cache_savings
 from finops.selectors.caps import cap_status
 from finops.selectors.contracts import contract_status, renewals_ahead
-from finops.services.prices import PriceBook, Tokens, cost_from_price
+from finops.selectors.prices import PriceBook, Tokens, cost_from_price
 from tests.demo_helpers import demo_loaded_twice
 
 TODAY = dt.date(2026, 11, 1)
@@ -480,7 +480,9 @@ def test_the_demo_loads_on_sqlite_and_the_admin_sees_spend_on_the_overview(tmp_p
     assert "team lead of Sales Intelligence" in out
     assert "Sales Intelligence monthly" in out and "Organisation quarterly" in out and ": OK (0 alerts)" in out
 
-    result_line = next(l for l in manage("shell", "-c", OVERVIEW_SCRIPT).splitlines() if l.startswith("RESULT "))
+    result_line = next(
+        line for line in manage("shell", "-c", OVERVIEW_SCRIPT).splitlines() if line.startswith("RESULT ")
+    )
     result = json.loads(result_line.removeprefix("RESULT "))
     assert result["login_status"] == 302 and result["login_redirect"] == "/", result
     assert result["status"] == 200, result

@@ -106,13 +106,13 @@ def test_the_served_demo_without_site_url_takes_the_address_it_is_served_at(tmp_
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "SITE_URL"))}
     env.update(DEBUG="1", DJANGO_READ_DOT_ENV_FILE="0")
-    run = lambda **extra: subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=settings.BASE_DIR,
-        env={**env, **extra},  # noqa: E731
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+
+    def run(**extra):
+        completed = subprocess.run(
+            [sys.executable, "-c", script], cwd=settings.BASE_DIR, env={**env, **extra}, capture_output=True, text=True
+        )
+        assert completed.returncode == 0, completed.stderr
+        return completed.stdout.strip()
+
     assert run() == "http://127.0.0.1:18200"
     assert run(SITE_URL="https://finops.example.com") == "https://finops.example.com"

@@ -12,8 +12,8 @@ from django.db.models.functions import TruncDate
 
 from finops.demo.generate import LOG_RECORDS, UNPRICED_MODEL, WINDOW_DAYS
 from finops.models import AlertEvent, CostBasis, DailySpend, MonthlySpend, OutcomeCount, UsageLine, Workload
+from finops.selectors.prices import PriceBook, Tokens, cost_from_price
 from finops.selectors.workload_performance import workload_section
-from finops.services.prices import PriceBook, Tokens, cost_from_price
 from tests.demo_helpers import LAST_DAY, TODAY, demo_loaded_twice
 
 FIRST_DAY = LAST_DAY - dt.timedelta(days=WINDOW_DAYS - 1)

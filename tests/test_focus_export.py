@@ -21,9 +21,9 @@ from rest_framework.test import APIClient
 from finops.models import Account, CostBasis, Provider, UsageLine
 from finops.reports import usage_focus
 from finops.reports.cells import spreadsheet_safe
+from finops.selectors.prices import PriceBook, class_rates
 from finops.selectors.spend_report import spend_rows
 from finops.services.config import config_apply
-from finops.services.prices import PriceBook, class_rates
 from finops.views.period import today_utc
 from ingest.services import usage_file_import
 from tests.focus_helpers import (
@@ -49,13 +49,16 @@ accounts:
   - {name: openai-prod, provider: openai, connector: usage_csv}
   - {name: openai-eu, provider: openai, connector: usage_csv}
   - {name: groq-batch, provider: groq, connector: usage_csv}
-  - {name: aws-payer, provider: aws-bedrock, connector: focus_file, focus_services_include: [Amazon Elastic Compute Cloud]}
+  - {name: aws-payer, provider: aws-bedrock, connector: focus_file, focus_services_include: [Amazon Elastic Compute
+  Cloud]}
 prices:
-  - {provider: groq, model: gpt-oss-120b, effective_from: 2025-03-01, input_per_mtok: 0.1, output_per_mtok: 0.5, cached_input_per_mtok: 0.05}
+  - {provider: groq, model: gpt-oss-120b, effective_from: 2025-03-01, input_per_mtok: 0.1, output_per_mtok: 0.5,
+  cached_input_per_mtok: 0.05}
 fx_rates:
   - {day: 2026-03-01, currency: EUR, rate: 1.08}
 contracts:
-  - {name: Groq batch, provider: groq, accounts: [groq-batch], start: 2026-01-01, end: 2027-01-01, commitment: "0", discount_pct: "10"}
+  - {name: Groq batch, provider: groq, accounts: [groq-batch], start: 2026-01-01, end: 2027-01-01, commitment: "0",
+  discount_pct: "10"}
 rules:
   - {workload: support-agent, priority: 10, match: {tag: {team: support}}}
   - {workload: search-ranker, priority: 20, match: {tag: {team: search}}}

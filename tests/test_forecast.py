@@ -132,7 +132,8 @@ def test_every_caller_forecasts_through_finops_forecast():
 
 @pytest.fixture
 def november(openai_account, support_agent):
-    """Support's spend from 1 September to 21 November: weekdays $100, weekends $40, growing 37 cents a day (the usage CSV, billed)."""
+    """Support's spend from 1 September to 21 November: weekdays $100, weekends $40, growing 37 cents a day (the
+    usage CSV, billed)."""
     amounts = weekly(D(2026, 9, 1), 82, "100", "40", growth="0.37")
     rows = "".join(f"{day},gpt-5-mini,1000,100,{cost},support\n" for day, cost in amounts.items())
     run = usage_file_import(

@@ -133,7 +133,8 @@ def test_a_bad_batch_is_rejected_whole_with_every_bad_row_named_and_nothing_appl
         f"row 5: day {future} is in the future (today is {TODAY.isoformat()}, UTC)",
         "row 6: count: -1 is negative",
         "row 7: count: 1.5 is not a whole number",
-        f"row 8: repeats row 1 (workload 'support-agent', day {D1}, source ''): send one count per workload, day and source",
+        f"row 8: repeats row 1 (workload 'support-agent', day {D1}, source ''): send one count per workload, day and "
+        f"source",
         "row 9: unknown field 'cnt'",
     ]
     assert OutcomeCount.objects.count() == 0

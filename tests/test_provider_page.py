@@ -17,7 +17,11 @@ def _frozen(time_machine):
 
 def test_billed_usage_is_compared_with_the_catalog_price_of_its_day(client_as, fiona, openai_account):
     # gpt-5-mini lists at $0.25/M in and $2/M out: 2M in + 1M out = $2.50 at list; billed $2.00, a 20 % discount.
-    csv = "day,model,input_tokens,output_tokens,cost\n2026-11-20,gpt-5-mini,2000000,1000000,2.00\n2026-11-21,my-ft,10,10,1.00\n"
+    csv = (
+        "day,model,input_tokens,output_tokens,cost\n"
+        "2026-11-20,gpt-5-mini,2000000,1000000,2.00\n"
+        "2026-11-21,my-ft,10,10,1.00\n"
+    )
     usage_file_import(account=openai_account, stream=io.BytesIO(csv.encode()), file_name="u.csv")
     context = client_as(fiona).get(reverse("provider-detail", args=["openai"])).context
     by_model = {r["model"]: r for r in context["tables"]["list_price"]}

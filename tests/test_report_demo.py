@@ -70,8 +70,8 @@ def test_the_demo_subscribes_the_cfo_publishes_november_leaves_a_restatement_and
         )
     for row in renewals[:5]:
         assert (
-            f"{row['label']} ({row['provider']}): renews on {row['renews_on']:%Y-%m-%d}, notice by {row['notice_deadline']:%Y-%m-%d}"
-            in body
+            f"{row['label']} ({row['provider']}): renews on {row['renews_on']:%Y-%m-%d}, notice by "
+            f"{row['notice_deadline']:%Y-%m-%d}" in body
         )
     assert f"Up to {money(sum(row['saving'] for row in savings))} a month" in body
     assert "priced on November 2026's spend of each workload" in body  # the basis, named

@@ -87,7 +87,8 @@ def test_the_xlsx_has_a_sheet_per_table_numbers_as_numbers_and_the_csvs_totals(o
                     )  # a currency format: the demo reports in USD
                 xlsx_total = sum(Decimal(str(cell.value)) for cell in cells)
                 csv_total = sum(Decimal(row[title]) for row in tables[TITLES[table.name]] if row[title])
-                # The CSV carries each figure to 6 decimals, the XLSX the figure itself: they agree within that rounding.
+                # The CSV carries each figure to 6 decimals, the XLSX the figure itself: they agree within that
+                # rounding.
                 assert abs(xlsx_total - csv_total) <= Decimal("0.0000005") * len(cells) + Decimal("1e-9"), (
                     table.name,
                     title,

@@ -38,7 +38,8 @@ def test_each_workload_gets_the_cheapest_offering_of_its_family_that_meets_its_s
     ]
     support, search = report.rows
     assert support.saving == (TODAY_COST - DEEPINFRA_COST).quantize(CENT)  # rounded once, where it is computed
-    # Search ranker: DeepInfra (3.0 s) misses 1 s; Groq itself (0.7 s measured) is the cheapest that meets it: no saving.
+    # Search ranker: DeepInfra (3.0 s) misses 1 s; Groq itself (0.7 s measured) is the cheapest that meets it: no
+    # saving.
     assert search.saving == 0
     assert report.today_total == 2 * TODAY_COST
     assert report.saving_total == support.saving + search.saving  # the total is the sum of the rows as shown

@@ -76,7 +76,8 @@ def test_test_connection_reports_what_the_key_reads_and_saves_nothing(client_as,
     answer = response.json()
     assert answer["ok"] is True
     assert answer["message"] == (
-        f"OK: the key reads the OpenAI Admin API at {fake.url}/v1. On 2026-06-13 (UTC): 1 project, 7 lines, 33 requests, "
+        f"OK: the key reads the OpenAI Admin API at {fake.url}/v1. On 2026-06-13 (UTC): 1 project, 7 lines, 33 "
+        f"requests, "
         "2 models (gpt-5-2025-08-07, text-embedding-3-small), 3 other billed items; 1.88 USD billed."
     )
     assert {r.headers["Authorization"] for r in fake.requests} == {f"Bearer {SECRET}"}
@@ -95,8 +96,8 @@ def test_a_refused_key_is_explained_and_never_echoed_even_when_the_provider_repe
     )
     assert answer == {
         "ok": False,
-        "message": "The key was refused (HTTP 401): it needs an OpenAI Admin key (sk-admin-…, Settings → Organization → "
-        "Admin keys); project keys cannot read organisation usage and costs.",
+        "message": "The key was refused (HTTP 401): it needs an OpenAI Admin key (sk-admin-…, Settings → Organization "
+        "→ Admin keys); project keys cannot read organisation usage and costs.",
     }
     # Without the page's script the form comes back with the answer, and an empty key field.
     html = client_as(ada).post(reverse("source-create"), {**form(fake), "action": "test"}).content.decode()

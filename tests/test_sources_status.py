@@ -101,7 +101,8 @@ def test_a_disabled_account_says_so_with_the_failure_that_disabled_it(healthy):
     assert status.state == "disabled" and status.badge == "bad"
     assert (
         status.detail
-        == "Not pulled: last run failed: costs page 1: HTTP 401. Replace its key and enable it in its connection settings."
+        == "Not pulled: last run failed: costs page 1: HTTP 401. Replace its key and enable it in its connection "
+        "settings."
     )
     assert status.freshness == "fresh"
 

@@ -7,7 +7,11 @@ from django.urls import reverse
 
 from finops.models import IngestRun, Provider, UsageLine
 
-CSV = b"day,model,input_tokens,output_tokens,cost\n2026-11-20,gpt-5-mini,1000,100,1.25\n2026-11-21,gpt-5-mini,2000,200,2.50\n"
+CSV = (
+    b"day,model,input_tokens,output_tokens,cost\n"
+    b"2026-11-20,gpt-5-mini,1000,100,1.25\n"
+    b"2026-11-21,gpt-5-mini,2000,200,2.50\n"
+)
 
 
 @pytest.fixture(autouse=True)

@@ -176,7 +176,11 @@ def test_the_command_takes_the_same_filters_and_refuses_an_unknown_value(attribu
 def priced_outside_unpriced_inside(db):
     """One account with a billed line on 1 October and an unpriced one on 15 October."""
     account = Account.objects.create(name="edge", provider=Provider.objects.get(slug="groq"), connector="usage_csv")
-    text = "day,model,input_tokens,output_tokens,cost\n2026-10-01,llama-x,100,10,4.00\n2026-10-15,my-private-model,200,20,\n"
+    text = (
+        "day,model,input_tokens,output_tokens,cost\n"
+        "2026-10-01,llama-x,100,10,4.00\n"
+        "2026-10-15,my-private-model,200,20,\n"
+    )
     assert (
         usage_file_import(account=account, stream=io.BytesIO(text.encode()), file_name="edge.csv").status == "succeeded"
     )

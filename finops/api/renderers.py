@@ -10,7 +10,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
 
-from finops.selectors import spend_report
+from finops.reports import spend_csv
 
 
 class SpendCSVRenderer(BaseRenderer):
@@ -22,7 +22,7 @@ class SpendCSVRenderer(BaseRenderer):
 
     def render(self, data, accepted_media_type=None, renderer_context=None):
         out = io.StringIO()
-        spend_report.write_csv(data, out)
+        spend_csv.write_csv(data, out)
         return out.getvalue().encode(self.charset)
 
 

@@ -222,7 +222,8 @@ class ScorecardView(APIView):
             404: OpenApiResponse(description="A team you may not see."),
         },
         summary="The quarterly scorecard",
-        description="Per workload you may see: spend, tokens, $/M tokens, outcomes and cost per outcome, requests, error "
+        description="Per workload you may see: spend, tokens, $/M tokens, outcomes and cost per outcome, requests, "
+        "error "
         "rate, p99 latency and the SLA verdict, output tokens/s and quality over a UTC calendar quarter, each "
         "with its change from the previous quarter (% for spend, tokens and unit costs; percentage points for "
         "the error rate; ms for p99) and the previous quarter's figures. The current quarter is to date and "

@@ -252,7 +252,8 @@ class SpendView(APIView):
         },
         summary="Spend, tokens and $/M tokens per group",
         description="Unknown cost is never 0: `cost` is null for a group with no priced usage, and `usd_per_mtok` "
-        "divides by priced tokens only (unpriced tokens are in `unpriced_tokens`). Any parameter not listed here is refused.",
+        "divides by priced tokens only (unpriced tokens are in `unpriced_tokens`). Any parameter not listed here is "
+        "refused.",
     )
     def get(self, request):
         query = serializers.SpendQuerySerializer(data=request.query_params, context={"user": request.user})
@@ -350,7 +351,8 @@ class RuleList(generics.ListCreateAPIView):
     delete=extend_schema(
         responses={202: serializers.RuleDeletedSerializer},
         summary="Delete a rule",
-        description="Deleted at once; the lines it claimed are re-attributed in the background (follow `reattribution`).",
+        description="Deleted at once; the lines it claimed are re-attributed in the background (follow "
+        "`reattribution`).",
     )
 )
 class RuleDetail(generics.RetrieveUpdateDestroyAPIView):

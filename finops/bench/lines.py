@@ -4,7 +4,8 @@
 `store_keys` the tag sets and line signatures the series point at).
 
 Gateway-log series (org.GATEWAY_ACCOUNTS) carry measured latency on every line, as a real gateway-log import
-writes it: a finops.performance.Performance as columns (LINE_COLUMNS) with its requests' latency cells. Building one per line
+writes it: a finops.performance.Performance as columns (LINE_COLUMNS) with its requests' latency cells. Building one
+per line
 would make the generator the bottleneck, so a few hundred are built per provider profile up front
 (`latency_pools`) and each line picks one (its `requests` are the picked Performance's).
 
@@ -251,7 +252,8 @@ def generate(org: Org, first_day: dt.date, *, seed: int = 11):
 def _secondary_indexes(cursor) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(constraints backed by an index but the primary key, other indexes): name and definition of each."""
     cursor.execute(
-        "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = %s::regclass AND contype IN ('u', 'x')",
+        "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = %s::regclass AND contype IN "
+        "('u', 'x')",
         [TABLE],
     )
     constraints = cursor.fetchall()
@@ -271,7 +273,8 @@ def load(org: Org, first_day: dt.date, *, echo=print) -> dict:
     store_keys(org)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
-            f"TRUNCATE {TABLE}, finops_dailyspend, finops_monthlyspend, finops_dailyperformance, finops_monthlyperformance"
+            f"TRUNCATE {TABLE}, finops_dailyspend, finops_monthlyspend, finops_dailyperformance, "
+            f"finops_monthlyperformance"
         )
         constraints, indexes = _secondary_indexes(cursor)
         for name, _ in constraints:

@@ -290,7 +290,8 @@ def run_bench(
             and top["p95_ms"] <= TARGET["p95_ms"]
         )
         echo(
-            f"target at {TARGET['sessions']} sessions (≥ {TARGET['requests_per_s']} req/s, p95 ≤ {TARGET['p95_ms']} ms): "
+            f"target at {TARGET['sessions']} sessions (≥ {TARGET['requests_per_s']} req/s, p95 ≤ {TARGET['p95_ms']} "
+            f"ms): "
             f"{'met' if results['meets_target'] else 'not met'}"
         )
     out.parent.mkdir(parents=True, exist_ok=True)

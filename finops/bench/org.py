@@ -1,12 +1,15 @@
 """The bench organisation: teams, workloads, accounts over several providers, API keys, attribution rules, and
 the usage series (API key × model) whose lines lines.py writes.
 
-At full scale (10M lines): 50 teams, 400 workloads (8 a team), 2,000 API keys, 34 models (36 ids; gpt-oss-120b is one model on three providers), 12 accounts over eight
-providers, two of them gateway logs (Groq and Cerebras, hourly) whose lines carry measured latency (lines.py). Smaller runs scale teams down with the square root of the line count (workloads and keys follow),
+At full scale (10M lines): 50 teams, 400 workloads (8 a team), 2,000 API keys, 34 models (36 ids; gpt-oss-120b is one
+model on three providers), 12 accounts over eight
+providers, two of them gateway logs (Groq and Cerebras, hourly) whose lines carry measured latency (lines.py). Smaller
+runs scale teams down with the square root of the line count (workloads and keys follow),
 so a quick run keeps the same shape. Everything here goes through the ORM.
 
 Attribution is realistic rather than one rule per key: OpenAI and Anthropic workloads own a project, Bedrock,
-Azure and Vertex workloads are claimed by an `app` tag, OpenRouter and the gateways (keys only) by API key; shared keys are
+Azure and Vertex workloads are claimed by an `app` tag, OpenRouter and the gateways (keys only) by API key; shared keys
+are
 overridden by API-key rules of higher priority, one glob rule claims a batch account's embeddings and one a
 user. Keys of sandbox projects (5 %) match no rule: unattributed. The generator gives each series the workload
 the rules give it (`first_match`, the same semantics as finops.services.attribution); the bench then checks

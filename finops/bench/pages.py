@@ -63,7 +63,8 @@ def reset() -> None:
     first (run_bench does; the generator's test runs in pytest's own test database)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "TRUNCATE finops_usageline, finops_dailyspend, finops_monthlyspend, finops_dailyperformance, finops_monthlyperformance"
+            "TRUNCATE finops_usageline, finops_dailyspend, finops_monthlyspend, finops_dailyperformance, "
+            "finops_monthlyperformance"
         )
     for model in (AuditEntry, ReattributionJob, AttributionRule, Membership):
         model.objects.all().delete()
@@ -111,7 +112,8 @@ def generate(lines: int, *, echo=print) -> dict:
     }
     if changed.lines:
         raise SystemExit(
-            f"bench_pages: the attribution service moved {changed.lines:,} generated lines: generator and rules disagree"
+            f"bench_pages: the attribution service moved {changed.lines:,} generated lines: generator and rules "
+            f"disagree"
         )
     figures["total_s"] = round(time.perf_counter() - started, 1)
     figures["shape"] = shape()
@@ -150,13 +152,16 @@ def rollup_equals_raw() -> dict:
         cursor.execute("""
             WITH raw AS (
                 SELECT (period_start AT TIME ZONE 'UTC')::date AS day, sum(reporting_cost) AS cost,
-                       sum(input_tokens + cached_input_tokens + cache_write_tokens + output_tokens) AS tokens, count(*) AS lines
+                       sum(input_tokens + cached_input_tokens + cache_write_tokens + output_tokens) AS tokens, count(*)
+                       AS lines
                 FROM finops_usageline GROUP BY 1),
             rollup AS (
                 SELECT day, sum(reporting_cost) AS cost,
-                       sum(input_tokens + cached_input_tokens + cache_write_tokens + output_tokens) AS tokens, sum(line_count) AS lines
+                       sum(input_tokens + cached_input_tokens + cache_write_tokens + output_tokens) AS tokens,
+                       sum(line_count) AS lines
                 FROM finops_dailyspend GROUP BY 1)
-            SELECT count(*), count(*) FILTER (WHERE raw.cost IS DISTINCT FROM rollup.cost OR raw.tokens IS DISTINCT FROM rollup.tokens
+            SELECT count(*), count(*) FILTER (WHERE raw.cost IS DISTINCT FROM rollup.cost OR raw.tokens IS DISTINCT
+            FROM rollup.tokens
                                               OR raw.lines IS DISTINCT FROM rollup.lines),
                    sum(raw.lines), sum(rollup.lines)
             FROM raw FULL JOIN rollup ON raw.day = rollup.day""")
@@ -259,7 +264,9 @@ def page_urls() -> tuple[dict, Team]:
         "team": f"/teams/{team.slug}/",
         "team, a quarter": f"/teams/{team.slug}/?period={quarter.year}-Q{(quarter.month - 1) // 3 + 1}",
         "workload": f"/workloads/{workload.slug}/",
-        "teams, 6 months": f"/teams/?period=custom&start={(end - dt.timedelta(days=183)).isoformat()}&end={end.isoformat()}",
+        "teams, 6 months": (
+            f"/teams/?period=custom&start={(end - dt.timedelta(days=183)).isoformat()}&end={end.isoformat()}"
+        ),
         "explore": f"/explore/?start={start.isoformat()}&end={end.isoformat()}&group_by=team",
     }, team
 
@@ -397,7 +404,8 @@ def measure_reattribution(*, echo=print) -> dict:
         "meets_target": seconds <= REATTRIBUTION_TARGET_S,
     }
     echo(
-        f"  {result.lines:,} lines ({figures['share_moved']:.1%}) moved over {len(result.days)} days in {seconds:.1f} s "
+        f"  {result.lines:,} lines ({figures['share_moved']:.1%}) moved over {len(result.days)} days in {seconds:.1f} "
+        f"s "
         f"({', '.join(f'{k[:-2]} {v} s' for k, v in figures['phases'].items())})"
     )
     return figures
@@ -471,8 +479,10 @@ def run_bench(
     if not results["generation"].get("reused"):
         g = results["generation"]
         echo(
-            f"generated in {g['total_s']} s: COPY {g['copy_s']} s ({g['lines_per_s']:,} lines/s), indexes {g['indexes_s']} s, "
-            f"vacuum {g['vacuum_analyze_s']} s, rollup {g['rollup_s']} s (performance {g['performance_rollup_s']} s), attribution check {g['attribution_check']['seconds']} s"
+            f"generated in {g['total_s']} s: COPY {g['copy_s']} s ({g['lines_per_s']:,} lines/s), indexes "
+            f"{g['indexes_s']} s, "
+            f"vacuum {g['vacuum_analyze_s']} s, rollup {g['rollup_s']} s (performance {g['performance_rollup_s']} s), "
+            f"attribution check {g['attribution_check']['seconds']} s"
         )
     results["control"] = {"after_generation_s": control_query()}
     results["rollup_equals_raw_before"] = rollup_equals_raw()

@@ -72,7 +72,7 @@ def sections_profile(user, month: dt.date, today: dt.date, *, top: int = 12) -> 
     profile.disable()
     stats = pstats.Stats(profile)
     found = []
-    for (path, line, name), (_, _, _, cumulative, _) in stats.stats.items():
+    for (path, _line, name), (_, _, _, cumulative, _) in stats.stats.items():
         if "/finops/" in path and "/bench/" not in path:
             found.append(
                 {"function": f"{path.split('/finops/', 1)[1]}:{name}", "cumulative_ms": round(cumulative * 1000, 1)}

@@ -159,7 +159,7 @@ def measure(*, repeats: int = REPEATS, echo=print) -> dict:
         client.force_login(user)
         url = f"/scorecard/?quarter={quarter.key}"
 
-        def page():
+        def page(client=client, url=url, who=who):
             response = client.get(url)
             if response.status_code != 200:
                 raise SystemExit(f"bench_scorecard: {url} as {who} answered {response.status_code}")
@@ -167,14 +167,15 @@ def measure(*, repeats: int = REPEATS, echo=print) -> dict:
         entry = {
             "rows": rows,
             "queries": probe.queries,
-            "scorecard": _timed_runs(lambda: scorecard_table(user, quarter, today), repeats),
+            "scorecard": _timed_runs(lambda user=user: scorecard_table(user, quarter, today), repeats),
             "page": _timed_runs(page, repeats),
             "control_count_daily_rows": _timed_runs(lambda: _control(quarter), repeats),
         }
         entry["meets_target"] = entry["scorecard"]["p95_ms"] <= TARGET_MS and entry["page"]["p95_ms"] <= TARGET_MS
         results["by_user"][who] = entry
         echo(
-            f"  scorecard {quarter.key} as {who:<9} {rows:>4} workloads  selector+table p50 {entry['scorecard']['p50_ms']:>7.1f} ms "
+            f"  scorecard {quarter.key} as {who:<9} {rows:>4} workloads  selector+table p50 "
+            f"{entry['scorecard']['p50_ms']:>7.1f} ms "
             f"p95 {entry['scorecard']['p95_ms']:>7.1f} ms · page p95 {entry['page']['p95_ms']:>7.1f} ms · "
             f"control p95 {entry['control_count_daily_rows']['p95_ms']:.1f} ms ({probe.queries} queries)"
         )
@@ -205,7 +206,8 @@ def run_bench(*, lines: int, out, reuse: bool = True, repeats: int = REPEATS, re
             "built_by": "rollup_rebuild",
         }
         echo(
-            f"generated in {results['generation']['total_s']} s (performance rollup {results['generation']['performance_rollup_s']} s)"
+            f"generated in {results['generation']['total_s']} s (performance rollup "
+            f"{results['generation']['performance_rollup_s']} s)"
         )
     started = time.perf_counter()
     results["business_facts"] = business_facts()

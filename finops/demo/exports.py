@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from finops.services.prices import Tokens, cost_from_price
+from finops.selectors.prices import Tokens, cost_from_price
 
 from .prices import FxRates, PriceList
 
@@ -254,7 +254,9 @@ class FocusExport:
                     "ContractedUnitPrice": unit_price,
                     "PricingCurrencyListUnitPrice": unit_price,
                     "PricingCurrencyContractedUnitPrice": unit_price,
-                    "ResourceId": f"arn:aws:bedrock:{REGION[0]}:{AWS_ACCOUNT}:application-inference-profile/{profile_id}",
+                    "ResourceId": (
+                        f"arn:aws:bedrock:{REGION[0]}:{AWS_ACCOUNT}:application-inference-profile/{profile_id}"
+                    ),
                     "ResourceName": profile,
                     "SubAccountId": f"proj_{usage.team}",
                     "SubAccountName": usage.team,

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from finops.services.prices import Tokens
+from finops.selectors.prices import Tokens
 
 from .exports import EXPORTS, DayUsage, DemoAccount
 from .prices import FxRates, PriceList

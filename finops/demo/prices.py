@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from finops.modelids import normalise_model
-from finops.services.prices import CATALOG_EFFECTIVE_FROM, CATALOG_PATH, PRICE_FIELDS, Tokens, cost_from_price
+from finops.selectors.prices import Tokens, cost_from_price
+from finops.services.prices import CATALOG_EFFECTIVE_FROM, CATALOG_PATH, PRICE_FIELDS
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,8 @@ from finops.models import Account, IngestRun, ReportSnapshot, ReportSubscription
 from finops.report_delivery import month_lock, month_snapshot, schedule_reader, send_now
 from finops.report_restated import restated_deliveries_create, restatement_publish
 from finops.reports.restatement import diff
+from finops.selectors.prices import Tokens
 from finops.selectors.tco_report import TcoReport, last_full_month, tco_report
-from finops.services.prices import Tokens
 from finops.services.report_subscriptions import subscriptions_default_ensure
 from finops.services.reports import report_publish
 from ingest.services import usage_file_import

@@ -83,6 +83,9 @@ class ReattributionJob(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
 
+    def __str__(self) -> str:
+        return f"re-attribution {self.pk} ({self.status}): {self.reason}"
+
     @property
     def percent(self) -> int:
         if self.status == self.Status.SUCCEEDED:

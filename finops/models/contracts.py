@@ -88,3 +88,6 @@ class ContractTerm(TermFields):
 
     class Meta:
         ordering = ["-start"]
+
+    def __str__(self) -> str:
+        return f"past term of contract {self.contract_id}, archived {self.archived_at:%Y-%m-%d}"

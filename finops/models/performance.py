@@ -102,6 +102,9 @@ class DailyPerformance(PerformanceSums):
             models.Index(fields=["team", "day"], name="dailyperf_team_day"),
         ]
 
+    def __str__(self) -> str:
+        return f"performance {self.day} account {self.account_id} workload {self.workload_id}"
+
 
 class MonthlyPerformance(PerformanceSums):
     """DailyPerformance merged by UTC calendar month: a quarter is three rows per group, not ninety."""
@@ -120,6 +123,9 @@ class MonthlyPerformance(PerformanceSums):
             models.Index(fields=["workload", "month"], name="monthlyperf_workload_month"),
             models.Index(fields=["team", "month"], name="monthlyperf_team_month"),
         ]
+
+    def __str__(self) -> str:
+        return f"performance {self.month:%Y-%m} account {self.account_id} workload {self.workload_id}"
 
 
 class MetricKind(models.TextChoices):
@@ -149,6 +155,9 @@ class ReportedPerformance(PerformanceColumns):
         ]
         indexes = [models.Index(fields=["hour"], name="reportedperf_hour")]
 
+    def __str__(self) -> str:
+        return f"reported performance {self.model} {self.hour:%Y-%m-%d %H:00} workload {self.workload_id}"
+
 
 class EvalScore(models.Model):
     """A named quality score (an eval) of a workload on a provider and model over a period; a later score for the
@@ -176,3 +185,6 @@ class EvalScore(models.Model):
             ),
         ]
         indexes = [models.Index(fields=["period_end", "workload"], name="evalscore_period")]
+
+    def __str__(self) -> str:
+        return f"{self.name} of {self.model} for workload {self.workload_id} from {self.period_start}"

@@ -4,7 +4,8 @@ A snapshot is what was published: the report's figures as they stood (finops.rep
 fresh each source was. It is never changed: regenerating a month after a restatement publishes a new version
 beside it, and the page shows what changed between them (finops.reports.restatement).
 
-Deliveries follow the alert pipeline (docs/architecture.md): one row per subscription × month for the monthly email and one
+Deliveries follow the alert pipeline (docs/architecture.md): one row per subscription × month for the monthly email and
+one
 per subscription × later version for each "restated" email (`restates` names the version the recipient had),
 each created once (unique), claimed with a conditional UPDATE by the one sender that sends it, every attempt a
 ReportSendAttempt row.
@@ -110,6 +111,9 @@ class ReportDelivery(models.Model):
         ]
         indexes = [models.Index(fields=["state", "next_attempt_at"], name="reportdelivery_due")]
 
+    def __str__(self) -> str:
+        return f"report {self.month:%Y-%m} to subscription {self.subscription_id} ({self.state})"
+
     @property
     def restated(self) -> bool:
         return self.restates_id is not None
@@ -128,3 +132,6 @@ class ReportSendAttempt(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"attempt {self.pk} of delivery {self.delivery_id}: {self.status}"

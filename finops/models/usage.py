@@ -152,6 +152,9 @@ class LineSignature(models.Model):
     # The columns that make a signature, in `signature_id` order.
     KEY = ("account_id", "provider_id", "project_ref", "api_key_ref", "user_ref", "model", "model_raw", "tag_set_id")
 
+    def __str__(self) -> str:
+        return f"signature {self.pk}"
+
     def key(self) -> tuple:
         return tuple(getattr(self, name) for name in self.KEY)
 
@@ -238,6 +241,9 @@ class UsageLine(TokenCounts):
             ),
         ]
 
+    def __str__(self) -> str:
+        return f"line {self.pk}: {self.model or 'no model'} {self.period_start:%Y-%m-%d %H:%M}"
+
     @property
     def tags(self) -> dict:
         return self.tag_set.tags
@@ -293,3 +299,6 @@ class DailySpend(RollupSums):
             models.Index(fields=["provider", "day"], name="dailyspend_provider_day"),
             models.Index(fields=["model", "day"], name="dailyspend_model_day"),
         ]
+
+    def __str__(self) -> str:
+        return f"spend {self.day} account {self.account_id} workload {self.workload_id}"

@@ -90,7 +90,8 @@ SCORECARD = Table(
             "rate",
             delta="tokens_per_s_change",
             sort=True,
-            help="Output tokens per second of generation over streamed requests (end to end where nothing streamed). Change in %.",
+            help="Output tokens per second of generation over streamed requests (end to end where nothing streamed). "
+            "Change in %.",
         ),
         Column(
             "Quality",
@@ -99,7 +100,8 @@ SCORECARD = Table(
             delta="quality_change",
             delta_kind="score_change",
             sort=True,
-            help="The primary eval's score, weighted by each provider and model's requests. Change: the score's difference, "
+            help="The primary eval's score, weighted by each provider and model's requests. Change: the score's "
+            "difference, "
             "when both quarters scored the same eval.",
         ),
         Column("Eval", "quality_eval", help="The eval the quality score is."),

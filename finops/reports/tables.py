@@ -5,7 +5,8 @@ A column's kind decides both renderings:
 - money: a table reads "$1,043.12"; unknown (None) reads "—". With `unpriced` naming the row's count of tokens
   no price covers, the cell adds "+ 340M tokens unpriced", and the CSV gets an "Unpriced tokens" column.
 - tokens: "3.4B" on a page, the integer in a CSV; count: "1,403"; requests: "—" where unknown (0).
-- per_mtok / price / per_outcome: "$1.25/M" / "$0.075" / "$0.42" (under ten cents, four decimals); change: "+12.5 %"; share: "12.3 %" (a CSV carries the fraction).
+- per_mtok / price / per_outcome: "$1.25/M" / "$0.075" / "$0.42" (under ten cents, four decimals); change: "+12.5 %";
+share: "12.3 %" (a CSV carries the fraction).
 - text, date, duration (seconds, or a timedelta: "1.2 s"; a CSV carries the seconds).
 - speed: an output speed, "1,012 tok/s"; "≥ 34 tok/s" where the row's `<key>_basis` is end-to-end (a lower bound).
 - badge: a verdict in a coloured pill (the row's `<key>_status` picks the colour: meets, fails, unknown, …; its
@@ -206,7 +207,8 @@ def html_cell(column: Column, row: dict) -> SafeString:
     if column.delta and row.get(column.delta) is not None:  # no change to show (nothing to compare): nothing under it
         title = _escaped(row.get("delta_title", "Change from the comparison period"))
         return SafeString(
-            f'{cell}<span class="delta" title="{title}">{_escaped(FORMATS[column.delta_kind](row.get(column.delta)))}</span>'
+            f'{cell}<span class="delta" '
+            f'title="{title}">{_escaped(FORMATS[column.delta_kind](row.get(column.delta)))}</span>'
         )
     return cell
 
@@ -248,7 +250,8 @@ def _html_value(column: Column, row: dict) -> SafeString:
         if not value:
             return mark_safe(display.DASH)
         return SafeString(
-            f'<span class="badge verdict {VERDICT_CLASS.get(value["status"], "")}" data-verdict="{_escaped(value["status"])}" '
+            f'<span class="badge verdict {VERDICT_CLASS.get(value["status"], "")}" '
+            f'data-verdict="{_escaped(value["status"])}" '
             f'title="{_escaped(value.get("title", ""))}">{_escaped(value["label"])}</span>'
         )
     formatter = FORMATS.get(kind)

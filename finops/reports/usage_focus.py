@@ -372,7 +372,8 @@ def focus_rows(lines: Iterable[dict]) -> Iterator[str]:
                     pricing,
                     pricing_unit,
                     provider_cell,  # ProviderName
-                    provider_cell,  # PublisherName: the seller; a marketplace model's developer is not recorded per line
+                    # PublisherName: the seller; a marketplace model's developer is not recorded per line
+                    provider_cell,
                     "",
                     "",  # RegionId, RegionName
                     api_key,  # ResourceId

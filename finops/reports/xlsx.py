@@ -2,7 +2,8 @@
 header and columns, cell for cell, but numbers as numbers so finance can sum and pivot them.
 
 - Money is the exact Decimal (not rounded, not a float in the file's text) shown with 2 decimals and its currency's
-  symbol (the row's, for a contract in another currency); $/M tokens with 3, cost per outcome with up to 4; changes and shares are fractions shown as percentages; latencies whole ms.
+  symbol (the row's, for a contract in another currency); $/M tokens with 3, cost per outcome with up to 4; changes and
+  shares are fractions shown as percentages; latencies whole ms.
 - Row 1 is a title (what, which period, when generated, in UTC); row 2 the header; panes frozen below the header
   and right of the first column; widths fitted to the header and the figures.
 openpyxl writes it directly: the clearest code for per-cell number formats (pandas would only add a layer).

@@ -14,7 +14,8 @@ Definitions (UTC days, half-open periods, money in the contract's currency):
 - **Projected**: per period, finops.forecast of the covered spend (by day of week with a trend, from the last
   eight weeks, the same forecast as the overview, the caps and the report), never below what the period has
   consumed; a finished period is what it consumed. **Run rate**: the forecast's average daily spend over the current
-  period's days left (none without enough history, or once the term has ended). **Shortfall** = Σ max(0, commitment − projected) per period (money committed and not used);
+  period's days left (none without enough history, or once the term has ended). **Shortfall** = Σ max(0, commitment −
+  projected) per period (money committed and not used);
   **overage** = Σ max(0, projected − commitment).
 - **Renewal baseline**: the average monthly covered spend of the last 3 complete calendar months × the renewal
   term in months (fewer months when the covered accounts' spend starts later: the average runs from the first

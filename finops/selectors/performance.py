@@ -60,7 +60,8 @@ def performance_by(
 ) -> dict[tuple, Performance]:
     """Merged Performance per `keys` (columns of the rollup) over [start, end). `workload_ids` None: every row,
     unattributed included (admins); else those workloads' rows only (a member's scope). `rows_where`: a further filter
-    on the rollup rows (a provider's page reads only its rows; the what-if only the providers and models it compares)."""
+    on the rollup rows (a provider's page reads only its rows; the what-if only the providers and models it
+    compares)."""
     workload_ids = None if workload_ids is None else list(workload_ids)
     months, day_ranges = month_split(start, end)
     sources = []

@@ -7,7 +7,7 @@ from decimal import Decimal
 from django.db.models import QuerySet, Sum
 
 from finops.models import CostBasis, DailySpend, Provider
-from finops.services.prices import PriceBook, Tokens, cost_from_price
+from finops.selectors.prices import PriceBook, Tokens, cost_from_price
 
 ZERO = Decimal(0)
 

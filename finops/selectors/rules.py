@@ -1,17 +1,51 @@
 """Reads for the rules pages: what each rule claims, and a preview of what a new or edited rule would claim."""
 
 import datetime as dt
+import re
 from decimal import Decimal
 
-from django.db.models import BigIntegerField, Case, Count, Sum, Value, When
+from django.db.models import BigIntegerField, Case, Count, Q, Sum, Value, When
 from django.utils import timezone
 
-from finops.models import AttributionRule, DailySpend, LineSignature, UsageLine
-from finops.services.attribution import rule_q
+from finops.models import AttributionRule, DailySpend, LineSignature, TagSet, UsageLine
 
 PREVIEW_DAYS = 30
 CANDIDATE = -2  # the id a not-yet-saved rule takes in a preview
 NOBODY = -1  # no rule matches: unattributed
+
+
+def glob_to_regex(pattern: str) -> str:
+    """`gpt-5*` → `^gpt\\-5.*$`: * is any run of characters, ? one character; case-insensitive by lower-casing."""
+    parts = [".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern.lower()]
+    return "^" + "".join(parts) + "$"
+
+
+def rule_q(rule: AttributionRule) -> Q:
+    """What a rule matches, on its own (priority is applied by the CASE order): a filter on usage lines or on
+    line signatures alike, as both name the columns rules read the same way."""
+    q = Q()
+    if rule.account_id:
+        q &= Q(account_id=rule.account_id)
+    if rule.provider_id:
+        q &= Q(provider_id=rule.provider_id)
+    if rule.project:
+        q &= Q(project_ref=rule.project)
+    if rule.api_key:
+        q &= Q(api_key_ref=rule.api_key)
+    if rule.user:
+        q &= Q(user_ref=rule.user)
+    if rule.model:
+        # Normalised ids are lower-case; the raw string is tried too, so a rule can name a dated snapshot.
+        regex = glob_to_regex(rule.model)
+        q &= Q(model__regex=regex) | Q(model_raw__iregex=regex)
+    if rule.tags:
+        # Tag sets are stored once (TagSet); a subquery keeps the condition join-free, so it also works in UPDATE.
+        q &= Q(
+            tag_set_id__in=TagSet.objects.filter(**{f"tags__{k}": str(v) for k, v in rule.tags.items()}).values("id")
+        )
+    # A rule without conditions is a catch-all (SQL needs a condition that is always true; it names a
+    # signature column, so it also holds where the CASE is evaluated over signatures).
+    return q or Q(account_id__isnull=False)
 
 
 def _since(days: int) -> dt.datetime:

@@ -5,7 +5,8 @@ for ($/M tokens, p99 latency against the SLA, quality) beside cost per outcome a
 Each source is read once for every workload of the scorecard, never once per workload: spend from the rollups
 (spend.sums, whole months from the monthly rollup, so a quarter is three monthly rows per group), measured
 performance (performance_totals: three monthly rows per workload × provider × model, their distributions merged
-in Postgres, both spans in one pass), the batch workloads' hours (day_hours), outcomes (outcome_counts) and eval scores (quality_by) — for the quarter and for the quarter it
+in Postgres, both spans in one pass), the batch workloads' hours (day_hours), outcomes (outcome_counts) and eval scores
+(quality_by) — for the quarter and for the quarter it
 is compared with.
 
 Decisions (docs/performance.md, "Quarterly scorecard"):

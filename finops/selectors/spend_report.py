@@ -25,7 +25,6 @@ from django.utils import timezone
 
 from finops import access
 from finops.models import Account, CostBasis, DailySpend, ModelPrice, MonthlySpend, Provider, Team, Workload
-from finops.reports.cells import SafeCsvWriter
 
 from . import spend
 from .explore import FILTERS, UNATTRIBUTED, filtered
@@ -227,12 +226,3 @@ def decimal_text(value: Decimal | None, places: int = 6) -> str | None:
 def as_json(rows: list[dict]) -> list[dict]:
     """The rows as the API and `spend --format json` give them: money as decimal strings, null when unknown."""
     return [{**{k: row[k] for k in FIELDS}, **{k: decimal_text(row[k]) for k in MONEY_FIELDS}} for row in rows]
-
-
-def write_csv(rows: list[dict], stream, *, lineterminator: str = "\r\n") -> None:
-    """`as_json` rows as CSV (the API's `format=csv` and `spend --format csv`): a header row, the same columns,
-    money as plain decimals, an unknown value as an empty cell."""
-    writer = SafeCsvWriter(stream, lineterminator=lineterminator)
-    writer.writerow(FIELDS)
-    for row in rows:
-        writer.writerow(["" if row[k] is None else row[k] for k in FIELDS])

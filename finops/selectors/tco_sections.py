@@ -28,8 +28,8 @@ from finops.models import (
     Provider,
     Team,
 )
+from finops.models.sources import LOOKBACK_DAYS
 from finops.months import month_of, next_month
-from ingest.windows import LOOKBACK_DAYS
 
 from . import spend
 from .account_status import account_statuses

@@ -22,7 +22,7 @@ from django.db.models.functions import Cast
 
 from finops.models import Account, CostBasis, LineSignature, Provider, UsageLine
 from finops.months import next_month, parse_month
-from finops.services.prices import PriceBook, class_rates
+from finops.selectors.prices import PriceBook, class_rates
 
 CHUNK_LINES = 10_000  # rows per fetch of the server-side cursor: few round trips, a few MB held
 FIELDS = (  # the line's own columns; its account's, provider's and signature's are joined in Python (see month_lines)

@@ -34,7 +34,7 @@ from finops.models import (
     RoutingPolicy,
     Workload,
 )
-from finops.services.prices import ContractDiscounts, PriceBook
+from finops.selectors.prices import ContractDiscounts, PriceBook
 from finops.text import storable
 from finops.whatif import Figure, OfferingFigures, Profile, ProfileInvalid, Result, best_of, compare
 

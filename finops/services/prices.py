@@ -1,8 +1,7 @@
-"""List prices: the seed catalog, and estimating a line's cost from its tokens (docs/architecture.md invariant 5)."""
+"""List prices: loading the seed catalog (reading prices and costing lines: finops.selectors.prices)."""
 
 import csv
 import datetime as dt
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
@@ -19,152 +18,42 @@ PRICE_FIELDS = (
     "batch_input_per_mtok",
     "batch_output_per_mtok",
 )
-MTOK = Decimal(1_000_000)
 # Catalog list prices (and config prices given without a date) apply from this day on.
 CATALOG_EFFECTIVE_FROM = dt.date(2024, 1, 1)
 
 
 @transaction.atomic
 def price_catalog_load(*, path: Path = CATALOG_PATH, provider_model=Provider, price_model=ModelPrice) -> int:
-    """Load the seed catalog; idempotent. Catalog rows never overwrite a price set by config or by hand."""
+    """Load the seed catalog; idempotent. Catalog rows never overwrite a price set by config or by hand.
+
+    Set-based (one read, one insert, one update): it runs in a migration, on every `apply_config` and after every
+    test that empties the database, so it costs three queries rather than three per catalog row."""
     providers = {p.slug: p for p in provider_model.objects.all()}
-    count = 0
     with path.open(newline="") as fh:
-        for row in csv.DictReader(fh):
-            provider = providers.get(row["provider"])
-            if provider is None:
-                continue
-            prices = {field: Decimal(row[field]) if row[field] else None for field in PRICE_FIELDS}
-            existing = price_model.objects.filter(
-                provider=provider, model=row["model"], effective_from=row["effective_from"]
-            ).first()
-            if existing is not None and existing.source != "catalog":
-                continue
-            price_model.objects.update_or_create(
-                provider=provider,
-                model=row["model"],
-                effective_from=row["effective_from"],
-                defaults={**prices, "source": "catalog", "source_ref": row["source_ref"], "currency": "USD"},
-            )
-            count += 1
-    return count
-
-
-@dataclass(frozen=True)
-class Tokens:
-    input: int = 0
-    cached_input: int = 0
-    cache_write: int = 0
-    output: int = 0
-
-
-def class_rates(price: ModelPrice, *, batch: bool = False) -> dict[str, Decimal]:
-    """$/M tokens of each token class (Tokens' field names). A class with no price of its own is charged at the
-    plain input/output rate; the batch rates apply to batch-tier usage where the catalog has them."""
-    input_rate = (price.batch_input_per_mtok if batch else None) or price.input_per_mtok
-    output_rate = (price.batch_output_per_mtok if batch else None) or price.output_per_mtok
-    return {
-        "input": input_rate,
-        "cached_input": price.cached_input_per_mtok if price.cached_input_per_mtok is not None else input_rate,
-        "cache_write": price.cache_write_per_mtok if price.cache_write_per_mtok is not None else input_rate,
-        "output": output_rate,
+        rows = [row for row in csv.DictReader(fh) if row["provider"] in providers]
+    existing = {
+        (price.provider_id, price.model, price.effective_from): price
+        for price in price_model.objects.filter(
+            provider__in=[providers[row["provider"]] for row in rows], model__in={row["model"] for row in rows}
+        )
     }
-
-
-def cost_from_price(price: ModelPrice, tokens: Tokens, *, batch: bool = False) -> Decimal:
-    """Σ tokens × $/M / 10⁶, each class at its rate (class_rates)."""
-    rates = class_rates(price, batch=batch)
-    total = (
-        tokens.input * rates["input"]
-        + tokens.cached_input * rates["cached_input"]
-        + tokens.cache_write * rates["cache_write"]
-        + tokens.output * rates["output"]
-    )
-    return total / MTOK
-
-
-class ContractDiscounts:
-    """The negotiated discounts off list (Contract.discount_pct) that apply to one account's ESTIMATED costs.
-
-    A contract covers a line when the line's provider is the contract's and the contract names the line's account
-    or names none; on the days of its current term and of its archived terms (a term records no discount of its
-    own: the contract's applies). Two contracts covering one day: the larger discount. Billed costs are the
-    provider's amounts and are never discounted; only the row writer estimates (the column writer takes billed
-    lines only), and it asks here. Loaded before a run writes (a COPY holds the connection), so like a price the
-    discount is fixed at import: a contract added or changed later applies when the window is imported again.
-    """
-
-    def __init__(self, spans: dict[int, list[tuple[dt.date, dt.date, Decimal]]]):
-        self._spans = spans  # provider id -> [(start, end, discount %)], half-open UTC days
-
-    @classmethod
-    def for_account(cls, account) -> "ContractDiscounts":
-        """The discounts of contracts covering `account` (those naming it, and those naming no account)."""
-        from django.db.models import Q
-
-        return cls._of(Q(accounts=account) | Q(accounts=None))
-
-    @classmethod
-    def everywhere(cls) -> "ContractDiscounts":
-        """Every contract with a discount, whichever accounts it names: what the company has negotiated with each
-        provider (the what-if prices a workload as if it ran there, under the company's terms)."""
-        from django.db.models import Q
-
-        return cls._of(Q())
-
-    @classmethod
-    def _of(cls, which) -> "ContractDiscounts":
-        from finops.models import Contract, ContractTerm
-
-        contracts = {c.id: c for c in Contract.objects.filter(which, discount_pct__gt=0)}
-        spans: dict[int, list] = {}
-        for contract in contracts.values():
-            spans.setdefault(contract.provider_id, []).append((contract.start, contract.end, contract.discount_pct))
-        for term in ContractTerm.objects.filter(contract_id__in=contracts):
-            contract = contracts[term.contract_id]
-            spans[contract.provider_id].append((term.start, term.end, contract.discount_pct))
-        return cls(spans)
-
-    def discounted(self, cost: Decimal, provider_id: int, day: dt.date) -> Decimal:
-        """An estimated cost of a line of `provider_id` on `day`, less the discount of a contract covering it."""
-        pct = self.discount_pct(provider_id, day)
-        return cost * (1 - pct / 100) if pct else cost
-
-    def discount_pct(self, provider_id: int, day: dt.date) -> Decimal:
-        """The largest discount of a contract covering `provider_id` on `day` (0 when none does)."""
-        spans = self._spans.get(provider_id)
-        if not spans:  # most providers have no contract: asked once per imported line
-            return _NO_DISCOUNT
-        return max((pct for start, end, pct in spans if start <= day < end), default=_NO_DISCOUNT)
-
-
-_NO_DISCOUNT = Decimal(0)
-
-
-class PriceBook:
-    """Prices of one provider looked up by (model, day). Built before a run writes anything: a Postgres
-    COPY holds the connection, so nothing may be queried while rows stream in."""
-
-    def __init__(self, prices: list[ModelPrice]):
-        self._by_model: dict[str, list[ModelPrice]] = {}
-        for price in sorted(prices, key=lambda p: (p.model, p.effective_from), reverse=True):
-            self._by_model.setdefault(price.model, []).append(price)
-
-    @classmethod
-    def for_provider(cls, provider: Provider) -> "PriceBook":
-        return cls(list(ModelPrice.objects.filter(provider=provider)))
-
-    @classmethod
-    def all_providers(cls) -> dict[int, "PriceBook"]:
-        """provider id -> its book, in one query (a provider with no prices gets an empty book)."""
-        by_provider: dict[int, list[ModelPrice]] = {pid: [] for pid in Provider.objects.values_list("id", flat=True)}
-        for price in ModelPrice.objects.all():
-            by_provider.setdefault(price.provider_id, []).append(price)
-        return {pid: cls(prices) for pid, prices in by_provider.items()}
-
-    def price_on(self, model: str, day: dt.date) -> ModelPrice | None:
-        """The latest price that started on or before `day` and has not ended by it."""
-        for price in self._by_model.get(model, ()):
-            if price.effective_from <= day and (price.effective_to is None or day < price.effective_to):
-                return price
-        return None
+    created, updated = [], []
+    for row in rows:
+        provider = providers[row["provider"]]
+        effective_from = dt.date.fromisoformat(row["effective_from"])
+        values = {
+            **{field: Decimal(row[field]) if row[field] else None for field in PRICE_FIELDS},
+            "source": "catalog",
+            "source_ref": row["source_ref"],
+            "currency": "USD",
+        }
+        price = existing.get((provider.id, row["model"], effective_from))
+        if price is None:
+            created.append(price_model(provider=provider, model=row["model"], effective_from=effective_from, **values))
+        elif price.source == "catalog":
+            for field, value in values.items():
+                setattr(price, field, value)
+            updated.append(price)
+    price_model.objects.bulk_create(created)
+    price_model.objects.bulk_update(updated, [*PRICE_FIELDS, "source", "source_ref", "currency"])
+    return len(created) + len(updated)

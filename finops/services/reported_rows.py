@@ -4,7 +4,8 @@ do (finops.services.outcomes): every row is checked before anything is written, 
 number and field, and one bad row rejects the whole batch.
 
 Who writes: finops.access.writable_reported_workloads (admins any workload, members their teams', finance none).
-A workload the writer may not see is "unknown" (not confirmed to exist, docs/architecture.md invariant 9); one it sees but
+A workload the writer may not see is "unknown" (not confirmed to exist, docs/architecture.md invariant 9); one it sees
+but
 may not write says so. `by=None` is the operator or the demo, trusted like config as code.
 """
 

@@ -78,11 +78,12 @@ class ContractForm(forms.ModelForm):
             "commitment_basis": "Total over the term; per calendar month (a month's unused part is lost); or per year "
             "from the start date.",
             "prepaid": "Credit paid up front, if any (part of the commitment, not on top of it).",
-            "discount_pct": "Negotiated discount off list price, in %: used to estimate covered usage that has no billed "
-            "cost, never applied to billed costs.",
+            "discount_pct": "Negotiated discount off list price, in %: used to estimate covered usage that has no "
+            "billed cost, never applied to billed costs.",
             "auto_renew": "Renews for the renewal term unless notice is given by the notice deadline.",
             "renewal_term_months": "How long a renewed term runs; the renewal advice is for a term this long.",
-            "notice_days": "Days before the end by which notice must be given (the notice deadline = end − these days).",
+            "notice_days": "Days before the end by which notice must be given (the notice deadline = end − these "
+            "days).",
             "owner": "Who answers for the contract (an email); alerted with finance.",
             "notes": "Anything worth knowing at renewal: contacts, negotiated terms, history.",
         }

@@ -39,7 +39,8 @@ class UploadForm(forms.Form):
         choices=[("", "—")] + FILE_CONNECTORS,
         required=False,
         label="File format",
-        help_text="FOCUS for cloud billing exports (AWS Data Exports FOCUS 1.2 for Bedrock, not CUR 2.0; Azure; Vertex); a gateway log for providers "
+        help_text="FOCUS for cloud billing exports (AWS Data Exports FOCUS 1.2 for Bedrock, not CUR 2.0; Azure; "
+        "Vertex); a gateway log for providers "
         "without a usage API (Groq, Cerebras, Moonshot); otherwise this product's usage CSV.",
     )
 
@@ -138,7 +139,8 @@ class ApiAccountForm(ConnectionForm):
         choices=API_CONNECTOR_CHOICES,
         label="Connector",
         help_text="Which usage API to pull: OpenAI's and Anthropic's Admin APIs (usage joined to billed cost), "
-        "OpenRouter's daily activity, or a LiteLLM proxy's spend logs (Groq, Cerebras, Moonshot … through your gateway, "
+        "OpenRouter's daily activity, or a LiteLLM proxy's spend logs (Groq, Cerebras, Moonshot … through your "
+        "gateway, "
         "priced from the catalog, with each request's latency). Other sources come in as files (FOCUS, gateway logs, "
         "usage CSV).",
     )
@@ -179,7 +181,8 @@ class AccountSettingsForm(ConnectionForm):
     enabled = forms.BooleanField(
         required=False,
         label="Enabled (pulled on its schedule)",
-        help_text="A refused key (HTTP 401/403) switches the account off: paste a working key, test it, then tick this.",
+        help_text="A refused key (HTTP 401/403) switches the account off: paste a working key, test it, then tick "
+        "this.",
     )
     field_order = ["base_url", "secret", "sync_interval_minutes", "enabled"]
 

@@ -48,7 +48,8 @@ def scorecard_page(request):
     if request.GET.get("csv") == SCORECARD.name:
         return csv_response(stem, SCORECARD, rows)
     if request.GET.get("xlsx") == SCORECARD.name:
-        title = f"Quarterly scorecard — {quarter.title}{' — ' + team.name if team else ''} (compared with {quarter.compare_label})"
+        team_part = f" — {team.name}" if team else ""
+        title = f"Quarterly scorecard — {quarter.title}{team_part} (compared with {quarter.compare_label})"
         return xlsx_response(stem, SCORECARD, rows, title=title, sheet=quarter.title)
     query = request.GET.copy()
     query.pop("csv", None)

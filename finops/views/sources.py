@@ -235,7 +235,8 @@ def source_create(request):
     messages.success(
         request,
         f"{account.name} is connected (key {account.credentials_display}). It is pulled every "
-        f"{account.sync_interval_minutes} min, the first pull reading the last 90 days; press Sync now to pull at once.",
+        f"{account.sync_interval_minutes} min, the first pull reading the last 90 days; press Sync now to pull at "
+        f"once.",
     )
     return redirect("source-detail", pk=account.id)
 

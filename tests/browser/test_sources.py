@@ -12,7 +12,11 @@ from .conftest import sign_in
 
 pytestmark = pytest.mark.browser
 
-GOOD = "day,model,input_tokens,output_tokens,cost\n2026-11-20,gpt-5-mini,1000,100,1.25\n2026-11-21,gpt-5-mini,2000,200,2.50\n"
+GOOD = (
+    "day,model,input_tokens,output_tokens,cost\n"
+    "2026-11-20,gpt-5-mini,1000,100,1.25\n"
+    "2026-11-21,gpt-5-mini,2000,200,2.50\n"
+)
 BAD = "day,model,input_tokens,output_tokens\n2026-11-20,gpt-5,-4,1\n"
 
 

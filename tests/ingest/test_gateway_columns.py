@@ -151,7 +151,8 @@ def test_the_bench_log_as_litellm_writes_it_gives_the_same_lines(merge_at, monke
 def test_requests_crossing_midnight_count_in_the_hour_they_start():
     data = csv_log(
         HEADER,
-        "a,2026-03-02 23:59:59.900,2026-03-03 00:00:02.150,2026-03-03 00:00:00.300,gpt-4o,openai,100,20,0,k,t,,,,success",
+        "a,2026-03-02 23:59:59.900,2026-03-03 00:00:02.150,2026-03-03 "
+        "00:00:00.300,gpt-4o,openai,100,20,0,k,t,,,,success",
         "b,2026-03-03 00:00:00.100,2026-03-03 00:00:01.100,,gpt-4o,openai,100,20,0,k,t,,,,success",
     )
     lines = same_lines(data)
@@ -179,8 +180,10 @@ def test_the_rarer_litellm_columns_and_metadata_fields_read_alike():
         header,
         f"1,2026-03-02T10:00:00Z,2026-03-02T10:00:01.5Z,,,claude-sonnet,anthropic,100,5,,,,,,eu,{meta_hash},,success,,",
         f"2,2026-03-02T10:10:00Z,2026-03-02T10:10:00.5Z,,claude,,anthropic,100,5,7,8,sk-raw,,,,{meta_cache},,,,",
-        '3,2026-03-02T10:20:00Z,2026-03-02T10:20:01Z,,claude,,anthropic,100,5,7,8,k2,t,,,null,"[""a:b"", ""c""]",success,503,',
-        '4,2026-03-02T10:30:00Z,2026-03-02T10:30:01Z,,claude,,anthropic,100,5,,,k2,t,,,,"[""a:b"", ""c""]",success,,boom',
+        '3,2026-03-02T10:20:00Z,2026-03-02T10:20:01Z,,claude,,anthropic,100,5,7,8,k2,t,,,null,"[""a:b"", '
+        '""c""]",success,503,',
+        '4,2026-03-02T10:30:00Z,2026-03-02T10:30:01Z,,claude,,anthropic,100,5,,,k2,t,,,,"[""a:b"", '
+        '""c""]",success,,boom',
         "5,2026-03-02T10:40:00Z,,,,,,0,0,,,k2,t,,,,,failure,,",  # no model, no tokens: a failed call, counted
         newline="\r\n",
     )

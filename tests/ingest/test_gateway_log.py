@@ -436,7 +436,8 @@ def test_a_csv_missing_required_columns_lists_them():
     message = fixture_error("missing_columns.csv")
 
     assert message.startswith(
-        "missing_columns.csv: not a LiteLLM_SpendLogs CSV, missing column(s) startTime, model, prompt_tokens, completion_tokens"
+        "missing_columns.csv: not a LiteLLM_SpendLogs CSV, missing column(s) startTime, model, prompt_tokens, "
+        "completion_tokens"
     )
 
 

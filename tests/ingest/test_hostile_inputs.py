@@ -231,7 +231,8 @@ def test_a_sync_ending_in_the_future_is_refused(client_as, ada, api_account):
 
 
 def test_the_sync_command_refuses_days_before_2000_with_the_apis_bound_and_creates_no_run(api_account):
-    """Issue 26: `sync --start 0001-01-01 --end 0001-01-02` ran where the API refused it; one check now (window_check)."""
+    """Issue 26: `sync --start 0001-01-01 --end 0001-01-02` ran where the API refused it; one check now
+    (window_check)."""
     with pytest.raises(CommandError, match="the earliest day is 2000-01-01"):
         call_command(
             "sync", "--account", api_account.name, "--start", "0001-01-01", "--end", "0001-01-02", stdout=io.StringIO()

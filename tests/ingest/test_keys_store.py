@@ -144,7 +144,8 @@ from django.core.management import call_command
 call_command("migrate", verbosity=0)
 from finops.models import Account, Provider, Team, Workload
 from tests.ingest.test_keys_store import _store_twice_and_collide
-account = Account.objects.create(name="bedrock", provider=Provider.objects.get(slug="aws-bedrock"), connector="focus_file")
+account = Account.objects.create(name="bedrock", provider=Provider.objects.get(slug="aws-bedrock"),
+connector="focus_file")
 team = Team.objects.create(name="Support", slug="support")
 workload = Workload.objects.create(team=team, name="Support agent", slug="support-agent")
 print("RESULT " + json.dumps({"workload": workload.id, **_store_twice_and_collide(account, workload)}))

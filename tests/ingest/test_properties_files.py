@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from finops.modelids import normalise_model
 from finops.models import Account, CostBasis, IngestRun, Provider, UsageLine
-from finops.services.prices import PriceBook, Tokens, cost_from_price
+from finops.selectors.prices import PriceBook, Tokens, cost_from_price
 from ingest.services import usage_file_import
 from tests.ingest.property_helpers import FILE_SETTINGS, reset_account, rollup_totals_by_day, totals_by_day
 from tests.rollup_check import assert_rollup_equals_raw
@@ -200,7 +200,10 @@ def test_a_restated_focus_month_replaces_the_month_and_a_file_for_another_month_
 
 CSV_DAYS = [dt.date(2025, 1, 13) + dt.timedelta(days=n) for n in range(5)]
 CSV_MODELS = ["gpt-4o-2024-08-06", "gpt-4o-mini", "mystery-model-9"]  # the last is in no catalog: unpriced
-CSV_HEADER = "day,provider,model,input_tokens,cached_input_tokens,cache_write_tokens,output_tokens,requests,cost,currency,project"
+CSV_HEADER = (
+    "day,provider,model,input_tokens,cached_input_tokens,cache_write_tokens,output_tokens,requests,cost,currency,"
+    "project"
+)
 
 
 @st.composite

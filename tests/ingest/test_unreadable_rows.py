@@ -27,7 +27,10 @@ from ingest.providers.base import UsageRow
 from ingest.services import usage_file_import
 from ingest.writing import IngestError, write_rows
 
-HEADER = "day,provider,model,input_tokens,cached_input_tokens,cache_write_tokens,output_tokens,requests,cost,currency,project,api_key,tags\n"
+HEADER = (
+    "day,provider,model,input_tokens,cached_input_tokens,cache_write_tokens,output_tokens,requests,cost,currency,"
+    "project,api_key,tags\n"
+)
 GOOD = (
     HEADER
     + "2026-03-01,openai,gpt-4o,1200000,200000,0,300000,420,5.5,USD,proj_support,key_bot,team=support\n"

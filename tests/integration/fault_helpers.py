@@ -107,7 +107,7 @@ def start_beat(name: str, env: dict, tmp_path: Path) -> Process:
 def wait_ready(*workers: Process) -> None:
     for worker in workers:
         wait_for(
-            lambda: worker.process.poll() is not None or " ready." in worker.output(),
+            lambda worker=worker: worker.process.poll() is not None or " ready." in worker.output(),
             60,
             f"{worker.name} to start",
             workers,

@@ -80,11 +80,14 @@ def test_postgres_cut_and_restarted_during_an_import_the_run_retries_and_equals_
             wait_ready(worker)
             with big.open("rb") as stream:
                 run = usage_upload_accept(account=cut, upload=stream, file_name=big.name)
-            copying = lambda: [
-                pid
-                for pid, state, query in other_backends()  # noqa: E731
-                if state in ("active", "idle in transaction") and query.startswith("COPY finops_usageline")
-            ]
+
+            def copying():
+                return [
+                    pid
+                    for pid, state, query in other_backends()
+                    if state in ("active", "idle in transaction") and query.startswith("COPY finops_usageline")
+                ]
+
             wait_for(copying, 60, "the worker to copy rows", [worker])
             time.sleep(0.2)
             assert proxy.cut(down_for=3.0) >= 1

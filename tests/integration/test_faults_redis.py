@@ -96,7 +96,12 @@ def test_redis_restarted_with_pulls_queued_loses_no_pull_and_sends_no_email_twic
             # After the restart: the lost pulls run, and an alert raised now is sent like the one before.
             after = cap_event(cap, threshold=100)
             for account in (busy, *waiting):
-                wait_for(lambda: succeeded(account), 60, f"{account.name} to be pulled after the restart", processes)
+                wait_for(
+                    lambda account=account: succeeded(account),
+                    60,
+                    f"{account.name} to be pulled after the restart",
+                    processes,
+                )
             wait_for(
                 lambda: told(smtp, before) == told(smtp, after) == {sam.email, fiona.email},
                 60,

@@ -13,5 +13,7 @@ class Command(BaseCommand):
         try:
             result = config_apply(path=file)
         except ConfigInvalid as exc:
-            raise CommandError(f"{file} was not applied; nothing changed:\n" + "\n".join(f"  {e}" for e in exc.errors))
+            raise CommandError(
+                f"{file} was not applied; nothing changed:\n" + "\n".join(f"  {e}" for e in exc.errors)
+            ) from None
         self.stdout.write(("Applied: " if result.changed else "No changes: ") + result.summary())

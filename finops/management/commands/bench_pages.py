@@ -9,7 +9,8 @@ from finops.bench.pages import REPEATS, guard, run_bench
 class Command(BaseCommand):
     help = (
         "Benchmark the spend pages on Postgres: generate a year of usage lines (10M by default: 50 teams, 400 "
-        "workloads, 2,000 API keys, 34 models, latency on the gateway lines), time the overview, a team, a workload and an Explore page as an "
+        "workloads, 2,000 API keys, 34 models, latency on the gateway lines), time the overview, a team, a workload "
+        "and an Explore page as an "
         "admin and a team lead (p50/p95), then a re-attribution moving 20 % of the lines; check the rollup equals "
         "the raw lines. Needs its own database named *_bench or *_bench<size>: it empties the organisation there."
     )

@@ -3,14 +3,16 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from finops.management.arguments import utc_day
-from finops.selectors.spend_report import FILTER_NAMES, GROUPS, as_json, filter_errors, spend_rows, write_csv
+from finops.reports.spend_csv import write_csv
+from finops.selectors.spend_report import FILTER_NAMES, GROUPS, as_json, filter_errors, spend_rows
 
 
 class Command(BaseCommand):
     help = (
         "Spend for [--start, --end) (UTC days; --end is exclusive: --start 2026-10-01 --end 2026-11-01 is October), "
         "grouped by provider, account, model, day, month, team or workload, in the reporting currency; the same "
-        "figures and filters as GET /api/v1/spend. A cost no price is known for is shown as — (null in JSON, empty in CSV)."
+        "figures and filters as GET /api/v1/spend. A cost no price is known for is shown as — (null in JSON, empty in "
+        "CSV)."
     )
 
     def add_arguments(self, parser):
@@ -52,9 +54,10 @@ class Command(BaseCommand):
         )
         cells = [[str(row[c]) if row[c] is not None else "—" for c in columns] for row in rows]
         widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
-        line = lambda values: "  ".join(
-            v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(values, widths))
-        )  # noqa: E731
+
+        def line(values):
+            return "  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(values, widths)))
+
         self.stdout.write(line(("group", *columns[1:])))
         for row in cells:
             self.stdout.write(line(row))

@@ -19,7 +19,8 @@ def rule_reference_errors(entries: dict, providers: set[str]) -> list[str]:
         match = entry.get("match") or {}
         if entry["workload"] not in workloads:
             errors.append(
-                f"{entry['_label']}: workload: unknown workload {entry['workload']!r} (not in this file or the database)"
+                f"{entry['_label']}: workload: unknown workload {entry['workload']!r} (not in this file or the "
+                f"database)"
             )
         if "account" in match and match["account"] not in accounts:
             errors.append(f"{entry['_label']}: match.account: unknown account {match['account']!r}")

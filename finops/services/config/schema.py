@@ -143,7 +143,8 @@ class RuleEntry(StrictSerializer):
 
 
 class CapScopeField(serializers.Field):
-    """`org`, or a mapping naming exactly one target: {team: SLUG} | {workload: SLUG} | {provider: SLUG} | {account: NAME}."""
+    """`org`, or a mapping naming exactly one target: {team: SLUG} | {workload: SLUG} | {provider: SLUG} |
+    {account: NAME}."""
 
     KINDS = ("team", "workload", "provider", "account")
 
