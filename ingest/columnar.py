@@ -142,7 +142,7 @@ class ColumnarWriter:
             except KeyError:
                 parts = key.split("\x1f")
                 if len(parts) != len(columns):
-                    raise BatchDeclined("a value holding the key separator")
+                    raise BatchDeclined("a value holding the key separator") from None
                 p, j, k, u, m, r, t = parts
                 if len(self._signatures) >= self.CACHE_LIMIT:
                     self._signatures.clear()

@@ -153,17 +153,29 @@ def _explain(error: ProviderError, connector: str, base: str) -> str:
     if error.reason == "quota":
         return f"The key was accepted, but the provider reports insufficient quota (HTTP 429): {error}."
     if error.reason == "rate_limit":
-        return f"The provider is rate-limiting this key (HTTP 429); the key was not refused. Try again in a minute. ({error})"
+        return (
+            "The provider is rate-limiting this key (HTTP 429); the key was not refused. Try again in a "
+            f"minute. ({error})"
+        )
     text = str(error)
     if "could not reach" in text:
         waited = "did not answer in time" if "Timeout" in text else "could not be reached"
-        return f"{base} {waited} ({text}). Check the base URL (the {label} default is {default}) and that this server can reach it."
+        return (
+            f"{base} {waited} ({text}). Check the base URL (the {label} default is {default}) and that this "
+            "server can reach it."
+        )
     if error.reason == "server":
         return f"The provider answered with a server error; try again later. ({text})"
     if status == "404":
-        return f"{base} answered 404 (not found): it does not look like the {label}. Check the base URL; the default is {default}. ({text})"
+        return (
+            f"{base} answered 404 (not found): it does not look like the {label}. Check the base URL; the "
+            f"default is {default}. ({text})"
+        )
     if error.reason == "malformed":
-        return f"Something answered at {base}, but not in the {label}'s format: check the base URL (default {default}). ({text})"
+        return (
+            f"Something answered at {base}, but not in the {label}'s format: check the base URL (default "
+            f"{default}). ({text})"
+        )
     return f"The provider refused the request: {text}"
 
 

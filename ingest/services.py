@@ -384,7 +384,8 @@ def _database_lost(run: IngestRun, error: Exception, *, final_attempt: bool) -> 
 
     Before: the OperationalError escaped the run, the `finally` tried to release the lease on the dead connection
     and failed, the task was not retried (only provider errors and a busy account were), and the run stayed
-    `running` holding its account's lease: ingest.schedule.runs_abandoned_fail never touched it (its lease still named it) and
+    `running` holding its account's lease: ingest.schedule.runs_abandoned_fail never touched it (its lease still named
+    it) and
     due_sync_runs never pulled the account again (it had a pending run). Now: the broken connection is dropped,
     and on a new one the lease is released and the run is marked — queued to be retried (DatabaseLost, which
     the task retries after a short backoff) or, on the final attempt, failed with the reason. Nothing of the

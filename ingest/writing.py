@@ -562,7 +562,8 @@ def refuse_blank_days(
     for day in sorted(blank_days):
         if stored.get(day):
             raise IngestError(
-                f"{blank_days[day]}: a row with no tokens, requests or cost would replace {stored[day]:,} stored tokens "
+                f"{blank_days[day]}: a row with no tokens, requests or cost would replace {stored[day]:,} "
+                "stored tokens "
                 f"of {day.isoformat()}; nothing was imported (a row that could not be read is not a zero: check the "
                 "file's columns on that line)"
             )

@@ -26,31 +26,6 @@ pytest_plugins = ["tests.config_helpers"]
 PASSWORD = "correct-horse-battery-staple"
 
 
-def pytest_configure(config):
-    _flush_by_delete()
-
-
-def _flush_by_delete() -> None:
-    """A transactional test ends with Django's flush, a TRUNCATE of every table: on Postgres that replaces ~90
-    tables' files (heap, indexes, TOAST) and took ~1.3 s of each such test's teardown, for tables holding a few rows.
-    A DELETE of the same tables empties them in milliseconds. Django's foreign keys are DEFERRABLE INITIALLY
-    DEFERRED, so the order does not matter inside the flush's transaction. Sequences are kept either way
-    (reset_sequences=False, as before); a test that asks to reset them still gets the TRUNCATE."""
-    from django.db.backends.postgresql.operations import DatabaseOperations
-
-    truncate = DatabaseOperations.sql_flush
-    if getattr(truncate, "deletes", False):
-        return
-
-    def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
-        if reset_sequences or not tables:
-            return truncate(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
-        return [f"{style.SQL_KEYWORD('DELETE FROM')} {style.SQL_FIELD(self.quote_name(table))};" for table in tables]
-
-    sql_flush.deletes = True
-    DatabaseOperations.sql_flush = sql_flush
-
-
 def reseed_reference_data() -> None:
     """Transactional tests (live server, real workers) flush the database, migrations' seed rows included;
     tests that need the seeded providers and catalog prices after one of those call this (idempotent)."""

@@ -231,7 +231,7 @@ def test_every_alert_kind_is_emailed_in_words_with_the_figures_its_page_shows_th
         (AlertKind.CONTRACT_SHORTFALL, world["commit"]),
     ):
         today = contract_status(contract, today=NOW.date())
-        money = lambda value: display.money_exact(value, contract.currency)  # noqa: E731
+        money = lambda value, currency=contract.currency: display.money_exact(value, currency)  # noqa: E731
         figures = [money(today.committed), money(today.consumed), money(today.projected)]
         figures += [money(today.overage)] if today.overage else [money(today.shortfall)]
         on_page(kind, *figures)

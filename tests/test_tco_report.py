@@ -201,6 +201,12 @@ def test_the_report_csv_carries_every_table_with_its_header_and_exact_figures(lo
 # --- movers ---
 
 
+def test_the_report_holds_exactly_the_tables_the_formats_render(loaded):
+    """The selector fills every table finops.reports.tco_tables describes, and no other: a table the page, CSV,
+    XLSX and PDF render but the report lacks would show empty; one the report has but no format knows, nowhere."""
+    assert set(loaded["report"].tables) == set(TABLES)
+
+
 def test_the_movers_are_the_three_largest_increases_then_the_three_largest_decreases_and_their_effects_add_up(loaded):
     report, finance = loaded["report"], loaded["finance"]
     movers = report.rows("movers")

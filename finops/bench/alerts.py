@@ -102,7 +102,8 @@ def measure(*, repeats: int = REPEATS, echo=print) -> dict:
         ):
             statuses[status.status] = statuses.get(status.status, 0) + 1
         echo(
-            f"{len(caps)} caps ({sum(c.scope == 'team' for c in caps)} teams, {sum(c.scope == 'workload' for c in caps)} "
+            f"{len(caps)} caps ({sum(c.scope == 'team' for c in caps)} teams, "
+            f"{sum(c.scope == 'workload' for c in caps)} "
             f"workloads): {statuses}"
         )
         first_s, raised = _timed(evaluations.alerts_evaluate)

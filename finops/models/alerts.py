@@ -105,6 +105,9 @@ class Notification(models.Model):
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["event", "channel", "recipient"], name="notification_event")]
 
+    def __str__(self):
+        return f"{self.event} → {self.recipient} ({self.channel}, {self.status})"
+
 
 class AlertMute(models.Model):
     """A user who does not want emails of one alert kind (the event is still raised and shown)."""
@@ -115,6 +118,9 @@ class AlertMute(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "kind"], name="alertmute_once")]
+
+    def __str__(self):
+        return f"{self.user} mutes {self.get_kind_display()}"
 
 
 class AlertSubscription(models.Model):
@@ -127,3 +133,6 @@ class AlertSubscription(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "kind"], name="alertsubscription_once")]
+
+    def __str__(self):
+        return f"{self.user} asks for {self.get_kind_display()}"

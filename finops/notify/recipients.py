@@ -4,7 +4,9 @@ A cap's `recipients` are addresses and roles: `role:team_leads` (the leads of th
 organisation, provider or account cap has none, so its admins), `role:finance`, `role:admins`. Events without a
 cap (spikes, unpriced usage) go to the team's leads when they concern a team, else to admins and finance. A source
 failing or silent is the platform team's to fix: it goes to the admins only (issue 24: finance was emailed about a
-refused upload), plus anyone who chose to get that kind (ALSO_TO_SUBSCRIBERS, AlertSubscription). A contract's events go to its owner (an address, if set) and finance; to admins when that is nobody. A cap's webhook is one more recipient. Users who muted the kind (AlertMute) are kept, marked muted, so a
+refused upload), plus anyone who chose to get that kind (ALSO_TO_SUBSCRIBERS, AlertSubscription). A contract's events
+go to its owner (an address, if set) and finance; to admins when that is nobody. A cap's webhook is one more
+recipient. Users who muted the kind (AlertMute) are kept, marked muted, so a
 `skipped` Notification says they were not told and why; an address that is a muted user's email counts as them.
 """
 
@@ -14,10 +16,10 @@ from django.db.models import Q
 
 from finops.models import AlertEvent, AlertKind, AlertMute, Membership, Notification, User
 
+from .webhook import webhook_label
+
 # Kinds that go to a role by default and to anyone else who asks for them (finance hearing of a failing source).
 ALSO_TO_SUBSCRIBERS = (AlertKind.SOURCE_FAILING,)
-
-from .webhook import webhook_label
 
 
 @dataclass(frozen=True)

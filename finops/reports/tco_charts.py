@@ -32,7 +32,7 @@ from decimal import Decimal
 from finops import display
 from finops.charts import colour_for
 
-from . import tco_json
+from finops.selectors import tco_json
 
 WIDTH_IN = 7.0  # A4's printable width with the PDF's margins (≈ 182 mm)
 RC = {
@@ -248,7 +248,10 @@ def trend_chart(rows: list[dict], *, currency: str) -> Chart | None:
         "trend",
         "Spend by provider, the six months to this one",
         right_in=1.45,
-        alt=f"Stacked bars of each month's spend by provider over {len(months)} months; the trend table has the amounts.",
+        alt=(
+            f"Stacked bars of each month's spend by provider over {len(months)} months; the trend table has the "
+            "amounts."
+        ),
     )
 
 
@@ -467,7 +470,9 @@ EMPTY = {
     "unit_economics": "No workload has a cost per outcome both this month and last: nothing to chart.",
     "commitments": "No contract in force this month: no consumption to chart.",
     "caps": "No cap to chart this month.",
-    "data_quality": "Billed usage matches list price for every provider (to 0.1 %), or none was billed: no variance to chart.",
+    "data_quality": (
+        "Billed usage matches list price for every provider (to 0.1 %), or none was billed: no variance to chart."
+    ),
     "savings": "No saving to chart.",
 }
 

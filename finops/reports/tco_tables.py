@@ -42,7 +42,10 @@ SUMMARY = Table(
             "Forecast next month",
             "forecast_next",
             "money",
-            help="finops.forecast from the daily spend up to the month's end: by day of week with trend (docs/forecast.md)",
+            help=(
+                "finops.forecast from the daily spend up to the month's end: by day of week with trend "
+                "(docs/forecast.md)"
+            ),
         ),
         Column("Unattributed", "unattributed_cost", "money", help="Spend no attribution rule gives to a workload"),
     ),

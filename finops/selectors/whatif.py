@@ -416,7 +416,8 @@ def what_if(
     cat: Catalogue | None = None,
 ) -> WhatIf:
     """A workload's last 30 days (its SLA unless one is given) or a typed profile, against the offerings of
-    `family` (a workload: by default its most costly family with offerings; a profile: every offering). Raises ProfileInvalid
+    `family` (a workload: by default its most costly family with offerings; a profile: every offering). Raises
+    ProfileInvalid
     naming the option at fault; another team's workload is unknown, like one that does not exist."""
     known = cat.families() if cat is not None else offered_families()
     if family is not None and family not in known:

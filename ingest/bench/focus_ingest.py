@@ -79,7 +79,8 @@ def _guard(connection) -> None:
     name = connection.settings_dict["NAME"]
     if connection.vendor != "postgresql" or not str(name).endswith("_bench"):
         raise SystemExit(
-            f"bench: refusing database {name!r} ({connection.vendor}): it TRUNCATEs usage lines; use a Postgres database named *_bench"
+            f"bench: refusing database {name!r} ({connection.vendor}): it TRUNCATEs usage lines; use a Postgres "
+            "database named *_bench"
         )
 
 
@@ -400,7 +401,8 @@ def run_bench(
                     "generate_s": round(time.perf_counter() - started, 1),
                 }
                 echo(
-                    f"generated {lines:,} {shape} lines ({entry['file_mb']:,} MB) in {entry['generate_s']} s; importing …"
+                    f"generated {lines:,} {shape} lines ({entry['file_mb']:,} MB) in {entry['generate_s']} s; "
+                    "importing …"
                 )
                 entry["end_to_end"] = _child("end_to_end", path, lines)
                 entry.update(_child("copy", path, lines))

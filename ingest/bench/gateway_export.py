@@ -2,7 +2,8 @@
 
 One day of a busy gateway, however many requests: 40 virtual keys (each in a team, some with an alias, a few logged
 as raw `sk-` keys, which the reader hashes), each calling two of eight models on four providers, with two sets of
-request tags (so up to 160 lines an hour, 3,840 a day) and cached input in LiteLLM's `usage_object`. Streamed and non-streamed calls (completionStartTime before or equal to
+request tags (so up to 160 lines an hour, 3,840 a day) and cached input in LiteLLM's `usage_object`. Streamed and
+non-streamed calls (completionStartTime before or equal to
 endTime), 1 % failures with no tokens, some records with no end time (counted, not timed) or no first-token time,
 and requests crossing midnight into the next day. The span is fixed, so a bigger file is a busier day: the hourly
 groups are the same for 1M and 5M requests and memory can be compared between sizes.

@@ -137,7 +137,7 @@ def run_gateway_bench(
     smallest = min(shapes.get("busy-day") or [0])  # --breakdown: the busy day's smallest size
     previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
-        for shape, requests in ((shape, n) for shape in SHAPES for n in sorted(set(shapes.get(shape, ())))):
+        for shape, requests in ((name, n) for name in SHAPES for n in sorted(set(shapes.get(name, ())))):
             path = directory / f"gateway-bench-{shape}-{requests}-{os.getpid()}.csv"
             try:
                 started = time.perf_counter()
@@ -149,7 +149,8 @@ def run_gateway_bench(
                     "generate_s": round(time.perf_counter() - started, 1),
                 }
                 echo(
-                    f"generated a {requests:,}-request {shape} LiteLLM log ({entry['file_mb']:,} MB) in {entry['generate_s']} s; importing …"
+                    f"generated a {requests:,}-request {shape} LiteLLM log ({entry['file_mb']:,} MB) in "
+                    f"{entry['generate_s']} s; importing …"
                 )
                 entry["end_to_end"] = _child("end_to_end", path, requests, module=MODULE)
                 entry["lines_written"] = entry["end_to_end"]["written"]
@@ -170,8 +171,10 @@ def run_gateway_bench(
 def format_table(results: dict) -> str:
     m = results["machine"]
     rows = [
-        f"Gateway-log ingest on Postgres {m['postgres']['version']} — {m['nproc']} CPUs ({m['cpu']}), {m['ram_gb']} GB RAM",
-        f"{'requests':>10}  {'run':<30}{'seconds':>9}{'per s':>11}{'lines':>11}{'B/line':>8}{'peak RSS MB':>13}{'× COPY':>8}",
+        f"Gateway-log ingest on Postgres {m['postgres']['version']} — {m['nproc']} CPUs ({m['cpu']}), "
+        f"{m['ram_gb']} GB RAM",
+        f"{'requests':>10}  "
+        f"{'run':<30}{'seconds':>9}{'per s':>11}{'lines':>11}{'B/line':>8}{'peak RSS MB':>13}{'× COPY':>8}",
     ]
     for run in results["runs"]:
         e2e, copy = run["end_to_end"], run["copy_table"]

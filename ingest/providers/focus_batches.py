@@ -2,7 +2,8 @@
 
 Per-row Python costs ~30 µs a line; a million-line monthly export needs the work done in columns. Values
 that vary per row (costs, quantities, refs) are handled as Arrow arrays; what repeats (meters, periods,
-units, tags, models) is interpreted once per distinct combination by focus_format.py's functions (shared with focus_file.py), so the
+units, tags, models) is interpreted once per distinct combination by focus_format.py's functions (shared with
+focus_file.py), so the
 two readers cannot disagree on what a meter, a unit or a tag set means.
 
 The batch reader only takes what it can read exactly. Anything else — a value that would be an error, an
@@ -222,8 +223,8 @@ def _read(batch: pa.RecordBatch, names: dict[str, str], memos: _Memos) -> RowBat
 
     meter_of, meters = memos.meter(_meter_cells(cells(*METER_COLUMNS)))
 
-    def by_meter(values: list, kind=pa.string()) -> pa.Array:
-        return pc.take(pa.array(values, kind), meter_of)
+    def by_meter(values: list, kind=None) -> pa.Array:
+        return pc.take(pa.array(values, kind or pa.string()), meter_of)
 
     period_of, periods = memos.period(
         cells("ChargePeriodStart", "ChargePeriodEnd", "BillingPeriodStart", "BillingPeriodEnd")

@@ -489,7 +489,8 @@ def _field(table: pa.Table | None, name: str):
 
 
 def _path(table: pa.Table | None, path: tuple):
-    """A nested metadata field (`("usage_object", "prompt_tokens_details", "cached_tokens")`), null where any parent is."""
+    """A nested metadata field (`("usage_object", "prompt_tokens_details", "cached_tokens")`), null where any parent
+    is."""
     column = _field(table, path[0])
     for name in path[1:]:
         column = _child(column, name)

@@ -52,7 +52,8 @@ the number of records.
 Speed. A LiteLLM_SpendLogs CSV is read as columns (gateway_columns.py: pyarrow and numpy, the same groups, lines
 and Performance JSON as this module's record-by-record reading, ~5× faster); what it cannot read exactly it
 declines, and the file is read here record by record. JSON and JSONL are always read here. The decision and its
-reasons: gateway_columns.py's docstring and docs/ingestion.md. Raw `sk-…` keys found in a log are replaced by their SHA-256 (what
+reasons: gateway_columns.py's docstring and docs/ingestion.md. Raw `sk-…` keys found in a log are replaced by their
+SHA-256 (what
 LiteLLM itself stores), so a secret never reaches the database.
 """
 

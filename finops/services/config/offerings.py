@@ -57,7 +57,8 @@ def offering_reference_errors(entries: dict[str, list[dict]], providers: set[str
     for entry in entries.get("routing", []):
         if entry["workload"] not in workloads:
             errors.append(
-                f"{entry['_label']}: workload: unknown workload {entry['workload']!r} (not in this file or the database)"
+                f"{entry['_label']}: workload: unknown workload {entry['workload']!r} (not in this file or the "
+                "database)"
             )
         refs = [("primary", entry["primary"])] + ([("fallback", entry["fallback"])] if entry["fallback"] else [])
         refs += [(f"allowed[{i}]", ref) for i, ref in enumerate(entry["allowed"])]

@@ -53,7 +53,9 @@ class Command(BaseCommand):
             type=int,
             action="append",
             metavar="N",
-            help="Requests in a LiteLLM log of a typical proxy (each key one user, team and model: ~6 requests a line).",
+            help=(
+                "Requests in a LiteLLM log of a typical proxy (each key one user, team and model: ~6 requests a line)."
+            ),
         )
         parser.add_argument("--out", default="bench-results/ingest.json", help="Where the JSON results go.")
         parser.add_argument(
@@ -64,7 +66,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--breakdown",
             action="store_true",
-            help="Also time the Python share alone (the column reader; reader + line columns + CSV) for the smallest size.",
+            help=(
+                "Also time the Python share alone (the column reader; reader + line columns + CSV) for the "
+                "smallest size."
+            ),
         )
         parser.add_argument(
             "--tracemalloc",

@@ -11,7 +11,8 @@ from ingest.services import usage_file_import
 class Command(BaseCommand):
     help = (
         "Import usage export files into an account; each file replaces the days it covers for that account. "
-        "Prints read / written / replaced / rejected per file; exits non-zero, writing nothing of that file, on a bad one."
+        "Prints read / written / replaced / rejected per file; exits non-zero, writing nothing of that file, on "
+        "a bad one."
     )
 
     def add_arguments(self, parser):
@@ -31,7 +32,10 @@ class Command(BaseCommand):
                 run = usage_file_import(
                     account=target, stream=stream, file_name=path.name, trigger=IngestRun.Trigger.COMMAND
                 )
-            counts = f"read {run.lines_read}, written {run.lines_written}, replaced {run.lines_replaced}, rejected {run.lines_rejected}"
+            counts = (
+                f"read {run.lines_read}, written {run.lines_written}, replaced {run.lines_replaced}, "
+                f"rejected {run.lines_rejected}"
+            )
             if run.status == IngestRun.Status.SUCCEEDED:
                 self.stdout.write(f"{path.name}: {counts}" + (f"; {run.left_out_summary}" if run.left_out else ""))
             else:

@@ -54,7 +54,8 @@ class Command(BaseCommand):
                 span = f"{run.window_start:%Y-%m-%d} → {run.window_end:%Y-%m-%d}"
                 if run.status == IngestRun.Status.SUCCEEDED:
                     self.stdout.write(
-                        f"{target.name} {span}: read {run.lines_read}, written {run.lines_written}, replaced {run.lines_replaced}"
+                        f"{target.name} {span}: read {run.lines_read}, written {run.lines_written}, replaced "
+                        f"{run.lines_replaced}"
                     )
                 else:
                     failed += 1
