@@ -31,7 +31,6 @@ from decimal import Decimal
 
 from finops import display
 from finops.charts import colour_for
-
 from finops.selectors import tco_json
 
 WIDTH_IN = 7.0  # A4's printable width with the PDF's margins (≈ 182 mm)

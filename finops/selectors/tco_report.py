@@ -34,9 +34,8 @@ from finops import movers
 from finops.forecast import forecast, history_start
 from finops.models import MonthlySpend, Provider, Team, Workload
 from finops.months import MonthError, month_of, next_month, parse_month
-from . import tco_json
 
-from . import spend, tco_sections
+from . import spend, tco_json, tco_sections
 from .contracts import add_months
 from .spend_report import UNATTRIBUTED_LABEL, spend_rows
 
