@@ -46,8 +46,8 @@ MEASURE = r"""() => {
     if (!rects.length) return null;
     return {left: Math.min(...rects.map(r => r.left)), right: Math.max(...rects.map(r => r.right))};
   };
-  const tables = [...document.querySelectorAll('table.data')].filter(t => t.offsetParent !== null ||
-  t.getClientRects().length);
+  const tables = [...document.querySelectorAll('table.data')].filter(
+    t => t.offsetParent !== null || t.getClientRects().length);
   let moneyCells = 0;
   tables.forEach((table, index) => {
     const name = (table.dataset.table || `table #${index + 1}`);
@@ -66,8 +66,8 @@ MEASURE = r"""() => {
         if (cell.scrollWidth > cell.clientWidth + 1) findings.push({...where, problem: 'overflows its cell'});
         const box = textBox(cell);
         if (!box) return;
-        if (box.left < view.left - 1 || box.right > view.right + 1) findings.push({...where, problem: 'outside the
-        viewport', box});
+        if (box.left < view.left - 1 || box.right > view.right + 1)
+          findings.push({...where, problem: 'outside the viewport', box});
         for (const clip of clippers(cell)) {
           const c = clip.getBoundingClientRect();
           const left = c.left + clip.clientLeft, right = left + clip.clientWidth;
