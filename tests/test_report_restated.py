@@ -8,6 +8,7 @@ import datetime as dt
 import email
 import email.policy
 import io
+import re
 from decimal import Decimal
 
 import pytest
@@ -109,6 +110,16 @@ def test_a_restated_month_is_published_once_and_each_subscriber_gets_one_restate
     page = client.get("/reports/2026-10/").content.decode()
     recipients = page[page.index('data-testid="recipients"') :]
     assert recipients.count("v2 (restated from v1)") == 2 and "cfo@example.com" in recipients
+
+    # The restated email's figures are the page's: the total it names, the version it carries, the version's page.
+    total = re.search(r'data-testid="report-total">([^<]+)<', page).group(1).strip()
+    assert total == "$395.00"
+    version_page = client.get("/reports/2026-10/?version=2").content.decode()
+    assert re.search(r'data-testid="report-total">([^<]+)<', version_page).group(1).strip() == total
+    for address in ("fiona@example.com", "cfo@example.com"):
+        restated = smtp.to(address)[1]
+        assert f": {total} (" in restated["Subject"] and "(version 2)" in restated["Subject"]
+        assert f"→ {total}" in text_of(restated)
 
 
 def test_no_restatement_is_published_before_the_sources_settle_nor_when_nothing_changed(

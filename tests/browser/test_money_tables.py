@@ -66,8 +66,8 @@ MEASURE = r"""() => {
         if (cell.scrollWidth > cell.clientWidth + 1) findings.push({...where, problem: 'overflows its cell'});
         const box = textBox(cell);
         if (!box) return;
-        if (box.left < view.left - 1 || box.right > view.right + 1) findings.push({...where, problem: 'outside the
-        viewport', box});
+        if (box.left < view.left - 1 || box.right > view.right + 1)
+          findings.push({...where, problem: 'outside the viewport', box});
         for (const clip of clippers(cell)) {
           const c = clip.getBoundingClientRect();
           const left = c.left + clip.clientLeft, right = left + clip.clientWidth;
