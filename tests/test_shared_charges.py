@@ -124,3 +124,14 @@ def test_the_unattributed_page_says_its_shared_charges_are_allocated_not_waiting
     page = client_as(fiona).get("/unattributed/", {"period": "2026-03"}).content.decode()
     note = page[page.index('data-testid="unattributed-shared-charges"') :]
     assert "<strong>$7.01</strong> is tax, fees and credits" in note and "no rule can claim it" in note
+
+
+def test_a_version_published_before_the_report_had_this_table_is_not_restated_by_it(march, fiona):
+    from finops.reports.restatement import diff
+    from finops.selectors.tco_report import TcoReport
+
+    live = tco_report(fiona, MARCH, today=dt.date(2026, 4, 20))
+    published = TcoReport.from_json(live.as_json())
+    del published.tables["shared_charges"]  # as a version stored before the table existed
+    assert published.rows("shared_charges") == [] and live.rows("shared_charges")
+    assert diff(published, live) == []
