@@ -135,3 +135,25 @@ def test_a_version_published_before_the_report_had_this_table_is_not_restated_by
     del published.tables["shared_charges"]  # as a version stored before the table existed
     assert published.rows("shared_charges") == [] and live.rows("shared_charges")
     assert diff(published, live) == []
+
+
+def test_the_overview_and_explore_draw_tax_and_credits_the_same_way(client_as, fiona, march):
+    """Both draw the shared charges as their own series beside the providers, never folded into AWS Bedrock's."""
+
+    def series(context) -> dict[str, Decimal]:
+        return {
+            trace["name"]: sum((Decimal(str(y)) for y in trace["y"] if y is not None), Decimal(0))
+            for trace in context["chart"]["data"]
+        }
+
+    client = client_as(fiona)
+    overview = series(client.get("/", {"period": "2026-03"}).context)
+    explore = series(
+        client.get("/explore/", {"group_by": "provider", "start": "2026-03-01", "end": "2026-04-01"}).context
+    )
+    for charts in (overview, explore):
+        assert charts["Tax"] == Decimal("10.01") and charts["Credits"] == Decimal("-3.00")
+    assert overview["Tax"] == explore["Tax"] and overview["Credits"] == explore["Credits"]
+    bedrock = [name for name in explore if "Bedrock" in name]
+    assert bedrock and explore[bedrock[0]] == Decimal("120.00")  # usage only: the tax is not folded in
+    assert {name for name in overview if "Bedrock" in name} in ({bedrock[0]}, set())
