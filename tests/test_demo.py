@@ -519,3 +519,29 @@ def test_the_demo_attributes_everything_but_the_personal_sandbox_key(loaded):
     )
     by_team_rolled = dict(DailySpend.objects.values_list("team__slug").annotate(s=Sum("reporting_cost")).order_by())
     assert by_team_raw == by_team_rolled
+
+
+def test_a_team_leads_pages_show_the_teams_cap_and_its_share_of_the_bedrock_tax(loaded):
+    """The demo's sales lead opens the team page and the overview: the Sales cap is there as on /caps/, breached or
+    forecast to breach; the team's share of October's Bedrock sales tax is its own line, and the shares of all
+    teams add up to the tax billed (no rule could claim it: it is allocated, not left unattributed)."""
+    from finops.selectors.shared_charges import shared_charges
+
+    sales = Team.objects.get(slug=CAP_BREACHING_TEAM)
+    cap = Cap.objects.get(team=sales)
+    lead = Client()
+    lead.force_login(User.objects.get(username=f"{CAP_BREACHING_TEAM}-lead"))
+    for url in (reverse("team-detail", args=[sales.slug]), reverse("overview")):
+        page = lead.get(url, {"period": "2026-10"}).content.decode()
+        assert f'data-cap="{html.escape(cap.name)}"' in page, url
+
+    october = shared_charges(dt.date(2026, 10, 1), dt.date(2026, 11, 1))
+    billed = DailySpend.objects.filter(
+        account__name=BEDROCK, day__gte="2026-10-01", day__lt="2026-11-01", charge_category="tax"
+    ).aggregate(Sum("reporting_cost"))["reporting_cost__sum"]
+    assert billed and october.charges == billed.quantize(Decimal("0.01"))
+    assert sum(row.allocated for row in october.rows) == october.charges
+    share = october.share(sales.id)
+    assert share and share.allocated > 0 and set(share.by_category) == {"Tax"}
+    page = lead.get(reverse("team-detail", args=[sales.slug]), {"period": "2026-10"}).content.decode()
+    assert f'data-testid="team-shared-amount">${share.allocated:,.2f}<' in page

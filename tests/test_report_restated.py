@@ -8,6 +8,7 @@ import datetime as dt
 import email
 import email.policy
 import io
+import re
 from decimal import Decimal
 
 import pytest
@@ -109,6 +110,16 @@ def test_a_restated_month_is_published_once_and_each_subscriber_gets_one_restate
     page = client.get("/reports/2026-10/").content.decode()
     recipients = page[page.index('data-testid="recipients"') :]
     assert recipients.count("v2 (restated from v1)") == 2 and "cfo@example.com" in recipients
+
+    # The restated email's figures are the page's: the total it names, the version it carries, the version's page.
+    total = re.search(r'data-testid="report-total">([^<]+)<', page).group(1).strip()
+    assert total == "$395.00"
+    version_page = client.get("/reports/2026-10/?version=2").content.decode()
+    assert re.search(r'data-testid="report-total">([^<]+)<', version_page).group(1).strip() == total
+    for address in ("fiona@example.com", "cfo@example.com"):
+        restated = smtp.to(address)[1]
+        assert f": {total} (" in restated["Subject"] and "(version 2)" in restated["Subject"]
+        assert f"→ {total}" in text_of(restated)
 
 
 def test_no_restatement_is_published_before_the_sources_settle_nor_when_nothing_changed(
@@ -213,3 +224,22 @@ def test_a_months_report_reads_the_same_whenever_it_is_rendered_after_it_closed_
     assert changes and all(
         c["delta"] == Decimal("7.50") for c in changes if c["kind"] == "money" and c["figure"] == "Spend"
     )
+
+
+def test_the_preview_command_writes_exactly_the_message_it_then_sends(smtp, sent_in_october, tmp_path):
+    from finops.report_delivery import month_lock, schedule_reader
+    from finops.report_restated import restatements
+
+    restatements(reader=schedule_reader(), lock=month_lock, now=FIFTH)
+    path = tmp_path / "cfo.eml"
+    out = io.StringIO()
+    call_command("report_email", "--to", "cfo@example.com", "--output", str(path), "--send", stdout=out)
+    assert "Sent 1 email(s) to cfo@example.com." in out.getvalue()
+    assert "Subject: TCO report, October 2026 RESTATED (version 2)" in out.getvalue()
+
+    preview = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
+    (received,) = smtp.to("cfo@example.com")[1:]
+    lines = lambda text: text.replace("\r\n", "\n")  # noqa: E731 - SMTP carries CRLF line ends
+    assert received["Subject"] == preview["Subject"] and received["X-FinOps-Report"] == preview["X-FinOps-Report"]
+    assert lines(text_of(received)) == lines(text_of(preview)) and lines(html_of(received)) == lines(html_of(preview))
+    assert pdf_of(received).get_content() == pdf_of(preview).get_content()

@@ -3,7 +3,9 @@
 Two versions of the same month (a snapshot and the live figures, or two snapshots) are compared table by table,
 row by row (rows matched by tco_tables.row_key), on every figure that is an amount or a count: money, tokens,
 counts and requests. Ratios ($/M tokens, shares, changes) follow from those and are left out so one restated
-line is not reported five times. A row present in one version only shows with the other side empty. No ORM here.
+line is not reported five times. A row present in one version only shows with the other side empty; a table one
+version does not hold at all (the report gained it after that version was published) is not compared: new, not
+restated. No ORM here.
 """
 
 from decimal import Decimal
@@ -46,6 +48,8 @@ def diff(published, now) -> list[dict]:
     changes = []
     for section in SECTIONS:
         for table in section.tables:
+            if not (_holds(published, table.name) and _holds(now, table.name)):
+                continue  # a table the report gained after a version was published: new, not restated
             before = {row_key(table, row): row for row in published.rows(table.name)}
             after = {row_key(table, row): row for row in now.rows(table.name)}
             for key in list(before) + [k for k in after if k not in before]:
@@ -73,6 +77,11 @@ def diff(published, now) -> list[dict]:
                         }
                     )
     return changes
+
+
+def _holds(report, name: str) -> bool:
+    tables = getattr(report, "tables", None)
+    return tables is None or name in tables
 
 
 def _signed(kind: str, delta) -> str:

@@ -58,6 +58,14 @@ TEAM_WORKLOADS = Table(
     empty="This team has no workloads yet.",
 )
 
+# Tax, fees and credits billed on an account, allocated to the teams pro rata to their usage on it
+# (finops.selectors.shared_charges): beside a team's spend, its own figure; in the spend, they are Unattributed's.
+SHARED_CHARGES = Column(
+    "Shared charges",
+    "shared",
+    "money",
+    help="Tax, fees and credits allocated pro rata to the team's usage on the account they are billed on",
+)
 TEAMS = Table(
     "teams",
     (
@@ -67,6 +75,7 @@ TEAMS = Table(
         spend(),
         TOKENS,
         Column("Change", "change", "change", help="Against the comparison period"),
+        SHARED_CHARGES,
     ),
     empty="No teams yet.",
 )

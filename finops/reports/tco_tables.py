@@ -125,6 +125,29 @@ BY_TEAM = Table(
     empty="No spend this month.",
 )
 
+SHARED_CHARGES = Table(
+    "shared_charges",
+    (
+        Column("Team", "label"),
+        Column(
+            "Usage on charged accounts",
+            "usage",
+            "money",
+            help="The team's usage spend on the accounts the tax, fees and credits were billed on",
+        ),
+        Column("Tax", "tax", "money"),
+        Column("Fees and other", "fees", "money", help="Purchases (fees, support plans) and adjustments"),
+        Column("Credits", "credit", "money"),
+        Column(
+            "Shared charges allocated",
+            "allocated",
+            "money",
+            help="Pro rata to the usage on the account each charge is billed on (finops.selectors.shared_charges)",
+        ),
+    ),
+    empty="No tax, fee or credit was billed this month.",
+)
+
 BY_WORKLOAD = Table(
     "by_workload",
     (
@@ -316,7 +339,9 @@ class Section:
 
 SECTIONS = (
     Section("summary", "Summary", (SUMMARY, MOVERS, ORG_CAPS, BUDGETS)),
-    Section("spend", "Spend by provider, team and workload", (BY_PROVIDER, BY_TEAM, BY_WORKLOAD, TREND)),
+    Section(
+        "spend", "Spend by provider, team and workload", (BY_PROVIDER, BY_TEAM, SHARED_CHARGES, BY_WORKLOAD, TREND)
+    ),
     Section("unit_economics", "Unit economics", (UNIT_ECONOMICS,)),
     Section("commitments", "Commitments", (COMMITMENTS, RENEWALS)),
     Section("caps", "Caps and alerts", (CAPS, ALERTS)),
@@ -331,6 +356,7 @@ TITLES = {
     "budgets": "Budget against actual by team (the caps are the budgets)",
     "by_provider": "By provider",
     "by_team": "By team (showback by cost centre)",
+    "shared_charges": "Shared charges (tax, fees, credits) allocated to teams",
     "by_workload": "By workload",
     "trend": "Six-month trend by provider",
     "unit_economics": "Cost per outcome and SLAs",
@@ -351,6 +377,7 @@ TOTALS = {
     "by_provider": ("cost", "billed_cost", "estimated_cost", "tokens", "unpriced_tokens", "previous_cost"),
     "by_team": ("cost", "tokens", "unpriced_tokens", "previous_cost"),
     "by_workload": ("cost", "tokens", "unpriced_tokens", "previous_cost"),
+    "shared_charges": ("usage", "tax", "fees", "credit", "allocated"),
     "unit_economics": ("cost", "unpriced_tokens"),
     "reconciliation": ("billed", "at_list", "unpriced_billed"),
     "savings": ("today_cost", "best_cost", "saving"),

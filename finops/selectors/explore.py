@@ -104,8 +104,9 @@ def _rollup_points(user, start, end, filters, group_by, *, today, point: str) ->
     monthly = filtered(spend.visible_spend(user, MonthlySpend), filters)
     today = today or timezone.now().astimezone(dt.UTC).date()
     model, key = GROUP_KEYS.get(group_by, (None, GROUPS[group_by][0]))
-    # By day the point is the group; the charge category keeps tax and credits their own series.
-    keys = ("charge_category",) if group_by == "day" else (key,)
+    # The charge category keeps tax and credits their own series on the chart, as the overview draws them (never
+    # folded into their provider's); the table adds the categories up per group. By day the point is the group.
+    keys = ("charge_category",) if group_by == "day" else (key, "charge_category")
     rows = spend.sums(daily, monthly, start, end, keys, today=today, point=point)
     names = dict(model.objects.values_list("id", "name")) if model else None
     for row in rows:

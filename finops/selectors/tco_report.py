@@ -30,13 +30,14 @@ from decimal import Decimal
 from django.conf import settings
 from django.utils import timezone
 
-from finops import movers
+from finops import access, movers
 from finops.forecast import forecast, history_start
 from finops.models import MonthlySpend, Provider, Team, Workload
 from finops.months import MonthError, month_of, next_month, parse_month
 
 from . import spend, tco_json, tco_sections
 from .contracts import add_months
+from .shared_charges import shared_charges
 from .spend_report import UNATTRIBUTED_LABEL, spend_rows
 
 TOP_WORKLOADS = 15
@@ -153,6 +154,7 @@ def tco_report(user, month: dt.date, *, today: dt.date, now: dt.datetime | None 
     tables["by_provider"] = _by_provider(*by["provider"], priced_total)
     tables["by_team"] = _by_team(*by["team"], priced_total)
     tables["by_workload"], workloads_total = _by_workload(*by["workload"], priced_total)
+    tables["shared_charges"] = _shared_charges(user, now_span)
     tables["trend"] = _trend(user, month, now_span, today)
     daily = spend.visible_spend(user)
     tables["summary"] = [_summary(month_rows, tables["by_workload"], daily, now_span, month)]
@@ -242,6 +244,31 @@ def _by_team(rows, before, total) -> list[dict]:
         name, cost_center = teams.get(row["group"], (row["label"], ""))
         found.append(_plain(row, label=name, cost_center=cost_center, slug=row["group"] or ""))
     return found
+
+
+def _shared_charges(user, span: Span) -> list[dict]:
+    """Each team's share of the month's tax, fees and credits (finops.selectors.shared_charges), the teams the
+    user may see; by category and in all, to the cent (each column's cents add up to its charges)."""
+    everything = user is None or access.sees_everything(user)
+    visible = None if everything else set(access.visible_teams(user).values_list("id", flat=True))
+    rows = []
+    for share in shared_charges(span.start, span.end).rows:
+        if not everything and share.team_id not in visible:
+            continue
+        by = share.by_category
+        fees = [by[label] for label in ("Purchase", "Adjustment") if label in by]
+        rows.append(
+            {
+                "label": share.label,
+                "usage": share.usage,
+                # $0.00 where the month billed none of a kind: known, and the totals row adds up.
+                "tax": by.get("Tax", ZERO),
+                "fees": sum(fees, ZERO),
+                "credit": by.get("Credit", ZERO),
+                "allocated": share.allocated,
+            }
+        )
+    return rows
 
 
 def _by_workload(rows, before, total) -> tuple[list[dict], int]:

@@ -2,6 +2,8 @@
 against its comparison period. Reads go through selectors, access through finops.access, every table through its
 spec (finops.reports.spend_tables) so the page and its CSV show the same columns."""
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.db.models import Count
 from django.shortcuts import get_object_or_404, render
@@ -18,6 +20,8 @@ from finops.selectors.caps import team_caps
 from finops.selectors.freshness import source_freshness
 from finops.selectors.performance import is_batch
 from finops.selectors.reconciliation import reconciliation
+from finops.selectors.shared_charges import METHOD as SHARED_METHOD
+from finops.selectors.shared_charges import shared_charges
 
 from .caps import cap_cards
 from .period import period_from_request, picker_context, today_utc, with_period
@@ -242,6 +246,7 @@ def team_list(request):
     scope = Scope(request, chart_by="team_id")
     now = {r["team_id"]: r for r in scope.sums("team_id")}
     before = {r["team_id"]: r for r in scope.sums("team_id", compare=True)}
+    allocation = shared_charges(*scope.period.span())
     rows = []
     for team in access.visible_teams(request.user).annotate(workload_count=Count("workloads")).order_by("name"):
         row = _spent(now.get(team.id))
@@ -251,6 +256,7 @@ def team_list(request):
             cost_center=team.cost_center,
             workloads=team.workload_count,
             change=spend.change(row["cost"], before.get(team.id, {}).get("cost")),
+            shared=share.allocated if (share := allocation.share(team.id)) else None,  # none billed: —
         )
         rows.append(row)
     if rows and None in now and access.can_see_unattributed(request.user):
@@ -262,13 +268,26 @@ def team_list(request):
             cost_center="",
             workloads=None,
             change=spend.change(row["cost"], before.get(None, {}).get("cost")),
+            shared=unattributed.allocated if (unattributed := allocation.share(None)) else None,
         )
         rows.append(row)
     if rows:
-        rows.append(_total_row(scope, workloads=sum(r["workloads"] or 0 for r in rows)))
+        rows.append(
+            _total_row(
+                scope,
+                workloads=sum(r["workloads"] or 0 for r in rows),
+                shared=_added(r["shared"] for r in rows),  # the rows shown, added up
+            )
+        )
     if (download := scope.csv("teams", {"teams": (specs.TEAMS, rows)})) is not None:
         return download
     return render(request, "finops/team_list.html", {**picker_context(request), "rows": rows, "spec": specs.TEAMS})
+
+
+def _added(values) -> Decimal | None:
+    """The figures shown, added up; None (shown "—") where none is."""
+    shown = [value for value in values if value is not None]
+    return sum(shown, Decimal(0)) if shown else None
 
 
 def _total_row(scope: Scope, **extra) -> dict:
@@ -334,6 +353,8 @@ def team_detail(request, slug):
         specs={name: spec for name, (spec, _) in tables.items()},
         cap_cards=cap_cards(team_caps(team)),
         can_create_caps=access.can_create_caps(request.user),
+        shared=shared_charges(*scope.period.span()).share(team.id),
+        shared_method=SHARED_METHOD,
     )
     return render(request, "finops/team_detail.html", context)
 

@@ -15,6 +15,7 @@ from finops import access
 from finops.reports import unattributed_tables as specs
 from finops.selectors import line_groups
 from finops.selectors import unattributed as selector
+from finops.selectors.shared_charges import shared_charges
 
 from .period import period_from_request, picker_context, today_utc
 from .tables import csv_requested
@@ -54,6 +55,8 @@ def unattributed(request):
         "tables": [(title, *tables[TABLES[grouping].name]) for grouping, title in TITLES.items()] if tables else [],
         "tag_table": tables.get(specs.BY_TAG.name),
         "can_write_rules": can_write_rules,
+        # Tax, fees and credits are in this spend but no rule can claim them: the page says they are allocated.
+        "shared": shared_charges(period.start, period.end),
     }
     return render(request, "finops/unattributed.html", context)
 

@@ -208,3 +208,76 @@ def test_a_restated_month_reaches_each_subscriber_once_from_four_tasks_on_two_re
         ReportSendAttempt.objects.count() == 4
         and ReportDelivery.objects.filter(state=ReportDelivery.State.SENT).count() == 4
     )
+
+
+def test_two_real_beats_and_two_workers_send_a_restated_month_once_to_each_subscriber(
+    transactional_db, settings, tmp_path, openai_account, support_agent
+):
+    """Two `celery beat` processes started by mistake, each firing send-reports every second
+    (CELERY_BEAT_EVERY=1), and two workers taking every copy: last month was emailed as version 1 and a day of it
+    re-imported; each subscriber receives exactly one restated email, however many ticks follow."""
+    import time
+    from decimal import Decimal
+
+    from finops.report_delivery import reports_send
+    from tests.integration.fault_helpers import process_env, purge, start_beat, start_worker, wait_ready
+    from tests.report_helpers import import_usage, month_rows
+
+    reseed_reference_data()
+    purge(settings.REDIS_URL)
+    smtp = FakeSmtpServer().start()
+    processes = []
+    try:
+        smtp.use(settings)
+        month = add_months(month_of(timezone.now().date()), -1)
+        two_months_of_support_usage(openai_account, support_agent, month=month)
+        make_user("fiona", User.Role.FINANCE)
+        subscriptions_default_ensure()
+        ReportSubscription.objects.create(email="cfo@example.com")
+        ReportSubscription.objects.update(day_of_month=1)
+        assert len(reports_send()) == 2  # version 1, in this process
+        import_usage(
+            openai_account,
+            [
+                r
+                for r in month_rows(month, cost=Decimal("20.00"), tokens=2_400_000)
+                if r.startswith(f"{month:%Y-%m}-14")
+            ],
+            "corrected.csv",
+        )
+        env = process_env(
+            redis_url=settings.REDIS_URL,
+            CELERY_BEAT_EVERY=1,
+            EMAIL_URL=smtp.url,
+            SITE_URL="https://finops.example.com",
+        )
+        processes = [
+            start_worker("w1", env, tmp_path, queues="notify,default,ingest,rollup", concurrency=2),
+            start_worker("w2", env, tmp_path, queues="notify,default,ingest,rollup", concurrency=2),
+            start_beat("beat1", env, tmp_path),
+            start_beat("beat2", env, tmp_path),
+        ]
+        wait_ready(*processes[:2])
+        restated = lambda: [m for m in smtp.messages if "RESTATED" in m["Subject"]]  # noqa: E731
+        wait_for(lambda: len(restated()) >= 2, 90, "the restated emails", processes)
+        time.sleep(5)  # both beats keep firing send-reports every second
+        ticks = [p.output().count("Sending due task send-reports") for p in processes[2:]]
+        errors = [line for p in processes for line in p.output().splitlines() if "Traceback" in line]
+    finally:
+        for process in processes:
+            process.stop()
+        smtp.stop()
+        purge(settings.REDIS_URL)
+
+    assert min(ticks) >= 5, ticks  # both beats really fired, many times each
+    assert errors == []
+    recipients = sorted(
+        r for m, rcpts in zip(smtp.messages, smtp.envelopes) if "RESTATED" in m["Subject"] for r in rcpts
+    )
+    assert recipients == ["cfo@example.com", "fiona@example.com"]
+    assert {m["X-FinOps-Report"] for m in restated()} == {f"{month:%Y-%m} v2 restates v1"}
+    assert list(ReportSnapshot.objects.filter(month=month).values_list("version", flat=True).order_by("version")) == [
+        1,
+        2,
+    ]
+    assert ReportSendAttempt.objects.count() == 4  # two first emails, two restated: no attempt repeated
