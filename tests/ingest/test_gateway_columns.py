@@ -23,6 +23,7 @@ from finops.models import (
     DailyPerformance,
     DailySpend,
     IngestRun,
+    LineSignature,
     MonthlyPerformance,
     MonthlySpend,
     Provider,
@@ -327,6 +328,44 @@ def test_imported_by_columns_and_by_rows_the_stored_lines_and_rollups_are_identi
     assert lines == _stored(UsageLine, by_row)
     for rollup in (DailySpend, MonthlySpend, DailyPerformance, MonthlyPerformance):
         assert _stored(rollup, by_col) and _stored(rollup, by_col) == _stored(rollup, by_row), rollup.__name__
+
+
+def test_a_log_of_more_signatures_than_the_writer_caches_stores_each_once_and_the_same_lines(db, tmp_path, monkeypatch):
+    """A log whose keys, users and teams do not come together has a signature per line, far more than the row
+    writer's key cache holds: a line of a signature seen again after it left the cache points at the signature
+    already stored, which is staged for storing once (not attributed and stored again), and the lines are those of
+    an import with room for every key — also when the memory of what was handed over is itself emptied."""
+    from ingest import keys, writing
+
+    path = tmp_path / "scattered.csv"
+    write_spend_logs_csv(path, 3000, seed=11, shape="scattered")
+    groq = Provider.objects.get(slug="groq")
+    roomy = Account.objects.create(name="roomy", provider=groq, connector="gateway_log")
+    with path.open("rb") as stream:
+        assert usage_file_import(account=roomy, stream=stream, file_name=path.name).status == IngestRun.Status.SUCCEEDED
+    staged: list[int] = []
+    store = keys.signatures_store
+    monkeypatch.setattr(keys, "signatures_store", lambda signatures: (staged.extend(signatures), store(signatures)))
+    monkeypatch.setattr(writing.LinePreparer, "CACHE_LIMIT", 16)
+    monkeypatch.setattr(writing.LinePreparer, "KEYS_AT_ONCE", 8)
+    monkeypatch.setattr(writing.CopyWriter, "CHUNK", 50)
+    for taken_limit in (writing.LinePreparer.TAKEN_LIMIT, 64):
+        monkeypatch.setattr(writing.LinePreparer, "TAKEN_LIMIT", taken_limit)
+        staged.clear()
+        cramped = Account.objects.create(name=f"cramped-{taken_limit}", provider=groq, connector="gateway_log")
+        with path.open("rb") as stream:
+            run = usage_file_import(account=cramped, stream=stream, file_name=path.name)
+        assert run.status == IngestRun.Status.SUCCEEDED, run.error
+        lines = _stored(UsageLine, cramped)
+        assert len(lines) > 2000 and lines == _stored(UsageLine, roomy)
+        used = set(UsageLine.objects.filter(account=cramped).values_list("signature_id", flat=True))
+        assert set(LineSignature.objects.filter(account=cramped).values_list("id", flat=True)) == used
+        if taken_limit > len(used):
+            assert sorted(staged) == sorted(used)  # each once
+        else:
+            assert set(staged) == used and len(staged) > len(used)  # forgotten ones staged again, harmlessly
+    for rollup in (DailySpend, DailyPerformance):
+        assert _stored(rollup, cramped) == _stored(rollup, roomy), rollup.__name__
 
 
 def test_the_demos_gateway_logs_read_alike(tmp_path):
