@@ -277,8 +277,8 @@ class _Accumulator:
         combo_ids = []
         combos, merged_tags, width = self.combos, self.merged_tags, len(identity_rows)
         for rest_id, identity_id in zip(*(a.tolist() for a in np.divmod(pairs, width))):
-            provider, model, tags, cache_hit = rests[rest_id][0]
-            api_key, user, identity_tags = identities[identity_id]
+            (provider, model, tags, cache_hit), _, _, own = rests[rest_id]
+            api_key, user, identity_tags = identities[identity_id] if self.identify is not None else (*own, ())
             if identity_tags:  # over any request tag of those names (team_id, key_alias), as _litellm_request does
                 both = (tags, identity_tags)
                 sorted_tags = merged_tags.get(both)
@@ -298,8 +298,9 @@ class _Accumulator:
         )
 
     def _rest(self, rest: list) -> tuple:
-        """((provider, model, sorted tags, cache hit), model empty, failed) of the cells but the identity ones,
-        read by `interpret` with the identity cells empty (its answer for them is then no key, no user, no tags)."""
+        """((provider, model, sorted tags, cache hit), model empty, failed, (key, user)) of the cells but the identity
+        ones, read by `interpret` with the identity cells empty (its answer for them is then no key, no user, no
+        tags). Without `identify` there are no identity cells apart: the key and user are the request's own."""
         key = tuple(rest)
         known = self.rest_answers.get(key)
         if known is None:
@@ -311,15 +312,11 @@ class _Accumulator:
                 (request.provider, request.model, tuple(sorted(request.tags.items())), request.cache_hit),
                 not request.model,
                 request.failed,
+                (request.api_key, request.user),
             )
-            if self.identify is None:  # no identity cells apart: the record's key and user are the request's
-                known = ((*known[0], request.api_key, request.user), *known[1:])
             if len(self.rest_answers) >= 65536:
                 self.rest_answers.clear()
             self.rest_answers[key] = known
-        if self.identify is None:
-            provider, model, tags, cache_hit, api_key, user = known[0]
-            return ((provider, model, tags, cache_hit), *known[1:]), (api_key, user, ())
         return known
 
     def _identity(self, identity: tuple) -> tuple:

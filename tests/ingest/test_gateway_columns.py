@@ -368,6 +368,27 @@ def test_a_log_of_more_signatures_than_the_writer_caches_stores_each_once_and_th
         assert _stored(rollup, cramped) == _stored(rollup, roomy), rollup.__name__
 
 
+@pytest.mark.parametrize("shape", ["scattered", "proxy", "busy-day"])
+def test_the_identity_cells_read_apart_or_with_the_rest_make_the_same_groups(tmp_path, shape):
+    """Who sent a request (key, user, team and their metadata fallbacks) is read apart from the rest of a record
+    (numbered in numpy, paired per distinct pair); read with the rest, by _litellm_request alone, the hourly groups
+    are the same, key for key, count for count and distribution for distribution."""
+    from ingest.providers.gateway_columns import column_groups
+    from ingest.providers.gateway_log import IDENTITY_CELLS, IDENTITY_METADATA, _litellm_request, litellm_identity
+
+    path = tmp_path / "log.csv"
+    write_spend_logs_csv(path, 3000, seed=5, shape=shape, varied=shape == "busy-day")
+    read = {}
+    for apart in (False, True):
+        identify = (litellm_identity, IDENTITY_CELLS, IDENTITY_METADATA) if apart else None
+        with path.open("rb") as stream:
+            read[apart] = sorted(
+                column_groups(stream, file_name=path.name, interpret=_litellm_request, identify=identify),
+                key=lambda group: group[0],
+            )
+    assert len(read[True]) > 1000 and read[True] == read[False]
+
+
 def test_the_demos_gateway_logs_read_alike(tmp_path):
     """The demo's LiteLLM exports (Groq, Cerebras, Moonshot) load through the column reader, as a customer's do."""
     from finops.demo.generate import generate
