@@ -577,10 +577,11 @@ class _Groups:
         )
 
     def put(self, key: tuple, where: str, totals: tuple, performance: Performance) -> None:
-        """A whole group, counted elsewhere (the column reader)."""
-        group = self.groups[key] = _Group(where)
+        """A whole group, counted elsewhere (the column reader): not built empty first (a Performance each, for
+        nothing, when every request is its own group)."""
+        group = self.groups[key] = _Group.__new__(_Group)
         group.input, group.cached, group.cache_write, group.output, group.requests = totals
-        group.performance = performance
+        group.first_where, group.performance = where, performance
 
     def rows(self):
         for key in sorted(self.groups):

@@ -23,6 +23,7 @@ from finops.models import (
     DailyPerformance,
     DailySpend,
     IngestRun,
+    LineSignature,
     MonthlyPerformance,
     MonthlySpend,
     Provider,
@@ -327,6 +328,65 @@ def test_imported_by_columns_and_by_rows_the_stored_lines_and_rollups_are_identi
     assert lines == _stored(UsageLine, by_row)
     for rollup in (DailySpend, MonthlySpend, DailyPerformance, MonthlyPerformance):
         assert _stored(rollup, by_col) and _stored(rollup, by_col) == _stored(rollup, by_row), rollup.__name__
+
+
+def test_a_log_of_more_signatures_than_the_writer_caches_stores_each_once_and_the_same_lines(db, tmp_path, monkeypatch):
+    """A log whose keys, users and teams do not come together has a signature per line, far more than the row
+    writer's key cache holds: a line of a signature seen again after it left the cache points at the signature
+    already stored, which is staged for storing once (not attributed and stored again), and the lines are those of
+    an import with room for every key — also when the memory of what was handed over is itself emptied."""
+    from ingest import keys, writing
+
+    path = tmp_path / "scattered.csv"
+    write_spend_logs_csv(path, 3000, seed=11, shape="scattered")
+    groq = Provider.objects.get(slug="groq")
+    roomy = Account.objects.create(name="roomy", provider=groq, connector="gateway_log")
+    with path.open("rb") as stream:
+        assert usage_file_import(account=roomy, stream=stream, file_name=path.name).status == IngestRun.Status.SUCCEEDED
+    staged: list[int] = []
+    store = keys.signatures_store
+    monkeypatch.setattr(keys, "signatures_store", lambda signatures: (staged.extend(signatures), store(signatures)))
+    monkeypatch.setattr(writing.LinePreparer, "CACHE_LIMIT", 16)
+    monkeypatch.setattr(writing.LinePreparer, "KEYS_AT_ONCE", 8)
+    monkeypatch.setattr(writing.CopyWriter, "CHUNK", 50)
+    for taken_limit in (writing.LinePreparer.TAKEN_LIMIT, 64):
+        monkeypatch.setattr(writing.LinePreparer, "TAKEN_LIMIT", taken_limit)
+        staged.clear()
+        cramped = Account.objects.create(name=f"cramped-{taken_limit}", provider=groq, connector="gateway_log")
+        with path.open("rb") as stream:
+            run = usage_file_import(account=cramped, stream=stream, file_name=path.name)
+        assert run.status == IngestRun.Status.SUCCEEDED, run.error
+        lines = _stored(UsageLine, cramped)
+        assert len(lines) > 2000 and lines == _stored(UsageLine, roomy)
+        used = set(UsageLine.objects.filter(account=cramped).values_list("signature_id", flat=True))
+        assert set(LineSignature.objects.filter(account=cramped).values_list("id", flat=True)) == used
+        if taken_limit > len(used):
+            assert sorted(staged) == sorted(used)  # each once
+        else:
+            assert set(staged) == used and len(staged) > len(used)  # forgotten ones staged again, harmlessly
+    for rollup in (DailySpend, DailyPerformance):
+        assert _stored(rollup, cramped) == _stored(rollup, roomy), rollup.__name__
+
+
+@pytest.mark.parametrize("shape", ["scattered", "proxy", "busy-day"])
+def test_the_identity_cells_read_apart_or_with_the_rest_make_the_same_groups(tmp_path, shape):
+    """Who sent a request (key, user, team and their metadata fallbacks) is read apart from the rest of a record
+    (numbered in numpy, paired per distinct pair); read with the rest, by _litellm_request alone, the hourly groups
+    are the same, key for key, count for count and distribution for distribution."""
+    from ingest.providers.gateway_columns import column_groups
+    from ingest.providers.gateway_log import IDENTITY_CELLS, IDENTITY_METADATA, _litellm_request, litellm_identity
+
+    path = tmp_path / "log.csv"
+    write_spend_logs_csv(path, 3000, seed=5, shape=shape, varied=shape == "busy-day")
+    read = {}
+    for apart in (False, True):
+        identify = (litellm_identity, IDENTITY_CELLS, IDENTITY_METADATA) if apart else None
+        with path.open("rb") as stream:
+            read[apart] = sorted(
+                column_groups(stream, file_name=path.name, interpret=_litellm_request, identify=identify),
+                key=lambda group: group[0],
+            )
+    assert len(read[True]) > 1000 and read[True] == read[False]
 
 
 def test_the_demos_gateway_logs_read_alike(tmp_path):
