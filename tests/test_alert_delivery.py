@@ -19,7 +19,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from finops import crypto
-from finops.evaluations import event_raise
+from finops.alerts.events import event_raise
 from finops.models import AlertEvent, AlertKind, AlertMute, AttributionRule, Cap, Notification, Team, User
 from finops.notify import deliver
 from finops.notify.deliver import event_claim, events_deliver

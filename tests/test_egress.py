@@ -18,7 +18,7 @@ import pytest
 from django.urls import reverse
 
 from finops import crypto, egress
-from finops.evaluations import event_raise
+from finops.alerts.events import event_raise
 from finops.models import AlertEvent, AlertKind, Cap
 from finops.notify.deliver import events_deliver
 from finops.services.caps import CapInvalid, cap_create

@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from finops import crypto
-from finops.evaluations import event_raise
+from finops.alerts.events import event_raise
 from finops.models import AlertKind, AuditEntry, Notification, User
 from finops.services.caps import cap_create
 from tests.config_helpers import export

@@ -250,7 +250,7 @@ def caps_load(*, today: dt.date) -> list[dict]:
       not breached (neither as of yesterday, nor today).
     - The organisation, quarterly: an amount well above its forecast and twice its spend, so it is "ok".
     """
-    from finops import evaluations
+    from finops.alerts import evaluate as evaluations
     from finops.selectors.caps import cap_status
     from finops.services.spend_changes import SpendChange
     from finops.tasks import deliver_alerts
