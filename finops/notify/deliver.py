@@ -19,10 +19,9 @@ from django.utils import timezone
 
 from finops.models import AlertEvent, Notification
 
-from . import email as _email  # noqa: F401  registers the channel
-from . import webhook as _webhook  # noqa: F401  registers the channel
-from .base import CHANNELS, NotifyError
-from .recipients import event_targets
+from .base import NotifyError, Target
+from .recipients import channel_targets, event_targets
+from .transports import TRANSPORTS
 
 log = logging.getLogger(__name__)
 
@@ -79,23 +78,25 @@ def events_deliver_ids(now: dt.datetime | None = None) -> list[int]:
 
 def event_deliver(event_id: int, *, token: str, now: dt.datetime) -> str:
     """Send a claimed event to everyone not yet told; returns the state it was left in."""
-    event = AlertEvent.objects.select_related("cap__team", "cap__workload__team", "team").get(id=event_id)
+    event = AlertEvent.objects.select_related("cap__team", "cap__workload__team", "contract", "team").get(id=event_id)
     attempt = event.attempts + 1
-    told = set(
-        Notification.objects.filter(
+    told = {
+        Target(channel, recipient, via=_Via(via_id) if via_id else None).told_key
+        for channel, recipient, via_id in Notification.objects.filter(
             event=event, status__in=(Notification.Status.SENT, Notification.Status.SKIPPED)
-        ).values_list("channel", "recipient")
-    )
+        ).values_list("channel", "recipient", "via_id")
+    }
     errors: list[NotifyError] = []
     down: dict[str, NotifyError] = {}  # channel -> the error that says it is unreachable for this attempt
     for target in event_targets(event):
-        if (target.channel, target.recipient) in told:
+        if target.told_key in told:
             continue
         if target.muted:
             Notification.objects.create(
                 event=event,
                 channel=target.channel,
                 recipient=target.recipient,
+                via=target.via,
                 status=Notification.Status.SKIPPED,
                 error="muted this kind",
                 attempt=attempt,
@@ -104,7 +105,7 @@ def event_deliver(event_id: int, *, token: str, now: dt.datetime) -> str:
         try:
             if target.channel in down:
                 raise down[target.channel]
-            CHANNELS[target.channel].notify(event, target.recipient)
+            TRANSPORTS[target.channel].notify(event, target)
         except NotifyError as exc:
             errors.append(exc)
             if exc.channel_down:
@@ -113,6 +114,7 @@ def event_deliver(event_id: int, *, token: str, now: dt.datetime) -> str:
                 event=event,
                 channel=target.channel,
                 recipient=target.recipient,
+                via=target.via,
                 status=Notification.Status.FAILED,
                 error=str(exc)[:2000],
                 attempt=attempt,
@@ -123,6 +125,7 @@ def event_deliver(event_id: int, *, token: str, now: dt.datetime) -> str:
                 event=event,
                 channel=target.channel,
                 recipient=target.recipient,
+                via=target.via,
                 status=Notification.Status.SENT,
                 attempt=attempt,
             )
@@ -133,6 +136,23 @@ def event_deliver(event_id: int, *, token: str, now: dt.datetime) -> str:
         failed=bool(errors),
         permanent=bool(errors) and all(error.permanent for error in errors),
     )
+
+
+class _Via:
+    """A channel known by its id only (the told set of rows already written)."""
+
+    def __init__(self, id: int):
+        self.id = id
+
+
+def channel_test(channel) -> list[str]:
+    """Send a test message through one channel now (not an event: nothing is recorded); the recipients told."""
+    targets = channel_targets(channel, None)
+    if not targets:
+        raise NotifyError("The channel names nobody (no address, or a role with no one in it).", permanent=True)
+    for target in targets:
+        TRANSPORTS[target.channel].test(channel, target)
+    return [target.recipient for target in targets]
 
 
 def _settle(event_id: int, *, token: str, now: dt.datetime, failed: bool, permanent: bool) -> str:
