@@ -12,6 +12,7 @@ from knox.models import AuthToken
 
 from finops.models import (
     Account,
+    Channel,
     DailySpend,
     FxRate,
     IngestRun,
@@ -28,6 +29,7 @@ from finops.models import (
 )
 from finops.services.accounts import account_admin_delete, account_admin_save
 from finops.services.attribution import workload_team_move
+from finops.services.channels import channel_save
 from finops.services.users import user_admin_delete, user_admin_save, user_memberships_change
 
 # API tokens have one write path, the API page and `create_api_token` (finops.services.api_tokens): knox's own admin
@@ -272,3 +274,39 @@ class ModelPriceAdmin(admin.ModelAdmin):
 class FxRateAdmin(admin.ModelAdmin):
     list_display = ("currency", "day", "rate")
     list_filter = ("currency",)
+
+
+class ChannelForm(forms.ModelForm):
+    """The URL and the signing secret are write-only here too: blank keeps the stored ones."""
+
+    new_url = forms.CharField(required=False, label="URL", help_text="Blank keeps the stored URL; never shown again.")
+    new_secret = forms.CharField(
+        required=False, label="Signing secret (webhook)", widget=forms.PasswordInput, help_text="Blank keeps it."
+    )
+
+    class Meta:
+        model = Channel
+        fields = ("name", "kind", "team", "addresses", "kinds", "is_default", "caps", "contracts")
+
+
+@admin.register(Channel)
+class ChannelAdmin(admin.ModelAdmin):
+    form = ChannelForm
+    list_display = ("name", "kind", "team", "url_label", "is_default")
+    list_filter = ("kind", "is_default")
+    readonly_fields = ("url_label",)
+
+    def save_model(self, request, obj, form, change):
+        data = form.cleaned_data
+        channel_save(
+            by=request.user,
+            channel=obj,
+            name=data["name"],
+            kind=data["kind"],
+            team=data["team"],
+            addresses=data["addresses"],
+            url=data.get("new_url") or None,
+            secret=data.get("new_secret") or None,
+            kinds=data["kinds"],
+            is_default=data["is_default"],
+        )
