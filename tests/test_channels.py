@@ -7,6 +7,7 @@ no channel; "send a test message" reaches the channel."""
 import hashlib
 import hmac
 import importlib
+import io
 import ipaddress
 import json
 import threading
@@ -340,3 +341,31 @@ def test_only_who_may_edit_a_channel_sees_its_scheme_and_host_and_nobody_its_sec
     assert "user" not in channel.url_label and SECRET not in channel.secret_ciphertext
     with pytest.raises(Exception, match="may not"):
         channel_test_send(channel=channel, by=mo)
+
+
+@pytest.mark.django_db
+def test_a_member_sees_no_channel_url_or_secret_on_the_page_or_in_export_config(
+    client_as, local_receivers, ada, sam, fiona, support_team
+):
+    from django.core.management import call_command
+
+    from tests.conftest import make_user
+
+    url = "http://alice:pa55word@127.0.0.1:9/services/T0/B0/tok3n?x=1"
+    channel_save(by=ada, name="Support Slack", kind=ChannelKind.SLACK, team=support_team, url=url, is_default=True)
+    channel_save(by=ada, name="Ops hook", kind=ChannelKind.WEBHOOK, url=url, secret=SECRET)
+    secret_bits = ("alice", "pa55word", "tok3n", "/services", SECRET, SECRET[:4] + "…")
+
+    admin_page = client_as(ada).get("/alerts/channels/").content.decode()
+    assert "Support Slack" in admin_page and "Ops hook" in admin_page and "http://127.0.0.1:9/…" in admin_page
+    lead_page = client_as(sam).get("/alerts/channels/").content.decode()  # Support's lead: the team's channel only
+    assert "Support Slack" in lead_page and "Ops hook" not in lead_page
+    for page in (admin_page, lead_page):
+        assert not [bit for bit in secret_bits if bit in page]
+    mo = make_user("mo", "member", team=support_team, team_role="member")
+    for user in (mo, fiona):
+        assert client_as(user).get("/alerts/channels/").status_code == 404
+        assert client_as(user).post(f"/alerts/channels/{Channel.objects.first().pk}/test/").status_code == 404
+    out = io.StringIO()
+    call_command("export_config", stdout=out)
+    assert not [bit for bit in (*secret_bits, "127.0.0.1:9") if bit in out.getvalue()]
