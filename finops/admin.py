@@ -8,11 +8,13 @@ or delete, no bulk delete. Deleting one usage line by hand once left the raw lin
 from django import forms
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.core.exceptions import ValidationError
 from knox.models import AuthToken
 
 from finops.models import (
     Account,
     Channel,
+    ChannelKind,
     DailySpend,
     FxRate,
     IngestRun,
@@ -29,7 +31,7 @@ from finops.models import (
 )
 from finops.services.accounts import account_admin_delete, account_admin_save
 from finops.services.attribution import workload_team_move
-from finops.services.channels import channel_save
+from finops.services.channels import channel_save, channel_url_check
 from finops.services.users import user_admin_delete, user_admin_save, user_memberships_change
 
 # API tokens have one write path, the API page and `create_api_token` (finops.services.api_tokens): knox's own admin
@@ -287,6 +289,18 @@ class ChannelForm(forms.ModelForm):
     class Meta:
         model = Channel
         fields = ("name", "kind", "team", "addresses", "kinds", "is_default", "caps", "contracts")
+
+    def clean(self):
+        """The service's checks, said on the form's fields rather than as an error page."""
+        data = super().clean()
+        try:
+            if data.get("new_url"):
+                channel_url_check(data["new_url"])
+            elif data.get("kind") not in (None, ChannelKind.EMAIL) and not self.instance.url_ciphertext:
+                raise ValidationError({"url": "Give the channel's URL."})
+        except ValidationError as exc:
+            self.add_error("new_url", exc.message_dict["url"])
+        return data
 
 
 @admin.register(Channel)

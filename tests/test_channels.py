@@ -369,3 +369,44 @@ def test_a_member_sees_no_channel_url_or_secret_on_the_page_or_in_export_config(
     out = io.StringIO()
     call_command("export_config", stdout=out)
     assert not [bit for bit in (*secret_bits, "127.0.0.1:9") if bit in out.getvalue()]
+
+
+@pytest.mark.django_db
+def test_the_alerts_page_names_a_slack_delivery_by_host_only_for_the_channels_editors(
+    client_as,
+    smtp,  # noqa: F811
+    local_receivers,
+    ada,
+    sam,
+    support_team,
+    support_agent,
+):
+    from finops.alerts.events import event_raise
+    from tests.conftest import make_user
+
+    with FakeWebhookServer() as slack:
+        channel_save(
+            by=ada,
+            name="Support Slack",
+            kind=ChannelKind.SLACK,
+            team=support_team,
+            url=slack.url + "/services/T0/B0/tok3n",
+            is_default=True,
+        )
+        event_raise(
+            kind=AlertKind.SPEND_SPIKE,
+            subject=f"workload:{support_agent.id}",
+            period_start=settings_day(),
+            title="Support agent spent $812.40",
+            details={},
+            workload=support_agent,
+            team=support_team,
+        )
+        events_deliver()
+        assert len(slack.received) == 1
+    mo = make_user("mo", "member", team=support_team, team_role="member")
+    member = client_as(mo).get("/alerts/").content.decode()
+    lead = client_as(sam).get("/alerts/").content.decode()
+    assert "Support agent spent $812.40" in member and "Slack · the channel's receiver" in member
+    assert "127.0.0.1" not in member and "tok3n" not in member
+    assert "Slack · http://127.0.0.1:" in lead and "tok3n" not in lead
