@@ -410,3 +410,47 @@ def test_the_alerts_page_names_a_slack_delivery_by_host_only_for_the_channels_ed
     assert "Support agent spent $812.40" in member and "Slack · the channel's receiver" in member
     assert "127.0.0.1" not in member and "tok3n" not in member
     assert "Slack · http://127.0.0.1:" in lead and "tok3n" not in lead
+
+
+@pytest.mark.django_db
+def test_a_trickling_receiver_is_cut_at_the_deadline_and_retried_while_the_others_are_delivered_meanwhile(
+    settings,
+    smtp,  # noqa: F811
+    local_receivers,
+):
+    import time
+
+    from finops.alerts.events import event_raise
+
+    settings.FINOPS_EGRESS_DEADLINE_SECONDS = 1.5
+    with (
+        FakeWebhookServer(trickle_every=0.4, trickle_lines=25) as slow,  # each read quick: only a deadline cuts it
+        FakeWebhookServer() as fast,
+    ):
+        channel_save(
+            by=None, name="Slow hook", kind=ChannelKind.WEBHOOK, url=slow.url + "/h", secret=SECRET, is_default=True
+        )
+        channel_save(by=None, name="Fast Slack", kind=ChannelKind.SLACK, url=fast.url + "/s", is_default=True)
+        channel_save(by=None, name="Fast Teams", kind=ChannelKind.TEAMS, url=fast.url + "/t", is_default=True)
+        channel_save(
+            by=None, name="Fast hook", kind=ChannelKind.WEBHOOK, url=fast.url + "/w", secret=SECRET, is_default=True
+        )
+        channel_save(by=None, name="Email", kind=ChannelKind.EMAIL, addresses=["ops@example.com"], is_default=True)
+        event = event_raise(
+            kind=AlertKind.UNPRICED_USAGE, subject="model:x/y", period_start=settings_day(), title="t", details={}
+        )
+        started = time.monotonic()
+        events_deliver()
+        took = time.monotonic() - started
+        # Four slow receivers one after another would take 4 × 1.5 s; at the same time, one deadline.
+        assert 1.5 <= took < 3.5, took
+        assert sorted(path for path, _h, _b in fast.received) == ["/s", "/t", "/w"] and len(smtp.messages) == 1
+        event.refresh_from_db()
+        assert event.state == AlertEvent.State.FAILED and event.next_attempt_at is not None  # retried, not sent
+        (cut,) = event.notifications.filter(status="failed")
+        assert cut.error == f"{slow.url}/… timed out after 1.5 s"
+
+        # The retry posts to the slow receiver only: everyone told already is not told twice.
+        AlertEvent.objects.filter(id=event.id).update(next_attempt_at=None)
+        events_deliver()
+        assert len(slow.received) == 2 and len(fast.received) == 3 and len(smtp.messages) == 1
