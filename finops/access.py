@@ -274,3 +274,19 @@ def writable_reported_workloads(user) -> QuerySet[Workload]:
     """Reported metrics and eval scores (issue 12), like outcome counts, are measurements a team makes of its own
     workloads: admins write any workload's, a member (lead or not) their teams'; finance reads and writes none."""
     return writable_outcome_workloads(user)
+
+
+def can_write_channel(user, channel) -> bool:
+    """Admins edit every channel; a team lead edits their team's. Only they see even a channel's scheme and host;
+    finance and members see no channel at all (a URL is a secret)."""
+    if is_admin(user):
+        return True
+    return channel.team_id is not None and lead_teams(user).filter(id=channel.team_id).exists()
+
+
+def writable_channels(user):
+    from finops.models import Channel
+
+    if is_admin(user):
+        return Channel.objects.all()
+    return Channel.objects.filter(team__in=lead_teams(user))

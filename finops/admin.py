@@ -8,10 +8,13 @@ or delete, no bulk delete. Deleting one usage line by hand once left the raw lin
 from django import forms
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.core.exceptions import ValidationError
 from knox.models import AuthToken
 
 from finops.models import (
     Account,
+    Channel,
+    ChannelKind,
     DailySpend,
     FxRate,
     IngestRun,
@@ -28,6 +31,7 @@ from finops.models import (
 )
 from finops.services.accounts import account_admin_delete, account_admin_save
 from finops.services.attribution import workload_team_move
+from finops.services.channels import channel_save, channel_url_check
 from finops.services.users import user_admin_delete, user_admin_save, user_memberships_change
 
 # API tokens have one write path, the API page and `create_api_token` (finops.services.api_tokens): knox's own admin
@@ -272,3 +276,51 @@ class ModelPriceAdmin(admin.ModelAdmin):
 class FxRateAdmin(admin.ModelAdmin):
     list_display = ("currency", "day", "rate")
     list_filter = ("currency",)
+
+
+class ChannelForm(forms.ModelForm):
+    """The URL and the signing secret are write-only here too: blank keeps the stored ones."""
+
+    new_url = forms.CharField(required=False, label="URL", help_text="Blank keeps the stored URL; never shown again.")
+    new_secret = forms.CharField(
+        required=False, label="Signing secret (webhook)", widget=forms.PasswordInput, help_text="Blank keeps it."
+    )
+
+    class Meta:
+        model = Channel
+        fields = ("name", "kind", "team", "addresses", "kinds", "is_default", "caps", "contracts")
+
+    def clean(self):
+        """The service's checks, said on the form's fields rather than as an error page."""
+        data = super().clean()
+        try:
+            if data.get("new_url"):
+                channel_url_check(data["new_url"])
+            elif data.get("kind") not in (None, ChannelKind.EMAIL) and not self.instance.url_ciphertext:
+                raise ValidationError({"url": "Give the channel's URL."})
+        except ValidationError as exc:
+            self.add_error("new_url", exc.message_dict["url"])
+        return data
+
+
+@admin.register(Channel)
+class ChannelAdmin(admin.ModelAdmin):
+    form = ChannelForm
+    list_display = ("name", "kind", "team", "url_label", "is_default")
+    list_filter = ("kind", "is_default")
+    readonly_fields = ("url_label",)
+
+    def save_model(self, request, obj, form, change):
+        data = form.cleaned_data
+        channel_save(
+            by=request.user,
+            channel=obj,
+            name=data["name"],
+            kind=data["kind"],
+            team=data["team"],
+            addresses=data["addresses"],
+            url=data.get("new_url") or None,
+            secret=data.get("new_secret") or None,
+            kinds=data["kinds"],
+            is_default=data["is_default"],
+        )

@@ -182,21 +182,21 @@ def contract_status_today(event: AlertEvent):
 
 
 def contract_context(event: AlertEvent) -> dict:
-    from finops import contract_alerts
+    from finops.alerts import contract_notice, contract_risk
     from finops.models import AlertKind
 
     status = contract_status_today(event)
     contract, currency = status.contract, status.contract.currency
     money = lambda value: display.money_exact(value, currency)  # noqa: E731
     titles = {
-        AlertKind.CONTRACT_NOTICE: contract_alerts.notice_title,
-        AlertKind.CONTRACT_SHORTFALL: contract_alerts.shortfall_title,
-        AlertKind.CONTRACT_OVERAGE: contract_alerts.overage_title,
+        AlertKind.CONTRACT_NOTICE: contract_notice.notice_title,
+        AlertKind.CONTRACT_SHORTFALL: contract_risk.shortfall_title,
+        AlertKind.CONTRACT_OVERAGE: contract_risk.overage_title,
     }
     still = {
         AlertKind.CONTRACT_NOTICE: status.days_to_notice_deadline >= 0,
-        AlertKind.CONTRACT_SHORTFALL: contract_alerts.shortfall_risk(status),
-        AlertKind.CONTRACT_OVERAGE: contract_alerts.overage_risk(status),
+        AlertKind.CONTRACT_SHORTFALL: contract_risk.shortfall_risk(status),
+        AlertKind.CONTRACT_OVERAGE: contract_risk.overage_risk(status),
     }[event.kind]
     title = titles[event.kind](status) if still else event.title
     deadline = display.day(status.notice_deadline)

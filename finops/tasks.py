@@ -2,11 +2,11 @@
 
 from celery import shared_task
 
-from finops.services import rules
-
 
 @shared_task(bind=True, acks_late=True, max_retries=3, queue="rollup")
 def reattribute(self, job_id: int) -> str:
+    from finops.services import rules
+
     return rules.reattribution_run(job_id=job_id).status
 
 
@@ -14,7 +14,7 @@ def reattribute(self, job_id: int) -> str:
 def evaluate_alerts(**change) -> int:
     """After a "spend changed" signal (finops.services.spend_changes), or on the beat with no arguments: raise
     the events the change calls for, then queue their delivery. Returns how many events were raised."""
-    from finops import evaluations
+    from finops.alerts import evaluate as evaluations
     from finops.services.spend_changes import SpendChange
 
     raised = evaluations.alerts_evaluate(change=SpendChange.from_task_kwargs(**change) if change else None)

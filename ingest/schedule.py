@@ -11,6 +11,7 @@ from django.utils import timezone
 from finops.models import Account, IngestRun
 from finops.models.sources import API_CONNECTORS
 
+from . import tasks  # services import tasks; tasks import services inside their bodies
 from .lease import LEASE_DURATION
 from .services import run_create
 from .windows import chunks, scheduled_window
@@ -32,8 +33,6 @@ def schedule_dispatch(*, now: dt.datetime | None = None) -> tuple[list[IngestRun
     finds the lock taken does nothing (the other is doing the same work), and one that comes after sees the runs
     the first committed as pending. Tasks are sent once the transaction has committed (delay_on_commit).
     """
-    from .tasks import enqueue  # the tasks module imports this one
-
     now = now or timezone.now()
     with transaction.atomic():
         if not _dispatch_lock():
@@ -42,7 +41,7 @@ def schedule_dispatch(*, now: dt.datetime | None = None) -> tuple[list[IngestRun
         runs = due_sync_runs(now=now)
         lost = runs_lost(now=now)
         for run in [*runs, *lost]:
-            enqueue(run)
+            tasks.enqueue(run)
     runs_abandoned_fail(now=now)
     return runs, lost
 

@@ -28,6 +28,7 @@ from finops.services.attribution import attribution_lock
 from finops.services.fx import MissingFxRate
 from finops.services.spend_changes import spend_changed
 
+from . import tasks  # services import tasks; tasks import services inside their bodies (HackSoft)
 from .columnar import write_batches
 from .http import HttpClient
 from .lease import (
@@ -97,9 +98,7 @@ def usage_upload_accept(*, account: Account, upload, file_name: str) -> IngestRu
     UploadRefused for a file the upload policy refuses (ingest/uploads.py), before anything is stored."""
     upload_check(upload)
     run = run_create(account=account, trigger=IngestRun.Trigger.UPLOAD, file_name=file_name, upload=upload)
-    from .tasks import import_run  # the tasks module imports this one
-
-    import_run.delay_on_commit(run.id)
+    tasks.enqueue(run)
     return run
 
 
@@ -170,10 +169,8 @@ def sync_request(
         _window_allowed(start, end)
     _queue_reachable()
     runs = [run_create(account=account, trigger=IngestRun.Trigger.MANUAL, window=piece) for piece in chunks(start, end)]
-    from .tasks import sync_run  # the tasks module imports this one
-
     for run in runs:
-        sync_run.delay_on_commit(run.id)
+        tasks.enqueue(run)
     return runs
 
 
@@ -185,8 +182,7 @@ def _queue_reachable() -> None:
     """Before creating runs only a worker will pull: with the broker down they would stay queued, and the request
     that asked for them fail (issue 26). A broker lost between this check and the publish leaves its runs to the
     dispatch that re-queues lost runs (FINOPS_INGEST_REQUEUE_SECONDS)."""
-    from .tasks import sync_run  # the tasks module imports this one
-
+    sync_run = tasks.sync_run
     if sync_run.app.conf.task_always_eager:
         return
     try:

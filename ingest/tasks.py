@@ -18,11 +18,9 @@ from django.db import connection
 
 from finops.models import IngestRun
 
-from . import services
 from .http import HttpClient
 from .lease import AccountBusy
 from .providers.base import ProviderError
-from .services import DATABASE_LOST, DatabaseLost
 
 RETRY_BACKOFF_MAX = 15 * 60
 
@@ -57,6 +55,9 @@ def _inline_client() -> HttpClient:
 
 @shared_task(bind=True, acks_late=True, max_retries=6, queue="ingest")
 def sync_run(self, run_id: int) -> str:
+    from . import services  # tasks import services inside their bodies; services import tasks (HackSoft)
+    from .services import DATABASE_LOST, DatabaseLost
+
     if _inline(self):
         return services.run_sync(run_id=run_id, client=_inline_client(), final_attempt=True, wait_if_busy=False).status
     try:
@@ -72,6 +73,9 @@ def sync_run(self, run_id: int) -> str:
 
 @shared_task(bind=True, acks_late=True, max_retries=6, queue="ingest")
 def import_run(self, run_id: int) -> str:
+    from . import services
+    from .services import DATABASE_LOST, DatabaseLost
+
     if _inline(self):
         return services.run_import_upload(run_id=run_id, wait_if_busy=False).status
     try:

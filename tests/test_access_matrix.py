@@ -127,6 +127,13 @@ def pk(attr):
     return lambda w, o: {"pk": getattr(o, attr).pk if hasattr(o, attr) else getattr(w, attr).pk}
 
 
+def org_channel():
+    """An organisation's email channel: only admins edit (and test) it; a team lead's page has only their teams'."""
+    from finops.models import Channel
+
+    return Channel.objects.get_or_create(name="Org email", kind="email", defaults={"addresses": ["ops@example.com"]})[0]
+
+
 PAGES: dict[str, Page] = {
     "overview": Page(GET),
     "team-list": Page(GET),
@@ -163,6 +170,8 @@ PAGES: dict[str, Page] = {
     "rule-job": Page(GET, read=readers, kwargs=pk("job")),
     "alert-list": Page(GET),
     "alert-mute": Page(POST, change=everyone),
+    "channel-list": Page(GET, read=cap_writers),
+    "channel-test": Page(POST, read=admins, change=admins, kwargs=lambda w, o: {"pk": org_channel().pk}),
     "scorecard": Page(GET),
     "whatif": Page(GET),
     "offering-list": Page(GET),

@@ -19,12 +19,13 @@ from django.core.management import call_command
 from django.db import connection
 
 from finops import crypto
-from finops.evaluations import event_raise
+from finops.alerts.events import event_raise
 from finops.models import AlertEvent, AlertKind, AlertMute, AttributionRule, Cap, Notification, Team, User
 from finops.notify import deliver
 from finops.notify.deliver import event_claim, events_deliver
 from finops.notify.recipients import event_addresses
 from finops.services.attribution import history_reattribute
+from finops.services.channels import cap_channels_sync
 from ingest.services import usage_file_import
 from tests.conftest import make_user
 from tests.fakes.smtp_server import FakeSmtpServer
@@ -354,7 +355,7 @@ def local_receivers(settings):
 
 
 def _webhook_cap(team: Team, url: str) -> Cap:
-    return Cap.objects.create(
+    cap = Cap.objects.create(
         name="Hooked",
         scope="team",
         team=team,
@@ -363,6 +364,8 @@ def _webhook_cap(team: Team, url: str) -> Cap:
         webhook_url=url,
         webhook_secret_ciphertext=crypto.encrypt("whsec-test-1234567890"),
     )
+    cap_channels_sync(cap)  # what the migration to channels (0034) does with such a row
+    return cap
 
 
 def test_a_webhook_receives_the_event_as_json_signed_with_the_caps_secret(site, frozen, support_team, local_receivers):

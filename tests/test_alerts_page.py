@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from finops.evaluations import event_raise
+from finops.alerts.events import event_raise
 from finops.models import AlertEvent, AlertKind, AlertMute, Cap, Notification
 
 NOVEMBER = dt.date(2026, 11, 1)

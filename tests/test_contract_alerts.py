@@ -1,5 +1,5 @@
-"""Contract alerts (finops.contract_alerts): a notice deadline ahead at each of its thresholds, and a term heading
-for a shortfall or an overage, each raised exactly once; who is told."""
+"""Contract alerts (finops.alerts.contract_notice, contract_risk): a notice deadline ahead at each of its
+thresholds, and a term heading for a shortfall or an overage, each raised exactly once; who is told."""
 
 import datetime as dt
 import io
@@ -8,7 +8,8 @@ from decimal import Decimal
 import pytest
 import time_machine
 
-from finops.evaluations import alerts_evaluate, contracts_evaluate
+from finops.alerts import contracts as contract_alerts
+from finops.alerts.evaluate import alerts_evaluate
 from finops.models import Account, AlertEvent, AlertKind, Contract, ContractTerm, Provider
 from finops.notify.recipients import event_addresses
 from ingest.services import usage_file_import
@@ -215,4 +216,4 @@ def test_an_evaluation_with_nothing_to_say_reads_the_contracts_and_their_account
         enterprise(name=name, auto_renew=False, commitment=Decimal("0")).accounts.add(anthropic_account)
 
     with django_assert_num_queries(2 + 3):  # contracts, their accounts, then each contract's daily spend
-        assert contracts_evaluate(today=D(2026, 11, 20)) == []
+        assert contract_alerts.evaluate(today=D(2026, 11, 20)) == []

@@ -337,7 +337,7 @@ def _outcome_events():
 
 
 def test_a_month_over_its_target_raises_the_outcome_alert_once_however_often_it_is_evaluated(october, sam):
-    from finops.evaluations import alerts_evaluate
+    from finops.alerts.evaluate import alerts_evaluate
     from finops.notify.recipients import event_addresses
 
     OutcomeCount.objects.create(workload=october, day=dt.date(2026, 10, 1), count=60)
@@ -365,7 +365,7 @@ def test_a_month_over_its_target_raises_the_outcome_alert_once_however_often_it_
 
 
 def test_a_new_month_over_target_re_arms_the_alert(october, time_machine):
-    from finops.evaluations import alerts_evaluate
+    from finops.alerts.evaluate import alerts_evaluate
 
     OutcomeCount.objects.create(workload=october, day=dt.date(2026, 10, 1), count=100)
     OutcomeCount.objects.create(workload=october, day=dt.date(2026, 11, 1), count=50)  # $60 / 50 = $1.20
@@ -379,7 +379,7 @@ def test_a_new_month_over_target_re_arms_the_alert(october, time_machine):
 
 
 def test_a_month_within_target_or_without_outcomes_raises_nothing(october, search_ranker):
-    from finops.evaluations import alerts_evaluate
+    from finops.alerts.evaluate import alerts_evaluate
 
     OutcomeCount.objects.create(workload=october, day=dt.date(2026, 10, 1), count=124)  # $62 / 124 = exactly $0.50
     search_ranker.target_cost_per_outcome = Decimal("0.01")

@@ -382,6 +382,43 @@ def test_the_demo_has_a_breaching_a_forecast_to_breach_and_an_ok_cap_and_an_aler
     ]
 
 
+def test_the_demo_sends_contract_alerts_to_finance_by_a_channel_and_each_cap_by_its_own_channels(loaded):
+    """Issue 25: the finance email channel takes every contract's alerts, and they were delivered through it; each
+    demo cap's recipients are its own email channel, which migration 0034 would have made of them (running it on
+    the demo changes nothing) and which tells the same people the recipients named before channels."""
+    import importlib
+
+    from django.apps import apps
+
+    from finops.demo import FINANCE_CHANNEL
+    from finops.models import Channel, Notification
+    from finops.notify.recipients import event_addresses, event_targets
+
+    finance = Channel.objects.get(name=FINANCE_CHANNEL, team=None)
+    assert set(finance.contracts.all()) == set(Contract.objects.all())
+    delivered = Notification.objects.filter(via=finance, status="sent").select_related("event")
+    assert delivered.exists() and {n.event.kind for n in delivered} <= {
+        "contract_notice",
+        "contract_shortfall",
+        "contract_overage",
+    }
+    cap_events = list(AlertEvent.objects.exclude(cap=None).select_related("cap"))
+    assert cap_events
+    before = {e.id: sorted((t.channel, t.recipient) for t in event_targets(e)) for e in cap_events}
+    channels = Channel.objects.count()
+    importlib.import_module("finops.migrations.0034_cap_recipients_and_webhooks_to_channels").caps_to_channels(
+        apps, None
+    )
+    assert Channel.objects.count() == channels
+    for event in cap_events:
+        assert sorted((t.channel, t.recipient) for t in event_targets(event)) == before[event.id]
+        emailed = {t.recipient.lower() for t in event_targets(event) if t.channel == "email"}
+        assert emailed == {a.lower() for a in event_addresses(event)}  # the people the cap's recipients name
+    for cap in Cap.objects.all():
+        own = Channel.objects.get(for_cap=cap, kind="email")
+        assert own.addresses == cap.recipients and cap in own.caps.all()
+
+
 def test_the_demo_has_a_shortfall_renewing_soon_a_contract_on_track_and_a_monthly_commitment_going_over(loaded):
     anthropic = Contract.objects.get(name="Anthropic enterprise")
     status = contract_status(anthropic, today=TODAY)

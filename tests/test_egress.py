@@ -18,10 +18,11 @@ import pytest
 from django.urls import reverse
 
 from finops import crypto, egress
-from finops.evaluations import event_raise
+from finops.alerts.events import event_raise
 from finops.models import AlertEvent, AlertKind, Cap
 from finops.notify.deliver import events_deliver
 from finops.services.caps import CapInvalid, cap_create
+from finops.services.channels import cap_channels_sync
 from tests.fakes.provider_server import ServedInThread
 from tests.fakes.webhook_server import FakeWebhookServer
 
@@ -59,7 +60,7 @@ FORBIDDEN = [
 def hooked_cap(team, url: str, name: str = "Hooked") -> Cap:
     """A cap stored as it may be in the database (a row written before the policy, or one whose name changed
     address since): straight through the ORM, so the send-time check is what is tested."""
-    return Cap.objects.create(
+    cap = Cap.objects.create(
         name=name,
         scope="team",
         team=team,
@@ -68,6 +69,8 @@ def hooked_cap(team, url: str, name: str = "Hooked") -> Cap:
         webhook_url=url,
         webhook_secret_ciphertext=crypto.encrypt(SECRET),
     )
+    cap_channels_sync(cap)  # what the migration to channels (0034) does with such a row
+    return cap
 
 
 def raise_event(cap: Cap) -> AlertEvent:

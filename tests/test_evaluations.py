@@ -9,7 +9,8 @@ from decimal import Decimal
 import pytest
 
 from finops import display
-from finops.evaluations import alerts_evaluate, spikes_evaluate
+from finops.alerts import spikes
+from finops.alerts.evaluate import alerts_evaluate
 from finops.forecast import forecast
 from finops.models import Account, AlertEvent, AlertKind, AttributionRule, Cap, IngestRun, Provider, Workload
 from finops.selectors.caps import cap_status
@@ -471,7 +472,7 @@ def test_spikes_of_every_workload_are_judged_from_one_read_of_the_rollup(
     with django_assert_num_queries(1):  # all 40 workloads' 29 days in one grouped read
         assert spikes_find([dt.date(2026, 11, 23)]) != []
     with django_assert_num_queries(5):  # … then the workloads' names, and a savepoint + insert for the one spike
-        (event,) = spikes_evaluate(today=dt.date(2026, 11, 24))
+        (event,) = spikes.evaluate(today=dt.date(2026, 11, 24))
     assert event.workload.slug == "w39"
 
 
@@ -491,7 +492,7 @@ def test_importing_an_old_month_does_not_say_the_source_is_silent_only_the_beat_
 ):
     """A backfill (or the demo's monthly files imported in order) brings old data: right after it the account is
     "behind", but data just arrived; silence is judged on the schedule, against the data as it then stands."""
-    from finops import evaluations
+    from finops.alerts import evaluate as evaluations
     from finops.models import AlertEvent
     from finops.services.spend_changes import SpendChange
 

@@ -66,13 +66,24 @@ def test_rotation_re_encrypts_every_secret_so_the_old_key_is_no_longer_needed(se
         output = rotate()
         assert "Account.credentials_ciphertext: 4 re-encrypted" in output
         assert "Cap.webhook_secret_ciphertext: 2 re-encrypted" in output
+        # The caps' webhooks are their own channels too (issue 25): URL and secret, encrypted, rotated with the rest.
+        assert (
+            "Channel.url_ciphertext: 2 re-encrypted" in output and "Channel.secret_ciphertext: 2 re-encrypted" in output
+        )
         after = ciphertexts()
     assert all(after[name] != before[name] for name in before)
     with override_settings(FINOPS_ENCRYPTION_KEYS=[NEW_KEY]):  # the old key is gone: everything still decrypts
         assert plain_secrets() == {**ACCOUNT_SECRETS, **WEBHOOK_SECRETS}
     entry = AuditEntry.objects.get(entity_type="encryption_key")
     assert entry.action == "rotated" and entry.source == "cli"
-    assert entry.after == {"re-encrypted": {"Account.credentials_ciphertext": 4, "Cap.webhook_secret_ciphertext": 2}}
+    assert entry.after == {
+        "re-encrypted": {
+            "Account.credentials_ciphertext": 4,
+            "Cap.webhook_secret_ciphertext": 2,
+            "Channel.url_ciphertext": 2,
+            "Channel.secret_ciphertext": 2,
+        }
+    }
     assert not any(secret in str(entry.after) for secret in {**ACCOUNT_SECRETS, **WEBHOOK_SECRETS}.values())
 
 
@@ -98,7 +109,7 @@ def test_a_rerun_after_a_completed_rotation_changes_nothing(secrets_under_old_ke
         rotate()
         rotated = ciphertexts()
         output = rotate()
-    assert "Account.credentials_ciphertext: 0 re-encrypted" in output and "6 already under the current key" in output
+    assert "Account.credentials_ciphertext: 0 re-encrypted" in output and "10 already under the current key" in output
     assert ciphertexts() == rotated
     assert AuditEntry.objects.filter(entity_type="encryption_key").count() == 1
 

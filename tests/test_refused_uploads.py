@@ -8,7 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from finops.evaluations import alerts_evaluate
+from finops.alerts.evaluate import alerts_evaluate
 from finops.models import Account, AlertEvent, AlertKind, IngestRun, Provider
 from finops.notify.deliver import events_deliver
 from finops.selectors.account_status import account_status

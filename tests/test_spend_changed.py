@@ -366,7 +366,7 @@ def two_accounts_with_lines(account, agent, ranker):
 def test_an_import_evaluates_the_caps_of_the_teams_its_account_has_spend_for_on_those_days(
     account, agent, ranker, support, search
 ):
-    from finops.evaluations import alerts_evaluate
+    from finops.alerts.evaluate import alerts_evaluate
 
     other = two_accounts_with_lines(account, agent, ranker)
     support_cap, search_cap = team_cap(support), team_cap(search)
@@ -382,11 +382,13 @@ def test_an_import_evaluates_the_caps_of_the_teams_its_account_has_spend_for_on_
 def test_an_evaluation_that_finds_every_threshold_raised_already_builds_no_figures_again(
     account, agent, ranker, support, search, django_assert_max_num_queries
 ):
-    from finops.evaluations import alerts_evaluate, caps_evaluate, today_utc
+    from finops.alerts import caps as cap_alerts
+    from finops.alerts.evaluate import alerts_evaluate
+    from finops.alerts.events import today_utc
 
     two_accounts_with_lines(account, agent, ranker)
     caps = [team_cap(support), team_cap(search)]
     assert len(alerts_evaluate()) == 6
     with django_assert_max_num_queries(8):  # the caps, the events raised, the statuses' grouped reads: no figures
-        assert caps_evaluate(today=today_utc()) == []
+        assert cap_alerts.evaluate(today=today_utc()) == []
     assert all(cap_events(cap) == {50, 80, 100} for cap in caps)

@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from finops import crypto
-from finops.evaluations import event_raise
+from finops.alerts.events import event_raise
 from finops.models import AlertKind, AuditEntry, Notification, User
 from finops.services.caps import cap_create
 from tests.config_helpers import export
@@ -104,7 +104,7 @@ def test_the_alerts_page_names_the_receiver_by_scheme_and_host_for_editors_and_h
     assert f"Webhook · {SHOWN}" in lead and f"{SHOWN} answered HTTP 500" in lead and shows_nothing_secret(lead)
 
     member = client_as(mo).get(reverse("alert-list")).content.decode()
-    assert "Support is at 82 %" in member and "Webhook · the cap's receiver" in member
+    assert "Support is at 82 %" in member and "Webhook · the channel's receiver" in member
     assert "hooks.example.com" not in member and "HTTP 500" not in member
 
 

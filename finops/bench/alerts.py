@@ -18,7 +18,7 @@ from decimal import Decimal
 
 from django.db.models import Sum
 
-from finops import evaluations
+from finops.alerts import evaluate as evaluations
 from finops.models import Account, AlertEvent, Cap, DailySpend, Team, Workload
 from finops.months import month_of
 from finops.selectors.caps import cap_statuses

@@ -66,6 +66,7 @@ def load_demo(*, today: dt.date, export_dir: Path | None = None) -> dict:
     outcomes = outcomes_load(today=today)  # before the caps: their evaluation judges cost per outcome too
     evals_load(today=today)  # eval scores and reported metrics (issue 12), through their API services
     contracts = contracts_load(today=today)  # before the caps: their evaluation looks at the contracts too
+    channels_load()  # before the evaluation: where its alerts go
     caps = caps_load(today=today)
     reports = reports_load(today=today)  # last: the report reads everything above
     return {
@@ -237,6 +238,43 @@ OK_CAP = "Organisation quarterly"
 FORECAST_TEAMS = ("support", "search", "data", "devprod", "marketing")  # the first whose forecast allows it
 
 
+FINANCE_CHANNEL = "Finance email"
+PLATFORM_SLACK = "Platform team Slack"
+
+
+def channels_load() -> None:
+    """Two channels (issue 25): finance's email list, which every contract chooses (contract alerts reach finance
+    and each contract's owner through it), and the platform team's Slack for what the platform team fixes (a
+    source failing, a model without a price, a spike), the organisation's default for those kinds. A demo has no
+    Slack workspace: the Slack channel is made when FINOPS_DEMO_SLACK_URL names an incoming webhook (or any local
+    receiver the egress policy allows), else it is left out and those alerts go to the built-in recipients."""
+    import os
+
+    from finops.models import AlertKind, Channel, ChannelKind, Contract
+    from finops.services.channels import channel_save
+
+    owners = sorted({c.owner for c in Contract.objects.exclude(owner="")})
+    finance = channel_save(
+        by=None,
+        channel=Channel.objects.filter(name=FINANCE_CHANNEL, team=None).first(),
+        name=FINANCE_CHANNEL,
+        kind=ChannelKind.EMAIL,
+        addresses=["role:finance", *owners],
+    )
+    finance.contracts.set(Contract.objects.all())
+    url = os.environ.get("FINOPS_DEMO_SLACK_URL", "")
+    if url:
+        channel_save(
+            by=None,
+            channel=Channel.objects.filter(name=PLATFORM_SLACK, team=None).first(),
+            name=PLATFORM_SLACK,
+            kind=ChannelKind.SLACK,
+            url=url,
+            kinds=[AlertKind.SOURCE_FAILING, AlertKind.UNPRICED_USAGE, AlertKind.SPEND_SPIKE],
+            is_default=True,
+        )
+
+
 def caps_load(*, today: dt.date) -> list[dict]:
     """Three caps with three stories, then their evaluation (an alert history, as a running installation would
     have one):
@@ -250,7 +288,7 @@ def caps_load(*, today: dt.date) -> list[dict]:
       not breached (neither as of yesterday, nor today).
     - The organisation, quarterly: an amount well above its forecast and twice its spend, so it is "ok".
     """
-    from finops import evaluations
+    from finops.alerts import evaluate as evaluations
     from finops.selectors.caps import cap_status
     from finops.services.spend_changes import SpendChange
     from finops.tasks import deliver_alerts

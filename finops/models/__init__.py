@@ -5,6 +5,7 @@ from .attribution import AttributionRule, ReattributionJob
 from .audit import AuditEntry
 from .cache_hits import GatewayCacheHit
 from .caps import Cap, CapPeriod, CapScope
+from .channels import Channel, ChannelKind
 from .contracts import CommitmentBasis, Contract, ContractTerm
 from .monthly import MonthlySpend
 from .offerings import ModelFamily, Offering, RoutingPolicy
@@ -28,6 +29,8 @@ __all__ = [
     "Cap",
     "CapPeriod",
     "CapScope",
+    "Channel",
+    "ChannelKind",
     "CommitmentBasis",
     "Contract",
     "ContractTerm",

@@ -87,6 +87,8 @@ class Notification(models.Model):
     class Channel(models.TextChoices):
         EMAIL = "email", "Email"
         WEBHOOK = "webhook", "Webhook"
+        SLACK = "slack", "Slack"
+        TEAMS = "teams", "Microsoft Teams"
 
     class Status(models.TextChoices):
         SENT = "sent", "Sent"
@@ -95,6 +97,10 @@ class Notification(models.Model):
 
     event = models.ForeignKey(AlertEvent, on_delete=models.CASCADE, related_name="notifications")
     channel = models.CharField(max_length=16, choices=Channel.choices)
+    # The Channel row it went through (none: the built-in default recipients, or sent before channels were rows).
+    via = models.ForeignKey(
+        "finops.Channel", on_delete=models.SET_NULL, null=True, blank=True, related_name="notifications"
+    )
     recipient = models.CharField(max_length=500)
     status = models.CharField(max_length=16, choices=Status.choices)
     error = models.TextField(blank=True)

@@ -1,13 +1,15 @@
-"""What a channel is: one small class behind a registry dict (healthchecks' habit).
+"""What a transport is: one small class per channel kind behind a registry dict (healthchecks' habit). Adding a kind
+of channel is a module in this package and a line in finops/notify/transports.py.
 
-A channel sends one event to one recipient (an address, a URL) and either returns or raises NotifyError.
+A transport sends one event (or a test message) to one target and either returns or raises NotifyError.
 `permanent=True` says a retry cannot help (a refused address, a 4xx from a webhook, a secret that no longer
 decrypts); anything else (a server down, a timeout, a 5xx) is retried with backoff by finops.notify.deliver.
 """
 
 import abc
+from dataclasses import dataclass
 
-from finops.models import AlertEvent
+from finops.models import AlertEvent, Channel
 
 
 class NotifyError(Exception):
@@ -19,19 +21,38 @@ class NotifyError(Exception):
         self.channel_down = channel_down
 
 
-class Channel(abc.ABC):
-    """One way to tell someone (email, webhook): `notify` sends one event to one recipient or raises NotifyError."""
+@dataclass(frozen=True)
+class Target:
+    """One recipient of one event: `channel` the transport kind, `recipient` an address or a URL's scheme and host
+    (never the URL), `via` the Channel row it came from (None: the built-in default recipients)."""
 
+    channel: str
+    recipient: str
+    muted: bool = False
+    via: Channel | None = None
+
+    @property
+    def told_key(self) -> tuple:
+        # An address is told once per event whichever email channels name it; an HTTP channel once per row.
+        if self.channel == "email":
+            return ("email", self.recipient.lower())
+        return (self.channel, self.via.id if self.via else None, self.recipient)
+
+
+class Transport(abc.ABC):
     name: str = ""
 
     @abc.abstractmethod
-    def notify(self, event: AlertEvent, recipient: str) -> None: ...
+    def notify(self, event: AlertEvent, target: Target) -> None: ...
+
+    @abc.abstractmethod
+    def test(self, channel: Channel, target: Target) -> None:
+        """Send "this channel works" through the channel (the channel page's button)."""
 
 
-# Filled by the channel modules on import (finops.notify.channels imports them all).
-CHANNELS: dict[str, Channel] = {}
+TRANSPORTS: dict[str, Transport] = {}
 
 
-def register(channel_class: type[Channel]) -> type[Channel]:
-    CHANNELS[channel_class.name] = channel_class()
-    return channel_class
+def register(transport_class: type[Transport]) -> type[Transport]:
+    TRANSPORTS[transport_class.name] = transport_class()
+    return transport_class

@@ -13,16 +13,17 @@ import datetime as dt
 import logging
 import random
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
+from django.db import connections
 from django.db.models import Q
 from django.utils import timezone
 
 from finops.models import AlertEvent, Notification
 
-from . import email as _email  # noqa: F401  registers the channel
-from . import webhook as _webhook  # noqa: F401  registers the channel
-from .base import CHANNELS, NotifyError
-from .recipients import event_targets
+from .base import NotifyError, Target
+from .recipients import channel_targets, event_targets
+from .transports import TRANSPORTS
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,7 @@ MAX_ATTEMPTS = 8
 BACKOFF_BASE = 60  # seconds before the first retry; doubles each attempt
 BACKOFF_MAX = 3600
 BATCH = 200
+HTTP_PARALLEL = 8  # HTTP receivers of one event posted to at once
 
 
 def backoff(attempt: int) -> dt.timedelta:
@@ -79,53 +81,64 @@ def events_deliver_ids(now: dt.datetime | None = None) -> list[int]:
 
 def event_deliver(event_id: int, *, token: str, now: dt.datetime) -> str:
     """Send a claimed event to everyone not yet told; returns the state it was left in."""
-    event = AlertEvent.objects.select_related("cap__team", "cap__workload__team", "team").get(id=event_id)
+    event = AlertEvent.objects.select_related("cap__team", "cap__workload__team", "contract", "team").get(id=event_id)
     attempt = event.attempts + 1
-    told = set(
-        Notification.objects.filter(
+    told = {
+        Target(channel, recipient, via=_Via(via_id) if via_id else None).told_key
+        for channel, recipient, via_id in Notification.objects.filter(
             event=event, status__in=(Notification.Status.SENT, Notification.Status.SKIPPED)
-        ).values_list("channel", "recipient")
-    )
+        ).values_list("channel", "recipient", "via_id")
+    }
     errors: list[NotifyError] = []
     down: dict[str, NotifyError] = {}  # channel -> the error that says it is unreachable for this attempt
-    for target in event_targets(event):
-        if (target.channel, target.recipient) in told:
-            continue
-        if target.muted:
-            Notification.objects.create(
-                event=event,
-                channel=target.channel,
-                recipient=target.recipient,
-                status=Notification.Status.SKIPPED,
-                error="muted this kind",
-                attempt=attempt,
-            )
-            continue
-        try:
-            if target.channel in down:
-                raise down[target.channel]
-            CHANNELS[target.channel].notify(event, target.recipient)
-        except NotifyError as exc:
-            errors.append(exc)
-            if exc.channel_down:
-                down[target.channel] = exc
-            Notification.objects.create(
-                event=event,
-                channel=target.channel,
-                recipient=target.recipient,
-                status=Notification.Status.FAILED,
-                error=str(exc)[:2000],
-                attempt=attempt,
-            )
-            log.warning("Alert event %s to %s by %s failed: %s", event.id, target.recipient, target.channel, exc)
-        else:
-            Notification.objects.create(
-                event=event,
-                channel=target.channel,
-                recipient=target.recipient,
-                status=Notification.Status.SENT,
-                attempt=attempt,
-            )
+
+    def record(target: Target, error: NotifyError | None) -> None:
+        if error is not None:
+            errors.append(error)
+            log.warning("Alert event %s to %s by %s failed: %s", event.id, target.recipient, target.channel, error)
+        Notification.objects.create(
+            event=event,
+            channel=target.channel,
+            recipient=target.recipient,
+            via=target.via,
+            status=Notification.Status.FAILED if error else Notification.Status.SENT,
+            error=str(error)[:2000] if error else "",
+            attempt=attempt,
+        )
+
+    pending = [t for t in event_targets(event) if t.told_key not in told]
+    # HTTP receivers (webhook, Slack, Teams) are posted to at the same time, each bounded by the egress deadline,
+    # while the emails go out: a receiver that trickles its answer holds only its own delivery.
+    with ThreadPoolExecutor(max_workers=HTTP_PARALLEL) as pool:
+        posts = [
+            (target, pool.submit(_http_send, event, target))
+            for target in pending
+            if not target.muted and target.channel != "email"
+        ]
+        for target in (t for t in pending if t.muted or t.channel == "email"):
+            if target.muted:
+                Notification.objects.create(
+                    event=event,
+                    channel=target.channel,
+                    recipient=target.recipient,
+                    via=target.via,
+                    status=Notification.Status.SKIPPED,
+                    error="muted this kind",
+                    attempt=attempt,
+                )
+                continue
+            try:
+                if target.channel in down:
+                    raise down[target.channel]
+                TRANSPORTS[target.channel].notify(event, target)
+            except NotifyError as exc:
+                if exc.channel_down:
+                    down[target.channel] = exc
+                record(target, exc)
+            else:
+                record(target, None)
+        for target, post in posts:
+            record(target, post.result())
     return _settle(
         event.id,
         token=token,
@@ -133,6 +146,38 @@ def event_deliver(event_id: int, *, token: str, now: dt.datetime) -> str:
         failed=bool(errors),
         permanent=bool(errors) and all(error.permanent for error in errors),
     )
+
+
+def _http_send(event: AlertEvent, target: Target) -> NotifyError | None:
+    """One HTTP target, in a pool thread: no database work here (the event and its channel are loaded), and any
+    connection the thread opened anyway is closed when it ends."""
+    try:
+        TRANSPORTS[target.channel].notify(event, target)
+    except NotifyError as exc:
+        return exc
+    except Exception as exc:  # a bug in one transport is that target's failure, retried like one
+        log.exception("Alert event %s to %s by %s crashed", event.id, target.recipient, target.channel)
+        return NotifyError(f"{type(exc).__name__}: {exc}")
+    finally:
+        connections.close_all()
+    return None
+
+
+class _Via:
+    """A channel known by its id only (the told set of rows already written)."""
+
+    def __init__(self, id: int):
+        self.id = id
+
+
+def channel_test(channel) -> list[str]:
+    """Send a test message through one channel now (not an event: nothing is recorded); the recipients told."""
+    targets = channel_targets(channel, None)
+    if not targets:
+        raise NotifyError("The channel names nobody (no address, or a role with no one in it).", permanent=True)
+    for target in targets:
+        TRANSPORTS[target.channel].test(channel, target)
+    return [target.recipient for target in targets]
 
 
 def _settle(event_id: int, *, token: str, now: dt.datetime, failed: bool, permanent: bool) -> str:

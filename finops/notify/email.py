@@ -4,18 +4,30 @@ recipients (recorded, retried) and never the loop: the next event tries again on
 
 import smtplib
 
-from finops import emails
-from finops.models import AlertEvent, Notification
+from django.conf import settings
+from django.core.mail import EmailMessage
 
-from .base import Channel, NotifyError, register
+from finops import emails
+from finops.models import AlertEvent, Channel, ChannelKind
+
+from .base import NotifyError, Target, Transport, register
 
 
 @register
-class EmailChannel(Channel):
-    name = Notification.Channel.EMAIL
+class EmailTransport(Transport):
+    name = ChannelKind.EMAIL
 
-    def notify(self, event: AlertEvent, recipient: str) -> None:
-        message_send(emails.alert_email(event, to=recipient), recipient)
+    def notify(self, event: AlertEvent, target: Target) -> None:
+        message_send(emails.alert_email(event, to=target.recipient), target.recipient)
+
+    def test(self, channel: Channel, target: Target) -> None:
+        message = EmailMessage(
+            subject=f"[FinOps] Test message to {channel.name}",
+            body=f"This address is on the FinOps alert channel {channel.name}: its alerts will arrive here.\n",
+            from_email=settings.DEFAULT_FROM_EMAIL,
+            to=[target.recipient],
+        )
+        message_send(message, target.recipient)
 
 
 def message_send(message, recipient: str) -> None:

@@ -22,6 +22,7 @@ from finops.models.caps import DEFAULT_THRESHOLDS
 from finops.text import name_check
 
 from .audit import audit_record, snapshot
+from .channels import cap_channels_sync
 
 ROLE_RECIPIENTS = {
     "role:team_leads": "the leads of the cap's team (organisation-wide caps: every team lead)",
@@ -87,6 +88,7 @@ def cap_create(*, by, **fields) -> Cap:
     cap = Cap(created_by=by if by is not None and by.is_authenticated else None)
     _apply(cap, by, fields)
     cap.save()
+    cap_channels_sync(cap)
     _audit(cap, AuditEntry.Action.CREATED, None, by)
     return cap
 
@@ -118,6 +120,7 @@ def cap_update(*, cap: Cap, by, **fields) -> Cap:
     _apply(cap, by, {**current, **fields})
     if cap_snapshot(cap) != before:  # saving an unchanged cap would only move updated_at
         cap.save()
+        cap_channels_sync(cap)
         _audit(cap, AuditEntry.Action.UPDATED, audited, by)
     return cap
 

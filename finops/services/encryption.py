@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from finops import crypto
-from finops.models import Account, AuditEntry, Cap
+from finops.models import Account, AuditEntry, Cap, Channel
 
 from .audit import audit_record
 
@@ -26,6 +26,8 @@ from .audit import audit_record
 ENCRYPTED_FIELDS = (
     (Account, "credentials_ciphertext", "name"),
     (Cap, "webhook_secret_ciphertext", "name"),
+    (Channel, "url_ciphertext", "name"),
+    (Channel, "secret_ciphertext", "name"),
 )
 
 

@@ -5,6 +5,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from finops import tasks  # services import tasks; tasks import services inside their bodies
 from finops.models import AttributionRule, AuditEntry, ReattributionJob
 from finops.text import storable
 
@@ -47,9 +48,7 @@ def _audit(rule, action, before, by, source) -> None:
 
 def reattribution_request(*, reason: str, by=None) -> ReattributionJob:
     job = ReattributionJob.objects.create(reason=reason[:255], requested_by=by)
-    from finops.tasks import reattribute  # the tasks module imports this one
-
-    reattribute.delay_on_commit(job.id)
+    tasks.reattribute.delay_on_commit(job.id)
     return job
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
+from finops import tasks  # services import tasks; tasks import services inside their bodies (HackSoft)
+
 
 @dataclass(frozen=True)
 class SpendChange:
@@ -64,9 +66,7 @@ def spend_changed(
     )
 
     def queue():
-        from finops.tasks import evaluate_alerts  # tasks import services
-
-        evaluate_alerts.delay(**change.as_task_kwargs())
+        tasks.evaluate_alerts.delay(**change.as_task_kwargs())
 
     # robust: the change has committed whatever happens next; an evaluation that fails to queue (or, inline, to
     # run) is logged and left to the beat's catch-up rather than turning a committed import into an error.

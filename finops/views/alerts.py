@@ -35,8 +35,13 @@ def alert_list(request):
     page = Paginator(alert_events(request.user, filters), PER_PAGE).get_page(request.GET.get("page"))
     # A webhook's scheme and host (and a delivery error naming it) are for those who may edit its cap only.
     editable = access.writable_cap_ids(request.user, [event.cap for event in page.object_list if event.cap_id])
+    channels = set(access.writable_channels(request.user).values_list("id", flat=True))
     for event in page.object_list:
         event.shows_webhook = event.cap_id in editable
+        for n in event.notifications.all():  # prefetched: the flag stays on the rows the template reads
+            # An HTTP channel's scheme and host (webhook, Slack, Teams) only for who may edit that channel (or,
+            # for a row from before channels, the cap); an email notification names the address as before.
+            n.shows_receiver = n.channel == "email" or (n.via_id in channels if n.via_id else event.shows_webhook)
     query = filters.as_query()
     muted = muted_kinds(request.user)
     states = [(value, STATE_FILTER_LABELS.get(value, label)) for value, label in AlertEvent.State.choices]

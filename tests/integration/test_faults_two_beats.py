@@ -7,17 +7,21 @@ the same accounts and windows). Alert delivery was already safe: each event is c
 """
 
 import datetime as dt
+import ipaddress
 import time
 from decimal import Decimal
 
 import pytest
 from django.conf import settings as django_settings
+from django.test import override_settings
 from django.utils import timezone
 
-from finops.models import Account, Cap, IngestRun
+from finops.models import Account, Cap, ChannelKind, IngestRun
+from finops.services.channels import cap_channels_sync, channel_save
 from tests.conftest import reseed_reference_data
 from tests.fakes.provider_server import FakeProviderServer
 from tests.fakes.smtp_server import FakeSmtpServer
+from tests.fakes.webhook_server import FakeWebhookServer
 from tests.integration.fault_helpers import (  # noqa: F401  fake_provider is a fixture
     api_account,
     cap_event,
@@ -45,8 +49,11 @@ def test_two_beats_pull_each_window_once_and_send_each_email_once(transactional_
     purge(django_settings.REDIS_URL)
     servers = [FakeProviderServer() for _ in range(ACCOUNTS)]
     smtp = FakeSmtpServer().start()
+    slack, teams = FakeWebhookServer(), FakeWebhookServer(statuses=(202,))
     processes = []
     try:
+        for receiver in (slack, teams):
+            receiver.__enter__()
         for server in servers:
             server.__enter__()
             window_routes(server)
@@ -63,8 +70,18 @@ def test_two_beats_pull_each_window_once_and_send_each_email_once(transactional_
             amount=Decimal("5000"),
             recipients=["role:team_leads", "role:finance"],
         )
+        # The cap's recipients are its own email channel; it also chose a Slack and a Teams channel (issue 25).
+        cap_channels_sync(cap)
+        for kind, receiver in ((ChannelKind.SLACK, slack), (ChannelKind.TEAMS, teams)):
+            with override_settings(FINOPS_EGRESS_ALLOWED_NETWORKS=[ipaddress.ip_network("127.0.0.0/8")]):
+                channel_save(by=None, name=f"Support {kind}", kind=kind, url=receiver.url + "/hook").caps.add(cap)
         event = cap_event(cap, threshold=80)
-        env = process_env(redis_url=django_settings.REDIS_URL, CELERY_BEAT_EVERY=1, EMAIL_URL=smtp.url)
+        env = process_env(
+            redis_url=django_settings.REDIS_URL,
+            CELERY_BEAT_EVERY=1,
+            EMAIL_URL=smtp.url,
+            FINOPS_EGRESS_ALLOWED_NETWORKS="127.0.0.0/8",  # the local Slack and Teams receivers
+        )
         processes = [
             start_worker("w1", env, tmp_path),
             start_worker("w2", env, tmp_path),
@@ -76,6 +93,7 @@ def test_two_beats_pull_each_window_once_and_send_each_email_once(transactional_
         ended = lambda: IngestRun.objects.filter(status="succeeded").count() >= ACCOUNTS  # noqa: E731
         wait_for(ended, 60, "every account to be pulled", processes)
         wait_for(lambda: told(smtp, event) == {sam.email, fiona.email}, 30, "the alert to be emailed", processes)
+        wait_for(lambda: slack.received and teams.received, 30, "the alert to reach Slack and Teams", processes)
         # Both beats keep ticking, each tick sent twice, for a few more seconds.
         time.sleep(3)
         errors = [
@@ -87,6 +105,8 @@ def test_two_beats_pull_each_window_once_and_send_each_email_once(transactional_
         for process in processes:
             process.stop()
         smtp.stop()
+        for receiver in (slack, teams):
+            receiver.__exit__(None, None, None)
         for server in servers:
             server.__exit__(None, None, None)
         purge(django_settings.REDIS_URL)
@@ -104,6 +124,7 @@ def test_two_beats_pull_each_window_once_and_send_each_email_once(transactional_
     counts = emails_by_event(smtp)
     assert counts and set(counts.values()) == {1}, counts
     assert told(smtp, event) == {sam.email, fiona.email}
+    assert len(slack.received) == len(teams.received) == 1  # once each, under two workers and two beats
     assert not Account.objects.filter(enabled=False).exists()
 
 

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
-from finops import evaluations
+from finops.alerts import evaluate as evaluations
 from finops.management.arguments import utc_day
 from finops.models import AlertEvent
 from finops.notify.deliver import events_deliver_ids

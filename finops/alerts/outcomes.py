@@ -17,6 +17,10 @@ from finops.months import month_of, next_month
 from finops.selectors import outcomes
 from finops.services.spend_changes import SpendChange
 
+from .events import event_raise
+
+KINDS = (AlertKind.OUTCOME_COST,)
+
 LOOK_BACK_MONTHS = 12
 
 
@@ -38,7 +42,7 @@ def outcome_title(workload: Workload, month: dt.date, per_outcome, target) -> st
     )
 
 
-def outcomes_evaluate(*, today: dt.date, change: SpendChange | None = None, event_raise) -> list[AlertEvent]:
+def evaluate(*, today: dt.date, change: SpendChange | None = None) -> list[AlertEvent]:
     workloads = list(Workload.objects.filter(target_cost_per_outcome__isnull=False).select_related("team"))
     if change is not None and change.workload_ids and not change.account_ids and not change.team_ids:
         workloads = [w for w in workloads if w.id in change.workload_ids]
