@@ -52,6 +52,8 @@ OFFERINGS = Table(
     (
         Column("Provider", "provider"),
         Column("Model", "model"),
+        Column("Name", "name"),
+        Column("Tier", "tier"),
         Column("Family", "family"),
         Column("$/M in · out", "prices"),
         Column("Price source", "price_source"),

@@ -183,11 +183,13 @@ def offering_list(request):
     cat = catalogue(today_utc())
     rows = []
     for figures in cat.offerings:
-        offering_id = cat.ids[(figures.provider, figures.model)]
+        offering_id = cat.ids[(figures.provider, figures.model, figures.tier)]
         row = {
             "provider": figures.provider_name or figures.provider,
             "model": figures.model,
-            "family": figures.family,
+            "name": figures.model_name or figures.model,
+            "tier": figures.tier,
+            "family": figures.family_name or figures.family,
             "prices": _prices_text(figures),
             "price_source": figures.input_per_mtok.source or figures.blended_per_mtok.source,
             "speed": display.DASH
