@@ -104,7 +104,7 @@ def _savings_story(today: dt.date) -> dict:
         if best is None or not best.saving
         else (
             best.workload.name,
-            f"{best.best.offering.provider_name or best.best.provider} {best.best.model}",
+            best.best.offering.label,
             best.saving,
         ),
     }
