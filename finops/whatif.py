@@ -75,6 +75,7 @@ class Profile:
     sla_seconds: Decimal | None = None
     batch_window_hours: Decimal | None = None
     label: str = ""
+    batch: bool = False  # a batch workload (its latency profile), with or without a window: the batch tier fits it
 
     def __post_init__(self):
         for name in ("requests", "input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens"):
@@ -327,7 +328,7 @@ def sanity(profile: Profile, offering: OfferingFigures, seconds: Decimal | None)
 def _gates(profile: Profile, offering: OfferingFigures, meets: bool | None, fits: bool | None) -> list[str]:
     gates = []
     batch_workload = profile.batch_window_hours is not None
-    if offering.tier == "batch" and not batch_workload:
+    if offering.tier == "batch" and not (batch_workload or profile.batch):
         gates.append(BATCH_TIER_GATE)
     elif meets is False:
         gates.append("fails the batch window" if batch_workload else "fails the SLA")
@@ -416,7 +417,7 @@ def _order(result: Result):
 
 def recommendable(result: Result) -> bool:
     """May be the headline: priced, passing every gate, its SLA verdict "meets" (or no SLA), with quality evidence
-    when it is another model."""
+    when it is another model, and no implausible figure (a verdict on an impossible request proves nothing)."""
     judged = result.meets_sla if result.sla_kind != "none" else True
     return (
         result.monthly_cost is not None
@@ -424,6 +425,7 @@ def recommendable(result: Result) -> bool:
         and result.fits_context is not False
         and not result.gates
         and not result.evidence_mark
+        and not result.sanity
     )
 
 

@@ -211,3 +211,38 @@ def test_the_api_and_the_command_answer_the_same_comparison(sonnet_workload, cli
     assert picked(rows[2], {"provider": "aws-bedrock", "group": "same model", "effective_per_mtok": "3.6500"})
     haiku = next(r for r in rows if r["model"] == "claude-haiku-4-5")
     assert haiku["quality_evidence"] == NO_EVIDENCE
+
+
+def test_a_batch_workload_is_pointed_at_the_same_models_batch_tier_at_half_the_price(sonnet_workload):
+    sonnet_workload.latency_profile = "batch"
+    sonnet_workload.sla_seconds = Decimal(3600)
+    sonnet_workload.save()
+    result = what_if(None, today=today_utc(), workload="support-agent")
+    assert (result.best.model, result.best.tier) == ("claude-sonnet-4-5", "batch")
+    assert result.best.monthly_cost == Decimal("0.438")  # the catalog's batch prices, cache reads at half too
+    assert result.best.versus_today == Decimal("-0.5")
+
+
+def test_an_implausible_per_request_figure_is_flagged_with_its_cause_and_never_the_headline(db):
+    from finops.whatif import Figure, OfferingFigures, Profile, compare
+
+    # 40 records carrying a day's tokens: 1M input and 500,000 output tokens "per request".
+    profile = Profile(requests=40, input_tokens=40_000_000, output_tokens=20_000_000, batch_window_hours=Decimal(8))
+    offering = OfferingFigures(
+        provider="groq",
+        model="gpt-oss-120b",
+        family="gpt-oss-120b",
+        input_per_mtok=Figure(Decimal("0.15")),
+        output_per_mtok=Figure(Decimal("0.60")),
+        output_tokens_per_s=Figure(Decimal(500)),
+        ttft_seconds=Figure(Decimal(0)),
+        context_window=131072,
+    )
+    [result] = compare(profile, [offering])
+    assert result.meets_sla is True  # 40 requests fit any window …
+    assert result.sanity == (
+        "implausible: 1000 s per request (500000 output tokens per request): the usage counts fewer requests than "
+        "were made (aggregated records?)",
+        "implausible: 1,500,000 tokens per request, beyond the 131,072-token context window",
+    )
+    assert not result.best  # … but a verdict on an impossible request proves nothing

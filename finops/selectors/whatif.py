@@ -278,6 +278,7 @@ class Usage:
             sla_seconds=None if batch else workload.sla_seconds,
             batch_window_hours=Decimal(workload.batch_window_hours) if batch else None,
             label=label or workload.name,
+            batch=workload.latency_profile == Workload.LatencyProfile.BATCH,
         )
 
 
