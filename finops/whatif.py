@@ -42,6 +42,7 @@ DAYS_PER_MONTH = 30
 BATCH_CONCURRENCY = 100
 SECONDS_PER_HOUR = 3600
 IMPLAUSIBLE_SECONDS = Decimal(600)  # a single request answered in more than 10 minutes is not a real request
+MAX_OUTPUT_PER_REQUEST = 131_072  # no model writes more than 128k tokens in one answer
 NO_EVIDENCE = "no quality evidence: run an eval first"
 CACHE_ASSUMPTION = (
     "the workload's cache-hit rate and cache writes carry over to offerings that price cached input; "
@@ -316,6 +317,11 @@ def sanity(profile: Profile, offering: OfferingFigures, seconds: Decimal | None)
             f"implausible: {seconds.quantize(Decimal(1))} s per request "
             f"({profile.output_per_request.quantize(Decimal(1))} output tokens per request): the usage counts fewer "
             "requests than were made (aggregated records?)"
+        )
+    elif profile.output_per_request > MAX_OUTPUT_PER_REQUEST:
+        flags.append(
+            f"implausible: {profile.output_per_request.quantize(Decimal(1)):,} output tokens per request, more than "
+            "any model writes in one answer: the usage counts fewer requests than were made (aggregated records?)"
         )
     if offering.context_window and profile.tokens_per_request > offering.context_window:
         flags.append(

@@ -246,3 +246,24 @@ def test_an_implausible_per_request_figure_is_flagged_with_its_cause_and_never_t
         "implausible: 1,500,000 tokens per request, beyond the 131,072-token context window",
     )
     assert not result.best  # … but a verdict on an impossible request proves nothing
+
+
+def test_more_output_per_request_than_any_model_writes_is_flagged_even_when_fast(db):
+    from finops.whatif import Figure, OfferingFigures, Profile, evaluate
+
+    # The demo's column classifier: a day's tokens in a few records, answered "in 200 s" at 3,000 tokens/s.
+    profile = Profile(requests=10, input_tokens=10_000, output_tokens=6_000_000, batch_window_hours=Decimal(8))
+    fast = OfferingFigures(
+        provider="cerebras",
+        model="gpt-oss-120b",
+        family="gpt-oss-120b",
+        input_per_mtok=Figure(Decimal("0.35")),
+        output_per_mtok=Figure(Decimal("0.75")),
+        output_tokens_per_s=Figure(Decimal(3000)),
+        ttft_seconds=Figure(Decimal("0.1")),
+    )
+    result = evaluate(profile, fast)
+    assert result.sanity == (
+        "implausible: 600,000 output tokens per request, more than any model writes in one answer: the usage "
+        "counts fewer requests than were made (aggregated records?)",
+    )

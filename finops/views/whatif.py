@@ -194,7 +194,8 @@ def fallback_chain(policy, comparison: dict) -> list[tuple[str, str]]:
         pair = (result.provider, result.model)
         if pair == primary or pair in chain or result.tier != "standard":
             continue  # LiteLLM routes requests as they come: the batch tier is not a fallback
-        if pair == own or (not result.gates and not result.evidence_mark and result.monthly_cost is not None):
+        passes = not (result.gates or result.evidence_mark or result.sanity) and result.monthly_cost is not None
+        if pair == own or passes:
             chain.append(pair)
     if own is not None and own not in chain:
         chain.insert(0, own)
