@@ -100,6 +100,8 @@ def test_the_calculator_page_highlights_the_cheapest_offering_meeting_the_sla(tr
     page = response.content.decode()
     assert 'data-testid="best-offering">DeepInfra · GPT OSS 120B<' in page.replace("Deepinfra", "DeepInfra")
     assert page.count('data-highlight="true"') == 1
+    assert "Today: Groq" in page  # today's setup is a point on the chart (a diamond)
+    assert '"symbol": "diamond"' in page or '"symbol":"diamond"' in page
     csv = client_as(sam).get("/whatif/", {"workload": "support-agent", "csv": "whatif"}).content.decode().splitlines()
     assert csv[0].startswith("Offering,Provider,Model,Tier,Family,Compared as,Monthly cost,Against today,List $/M")
 
