@@ -577,8 +577,9 @@ def whatif_scatter(points: list[dict], *, sla: float | None, axis: str, currency
                 "text": [point["label"]],
                 "textposition": "top center",
                 "marker": {
-                    "size": 16 if point["best"] else 11,
-                    "symbol": "star" if point["best"] else "circle",
+                    "size": 16 if point["best"] or point.get("today") else 11,
+                    # Today's setup a diamond (the point to move from), the headline a star.
+                    "symbol": "star" if point["best"] else ("diamond" if point.get("today") else "circle"),
                     "color": colour_for(point["provider"]),
                 },
                 "hovertemplate": (
@@ -612,6 +613,10 @@ def whatif_scatter(points: list[dict], *, sla: float | None, axis: str, currency
         [sla] if sla is not None else []
     )
     xaxis = {"title": {"text": axis}, "range": [-0.08 * max(xs, default=1), 1.12 * max(xs, default=1)]}
+    xaxis["title"]["standoff"] = 12
     figure = _figure(traces, yaxis=yaxis, xaxis=xaxis)
     figure["layout"]["hovermode"] = "closest"
+    # The legend under the axis title, not over it (issue 28: the axis title overlapped the legend).
+    figure["layout"]["legend"] = {"orientation": "h", "y": -0.35, "yanchor": "top", "x": 0}
+    figure["layout"]["margin"] = {**figure["layout"].get("margin", {}), "b": 140}
     return figure

@@ -35,3 +35,31 @@ class FamilyMap:
     def family_of(self, model: str) -> str:
         normalised = normalise_model(model)
         return self._aliases.get(normalised) or canonical_family(normalised)
+
+
+# A family's line (issue 28): the models one vendor sells under one name, so "smaller or newer models of the same
+# family" (Claude Haiku or Sonnet 4.6 beside Sonnet 4.5, GPT-5 mini beside GPT-5) come before other families.
+# First matching prefix wins (gpt-oss before gpt: open weights are another line).
+_LINES = (
+    ("gpt-oss", "gpt-oss"),
+    ("claude", "claude"),
+    ("gpt", "gpt"),
+    ("o3", "gpt"),
+    ("o4", "gpt"),
+    ("gemini", "gemini"),
+    ("nova", "nova"),
+    ("llama", "llama"),
+    ("deepseek", "deepseek"),
+    ("kimi", "kimi"),
+    ("moonshot", "kimi"),
+    ("qwen", "qwen"),
+    ("mistral", "mistral"),
+)
+
+
+def lineage(family: str) -> str:
+    """`claude-sonnet-4-5` → `claude`; `gpt-5-mini` → `gpt`; `gpt-oss-120b` → `gpt-oss`; unknown: the family."""
+    for prefix, line in _LINES:
+        if family.startswith(prefix):
+            return line
+    return family

@@ -3,7 +3,8 @@
 LiteLLM's proxy config (docs.litellm.ai/docs/proxy/reliability): `model_list` entries name a model group
 (`model_name`) and the deployment behind it (`litellm_params.model` = "<provider prefix>/<model>", keys read with
 "os.environ/NAME"); `router_settings.fallbacks` maps a group to the groups tried when it fails. Each workload is
-one group named after its slug, its fallback a group "<slug>-fallback". Pure: policies in, YAML out.
+one group named after its slug, its fallbacks groups "<slug>-fallback", "<slug>-fallback-2" … in the order given
+(the comparison's, issue 28). Pure: policies in, YAML out.
 """
 
 import yaml
@@ -32,14 +33,20 @@ def _deployment(group: str, provider: str, model: str) -> dict:
 
 
 def litellm_router_config(policies: list[dict]) -> str:
-    """policies: [{workload, primary: (provider, model), fallback: (provider, model) | None, constraint}]."""
+    """policies: [{workload, primary: (provider, model), fallbacks: [(provider, model)] in order, constraint}]
+    (a single `fallback` is read too)."""
     model_list, fallbacks = [], []
     for policy in policies:
         group = policy["workload"]
         model_list.append(_deployment(group, *policy["primary"]))
-        if policy.get("fallback"):
-            model_list.append(_deployment(f"{group}-fallback", *policy["fallback"]))
-            fallbacks.append({group: [f"{group}-fallback"]})
+        chain = policy.get("fallbacks") or ([policy["fallback"]] if policy.get("fallback") else [])
+        names = []
+        for index, pair in enumerate(chain, start=1):
+            name = f"{group}-fallback" + (f"-{index}" if index > 1 else "")
+            model_list.append(_deployment(name, *pair))
+            names.append(name)
+        if names:
+            fallbacks.append({group: names})
     document = {"model_list": model_list}
     if fallbacks:
         document["router_settings"] = {"fallbacks": fallbacks}

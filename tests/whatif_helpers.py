@@ -81,3 +81,8 @@ def gpt_oss_offerings():
         ttft_seconds=Decimal("0.1"),
     )
     return groq, deepinfra, cerebras
+
+
+def picked(row: dict, expected: dict) -> bool:
+    """The row holds these keys with these values (the answer has more)."""
+    return {name: row.get(name) for name in expected} == expected

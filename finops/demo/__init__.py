@@ -18,6 +18,7 @@ from django.db.models import Count, Sum
 from finops.models import Account, IngestRun, Team, UsageLine, User, Workload
 from finops.models.sources import ConnectorKind
 from finops.services.config import config_apply
+from finops.services.offerings import offerings_seed
 from finops.services.rollups import rollup_rebuild
 from ingest.services import usage_file_import
 
@@ -46,6 +47,8 @@ def load_demo(*, today: dt.date, export_dir: Path | None = None) -> dict:
     # Only the variables the demo config may refer to: none, since demo accounts hold no credentials.
     # The process environment is deliberately not passed, so a stray variable cannot change the demo.
     config_apply(path=CONFIG_PATH, text=text, environ={})
+    # The offerings people buy (issue 28), after the config's own so the demo's entered figures stand.
+    offerings_seed()
 
     if export_dir is not None:
         runs = _import_all(today, Path(export_dir))
@@ -102,7 +105,7 @@ def _savings_story(today: dt.date) -> dict:
         if best is None or not best.saving
         else (
             best.workload.name,
-            f"{best.best.offering.provider_name or best.best.provider} {best.best.model}",
+            best.best.offering.label,
             best.saving,
         ),
     }

@@ -34,9 +34,20 @@ class ModelFamily(models.Model):
 
 
 class Offering(models.Model):
+    """A provider serving a model on one tier (issue 28): the same model on the batch tier of the same provider is a
+    second offering, with its own prices and turnaround."""
+
+    class Tier(models.TextChoices):
+        STANDARD = "standard", "Standard"
+        BATCH = "batch", "Batch"  # asynchronous, results within the provider's batch turnaround (24 h)
+        FLEX = "flex", "Flex"  # cheaper, slower, may be refused under load
+        PRIORITY = "priority", "Priority"  # dearer, faster and first served
+        PROVISIONED = "provisioned", "Provisioned"  # reserved throughput, billed by the hour
+
     provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="offerings")
     model = models.CharField(max_length=200, help_text="Normalised model id, as on usage lines.")
     family = models.CharField(max_length=100, help_text="Model family slug: offerings of the same weights compare.")
+    tier = models.CharField(max_length=16, choices=Tier.choices, default=Tier.STANDARD)
     input_per_mtok = models.DecimalField(**PER_MTOK, null=True, blank=True)
     cached_input_per_mtok = models.DecimalField(**PER_MTOK, null=True, blank=True)
     cache_write_per_mtok = models.DecimalField(**PER_MTOK, null=True, blank=True)
@@ -56,14 +67,21 @@ class Offering(models.Model):
         help_text="Time to first token.",
     )
     context_window = models.PositiveIntegerField(null=True, blank=True, help_text="Tokens (input + output).")
+    requests_per_minute = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The provider's rate limit for the company's account, when known."
+    )
+    tokens_per_minute = models.PositiveIntegerField(null=True, blank=True, help_text="Input + output tokens a minute.")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["family", "provider__slug", "model"]
-        constraints = [models.UniqueConstraint(fields=["provider", "model"], name="offering_provider_model_unique")]
+        ordering = ["family", "provider__slug", "model", "tier"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "model", "tier"], name="offering_provider_model_tier_unique")
+        ]
 
     def __str__(self):
-        return f"{self.provider.slug}/{self.model}"
+        tier = "" if self.tier == self.Tier.STANDARD else f" ({self.tier})"
+        return f"{self.provider.slug}/{self.model}{tier}"
 
 
 class RoutingPolicy(models.Model):

@@ -5,22 +5,36 @@ from .tables import Column, Table
 WHATIF_RESULTS = Table(
     "whatif",
     (
-        Column("Provider", "provider"),
-        Column("Model", "model"),
-        Column("Family", "family"),
+        Column("Offering", "offering", help="Provider · model (tier); today's setup marked"),
+        Column("Provider", "provider", csv_only=True),
+        Column("Model", "model", csv_only=True),
+        Column("Tier", "tier", csv_only=True),
+        Column("Family", "family", csv_only=True),
+        Column("Compared as", "group", help="Same model first, then the same family, then other families"),
         Column(
             "Monthly cost", "monthly_cost", "money", help="Exact, from the prices below; a contract discount applied"
         ),
         Column("Against today", "versus_today", "change", help="Against the workload's cost over the last 30 days"),
+        Column(
+            "List $/M", "list_per_mtok", "per_mtok", help="Its tokens at the input and output list prices, no cache"
+        ),
+        Column(
+            "Effective $/M",
+            "effective_per_mtok",
+            "per_mtok",
+            help="The monthly cost ÷ its tokens: its own mix, cache hits and cache writes, tier and discount",
+        ),
         Column("Latency / request", "latency", help="Time to first token + output tokens ÷ output tokens per second"),
         Column("Latency (s)", "latency_seconds", csv_only=True),
         Column("SLA", "verdict"),
-        Column("Context", "context"),
+        Column("Quality", "quality", help="The workload's eval score for this model (POST /api/v1/evals)"),
+        Column("Why not", "why_not", help="The gates it fails, missing quality evidence, implausible figures"),
+        Column("Context", "context", csv_only=True),
         Column("Missing figures", "missing"),
-        Column("$/M in · out", "prices"),
-        Column("Price source", "price_source"),
-        Column("Speed (tokens/s)", "speed"),
-        Column("Speed source", "speed_source"),
+        Column("$/M in · out", "prices", csv_only=True),
+        Column("Price source", "price_source", csv_only=True),
+        Column("Speed (tokens/s)", "speed", csv_only=True),
+        Column("Speed source", "speed_source", csv_only=True),
     ),
     empty="No offerings to compare: add them under `offerings:` in the config (docs/config.md).",
 )
@@ -52,6 +66,8 @@ OFFERINGS = Table(
     (
         Column("Provider", "provider"),
         Column("Model", "model"),
+        Column("Name", "name"),
+        Column("Tier", "tier"),
         Column("Family", "family"),
         Column("$/M in · out", "prices"),
         Column("Price source", "price_source"),

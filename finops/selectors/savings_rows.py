@@ -17,9 +17,9 @@ def latency_text(result) -> str:
 def policy_text(policy) -> str:
     if policy is None:
         return display.DASH
-    text = f"{policy.primary.provider.name} {policy.primary.model}"
+    text = f"{policy.primary.provider.name} · {display.model_name(policy.primary.model)}"
     if policy.fallback:
-        text += f" → {policy.fallback.provider.name} {policy.fallback.model}"
+        text += f" → {policy.fallback.provider.name} · {display.model_name(policy.fallback.model)}"
     return f"{text} ({policy.get_constraint_display().lower()})"
 
 
@@ -34,9 +34,7 @@ def saving_rows(report: SavingsReport) -> list[dict]:
                 "team": row.workload.team.name,
                 "family": row.family,
                 "today_cost": row.today_cost,
-                "best": f"{best.offering.provider_name or best.provider} {best.model}"
-                if best
-                else (row.note or "None meets the SLA"),
+                "best": best.offering.label if best else (row.note or "None meets the SLA"),
                 "best_cost": best.monthly_cost if best else None,
                 "saving": row.saving if best else None,
                 "latency": latency_text(best) if best else display.DASH,

@@ -15,14 +15,14 @@ Where each figure comes from (docs/whatif.md):
 import datetime as dt
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from django.core.cache import cache
 from django.db.models import Count, Max, Q, Sum
 
-from finops import access
-from finops.families import FamilyMap
+from finops import access, display
+from finops.families import FamilyMap, lineage
 from finops.models import (
     DailyPerformance,
     DailySpend,
@@ -34,9 +34,10 @@ from finops.models import (
     RoutingPolicy,
     Workload,
 )
+from finops.selectors.evals import quality_by, scores_by
 from finops.selectors.prices import ContractDiscounts, PriceBook
 from finops.text import storable
-from finops.whatif import Figure, OfferingFigures, Profile, ProfileInvalid, Result, best_of, compare
+from finops.whatif import Figure, Judge, OfferingFigures, Profile, ProfileInvalid, Result, best_of, compare
 
 from . import performance as performance_selector
 from . import spend
@@ -103,6 +104,7 @@ class Measured:
     requests: int
     ttft_median_ms: float | None
     ttft_count: int
+    ttft_p99_ms: float | None = None
 
 
 def measured_performance(offerings: list[Offering], start: dt.date, end: dt.date) -> dict[tuple[int, str], Measured]:
@@ -127,7 +129,7 @@ def measured_performance(offerings: list[Offering], start: dt.date, end: dt.date
             ]
         ).encode()
     ).hexdigest()
-    key = f"whatif:measured:{digest}"
+    key = f"whatif:measured:v3:{digest}"
     found = cache.get(key)
     if found is not None:
         return found
@@ -139,7 +141,12 @@ def measured_performance(offerings: list[Offering], start: dt.date, end: dt.date
     for pair, performance in merged.items():
         tokens_per_s, basis = performance.output_tokens_per_s
         found[pair] = Measured(
-            tokens_per_s, basis, performance.requests, performance.ttft_p_ms(0.5), performance.ttft.count
+            tokens_per_s,
+            basis,
+            performance.requests,
+            performance.ttft_p_ms(0.5),
+            performance.ttft.count,
+            performance.ttft_p_ms(0.99),
         )
     cache.set(key, found, MEASURED_CACHE_SECONDS)
     return found
@@ -154,15 +161,20 @@ def catalogue(today: dt.date, families: set[str] | None = None) -> Catalogue:
     start, end = window(today)
     books = PriceBook.all_providers()
     discounts = ContractDiscounts.everywhere()
-    rows = Offering.objects.select_related("provider").order_by("family", "provider__slug", "model")
+    rows = Offering.objects.select_related("provider").order_by("family", "provider__slug", "model", "tier")
     offerings = list(rows if families is None else rows.filter(family__in=families))
     measured = measured_performance(offerings, start, end)
     period = f"measured {start.isoformat()} – {(end - dt.timedelta(days=1)).isoformat()}"
+    names = dict(ModelFamily.objects.exclude(name="").values_list("slug", "name"))
     figures, ids = [], {}
     for offering in offerings:
         price = books.get(offering.provider_id, PriceBook([])).price_on(offering.model, today)
-        prices = _catalog_prices(price) if price is not None else _entered_prices(offering)
-        speed, ttft = _performance(offering, measured.get((offering.provider_id, offering.model)), period)
+        prices = _tier_prices(offering, price)
+        found = measured.get((offering.provider_id, offering.model))
+        speed, ttft = _performance(offering, found, period)
+        p99 = Figure(None)
+        if found is not None and found.ttft_p99_ms is not None and offering.tier != Offering.Tier.BATCH:
+            p99 = Figure(Decimal(str(found.ttft_p99_ms)) / THOUSAND, f"{period} (p99, {found.ttft_count:,} requests)")
         figures.append(
             OfferingFigures(
                 provider=offering.provider.slug,
@@ -174,20 +186,45 @@ def catalogue(today: dt.date, families: set[str] | None = None) -> Catalogue:
                 ttft_seconds=ttft,
                 context_window=offering.context_window,
                 discount_pct=discounts.discount_pct(offering.provider_id, today),
+                tier=offering.tier,
+                ttft_p99_seconds=p99,
+                requests_per_minute=offering.requests_per_minute,
+                tokens_per_minute=offering.tokens_per_minute,
+                family_name=names.get(offering.family) or display.model_name(offering.family),
+                model_name=names.get(offering.family) or display.model_name(offering.model),
+                lineage=lineage(offering.family),
             )
         )
-        ids[(offering.provider.slug, offering.model)] = offering.id
+        ids[(offering.provider.slug, offering.model, offering.tier)] = offering.id
     return Catalogue(figures, ids)
 
 
-def _catalog_prices(price) -> dict[str, Figure]:
+PRICE_NAMES = ("input_per_mtok", "cached_input_per_mtok", "cache_write_per_mtok", "output_per_mtok")
+
+
+def _tier_prices(offering: Offering, price) -> dict[str, Figure]:
+    """Catalog beats entered. The batch tier reads the catalog's batch columns; the batch discount applies to cache
+    reads and writes too (as Anthropic and OpenAI bill them). Flex and priority have no catalog columns: their
+    prices are the offering's own (finops/data/offerings.csv)."""
+    if price is None or offering.tier not in (Offering.Tier.STANDARD, Offering.Tier.BATCH):
+        return _entered_prices(offering)
     source = f"catalog from {price.effective_from.isoformat()}"
+    values = {name: getattr(price, name) for name in PRICE_NAMES}
+    if offering.tier == Offering.Tier.BATCH:
+        if price.batch_input_per_mtok is None or price.batch_output_per_mtok is None:
+            return _entered_prices(offering)
+        source = f"catalog batch from {price.effective_from.isoformat()}"
+        ratio = price.batch_input_per_mtok / price.input_per_mtok if price.input_per_mtok else Decimal(1)
+        values = {
+            "input_per_mtok": price.batch_input_per_mtok,
+            "output_per_mtok": price.batch_output_per_mtok,
+            "cached_input_per_mtok": None
+            if price.cached_input_per_mtok is None
+            else price.cached_input_per_mtok * ratio,
+            "cache_write_per_mtok": None if price.cache_write_per_mtok is None else price.cache_write_per_mtok * ratio,
+        }
     return {
-        "input_per_mtok": Figure(price.input_per_mtok, source),
-        "cached_input_per_mtok": Figure(
-            price.cached_input_per_mtok, source if price.cached_input_per_mtok is not None else ""
-        ),
-        "output_per_mtok": Figure(price.output_per_mtok, source),
+        **{name: Figure(value, source if value is not None else "") for name, value in values.items()},
         "blended_per_mtok": Figure(None),
     }
 
@@ -195,7 +232,7 @@ def _catalog_prices(price) -> dict[str, Figure]:
 def _entered_prices(offering: Offering) -> dict[str, Figure]:
     return {
         name: Figure(getattr(offering, name), "entered" if getattr(offering, name) is not None else "")
-        for name in ("input_per_mtok", "cached_input_per_mtok", "output_per_mtok", "blended_per_mtok")
+        for name in (*PRICE_NAMES, "blended_per_mtok")
     }
 
 
@@ -225,6 +262,8 @@ class Usage:
     cached: int
     output: int
     cost: Decimal | None  # None: nothing of it priced (unknown, never $0)
+    cache_write: int = 0
+    pairs: frozenset = frozenset()  # (provider id, model) it ran on
 
     def profile(self, workload: Workload, label: str = "") -> Profile:
         if not self.requests:
@@ -234,10 +273,12 @@ class Usage:
             requests=self.requests,
             input_tokens=self.input,
             cached_input_tokens=self.cached,
+            cache_write_tokens=self.cache_write,
             output_tokens=self.output,
             sla_seconds=None if batch else workload.sla_seconds,
             batch_window_hours=Decimal(workload.batch_window_hours) if batch else None,
             label=label or workload.name,
+            batch=workload.latency_profile == Workload.LatencyProfile.BATCH,
         )
 
 
@@ -253,6 +294,8 @@ def _usage(rows: list[dict]) -> Usage:
         cached=total("cached"),
         output=total("output"),
         cost=cost,
+        cache_write=total("cache_write"),
+        pairs=frozenset((row["provider_id"], row["model"]) for row in rows if "provider_id" in row),
     )
 
 
@@ -264,7 +307,9 @@ def usage_rows(
     daily = _spend(user).filter(workload__isnull=False)
     if workload_ids is not None:
         daily = daily.filter(workload_id__in=workload_ids)
-    return spend.signed_sums(daily, None, start, end, ("workload_id", "model"), measures=SPEND_MEASURES, today=today)
+    return spend.signed_sums(
+        daily, None, start, end, ("workload_id", "provider_id", "model"), measures=SPEND_MEASURES, today=today
+    )
 
 
 def workload_usage(user, workload: Workload, today: dt.date) -> tuple[Usage, dict[str, Usage]]:
@@ -277,6 +322,41 @@ def workload_usage(user, workload: Workload, today: dt.date) -> tuple[Usage, dic
     by_family = {name: _usage(part) for name, part in parts.items()}
     ordered = sorted(by_family, key=lambda name: -(by_family[name].cost or 0))
     return _usage(rows), {name: by_family[name] for name in ordered}
+
+
+def workload_judge(workload: Workload, own: str | None, usage: Usage, today: dt.date) -> Judge:
+    """What the comparison knows of a workload beyond its volumes (finops.whatif.Judge): its own family and line,
+    the (provider, model) pairs it ran on, and its eval scores over the window (POST /api/v1/evals). The quality
+    floor is its primary eval's score today (finops.selectors.evals.quality_by over its own pairs): another model
+    is recommended only when it scores at least that."""
+    start, end = window(today)
+    slugs = dict(Provider.objects.values_list("id", "slug"))
+    today_pairs = frozenset((slugs[p], model) for p, model in usage.pairs if p in slugs)
+    scores = scores_by([workload.id], start, end)
+    primary = quality_by([workload.id], start, end).get(workload.id)
+    by_pair, by_family, own_scores = {}, {}, []
+    if primary is not None:
+        families = family_map()
+        for (_, provider_id, model), named in scores.items():
+            quality = named.get(primary.name)
+            if quality is None:
+                continue
+            pair = (slugs.get(provider_id), model)
+            by_pair[pair] = quality.score
+            name = families.family_of(model)
+            by_family[name] = max(by_family.get(name, quality.score), quality.score)
+            if pair in today_pairs:
+                own_scores.append(quality.score)
+    floor = sum(own_scores, Decimal(0)) / len(own_scores) if own_scores else None
+    return Judge(
+        family=own,
+        lineage=lineage(own) if own else None,
+        today=today_pairs,
+        scores=by_pair,
+        family_scores=by_family,
+        floor=floor,
+        eval_name=primary.name if primary is not None else "",
+    )
 
 
 # --- routing savings ---
@@ -387,6 +467,7 @@ class WhatIf:
     family: str | None = None
     families: tuple[str, ...] = ()
     today_cost: Decimal | None = None
+    judge: Judge | None = None
 
     @property
     def best(self) -> Result | None:
@@ -429,28 +510,20 @@ def what_if(
         if found is None:
             raise ProfileInvalid("workload", f"unknown workload {workload!r}")
         whole, parts = workload_usage(user, found, today)
-        # Compare one family: the one asked for, else the workload's most costly family that has offerings. The
-        # month priced is the workload's part on that family (what routing it would move, as on the Savings
-        # page); a family it does not use prices its whole traffic ("what if all of it ran there").
-        chosen = family or next((name for name in parts if name in known), None)
-        cat = cat or catalogue(today, None if chosen is None else {chosen})
-        usage = parts.get(chosen, whole)
-        label = found.name + (f" ({chosen} part)" if chosen in parts and len(parts) > 1 else "")
+        # The month priced is the workload's part on one family: the one asked for when it uses it, else its most
+        # costly (what routing it would move, as on the Savings page). Same model first (issue 28): every offering
+        # is compared, the workload's own model on every provider and tier first; `family` narrows the candidates.
+        own = family if family in parts else next(iter(parts), None)
+        cat = cat or catalogue(today, None if family is None else {family} | ({own} if own else set()))
+        usage = parts.get(own, whole)
+        label = found.name + (f" ({own} part)" if own in parts and len(parts) > 1 else "")
         profile = usage.profile(found, label)
         if sla_seconds is not None or batch_window_hours is not None:
-            profile = Profile(
-                requests=profile.requests,
-                input_tokens=profile.input_tokens,
-                cached_input_tokens=profile.cached_input_tokens,
-                output_tokens=profile.output_tokens,
-                sla_seconds=sla_seconds,
-                batch_window_hours=batch_window_hours,
-                label=profile.label,
-            )
-        offerings = cat.of_family(chosen)  # chosen None (no family of its has offerings): every offering
-        return WhatIf(
-            profile, compare(profile, offerings, today_cost=usage.cost), found, chosen, tuple(parts), usage.cost
-        )
+            profile = replace(profile, sla_seconds=sla_seconds, batch_window_hours=batch_window_hours)
+        offerings = cat.of_family(family) if family is not None else cat.offerings
+        judge = workload_judge(found, own, usage, today)
+        results = compare(profile, offerings, today_cost=usage.cost, judge=judge)
+        return WhatIf(profile, results, found, own, tuple(parts), usage.cost, judge)
     volumes = {"requests": requests, "input_tokens": input_tokens, "output_tokens": output_tokens}
     for name in VOLUME_FIELDS:
         if volumes[name] is None:

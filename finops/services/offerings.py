@@ -10,10 +10,14 @@ Decisions (docs/whatif.md):
 - A routing policy's primary and fallback are offerings; its allowed set, when given, must hold the primary.
 """
 
+import csv
+from decimal import Decimal
+from pathlib import Path
+
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
-from finops import access
+from finops import access, display
 from finops.families import FamilyMap
 from finops.modelids import normalise_model
 from finops.models import AuditEntry, ModelFamily, Offering, Provider, RoutingPolicy, Workload
@@ -27,7 +31,15 @@ PRICE_FIELDS = (
     "output_per_mtok",
     "blended_per_mtok",
 )
-FIGURE_FIELDS = (*PRICE_FIELDS, "output_tokens_per_s", "ttft_seconds", "context_window")
+FIGURE_FIELDS = (
+    *PRICE_FIELDS,
+    "output_tokens_per_s",
+    "ttft_seconds",
+    "context_window",
+    "requests_per_minute",
+    "tokens_per_minute",
+)
+TIERS = tuple(Offering.Tier.values)
 
 
 class OfferingInvalid(Exception):
@@ -56,8 +68,11 @@ def offering_errors(figures: dict) -> dict[str, str]:
 
 
 @transaction.atomic
-def offering_upsert(*, by=None, provider: Provider, model: str, family: str = "", **figures) -> tuple[Offering, str]:
-    """Create or update the offering of `provider` serving `model`; returns it and created|updated|unchanged."""
+def offering_upsert(
+    *, by=None, provider: Provider, model: str, family: str = "", tier: str = Offering.Tier.STANDARD, **figures
+) -> tuple[Offering, str]:
+    """Create or update the offering of `provider` serving `model` on `tier`; returns it and
+    created|updated|unchanged."""
     _may_write(by)
     unknown = set(figures) - set(FIGURE_FIELDS)
     if unknown:
@@ -67,12 +82,15 @@ def offering_upsert(*, by=None, provider: Provider, model: str, family: str = ""
     model = normalise_model(model) if model and model.strip() else ""
     if not model:
         errors["model"] = "required"
+    tier = tier or Offering.Tier.STANDARD
+    if tier not in TIERS:
+        errors["tier"] = f"must be one of {', '.join(TIERS)}"
     if errors:
         raise OfferingInvalid(errors)
     values["family"] = family.strip() or FamilyMap().family_of(model)
-    offering = Offering.objects.filter(provider=provider, model=model).first()
+    offering = Offering.objects.filter(provider=provider, model=model, tier=tier).first()
     if offering is None:
-        offering = Offering.objects.create(provider=provider, model=model, **values)
+        offering = Offering.objects.create(provider=provider, model=model, tier=tier, **values)
         _audit(AuditEntry.Entity.OFFERING, offering, AuditEntry.Action.CREATED, None, by)
         return offering, "created"
     before = offering_snapshot(offering)
@@ -86,7 +104,7 @@ def offering_upsert(*, by=None, provider: Provider, model: str, family: str = ""
 
 
 def offering_snapshot(offering: Offering) -> dict:
-    return snapshot(offering, ("model", "family", *FIGURE_FIELDS), provider=offering.provider.slug)
+    return snapshot(offering, ("model", "family", "tier", *FIGURE_FIELDS), provider=offering.provider.slug)
 
 
 def family_snapshot(family: ModelFamily) -> dict:
@@ -194,3 +212,40 @@ def offering_delete(*, by=None, offering: Offering) -> None:
     offering.delete()
     offering.pk = offering_id
     _audit(AuditEntry.Entity.OFFERING, offering, AuditEntry.Action.DELETED, before, by)
+
+
+SEED_PATH = Path(__file__).resolve().parent.parent / "data" / "offerings.csv"
+INTEGER_SEED = ("context_window", "requests_per_minute", "tokens_per_minute")
+
+
+@transaction.atomic
+def offerings_seed(*, path: Path = SEED_PATH) -> int:
+    """Create the seed offerings (finops/data/offerings.csv, issue 28) the install does not have yet; returns how
+    many. Idempotent, and never overwrites an offering set by config or by hand (config and the admin form have the
+    last word). A row with no prices is priced by the catalog (its batch columns for the batch tier); its figures
+    are marketing figures until the gateway logs measure the provider (measured beats entered)."""
+    providers = {p.slug: p for p in Provider.objects.all()}
+    existing = set(Offering.objects.values_list("provider__slug", "model", "tier"))
+    named = set(ModelFamily.objects.values_list("slug", flat=True))
+    created = 0
+    with path.open(newline="") as fh:
+        for row in csv.DictReader(fh):
+            if row["provider"] not in providers or (row["provider"], row["model"], row["tier"]) in existing:
+                continue
+            figures = {
+                name: (int(row[name]) if name in INTEGER_SEED else Decimal(row[name])) if row.get(name) else None
+                for name in (*PRICE_FIELDS[:4], "output_tokens_per_s", "ttft_seconds", *INTEGER_SEED)
+            }
+            offering_upsert(
+                provider=providers[row["provider"]],
+                model=row["model"],
+                family=row["family"],
+                tier=row["tier"],
+                **figures,
+            )
+            existing.add((row["provider"], row["model"], row["tier"]))
+            created += 1
+            if row["family"] not in named:
+                family_upsert(slug=row["family"], name=display.model_name(row["family"]))
+                named.add(row["family"])
+    return created

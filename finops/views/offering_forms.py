@@ -10,6 +10,7 @@ FIELDS = [
     "provider",
     "model",
     "family",
+    "tier",
     "input_per_mtok",
     "cached_input_per_mtok",
     "cache_write_per_mtok",
@@ -18,6 +19,8 @@ FIELDS = [
     "output_tokens_per_s",
     "ttft_seconds",
     "context_window",
+    "requests_per_minute",
+    "tokens_per_minute",
 ]
 
 
@@ -34,6 +37,8 @@ class OfferingForm(forms.ModelForm):
             "output_tokens_per_s": "Output tokens / s",
             "ttft_seconds": "Time to first token (s)",
             "context_window": "Context window (tokens)",
+            "requests_per_minute": "Rate limit (requests / min)",
+            "tokens_per_minute": "Rate limit (tokens / min)",
         }
         help_texts = {
             "model": "As the provider names it; stored normalised, as on usage lines.",
@@ -46,6 +51,7 @@ class OfferingForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["family"].required = False
-        if self.instance.pk:  # an offering is its provider and model: change them by adding another offering
-            for name in ("provider", "model"):
+        self.fields["tier"].required = False  # empty: standard
+        if self.instance.pk:  # an offering is its provider, model and tier: change them by adding another offering
+            for name in ("provider", "model", "tier"):
                 self.fields[name].disabled = True

@@ -16,7 +16,7 @@ from finops.routing_litellm import litellm_router_config
 from finops.selectors.savings_rows import VERDICT, latency_text, policy_text, saving_rows
 from finops.selectors.whatif import catalogue, offered_families, savings, what_if
 from finops.services import offerings as offering_service
-from finops.whatif import BATCH_ASSUMPTION, OPTIONS, PRESETS, ProfileInvalid, parse_options
+from finops.whatif import BATCH_ASSUMPTION, CACHE_ASSUMPTION, OPTIONS, PRESETS, ProfileInvalid, parse_options
 
 from .methods import require_form_methods
 from .offering_forms import FIELDS, OfferingForm
@@ -34,23 +34,43 @@ def _prices_text(figures) -> str:
     return text + (f" − {figures.discount_pct.normalize():f} %" if figures.discount_pct else "")
 
 
+def why_not(result) -> str:
+    """Why an offering cannot be the headline, in words: its gates, the missing evidence, implausible figures."""
+    reasons = [*result.gates, *([result.evidence_mark] if result.evidence_mark else []), *result.sanity]
+    return "; ".join(reasons)
+
+
 def result_row(result, *, batch: bool) -> dict:
     figures = result.offering
     verdict = VERDICT[result.meets_sla] if result.sla_kind != "none" else "No SLA"
     if batch and result.batch_hours_per_night is not None:
         verdict += f" ({result.batch_hours_per_night.quantize(display.CENT)} h a night)"
+    if result.sla_basis == "measured p99":
+        verdict += " (p99)"
     price_source = figures.input_per_mtok.source or figures.blended_per_mtok.source
+    quality = display.DASH
+    if result.evidence is not None:
+        quality = f"{result.evidence.normalize():f}"
+    elif result.group == 0:
+        quality = "same model"
     return {
-        "provider": figures.provider_name or figures.provider,
+        "offering": figures.label + (" — today" if result.is_today else ""),
+        "provider": figures.provider,
         "model": figures.model,
+        "tier": figures.tier,
         "family": figures.family,
+        "group": result.group_name,
         "monthly_cost": result.monthly_cost,
         "versus_today": result.versus_today,
+        "list_per_mtok": result.list_per_mtok,
+        "effective_per_mtok": result.effective_per_mtok,
         "latency": latency_text(result),
         "latency_seconds": None
         if result.latency_seconds is None
         else str(result.latency_seconds.quantize(display.CENT)),
         "verdict": verdict,
+        "quality": quality,
+        "why_not": why_not(result) or ("Recommended" if result.best else ""),
         "context": {True: "Fits", False: "Too small", None: display.DASH}[result.fits_context],
         "missing": ", ".join(result.missing),
         "prices": _prices_text(figures),
@@ -61,6 +81,26 @@ def result_row(result, *, batch: bool) -> dict:
         "speed_source": figures.output_tokens_per_s.source,
         "highlight": result.best,
     }
+
+
+def chart_points(result, *, batch: bool) -> list[dict]:
+    """Today's setup, the same model's offerings and the headline: what a team would choose between (the rest are
+    in the table; 80 markers would hide them)."""
+    points = []
+    for r in result.results:
+        if not (r.is_today or r.best or (r.group == 0 and not r.gates)):
+            continue
+        points.append(
+            {
+                "provider": r.offering.provider_name or r.provider,
+                "label": ("Today: " if r.is_today else "") + r.offering.label,
+                "x": r.batch_hours_per_night if batch else r.latency_seconds,
+                "cost": r.monthly_cost,
+                "best": r.best,
+                "today": r.is_today,
+            }
+        )
+    return points
 
 
 @require_safe
@@ -88,6 +128,7 @@ def whatif_page(request):
         "result": None,
         "error": None,
         "batch_assumption": BATCH_ASSUMPTION,
+        "cache_assumption": CACHE_ASSUMPTION,
     }
     asked = any(raw.values())
     if asked:
@@ -104,16 +145,7 @@ def whatif_page(request):
             if response is not None:
                 return response
             currency = settings.FINOPS_REPORTING_CURRENCY
-            points = [
-                {
-                    "provider": r.offering.provider_name or r.provider,
-                    "label": f"{r.offering.provider_name or r.provider} {r.model}",
-                    "x": r.batch_hours_per_night if batch else r.latency_seconds,
-                    "cost": r.monthly_cost,
-                    "best": r.best,
-                }
-                for r in result.results
-            ]
+            points = chart_points(result, batch=batch)
             sla = result.profile.batch_window_hours if batch else result.profile.sla_seconds
             context.update(
                 result=result,
@@ -150,10 +182,31 @@ def savings_page(request):
     )
 
 
+def fallback_chain(policy, comparison: dict) -> list[tuple[str, str]]:
+    """The policy's fallback and every other offering of the primary's family passing every gate (of its allowed
+    set, when it has one), in the comparison's order (issue 28): same model first, cheapest passing first. An
+    offering not compared (no usage in the last 30 days) keeps the policy's own fallback only."""
+    primary = (policy.primary.provider.slug, policy.primary.model)
+    own = (policy.fallback.provider.slug, policy.fallback.model) if policy.fallback else None
+    results = comparison.get((policy.workload.slug, policy.primary.family), [])
+    chain = []
+    for result in results:
+        pair = (result.provider, result.model)
+        if pair == primary or pair in chain or result.tier != "standard":
+            continue  # LiteLLM routes requests as they come: the batch tier is not a fallback
+        passes = not (result.gates or result.evidence_mark or result.sanity) and result.monthly_cost is not None
+        if pair == own or passes:
+            chain.append(pair)
+    if own is not None and own not in chain:
+        chain.insert(0, own)
+    return chain
+
+
 @require_safe
 def routing_export(request):
     """The routing policies of the workloads the user sees, as a LiteLLM router config snippet (YAML)."""
     visible = access.visible_workloads(request.user).values_list("id", flat=True)
+    comparison = {(row.workload.slug, row.family): row.results for row in savings(request.user, today_utc()).rows}
     policies = (
         RoutingPolicy.objects.filter(workload_id__in=list(visible))
         .select_related("workload", "primary__provider", "fallback__provider")
@@ -164,7 +217,7 @@ def routing_export(request):
             {
                 "workload": p.workload.slug,
                 "primary": (p.primary.provider.slug, p.primary.model),
-                "fallback": (p.fallback.provider.slug, p.fallback.model) if p.fallback else None,
+                "fallbacks": fallback_chain(p, comparison),
                 "constraint": p.constraint,
             }
             for p in policies
@@ -183,11 +236,13 @@ def offering_list(request):
     cat = catalogue(today_utc())
     rows = []
     for figures in cat.offerings:
-        offering_id = cat.ids[(figures.provider, figures.model)]
+        offering_id = cat.ids[(figures.provider, figures.model, figures.tier)]
         row = {
             "provider": figures.provider_name or figures.provider,
             "model": figures.model,
-            "family": figures.family,
+            "name": figures.model_name or figures.model,
+            "tier": figures.tier,
+            "family": figures.family_name or figures.family,
             "prices": _prices_text(figures),
             "price_source": figures.input_per_mtok.source or figures.blended_per_mtok.source,
             "speed": display.DASH

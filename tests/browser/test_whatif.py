@@ -43,7 +43,7 @@ def test_the_copilot_preset_highlights_the_fast_offering_over_the_cheap_slow_one
     page.click("main >> text=what-if calculator")
     page.click("[data-preset=coding-copilot]")
     page.wait_for_selector("[data-testid=best-offering]")
-    assert page.inner_text("[data-testid=best-offering]") == "Cerebras kimi-k2.6"
+    assert page.inner_text("[data-testid=best-offering]") == "Cerebras · Kimi K2.6"  # display names
     highlighted = page.inner_text("table[data-table=whatif] tr[data-highlight]")
     assert "Cerebras" in highlighted and "$3,300.00" in highlighted  # 880 × 1.50 + 330 × 6.00
     fireworks = page.inner_text("table[data-table=whatif] tr:has-text('Fireworks')")
@@ -62,7 +62,7 @@ def test_a_workload_is_compared_on_its_last_30_days_and_ranked_on_the_savings_pa
     page.select_option("select[name=workload]", "support-agent")
     page.click("text=Compare")
     page.wait_for_selector("[data-testid=best-offering]")
-    assert page.inner_text("[data-testid=best-offering]").endswith("gpt-oss-120b")
+    assert page.inner_text("[data-testid=best-offering]").endswith("GPT OSS 120B")
     assert "DeepInfra" in page.inner_text("table[data-table=whatif] tr[data-highlight]").replace(
         "Deepinfra", "DeepInfra"
     )

@@ -28,8 +28,8 @@ from finops.services.offerings import (
 from .schema import OFFERING_SECTIONS as SECTIONS  # noqa: F401 - apply.py reads the section names here
 
 
-def _key(ref: dict) -> tuple[str, str]:
-    return (ref["provider"], normalise_model(ref["model"]))
+def _key(ref: dict) -> tuple[str, str, str]:
+    return (ref["provider"], normalise_model(ref["model"]), ref.get("tier") or Offering.Tier.STANDARD)
 
 
 def identity(section: str, data: dict) -> tuple:
@@ -43,7 +43,7 @@ def identity(section: str, data: dict) -> tuple:
 def offering_reference_errors(entries: dict[str, list[dict]], providers: set[str], workloads: set[str]) -> list[str]:
     errors = []
     known = {_key(e) for e in entries.get("offerings", [])} | {
-        (slug, model) for slug, model in Offering.objects.values_list("provider__slug", "model")
+        (slug, model, tier) for slug, model, tier in Offering.objects.values_list("provider__slug", "model", "tier")
     }
     for entry in entries.get("offerings", []):
         if entry["provider"] not in providers:
@@ -64,8 +64,9 @@ def offering_reference_errors(entries: dict[str, list[dict]], providers: set[str
         refs += [(f"allowed[{i}]", ref) for i, ref in enumerate(entry["allowed"])]
         for name, ref in refs:
             if _key(ref) not in known:
+                tier = "" if _key(ref)[2] == Offering.Tier.STANDARD else f" ({_key(ref)[2]})"
                 errors.append(
-                    f"{entry['_label']}: {name}: no offering {ref['provider']}/{ref['model']} "
+                    f"{entry['_label']}: {name}: no offering {ref['provider']}/{ref['model']}{tier} "
                     "(add it under `offerings:`)"
                 )
     return errors
@@ -82,6 +83,7 @@ def offering_apply(entry: dict) -> str:
             provider=provider,
             model=entry["model"],
             family=entry["family"],
+            tier=entry.get("tier") or Offering.Tier.STANDARD,
             **{name: entry[name] for name in FIGURE_FIELDS},
         )[1]
     except OfferingInvalid as exc:  # validated above; kept so a service rule added later still names the entry
@@ -89,7 +91,11 @@ def offering_apply(entry: dict) -> str:
 
 
 def _offering(ref: dict) -> Offering:
-    return Offering.objects.get(provider__slug=ref["provider"], model=normalise_model(ref["model"]))
+    return Offering.objects.get(
+        provider__slug=ref["provider"],
+        model=normalise_model(ref["model"]),
+        tier=ref.get("tier") or Offering.Tier.STANDARD,
+    )
 
 
 def routing_apply(entry: dict) -> str:
@@ -115,8 +121,12 @@ def _decimal(value: Decimal | None) -> str | None:
     return None if value is None else format(value.normalize(), "f")
 
 
+INTEGER_FIGURES = ("context_window", "requests_per_minute", "tokens_per_minute")
+
+
 def _ref(offering: Offering) -> dict:
-    return {"provider": offering.provider.slug, "model": offering.model}
+    ref = {"provider": offering.provider.slug, "model": offering.model}
+    return ref if offering.tier == Offering.Tier.STANDARD else {**ref, "tier": offering.tier}
 
 
 def export_sections() -> dict[str, list[dict]]:
@@ -125,13 +135,14 @@ def export_sections() -> dict[str, list[dict]]:
         for f in ModelFamily.objects.order_by("slug")
     ]
     offerings = []
-    for o in Offering.objects.select_related("provider").order_by("provider__slug", "model"):
+    for o in Offering.objects.select_related("provider").order_by("provider__slug", "model", "tier"):
         entry = {
             "provider": o.provider.slug,
             "model": o.model,
             "family": o.family,
-            **{name: _decimal(getattr(o, name)) for name in FIGURE_FIELDS if name != "context_window"},
-            "context_window": o.context_window,
+            "tier": None if o.tier == Offering.Tier.STANDARD else o.tier,
+            **{name: _decimal(getattr(o, name)) for name in FIGURE_FIELDS if name not in INTEGER_FIGURES},
+            **{name: getattr(o, name) for name in INTEGER_FIGURES},
         }
         offerings.append({k: v for k, v in entry.items() if v not in (None, "")})
     routing = []

@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from rest_framework import serializers
 
-from finops.models import ConnectorKind, RoutingPolicy, User, Workload
+from finops.models import ConnectorKind, Offering, RoutingPolicy, User, Workload
 from finops.models.org import Membership
 from finops.services.rules import rule_tags_problem
 from finops.text import name_check
@@ -244,11 +244,15 @@ class OfferingEntry(StrictSerializer):
         max_digits=10, decimal_places=3, min_value=0, required=False, allow_null=True, default=None
     )
     context_window = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+    tier = serializers.ChoiceField(choices=Offering.Tier.values, required=False, default=Offering.Tier.STANDARD)
+    requests_per_minute = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+    tokens_per_minute = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
 
 
 class OfferingRef(StrictSerializer):
     provider = serializers.SlugField()
     model = serializers.CharField(max_length=200)
+    tier = serializers.ChoiceField(choices=Offering.Tier.values, required=False, default=Offering.Tier.STANDARD)
 
 
 class RoutingEntry(StrictSerializer):
