@@ -17,8 +17,8 @@ from finops.forecast import forecast as forecast_of
 from finops.forecast import history_start
 from finops.models import ReportDelivery, ReportSendAttempt, ReportSnapshot, ReportSubscription, User
 from finops.months import next_month
-from finops.notify import deliver
-from finops.report_delivery import reports_send, unsubscribe_token
+from finops.notify import outbox
+from finops.reports.delivery import reports_send, unsubscribe_token
 from finops.selectors.spend import daily_costs, visible_spend
 from finops.selectors.tco_report import TcoReport, tco_report
 from finops.services.report_subscriptions import SubscriptionError, subscription_add
@@ -257,14 +257,14 @@ def test_an_address_refused_for_good_gives_up_at_once_and_after_eight_failures_a
     assert (nobody.state, nobody.next_attempt_at) == (State.GAVE_UP, None)
 
     fionas = ReportDelivery.objects.get(subscription__email="fiona@example.com")
-    for attempt in range(1, deliver.MAX_ATTEMPTS):
+    for attempt in range(1, outbox.MAX_ATTEMPTS):
         fionas.refresh_from_db()
         assert (fionas.state, fionas.attempts) == (State.FAILED, attempt)
         frozen.move_to(fionas.next_attempt_at, tick=False)
         reports_send()
     fionas.refresh_from_db()
-    assert (fionas.state, fionas.attempts) == (State.GAVE_UP, deliver.MAX_ATTEMPTS)
-    assert fionas.send_attempts.filter(status="failed").count() == deliver.MAX_ATTEMPTS
+    assert (fionas.state, fionas.attempts) == (State.GAVE_UP, outbox.MAX_ATTEMPTS)
+    assert fionas.send_attempts.filter(status="failed").count() == outbox.MAX_ATTEMPTS
     assert smtp.messages == []
 
 
