@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from finops.models import Cap, CapPeriod, CapScope, ReportDelivery, ReportSendAttempt, ReportSnapshot
-from finops.reports.delivery import delivery_preview, next_delivery, reports_send, send_now
+from finops.notify.report_deliveries import delivery_preview, next_delivery, reports_send, send_now
 from finops.reports.restatement import diff
 from finops.selectors.tco_report import TcoReport, tco_report
 from finops.services.report_subscriptions import subscription_add
@@ -146,8 +146,8 @@ def test_no_restatement_is_published_before_the_sources_settle_nor_when_nothing_
 
 
 def test_the_preview_is_exactly_the_email_sent_and_send_now_sends_it_once(smtp, sent_in_october, fiona):
+    from finops.notify.report_deliveries import month_lock, schedule_reader
     from finops.report_restated import restatements
-    from finops.reports.delivery import month_lock, schedule_reader
 
     restatements(reader=schedule_reader(), lock=month_lock, now=FIFTH)  # published and due, not sent yet
     subscription = fiona.report_subscriptions.get()
@@ -170,8 +170,8 @@ def test_the_preview_is_exactly_the_email_sent_and_send_now_sends_it_once(smtp, 
 
 
 def test_the_admin_previews_the_email_and_sends_it_now_from_the_subscriptions_page(smtp, sent_in_october, ada):
+    from finops.notify.report_deliveries import month_lock, schedule_reader
     from finops.report_restated import restatements
-    from finops.reports.delivery import month_lock, schedule_reader
 
     restatements(reader=schedule_reader(), lock=month_lock, now=FIFTH)
     subscription = ada and ReportDelivery.objects.filter(subscription__email="cfo@example.com").first().subscription
@@ -227,8 +227,8 @@ def test_a_months_report_reads_the_same_whenever_it_is_rendered_after_it_closed_
 
 
 def test_the_preview_command_writes_exactly_the_message_it_then_sends(smtp, sent_in_october, tmp_path):
+    from finops.notify.report_deliveries import month_lock, schedule_reader
     from finops.report_restated import restatements
-    from finops.reports.delivery import month_lock, schedule_reader
 
     restatements(reader=schedule_reader(), lock=month_lock, now=FIFTH)
     path = tmp_path / "cfo.eml"

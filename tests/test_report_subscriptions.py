@@ -18,7 +18,7 @@ from finops.forecast import history_start
 from finops.models import ReportDelivery, ReportSendAttempt, ReportSnapshot, ReportSubscription, User
 from finops.months import next_month
 from finops.notify import outbox
-from finops.reports.delivery import reports_send, unsubscribe_token
+from finops.notify.report_deliveries import reports_send, unsubscribe_token
 from finops.selectors.spend import daily_costs, visible_spend
 from finops.selectors.tco_report import TcoReport, tco_report
 from finops.services.report_subscriptions import SubscriptionError, subscription_add

@@ -1,7 +1,7 @@
 """The one outbox (issue 25): a row sent once however many workers and beats run. Alert events
-(finops.notify.deliver) and the monthly report's deliveries (finops.reports.delivery) both go through it; what is
-sent and to whom is theirs, claiming, the lease, settling, retrying with backoff and recording each try is here,
-once, so the two cannot drift apart again.
+(finops.notify.deliver) and the monthly report's deliveries (finops.notify.report_deliveries) both go through
+it; what is sent and to whom is theirs, claiming, the lease, settling, retrying with backoff and recording each try
+is here, once, so the two cannot drift apart again.
 
 A row (a model with `State` pending/sending/sent/failed/gave_up, `claimed_at`, `claim_token`, `attempts`,
 `next_attempt_at`, `sent_at`, `created_at`) is due when it is pending, or failed and its next attempt is due, or left
