@@ -11,8 +11,8 @@ due rows, claim, lease, settle, backoff and limits; this module says what is due
    month, so two processes at once publish one version, the second one finding it.
 2. Sending: each due delivery (pending, failed and due for its retry, or left `sending` past LEASE by a worker that
    died) is claimed with a conditional UPDATE by exactly one sender (the outbox). Every attempt is a
-   ReportSendAttempt row, written in the outbox's settle;
-   a failure is retried with backoff and given up after MAX_ATTEMPTS, or at once when retrying cannot help.
+   ReportSendAttempt row, written in the outbox's settle; a failure is retried with backoff and given up after
+   MAX_ATTEMPTS, or at once when retrying cannot help.
    The PDF and the summary are rendered once per snapshot and call, not per recipient.
 
 Between the two, restatements (finops.report_restated): a month already sent whose settled figures changed is
