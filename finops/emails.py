@@ -165,7 +165,7 @@ def alert_email(event: AlertEvent, *, to: str) -> EmailMultiAlternatives:
     return function(event, to=to)
 
 
-# --- the monthly TCO report (issue 14; sent by finops.report_delivery) ---
+# --- the monthly TCO report (issue 14; sent by finops.notify.report_deliveries) ---
 
 REPORT_MOVERS = 3
 REPORT_ROWS = 5

@@ -10,7 +10,8 @@ When a restatement is published as a new version (docs/report-email.md, "Restate
 - only when the live figures differ from the latest version (finops.reports.restatement.diff: an amount or a count
   differs). The report's sections are as of the month's end, so the same data gives the same figures whenever it is
   read, and a version is published only for a real change.
-Publishing holds the month's advisory lock (finops.report_delivery.month_snapshot's), so two beats publish once.
+Publishing holds the month's advisory lock (finops.notify.report_deliveries.month_snapshot's), so two beats
+publish once.
 
 Who gets a restated email: each active subscription whose latest sent email of the month carries an older version
 whose figures differ from the latest version's. One ReportDelivery per subscription × version (unique: two

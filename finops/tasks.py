@@ -33,8 +33,8 @@ def deliver_alerts() -> int:
 
 @shared_task(acks_late=True, queue="notify", expires=3600)
 def send_reports() -> int:
-    """The monthly TCO report: on or after each subscription's day, last month's report once (finops.report_delivery);
-    failed sends retried when due. Returns how many emails this run sent."""
-    from finops.report_delivery import reports_send
+    """The monthly TCO report: on or after each subscription's day, last month's report once
+    (finops.notify.report_deliveries); failed sends retried when due. Returns how many emails this run sent."""
+    from finops.notify.report_deliveries import reports_send
 
     return len(reports_send())

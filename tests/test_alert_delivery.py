@@ -21,7 +21,7 @@ from django.db import connection
 from finops import crypto
 from finops.alerts.events import event_raise
 from finops.models import AlertEvent, AlertKind, AlertMute, AttributionRule, Cap, Notification, Team, User
-from finops.notify import deliver
+from finops.notify import outbox
 from finops.notify.deliver import event_claim, events_deliver
 from finops.notify.recipients import event_addresses
 from finops.services.attribution import history_reattribute
@@ -263,20 +263,20 @@ def test_an_address_refused_for_good_gives_up_at_once(smtp, frozen, support_cap,
 def test_after_eight_failed_attempts_the_alert_gives_up(settings, frozen, support_cap, sam):
     FakeSmtpServer().use(settings)  # never up
     event = raise_cap_event(support_cap)
-    for attempt in range(1, deliver.MAX_ATTEMPTS + 1):
+    for attempt in range(1, outbox.MAX_ATTEMPTS + 1):
         events_deliver()
         event.refresh_from_db()
         assert event.attempts == attempt
-        if attempt < deliver.MAX_ATTEMPTS:
+        if attempt < outbox.MAX_ATTEMPTS:
             assert event.state == State.FAILED
             frozen.move_to(event.next_attempt_at, tick=False)
     assert event.state == State.GAVE_UP and event.next_attempt_at is None
-    assert event.notifications.filter(status="failed").count() == deliver.MAX_ATTEMPTS
+    assert event.notifications.filter(status="failed").count() == outbox.MAX_ATTEMPTS
 
 
 def test_backoff_doubles_with_jitter_and_stays_under_an_hour():
     for attempt in range(1, 12):
-        seconds = deliver.backoff(attempt).total_seconds()
+        seconds = outbox.backoff(attempt).total_seconds()
         expected = min(3600, 60 * 2 ** (attempt - 1))
         assert 0.75 * expected <= seconds <= expected
 
@@ -298,7 +298,7 @@ def test_an_alert_left_sending_by_a_killed_worker_is_sent_after_the_lease(smtp, 
     assert event_claim(event.id, state=State.PENDING, claimed_at=None, now=NOW)  # then the worker died
 
     assert events_deliver() == 0
-    frozen.shift(deliver.LEASE - dt.timedelta(seconds=1))
+    frozen.shift(outbox.LEASE - dt.timedelta(seconds=1))
     assert events_deliver() == 0, "still within the dead worker's lease"
     frozen.shift(dt.timedelta(seconds=2))
     assert events_deliver() == 1

@@ -13,7 +13,7 @@ from finops.demo.reports import reports_load
 from finops.emails import REPORT_MOVERS
 from finops.models import ReportSnapshot, ReportSubscription
 from finops.months import next_month
-from finops.report_delivery import reports_send
+from finops.notify.report_deliveries import reports_send
 from finops.selectors.tco_report import TcoReport, tco_report
 from finops.selectors.whatif import savings as savings_report
 from tests.fakes.smtp_server import FakeSmtpServer

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from finops.models import Cap, CapPeriod, CapScope, ReportDelivery, ReportSendAttempt, ReportSnapshot
-from finops.report_delivery import delivery_preview, next_delivery, reports_send, send_now
+from finops.notify.report_deliveries import delivery_preview, next_delivery, reports_send, send_now
 from finops.reports.restatement import diff
 from finops.selectors.tco_report import TcoReport, tco_report
 from finops.services.report_subscriptions import subscription_add
@@ -146,7 +146,7 @@ def test_no_restatement_is_published_before_the_sources_settle_nor_when_nothing_
 
 
 def test_the_preview_is_exactly_the_email_sent_and_send_now_sends_it_once(smtp, sent_in_october, fiona):
-    from finops.report_delivery import month_lock, schedule_reader
+    from finops.notify.report_deliveries import month_lock, schedule_reader
     from finops.report_restated import restatements
 
     restatements(reader=schedule_reader(), lock=month_lock, now=FIFTH)  # published and due, not sent yet
@@ -170,7 +170,7 @@ def test_the_preview_is_exactly_the_email_sent_and_send_now_sends_it_once(smtp, 
 
 
 def test_the_admin_previews_the_email_and_sends_it_now_from_the_subscriptions_page(smtp, sent_in_october, ada):
-    from finops.report_delivery import month_lock, schedule_reader
+    from finops.notify.report_deliveries import month_lock, schedule_reader
     from finops.report_restated import restatements
 
     restatements(reader=schedule_reader(), lock=month_lock, now=FIFTH)
@@ -227,7 +227,7 @@ def test_a_months_report_reads_the_same_whenever_it_is_rendered_after_it_closed_
 
 
 def test_the_preview_command_writes_exactly_the_message_it_then_sends(smtp, sent_in_october, tmp_path):
-    from finops.report_delivery import month_lock, schedule_reader
+    from finops.notify.report_deliveries import month_lock, schedule_reader
     from finops.report_restated import restatements
 
     restatements(reader=schedule_reader(), lock=month_lock, now=FIFTH)

@@ -17,8 +17,9 @@ from finops.forecast import forecast as forecast_of
 from finops.forecast import history_start
 from finops.models import ReportDelivery, ReportSendAttempt, ReportSnapshot, ReportSubscription, User
 from finops.months import next_month
-from finops.notify import deliver
-from finops.report_delivery import reports_send, unsubscribe_token
+from finops.notify import outbox
+from finops.notify.base import NotifyError
+from finops.notify.report_deliveries import reports_send, unsubscribe_token
 from finops.selectors.spend import daily_costs, visible_spend
 from finops.selectors.tco_report import TcoReport, tco_report
 from finops.services.report_subscriptions import SubscriptionError, subscription_add
@@ -257,15 +258,38 @@ def test_an_address_refused_for_good_gives_up_at_once_and_after_eight_failures_a
     assert (nobody.state, nobody.next_attempt_at) == (State.GAVE_UP, None)
 
     fionas = ReportDelivery.objects.get(subscription__email="fiona@example.com")
-    for attempt in range(1, deliver.MAX_ATTEMPTS):
+    for attempt in range(1, outbox.MAX_ATTEMPTS):
         fionas.refresh_from_db()
         assert (fionas.state, fionas.attempts) == (State.FAILED, attempt)
         frozen.move_to(fionas.next_attempt_at, tick=False)
         reports_send()
     fionas.refresh_from_db()
-    assert (fionas.state, fionas.attempts) == (State.GAVE_UP, deliver.MAX_ATTEMPTS)
-    assert fionas.send_attempts.filter(status="failed").count() == deliver.MAX_ATTEMPTS
+    assert (fionas.state, fionas.attempts) == (State.GAVE_UP, outbox.MAX_ATTEMPTS)
+    assert fionas.send_attempts.filter(status="failed").count() == outbox.MAX_ATTEMPTS
     assert smtp.messages == []
+
+
+def test_a_delivery_left_sending_by_a_killed_sender_is_sent_once_after_the_outbox_lease(smtp, frozen, spend, fiona):
+    """The report's deliveries go through the alerts' outbox: the same claim and lease (docs/report-email.md)."""
+    from finops.notify.report_deliveries import OUTBOX, deliveries_create
+
+    deliveries_create(THIRD)
+    delivery = ReportDelivery.objects.get()
+    dead = OUTBOX.claim(delivery.id, state=State.PENDING, claimed_at=None, now=THIRD)  # then the sender died
+    assert dead
+
+    assert reports_send() == []
+    frozen.shift(outbox.LEASE - dt.timedelta(seconds=1))
+    assert reports_send() == [], "still within the dead sender's lease"
+    frozen.shift(dt.timedelta(seconds=2))
+    assert reports_send() == [delivery.id]
+    assert reports_send() == []
+
+    # The first sender wakes up and settles with its old claim: the delivery the second one sent stays sent.
+    OUTBOX.settle(delivery.id, token=dead, now=THIRD, error=NotifyError("woke up late"))
+    delivery.refresh_from_db()
+    assert (delivery.state, delivery.attempts) == (State.SENT, 1)
+    assert smtp.envelopes == [["fiona@example.com"]]
 
 
 def test_a_finance_user_who_became_a_member_is_not_sent_the_report(smtp, frozen, spend, fiona):

@@ -9,7 +9,7 @@ from django.core import signing
 from django.test import Client
 
 from finops.models import ReportSubscription
-from finops.report_delivery import UNSUBSCRIBE_SALT, reports_send
+from finops.notify.report_deliveries import UNSUBSCRIBE_SALT, reports_send
 from finops.services.report_subscriptions import subscription_add, subscription_set_active
 from tests.report_helpers import two_months_of_support_usage
 

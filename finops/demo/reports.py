@@ -31,7 +31,7 @@ from django.test.utils import override_settings
 from django.utils import timezone
 
 from finops.models import Account, IngestRun, ReportSnapshot, ReportSubscription, User
-from finops.report_delivery import month_lock, month_snapshot, schedule_reader, send_now
+from finops.notify.report_deliveries import month_lock, month_snapshot, schedule_reader, send_now
 from finops.report_restated import restated_deliveries_create, restatement_publish
 from finops.reports.restatement import diff
 from finops.selectors.prices import Tokens

@@ -3,7 +3,8 @@ of channel is a module in this package and a line in finops/notify/transports.py
 
 A transport sends one event (or a test message) to one target and either returns or raises NotifyError.
 `permanent=True` says a retry cannot help (a refused address, a 4xx from a webhook, a secret that no longer
-decrypts); anything else (a server down, a timeout, a 5xx) is retried with backoff by finops.notify.deliver.
+decrypts); anything else (a server down, a timeout, a 5xx) is retried with backoff by the outbox
+(finops.notify.outbox).
 """
 
 import abc

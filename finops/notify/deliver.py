@@ -1,60 +1,37 @@
-"""Send every due event once, however many workers run this at the same time.
+"""Send every due alert event once, however many workers run this at the same time: through the one outbox
+(finops.notify.outbox), which claims, leases, settles and retries; this module says what sending an event is.
 
-An event is due when it is pending, or failed and its next attempt is due, or left `sending` by a worker that
-died more than LEASE ago. Each is claimed with a conditional UPDATE on the state and claimed_at read a moment
-before: exactly one worker's UPDATE matches, the others see 0 rows and move on. The claimant sends to every
-recipient not yet told (its Notification rows say who was), one Notification per attempt and recipient, then
-settles the event: sent when everyone was told; else failed with a next attempt after an exponential backoff
-with jitter, and gave_up after MAX_ATTEMPTS or when only permanent errors are left. A channel's error is one
-event's failure: the loop goes on to the next event.
+The claimant sends to every recipient not yet told (its Notification rows say who was), one Notification per
+attempt and recipient; the event is sent when everyone was told, failed (retried with backoff) while any recipient
+failed, and gave_up after MAX_ATTEMPTS or when only permanent errors are left. A channel's error is one event's
+failure: the loop goes on to the next event.
 """
 
 import datetime as dt
 import logging
-import random
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from django.db import connections
-from django.db.models import Q
 from django.utils import timezone
 
 from finops.models import AlertEvent, Notification
 
 from .base import NotifyError, Target
+from .outbox import Outbox
 from .recipients import channel_targets, event_targets
 from .transports import TRANSPORTS
 
 log = logging.getLogger(__name__)
 
 State = AlertEvent.State
-LEASE = dt.timedelta(minutes=10)  # a claim older than this belonged to a worker that died mid-send
-MAX_ATTEMPTS = 8
-BACKOFF_BASE = 60  # seconds before the first retry; doubles each attempt
-BACKOFF_MAX = 3600
-BATCH = 200
 HTTP_PARALLEL = 8  # HTTP receivers of one event posted to at once
-
-
-def backoff(attempt: int) -> dt.timedelta:
-    """60 s, 2 min, 4 min … capped at an hour, each ×0.75–1 so retries of many events spread out."""
-    seconds = min(BACKOFF_MAX, BACKOFF_BASE * 2 ** (attempt - 1))
-    return dt.timedelta(seconds=seconds * random.uniform(0.75, 1.0))
-
-
-def due_events(now: dt.datetime):
-    due = Q(state__in=(State.PENDING, State.FAILED)) & (Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
-    abandoned = Q(state=State.SENDING, claimed_at__lt=now - LEASE)
-    return AlertEvent.objects.filter(due | abandoned).order_by("created_at", "id")
+# Each try's record is the event's Notification rows, one per recipient, written while sending.
+OUTBOX = Outbox(AlertEvent, label="alert event")
 
 
 def event_claim(event_id: int, *, state: str, claimed_at, now: dt.datetime) -> str | None:
     """The claim token when this worker won the event, None when another did."""
-    token = str(uuid.uuid4())
-    won = AlertEvent.objects.filter(id=event_id, state=state, claimed_at=claimed_at).update(
-        state=State.SENDING, claimed_at=now, claim_token=token
-    )
-    return token if won == 1 else None
+    return OUTBOX.claim(event_id, state=state, claimed_at=claimed_at, now=now)
 
 
 def events_deliver(now: dt.datetime | None = None) -> int:
@@ -64,23 +41,12 @@ def events_deliver(now: dt.datetime | None = None) -> int:
 
 def events_deliver_ids(now: dt.datetime | None = None) -> list[int]:
     """Send what is due; the ids of the events this call sent (every recipient told)."""
-    now = now or timezone.now()
-    sent = []
-    for event_id, state, claimed_at in due_events(now).values_list("id", "state", "claimed_at")[:BATCH]:
-        token = event_claim(event_id, state=state, claimed_at=claimed_at, now=now)
-        if token is None:
-            continue
-        try:
-            if event_deliver(event_id, token=token, now=now) == State.SENT:
-                sent.append(event_id)
-        except Exception:  # a bug in one event's rendering must not stop the others; it is retried like a failure
-            log.exception("Delivering alert event %s failed", event_id)
-            _settle(event_id, token=token, now=now, failed=True, permanent=False)
-    return sent
+    return OUTBOX.send_due(now or timezone.now(), event_deliver)
 
 
-def event_deliver(event_id: int, *, token: str, now: dt.datetime) -> str:
-    """Send a claimed event to everyone not yet told; returns the state it was left in."""
+def event_deliver(event_id: int) -> NotifyError | None:
+    """Send a claimed event to everyone not yet told; None when all were, else what failed (permanent when every
+    failure was: retrying cannot help)."""
     event = AlertEvent.objects.select_related("cap__team", "cap__workload__team", "contract", "team").get(id=event_id)
     attempt = event.attempts + 1
     told = {
@@ -139,13 +105,9 @@ def event_deliver(event_id: int, *, token: str, now: dt.datetime) -> str:
                 record(target, None)
         for target, post in posts:
             record(target, post.result())
-    return _settle(
-        event.id,
-        token=token,
-        now=now,
-        failed=bool(errors),
-        permanent=bool(errors) and all(error.permanent for error in errors),
-    )
+    if not errors:
+        return None
+    return NotifyError("; ".join(str(error) for error in errors), permanent=all(error.permanent for error in errors))
 
 
 def _http_send(event: AlertEvent, target: Target) -> NotifyError | None:
@@ -178,17 +140,3 @@ def channel_test(channel) -> list[str]:
     for target in targets:
         TRANSPORTS[target.channel].test(channel, target)
     return [target.recipient for target in targets]
-
-
-def _settle(event_id: int, *, token: str, now: dt.datetime, failed: bool, permanent: bool) -> str:
-    """Leave the event sent, failed (with its next attempt) or gave_up; only while this worker's claim holds."""
-    attempts = AlertEvent.objects.filter(id=event_id).values_list("attempts", flat=True).first() or 0
-    attempts += 1
-    if not failed:
-        fields = {"state": State.SENT, "sent_at": now, "next_attempt_at": None}
-    elif permanent or attempts >= MAX_ATTEMPTS:
-        fields = {"state": State.GAVE_UP, "next_attempt_at": None}
-    else:
-        fields = {"state": State.FAILED, "next_attempt_at": now + backoff(attempts)}
-    AlertEvent.objects.filter(id=event_id, state=State.SENDING, claim_token=token).update(attempts=attempts, **fields)
-    return fields["state"]

@@ -108,7 +108,7 @@ def subscription_set_active(
 ) -> ReportSubscription:
     """Deactivate (the unsubscribe link, the page) or reactivate (the page: the recipient or an admin, on purpose).
     Deactivating twice keeps the first date. Reactivating voids the unsubscribe links of the emails sent before it
-    (finops.report_delivery.unsubscribe_matches): a forwarded old email must not end the new subscription."""
+    (finops.notify.report_deliveries.unsubscribe_matches): a forwarded old email must not end the new subscription."""
     if subscription.active == active:
         return subscription
     now = now or timezone.now()

@@ -23,7 +23,13 @@ from django.views.decorators.http import require_http_methods
 from finops import access
 from finops.models import ReportSubscription
 from finops.models.reports import DEFAULT_DELIVERY_DAY
-from finops.report_delivery import delivery_preview, next_delivery, send_now, unsubscribe_matches, unsubscribe_read
+from finops.notify.report_deliveries import (
+    delivery_preview,
+    next_delivery,
+    send_now,
+    unsubscribe_matches,
+    unsubscribe_read,
+)
 from finops.selectors.report_subscriptions import own_subscription, pending_defaults, subscription_rows
 from finops.services import report_subscriptions as service
 from finops.views.methods import require_form_methods
@@ -174,7 +180,7 @@ def _managed(request, pk) -> ReportSubscription:
 
 
 def _preview(subscription):
-    """(what it is, the delivery, the message as it would be sent) — finops.report_delivery renders it with the
+    """(what it is, the delivery, the message as it would be sent) — finops.notify.report_deliveries renders it with the
     function that sends it."""
     delivery, what = next_delivery(subscription, timezone.now())
     return what, delivery, (delivery_preview(delivery) if delivery is not None else None)

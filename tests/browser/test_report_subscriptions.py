@@ -5,7 +5,7 @@ signing in, confirms, and is unsubscribed; a broken link says so."""
 import pytest
 
 from finops.models import ReportSubscription
-from finops.report_delivery import unsubscribe_token
+from finops.notify.report_deliveries import unsubscribe_token
 from finops.services.report_subscriptions import subscription_add
 from tests.conftest import PASSWORD
 

@@ -177,7 +177,7 @@ def test_a_restated_month_reaches_each_subscriber_once_from_four_tasks_on_two_re
     on two workers publish one version 2 and send each subscriber one restated email."""
     from decimal import Decimal
 
-    from finops.report_delivery import reports_send
+    from finops.notify.report_deliveries import reports_send
     from tests.report_helpers import import_usage, month_rows
 
     smtp.use(settings)
@@ -219,7 +219,7 @@ def test_two_real_beats_and_two_workers_send_a_restated_month_once_to_each_subsc
     import time
     from decimal import Decimal
 
-    from finops.report_delivery import reports_send
+    from finops.notify.report_deliveries import reports_send
     from tests.integration.fault_helpers import process_env, purge, start_beat, start_worker, wait_ready
     from tests.report_helpers import import_usage, month_rows
 

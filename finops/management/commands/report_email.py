@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from finops.models import ReportSubscription
-from finops.report_delivery import delivery_preview, next_delivery, send_now
+from finops.notify.report_deliveries import delivery_preview, next_delivery, send_now
 
 
 class Command(BaseCommand):

@@ -1,5 +1,6 @@
 """The monthly TCO report by email (issue 14), sent once per subscription and month however many beat processes
-and workers run. It mirrors the alert pipeline (finops.notify.deliver) and reuses its backoff, lease and limits.
+and workers run. Its deliveries go through the one outbox alert events go through (finops.notify.outbox): the same
+due rows, claim, lease, settle, backoff and limits; this module says what is due and what sending one is.
 
 `reports_send()` (the hourly `send_reports` task) does two things:
 
@@ -9,8 +10,9 @@ and workers run. It mirrors the alert pipeline (finops.notify.deliver) and reuse
    itself (the only automatic publication). That publication holds a transaction-level advisory lock on the
    month, so two processes at once publish one version, the second one finding it.
 2. Sending: each due delivery (pending, failed and due for its retry, or left `sending` past LEASE by a worker that
-   died) is claimed with a conditional UPDATE by exactly one sender. Every attempt is a ReportSendAttempt row;
-   a failure is retried with backoff and given up after MAX_ATTEMPTS, or at once when retrying cannot help.
+   died) is claimed with a conditional UPDATE by exactly one sender (the outbox). Every attempt is a
+   ReportSendAttempt row, written in the outbox's settle; a failure is retried with backoff and given up after
+   MAX_ATTEMPTS, or at once when retrying cannot help.
    The PDF and the summary are rendered once per snapshot and call, not per recipient.
 
 Between the two, restatements (finops.report_restated): a month already sent whose settled figures changed is
@@ -25,13 +27,11 @@ read the report (their role changed) is not sent it (the attempt says why).
 import datetime as dt
 import hashlib
 import logging
-import uuid
 import zlib
 
 from django.conf import settings
 from django.core import signing
 from django.db import connection, transaction
-from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
@@ -39,8 +39,8 @@ from finops import access, emails
 from finops.models import ReportDelivery, ReportSendAttempt, ReportSnapshot, ReportSubscription, User
 from finops.months import month_of
 from finops.notify.base import NotifyError
-from finops.notify.deliver import BATCH, LEASE, MAX_ATTEMPTS, backoff
 from finops.notify.email import message_send
+from finops.notify.outbox import Outbox
 from finops.report_restated import restated_context, restated_deliveries_create, restatements
 from finops.reports.restatement import diff
 from finops.selectors.contracts import add_months
@@ -121,7 +121,9 @@ def month_snapshot(month: dt.date, *, today: dt.date, now: dt.datetime) -> Repor
         return snapshot
 
 
-_LOCK_SPACE = zlib.crc32(b"finops.report_delivery") & 0x7FFFFFFF  # the advisory locks' first key: ours alone
+# The advisory locks' first key: ours alone. Named after the module this code lived in first, so a process still
+# running the old code during a deploy takes the same lock.
+_LOCK_SPACE = zlib.crc32(b"finops.report_delivery") & 0x7FFFFFFF
 
 
 def due_subscriptions(month: dt.date, today: dt.date):
@@ -155,19 +157,16 @@ def _may_receive(user: User) -> bool:
 # --- 2. sending ---
 
 
-def due_deliveries(now: dt.datetime):
-    due = Q(state__in=(State.PENDING, State.FAILED)) & (Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
-    abandoned = Q(state=State.SENDING, claimed_at__lt=now - LEASE)
-    return ReportDelivery.objects.filter(due | abandoned, subscription__active=True).order_by("created_at", "id")
-
-
-def delivery_claim(delivery_id: int, *, state: str, claimed_at, now: dt.datetime) -> str | None:
-    """The claim token when this sender won the delivery, None when another did."""
-    token = str(uuid.uuid4())
-    won = ReportDelivery.objects.filter(id=delivery_id, state=state, claimed_at=claimed_at).update(
-        state=State.SENDING, claimed_at=now, claim_token=token
+def _attempt_record(delivery_id: int, attempt: int, error: NotifyError | None) -> None:
+    ReportSendAttempt.objects.create(
+        delivery_id=delivery_id,
+        attempt=attempt,
+        status=ReportSendAttempt.Status.FAILED if error else ReportSendAttempt.Status.SENT,
+        error=str(error)[:2000] if error else "",
     )
-    return token if won == 1 else None
+
+
+OUTBOX = Outbox(ReportDelivery, label="report delivery", record=_attempt_record)
 
 
 class _Rendered:
@@ -223,25 +222,22 @@ def delivery_message(delivery: ReportDelivery, rendered: "_Rendered"):
 
 def deliveries_send(now: dt.datetime, *, subscription: ReportSubscription | None = None) -> list[int]:
     """Send what is due (to `subscription` only, when given); the ids of the deliveries this call sent."""
-    rendered, sent, down = _Rendered(), [], None
-    due = due_deliveries(now) if subscription is None else due_deliveries(now).filter(subscription=subscription)
-    for delivery_id, state, claimed_at in due.values_list("id", "state", "claimed_at")[:BATCH]:
-        token = delivery_claim(delivery_id, state=state, claimed_at=claimed_at, now=now)
-        if token is None:
-            continue
+    rendered, down = _Rendered(), None
+    rows = ReportDelivery.objects.filter(subscription__active=True)
+    if subscription is not None:
+        rows = rows.filter(subscription=subscription)
+
+    def send(delivery_id: int) -> NotifyError | None:
+        nonlocal down
         delivery = ReportDelivery.objects.select_related("subscription__user", "snapshot", "restates").get(
             id=delivery_id
         )
-        try:
-            error = down or _send(delivery, rendered)
-        except Exception as exc:  # a bug rendering one delivery must not stop the others; retried like a failure
-            log.exception("Sending report delivery %s failed", delivery_id)
-            error = NotifyError(f"{type(exc).__name__}: {exc}")
+        error = down or _send(delivery, rendered)
         if error is not None and error.channel_down:
             down = error  # the SMTP server is unreachable: the others fail with the same error, without waiting
-        if _settle(delivery, token=token, now=now, error=error) == State.SENT:
-            sent.append(delivery_id)
-    return sent
+        return error
+
+    return OUTBOX.send_due(now, send, rows=rows)
 
 
 def _send(delivery: ReportDelivery, rendered: _Rendered) -> NotifyError | None:
@@ -259,29 +255,6 @@ def _send(delivery: ReportDelivery, rendered: _Rendered) -> NotifyError | None:
         log.warning("The %s report to %s failed: %s", f"{delivery.month:%Y-%m}", subscription.email, exc)
         return exc
     return None
-
-
-def _settle(delivery: ReportDelivery, *, token: str, now: dt.datetime, error: NotifyError | None) -> str:
-    """Record the attempt and leave the delivery sent, failed (with its next attempt) or gave_up; only while this
-    sender's claim holds."""
-    attempts = delivery.attempts + 1
-    with transaction.atomic():
-        ReportSendAttempt.objects.create(
-            delivery=delivery,
-            attempt=attempts,
-            status=ReportSendAttempt.Status.FAILED if error else ReportSendAttempt.Status.SENT,
-            error=str(error)[:2000] if error else "",
-        )
-        if error is None:
-            fields = {"state": State.SENT, "sent_at": now, "next_attempt_at": None}
-        elif error.permanent or attempts >= MAX_ATTEMPTS:
-            fields = {"state": State.GAVE_UP, "next_attempt_at": None}
-        else:
-            fields = {"state": State.FAILED, "next_attempt_at": now + backoff(attempts)}
-        ReportDelivery.objects.filter(id=delivery.id, state=State.SENDING, claim_token=token).update(
-            attempts=attempts, **fields
-        )
-    return fields["state"]
 
 
 def month_lock(cursor, month: dt.date) -> None:
