@@ -10,6 +10,9 @@ for A4 or a phone.
 Speed (the demo's month, warm): WeasyPrint's time goes into CSS matching and table layout, so report-print.css
 uses short class selectors only, no shadows or rounded corners on cells, one font (DejaVu Sans, which the system
 has: no font files embedded from the stylesheet), and the charts are vectors WeasyPrint draws without decoding.
+The PDF's tables have a fixed layout with widths worked out here from the cells (column_widths), separate borders
+(nothing to collapse), and the charts reach WeasyPrint by reference rather than as data: URIs (report_pdf): see
+docs/reports.md, "PDF speed".
 """
 
 import base64
