@@ -68,13 +68,14 @@ def _pages(pdf: bytes, folder: Path) -> list[dict]:
     boxes = subprocess.run(["pdftotext", "-bbox", str(path), "-"], capture_output=True, text=True, check=True).stdout
     for index, page in enumerate(boxes.split("<page ")[1:]):
         width, height = (float(v) for v in re.match(r'width="([\d.]+)" height="([\d.]+)"', page).groups())
-        words = [
-            (float(x0), float(x1), word)
-            for x0, x1, word in re.findall(
-                r'<word xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)" yMax="[\d.]+">([^<]*)</word>', page
+        boxes = [
+            (float(x0), float(y0), float(x1), float(y1), word)
+            for x0, y0, x1, y1, word in re.findall(
+                r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</word>', page
             )
         ]
-        pages[index].update(size=(width, height), words=words)
+        words = [(x0, x1, word) for x0, _y0, x1, _y1, word in boxes]
+        pages[index].update(size=(width, height), words=words, boxes=boxes)
     return pages
 
 
@@ -133,6 +134,20 @@ def test_pages_are_a4_numbered_labelled_and_nothing_runs_off_the_edge(october, p
         width = page["size"][0]
         off = [word for x0, x1, word in page["words"] if x0 < MARGIN_PT - 2 or x1 > width - MARGIN_PT + 2]
         assert not off, f"page {page['number']}: words outside the margins: {off[:10]}"
+
+
+def test_no_word_is_drawn_over_another(pdf_pages):
+    """The PDF's tables have a fixed layout with widths worked out from the cells' text (tco_pdf.column_widths): a
+    figure wider than its column would run into the next cell, inside the margins. No two words' boxes may cross."""
+    for page in pdf_pages:
+        boxes = page["boxes"]
+        crossing = [
+            (a[4], b[4])
+            for i, a in enumerate(boxes)
+            for b in boxes[i + 1 :]
+            if min(a[2], b[2]) - max(a[0], b[0]) > 0.5 and min(a[3], b[3]) - max(a[1], b[1]) > 0.5
+        ]
+        assert not crossing, f"page {page['number']}: words drawn over each other: {crossing[:10]}"
 
 
 def test_the_png_pages_exist_and_are_not_blank(pdf_pages):
