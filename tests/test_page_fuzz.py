@@ -58,6 +58,8 @@ PARAMS: dict[str, tuple[str, ...] | None] = {
     "rule-move": None,
     "rule-job": (),
     "alert-list": ("kind", "team", "state", "page"),
+    "channel-list": (),
+    "channel-test": None,
     "alert-mute": None,
     "scorecard": ("quarter", "team", "sort", "dir", "csv", "xlsx"),
     "whatif": (
