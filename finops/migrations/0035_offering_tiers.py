@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('finops', '0032_report_figures_help'),
+        ('finops', '0034_cap_recipients_and_webhooks_to_channels'),
     ]
 
     operations = [
