@@ -64,12 +64,13 @@ SAVINGS = Table(
 OFFERINGS = Table(
     "offerings",
     (
+        # The name and the prices first: on a phone they stay in view and the rest scrolls (docs/architecture.md).
+        Column("Name", "name"),
+        Column("$/M in · out", "prices"),
+        Column("Tier", "tier"),
         Column("Provider", "provider"),
         Column("Model", "model"),
-        Column("Name", "name"),
-        Column("Tier", "tier"),
         Column("Family", "family"),
-        Column("$/M in · out", "prices"),
         Column("Price source", "price_source"),
         Column("Speed (tokens/s)", "speed"),
         Column("Speed source", "speed_source"),
