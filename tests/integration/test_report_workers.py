@@ -177,17 +177,9 @@ def test_a_restated_month_reaches_each_subscriber_once_from_four_tasks_on_two_re
     on two workers publish one version 2 and send each subscriber one restated email."""
     from decimal import Decimal
 
-    from finops.notify.report_deliveries import reports_send
     from tests.report_helpers import import_usage, month_rows
 
-    smtp.use(settings)
-    month = add_months(month_of(timezone.now().date()), -1)
-    two_months_of_support_usage(openai_account, support_agent, month=month)
-    make_user("fiona", User.Role.FINANCE)
-    subscriptions_default_ensure()
-    ReportSubscription.objects.create(email="cfo@example.com")
-    ReportSubscription.objects.update(day_of_month=1)
-    assert len(reports_send()) == 2  # version 1, sent in this process (the test's own settings point at the sink)
+    month = _last_month_emailed_as_version_1(settings, smtp, openai_account, support_agent)
     restated_day = f"{month:%Y-%m}-14"
     import_usage(
         openai_account,
@@ -219,7 +211,6 @@ def test_two_real_beats_and_two_workers_send_a_restated_month_once_to_each_subsc
     import time
     from decimal import Decimal
 
-    from finops.notify.report_deliveries import reports_send
     from tests.integration.fault_helpers import process_env, purge, start_beat, start_worker, wait_ready
     from tests.report_helpers import import_usage, month_rows
 
@@ -228,14 +219,7 @@ def test_two_real_beats_and_two_workers_send_a_restated_month_once_to_each_subsc
     smtp = FakeSmtpServer().start()
     processes = []
     try:
-        smtp.use(settings)
-        month = add_months(month_of(timezone.now().date()), -1)
-        two_months_of_support_usage(openai_account, support_agent, month=month)
-        make_user("fiona", User.Role.FINANCE)
-        subscriptions_default_ensure()
-        ReportSubscription.objects.create(email="cfo@example.com")
-        ReportSubscription.objects.update(day_of_month=1)
-        assert len(reports_send()) == 2  # version 1, in this process
+        month = _last_month_emailed_as_version_1(settings, smtp, openai_account, support_agent)
         import_usage(
             openai_account,
             [
@@ -281,3 +265,19 @@ def test_two_real_beats_and_two_workers_send_a_restated_month_once_to_each_subsc
         2,
     ]
     assert ReportSendAttempt.objects.count() == 4  # two first emails, two restated: no attempt repeated
+
+
+def _last_month_emailed_as_version_1(settings, smtp, openai_account, support_agent):
+    """Last month of support usage, finance and the CFO subscribed, version 1 sent in this process (the test's own
+    settings point at the sink): what both restatement tests start from."""
+    from finops.notify.report_deliveries import reports_send
+
+    smtp.use(settings)
+    month = add_months(month_of(timezone.now().date()), -1)
+    two_months_of_support_usage(openai_account, support_agent, month=month)
+    make_user("fiona", User.Role.FINANCE)
+    subscriptions_default_ensure()
+    ReportSubscription.objects.create(email="cfo@example.com")
+    ReportSubscription.objects.update(day_of_month=1)
+    assert len(reports_send()) == 2
+    return month
