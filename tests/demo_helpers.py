@@ -13,6 +13,7 @@ from finops.models import Account, IngestRun
 from finops.services.config import config_apply
 from ingest.services import usage_file_import
 from tests.conftest import reseed_reference_data
+from tests.demo_snapshot import demo_loaded
 
 TODAY = dt.date(2026, 11, 1)
 LAST_DAY = TODAY - dt.timedelta(days=1)
@@ -58,11 +59,11 @@ def demo_loaded_twice(django_db_blocker, tmp: Path, totals=lambda: None):
 
 
 @contextmanager
-def demo_loaded_once(django_db_blocker):
+def demo_loaded_once(django_db_blocker, tmp_path_factory):
     """The demo loaded once for TODAY, in a transaction rolled back afterwards (a module's tests share it when
     they read the demo rather than test its loading)."""
     with django_db_blocker.unblock(), transaction.atomic():
         reseed_reference_data()
-        summary = load_demo(today=TODAY)
+        summary = demo_loaded(TODAY, tmp_path_factory)
         yield summary
         transaction.set_rollback(True)

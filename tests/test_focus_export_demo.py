@@ -18,7 +18,6 @@ from django.core.management import call_command
 from django.db import transaction
 from django.db.models import Sum
 
-from finops.demo import load_demo
 from finops.models import CostBasis, UsageLine
 from finops.months import month_of
 from finops.reports.usage_focus import write_focus_csv
@@ -26,6 +25,7 @@ from finops.selectors.spend_report import spend_rows
 from finops.selectors.usage_focus import month_lines
 from tests.conftest import reseed_reference_data
 from tests.demo_helpers import LAST_DAY, TODAY
+from tests.demo_snapshot import demo_loaded
 from tests.focus_helpers import (
     RULES_THAT_MUST_PASS,
     money_sum,
@@ -43,7 +43,7 @@ def demo(django_db_setup, django_db_blocker, tmp_path_factory):
     target = tmp_path_factory.mktemp("focus") / f"demo-{MONTH:%Y-%m}.csv"
     with django_db_blocker.unblock(), transaction.atomic():
         reseed_reference_data()
-        load_demo(today=TODAY)
+        demo_loaded(TODAY, tmp_path_factory)
         call_command("export_focus", "--month", f"{MONTH:%Y-%m}", "--output", str(target), stderr=StringIO())
         yield target
         transaction.set_rollback(True)

@@ -23,8 +23,8 @@ MONEY = ("money", "per_mtok", "per_outcome", "price")
 
 
 @pytest.fixture(scope="module")
-def demo(django_db_setup, django_db_blocker):
-    with demo_loaded_once(django_db_blocker) as summary:
+def demo(django_db_setup, django_db_blocker, tmp_path_factory):
+    with demo_loaded_once(django_db_blocker, tmp_path_factory) as summary:
         yield summary
 
 

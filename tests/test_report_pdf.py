@@ -24,8 +24,8 @@ MARGIN_PT = 14 * 72 / 25.4  # report-print.css: 14 mm left and right
 
 
 @pytest.fixture(scope="module")
-def demo(django_db_setup, django_db_blocker):
-    with demo_loaded_once(django_db_blocker) as summary:
+def demo(django_db_setup, django_db_blocker, tmp_path_factory):
+    with demo_loaded_once(django_db_blocker, tmp_path_factory) as summary:
         yield summary
 
 

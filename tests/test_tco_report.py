@@ -13,7 +13,6 @@ from django.db import transaction
 from django.urls import reverse
 
 from finops import display
-from finops.demo import load_demo
 from finops.models import Cap, Contract, DailySpend, ReportSnapshot, User, Workload
 from finops.months import next_month
 from finops.reports import tco_formats
@@ -29,6 +28,7 @@ from finops.selectors.tco_report import MonthError, TcoReport, report_month, tco
 from finops.selectors.whatif import savings
 from finops.services.reports import report_publish
 from tests.conftest import make_user, reseed_reference_data
+from tests.demo_snapshot import demo_loaded
 
 TODAY = dt.date(2026, 11, 1)
 OCTOBER = dt.date(2026, 10, 1)
@@ -37,11 +37,11 @@ NOVEMBER = dt.date(2026, 11, 1)
 
 
 @pytest.fixture(scope="module")
-def demo(django_db_setup, django_db_blocker):
+def demo(django_db_setup, django_db_blocker, tmp_path_factory):
     """The demo organisation (October 2026 its last full month) and a finance reader, rolled back afterwards."""
     with django_db_blocker.unblock(), transaction.atomic():
         reseed_reference_data()
-        load_demo(today=TODAY)
+        demo_loaded(TODAY, tmp_path_factory)
         finance = make_user("report-reader", User.Role.FINANCE)
         report = tco_report(finance, OCTOBER, today=TODAY)
         yield {"finance": finance, "report": report}

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from finops.demo import DEMO_PASSWORD, load_demo
+from finops.demo import DEMO_PASSWORD
 from finops.models import Account, Cap, Contract
 from finops.months import month_of
+from tests.demo_snapshot import demo_loaded
 
 from .conftest import sign_in
 
@@ -137,8 +138,8 @@ def _team_lead(page) -> None:
     assert page.goto("/teams/sales/").status == 404  # another team's page does not exist for them
 
 
-def test_each_roles_guide_pages_show_what_that_role_relies_on_and_are_captured(page):
-    load_demo(today=dt.datetime.now(dt.UTC).date())
+def test_each_roles_guide_pages_show_what_that_role_relies_on_and_are_captured(page, tmp_path_factory):
+    demo_loaded(dt.datetime.now(dt.UTC).date(), tmp_path_factory)
     page.set_viewport_size({"width": WIDTH, "height": 900})
     _finance(page)
     _platform(page)

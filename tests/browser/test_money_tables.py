@@ -15,9 +15,10 @@ import datetime as dt
 
 import pytest
 
-from finops.demo import DEMO_PASSWORD, load_demo
+from finops.demo import DEMO_PASSWORD
 from finops.models import Account, Cap, Contract, Provider
 from finops.months import month_of
+from tests.demo_snapshot import demo_loaded
 
 from .conftest import sign_in
 
@@ -131,8 +132,8 @@ def _walk(page, viewport: dict, paths: list[str]) -> tuple[list, int]:
     return problems, money_cells
 
 
-def test_no_money_cell_is_cut_and_no_column_hidden_on_a_desktop_or_a_phone(page):
-    load_demo(today=dt.datetime.now(dt.UTC).date())
+def test_no_money_cell_is_cut_and_no_column_hidden_on_a_desktop_or_a_phone(page, tmp_path_factory):
+    demo_loaded(dt.datetime.now(dt.UTC).date(), tmp_path_factory)
     paths = _pages()
     sign_in(page, "admin", DEMO_PASSWORD)
     page.wait_for_selector("main h1")

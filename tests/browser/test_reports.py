@@ -6,8 +6,9 @@ import datetime as dt
 
 import pytest
 
-from finops.demo import DEMO_PASSWORD, load_demo
+from finops.demo import DEMO_PASSWORD
 from finops.reports.tco_tables import SECTIONS, TITLES
+from tests.demo_snapshot import demo_loaded
 
 from .conftest import sign_in
 
@@ -24,9 +25,9 @@ CHARTED = {
 
 
 @pytest.fixture
-def demo(reseeded):
+def demo(reseeded, tmp_path_factory):
     # The demo of today: its window always holds the last full month and the one before (the movers' comparison).
-    return load_demo(today=dt.datetime.now(dt.UTC).date())
+    return demo_loaded(dt.datetime.now(dt.UTC).date(), tmp_path_factory)
 
 
 def test_finance_reads_every_section_with_its_charts_and_a_team_lead_gets_404(page, demo, tmp_path):
