@@ -33,11 +33,33 @@ def reseed_reference_data() -> None:
     price_catalog_load()
 
 
+# Modules left out of `make test-fast` (marked slow; `make test` runs them): each costs tens of seconds to minutes.
+SLOW_MODULES = {
+    "tests/test_migrations.py": "migrates the schema back to an old state and forward again, per test",
+    "tests/test_migration_latency.py": "the same",
+    "tests/test_migration_audit.py": "the same",
+    "tests/test_migration_webhook_labels.py": "the same",
+    "tests/test_demo.py": "loads the whole demo, twice, and once on SQLite in a subprocess",
+    "tests/test_demo_unit_economics.py": "loads the whole demo twice",
+    "tests/test_demo_commands.py": "generates the demo's files several times",
+    "tests/test_report_demo.py": "loads the whole demo and restates a month",
+    "tests/test_focus_export_demo.py": "the demo's month through focus-validator, and the demo on SQLite",
+    "tests/test_report_pdf.py": "the demo's report rendered to PDF and PNG pages",
+    "tests/test_report_files.py": "the demo's report in every format",
+    "tests/test_tco_report.py": "the demo's report, table by table",
+    "tests/test_api_fuzz.py": "schemathesis over every API operation",
+    "tests/test_page_fuzz.py": "every page with generated parameters",
+}
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     """schemathesis gives every operation's test (test_x[GET /api/v1/teams]) its function's node id. pytest-xdist
-    schedules by node id and would run one of them and silently drop the rest: give each its own id."""
+    schedules by node id and would run one of them and silently drop the rest: give each its own id. Tests of
+    SLOW_MODULES are marked slow."""
     for item in items:
+        if item.nodeid.partition("::")[0] in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
         module, _, function = item.nodeid.rpartition("::")
         if module and item.name != function:
             unique = f"{module}::{item.name}"
