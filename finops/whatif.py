@@ -309,8 +309,12 @@ def list_per_mtok(profile: Profile, offering: OfferingFigures) -> Decimal | None
     return offering.blended_per_mtok.value
 
 
-def sanity(profile: Profile, offering: OfferingFigures, seconds: Decimal | None) -> tuple[str, ...]:
-    """Per-request figures no real request has, with their likely cause (issue 28)."""
+def sanity(
+    profile: Profile, offering: OfferingFigures, seconds: Decimal | None, *, own_model: bool = True
+) -> tuple[str, ...]:
+    """Per-request figures no real request has, with their likely cause (issue 28). More tokens per request than
+    the context window is implausible only for the model the traffic ran on (`own_model`); on another model it is
+    that model's gate ("context window too small"), not a fault of the figures."""
     flags = []
     if seconds is not None and seconds > IMPLAUSIBLE_SECONDS:
         flags.append(
@@ -323,7 +327,7 @@ def sanity(profile: Profile, offering: OfferingFigures, seconds: Decimal | None)
             f"implausible: {profile.output_per_request.quantize(Decimal(1)):,} output tokens per request, more than "
             "any model writes in one answer: the usage counts fewer requests than were made (aggregated records?)"
         )
-    if offering.context_window and profile.tokens_per_request > offering.context_window:
+    if own_model and offering.context_window and profile.tokens_per_request > offering.context_window:
         flags.append(
             f"implausible: {profile.tokens_per_request.quantize(Decimal(1)):,} tokens per request, beyond the "
             f"{offering.context_window:,}-token context window"
@@ -355,7 +359,7 @@ def evaluate(
     cost, missing_price = monthly_cost(profile, offering)
     seconds, lower_bound, missing_speed = latency(profile, offering)
     basis = "estimate" if seconds is not None else ""
-    flags = sanity(profile, offering, seconds)
+    flags = sanity(profile, offering, seconds, own_model=judge.family is None or offering.family == judge.family)
     speed = offering.output_tokens_per_s.value
     if offering.ttft_p99_seconds.value is not None and speed and profile.batch_window_hours is None:
         # The SLA is judged on the measured distribution's tail (its p99 time to first token), not on its median;

@@ -506,7 +506,7 @@ def test_the_demo_loads_on_sqlite_and_the_admin_sees_spend_on_the_overview(tmp_p
     assert "2026-07-04 to 2026-10-31" in out
     # The same lines and the same money as the Postgres load of this module.
     postgres = demo["summary"]
-    assert f"6 teams, 18 workloads, 7 accounts, {postgres['lines']:,} usage lines" in out
+    assert f"6 teams, 19 workloads, 7 accounts, {postgres['lines']:,} usage lines" in out
     assert f"total spend: {postgres['total_reporting_spend']:,.2f} USD" in out
     assert "Open http://127.0.0.1:18200 and sign in as:" in out
     # The emails the load sends (printed by the console backend) link to where the demo is served (issue 24).

@@ -1,7 +1,8 @@
 """The what-if calculator at scale (issue 13): on the page bench's organisation (10M lines), the busiest workload of
 the last 30 days priced against offerings of every model it uses and of alternatives on other providers, through
-`GET /api/v1/whatif?workload=…` as an admin and as the workload's team lead (server time, p50/p95; target
-≤ 200 ms), and the Savings page once for scale. Figures go to bench-results/whatif.json.
+`GET /api/v1/whatif?workload=…` and the Savings page, each as an admin and as the workload's team lead (server
+time, p50/p95 and the first, cold call; target ≤ 200 ms), with a control query (every line scanned) before and
+after and the load average. Figures go to bench-results/whatif.json.
 
 The bench adds one offering per (provider, model) the organisation uses over the last 30 days, plus one
 alternative per family on another provider, and — since the page bench's lines carry no gateway timings — a
@@ -167,22 +168,30 @@ def measure(*, repeats: int = REPEATS, echo=print) -> dict:
         for who, user in users.items():
             client = Client()
             client.force_login(user)
-            times = []
+            times, first_ms = [], None
             for n in range(WARMUPS + repeats):
                 started = time.perf_counter()
                 status = client.get("/savings/").status_code
+                elapsed = (time.perf_counter() - started) * 1000
                 if status != 200:
                     raise SystemExit(f"bench_whatif: /savings/ as {who} answered {status}")
+                # The first call after a change computes the organisation's report (then precomputed, see
+                # finops.selectors.savings_rows.page_savings): reported apart, as the cold figure.
+                first_ms = elapsed if first_ms is None else first_ms
                 if n >= WARMUPS:
-                    times.append((time.perf_counter() - started) * 1000)
+                    times.append(elapsed)
             entry = {
                 "p50_ms": round(pages.percentile(times, 0.5), 1),
                 "p95_ms": round(pages.percentile(times, 0.95), 1),
                 "max_ms": round(max(times), 1),
+                "first_call_ms": round(first_ms, 1),
             }
             entry["meets_target"] = entry["p95_ms"] <= TARGET_MS
             results.setdefault("savings_page", {})[who] = entry
-            echo(f"  savings page as {who:<9} p50 {entry['p50_ms']:>7.1f} ms  p95 {entry['p95_ms']:>7.1f} ms")
+            echo(
+                f"  savings page as {who:<9} p50 {entry['p50_ms']:>7.1f} ms  p95 {entry['p95_ms']:>7.1f} ms  "
+                f"first call {entry['first_call_ms']:.1f} ms"
+            )
         return results
     finally:
         Offering.objects.filter(id__in=created).delete()
@@ -201,9 +210,17 @@ def run_bench(*, lines: int, out, reuse: bool = True, repeats: int = REPEATS, ec
         "loadavg_before": pages.loadavg(),
     }
     results["generation"] = pages.lines_ready(lines, reuse=reuse, echo=echo)
+    # What the machine gives a query at this moment (the machine is shared): read the timings against it.
+    results["control"] = {"before_s": pages.control_query()}
     results["whatif"] = measure(repeats=repeats, echo=echo)
-    results["within_targets"] = all(c["meets_target"] for c in results["whatif"]["calls"].values())
+    results["control"]["after_s"] = pages.control_query()
+    calls = [*results["whatif"]["calls"].values(), *results["whatif"]["savings_page"].values()]
+    results["within_targets"] = all(c["meets_target"] for c in calls)
     results["loadavg_after"] = pages.loadavg()
+    echo(
+        f"control query (every line scanned and summed): {results['control']}; load average before "
+        f"{results['loadavg_before']}, after {results['loadavg_after']}"
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2, default=str) + "\n")
     echo(f"figures written to {out}")

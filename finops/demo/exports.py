@@ -11,10 +11,11 @@ export turns those days into the file(s) a real customer of that provider would 
   on EC2, which the import leaves out and counts (the Sources page shows it). The rows of a month that has ended
   carry its invoice's InvoiceId (AWS fills it in once the invoice is issued).
 - SpendLogs (`gateway_log`): a CSV export of LiteLLM's `LiteLLM_SpendLogs` table for Groq, Cerebras and the
-  Moonshot gateway, one record per request. The log is thinned: 20–60 records a day per stream, two of them
-  untimed carrying the bulk of the day's tokens, the others timed single requests at each provider's market
-  speed, so the demo loads in seconds and tells the latency story (issue 12); the product prices them from the
-  catalog (estimated).
+  Moonshot gateway, one record per request, as LiteLLM writes them: each with its own tokens (the day's, shared
+  exactly among its requests in proportion to skewed, log-normal sizes), start, first token and end, timed at its
+  provider's market speed with a slow tail (issue 12) and 1 % failures. The streams' volumes are a few dozen
+  requests a day (generate.SERIES), so the demo loads in seconds and every per-request figure is one a real
+  request has (issue 28); the product prices them from the catalog (estimated).
 
 Everything is deterministic: money is Decimal, and a request log's randomness is seeded by its stream and
 calendar day, so a day's log covers the same hours whichever window it is generated in.
@@ -57,7 +58,7 @@ class DayUsage:
     team: str | None
     latency_profile: str
     requests: int
-    log_records: int  # how many request records a gateway log has for it
+    log_records: int  # how many hour draws a gateway log spreads its requests over (SpendLogs._starts)
     tokens: Tokens
     batch_window_hours: int | None = None  # the workload's batch window (gateway logs start its jobs within it)
     overrun: bool = False  # the day its batch run spills past the window
@@ -425,10 +426,9 @@ DEFAULT_TTFT_MS = (200, 800, 400)
 TAIL = {"moonshot": (0.06, 1.5, 3.0)}
 DEFAULT_TAIL = (0.005, 1.2, 1.6)
 FAILURE_SHARE = 0.01  # LiteLLM `status: failure`: no tokens, an error after a short wait
-# Each day's log of a stream: its first BULK_RECORDS records carry the bulk of the day's tokens, with no end time
-# (counted, not timed); the others are single requests of the stream's usual size, timed. So the tokens add up
-# to the day's usage (spend is right) while latency and output speed are those of real requests.
-BULK_RECORDS = 2
+# Request sizes are skewed like real traffic: most near the stream's usual size, a long tail of big prompts and
+# long answers (log-normal, sigma below: the median request is the usual one, the mean a little above it).
+INPUT_SIGMA, OUTPUT_SIGMA = 0.35, 0.5
 # Batch workloads with a window (config.yaml batch_window_hours) start their jobs from 22:00 UTC through the
 # window; on the day `DayUsage.overrun` marks, the run spills OVERRUN_HOURS past it (the demo's late night).
 BATCH_START_HOUR = 22
@@ -462,9 +462,9 @@ def _log_time(moment: dt.datetime) -> str:
 class _Request:
     start: dt.datetime
     request_id: uuid.UUID
-    tokens: Tokens | None = None  # a timed single request's tokens; None for a bulk record (its share comes later)
-    duration_ms: int | None = None
-    ttft_ms: int | None = None
+    tokens: Tokens
+    duration_ms: int
+    ttft_ms: int | None  # None: failed (no first token)
     failed: bool = False
 
 
@@ -479,49 +479,53 @@ class SpendLogs:
             return (BATCH_START_HOUR + rng.randrange(usage.batch_window_hours)) % 24
         return rng.choices(range(24), weights=DIURNAL[usage.latency_profile])[0]
 
-    def _single(self, series, rng: random.Random) -> tuple[Tokens, int, int | None, bool]:
-        """One request of the stream's usual size: its tokens, duration and time to first token (None: failed)."""
-        provider = self.account.provider
-        if rng.random() < FAILURE_SHARE:
-            return Tokens(0, 0, 0, 0), rng.randint(100, 800), None, True  # a 429 or 5xx answers fast
-        all_input = round(series.input_per_request * rng.uniform(0.7, 1.3))
-        cached, cache_write = round(all_input * series.cached), round(all_input * series.cache_write)
-        output = max(1, round(series.output_per_request * rng.uniform(0.6, 1.4)))
-        ttft = rng.triangular(*TTFT_MS.get(provider, DEFAULT_TTFT_MS))
-        speed = rng.triangular(*MODEL_SPEED.get(series.model, SPEED.get(provider, DEFAULT_SPEED)))
-        share, low, high = TAIL.get(provider, DEFAULT_TAIL)
-        slow = rng.uniform(low, high) if rng.random() < share else 1.0
-        ttft, generation = round(ttft * slow), round(output * 1000 / speed * slow)
-        return (
-            Tokens(all_input - cached - cache_write, cached, cache_write, output),
-            ttft + max(1, generation),
-            ttft,
-            False,
-        )
+    def _starts(self, usage: DayUsage, rng: random.Random, count: int) -> list[dt.datetime]:
+        """When each of the day's `count` requests started. The hours come from the day's first `log_records`
+        draws (generate._log_records: they follow the stream's base volume and the weekday, not where the day
+        falls in the window); every other request starts in one of those hours, so a day's log covers the same
+        hours whichever window it is generated in, however many requests the day has there."""
+        hours = [self._hour(usage, rng, index) for index in range(usage.log_records)]
+        hours += [rng.choice(hours) for _ in range(count - len(hours))]
+        midnight = dt.datetime.combine(usage.day, dt.time())
+        return [midnight + dt.timedelta(hours=hour, milliseconds=rng.randrange(3_600_000)) for hour in hours]
+
+    def _requests(self, usage: DayUsage, rng: random.Random) -> list[_Request]:
+        """One record per request (as LiteLLM logs them), the day's tokens shared exactly among them in proportion
+        to skewed sizes; each timed at the provider's market speed, with its slow tail."""
+        series, provider = usage.series, self.account.provider
+        count = max(usage.requests, usage.log_records)
+        starts = self._starts(usage, rng, count)
+        failed = [rng.random() < FAILURE_SHARE for _ in range(count)]
+        input_weights = [0 if f else round(1000 * rng.lognormvariate(0, INPUT_SIGMA)) for f in failed]
+        output_weights = [0 if f else max(1, round(1000 * rng.lognormvariate(0, OUTPUT_SIGMA))) for f in failed]
+        if not any(output_weights):
+            failed[0], input_weights[0], output_weights[0] = False, 1000, 1000  # a day has at least one answer
+        shares = {
+            name: _split(getattr(usage.tokens, name), output_weights if name == "output" else input_weights)
+            for name in TOKEN_CLASSES
+        }
+        requests = []
+        for index, start in enumerate(starts):
+            request_id = uuid.UUID(int=rng.getrandbits(128), version=4)
+            tokens = Tokens(*(shares[name][index] for name in TOKEN_CLASSES))
+            if failed[index]:
+                requests.append(_Request(start, request_id, tokens, rng.randint(100, 800), None, True))  # a 429 or 5xx
+                continue
+            ttft = rng.triangular(*TTFT_MS.get(provider, DEFAULT_TTFT_MS))
+            speed = rng.triangular(*MODEL_SPEED.get(series.model, SPEED.get(provider, DEFAULT_SPEED)))
+            share, low, high = TAIL.get(provider, DEFAULT_TAIL)
+            slow = rng.uniform(low, high) if rng.random() < share else 1.0
+            ttft, generation = round(ttft * slow), round(tokens.output * 1000 / speed * slow)
+            requests.append(_Request(start, request_id, tokens, ttft + max(1, generation), ttft))
+        return requests
 
     def add(self, usage: DayUsage) -> None:
         account, series = self.account, usage.series
         rng = random.Random(f"{LOG_SEED}:{usage.stream}:{usage.day.isoformat()}")
-        midnight = dt.datetime.combine(usage.day, dt.time())
-        requests = []
-        for index in range(usage.log_records):
-            start = midnight + dt.timedelta(hours=self._hour(usage, rng, index), milliseconds=rng.randrange(3_600_000))
-            request_id = uuid.UUID(int=rng.getrandbits(128), version=4)
-            if index < BULK_RECORDS:
-                requests.append(_Request(start, request_id))
-            else:
-                tokens, duration, ttft, failed = self._single(series, rng)
-                requests.append(_Request(start, request_id, tokens, duration, ttft, failed))
-        # The bulk records share what the timed requests leave of the day's tokens.
-        timed = [r.tokens for r in requests if r.tokens is not None]
-        rest = {name: getattr(usage.tokens, name) - sum(getattr(t, name) for t in timed) for name in TOKEN_CLASSES}
-        if min(rest.values()) < 0:
-            raise ValueError(f"{usage.day} stream {usage.stream}: the timed requests hold more tokens than the day")
-        bulk = {name: _split(total, [1] * BULK_RECORDS) for name, total in rest.items()}
         price = account.prices.price_on(account.provider, series.model, usage.day)
         tags = json.dumps([f"{key}:{value}" for key, value in usage.tags.items()])
-        for i, request in enumerate(requests):
-            tokens = request.tokens or Tokens(**{name: bulk[name][i] for name in TOKEN_CLASSES})
+        for request in self._requests(usage, rng):
+            tokens = request.tokens
             prompt = tokens.input + tokens.cached_input + tokens.cache_write  # LiteLLM: cache-inclusive
             # LiteLLM's own estimate from its price map; the product does not read it (it prices from the catalog).
             spend = cost_from_price(price, tokens).quantize(SPEND_QUANTUM) if price else Decimal("0.0")
@@ -531,16 +535,13 @@ class SpendLogs:
                 f'"total_tokens": {prompt + tokens.output}, '
                 f'"prompt_tokens_details": {{"cached_tokens": {tokens.cached_input}}}}}'
             )
-            timed = request.duration_ms is not None
             self.records.append(
                 (
                     request.start,
                     {
                         "request_id": str(request.request_id),
                         "startTime": _log_time(request.start),
-                        "endTime": _log_time(request.start + dt.timedelta(milliseconds=request.duration_ms))
-                        if timed
-                        else "",
+                        "endTime": _log_time(request.start + dt.timedelta(milliseconds=request.duration_ms)),
                         "completionStartTime": (
                             _log_time(request.start + dt.timedelta(milliseconds=request.ttft_ms))
                             if request.ttft_ms is not None

@@ -9,8 +9,10 @@ reads, as a real customer of that provider would produce them (finops/demo/expor
   Credit row each month;
 - Groq, Cerebras and one Moonshot stream (email drafts on Kimi K2.6, through the `moonshot-gateway` account): a
   LiteLLM spend-log CSV (`gateway_log`) with no usable cost: the product estimates it from the catalog; one
-  in-house fine-tune on Cerebras has no price anywhere, so the demo shows `unpriced` usage. Its timed requests
-  run at each provider's market speed (exports.SpendLogs): the latency story of issue 12.
+  in-house fine-tune on Cerebras has no price anywhere, so the demo shows `unpriced` usage. One record per
+  request, as LiteLLM logs them (a few dozen a day per stream), each timed at its provider's market speed with a
+  slow tail (exports.SpendLogs): the latency story of issue 12, and per-request figures the what-if can trust
+  (issue 28).
 
 The same `today` always gives byte-identical files: randomness comes from seeded random.Random instances,
 consumed in a fixed order, and never from the clock. Volumes are token counts (ints); money is only ever
@@ -55,10 +57,12 @@ BATCH_OVERRUN_EVERY_DAYS = 30
 TEAM_GROWTH = {"support": 0.5, "search": 0.7, "devprod": 0.9, "sales": 0.4, "data": 0.6, "marketing": 0.3}
 # Volume on Saturdays and Sundays relative to a weekday, by latency profile.
 WEEKEND_FACTOR = {"realtime": 0.45, "interactive": 0.4, "batch": 0.85}
-# Gateway logs (Groq, Cerebras) are thinned to 20–60 request records a day per stream, each carrying the
-# tokens of many requests, so the demo still loads in seconds (exports.SpendLogs).
-LOG_RECORDS = (20, 60)
-REQUESTS_PER_LOG_RECORD = 5000
+# Gateway logs (Groq, Cerebras, the Moonshot gateway) hold one record per request, as LiteLLM writes them: their
+# streams' volumes (SERIES) are a few dozen requests a day, so the demo still loads in seconds. A day's log spreads
+# its requests over the hours of its first 12–24 (LOG_RECORDS) draws, one per REQUESTS_PER_LOG_HOUR_DRAW of the
+# stream's base weekday volume: they depend on the stream and the weekday only (exports.SpendLogs._starts).
+LOG_RECORDS = (12, 24)
+REQUESTS_PER_LOG_HOUR_DRAW = 4
 # How each provider bills in the demo: a currency for billed rows, None for "no cost in the file".
 BILLING = {"openai": "USD", "anthropic": "USD", "aws-bedrock": "USD", "moonshot": "CNY", "groq": None, "cerebras": None}
 # An in-house fine-tune served on Cerebras: no catalog or config price, so its usage is `unpriced`.
@@ -82,10 +86,12 @@ class Series:
 
 SERIES = (
     # Support Platform
-    Series("support-agent", "anthropic-prod", "claude-sonnet-4-5-20250929", 20_000, 6_000, 450, 0.55, 0.05),
+    Series("support-agent", "anthropic-prod", "claude-sonnet-4-5-20250929", 18_000, 6_000, 450, 0.55, 0.05),
+    # Its nightly job summarises each day's tickets for the morning: the same model, batch-eligible (issue 28).
+    Series("support-agent-nightly", "anthropic-prod", "claude-sonnet-4-5-20250929", 2_000, 10_000, 700, 0.3, 0.05),
     Series("support-agent", "anthropic-prod", "claude-sonnet-4-5-20250929", 1_500, 6_000, 450, 0.55, 0.05, "staging"),
-    Series("ticket-triage", "groq-prod", "openai/gpt-oss-120b", 30_000, 1_200, 80, 0.3),
-    Series("ticket-router", "cerebras-prod", UNPRICED_MODEL, 25_000, 600, 5),
+    Series("ticket-triage", "groq-prod", "openai/gpt-oss-120b", 60, 1_200, 80, 0.3),
+    Series("ticket-router", "cerebras-prod", UNPRICED_MODEL, 40, 600, 5),
     Series(
         "conversation-summaries",
         "bedrock-us-east-1",
@@ -97,15 +103,15 @@ SERIES = (
         0.05,
     ),
     # Search
-    Series("query-rewrite", "cerebras-prod", "llama3.1-8b", 200_000, 300, 60),
-    Series("answer-engine", "cerebras-prod", "qwen-3-32b", 60_000, 4_000, 300),
-    Series("answer-engine", "openai-prod", "gpt-4.1-mini-2025-04-14", 8_000, 4_000, 300, 0.2),
+    Series("query-rewrite", "cerebras-prod", "llama3.1-8b", 80, 300, 60),
+    Series("answer-engine", "cerebras-prod", "qwen-3-32b", 60, 4_000, 300),
+    Series("answer-engine", "openai-prod", "gpt-4.1-mini-2025-04-14", 50_000, 4_000, 300, 0.2),
     Series("index-enrichment", "openai-prod", "gpt-5-nano-2025-08-07", 150_000, 1_500, 200),
     Series("index-enrichment", "openai-prod", "text-embedding-3-small", 400_000, 800, 0),
     # Developer Productivity
     Series("code-review-bot", "anthropic-prod", "claude-sonnet-4-5-20250929", 3_000, 40_000, 1_500, 0.7, 0.1),
-    Series("ide-assistant", "openai-prod", "gpt-5-mini-2025-08-07", 120_000, 3_000, 200, 0.5),
-    Series("ide-assistant", "groq-prod", "openai/gpt-oss-120b", 300_000, 1_500, 40, 0.2),
+    Series("ide-assistant", "openai-prod", "gpt-5-mini-2025-08-07", 230_000, 3_000, 200, 0.5),
+    Series("ide-assistant", "groq-prod", "openai/gpt-oss-120b", 80, 1_500, 40, 0.2),
     Series("ide-assistant", "openai-prod", "gpt-5-mini-2025-08-07", 6_000, 3_000, 200, 0.5, env="staging"),
     Series("test-generator", "moonshot-cn", "kimi-k2.6", 6_000, 8_000, 3_000, 0.3),
     # Sales Intelligence
@@ -113,7 +119,7 @@ SERIES = (
     Series("lead-scoring", "bedrock-us-east-1", "anthropic.claude-haiku-4-5-20251001-v1:0", 10_000, 3_000, 300),
     Series("email-drafts", "anthropic-prod", "claude-sonnet-4-5-20250929", 6_000, 5_000, 600, 0.4, 0.05),
     # Through the company's LiteLLM gateway (timed): Kimi K2.6 at ~34 tokens/s misses the 8 s SLA (issue 12).
-    Series("email-drafts", "moonshot-gateway", "kimi-k2.6", 3_000, 4_000, 500),
+    Series("email-drafts", "moonshot-gateway", "kimi-k2.6", 60, 4_000, 500),
     Series(
         "call-notes",
         "bedrock-us-east-1",
@@ -128,17 +134,17 @@ SERIES = (
     Series("document-extraction", "bedrock-us-east-1", "us.amazon.nova-pro-v1:0", 30_000, 6_000, 500),
     Series("document-extraction", "openai-prod", "gpt-4.1-mini-2025-04-14", 10_000, 5_000, 400),
     Series("document-extraction", "bedrock-us-east-1", "us.amazon.nova-lite-v1:0", 60_000, 2_000, 150, env="staging"),
-    Series("sql-copilot", "openai-prod", "gpt-5-2025-08-07", 15_000, 6_000, 900, 0.4),
-    Series("column-classifier", "cerebras-prod", "gpt-oss-120b", 80_000, 1_000, 100),
+    Series("sql-copilot", "openai-prod", "gpt-5-2025-08-07", 18_000, 6_000, 900, 0.4),
+    Series("column-classifier", "cerebras-prod", "gpt-oss-120b", 60, 1_000, 100),
     # Marketing Content
     Series("content-writer", "openai-prod", "gpt-5-2025-08-07", 4_000, 3_000, 2_000, 0.2),
     Series("content-writer", "moonshot-cn", "kimi-k2.5", 5_000, 3_000, 1_500, 0.2),
-    Series("product-descriptions", "groq-prod", "openai/gpt-oss-20b", 50_000, 800, 300),
+    Series("product-descriptions", "groq-prod", "openai/gpt-oss-20b", 40, 800, 300),
     Series("product-descriptions", "moonshot-cn", "kimi-k2.6", 8_000, 2_000, 800),
     # A developer's personal key with no project and no tags: no rule will match it.
     Series(None, "openai-prod", "gpt-5-mini-2025-08-07", 8_000, 4_000, 300, env="sandbox"),
     # Sales tries the same drafts on Cerebras (a comparable open model at ~1,000 tokens/s): well within the SLA.
-    Series("email-drafts", "cerebras-prod", "gpt-oss-120b", 1_500, 4_000, 500),
+    Series("email-drafts", "cerebras-prod", "gpt-oss-120b", 30, 4_000, 500),
 )
 
 
@@ -177,14 +183,15 @@ def _volume_factor(team: str | None, latency: str, index: int, day: dt.date, rng
 
 
 def _log_records(series: Series, latency: str, day: dt.date) -> int:
-    """How many request records a gateway log holds for a day of `series`: 20–60, more for busier streams.
+    """How many hours a gateway log draws for a day of `series` (its requests start in them): 12–24, more for
+    busier streams.
 
     It follows the stream's base volume and the weekday, not the day's own volume (which depends on where the day
     falls in the window), so a day's log covers the same hours whichever window it is generated in, and loading
     the demo on a later day replaces every hour it had written for that day.
     """
     week = WEEKEND_FACTOR[latency] if day.weekday() >= 5 else 1.0
-    return max(LOG_RECORDS[0], min(LOG_RECORDS[1], round(series.requests * week / REQUESTS_PER_LOG_RECORD)))
+    return max(LOG_RECORDS[0], min(LOG_RECORDS[1], round(series.requests * week / REQUESTS_PER_LOG_HOUR_DRAW)))
 
 
 def _usage(

@@ -41,6 +41,7 @@ from finops.whatif import Figure, Judge, OfferingFigures, Profile, ProfileInvali
 
 from . import performance as performance_selector
 from . import spend
+from .whatif_inputs import fingerprint
 
 WINDOW_DAYS = 30
 CENT = Decimal("0.01")
@@ -197,6 +198,21 @@ def catalogue(today: dt.date, families: set[str] | None = None) -> Catalogue:
         )
         ids[(offering.provider.slug, offering.model, offering.tier)] = offering.id
     return Catalogue(figures, ids)
+
+
+CATALOGUE_CACHE_SECONDS = 6 * 3600  # the key changes with every input (whatif_inputs); this bounds what is kept
+
+
+def cached_catalogue(today: dt.date, families: set[str] | None = None) -> Catalogue:
+    """catalogue(today, families), computed once per change of what it reads (finops.selectors.whatif_inputs): a
+    what-if then reads one fingerprint instead of the prices, offerings and measured performance (issue 28)."""
+    wanted = "*" if families is None else ",".join(sorted(families))
+    key = f"whatif:catalogue:v1:{hashlib.sha256(wanted.encode()).hexdigest()}:{fingerprint(today)}"
+    found = cache.get(key)
+    if found is None:
+        found = catalogue(today, families)
+        cache.set(key, found, CATALOGUE_CACHE_SECONDS)
+    return found
 
 
 PRICE_NAMES = ("input_per_mtok", "cached_input_per_mtok", "cache_write_per_mtok", "output_per_mtok")
@@ -391,6 +407,7 @@ class SavingsReport:
     today_total: Decimal  # Σ today's cost of every workload part with a known cost
     saving_total: Decimal  # Σ of the rows' savings, each rounded to the cent
     basis: str = ""  # the spend the savings are priced on, in words: "the last 30 days (27 Oct – 25 Nov 2026)"
+    today_by_workload: dict = field(default_factory=dict)  # workload id -> Σ today's cost of its parts (today_total's)
 
     @property
     def saving_share(self) -> Decimal | None:
@@ -422,11 +439,12 @@ def savings(user, today: dt.date, cat: Catalogue | None = None, *, start: dt.dat
     # Only the families in use (and those of the policies' allowed offerings) are read.
     wanted = {family for _, family in groups} | {o.family for p in policies.values() for o in p.allowed.all()}
     cat = cat or catalogue(today, wanted)
-    rows, today_total = [], Decimal(0)
+    rows, today_total, by_workload = [], Decimal(0), {}
     for (workload_id, family), parts in groups.items():
         workload, policy = workloads[workload_id], policies.get(workload_id)
         usage = _usage(parts)
         today_total += usage.cost or 0  # every part counts in "today": one no offering serves stays as it is
+        by_workload[workload_id] = by_workload.get(workload_id, Decimal(0)) + (usage.cost or 0)
         if policy is not None and policy.allowed.all():
             allowed = {(o.provider.slug, o.model) for o in policy.allowed.all()}
             candidates = [o for o in cat.offerings if (o.provider, o.model) in allowed]
@@ -442,7 +460,8 @@ def savings(user, today: dt.date, cat: Catalogue | None = None, *, start: dt.dat
         results = compare(profile, candidates, today_cost=usage.cost)
         rows.append(Saving(workload, family, usage, results, best_of(results), policy))
     rows.sort(key=lambda s: (-s.saving, s.workload.slug, s.family))
-    return SavingsReport(rows, today_total, sum((s.saving for s in rows), Decimal(0)), basis_words(today, start))
+    saving_total = sum((s.saving for s in rows), Decimal(0))
+    return SavingsReport(rows, today_total, saving_total, basis_words(today, start), by_workload)
 
 
 def basis_words(today: dt.date, start: dt.date | None = None) -> str:
@@ -514,7 +533,7 @@ def what_if(
         # costly (what routing it would move, as on the Savings page). Same model first (issue 28): every offering
         # is compared, the workload's own model on every provider and tier first; `family` narrows the candidates.
         own = family if family in parts else next(iter(parts), None)
-        cat = cat or catalogue(today, None if family is None else {family} | ({own} if own else set()))
+        cat = cat or cached_catalogue(today, None if family is None else {family} | ({own} if own else set()))
         usage = parts.get(own, whole)
         label = found.name + (f" ({own} part)" if own in parts and len(parts) > 1 else "")
         profile = usage.profile(found, label)
@@ -534,7 +553,7 @@ def what_if(
         sla_seconds=sla_seconds,
         batch_window_hours=batch_window_hours,
     )
-    cat = cat or catalogue(today, None if family is None else {family})
+    cat = cat or cached_catalogue(today, None if family is None else {family})
     return WhatIf(profile, compare(profile, cat.of_family(family)), None, family)
 
 

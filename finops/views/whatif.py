@@ -13,7 +13,7 @@ from finops import access, charts, display
 from finops.models import Offering, RoutingPolicy
 from finops.reports import whatif_tables
 from finops.routing_litellm import litellm_router_config
-from finops.selectors.savings_rows import VERDICT, latency_text, policy_text, saving_rows
+from finops.selectors.savings_rows import PAGE_ROWS, VERDICT, latency_text, page_savings, policy_text
 from finops.selectors.whatif import catalogue, offered_families, savings, what_if
 from finops.services import offerings as offering_service
 from finops.whatif import BATCH_ASSUMPTION, CACHE_ASSUMPTION, OPTIONS, PRESETS, ProfileInvalid, parse_options
@@ -164,12 +164,11 @@ def whatif_page(request):
 @require_safe
 def savings_page(request):
     today = today_utc()
-    report = savings(request.user, today)
-    rows = saving_rows(report)
+    report = page_savings(request.user, today)  # precomputed for the organisation, narrowed to what the user sees
+    rows = report.rows
     response = csv_requested(request, "savings", {"savings": (whatif_tables.SAVINGS, rows)}, stem=today.isoformat())
     if response is not None:
         return response
-    policies = {r.workload.slug: r.policy for r in report.rows if r.policy is not None}
     return render(
         request,
         "finops/savings.html",
@@ -177,7 +176,8 @@ def savings_page(request):
             "report": report,
             "rows": rows,
             "specs": whatif_tables,
-            "has_policies": bool(policies),
+            "has_policies": report.has_policies,
+            "page_rows": PAGE_ROWS,
         },
     )
 
