@@ -17,7 +17,7 @@ import pyarrow.csv as pcsv
 from django.db import connection
 
 from finops.models import Account, CostBasis, IngestRun, UsageLine
-from finops.performance import LINE_COLUMNS
+from finops.performance.measures import LINE_COLUMNS
 
 from .providers.base import BatchDeclined, RowBatch
 from .writing import (

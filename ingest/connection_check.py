@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from django.utils import timezone
 
-from finops.crypto import CredentialError
+from finops.core.crypto import CredentialError
 from finops.models import Account, ConnectorKind
 from finops.services.accounts import account_credentials
 

@@ -17,9 +17,9 @@ from django.db import DataError, InterfaceError, OperationalError, connection, t
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerDown
 
-from finops.crypto import CredentialError
-from finops.logs import log_context
-from finops.modelids import normalise_model
+from finops.core.crypto import CredentialError
+from finops.core.logs import log_context
+from finops.core.modelids import normalise_model
 from finops.models import Account, IngestRun
 from finops.models.sources import API_CONNECTORS
 from finops.selectors.prices import PriceBook, Tokens, cost_from_price
@@ -300,7 +300,7 @@ def _execute(
     A failure at any step rolls back steps 3–5: the run and its account say why, and nothing is signalled.
     The database lost at any step: see _database_lost.
 
-    Every log line written meanwhile, by any module, carries the run id, account and window (finops/logs.py).
+    Every log line written meanwhile, by any module, carries the run id, account and window (finops/core/logs.py).
     """
     context = {
         "run_id": run.id,

@@ -10,7 +10,7 @@ from django.db.models import Sum
 from finops.bench import pages, scorecard
 from finops.bench.org import GATEWAY_ACCOUNTS
 from finops.models import DailyPerformance, MonthlyPerformance, UsageLine
-from finops.performance import COLUMNS, Performance
+from finops.performance.measures import COLUMNS, Performance
 
 LINES = 20_000
 

@@ -461,7 +461,7 @@ from django.db.models import Sum
 from django.test import Client
 from django.urls import reverse
 from finops.models import DailySpend
-from finops.display import money_compact as money
+from finops.core.display import money_compact as money
 
 result = {}
 # What the overview's "last 30 days" figure must say, in the page's own number format.

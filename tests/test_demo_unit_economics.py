@@ -185,8 +185,8 @@ def _raw_requests(account: str, start: dt.date, end: dt.date, out_dir) -> dict[s
     (duration ms, time to first token ms, output tokens) of each timed request started in [start, end) (UTC)."""
     import csv
 
+    from finops.core.modelids import normalise_model
     from finops.demo.generate import generate
-    from finops.modelids import normalise_model
 
     found: dict[str, list[tuple[int, int, int]]] = {}
     at = lambda text: dt.datetime.fromisoformat(text).replace(tzinfo=dt.UTC)  # noqa: E731 (naive UTC, as written)

@@ -7,12 +7,12 @@ from decimal import Decimal
 
 from django.core import mail
 
-from finops import display
+from finops.core import display
+from finops.core.months import next_month
 from finops.demo import load_demo
 from finops.demo.reports import reports_load
-from finops.emails import REPORT_MOVERS
 from finops.models import ReportSnapshot, ReportSubscription
-from finops.months import next_month
+from finops.notify.emails import REPORT_MOVERS
 from finops.notify.report_deliveries import reports_send
 from finops.selectors.tco_report import TcoReport, tco_report
 from finops.selectors.whatif import savings as savings_report

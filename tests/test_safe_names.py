@@ -1,5 +1,5 @@
 """Names that reach emails, CSV files and HTTP headers refuse control characters at every write path, with a located
-message (finops.text.name_check / control_character): a CR or LF in a cap's name would add a line to an email or a
+message (finops.core.text.name_check / control_character): a CR or LF in a cap's name would add a line to an email or a
 CSV row, a NUL would corrupt it. Cap and contract names (form, API, apply_config), team and workload names
 (apply_config, the Django admin), and model names coming from imports (a located row error, nothing stored)."""
 
@@ -8,10 +8,10 @@ import io
 import pytest
 from django.urls import reverse
 
+from finops.core.text import control_character
 from finops.models import Cap, Contract, Team, UsageLine, Workload
 from finops.services.caps import CapInvalid, cap_create, cap_update
 from finops.services.contracts import ContractInvalid, contract_create
-from finops.text import control_character
 from ingest.services import usage_file_import
 from tests.config_helpers import apply, apply_failing, write
 

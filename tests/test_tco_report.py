@@ -12,10 +12,10 @@ import pytest
 from django.db import transaction
 from django.urls import reverse
 
-from finops import display
+from finops.core import display
+from finops.core.months import next_month
 from finops.demo import load_demo
 from finops.models import Cap, Contract, DailySpend, ReportSnapshot, User, Workload
-from finops.months import next_month
 from finops.reports import tco_formats
 from finops.reports.restatement import diff
 from finops.reports.tco_tables import SECTIONS, TABLES, TOTALS

@@ -19,8 +19,8 @@ from decimal import Decimal
 from django.db.models import Sum
 
 from finops.alerts import evaluate as evaluations
+from finops.core.months import month_of
 from finops.models import Account, AlertEvent, Cap, DailySpend, Team, Workload
-from finops.months import month_of
 from finops.selectors.caps import cap_statuses
 from finops.services.spend_changes import SpendChange
 

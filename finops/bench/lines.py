@@ -4,7 +4,8 @@
 `store_keys` the tag sets and line signatures the series point at).
 
 Gateway-log series (org.GATEWAY_ACCOUNTS) carry measured latency on every line, as a real gateway-log import
-writes it: a finops.performance.Performance as columns (LINE_COLUMNS) with its requests' latency cells. Building one
+writes it: a finops.performance.measures.Performance as columns (LINE_COLUMNS) with its requests' latency cells.
+Building one
 per line
 would make the generator the bottleneck, so a few hundred are built per provider profile up front
 (`latency_pools`) and each line picks one (its `requests` are the picked Performance's).
@@ -25,7 +26,7 @@ from django.db import connection, transaction
 
 from finops.models import LineSignature, TagSet
 from finops.models.usage import signature_id, tag_set_id, tags_text
-from finops.performance import LINE_COLUMNS, Performance
+from finops.performance.measures import LINE_COLUMNS, Performance
 
 from .org import Org, Series
 

@@ -21,7 +21,7 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from finops.modelids import normalise_model
+from finops.core.modelids import normalise_model
 from finops.models import Account, AttributionRule, Provider, Team, Workload
 
 FULL_LINES = 10_000_000

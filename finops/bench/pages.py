@@ -21,6 +21,7 @@ from django.db.models import Sum
 from django.test import Client, override_settings
 from django.utils import timezone
 
+from finops.core.reporting_period import resolve
 from finops.models import (
     Account,
     AttributionRule,
@@ -33,7 +34,6 @@ from finops.models import (
     User,
     Workload,
 )
-from finops.reporting_period import resolve
 from finops.services import attribution, rollups
 from finops.services.attribution import history_reattribute, signatures_attribute
 from finops.services.rollups import rollup_rebuild, rollups_vacuum

@@ -17,10 +17,10 @@ from decimal import Decimal
 
 from django.test import Client, override_settings
 
-from finops.families import FamilyMap
 from finops.models import DailyPerformance, DailySpend, Offering, Provider, User, Workload
-from finops.performance import Performance
+from finops.performance.measures import Performance
 from finops.services.offerings import offerings_seed
+from finops.whatif.families import FamilyMap
 
 from . import pages
 

@@ -133,8 +133,8 @@ def contracts_load(*, today: dt.date) -> list[dict]:
     - Bedrock monthly commit: per calendar month from the first of the month three months back, for a year,
       committed at 80 % of the last 30 days' spend per month (rounded to $100): each month goes over (overage).
     """
+    from finops.core.months import month_of
     from finops.models import CommitmentBasis
-    from finops.months import month_of
     from finops.selectors.contracts import add_months, contract_status
 
     anthropic_start = today - dt.timedelta(days=110)

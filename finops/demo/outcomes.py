@@ -18,8 +18,8 @@ from decimal import Decimal
 
 from django.db.models import Sum
 
+from finops.core.months import month_of
 from finops.models import DailySpend, OutcomeCount, Workload
-from finops.months import month_of
 from finops.services.outcomes import outcomes_record
 
 from .generate import window

@@ -9,7 +9,7 @@ import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
 
-from finops.modelids import normalise_model
+from finops.core.modelids import normalise_model
 from finops.selectors.prices import Tokens, cost_from_price
 from finops.services.prices import CATALOG_EFFECTIVE_FROM, CATALOG_PATH, PRICE_FIELDS
 

@@ -7,7 +7,7 @@
 - then Anthropic restates one day of that month (a line of usage it had missed: one line's requests, tokens and
   cost doubled, still at list price), imported like any corrected export through the usage CSV connector;
 - the month is published again as version 2 — by the schedule's restatement rule when its sources have settled
-  (finops.report_restated), else by cfo as finance would from the Reports page — and cfo's "restated" email is
+  (finops.notify.report_restated), else by cfo as finance would from the Reports page — and cfo's "restated" email is
   due: the Reports page shows the diff and "Sent to: cfo v1, v2 on its way"; Reports → subscriptions → Preview
   email shows the restated email exactly as it will be sent (Send now sends it).
 
@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from finops.models import Account, IngestRun, ReportSnapshot, ReportSubscription, User
 from finops.notify.report_deliveries import month_lock, month_snapshot, schedule_reader, send_now
-from finops.report_restated import restated_deliveries_create, restatement_publish
+from finops.notify.report_restated import restated_deliveries_create, restatement_publish
 from finops.reports.restatement import diff
 from finops.selectors.prices import Tokens
 from finops.selectors.tco_report import TcoReport, last_full_month, tco_report

@@ -50,7 +50,7 @@ class Account(models.Model):
     provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="accounts")
     connector = models.CharField(max_length=32, choices=ConnectorKind.choices)
     base_url = models.URLField(blank=True, help_text="API base URL; change it for a proxy or a regional host.")
-    # Fernet token of the secret (finops.crypto); never rendered, never logged.
+    # Fernet token of the secret (finops.core.crypto); never rendered, never logged.
     credentials_ciphertext = models.TextField(blank=True, editable=False)
     # The first characters of the secret, so people can tell keys apart without seeing them.
     credentials_hint = models.CharField(max_length=16, blank=True, editable=False)
@@ -154,14 +154,14 @@ class IngestRun(models.Model):
     def left_out_summary(self) -> str:
         """ "left out 1,958 rows, $41,250.23: Amazon EC2 $18,002.10, …" (empty when nothing was): the one text the
         command, the API and the pages show."""
-        from finops.display import left_out_text  # display imports models
+        from finops.core.display import left_out_text  # display imports models
 
         return left_out_text(self.left_out)
 
     @property
     def left_out_brief(self) -> str:
         """The same, naming the three largest services (the Sources list)."""
-        from finops.display import left_out_text
+        from finops.core.display import left_out_text
 
         return left_out_text(self.left_out, services=3)
 

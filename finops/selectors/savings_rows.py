@@ -1,7 +1,7 @@
 """The routing savings as table rows (finops.reports.whatif_tables.SAVINGS): the Savings page, its CSV and the
 monthly TCO report read the same rows."""
 
-from finops import display
+from finops.core import display
 
 from .whatif import SavingsReport
 

@@ -7,7 +7,7 @@ account_admin_save. Each change is audited once, the key only as "set" or "chang
 
 from django.db import transaction
 
-from finops import crypto
+from finops.core import crypto
 from finops.models import Account, AuditEntry, Provider
 from finops.models.sources import ConnectorKind
 

@@ -25,7 +25,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Context, Decimal, Inexact
 
-from finops.modelids import normalise_model
+from finops.core.modelids import normalise_model
 
 from .allocation import allocate
 from .api_base import ApiConnector, Pull

@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import BinaryIO, Protocol
 
 from finops.models.usage import tags_text
-from finops.performance import Performance
+from finops.performance.measures import Performance
 
 
 class ProviderError(Exception):
@@ -52,7 +52,7 @@ class UsageRow:
     # FOCUS rows name the billing period they belong to; an import replaces whole periods (a restated month).
     billing_period_start: dt.datetime | None = None
     billing_period_end: dt.datetime | None = None
-    # Gateway logs: the line's finops.performance.Performance (requests, errors, latency distributions).
+    # Gateway logs: the line's finops.performance.measures.Performance (requests, errors, latency distributions).
     latency: Performance | None = None
     invoice_id: str = ""  # FOCUS InvoiceId: the invoice that carries the line, where the source names one
 

@@ -9,7 +9,7 @@ interpreted once per distinct combination by gateway_log.py's own `_litellm_requ
 key, user and team cells, and their metadata fallbacks) once per distinct combination of those cells by its own
 `litellm_identity`, so the two readers cannot disagree on what a record names. (Apart, because keys, users and teams
 need not come together: 300 × 50 × 7 of them make nearly a combination per request, and reading the whole record
-for each cost ~60 µs a request.) Latency buckets are finops.latency's, found by a search over the
+for each cost ~60 µs a request.) Latency buckets are finops.performance.latency's, found by a search over the
 exact bucket boundaries (computed with `bucket_of` itself), so the distributions are the row reader's, count for
 count, and the stored Performance JSON is byte for byte the same.
 
@@ -40,8 +40,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 import pyarrow.json as pjson
 
-from finops.latency import LatencyDistribution
-from finops.performance import Performance
+from finops.performance.latency import LatencyDistribution
+from finops.performance.measures import Performance
 
 from .base import BatchDeclined as Declined
 from .focus_format import Prefixed, read_up_to

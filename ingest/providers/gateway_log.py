@@ -37,7 +37,7 @@ every row has cost=None (the product prices it from the catalog and marks it est
 
 Aggregation. One UsageRow per UTC hour (of startTime / created) × provider × model × api key × user × tags (team_id,
 key/team alias, end_user, request tags, LiteLLM `spend_logs_metadata`). requests = number of records (failed ones
-included: they were requests). latency = the hour's finops.performance.Performance (issue 12): requests, errors
+included: they were requests). latency = the hour's finops.performance.measures.Performance (issue 12): requests, errors
 (LiteLLM `status` "failure", an HTTP `status_code` ≥ 400 or an `error` object), and mergeable distributions
 (1 % relative error) of end-to-end latency and time to first token over the records that carry an end time (or a
 duration): duration = end − start; time to first token = completionStartTime − start (clamped to [0, duration]),
@@ -64,7 +64,7 @@ import json
 import logging
 from decimal import Decimal
 
-from finops.performance import Performance
+from finops.performance.measures import Performance
 
 from .base import GATEWAY_CACHE_HIT, BatchDeclined, ProviderError, UsageRow
 from .gateway_columns import column_groups

@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from finops.latency import LOG_GAMMA, bucket_of
+from finops.performance.latency import LOG_GAMMA, bucket_of
 
 from .base import BatchDeclined as Declined
 from .text_input import MAX_LINE_CHARS
@@ -45,7 +45,8 @@ _DIGITS = f"^[0-9]{{1,{MAX_COUNT_DIGITS}}}$"
 
 
 def bucket_bounds() -> np.ndarray:
-    """b[i-1] = the smallest whole ms whose finops.latency bucket is ≥ i, for i = 1 … bucket_of(MAX_MS): so the
+    """b[i-1] = the smallest whole ms whose finops.performance.latency bucket is ≥ i, for i = 1 … bucket_of(MAX_MS): so
+    the
     bucket of a whole ms ≥ 1 is `searchsorted(b, ms, "right")`, exactly bucket_of's answer (it is monotone)."""
     bounds = []
     for i in range(1, bucket_of(MAX_MS) + 1):

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from finops.modelids import normalise_model
+from finops.core.modelids import normalise_model
 
 from .parsing import parse_decimal
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from finops.core.months import month_of
 from finops.demo import DEMO_PASSWORD, load_demo
 from finops.models import Account, Cap, Contract
-from finops.months import month_of
 
 from .conftest import sign_in
 

@@ -15,9 +15,9 @@ import datetime as dt
 
 import pytest
 
+from finops.core.months import month_of
 from finops.demo import DEMO_PASSWORD, load_demo
 from finops.models import Account, Cap, Contract, Provider
-from finops.months import month_of
 
 from .conftest import sign_in
 

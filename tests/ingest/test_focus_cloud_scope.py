@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from django.db.models import Sum
 
-from finops.display import left_out_text
+from finops.core.display import left_out_text
 from finops.models import Account, IngestRun, Provider, UsageLine
 from ingest.providers.focus_scope import SCOPE_COLUMNS, Scope
 from ingest.services import usage_file_import

@@ -10,7 +10,7 @@ from decimal import Decimal
 
 import pytest
 
-from finops.modelids import normalise_model
+from finops.core.modelids import normalise_model
 
 from .focus_file_helpers import UTC, focus_csv, one_row, parse_bytes, parse_file
 

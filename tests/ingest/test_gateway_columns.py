@@ -17,7 +17,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from finops.latency import bucket_of
 from finops.models import (
     Account,
     DailyPerformance,
@@ -29,6 +28,7 @@ from finops.models import (
     Provider,
     UsageLine,
 )
+from finops.performance.latency import bucket_of
 from ingest.bench.gateway_export import COLUMNS, spend_log_rows, write_spend_logs_csv
 from ingest.providers.base import BatchDeclined, ProviderError
 from ingest.providers.gateway_columns import _Accumulator

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from finops.performance import Performance
+from finops.performance.measures import Performance
 from ingest.providers.gateway_log import GatewayLog
 
 from .file_sources import refusal, rows_of

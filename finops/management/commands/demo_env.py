@@ -5,7 +5,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.core.management.utils import get_random_secret_key
 
-from finops.crypto import generate_key
+from finops.core.crypto import generate_key
 
 TEMPLATE = """\
 # Written by `manage.py demo_env` for the local demo: DEBUG on, SQLite (no DATABASE_URL),

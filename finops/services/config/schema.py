@@ -10,10 +10,10 @@ from decimal import Decimal
 
 from rest_framework import serializers
 
+from finops.core.text import name_check
 from finops.models import ConnectorKind, Offering, RoutingPolicy, User, Workload
 from finops.models.org import Membership
 from finops.services.rules import rule_tags_problem
-from finops.text import name_check
 
 DECIMAL = {"max_digits": 20, "decimal_places": 10, "min_value": 0}
 

@@ -1,10 +1,12 @@
 """What is measured of a group of requests (issue 12), in one mergeable form: a gateway-log line's hour, a reported
 hour (`POST /api/v1/metrics`), a day or a month of the performance rollup all hold a `Performance`, and any period's
 figures come from merging them — counts and sums add, latency distributions merge bucket by bucket
-(finops.latency), so a quarter's p99 is the p99 of every request of the quarter, never an average of percentiles.
+(finops.performance.latency), so a quarter's p99 is the p99 of every request of the quarter, never an average of
+percentiles.
 
 Stored as columns (issue 23): the counters below each a column, the two distributions one array of cells
-(finops.latency, "cells"), so the performance rollup merges rows in SQL — `COLUMNS` on the rollup rows and the
+(finops.performance.latency, "cells"), so the performance rollup merges rows in SQL — `COLUMNS` on the rollup rows and
+the
 reported hours, `LINE_COLUMNS` on a usage line, whose own `requests` column counts its requests. Exchanged and
 migrated from JSON (`as_json`), the same shape everywhere:
 

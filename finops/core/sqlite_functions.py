@@ -22,4 +22,4 @@ def _register(sender, connection, **kwargs):
 
 
 def install() -> None:
-    connection_created.connect(_register, dispatch_uid="finops.sqlite_functions")
+    connection_created.connect(_register, dispatch_uid="finops.core.sqlite_functions")

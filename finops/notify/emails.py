@@ -4,7 +4,7 @@
 The subject is the event's title behind "[FinOps] ", so a person can triage from the inbox. Every alert email
 reads like the cap's: the reason in one sentence, the figures formatted as the pages format them, and an absolute
 link (SITE_URL) to the page that explains it. What each kind says, and where its figures come from, is in
-finops.alert_emails.
+finops.notify.alert_emails.
 """
 
 from decimal import Decimal, InvalidOperation
@@ -13,8 +13,9 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
-from finops import alert_emails, display
+from finops.core import display
 from finops.models import AlertEvent, AlertKind
+from finops.notify import alert_emails
 
 SUBJECT_PREFIX = "[FinOps] "
 TOP_DRIVERS = 5
@@ -119,7 +120,7 @@ def _generic_context(event: AlertEvent) -> dict:
 
 
 def _kind_context(build):
-    """The base context with what finops.alert_emails says about this kind (reason, facts, link, title)."""
+    """The base context with what finops.notify.alert_emails says about this kind (reason, facts, link, title)."""
     return lambda event: {**_base_context(event), **build(event)}
 
 
@@ -281,7 +282,7 @@ def report_email(
     """The report for one recipient: the summary as text and HTML, the PDF attached, and the unsubscribe link in
     the body and as List-Unsubscribe headers (RFC 8058 one-click: mail clients POST to it)."""
     context = {**context, "unsubscribe_link": unsubscribe_link}
-    body = "report-restated-body" if context.get("restated") else "report-body"  # finops.report_restated
+    body = "report-restated-body" if context.get("restated") else "report-body"  # finops.notify.report_restated
     text = render_to_string(f"emails/{body}.txt", context)
     html = render_to_string(f"emails/{body}.html", context)
     message = EmailMultiAlternatives(

@@ -25,9 +25,10 @@ import logging
 from django.db import connection, transaction
 from django.db.models import OuterRef, Subquery
 
-from finops import display, emails
+from finops.core import display
+from finops.core.months import month_of
 from finops.models import ReportDelivery, ReportSnapshot, ReportSubscription
-from finops.months import month_of
+from finops.notify import emails
 from finops.reports.restatement import diff
 from finops.reports.tco_tables import TITLES
 from finops.selectors.contracts import add_months

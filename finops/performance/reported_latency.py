@@ -1,5 +1,5 @@
 """Latency as teams that measure outside the gateway report it (`POST /api/v1/metrics`, issue 12), read into this
-product's mergeable form (finops.latency). Three shapes, each with what it can honestly become:
+product's mergeable form (finops.performance.latency). Three shapes, each with what it can honestly become:
 
 - this product's distribution, `{"v": 1, "alpha": "0.01", "zero": n, "buckets": {"i": n, …}}` (what
   LatencyDistribution.as_json writes) → kind `sketch`: taken as is, exact within the sketch's 1 %.
@@ -11,7 +11,7 @@ product's mergeable form (finops.latency). Three shapes, each with what it can h
   differenced here. A last bucket without a bound (`"+Inf"`) must hold nothing: those requests' latency is
   unknown, and placing them at the last bound would understate it (choose a last bound above your timeout).
 - count and percentiles, `{"count": n, "p50_ms": x, "p95_ms": y, "p99_ms": z}` → kind `percentiles`: not
-  mergeable, so kept as a summary (finops.performance): the requests are counted apart and the p99 bounds the
+  mergeable, so kept as a summary (finops.performance.measures): the requests are counted apart and the p99 bounds the
   p99 of any period they fall in. p50 and p95 (optional) are checked (p50 ≤ p95 ≤ p99) but only the p99 is kept:
   it is the one figure that still says something about a merge.
 
@@ -20,8 +20,9 @@ No queries here; problems are appended as "field: …" for the caller to number 
 
 from dataclasses import dataclass
 
+from finops.services.reported_rows import LATENCY_MAX_MS, milliseconds, whole
+
 from .latency import ALPHA, MIN_MS, VERSION, LatencyDistribution, bucket_of
-from .services.reported_rows import LATENCY_MAX_MS, milliseconds, whole
 
 SKETCH, HISTOGRAM, PERCENTILES = "sketch", "histogram", "percentiles"
 INFINITE = {"+inf", "inf", "infinity", "+infinity"}

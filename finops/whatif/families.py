@@ -13,7 +13,7 @@ Pure: the caller loads the aliases (finops.selectors.offerings.family_map).
 
 import re
 
-from finops.modelids import normalise_model
+from finops.core.modelids import normalise_model
 
 # Serving / packaging suffixes that do not change the weights.
 _SUFFIXES = re.compile(r"(-(instruct|turbo|versatile|chat|fp8|fp16|bf16|preview|latest|\d{4}))+$")

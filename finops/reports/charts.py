@@ -2,7 +2,7 @@
 
 Colours belong to names, not to trace order: a provider, model or team is drawn in the same colour on every
 page and for every user (colour_for). Money is summed as Decimal and turned into floats only for the bars; the
-hover text is the exact amount formatted by finops.display, like the tables.
+hover text is the exact amount formatted by finops.core.display, like the tables.
 """
 
 import datetime as dt
@@ -14,7 +14,7 @@ from decimal import Decimal
 
 import plotly.graph_objects as go
 
-from finops.display import UNATTRIBUTED, currency_symbol, money_exact
+from finops.core.display import UNATTRIBUTED, currency_symbol, money_exact
 
 LAYOUT = {
     "margin": {"l": 56, "r": 16, "t": 16, "b": 40},
@@ -335,7 +335,8 @@ def contract_burn_down(
 ) -> dict:
     """A contract's term: cumulative consumed spend by day (daily: {day: spend}, days without spend may be
     missing) from the start up to today, the straight-line expectation from 0 at the start to the commitment at
-    the end, the projection from today's cumulative to the forecast total at the end (dashed; finops.forecast) and the
+    the end, the projection from today's cumulative to the forecast total at the end (dashed;
+    finops.forecast.projection) and the
     commitment line.
 
     With `periods` ([(start, committed, consumed, projected)], a monthly or yearly basis) the figure is instead
@@ -513,7 +514,7 @@ def cost_per_outcome_trend(
 
 
 def _per_outcome_text(value, currency: str) -> str:
-    from finops.display import per_outcome  # here, not at the top: this module only adds functions (issue 12)
+    from finops.core.display import per_outcome  # here, not at the top: this module only adds functions (issue 12)
 
     return per_outcome(value, currency)
 
@@ -526,7 +527,7 @@ def daily_p99(points: list[dict], *, sla_seconds: Decimal | None) -> dict:
     """A workload's p99 end-to-end latency by day (points: finops.selectors.workload_performance.daily_p99, each
     day's p99 from that day's merged distribution) against its SLA, where set, as a flat line. A day with no timed
     requests is a gap, never a 0."""
-    from finops.display import count, duration  # here, not at the top: this module only adds functions (issue 12)
+    from finops.core.display import count, duration  # here, not at the top: this module only adds functions (issue 12)
 
     trace = {
         "name": "p99 latency",

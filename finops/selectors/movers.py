@@ -23,7 +23,7 @@ import decimal
 from dataclasses import dataclass
 from decimal import Decimal
 
-from finops import display
+from finops.core import display
 
 ZERO = Decimal(0)
 MICRO = Decimal("0.000001")

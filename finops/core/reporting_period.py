@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from finops.months import month_of, next_month
+from finops.core.months import month_of, next_month
 
 DEFAULT = "last-30"
 TRAILING_DAYS = 30

@@ -95,7 +95,8 @@ def money_compact(value, currency: str | None = None) -> str:
 
 
 def forecast(value, currency: str | None = None, *, compact: bool = False) -> str:
-    """A finops.forecast.Forecast as every page states it: "forecast $95,012.40 (range $91,200.00–$98,800.00)";
+    """A finops.forecast.projection.Forecast as every page states it: "forecast $95,012.40 (range
+    $91,200.00–$98,800.00)";
     "no forecast (not enough history)" without one."""
     if value is None or value.total is None:
         return "no forecast (not enough history)"

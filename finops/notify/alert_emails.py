@@ -1,6 +1,6 @@
-"""What each alert kind's email says (finops.emails renders it): the reason in one sentence, the figures as the
+"""What each alert kind's email says (finops.notify.emails renders it): the reason in one sentence, the figures as the
 linked page shows them, and the page that explains it. No dict, list, Decimal, ISO date or True/False ever reaches
-a template: every value here is already text, formatted by finops.display as the pages format it.
+a template: every value here is already text, formatted by finops.core.display as the pages format it.
 
 Where the figures come from (one figure, one definition):
 
@@ -24,7 +24,7 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
-from finops import display
+from finops.core import display
 from finops.models import AlertEvent, Workload
 from finops.selectors.spikes import BASELINE_DAYS
 

@@ -5,7 +5,7 @@ import datetime as dt
 import re
 
 MONTH = re.compile(r"^(\d{4})-(\d{2})$")
-FIRST_MONTH = dt.date(2000, 1, 1)  # the product's days (finops.reporting_period): LLM usage begins well after
+FIRST_MONTH = dt.date(2000, 1, 1)  # the product's days (finops.core.reporting_period): LLM usage begins well after
 END_MONTH = dt.date(2100, 1, 1)  # exclusive
 
 

@@ -14,9 +14,9 @@ from decimal import Decimal
 
 from django.db.models import Sum
 
-from finops.forecast import forecast, run_rate
+from finops.core.months import next_month
+from finops.forecast.projection import forecast, run_rate
 from finops.models import DailySpend, Team
-from finops.months import next_month
 
 ORGANISATION = "organisation"
 TEAMS = "teams"
