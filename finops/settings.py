@@ -93,6 +93,9 @@ INSTALLED_APPS = [
     "axes",
     "finops",
     "ingest",
+    # Outside the product package (they use it; it never imports them): the demo organisation and the benches.
+    "demo",
+    "bench",
 ]
 
 MIDDLEWARE = [

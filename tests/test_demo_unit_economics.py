@@ -10,7 +10,7 @@ import pytest
 from django.db.models import Sum
 from django.db.models.functions import TruncDate
 
-from finops.demo.generate import LOG_RECORDS, UNPRICED_MODEL, WINDOW_DAYS
+from demo.generate import LOG_RECORDS, UNPRICED_MODEL, WINDOW_DAYS
 from finops.models import AlertEvent, CostBasis, DailySpend, MonthlySpend, OutcomeCount, UsageLine, Workload
 from finops.selectors.prices import PriceBook, Tokens, cost_from_price
 from finops.selectors.workload_performance import workload_section
@@ -141,7 +141,7 @@ def test_the_demo_scores_quality_of_five_workloads_and_reports_metrics_one_sourc
     """Eval scores this quarter and the last (the support agent's cheaper Haiku scores 0.91 against Sonnet's 0.93),
     and a day of reported metrics for workloads no gateway covers: the support agent measured (over its 8 s SLA at
     p99), document extraction as percentiles only."""
-    from finops.demo.evals import SCORES
+    from demo.evals import SCORES
     from finops.models import EvalScore, ReportedPerformance
     from finops.selectors.evals import quality_by
     from finops.selectors.performance import latency_verdict, performance_by
@@ -185,8 +185,8 @@ def _raw_requests(account: str, start: dt.date, end: dt.date, out_dir) -> dict[s
     (duration ms, time to first token ms, output tokens) of each timed request started in [start, end) (UTC)."""
     import csv
 
+    from demo.generate import generate
     from finops.core.modelids import normalise_model
-    from finops.demo.generate import generate
 
     found: dict[str, list[tuple[int, int, int]]] = {}
     at = lambda text: dt.datetime.fromisoformat(text).replace(tzinfo=dt.UTC)  # noqa: E731 (naive UTC, as written)

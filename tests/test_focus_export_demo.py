@@ -18,8 +18,8 @@ from django.core.management import call_command
 from django.db import transaction
 from django.db.models import Sum
 
+from demo.load import load_demo
 from finops.core.months import month_of
-from finops.demo import load_demo
 from finops.models import CostBasis, UsageLine
 from finops.reports.usage_focus import write_focus_csv
 from finops.selectors.spend_report import spend_rows

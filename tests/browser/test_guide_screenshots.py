@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from demo.load import DEMO_PASSWORD, load_demo
 from finops.core.months import month_of
-from finops.demo import DEMO_PASSWORD, load_demo
 from finops.models import Account, Cap, Contract
 
 from .conftest import sign_in

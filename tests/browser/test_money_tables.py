@@ -15,8 +15,8 @@ import datetime as dt
 
 import pytest
 
+from demo.load import DEMO_PASSWORD, load_demo
 from finops.core.months import month_of
-from finops.demo import DEMO_PASSWORD, load_demo
 from finops.models import Account, Cap, Contract, Provider
 
 from .conftest import sign_in

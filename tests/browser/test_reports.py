@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from finops.demo import DEMO_PASSWORD, load_demo
+from demo.load import DEMO_PASSWORD, load_demo
 from finops.reports.tco_tables import SECTIONS, TITLES
 
 from .conftest import sign_in

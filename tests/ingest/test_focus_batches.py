@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from django.db import transaction
 
+from bench.focus_export import write_focus_csv
+from bench.focus_resources import write_resource_focus_csv
 from finops.models import Account, AttributionRule, DailySpend, FxRate, IngestRun, Provider, Team, UsageLine, Workload
-from ingest.bench.focus_export import write_focus_csv
-from ingest.bench.focus_resources import write_resource_focus_csv
 from ingest.columnar import write_batches
 from ingest.providers.base import BatchDeclined
 from ingest.providers.focus_batches import focus_csv_batches

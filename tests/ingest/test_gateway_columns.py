@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from bench.gateway_export import COLUMNS, spend_log_rows, write_spend_logs_csv
 from finops.models import (
     Account,
     DailyPerformance,
@@ -29,7 +30,6 @@ from finops.models import (
     UsageLine,
 )
 from finops.performance.latency import bucket_of
-from ingest.bench.gateway_export import COLUMNS, spend_log_rows, write_spend_logs_csv
 from ingest.providers.base import BatchDeclined, ProviderError
 from ingest.providers.gateway_columns import _Accumulator
 from ingest.providers.gateway_log import GatewayLog
@@ -391,7 +391,7 @@ def test_the_identity_cells_read_apart_or_with_the_rest_make_the_same_groups(tmp
 
 def test_the_demos_gateway_logs_read_alike(tmp_path):
     """The demo's LiteLLM exports (Groq, Cerebras, Moonshot) load through the column reader, as a customer's do."""
-    from finops.demo.generate import generate
+    from demo.generate import generate
 
     logs = [
         path

@@ -1,7 +1,7 @@
 """A deterministic generator of the demo organisation's export files (docs/demo.md).
 
 For WINDOW_DAYS days that end the day before `today` (UTC), each demo account gets the file(s) its connector
-reads, as a real customer of that provider would produce them (finops/demo/exports.py):
+reads, as a real customer of that provider would produce them (demo/exports.py):
 - OpenAI, Anthropic, Moonshot: a usage CSV (`usage_csv`); OpenAI and Anthropic rows carry the billed `cost` in
   USD (list price, 6 decimals), Moonshot rows in CNY (the USD list price converted at the config's rate), so
   its price cut shows as a lower $/M tokens after `price_change_day`;

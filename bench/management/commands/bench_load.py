@@ -3,8 +3,8 @@ from pathlib import Path
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from finops.bench.load import DURATION_S, LEVELS, MAX_REQUESTS, WORKERS, run_bench
-from finops.bench.pages import guard
+from bench.load import DURATION_S, LEVELS, MAX_REQUESTS, WORKERS, run_bench
+from bench.pages import guard
 
 
 class Command(BaseCommand):

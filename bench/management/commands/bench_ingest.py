@@ -4,8 +4,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
-from ingest.bench.focus_ingest import run_bench
-from ingest.bench.gateway_ingest import run_gateway_bench
+from bench.focus_ingest import run_bench
+from bench.gateway_ingest import run_gateway_bench
 
 
 class Command(BaseCommand):

@@ -2,7 +2,7 @@
 plain COPY of the lines it wrote (issue 15: ≥ 150k requests/s end to end, 5M-request peak within 20 % of 1M's).
 
 The parent (`manage.py bench_ingest --requests N`) writes the file (gateway_export.py, streamed), then runs each
-measurement in a fresh `python -m ingest.bench.gateway_ingest <kind> …` child, as focus_ingest.py does for FOCUS,
+measurement in a fresh `python -m bench.gateway_ingest <kind> …` child, as focus_ingest.py does for FOCUS,
 so peak RSS is that run's alone. requests/s = requests in the file / wall seconds of the measured call (commit
 included).
 
@@ -29,7 +29,7 @@ from .focus_ingest import _child, _maxrss_mb, finish, machine_facts, measure_cop
 from .gateway_export import write_spend_logs_csv
 
 TARGET_REQUESTS_PER_S = 150_000
-MODULE = "ingest.bench.gateway_ingest"
+MODULE = "bench.gateway_ingest"
 
 
 def measure_gateway_end_to_end(path: Path, requests: int, *, by_records: bool = False) -> dict:

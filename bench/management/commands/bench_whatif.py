@@ -3,8 +3,8 @@ from pathlib import Path
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from finops.bench.pages import guard
-from finops.bench.whatif import REPEATS, run_bench
+from bench.pages import guard
+from bench.whatif import REPEATS, run_bench
 
 
 class Command(BaseCommand):

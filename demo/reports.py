@@ -104,7 +104,7 @@ def _quiet_email():
 
 def _list_cost(today: dt.date, row: dict, day: dt.date) -> Decimal:
     """The line's tokens at the demo's list price of the day, to six decimals: exactly how every billed demo line is
-    priced (finops/demo/exports.py), so the restated line is billed at list price like the others."""
+    priced (demo/exports.py), so the restated line is billed at list price like the others."""
     prices = PriceList(yaml.safe_load(render_config(today)))
     every_input, cached, write, output = (int(row.get(name) or 0) for name in COUNTS[:4])
     tokens = Tokens(every_input - cached - write, cached, write, output)  # the usage CSV's input is cache-inclusive

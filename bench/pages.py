@@ -465,7 +465,7 @@ def run_bench(
 ) -> dict:
     import json
 
-    from ingest.bench.focus_ingest import machine_facts
+    from bench.focus_ingest import machine_facts
 
     guard()
     results = {

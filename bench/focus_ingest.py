@@ -1,7 +1,7 @@
 """FOCUS ingest throughput on Postgres: a generated export through `usage_file_import`, beside a plain COPY.
 
 `manage.py bench_ingest` is the parent: it writes the file (streamed, never held in memory), then runs each
-measurement in a fresh `python -m ingest.bench.focus_ingest <kind> …` child, so peak RSS is that run's alone.
+measurement in a fresh `python -m bench.focus_ingest <kind> …` child, so peak RSS is that run's alone.
 lines/s = file lines / wall seconds of the measured call (the commit included).
 
 - end_to_end: `usage_file_import` of the file into a fresh focus_file account: parse, price, attribute, COPY
@@ -287,7 +287,7 @@ def _child_main(argv: list[str]) -> None:
 # --- the parent ---
 
 
-def _child(kind: str, path: Path, lines: int, *extra: str, module: str = "ingest.bench.focus_ingest") -> dict:
+def _child(kind: str, path: Path, lines: int, *extra: str, module: str = "bench.focus_ingest") -> dict:
     from django.conf import settings
 
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as handle:

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from finops.bench.pages import REPEATS, guard, run_bench
+from bench.pages import REPEATS, guard, run_bench
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from finops.demo import DemoLoadError, load_demo
+from demo.load import DemoLoadError, load_demo
 
 
 class Command(BaseCommand):
