@@ -240,7 +240,7 @@ def measure_python_only(path: Path, lines: int) -> dict:
 
     from finops.models import Account, IngestRun, Provider
     from ingest.columnar import ColumnarWriter
-    from ingest.providers.focus_file import FocusFile
+    from ingest.connectors.focus.file import FocusFile
     from ingest.writing import LinePreparer
 
     source = FocusFile()

@@ -37,8 +37,8 @@ def measure_gateway_end_to_end(path: Path, requests: int, *, by_records: bool = 
     from django.db.models import Sum
 
     from finops.models import UsageLine
-    from ingest.providers.base import BatchDeclined
-    from ingest.providers.gateway_log import GatewayLog
+    from ingest.connectors.base import BatchDeclined
+    from ingest.connectors.gateway.log import GatewayLog
 
     read_by = ["rows"]
     columns = GatewayLog.column_groups
@@ -62,7 +62,7 @@ def measure_gateway_end_to_end(path: Path, requests: int, *, by_records: bool = 
 
 
 def measure_python_only(path: Path, requests: int) -> dict:
-    from ingest.providers.gateway_log import GatewayLog
+    from ingest.connectors.gateway.log import GatewayLog
 
     started = time.perf_counter()
     with open(path, "rb") as stream:

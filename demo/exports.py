@@ -390,7 +390,7 @@ class FocusExport:
         return paths
 
 
-# --- gateway_log: a LiteLLM_SpendLogs CSV export (ingest/providers/gateway_log.py) ---
+# --- gateway_log: a LiteLLM_SpendLogs CSV export (ingest/connectors/gateway/log.py) ---
 
 SPEND_LOG_COLUMNS = (
     "request_id",

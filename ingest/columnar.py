@@ -18,8 +18,8 @@ from django.db import connection
 
 from finops.models import Account, CostBasis, IngestRun, UsageLine
 from finops.performance.measures import LINE_COLUMNS
+from ingest.connectors.base import BatchDeclined, RowBatch
 
-from .providers.base import BatchDeclined, RowBatch
 from .writing import (
     COLUMNS,
     LinePreparer,

@@ -27,6 +27,9 @@ from finops.services.accounts import account_credentials
 from finops.services.attribution import attribution_lock
 from finops.services.fx import MissingFxRate
 from finops.services.spend_changes import spend_changed
+from ingest.connectors.base import BatchDeclined, ProviderError, UsageRow, token_weight
+from ingest.connectors.focus.scope import LeftOut, Scope
+from ingest.connectors.registry import api_source_for, file_source_for
 
 from . import tasks  # services import tasks; tasks import services inside their bodies (HackSoft)
 from .columnar import write_batches
@@ -40,9 +43,6 @@ from .lease import (
     run_lock,
     run_unlock,
 )
-from .providers.base import BatchDeclined, ProviderError, UsageRow, token_weight
-from .providers.focus_scope import LeftOut, Scope
-from .providers.registry import api_source_for, file_source_for
 from .uploads import upload_check
 from .windows import WindowRefused, chunks, scheduled_window, window_check
 from .writing import IngestError, WriteResult, write_rows

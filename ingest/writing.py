@@ -27,9 +27,9 @@ from finops.selectors.prices import ContractDiscounts, PriceBook, Tokens, cost_f
 from finops.services.attribution import RuleMatcher
 from finops.services.fx import FxConverter
 from finops.services.rollups import rollup_rebuild
+from ingest.connectors.base import GATEWAY_CACHE_HIT, UsageRow, tags_json
 
 from .keys import new_keys_store
-from .providers.base import GATEWAY_CACHE_HIT, UsageRow, tags_json
 
 Window = tuple[dt.datetime, dt.datetime]
 

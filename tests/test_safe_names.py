@@ -166,9 +166,9 @@ def test_a_focus_export_whose_model_holds_a_control_character_is_declined_by_the
 
     from finops.models import Account, IngestRun, Provider
     from ingest.columnar import write_batches
-    from ingest.providers.base import BatchDeclined
-    from ingest.providers.focus_file import FocusFile
-    from ingest.providers.focus_scope import LeftOut, Scope
+    from ingest.connectors.base import BatchDeclined
+    from ingest.connectors.focus.file import FocusFile
+    from ingest.connectors.focus.scope import LeftOut, Scope
 
     original = (Path(__file__).parent / "fixtures" / "focus_file" / "per_token_api_focus_1_3.csv").read_text()
     path = tmp_path / "solora.csv"

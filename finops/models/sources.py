@@ -4,7 +4,7 @@ from django.db import models
 
 
 class ConnectorKind(models.TextChoices):
-    """The source kinds ingest/providers implements; the registry there is keyed by these values."""
+    """The source kinds ingest/connectors implements; the registry there is keyed by these values."""
 
     OPENAI_API = "openai_api", "OpenAI Admin API"
     ANTHROPIC_API = "anthropic_api", "Anthropic Admin API"
@@ -23,7 +23,7 @@ API_CONNECTORS = {
 }
 # API connectors whose source also exports files the same reader takes: a LiteLLM proxy's spend logs, exported
 # (its UI's CSV, a database dump), backfill the days the live pull cannot reach (before the proxy's retention, or
-# before the account was connected). The file is read by that file connector's reader (ingest/providers/registry.py).
+# before the account was connected). The file is read by that file connector's reader (ingest/connectors/registry.py).
 BACKFILL_FILES = {ConnectorKind.LITELLM_API: ConnectorKind.GATEWAY_LOG}
 # Every scheduled pull re-reads the last LOOKBACK_DAYS days (ingest.windows), so a day is settled once a pull has
 # run that many days after it: a month's report is "provisional" until then (finops.selectors.tco_sections).
@@ -58,7 +58,7 @@ class Account(models.Model):
         max_length=128, blank=True, help_text="Environment variable the secret was read from (config as code)."
     )
     enabled = models.BooleanField(default=True)
-    # A FOCUS file account imports its provider's LLM inference only (ingest/providers/focus_scope.py); these
+    # A FOCUS file account imports its provider's LLM inference only (ingest/connectors/focus/scope.py); these
     # ServiceNames widen or narrow that (case-insensitive, exact names as the file spells them).
     focus_services_include = models.JSONField(
         default=list, blank=True, help_text="FOCUS ServiceNames to import besides LLM inference."

@@ -104,7 +104,7 @@ def rule_url(condition: dict, account_ids: list[int], provider_ids: list[int]) -
 
 def rule_tags_text(key: str, value: str) -> str:
     """The rule form's Tags box for one pair: `k=v`, or the JSON object where `k=v;…` cannot carry the pair
-    (a ';' in it, an '=' in the key, spaces at its ends, a key starting with '{'; ingest.providers.parsing)."""
+    (a ';' in it, an '=' in the key, spaces at its ends, a key starting with '{'; ingest.connectors.parsing)."""
     if ";" in key + value or "=" in key or key.startswith("{") or key != key.strip() or value != value.strip():
         return json.dumps({key: value})
     return f"{key}={value}"

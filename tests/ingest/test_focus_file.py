@@ -1,4 +1,4 @@
-"""FOCUS 1.0 / 1.2 / 1.3 Cost-and-Usage exports (ingest/providers/focus_file.py).
+"""FOCUS 1.0 / 1.2 / 1.3 Cost-and-Usage exports (ingest/connectors/focus/file.py).
 
 Fixtures follow reference/provider-formats.md: an AWS "FOCUS 1.0 with AWS columns" Bedrock export, an Azure
 FOCUS 1.2 export with Microsoft x_ columns, a GCP Vertex FOCUS 1.3 export, and the FOCUS working-draft

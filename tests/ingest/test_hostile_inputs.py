@@ -16,7 +16,7 @@ from django.db.models import Sum
 
 from finops.core.reporting_period import BOUNDS_ERROR
 from finops.models import Account, IngestRun, Provider, UsageLine
-from ingest.providers.text_input import MAX_LINE_CHARS
+from ingest.connectors.text_input import MAX_LINE_CHARS
 from ingest.services import usage_file_import
 
 FOCUS = Path(__file__).resolve().parent.parent / "fixtures" / "focus_file"

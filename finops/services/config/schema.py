@@ -74,7 +74,7 @@ class AccountEntry(StrictSerializer):
     credentials_env = serializers.RegexField(r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=128, required=False, default="")
     enabled = serializers.BooleanField(required=False, default=True)
     sync_interval_minutes = serializers.IntegerField(min_value=5, max_value=7 * 24 * 60, required=False, default=60)
-    # FOCUS ServiceNames to import besides the provider's LLM inference, or never (ingest/providers/focus_scope.py).
+    # FOCUS ServiceNames to import besides the provider's LLM inference, or never (ingest/connectors/focus/scope.py).
     focus_services_include = serializers.ListField(
         child=serializers.CharField(max_length=200), required=False, default=list
     )

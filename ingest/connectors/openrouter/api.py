@@ -12,11 +12,11 @@ replacement erase lines ingested earlier.
 import datetime as dt
 from decimal import Decimal
 
-from .api_base import ApiConnector, Pull
-from .api_base import malformed as _malformed
-from .base import UsageRow
-from .parsing import day_start, parse_decimal
-from .payload import readers
+from ingest.connectors.api_base import ApiConnector, Pull
+from ingest.connectors.api_base import malformed as _malformed
+from ingest.connectors.base import UsageRow
+from ingest.connectors.parsing import day_start, parse_decimal
+from ingest.connectors.payload import readers
 
 
 class OpenRouterApi(ApiConnector):

@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from finops.core.modelids import normalise_model
-
-from .parsing import parse_decimal
+from ingest.connectors.parsing import parse_decimal
 
 # `gpt-audio-mini-2025-12-15 audio, input`: the modality word after the model is not part of its name.
 _MODALITIES = {"audio", "image", "text", "video"}

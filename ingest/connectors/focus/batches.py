@@ -21,9 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from .base import BatchDeclined as Declined
-from .base import RowBatch
-from .focus_format import (
+from ingest.connectors.base import BatchDeclined as Declined
+from ingest.connectors.base import RowBatch
+from ingest.connectors.focus.format import (
     CHARGE_CATEGORIES,
     GZIP_MAGIC,
     METER_COLUMNS,
@@ -36,10 +36,10 @@ from .focus_format import (
     read_up_to,
     resolve_header,
 )
-from .focus_meters import CACHE_READ, CACHE_WRITE, INPUT, OUTPUT, unit_of
-from .focus_scope import SCOPE_COLUMNS, LeftOut, Scope
-from .focus_values import TAG_COLUMNS, charge_periods, currency_code, tag_set_items
-from .text_input import bounded_decompressed
+from ingest.connectors.focus.meters import CACHE_READ, CACHE_WRITE, INPUT, OUTPUT, unit_of
+from ingest.connectors.focus.scope import SCOPE_COLUMNS, LeftOut, Scope
+from ingest.connectors.focus.values import TAG_COLUMNS, charge_periods, currency_code, tag_set_items
+from ingest.connectors.text_input import bounded_decompressed
 
 BLOCK_BYTES = 1 << 22  # ~5k rows of a typical export a batch: memory stays flat, per-batch work stays small
 SEPARATOR = "\x1f"  # joins a row's cells into one key; a file with a cell holding it is declined

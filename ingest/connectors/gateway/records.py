@@ -11,8 +11,8 @@ import itertools
 import json
 from decimal import Decimal
 
-from .base import ProviderError, csv_lines
-from .text_input import MAX_LINE_CHARS, bounded_lines
+from ingest.connectors.base import ProviderError, csv_lines
+from ingest.connectors.text_input import MAX_LINE_CHARS, bounded_lines
 
 SNIFF_CHARS = 1 << 16
 READ_CHARS = 1 << 18

@@ -9,9 +9,9 @@
 import csv
 import datetime as dt
 
-from .base import ProviderError, UsageRow, csv_lines
-from .parsing import day_start, parse_count, parse_day, parse_decimal, parse_tags
-from .text_input import bounded_lines, utf8_text
+from ingest.connectors.base import ProviderError, UsageRow, csv_lines
+from ingest.connectors.parsing import day_start, parse_count, parse_day, parse_decimal, parse_tags
+from ingest.connectors.text_input import bounded_lines, utf8_text
 
 REQUIRED = ("day", "model", "input_tokens", "output_tokens")
 KNOWN = REQUIRED + (

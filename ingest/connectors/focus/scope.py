@@ -30,7 +30,7 @@ import functools
 import re
 from decimal import Decimal
 
-from .focus_meters import _VENDOR_SLUGS, PROVIDER_NAME_COLUMNS, _squash, _words, aws_usage_type
+from ingest.connectors.focus.meters import _VENDOR_SLUGS, PROVIDER_NAME_COLUMNS, _squash, _words, aws_usage_type
 
 # The columns the rule reads, in the order `decide` takes them.
 SCOPE_COLUMNS = (

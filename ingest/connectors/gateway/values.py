@@ -13,9 +13,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from finops.performance.latency import LOG_GAMMA, bucket_of
-
-from .base import BatchDeclined as Declined
-from .text_input import MAX_LINE_CHARS
+from ingest.connectors.base import BatchDeclined as Declined
+from ingest.connectors.text_input import MAX_LINE_CHARS
 
 # Where LiteLLM writes a request's cache tokens in a spend log's `metadata`, in the order both readers look
 # (gateway_log._litellm_request, gateway_columns): the `usage_object` it was given, else the

@@ -67,9 +67,9 @@ import tempfile
 import zlib
 from decimal import Decimal
 
-from .base import ProviderError, UsageRow, csv_lines
-from .focus_batches import focus_csv_batches
-from .focus_format import (
+from ingest.connectors.base import ProviderError, UsageRow, csv_lines
+from ingest.connectors.focus.batches import focus_csv_batches
+from ingest.connectors.focus.format import (
     CHARGE_CATEGORIES,
     GZIP_MAGIC,
     METER_COLUMNS,
@@ -84,11 +84,11 @@ from .focus_format import (
     read_up_to,
     resolve_header,
 )
-from .focus_meters import CACHE_READ, CACHE_WRITE, INPUT, OUTPUT, token_quantity
-from .focus_scope import SCOPE_COLUMNS, LeftOut, Scope
-from .focus_values import TAG_CELLS, charge_periods, currency_code, tag_set_items
-from .parsing import parse_decimal
-from .text_input import bounded_decompressed, bounded_lines, utf8_text
+from ingest.connectors.focus.meters import CACHE_READ, CACHE_WRITE, INPUT, OUTPUT, token_quantity
+from ingest.connectors.focus.scope import SCOPE_COLUMNS, LeftOut, Scope
+from ingest.connectors.focus.values import TAG_CELLS, charge_periods, currency_code, tag_set_items
+from ingest.connectors.parsing import parse_decimal
+from ingest.connectors.text_input import bounded_decompressed, bounded_lines, utf8_text
 
 PARQUET_BATCH = 8192
 

@@ -2,14 +2,15 @@
 
 Every ConnectorKind has exactly one entry here (tests/ingest/test_registry.py checks it)."""
 
-from .anthropic_api import AnthropicApi
+from ingest.connectors.anthropic.api import AnthropicApi
+from ingest.connectors.focus.file import FocusFile
+from ingest.connectors.gateway.log import GatewayLog
+from ingest.connectors.litellm_api.api import LiteLLMApi
+from ingest.connectors.openai.api import OpenAIApi
+from ingest.connectors.openrouter.api import OpenRouterApi
+from ingest.connectors.usage_csv.file import UsageCsv
+
 from .base import ProviderError
-from .focus_file import FocusFile
-from .gateway_log import GatewayLog
-from .litellm_api import LiteLLMApi
-from .openai_api import OpenAIApi
-from .openrouter_api import OpenRouterApi
-from .usage_csv import UsageCsv
 
 
 class UnknownConnector(ProviderError, LookupError):

@@ -65,12 +65,11 @@ import logging
 from decimal import Decimal
 
 from finops.performance.measures import Performance
-
-from .base import GATEWAY_CACHE_HIT, BatchDeclined, ProviderError, UsageRow
-from .gateway_columns import column_groups
-from .gateway_records import records
-from .gateway_values import CACHE_READS, CACHE_WRITES
-from .text_input import utf8_text
+from ingest.connectors.base import GATEWAY_CACHE_HIT, BatchDeclined, ProviderError, UsageRow
+from ingest.connectors.gateway.columns import column_groups
+from ingest.connectors.gateway.records import records
+from ingest.connectors.gateway.values import CACHE_READS, CACHE_WRITES
+from ingest.connectors.text_input import utf8_text
 
 log = logging.getLogger(__name__)
 

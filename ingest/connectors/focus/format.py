@@ -6,8 +6,8 @@ import functools
 import io
 from typing import NamedTuple
 
-from .base import ProviderError
-from .focus_meters import (
+from ingest.connectors.base import ProviderError
+from ingest.connectors.focus.meters import (
     aws_usage_type,
     direction_from_details,
     first_direction,
@@ -15,7 +15,7 @@ from .focus_meters import (
     provider_slug,
     tier_from_words,
 )
-from .focus_values import json_object
+from ingest.connectors.focus.values import json_object
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"

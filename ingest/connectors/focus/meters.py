@@ -7,7 +7,7 @@ import functools
 import re
 from decimal import Decimal
 
-from .parsing import parse_decimal
+from ingest.connectors.parsing import parse_decimal
 
 # The UsageRow field each token direction counts into.
 INPUT, OUTPUT, CACHE_READ, CACHE_WRITE = "input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens"

@@ -26,13 +26,12 @@ from dataclasses import dataclass, field
 from decimal import Context, Decimal, Inexact
 
 from finops.core.modelids import normalise_model
-
-from .allocation import allocate
-from .api_base import ApiConnector, Pull
-from .api_base import malformed as _malformed
-from .base import ProviderError, UsageRow, token_weight
-from .parsing import parse_decimal
-from .payload import readers
+from ingest.connectors.allocation import allocate
+from ingest.connectors.api_base import ApiConnector, Pull
+from ingest.connectors.api_base import malformed as _malformed
+from ingest.connectors.base import ProviderError, UsageRow, token_weight
+from ingest.connectors.parsing import parse_decimal
+from ingest.connectors.payload import readers
 
 API_VERSION = "2023-06-01"
 USAGE_PATH = "/v1/organizations/usage_report/messages"

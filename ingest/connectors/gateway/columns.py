@@ -42,10 +42,18 @@ import pyarrow.json as pjson
 
 from finops.performance.latency import LatencyDistribution
 from finops.performance.measures import Performance
-
-from .base import BatchDeclined as Declined
-from .focus_format import Prefixed, read_up_to
-from .gateway_values import BOUNDS, CACHE_READS, CACHE_WRITES, SLOTS, CheckedBytes, count_column, latencies, times
+from ingest.connectors.base import BatchDeclined as Declined
+from ingest.connectors.focus.format import Prefixed, read_up_to
+from ingest.connectors.gateway.values import (
+    BOUNDS,
+    CACHE_READS,
+    CACHE_WRITES,
+    SLOTS,
+    CheckedBytes,
+    count_column,
+    latencies,
+    times,
+)
 
 BLOCK_BYTES = 1 << 22  # ~12k records of a LiteLLM export a batch
 JSON_BLOCK_BYTES = 1 << 20  # metadata parsed in blocks of this size, in parallel; a longer cell is read row by row

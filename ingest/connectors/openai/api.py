@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 
-from .allocation import allocate
-from .api_base import ApiConnector, Pull, malformed
-from .base import ProviderError, UsageRow, token_weight
-from .openai_lines import (
+from ingest.connectors.allocation import allocate
+from ingest.connectors.api_base import ApiConnector, Pull, malformed
+from ingest.connectors.base import ProviderError, UsageRow, token_weight
+from ingest.connectors.openai.lines import (
     LineItem,
     completion_tokens,
     count,

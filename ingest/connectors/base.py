@@ -146,7 +146,7 @@ def token_weight(row: "UsageRow") -> Decimal:
 
 
 class FileSource(Protocol):
-    """A source read from export files (one class per kind, registered in ingest.providers.registry).
+    """A source read from export files (one class per kind, registered in ingest.connectors.registry).
 
     An import replaces, for its account, the billing periods its rows name, or else the UTC days (or,
     with `replace_granularity = "hour"`, the hours) its rows start in.
