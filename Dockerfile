@@ -7,6 +7,8 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY finops ./finops
 COPY ingest ./ingest
+COPY demo ./demo
+COPY bench ./bench
 RUN pip install .
 
 COPY manage.py ./

@@ -36,7 +36,7 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 # the first encrypts, all decrypt (cryptography's MultiFernet).
 FINOPS_ENCRYPTION_KEYS = env.list("FINOPS_ENCRYPTION_KEY", default=[])
 
-# Outbound HTTP to URLs people type (a cap's webhook): finops/egress.py refuses loopback, link-local, private,
+# Outbound HTTP to URLs people type (a cap's webhook): finops/core/egress.py refuses loopback, link-local, private,
 # unique-local, multicast, unspecified and reserved addresses unless they are inside one of these networks
 # (comma-separated CIDRs, e.g. "10.20.0.0/16,fd00:20::/32": a receiver on the internal network on purpose).
 try:
@@ -60,7 +60,7 @@ FINOPS_DISPLAY_TIME_ZONE = env.str("FINOPS_DISPLAY_TIME_ZONE", default="UTC")
 # its import ended (for re-runs and audit).
 FINOPS_MAX_UPLOAD_BYTES = env.int("FINOPS_MAX_UPLOAD_BYTES", default=2 * 1024**3)
 # Batches of outcome counts, metrics and eval scores (page and API) are written within the request: at most this
-# many bytes and rows each (finops/batch_limits.py; docs/security.md, "Size limits").
+# many bytes and rows each (finops/web/batch_limits.py; docs/security.md, "Size limits").
 FINOPS_MAX_BATCH_BYTES = env.int("FINOPS_MAX_BATCH_BYTES", default=5 * 1024**2)
 FINOPS_MAX_BATCH_ROWS = env.int("FINOPS_MAX_BATCH_ROWS", default=10_000)
 FINOPS_UPLOAD_RETENTION_DAYS = env.int("FINOPS_UPLOAD_RETENTION_DAYS", default=30)
@@ -93,6 +93,9 @@ INSTALLED_APPS = [
     "axes",
     "finops",
     "ingest",
+    # Outside the product package (they use it; it never imports them): the demo organisation and the benches.
+    "demo",
+    "bench",
 ]
 
 MIDDLEWARE = [
@@ -105,14 +108,14 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
-    "finops.middleware.DisplayTimeZoneMiddleware",
-    "finops.middleware.AuditSourceMiddleware",
+    "finops.web.middleware.DisplayTimeZoneMiddleware",
+    "finops.web.middleware.AuditSourceMiddleware",
     # Before any view hook (the CSRF check reads a form's body): a batch or upload over its size is a 413 unread.
-    "finops.batch_limits.BatchSizeMiddleware",
-    "finops.middleware.UnreadableQueryMiddleware",
+    "finops.web.batch_limits.BatchSizeMiddleware",
+    "finops.web.middleware.UnreadableQueryMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    # Pages answer the product's 404 page even with DEBUG on, never Django's technical one (finops/not_found.py).
-    "finops.not_found.NotFoundPageMiddleware",
+    # Pages answer the product's 404 page even with DEBUG on, never Django's technical one (finops/web/not_found.py).
+    "finops.web.not_found.NotFoundPageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout answer.
     "axes.middleware.AxesMiddleware",
@@ -160,7 +163,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15
 # Keyed on the pair: a wrong password for one user, or from one address, never locks anyone else out (behind the
 # documented proxy every address used to be the proxy's, so five failures with any usernames locked out everyone).
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
-AXES_CLIENT_IP_CALLABLE = "finops.proxies.client_ip"
+AXES_CLIENT_IP_CALLABLE = "finops.web.proxies.client_ip"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_SENSITIVE_PARAMETERS = ["password", "password1", "password2", "secret", "token", "api_key"]
@@ -397,7 +400,7 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", defa
 # The preload directive only allows the domain's owner to submit it to browsers' lists; set 0 to omit it.
 SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=not DEBUG)
 # How many reverse proxies stand in front of the app, each appending to X-Forwarded-For: the client address for the
-# login lockout and the API's rates is the one the outermost trusted proxy saw (finops/proxies.py). 0: no proxy, the
+# login lockout and the API's rates is the one the outermost trusted proxy saw (finops/web/proxies.py). 0: no proxy, the
 # header is ignored (a client could write anything in it).
 FINOPS_TRUSTED_PROXIES = env.int("FINOPS_TRUSTED_PROXIES", default=0)
 if FINOPS_TRUSTED_PROXIES < 0:
@@ -407,7 +410,7 @@ if env.bool("SECURE_PROXY_SSL_HEADER", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # LOG_FORMAT=plain (default) or json (one object per line, for a log collector); every line written during an
-# ingest run carries its run id, account and window (finops/logs.py; docs/operations.md, "Logging").
+# ingest run carries its run id, account and window (finops/core/logs.py; docs/operations.md, "Logging").
 LOG_FORMAT = env.str("LOG_FORMAT", default="plain")
 if LOG_FORMAT not in ("plain", "json"):
     raise ImproperlyConfigured(f"LOG_FORMAT must be plain or json, not {LOG_FORMAT!r}")
@@ -416,10 +419,10 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {
         "plain": {
-            "()": "finops.logs.PlainFormatter",
+            "()": "finops.core.logs.PlainFormatter",
             "format": "%(asctime)s %(levelname)s %(name)s %(context)s%(message)s",
         },
-        "json": {"()": "finops.logs.JsonFormatter"},
+        "json": {"()": "finops.core.logs.JsonFormatter"},
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},

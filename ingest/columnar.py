@@ -17,9 +17,9 @@ import pyarrow.csv as pcsv
 from django.db import connection
 
 from finops.models import Account, CostBasis, IngestRun, UsageLine
-from finops.performance import LINE_COLUMNS
+from finops.performance.measures import LINE_COLUMNS
+from ingest.connectors.base import BatchDeclined, RowBatch
 
-from .providers.base import BatchDeclined, RowBatch
 from .writing import (
     COLUMNS,
     LinePreparer,

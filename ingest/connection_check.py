@@ -14,13 +14,13 @@ from decimal import Decimal
 
 from django.utils import timezone
 
-from finops.crypto import CredentialError
+from finops.core.crypto import CredentialError
 from finops.models import Account, ConnectorKind
 from finops.services.accounts import account_credentials
+from ingest.connectors.base import ProviderError, UsageRow, token_weight
+from ingest.connectors.registry import api_source_for
 
 from .http import HttpClient
-from .providers.base import ProviderError, UsageRow, token_weight
-from .providers.registry import api_source_for
 
 # What key each API needs (reference/provider-formats.md §1, §2, §6): said on the form and when a key is refused.
 KEY_NEEDED = {

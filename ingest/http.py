@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from .providers.base import ProviderError
+from ingest.connectors.base import ProviderError
 
 log = logging.getLogger(__name__)
 

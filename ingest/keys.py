@@ -25,8 +25,7 @@ import json
 from django.db import connection
 
 from finops.models import LineSignature, TagSet
-
-from .providers.base import tags_json
+from ingest.connectors.base import tags_json
 
 _TAG_SETS = TagSet._meta.db_table
 _SIGNATURES = LineSignature._meta.db_table

@@ -26,8 +26,8 @@ from django.db import OperationalError, connection, transaction
 from django.db.models import Min
 from django.utils import timezone
 
+from finops.core.months import month_of
 from finops.models import UsageLine
-from finops.months import month_of
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ from django.db import DataError, InterfaceError, OperationalError, connection, t
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerDown
 
-from finops.crypto import CredentialError
-from finops.logs import log_context
-from finops.modelids import normalise_model
+from finops.core.crypto import CredentialError
+from finops.core.logs import log_context
+from finops.core.modelids import normalise_model
 from finops.models import Account, IngestRun
 from finops.models.sources import API_CONNECTORS
 from finops.selectors.prices import PriceBook, Tokens, cost_from_price
@@ -27,6 +27,9 @@ from finops.services.accounts import account_credentials
 from finops.services.attribution import attribution_lock
 from finops.services.fx import MissingFxRate
 from finops.services.spend_changes import spend_changed
+from ingest.connectors.base import BatchDeclined, ProviderError, UsageRow, token_weight
+from ingest.connectors.focus.scope import LeftOut, Scope
+from ingest.connectors.registry import api_source_for, file_source_for
 
 from . import tasks  # services import tasks; tasks import services inside their bodies (HackSoft)
 from .columnar import write_batches
@@ -40,9 +43,6 @@ from .lease import (
     run_lock,
     run_unlock,
 )
-from .providers.base import BatchDeclined, ProviderError, UsageRow, token_weight
-from .providers.focus_scope import LeftOut, Scope
-from .providers.registry import api_source_for, file_source_for
 from .uploads import upload_check
 from .windows import WindowRefused, chunks, scheduled_window, window_check
 from .writing import IngestError, WriteResult, write_rows
@@ -300,7 +300,7 @@ def _execute(
     A failure at any step rolls back steps 3–5: the run and its account say why, and nothing is signalled.
     The database lost at any step: see _database_lost.
 
-    Every log line written meanwhile, by any module, carries the run id, account and window (finops/logs.py).
+    Every log line written meanwhile, by any module, carries the run id, account and window (finops/core/logs.py).
     """
     context = {
         "run_id": run.id,

@@ -17,10 +17,10 @@ from celery import shared_task
 from django.db import connection
 
 from finops.models import IngestRun
+from ingest.connectors.base import ProviderError
 
 from .http import HttpClient
 from .lease import AccountBusy
-from .providers.base import ProviderError
 
 RETRY_BACKOFF_MAX = 15 * 60
 

@@ -9,8 +9,8 @@ Long windows are split into chunks the provider APIs accept, one run (and task) 
 
 import datetime as dt
 
+from finops.core.reporting_period import EARLIEST
 from finops.models.sources import LOOKBACK_DAYS
-from finops.reporting_period import EARLIEST
 
 BACKFILL_DAYS = 90
 CHUNK_DAYS = 31  # OpenAI's daily usage pages hold at most 31 buckets
@@ -25,7 +25,7 @@ class WindowRefused(ValueError):
 
 def window_check(start: dt.datetime, end: dt.datetime, *, now: dt.datetime) -> None:
     """Refuse a requested sync window that is empty, starts before the product's first day (2000-01-01, as every
-    reported day: finops.reporting_period), is longer than MAX_SYNC_DAYS, or ends after tomorrow 00:00 UTC (the end
+    reported day: finops.core.reporting_period), is longer than MAX_SYNC_DAYS, or ends after tomorrow 00:00 UTC (the end
     of today's partial usage, as the scheduled window reads it). The one check behind the `sync` command, the
     "Sync now" page and the API's syncs (ingest.services)."""
     if end <= start:

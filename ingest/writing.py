@@ -18,18 +18,18 @@ from django.db import connection
 from django.db.models import F, Q, Sum
 from django.db.models.functions import TruncDate
 
-from finops.modelids import normalise_model
+from finops.core.modelids import normalise_model
+from finops.core.text import control_character
 from finops.models import Account, CostBasis, GatewayCacheHit, IngestRun, Provider, UsageLine
 from finops.models.usage import signature_id, tag_set_id
-from finops.performance import LINE_COLUMNS
+from finops.performance.measures import LINE_COLUMNS
 from finops.selectors.prices import ContractDiscounts, PriceBook, Tokens, cost_from_price
 from finops.services.attribution import RuleMatcher
 from finops.services.fx import FxConverter
 from finops.services.rollups import rollup_rebuild
-from finops.text import control_character
+from ingest.connectors.base import GATEWAY_CACHE_HIT, UsageRow, tags_json
 
 from .keys import new_keys_store
-from .providers.base import GATEWAY_CACHE_HIT, UsageRow, tags_json
 
 Window = tuple[dt.datetime, dt.datetime]
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from django.db import transaction
 
-from finops.demo import load_demo
-from finops.demo.generate import WINDOW_DAYS, generate, render_config
+from demo.generate import WINDOW_DAYS, generate, render_config
+from demo.load import load_demo
 from finops.models import Account, IngestRun
 from finops.services.config import config_apply
 from ingest.services import usage_file_import

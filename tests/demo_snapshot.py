@@ -22,7 +22,7 @@ from pathlib import Path
 
 from django.db import connection, transaction
 
-from finops.demo import load_demo
+from demo.load import load_demo
 
 
 def _run_dir(tmp_path_factory) -> Path:

@@ -110,7 +110,7 @@ class Api:
 
 
 def hidden(methods, **kwargs) -> Api:
-    """What spans teams (finops.access.HiddenFromOthers): admins and finance see it, members get 404, admins change
+    """What spans teams (finops.core.access.HiddenFromOthers): admins and finance see it, members get 404, admins change
     it."""
     return Api(methods, read=readers, writes=admins, **kwargs)
 

@@ -18,8 +18,8 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from finops import crypto
 from finops.alerts.events import event_raise
+from finops.core import crypto
 from finops.models import AlertEvent, AlertKind, AlertMute, AttributionRule, Cap, Notification, Team, User
 from finops.notify import outbox
 from finops.notify.deliver import event_claim, events_deliver

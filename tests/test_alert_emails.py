@@ -11,8 +11,8 @@ from decimal import Decimal
 
 import pytest
 
-from finops import display
 from finops.alerts.evaluate import alerts_evaluate
+from finops.core import display
 from finops.models import Account, AlertEvent, AlertKind, AttributionRule, Cap, Contract, IngestRun, Provider
 from finops.notify.deliver import events_deliver
 from finops.selectors.caps import cap_status

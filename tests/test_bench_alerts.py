@@ -1,4 +1,4 @@
-"""The alert bench's code paths at small scale (finops/bench/alerts.py): a cap on every team and workload of the
+"""The alert bench's code paths at small scale (bench/alerts.py): a cap on every team and workload of the
 page bench's organisation, a full evaluation and a one-day evaluation timed, its caps removed afterwards. Real
 Postgres, the page bench's generator."""
 
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from finops.bench import alerts, pages
+from bench import alerts, pages
 from finops.models import AlertEvent, Cap, Team, Workload
 
 LINES = 20_000

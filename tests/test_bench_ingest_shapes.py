@@ -7,9 +7,9 @@ from collections import Counter
 
 from django.db.models import Count, Sum
 
+from bench.focus_resources import write_resource_focus_csv
+from bench.gateway_export import SHAPE_DAYS, write_spend_logs_csv
 from finops.models import Account, Provider, UsageLine
-from ingest.bench.focus_resources import write_resource_focus_csv
-from ingest.bench.gateway_export import SHAPE_DAYS, write_spend_logs_csv
 from ingest.services import usage_file_import
 
 REQUESTS = 6_000

@@ -8,8 +8,8 @@ import pytest
 from django.db import connection
 from django.db.models import F, Sum
 
-from finops.bench import pages
-from finops.bench.org import Scale
+from bench import pages
+from bench.org import Scale
 from finops.models import DailySpend, UsageLine
 
 LINES = 20_000

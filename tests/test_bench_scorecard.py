@@ -1,4 +1,4 @@
-"""The scorecard bench's code paths at small scale (finops/bench/scorecard.py): gateway-log accounts whose every
+"""The scorecard bench's code paths at small scale (bench/scorecard.py): gateway-log accounts whose every
 line carries measured latency, the performance rollup built from them, and the scorecard timed as an admin and a
 team lead. Real Postgres, the page bench's generator and COPY path."""
 
@@ -7,10 +7,10 @@ import json
 import pytest
 from django.db.models import Sum
 
-from finops.bench import pages, scorecard
-from finops.bench.org import GATEWAY_ACCOUNTS
+from bench import pages, scorecard
+from bench.org import GATEWAY_ACCOUNTS
 from finops.models import DailyPerformance, MonthlyPerformance, UsageLine
-from finops.performance import COLUMNS, Performance
+from finops.performance.measures import COLUMNS, Performance
 
 LINES = 20_000
 

@@ -20,7 +20,7 @@ from django.apps import apps as django_apps
 from django.core.exceptions import ValidationError
 from django.db import connection
 
-from finops import crypto
+from finops.core import crypto
 from finops.models import AlertEvent, AlertKind, Cap, Channel, ChannelKind, Notification
 from finops.notify.base import NotifyError
 from finops.notify.deliver import events_deliver

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from decimal import Decimal
 
-from finops import charts
+from finops.reports import charts
 from finops.services.providers import BUILTIN_PROVIDERS
 
 DAY1, DAY2, DAY3 = dt.date(2026, 11, 1), dt.date(2026, 11, 2), dt.date(2026, 11, 3)
@@ -78,7 +78,7 @@ def test_the_seeded_providers_each_have_a_colour_of_their_own():
 
 def test_any_other_name_gets_the_same_colour_in_every_process():
     # Python salts str hashes per process: two workers must still agree on a team's or model's colour.
-    script = "from finops.charts import colour_for; print(colour_for('team-search'), colour_for('gpt-5-mini'))"
+    script = "from finops.reports.charts import colour_for; print(colour_for('team-search'), colour_for('gpt-5-mini'))"
     answers = {
         subprocess.run(
             [sys.executable, "-c", script],

@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 import yaml
 
-from finops import crypto
+from finops.core import crypto
 from finops.models import Account, FxRate, Membership, ModelPrice, Provider, Team, User, Workload
 from tests.config_helpers import (
     EXAMPLE,

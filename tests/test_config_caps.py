@@ -5,7 +5,7 @@ from decimal import Decimal
 
 import pytest
 
-from finops import crypto
+from finops.core import crypto
 from finops.models import Cap, Team
 from tests.config_helpers import EXAMPLE, apply, apply_failing, export, write
 

@@ -15,8 +15,8 @@ import pytest
 import time_machine
 from django.urls import reverse
 
-from finops import charts
 from finops.models import Contract, ContractTerm, Provider
+from finops.reports import charts
 from finops.selectors.contracts import contract_status
 from ingest.services import usage_file_import
 

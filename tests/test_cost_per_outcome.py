@@ -144,7 +144,7 @@ def test_the_trend_by_month_is_each_months_own_sum_over_sum(support_agent, ticke
 
 
 def test_a_cheap_outcome_shows_four_decimals_and_never_reads_zero():
-    from finops.display import per_outcome
+    from finops.core.display import per_outcome
 
     assert [
         per_outcome(v)

@@ -19,15 +19,9 @@ from django.db.models.functions import TruncDate
 from django.test import Client
 from django.urls import reverse
 
-from finops.demo import CAP_BREACHING_TEAM, DEMO_PASSWORD, FORECAST_TEAMS, SUGGESTED_MONTHLY_CAP_USD
-from finops.demo.exports import FIRST_MONTH_CREDIT, TAX_RATE
-from finops.demo.generate import (
-    RAMP_DAYS,
-    SERIES,
-    UNPRICED_MODEL,
-    WINDOW_DAYS,
-    price_change_day,
-)
+from demo.exports import FIRST_MONTH_CREDIT, TAX_RATE
+from demo.generate import RAMP_DAYS, SERIES, UNPRICED_MODEL, WINDOW_DAYS, price_change_day
+from demo.load import CAP_BREACHING_TEAM, DEMO_PASSWORD, FORECAST_TEAMS, SUGGESTED_MONTHLY_CAP_USD
 from finops.models import (
     Account,
     AlertEvent,
@@ -390,7 +384,7 @@ def test_the_demo_sends_contract_alerts_to_finance_by_a_channel_and_each_cap_by_
 
     from django.apps import apps
 
-    from finops.demo import FINANCE_CHANNEL
+    from demo.load import FINANCE_CHANNEL
     from finops.models import Channel, Notification
     from finops.notify.recipients import event_addresses, event_targets
 
@@ -461,7 +455,7 @@ from django.db.models import Sum
 from django.test import Client
 from django.urls import reverse
 from finops.models import DailySpend
-from finops.display import money_compact as money
+from finops.core.display import money_compact as money
 
 result = {}
 # What the overview's "last 30 days" figure must say, in the page's own number format.

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from finops.demo.generate import generate
+from demo.generate import generate
 from finops.models import UsageLine, User
 
 TODAY = dt.date(2026, 11, 1)

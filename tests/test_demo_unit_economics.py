@@ -10,7 +10,7 @@ import pytest
 from django.db.models import Sum
 from django.db.models.functions import TruncDate
 
-from finops.demo.generate import LOG_RECORDS, UNPRICED_MODEL, WINDOW_DAYS
+from demo.generate import LOG_RECORDS, UNPRICED_MODEL, WINDOW_DAYS
 from finops.models import AlertEvent, CostBasis, DailySpend, MonthlySpend, OutcomeCount, UsageLine, Workload
 from finops.selectors.prices import PriceBook, Tokens, cost_from_price
 from finops.selectors.workload_performance import workload_section
@@ -146,7 +146,7 @@ def test_the_demo_scores_quality_of_five_workloads_and_reports_metrics_one_sourc
     """Eval scores this quarter and the last (the support agent's cheaper Haiku scores 0.91 against Sonnet's 0.93),
     and a day of reported metrics for workloads no gateway covers: the support agent measured (over its 8 s SLA at
     p99), document extraction as percentiles only."""
-    from finops.demo.evals import SCORES
+    from demo.evals import SCORES
     from finops.models import EvalScore, ReportedPerformance
     from finops.selectors.evals import quality_by
     from finops.selectors.performance import latency_verdict, performance_by
@@ -191,7 +191,7 @@ def test_no_demo_workload_shows_an_implausible_per_request_figure(loaded):
     34 tokens/s takes ~90 s: slow, and real). Bedrock's FOCUS export counts no requests,
     so its workloads say so rather than price a request they cannot see."""
     from finops.selectors.whatif import what_if
-    from finops.whatif import IMPLAUSIBLE_SECONDS, ProfileInvalid
+    from finops.whatif.calculator import IMPLAUSIBLE_SECONDS, ProfileInvalid
 
     priced = 0
     for workload in Workload.objects.order_by("slug"):
@@ -244,8 +244,8 @@ def _raw_requests(account: str, start: dt.date, end: dt.date, out_dir) -> dict[s
     (duration ms, time to first token ms, output tokens) of each timed request started in [start, end) (UTC)."""
     import csv
 
-    from finops.demo.generate import generate
-    from finops.modelids import normalise_model
+    from demo.generate import generate
+    from finops.core.modelids import normalise_model
 
     found: dict[str, list[tuple[int, int, int]]] = {}
     at = lambda text: dt.datetime.fromisoformat(text).replace(tzinfo=dt.UTC)  # noqa: E731 (naive UTC, as written)

@@ -5,8 +5,8 @@ from decimal import Decimal
 
 import pytest
 
-from finops import display
-from finops.reporting_period import PeriodError, choices, resolve
+from finops.core import display
+from finops.core.reporting_period import PeriodError, choices, resolve
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
-# A path in backticks under one of the project's own top-level folders, e.g. `ingest/providers/base.py`,
+# A path in backticks under one of the project's own top-level folders, e.g. `ingest/connectors/base.py`,
 # `finops/models/`, `tests/fakes/` (a glob or a placeholder such as `<kind>` is not a path).
-CITED_PATH = re.compile(r"`((?:finops|ingest|tests|templates|static|docs)/[\w./-]*)`")
+CITED_PATH = re.compile(r"`((?:finops|ingest|demo|bench|tests|templates|static|docs)/[\w./-]*)`")
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 

@@ -1,4 +1,4 @@
-"""The egress policy for URLs people type (finops/egress.py): a team lead cannot make the server call the internal
+"""The egress policy for URLs people type (finops/core/egress.py): a team lead cannot make the server call the internal
 network, at save or at send; redirects are not followed; one attempt ends at a wall-clock deadline.
 
 The receivers here are real HTTP servers on 127.0.0.1 (and ::1), which the policy refuses: tests that deliver allow
@@ -17,8 +17,8 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 from django.urls import reverse
 
-from finops import crypto, egress
 from finops.alerts.events import event_raise
+from finops.core import crypto, egress
 from finops.models import AlertEvent, AlertKind, Cap
 from finops.notify.deliver import events_deliver
 from finops.services.caps import CapInvalid, cap_create

@@ -8,10 +8,10 @@ from decimal import Decimal
 
 import pytest
 
-from finops import display
 from finops.alerts import spikes
 from finops.alerts.evaluate import alerts_evaluate
-from finops.forecast import forecast
+from finops.core import display
+from finops.forecast.projection import forecast
 from finops.models import Account, AlertEvent, AlertKind, AttributionRule, Cap, IngestRun, Provider, Workload
 from finops.selectors.caps import cap_status
 from finops.selectors.spikes import spikes_find

@@ -10,7 +10,7 @@ import pytest
 from django.db.models import F, Sum
 from django.urls import reverse
 
-from finops import display
+from finops.core import display
 from finops.models import AttributionRule, DailySpend
 from finops.selectors import periods, spend
 from finops.selectors.explore import explore_rows

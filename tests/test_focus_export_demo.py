@@ -18,8 +18,8 @@ from django.core.management import call_command
 from django.db import transaction
 from django.db.models import Sum
 
+from finops.core.months import month_of
 from finops.models import CostBasis, UsageLine
-from finops.months import month_of
 from finops.reports.usage_focus import write_focus_csv
 from finops.selectors.spend_report import spend_rows
 from finops.selectors.usage_focus import month_lines

@@ -10,7 +10,7 @@ from django.apps import apps
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
-from finops import crypto
+from finops.core import crypto
 from finops.models import Account, AuditEntry, Cap, Provider
 from finops.services.accounts import account_create, account_credentials
 from finops.services.caps import cap_create

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from finops.latency import ALPHA, LatencyDistribution, merged
+from finops.performance.latency import ALPHA, LatencyDistribution, merged
 
 
 def exact_quantile(values: list[float], q: float) -> float:

@@ -9,9 +9,9 @@ import random
 
 import pytest
 
-from finops.latency import LatencyDistribution
 from finops.models import Account, AttributionRule, DailyPerformance, MonthlyPerformance, Provider, ReportedPerformance
-from finops.performance import COLUMNS
+from finops.performance.latency import LatencyDistribution
+from finops.performance.measures import COLUMNS
 from finops.selectors.performance import performance_by
 from finops.services.attribution import history_reattribute
 from tests.test_performance_rollup import import_log, request
@@ -316,7 +316,7 @@ def test_gateway_timings_and_reports_merge_and_only_those_who_see_every_team_see
 
 
 def test_the_error_rate_counts_reports_that_said_how_many_failed_and_not_old_lines_that_did_not():
-    from finops.performance import Performance
+    from finops.performance.measures import Performance
 
     old = Performance.from_json({"count": 40, "sum_ms": 20000, "p50_ms": 450, "p95_ms": 900, "max_ms": 1800})
     report = Performance(summary_requests=100, summary_counted=100, summary_errors=2, summary_p99_ms=6200.0)

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from finops.performance import Performance
+from finops.performance.measures import Performance
 from tests.test_migrations import latest, migrate
 
 BEFORE_CELLS = [("finops", "0022_audit_log_and_api_tokens")]

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from finops.not_found import TEMPLATE
+from finops.web.not_found import TEMPLATE
 
 CSRF_TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"')
 

@@ -6,10 +6,10 @@ from decimal import Decimal
 import pytest
 import yaml
 
-from finops.families import canonical_family
 from finops.models import ModelFamily, Offering, Provider, RoutingPolicy
 from finops.selectors.whatif import family_map
 from finops.services.offerings import OfferingInvalid, offering_upsert, routing_policy_set
+from finops.whatif.families import canonical_family
 
 from .config_helpers import apply, apply_failing, export
 

@@ -117,8 +117,8 @@ def test_any_period_sums_equal_the_daily_rollup_summed_over_it(
     someone who sees everything and for a member (whose monthly rows are their teams' only)."""
     from django.db.models import Sum
 
+    from finops.core.reporting_period import resolve
     from finops.models import MonthlySpend
-    from finops.reporting_period import resolve
     from finops.selectors import spend
 
     first = dt.date(2026, 10, 1)
@@ -171,7 +171,7 @@ def test_any_period_sums_equal_the_daily_rollup_summed_over_it(
 def test_one_pass_by_day_gives_every_tiles_totals_exactly(key, fiona, sam, openai_account, support_agent):
     """The spend pages read their periods' totals (and the month's, on the overview) from one grid by day;
     each equals what period_totals reads from the rollup directly, for everyone and for a member."""
-    from finops.reporting_period import resolve
+    from finops.core.reporting_period import resolve
     from finops.selectors import spend
 
     rows = ["day,model,input_tokens,output_tokens,cost,project"]

@@ -199,7 +199,7 @@ def test_the_declared_parameters_are_the_ones_each_page_reads(world, monkeypatch
 
 def queries(params: tuple[str, ...], *, each: bool) -> list[str]:
     """The ALONE values for each parameter alone (`each`), or every value for all of them at once; then the parameters
-    repeated, and one request with all of them NUL (answered by finops.middleware.UnreadableQueryMiddleware)."""
+    repeated, and one request with all of them NUL (answered by finops.web.middleware.UnreadableQueryMiddleware)."""
     found = (
         [f"{p}={VALUES[v]}" for p in params for v in ALONE]
         if each

@@ -15,7 +15,7 @@ import random
 import pytest
 
 from finops.models import Account, AttributionRule, DailyPerformance, MonthlyPerformance, Provider
-from finops.performance import COLUMNS, Performance
+from finops.performance.measures import COLUMNS, Performance
 from finops.selectors.performance import (
     batch_verdict,
     day_hours,

@@ -1,4 +1,4 @@
-"""The demo's report story (finops/demo/reports.py, for load_demo): the cfo subscribed by default, the last full
+"""The demo's report story (demo/reports.py, for load_demo): the cfo subscribed by default, the last full
 month published, a restatement to see; and the email of that month with every part of its summary filled."""
 
 import datetime as dt
@@ -7,12 +7,12 @@ from decimal import Decimal
 
 from django.core import mail
 
-from finops import display
-from finops.demo import load_demo
-from finops.demo.reports import reports_load
-from finops.emails import REPORT_MOVERS
+from demo.load import load_demo
+from demo.reports import reports_load
+from finops.core import display
+from finops.core.months import next_month
 from finops.models import ReportSnapshot, ReportSubscription
-from finops.months import next_month
+from finops.notify.emails import REPORT_MOVERS
 from finops.notify.report_deliveries import reports_send
 from finops.selectors.tco_report import TcoReport, tco_report
 from finops.selectors.whatif import savings as savings_report

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from finops import display
+from finops.core import display
 from finops.models import User
 from finops.reports import tco_charts
 from finops.reports.tco_pdf import report_html, report_pdf

@@ -147,7 +147,7 @@ def test_no_restatement_is_published_before_the_sources_settle_nor_when_nothing_
 
 def test_the_preview_is_exactly_the_email_sent_and_send_now_sends_it_once(smtp, sent_in_october, fiona):
     from finops.notify.report_deliveries import month_lock, schedule_reader
-    from finops.report_restated import restatements
+    from finops.notify.report_restated import restatements
 
     restatements(reader=schedule_reader(), lock=month_lock, now=FIFTH)  # published and due, not sent yet
     subscription = fiona.report_subscriptions.get()
@@ -171,7 +171,7 @@ def test_the_preview_is_exactly_the_email_sent_and_send_now_sends_it_once(smtp, 
 
 def test_the_admin_previews_the_email_and_sends_it_now_from_the_subscriptions_page(smtp, sent_in_october, ada):
     from finops.notify.report_deliveries import month_lock, schedule_reader
-    from finops.report_restated import restatements
+    from finops.notify.report_restated import restatements
 
     restatements(reader=schedule_reader(), lock=month_lock, now=FIFTH)
     subscription = ada and ReportDelivery.objects.filter(subscription__email="cfo@example.com").first().subscription
@@ -228,7 +228,7 @@ def test_a_months_report_reads_the_same_whenever_it_is_rendered_after_it_closed_
 
 def test_the_preview_command_writes_exactly_the_message_it_then_sends(smtp, sent_in_october, tmp_path):
     from finops.notify.report_deliveries import month_lock, schedule_reader
-    from finops.report_restated import restatements
+    from finops.notify.report_restated import restatements
 
     restatements(reader=schedule_reader(), lock=month_lock, now=FIFTH)
     path = tmp_path / "cfo.eml"

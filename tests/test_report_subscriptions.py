@@ -12,11 +12,11 @@ from django.core import signing
 from django.db import connection
 from django.test import Client
 
-from finops import display
-from finops.forecast import forecast as forecast_of
-from finops.forecast import history_start
+from finops.core import display
+from finops.core.months import next_month
+from finops.forecast.projection import forecast as forecast_of
+from finops.forecast.projection import history_start
 from finops.models import ReportDelivery, ReportSendAttempt, ReportSnapshot, ReportSubscription, User
-from finops.months import next_month
 from finops.notify import outbox
 from finops.notify.base import NotifyError
 from finops.notify.report_deliveries import reports_send, unsubscribe_token

@@ -1,5 +1,5 @@
 """Names that reach emails, CSV files and HTTP headers refuse control characters at every write path, with a located
-message (finops.text.name_check / control_character): a CR or LF in a cap's name would add a line to an email or a
+message (finops.core.text.name_check / control_character): a CR or LF in a cap's name would add a line to an email or a
 CSV row, a NUL would corrupt it. Cap and contract names (form, API, apply_config), team and workload names
 (apply_config, the Django admin), and model names coming from imports (a located row error, nothing stored)."""
 
@@ -8,10 +8,10 @@ import io
 import pytest
 from django.urls import reverse
 
+from finops.core.text import control_character
 from finops.models import Cap, Contract, Team, UsageLine, Workload
 from finops.services.caps import CapInvalid, cap_create, cap_update
 from finops.services.contracts import ContractInvalid, contract_create
-from finops.text import control_character
 from ingest.services import usage_file_import
 from tests.config_helpers import apply, apply_failing, write
 
@@ -166,9 +166,9 @@ def test_a_focus_export_whose_model_holds_a_control_character_is_declined_by_the
 
     from finops.models import Account, IngestRun, Provider
     from ingest.columnar import write_batches
-    from ingest.providers.base import BatchDeclined
-    from ingest.providers.focus_file import FocusFile
-    from ingest.providers.focus_scope import LeftOut, Scope
+    from ingest.connectors.base import BatchDeclined
+    from ingest.connectors.focus.file import FocusFile
+    from ingest.connectors.focus.scope import LeftOut, Scope
 
     original = (Path(__file__).parent / "fixtures" / "focus_file" / "per_token_api_focus_1_3.csv").read_text()
     path = tmp_path / "solora.csv"

@@ -143,7 +143,8 @@ def test_an_empty_file_is_refused_alike_by_the_page_and_the_api(client_as, ada, 
 
 def test_a_file_over_the_limit_is_refused_alike_by_the_page_and_the_api(client_as, ada, file_account, settings):
     settings.FINOPS_MAX_UPLOAD_BYTES = 100
-    # Refused from its Content-Length before the body is read (finops/batch_limits.py): 413, pointing to the command.
+    # Refused from its Content-Length before the body is read (finops/web/batch_limits.py): 413, pointing to the
+    # command.
     answer = api_upload(client_as(ada), file_account, CSV)
     assert answer.status_code == 413 and "manage.py import_usage" in answer.json()["detail"]
     answer = page_upload(client_as(ada), file_account, CSV)

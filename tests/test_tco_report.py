@@ -12,9 +12,9 @@ import pytest
 from django.db import transaction
 from django.urls import reverse
 
-from finops import display
+from finops.core import display
+from finops.core.months import next_month
 from finops.models import Cap, Contract, DailySpend, ReportSnapshot, User, Workload
-from finops.months import next_month
 from finops.reports import tco_formats
 from finops.reports.restatement import diff
 from finops.reports.tco_tables import SECTIONS, TABLES, TOTALS
@@ -231,9 +231,7 @@ def test_the_movers_are_the_three_largest_increases_then_the_three_largest_decre
 
 def test_a_published_report_reads_back_exactly_and_versions_count_up(loaded):
     report, finance = loaded["report"], loaded["finance"]
-    before = ReportSnapshot.objects.filter(
-        month=OCTOBER
-    ).count()  # the demo publishes October once (finops/demo/reports.py)
+    before = ReportSnapshot.objects.filter(month=OCTOBER).count()  # the demo publishes October once (demo/reports.py)
     first = report_publish(report=report, by=finance)
     second = report_publish(report=report, by=finance)
     assert (first.version, second.version) == (before + 1, before + 2)

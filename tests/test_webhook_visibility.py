@@ -8,8 +8,8 @@ import datetime as dt
 import pytest
 from django.urls import reverse
 
-from finops import crypto
 from finops.alerts.events import event_raise
+from finops.core import crypto
 from finops.models import AlertKind, AuditEntry, Notification, User
 from finops.services.caps import cap_create
 from tests.config_helpers import export

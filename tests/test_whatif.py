@@ -4,7 +4,7 @@ from decimal import Decimal
 
 import pytest
 
-from finops.whatif import (
+from finops.whatif.calculator import (
     BATCH_ASSUMPTION,
     PRESETS,
     Figure,

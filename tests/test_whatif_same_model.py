@@ -17,7 +17,7 @@ from finops.models import Account, AttributionRule, Offering, Provider
 from finops.selectors.whatif import what_if
 from finops.services.offerings import offering_upsert, offerings_seed
 from finops.views.period import today_utc
-from finops.whatif import BATCH_TIER_GATE, NO_EVIDENCE
+from finops.whatif.calculator import BATCH_TIER_GATE, NO_EVIDENCE
 from ingest.services import usage_file_import
 
 from .whatif_helpers import picked
@@ -224,7 +224,7 @@ def test_a_batch_workload_is_pointed_at_the_same_models_batch_tier_at_half_the_p
 
 
 def test_an_implausible_per_request_figure_is_flagged_with_its_cause_and_never_the_headline(db):
-    from finops.whatif import Figure, OfferingFigures, Profile, compare
+    from finops.whatif.calculator import Figure, OfferingFigures, Profile, compare
 
     # 40 records carrying a day's tokens: 1M input and 500,000 output tokens "per request".
     profile = Profile(requests=40, input_tokens=40_000_000, output_tokens=20_000_000, batch_window_hours=Decimal(8))
@@ -249,7 +249,7 @@ def test_an_implausible_per_request_figure_is_flagged_with_its_cause_and_never_t
 
 
 def test_more_output_per_request_than_any_model_writes_is_flagged_even_when_fast(db):
-    from finops.whatif import Figure, OfferingFigures, Profile, evaluate
+    from finops.whatif.calculator import Figure, OfferingFigures, Profile, evaluate
 
     # The demo's column classifier: a day's tokens in a few records, answered "in 200 s" at 3,000 tokens/s.
     profile = Profile(requests=10, input_tokens=10_000, output_tokens=6_000_000, batch_window_hours=Decimal(8))

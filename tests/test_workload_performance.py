@@ -12,7 +12,7 @@ import pytest
 from django.urls import reverse
 
 from finops.models import Account, AttributionRule, Provider, ReportedPerformance
-from finops.performance import Performance
+from finops.performance.measures import Performance
 from finops.services.performance_rollup import performance_rollup_rebuild
 from ingest.services import usage_file_import
 

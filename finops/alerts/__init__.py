@@ -2,5 +2,5 @@
 
 One module per alert kind, each with `KINDS` (the AlertKind values it raises) and `evaluate(*, today, change)`;
 `evaluate.CHECKS` is the one list the evaluation walks, and `events.event_raise` the one place an event is
-inserted. Adding a kind: a module here, a line in CHECKS, its email in finops/alert_emails.py.
+inserted. Adding a kind: a module here, a line in CHECKS, its email in finops/notify/alert_emails.py.
 """

@@ -6,7 +6,7 @@ import datetime as dt
 
 from django.db.models import Q
 
-from finops import display
+from finops.core import display
 from finops.models import AlertEvent, AlertKind, Cap, DailySpend, Workload
 from finops.selectors.caps import CapStatus, cap_statuses, caps_drivers
 from finops.services.spend_changes import SpendChange

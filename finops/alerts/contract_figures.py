@@ -5,7 +5,7 @@ place re-arms every threshold."""
 import datetime as dt
 from decimal import ROUND_HALF_EVEN, Decimal
 
-from finops import display
+from finops.core import display
 from finops.models import Contract
 from finops.selectors.contracts import ContractStatus, contract_statuses
 

@@ -2,7 +2,7 @@
 today or ahead crosses a threshold of `notice_alert_days` when the deadline is that many days away or fewer.
 Thresholds crossed together say one thing: the smallest, most urgent one is sent, the larger ones kept superseded."""
 
-from finops import display
+from finops.core import display
 from finops.models import AlertEvent, AlertKind
 from finops.selectors.contracts import ContractStatus
 

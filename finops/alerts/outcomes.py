@@ -11,9 +11,9 @@ neither over nor under: it raises nothing.
 
 import datetime as dt
 
-from finops import display
+from finops.core import display
+from finops.core.months import month_of, next_month
 from finops.models import AlertEvent, AlertKind, DailySpend, MonthlySpend, Workload
-from finops.months import month_of, next_month
 from finops.selectors import outcomes
 from finops.services.spend_changes import SpendChange
 

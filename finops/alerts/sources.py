@@ -4,7 +4,7 @@ import datetime as dt
 
 from django.utils import timezone
 
-from finops import display
+from finops.core import display
 from finops.models import Account, AlertEvent, AlertKind, IngestRun
 from finops.selectors.account_status import AccountStatus, account_statuses, deciding_runs
 from finops.services.spend_changes import SpendChange
@@ -85,7 +85,7 @@ def source_condition(
             title = f"{account.name} {verb} {_since(account) if account.last_success_at else ''}".rstrip()
         else:
             title = f"{account.name}: last import failed (file {run.file_name})"
-        # The error itself is said once, in the email's reason (finops.alert_emails), not in the subject too.
+        # The error itself is said once, in the email's reason (finops.notify.alert_emails), not in the subject too.
         if status.state == "disabled":
             title += " (disabled)"
         return start, title, {**details, "error": run.error, "failing_since": start.isoformat()}

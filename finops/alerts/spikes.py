@@ -3,7 +3,7 @@ finops.selectors.spikes)."""
 
 import datetime as dt
 
-from finops import display
+from finops.core import display
 from finops.models import AlertEvent, AlertKind, Workload
 from finops.selectors.spikes import METHOD, K, Spike, spikes_find
 from finops.services.spend_changes import SpendChange

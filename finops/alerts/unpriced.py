@@ -4,7 +4,7 @@ import datetime as dt
 
 from django.db.models import Min
 
-from finops import display
+from finops.core import display
 from finops.models import AlertEvent, AlertKind, DailySpend
 from finops.models.usage import CostBasis
 from finops.selectors.spend import TOKEN_SUM

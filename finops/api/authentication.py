@@ -1,11 +1,11 @@
 """`Authorization: Token …`: knox checks the token (digest, expiry); this adds what finops.models.ApiToken holds —
-revocation, the scope (finops.access.token_allows) and the time of last use."""
+revocation, the scope (finops.core.access.token_allows) and the time of last use."""
 
 from drf_spectacular.contrib.knox_auth_token import KnoxTokenScheme
 from knox.auth import TokenAuthentication
 from rest_framework import exceptions
 
-from finops import access
+from finops.core import access
 from finops.models import ApiToken
 from finops.services.api_tokens import api_token_touch
 

@@ -1,5 +1,5 @@
 """REST API v1, contracts (issue 11): the same service as apply_config; admins and finance read, admins write,
-anyone else gets 404 (finops.access.SeesContracts)."""
+anyone else gets 404 (finops.core.access.SeesContracts)."""
 
 import io
 
@@ -11,7 +11,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from finops import access
+from finops.core import access
 from finops.models import Contract
 from finops.reports import contracts_focus
 from finops.selectors.contracts import contract_status, contract_statuses, renewals_ahead

@@ -4,9 +4,9 @@ scores the user may see, paginated like the other lists. docs/performance.md, "E
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import generics, serializers
 
-from finops import access
+from finops.core import access
+from finops.core.reporting_period import PeriodError
 from finops.models import EvalScore
-from finops.reporting_period import PeriodError
 from finops.selectors.evals import eval_scores
 from finops.services import evals as eval_service
 

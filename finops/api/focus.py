@@ -1,5 +1,5 @@
 """REST API v1, the FOCUS 1.2 usage export (issue 14): GET /api/v1/focus?month=YYYY-MM streams a month's usage lines
-as CSV (finops/reports/usage_focus.py). Admins and finance; a member gets 404 (finops.access.SeesUsageExport)."""
+as CSV (finops/reports/usage_focus.py). Admins and finance; a member gets 404 (finops.core.access.SeesUsageExport)."""
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -7,8 +7,8 @@ from rest_framework import serializers
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.views import APIView
 
-from finops import access
-from finops.months import MonthError
+from finops.core import access
+from finops.core.months import MonthError
 from finops.reports import usage_focus
 from finops.selectors.usage_focus import export_month
 from finops.views.focus import focus_csv_response

@@ -9,8 +9,8 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from finops import access
 from finops.api.serializers import ReportingDateField
+from finops.core import access
 from finops.selectors.performance import VERDICT_STATUSES
 from finops.selectors.performance_figures import PerformanceFigures, performance_figures
 from finops.services import metrics as metric_service

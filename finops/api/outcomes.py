@@ -10,9 +10,9 @@ from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from finops import access
 from finops.api.reported import StrictQuerySerializer
 from finops.api.serializers import ReportingDateField
+from finops.core import access
 from finops.selectors.outcome_counts import outcome_counts
 from finops.services import outcomes as outcome_service
 

@@ -6,7 +6,7 @@ from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from finops import access
+from finops.core import access
 from finops.services.reported_rows import BatchInvalid
 
 PAGINATION = {"limit", "offset"}

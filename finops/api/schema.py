@@ -10,7 +10,7 @@ from what the operation is, so a new endpoint gets them without anyone rememberi
 - 415 where there is a body: another media type than the ones the operation parses.
 - 403 on unsafe methods: a reader (finance, a plain member) who may see the object may not change it.
 - 404 where a path names an object (absent, or another team's) or the operation is hidden from some roles
-  (finops.access.HiddenFromOthers: accounts, runs, rules, contracts are not even confirmed to exist to members).
+  (finops.core.access.HiddenFromOthers: accounts, runs, rules, contracts are not even confirmed to exist to members).
 """
 
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
@@ -18,7 +18,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
-from finops.access import HiddenFromOthers
+from finops.core.access import HiddenFromOthers
 
 
 class ErrorSerializer(serializers.Serializer):

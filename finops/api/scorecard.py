@@ -12,8 +12,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from finops import access
-from finops.reporting_period import PeriodError
+from finops.core import access
+from finops.core.reporting_period import PeriodError
 from finops.reports.scorecard_tables import SCORECARD
 from finops.selectors import scorecard as selectors
 from finops.selectors.performance import VERDICT_STATUSES

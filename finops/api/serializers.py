@@ -3,11 +3,11 @@ import datetime as dt
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from finops.core.reporting_period import BOUNDS_ERROR, EARLIEST, LATEST
+from finops.core.text import storable
 from finops.models import Account, IngestRun, Provider, Team, Workload
-from finops.reporting_period import BOUNDS_ERROR, EARLIEST, LATEST
 from finops.selectors import spend_report
 from finops.services.rules import rule_tags_problem
-from finops.text import storable
 
 from .reported import refuse_blank
 
@@ -141,7 +141,7 @@ class MeSerializer(serializers.Serializer):
 
 
 class ReportingDateField(serializers.DateField):
-    """A day the product can report on (finops.reporting_period: 2000-01-01 to 2100-01-01, the latter only as an
+    """A day the product can report on (finops.core.reporting_period: 2000-01-01 to 2100-01-01, the latter only as an
     exclusive end). Days near 9999 once overflowed the date arithmetic behind a month's end or a comparison (500)."""
 
     def to_internal_value(self, value):
@@ -416,7 +416,7 @@ class CapSerializer(serializers.Serializer):
     def from_status(status, user) -> dict:
         from django.conf import settings
 
-        from finops import access
+        from finops.core import access
         from finops.services.caps import cap_target_identifier, webhook_shown
 
         cap = status.cap
@@ -489,7 +489,9 @@ class ContractSerializer(serializers.Serializer):
     days_to_notice_deadline = serializers.IntegerField(help_text="Negative once the deadline has passed.")
     consumed = money_field(help_text="Covered spend from the term's start to today, in `currency`.")
     expected_to_date = money_field(help_text="Each commitment period's amount × the share of its days gone.")
-    projected = money_field(help_text="Consumed + the forecast of the days left (finops.forecast), per period.")
+    projected = money_field(
+        help_text="Consumed + the forecast of the days left (finops.forecast.projection), per period."
+    )
     shortfall = money_field(help_text="Σ per period max(0, committed − projected): committed money left unused.")
     overage = money_field(help_text="Σ per period max(0, projected − committed).")
     renewal_baseline = money_field(

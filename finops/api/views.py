@@ -1,4 +1,4 @@
-"""REST API v1: one view per operation; querysets scoped by finops.access (another team's object answers 404)."""
+"""REST API v1: one view per operation; querysets scoped by finops.core.access (another team's object answers 404)."""
 
 import datetime as dt
 
@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from finops import access
+from finops.core import access
 from finops.models import Account, AttributionRule, CostBasis, IngestRun, MonthlySpend, Provider, ReattributionJob
 from finops.selectors import outcomes as outcome_selectors
 from finops.selectors import spend, spend_report

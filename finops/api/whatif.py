@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 
 from finops.selectors.whatif import what_if
 from finops.views.period import today_utc
-from finops.whatif import OPTIONS, ProfileInvalid, parse_options
+from finops.whatif.calculator import OPTIONS, ProfileInvalid, parse_options
 
 
 class WhatIfRowSerializer(serializers.Serializer):

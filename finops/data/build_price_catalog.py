@@ -12,7 +12,7 @@ import sys
 from decimal import Decimal
 from pathlib import Path
 
-from finops.modelids import normalise_model
+from finops.core.modelids import normalise_model
 
 # litellm key -> our provider slug. One entry per (provider, normalised model): where regions differ
 # (Bedrock `us.` is 1.1 × `global.`), the global list price is the one kept.

@@ -192,7 +192,7 @@ class Migration(migrations.Migration):
                 ('requests', models.PositiveBigIntegerField(default=0)),
                 ('period_start', models.DateTimeField(help_text='UTC, inclusive.')),
                 ('period_end', models.DateTimeField(help_text='UTC, exclusive.')),
-                ('model', models.CharField(help_text='Normalised model id (finops.modelids).', max_length=200)),
+                ('model', models.CharField(help_text='Normalised model id (finops.core.modelids).', max_length=200)),
                 ('model_raw', models.CharField(help_text='The model string exactly as the provider sent it.', max_length=300)),
                 ('service_tier', models.CharField(blank=True, max_length=32)),
                 ('project_ref', models.CharField(blank=True, help_text='Project or workspace id.', max_length=255)),

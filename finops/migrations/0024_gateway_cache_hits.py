@@ -22,7 +22,7 @@ class Migration(migrations.Migration):
                 ('requests', models.BigIntegerField(default=0)),
                 ('period_start', models.DateTimeField(help_text='UTC, inclusive (an hour).')),
                 ('period_end', models.DateTimeField(help_text='UTC, exclusive.')),
-                ('model', models.CharField(help_text='Normalised model id (finops.modelids).', max_length=200)),
+                ('model', models.CharField(help_text='Normalised model id (finops.core.modelids).', max_length=200)),
                 ('list_cost', models.DecimalField(blank=True, decimal_places=18, help_text="Estimate: the tokens at the provider's list price on the day, in the reporting currency; null when unpriced. Not spend: nothing was billed.", max_digits=38, null=True)),
                 ('account', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='finops.account')),
                 ('ingest_run', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='finops.ingestrun')),

@@ -1,6 +1,6 @@
 """Latency as columns and cells (issue 23): every stored Performance JSON — a usage line's `latency`, a rollup row's
-or a reported hour's `performance` — becomes columns (finops.performance.COLUMNS / LINE_COLUMNS) and one array of
-latency cells (finops.latency), so that the performance rollup merges rows in SQL. The figures are the same: the
+or a reported hour's `performance` — becomes columns (finops.performance.measures.COLUMNS / LINE_COLUMNS) and one array of
+latency cells (finops.performance.latency), so that the performance rollup merges rows in SQL. The figures are the same: the
 cells hold the same buckets and counts, the counters the same sums.
 
 Lines written before issue 12 (a summary `{"count", "sum_ms", "p50_ms", "p95_ms", "max_ms", …}`, read as summary-only
@@ -8,7 +8,7 @@ bounded by its slowest request) keep exactly that: `summary_requests` = count, `
 
 Postgres converts in one UPDATE per table (a table of 10M lines in a few minutes, no table recreated); other
 databases (the demo's SQLite) and the way back go row by row through the functions below, which are this
-migration's own (frozen here: later changes to finops.performance do not change what it did).
+migration's own (frozen here: later changes to finops.performance.measures do not change what it did).
 """
 
 from django.db import migrations, models
@@ -154,7 +154,7 @@ def backward(apps, schema_editor):
 
 def _cells_field():
     return finops.models.performance.LatencyCells(
-        blank=True, null=True, help_text="End-to-end and time-to-first-token distributions (finops.latency cells).")
+        blank=True, null=True, help_text="End-to-end and time-to-first-token distributions (finops.performance.latency cells).")
 
 
 def _rollup_fields(model: str) -> list:
@@ -190,7 +190,7 @@ class Migration(migrations.Migration):
         migrations.AddField("usageline", "summary_p99_ms", models.FloatField(
             blank=True, null=True, help_text="… and their slowest request (bounds the p99).")),
         migrations.AddField("usageline", "latency", finops.models.performance.LatencyCells(
-            blank=True, null=True, help_text="Latency distributions as finops.latency cells.")),
+            blank=True, null=True, help_text="Latency distributions as finops.performance.latency cells.")),
         *_rollup_fields("dailyperformance"),
         *_rollup_fields("monthlyperformance"),
         *_rollup_fields("reportedperformance"),
@@ -198,7 +198,7 @@ class Migration(migrations.Migration):
         migrations.AddField("reportedperformance", "errors", models.PositiveBigIntegerField(default=0)),
         migrations.AddField("reportedperformance", "summary_requests", models.PositiveBigIntegerField(default=0, help_text="Requests known from summaries only.")),
         # Nullable before the conversion, so that going back re-adds them empty and `backward` fills them.
-        *[migrations.AlterField(model, "performance", models.JSONField(null=True, help_text="finops.performance.Performance.as_json()."))
+        *[migrations.AlterField(model, "performance", models.JSONField(null=True, help_text="finops.performance.measures.Performance.as_json()."))
           for model in ("dailyperformance", "monthlyperformance", "reportedperformance")],
         migrations.RunPython(forward, backward),
         migrations.RemoveField("usageline", LINE_JSON),

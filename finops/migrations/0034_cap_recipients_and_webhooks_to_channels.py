@@ -15,7 +15,7 @@ def _owning_team_id(cap):
 
 
 def caps_to_channels(apps, schema_editor):
-    from finops import crypto, egress
+    from finops.core import crypto, egress
 
     Cap = apps.get_model("finops", "Cap")
     Channel = apps.get_model("finops", "Channel")

@@ -23,7 +23,7 @@ class GatewayCacheHit(TokenCounts):
     ingest_run = models.ForeignKey(IngestRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     period_start = models.DateTimeField(help_text="UTC, inclusive (an hour).")
     period_end = models.DateTimeField(help_text="UTC, exclusive.")
-    model = models.CharField(max_length=200, help_text="Normalised model id (finops.modelids).")
+    model = models.CharField(max_length=200, help_text="Normalised model id (finops.core.modelids).")
     # Lines keep no database foreign key to their signature (usage.py's _FACT_FK); nor do these.
     signature = models.ForeignKey(LineSignature, on_delete=models.CASCADE, db_constraint=False, related_name="+")
     list_cost = models.DecimalField(

@@ -50,7 +50,7 @@ class Cap(models.Model):
     # Addresses ("a@example.com") and roles ("role:team_leads", "role:finance", "role:admins").
     recipients = models.JSONField(default=list)
     webhook_url = models.URLField(blank=True, help_text="Optional: a JSON POST signed with HMAC-SHA256 on every alert.")
-    # Fernet token of the webhook's signing secret (finops.crypto), like provider keys; never rendered.
+    # Fernet token of the webhook's signing secret (finops.core.crypto), like provider keys; never rendered.
     webhook_secret_ciphertext = models.TextField(blank=True, editable=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"

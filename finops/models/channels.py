@@ -3,7 +3,7 @@ an email list (addresses and roles), a signed webhook, a Slack or a Microsoft Te
 contract chooses channels; the event's team's default channels, then the organisation's, take what nobody chose.
 
 The URL of a webhook, Slack or Teams channel is itself a secret (a Slack incoming webhook URL posts to the channel
-for anyone who has it) and may carry credentials: it is stored encrypted (finops.crypto, like provider keys) with
+for anyone who has it) and may carry credentials: it is stored encrypted (finops.core.crypto, like provider keys) with
 its scheme and host kept apart as `url_label`, the only part shown outside the Django admin, and only to those
 who may edit the channel. The webhook's signing secret is never shown after the form that set it.
 """

@@ -8,7 +8,7 @@ Decisions (docs/whatif.md):
 - Its performance figures (output tokens/s, time to first token) are used only where the company's gateway logs
   measure nothing for that provider and model over the last 30 days: measured beats entered.
 - A family is a slug (`llama-3.3-70b`). Usage lines map to one by their normalised model id: a ModelFamily's
-  aliases first, then the offerings' own models, then a canonical form of the id (finops.families).
+  aliases first, then the offerings' own models, then a canonical form of the id (finops.whatif.families).
 """
 
 from django.core.validators import MinValueValidator

@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from finops.text import name_check
+from finops.core.text import name_check
 
 
 class User(AbstractUser):

@@ -1,7 +1,7 @@
 """Business outcomes per workload and day (issue 12): what the spend bought ("ticket resolved", "code review").
 
 Outcomes are business events the company posts (API, CSV upload, `import_outcomes`), not provider usage: they do
-not go through ingest/providers (docs/architecture.md). One row per workload × day × source holds that source's count;
+not go through ingest/connectors (docs/architecture.md). One row per workload × day × source holds that source's count;
 a later
 count for the same workload, day and source replaces it (a correction). A batch posted with an idempotency key is
 applied once: posting it again changes nothing.

@@ -1,8 +1,10 @@
 """Measured performance (issue 12): latency distributions, errors and output speed per workload × provider × model,
 rolled up by day and by month like spend, reported metrics from teams that measure elsewhere, and eval scores.
 
-Every row holds a finops.performance.Performance as columns (finops.performance.COLUMNS: counters, and the two
-latency distributions as one array of cells, finops.latency); merging two rows merges their distributions exactly,
+Every row holds a finops.performance.measures.Performance as columns (finops.performance.measures.COLUMNS: counters, and
+the two
+latency distributions as one array of cells, finops.performance.latency); merging two rows merges their distributions
+exactly,
 so any period's percentiles come from the merged rows (never from averaged percentiles), and the rollup merges them
 in SQL (finops.services.performance_rollup).
 """
@@ -16,7 +18,8 @@ from .sources import Account, Provider
 
 
 class LatencyCells(models.Field):
-    """Latency distributions as cells (finops.latency): bigint[] on Postgres, which unnest and array_agg merge;
+    """Latency distributions as cells (finops.performance.latency): bigint[] on Postgres, which unnest and array_agg
+    merge;
     a JSON array in text on the demo's SQLite, which json_each unnests. Read as a list of ints (or None)."""
 
     description = "latency cells (bigint[])"
@@ -36,7 +39,8 @@ class LatencyCells(models.Field):
 
 
 class PerformanceColumns(models.Model):
-    """A finops.performance.Performance as columns (finops.performance.COLUMNS), for a rollup row or a reported
+    """A finops.performance.measures.Performance as columns (finops.performance.measures.COLUMNS), for a rollup row or a
+    reported
     hour."""
 
     requests = models.PositiveBigIntegerField(default=0, help_text="Requests with per-request data.")
@@ -50,7 +54,9 @@ class PerformanceColumns(models.Model):
     summary_errors = models.PositiveBigIntegerField(default=0, help_text="Failed, among the summaries that say.")
     summary_counted = models.PositiveBigIntegerField(default=0, help_text="Summary requests whose failures are known.")
     latency = LatencyCells(
-        null=True, blank=True, help_text="End-to-end and time-to-first-token distributions (finops.latency cells)."
+        null=True,
+        blank=True,
+        help_text="End-to-end and time-to-first-token distributions (finops.performance.latency cells).",
     )
 
     class Meta:
@@ -58,8 +64,8 @@ class PerformanceColumns(models.Model):
 
     @property
     def performance(self):
-        """The row's finops.performance.Performance, read from its columns."""
-        from finops.performance import COLUMNS, Performance
+        """The row's finops.performance.measures.Performance, read from its columns."""
+        from finops.performance.measures import COLUMNS, Performance
 
         return Performance().absorb_columns(tuple(getattr(self, name) for name in COLUMNS))
 
@@ -140,7 +146,7 @@ class ReportedPerformance(PerformanceColumns):
 
     workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="reported_performance")
     provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="+")
-    model = models.CharField(max_length=200, help_text="Normalised model id (finops.modelids).")
+    model = models.CharField(max_length=200, help_text="Normalised model id (finops.core.modelids).")
     hour = models.DateTimeField(help_text="UTC, the start of the hour.")
     source = models.CharField(max_length=64, blank=True)
     kind = models.CharField(max_length=16, choices=MetricKind.choices)
@@ -165,7 +171,7 @@ class EvalScore(models.Model):
 
     workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="eval_scores")
     provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="+")
-    model = models.CharField(max_length=200, help_text="Normalised model id (finops.modelids).")
+    model = models.CharField(max_length=200, help_text="Normalised model id (finops.core.modelids).")
     name = models.CharField(max_length=120, help_text='The eval, e.g. "resolution-accuracy".')
     period_start = models.DateField(help_text="First UTC day the score covers.")
     period_end = models.DateField(help_text="The UTC day after the last one it covers (exclusive).")

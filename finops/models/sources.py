@@ -4,7 +4,7 @@ from django.db import models
 
 
 class ConnectorKind(models.TextChoices):
-    """The source kinds ingest/providers implements; the registry there is keyed by these values."""
+    """The source kinds ingest/connectors implements; the registry there is keyed by these values."""
 
     OPENAI_API = "openai_api", "OpenAI Admin API"
     ANTHROPIC_API = "anthropic_api", "Anthropic Admin API"
@@ -23,7 +23,7 @@ API_CONNECTORS = {
 }
 # API connectors whose source also exports files the same reader takes: a LiteLLM proxy's spend logs, exported
 # (its UI's CSV, a database dump), backfill the days the live pull cannot reach (before the proxy's retention, or
-# before the account was connected). The file is read by that file connector's reader (ingest/providers/registry.py).
+# before the account was connected). The file is read by that file connector's reader (ingest/connectors/registry.py).
 BACKFILL_FILES = {ConnectorKind.LITELLM_API: ConnectorKind.GATEWAY_LOG}
 # Every scheduled pull re-reads the last LOOKBACK_DAYS days (ingest.windows), so a day is settled once a pull has
 # run that many days after it: a month's report is "provisional" until then (finops.selectors.tco_sections).
@@ -50,7 +50,7 @@ class Account(models.Model):
     provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="accounts")
     connector = models.CharField(max_length=32, choices=ConnectorKind.choices)
     base_url = models.URLField(blank=True, help_text="API base URL; change it for a proxy or a regional host.")
-    # Fernet token of the secret (finops.crypto); never rendered, never logged.
+    # Fernet token of the secret (finops.core.crypto); never rendered, never logged.
     credentials_ciphertext = models.TextField(blank=True, editable=False)
     # The first characters of the secret, so people can tell keys apart without seeing them.
     credentials_hint = models.CharField(max_length=16, blank=True, editable=False)
@@ -58,7 +58,7 @@ class Account(models.Model):
         max_length=128, blank=True, help_text="Environment variable the secret was read from (config as code)."
     )
     enabled = models.BooleanField(default=True)
-    # A FOCUS file account imports its provider's LLM inference only (ingest/providers/focus_scope.py); these
+    # A FOCUS file account imports its provider's LLM inference only (ingest/connectors/focus/scope.py); these
     # ServiceNames widen or narrow that (case-insensitive, exact names as the file spells them).
     focus_services_include = models.JSONField(
         default=list, blank=True, help_text="FOCUS ServiceNames to import besides LLM inference."
@@ -154,14 +154,14 @@ class IngestRun(models.Model):
     def left_out_summary(self) -> str:
         """ "left out 1,958 rows, $41,250.23: Amazon EC2 $18,002.10, …" (empty when nothing was): the one text the
         command, the API and the pages show."""
-        from finops.display import left_out_text  # display imports models
+        from finops.core.display import left_out_text  # display imports models
 
         return left_out_text(self.left_out)
 
     @property
     def left_out_brief(self) -> str:
         """The same, naming the three largest services (the Sources list)."""
-        from finops.display import left_out_text
+        from finops.core.display import left_out_text
 
         return left_out_text(self.left_out, services=3)
 

@@ -181,7 +181,7 @@ class UsageLine(TokenCounts):
     ingest_run = models.ForeignKey(IngestRun, on_delete=models.SET_NULL, null=True, blank=True, **_FACT_FK)
     period_start = models.DateTimeField(help_text="UTC, inclusive.")
     period_end = models.DateTimeField(help_text="UTC, exclusive.")
-    model = models.CharField(max_length=200, help_text="Normalised model id (finops.modelids).")
+    model = models.CharField(max_length=200, help_text="Normalised model id (finops.core.modelids).")
     model_raw = models.CharField(max_length=300, help_text="The model string exactly as the provider sent it.")
     service_tier = models.CharField(max_length=32, blank=True)
     project_ref = models.CharField(max_length=255, blank=True, help_text="Project or workspace id.")
@@ -200,8 +200,9 @@ class UsageLine(TokenCounts):
         blank=True,
         help_text="FOCUS: the billing period the line belongs to; a re-import replaces the period.",
     )
-    # Gateway logs only (issue 12): the line's requests' finops.performance.Performance as columns
-    # (finops.performance.LINE_COLUMNS), null on every other line (a null costs a bit of the row's null bitmap).
+    # Gateway logs only (issue 12): the line's requests' finops.performance.measures.Performance as columns
+    # (finops.performance.measures.LINE_COLUMNS), null on every other line (a null costs a bit of the row's null
+    # bitmap).
     errors = models.PositiveBigIntegerField(
         null=True, blank=True, help_text="Failed requests; null: no per-request data."
     )
@@ -213,7 +214,9 @@ class UsageLine(TokenCounts):
         null=True, blank=True, help_text="Lines written before issue 12: their requests, known from a summary only."
     )
     summary_p99_ms = models.FloatField(null=True, blank=True, help_text="… and their slowest request (bounds the p99).")
-    latency = LatencyCells(null=True, blank=True, help_text="Latency distributions as finops.latency cells.")
+    latency = LatencyCells(
+        null=True, blank=True, help_text="Latency distributions as finops.performance.latency cells."
+    )
     invoice_id = models.CharField(
         max_length=255,
         blank=True,
@@ -254,8 +257,8 @@ class UsageLine(TokenCounts):
 
     @property
     def performance(self):
-        """The line's finops.performance.Performance, or None when it has no per-request data."""
-        from finops.performance import LINE_COLUMNS, Performance
+        """The line's finops.performance.measures.Performance, or None when it has no per-request data."""
+        from finops.performance.measures import LINE_COLUMNS, Performance
 
         return Performance.of_line(self.requests, tuple(getattr(self, name) for name in LINE_COLUMNS))
 

@@ -1,4 +1,4 @@
-"""The email channel: the message comes from finops.emails (one function per kind), sent with Django's mail
+"""The email channel: the message comes from finops.notify.emails (one function per kind), sent with Django's mail
 backend (EMAIL_URL). Each send opens its own SMTP connection, so a server that is down fails this event's
 recipients (recorded, retried) and never the loop: the next event tries again on its own."""
 
@@ -7,8 +7,8 @@ import smtplib
 from django.conf import settings
 from django.core.mail import EmailMessage
 
-from finops import emails
 from finops.models import AlertEvent, Channel, ChannelKind
+from finops.notify import emails
 
 from .base import NotifyError, Target, Transport, register
 

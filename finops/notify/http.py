@@ -1,11 +1,11 @@
-"""One POST of a JSON body to a channel's URL through the egress seam (finops/egress.py): the URL decrypted only
+"""One POST of a JSON body to a channel's URL through the egress seam (finops/core/egress.py): the URL decrypted only
 here, the host checked against the egress policy again at send (DNS may have changed since the channel was saved),
 one DNS lookup, no redirects, a wall-clock deadline. 2xx is sent; 408, 429, 5xx, timeouts and connection errors are
 retried; a refused address, a 3xx and any other 4xx are final. Errors name the scheme and host, never the URL."""
 
 import json
 
-from finops import crypto, egress
+from finops.core import crypto, egress
 from finops.models import Channel
 
 from .base import NotifyError

@@ -15,7 +15,7 @@ due rows, claim, lease, settle, backoff and limits; this module says what is due
    MAX_ATTEMPTS, or at once when retrying cannot help.
    The PDF and the summary are rendered once per snapshot and call, not per recipient.
 
-Between the two, restatements (finops.report_restated): a month already sent whose settled figures changed is
+Between the two, restatements (finops.notify.report_restated): a month already sent whose settled figures changed is
 published again and each of its recipients gets one "restated" delivery, sent by the same claim and attempts.
 
 Decisions (docs/report-email.md): only the previous month is sent (a beat that was down for months does not send a
@@ -35,13 +35,14 @@ from django.db import connection, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from finops import access, emails
+from finops.core import access
+from finops.core.months import month_of
 from finops.models import ReportDelivery, ReportSendAttempt, ReportSnapshot, ReportSubscription, User
-from finops.months import month_of
+from finops.notify import emails
 from finops.notify.base import NotifyError
 from finops.notify.email import message_send
 from finops.notify.outbox import Outbox
-from finops.report_restated import restated_context, restated_deliveries_create, restatements
+from finops.notify.report_restated import restated_context, restated_deliveries_create, restatements
 from finops.reports.restatement import diff
 from finops.selectors.contracts import add_months
 from finops.selectors.tco_report import TcoReport, tco_report
@@ -201,7 +202,8 @@ class _Rendered:
 
 def delivery_message(delivery: ReportDelivery, rendered: "_Rendered"):
     """The email of one delivery, exactly as sent: the monthly email or, for a delivery that `restates` an earlier
-    version, the restated one (finops.report_restated). The preview (command and admin button) renders this too."""
+    version, the restated one (finops.notify.report_restated). The preview (command and admin button) renders this
+    too."""
     subscription = delivery.subscription
     context, pdf, filename = rendered.context(delivery)
     kind = f"{delivery.month:%Y-%m} v{delivery.snapshot.version}" + (
@@ -263,7 +265,7 @@ def month_lock(cursor, month: dt.date) -> None:
 
 
 def reports_send(now: dt.datetime | None = None) -> list[int]:
-    """The hourly send: create what is due (the monthly emails, then the restated ones: finops.report_restated),
+    """The hourly send: create what is due (the monthly emails, then the restated ones: finops.notify.report_restated),
     then send it (and any retry now due). The ids of deliveries sent."""
     now = now or timezone.now()
     deliveries_create(now)

@@ -4,8 +4,8 @@ a link to the page, a context line with the kind). Slack answers 200 "ok"; 4xx (
 "no_service") is final. Slack reads `&`, `<` and `>` as markup (`<!channel>` would ping everyone), so text from
 names is escaped. tests/fixtures/slack/ holds the documented shape the tests compare with."""
 
-from finops import emails
 from finops.models import AlertEvent, Channel, ChannelKind
+from finops.notify import emails
 
 from . import http
 from .base import Target, Transport, register

@@ -4,8 +4,8 @@ is received") URL with a message carrying one Adaptive Card: `{"type": "message"
 the title, the kind and a button to the page. Workflows answer 202, incoming webhooks 200: any 2xx is sent.
 tests/fixtures/teams/ holds the documented shape the tests compare with."""
 
-from finops import emails
 from finops.models import AlertEvent, Channel, ChannelKind
+from finops.notify import emails
 
 from . import http
 from .base import Target, Transport, register

@@ -12,8 +12,9 @@ import hashlib
 import hmac
 import time
 
-from finops import crypto, egress, emails
+from finops.core import crypto, egress
 from finops.models import AlertEvent, Channel, ChannelKind
+from finops.notify import emails
 
 from . import http
 from .base import NotifyError, Target, Transport, register

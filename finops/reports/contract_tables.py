@@ -39,7 +39,7 @@ CONTRACTS = Table(
             "projected",
             "money",
             currency="currency",
-            help="Consumed + the forecast of the days left (finops.forecast).",
+            help="Consumed + the forecast of the days left (finops.forecast.projection).",
         ),
         Column(
             "Shortfall", "shortfall", "money", currency="currency", help="Committed and, by the forecast, not used."

@@ -10,7 +10,7 @@ restated. No ORM here.
 
 from decimal import Decimal
 
-from finops import display
+from finops.core import display
 
 from .tables import Column, Table
 from .tco_tables import SECTIONS, TITLES, row_key

@@ -1,5 +1,5 @@
 """Tables of figures, defined once: the columns a page shows are the columns its CSV (and later the report's
-CSV, XLSX and PDF) carries, each formatted by its kind (finops.display). No ORM here: rows are dicts.
+CSV, XLSX and PDF) carries, each formatted by its kind (finops.core.display). No ORM here: rows are dicts.
 
 A column's kind decides both renderings:
 - money: a table reads "$1,043.12"; unknown (None) reads "—". With `unpriced` naming the row's count of tokens
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from finops import display
+from finops.core import display
 
 NUMERIC = {
     "per_outcome",

@@ -17,7 +17,7 @@ image is plain drawing elements whatever shows it.
 
 Drawing choices: the text stays text (svg.fonttype "none", DejaVu Sans as WeasyPrint has it, a sans-serif
 fallback elsewhere), a fixed hash salt and no date in the metadata so a chart of the same rows is the same bytes;
-colours of providers are finops.charts.colour_for's, the same as on every other page.
+colours of providers are finops.reports.charts.colour_for's, the same as on every other page.
 """
 
 import base64
@@ -29,8 +29,8 @@ import threading
 from dataclasses import dataclass
 from decimal import Decimal
 
-from finops import display
-from finops.charts import colour_for
+from finops.core import display
+from finops.reports.charts import colour_for
 from finops.selectors import tco_json
 
 WIDTH_IN = 7.0  # A4's printable width with the PDF's margins (≈ 182 mm)

@@ -9,7 +9,7 @@ largest decrease); the budget position (teams over their cap, teams without one)
 
 from decimal import Decimal
 
-from finops import display
+from finops.core import display
 
 DECISION_DAYS = 90  # a notice deadline within this many days of the month's end needs a decision now
 REASONS = 3

@@ -8,7 +8,7 @@ table across two versions of a month's report (the restatement diff, finops.repo
 from dataclasses import dataclass
 from decimal import Decimal
 
-from finops import display
+from finops.core import display
 
 from .spend_tables import PER_MTOK, TOKENS, spend
 from .tables import Column, Table
@@ -43,7 +43,7 @@ SUMMARY = Table(
             "forecast_next",
             "money",
             help=(
-                "finops.forecast from the daily spend up to the month's end: by day of week with trend "
+                "finops.forecast.projection from the daily spend up to the month's end: by day of week with trend "
                 "(docs/forecast.md)"
             ),
         ),

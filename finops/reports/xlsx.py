@@ -17,7 +17,7 @@ from openpyxl import Workbook
 from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 
-from finops import display
+from finops.core import display
 
 from .cells import spreadsheet_safe
 from .tables import Table, csv_header, has_money, row_currency

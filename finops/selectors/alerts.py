@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from django.db.models import Prefetch, QuerySet
 
-from finops import access
+from finops.core import access
 from finops.models import AlertEvent, AlertKind, AlertMute, Notification, Team
 
 

@@ -4,7 +4,8 @@
 for its period, today's partial day included (a threshold is crossed as soon as the money is spent). Unpriced
 usage in scope is counted apart (`unpriced_tokens`), never as $0.
 
-**Forecast**: finops.forecast (by day of week with a trend and an 80 % range) of the scope's daily spend for the
+**Forecast**: finops.forecast.projection (by day of week with a trend and an 80 % range) of the scope's daily spend for
+the
 cap's period, seen today, never below what is already spent; `forecast_method` says how it was made ("not enough
 history" without one), the cap page and the email show it with its range.
 
@@ -19,9 +20,9 @@ from decimal import Decimal
 
 from django.db.models import Q, QuerySet, Sum
 
-from finops.forecast import Forecast, forecast, history_start
+from finops.core.months import month_of, next_month
+from finops.forecast.projection import Forecast, forecast, history_start
 from finops.models import Cap, CapPeriod, CapScope, DailySpend
-from finops.months import month_of, next_month
 
 from .spend import UNPRICED_TOKEN_SUM, ZERO, period
 
@@ -59,7 +60,7 @@ class CapStatus:
     spent: Decimal
     unpriced_tokens: int
     complete_days_spent: Decimal
-    projection: Forecast  # finops.forecast of the period, seen today
+    projection: Forecast  # finops.forecast.projection of the period, seen today
     crossed: list[int] = field(default_factory=list)  # thresholds (%) at or below the spend
 
     @property

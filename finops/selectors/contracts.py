@@ -11,7 +11,7 @@ Definitions (UTC days, half-open periods, money in the contract's currency):
   lost, and spending more in one does not make up for another.
 - **Consumed**: covered spend from the term's start to today (today's partial day included), per period.
 - **Expected to date**: each period's commitment × the share of its days already gone (straight line).
-- **Projected**: per period, finops.forecast of the covered spend (by day of week with a trend, from the last
+- **Projected**: per period, finops.forecast.projection of the covered spend (by day of week with a trend, from the last
   eight weeks, the same forecast as the overview, the caps and the report), never below what the period has
   consumed; a finished period is what it consumed. **Run rate**: the forecast's average daily spend over the current
   period's days left (none without enough history, or once the term has ended). **Shortfall** = Σ max(0, commitment −
@@ -41,10 +41,10 @@ from decimal import Decimal
 from django.conf import settings
 from django.db.models import QuerySet, Sum, prefetch_related_objects
 
-from finops import display
-from finops.forecast import forecast, history_start
+from finops.core import display
+from finops.core.months import month_of, next_month
+from finops.forecast.projection import forecast, history_start
 from finops.models import CommitmentBasis, Contract, DailySpend
-from finops.months import month_of, next_month
 
 from .spend import ZERO, period
 

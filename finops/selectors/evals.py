@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from finops import access
+from finops.core import access
 from finops.models import EvalScore
 
 Key = tuple[int, int, str]  # workload, provider, model
@@ -75,7 +75,7 @@ def quality_by(
 
 
 def eval_scores(*, user, workload=None, start: dt.date | None = None, end: dt.date | None = None):
-    """The stored scores the user may see (finops.access), of one workload or all, whose period overlaps
+    """The stored scores the user may see (finops.core.access), of one workload or all, whose period overlaps
     [start, end) (either bound optional): what `GET /api/v1/evals` lists."""
     rows = EvalScore.objects.select_related("workload", "provider").filter(workload__in=access.visible_workloads(user))
     if workload is not None:

@@ -5,9 +5,9 @@ import datetime as dt
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from finops import access, display
+from finops.core import access, display
+from finops.core.months import month_of
 from finops.models import Account, CostBasis, MonthlySpend, Provider, Team, Workload
-from finops.months import month_of
 
 from . import line_groups, spend
 

@@ -3,7 +3,7 @@ these dimensions, so this is a drill-down read (docs/architecture.md performance
 at most MAX_DAYS days, found by `period_start` through the (account, period_start) BRIN index, joined to their
 signatures (a few thousand rows) for the refs, the tag set, the workload and the team.
 
-Scoped exactly like the rollups (finops.access): someone who sees everything sees every line; a member only
+Scoped exactly like the rollups (finops.core.access): someone who sees everything sees every line; a member only
 lines whose signature's team is theirs, so never an unattributed one. Explore's filters mean the same here as
 on the rollups. Rows come out with the measures of finops.selectors.spend.sums (cost None where no line of the
 group has a price, never 0; $/M over priced tokens only).
@@ -16,7 +16,7 @@ from django.db.models import Count, F, Q, QuerySet, Sum
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import TruncDate
 
-from finops import access
+from finops.core import access
 from finops.models import Account, CostBasis, LineSignature, Provider, TagSet, UsageLine
 
 from . import spend

@@ -1,11 +1,11 @@
 """Reads of the outcome counts as posted (issue 12): one row per workload × day × source, scoped to what the
-user may see (finops.access)."""
+user may see (finops.core.access)."""
 
 import datetime as dt
 
 from django.db.models import QuerySet
 
-from finops import access
+from finops.core import access
 from finops.models import OutcomeCount, Workload
 
 

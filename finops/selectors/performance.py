@@ -2,7 +2,7 @@
 
 A period [start, end) of days is read as its whole UTC months from MonthlyPerformance and its other days from
 DailyPerformance, merged per group: every percentile is then read from the merged distribution of the period's
-requests (finops.performance), never averaged. A quarter is three monthly rows per group.
+requests (finops.performance.measures), never averaged. A quarter is three monthly rows per group.
 
 Verdicts:
 - latency SLA (interactive and realtime workloads with `sla_seconds`): the p99 of end-to-end latency against the
@@ -22,9 +22,9 @@ from decimal import Decimal
 
 from django.db.models import Q
 
+from finops.core.months import month_of, next_month
 from finops.models import DailyPerformance, MonthlyPerformance, Workload
-from finops.months import month_of, next_month
-from finops.performance import COLUMNS, Performance
+from finops.performance.measures import COLUMNS, Performance
 
 P99 = 0.99
 # Every verdict a period can get; the API's schema names this set once (SPECTACULAR_SETTINGS' ENUM_NAME_OVERRIDES).

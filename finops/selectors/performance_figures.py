@@ -1,6 +1,6 @@
 """Measured performance per workload × provider × model over a period, as `GET /api/v1/metrics` answers it
 (issue 12): the merged Performance of the rollup (gateway-log timings and reported metrics alike, via
-finops.selectors.performance.performance_by) read into figures. Scoped by finops.access: a member reads their
+finops.selectors.performance.performance_by) read into figures. Scoped by finops.core.access: a member reads their
 teams' workloads; admins and finance every workload, and the unattributed requests (workload null) too.
 """
 
@@ -8,9 +8,9 @@ import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
 
-from finops import access
+from finops.core import access
 from finops.models import Provider, Workload
-from finops.performance import Performance
+from finops.performance.measures import Performance
 
 from .performance import is_batch, latency_verdict, performance_by
 

@@ -1,7 +1,8 @@
 """Measured performance of many workloads over a few periods at once, merged where the rows are (issue 12's
 scorecard: hundreds of workloads, a quarter and the span it is compared with, ≤ 300 ms at 10M lines).
 
-The merge is finops.performance's, not another one: every row is merged by Performance.absorb_columns (counts and
+The merge is finops.performance.measures's, not another one: every row is merged by Performance.absorb_columns (counts
+and
 sums add, distributions add their counts bucket by bucket, in place). What changes is the reading: one query for
 every span and every workload, in which Postgres drops each row's time-to-first-token cells before handing them
 over. The result is identical to merging with performance_by
@@ -19,8 +20,8 @@ from collections.abc import Iterable
 
 from django.db import connection
 
-from finops.latency import COUNT_BITS, TTFT
-from finops.performance import COLUMNS, Performance
+from finops.performance.latency import COUNT_BITS, TTFT
+from finops.performance.measures import COLUMNS, Performance
 
 from .performance import month_split, performance_by
 

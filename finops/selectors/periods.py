@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 from django.db.models import Q, QuerySet
 
+from finops.core.months import month_of, next_month
 from finops.models import DailySpend, MonthlySpend
-from finops.months import month_of, next_month
 
 Days = tuple[dt.date, dt.date]  # half-open [first, end)
 

@@ -16,7 +16,7 @@ from decimal import Decimal
 
 from django.core.cache import cache
 
-from finops import access, display
+from finops.core import access, display
 
 from .whatif import SavingsReport, basis_words, savings
 from .whatif_inputs import fingerprint

@@ -35,10 +35,10 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from finops import access, display
+from finops.core import access, display
+from finops.core.reporting_period import LATEST, resolve
 from finops.models import MonthlyPerformance, MonthlySpend, Workload
-from finops.performance import Performance
-from finops.reporting_period import LATEST, resolve
+from finops.performance.measures import Performance
 
 from . import outcomes as outcome_selectors
 from . import spend

@@ -1,6 +1,6 @@
 """Spend reads for pages and the API. They read the daily rollup only (docs/architecture.md performance approach).
 
-Every function takes the viewing user and scopes by finops.access: a member's figures never include
+Every function takes the viewing user and scopes by finops.core.access: a member's figures never include
 another team's spend nor unattributed spend.
 """
 
@@ -11,10 +11,10 @@ from decimal import Decimal
 from django.db.models import DateField, F, Q, QuerySet, Sum
 from django.db.models.functions import Cast, TruncMonth
 
-from finops import access
-from finops.forecast import Forecast, forecast, history_start
+from finops.core import access
+from finops.core.months import next_month
+from finops.forecast.projection import Forecast, forecast, history_start
 from finops.models import CostBasis, DailySpend, MonthlySpend
-from finops.months import next_month
 
 from . import periods
 
@@ -170,7 +170,7 @@ def daily_costs(rows: QuerySet[DailySpend], start: dt.date, end: dt.date) -> dic
 
 
 def month_forecast(rows: QuerySet[DailySpend], today: dt.date) -> Forecast:
-    """This UTC month's total as finops.forecast sees it on `today`, from the rows' daily spend."""
+    """This UTC month's total as finops.forecast.projection sees it on `today`, from the rows' daily spend."""
     first = today.replace(day=1)
     return forecast(
         daily_costs(rows, min(first, history_start(today)), today), start=first, end=next_month(first), as_of=today

@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db.models import F, Q, Sum
 from django.utils import timezone
 
-from finops import access
+from finops.core import access
 from finops.models import Account, CostBasis, DailySpend, ModelPrice, MonthlySpend, Provider, Team, Workload
 
 from . import spend

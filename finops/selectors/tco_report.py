@@ -15,11 +15,12 @@ Decisions (docs/reports.md):
 - "As of": the figures that are states rather than sums (caps, contracts' consumption) are read as of the
   month's last day (today for the month to date), so a past month's report does not change with time. Renewals
   ahead are the exception: a list to act on, they look six months ahead from the day the report is made.
-- Forecast for next month: finops.forecast (by day of week with trend, and its range) from the daily spend up to
+- Forecast for next month: finops.forecast.projection (by day of week with trend, and its range) from the daily spend up
+to
   the month's end (or today).
 - Movers, both ways: the three workloads (unattributed counts as one) whose spend rose most from last month, then
   the three whose spend fell most, each change split into volume, price and mix effects over its provider × model
-  parts (finops.movers).
+  parts (finops.selectors.movers).
 - Provisional: until every enabled source has synced past its lookback after the month's end (tco_sections.sources).
 """
 
@@ -30,10 +31,11 @@ from decimal import Decimal
 from django.conf import settings
 from django.utils import timezone
 
-from finops import access, movers
-from finops.forecast import forecast, history_start
+from finops.core import access
+from finops.core.months import MonthError, month_of, next_month, parse_month
+from finops.forecast.projection import forecast, history_start
 from finops.models import MonthlySpend, Provider, Team, Workload
-from finops.months import MonthError, month_of, next_month, parse_month
+from finops.selectors import movers
 
 from . import spend, tco_json, tco_sections
 from .contracts import add_months
@@ -397,7 +399,7 @@ def _quality(summary: dict) -> dict:
 
 def _movers(user, now: Span, before: Span, today: dt.date) -> list[dict]:
     """The MOVERS largest increases and the MOVERS largest decreases, each change split into volume, price and mix
-    (finops.movers)."""
+    (finops.selectors.movers)."""
     daily, monthly = spend.visible_spend(user), spend.visible_spend(user, MonthlySpend)
     keys = ("workload_id", "provider_id", "model")
     parts: dict = {}

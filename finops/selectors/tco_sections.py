@@ -13,7 +13,8 @@ from decimal import Decimal
 
 from django.db.models import Count, Min, Q
 
-from finops import display
+from finops.core import display
+from finops.core.months import month_of, next_month
 from finops.models import (
     Account,
     AlertEvent,
@@ -29,7 +30,6 @@ from finops.models import (
     Team,
 )
 from finops.models.sources import LOOKBACK_DAYS
-from finops.months import month_of, next_month
 
 from . import spend
 from .account_status import account_statuses

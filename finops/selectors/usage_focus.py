@@ -20,8 +20,8 @@ from django.conf import settings
 from django.db.models import CharField, F, Func, TextField
 from django.db.models.functions import Cast
 
+from finops.core.months import next_month, parse_month
 from finops.models import Account, CostBasis, LineSignature, Provider, UsageLine
-from finops.months import next_month, parse_month
 from finops.selectors.prices import PriceBook, class_rates
 
 CHUNK_LINES = 10_000  # rows per fetch of the server-side cursor: few round trips, a few MB held
@@ -70,7 +70,8 @@ def _month_start_text(day: str) -> str:
 
 
 def export_month(text: str, *, today: dt.date) -> dt.date:
-    """`YYYY-MM` as the month's first day: any month begun, the current one included (finops.months.parse_month)."""
+    """`YYYY-MM` as the month's first day: any month begun, the current one included
+    (finops.core.months.parse_month)."""
     return parse_month(text, today=today)
 
 

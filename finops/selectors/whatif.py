@@ -21,8 +21,8 @@ from decimal import Decimal
 from django.core.cache import cache
 from django.db.models import Count, Max, Q, Sum
 
-from finops import access, display
-from finops.families import FamilyMap, lineage
+from finops.core import access, display
+from finops.core.text import storable
 from finops.models import (
     DailyPerformance,
     DailySpend,
@@ -36,8 +36,8 @@ from finops.models import (
 )
 from finops.selectors.evals import quality_by, scores_by
 from finops.selectors.prices import ContractDiscounts, PriceBook
-from finops.text import storable
-from finops.whatif import Figure, Judge, OfferingFigures, Profile, ProfileInvalid, Result, best_of, compare
+from finops.whatif.calculator import Figure, Judge, OfferingFigures, Profile, ProfileInvalid, Result, best_of, compare
+from finops.whatif.families import FamilyMap, lineage
 
 from . import performance as performance_selector
 from . import spend
@@ -72,7 +72,7 @@ def window(today: dt.date) -> tuple[dt.date, dt.date]:
 
 
 def family_map() -> FamilyMap:
-    """Aliases of the ModelFamily rows, then the offerings' models (docstring of finops.families)."""
+    """Aliases of the ModelFamily rows, then the offerings' models (docstring of finops.whatif.families)."""
     aliases = dict(Offering.objects.values_list("model", "family"))
     for family in ModelFamily.objects.all():
         aliases.update({alias: family.slug for alias in family.aliases})
@@ -110,7 +110,7 @@ class Measured:
 
 def measured_performance(offerings: list[Offering], start: dt.date, end: dt.date) -> dict[tuple[int, str], Measured]:
     """Per offered (provider id, model): the figures read from performance_by over [start, end) (merged
-    distributions, finops.performance). Cached for MEASURED_CACHE_SECONDS under a key holding the window, the
+    distributions, finops.performance.measures). Cached for MEASURED_CACHE_SECONDS under a key holding the window, the
     pairs and a fingerprint of the window's rollup rows (their count and largest id: any rebuild of a day inserts
     new rows), so an import shows at once; the cache spares re-merging a month of an organisation's gateway
     traffic on every what-if (docs/whatif.md, bench)."""
@@ -341,7 +341,8 @@ def workload_usage(user, workload: Workload, today: dt.date) -> tuple[Usage, dic
 
 
 def workload_judge(workload: Workload, own: str | None, usage: Usage, today: dt.date) -> Judge:
-    """What the comparison knows of a workload beyond its volumes (finops.whatif.Judge): its own family and line,
+    """What the comparison knows of a workload beyond its volumes (finops.whatif.calculator.Judge): its own family and
+    line,
     the (provider, model) pairs it ran on, and its eval scores over the window (POST /api/v1/evals). The quality
     floor is its primary eval's score today (finops.selectors.evals.quality_by over its own pairs): another model
     is recommended only when it scores at least that."""

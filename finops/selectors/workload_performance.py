@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
-from finops import access, display
+from finops.core import access, display
 from finops.models import DailyPerformance, Provider, Workload
-from finops.performance import COLUMNS, Performance
+from finops.performance.measures import COLUMNS, Performance
 
 from . import evals
 from .performance import P99, Verdict, day_hours, is_batch, latency_verdict, performance_by, workload_verdict

@@ -7,7 +7,7 @@ account_admin_save. Each change is audited once, the key only as "set" or "chang
 
 from django.db import transaction
 
-from finops import crypto
+from finops.core import crypto
 from finops.models import Account, AuditEntry, Provider
 from finops.models.sources import ConnectorKind
 
@@ -133,7 +133,7 @@ def service_names(names) -> list[str]:
 @transaction.atomic
 def account_focus_services_set(*, account: Account, include, exclude, by=None) -> Account:
     """Which FOCUS services a file account imports besides, or never, its provider's LLM inference
-    (ingest/providers/focus_scope.py); applies to the next import of a file."""
+    (ingest/connectors/focus/scope.py); applies to the next import of a file."""
     if account.connector != ConnectorKind.FOCUS_FILE:
         raise AccountInvalid(f"{account.name} does not read FOCUS files; it has no FOCUS services to choose")
     include, exclude = service_names(include), service_names(exclude)

@@ -14,7 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 from knox.models import AuthToken
 
-from finops import access
+from finops.core import access
 from finops.models import ApiToken, AuditEntry, User
 
 from .audit import audit_record, snapshot

@@ -3,7 +3,7 @@ per change it makes, with a snapshot from before and after, so a page, the API, 
 Django admin are all recorded alike.
 
 Who: the `by` user when there is one; otherwise the source ("config", "cli", "system"). Which path: the request
-middleware (finops.middleware.AuditSourceMiddleware) says "ui", "api" or "admin"; `apply_config` and the commands
+middleware (finops.web.middleware.AuditSourceMiddleware) says "ui", "api" or "admin"; `apply_config` and the commands
 wrap their work in `audit_source(...)`; a service may also name its source outright (rules take `source=`).
 
 Secrets: a snapshot carries a secret field's stored ciphertext only so that a change can be told from none (Fernet

@@ -5,7 +5,7 @@ caller shows it its own way (a form error, a 400 body, a config line naming the 
 given by its identifier, as people write it: a team, workload or provider slug, an account name (the object
 itself is accepted too).
 
-Who may write is finops.access's rule (admins any cap; a team lead only caps on their team or its workloads).
+Who may write is finops.core.access's rule (admins any cap; a team lead only caps on their team or its workloads).
 `by=None` is config as code: the file is trusted like a migration, as for every other section.
 """
 
@@ -16,10 +16,10 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import URLValidator, validate_email
 from django.db import transaction
 
-from finops import access, crypto, egress
+from finops.core import access, crypto, egress
+from finops.core.text import name_check
 from finops.models import Account, AuditEntry, Cap, CapPeriod, CapScope, Provider, Team, Workload
 from finops.models.caps import DEFAULT_THRESHOLDS
-from finops.text import name_check
 
 from .audit import audit_record, snapshot
 from .channels import cap_channels_sync
@@ -59,7 +59,7 @@ class CapInvalid(Exception):
 
 
 def webhook_shown(cap: Cap) -> str:
-    """What may be shown of a cap's webhook, and only to those who may edit the cap (finops.access.can_write_cap):
+    """What may be shown of a cap's webhook, and only to those who may edit the cap (finops.core.access.can_write_cap):
     its scheme and host. The URL (it may carry a token or credentials) and the signing secret are write-only
     outside the Django admin; the secret is never shown at all, not even its first characters."""
     return egress.url_label(cap.webhook_url) if cap.webhook_url else ""

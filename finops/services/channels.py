@@ -1,7 +1,7 @@
 """Channels (issue 25): the one write path for a Channel row (pages, the Django admin and the cap services call it),
 a cap's own channels kept in step with its recipients and webhook fields, and "send a test message".
 
-Saving checks what a send checks again: the URL's host against the egress policy (finops/egress.py; DNS may change
+Saving checks what a send checks again: the URL's host against the egress policy (finops/core/egress.py; DNS may change
 between save and send, so the transport checks at every send too), names without control characters (they reach
 emails, Slack and Teams messages). The URL and the webhook secret are stored encrypted and never read back here.
 """
@@ -10,9 +10,9 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import URLValidator
 from django.db import transaction
 
-from finops import access, crypto, egress
+from finops.core import access, crypto, egress
+from finops.core.text import name_check
 from finops.models import AlertKind, Cap, Channel, ChannelKind, Team
-from finops.text import name_check
 
 URL_KINDS = (ChannelKind.WEBHOOK, ChannelKind.SLACK, ChannelKind.TEAMS)
 

@@ -8,7 +8,7 @@ Renewing in place (`contract_renew`) archives the current term as a ContractTerm
 the old term's dates, commitment and (from the rollup over those dates) consumption stay visible. Editing the
 current term's dates (`contract_update`) archives nothing: it corrects the term, it does not start a new one.
 
-Who may write is finops.access's rule: admins (finance reads contracts, members do not see them).
+Who may write is finops.core.access's rule: admins (finance reads contracts, members do not see them).
 `by=None` is config as code: the file is trusted like a migration, as for every other section.
 """
 
@@ -20,11 +20,11 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import URLValidator, validate_email
 from django.db import transaction
 
-from finops import access
+from finops.core import access
+from finops.core.reporting_period import BOUNDS_ERROR, EARLIEST, LATEST
+from finops.core.text import name_check
 from finops.models import Account, AuditEntry, CommitmentBasis, Contract, ContractTerm, Provider
 from finops.models.contracts import default_notice_alert_days
-from finops.reporting_period import BOUNDS_ERROR, EARLIEST, LATEST
-from finops.text import name_check
 
 from .audit import audit_record, json_value
 from .iso4217 import CURRENCIES

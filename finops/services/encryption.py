@@ -1,4 +1,4 @@
-"""Key rotation for the secrets encrypted at rest (finops.crypto): provider keys and webhook signing secrets.
+"""Key rotation for the secrets encrypted at rest (finops.core.crypto): provider keys and webhook signing secrets.
 
 FINOPS_ENCRYPTION_KEY holds a list: the first key encrypts, every key decrypts (MultiFernet). Rotation is
 therefore: put the new key first and keep the old one after it (everything keeps working: old secrets decrypt
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from finops import crypto
+from finops.core import crypto
 from finops.models import Account, AuditEntry, Cap, Channel
 
 from .audit import audit_record

@@ -11,7 +11,7 @@ Decisions:
 - `score`: a decimal, as a JSON number or a string, stored exactly (at most 6 decimal places and 14 digits before
   the point; more would be rounded, so it is refused, as are NaN and infinities). No scale is imposed (0–1, 0–100
   and pass rates are all seen); one eval name should keep one scale, since scores of a name are compared.
-- `model` is normalised like usage lines (finops.modelids), so a score meets the spend of the same model.
+- `model` is normalised like usage lines (finops.core.modelids), so a score meets the spend of the same model.
 - A later score for the same workload, provider, model, name and period replaces the earlier one (a re-run or
   a correction); `source` is kept with it but is not part of that key (two tools scoring the same eval under the
   same name would otherwise both be "the" score). Posting the same batch twice leaves the same state.
@@ -27,10 +27,10 @@ from decimal import Decimal
 from django.db import transaction
 from django.utils import timezone
 
-from finops.batch_limits import rows_refusal
+from finops.core.reporting_period import PeriodError, resolve
+from finops.core.text import storable
 from finops.models import EvalScore
-from finops.reporting_period import PeriodError, resolve
-from finops.text import storable
+from finops.web.batch_limits import rows_refusal
 
 from . import reported_rows as rr
 

@@ -3,14 +3,15 @@ other than a gateway this product reads. docs/performance.md, "Reported metrics"
 
 One row is one UTC hour of a workload's requests on a provider and model, from one source:
 `{workload, provider, model, hour, source?, requests, errors?, latency, ttft?, output_tokens?, generation_seconds?}`.
-It becomes a ReportedPerformance holding a finops.performance.Performance, merged into the performance rollup
+It becomes a ReportedPerformance holding a finops.performance.measures.Performance, merged into the performance rollup
 beside the gateway-log lines (account null), so every period's percentiles still come from merged distributions.
 
 Decisions:
 - `hour`: an ISO 8601 date-time with an offset (`Z` or `+hh:mm`; converted to UTC), on a UTC hour boundary, at
   most an hour ahead of now (a clock a little fast is fine; a day ahead is a mistake). A time without an offset
   is refused: read as UTC it would be wrong by the sender's offset, silently.
-- `latency` (end-to-end) and `ttft` (time to first token), in ms: one of three shapes (finops.reported_latency).
+- `latency` (end-to-end) and `ttft` (time to first token), in ms: one of three shapes
+(finops.performance.reported_latency).
   A distribution or histogram must count exactly `requests` (failed ones included: their latency counts too);
   a ttft distribution at most `requests` (only streamed requests have one). `ttft` as percentiles is refused:
   there is nowhere honest to keep it (a summary's bound is of end-to-end latency), so send it as a histogram or
@@ -36,10 +37,10 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from finops.batch_limits import rows_refusal
 from finops.models import MetricKind, ReportedPerformance
-from finops.performance import COLUMNS, Performance
-from finops.reported_latency import PERCENTILES, LatencyReport, latency_report
+from finops.performance.measures import COLUMNS, Performance
+from finops.performance.reported_latency import PERCENTILES, LatencyReport, latency_report
+from finops.web.batch_limits import rows_refusal
 
 from . import reported_rows as rr
 from .performance_rollup import reported_changed

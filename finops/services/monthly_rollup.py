@@ -11,8 +11,8 @@ import datetime as dt
 from django.db.models import Sum
 from django.db.models.functions import TruncMonth
 
+from finops.core.months import month_of, next_month
 from finops.models import DailySpend, MonthlySpend
-from finops.months import month_of, next_month
 
 from .rollup_rows import insert_select, limited
 

@@ -4,7 +4,7 @@ raises OfferingInvalid naming every bad field, writing nothing.
 
 Decisions (docs/whatif.md):
 - An offering is keyed by (provider, normalised model). Its family defaults to the model's family
-  (finops.families) when none is given.
+  (finops.whatif.families) when none is given.
 - An offering needs a price of some kind unless the catalog prices it (checked at read time, not here: the catalog
   may gain the price later); separate input/output prices go together (one without the other is refused).
 - A routing policy's primary and fallback are offerings; its allowed set, when given, must hold the primary.
@@ -17,10 +17,10 @@ from pathlib import Path
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
-from finops import access, display
-from finops.families import FamilyMap
-from finops.modelids import normalise_model
+from finops.core import access, display
+from finops.core.modelids import normalise_model
 from finops.models import AuditEntry, ModelFamily, Offering, Provider, RoutingPolicy, Workload
+from finops.whatif.families import FamilyMap
 
 from .audit import audit_record, snapshot
 

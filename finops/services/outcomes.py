@@ -11,7 +11,7 @@ A key belongs to its sender (`by`: the user, signed in or through any of their t
 key never collides; the same key sent again with different rows is refused (IdempotencyConflict, the API's 409)
 rather than answered as a replay that would drop the new rows.
 
-Who writes: finops.access.writable_outcome_workloads (admins any workload; members their teams'; finance none).
+Who writes: finops.core.access.writable_outcome_workloads (admins any workload; members their teams'; finance none).
 A workload the writer may not even see is "unknown" (not confirmed to exist, invariant 9). `by=None` is the
 operator (the `import_outcomes` command), trusted like config as code.
 """
@@ -30,11 +30,11 @@ from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from finops import access
-from finops.batch_limits import rows_refusal
+from finops.core import access
+from finops.core.text import storable
 from finops.models import OutcomeBatch, OutcomeCount, Workload
 from finops.services.spend_changes import spend_changed
-from finops.text import storable
+from finops.web.batch_limits import rows_refusal
 
 from .reported_rows import BatchInvalid, BatchResult, source_of, whole
 

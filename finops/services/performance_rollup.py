@@ -3,11 +3,12 @@ metrics, MonthlyPerformance from DailyPerformance — rebuilt for exactly the da
 spend rollup rebuilds (rollup_rebuild calls it, in its transaction), so a re-attribution or a re-import moves
 latency with spend.
 
-Merged where the rows are (issue 23): a Performance is stored as columns and latency cells (finops.performance,
-finops.latency), so a run of up to a month of days is one `INSERT … SELECT … GROUP BY`, like the spend rollup: the
+Merged where the rows are (issue 23): a Performance is stored as columns and latency cells (finops.performance.measures,
+finops.performance.latency), so a run of up to a month of days is one `INSERT … SELECT … GROUP BY`, like the spend
+rollup: the
 rows' counters summed per key; their cells unnested, grouped by key and bin (counts summed) and gathered again
 into one array per key. Postgres unnests with `unnest` and gathers with `array_agg`; the demo's SQLite with
-`json_each` and `json_group_array` (and a `bit_or` aggregate registered by finops.sqlite_functions).
+`json_each` and `json_group_array` (and a `bit_or` aggregate registered by finops.core.sqlite_functions).
 """
 
 import datetime as dt
@@ -16,7 +17,7 @@ from django.db import connection
 from django.db.models import BigIntegerField, Case, F, Q, QuerySet, Value, When
 from django.db.models.functions import ExtractHour, TruncDate, TruncMonth
 
-from finops.latency import COUNT_BITS, COUNT_MASK
+from finops.core.months import next_month
 from finops.models import (
     Account,
     ConnectorKind,
@@ -25,8 +26,8 @@ from finops.models import (
     ReportedPerformance,
     UsageLine,
 )
-from finops.months import next_month
-from finops.performance import COLUMNS
+from finops.performance.latency import COUNT_BITS, COUNT_MASK
+from finops.performance.measures import COLUMNS
 
 from .monthly_rollup import month_runs
 from .rollup_rows import day_chunks, limited
@@ -92,7 +93,7 @@ def _rebuild_months(first: dt.date, last: dt.date, limits: dict) -> None:
 
 def _lines(start: dt.datetime, end: dt.datetime, limits: dict) -> QuerySet:
     """The timed lines of [start, end) as rows to merge. A line's requests with per-request data are its own
-    `requests` (less any summary's); it holds no report's summary errors (finops.performance.LINE_COLUMNS)."""
+    `requests` (less any summary's); it holds no report's summary errors (finops.performance.measures.LINE_COLUMNS)."""
     lines = limited(
         UsageLine.objects.filter(
             Q(errors__isnull=False) | Q(summary_requests__isnull=False), period_start__gte=start, period_start__lt=end

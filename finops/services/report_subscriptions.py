@@ -7,7 +7,7 @@ Decisions (docs/report-email.md):
   config, a role change), unless one exists for them or their address already. An unsubscribed one stays
   inactive: the default never subscribes anyone again; only they (from the page) or an admin may.
 - An address is one subscription (compared case-insensitively). An address that is a user's is linked to that
-  user, and must be someone who may read the report (finops.access.can_see_reports): the report covers every
+  user, and must be someone who may read the report (finops.core.access.can_see_reports): the report covers every
   team, so a member's address is refused with a message saying why.
 - A finance user's own subscription cannot be removed, only deactivated: removed, the default would create it
   again at the next send.
@@ -20,7 +20,7 @@ from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from finops import access
+from finops.core import access
 from finops.models import ReportSubscription, User
 from finops.models.reports import DEFAULT_DELIVERY_DAY
 from finops.selectors.report_subscriptions import default_recipients

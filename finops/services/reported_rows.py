@@ -3,7 +3,7 @@
 do (finops.services.outcomes): every row is checked before anything is written, every problem is named by its row
 number and field, and one bad row rejects the whole batch.
 
-Who writes: finops.access.writable_reported_workloads (admins any workload, members their teams', finance none).
+Who writes: finops.core.access.writable_reported_workloads (admins any workload, members their teams', finance none).
 A workload the writer may not see is "unknown" (not confirmed to exist, docs/architecture.md invariant 9); one it sees
 but
 may not write says so. `by=None` is the operator or the demo, trusted like config as code.
@@ -15,10 +15,10 @@ from decimal import Decimal, InvalidOperation
 
 from django.core.exceptions import PermissionDenied
 
-from finops import access
-from finops.modelids import normalise_model
+from finops.core import access
+from finops.core.modelids import normalise_model
+from finops.core.text import control_character, storable
 from finops.models import Provider, Workload
-from finops.text import control_character, storable
 
 ERRORS_SHOWN = 50  # a batch with a wrong field in every row should not answer thousands of lines
 WHOLE_MAX = 2**63 - 1  # PositiveBigIntegerField, and the JSON counts of a Performance
@@ -101,7 +101,7 @@ def row_shape(row, fields: set[str], required: tuple[str, ...], problems: list[s
 
 
 def model_of(value, problems: list[str]) -> str | None:
-    """The normalised model id (finops.modelids), as usage lines store it, so metrics and scores meet spend."""
+    """The normalised model id (finops.core.modelids), as usage lines store it, so metrics and scores meet spend."""
     if not isinstance(value, str) or not value.strip() or not storable(value):
         problems.append(f"model: {value!r} is not a model id")
         return None

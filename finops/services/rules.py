@@ -6,8 +6,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from finops import tasks  # services import tasks; tasks import services inside their bodies
+from finops.core.text import storable
 from finops.models import AttributionRule, AuditEntry, ReattributionJob
-from finops.text import storable
 
 from .attribution import Reattribution, history_reattribute
 from .audit import audit_record
@@ -24,7 +24,7 @@ def rule_snapshot(rule: AttributionRule) -> dict:
 def rule_tags_problem(tags: dict) -> str | None:
     """Why a rule's tag match cannot be stored, or None (the form, the API and config all ask this): keys must be
     non-empty and free of `__` (the ORM's lookup separator) and of what Postgres cannot store (NUL, which jsonb
-    refuses, and a lone surrogate, which UTF-8 cannot encode: finops.text)."""
+    refuses, and a lone surrogate, which UTF-8 cannot encode: finops.core.text)."""
     bad = [key for key in tags if not key or "__" in key or not storable(str(key))]
     if bad:
         return f"tag keys must be non-empty, without '__' and without NUL characters: {bad}"

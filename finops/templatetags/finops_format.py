@@ -1,10 +1,10 @@
-"""Template side of finops.display: filters for single figures, tags for cost cells and tables of figures."""
+"""Template side of finops.core.display: filters for single figures, tags for cost cells and tables of figures."""
 
 from django import template
 from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString
 
-from finops import display
+from finops.core import display
 from finops.reports import tables as specs
 
 register = template.Library()

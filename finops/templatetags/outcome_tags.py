@@ -1,8 +1,8 @@
-"""Template side of who may post outcome counts (finops.access), for the upload partial on the workload page."""
+"""Template side of who may post outcome counts (finops.core.access), for the upload partial on the workload page."""
 
 from django import template
 
-from finops import access
+from finops.core import access
 
 register = template.Library()
 

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST, require_safe
 
-from finops import access
+from finops.core import access
 from finops.models import AlertEvent, AlertKind, AlertSubscription
 from finops.notify.recipients import ALSO_TO_SUBSCRIBERS
 from finops.selectors.alerts import AlertFilters, alert_events, muted_kinds

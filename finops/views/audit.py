@@ -9,7 +9,7 @@ from django.http import Http404
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from finops import access
+from finops.core import access
 from finops.models import AuditEntry
 from finops.reports.audit_tables import AUDIT_LOG
 from finops.selectors.audit import AuditFilters, audit_actors, audit_entries, audit_row, audit_rows

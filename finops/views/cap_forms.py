@@ -5,7 +5,7 @@ from decimal import Decimal
 
 from django import forms
 
-from finops import access
+from finops.core import access
 from finops.models import Account, CapPeriod, CapScope, Provider
 from finops.services.caps import ROLE_RECIPIENTS, CapInvalid, cap_target_identifier, webhook_shown
 

@@ -1,6 +1,6 @@
 """Spend caps pages: the list (a progress bar per cap), a cap (burn-up chart, forecast in words, drivers, alert
 history), the form and the delete confirmation. Reads through finops.selectors.caps; every write through
-finops.services.caps; who sees and changes what through finops.access (another team's cap answers 404)."""
+finops.services.caps; who sees and changes what through finops.core.access (another team's cap answers 404)."""
 
 import datetime as dt
 from decimal import Decimal
@@ -12,10 +12,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
-from finops import access, charts, display
-from finops.forecast import HISTORY_DAYS, MIN_HISTORY_DAYS
+from finops.core import access, display
+from finops.forecast.projection import HISTORY_DAYS, MIN_HISTORY_DAYS
 from finops.models import AlertEvent, Workload
-from finops.reports import cap_tables
+from finops.reports import cap_tables, charts
 from finops.selectors.caps import CapStatus, cap_daily, cap_drivers, cap_status, cap_statuses
 from finops.services import caps as cap_service
 

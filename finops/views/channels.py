@@ -8,7 +8,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
-from finops import access
+from finops.core import access
 from finops.models import AlertKind
 from finops.notify.base import NotifyError
 from finops.services.channels import channel_shown, channel_test_send

@@ -3,7 +3,7 @@
 from django.urls import reverse
 from django.utils import timezone
 
-from finops import access
+from finops.core import access
 
 from .period import period_from_request, with_period
 

@@ -1,6 +1,6 @@
 """Contract pages (issue 11): the list (auto-renewals coming up first, a timeline, every contract with its status,
 CSV), a contract (burn-down, its figures in words, periods, past terms) and the form. Admins and finance see them;
-a member gets 404 on every one (finops.access.can_see_contracts); only admins change them.
+a member gets 404 on every one (finops.core.access.can_see_contracts); only admins change them.
 
 Reads through finops.selectors.contracts. The one write is `_save`: a ModelForm save for now, to be switched to
 the contract service (finops.services.contracts) once it lands."""
@@ -14,9 +14,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from finops import access, charts
+from finops.core import access
 from finops.models import CommitmentBasis, Contract
-from finops.reports import contract_tables
+from finops.reports import charts, contract_tables
 from finops.selectors.contracts import (
     BASELINE_MONTHS,
     SHORTFALL_SHARE,

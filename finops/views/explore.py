@@ -10,8 +10,8 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
-from finops import charts
-from finops.reporting_period import BOUNDS_ERROR, within_bounds
+from finops.core.reporting_period import BOUNDS_ERROR, within_bounds
+from finops.reports import charts
 from finops.reports.explore_tables import explore_table
 from finops.selectors import line_groups
 from finops.selectors.explore import (

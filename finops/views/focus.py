@@ -1,6 +1,6 @@
 """The FOCUS 1.2 usage export of a month, downloaded from the Reports page (issue 14, docs/focus-export.md).
 
-Admins and finance only: a member gets 404 (finops.access.can_see_reports), as on every page that spans teams.
+Admins and finance only: a member gets 404 (finops.core.access.can_see_reports), as on every page that spans teams.
 The file is streamed as it is read (finops.selectors.usage_focus), so a month of millions of lines never sits in
 memory; a month not yet begun, or not a month, answers 400 with the reason.
 """
@@ -8,8 +8,8 @@ memory; a month not yet begun, or not a month, answers 400 with the reason.
 from django.http import Http404, HttpResponseBadRequest, StreamingHttpResponse
 from django.views.decorators.http import require_GET
 
-from finops import access
-from finops.months import MonthError
+from finops.core import access
+from finops.core.months import MonthError
 from finops.reports import usage_focus
 from finops.selectors.usage_focus import export_month, month_lines
 

@@ -8,7 +8,7 @@ from finops.models.sources import FILE_CONNECTORS as UPLOADABLE
 from finops.services.accounts import SYNC_INTERVAL_MAX, SYNC_INTERVAL_MIN, account_create
 from finops.services.rules import rule_tags_problem
 from ingest.connection_check import KEY_NEEDED
-from ingest.providers.registry import api_source_for
+from ingest.connectors.registry import api_source_for
 from ingest.uploads import UploadRefused, upload_check
 
 FILE_CONNECTORS = [(k.value, k.label) for k in ConnectorKind if k not in API_CONNECTORS]
@@ -265,7 +265,7 @@ class RuleForm(forms.ModelForm):
             self.initial["tags_text"] = "; ".join(f"{k}={v}" for k, v in sorted(self.instance.tags.items()))
 
     def clean_tags_text(self):
-        from ingest.providers.parsing import parse_tags
+        from ingest.connectors.parsing import parse_tags
 
         try:
             tags = parse_tags(self.cleaned_data["tags_text"])

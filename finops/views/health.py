@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
-from finops import access
+from finops.core import access
 from finops.models import Account
 from finops.models.sources import API_CONNECTORS
 

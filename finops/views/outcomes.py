@@ -6,7 +6,7 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from finops import access
+from finops.core import access
 from finops.services.outcomes import OutcomesInvalid, outcomes_import_csv
 
 

@@ -1,5 +1,5 @@
 """The spend pages: overview, teams, workloads, providers, each over the period the URL names (the picker) and
-against its comparison period. Reads go through selectors, access through finops.access, every table through its
+against its comparison period. Reads go through selectors, access through finops.core.access, every table through its
 spec (finops.reports.spend_tables) so the page and its CSV show the same columns."""
 
 from decimal import Decimal
@@ -10,9 +10,9 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from finops import access, charts, display
+from finops.core import access, display
 from finops.models import Account, CapScope, MonthlySpend, Provider, Workload
-from finops.reports import performance_tables, whatif_tables
+from finops.reports import charts, performance_tables, whatif_tables
 from finops.reports import spend_tables as specs
 from finops.selectors import outcomes, spend, workload_performance
 from finops.selectors.cache_hits import cache_savings

@@ -1,11 +1,11 @@
-"""The period picker's view side: the Period a request's URL names (finops.reporting_period), the picker's
+"""The period picker's view side: the Period a request's URL names (finops.core.reporting_period), the picker's
 choices, and the query that carries the period from page to page (navigation, table links)."""
 
 import datetime as dt
 
 from django.utils import timezone
 
-from finops.reporting_period import DEFAULT, Period, PeriodError, choices, resolve
+from finops.core.reporting_period import DEFAULT, Period, PeriodError, choices, resolve
 
 PERIOD_PARAMS = ("period", "start", "end")
 

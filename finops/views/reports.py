@@ -5,7 +5,7 @@
   When the month was published and the figures have changed since, the page shows the restatement diff.
 - `/reports/<YYYY-MM>/report.<pdf|csv|xlsx>` the same report (the same `?version=`) as a file.
 - POST `/reports/<YYYY-MM>/publish` stores the live report as the month's next version.
-Admins and finance only (finops.access.can_see_reports); anyone else gets 404, as for contracts.
+Admins and finance only (finops.core.access.can_see_reports); anyone else gets 404, as for contracts.
 """
 
 from django.contrib import messages
@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from finops import access
+from finops.core import access
 from finops.models import ReportSnapshot
 from finops.reports import tco_formats
 from finops.reports.restatement import RESTATEMENT, diff

@@ -8,7 +8,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
-from finops import access
+from finops.core import access
 from finops.models import AttributionRule, AuditEntry, ReattributionJob
 from finops.selectors.audit import entity_history
 from finops.selectors.rules import PREVIEW_DAYS, rule_preview, rules_with_claims, unattributed_cost

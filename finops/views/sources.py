@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 
-from finops import access
+from finops.core import access
 from finops.models import Account, CostBasis, DailySpend, IngestRun
 from finops.models.sources import ConnectorKind
 from finops.selectors.account_status import account_status, account_statuses

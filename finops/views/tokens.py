@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from finops import access
+from finops.core import access
 from finops.models import ApiToken
 from finops.services.api_tokens import (
     DEFAULT_DAYS,

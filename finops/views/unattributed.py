@@ -1,7 +1,7 @@
 """The unattributed page: the spend of a period no rule claims, by what a rule could match it by (API key,
 project, user, tag), each group one click from the rule form that would claim it, pre-filled.
 
-Finance and admins only: unattributed spend belongs to no team, so members answer 404 (finops.access)."""
+Finance and admins only: unattributed spend belongs to no team, so members answer 404 (finops.core.access)."""
 
 import json
 from urllib.parse import urlencode
@@ -11,7 +11,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from finops import access
+from finops.core import access
 from finops.reports import unattributed_tables as specs
 from finops.selectors import line_groups
 from finops.selectors import unattributed as selector
@@ -104,7 +104,7 @@ def rule_url(condition: dict, account_ids: list[int], provider_ids: list[int]) -
 
 def rule_tags_text(key: str, value: str) -> str:
     """The rule form's Tags box for one pair: `k=v`, or the JSON object where `k=v;…` cannot carry the pair
-    (a ';' in it, an '=' in the key, spaces at its ends, a key starting with '{'; ingest.providers.parsing)."""
+    (a ';' in it, an '=' in the key, spaces at its ends, a key starting with '{'; ingest.connectors.parsing)."""
     if ";" in key + value or "=" in key or key.startswith("{") or key != key.strip() or value != value.strip():
         return json.dumps({key: value})
     return f"{key}={value}"

@@ -1,7 +1,7 @@
 """The what-if calculator page and the Savings page (issue 13). Reads through finops.selectors.whatif; tables from
-finops.reports.whatif_tables (page and CSV); the chart from finops.charts. Everyone signed in may use the
+finops.reports.whatif_tables (page and CSV); the chart from finops.reports.charts. Everyone signed in may use the
 calculator on a typed profile or a preset (offerings are the organisation's, not a team's); a workload is
-priced only for those who see it (finops.access: a member, their teams' workloads)."""
+priced only for those who see it (finops.core.access: a member, their teams' workloads)."""
 
 from django.conf import settings
 from django.contrib import messages
@@ -9,14 +9,14 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_safe
 
-from finops import access, charts, display
+from finops.core import access, display
 from finops.models import Offering, RoutingPolicy
-from finops.reports import whatif_tables
-from finops.routing_litellm import litellm_router_config
+from finops.reports import charts, whatif_tables
 from finops.selectors.savings_rows import PAGE_ROWS, VERDICT, latency_text, page_savings, policy_text
 from finops.selectors.whatif import catalogue, offered_families, savings, what_if
 from finops.services import offerings as offering_service
-from finops.whatif import BATCH_ASSUMPTION, CACHE_ASSUMPTION, OPTIONS, PRESETS, ProfileInvalid, parse_options
+from finops.whatif.calculator import BATCH_ASSUMPTION, CACHE_ASSUMPTION, OPTIONS, PRESETS, ProfileInvalid, parse_options
+from finops.whatif.routing_litellm import litellm_router_config
 
 from .methods import require_form_methods
 from .offering_forms import FIELDS, OfferingForm

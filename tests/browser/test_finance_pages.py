@@ -7,8 +7,8 @@ import io
 
 import pytest
 
+from finops.core.months import month_of
 from finops.models import AttributionRule, Workload
-from finops.months import month_of
 from finops.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 from tests.conftest import PASSWORD

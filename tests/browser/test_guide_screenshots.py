@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from finops.demo import DEMO_PASSWORD
+from demo.load import DEMO_PASSWORD
+from finops.core.months import month_of
 from finops.models import Account, Cap, Contract
-from finops.months import month_of
 from tests.demo_snapshot import demo_loaded
 
 from .conftest import sign_in

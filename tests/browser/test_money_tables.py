@@ -15,9 +15,9 @@ import datetime as dt
 
 import pytest
 
-from finops.demo import DEMO_PASSWORD
+from demo.load import DEMO_PASSWORD
+from finops.core.months import month_of
 from finops.models import Account, Cap, Contract, Provider
-from finops.months import month_of
 from tests.demo_snapshot import demo_loaded
 
 from .conftest import sign_in

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from finops.demo import DEMO_PASSWORD
+from demo.load import DEMO_PASSWORD
 from finops.reports.tco_tables import SECTIONS, TITLES
 from tests.demo_snapshot import demo_loaded
 

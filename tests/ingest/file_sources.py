@@ -1,11 +1,11 @@
-"""Reading a file with a source kind (ingest/providers), for the tests of each kind: its rows, or the error
+"""Reading a file with a source kind (ingest/connectors), for the tests of each kind: its rows, or the error
 that refuses it — permanent and for bad input, since a bad file is never retried."""
 
 import io
 
 import pytest
 
-from ingest.providers.base import ProviderError
+from ingest.connectors.base import ProviderError
 
 
 def rows_of(source, data: bytes, name: str) -> list:

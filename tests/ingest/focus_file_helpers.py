@@ -5,7 +5,7 @@ import datetime as dt
 import io
 from pathlib import Path
 
-from ingest.providers.focus_file import FocusFile
+from ingest.connectors.focus.file import FocusFile
 
 from .file_sources import refusal, rows_of
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ingest.providers.allocation import allocate
+from ingest.connectors.allocation import allocate
 
 amounts = st.decimals(
     min_value=Decimal("-1e9"), max_value=Decimal("1e9"), places=18, allow_nan=False, allow_infinity=False

@@ -1,4 +1,4 @@
-"""The Anthropic Admin API connector (ingest/providers/anthropic_api.py) against a real local HTTP server.
+"""The Anthropic Admin API connector (ingest/connectors/anthropic/api.py) against a real local HTTP server.
 
 The cost report is in cents per day × workspace × description; the usage report has tokens per API key. The
 connector splits each billed amount over the usage lines it covers, and the lines add up to the bill exactly.
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from ingest.connectors.anthropic.api import AnthropicApi
+from ingest.connectors.base import ProviderError
 from ingest.http import HttpClient
-from ingest.providers.anthropic_api import AnthropicApi
-from ingest.providers.base import ProviderError
 from tests.fakes.provider_server import FakeProviderServer, Reply
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "anthropic_api"

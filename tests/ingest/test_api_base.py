@@ -1,4 +1,4 @@
-"""The API connectors' shared base (ingest/providers/api_base.py): the window and the cursor-page loop, over HTTP.
+"""The API connectors' shared base (ingest/connectors/api_base.py): the window and the cursor-page loop, over HTTP.
 
 Each connector's own tests cover its pages; these cover what the base alone decides, for every connector at once.
 """
@@ -8,9 +8,9 @@ import itertools
 
 import pytest
 
+from ingest.connectors.api_base import ApiConnector
+from ingest.connectors.base import ProviderError, UsageRow
 from ingest.http import HttpClient
-from ingest.providers.api_base import ApiConnector
-from ingest.providers.base import ProviderError, UsageRow
 from tests.fakes.provider_server import FakeProviderServer, Reply
 
 START, END = dt.datetime(2026, 6, 14, tzinfo=dt.UTC), dt.datetime(2026, 6, 15, tzinfo=dt.UTC)

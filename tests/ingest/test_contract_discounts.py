@@ -8,8 +8,8 @@ from decimal import Decimal
 
 from django.db.models import Sum
 
+from bench.focus_export import write_focus_csv
 from finops.models import Account, Contract, ContractTerm, Provider, UsageLine
-from ingest.bench.focus_export import write_focus_csv
 from ingest.services import usage_file_import
 
 # gpt-5-mini lists at $0.25/M input and $2/M output: 1M input + 100k output is $0.45 at list.

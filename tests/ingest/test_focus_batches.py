@@ -1,4 +1,4 @@
-"""The FOCUS column reader (ingest/providers/focus_batches.py + ingest/columnar.py) against the row reader.
+"""The FOCUS column reader (ingest/connectors/focus/batches.py + ingest/columnar.py) against the row reader.
 
 Finance must get the same lines whichever reader took a file: same periods, models, tokens, exact costs,
 tags, attribution and rollup. The column reader takes the common shape of real exports (the bench's
@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 from django.db import transaction
 
+from bench.focus_export import write_focus_csv
+from bench.focus_resources import write_resource_focus_csv
 from finops.models import Account, AttributionRule, DailySpend, FxRate, IngestRun, Provider, Team, UsageLine, Workload
-from ingest.bench.focus_export import write_focus_csv
-from ingest.bench.focus_resources import write_resource_focus_csv
 from ingest.columnar import write_batches
-from ingest.providers.base import BatchDeclined
-from ingest.providers.focus_batches import focus_csv_batches
-from ingest.providers.focus_file import FocusFile
-from ingest.providers.focus_scope import LeftOut, Scope
+from ingest.connectors.base import BatchDeclined
+from ingest.connectors.focus.batches import focus_csv_batches
+from ingest.connectors.focus.file import FocusFile
+from ingest.connectors.focus.scope import LeftOut, Scope
 from ingest.services import usage_file_import
 from ingest.writing import write_rows
 from tests.rollup_check import KEY, MEASURES

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from django.db.models import Sum
 
-from finops.display import left_out_text
+from finops.core.display import left_out_text
 from finops.models import Account, IngestRun, Provider, UsageLine
-from ingest.providers.focus_scope import SCOPE_COLUMNS, Scope
+from ingest.connectors.focus.scope import SCOPE_COLUMNS, Scope
 from ingest.services import usage_file_import
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "focus_cloud"

@@ -1,4 +1,4 @@
-"""FOCUS 1.0 / 1.2 / 1.3 Cost-and-Usage exports (ingest/providers/focus_file.py).
+"""FOCUS 1.0 / 1.2 / 1.3 Cost-and-Usage exports (ingest/connectors/focus/file.py).
 
 Fixtures follow reference/provider-formats.md: an AWS "FOCUS 1.0 with AWS columns" Bedrock export, an Azure
 FOCUS 1.2 export with Microsoft x_ columns, a GCP Vertex FOCUS 1.3 export, and the FOCUS working-draft
@@ -10,7 +10,7 @@ from decimal import Decimal
 
 import pytest
 
-from finops.modelids import normalise_model
+from finops.core.modelids import normalise_model
 
 from .focus_file_helpers import UTC, focus_csv, one_row, parse_bytes, parse_file
 

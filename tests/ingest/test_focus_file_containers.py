@@ -1,5 +1,5 @@
 """FOCUS exports in their containers (gzip, Parquet), errors that name the file and the line, and flat memory
-(ingest/providers/focus_file.py). The formats themselves: test_focus_file.py."""
+(ingest/connectors/focus/file.py). The formats themselves: test_focus_file.py."""
 
 import datetime as dt
 import gzip
@@ -14,8 +14,8 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
 
-from ingest.providers.base import ProviderError
-from ingest.providers.focus_file import FocusFile
+from ingest.connectors.base import ProviderError
+from ingest.connectors.focus.file import FocusFile
 
 from .focus_file_helpers import (
     FIXTURES,

@@ -1,4 +1,4 @@
-"""The gateway-log column reader (ingest/providers/gateway_columns.py) against the row reader (gateway_log.py).
+"""The gateway-log column reader (ingest/connectors/gateway/columns.py) against the row reader (gateway_log.py).
 
 Both must make the same hourly lines — tokens, requests, first line, and the latency distributions and
 Performance JSON byte for byte — and, imported, the same stored lines and rollups (spend and performance). What
@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from finops.latency import bucket_of
+from bench.gateway_export import COLUMNS, spend_log_rows, write_spend_logs_csv
 from finops.models import (
     Account,
     DailyPerformance,
@@ -29,12 +29,12 @@ from finops.models import (
     Provider,
     UsageLine,
 )
-from ingest.bench.gateway_export import COLUMNS, spend_log_rows, write_spend_logs_csv
-from ingest.providers.base import BatchDeclined, ProviderError
-from ingest.providers.gateway_columns import _Accumulator
-from ingest.providers.gateway_log import GatewayLog
-from ingest.providers.gateway_values import BOUNDS, MAX_MS, fixed_width_times
-from ingest.providers.text_input import MAX_LINE_CHARS
+from finops.performance.latency import bucket_of
+from ingest.connectors.base import BatchDeclined, ProviderError
+from ingest.connectors.gateway.columns import _Accumulator
+from ingest.connectors.gateway.log import GatewayLog
+from ingest.connectors.gateway.values import BOUNDS, MAX_MS, fixed_width_times
+from ingest.connectors.text_input import MAX_LINE_CHARS
 from ingest.services import usage_file_import
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "gateway_log"
@@ -373,8 +373,8 @@ def test_the_identity_cells_read_apart_or_with_the_rest_make_the_same_groups(tmp
     """Who sent a request (key, user, team and their metadata fallbacks) is read apart from the rest of a record
     (numbered in numpy, paired per distinct pair); read with the rest, by _litellm_request alone, the hourly groups
     are the same, key for key, count for count and distribution for distribution."""
-    from ingest.providers.gateway_columns import column_groups
-    from ingest.providers.gateway_log import IDENTITY_CELLS, IDENTITY_METADATA, _litellm_request, litellm_identity
+    from ingest.connectors.gateway.columns import column_groups
+    from ingest.connectors.gateway.log import IDENTITY_CELLS, IDENTITY_METADATA, _litellm_request, litellm_identity
 
     path = tmp_path / "log.csv"
     write_spend_logs_csv(path, 3000, seed=5, shape=shape, varied=shape == "busy-day")
@@ -391,7 +391,7 @@ def test_the_identity_cells_read_apart_or_with_the_rest_make_the_same_groups(tmp
 
 def test_the_demos_gateway_logs_read_alike(tmp_path):
     """The demo's LiteLLM exports (Groq, Cerebras, Moonshot) load through the column reader, as a customer's do."""
-    from finops.demo.generate import generate
+    from demo.generate import generate
 
     logs = [
         path

@@ -1,4 +1,4 @@
-"""Gateway request logs aggregated to hourly rows (ingest/providers/gateway_log.py).
+"""Gateway request logs aggregated to hourly rows (ingest/connectors/gateway/log.py).
 
 Fixtures: LiteLLM `/spend/logs?summarize=false` JSON, the `/spend/logs/v2` envelope, a `LiteLLM_SpendLogs` CSV
 export and OpenAI-compatible JSONL (Groq, Cerebras, Moonshot, DeepInfra responses).
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from finops.performance import Performance
-from ingest.providers.gateway_log import GatewayLog
+from finops.performance.measures import Performance
+from ingest.connectors.gateway.log import GatewayLog
 
 from .file_sources import refusal, rows_of
 

@@ -14,9 +14,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import Sum
 
+from finops.core.reporting_period import BOUNDS_ERROR
 from finops.models import Account, IngestRun, Provider, UsageLine
-from finops.reporting_period import BOUNDS_ERROR
-from ingest.providers.text_input import MAX_LINE_CHARS
+from ingest.connectors.text_input import MAX_LINE_CHARS
 from ingest.services import usage_file_import
 
 FOCUS = Path(__file__).resolve().parent.parent / "fixtures" / "focus_file"

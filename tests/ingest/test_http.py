@@ -2,8 +2,8 @@
 
 import pytest
 
+from ingest.connectors.base import ProviderError
 from ingest.http import HttpClient, retry_after_seconds
-from ingest.providers.base import ProviderError
 from tests.fakes.provider_server import FakeProviderServer, Reply
 
 SECRET = "sk-admin-never-print-me-0123456789"

@@ -1,4 +1,5 @@
-"""The LiteLLM proxy connector (ingest/providers/litellm_api.py) against a real local HTTP server playing the proxy.
+"""The LiteLLM proxy connector (ingest/connectors/litellm_api/api.py) against a real local HTTP server playing the
+proxy.
 
 Records are LiteLLM_SpendLogs rows as the proxy returns them (tests/fixtures/gateway_log/litellm_spend_logs.json,
 the gateway-log reader's fixture), served by tests/fakes/litellm_proxy.py with /spend/logs/v2's paging.
@@ -18,10 +19,10 @@ from django.db.models import Sum
 from finops.models import Account, AttributionRule, DailyPerformance, IngestRun, Provider, UsageLine
 from finops.services.accounts import AccountInvalid, account_create, account_credentials, account_set_credentials
 from ingest.connection_check import connection_check
+from ingest.connectors.base import ProviderError
+from ingest.connectors.gateway.log import GatewayLog
+from ingest.connectors.litellm_api.api import LiteLLMApi
 from ingest.http import HttpClient
-from ingest.providers.base import ProviderError
-from ingest.providers.gateway_log import GatewayLog
-from ingest.providers.litellm_api import LiteLLMApi
 from tests.fakes.litellm_proxy import SPEND_LOGS, SpendLogs, proxy_error, start_time
 from tests.fakes.provider_server import FakeProviderServer, Reply
 

@@ -15,8 +15,8 @@ from django.urls import reverse
 
 from finops.models import AttributionRule, GatewayCacheHit, UsageLine
 from finops.selectors.cache_hits import cache_savings
-from ingest.providers.base import GATEWAY_CACHE_HIT
-from ingest.providers.gateway_log import GatewayLog
+from ingest.connectors.base import GATEWAY_CACHE_HIT
+from ingest.connectors.gateway.log import GatewayLog
 from tests.fakes.litellm_proxy import SPEND_LOGS, SpendLogs
 from tests.fakes.provider_server import FakeProviderServer
 from tests.ingest.litellm_records import anthropic_usage, openai_usage, spend_log

@@ -1,4 +1,4 @@
-"""Every log line written during an ingest run names the run, its account and its window (finops/logs.py), in the
+"""Every log line written during an ingest run names the run, its account and its window (finops/core/logs.py), in the
 plain format and as JSON (LOG_FORMAT=json), whichever module writes it: the run's own lines, the HTTP client's
 retry, a failure."""
 
@@ -9,7 +9,7 @@ import logging
 import pytest
 from django.core.management import CommandError, call_command
 
-from finops.logs import JsonFormatter, PlainFormatter, log_context
+from finops.core.logs import JsonFormatter, PlainFormatter, log_context
 from finops.models import Account, IngestRun, Provider
 from finops.services.accounts import account_set_credentials
 from tests.fakes.provider_server import Reply

@@ -1,4 +1,4 @@
-"""The OpenAI Administration API connector (ingest/providers/openai_api.py) over real HTTP against a fake server.
+"""The OpenAI Administration API connector (ingest/connectors/openai/api.py) over real HTTP against a fake server.
 
 Fixtures in tests/fixtures/openai_api/ follow the verbatim samples of reference/provider-formats.md §1:
 string and number amounts (incl. "0E-6176"), cursor pages, empty buckets, null group keys, unknown fields.
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from ingest.connectors.base import ProviderError
+from ingest.connectors.openai.api import OpenAIApi
+from ingest.connectors.openai.lines import model_key, parse_line_item
 from ingest.http import HttpClient
-from ingest.providers.base import ProviderError
-from ingest.providers.openai_api import OpenAIApi
-from ingest.providers.openai_lines import model_key, parse_line_item
 from tests.fakes.provider_server import FakeProviderServer, Reply
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openai_api"

@@ -1,4 +1,4 @@
-"""The OpenRouter /activity connector (ingest/providers/openrouter_api.py) against a real local HTTP server.
+"""The OpenRouter /activity connector (ingest/connectors/openrouter/api.py) against a real local HTTP server.
 
 /activity answers one UTC day per request (`date=YYYY-MM-DD`) with billed USD per model and upstream endpoint.
 """
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import time_machine
 
+from ingest.connectors.base import ProviderError
+from ingest.connectors.openrouter.api import OpenRouterApi
 from ingest.http import HttpClient
-from ingest.providers.base import ProviderError
-from ingest.providers.openrouter_api import OpenRouterApi
 from tests.fakes.provider_server import FakeProviderServer, Reply
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openrouter_api"

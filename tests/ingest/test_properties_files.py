@@ -18,7 +18,7 @@ from django.db.models import Q
 from hypothesis import given
 from hypothesis import strategies as st
 
-from finops.modelids import normalise_model
+from finops.core.modelids import normalise_model
 from finops.models import Account, CostBasis, IngestRun, Provider, UsageLine
 from finops.selectors.prices import PriceBook, Tokens, cost_from_price
 from ingest.services import usage_file_import

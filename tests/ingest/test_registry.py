@@ -1,6 +1,6 @@
 from finops.models import ConnectorKind
 from finops.models.sources import API_CONNECTORS
-from ingest.providers.registry import API_SOURCES, FILE_SOURCES
+from ingest.connectors.registry import API_SOURCES, FILE_SOURCES
 
 
 def test_every_connector_kind_a_user_can_pick_has_exactly_one_reader():

@@ -23,7 +23,7 @@ from django.db import transaction
 from django.urls import reverse
 
 from finops.models import Account, DailySpend, IngestRun, MonthlySpend, Provider, UsageLine
-from ingest.providers.base import UsageRow
+from ingest.connectors.base import UsageRow
 from ingest.services import usage_file_import
 from ingest.writing import IngestError, write_rows
 

@@ -1,4 +1,4 @@
-"""The product's usage CSV (ingest/providers/usage_csv.py) and the field parsers it shares (parsing.py).
+"""The product's usage CSV (ingest/connectors/usage_csv/file.py) and the field parsers it shares (parsing.py).
 
 Parsing is pure: no database. Amounts are exact Decimals, never floats; a line it cannot read stops
 the file with an error that names the file and the line.
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from ingest.providers.base import ProviderError
-from ingest.providers.parsing import parse_count, parse_day, parse_decimal, parse_tags
-from ingest.providers.registry import file_source_for
-from ingest.providers.usage_csv import UsageCsv
+from ingest.connectors.base import ProviderError
+from ingest.connectors.parsing import parse_count, parse_day, parse_decimal, parse_tags
+from ingest.connectors.registry import file_source_for
+from ingest.connectors.usage_csv.file import UsageCsv
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "usage_csv"
 UTC = dt.UTC

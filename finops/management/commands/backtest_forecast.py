@@ -2,13 +2,13 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from finops.forecast_backtest import backtest
+from finops.forecast.backtest import backtest
 
 
 class Command(BaseCommand):
     help = (
-        "Back-test the spend forecast (finops.forecast) on the complete past months of this database: the mean "
-        "absolute percentage error of the month-end forecast made on the 10th and on the 20th, for the "
+        "Back-test the spend forecast (finops.forecast.projection) on the complete past months of this database: "
+        "the mean absolute percentage error of the month-end forecast made on the 10th and on the 20th, for the "
         "organisation and for each team, beside the 7-day run rate's, and how often the month's actual total "
         "fell inside the forecast's range (docs/forecast.md)."
     )

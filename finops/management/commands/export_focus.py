@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from finops.months import MonthError
+from finops.core.months import MonthError
 from finops.reports.usage_focus import write_focus_csv
 from finops.selectors.usage_focus import export_month, month_lines
 from finops.views.period import today_utc

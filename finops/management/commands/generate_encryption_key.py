@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from finops.crypto import generate_key
+from finops.core.crypto import generate_key
 
 
 class Command(BaseCommand):

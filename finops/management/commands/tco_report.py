@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from finops import access
+from finops.core import access
 from finops.models import ReportSnapshot, User
 from finops.reports import tco_formats
 from finops.selectors.tco_report import MonthError, TcoReport, report_month, tco_report

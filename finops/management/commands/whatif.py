@@ -2,10 +2,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from finops import display
+from finops.core import display
 from finops.selectors.whatif import what_if
 from finops.views.period import today_utc
-from finops.whatif import OPTIONS, ProfileInvalid, parse_options
+from finops.whatif.calculator import OPTIONS, ProfileInvalid, parse_options
 
 
 def option_name(field: str) -> str:

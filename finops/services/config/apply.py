@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 from django.db import IntegrityError, transaction
 
-from finops.modelids import normalise_model
+from finops.core.modelids import normalise_model
 from finops.models import FxRate, ModelPrice, Provider, Team, Workload
 from finops.services.accounts import account_apply
 from finops.services.attribution import Reattribution, workload_team_sync

@@ -8,7 +8,7 @@ an export changes nothing."""
 
 from collections.abc import Mapping
 
-from finops import crypto
+from finops.core import crypto
 from finops.models import Account, Cap, Provider, Team, Workload
 from finops.services.caps import CapInvalid, cap_create, cap_snapshot, cap_target_identifier, cap_update
 

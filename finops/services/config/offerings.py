@@ -14,7 +14,7 @@ they are, like every section.
 
 from decimal import Decimal
 
-from finops.modelids import normalise_model
+from finops.core.modelids import normalise_model
 from finops.models import ModelFamily, Offering, Provider, RoutingPolicy, Workload
 from finops.services.offerings import (
     FIGURE_FIELDS,

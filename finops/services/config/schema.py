@@ -10,10 +10,10 @@ from decimal import Decimal
 
 from rest_framework import serializers
 
+from finops.core.text import name_check
 from finops.models import ConnectorKind, Offering, RoutingPolicy, User, Workload
 from finops.models.org import Membership
 from finops.services.rules import rule_tags_problem
-from finops.text import name_check
 
 DECIMAL = {"max_digits": 20, "decimal_places": 10, "min_value": 0}
 
@@ -74,7 +74,7 @@ class AccountEntry(StrictSerializer):
     credentials_env = serializers.RegexField(r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=128, required=False, default="")
     enabled = serializers.BooleanField(required=False, default=True)
     sync_interval_minutes = serializers.IntegerField(min_value=5, max_value=7 * 24 * 60, required=False, default=60)
-    # FOCUS ServiceNames to import besides the provider's LLM inference, or never (ingest/providers/focus_scope.py).
+    # FOCUS ServiceNames to import besides the provider's LLM inference, or never (ingest/connectors/focus/scope.py).
     focus_services_include = serializers.ListField(
         child=serializers.CharField(max_length=200), required=False, default=list
     )

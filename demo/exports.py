@@ -1,0 +1,620 @@
+"""The demo accounts' export files, each in the format its connector reads (docs/demo.md).
+
+generate.py decides how much each stream (a workload on one model through one account) uses each day; an
+export turns those days into the file(s) a real customer of that provider would give the product:
+
+- UsageCsv (`usage_csv`, docs/usage-csv.md): one row per day × stream, with the billed cost in the account's
+  currency. OpenAI and Anthropic (their API connectors cannot be called offline) and Moonshot (bills in CNY).
+- FocusExport (`focus_file`): AWS Data Exports "FOCUS 1.2 with AWS columns" for the whole AWS account, one file
+  per billing month as AWS delivers it: a Bedrock row per day × stream × token direction, billed at list price,
+  plus one Tax or Credit row per month; beside them the account's EC2 and S3 days, a Savings Plan fee and the tax
+  on EC2, which the import leaves out and counts (the Sources page shows it). The rows of a month that has ended
+  carry its invoice's InvoiceId (AWS fills it in once the invoice is issued).
+- SpendLogs (`gateway_log`): a CSV export of LiteLLM's `LiteLLM_SpendLogs` table for Groq, Cerebras and the
+  Moonshot gateway, one record per request, as LiteLLM writes them: each with its own tokens (the day's, shared
+  exactly among its requests in proportion to skewed, log-normal sizes), start, first token and end, timed at its
+  provider's market speed with a slow tail (issue 12) and 1 % failures. The streams' volumes are a few dozen
+  requests a day (generate.SERIES), so the demo loads in seconds and every per-request figure is one a real
+  request has (issue 28); the product prices them from the catalog (estimated).
+
+Everything is deterministic: money is Decimal, and a request log's randomness is seeded by its stream and
+calendar day, so a day's log covers the same hours whichever window it is generated in.
+"""
+
+import csv
+import datetime as dt
+import hashlib
+import json
+import random
+import uuid
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+from finops.selectors.prices import Tokens, cost_from_price
+
+from .prices import FxRates, PriceList
+
+COST_QUANTUM = Decimal("0.000001")
+TOKEN_CLASSES = ("input", "cached_input", "cache_write", "output")
+
+
+@dataclass(frozen=True)
+class DemoAccount:
+    name: str
+    provider: str
+    currency: str | None  # what its bills are in; None: its files carry no cost
+    prices: PriceList
+    fx: FxRates
+
+
+@dataclass(frozen=True)
+class DayUsage:
+    """One day of one stream: disjoint token classes (uncached input, cache read, cache write, output)."""
+
+    day: dt.date
+    stream: int  # the series' position in generate.SERIES
+    series: object  # generate.Series: workload, model, env
+    team: str | None
+    latency_profile: str
+    requests: int
+    log_records: int  # how many hour draws a gateway log spreads its requests over (SpendLogs._starts)
+    tokens: Tokens
+    batch_window_hours: int | None = None  # the workload's batch window (gateway logs start its jobs within it)
+    overrun: bool = False  # the day its batch run spills past the window
+
+    @property
+    def tags(self) -> dict[str, str]:
+        if self.series.workload is None:
+            return {}  # a personal sandbox key: untagged
+        return {"team": self.team, "workload": self.series.workload, "env": self.series.env}
+
+    @property
+    def api_key(self) -> str:
+        slug = self.series.workload or "personal_jdoe"
+        return f"key_{slug.replace('-', '_')}_{self.series.env}"
+
+
+def _write_csv(path: Path, columns: tuple[str, ...], rows: list[dict]) -> Path:
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns, restval="", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def _plain(value: Decimal) -> str:
+    """A Decimal without exponent or trailing zeros (FOCUS Numeric Format): 0.0033, 17.33, 1200."""
+    return format(value.normalize(), "f")
+
+
+# --- usage_csv ---
+
+
+class UsageCsv:
+    COLUMNS = (
+        "day",
+        "provider",
+        "model",
+        "input_tokens",
+        "cached_input_tokens",
+        "cache_write_tokens",
+        "output_tokens",
+        "requests",
+        "cost",
+        "currency",
+        "project",
+        "api_key",
+        "tags",
+    )
+
+    def __init__(self, account: DemoAccount):
+        self.account, self.rows = account, []
+
+    def add(self, usage: DayUsage) -> None:
+        account, tokens, tags = self.account, usage.tokens, usage.tags
+        cost = ""
+        if account.currency is not None:
+            usd = account.prices.list_cost(account.provider, usage.series.model, usage.day, tokens)
+            amount = usd if account.currency == "USD" else usd / account.fx.rate_on(account.currency, usage.day)
+            cost = str(amount.quantize(COST_QUANTUM))
+        self.rows.append(
+            {
+                "day": usage.day.isoformat(),
+                "provider": account.provider,
+                "model": usage.series.model,
+                "input_tokens": tokens.input + tokens.cached_input + tokens.cache_write,  # this format: cache-inclusive
+                "cached_input_tokens": tokens.cached_input,
+                "cache_write_tokens": tokens.cache_write,
+                "output_tokens": tokens.output,
+                "requests": usage.requests,
+                "cost": cost,
+                "currency": account.currency or "USD",
+                "project": f"proj_{usage.team}" if tags else "",
+                "api_key": usage.api_key,
+                "tags": ";".join(f"{key}={value}" for key, value in tags.items()),
+            }
+        )
+
+    def write(self, out_dir: Path) -> list[Path]:
+        return [_write_csv(out_dir / f"{self.account.name}-usage.csv", self.COLUMNS, self.rows)]
+
+
+# --- focus_file: AWS "FOCUS 1.2 with AWS columns" (reference/provider-formats.md §3.4, §4.3–4.4) ---
+
+FOCUS_COLUMNS = tuple(
+    """AvailabilityZone BilledCost BillingAccountId BillingAccountName BillingAccountType BillingCurrency
+    BillingPeriodEnd BillingPeriodStart CapacityReservationId CapacityReservationStatus ChargeCategory ChargeClass
+    ChargeDescription ChargeFrequency ChargePeriodEnd ChargePeriodStart CommitmentDiscountCategory
+    CommitmentDiscountId CommitmentDiscountName CommitmentDiscountQuantity CommitmentDiscountStatus
+    CommitmentDiscountType CommitmentDiscountUnit ConsumedQuantity ConsumedUnit ContractedCost ContractedUnitPrice
+    EffectiveCost InvoiceId InvoiceIssuerName ListCost ListUnitPrice PricingCategory PricingCurrency
+    PricingCurrencyContractedUnitPrice PricingCurrencyEffectiveCost PricingCurrencyListUnitPrice PricingQuantity
+    PricingUnit ProviderName PublisherName RegionId RegionName ResourceId ResourceName ResourceType ServiceCategory
+    ServiceName ServiceSubcategory SkuId SkuMeter SkuPriceDetails SkuPriceId SubAccountId SubAccountName
+    SubAccountType Tags x_Discounts x_Operation x_ServiceCode x_UsageType""".split()
+)
+AWS_ACCOUNT = "123456789012"  # where the application inference profiles live
+REGION = ("us-east-1", "US East (N. Virginia)", "USE1")  # id, name, usage-type prefix
+# Bedrock model id (as the series call it) → (its usage-type name, usage-type suffix, display name).
+BEDROCK_METERS = {
+    "anthropic.claude-haiku-4-5-20251001-v1:0": ("Claude4.5Haiku", "", "Claude Haiku 4.5"),
+    "global.anthropic.claude-sonnet-4-5-20250929-v1:0": (
+        "Claude4.5Sonnet",
+        "-cross-region-global",
+        "Claude Sonnet 4.5",
+    ),
+    "us.amazon.nova-pro-v1:0": ("NovaPro", "", "Amazon Nova Pro"),
+    "us.amazon.nova-lite-v1:0": ("NovaLite", "", "Amazon Nova Lite"),
+}
+# Token class → (usage-type part, price field, words); a class with no price of its own is billed at input price.
+DIRECTIONS = {
+    "input": ("input-tokens", "input_per_mtok", "input tokens"),
+    "output": ("output-tokens", "output_per_mtok", "output tokens"),
+    "cached_input": ("cache-read-input-token-count", "cached_input_per_mtok", "cache read input tokens"),
+    "cache_write": ("cache-write-input-token-count", "cache_write_per_mtok", "cache write input tokens"),
+}
+TAX_RATE = Decimal("0.06")  # sales tax on each month's Bedrock usage
+FIRST_MONTH_CREDIT = Decimal("250.00")  # a promotional credit in the first month, instead of its tax
+CENT = Decimal("0.01")
+
+
+def _ts(day: dt.date) -> str:
+    return f"{day.isoformat()}T00:00:00Z"
+
+
+def _next_month(month: dt.date) -> dt.date:
+    return (month + dt.timedelta(days=32)).replace(day=1)
+
+
+class FocusExport:
+    """One CSV per billing month (UTC calendar month), as AWS Data Exports delivers a FOCUS 1.2 export."""
+
+    def __init__(self, account: DemoAccount):
+        if account.currency != "USD":
+            raise ValueError(f"{account.name}: the demo's FOCUS export bills in USD")
+        self.account = account
+        self.months: dict[dt.date, dict] = {}  # month → {"rows", "usage" (sum of BilledCost), "first", "last"}
+
+    def _common(self, month: dt.date) -> dict:
+        return {
+            "BillingAccountId": "999988887777",
+            "BillingAccountName": "Acme Corp",
+            "BillingCurrency": "USD",
+            "BillingPeriodStart": _ts(month),
+            "BillingPeriodEnd": _ts(_next_month(month)),
+            "InvoiceIssuerName": "Amazon Web Services, Inc.",
+            "ProviderName": "AWS",
+            "PublisherName": "AWS",
+            "RegionId": REGION[0],
+            "RegionName": REGION[1],
+            "ServiceCategory": "AI and Machine Learning",
+            "ServiceSubcategory": "Generative AI",
+            "ServiceName": "Amazon Bedrock",
+            "x_ServiceCode": "AmazonBedrock",
+        }
+
+    def add(self, usage: DayUsage) -> None:
+        account, series, day = self.account, usage.series, usage.day
+        price = account.prices.price_on(account.provider, series.model, day)
+        if price is None or series.model not in BEDROCK_METERS:
+            raise LookupError(f"the demo bills Bedrock model {series.model} but has no price or usage type for it")
+        meter_model, suffix, display = BEDROCK_METERS[series.model]
+        month = self.months.setdefault(day.replace(day=1), {"rows": [], "usage": Decimal(0), "first": day, "last": day})
+        month["last"] = day
+        profile = f"{series.workload}-{series.env}"
+        profile_id = hashlib.sha256(profile.encode()).hexdigest()[:12]
+        for token_class, (part, price_field, words) in DIRECTIONS.items():
+            tokens = getattr(usage.tokens, token_class)
+            if not tokens:
+                continue
+            cost = cost_from_price(price, Tokens(**{token_class: tokens})).quantize(COST_QUANTUM)
+            rate = getattr(price, price_field)
+            unit_price = _plain((price.input_per_mtok if rate is None else rate) / 1000)
+            month["usage"] += cost
+            month["rows"].append(
+                {
+                    **self._common(day.replace(day=1)),
+                    "BilledCost": cost,
+                    "EffectiveCost": cost,
+                    "ListCost": cost,
+                    "ContractedCost": cost,
+                    "PricingCurrencyEffectiveCost": cost,
+                    "ChargeCategory": "Usage",
+                    "ChargeFrequency": "Usage-Based",
+                    "ChargeDescription": f"${unit_price} per 1K {words} for {display} in {REGION[1]}",
+                    "ChargePeriodStart": _ts(day),
+                    "ChargePeriodEnd": _ts(day + dt.timedelta(days=1)),
+                    "ConsumedQuantity": tokens,
+                    "ConsumedUnit": "Tokens",
+                    "PricingQuantity": _plain(Decimal(tokens) / 1000),
+                    "PricingUnit": "1K tokens",
+                    "PricingCategory": "Standard",
+                    "PricingCurrency": "USD",
+                    "ListUnitPrice": unit_price,
+                    "ContractedUnitPrice": unit_price,
+                    "PricingCurrencyListUnitPrice": unit_price,
+                    "PricingCurrencyContractedUnitPrice": unit_price,
+                    "ResourceId": (
+                        f"arn:aws:bedrock:{REGION[0]}:{AWS_ACCOUNT}:application-inference-profile/{profile_id}"
+                    ),
+                    "ResourceName": profile,
+                    "SubAccountId": f"proj_{usage.team}",
+                    "SubAccountName": usage.team,
+                    "Tags": json.dumps(usage.tags, separators=(",", ":")),
+                    "x_Operation": "InvokeModelInference",
+                    "x_UsageType": f"{REGION[2]}-{meter_model}-{part}{suffix}",
+                }
+            )
+
+    def _charge(self, month_start: dt.date, month: dict, first: bool) -> dict:
+        """The month's one non-usage row: a promotional credit in the first month, sales tax in the others."""
+        if first:
+            category, description = "Credit", "Amazon Bedrock promotional credit"
+            amount = -FIRST_MONTH_CREDIT
+        else:
+            category, description = "Tax", "Tax for Amazon Bedrock"
+            amount = (month["usage"] * TAX_RATE).quantize(CENT)
+        return {
+            **self._common(month_start),
+            "BilledCost": amount,
+            "EffectiveCost": amount,
+            "ListCost": amount,
+            "ContractedCost": amount,
+            "ChargeCategory": category,
+            "ChargeFrequency": "One-Time",
+            "ChargeDescription": description,
+            # The days of the month this export covers: the window may start or end inside the month.
+            "ChargePeriodStart": _ts(month["first"]),
+            "ChargePeriodEnd": _ts(month["last"] + dt.timedelta(days=1)),
+        }
+
+    def _rest_of_the_cloud(self, month_start: dt.date, month: dict) -> list[dict]:
+        """The account's other AWS services, as a whole-account export holds them: the import leaves them out
+        and says so (docs/ingestion.md, "What a FOCUS import keeps"). A day of EC2 and S3 each, one Savings Plan
+        fee and the tax on EC2 per month; deterministic, and none of it changes the demo's AI figures."""
+        common = {**self._common(month_start), "ServiceSubcategory": "", "x_Operation": ""}
+        rows, ec2_total, day = [], Decimal(0), month["first"]
+        while day <= month["last"]:
+            period = {
+                "ChargePeriodStart": _ts(day),
+                "ChargePeriodEnd": _ts(day + dt.timedelta(days=1)),
+                "ChargeCategory": "Usage",
+                "ChargeFrequency": "Usage-Based",
+                "SubAccountId": AWS_ACCOUNT,
+            }
+            hours = 24 * (3 + day.day % 4)  # three to six m6i.large instances
+            ec2 = (Decimal("0.096") * hours).quantize(COST_QUANTUM)
+            gb_month = Decimal(4000 + 25 * day.timetuple().tm_yday)
+            s3 = (gb_month * Decimal("0.023") / 30).quantize(COST_QUANTUM)
+            ec2_total += ec2
+            rows += [
+                {
+                    **common,
+                    **period,
+                    "ServiceCategory": "Compute",
+                    "ServiceName": "Amazon Elastic Compute Cloud",
+                    "ServiceSubcategory": "Virtual Machines",
+                    "x_ServiceCode": "AmazonEC2",
+                    "BilledCost": ec2,
+                    "ChargeDescription": "$0.096 per On Demand Linux m6i.large Instance Hour",
+                    "ConsumedQuantity": hours,
+                    "ConsumedUnit": "Hours",
+                    "PricingQuantity": hours,
+                    "PricingUnit": "Hours",
+                    "x_UsageType": f"{REGION[2]}-BoxUsage:m6i.large",
+                    "x_Operation": "RunInstances",
+                },
+                {
+                    **common,
+                    **period,
+                    "ServiceCategory": "Storage",
+                    "ServiceName": "Amazon Simple Storage Service",
+                    "ServiceSubcategory": "Object Storage",
+                    "x_ServiceCode": "AmazonS3",
+                    "BilledCost": s3,
+                    "ChargeDescription": "$0.023 per GB - first 50 TB / month of storage used",
+                    "ConsumedQuantity": _plain(gb_month / 30),
+                    "ConsumedUnit": "GB-Mo",
+                    "PricingQuantity": _plain(gb_month / 30),
+                    "PricingUnit": "GB-Mo",
+                    "x_UsageType": f"{REGION[2]}-TimedStorage-ByteHrs",
+                    "x_Operation": "StandardStorage",
+                },
+            ]
+            day += dt.timedelta(days=1)
+        whole_month = {
+            "ChargePeriodStart": _ts(month["first"]),
+            "ChargePeriodEnd": _ts(month["last"] + dt.timedelta(days=1)),
+            "ChargeFrequency": "Recurring",
+            "SubAccountId": AWS_ACCOUNT,
+        }
+        return rows + [
+            {
+                **common,
+                **whole_month,
+                "ChargeCategory": "Purchase",
+                "ServiceCategory": "Compute",
+                "ServiceName": "Savings Plans for AWS Compute usage",
+                "x_ServiceCode": "ComputeSavingsPlans",
+                "BilledCost": Decimal("146.00"),
+                "ChargeDescription": "1 year No Upfront Compute Savings Plan",
+                "CommitmentDiscountType": "Savings Plan",
+                "CommitmentDiscountCategory": "Spend",
+            },
+            {
+                **common,
+                **whole_month,
+                "ChargeCategory": "Tax",
+                "ServiceCategory": "Compute",
+                "ServiceName": "Amazon Elastic Compute Cloud",
+                "x_ServiceCode": "AmazonEC2",
+                "BilledCost": (ec2_total * TAX_RATE).quantize(CENT),
+                "ChargeDescription": "Tax for Amazon EC2",
+                "ChargeFrequency": "One-Time",
+            },
+        ]
+
+    def write(self, out_dir: Path) -> list[Path]:
+        paths = []
+        for n, (month_start, month) in enumerate(sorted(self.months.items())):
+            rows = [
+                *month["rows"],
+                self._charge(month_start, month, first=n == 0),
+                *self._rest_of_the_cloud(month_start, month),
+            ]
+            if month["last"] + dt.timedelta(days=1) == _next_month(month_start):  # a month ended is invoiced
+                for row in rows:
+                    row["InvoiceId"] = f"EUINUS{month_start:%y}-{month_start:%m}0417"
+            path = out_dir / f"{self.account.name}-focus-{month_start:%Y-%m}.csv"
+            paths.append(_write_csv(path, FOCUS_COLUMNS, rows))
+        return paths
+
+
+# --- gateway_log: a LiteLLM_SpendLogs CSV export (ingest/connectors/gateway/log.py) ---
+
+SPEND_LOG_COLUMNS = (
+    "request_id",
+    "startTime",
+    "endTime",
+    "completionStartTime",
+    "model",
+    "custom_llm_provider",
+    "prompt_tokens",
+    "completion_tokens",
+    "spend",
+    "api_key",
+    "team_id",
+    "user",
+    "metadata",
+    "request_tags",
+    "status",
+    "cache_hit",
+)
+LOG_SEED = "demo-litellm-spend-logs"
+# How fast each provider serves (issue 12's story), as the market measures it: output tokens per second of
+# generation (slowest, fastest, most common) and time to first token in ms (shortest, longest, most common).
+# Cerebras (wafer-scale) and Groq (LPU) serve open models at hundreds to thousands of tokens per second; Moonshot's
+# own API serves Kimi K2.6 at ~34 tokens per second, so a 500-token email draft takes ~15 s against an 8 s SLA.
+SPEED = {"cerebras": (800, 1300, 1000), "groq": (300, 550, 420), "moonshot": (28, 44, 34)}
+MODEL_SPEED = {"llama3.1-8b": (1600, 2400, 2000), "acme-support-router-ft-8b": (1600, 2400, 2000)}
+DEFAULT_SPEED = (80, 200, 120)
+TTFT_MS = {"cerebras": (100, 350, 180), "groq": (150, 450, 250), "moonshot": (700, 3000, 1200)}
+DEFAULT_TTFT_MS = (200, 800, 400)
+# The slow tail: a share of requests queue at peak and take `factor` times as long. Moonshot's is heavy (6 % at
+# 1.5–3×, its p99 far above its median); the fast providers' is light (0.5 % at 1.2–1.6×).
+TAIL = {"moonshot": (0.06, 1.5, 3.0)}
+DEFAULT_TAIL = (0.005, 1.2, 1.6)
+FAILURE_SHARE = 0.01  # LiteLLM `status: failure`: no tokens, an error after a short wait
+# Request sizes are skewed like real traffic: most near the stream's usual size, a long tail of big prompts and
+# long answers (log-normal, sigma below: the median request is the usual one, the mean a little above it).
+INPUT_SIGMA, OUTPUT_SIGMA = 0.35, 0.5
+# Batch workloads with a window (config.yaml batch_window_hours) start their jobs from 22:00 UTC through the
+# window; on the day `DayUsage.overrun` marks, the run spills OVERRUN_HOURS past it (the demo's late night).
+BATCH_START_HOUR = 22
+OVERRUN_HOURS = 4
+# Traffic by UTC hour: people work 08–22 UTC (Europe, then the US); batch jobs run at night.
+DIURNAL = {
+    "realtime": (1, 1, 1, 1, 1, 1, 2, 3, 6, 8, 10, 10, 10, 12, 14, 16, 16, 16, 14, 12, 8, 4, 2, 1),
+    "batch": (10, 10, 10, 10, 10, 8, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 4, 8),
+}
+DIURNAL["interactive"] = DIURNAL["realtime"]
+SPEND_QUANTUM = Decimal("0.00000001")
+
+
+def _split(total: int, weights: list[int]) -> list[int]:
+    """`total` in whole parts proportional to `weights` (integer arithmetic: exact, same on every platform)."""
+    whole, done, seen, parts = sum(weights), 0, 0, []
+    for weight in weights:
+        seen += weight
+        upto = total * seen // whole
+        parts.append(upto - done)
+        done = upto
+    return parts
+
+
+def _log_time(moment: dt.datetime) -> str:
+    """How a LiteLLM_SpendLogs CSV export writes a time: naive UTC, milliseconds."""
+    return moment.isoformat(sep=" ", timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class _Request:
+    start: dt.datetime
+    request_id: uuid.UUID
+    tokens: Tokens
+    duration_ms: int
+    ttft_ms: int | None  # None: failed (no first token)
+    failed: bool = False
+
+
+class SpendLogs:
+    def __init__(self, account: DemoAccount):
+        self.account, self.records = account, []
+
+    def _hour(self, usage: DayUsage, rng: random.Random, index: int) -> int:
+        if usage.batch_window_hours:
+            if usage.overrun and index >= usage.log_records - 3:  # the last jobs of the night start late
+                return (BATCH_START_HOUR + usage.batch_window_hours + rng.randrange(OVERRUN_HOURS)) % 24
+            return (BATCH_START_HOUR + rng.randrange(usage.batch_window_hours)) % 24
+        return rng.choices(range(24), weights=DIURNAL[usage.latency_profile])[0]
+
+    def _starts(self, usage: DayUsage, rng: random.Random, count: int) -> list[dt.datetime]:
+        """When each of the day's `count` requests started. The hours come from the day's first `log_records`
+        draws (generate._log_records: they follow the stream's base volume and the weekday, not where the day
+        falls in the window); every other request starts in one of those hours, so a day's log covers the same
+        hours whichever window it is generated in, however many requests the day has there."""
+        hours = [self._hour(usage, rng, index) for index in range(usage.log_records)]
+        hours += [rng.choice(hours) for _ in range(count - len(hours))]
+        midnight = dt.datetime.combine(usage.day, dt.time())
+        return [midnight + dt.timedelta(hours=hour, milliseconds=rng.randrange(3_600_000)) for hour in hours]
+
+    def _requests(self, usage: DayUsage, rng: random.Random) -> list[_Request]:
+        """One record per request (as LiteLLM logs them), the day's tokens shared exactly among them in proportion
+        to skewed sizes; each timed at the provider's market speed, with its slow tail."""
+        series, provider = usage.series, self.account.provider
+        count = max(usage.requests, usage.log_records)
+        starts = self._starts(usage, rng, count)
+        failed = [rng.random() < FAILURE_SHARE for _ in range(count)]
+        input_weights = [0 if f else round(1000 * rng.lognormvariate(0, INPUT_SIGMA)) for f in failed]
+        output_weights = [0 if f else max(1, round(1000 * rng.lognormvariate(0, OUTPUT_SIGMA))) for f in failed]
+        if not any(output_weights):
+            failed[0], input_weights[0], output_weights[0] = False, 1000, 1000  # a day has at least one answer
+        shares = {
+            name: _split(getattr(usage.tokens, name), output_weights if name == "output" else input_weights)
+            for name in TOKEN_CLASSES
+        }
+        requests = []
+        for index, start in enumerate(starts):
+            request_id = uuid.UUID(int=rng.getrandbits(128), version=4)
+            tokens = Tokens(*(shares[name][index] for name in TOKEN_CLASSES))
+            if failed[index]:
+                requests.append(_Request(start, request_id, tokens, rng.randint(100, 800), None, True))  # a 429 or 5xx
+                continue
+            ttft = rng.triangular(*TTFT_MS.get(provider, DEFAULT_TTFT_MS))
+            speed = rng.triangular(*MODEL_SPEED.get(series.model, SPEED.get(provider, DEFAULT_SPEED)))
+            share, low, high = TAIL.get(provider, DEFAULT_TAIL)
+            slow = rng.uniform(low, high) if rng.random() < share else 1.0
+            ttft, generation = round(ttft * slow), round(tokens.output * 1000 / speed * slow)
+            requests.append(_Request(start, request_id, tokens, ttft + max(1, generation), ttft))
+        return requests
+
+    def add(self, usage: DayUsage) -> None:
+        account, series = self.account, usage.series
+        rng = random.Random(f"{LOG_SEED}:{usage.stream}:{usage.day.isoformat()}")
+        price = account.prices.price_on(account.provider, series.model, usage.day)
+        tags = json.dumps([f"{key}:{value}" for key, value in usage.tags.items()])
+        for request in self._requests(usage, rng):
+            tokens = request.tokens
+            prompt = tokens.input + tokens.cached_input + tokens.cache_write  # LiteLLM: cache-inclusive
+            # LiteLLM's own estimate from its price map; the product does not read it (it prices from the catalog).
+            spend = cost_from_price(price, tokens).quantize(SPEND_QUANTUM) if price else Decimal("0.0")
+            # LiteLLM keeps the provider's usage object in metadata; the cached tokens are read from it.
+            usage_object = (
+                f'{{"completion_tokens": {tokens.output}, "prompt_tokens": {prompt}, '
+                f'"total_tokens": {prompt + tokens.output}, '
+                f'"prompt_tokens_details": {{"cached_tokens": {tokens.cached_input}}}}}'
+            )
+            self.records.append(
+                (
+                    request.start,
+                    {
+                        "request_id": str(request.request_id),
+                        "startTime": _log_time(request.start),
+                        "endTime": _log_time(request.start + dt.timedelta(milliseconds=request.duration_ms)),
+                        "completionStartTime": (
+                            _log_time(request.start + dt.timedelta(milliseconds=request.ttft_ms))
+                            if request.ttft_ms is not None
+                            else ""
+                        ),
+                        "model": series.model,
+                        "custom_llm_provider": account.provider,
+                        "prompt_tokens": prompt,
+                        "completion_tokens": tokens.output,
+                        "spend": spend,
+                        "api_key": usage.api_key,  # a key alias: a raw `sk-` key would be stored as its hash
+                        "team_id": usage.team,
+                        "user": "",
+                        "metadata": f'{{"usage_object": {usage_object}}}',
+                        "request_tags": tags,
+                        "status": "failure" if request.failed else "success",
+                        "cache_hit": "False",  # LiteLLM writes str(cache_hit)
+                    },
+                )
+            )
+
+    def write(self, out_dir: Path) -> list[Path]:
+        rows = [record for _, record in sorted(self.records, key=lambda item: (item[0], item[1]["request_id"]))]
+        return [_write_csv(out_dir / f"{self.account.name}-spend-logs.csv", SPEND_LOG_COLUMNS, rows)]
+
+
+# The share of a proxy's requests it answers from its own cache (LiteLLM's response cache, on for repeated prompts).
+CACHE_HIT_SHARE = 0.08
+
+
+class ProxySpendLogs(SpendLogs):
+    """A LiteLLM proxy's spend logs, with the responses it served from its own cache, as LiteLLM logs them
+    (docs/litellm.md): `cache_hit` "True", spend 0, a request id ending `_cache_hit<time>`, the replayed
+    response's tokens, its usage only in `metadata.additional_usage_values` (usage_object null), and a few ms.
+    They come on top of the provider's usage, which they leave as it is: no provider served them."""
+
+    def add(self, usage: DayUsage) -> None:
+        super().add(usage)
+        series, rng = usage.series, random.Random(f"{LOG_SEED}:cache:{usage.stream}:{usage.day.isoformat()}")
+        midnight = dt.datetime.combine(usage.day, dt.time())
+        for index in range(max(1, round(usage.log_records * CACHE_HIT_SHARE))):
+            start = midnight + dt.timedelta(hours=self._hour(usage, rng, index), milliseconds=rng.randrange(3_600_000))
+            prompt = round(series.input_per_request * rng.uniform(0.7, 1.3))
+            output = max(1, round(series.output_per_request * rng.uniform(0.6, 1.4)))
+            extra = {
+                "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+                "completion_tokens_details": {"reasoning_tokens": 0},
+            }
+            epoch = (start - dt.datetime(1970, 1, 1)).total_seconds()
+            self.records.append(
+                (
+                    start,
+                    {
+                        "request_id": f"{uuid.UUID(int=rng.getrandbits(128), version=4)}_cache_hit{epoch:.3f}",
+                        "startTime": _log_time(start),
+                        "endTime": _log_time(start + dt.timedelta(milliseconds=rng.randint(8, 40))),
+                        "completionStartTime": "",
+                        "model": series.model,
+                        "custom_llm_provider": self.account.provider,
+                        "prompt_tokens": prompt,
+                        "completion_tokens": output,
+                        "spend": Decimal("0.0"),
+                        "api_key": usage.api_key,
+                        "team_id": usage.team,
+                        "user": "",
+                        "metadata": json.dumps({"usage_object": None, "additional_usage_values": extra}),
+                        "request_tags": json.dumps([f"{key}:{value}" for key, value in usage.tags.items()]),
+                        "status": "success",
+                        "cache_hit": "True",
+                    },
+                )
+            )
+
+
+# A LiteLLM proxy account (litellm_api) is backfilled from its exported spend logs: the same export as a gateway log.
+EXPORTS = {"usage_csv": UsageCsv, "focus_file": FocusExport, "gateway_log": SpendLogs, "litellm_api": ProxySpendLogs}

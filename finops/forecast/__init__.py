@@ -1,0 +1,1 @@
+"""The one spend forecast (issue 24, docs/forecast.md) and its back-test."""

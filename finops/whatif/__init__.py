@@ -1,0 +1,1 @@
+"""The what-if across providers (issue 13): the calculator (pure), model families, routing as LiteLLM config."""

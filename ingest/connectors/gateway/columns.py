@@ -1,0 +1,559 @@
+"""LiteLLM_SpendLogs CSV exports read as columns (pyarrow, numpy), for speed: the same hourly groups gateway_log.py
+reads record by record.
+
+A record costs the row reader 20–40 µs of Python (csv, json.loads of its metadata, datetimes, a Performance.add); a
+gateway log is millions of records. Here a block of ~4 MB is read at a time (memory stays flat however long the
+log): tokens, times and latencies are Arrow / numpy arrays; the `metadata` JSON column is parsed by Arrow's JSON
+reader with a fixed schema (only the fields gateway_log.py reads); what repeats (model, provider, tags, status) is
+interpreted once per distinct combination by gateway_log.py's own `_litellm_request`, and who sent a request (the
+key, user and team cells, and their metadata fallbacks) once per distinct combination of those cells by its own
+`litellm_identity`, so the two readers cannot disagree on what a record names. (Apart, because keys, users and teams
+need not come together: 300 × 50 × 7 of them make nearly a combination per request, and reading the whole record
+for each cost ~60 µs a request.) Latency buckets are finops.performance.latency's, found by a search over the
+exact bucket boundaries (computed with `bucket_of` itself), so the distributions are the row reader's, count for
+count, and the stored Performance JSON is byte for byte the same.
+
+Which inputs go to columns (the decision, written down in docs/ingestion.md too):
+- a LiteLLM_SpendLogs CSV (the export of the table, the biggest input a customer has), read from a stream that can
+  be read again. JSON (`/spend/logs` arrays, the v2 envelope) and JSONL stay with the row reader: they come from
+  API pages and logging callbacks, are record-shaped, and their records vary in shape too much for fixed columns.
+- on every database: unlike FOCUS (whose column path ends in a COPY, so Postgres only), what comes out here is
+  the hourly groups, a few thousand rows, written by the same row writer on SQLite (the demo) and Postgres.
+
+The column reader only takes what it can read exactly. Anything else raises `Declined` and the file is read
+again row by row (gateway_log.GatewayLog.parse), which reads it or refuses it naming the line — so every limit and
+error of the row reader (text_input.py's line bound and NUL refusal, a bad number, a cache larger than the prompt,
+an end before the start) holds for both. Declined: a quoted or padded header, a NUL, a line break inside a value,
+a blank line between records, a time that is not plain UTC ISO 8601 (`YYYY-MM-DD[T ]HH:MM:SS[.ffffff][Z]`), a
+count that is not plain digits, a metadata field of another JSON type than LiteLLM writes, LiteLLM's free-form
+`spend_logs_metadata` (its keys become tags: read per record), a latency above MAX_MS.
+tests/ingest/test_gateway_columns.py holds the two readers to the same lines, rollups and distributions.
+"""
+
+import csv
+import datetime as dt
+import io
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+import pyarrow.json as pjson
+
+from finops.performance.latency import LatencyDistribution
+from finops.performance.measures import Performance
+from ingest.connectors.base import BatchDeclined as Declined
+from ingest.connectors.focus.format import Prefixed, read_up_to
+from ingest.connectors.gateway.values import (
+    BOUNDS,
+    CACHE_READS,
+    CACHE_WRITES,
+    SLOTS,
+    CheckedBytes,
+    count_column,
+    latencies,
+    times,
+)
+
+BLOCK_BYTES = 1 << 22  # ~12k records of a LiteLLM export a batch
+JSON_BLOCK_BYTES = 1 << 20  # metadata parsed in blocks of this size, in parallel; a longer cell is read row by row
+# The CSV columns a record's interpretation reads (gateway_log._litellm_request / _failed), besides numbers and times.
+NAMED = (
+    "model",
+    "model_group",
+    "custom_llm_provider",
+    "api_key",
+    "user",
+    "team_id",
+    "end_user",
+    "request_tags",
+    "status",
+    "status_code",
+    "error",
+    "cache_hit",
+)
+TIMES = ("startTime", "endTime", "completionStartTime")
+COUNTS = ("prompt_tokens", "completion_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+# What gateway_log reads of `metadata`, as Arrow's JSON reader is to read it (anything else in it is ignored).
+META_NAMES = (
+    "user_api_key_hash",
+    "user_api_key_user_id",
+    "user_api_key_team_id",
+    "user_api_key_team_alias",
+    "user_api_key_alias",
+    "status",
+    "status_code",
+)
+_COUNT = pa.int64()
+
+
+def _counts_schema(paths) -> list:
+    """The nested struct fields that hold `paths` (gateway_values.CACHE_READS …), each leaf a count."""
+    tree: dict = {}
+    for path in paths:
+        node = tree
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node.setdefault(path[-1], None)
+
+    def fields(node: dict) -> list:
+        return [(name, _COUNT if child is None else pa.struct(fields(child))) for name, child in node.items()]
+
+    return fields(tree)
+
+
+META_SCHEMA = pa.schema(
+    [
+        *[(name, pa.string()) for name in META_NAMES],
+        *_counts_schema(CACHE_READS + CACHE_WRITES),
+        ("spend_logs_metadata", pa.null()),  # an object here: Arrow refuses it, the file is read row by row
+    ]
+)
+_US_PER_HOUR = 3_600_000_000
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_COMBO_BITS = 24
+
+
+def column_groups(stream, *, file_name: str, interpret, identify=None):
+    """[(key, first line, (input, cached, cache write, output, requests), Performance)] of a LiteLLM_SpendLogs CSV,
+    key being gateway_log's (hour, provider, model, api key, user, sorted tag items); raise Declined for anything
+    unusual. `interpret(record)` is gateway_log._litellm_request; `identify`, (gateway_log.litellm_identity, the
+    record cells and the metadata fields it reads), lets those cells be interpreted apart from the others."""
+    checked = CheckedBytes(stream)
+    binary = io.BufferedReader(checked, 1 << 16)
+    prefix = read_up_to(binary, 1 << 16)
+    if prefix.startswith(b"\xef\xbb\xbf"):
+        prefix = prefix[3:]
+    if prefix.lstrip()[:1] in (b"[", b"{", b""):
+        raise Declined("JSON, JSONL or empty: the row reader reads it")
+    first_line = prefix.split(b"\n", 1)[0]
+    if b'"' in first_line or len(first_line) == len(prefix):
+        raise Declined("a quoted or very long header")
+    try:
+        header = next(csv.reader([first_line.decode("utf-8").rstrip("\r")]))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise Declined(str(exc)) from None
+    if any(name != name.strip() for name in header) or len(set(header)) != len(header):
+        raise Declined("padded or repeated column names")
+    if not {"startTime", "prompt_tokens", "completion_tokens", "model"} <= set(header):
+        raise Declined("not a LiteLLM_SpendLogs CSV: the row reader says why")
+    wanted = [name for name in (*NAMED, *TIMES, *COUNTS, "metadata") if name in header]
+    groups = _Accumulator(interpret, [name for name in NAMED if name in header], identify)
+    try:
+        reader = pcsv.open_csv(
+            Prefixed(prefix, binary),
+            read_options=pcsv.ReadOptions(block_size=BLOCK_BYTES),
+            parse_options=pcsv.ParseOptions(newlines_in_values=True),
+            convert_options=pcsv.ConvertOptions(
+                column_types={name: pa.string() for name in header},
+                include_columns=wanted,
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+        for batch in reader:
+            checked.check()
+            if batch.num_rows:
+                groups.add(batch)
+    except (pa.ArrowException, UnicodeDecodeError) as exc:
+        raise Declined(str(exc)) from None
+    checked.check()
+    if not checked.one_line_per_record(groups.rows_seen):
+        raise Declined("a line break inside a value: the row reader counts the lines")
+    return groups.result()
+
+
+class _Accumulator:
+    """Per hour-group sums and distribution counts, as numpy arrays (grown as groups appear), across batches."""
+
+    MERGE_AT = 1 << 16  # new latency codes kept aside at least up to this many before they are merged in
+    SUMS = (
+        "input",
+        "cached",
+        "cache_write",
+        "output",
+        "requests",
+        "errors",
+        "streamed_tokens",
+        "streamed_ms",
+        "timed_tokens",
+        "timed_ms",
+    )  # result() unpacks them in this order
+
+    def __init__(self, interpret, named: list[str], identify=None):
+        self.interpret, self.named = interpret, named
+        # Who sent a record (key, user, team) is read by `identify` from cells of its own; the rest of the record
+        # by `interpret` once per distinct combination of the other cells, with those cells empty (see _combos).
+        self.identify, self.identity_cells, identity_metadata = identify or (None, (), ())
+        identity_cells = self.identity_cells
+        cells = [*named, *META_NAMES]
+        self.identity_at = [i for i, name in enumerate(named) if name in identity_cells]
+        self.identity_at += [len(named) + i for i, name in enumerate(META_NAMES) if name in identity_metadata]
+        self.rest_at = [i for i in range(len(cells)) if i not in self.identity_at]
+        self.identity_names = [cells[i] for i in self.identity_at]
+        self.meta_identity = [i >= len(named) for i in self.identity_at]
+        self.rest_answers: dict[tuple, tuple] = {}  # the other cells -> what they say (_rest)
+        self.identity_answers: dict[tuple, tuple] = {}  # the identity cells -> key, user, identity tags (_identity)
+        self.merged_tags: dict[tuple, tuple] = {}  # (request tags, identity tags) -> both, sorted
+        self.combos: dict[tuple, int] = {}  # (provider, model, api key, user, tags) -> combo id
+        self.known = np.zeros(0, dtype=np.int64)  # hour << bits | combo id of each group, sorted
+        self.known_ids = np.zeros(0, dtype=np.int64)  # … and its group id
+        self.keys: list[tuple] = []  # group id -> (hour, combo id)
+        self.first_line: list[int] = []
+        self.sums = np.zeros((len(self.SUMS), 1024), dtype=np.int64)
+        # Latency counts by code (group * 2 + kind) * SLOTS + slot, kind 0 end to end and 1 time to first token.
+        self.codes = np.zeros(0, dtype=np.int64)  # sorted
+        self.code_counts = np.zeros(0, dtype=np.int64)
+        self.new: list[tuple[np.ndarray, np.ndarray]] = []  # codes not known yet, with their counts
+        self.new_size = 0
+        self.rows_seen = 0
+
+    # --- one batch ---
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        n = batch.num_rows
+        columns = {name: batch.column(name) for name in batch.schema.names}
+        meta = _metadata(columns.get("metadata"), n)
+        for name in ("prompt_tokens", "completion_tokens"):  # empty: a record not read; the row reader names it
+            if pc.all(pc.not_equal(columns[name], ""), skip_nulls=False).as_py() is not True:
+                raise Declined(f"an empty {name}: the row reader names the record")
+        prompt = count_column(columns["prompt_tokens"], empty=0)
+        output = count_column(columns["completion_tokens"], empty=0)
+        cached = _coalesce(
+            n,
+            *(_path(meta, path) for path in CACHE_READS),
+            count_column(columns.get("cache_read_input_tokens"), empty=None),
+        )
+        cache_write = _coalesce(
+            n,
+            *(_path(meta, path) for path in CACHE_WRITES),
+            count_column(columns.get("cache_creation_input_tokens"), empty=None),
+        )
+        if (cached < 0).any() or (cache_write < 0).any() or (cached + cache_write > prompt).any():
+            raise Declined("a negative cache, or caches above prompt_tokens: the row reader names the record")
+
+        combo, model_empty, failed = self._combos(columns, meta, n)
+        if (model_empty & ((prompt > 0) | (output > 0))).any():
+            raise Declined("tokens without a model: the row reader names the record")
+        start = times(columns["startTime"], required=True)
+        end = times(columns.get("endTime"))
+        first = times(columns.get("completionStartTime"))
+        hour = start // _US_PER_HOUR
+        timed, duration, ttft = latencies(start, end, first, n)
+        group = self._groups(hour, combo)
+
+        values = {
+            "input": prompt - cached - cache_write,
+            "cached": cached,
+            "cache_write": cache_write,
+            "output": output,
+            "requests": np.ones(n, dtype=np.int64),
+            "errors": failed.astype(np.int64),
+            "timed_tokens": np.where(timed, output, 0),
+            "timed_ms": np.where(timed, duration, 0),
+        }
+        streamed = timed & (duration > ttft)
+        values["streamed_tokens"] = np.where(streamed, output, 0)
+        values["streamed_ms"] = np.where(streamed, duration - ttft, 0)
+        ids, starts, order = _runs(group)
+        for row, name in enumerate(self.SUMS):
+            self.sums[row, ids] += np.add.reduceat(values[name][order], starts)
+        for kind, latency in ((0, duration), (1, ttft)):
+            measured = latency[timed]
+            slot = np.searchsorted(BOUNDS, measured, side="right") + 1
+            slot[measured == 0] = 0
+            self._count((group[timed] * 2 + kind) * SLOTS + slot)
+        self.rows_seen += n
+
+    def _combos(self, columns: dict, meta, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per row: its combination's id, whether its model is empty, whether it failed. The cells a record's
+        interpretation reads are numbered in numpy as two combinations — who sent it (the identity cells) and the
+        rest — each distinct one of either read once by gateway_log itself, and only their pairing (the tags of
+        both, merged and sorted) done per distinct pair: a log whose keys, users and teams do not come together has
+        a pair per request, and reading each pair's cells as one record was ~60 µs a request."""
+        parts = [columns[name] for name in self.named]
+        parts += [_field(meta, name) if meta is not None else None for name in META_NAMES]
+        values = [_encoded(part, n) for part in parts]
+        rest_of, rest_rows = _numbered([values[at] for at in self.rest_at], n)
+        identity_of, identity_rows = _numbered([values[at] for at in self.identity_at], n)
+        rests = [self._rest([d[i[row]] for i, d in (values[at] for at in self.rest_at)]) for row in rest_rows]
+        identities = [
+            self._identity(tuple(d[i[row]] for i, d in (values[at] for at in self.identity_at)))
+            for row in identity_rows
+        ]
+        pairs, pair_of = np.unique(rest_of * len(identity_rows) + identity_of, return_inverse=True)
+        combo_ids = []
+        combos, merged_tags, width = self.combos, self.merged_tags, len(identity_rows)
+        for rest_id, identity_id in zip(*(a.tolist() for a in np.divmod(pairs, width))):
+            (provider, model, tags, cache_hit), _, _, own = rests[rest_id]
+            api_key, user, identity_tags = identities[identity_id] if self.identify is not None else (*own, ())
+            if identity_tags:  # over any request tag of those names (team_id, key_alias), as _litellm_request does
+                both = (tags, identity_tags)
+                sorted_tags = merged_tags.get(both)
+                if sorted_tags is None:
+                    if len(merged_tags) >= 65536:
+                        merged_tags.clear()
+                    sorted_tags = merged_tags[both] = tuple(sorted({**dict(tags), **dict(identity_tags)}.items()))
+                tags = sorted_tags
+            combo_id = combos.setdefault((provider, model, api_key, user, tags, cache_hit), len(combos))
+            if combo_id >= 1 << _COMBO_BITS:
+                raise Declined("too many distinct key, user and tag combinations")
+            combo_ids.append(combo_id)
+        return (
+            np.array(combo_ids, dtype=np.int64)[pair_of.reshape(-1)],
+            np.array([r[1] for r in rests], dtype=bool)[rest_of],
+            np.array([r[2] for r in rests], dtype=bool)[rest_of],
+        )
+
+    def _rest(self, rest: list) -> tuple:
+        """((provider, model, sorted tags, cache hit), model empty, failed, (key, user)) of the cells but the identity
+        ones, read by `interpret` with the identity cells empty (its answer for them is then no key, no user, no
+        tags). Without `identify` there are no identity cells apart: the key and user are the request's own."""
+        key = tuple(rest)
+        known = self.rest_answers.get(key)
+        if known is None:
+            cells = [""] * (len(self.named) + len(META_NAMES))
+            for at, cell in zip(self.rest_at, rest):
+                cells[at] = cell
+            request = self._interpret_cells(cells)
+            known = (
+                (request.provider, request.model, tuple(sorted(request.tags.items())), request.cache_hit),
+                not request.model,
+                request.failed,
+                (request.api_key, request.user),
+            )
+            if len(self.rest_answers) >= 65536:
+                self.rest_answers.clear()
+            self.rest_answers[key] = known
+        return known
+
+    def _identity(self, identity: tuple) -> tuple:
+        """(api key, user, identity tags as items) of a combination of the identity cells, by `identify` — what
+        _litellm_request does with these cells, by its own function."""
+        known = self.identity_answers.get(identity)
+        if known is None:
+            if self.identify is None:
+                known = ("", "", ())
+            else:
+                record = dict.fromkeys(self.identity_cells, "")
+                metadata = {}
+                for name, in_metadata, cell in zip(self.identity_names, self.meta_identity, identity):
+                    if in_metadata:
+                        if cell:
+                            metadata[name] = cell
+                    else:
+                        record[name] = cell
+                api_key, user, tags = self.identify(*record.values(), metadata)  # identity_cells' order
+                known = (api_key, user, tuple(tags.items()))
+            if len(self.identity_answers) >= 65536:
+                self.identity_answers.clear()
+            self.identity_answers[identity] = known
+        return known
+
+    def _interpret_cells(self, cells: list):
+        """gateway_log's reading of a record holding `cells` (named, then META_NAMES), tokens and times aside."""
+        record = dict(zip(self.named, cells))
+        record["metadata"] = {name: cell for name, cell in zip(META_NAMES, cells[len(self.named) :]) if cell}
+        record.update(startTime=EPOCH, prompt_tokens=0, completion_tokens=0)  # read in columns
+        try:
+            return self.interpret(record)
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            raise Declined(str(exc)) from None
+
+    def _groups(self, hour: np.ndarray, combo: np.ndarray) -> np.ndarray:
+        """Per row, its hour-group's id; new groups are numbered as first met (their first line kept)."""
+        pair = (hour << _COMBO_BITS) | combo
+        unique, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+        at = np.searchsorted(self.known, unique)
+        found = at < len(self.known)
+        found[found] = self.known[at[found]] == unique[found]
+        ids = np.empty(len(unique), dtype=np.int64)
+        ids[found] = self.known_ids[at[found]]
+        new = np.flatnonzero(~found)
+        if len(new):
+            ids[new] = np.arange(len(self.keys), len(self.keys) + len(new))
+            for value, line in zip(unique[new].tolist(), first[new].tolist()):
+                self.keys.append((value >> _COMBO_BITS, value & ((1 << _COMBO_BITS) - 1)))
+                self.first_line.append(self.rows_seen + line)
+            known = np.concatenate([self.known, unique[new]])
+            order = np.argsort(known, kind="stable")
+            self.known, self.known_ids = known[order], np.concatenate([self.known_ids, ids[new]])[order]
+        if len(self.keys) > self.sums.shape[1]:
+            grown = np.zeros((len(self.SUMS), 2 * len(self.keys)), dtype=np.int64)
+            grown[:, : self.sums.shape[1]] = self.sums
+            self.sums = grown
+        return ids[inverse.reshape(-1)]
+
+    def _count(self, codes: np.ndarray) -> None:
+        """Count the batch's (group, kind, slot) codes: added in place to the codes already known (a sorted array),
+        new ones kept aside and merged in when they reach a quarter of the known ones. New codes stop coming once
+        every group's buckets have been seen, so the merges, and the memory they take, do not grow with the file."""
+        if not len(codes):
+            return
+        unique, counts = np.unique(codes, return_counts=True)
+        at = np.searchsorted(self.codes, unique)
+        found = at < len(self.codes)
+        found[found] = self.codes[at[found]] == unique[found]
+        self.code_counts[at[found]] += counts[found]
+        if not found.all():
+            self.new.append((unique[~found], counts[~found]))
+            self.new_size += len(self.new[-1][0])
+            if self.new_size > max(self.MERGE_AT, len(self.codes) // 4):
+                self._merge()
+
+    def _merge(self) -> None:
+        if not self.new:
+            return
+        codes = np.concatenate([self.codes, *(c for c, _ in self.new)])
+        counts = np.concatenate([self.code_counts, *(k for _, k in self.new)])
+        self.new, self.new_size = [], 0
+        order = np.argsort(codes, kind="stable")
+        codes, counts = codes[order], counts[order]
+        del order
+        starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+        self.codes, self.code_counts = codes[starts], np.add.reduceat(counts, starts)
+
+    # --- the end ---
+
+    def result(self) -> list:
+        self._merge()
+        distributions = [(LatencyDistribution(), LatencyDistribution()) for _ in self.keys]
+        if len(self.codes):
+            codes, counts = self.codes, self.code_counts  # sorted: by group, then kind (e2e, ttft), then slot
+            series, slots = np.divmod(codes, SLOTS)
+            starts = np.flatnonzero(np.concatenate(([True], series[1:] != series[:-1])))
+            ends = np.append(starts[1:], len(codes))
+            # As Python lists once, sliced per series: a scattered log has a series or two per line, and a numpy
+            # slice and tolist() per series cost more than the rest of the series' work.
+            indexes, counted = (slots - 1).tolist(), counts.tolist()
+            for one, begin, end in zip(series[starts].tolist(), starts.tolist(), ends.tolist()):
+                distribution = distributions[one >> 1][one & 1]
+                if indexes[begin] == -1:  # slot 0: zero latency
+                    distribution.zero = counted[begin]
+                    begin += 1
+                distribution.buckets = dict(zip(indexes[begin:end], counted[begin:end]))
+        combos = list(self.combos)
+        sums = self.sums[:, : len(self.keys)].T.tolist()
+        hour_starts: dict[int, dt.datetime] = {}
+        groups = []
+        for group, (hour, combo_id) in enumerate(self.keys):
+            (
+                input_,
+                cached,
+                cache_write,
+                output,
+                requests,
+                errors,
+                streamed_tokens,
+                streamed_ms,
+                timed_tokens,
+                timed_ms,
+            ) = sums[group]  # SUMS order
+            e2e, ttft = distributions[group]
+            performance = Performance(
+                requests=requests,
+                errors=errors,
+                e2e=e2e,
+                ttft=ttft,
+                streamed_tokens=streamed_tokens,
+                streamed_ms=streamed_ms,
+                timed_tokens=timed_tokens,
+                timed_ms=timed_ms,
+            )
+            provider, model, api_key, user, tags, cache_hit = combos[combo_id]
+            start = hour_starts.get(hour)
+            if start is None:
+                start = hour_starts[hour] = _hour_start(hour)
+            key = (start, provider, model, api_key, user, tags, cache_hit)
+            totals = (input_, cached, cache_write, output, requests)
+            groups.append((key, self.first_line[group] + 2, totals, performance))  # line 1 is the header
+        return groups
+
+
+# --- columns ---
+
+
+def _metadata(column: pa.Array | None, n: int) -> pa.Table | None:
+    """The metadata JSON of each row, parsed by Arrow into META_SCHEMA's columns (empty and "null" read as {})."""
+    if column is None:
+        return None
+    trimmed = pc.utf8_trim_whitespace(column)
+    empty = pc.or_(pc.equal(trimmed, ""), pc.equal(trimmed, "null"))
+    text = pc.if_else(empty, pa.scalar("{}"), column) if pc.any(empty).as_py() else column
+    lines = pc.binary_join_element_wise(text, pa.scalar("\n"), "")
+    offsets, data = lines.buffers()[1], lines.buffers()[2]
+    bounds = np.frombuffer(offsets, dtype=np.int32, count=len(lines) + 1, offset=lines.offset * 4)
+    body = data[bounds[0] : bounds[-1]] if data is not None else pa.py_buffer(b"")
+    table = pjson.read_json(
+        pa.BufferReader(body),
+        read_options=pjson.ReadOptions(block_size=JSON_BLOCK_BYTES),
+        parse_options=pjson.ParseOptions(
+            explicit_schema=META_SCHEMA, unexpected_field_behavior="ignore", newlines_in_values=False
+        ),
+    )
+    if table.num_rows != n:
+        raise Declined("a metadata cell that is not one JSON object")
+    return table
+
+
+def _encoded(part: pa.Array | None, n: int) -> tuple[np.ndarray, list]:
+    """(per row, the index of its value; the distinct values): nulls read as "", a missing column as all ""."""
+    if part is None or part.null_count == n:  # a metadata field no record of the batch has
+        return np.zeros(n, dtype=np.int64), [""]
+    encoded = pc.dictionary_encode(part.fill_null("") if part.null_count else part)
+    return encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary.to_pylist()
+
+
+def _numbered(parts: list[tuple[np.ndarray, list]], n: int) -> tuple[np.ndarray, list[int]]:
+    """(per row, the number of its combination of `parts`' values, 0…k−1; a row of each combination): `parts` as
+    _encoded gives them."""
+    combined = np.zeros(n, dtype=np.int64)
+    for indices, dictionary in parts:
+        if len(dictionary) > 1:
+            combined = combined * len(dictionary) + indices
+            if combined.max() >= 1 << 40:  # keep the product small: renumber densely
+                combined = np.unique(combined, return_inverse=True)[1].reshape(-1)
+    _, first, number = np.unique(combined, return_index=True, return_inverse=True)
+    return number.reshape(-1), first.tolist()
+
+
+def _field(table: pa.Table | None, name: str):
+    return None if table is None else table.column(name).combine_chunks()
+
+
+def _path(table: pa.Table | None, path: tuple):
+    """A nested metadata field (`("usage_object", "prompt_tokens_details", "cached_tokens")`), null where any parent
+    is."""
+    column = _field(table, path[0])
+    for name in path[1:]:
+        column = _child(column, name)
+    return column
+
+
+def _child(parent, name: str):
+    """A struct's field, null where the struct itself is null."""
+    if parent is None:
+        return None
+    child = pc.struct_field(parent, name)
+    return pc.if_else(pc.is_valid(parent), child, pa.scalar(None, child.type))
+
+
+def _coalesce(n: int, *columns) -> np.ndarray:
+    """The first non-null of each row as int64 (gateway_log._first_count), 0 when none is."""
+    present = [c for c in columns if c is not None]
+    if not present:
+        return np.zeros(n, dtype=np.int64)
+    merged = pc.coalesce(*[c.cast(_COUNT) for c in present]) if len(present) > 1 else present[0].cast(_COUNT)
+    return merged.fill_null(0).to_numpy(zero_copy_only=False)
+
+
+def _runs(group: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct groups, start of each one's run, order sorting rows by group): for np.add.reduceat."""
+    order = np.argsort(group, kind="stable")
+    ordered = group[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    return ordered[starts], starts, order
+
+
+def _hour_start(hour: int) -> dt.datetime:
+    return EPOCH + dt.timedelta(hours=hour)
