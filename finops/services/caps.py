@@ -331,8 +331,9 @@ def _thresholds(value) -> list[int]:
     return sorted(found)
 
 
-def _recipients(value) -> list[str]:
-    """Email addresses and roles, in the order given, each once."""
+def _recipients(value, extra_roles: dict | None = None) -> list[str]:
+    """Email addresses and roles, in the order given, each once (`extra_roles`: roles a channel may name too)."""
+    roles = {**ROLE_RECIPIENTS, **(extra_roles or {})}
     if isinstance(value, str):
         value = value.replace(";", ",").replace("\n", ",").split(",")
     if not isinstance(value, Iterable):
@@ -345,14 +346,14 @@ def _recipients(value) -> list[str]:
         if not text:
             continue
         if text.startswith("role:"):
-            if text not in ROLE_RECIPIENTS:
-                raise ValidationError(f"Unknown role {text!r}; the roles are {', '.join(ROLE_RECIPIENTS)}.")
+            if text not in roles:
+                raise ValidationError(f"Unknown role {text!r}; the roles are {', '.join(roles)}.")
         else:
             try:
                 validate_email(text)
             except ValidationError:
                 raise ValidationError(
-                    f"{text!r} is neither an email address nor a role ({', '.join(ROLE_RECIPIENTS)})."
+                    f"{text!r} is neither an email address nor a role ({', '.join(roles)})."
                 ) from None
         if text not in found:
             found.append(text)
