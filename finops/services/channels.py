@@ -125,6 +125,16 @@ def channel_save(
     return channel
 
 
+def channel_delete(*, channel: Channel, by) -> None:
+    """A channel goes; what chose it chooses it no longer (their alerts fall to the defaults). A cap's own channels
+    (its recipients and webhook) are the cap's fields: changed on the cap, not here."""
+    if by is not None and not access.can_write_channel(by, channel):
+        raise PermissionDenied("You may not delete this channel.")
+    if channel.for_cap_id is not None:
+        raise ValidationError({"channel": "It is a cap's recipients or webhook: change them on the cap."})
+    channel.delete()
+
+
 def channel_shown(user, channel: Channel) -> str:
     """What `user` may see of a channel's destination: scheme and host to those who may edit it, else nothing."""
     if not access.can_write_channel(user, channel):
