@@ -285,3 +285,43 @@ def test_a_slow_receiver_on_one_event_does_not_delay_another_events_delivery(set
     assert fast_event.state == AlertEvent.State.SENT
     assert slow_event.state == AlertEvent.State.FAILED and "timed out" in slow_event.notifications.get().error
     assert [p for p, _h, _b in fast.received] == ["/s"]
+
+
+# --- the channels page edits ---
+
+
+@pytest.mark.django_db
+def test_a_lead_makes_edits_and_deletes_their_teams_channel_on_the_page_and_a_member_cannot(
+    client_as, local_receivers, sam, support_team
+):
+    lead = client_as(sam)
+    form = lead.get("/alerts/channels/new/").content.decode()
+    assert "Support Platform" in form and "The organisation" not in form  # a lead owns for their team only
+    answer = lead.post(
+        "/alerts/channels/new/", {"name": "Support\r\nSlack", "kind": "slack", "team": "support", "url": URL}
+    )
+    assert answer.status_code == 200 and "control character" in answer.content.decode().lower()
+    answer = lead.post(
+        "/alerts/channels/new/", {"name": "Support Slack", "kind": "slack", "team": "support", "url": URL}
+    )
+    assert answer.status_code == 302
+    channel = Channel.objects.get(name="Support Slack")
+    edit = lead.get(f"/alerts/channels/{channel.pk}/edit/").content.decode()
+    assert "http://127.0.0.1:9/…" in edit and not [bit for bit in SECRET_BITS if bit in edit]
+    answer = lead.post(
+        f"/alerts/channels/{channel.pk}/edit/",
+        {"name": "Support alerts", "kind": "slack", "team": "support", "url": "", "kinds": ["spend_spike"]},
+    )
+    assert answer.status_code == 302
+    channel.refresh_from_db()
+    assert (channel.name, channel.kinds, channel.url_label) == (
+        "Support alerts",
+        ["spend_spike"],
+        "http://127.0.0.1:9/…",
+    )
+    mo = make_user("mo", "member", team=support_team, team_role="member")
+    member = client_as(mo)
+    assert member.get(f"/alerts/channels/{channel.pk}/edit/").status_code == 404
+    assert member.post(f"/alerts/channels/{channel.pk}/delete/").status_code == 404
+    assert lead.post(f"/alerts/channels/{channel.pk}/delete/").status_code == 302
+    assert not Channel.objects.filter(pk=channel.pk).exists()
