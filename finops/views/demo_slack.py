@@ -1,6 +1,8 @@
 """The demo's Slack stand-in as pages (finops/demo/slack.py): POST /demo/slack/hook records an incoming-webhook
 message, /demo/slack/ shows what arrived. 404 unless the demo's settings turn it on (FINOPS_DEMO_SLACK)."""
 
+import re
+
 from django.contrib.auth.decorators import login_not_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
@@ -8,6 +10,8 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST, require_safe
 
 from finops.demo import slack
+
+MRKDWN_LINK = re.compile(r"<([^|>]+)\|([^>]+)>")
 
 
 @csrf_exempt
@@ -25,7 +29,7 @@ def demo_slack_hook(request):
 def demo_slack_page(request):
     if not slack.enabled():
         raise Http404
-    messages = []
+    posted = []
     for item in slack.received():
         payload = item["payload"]
         lines = [
@@ -40,5 +44,6 @@ def demo_slack_page(request):
             for field in block.get("fields", [])
             if isinstance(field, dict)
         ]
-        messages.append({"received_at": item["received_at"], "text": payload.get("text", ""), "lines": lines})
-    return render(request, "finops/demo_slack.html", {"messages": messages})
+        lines = [MRKDWN_LINK.sub(r"\2", line) for line in lines]  # Slack shows a <url|label> link as its label
+        posted.append({"received_at": item["received_at"], "text": payload.get("text", ""), "lines": lines})
+    return render(request, "finops/demo_slack.html", {"posted": posted})
