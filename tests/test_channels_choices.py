@@ -325,3 +325,21 @@ def test_a_lead_makes_edits_and_deletes_their_teams_channel_on_the_page_and_a_me
     assert member.post(f"/alerts/channels/{channel.pk}/delete/").status_code == 404
     assert lead.post(f"/alerts/channels/{channel.pk}/delete/").status_code == 302
     assert not Channel.objects.filter(pk=channel.pk).exists()
+
+
+@pytest.mark.django_db
+def test_the_demo_slack_stand_in_records_a_slack_message_only_in_the_demo(client_as, settings, tmp_path, ada):
+    from django.test import Client
+
+    settings.FINOPS_DEMO_SLACK_LOG = str(tmp_path / "slack.jsonl")
+    message = {
+        "text": "[FinOps] Spend spike",
+        "blocks": [{"type": "header", "text": {"type": "plain_text", "text": "x"}}],
+    }
+    anonymous = Client()
+    assert anonymous.post("/demo/slack/hook", message, content_type="application/json").status_code == 404
+    assert client_as(ada).get("/demo/slack/").status_code == 404
+    settings.FINOPS_DEMO_SLACK = True
+    assert anonymous.post("/demo/slack/hook", {"blocks": []}, content_type="application/json").status_code == 400
+    assert anonymous.post("/demo/slack/hook", message, content_type="application/json").status_code == 200
+    assert "[FinOps] Spend spike" in client_as(ada).get("/demo/slack/").content.decode()

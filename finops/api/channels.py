@@ -135,6 +135,8 @@ def _save(request, channel=None, *, partial: bool):
 class ChannelList(APIView):
     """The channels the user may edit (admins: all; a team lead: their teams'); anyone else gets 404."""
 
+    permission_classes = [access.EditsChannels]
+
     @extend_schema(responses=ChannelSerializer(many=True), summary="List alert channels")
     def get(self, request):
         return Response([ChannelSerializer.of(c, request.user) for c in _editor_or_404(request.user)])
@@ -152,6 +154,8 @@ class ChannelList(APIView):
 
 class ChannelDetail(APIView):
     """One channel the user may edit; any other answers 404. PUT replaces its fields, PATCH the fields given."""
+
+    permission_classes = [access.EditsChannels]
 
     def _channel(self, request, pk):
         return get_object_or_404(_editor_or_404(request.user), pk=pk)
