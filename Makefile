@@ -40,12 +40,15 @@ $(FOCUS_STAMP):
 focus-validator: $(FOCUS_STAMP)
 
 # Demo: writes .env (DEBUG, keys) once, migrates SQLite, loads the demo organisation, serves it at http://HOST:PORT.
+# The platform team's Slack channel posts to the demo's stand-in (/demo/slack/ of the demo itself), a loopback
+# address the egress policy refuses unless allowed: the demo allows exactly that host (docs/alerts.md).
+DEMO_SLACK = FINOPS_DEMO_SLACK=1 FINOPS_EGRESS_ALLOWED_NETWORKS=127.0.0.1/32
 demo: install
 	DEBUG=1 $(BIN)/python manage.py demo_env
 	$(BIN)/python manage.py migrate --no-input -v 0
-	$(BIN)/python manage.py load_demo --url http://$(HOST):$(PORT)
+	$(DEMO_SLACK) $(BIN)/python manage.py load_demo --url http://$(HOST):$(PORT)
 	@echo "Serving the demo at http://$(HOST):$(PORT) (PORT=… and HOST=… change it; Ctrl-C stops it)"
-	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+	$(DEMO_SLACK) $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 # Start the local Postgres and Redis when they are installed but not answering.
 services:

@@ -41,7 +41,15 @@ def load_demo(*, today: dt.date, export_dir: Path | None = None) -> dict:
 
     Files go to `export_dir` (kept) or a temporary directory (removed). Raises DemoLoadError if any import
     failed; the other accounts' imports stay (each import is all or nothing on its own, as in production).
+    The demo's stand-in Slack answers at the demo's address while it loads (demo/slack.py).
     """
+    from . import slack
+
+    with slack.stand_in():
+        return _load_demo(today=today, export_dir=export_dir)
+
+
+def _load_demo(*, today: dt.date, export_dir: Path | None) -> dict:
     text = render_config(today)
     config = yaml.safe_load(text)
     # Only the variables the demo config may refer to: none, since demo accounts hold no credentials.
@@ -49,6 +57,7 @@ def load_demo(*, today: dt.date, export_dir: Path | None = None) -> dict:
     config_apply(path=CONFIG_PATH, text=text, environ={})
     # The offerings people buy (issue 28), after the config's own so the demo's entered figures stand.
     offerings_seed()
+    slack_left_out = slack_channel_load()  # before the imports: their evaluations raise what it takes
 
     if export_dir is not None:
         runs = _import_all(today, Path(export_dir))
@@ -80,6 +89,7 @@ def load_demo(*, today: dt.date, export_dir: Path | None = None) -> dict:
         "scorecard": _scorecard_story(today),
         "savings": _savings_story(today),
         "reports": reports,
+        "slack_left_out": slack_left_out,
     }
 
 
@@ -249,15 +259,47 @@ FINANCE_CHANNEL = "Finance email"
 PLATFORM_SLACK = "Platform team Slack"
 
 
-def channels_load() -> None:
-    """Two channels (issue 25): finance's email list, which every contract chooses (contract alerts reach finance
-    and each contract's owner through it), and the platform team's Slack for what the platform team fixes (a
-    source failing, a model without a price, a spike), the organisation's default for those kinds. A demo has no
-    Slack workspace: the Slack channel is made when FINOPS_DEMO_SLACK_URL names an incoming webhook (or any local
-    receiver the egress policy allows), else it is left out and those alerts go to the built-in recipients."""
+def slack_channel_load() -> str | None:
+    """The platform team's Slack (issue 25), for what the platform team fixes (a source failing, a model without a
+    price, a spike nobody else took), the organisation's default for those kinds; made before the imports, whose
+    evaluations raise such alerts. A demo has no Slack workspace: it posts to the demo's stand-in
+    (demo/slack.py, /demo/slack/), or to FINOPS_DEMO_SLACK_URL when that names a real incoming webhook. The
+    egress policy refuses the stand-in's loopback address unless the demo's settings allow it: then the channel is
+    left out, and the reason returned (load_demo prints it)."""
     import os
 
-    from finops.models import AlertKind, Channel, ChannelKind, Contract
+    from django.core.exceptions import ValidationError
+
+    from finops.models import AlertKind, Channel, ChannelKind
+    from finops.services.channels import channel_save
+
+    from . import slack
+
+    url = os.environ.get("FINOPS_DEMO_SLACK_URL", "") or (slack.hook_url() if slack.enabled() else "")
+    if not url:
+        return "the platform team's Slack channel is left out (FINOPS_DEMO_SLACK is off; `make demo` turns it on)"
+    try:
+        channel_save(
+            by=None,
+            channel=Channel.objects.filter(name=PLATFORM_SLACK, team=None).first(),
+            name=PLATFORM_SLACK,
+            kind=ChannelKind.SLACK,
+            url=url,
+            kinds=[AlertKind.SOURCE_FAILING, AlertKind.UNPRICED_USAGE, AlertKind.SPEND_SPIKE],
+            is_default=True,
+        )
+    except ValidationError as exc:
+        return (
+            f"the platform team's Slack channel is left out: {' '.join(exc.messages)} "
+            "(the demo's settings allow FINOPS_EGRESS_ALLOWED_NETWORKS=127.0.0.1/32; see docs/alerts.md)"
+        )
+    return None
+
+
+def channels_load() -> None:
+    """Finance's email list, which every contract chooses (contract alerts reach finance and each contract's owner
+    through it)."""
+    from finops.models import Channel, ChannelKind, Contract
     from finops.services.channels import channel_save
 
     owners = sorted({c.owner for c in Contract.objects.exclude(owner="")})
@@ -269,17 +311,6 @@ def channels_load() -> None:
         addresses=["role:finance", *owners],
     )
     finance.contracts.set(Contract.objects.all())
-    url = os.environ.get("FINOPS_DEMO_SLACK_URL", "")
-    if url:
-        channel_save(
-            by=None,
-            channel=Channel.objects.filter(name=PLATFORM_SLACK, team=None).first(),
-            name=PLATFORM_SLACK,
-            kind=ChannelKind.SLACK,
-            url=url,
-            kinds=[AlertKind.SOURCE_FAILING, AlertKind.UNPRICED_USAGE, AlertKind.SPEND_SPIKE],
-            is_default=True,
-        )
 
 
 def caps_load(*, today: dt.date) -> list[dict]:

@@ -288,7 +288,7 @@ class ChannelForm(forms.ModelForm):
 
     class Meta:
         model = Channel
-        fields = ("name", "kind", "team", "addresses", "kinds", "is_default", "caps", "contracts")
+        fields = ("name", "kind", "team", "addresses", "kinds", "is_default", "caps", "contracts", "workloads")
 
     def clean(self):
         """The service's checks, said on the form's fields rather than as an error page."""

@@ -14,3 +14,10 @@ class FinopsConfig(AppConfig):
         from finops.core.sqlite_functions import install
 
         install()
+        # Every team has a default alert channel to its leads (issue 25), however the team is made.
+        from django.db.models.signals import post_save
+
+        from .models import Team
+        from .services.channels import team_created
+
+        post_save.connect(team_created, sender=Team, dispatch_uid="finops.team_default_channel")

@@ -47,6 +47,10 @@ try:
     ]
 except ValueError as exc:
     raise ImproperlyConfigured(f"FINOPS_EGRESS_ALLOWED_NETWORKS: {exc} (write CIDRs, e.g. 10.20.0.0/16)") from None
+# The demo's stand-in Slack (demo/slack.py): /demo/slack/ records and shows what the platform team's Slack
+# channel posts. On only in the demo (`make demo` sets it, with FINOPS_EGRESS_ALLOWED_NETWORKS=127.0.0.1/32).
+FINOPS_DEMO_SLACK = env.bool("FINOPS_DEMO_SLACK", default=False)
+FINOPS_DEMO_SLACK_LOG = env.str("FINOPS_DEMO_SLACK_LOG", default=str(BASE_DIR / "demo-slack.jsonl"))
 # One delivery attempt (connect, send, the whole response) ends within this many seconds, on the wall clock.
 FINOPS_EGRESS_DEADLINE_SECONDS = env.float("FINOPS_EGRESS_DEADLINE_SECONDS", default=10.0)
 

@@ -87,7 +87,12 @@ urlpatterns = [
     path("reports/<str:month>/focus.csv", focus.focus_export, name="report-focus"),
     path("alerts/mute/", alerts.alert_mute, name="alert-mute"),
     path("alerts/channels/", channels.channel_list, name="channel-list"),
+    # The demo app's pages (its Slack stand-in), included by name: the product imports nothing of the demo.
+    path("demo/", include("demo.urls")),
     path("alerts/channels/<int:pk>/test/", channels.channel_test, name="channel-test"),
+    path("alerts/channels/new/", channels.channel_create, name="channel-create"),
+    path("alerts/channels/<int:pk>/edit/", channels.channel_edit, name="channel-edit"),
+    path("alerts/channels/<int:pk>/delete/", channels.channel_remove, name="channel-delete"),
     path("whatif/", whatif.whatif_page, name="whatif"),
     path("offerings/", whatif.offering_list, name="offering-list"),
     path("offerings/new/", whatif.offering_create, name="offering-create"),

@@ -33,7 +33,7 @@ from finops.models import (
 )
 from finops.services.users import user_set_role
 from ingest.services import usage_file_import
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, stored_cap
 
 ROLES = ("admin", "finance", "lead_a", "member_b", "anonymous")
 
@@ -85,10 +85,8 @@ def _team_objects(slug: str, name: str, project: str, priority: int, period_star
         outcome_unit="ticket resolved",
     )
     rule = AttributionRule.objects.create(workload=workload, priority=priority, project=project)
-    team_cap = Cap.objects.create(name=f"{name} monthly", scope=CapScope.TEAM, team=team, amount=100)
-    workload_cap = Cap.objects.create(
-        name=f"{name} agent monthly", scope=CapScope.WORKLOAD, workload=workload, amount=50
-    )
+    team_cap = stored_cap(name=f"{name} monthly", scope=CapScope.TEAM, team=team, amount=100)
+    workload_cap = stored_cap(name=f"{name} agent monthly", scope=CapScope.WORKLOAD, workload=workload, amount=50)
     alert = AlertEvent.objects.create(
         kind=AlertKind.CAP_THRESHOLD,
         subject=f"cap:{team_cap.id}",
@@ -126,7 +124,7 @@ def build_world() -> World:
     )
     run = usage_file_import(account=file_account, stream=io.BytesIO(text.encode()), file_name="usage.csv")
     assert run.status == "succeeded", run.error
-    org_cap = Cap.objects.create(name="Organisation monthly", scope=CapScope.ORG, amount=1000)
+    org_cap = stored_cap(name="Organisation monthly", scope=CapScope.ORG, amount=1000)
     contract = Contract.objects.create(
         name="OpenAI enterprise", provider=openai, start=month, end=month.replace(year=month.year + 1), commitment=12000
     )

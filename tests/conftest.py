@@ -10,6 +10,7 @@ from django.test import Client
 from hypothesis import HealthCheck, settings
 
 from finops.models import Account, Membership, Provider, Team, User, Workload
+from finops.services.channels import organisation_default_channels_create
 from finops.services.prices import price_catalog_load
 from finops.services.providers import providers_seed
 from finops.services.users import user_set_role
@@ -28,9 +29,11 @@ PASSWORD = "correct-horse-battery-staple"
 
 def reseed_reference_data() -> None:
     """Transactional tests (live server, real workers) flush the database, migrations' seed rows included;
-    tests that need the seeded providers and catalog prices after one of those call this (idempotent)."""
+    tests that need the seeded providers and catalog prices after one of those call this (idempotent). The
+    organisation's default alert channels (migration 0037) come back too: they say who hears what nobody chose."""
     providers_seed()
     price_catalog_load()
+    organisation_default_channels_create()
 
 
 # Modules left out of `make test-fast` (marked slow; `make test` runs them): each costs tens of seconds to minutes.
@@ -111,6 +114,18 @@ def reseeded(transactional_db):
     """A transactional test's database with the seeded providers and prices back (an earlier transactional
     test may have flushed them). Name it before fixtures that need them."""
     reseed_reference_data()
+
+
+def stored_cap(**fields):
+    """A cap stored as its rows are (not through the cap service, to set up states it would refuse or to skip its
+    checks), with its own channels as the service keeps them: its recipients' email channel and its webhook's
+    channel, which route its alerts (finops/notify/recipients.py has no other rule)."""
+    from finops.models import Cap
+    from finops.services.channels import cap_channels_sync
+
+    cap = Cap.objects.create(**fields)
+    cap_channels_sync(cap)
+    return cap
 
 
 def make_user(username: str, role: str, *, team: Team | None = None, team_role: str = "lead") -> User:

@@ -41,6 +41,27 @@ def leave_lines_of_the_previous_demo(tmp: Path) -> None:
 
 
 @contextmanager
+def demo_settings(tmp: Path):
+    """The settings `make demo` runs with: the stand-in Slack on (demo/slack.py) at a free local port, the
+    egress policy allowing exactly that host (as the demo's .env does)."""
+    import ipaddress
+    import socket
+
+    from django.test import override_settings
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with override_settings(
+        FINOPS_DEMO_SLACK=True,
+        FINOPS_DEMO_SLACK_LOG=str(tmp / "demo-slack.jsonl"),
+        FINOPS_EGRESS_ALLOWED_NETWORKS=[ipaddress.ip_network("127.0.0.1/32")],
+        SITE_URL=f"http://127.0.0.1:{port}",
+    ):
+        yield
+
+
+@contextmanager
 def demo_loaded_twice(django_db_blocker, tmp: Path, totals=lambda: None):
     """The demo loaded twice for TODAY, in a transaction rolled back afterwards (what a module's tests share).
 
@@ -48,7 +69,7 @@ def demo_loaded_twice(django_db_blocker, tmp: Path, totals=lambda: None):
     lines on an account that now reads gateway logs): loading must not count that usage twice. `totals()` is
     read after each load.
     """
-    with django_db_blocker.unblock(), transaction.atomic():
+    with django_db_blocker.unblock(), demo_settings(tmp), transaction.atomic():
         reseed_reference_data()
         leave_lines_of_the_previous_demo(tmp)
         summary = load_demo(today=TODAY)

@@ -172,6 +172,10 @@ PAGES: dict[str, Page] = {
     "alert-mute": Page(POST, change=everyone),
     "channel-list": Page(GET, read=cap_writers),
     "channel-test": Page(POST, read=admins, change=admins, kwargs=lambda w, o: {"pk": org_channel().pk}),
+    "channel-create": Page(FORM, read=cap_writers, change=cap_writers),
+    "channel-edit": Page(FORM, read=admins, change=admins, kwargs=lambda w, o: {"pk": org_channel().pk}),
+    "channel-delete": Page(POST, read=admins, change=admins, kwargs=lambda w, o: {"pk": org_channel().pk}),
+    "demo-slack": Page(GET, read=nobody),  # the demo's stand-in Slack: 404 unless FINOPS_DEMO_SLACK is on
     "scorecard": Page(GET),
     "whatif": Page(GET),
     "offering-list": Page(GET),
@@ -201,7 +205,8 @@ REPORT_MONTH = "2026-01"
 # Special cases with their own tests: the login page (anyone; signed-in users are sent on) and logout (POST only),
 # below; the unsubscribe link (anyone holding a signed token, no login: tests/test_report_subscriptions.py) and a
 # token's revocation (its owner and admins; another person's token → 404: tests/test_api_tokens.py).
-OWN_TESTS = {"login", "logout", "report-unsubscribe", "token-revoke"}
+# The demo's stand-in Slack hook (no login, off outside the demo: tests/test_channels_choices.py).
+OWN_TESTS = {"login", "logout", "report-unsubscribe", "token-revoke", "demo-slack-hook"}
 ADMIN_NAMESPACE = "admin"  # Django admin: every pattern, one family (test_django_admin_is_for_admins_only)
 
 SPEND = {"start": "2026-01-01", "end": "2026-02-01", "group_by": "team"}
@@ -232,6 +237,12 @@ API: dict[str, Api] = {
         {"GET": team, "PUT": cap_writers, "PATCH": cap_writers, "DELETE": cap_writers},
         kwargs=pk("team_cap"),
         sided=True,
+    ),
+    "api-channel-list": Api({"GET": cap_writers, "POST": cap_writers}, read=cap_writers),
+    "api-channel-detail": Api(
+        {"GET": admins, "PUT": admins, "PATCH": admins, "DELETE": admins},
+        read=cap_writers,
+        kwargs=lambda w, o: {"pk": org_channel().pk},
     ),
     "api-contract-list": hidden({"GET": readers, "POST": admins}),
     "api-contract-renewals": hidden({"GET": readers}),

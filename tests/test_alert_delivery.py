@@ -27,7 +27,7 @@ from finops.notify.recipients import event_addresses
 from finops.services.attribution import history_reattribute
 from finops.services.channels import cap_channels_sync
 from ingest.services import usage_file_import
-from tests.conftest import make_user
+from tests.conftest import make_user, stored_cap
 from tests.fakes.smtp_server import FakeSmtpServer
 from tests.fakes.webhook_server import FakeWebhookServer
 
@@ -79,7 +79,7 @@ def frozen(time_machine):
 
 @pytest.fixture
 def support_cap(support_team):
-    return Cap.objects.create(
+    return stored_cap(
         name="Support November",
         scope="team",
         team=support_team,
@@ -183,7 +183,7 @@ def test_when_the_smtp_server_is_down_the_alert_fails_and_is_sent_exactly_once_w
     server = FakeSmtpServer()  # a free port with nothing listening
     server.use(settings)
     support = raise_cap_event(support_cap)
-    search_cap = Cap.objects.create(
+    search_cap = stored_cap(
         name="Search November", scope="team", team=search_team, amount=Decimal("900"), recipients=["role:team_leads"]
     )
     search = raise_cap_event(search_cap, title="Search at 91% of its $900 November cap")
@@ -223,7 +223,7 @@ def test_one_recipient_refused_for_now_blocks_no_other_alert_and_is_not_sent_twi
 ):
     smtp.refuse["fiona@example.com"] = "451 4.3.0 Mailbox busy, try later"
     support = raise_cap_event(support_cap)  # to sam and fiona
-    search_cap = Cap.objects.create(
+    search_cap = stored_cap(
         name="Search November", scope="team", team=search_team, amount=Decimal("900"), recipients=["role:team_leads"]
     )
     search = raise_cap_event(search_cap, title="Search at 91% of its $900 November cap")
@@ -251,6 +251,7 @@ def test_one_recipient_refused_for_now_blocks_no_other_alert_and_is_not_sent_twi
 def test_an_address_refused_for_good_gives_up_at_once(smtp, frozen, support_cap, sam):
     support_cap.recipients = ["nobody@example.com"]
     support_cap.save()
+    cap_channels_sync(support_cap)  # what the cap service does on a change
     smtp.refuse["nobody@example.com"] = "550 5.1.1 No such user"
     event = raise_cap_event(support_cap)
 
@@ -323,7 +324,7 @@ def test_a_user_who_muted_the_kind_gets_no_email_and_a_skipped_notification_says
 
 
 def test_team_leads_of_a_cap_without_a_team_are_the_admins_and_addresses_are_kept_once(ada, fiona, sam, support_team):
-    org_cap = Cap.objects.create(
+    org_cap = stored_cap(
         name="Everything",
         scope="org",
         amount=Decimal("10000"),
@@ -355,7 +356,7 @@ def local_receivers(settings):
 
 
 def _webhook_cap(team: Team, url: str) -> Cap:
-    cap = Cap.objects.create(
+    cap = stored_cap(
         name="Hooked",
         scope="team",
         team=team,
@@ -424,7 +425,7 @@ def _usage_in_support(openai_account, support_agent):
 
 def test_the_command_prints_what_it_raised_and_sent(smtp, openai_account, support_agent, sam):
     _usage_in_support(openai_account, support_agent)
-    cap = Cap.objects.create(
+    cap = stored_cap(
         name="Support November",
         scope="team",
         team=support_agent.team,
@@ -469,7 +470,7 @@ def test_several_processes_evaluating_and_delivering_the_same_caps_at_once_send_
 ):
     _usage_in_support(openai_account, support_agent)
     caps = [
-        Cap.objects.create(
+        stored_cap(
             name=f"Support {amount}",
             scope="team",
             team=support_agent.team,
@@ -537,7 +538,7 @@ def test_with_a_broker_the_command_queues_the_delivery_on_the_notify_queue(
     import redis
 
     _usage_in_support(openai_account, support_agent)
-    Cap.objects.create(
+    stored_cap(
         name="Support November",
         scope="team",
         team=support_agent.team,
@@ -581,7 +582,7 @@ def test_the_evaluation_task_raises_and_then_sends_through_the_delivery_task(
 
     time_machine.move_to(dt.datetime(2026, 11, 22, 8, tzinfo=dt.UTC), tick=False)
     _usage_in_support(openai_account, support_agent)
-    Cap.objects.create(
+    stored_cap(
         name="Support November",
         scope="team",
         team=support_agent.team,

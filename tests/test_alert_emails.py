@@ -19,6 +19,7 @@ from finops.selectors.caps import cap_status
 from finops.selectors.contracts import contract_status
 from finops.services.outcomes import outcomes_record
 from ingest.services import usage_file_import
+from tests.conftest import stored_cap
 
 SITE = "https://finops.example.com"
 HEADER = "day,model,input_tokens,output_tokens,cost,project"
@@ -76,7 +77,7 @@ def world(time_machine, openai_account, support_agent, ada, fiona, sam):
         ],
     )
     outcomes_record(by=None, rows=[{"workload": "support-agent", "day": "2026-10-28", "count": 10000}])
-    Cap.objects.create(
+    stored_cap(
         name="Support November",
         scope="team",
         team=support_agent.team,

@@ -9,7 +9,8 @@ import pytest
 from django.urls import reverse
 
 from finops.alerts.events import event_raise
-from finops.models import AlertEvent, AlertKind, AlertMute, Cap, Notification
+from finops.models import AlertEvent, AlertKind, AlertMute, Notification
+from tests.conftest import stored_cap
 
 NOVEMBER = dt.date(2026, 11, 1)
 
@@ -23,8 +24,8 @@ def _frozen(time_machine):
 def events(support_team, search_team, time_machine):
     """Raised an hour apart: a Support cap alert (sent after a failed attempt), a Search cap alert (failing), and
     an organisation-wide spike (pending)."""
-    support_cap = Cap.objects.create(name="Support November", scope="team", team=support_team, amount=Decimal("5000"))
-    search_cap = Cap.objects.create(name="Search November", scope="team", team=search_team, amount=Decimal("900"))
+    support_cap = stored_cap(name="Support November", scope="team", team=support_team, amount=Decimal("5000"))
+    search_cap = stored_cap(name="Search November", scope="team", team=search_team, amount=Decimal("900"))
     time_machine.move_to(dt.datetime(2026, 11, 22, 9, tzinfo=dt.UTC))
     support = event_raise(
         kind=AlertKind.CAP_THRESHOLD,

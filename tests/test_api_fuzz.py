@@ -100,6 +100,7 @@ def real_path(path: str, world, role: str) -> dict:
         "/api/v1/accounts/{id}/syncs": world.api_account.pk,
         "/api/v1/accounts/": world.file_account.pk,
         "/api/v1/caps/": own.team_cap.pk,
+        "/api/v1/channels/": own.team.channels.filter(is_default=True).values_list("pk", flat=True).first(),
         "/api/v1/contracts/": world.contract.pk,
         "/api/v1/rules/": own.rule.pk,
         "/api/v1/runs/": world.run.pk,

@@ -386,7 +386,8 @@ def test_the_demo_sends_contract_alerts_to_finance_by_a_channel_and_each_cap_by_
 
     from demo.load import FINANCE_CHANNEL
     from finops.models import Channel, Notification
-    from finops.notify.recipients import event_addresses, event_targets
+    from finops.notify.recipients import event_targets
+    from tests.test_channels_defaults import cap_recipients_before
 
     finance = Channel.objects.get(name=FINANCE_CHANNEL, team=None)
     assert set(finance.contracts.all()) == set(Contract.objects.all())
@@ -407,10 +408,55 @@ def test_the_demo_sends_contract_alerts_to_finance_by_a_channel_and_each_cap_by_
     for event in cap_events:
         assert sorted((t.channel, t.recipient) for t in event_targets(event)) == before[event.id]
         emailed = {t.recipient.lower() for t in event_targets(event) if t.channel == "email"}
-        assert emailed == {a.lower() for a in event_addresses(event)}  # the people the cap's recipients name
+        assert emailed == cap_recipients_before(event)  # the people the cap's recipients named before channels
     for cap in Cap.objects.all():
         own = Channel.objects.get(for_cap=cap, kind="email")
         assert own.addresses == cap.recipients and cap in own.caps.all()
+
+
+def test_the_demo_has_a_slack_channel_for_the_platform_team_and_an_email_channel_for_finance_both_delivered(
+    loaded, client_as
+):
+    """Issue 25: the platform team's Slack posts to the demo's stand-in (/demo/slack/), which the demo's settings
+    allow on loopback; its alerts were delivered (sent) and show on /alerts/; finance's email channel too."""
+    from demo import slack
+    from demo.load import FINANCE_CHANNEL, PLATFORM_SLACK
+    from finops.models import Channel, Notification
+
+    assert loaded["summary"]["slack_left_out"] is None
+    platform = Channel.objects.get(name=PLATFORM_SLACK, team=None, is_default=True, kind="slack")
+    assert platform.url_label == settings.SITE_URL + "/…"
+    to_slack = Notification.objects.filter(via=platform, status="sent").select_related("event")
+    assert to_slack.exists()
+    posted = [m["payload"] for m in slack.received()]
+    # Each delivery posted once per load (the demo is loaded twice: its events are raised once).
+    assert sorted(p["text"].removeprefix("[FinOps] ") for p in posted) == sorted(n.event.title for n in to_slack)
+    assert all(p["blocks"][0]["type"] == "header" for p in posted)
+    to_finance = Notification.objects.filter(via__name=FINANCE_CHANNEL, channel="email", status="sent")
+    assert to_finance.exists()
+
+    admin = client_as(User.objects.get(username="admin"))
+    alerts = admin.get("/alerts/").content.decode()
+    assert f"Slack · {settings.SITE_URL}/…" in alerts and to_slack[0].event.title in html.escape(alerts, False)
+    page = admin.get("/demo/slack/").content.decode()
+    assert html.escape(to_slack[0].event.title) in page
+    channels = admin.get("/alerts/channels/").content.decode()
+    assert PLATFORM_SLACK in channels and FINANCE_CHANNEL in channels and "/demo/slack/hook" not in channels
+
+
+def test_migration_0037_on_the_demo_tells_the_same_people_as_the_rules_did(loaded):
+    """The demo's rows as they were before 0037 (no default channel it makes): the old rules' recipients for every
+    alert equal what the default channels it makes tell."""
+    from django.apps import apps
+
+    from tests.test_channels_defaults import _migration, after_targets, as_before_the_migration, before_targets
+
+    events = list(AlertEvent.objects.select_related("cap", "contract", "team"))
+    assert {e.kind for e in events} >= {"cap_threshold", "outcome_cost", "unpriced_usage", "contract_notice"}
+    as_before_the_migration()
+    before = {e.id: before_targets(e) for e in events}
+    _migration().default_channels(apps, None)
+    assert {e.id: after_targets(e) for e in events} == before
 
 
 def test_the_demo_has_a_shortfall_renewing_soon_a_contract_on_track_and_a_monthly_commitment_going_over(loaded):

@@ -23,6 +23,7 @@ from finops.models import AlertEvent, AlertKind, Cap
 from finops.notify.deliver import events_deliver
 from finops.services.caps import CapInvalid, cap_create
 from finops.services.channels import cap_channels_sync
+from tests.conftest import stored_cap
 from tests.fakes.provider_server import ServedInThread
 from tests.fakes.webhook_server import FakeWebhookServer
 
@@ -60,7 +61,7 @@ FORBIDDEN = [
 def hooked_cap(team, url: str, name: str = "Hooked") -> Cap:
     """A cap stored as it may be in the database (a row written before the policy, or one whose name changed
     address since): straight through the ORM, so the send-time check is what is tested."""
-    cap = Cap.objects.create(
+    cap = stored_cap(
         name=name,
         scope="team",
         team=team,

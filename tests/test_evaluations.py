@@ -17,6 +17,7 @@ from finops.selectors.caps import cap_status
 from finops.selectors.spikes import spikes_find
 from finops.services.spend_changes import SpendChange
 from ingest.services import usage_file_import
+from tests.conftest import stored_cap
 
 D = Decimal
 HEADER = "day,model,input_tokens,output_tokens,cost,project"
@@ -332,7 +333,7 @@ def cap_events(cap: Cap) -> list[tuple]:
 
 @pytest.fixture
 def org_cap(db):
-    return Cap.objects.create(name="Org monthly", scope="org", amount=D(1000), alert_on_forecast=False)
+    return stored_cap(name="Org monthly", scope="org", amount=D(1000), alert_on_forecast=False)
 
 
 def test_the_last_second_of_a_month_belongs_to_it_and_the_first_of_the_next_re_arms_the_cap(
@@ -356,7 +357,7 @@ def test_the_last_second_of_a_month_belongs_to_it_and_the_first_of_the_next_re_a
 
 
 def test_a_quarter_cap_rolls_over_at_midnight_utc_on_the_first_of_the_quarter(time_machine, openai_account):
-    cap = Cap.objects.create(
+    cap = stored_cap(
         name="Org quarterly", scope="org", period="quarter", amount=D(3000), thresholds=[100], alert_on_forecast=False
     )
     at(time_machine, 2026, 12, 31, 23, 59, 59)
@@ -387,7 +388,7 @@ def test_spend_restated_down_and_back_up_in_a_period_raises_nothing_new(time_mac
 
 @pytest.fixture
 def forecast_cap(db):
-    return Cap.objects.create(name="Org forecast", scope="org", amount=D(1000), thresholds=[100])
+    return stored_cap(name="Org forecast", scope="org", amount=D(1000), thresholds=[100])
 
 
 def test_day_1_with_a_single_noisy_first_day_does_not_forecast_a_breach_from_it(

@@ -13,12 +13,13 @@ from django.urls import reverse
 
 from finops.core import display
 from finops.forecast.projection import forecast, history_start, run_rate
-from finops.models import Cap, Contract, Provider
+from finops.models import Contract, Provider
 from finops.selectors.caps import cap_status
 from finops.selectors.contracts import contract_status
 from finops.selectors.spend import daily_costs, visible_spend
 from finops.selectors.tco_report import tco_report
 from ingest.services import usage_file_import
+from tests.conftest import stored_cap
 
 D = dt.date
 NOVEMBER, DECEMBER = D(2026, 11, 1), D(2026, 12, 1)
@@ -168,7 +169,7 @@ def test_the_overview_caps_contracts_and_report_show_the_functions_figures(
     assert response.context["forecast"] == expected
     assert display.forecast(expected, compact=True) in response.content.decode()
 
-    cap = Cap.objects.create(
+    cap = stored_cap(
         name="Support monthly",
         scope="team",
         team=support_team,

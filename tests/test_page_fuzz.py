@@ -60,6 +60,11 @@ PARAMS: dict[str, tuple[str, ...] | None] = {
     "alert-list": ("kind", "team", "state", "page"),
     "channel-list": (),
     "channel-test": None,
+    "channel-create": (),
+    "channel-edit": (),
+    "channel-delete": None,
+    "demo-slack": (),
+    "demo-slack-hook": None,
     "alert-mute": None,
     "scorecard": ("quarter", "team", "sort", "dir", "csv", "xlsx"),
     "whatif": (

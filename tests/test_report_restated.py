@@ -15,11 +15,12 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from finops.models import Cap, CapPeriod, CapScope, ReportDelivery, ReportSendAttempt, ReportSnapshot
+from finops.models import CapPeriod, CapScope, ReportDelivery, ReportSendAttempt, ReportSnapshot
 from finops.notify.report_deliveries import delivery_preview, next_delivery, reports_send, send_now
 from finops.reports.restatement import diff
 from finops.selectors.tco_report import TcoReport, tco_report
 from finops.services.report_subscriptions import subscription_add
+from tests.conftest import stored_cap
 from tests.report_helpers import NOVEMBER, OCTOBER, import_usage, month_rows, two_months_of_support_usage
 
 THIRD = dt.datetime(2026, 11, 3, 8, 0, tzinfo=dt.UTC)
@@ -194,8 +195,8 @@ def test_a_months_report_reads_the_same_whenever_it_is_rendered_after_it_closed_
 ):
     two_months_of_support_usage(openai_account, support_agent)
     # A quarterly organisation cap and a monthly team cap: read as of 31 October, whatever comes after.
-    Cap.objects.create(name="Org Q4", scope=CapScope.ORG, period=CapPeriod.QUARTER, amount=Decimal("1000"))
-    Cap.objects.create(
+    stored_cap(name="Org Q4", scope=CapScope.ORG, period=CapPeriod.QUARTER, amount=Decimal("1000"))
+    stored_cap(
         name="Support monthly", scope=CapScope.TEAM, team=support_team, period=CapPeriod.MONTH, amount=Decimal("350")
     )
 

@@ -22,6 +22,7 @@ from finops.services.rules import rule_create
 from finops.services.spend_changes import SpendChange
 from finops.tasks import evaluate_alerts
 from ingest.services import account_sync, usage_file_import
+from tests.conftest import stored_cap
 from tests.fakes.provider_server import Reply
 from tests.ingest.test_openai_api import COSTS, SECRET, cursor_pages, load
 
@@ -41,7 +42,7 @@ def import_csv(account: Account, data: bytes, name: str = "usage.csv"):
 
 
 def team_cap(team: Team, amount: str = "10") -> Cap:
-    return Cap.objects.create(
+    return stored_cap(
         name=f"{team.name} monthly", scope="team", team=team, amount=Decimal(amount), recipients=["ops@example.com"]
     )
 

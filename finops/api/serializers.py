@@ -327,6 +327,28 @@ class RuleDeletedSerializer(serializers.Serializer):
     )
 
 
+def CHANNEL_IDS_FIELD():  # noqa: N802 - a field factory, named like the fields it makes
+    return serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="Ids of the channels its alerts also go to (GET /api/v1/channels): a team lead chooses among their "
+        "team's. Omit to keep the chosen ones; [] chooses none.",
+    )
+
+
+class ChosenChannelSerializer(serializers.Serializer):
+    """A chosen channel by name only: its destination is shown to its editors at /api/v1/channels."""
+
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+def chosen_channels(owner) -> list[dict]:
+    from finops.services.channels import channels_chosen
+
+    return [{"id": c.id, "name": c.name} for c in channels_chosen(owner)]
+
+
 class CapWriteSerializer(serializers.Serializer):
     """What a client sends to create or change a cap; finops.services.caps validates the values (the same rules
     as the form and `apply_config`), this only parses the JSON types."""
@@ -370,6 +392,7 @@ class CapWriteSerializer(serializers.Serializer):
             "The webhook's HMAC-SHA256 signing secret; stored encrypted, never returned. Omit to keep the current one."
         ),
     )
+    channels = CHANNEL_IDS_FIELD()
 
 
 class CapSerializer(serializers.Serializer):
@@ -397,6 +420,7 @@ class CapSerializer(serializers.Serializer):
         allow_null=True,
         help_text=("Whether a signing secret is stored (the secret itself is never returned); null as for `webhook`."),
     )
+    channels = ChosenChannelSerializer(many=True, help_text="The channels it chose besides its recipients and webhook.")
     period_start = serializers.DateField()
     period_end = serializers.DateField(help_text="Exclusive.")
     spent = money_field(help_text="Priced spend in scope this period, today's partial day included.")
@@ -435,6 +459,7 @@ class CapSerializer(serializers.Serializer):
             "recipients": cap.recipients,
             "webhook": webhook_shown(cap) if editor else None,
             "webhook_secret_set": bool(cap.webhook_secret_ciphertext) if editor else None,
+            "channels": chosen_channels(cap),
             "period_start": status.period_start,
             "period_end": status.period_end,
             "spent": status.spent,
@@ -484,6 +509,7 @@ class ContractSerializer(serializers.Serializer):
     owner = serializers.CharField()
     notes = serializers.CharField()
     document_url = serializers.CharField()
+    channels = ChosenChannelSerializer(many=True, help_text="The channels its alerts go to; none: the defaults.")
     past_terms = ContractTermSerializer(many=True, help_text="Terms archived by renewals in place, newest first.")
     notice_deadline = serializers.DateField(help_text="end − notice_days: after it an auto-renewing contract renews.")
     days_to_notice_deadline = serializers.IntegerField(help_text="Negative once the deadline has passed.")
@@ -552,6 +578,7 @@ class ContractSerializer(serializers.Serializer):
             **figures,
             "provider": contract.provider.slug,
             "accounts": sorted(a.name for a in contract.accounts.all()),
+            "channels": chosen_channels(contract),
             "past_terms": [
                 {
                     "start": t.start,
@@ -595,6 +622,7 @@ class ContractWriteSerializer(serializers.Serializer):
     owner = serializers.CharField(required=False, allow_blank=True, help_text="An email address.")
     notes = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
     document_url = serializers.CharField(required=False, allow_blank=True)
+    channels = CHANNEL_IDS_FIELD()
 
 
 class ContractRenewSerializer(serializers.Serializer):

@@ -1,7 +1,7 @@
 from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 
-from . import contracts, evals, focus, metrics, outcomes, scorecard, views
+from . import channels, contracts, evals, focus, metrics, outcomes, scorecard, views
 from . import whatif as whatif_api
 
 # DRF authenticates API requests itself (token or session); the login redirect is for pages only.
@@ -31,6 +31,8 @@ urlpatterns = [
     path("rules/<int:pk>", api(views.RuleDetail.as_view()), name="api-rule-detail"),
     path("caps", api(views.CapList.as_view()), name="api-cap-list"),
     path("caps/<int:pk>", api(views.CapDetail.as_view()), name="api-cap-detail"),
+    path("channels", api(channels.ChannelList.as_view()), name="api-channel-list"),
+    path("channels/<int:pk>", api(channels.ChannelDetail.as_view()), name="api-channel-detail"),
     path("contracts", api(contracts.ContractList.as_view()), name="api-contract-list"),
     path("contracts/renewals", api(contracts.ContractRenewals.as_view()), name="api-contract-renewals"),
     path("contracts/focus.csv", api(contracts.ContractFocusCSV.as_view()), name="api-contract-focus"),

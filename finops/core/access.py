@@ -224,6 +224,19 @@ class HiddenFromOthers(BasePermission):
         return request.method in SAFE_METHODS or self.writes(request.user)
 
 
+def edits_some_channel(user) -> bool:
+    """Admins and team leads have channels they edit (their teams'); finance and members have none to see."""
+    return is_admin(user) or lead_teams(user).exists()
+
+
+class EditsChannels(HiddenFromOthers):
+    """Alert channels (issue 25): admins and team leads see and write the channels they may edit (the view scopes
+    which); anyone else gets 404."""
+
+    sees = staticmethod(edits_some_channel)
+    writes = staticmethod(edits_some_channel)
+
+
 class SeesContracts(HiddenFromOthers):
     """Admins and finance read contracts, admins change them."""
 

@@ -1,6 +1,8 @@
 """Where alerts go (issue 25): a Channel is a row an owner (a team, or the organisation when `team` is empty) keeps:
-an email list (addresses and roles), a signed webhook, a Slack or a Microsoft Teams incoming webhook. A cap or a
-contract chooses channels; the event's team's default channels, then the organisation's, take what nobody chose.
+an email list (addresses and roles), a signed webhook, a Slack or a Microsoft Teams incoming webhook. A cap, a
+contract or a workload chooses channels; the event's team's default channels, then the organisation's, take what
+nobody chose (finops/notify/recipients.py). Every organisation has default channels, and every team a default email
+channel to its leads (finops/services/channels.py, default_channels_ensure): they say who hears what nobody chose.
 
 The URL of a webhook, Slack or Teams channel is itself a secret (a Slack incoming webhook URL posts to the channel
 for anyone who has it) and may carry credentials: it is stored encrypted (finops.core.crypto, like provider keys) with
@@ -12,7 +14,7 @@ from django.db import models
 
 from .caps import Cap
 from .contracts import Contract
-from .org import Team
+from .org import Team, Workload
 
 
 class ChannelKind(models.TextChoices):
@@ -41,10 +43,11 @@ class Channel(models.Model):
     secret_ciphertext = models.TextField(blank=True, editable=False)  # the webhook's HMAC secret
     kinds = models.JSONField(default=list, blank=True, help_text="The alert kinds it takes; empty: every kind.")
     is_default = models.BooleanField(
-        default=False, help_text="Takes its owner's alerts that no cap or contract sent elsewhere."
+        default=False, help_text="Takes its owner's alerts that no cap, contract or workload sent elsewhere."
     )
     caps = models.ManyToManyField(Cap, blank=True, related_name="channels")
     contracts = models.ManyToManyField(Contract, blank=True, related_name="channels")
+    workloads = models.ManyToManyField(Workload, blank=True, related_name="channels")
     # A cap's own recipients and webhook (the cap form's fields), kept in step by the cap's services.
     for_cap = models.ForeignKey(Cap, on_delete=models.CASCADE, null=True, blank=True, related_name="own_channels")
     created_at = models.DateTimeField(auto_now_add=True)

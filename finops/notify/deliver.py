@@ -9,7 +9,7 @@ failure: the loop goes on to the next event.
 
 import datetime as dt
 import logging
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.db import connections
 from django.utils import timezone
@@ -24,7 +24,7 @@ from .transports import TRANSPORTS
 log = logging.getLogger(__name__)
 
 State = AlertEvent.State
-HTTP_PARALLEL = 8  # HTTP receivers of one event posted to at once
+HTTP_PARALLEL = 8  # HTTP receivers posted to at once, whichever events they are for
 # Each try's record is the event's Notification rows, one per recipient, written while sending.
 OUTBOX = Outbox(AlertEvent, label="alert event")
 
@@ -40,13 +40,64 @@ def events_deliver(now: dt.datetime | None = None) -> int:
 
 
 def events_deliver_ids(now: dt.datetime | None = None) -> list[int]:
-    """Send what is due; the ids of the events this call sent (every recipient told)."""
-    return OUTBOX.send_due(now or timezone.now(), event_deliver)
+    """Send what is due; the ids of the events this call sent (every recipient told).
+
+    Every HTTP receiver (webhook, Slack, Teams) of every claimed event is posted to from one pool, so deliveries to
+    different receivers do not wait on each other, within one event or across events: a receiver that trickles its
+    answer holds its own delivery only, up to the egress deadline. Each event is settled as soon as its own posts
+    are done. Emails go out from this thread, one SMTP conversation after another (one server)."""
+    with ThreadPoolExecutor(max_workers=HTTP_PARALLEL, thread_name_prefix="alert-http") as pool:
+        return OUTBOX.send_due_overlapped(now or timezone.now(), lambda event_id: event_start(event_id, pool))
+
+
+class Sending:
+    """One claimed event being sent: its emails are out, its HTTP posts are running in the pool; `finish` records
+    them (in the calling thread: the database is not touched from the pool) and says what failed."""
+
+    def __init__(self, event, attempt: int, posts: list, errors: list):
+        self.event, self.attempt, self.posts, self.errors = event, attempt, posts, errors
+
+    @property
+    def futures(self) -> list[Future]:
+        return [post for _target, post in self.posts]
+
+    def done(self) -> bool:
+        return all(post.done() for post in self.futures)
+
+    def finish(self) -> NotifyError | None:
+        for target, post in self.posts:
+            _record(self.event, target, post.result(), self.attempt, self.errors)
+        if not self.errors:
+            return None
+        return NotifyError(
+            "; ".join(str(error) for error in self.errors), permanent=all(error.permanent for error in self.errors)
+        )
 
 
 def event_deliver(event_id: int) -> NotifyError | None:
-    """Send a claimed event to everyone not yet told; None when all were, else what failed (permanent when every
-    failure was: retrying cannot help)."""
+    """Send one claimed event to everyone not yet told and wait for it; None when all were, else what failed."""
+    with ThreadPoolExecutor(max_workers=HTTP_PARALLEL, thread_name_prefix="alert-http") as pool:
+        return event_start(event_id, pool).finish()
+
+
+def _record(event: AlertEvent, target: Target, error: NotifyError | None, attempt: int, errors: list) -> None:
+    if error is not None:
+        errors.append(error)
+        log.warning("Alert event %s to %s by %s failed: %s", event.id, target.recipient, target.channel, error)
+    Notification.objects.create(
+        event=event,
+        channel=target.channel,
+        recipient=target.recipient,
+        via=target.via,
+        status=Notification.Status.FAILED if error else Notification.Status.SENT,
+        error=str(error)[:2000] if error else "",
+        attempt=attempt,
+    )
+
+
+def event_start(event_id: int, pool: ThreadPoolExecutor) -> Sending:
+    """Start sending a claimed event to everyone not yet told: its HTTP posts submitted to `pool`, its emails sent
+    (muted recipients recorded as skipped); the Sending to finish."""
     event = AlertEvent.objects.select_related("cap__team", "cap__workload__team", "contract", "team").get(id=event_id)
     attempt = event.attempts + 1
     told = {
@@ -57,57 +108,35 @@ def event_deliver(event_id: int) -> NotifyError | None:
     }
     errors: list[NotifyError] = []
     down: dict[str, NotifyError] = {}  # channel -> the error that says it is unreachable for this attempt
-
-    def record(target: Target, error: NotifyError | None) -> None:
-        if error is not None:
-            errors.append(error)
-            log.warning("Alert event %s to %s by %s failed: %s", event.id, target.recipient, target.channel, error)
-        Notification.objects.create(
-            event=event,
-            channel=target.channel,
-            recipient=target.recipient,
-            via=target.via,
-            status=Notification.Status.FAILED if error else Notification.Status.SENT,
-            error=str(error)[:2000] if error else "",
-            attempt=attempt,
-        )
-
     pending = [t for t in event_targets(event) if t.told_key not in told]
-    # HTTP receivers (webhook, Slack, Teams) are posted to at the same time, each bounded by the egress deadline,
-    # while the emails go out: a receiver that trickles its answer holds only its own delivery.
-    with ThreadPoolExecutor(max_workers=HTTP_PARALLEL) as pool:
-        posts = [
-            (target, pool.submit(_http_send, event, target))
-            for target in pending
-            if not target.muted and target.channel != "email"
-        ]
-        for target in (t for t in pending if t.muted or t.channel == "email"):
-            if target.muted:
-                Notification.objects.create(
-                    event=event,
-                    channel=target.channel,
-                    recipient=target.recipient,
-                    via=target.via,
-                    status=Notification.Status.SKIPPED,
-                    error="muted this kind",
-                    attempt=attempt,
-                )
-                continue
-            try:
-                if target.channel in down:
-                    raise down[target.channel]
-                TRANSPORTS[target.channel].notify(event, target)
-            except NotifyError as exc:
-                if exc.channel_down:
-                    down[target.channel] = exc
-                record(target, exc)
-            else:
-                record(target, None)
-        for target, post in posts:
-            record(target, post.result())
-    if not errors:
-        return None
-    return NotifyError("; ".join(str(error) for error in errors), permanent=all(error.permanent for error in errors))
+    posts = [
+        (target, pool.submit(_http_send, event, target))
+        for target in pending
+        if not target.muted and target.channel != "email"
+    ]
+    for target in (t for t in pending if t.muted or t.channel == "email"):
+        if target.muted:
+            Notification.objects.create(
+                event=event,
+                channel=target.channel,
+                recipient=target.recipient,
+                via=target.via,
+                status=Notification.Status.SKIPPED,
+                error="muted this kind",
+                attempt=attempt,
+            )
+            continue
+        try:
+            if target.channel in down:
+                raise down[target.channel]
+            TRANSPORTS[target.channel].notify(event, target)
+        except NotifyError as exc:
+            if exc.channel_down:
+                down[target.channel] = exc
+            _record(event, target, exc, attempt, errors)
+        else:
+            _record(event, target, None, attempt, errors)
+    return Sending(event, attempt, posts, errors)
 
 
 def _http_send(event: AlertEvent, target: Target) -> NotifyError | None:

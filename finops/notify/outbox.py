@@ -18,6 +18,8 @@ import logging
 import random
 import uuid
 from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from typing import Protocol
 
 from django.db import models, transaction
 from django.db.models import Q
@@ -36,6 +38,17 @@ BATCH = 200  # rows one call sends at most: the next beat takes the rest
 Send = Callable[[int], NotifyError | None]
 # The try's record (attempt number from 1, error or None), written in the settle's transaction.
 Record = Callable[[int, int, NotifyError | None], None]
+
+
+class Started(Protocol):
+    """A row whose sending has begun (send_due_overlapped): its futures, and `finish` for its error or None."""
+
+    @property
+    def futures(self) -> list[Future]: ...
+
+    def done(self) -> bool: ...
+
+    def finish(self) -> NotifyError | None: ...
 
 
 def backoff(attempt: int) -> dt.timedelta:
@@ -105,4 +118,37 @@ class Outbox:
                 error = NotifyError(f"{type(exc).__name__}: {exc}")
             if self.settle(row_id, token=token, now=now, error=error) == self.State.SENT:
                 sent.append(row_id)
+        return sent
+
+    def send_due_overlapped(
+        self, now: dt.datetime, start: Callable[[int], Started], *, rows: models.QuerySet | None = None
+    ) -> list[int]:
+        """Like send_due, but every claimed row's sending is started before any is waited for, and each row is
+        settled as soon as its own sending is done: one slow receiver holds its row only. Claiming, starting,
+        finishing and settling run in this thread (the database); only what `start` submitted runs elsewhere."""
+        sent: list[int] = []
+        running: dict[int, tuple[str, Started]] = {}
+        for row_id, state, claimed_at in self.due(now, rows).values_list("id", "state", "claimed_at")[:BATCH]:
+            token = self.claim(row_id, state=state, claimed_at=claimed_at, now=now)
+            if token is None:
+                continue
+            try:
+                running[row_id] = (token, start(row_id))
+            except Exception as exc:  # a bug starting one row must not stop the others; retried like a failure
+                log.exception("Sending %s %s failed", self.label, row_id)
+                self.settle(row_id, token=token, now=now, error=NotifyError(f"{type(exc).__name__}: {exc}"))
+        while running:
+            finished = [row_id for row_id, (_token, started) in running.items() if started.done()]
+            if not finished:
+                wait([f for _token, started in running.values() for f in started.futures], return_when=FIRST_COMPLETED)
+                continue
+            for row_id in finished:
+                token, started = running.pop(row_id)
+                try:
+                    error = started.finish()
+                except Exception as exc:
+                    log.exception("Sending %s %s failed", self.label, row_id)
+                    error = NotifyError(f"{type(exc).__name__}: {exc}")
+                if self.settle(row_id, token=token, now=now, error=error) == self.State.SENT:
+                    sent.append(row_id)
         return sent

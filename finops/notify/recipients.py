@@ -1,17 +1,15 @@
-"""Who is told about an event (issue 25): the channels its cap or contract chose, else its team's default channels,
-else the organisation's default channels, each only for the alert kinds it takes (`event_channels`). An email
-channel names addresses and roles; a webhook, Slack or Teams channel is one target named by its scheme and host.
+"""Who is told about an event (issue 25): only channels say. The channels its cap, contract or workload chose, else
+its team's default channels, else the organisation's default channels, each only for the alert kinds it takes
+(`event_channels`). No recipient is written here: who hears what nobody chose is the default channels' rows
+(finops/services/channels.py, ORGANISATION_DEFAULTS and TEAM_DEFAULT), which an admin edits like any channel.
 
-When no channel at all applies (an organisation that set none up), the built-in default recipients below answer:
-
-A cap's `recipients` are addresses and roles: `role:team_leads` (the leads of the cap's owning team; an
-organisation, provider or account cap has none, so its admins), `role:finance`, `role:admins`. Events without a
-cap (spikes, unpriced usage) go to the team's leads when they concern a team, else to admins and finance. A source
-failing or silent is the platform team's to fix: it goes to the admins only (issue 24: finance was emailed about a
-refused upload), plus anyone who chose to get that kind (ALSO_TO_SUBSCRIBERS, AlertSubscription). A contract's events
-go to its owner (an address, if set) and finance; to admins when that is nobody. A cap's webhook is one more
-recipient. Users who muted the kind (AlertMute) are kept, marked muted, so a
-`skipped` Notification says they were not told and why; an address that is a muted user's email counts as them.
+An email channel names addresses and roles, expanded for the event: `role:team_leads` the leads of the event's
+team (the cap's owning team; an event about no team: the admins), `role:finance`, `role:admins`,
+`role:contract_owner` (the owner address of the contract the event is about). A webhook, Slack or Teams channel is
+one target named by its scheme and host. Anyone who chose to hear of a kind (ALSO_TO_SUBSCRIBERS, AlertSubscription:
+finance hearing of a failing source) is told whatever the channels. Users who muted the kind (AlertMute) are kept,
+marked muted, so a `skipped` Notification says they were not told and why; an address that is a muted user's email
+counts as them.
 """
 
 from django.db.models import Q
@@ -20,7 +18,8 @@ from finops.models import AlertEvent, AlertKind, AlertMute, Channel, ChannelKind
 
 from .base import Target
 
-# Kinds that go to a role by default and to anyone else who asks for them (finance hearing of a failing source).
+# Kinds that go to whoever the channels say and to anyone else who asks for them (finance hearing of a failing
+# source).
 ALSO_TO_SUBSCRIBERS = (AlertKind.SOURCE_FAILING,)
 
 
@@ -40,45 +39,25 @@ def _team_leads(team):
     return _active(User.objects.filter(memberships__team=team, memberships__role=Membership.Role.LEAD))
 
 
-def _role_users(role: str, event: AlertEvent):
+def _emails(users) -> list[str]:
+    return list(users.order_by("username").values_list("email", flat=True))
+
+
+def _role_addresses(role: str, event: AlertEvent | None, channel: Channel) -> list[str]:
+    """A role's addresses for an event; without an event (a test message) for the channel's own team."""
     if role == "team_leads":
-        team = event.cap.owning_team if event.cap_id else event.team
-        return _team_leads(team) if team is not None else _admins()
+        if event is None:
+            team = channel.team
+        else:
+            team = event.cap.owning_team if event.cap_id else event.team
+        return _emails(_team_leads(team)) if team is not None else _emails(_admins())
     if role == "finance":
-        return _finance()
+        return _emails(_finance())
     if role == "admins":
-        return _admins()
-    return User.objects.none()  # an unknown role names nobody (cap validation refuses them)
-
-
-def event_addresses(event: AlertEvent) -> list[str]:
-    """Email addresses, in the cap's order, each once (case-insensitively)."""
-    addresses: list[str] = []
-    if event.cap_id:
-        for entry in event.cap.recipients or []:
-            entry = str(entry).strip()
-            if entry.startswith("role:"):
-                addresses += list(_role_users(entry[5:], event).order_by("username").values_list("email", flat=True))
-            elif entry:
-                addresses.append(entry)
-    elif event.contract_id:
-        addresses += [event.contract.owner] if event.contract.owner else []
-        addresses += list(_finance().order_by("username").values_list("email", flat=True))
-        addresses = addresses or list(_admins().order_by("username").values_list("email", flat=True))
-    elif event.team_id:
-        addresses += list(_team_leads(event.team).order_by("username").values_list("email", flat=True))
-    elif event.kind == AlertKind.SOURCE_FAILING:
-        addresses += list(_admins().order_by("username").values_list("email", flat=True))
-    else:
-        addresses += list(_admins().order_by("username").values_list("email", flat=True))
-        addresses += list(_finance().order_by("username").values_list("email", flat=True))
-    if event.kind in ALSO_TO_SUBSCRIBERS:
-        addresses += list(
-            _active(User.objects.filter(alert_subscriptions__kind=event.kind))
-            .order_by("username")
-            .values_list("email", flat=True)
-        )
-    return _unique(addresses)
+        return _emails(_admins())
+    if role == "contract_owner":
+        return [event.contract.owner] if event is not None and event.contract_id and event.contract.owner else []
+    return []  # an unknown role names nobody (channel validation refuses them)
 
 
 def muted_addresses(kind: str) -> set[str]:
@@ -100,38 +79,31 @@ def _unique(addresses: list[str]) -> list[str]:
 
 
 def channel_addresses(channel: Channel, event: AlertEvent | None) -> list[str]:
-    """An email channel's addresses, roles expanded for the event (`role:team_leads`: the event's team, else the
-    channel's team, else the admins); without an event (a test message) for the channel's own team."""
+    """An email channel's addresses, in its order, roles expanded for the event, each once (case-insensitively)."""
     addresses: list[str] = []
     for entry in channel.addresses or []:
         entry = str(entry).strip()
         if entry.startswith("role:"):
-            role = entry[5:]
-            if event is not None:
-                users = _role_users(role, event)
-            elif role == "team_leads":
-                users = _team_leads(channel.team) if channel.team_id else _admins()
-            else:
-                users = {"finance": _finance, "admins": _admins}.get(role, User.objects.none)()
-            addresses += list(users.order_by("username").values_list("email", flat=True))
+            addresses += _role_addresses(entry[5:], event, channel)
         elif entry:
             addresses.append(entry)
     return _unique(addresses)
 
 
 def event_channels(event: AlertEvent) -> list[Channel]:
-    """The channels an event goes to: those its cap or contract chose, else its team's defaults, else the
+    """The channels an event goes to: those its cap, contract or workload chose, else its team's defaults, else the
     organisation's defaults; each only if it takes the event's kind."""
-    chosen: list[Channel] = []
-    if event.cap_id:
-        chosen = list(event.cap.channels.order_by("id"))
-    elif event.contract_id:
-        chosen = list(event.contract.channels.order_by("id"))
+    chooser = event.cap if event.cap_id else event.contract if event.contract_id else None
+    if chooser is None and event.workload_id:
+        chooser = event.workload
+    chosen = [c for c in chooser.channels.order_by("id")] if chooser is not None else []
     chosen = [c for c in chosen if c.takes(event.kind)]
     if not chosen and event.team_id:
-        chosen = [c for c in Channel.objects.filter(team_id=event.team_id, is_default=True) if c.takes(event.kind)]
+        defaults = Channel.objects.filter(team_id=event.team_id, is_default=True).select_related("team")
+        chosen = [c for c in defaults.order_by("id") if c.takes(event.kind)]
     if not chosen:
-        chosen = [c for c in Channel.objects.filter(team=None, is_default=True) if c.takes(event.kind)]
+        defaults = Channel.objects.filter(team=None, is_default=True).order_by("id")
+        chosen = [c for c in defaults if c.takes(event.kind)]
     return chosen
 
 
@@ -143,13 +115,10 @@ def channel_targets(channel: Channel, event: AlertEvent | None, muted: set[str] 
 
 def event_targets(event: AlertEvent) -> list[Target]:
     muted = muted_addresses(event.kind)
-    channels = event_channels(event)
     targets: list[Target] = []
-    for channel in channels:
+    for channel in event_channels(event):
         targets += channel_targets(channel, event, muted)
-    if not channels:  # nobody set up a channel for it: the built-in default recipients
-        targets = [Target(ChannelKind.EMAIL, a, a.lower() in muted) for a in event_addresses(event)]
-    elif event.kind in ALSO_TO_SUBSCRIBERS:  # who asked for this kind hears of it whatever the channels
+    if event.kind in ALSO_TO_SUBSCRIBERS:  # who asked for this kind hears of it whatever the channels
         subscribers = _active(User.objects.filter(alert_subscriptions__kind=event.kind)).order_by("username")
         targets += [
             Target(ChannelKind.EMAIL, a, a.lower() in muted) for a in subscribers.values_list("email", flat=True)
@@ -160,3 +129,9 @@ def event_targets(event: AlertEvent) -> list[Target]:
             once.add(target.told_key)
             unique.append(target)
     return unique
+
+
+def event_addresses(event: AlertEvent) -> list[str]:
+    """The email addresses an event reaches (muted ones included), in its channels' order: what pages and tests
+    read of its routing."""
+    return [t.recipient for t in event_targets(event) if t.channel == ChannelKind.EMAIL]

@@ -22,7 +22,7 @@ from finops.models import Account, AuditEntry, Cap, CapPeriod, CapScope, Provide
 from finops.models.caps import DEFAULT_THRESHOLDS
 
 from .audit import audit_record, snapshot
-from .channels import cap_channels_sync
+from .channels import cap_channels_sync, channels_choose, channels_resolve
 
 ROLE_RECIPIENTS = {
     "role:team_leads": "the leads of the cap's team (organisation-wide caps: every team lead)",
@@ -49,6 +49,7 @@ FIELDS = (
     "recipients",
     "webhook_url",
     "webhook_secret",
+    "channels",
 )
 
 
@@ -86,9 +87,11 @@ def cap_create(*, by, **fields) -> Cap:
     for required in ("name", "scope", "amount", "recipients"):
         fields.setdefault(required, None)
     cap = Cap(created_by=by if by is not None and by.is_authenticated else None)
-    _apply(cap, by, fields)
+    chosen = _apply(cap, by, fields)
     cap.save()
     cap_channels_sync(cap)
+    if chosen is not None:
+        channels_choose(cap, chosen)
     _audit(cap, AuditEntry.Action.CREATED, None, by)
     return cap
 
@@ -117,11 +120,13 @@ def cap_update(*, cap: Cap, by, **fields) -> Cap:
         "webhook_secret": None,
     }
     before, audited = cap_snapshot(cap), cap_audit_snapshot(cap)
-    _apply(cap, by, {**current, **fields})
+    chosen = _apply(cap, by, {**current, **fields})
     if cap_snapshot(cap) != before:  # saving an unchanged cap would only move updated_at
         cap.save()
         cap_channels_sync(cap)
         _audit(cap, AuditEntry.Action.UPDATED, audited, by)
+    if chosen is not None:
+        channels_choose(cap, chosen)
     return cap
 
 
@@ -183,8 +188,9 @@ def _audit(cap: Cap, action: str, before: dict | None, by) -> None:
 # --- validation ---
 
 
-def _apply(cap: Cap, by, fields: dict) -> None:
-    """Validate every field (collecting every error), check who writes, then set them on `cap` (unsaved)."""
+def _apply(cap: Cap, by, fields: dict) -> list | None:
+    """Validate every field (collecting every error), check who writes, then set them on `cap` (unsaved); the
+    channels it chooses (None: not given, the chosen ones stay)."""
     errors: dict[str, str] = {}
 
     def check(name, clean, value):
@@ -204,6 +210,12 @@ def _apply(cap: Cap, by, fields: dict) -> None:
     thresholds = check("thresholds", _thresholds, fields["thresholds"])
     recipients = check("recipients", _recipients, fields["recipients"])
     webhook_url = check("webhook_url", _webhook_url, fields["webhook_url"])
+    chosen = None
+    if fields.get("channels") is not None:
+        try:
+            chosen = channels_resolve(fields["channels"], by=by)
+        except ValidationError as exc:
+            errors["channels"] = " ".join(exc.message_dict["channels"])
     secret = fields.get("webhook_secret")
     if secret is not None and not isinstance(secret, str):
         errors["webhook_secret"] = "Must be text."
@@ -234,6 +246,7 @@ def _apply(cap: Cap, by, fields: dict) -> None:
         cap.webhook_secret_ciphertext = ""
     elif secret is not None:
         cap.webhook_secret_ciphertext = crypto.encrypt(secret)
+    return chosen
 
 
 def _name(value) -> str:
@@ -331,8 +344,9 @@ def _thresholds(value) -> list[int]:
     return sorted(found)
 
 
-def _recipients(value) -> list[str]:
-    """Email addresses and roles, in the order given, each once."""
+def _recipients(value, extra_roles: dict | None = None) -> list[str]:
+    """Email addresses and roles, in the order given, each once (`extra_roles`: roles a channel may name too)."""
+    roles = {**ROLE_RECIPIENTS, **(extra_roles or {})}
     if isinstance(value, str):
         value = value.replace(";", ",").replace("\n", ",").split(",")
     if not isinstance(value, Iterable):
@@ -345,14 +359,14 @@ def _recipients(value) -> list[str]:
         if not text:
             continue
         if text.startswith("role:"):
-            if text not in ROLE_RECIPIENTS:
-                raise ValidationError(f"Unknown role {text!r}; the roles are {', '.join(ROLE_RECIPIENTS)}.")
+            if text not in roles:
+                raise ValidationError(f"Unknown role {text!r}; the roles are {', '.join(roles)}.")
         else:
             try:
                 validate_email(text)
             except ValidationError:
                 raise ValidationError(
-                    f"{text!r} is neither an email address nor a role ({', '.join(ROLE_RECIPIENTS)})."
+                    f"{text!r} is neither an email address nor a role ({', '.join(roles)})."
                 ) from None
         if text not in found:
             found.append(text)

@@ -1,5 +1,11 @@
-"""Channels (issue 25): the one write path for a Channel row (pages, the Django admin and the cap services call it),
-a cap's own channels kept in step with its recipients and webhook fields, and "send a test message".
+"""Channels (issue 25): the one write path for a Channel row (pages, the API, the Django admin and the cap services
+call it), a cap's own channels kept in step with its recipients and webhook fields, what a cap, a contract or a
+workload chose (`channels_chosen`), the default channels every organisation and team has, and "send a test message".
+
+Who hears what nobody chose is rows, not code (finops/notify/recipients.py routes only through channels): the
+organisation's default channels (ORGANISATION_DEFAULTS, made by migration 0037 and, for a new installation, by the
+same migration on its empty database) and each team's default email channel to its leads (made when the team is;
+TEAM_DEFAULT). An admin edits them on /alerts/channels/ like any channel.
 
 Saving checks what a send checks again: the URL's host against the egress policy (finops/core/egress.py; DNS may change
 between save and send, so the transport checks at every send too), names without control characters (they reach
@@ -15,6 +21,23 @@ from finops.core.text import name_check
 from finops.models import AlertKind, Cap, Channel, ChannelKind, Team
 
 URL_KINDS = (ChannelKind.WEBHOOK, ChannelKind.SLACK, ChannelKind.TEAMS)
+# A role only a channel names: the owner address of the contract an event is about.
+CHANNEL_ROLES = {"role:contract_owner": "the owner of the contract the alert is about (contract alerts)"}
+CONTRACT_KINDS = (AlertKind.CONTRACT_NOTICE, AlertKind.CONTRACT_SHORTFALL, AlertKind.CONTRACT_OVERAGE)
+# The organisation's default channels: name, addresses and roles, the alert kinds each takes. Together they tell the
+# people the built-in rules told before channels: a source failing the admins (the platform team fixes it), a
+# contract its owner and finance, anything else organisation-wide the admins and finance. A team's own events
+# go to its leads first (TEAM_DEFAULT), as before.
+ORGANISATION_DEFAULTS = (
+    ("Admins: failing sources", ["role:admins"], [AlertKind.SOURCE_FAILING]),
+    ("Contracts: owner and finance", ["role:contract_owner", "role:finance"], list(CONTRACT_KINDS)),
+    (
+        "Admins and finance",
+        ["role:admins", "role:finance"],
+        [k for k in AlertKind.values if k != AlertKind.SOURCE_FAILING and k not in CONTRACT_KINDS],
+    ),
+)
+TEAM_DEFAULT = ("{team}: team leads", ["role:team_leads"])
 
 
 def channel_url_check(url) -> str:
@@ -35,7 +58,7 @@ def _addresses(value) -> list[str]:
     from .caps import _recipients  # one rule for addresses and roles, a cap's and a channel's
 
     try:
-        return _recipients(value)
+        return _recipients(value, extra_roles=CHANNEL_ROLES)
     except ValidationError as exc:
         raise ValidationError({"addresses": exc.messages}) from None
 
@@ -102,6 +125,16 @@ def channel_save(
     return channel
 
 
+def channel_delete(*, channel: Channel, by) -> None:
+    """A channel goes; what chose it chooses it no longer (their alerts fall to the defaults). A cap's own channels
+    (its recipients and webhook) are the cap's fields: changed on the cap, not here."""
+    if by is not None and not access.can_write_channel(by, channel):
+        raise PermissionDenied("You may not delete this channel.")
+    if channel.for_cap_id is not None:
+        raise ValidationError({"channel": "It is a cap's recipients or webhook: change them on the cap."})
+    channel.delete()
+
+
 def channel_shown(user, channel: Channel) -> str:
     """What `user` may see of a channel's destination: scheme and host to those who may edit it, else nothing."""
     if not access.can_write_channel(user, channel):
@@ -145,3 +178,81 @@ def cap_channels_sync(cap: Cap) -> None:
             channel.secret_ciphertext = cap.webhook_secret_ciphertext
         channel.save()
         channel.caps.add(cap)
+
+
+def organisation_default_channels_create() -> list[Channel]:
+    """The organisation's default channels (ORGANISATION_DEFAULTS), unless it has default channels already; the
+    ones made. A new installation's migration (0037) makes them; tests whose flush emptied the tables call it."""
+    if Channel.objects.filter(team=None, is_default=True).exists():
+        return []
+    return [
+        Channel.objects.create(
+            name=name, kind=ChannelKind.EMAIL, addresses=list(addresses), kinds=kinds, is_default=True
+        )
+        for name, addresses, kinds in ORGANISATION_DEFAULTS
+    ]
+
+
+def team_default_channel_create(team: Team) -> Channel | None:
+    """A new team's default channel: an email to its leads, for every kind of alert about the team that nobody
+    chose a channel for (what the built-in rules did before channels). None when the team has a default already."""
+    if Channel.objects.filter(team=team, is_default=True).exists():
+        return None
+    name, addresses = TEAM_DEFAULT
+    return Channel.objects.create(
+        name=name.format(team=team.name)[:120], kind=ChannelKind.EMAIL, team=team, addresses=addresses, is_default=True
+    )
+
+
+def team_created(sender, instance: Team, created: bool, raw: bool = False, **kwargs) -> None:
+    """post_save of Team (connected in FinopsConfig.ready): every way a team is made (config, the Django admin, the
+    demo) gives it its default channel."""
+    if created and not raw:
+        team_default_channel_create(instance)
+
+
+def choosable_channels(user):
+    """The channels `user` may choose for a cap, contract or workload: those they may edit (admins: all; a team
+    lead: their teams'). `by=None` (config as code) may choose any."""
+    if user is None:
+        return Channel.objects.all()
+    return access.writable_channels(user)
+
+
+def channels_resolve(value, *, by, field: str = "channels") -> list[Channel]:
+    """Channels named by id (the API, the forms) or by name (config files), each once; a located error naming
+    what is unknown, ambiguous or not the writer's to choose (one they may not see reads as unknown)."""
+    if value is None:
+        return []
+    if isinstance(value, (str, int)) or not hasattr(value, "__iter__"):
+        raise ValidationError({field: "Give a list of channels (their ids or names)."})
+    allowed = choosable_channels(by)
+    found: list[Channel] = []
+    for item in value:
+        if isinstance(item, Channel):
+            matches = [item] if allowed.filter(id=item.id).exists() else []
+        elif isinstance(item, int) and not isinstance(item, bool):
+            matches = list(allowed.filter(id=item))
+        elif isinstance(item, str) and item.strip():
+            matches = list(allowed.filter(name=item.strip()))
+        else:
+            raise ValidationError({field: f"{item!r} is not a channel id or name."})
+        if not matches:
+            raise ValidationError({field: f"No channel {item!r} you may choose (see /alerts/channels/)."})
+        if len(matches) > 1:
+            raise ValidationError({field: f"Several channels are named {item!r}; rename one, or name them by id."})
+        if matches[0] not in found:
+            found.append(matches[0])
+    return found
+
+
+def channels_choose(owner, channels: list[Channel]) -> None:
+    """Set what a cap, contract or workload chose. A cap's own channels (its recipients and webhook fields) stay
+    chosen: cap_channels_sync keeps those."""
+    own = list(owner.own_channels.all()) if hasattr(owner, "own_channels") else []
+    owner.channels.set([*own, *[c for c in channels if c not in own]])
+
+
+def channels_chosen(owner) -> list[Channel]:
+    """What a cap, contract or workload chose, without a cap's own channels (shown as its recipients and webhook)."""
+    return [c for c in owner.channels.order_by("name", "id") if c.for_cap_id is None]

@@ -27,6 +27,7 @@ from finops.models import Account, AuditEntry, CommitmentBasis, Contract, Contra
 from finops.models.contracts import default_notice_alert_days
 
 from .audit import audit_record, json_value
+from .channels import channels_choose, channels_resolve
 from .iso4217 import CURRENCIES
 
 AMOUNT_MAX = Decimal(10) ** 15
@@ -47,6 +48,7 @@ FIELDS = (
     "owner",
     "notes",
     "document_url",
+    "channels",
 )
 DEFAULTS = {
     "accounts": [],
@@ -79,10 +81,13 @@ def _may_write(by) -> None:
 def contract_create(*, by, **fields) -> Contract:
     _known(fields)
     _may_write(by)
+    chosen, fields = _chosen(fields, by), {k: v for k, v in fields.items() if k != "channels"}
     values = {**DEFAULTS, **{name: None for name in ("name", "provider", "start", "end", "commitment")}, **fields}
     contract = Contract()
-    cleaned = _clean(contract, values)
+    cleaned = _clean(contract, values, chosen)
     _set(contract, cleaned)
+    if chosen is not None:
+        channels_choose(contract, chosen)
     _audit(contract, AuditEntry.Action.CREATED, None, by)
     return contract
 
@@ -92,15 +97,28 @@ def contract_update(*, contract: Contract, by, **fields) -> Contract:
     """Change the given fields; the others stay. New dates correct the current term (nothing is archived)."""
     _known(fields)
     _may_write(by)
+    chosen, fields = _chosen(fields, by), {k: v for k, v in fields.items() if k != "channels"}
     before, audited = contract_snapshot(contract), contract_audit_snapshot(contract)
-    cleaned = _clean(contract, {**contract_values(contract), **fields})
+    cleaned = _clean(contract, {**contract_values(contract), **fields}, chosen)
     _set(contract, cleaned, save=False)
     changed = contract_snapshot(contract) != before
     contract._pending_accounts = None
     if changed:  # saving an unchanged contract would only move updated_at
         _set(contract, cleaned)
         _audit(contract, AuditEntry.Action.UPDATED, audited, by)
+    if chosen is not None:
+        channels_choose(contract, chosen)
     return contract
+
+
+def _chosen(fields: dict, by):
+    """The channels the contract chooses (None: not given, the chosen ones stay), or the error on `channels`."""
+    if fields.get("channels") is None:
+        return None
+    try:
+        return channels_resolve(fields["channels"], by=by)
+    except ValidationError as exc:
+        return ValidationError(" ".join(exc.message_dict["channels"]))
 
 
 @transaction.atomic
@@ -227,9 +245,11 @@ def _set(contract: Contract, cleaned: dict, *, save: bool = True) -> None:
 # --- validation ---
 
 
-def _clean(contract: Contract, fields: dict) -> dict:
-    """Every field validated (every error collected) into the values to set."""
+def _clean(contract: Contract, fields: dict, chosen=None) -> dict:
+    """Every field validated (every error collected) into the values to set; `chosen` the channels' error, if any."""
     errors: dict[str, str] = {}
+    if isinstance(chosen, ValidationError):
+        errors["channels"] = " ".join(chosen.messages)
 
     def check(name, clean, *args):
         try:

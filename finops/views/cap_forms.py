@@ -8,6 +8,7 @@ from django import forms
 from finops.core import access
 from finops.models import Account, CapPeriod, CapScope, Provider
 from finops.services.caps import ROLE_RECIPIENTS, CapInvalid, cap_target_identifier, webhook_shown
+from finops.services.channels import channels_chosen, choosable_channels
 
 CENT = Decimal("0.01")
 ROLES_HELP = "; ".join(f"{role} = {meaning}" for role, meaning in ROLE_RECIPIENTS.items())
@@ -80,6 +81,13 @@ class CapForm(forms.Form):
         help_text="Required with a webhook URL. Stored encrypted and never shown again; "
         "leave empty to keep the current one.",
     )
+    channels = forms.ModelMultipleChoiceField(
+        queryset=None,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Also send its alerts to these channels (Slack, Microsoft Teams, a webhook, an email list; "
+        "/alerts/channels/). A team lead chooses among their team's channels.",
+    )
     remove_webhook = forms.BooleanField(
         required=False, label="Remove the webhook", help_text="Stop POSTing alerts; the URL and its secret are deleted."
     )
@@ -95,6 +103,10 @@ class CapForm(forms.Form):
         if cap is not None and self.initial.get("scope") and not self._offers(choices, self.initial["scope"]):
             choices.append((self.initial["scope"], cap.scope_label()))  # an admin's cap a lead may read, not move
         self.fields["scope"].choices = choices
+        # By name only: a channel's URL and addresses are shown on the channels page, to who may edit it.
+        self.fields["channels"].queryset = choosable_channels(user).filter(for_cap=None).order_by("name", "id")
+        if not self.fields["channels"].queryset.exists():
+            del self.fields["channels"]
         # The URL is write-only like the secret (it may carry a token or credentials): the form shows its scheme
         # and host, and an empty field keeps it.
         self.keeps_webhook = cap is not None and bool(cap.webhook_url)
@@ -120,6 +132,7 @@ class CapForm(forms.Form):
             "thresholds": ", ".join(str(t) for t in cap.thresholds),
             "alert_on_forecast": cap.alert_on_forecast,
             "recipients": ", ".join(cap.recipients),
+            "channels": [c.pk for c in channels_chosen(cap)],
         }
 
     def cap_fields(self) -> dict:
@@ -137,6 +150,8 @@ class CapForm(forms.Form):
             "webhook_url": data["webhook_url"],
             "webhook_secret": data["webhook_secret"] or None,
         }
+        if "channels" in self.fields:
+            fields["channels"] = list(data["channels"])
         if data.get("remove_webhook"):
             fields["webhook_url"], fields["webhook_secret"] = "", None
         elif self.keeps_webhook and not data["webhook_url"]:

@@ -4,7 +4,8 @@ contract service (finops.services.contracts, issue 11) takes over validation whe
 
 from django import forms
 
-from finops.models import Account, Contract
+from finops.models import Account, Channel, Contract
+from finops.services.channels import channels_chosen
 
 NOTICE_ALERT_HELP = (
     "Alert finance and the owner when the notice deadline is this many days away, comma-separated, "
@@ -26,6 +27,13 @@ class ContractForm(forms.ModelForm):
         "provider, including accounts added later.",
     )
     notice_alert_days = forms.CharField(required=False, help_text=NOTICE_ALERT_HELP)
+    channels = forms.ModelMultipleChoiceField(
+        queryset=Channel.objects.filter(for_cap=None).order_by("name", "id"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Where its alerts go (/alerts/channels/). None chosen: the organisation's default channels "
+        "(the owner and finance, unless an admin changed them).",
+    )
     document_url = forms.URLField(
         required=False,
         assume_scheme="https",
@@ -92,6 +100,7 @@ class ContractForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if self.instance.pk:
             self.initial["notice_alert_days"] = ", ".join(str(d) for d in self.instance.notice_alert_days)
+            self.initial["channels"] = [c.pk for c in channels_chosen(self.instance)]
         elif "notice_alert_days" not in self.initial:
             self.initial["notice_alert_days"] = ", ".join(
                 str(d) for d in Contract._meta.get_field("notice_alert_days").get_default()

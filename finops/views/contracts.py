@@ -224,6 +224,7 @@ def _save(form: ContractForm, by, contract: Contract | None) -> Contract | None:
     on the form's fields, and None says the form now has errors to show."""
     fields = {name: form.cleaned_data[name] for name in ContractForm.Meta.fields}
     fields["accounts"] = list(fields["accounts"])
+    fields["channels"] = list(form.cleaned_data["channels"])
     try:
         if contract is None:
             return contract_service.contract_create(by=by, **fields)

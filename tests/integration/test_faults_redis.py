@@ -15,9 +15,9 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from finops.models import Cap, IngestRun
+from finops.models import IngestRun
 from ingest.services import account_sync
-from tests.conftest import reseed_reference_data
+from tests.conftest import reseed_reference_data, stored_cap
 from tests.fakes.provider_server import FakeProviderServer
 from tests.fakes.redis_server import RedisServer
 from tests.fakes.smtp_server import FakeSmtpServer
@@ -60,7 +60,7 @@ def test_redis_restarted_with_pulls_queued_loses_no_pull_and_sends_no_email_twic
         waiting = [
             api_account(f"openai-waiting-{n}", quick, last_sync_at=earlier, last_success_at=earlier) for n in range(2)
         ]
-        cap = Cap.objects.create(
+        cap = stored_cap(
             name="Support November",
             scope="team",
             team=support_team,

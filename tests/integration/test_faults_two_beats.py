@@ -16,9 +16,9 @@ from django.conf import settings as django_settings
 from django.test import override_settings
 from django.utils import timezone
 
-from finops.models import Account, Cap, ChannelKind, IngestRun
+from finops.models import Account, ChannelKind, IngestRun
 from finops.services.channels import cap_channels_sync, channel_save
-from tests.conftest import reseed_reference_data
+from tests.conftest import reseed_reference_data, stored_cap
 from tests.fakes.provider_server import FakeProviderServer
 from tests.fakes.smtp_server import FakeSmtpServer
 from tests.fakes.webhook_server import FakeWebhookServer
@@ -63,7 +63,7 @@ def test_two_beats_pull_each_window_once_and_send_each_email_once(transactional_
             api_account(f"openai-{n}", server, last_sync_at=earlier, last_success_at=earlier)
             for n, server in enumerate(servers)
         ]
-        cap = Cap.objects.create(
+        cap = stored_cap(
             name="Support November",
             scope="team",
             team=support_team,

@@ -13,6 +13,10 @@ TEMPLATE = """\
 DEBUG=1
 SECRET_KEY='{secret_key}'
 FINOPS_ENCRYPTION_KEY={encryption_key}
+# The demo's stand-in Slack (/demo/slack/ of the demo itself) on loopback, which the egress policy refuses unless
+# allowed: exactly that host (docs/alerts.md).
+FINOPS_DEMO_SLACK=1
+FINOPS_EGRESS_ALLOWED_NETWORKS=127.0.0.1/32
 """
 
 

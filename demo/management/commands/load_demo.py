@@ -96,6 +96,10 @@ class Command(BaseCommand):
                 else ""
             )
         )
+        if s.get("slack_left_out"):
+            out(self.style.WARNING(f"  Note: {s['slack_left_out']}"))
+        else:
+            out(f"  the platform team's Slack channel posts to {url.rstrip('/')}/demo/slack/ (the demo's Slack)")
         if export_dir is not None:
             out(f"  usage files kept in {export_dir}")
         out("")

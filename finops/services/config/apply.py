@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from finops.core.modelids import normalise_model
@@ -279,6 +280,17 @@ def _apply_workload(entry, environ, moved=lambda reattribution: None) -> str:
         "target_cost_per_outcome": entry["target_cost_per_outcome"],
     }
     workload, outcome = _upsert(Workload, {"slug": entry["slug"]}, values)
+    if entry["channels"] is not None:
+        from finops.services.channels import channels_choose, channels_chosen, channels_resolve
+
+        try:
+            chosen = channels_resolve(entry["channels"], by=None)
+        except ValidationError as exc:
+            raise ConfigInvalid([f"{entry['_label']}: channels: {' '.join(exc.message_dict['channels'])}"]) from None
+        before = {c.id for c in channels_chosen(workload)}
+        channels_choose(workload, chosen)
+        if outcome == "unchanged" and before != {c.id for c in chosen}:
+            outcome = "updated"
     if previous_team is not None and previous_team != workload.team_id:
         # Its history moves to the new team: the admin's move does the same (workload_team_move), but signals on its
         # own; here the apply signals once for everything.

@@ -11,6 +11,12 @@ from collections.abc import Mapping
 from finops.core import crypto
 from finops.models import Account, Cap, Provider, Team, Workload
 from finops.services.caps import CapInvalid, cap_create, cap_snapshot, cap_target_identifier, cap_update
+from finops.services.channels import channels_chosen
+
+
+def chosen_ids(owner) -> list[int]:
+    return [c.id for c in channels_chosen(owner)]
+
 
 # A service field → the config field it comes from, so an error names what the file says.
 CONFIG_FIELD = {"target": "scope", "alert_on_forecast": "forecast", "webhook_secret": "webhook_secret_env"}
@@ -54,6 +60,7 @@ def cap_apply(entry: dict, environ: Mapping[str, str]) -> tuple[str, list[str]]:
         "recipients": entry["recipients"],
         "webhook_url": entry["webhook_url"],
         "webhook_secret": environ.get(variable) if variable else None,
+        "channels": entry["channels"],
     }
     if fields["webhook_url"] is None:
         del fields["webhook_url"]  # not in the file: the cap keeps its webhook (a new cap gets none)
@@ -62,11 +69,11 @@ def cap_apply(entry: dict, environ: Mapping[str, str]) -> tuple[str, list[str]]:
         if cap is None:
             cap_create(by=None, **fields)
             return "created", []
-        before = cap_snapshot(cap)
+        before = (cap_snapshot(cap), chosen_ids(cap))
         if fields["webhook_secret"] is not None and _stored_secret(cap) == fields["webhook_secret"]:
             fields["webhook_secret"] = None  # the same secret: no re-encryption, so nothing changes
         cap = cap_update(cap=cap, by=None, **fields)
-        return ("unchanged" if cap_snapshot(cap) == before else "updated"), []
+        return ("unchanged" if (cap_snapshot(cap), chosen_ids(cap)) == before else "updated"), []
     except CapInvalid as exc:
         return "invalid", [
             f"{entry['_label']}: {CONFIG_FIELD.get(name, name)}: {message}" for name, message in exc.errors.items()
@@ -91,4 +98,7 @@ def cap_entry(cap: Cap) -> dict:
         "forecast": cap.alert_on_forecast,
         "recipients": list(cap.recipients),
     }
+    chosen = [c.name for c in channels_chosen(cap)]
+    if chosen:
+        entry["channels"] = chosen  # by name only: a channel's URL and addresses are never exported
     return entry

@@ -11,6 +11,7 @@ Which write an entry makes, for a contract that exists (docs/config.md):
 from decimal import Decimal
 
 from finops.models import Contract
+from finops.services.channels import channels_chosen
 from finops.services.contracts import (
     ContractInvalid,
     contract_create,
@@ -18,6 +19,8 @@ from finops.services.contracts import (
     contract_snapshot,
     contract_update,
 )
+
+from .caps import chosen_ids
 
 FIELDS = (
     "name",
@@ -47,15 +50,16 @@ def contract_apply(entry: dict) -> tuple[str, list[str]]:
     contract = Contract.objects.filter(name=entry["name"]).first()
     try:
         if contract is None:
-            contract_create(by=None, **fields)
+            contract_create(by=None, channels=entry["channels"], **fields)
             return "created", []
         if entry["start"] >= contract.end:
             term = {name: fields.pop(name) for name in ("start", "end", "commitment", "commitment_basis", "prepaid")}
-            contract_renew(contract=contract, by=None, **term, **fields)
+            contract = contract_renew(contract=contract, by=None, **term, **fields)
+            contract_update(contract=contract, by=None, channels=entry["channels"])
             return "updated", []
-        before = contract_snapshot(contract)
-        contract = contract_update(contract=contract, by=None, **fields)
-        return ("unchanged" if contract_snapshot(contract) == before else "updated"), []
+        before = (contract_snapshot(contract), chosen_ids(contract))
+        contract = contract_update(contract=contract, by=None, channels=entry["channels"], **fields)
+        return ("unchanged" if (contract_snapshot(contract), chosen_ids(contract)) == before else "updated"), []
     except ContractInvalid as exc:
         return "invalid", [f"{entry['_label']}: {name}: {message}" for name, message in exc.errors.items()]
 
@@ -84,5 +88,6 @@ def contract_entry(contract: Contract) -> dict:
         "owner": contract.owner,
         "notes": contract.notes,
         "document_url": contract.document_url,
+        "channels": [c.name for c in channels_chosen(contract)],  # by name only: never a URL or address
     }
     return {k: v for k, v in entry.items() if v not in ("", [])}

@@ -44,6 +44,8 @@ def config_document() -> dict:
                     "batch_window_hours": w.batch_window_hours,
                     "outcome_unit": w.outcome_unit,
                     "target_cost_per_outcome": _decimal(w.target_cost_per_outcome),
+                    # By name only: a channel's URL and addresses are never exported.
+                    "channels": [c.name for c in w.channels.order_by("name", "id")] or None,
                 }
             )
             for w in Workload.objects.select_related("team").order_by("slug")

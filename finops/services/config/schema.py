@@ -59,6 +59,10 @@ class WorkloadEntry(StrictSerializer):
     target_cost_per_outcome = serializers.DecimalField(
         max_digits=38, decimal_places=18, min_value=Decimal("0.000001"), required=False, allow_null=True, default=None
     )
+    # The channels its alerts also go to, by name (/alerts/channels/); absent: the chosen ones stay, []: none.
+    channels = serializers.ListField(
+        child=serializers.CharField(max_length=120), required=False, allow_null=True, default=None
+    )
 
     def validate(self, attrs):
         if attrs.get("batch_window_hours") is not None and attrs["latency_profile"] != Workload.LatencyProfile.BATCH:
@@ -175,6 +179,10 @@ class CapEntry(StrictSerializer):
     # Absent: the cap keeps its webhook (an export never carries the URL, write-only like the secret); "" removes it.
     webhook_url = serializers.URLField(required=False, allow_blank=True, default=None)
     webhook_secret_env = serializers.RegexField(r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=128, required=False, default="")
+    # The channels its alerts also go to, by name (/alerts/channels/); absent: the chosen ones stay, []: none.
+    channels = serializers.ListField(
+        child=serializers.CharField(max_length=120), required=False, allow_null=True, default=None
+    )
 
 
 class ContractEntry(StrictSerializer):
@@ -199,6 +207,10 @@ class ContractEntry(StrictSerializer):
     owner = serializers.CharField(required=False, allow_blank=True, default="")
     notes = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
     document_url = serializers.CharField(required=False, allow_blank=True, default="")
+    # The channels its alerts also go to, by name (/alerts/channels/); absent: the chosen ones stay, []: none.
+    channels = serializers.ListField(
+        child=serializers.CharField(max_length=120), required=False, allow_null=True, default=None
+    )
 
 
 # Applied in this order, so an entry can refer to one of an earlier section.
