@@ -6,9 +6,9 @@ measurement in a fresh `python -m bench.gateway_ingest <kind> …` child, as foc
 so peak RSS is that run's alone. requests/s = requests in the file / wall seconds of the measured call (commit
 included).
 
-- end_to_end: `usage_file_import` into a fresh gateway_log account: the column reader (or the row reader, if it
-  declined: `reader` says which), hourly lines priced, attributed, COPYed, what they replace deleted, daily
-  rollups (spend and performance) rebuilt, commit. Checked: every request is counted in the stored lines.
+- end_to_end: `usage_file_import` into a fresh gateway_log account: the column reader and writer (or the row
+  reader, if it declined: `reader` says which), hourly lines priced, attributed, COPYed, what they replace deleted,
+  daily rollups (spend and performance) rebuilt, commit. Checked: every request is counted in the stored lines.
 - copy_table: the lines end_to_end wrote, dumped with COPY TO, then COPY FROM into the emptied usage-line table
   (focus_ingest.measure_copy): the database's ceiling for writing those lines, the control.
 - python_only (--breakdown, smallest size): the column reader alone on the file, no database.
@@ -41,16 +41,24 @@ def measure_gateway_end_to_end(path: Path, requests: int, *, by_records: bool = 
     from ingest.connectors.gateway.log import GatewayLog
 
     read_by = ["rows"]
-    columns = GatewayLog.column_groups
+    columns, lines = GatewayLog.column_groups, GatewayLog.column_lines
 
     def column_groups(*args, **kwargs):
         if by_records:
             raise BatchDeclined("bench: the record reader's figure")
         groups = columns(*args, **kwargs)
-        read_by[0] = "columns"
+        read_by[0] = "columns, row writer"
         return groups
 
+    def column_lines(*args, **kwargs):
+        if by_records:
+            raise BatchDeclined("bench: the record reader's figure")
+        found = lines(*args, **kwargs)
+        read_by[0] = "columns"
+        return found
+
     GatewayLog.column_groups = staticmethod(column_groups)
+    GatewayLog.column_lines = staticmethod(column_lines)
     result = measure_end_to_end(path, requests, provider="groq", connector="gateway_log")
     stored = UsageLine.objects.aggregate(requests=Sum("requests"))["requests"]
     if stored != requests:

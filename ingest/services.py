@@ -32,7 +32,7 @@ from ingest.connectors.focus.scope import LeftOut, Scope
 from ingest.connectors.registry import api_source_for, file_source_for
 
 from . import tasks  # services import tasks; tasks import services inside their bodies (HackSoft)
-from .columnar import write_batches
+from .columnar import write_batches, write_gateway_lines
 from .http import HttpClient
 from .lease import (
     AccountBusy,
@@ -125,11 +125,16 @@ def _parse_and_write(run: IngestRun, stream) -> WriteResult:
         if _batch_path_open(source, stream):
             try:
                 with transaction.atomic():  # a savepoint: a declined file leaves nothing of the attempt
+                    if hasattr(source, "parse_lines"):  # a gateway log: its hourly lines as columns
+                        lines = source.parse_lines(stream, file_name=run.file_name)
+                        return _with_left_out(write_gateway_lines(account=run.account, run=run, lines=lines), left_out)
                     batches = source.parse_batches(stream, file_name=run.file_name, **scoped)
                     return _with_left_out(write_batches(account=run.account, run=run, batches=batches), left_out)
             except BatchDeclined as declined:
                 log.info("run %s: %s read row by row (%s)", run.id, run.file_name, declined)
                 stream.seek(0)
+                if hasattr(source, "parse_lines"):
+                    scoped["columns"] = False  # what the column path declined is read record by record
         rows = source.parse(stream, file_name=run.file_name, **scoped)
         granularity = getattr(source, "replace_granularity", "day")
         return _with_left_out(write_rows(account=run.account, run=run, rows=rows, granularity=granularity), left_out)
@@ -144,7 +149,7 @@ def _with_left_out(result: WriteResult, left_out: LeftOut) -> WriteResult:
 
 def _batch_path_open(source, stream) -> bool:
     """Columns for speed where the source reads them, on Postgres, from a file that can be read again."""
-    if not hasattr(source, "parse_batches") or connection.vendor != "postgresql":
+    if not (hasattr(source, "parse_batches") or hasattr(source, "parse_lines")) or connection.vendor != "postgresql":
         return False
     try:
         return stream.seekable() and stream.tell() == 0

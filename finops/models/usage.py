@@ -122,17 +122,26 @@ class LineSignature(models.Model):
     # No database-level foreign keys, as on the fact table (issue 23): a gateway log whose keys, users and teams
     # do not come together has a signature per line, and each FK was a deferred check per signature at commit.
     # Django applies on_delete itself (CASCADE, PROTECT, SET_NULL), and ingestion stores a signature's tag set
-    # before it (ingest/keys.py). The indexes stay: an account's delete, re-attribution and rules look them up.
+    # before it (ingest/keys.py).
+    # Few indexes, for the same reason (issue 23, migration 0036): a signature's INSERT paid for five B-trees, half
+    # its cost. Rules and re-attribution evaluate their CASE over every signature (a scan, never an index); what
+    # looks signatures up by a column is a workload's or team's (a workload moving team, a page of a team's or a
+    # workload's lines, their deletion's SET_NULL): those two are indexed where set, so an unattributed signature
+    # costs no index at all. By account, provider or tag set only a deletion of one of those looks (rare, and a
+    # scan of the table: account_delete deletes an account's signatures in one statement).
     id = models.BigIntegerField(primary_key=True)
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+", db_constraint=False)
-    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="+", db_constraint=False)
+    account = models.ForeignKey(
+        Account, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+    provider = models.ForeignKey(
+        Provider, on_delete=models.PROTECT, related_name="+", db_constraint=False, db_index=False
+    )
     project_ref = models.CharField(max_length=255, blank=True)
     api_key_ref = models.CharField(max_length=255, blank=True)
     user_ref = models.CharField(max_length=255, blank=True)
     model = models.CharField(max_length=200)
     model_raw = models.CharField(max_length=300)
-    tag_set = models.ForeignKey(TagSet, on_delete=models.PROTECT, related_name="+", db_constraint=False)
-    # Indexed by Meta's line_signature_workload alone (the FK's own index was the same index twice).
+    tag_set = models.ForeignKey(TagSet, on_delete=models.PROTECT, related_name="+", db_constraint=False, db_index=False)
     workload = models.ForeignKey(
         Workload,
         on_delete=models.SET_NULL,
@@ -143,11 +152,14 @@ class LineSignature(models.Model):
         db_index=False,
     )
     team = models.ForeignKey(
-        Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_constraint=False
+        Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_constraint=False, db_index=False
     )
 
     class Meta:
-        indexes = [models.Index(fields=["workload"], name="line_signature_workload")]
+        indexes = [
+            models.Index(fields=["workload"], name="line_signature_workload_set", condition=Q(workload__isnull=False)),
+            models.Index(fields=["team"], name="line_signature_team_set", condition=Q(team__isnull=False)),
+        ]
 
     # The columns that make a signature, in `signature_id` order.
     KEY = ("account_id", "provider_id", "project_ref", "api_key_ref", "user_ref", "model", "model_raw", "tag_set_id")

@@ -162,6 +162,18 @@ def cells_of(e2e: "LatencyDistribution", ttft: "LatencyDistribution") -> list[in
     return found or None
 
 
+def cells_array(kind, index, count):
+    """`_cell` over numpy arrays (int64): a kind, bucket index (ZERO_INDEX for the zero count) and count per cell, as
+    the cells `cells_of` stores — for writers that hold many rows' distributions as columns (ingest/columnar.py)."""
+    import numpy as np  # here: the rest of this module is plain Python, imported by pages that need no numpy
+
+    if len(index) and not ((index >= ZERO_INDEX).all() and (index < _INDEX_OFFSET).all()):
+        raise ValueError(f"a latency bucket lies outside what is stored ({ZERO_INDEX + 1}…{_INDEX_OFFSET - 1})")
+    if len(count) and not ((count > 0).all() and (count <= COUNT_MASK).all()):
+        raise ValueError("a latency bucket counts more requests than is stored")
+    return ((np.asarray(kind, dtype=np.int64) << 12 | (index + _INDEX_OFFSET)) << COUNT_BITS) | count
+
+
 def absorb_cells(e2e: "LatencyDistribution", ttft: "LatencyDistribution", cells) -> None:
     """Count stored cells into the two distributions, in place (cells in any order; a bin may repeat)."""
     pair = (e2e, ttft)

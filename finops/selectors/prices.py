@@ -34,12 +34,22 @@ def class_rates(price: ModelPrice, *, batch: bool = False) -> dict[str, Decimal]
 
 def cost_from_price(price: ModelPrice, tokens: Tokens, *, batch: bool = False) -> Decimal:
     """Σ tokens × $/M / 10⁶, each class at its rate (class_rates)."""
+    return _cost(class_rates(price, batch=batch), tokens.input, tokens.cached_input, tokens.cache_write, tokens.output)
+
+
+def costs_from_price(price: ModelPrice, input_, cached_input, cache_write, output, *, batch: bool = False) -> list:
+    """cost_from_price of many lines at one price: the token classes as sequences of ints, one entry a line (the
+    gateway column writer prices each hourly line of a model and day; the rates are found once)."""
     rates = class_rates(price, batch=batch)
+    return [_cost(rates, *tokens) for tokens in zip(input_, cached_input, cache_write, output)]
+
+
+def _cost(rates: dict[str, Decimal], input_: int, cached_input: int, cache_write: int, output: int) -> Decimal:
     total = (
-        tokens.input * rates["input"]
-        + tokens.cached_input * rates["cached_input"]
-        + tokens.cache_write * rates["cache_write"]
-        + tokens.output * rates["output"]
+        input_ * rates["input"]
+        + cached_input * rates["cached_input"]
+        + cache_write * rates["cache_write"]
+        + output * rates["output"]
     )
     return total / MTOK
 
@@ -50,9 +60,10 @@ class ContractDiscounts:
     A contract covers a line when the line's provider is the contract's and the contract names the line's account
     or names none; on the days of its current term and of its archived terms (a term records no discount of its
     own: the contract's applies). Two contracts covering one day: the larger discount. Billed costs are the
-    provider's amounts and are never discounted; only the row writer estimates (the column writer takes billed
-    lines only), and it asks here. Loaded before a run writes (a COPY holds the connection), so like a price the
-    discount is fixed at import: a contract added or changed later applies when the window is imported again.
+    provider's amounts and are never discounted; the row writer and the gateway column writer estimate, and ask
+    here (the FOCUS column writer takes billed lines only). Loaded before a run writes (a COPY holds the
+    connection), so like a price the discount is fixed at import: a contract added or changed later applies when
+    the window is imported again.
     """
 
     def __init__(self, spans: dict[int, list[tuple[dt.date, dt.date, Decimal]]]):

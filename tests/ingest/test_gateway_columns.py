@@ -11,6 +11,7 @@ import hashlib
 import io
 import json
 import random
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -330,12 +331,75 @@ def test_imported_by_columns_and_by_rows_the_stored_lines_and_rollups_are_identi
         assert _stored(rollup, by_col) and _stored(rollup, by_col) == _stored(rollup, by_row), rollup.__name__
 
 
+def test_the_column_writer_prices_discounts_and_converts_each_line_as_the_row_writer_does(db, tmp_path):
+    """A gateway log's lines are estimated from list prices line by line: the column writer (a seekable upload on
+    Postgres) finds each (provider, model, day)'s price once, and stores what the row writer stores — a price in
+    force from a day on only (the lines before it unpriced, cost null), a price in euros converted at the day's
+    rate, a contract's discount on the days of its term — in every line and rollup."""
+    from finops.core.modelids import normalise_model
+    from finops.models import Contract, FxRate, ModelPrice
+    from finops.selectors.prices import Tokens, cost_from_price
+
+    second_day = dt.date(2026, 3, 12)  # the log spans 23 days from 2 March
+    moonshot, openai = Provider.objects.get(slug="moonshot"), Provider.objects.get(slug="openai")
+    kimi = ModelPrice.objects.create(
+        provider=moonshot,
+        model=normalise_model("kimi-k2-0905-preview"),
+        effective_from=second_day,
+        currency="EUR",
+        input_per_mtok=Decimal("0.55"),
+        output_per_mtok=Decimal("2.21"),
+        cached_input_per_mtok=Decimal("0.137"),
+    )
+    FxRate.objects.create(day=dt.date(2026, 3, 1), currency="EUR", rate=Decimal("1.0842"))
+    Contract.objects.create(
+        name="openai enterprise",
+        provider=openai,
+        start=second_day,
+        end=dt.date(2027, 1, 1),
+        commitment=Decimal("100000"),
+        discount_pct=Decimal("12.5"),
+    )
+    path = tmp_path / "spend-logs.csv"
+    write_spend_logs_csv(path, 3000, seed=19, shape="scattered")
+    groq = Provider.objects.get(slug="groq")
+    by_col = Account.objects.create(name="priced-columns", provider=groq, connector="gateway_log")
+    by_row = Account.objects.create(name="priced-rows", provider=groq, connector="gateway_log")
+    with path.open("rb") as stream:
+        assert usage_file_import(account=by_col, stream=stream, file_name=path.name).status == "succeeded"
+    run = usage_file_import(account=by_row, stream=io.BufferedReader(_OneWay(path.read_bytes())), file_name=path.name)
+    assert run.status == IngestRun.Status.SUCCEEDED, run.error
+
+    lines = _stored(UsageLine, by_col)
+    assert lines == _stored(UsageLine, by_row)
+    for rollup in (DailySpend, MonthlySpend, DailyPerformance, MonthlyPerformance):
+        assert _stored(rollup, by_col) == _stored(rollup, by_row), rollup.__name__
+    kinds = {(line["currency"], line["cost_basis"]) for line in lines}
+    assert {("EUR", "estimated"), ("USD", "estimated"), ("USD", "unpriced")} <= kinds
+    kimi_lines = [line for line in lines if line["model"] == kimi.model]
+    assert {line["cost_basis"] for line in kimi_lines if line["period_start"].date() < second_day} == {"unpriced"}
+    euro = next(line for line in kimi_lines if line["currency"] == "EUR" and line["cost"])
+    assert euro["reporting_cost"] == (euro["cost"] * Decimal("1.0842")).quantize(euro["reporting_cost"])
+    discounted = next(
+        line for line in lines if line["provider_id"] == openai.id and line["period_start"].date() >= second_day
+    )
+    listed = cost_from_price(
+        ModelPrice.objects.get(provider=openai, model=discounted["model"]),
+        Tokens(
+            *(discounted[k] for k in ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens"))
+        ),
+    )
+    assert discounted["cost"] == (listed * Decimal("0.875")).quantize(discounted["cost"])
+
+
 def test_a_log_of_more_signatures_than_the_writer_caches_stores_each_once_and_the_same_lines(db, tmp_path, monkeypatch):
     """A log whose keys, users and teams do not come together has a signature per line, far more than the row
     writer's key cache holds: a line of a signature seen again after it left the cache points at the signature
     already stored, which is staged for storing once (not attributed and stored again), and the lines are those of
-    an import with room for every key — also when the memory of what was handed over is itself emptied."""
-    from ingest import keys, writing
+    an import with room for every key — also when the memory of what was handed over is itself emptied. The row
+    writer is what a log read record by record goes through (an upload that cannot be read twice, a JSON log); the
+    column writer, which asks for each distinct signature once, stages each once however small the caches."""
+    from ingest import columnar, keys, writing
 
     path = tmp_path / "scattered.csv"
     write_spend_logs_csv(path, 3000, seed=11, shape="scattered")
@@ -349,18 +413,25 @@ def test_a_log_of_more_signatures_than_the_writer_caches_stores_each_once_and_th
     monkeypatch.setattr(writing.LinePreparer, "CACHE_LIMIT", 16)
     monkeypatch.setattr(writing.LinePreparer, "KEYS_AT_ONCE", 8)
     monkeypatch.setattr(writing.CopyWriter, "CHUNK", 50)
-    for taken_limit in (writing.LinePreparer.TAKEN_LIMIT, 64):
+    monkeypatch.setattr(columnar, "GATEWAY_CHUNK", 64)  # the column writer's COPYs, keys stored between them
+    for taken_limit, by_columns in ((writing.LinePreparer.TAKEN_LIMIT, False), (64, False), (64, True)):
         monkeypatch.setattr(writing.LinePreparer, "TAKEN_LIMIT", taken_limit)
         staged.clear()
-        cramped = Account.objects.create(name=f"cramped-{taken_limit}", provider=groq, connector="gateway_log")
+        cramped = Account.objects.create(
+            name=f"cramped-{taken_limit}-{by_columns}", provider=groq, connector="gateway_log"
+        )
         with path.open("rb") as stream:
-            run = usage_file_import(account=cramped, stream=stream, file_name=path.name)
+            run = usage_file_import(
+                account=cramped,
+                stream=stream if by_columns else io.BufferedReader(_OneWay(stream.read())),
+                file_name=path.name,
+            )
         assert run.status == IngestRun.Status.SUCCEEDED, run.error
         lines = _stored(UsageLine, cramped)
         assert len(lines) > 2000 and lines == _stored(UsageLine, roomy)
         used = set(UsageLine.objects.filter(account=cramped).values_list("signature_id", flat=True))
         assert set(LineSignature.objects.filter(account=cramped).values_list("id", flat=True)) == used
-        if taken_limit > len(used):
+        if taken_limit > len(used) or by_columns:
             assert sorted(staged) == sorted(used)  # each once
         else:
             assert set(staged) == used and len(staged) > len(used)  # forgotten ones staged again, harmlessly

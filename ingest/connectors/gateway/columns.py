@@ -17,8 +17,10 @@ Which inputs go to columns (the decision, written down in docs/ingestion.md too)
 - a LiteLLM_SpendLogs CSV (the export of the table, the biggest input a customer has), read from a stream that can
   be read again. JSON (`/spend/logs` arrays, the v2 envelope) and JSONL stay with the row reader: they come from
   API pages and logging callbacks, are record-shaped, and their records vary in shape too much for fixed columns.
-- on every database: unlike FOCUS (whose column path ends in a COPY, so Postgres only), what comes out here is
-  the hourly groups, a few thousand rows, written by the same row writer on SQLite (the demo) and Postgres.
+- on every database. What comes out is the hourly groups: on Postgres as columns (`column_lines`, GatewayLines),
+  which ingest/columnar.py's gateway column writer prices, attributes and COPYs without a Python object per line
+  (a log whose requests do not collapse has a line per request); on SQLite (the demo) as groups
+  (`column_groups`), written by the row writer.
 
 The column reader only takes what it can read exactly. Anything else raises `Declined` and the file is read
 again row by row (gateway_log.GatewayLog.parse), which reads it or refuses it naming the line — so every limit and
@@ -33,6 +35,7 @@ tests/ingest/test_gateway_columns.py holds the two readers to the same lines, ro
 import csv
 import datetime as dt
 import io
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -40,7 +43,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 import pyarrow.json as pjson
 
-from finops.performance.latency import LatencyDistribution
+from finops.performance.latency import ZERO_INDEX, LatencyDistribution, cells_array
 from finops.performance.measures import Performance
 from ingest.connectors.base import BatchDeclined as Declined
 from ingest.connectors.focus.format import Prefixed, read_up_to
@@ -112,6 +115,19 @@ META_SCHEMA = pa.schema(
 _US_PER_HOUR = 3_600_000_000
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _COMBO_BITS = 24
+# What is summed per hourly group, in this order (GatewayLines.sums' rows).
+SUMS = (
+    "input",
+    "cached",
+    "cache_write",
+    "output",
+    "requests",
+    "errors",
+    "streamed_tokens",
+    "streamed_ms",
+    "timed_tokens",
+    "timed_ms",
+)
 
 
 def column_groups(stream, *, file_name: str, interpret, identify=None):
@@ -119,6 +135,39 @@ def column_groups(stream, *, file_name: str, interpret, identify=None):
     key being gateway_log's (hour, provider, model, api key, user, sorted tag items); raise Declined for anything
     unusual. `interpret(record)` is gateway_log._litellm_request; `identify`, (gateway_log.litellm_identity, the
     record cells and the metadata fields it reads), lets those cells be interpreted apart from the others."""
+    return _accumulated(stream, interpret, identify).result()
+
+
+def column_lines(stream, *, file_name: str, interpret, identify=None) -> "GatewayLines":
+    """The same groups as column_groups, left as columns (GatewayLines) for the column writer (ingest/columnar.py):
+    no Python object per group."""
+    return _accumulated(stream, interpret, identify).lines()
+
+
+@dataclass
+class GatewayLines:
+    """A log's hourly groups as columns, one entry per group: what column_groups' groups hold, for a writer that
+    never makes a row of them. Group g is `combos[combo[g]]` (provider, model, api key, user, sorted tag items,
+    cache hit) in UTC hour `hours[g]` (hours since the epoch), first met on file line `first_line[g]`; its sums are
+    `sums[:, g]` in SUMS order, its latency distributions the stored cells (finops.performance.latency)
+    `cells[cell_group == g]`, in cells_of's order."""
+
+    hours: np.ndarray
+    combo: np.ndarray
+    first_line: np.ndarray
+    sums: np.ndarray
+    cells: np.ndarray
+    cell_group: np.ndarray
+    combos: list
+
+    def __len__(self) -> int:
+        return len(self.hours)
+
+    def sum(self, name: str) -> np.ndarray:
+        return self.sums[SUMS.index(name)]
+
+
+def _accumulated(stream, interpret, identify) -> "_Accumulator":
     checked = CheckedBytes(stream)
     binary = io.BufferedReader(checked, 1 << 16)
     prefix = read_up_to(binary, 1 << 16)
@@ -160,25 +209,14 @@ def column_groups(stream, *, file_name: str, interpret, identify=None):
     checked.check()
     if not checked.one_line_per_record(groups.rows_seen):
         raise Declined("a line break inside a value: the row reader counts the lines")
-    return groups.result()
+    return groups
 
 
 class _Accumulator:
     """Per hour-group sums and distribution counts, as numpy arrays (grown as groups appear), across batches."""
 
     MERGE_AT = 1 << 16  # new latency codes kept aside at least up to this many before they are merged in
-    SUMS = (
-        "input",
-        "cached",
-        "cache_write",
-        "output",
-        "requests",
-        "errors",
-        "streamed_tokens",
-        "streamed_ms",
-        "timed_tokens",
-        "timed_ms",
-    )  # result() unpacks them in this order
+    SUMS = SUMS  # result() unpacks them in this order
 
     def __init__(self, interpret, named: list[str], identify=None):
         self.interpret, self.named = interpret, named
@@ -414,6 +452,26 @@ class _Accumulator:
         self.codes, self.code_counts = codes[starts], np.add.reduceat(counts, starts)
 
     # --- the end ---
+
+    def lines(self) -> GatewayLines:
+        self._merge()
+        count = len(self.keys)
+        keys = np.array(self.keys, dtype=np.int64).reshape(count, 2)
+        series, slot = np.divmod(self.codes, SLOTS)  # sorted: by group, then kind (e2e, ttft), then slot
+        group, kind = np.divmod(series, 2)
+        try:
+            cells = cells_array(kind, np.where(slot == 0, ZERO_INDEX, slot - 1), self.code_counts)
+        except ValueError as exc:
+            raise Declined(str(exc)) from None  # the row reader names the line
+        return GatewayLines(
+            hours=keys[:, 0],
+            combo=keys[:, 1],
+            first_line=np.array(self.first_line, dtype=np.int64) + 2,  # line 1 is the header
+            sums=self.sums[:, :count],
+            cells=cells,
+            cell_group=group,
+            combos=list(self.combos),
+        )
 
     def result(self) -> list:
         self._merge()

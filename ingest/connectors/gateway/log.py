@@ -50,8 +50,9 @@ with the number of distinct hour-groups (bounded per group: a few hundred distri
 the number of records.
 
 Speed. A LiteLLM_SpendLogs CSV is read as columns (gateway_columns.py: pyarrow and numpy, the same groups, lines
-and Performance JSON as this module's record-by-record reading, ~5× faster); what it cannot read exactly it
-declines, and the file is read here record by record. JSON and JSONL are always read here. The decision and its
+and Performance JSON as this module's record-by-record reading, ~5× faster), and on Postgres written as columns
+too (`parse_lines`, ingest/columnar.py); what it cannot read exactly it declines, and the file is read here
+record by record. JSON and JSONL are always read here. The decision and its
 reasons: gateway_columns.py's docstring and docs/ingestion.md. Raw `sk-…` keys found in a log are replaced by their
 SHA-256 (what
 LiteLLM itself stores), so a secret never reaches the database.
@@ -66,7 +67,7 @@ from decimal import Decimal
 
 from finops.performance.measures import Performance
 from ingest.connectors.base import GATEWAY_CACHE_HIT, BatchDeclined, ProviderError, UsageRow
-from ingest.connectors.gateway.columns import column_groups
+from ingest.connectors.gateway.columns import GatewayLines, column_groups, column_lines
 from ingest.connectors.gateway.records import records
 from ingest.connectors.gateway.values import CACHE_READS, CACHE_WRITES
 from ingest.connectors.text_input import utf8_text
@@ -105,12 +106,13 @@ class GatewayLog:
     replace_granularity = "hour"
     kind = "gateway_log"
 
-    def parse(self, stream, *, file_name: str):
+    def parse(self, stream, *, file_name: str, columns: bool = True):
         """A LiteLLM_SpendLogs CSV is read as columns (gateway_columns.py) when the stream can be read again;
-        whatever the column reader declines, and every JSON shape, is read record by record. Both make the same
-        hourly groups, and nothing is yielded before the whole file is read, so a decline leaves nothing behind."""
+        whatever the column reader declines, and every JSON shape, is read record by record (and so is everything
+        when `columns` is false: what the column path declined). Both make the same hourly groups, and nothing is
+        yielded before the whole file is read, so a decline leaves nothing behind."""
         groups = None
-        if _rereadable(stream):
+        if columns and _rereadable(stream):
             try:
                 groups = self.column_groups(stream, file_name=file_name)
             except BatchDeclined as declined:
@@ -119,6 +121,20 @@ class GatewayLog:
         if groups is None:
             groups = self.row_groups(stream, file_name=file_name)
         yield from groups.rows()
+
+    def parse_lines(self, stream, *, file_name: str) -> GatewayLines:
+        """The hourly lines as columns, for the column writer (ingest/columnar.py, Postgres, a stream that can be
+        read again); BatchDeclined for what only the record reader reads exactly (then `parse(…, columns=False)`)."""
+        return self.column_lines(stream, file_name=file_name)
+
+    @staticmethod
+    def column_lines(stream, *, file_name: str) -> GatewayLines:
+        return column_lines(
+            stream,
+            file_name=file_name,
+            interpret=_litellm_request,
+            identify=(litellm_identity, IDENTITY_CELLS, IDENTITY_METADATA),
+        )
 
     @staticmethod
     def row_groups(stream, *, file_name: str) -> "_Groups":
