@@ -12,7 +12,7 @@ included).
 - copy_table: the lines end_to_end wrote, dumped with COPY TO, then COPY FROM into the emptied usage-line table
   (focus_ingest.measure_copy): the database's ceiling for writing those lines, the control.
 - python_only (--breakdown, smallest size): the column reader alone on the file, no database.
-- end_to_end_by_records (--breakdown, smallest size): end_to_end with the record reader (gateway_log.py), the
+- end_to_end_by_records (--breakdown, smallest size): end_to_end with the record reader (gateway/log.py), the
   figure the column reader is to beat, measured on the same machine at the same time.
 """
 

@@ -70,7 +70,7 @@ class BatchDeclined(Exception):
 class RowBatch:
     """Many rows as columns: pyarrow arrays of equal length, one per UsageRow field (ingest/columnar.py writes them).
 
-    Made by a batch reader (focus_batches.py) only for rows that need nothing row by row: `cost` is the billed
+    Made by a batch reader (focus/batches.py) only for rows that need nothing row by row: `cost` is the billed
     amount as exact decimal text, every row has one; tags are `tag_sets[tag_set_of[i]]`.
     """
 

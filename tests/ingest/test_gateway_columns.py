@@ -1,4 +1,4 @@
-"""The gateway-log column reader (ingest/connectors/gateway/columns.py) against the row reader (gateway_log.py).
+"""The gateway-log column reader (ingest/connectors/gateway/columns.py) against the row reader (gateway/log.py).
 
 Both must make the same hourly lines — tokens, requests, first line, and the latency distributions and
 Performance JSON byte for byte — and, imported, the same stored lines and rollups (spend and performance). What

@@ -1,9 +1,9 @@
-"""FOCUS CSV exports read as columns (pyarrow), for speed: the same rows focus_file.py reads one by one.
+"""FOCUS CSV exports read as columns (pyarrow), for speed: the same rows focus/file.py reads one by one.
 
 Per-row Python costs ~30 µs a line; a million-line monthly export needs the work done in columns. Values
 that vary per row (costs, quantities, refs) are handled as Arrow arrays; what repeats (meters, periods,
-units, tags, models) is interpreted once per distinct combination by focus_format.py's functions (shared with
-focus_file.py), so the
+units, tags, models) is interpreted once per distinct combination by focus/format.py's functions (shared with
+focus/file.py), so the
 two readers cannot disagree on what a meter, a unit or a tag set means.
 
 The batch reader only takes what it can read exactly. Anything else — a value that would be an error, an
@@ -69,7 +69,7 @@ _QUANTITY_TYPE = pa.decimal128(18, 9)  # × a block (decimal128(19, 0), as Arrow
 def focus_csv_batches(stream, *, file_name: str, scope: Scope | None = None, left_out: LeftOut | None = None):
     """Yield a RowBatch per block of a FOCUS CSV (or CSV.gz) export; raise Declined for anything unusual.
 
-    With a `scope`, only the rows it keeps; the others are counted into `left_out` (focus_scope.py)."""
+    With a `scope`, only the rows it keeps; the others are counted into `left_out` (focus/scope.py)."""
     if left_out is not None:
         left_out.clear()
     head = read_up_to(stream, 4)
@@ -197,7 +197,7 @@ def _cell(text: str) -> str:
 
 
 class _Memos:
-    """One file's interpretations of what repeats, by focus_format.py's functions."""
+    """One file's interpretations of what repeats, by focus/format.py's functions."""
 
     def __init__(self, scope: Scope | None = None):
         self.scope = _Memo(scope.decide if scope else None)

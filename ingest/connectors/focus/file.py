@@ -31,7 +31,7 @@ reference/provider-formats.md §3 (FOCUS), §4.4 (AWS "FOCUS with AWS columns"),
   `gemini-2.5-flash`), an Azure Marketplace `<model>-<GUID>` resource name. A row with none of these is a line
   without a model ("no model": provisioned throughput, fees, fine-tuning storage, tax, credits), never a meter word
   or a resource id; its meter stays in `tags["meter"]`.
-- Scope: an import reads only the rows its account's Scope keeps (focus_scope.py: a cloud account's LLM
+- Scope: an import reads only the rows its account's Scope keeps (focus/scope.py: a cloud account's LLM
   inference, of its own provider); the rest are counted, with their exact cost by service, into a LeftOut.
 - Refunds and corrections: a negative ConsumedQuantity (FOCUS allows any decimal) is a negative token or request
   count, so a refund nets; Credit and Adjustment rows and ChargeClass "Correction" rows import as they are, dated
@@ -96,10 +96,10 @@ PARQUET_BATCH = 8192
 class FocusFile:
     kind = "focus_file"
 
-    scoped = True  # the import gives an account's Scope and a LeftOut (focus_scope.py)
+    scoped = True  # the import gives an account's Scope and a LeftOut (focus/scope.py)
 
     def parse_batches(self, stream, *, file_name: str, scope: Scope | None = None, left_out: LeftOut | None = None):
-        """The CSV fast path (focus_batches.py): RowBatches, or BatchDeclined for what only `parse` reads exactly."""
+        """The CSV fast path (focus/batches.py): RowBatches, or BatchDeclined for what only `parse` reads exactly."""
 
         return focus_csv_batches(stream, file_name=file_name, scope=scope, left_out=left_out)
 

@@ -1,4 +1,4 @@
-"""What the two FOCUS readers share (focus_file.py reads rows, focus_batches.py reads column batches): the
+"""What the two FOCUS readers share (focus/file.py reads rows, focus/batches.py reads column batches): the
 containers' magic bytes and stream helpers, the columns and their header spellings, and the analysis of a row's
 meter-like columns. Kept apart so neither reader imports the other's private names."""
 

@@ -1,5 +1,5 @@
 """How to read a FOCUS meter: token counts and units, token direction, AWS Bedrock usage types, the
-model named by a SKU, meter or resource, and the provider behind a row. Used by focus_file.py; a vendor's
+model named by a SKU, meter or resource, and the provider behind a row. Used by focus/file.py; a vendor's
 new meter wording is taught here."""
 
 import decimal

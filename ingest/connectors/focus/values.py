@@ -1,7 +1,7 @@
 """Reading FOCUS cell values: charge and billing periods, the currency, ISO times, JSON objects and tags.
 
 Exports repeat a few periods, currencies and tag sets over millions of rows, so the readers of those are cached
-(bounded: memory stays flat). focus_file.py reads rows with them, focus_batches.py columns.
+(bounded: memory stays flat). focus/file.py reads rows with them, focus/batches.py columns.
 """
 
 import datetime as dt

@@ -1,11 +1,11 @@
-"""LiteLLM_SpendLogs CSV exports read as columns (pyarrow, numpy), for speed: the same hourly groups gateway_log.py
+"""LiteLLM_SpendLogs CSV exports read as columns (pyarrow, numpy), for speed: the same hourly groups gateway/log.py
 reads record by record.
 
 A record costs the row reader 20–40 µs of Python (csv, json.loads of its metadata, datetimes, a Performance.add); a
 gateway log is millions of records. Here a block of ~4 MB is read at a time (memory stays flat however long the
 log): tokens, times and latencies are Arrow / numpy arrays; the `metadata` JSON column is parsed by Arrow's JSON
-reader with a fixed schema (only the fields gateway_log.py reads); what repeats (model, provider, tags, status) is
-interpreted once per distinct combination by gateway_log.py's own `_litellm_request`, and who sent a request (the
+reader with a fixed schema (only the fields gateway/log.py reads); what repeats (model, provider, tags, status) is
+interpreted once per distinct combination by gateway/log.py's own `_litellm_request`, and who sent a request (the
 key, user and team cells, and their metadata fallbacks) once per distinct combination of those cells by its own
 `litellm_identity`, so the two readers cannot disagree on what a record names. (Apart, because keys, users and teams
 need not come together: 300 × 50 × 7 of them make nearly a combination per request, and reading the whole record

@@ -49,11 +49,11 @@ Memory. Records are read one at a time, but the hourly groups are kept until the
 with the number of distinct hour-groups (bounded per group: a few hundred distribution buckets at most), not with
 the number of records.
 
-Speed. A LiteLLM_SpendLogs CSV is read as columns (gateway_columns.py: pyarrow and numpy, the same groups, lines
+Speed. A LiteLLM_SpendLogs CSV is read as columns (gateway/columns.py: pyarrow and numpy, the same groups, lines
 and Performance JSON as this module's record-by-record reading, ~5× faster), and on Postgres written as columns
 too (`parse_lines`, ingest/columnar.py); what it cannot read exactly it declines, and the file is read here
 record by record. JSON and JSONL are always read here. The decision and its
-reasons: gateway_columns.py's docstring and docs/ingestion.md. Raw `sk-…` keys found in a log are replaced by their
+reasons: gateway/columns.py's docstring and docs/ingestion.md. Raw `sk-…` keys found in a log are replaced by their
 SHA-256 (what
 LiteLLM itself stores), so a secret never reaches the database.
 """
@@ -107,7 +107,7 @@ class GatewayLog:
     kind = "gateway_log"
 
     def parse(self, stream, *, file_name: str, columns: bool = True):
-        """A LiteLLM_SpendLogs CSV is read as columns (gateway_columns.py) when the stream can be read again;
+        """A LiteLLM_SpendLogs CSV is read as columns (gateway/columns.py) when the stream can be read again;
         whatever the column reader declines, and every JSON shape, is read record by record (and so is everything
         when `columns` is false: what the column path declined). Both make the same hourly groups, and nothing is
         yielded before the whole file is read, so a decline leaves nothing behind."""
@@ -167,7 +167,7 @@ def _rereadable(stream) -> bool:
 
 def request_groups(located_records, *, refuse=None) -> "_Groups":
     """(where, record) pairs → their hourly groups, whose `.rows()` are the UsageRows: what a log file and a live
-    LiteLLM pull (litellm_api.py) share, so the same records make the same lines however they arrive.
+    LiteLLM pull (litellm_api/api.py) share, so the same records make the same lines however they arrive.
 
     A record that cannot be read raises `refuse(where, why)` (default: a ProviderError of bad input)."""
     groups = _Groups()

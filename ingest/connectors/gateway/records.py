@@ -1,8 +1,8 @@
-"""Reading a gateway log file as records, one at a time, whatever its format (gateway_log.py names them): a CSV
+"""Reading a gateway log file as records, one at a time, whatever its format (gateway/log.py names them): a CSV
 export of LiteLLM_SpendLogs, a JSON array or `{"data": [...]}` envelope read incrementally, or JSONL.
 
 Each record comes with where it was read (`file line N`), so an error names the line. Nothing here knows what a
-record means; gateway_log.py turns records into requests and hourly rows.
+record means; gateway/log.py turns records into requests and hourly rows.
 """
 
 import csv

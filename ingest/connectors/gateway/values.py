@@ -1,5 +1,5 @@
-"""The cells of a gateway log's CSV as numpy columns, read exactly as gateway_log.py reads one record's (counts,
-times, latencies, latency buckets), for gateway_columns.py; and the bytes of the file checked on their way in.
+"""The cells of a gateway log's CSV as numpy columns, read exactly as gateway/log.py reads one record's (counts,
+times, latencies, latency buckets), for gateway/columns.py; and the bytes of the file checked on their way in.
 
 Each reader takes only the form it reads exactly and raises BatchDeclined otherwise: the record reader then reads
 the file, and says what is wrong where.

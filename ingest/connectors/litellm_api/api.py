@@ -31,7 +31,7 @@ Decisions:
   piece is a single second whose tied records fill more than a page, it cannot be read whole: the run fails,
   naming the window.
 - `spend` is LiteLLM's own estimate from its price map, not a bill: lines have no cost and are priced from the
-  catalog, as gateway log files are (gateway_log.py).
+  catalog, as gateway log files are (gateway/log.py).
 """
 
 import datetime as dt

@@ -1,6 +1,6 @@
 """Reading single OpenAI Costs/Usage results (reference/provider-formats.md §1): line items, tokens, amounts.
 
-Pure functions over one result object; the connector (openai_api.py) pages, checks envelopes and joins.
+Pure functions over one result object; the connector (openai/api.py) pages, checks envelopes and joins.
 Each raises ValueError with a message for the user; the connector adds the endpoint and page.
 """
 
