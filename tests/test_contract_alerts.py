@@ -213,6 +213,14 @@ def test_a_contract_event_goes_to_its_owner_and_finance_through_the_organisation
     assert event_addresses(event) == [fiona.email, ada.email]
 
 
+def test_a_contract_event_no_channel_reaches_goes_to_the_admins_not_to_nobody(anthropic_account, ada, sam):
+    enterprise(commitment=Decimal("0"))
+    Contract.objects.update(owner="")  # no owner, and no finance user: the default channel names nobody
+    event = evaluate_on(days_before(DEADLINE, 30))[-1]
+
+    assert event_addresses(event) == [ada.email]
+
+
 def test_an_evaluation_with_nothing_to_say_reads_the_contracts_and_their_accounts_once(
     anthropic_account, django_assert_num_queries
 ):

@@ -7,7 +7,8 @@ An email channel names addresses and roles, expanded for the event: `role:team_l
 team (the cap's owning team; an event about no team: the admins), `role:finance`, `role:admins`,
 `role:contract_owner` (the owner address of the contract the event is about). A webhook, Slack or Teams channel is
 one target named by its scheme and host. Anyone who chose to hear of a kind (ALSO_TO_SUBSCRIBERS, AlertSubscription:
-finance hearing of a failing source) is told whatever the channels. Users who muted the kind (AlertMute) are kept,
+finance hearing of a failing source) is told whatever the channels. An event no channel reaches goes to the admins
+(never to nobody). Users who muted the kind (AlertMute) are kept,
 marked muted, so a `skipped` Notification says they were not told and why; an address that is a muted user's email
 counts as them.
 """
@@ -123,6 +124,10 @@ def event_targets(event: AlertEvent) -> list[Target]:
         targets += [
             Target(ChannelKind.EMAIL, a, a.lower() in muted) for a in subscribers.values_list("email", flat=True)
         ]
+    if not targets:
+        # No channel reaches anyone (an owner-less contract in an organisation without finance users; default
+        # channels an admin emptied): the admins are told rather than nobody, so no alert is lost unseen.
+        targets = [Target(ChannelKind.EMAIL, a, a.lower() in muted) for a in _emails(_admins())]
     once, unique = set(), []
     for target in targets:  # an address named by two channels is told once
         if target.told_key not in once:
