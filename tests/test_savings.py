@@ -191,3 +191,15 @@ def test_the_savings_page_shows_the_biggest_savings_and_leaves_the_rest_to_the_c
     assert "1 more in the" in page and page.count("/whatif/?workload=") >= 1
     csv = client_as(ada).get("/savings/", {"csv": "savings"}).content.decode().splitlines()
     assert len(csv) == 3  # the header and both rows
+
+
+def test_an_eval_score_posted_changes_what_the_savings_page_reads(traffic, support_agent, ada):
+    from finops.selectors.whatif_inputs import fingerprint
+    from finops.services.evals import evals_record
+
+    before = fingerprint(today_utc())
+    row = {"workload": "support-agent", "provider": "groq", "model": "openai/gpt-oss-120b", "name": "accuracy"}
+    evals_record(by=ada, rows=[{**row, "score": "0.90", "period": "2026Q4"}])
+    assert fingerprint(today_utc()) != before  # the quality evidence is read afresh, not served from the cache
+    shown, computed = _figures(ada)
+    assert shown == computed

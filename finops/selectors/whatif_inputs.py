@@ -3,9 +3,9 @@ lines by computing once per change): what they precompute is kept in the cache u
 
 It holds the rollups' newest row ids (every rebuild of a day deletes its rows and inserts new ones, daily and
 monthly, spend and performance) and the monthly rollups' row counts (a month emptied), and the rows of the small
-tables the comparison reads (offerings, prices, contracts and the accounts they cover, routing policies and their
-allowed sets, families, workloads, providers), so an import, a re-attribution or an edit changes it. Reading it
-costs one query on Postgres.
+tables the comparison reads (offerings, prices and exchange rates, contracts with their terms and the accounts they
+cover, eval scores, routing policies and their allowed sets, families, workloads, providers), so an import, a
+re-attribution or an edit changes it. Reading it costs one query on Postgres.
 """
 
 import datetime as dt
@@ -16,24 +16,32 @@ from django.db.models import Count, Max
 
 from finops.models import (
     Contract,
+    ContractTerm,
     DailyPerformance,
     DailySpend,
+    EvalScore,
+    FxRate,
     ModelFamily,
     ModelPrice,
     MonthlyPerformance,
     MonthlySpend,
     Offering,
     Provider,
+    ReportedPerformance,
     RoutingPolicy,
     Workload,
 )
 
-BIG_TABLES = (DailySpend, MonthlySpend, DailyPerformance, MonthlyPerformance)  # newest id and row count of each
+# Newest id of each (and the row count of the monthly ones and of reported metrics, which are replaced in place).
+BIG_TABLES = (DailySpend, MonthlySpend, DailyPerformance, MonthlyPerformance, ReportedPerformance)
 SMALL_TABLES = (
     Offering,
     ModelPrice,
     Contract,
     Contract.accounts.through,
+    ContractTerm,
+    EvalScore,  # the quality evidence and floors (POST /api/v1/evals)
+    FxRate,
     RoutingPolicy,
     RoutingPolicy.allowed.through,
     ModelFamily,
@@ -48,7 +56,10 @@ def fingerprint(today: dt.date) -> str:
     if connection.vendor == "postgresql":
         # The newest id by the primary key's index; the monthly rollups' (small) row counts catch a month emptied.
         parts = [f"(SELECT max(id) FROM {m._meta.db_table})" for m in BIG_TABLES]
-        parts += [f"(SELECT count(*) FROM {m._meta.db_table})" for m in (MonthlySpend, MonthlyPerformance)]
+        parts += [
+            f"(SELECT count(*) FROM {m._meta.db_table})"
+            for m in (MonthlySpend, MonthlyPerformance, ReportedPerformance)
+        ]
         parts += [
             f"(SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t.id), '')) FROM {m._meta.db_table} t)"
             for m in SMALL_TABLES
