@@ -5,6 +5,9 @@ Values already in the environment win (CI or a developer can point at other serv
 
 import os
 
+# Never the developer's .env: `make demo` writes one (DEBUG, the demo's Slack stand-in, loopback allowed through the
+# egress policy) that would change what the tests check, in the clone where `make test` runs next.
+os.environ.setdefault("DJANGO_READ_DOT_ENV_FILE", "0")
 os.environ.setdefault("DEBUG", "0")
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFG")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/finops")

@@ -85,6 +85,29 @@ def test_slack_and_teams_payloads_follow_their_documented_shapes():
     assert teams["attachments"][0]["content"]["actions"][0]["url"] == link
 
 
+def test_slack_and_teams_messages_carry_the_alerts_figures_as_the_email_does(world):  # noqa: F811
+    """A platform team acts from the chat message: its reason and figures are the email's (one definition)."""
+    from finops.notify.emails import CONTEXTS, event_summary
+
+    for kind in ALL_KINDS:
+        event = AlertEvent.objects.filter(kind=kind).first()
+        summary = event_summary(event)
+        assert summary["facts"], kind  # every kind says at least one figure
+        slack = slack_payload(title=event.title, kind_label=kind, link=None, **summary)
+        conforms(slack, json.loads((FIXTURES / "slack/incoming_webhook_block_kit.json").read_text()))
+        fields = [f["text"] for b in slack["blocks"] if "fields" in b for f in b["fields"]]
+        assert [f.split("\n", 1)[0].strip("*") for f in fields] == [label for label, _ in summary["facts"][:10]]
+        teams = teams_payload(title=event.title, kind_label=kind, link=None, **summary)
+        conforms(teams, json.loads((FIXTURES / "teams/workflow_adaptive_card.json").read_text()))
+        card = teams["attachments"][0]["content"]["body"]
+        assert [f["title"] for b in card if b["type"] == "FactSet" for f in b["facts"]] == [
+            label for label, _ in summary["facts"]
+        ]
+        if kind in CONTEXTS:  # the email's own facts, the same strings
+            email_facts = [(f["label"], f["value"]) for f in CONTEXTS[kind](event)["facts"]]
+            assert summary["facts"] == email_facts
+
+
 def test_the_shape_check_catches_a_payload_teams_would_refuse():
     with pytest.raises(AssertionError):
         conforms(

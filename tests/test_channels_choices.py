@@ -332,14 +332,24 @@ def test_the_demo_slack_stand_in_records_a_slack_message_only_in_the_demo(client
     from django.test import Client
 
     settings.FINOPS_DEMO_SLACK_LOG = str(tmp_path / "slack.jsonl")
-    message = {
-        "text": "[FinOps] Spend spike",
-        "blocks": [{"type": "header", "text": {"type": "plain_text", "text": "x"}}],
-    }
+    from finops.notify.slack import slack_payload
+
+    message = slack_payload(
+        title="Support <Platform> spent twice its usual",
+        kind_label="Spend spike",
+        link="http://testserver/alerts/",
+        reason="Yesterday's spend was 2.1 times the day-of-week average.",
+        facts=[("Yesterday", "$8,124.40"), ("Usual", "$3,868.76")],
+    )
     anonymous = Client()
     assert anonymous.post("/demo/slack/hook", message, content_type="application/json").status_code == 404
     assert client_as(ada).get("/demo/slack/").status_code == 404
     settings.FINOPS_DEMO_SLACK = True
     assert anonymous.post("/demo/slack/hook", {"blocks": []}, content_type="application/json").status_code == 400
     assert anonymous.post("/demo/slack/hook", message, content_type="application/json").status_code == 200
-    assert "[FinOps] Spend spike" in client_as(ada).get("/demo/slack/").content.decode()
+    page = client_as(ada).get("/demo/slack/").content.decode()
+    # As Slack shows it: the header, the reason with the link as its label, the figures, the kind; names unescaped.
+    for shown in ("Support &lt;Platform&gt; spent twice its usual", "2.1 times", "Open in FinOps", "$8,124.40"):
+        assert shown in page
+    assert "<dt>Usual</dt><dd>$3,868.76</dd>" in page and "Spend spike" in page
+    assert "[FinOps]" not in page and "http://testserver/alerts/|" not in page  # no fallback text, no raw mrkdwn

@@ -151,6 +151,20 @@ def kind_email(event: AlertEvent, *, to: str) -> EmailMultiAlternatives:
     return _render("alert", CONTEXTS[event.kind](event), to=to, event=event)
 
 
+def event_summary(event: AlertEvent) -> dict:
+    """What a chat message says under the title: the email's reason and its facts (label, value), so Slack, Teams
+    and the email carry the same figures. A cap's are its spend against the cap, the forecast and the period."""
+    if event.kind in (AlertKind.CAP_THRESHOLD, AlertKind.CAP_FORECAST):
+        c = _cap_context(event)
+        facts = [("Spent", f"{c['spent']} of {c['amount']} ({c['percent']})")]
+        if c["has_forecast"]:
+            facts.append(("Forecast", f"{c['forecast']} ({c['forecast_percent']} of the cap)"))
+        facts += [(label, c[key]) for label, key in (("Period", "period"), ("Scope", "scope")) if c[key]]
+        return {"reason": "", "facts": facts}
+    context = CONTEXTS[event.kind](event) if event.kind in CONTEXTS else _generic_context(event)
+    return {"reason": context.get("reason", ""), "facts": [(f["label"], f["value"]) for f in context["facts"]]}
+
+
 EMAILS = {
     AlertKind.CAP_THRESHOLD: cap_threshold_email,
     AlertKind.CAP_FORECAST: cap_forecast_email,
