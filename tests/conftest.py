@@ -50,6 +50,7 @@ SLOW_MODULES = {
     "tests/test_report_pdf.py": "the demo's report rendered to PDF and PNG pages",
     "tests/test_report_files.py": "the demo's report in every format",
     "tests/test_tco_report.py": "the demo's report, table by table",
+    "tests/test_performance_pages_writers.py": "loads the whole demo, then re-imports its gateway logs by rows",
     "tests/test_api_fuzz.py": "schemathesis over every API operation",
     "tests/test_page_fuzz.py": "every page with generated parameters",
 }

@@ -207,6 +207,13 @@ def test_every_api_response_carries_money_as_decimal_strings(
             lambda: client.get("/api/v1/caps"),
         ],
         "api-cap-detail": [lambda: client.get(f"/api/v1/caps/{cap.pk}")],
+        "api-channel-list": [
+            lambda: client.post(
+                "/api/v1/channels", {"name": "Ops", "kind": "email", "addresses": ["ops@example.com"]}, **json_body
+            ),
+            lambda: client.get("/api/v1/channels"),
+        ],
+        "api-channel-detail": [lambda: client.get(f"/api/v1/channels/{cap.own_channels.first().pk}")],
         "api-contract-list": [
             lambda: client.post(
                 "/api/v1/contracts",
