@@ -40,8 +40,10 @@ def test_every_relative_link_in_the_docs_leads_to_a_file_of_the_repository():
 
 
 def test_nothing_in_the_project_points_to_the_teams_old_design_notes_outside_it():
+    # The names are put together here so that `git grep` of them finds nothing in the project, this file included.
+    old_notes = ("shared" + "/DESIGN", "DESIGN" + ".md")
     found = subprocess.run(
-        ["git", "grep", "-n", "-e", "shared/DESIGN", "-e", "DESIGN.md", "--", ":!tests/test_docs_paths.py"],
+        ["git", "grep", "-n", "-e", old_notes[0], "-e", old_notes[1]],
         cwd=ROOT,
         capture_output=True,
         text=True,
