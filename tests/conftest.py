@@ -22,7 +22,7 @@ settings.register_profile("finops", deadline=None, suppress_health_check=[Health
 settings.load_profile("finops")
 
 # Fixtures every test module may ask for by name without importing them (an import a linter would call unused).
-pytest_plugins = ["tests.config_helpers"]
+pytest_plugins = ["tests.config_helpers", "tests.migration_helpers"]
 
 PASSWORD = "correct-horse-battery-staple"
 
@@ -38,7 +38,7 @@ def reseed_reference_data() -> None:
 
 # Modules left out of `make test-fast` (marked slow; `make test` runs them): each costs tens of seconds to minutes.
 SLOW_MODULES = {
-    "tests/test_migrations.py": "migrates the schema back to an old state and forward again, per test",
+    "tests/test_migrations.py": "real migrations up to old schemas, then the upgrades (tests/migration_helpers.py)",
     "tests/test_migration_latency.py": "the same",
     "tests/test_migration_audit.py": "the same",
     "tests/test_migration_webhook_labels.py": "the same",
