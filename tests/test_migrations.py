@@ -1,11 +1,15 @@
-"""Upgrading an install keeps its data: lines written before tag sets existed keep their tags (migration 0009);
-lines attributed before line signatures existed keep their workload and team (0012), and going back restores them;
-the monthly rollup starts as the daily one summed by month (0013)."""
+"""An upgraded install has the schema of a new one (every column, constraint and index). Upgrading keeps its data:
+lines written before tag sets existed keep their tags (migration 0009); lines attributed before line signatures
+existed keep their workload and team (0012), and going back restores them; the monthly rollup starts as the daily
+one summed by month (0013)."""
 
 import datetime as dt
 from decimal import Decimal
 
-from tests.migration_helpers import database_at, latest, migrate
+import pytest
+from django.db import connection
+
+from tests.migration_helpers import database_at, latest, migrate, schema_of
 from tests.rollup_check import assert_monthly_equals_daily
 
 BEFORE_TAG_SETS = [("finops", "0008_user_time_zone")]
@@ -15,6 +19,16 @@ BEFORE_SIGNATURES = [("finops", "0011_dailyspend_page_indexes")]
 # (tests/migration_helpers.py): the suite's own database stays at the latest schema.
 at_0008 = database_at(BEFORE_TAG_SETS)
 at_0011 = database_at(BEFORE_SIGNATURES)
+
+
+@pytest.mark.django_db(transaction=True)  # the suite's database, as a new install: made, never written to
+def test_an_upgraded_install_has_the_schema_of_a_new_one(at_0008, old_schemas):
+    """The suite's database was migrated from empty by Django's migrate command; the scratch one from before tag
+    sets by the upgrade path the other tests take (tests/migration_helpers.py)."""
+    migrate(latest())
+    upgraded, new = schema_of(connection.settings_dict["NAME"]), schema_of(old_schemas.suite_database)
+    assert len(new) > 500  # columns, constraints and indexes of every table
+    assert sorted(upgraded - new) == sorted(new - upgraded) == []
 
 
 def test_upgrading_stores_each_distinct_tag_set_once_and_every_line_keeps_its_tags(at_0008):
