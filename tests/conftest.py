@@ -221,8 +221,11 @@ def _no_stray_sessions_at_teardown(django_db_setup, django_db_blocker):
     dropping the test database. End them (on the test database only) before it is torn down."""
     yield
     from django.db import connection
+    from django.db.backends.base.creation import TEST_DATABASE_PREFIX
 
-    if connection.vendor != "postgresql":
+    # pytest-django made no test database when no collected test asked for one (the upgrade tests use their own,
+    # tests/migration_helpers.py): the name is then the configured database's, never to be touched.
+    if connection.vendor != "postgresql" or not connection.settings_dict["NAME"].startswith(TEST_DATABASE_PREFIX):
         return
     with django_db_blocker.unblock(), connection.cursor() as cursor:
         cursor.execute(
