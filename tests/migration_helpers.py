@@ -16,9 +16,11 @@ Most of a migration's time is Django's, not the database's: before each operatio
 (the state the operation reads). Those states depend only on which migrations are applied, never on the rows, so
 StateReusingExecutor works each one out once per process and runs the real operations against it the next time
 (forward, and back, which Django runs on the same states): the upgrade and downgrade SQL and data code run on
-every test's database as before. Every name starts with the process's test
-database name, which pytest-xdist workers have each their own of; the scratch database is dropped after its test
-and the templates when the process's session ends.
+every test's database as before. tests/test_migrations.py checks that an install upgraded this way has the schema
+of a new one made by Django's migrate command.
+
+Every name starts with the process's test database name, which pytest-xdist workers have each their own of; the
+scratch database is dropped after its test and the templates when the process's session ends.
 """
 
 import contextlib
@@ -221,7 +223,6 @@ class OldSchemas:
         # gave it: it creates it only when a collected test asks for a database, which the upgrade tests do not.
         name = connection.settings_dict["NAME"]
         self.suite_database = name if name.startswith(TEST_DATABASE_PREFIX) else connection.creation._get_test_db_name()
-        self.prefix = self.suite_database
         self.templates: dict[Node, str] = {}
         self.models: dict[Node, object] = {}
 
@@ -229,7 +230,7 @@ class OldSchemas:
         if node not in self.templates:
             earlier = [built for built in self.templates if built in _graph().forwards_plan(node)]
             source = max(earlier, key=lambda built: len(_graph().forwards_plan(built)), default=None)
-            name = f"{self.prefix}_at_{node[0]}_{node[1].partition('_')[0]}"
+            name = f"{self.suite_database}_at_{node[0]}_{node[1].partition('_')[0]}"
             _create(name, template=self.templates.get(source))
             with _connected_to(name):
                 self.models[node] = _models_of(StateReusingExecutor(connection).migrate(targets_at(node)))
@@ -240,7 +241,7 @@ class OldSchemas:
     def scratch(self, node: Node):
         """A database of its own at `node`, the default connection on it while the block runs; the models there."""
         template = self._template(node)
-        name = f"{self.prefix}_scratch"
+        name = f"{self.suite_database}_scratch"
         _create(name, template=template)
         try:
             with _connected_to(name):
