@@ -22,7 +22,7 @@ settings.register_profile("finops", deadline=None, suppress_health_check=[Health
 settings.load_profile("finops")
 
 # Fixtures every test module may ask for by name without importing them (an import a linter would call unused).
-pytest_plugins = ["tests.config_helpers"]
+pytest_plugins = ["tests.config_helpers", "tests.migration_helpers"]
 
 PASSWORD = "correct-horse-battery-staple"
 
@@ -38,7 +38,7 @@ def reseed_reference_data() -> None:
 
 # Modules left out of `make test-fast` (marked slow; `make test` runs them): each costs tens of seconds to minutes.
 SLOW_MODULES = {
-    "tests/test_migrations.py": "migrates the schema back to an old state and forward again, per test",
+    "tests/test_migrations.py": "real migrations up to old schemas, then the upgrades (tests/migration_helpers.py)",
     "tests/test_migration_latency.py": "the same",
     "tests/test_migration_audit.py": "the same",
     "tests/test_migration_webhook_labels.py": "the same",
@@ -222,8 +222,11 @@ def _no_stray_sessions_at_teardown(django_db_setup, django_db_blocker):
     dropping the test database. End them (on the test database only) before it is torn down."""
     yield
     from django.db import connection
+    from django.db.backends.base.creation import TEST_DATABASE_PREFIX
 
-    if connection.vendor != "postgresql":
+    # pytest-django made no test database when no collected test asked for one (the upgrade tests use their own,
+    # tests/migration_helpers.py): the name is then the configured database's, never to be touched.
+    if connection.vendor != "postgresql" or not connection.settings_dict["NAME"].startswith(TEST_DATABASE_PREFIX):
         return
     with django_db_blocker.unblock(), connection.cursor() as cursor:
         cursor.execute(

@@ -4,17 +4,12 @@ keep working, read-write, until their expiry."""
 
 import datetime as dt
 
-import pytest
-
-from tests.test_migrations import latest, migrate
+from tests.migration_helpers import database_at, latest, migrate
 
 BEFORE_AUDIT = [("finops", "0021_reports")]
 
 
-@pytest.fixture
-def at_0021(transactional_db):
-    yield migrate(BEFORE_AUDIT)
-    migrate(latest())
+at_0021 = database_at(BEFORE_AUDIT)  # a scratch database there, for the test
 
 
 def test_upgrading_moves_rule_history_into_the_audit_log_and_back(at_0021):

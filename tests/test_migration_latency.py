@@ -8,20 +8,15 @@ import datetime as dt
 import math
 import random
 
-import pytest
-
 from finops.performance.measures import Performance
-from tests.test_migrations import latest, migrate
+from tests.migration_helpers import database_at, latest, migrate
 
 BEFORE_CELLS = [("finops", "0022_audit_log_and_api_tokens")]
 DAY = dt.datetime(2026, 3, 10, tzinfo=dt.UTC)
 MODEL = "llama-3.3-70b"
 
 
-@pytest.fixture
-def at_0022(transactional_db):
-    yield migrate(BEFORE_CELLS)
-    migrate(latest())
+at_0022 = database_at(BEFORE_CELLS)  # a scratch database there, for the test
 
 
 def exact(values: list[int], q: float) -> int:

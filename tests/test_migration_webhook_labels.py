@@ -3,17 +3,12 @@ label kept `scheme://user:password@host`, and its errors quoted it; after the up
 
 import datetime as dt
 
-import pytest
-
-from tests.test_migrations import latest, migrate
+from tests.migration_helpers import database_at, latest, migrate
 
 BEFORE = [("finops", "0028_usage_line_invoice_id")]
 
 
-@pytest.fixture
-def at_0028(transactional_db):
-    yield migrate(BEFORE)
-    migrate(latest())
+at_0028 = database_at(BEFORE)  # a scratch database there, for the test
 
 
 def test_upgrading_removes_credentials_from_recorded_webhook_labels_and_errors(at_0028):

@@ -1,48 +1,38 @@
-"""Upgrading an install keeps its data: lines written before tag sets existed keep their tags (migration 0009);
-lines attributed before line signatures existed keep their workload and team (0012), and going back restores them;
-the monthly rollup starts as the daily one summed by month (0013)."""
+"""An upgraded install has the schema of a new one (every column, constraint and index). Upgrading keeps its data:
+lines written before tag sets existed keep their tags (migration 0009); lines attributed before line signatures
+existed keep their workload and team (0012), and going back restores them; the monthly rollup starts as the daily
+one summed by month (0013)."""
 
 import datetime as dt
 from decimal import Decimal
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
+from tests.migration_helpers import database_at, latest, migrate, schema_of
 from tests.rollup_check import assert_monthly_equals_daily
 
 BEFORE_TAG_SETS = [("finops", "0008_user_time_zone")]
 BEFORE_SIGNATURES = [("finops", "0011_dailyspend_page_indexes")]
 
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-def latest():
-    return MigrationExecutor(connection).loader.graph.leaf_nodes()
+# A scratch database as an install before tag sets, and one before line signatures, each for its test
+# (tests/migration_helpers.py): the suite's own database stays at the latest schema.
+at_0008 = database_at(BEFORE_TAG_SETS)
+at_0011 = database_at(BEFORE_SIGNATURES)
 
 
-@pytest.fixture
-def at_0008(transactional_db):
-    """The database as an install before tag sets, migrated forward again afterwards whatever the test did
-    (the tests after this one need the current schema)."""
-    yield migrate(BEFORE_TAG_SETS)
+@pytest.mark.django_db(transaction=True)  # the suite's database, as a new install: made, never written to
+def test_an_upgraded_install_has_the_schema_of_a_new_one(at_0008, old_schemas):
+    """The suite's database was migrated from empty by Django's migrate command; the scratch one from before tag
+    sets by the upgrade path the other tests take (tests/migration_helpers.py)."""
     migrate(latest())
-
-
-@pytest.fixture
-def at_0011(transactional_db):
-    """The database as an install before line signatures; migrated forward again afterwards."""
-    yield migrate(BEFORE_SIGNATURES)
-    migrate(latest())
+    upgraded, new = schema_of(connection.settings_dict["NAME"]), schema_of(old_schemas.suite_database)
+    assert len(new) > 500  # columns, constraints and indexes of every table
+    assert sorted(upgraded - new) == sorted(new - upgraded) == []
 
 
 def test_upgrading_stores_each_distinct_tag_set_once_and_every_line_keeps_its_tags(at_0008):
     Provider, Account, UsageLine = (at_0008.get_model("finops", name) for name in ("Provider", "Account", "UsageLine"))
-    # A transactional test may start from an emptied database: the seeded providers are not guaranteed.
     provider, _ = Provider.objects.get_or_create(slug="openai", defaults={"name": "OpenAI"})
     account = Account.objects.create(name="before", provider=provider, connector="usage_csv")
     written = [
