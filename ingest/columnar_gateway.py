@@ -113,14 +113,16 @@ class _GatewayCombos:
         self.provider_id = np.zeros(size, dtype=np.int64)
         self.tag_set_id = np.zeros(size, dtype=np.int64)
         self.signature_id = np.zeros(size, dtype=np.int64)
-        self.names: list[bytes] = [b""] * size  # _LAYOUT's second run of fields, encoded
+        self.model = [""] * size
         self.priced_as = np.zeros(size, dtype=np.int64)  # its (provider id, model) pair's number in `priced`
         self.priced: dict[tuple, int] = {}
         self._tag_ids: dict[tuple, int] = {}
 
     def resolve(self, wanted: np.ndarray) -> None:
         prep = self.preparer
-        for c in np.unique(wanted[~self.known[wanted]]).tolist():
+        new = np.unique(wanted[~self.known[wanted]])
+        provider_ids, tag_set_ids, signature_ids, priced_as = [], [], [], []  # set in bulk: numpy's per-item is slow
+        for c in new.tolist():
             slug, model_raw, api_key, user, tags, _ = self.combos[c]
             provider = prep.providers.get(slug) if slug else prep.account_provider
             if provider is None:
@@ -133,20 +135,14 @@ class _GatewayCombos:
             except (UnsafeModelName, IngestError) as exc:
                 raise BatchDeclined(str(exc)) from None  # the row writer names the line
             key = (prep.account_id, provider.id, "", api_key, user, model, model_raw, tag_set_id)
-            self.signature_id[c] = prep.signature_of(key, dict(tags))
-            self.provider_id[c], self.tag_set_id[c] = provider.id, tag_set_id
-            self.names[c] = b"".join(
-                (
-                    binary.text(model),
-                    binary.text(model_raw),
-                    _NO_TEXT,
-                    _NO_TEXT,
-                    binary.text(api_key),
-                    binary.text(user),
-                )
-            )
-            self.priced_as[c] = self.priced.setdefault((provider.id, model), len(self.priced))
-            self.known[c] = True
+            signature_ids.append(prep.signature_of(key, dict(tags)))
+            provider_ids.append(provider.id)
+            tag_set_ids.append(tag_set_id)
+            priced_as.append(self.priced.setdefault((provider.id, model), len(self.priced)))
+            self.model[c] = model
+        self.provider_id[new], self.tag_set_id[new], self.signature_id[new] = provider_ids, tag_set_ids, signature_ids
+        self.priced_as[new] = priced_as
+        self.known[new] = True
 
     def cache_hit_rows(self, lines: GatewayLines, groups: np.ndarray, file_name: str):
         """The cache hits' groups as the UsageRows write_rows is given (GatewayLog's `_Groups.rows`)."""
@@ -200,7 +196,16 @@ def _gateway_rows(preparer, combos: _GatewayCombos, lines: GatewayLines, chunk, 
     cost, currency, reporting, basis = _gateway_costs(preparer, combos, combo, lines.hours[chunk], tokens)
     start = lines.hours[chunk].astype(np.int64) * _HOUR_S
     distinct, of = np.unique(combo, return_inverse=True)
-    names = pa.array([combos.names[c] for c in distinct.tolist()], pa.binary()).take(pa.array(of.reshape(-1)))
+    distinct = distinct.tolist()
+    names = binary.joined_fields(  # per distinct combination, then per line
+        [
+            binary.texts(pa.array([combos.model[c] for c in distinct], pa.string())),
+            binary.texts(pa.array([combos.combos[c][1] for c in distinct], pa.string())),
+            _NO_TEXT + _NO_TEXT,
+            binary.texts(pa.array([combos.combos[c][2] for c in distinct], pa.string())),
+            binary.texts(pa.array([combos.combos[c][3] for c in distinct], pa.string())),
+        ]
+    ).take(pa.array(of.reshape(-1)))
     return binary.rows(
         [
             _FIELD_COUNT,

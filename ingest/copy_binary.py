@@ -71,6 +71,12 @@ def timestamptz_us(unix_seconds: np.ndarray) -> np.ndarray:
     return (unix_seconds.astype(np.int64) - PG_EPOCH_S) * 1_000_000
 
 
+def bigints(values: pa.Array) -> pa.BinaryArray:
+    """A bigint field per row of an int64 array, NULL where null."""
+    fields = fixed(pc.fill_null(values, 0).to_numpy(zero_copy_only=False))
+    return fields if not values.null_count else pc.if_else(pc.is_valid(values), fields, pa.scalar(NULL, pa.binary()))
+
+
 def texts(values: pa.Array) -> pa.BinaryArray:
     """A text field per row of a string array without nulls."""
     if values.null_count:
@@ -155,11 +161,17 @@ def rows(fields: list) -> pa.Buffer:
     """The COPY data of the rows (no signature nor trailer: see `SIGNATURE`, `TRAILER`). `fields` in order: arrays
     of one entry per row (each one or more whole fields, from the encoders above) or bytes (the same in every row:
     `field_count` first, then fields such as `text`, `bigint`, `NULL`)."""
-    joined = pc.binary_join_element_wise(
-        *(pa.scalar(f, pa.binary()) if isinstance(f, bytes) else f for f in fields), _EMPTY
-    )
+    joined = joined_fields(fields)
     offsets = np.frombuffer(joined.buffers()[1], dtype=np.int32, count=len(joined) + 1, offset=4 * joined.offset)
     return joined.buffers()[2][int(offsets[0]) : int(offsets[-1])]
+
+
+def joined_fields(fields: list) -> pa.BinaryArray:
+    """Per row, its entries of `fields` (arrays of one entry per row, or bytes the same in every row) one after the
+    other."""
+    return pc.binary_join_element_wise(
+        *(pa.scalar(f, pa.binary()) if isinstance(f, bytes) else f for f in fields), _EMPTY
+    )
 
 
 def field_count(count: int) -> bytes:
