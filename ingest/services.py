@@ -32,7 +32,8 @@ from ingest.connectors.focus.scope import LeftOut, Scope
 from ingest.connectors.registry import api_source_for, file_source_for
 
 from . import tasks  # services import tasks; tasks import services inside their bodies (HackSoft)
-from .columnar import write_batches, write_gateway_lines
+from .columnar import write_batches
+from .columnar_gateway import write_gateway_lines
 from .http import HttpClient
 from .lease import (
     AccountBusy,

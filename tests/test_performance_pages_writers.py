@@ -1,8 +1,8 @@
 """The performance pages show the same figures whichever writer stored the demo's gateway logs (issue 23).
 
-On Postgres a LiteLLM CSV is written by the gateway column writer (ingest/columnar.py); before it, and still for a
-log read record by record, by the row writer (ingest/writing.py). The demo is loaded (column writer), its figures
-read — every workload's performance table and verdict (p99 against the SLA), the quarter's scorecard, each
+On Postgres a LiteLLM CSV is written by the gateway column writer (ingest/columnar_gateway.py); before it, and
+still for a log read record by record, by the row writer (ingest/writing.py). The demo is loaded (column writer),
+its figures read — every workload's performance table and verdict (p99 against the SLA), the quarter's scorecard, each
 provider's measured speed, and the performance rollup rows they read — then each gateway log is imported again
 record by record (row writer), which replaces the same hours, and the figures must be the same.
 """

@@ -164,7 +164,8 @@ def cells_of(e2e: "LatencyDistribution", ttft: "LatencyDistribution") -> list[in
 
 def cells_array(kind, index, count):
     """`_cell` over numpy arrays (int64): a kind, bucket index (ZERO_INDEX for the zero count) and count per cell, as
-    the cells `cells_of` stores — for writers that hold many rows' distributions as columns (ingest/columnar.py)."""
+    the cells `cells_of` stores — for writers that hold many rows' distributions as columns
+    (ingest/columnar_gateway.py)."""
     import numpy as np  # here: the rest of this module is plain Python, imported by pages that need no numpy
 
     if len(index) and not ((index >= ZERO_INDEX).all() and (index < _INDEX_OFFSET).all()):

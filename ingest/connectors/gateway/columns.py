@@ -18,7 +18,7 @@ Which inputs go to columns (the decision, written down in docs/ingestion.md too)
   be read again. JSON (`/spend/logs` arrays, the v2 envelope) and JSONL stay with the row reader: they come from
   API pages and logging callbacks, are record-shaped, and their records vary in shape too much for fixed columns.
 - on every database. What comes out is the hourly groups: on Postgres as columns (`column_lines`, GatewayLines),
-  which ingest/columnar.py's gateway column writer prices, attributes and COPYs without a Python object per line
+  which ingest/columnar_gateway.py's gateway column writer prices, attributes and COPYs without a Python object per line
   (a log whose requests do not collapse has a line per request); on SQLite (the demo) as groups
   (`column_groups`), written by the row writer.
 
@@ -139,8 +139,8 @@ def column_groups(stream, *, file_name: str, interpret, identify=None):
 
 
 def column_lines(stream, *, file_name: str, interpret, identify=None) -> "GatewayLines":
-    """The same groups as column_groups, left as columns (GatewayLines) for the column writer (ingest/columnar.py):
-    no Python object per group."""
+    """The same groups as column_groups, left as columns (GatewayLines) for the gateway column writer
+    (ingest/columnar_gateway.py): no Python object per group."""
     return _accumulated(stream, interpret, identify).lines()
 
 

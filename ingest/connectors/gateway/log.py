@@ -51,7 +51,7 @@ the number of records.
 
 Speed. A LiteLLM_SpendLogs CSV is read as columns (gateway/columns.py: pyarrow and numpy, the same groups, lines
 and Performance JSON as this module's record-by-record reading, ~5× faster), and on Postgres written as columns
-too (`parse_lines`, ingest/columnar.py); what it cannot read exactly it declines, and the file is read here
+too (`parse_lines`, ingest/columnar_gateway.py); what it cannot read exactly it declines, and the file is read here
 record by record. JSON and JSONL are always read here. The decision and its
 reasons: gateway/columns.py's docstring and docs/ingestion.md. Raw `sk-…` keys found in a log are replaced by their
 SHA-256 (what
@@ -123,8 +123,9 @@ class GatewayLog:
         yield from groups.rows()
 
     def parse_lines(self, stream, *, file_name: str) -> GatewayLines:
-        """The hourly lines as columns, for the column writer (ingest/columnar.py, Postgres, a stream that can be
-        read again); BatchDeclined for what only the record reader reads exactly (then `parse(…, columns=False)`)."""
+        """The hourly lines as columns, for the gateway column writer (ingest/columnar_gateway.py, Postgres, a stream
+        that can be read again); BatchDeclined for what only the record reader reads exactly (then
+        `parse(…, columns=False)`)."""
         return self.column_lines(stream, file_name=file_name)
 
     @staticmethod
