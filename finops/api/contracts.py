@@ -18,7 +18,7 @@ from finops.selectors.contracts import contract_status, contract_statuses, renew
 from finops.services import contracts as contract_service
 from finops.views.period import today_utc
 
-from . import serializers
+from . import contract_serializers
 
 
 def _contracts():
@@ -26,7 +26,10 @@ def _contracts():
 
 
 def _contract_payload(statuses):
-    return [serializers.ContractSerializer(serializers.ContractSerializer.from_status(s)).data for s in statuses]
+    return [
+        contract_serializers.ContractSerializer(contract_serializers.ContractSerializer.from_status(s)).data
+        for s in statuses
+    ]
 
 
 def _contract_write(call, **kwargs):
@@ -46,7 +49,7 @@ class ContractList(APIView):
     permission_classes = [access.SeesContracts]
 
     @extend_schema(
-        responses=serializers.ContractSerializer(many=True),
+        responses=contract_serializers.ContractSerializer(many=True),
         summary="List contracts",
         description="Admins and finance; anyone else gets 404. Money is a decimal string in the contract's currency.",
     )
@@ -54,15 +57,15 @@ class ContractList(APIView):
         return Response(_contract_payload(contract_statuses(list(_contracts()), today=today_utc())))
 
     @extend_schema(
-        request=serializers.ContractWriteSerializer,
+        request=contract_serializers.ContractWriteSerializer,
         responses={
-            201: serializers.ContractSerializer,
+            201: contract_serializers.ContractSerializer,
             400: OpenApiResponse(description="Every bad field named: {field: message}."),
         },
         summary="Create a contract (admins)",
     )
     def post(self, request):
-        body = serializers.ContractWriteSerializer(data=request.data)
+        body = contract_serializers.ContractWriteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         contract = _contract_write(contract_service.contract_create, by=request.user, **body.validated_data)
         return Response(_one_contract(contract), status=201)
@@ -74,21 +77,21 @@ class ContractDetail(APIView):
 
     permission_classes = [access.SeesContracts]
 
-    @extend_schema(responses=serializers.ContractSerializer, summary="A contract and its figures today")
+    @extend_schema(responses=contract_serializers.ContractSerializer, summary="A contract and its figures today")
     def get(self, request, pk):
         return Response(_one_contract(get_object_or_404(Contract, pk=pk)))
 
     @extend_schema(
-        request=serializers.ContractWriteSerializer,
+        request=contract_serializers.ContractWriteSerializer,
         responses={
-            200: serializers.ContractSerializer,
+            200: contract_serializers.ContractSerializer,
             400: OpenApiResponse(description="Every bad field named: {field: message}."),
         },
         summary="Change a contract (admins)",
     )
     def patch(self, request, pk):
         contract = get_object_or_404(Contract, pk=pk)
-        body = serializers.ContractWriteSerializer(data=request.data, partial=True)
+        body = contract_serializers.ContractWriteSerializer(data=request.data, partial=True)
         body.is_valid(raise_exception=True)
         contract = _contract_write(
             contract_service.contract_update, contract=contract, by=request.user, **body.validated_data
@@ -107,16 +110,16 @@ class ContractRenew(APIView):
     permission_classes = [access.SeesContracts]
 
     @extend_schema(
-        request=serializers.ContractRenewSerializer,
+        request=contract_serializers.ContractRenewSerializer,
         responses={
-            200: serializers.ContractSerializer,
+            200: contract_serializers.ContractSerializer,
             400: OpenApiResponse(description="Every bad field named; a start before the current end."),
         },
         summary="Renew a contract in place (admins)",
     )
     def post(self, request, pk):
         contract = get_object_or_404(Contract, pk=pk)
-        body = serializers.ContractRenewSerializer(data=request.data)
+        body = contract_serializers.ContractRenewSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         contract = _contract_write(
             contract_service.contract_renew, contract=contract, by=request.user, **body.validated_data
@@ -130,9 +133,9 @@ class ContractRenewals(APIView):
     permission_classes = [access.SeesContracts]
 
     @extend_schema(
-        parameters=[serializers.RenewalsQuerySerializer],
+        parameters=[contract_serializers.RenewalsQuerySerializer],
         responses={
-            200: serializers.ContractSerializer(many=True),
+            200: contract_serializers.ContractSerializer(many=True),
             400: OpenApiResponse(
                 description="within_days is not a whole number from 1 to 3660, or an unknown parameter."
             ),
@@ -140,7 +143,7 @@ class ContractRenewals(APIView):
         summary="Auto-renewals ahead",
     )
     def get(self, request):
-        query = serializers.RenewalsQuerySerializer(data=request.query_params)
+        query = contract_serializers.RenewalsQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         return Response(_contract_payload(renewals_ahead(today=today_utc(), **query.validated_data)))
 

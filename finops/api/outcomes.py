@@ -10,8 +10,8 @@ from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from finops.api.reported import StrictQuerySerializer
-from finops.api.serializers import ReportingDateField
+from finops.api.reported import StrictQuerySerializer, refuse_blank
+from finops.api.serializers import ReportingDateField, money_field
 from finops.core import access
 from finops.selectors.outcome_counts import outcome_counts
 from finops.services import outcomes as outcome_service
@@ -158,3 +158,56 @@ class OutcomeList(APIView):
         except PermissionDenied as exc:
             raise ApiPermissionDenied(str(exc)) from None
         return Response(result.as_dict(), status=200 if result.replay else 201)
+
+
+# --- a workload's cost per outcome (GET /api/v1/workloads/<slug>/cost-per-outcome, finops/api/views.py) ---
+
+
+class CostPerOutcomeQuerySerializer(serializers.Serializer):
+    """GET /api/v1/workloads/<slug>/cost-per-outcome's query; an unknown parameter is refused."""
+
+    start = ReportingDateField(help_text="First UTC day, inclusive.")
+    end = ReportingDateField(help_text="UTC day after the last one (exclusive).")
+    by = serializers.ChoiceField(
+        choices=["day", "month", "period"],
+        default="period",
+        help_text="`period`: one figure for [start, end); `day` / `month`: one per UTC day or month.",
+    )
+
+    def to_internal_value(self, data):
+        unknown = {
+            name: [f"Unknown parameter “{name}”; the known ones are: {', '.join(self.fields)}."]
+            for name in data
+            if name not in self.fields
+        }
+        if unknown:
+            raise serializers.ValidationError(unknown)
+        refuse_blank(self.fields, data)
+        return super().to_internal_value(data)
+
+    def validate(self, attrs):
+        if attrs["end"] <= attrs["start"]:
+            raise serializers.ValidationError({"end": "Must be after start (end is exclusive)."})
+        if (attrs["end"] - attrs["start"]).days > 3660:
+            raise serializers.ValidationError({"end": "At most ten years at a time."})
+        return attrs
+
+
+class CostPerOutcomePointSerializer(serializers.Serializer):
+    start = serializers.DateField(help_text="First UTC day of the point (the period's start for by=period).")
+    end = serializers.DateField(help_text="UTC day after the point (exclusive).")
+    cost = money_field(allow_null=True, help_text="Priced spend; null when no usage had a price (unknown, never 0).")
+    unpriced_tokens = serializers.IntegerField(help_text="Tokens no price covers, left out of `cost`.")
+    outcomes = serializers.IntegerField()
+    cost_per_outcome = money_field(
+        allow_null=True, help_text="Σcost / Σoutcomes; null with no outcomes or an unknown cost."
+    )
+
+
+class CostPerOutcomeSerializer(serializers.Serializer):
+    workload = serializers.CharField(help_text="The workload's slug.")
+    outcome_unit = serializers.CharField(help_text='What one outcome is (“ticket resolved”); "" when not set.')
+    target_cost_per_outcome = money_field(allow_null=True)
+    currency = serializers.CharField(help_text="The reporting currency every money field is in.")
+    by = serializers.CharField()
+    points = CostPerOutcomePointSerializer(many=True)

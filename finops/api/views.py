@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from finops.api.outcomes import CostPerOutcomeQuerySerializer, CostPerOutcomeSerializer
 from finops.core import access
 from finops.models import Account, AttributionRule, CostBasis, IngestRun, MonthlySpend, Provider, ReattributionJob
 from finops.selectors import outcomes as outcome_selectors
@@ -94,7 +95,7 @@ class WorkloadCostPerOutcome(APIView):
             OpenApiParameter("by", str, enum=["day", "month", "period"], default="period"),
         ],
         responses={
-            200: serializers.CostPerOutcomeSerializer,
+            200: CostPerOutcomeSerializer,
             404: OpenApiResponse(description="No such workload you may see."),
         },
         summary="Cost per outcome of a workload",
@@ -105,7 +106,7 @@ class WorkloadCostPerOutcome(APIView):
         workload = access.visible_workloads(request.user).filter(slug=slug).first()
         if workload is None:
             raise NotFound("No such workload.")
-        query = serializers.CostPerOutcomeQuerySerializer(data=request.query_params)
+        query = CostPerOutcomeQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         q = query.validated_data
         daily, monthly = spend.visible_spend(request.user), spend.visible_spend(request.user, MonthlySpend)
@@ -150,7 +151,7 @@ class WorkloadCostPerOutcome(APIView):
             "by": q["by"],
             "points": points,
         }
-        return Response(serializers.CostPerOutcomeSerializer(data).data)
+        return Response(CostPerOutcomeSerializer(data).data)
 
 
 class AccountList(generics.ListAPIView):
