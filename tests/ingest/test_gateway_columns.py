@@ -331,6 +331,25 @@ def test_imported_by_columns_and_by_rows_the_stored_lines_and_rollups_are_identi
         assert _stored(rollup, by_col) and _stored(rollup, by_col) == _stored(rollup, by_row), rollup.__name__
 
 
+def test_litellms_own_export_is_stored_alike_by_columns_and_by_rows_and_no_unpriced_line_is_a_zero(db):
+    """The fixture in LiteLLM's spend-log layout (tests/fixtures/gateway_log, its columns as the proxy writes them),
+    not the team's generator: both writers store the same lines and rollups, and a line without a known price has
+    no cost (null), never $0."""
+    data = (FIXTURES / "litellm_spend_logs.csv").read_bytes()
+    groq = Provider.objects.get(slug="groq")
+    by_col = Account.objects.create(name="litellm-columns", provider=groq, connector="gateway_log")
+    by_row = Account.objects.create(name="litellm-rows", provider=groq, connector="gateway_log")
+    run = usage_file_import(account=by_col, stream=io.BytesIO(data), file_name="litellm_spend_logs.csv")
+    assert run.status == IngestRun.Status.SUCCEEDED, run.error
+    run = usage_file_import(account=by_row, stream=io.BufferedReader(_OneWay(data)), file_name="litellm_spend_logs.csv")
+    assert run.status == IngestRun.Status.SUCCEEDED, run.error
+    lines = _stored(UsageLine, by_col)
+    assert lines and lines == _stored(UsageLine, by_row)
+    assert all(line["cost"] is None or line["cost"] > 0 or line["requests"] == 0 for line in lines)
+    for rollup in (DailySpend, MonthlySpend, DailyPerformance, MonthlyPerformance):
+        assert _stored(rollup, by_col) == _stored(rollup, by_row), rollup.__name__
+
+
 def test_the_column_writer_prices_discounts_and_converts_each_line_as_the_row_writer_does(db, tmp_path):
     """A gateway log's lines are estimated from list prices line by line: the column writer (a seekable upload on
     Postgres) finds each (provider, model, day)'s price once, and stores what the row writer stores — a price in
