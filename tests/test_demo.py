@@ -3,15 +3,10 @@
 import datetime as dt
 import html
 import json
-import os
-import subprocess
-import sys
 from collections import defaultdict
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
-from cryptography.fernet import Fernet
 from django.conf import settings
 from django.db import models
 from django.db.models import Count, Sum
@@ -44,10 +39,10 @@ from finops.selectors.caps import cap_status
 from finops.selectors.contracts import contract_status, renewals_ahead
 from finops.selectors.prices import PriceBook, Tokens, cost_from_price
 from tests.demo_helpers import demo_loaded_twice
+from tests.sqlite_databases import DEMO_URL, demo_sqlite, manage
 
 TODAY = dt.date(2026, 11, 1)
 FIRST_DAY, LAST_DAY = dt.date(2026, 7, 4), dt.date(2026, 10, 31)
-PROJECT_ROOT = Path(settings.BASE_DIR)
 TOKENS = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
 SUMS = (*TOKENS, "requests", "cost", "reporting_cost")
 MONTHS = [dt.date(2026, 7, 1), dt.date(2026, 8, 1), dt.date(2026, 9, 1), dt.date(2026, 10, 1)]
@@ -523,34 +518,17 @@ print("RESULT " + json.dumps(result))
 """
 
 
-def test_the_demo_loads_on_sqlite_and_the_admin_sees_spend_on_the_overview(tmp_path, demo):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_", "PYTEST"))}
-    env.update(
-        DATABASE_URL=f"sqlite:///{tmp_path}/demo.sqlite3",
-        REDIS_URL="",
-        DEBUG="1",
-        DJANGO_SETTINGS_MODULE="finops.settings",
-        SECRET_KEY="demo-test-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
-        FINOPS_ENCRYPTION_KEY=Fernet.generate_key().decode(),
-    )
-
-    def manage(*args):
-        done = subprocess.run(
-            [sys.executable, "manage.py", *args], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=120
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        return done.stdout
-
-    manage("migrate", "--no-input", "-v", "0")
-    out = manage("load_demo", "--today", "2026-11-01", "--url", "http://127.0.0.1:18200")  # make demo PORT=18200
+def test_the_demo_loads_on_sqlite_and_the_admin_sees_spend_on_the_overview(tmp_path, tmp_path_factory, demo):
+    database = tmp_path / "demo.sqlite3"
+    out = demo_sqlite(tmp_path_factory, database)  # make demo PORT=18200: migrate, then load_demo
     assert "2026-07-04 to 2026-10-31" in out
     # The same lines and the same money as the Postgres load of this module.
     postgres = demo["summary"]
     assert f"6 teams, 19 workloads, 7 accounts, {postgres['lines']:,} usage lines" in out
     assert f"total spend: {postgres['total_reporting_spend']:,.2f} USD" in out
-    assert "Open http://127.0.0.1:18200 and sign in as:" in out
+    assert f"Open {DEMO_URL} and sign in as:" in out
     # The emails the load sends (printed by the console backend) link to where the demo is served (issue 24).
-    assert "http://127.0.0.1:18200/caps/" in out and "http://127.0.0.1:18200/contracts/" in out
+    assert f"{DEMO_URL}/caps/" in out and f"{DEMO_URL}/contracts/" in out
     assert "127.0.0.1:8000" not in out
     for login in ("admin        / demo-password", "cfo          / demo-password", "sales-lead   / demo-password"):
         assert login in out
@@ -558,7 +536,9 @@ def test_the_demo_loads_on_sqlite_and_the_admin_sees_spend_on_the_overview(tmp_p
     assert "Sales Intelligence monthly" in out and "Organisation quarterly" in out and ": OK (0 alerts)" in out
 
     result_line = next(
-        line for line in manage("shell", "-c", OVERVIEW_SCRIPT).splitlines() if line.startswith("RESULT ")
+        line
+        for line in manage(database, "shell", "-c", OVERVIEW_SCRIPT).stdout.splitlines()
+        if line.startswith("RESULT ")
     )
     result = json.loads(result_line.removeprefix("RESULT "))
     assert result["login_status"] == 302 and result["login_redirect"] == "/", result

@@ -4,10 +4,7 @@ and `make demo`'s SQLite exports the same file as Postgres). The demo is loaded 
 (tests/demo_helpers.py's TODAY) and rolled back after the module."""
 
 import csv
-import os
 import sqlite3
-import subprocess
-import sys
 import tracemalloc
 from decimal import Decimal
 from io import StringIO
@@ -34,6 +31,7 @@ from tests.focus_helpers import (
     validator_failures,
     validator_results,
 )
+from tests.sqlite_databases import demo_sqlite, manage
 
 MONTH = month_of(LAST_DAY)  # the last full month before the demo's today
 
@@ -126,38 +124,15 @@ def test_a_billed_rows_list_cost_is_never_below_what_was_billed(exported):
             assert Decimal(row["ListCost"]) == Decimal(row["ListUnitPrice"]) * Decimal(row["PricingQuantity"])
 
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _manage(env: dict, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), *args],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-        check=check,
-    )
-
-
 def test_export_focus_on_the_demos_sqlite_database_writes_the_postgres_file_and_a_failure_leaves_none(
-    exported, tmp_path
+    exported, tmp_path, tmp_path_factory
 ):
     """`make demo`'s database: SQLite, loaded by the demo command. Its export is Postgres's, row for row (but for
     the database's own ids); an export that fails half-way leaves no file, and an earlier one stays as it was."""
-    env = {
-        **{key: value for key, value in os.environ.items() if key in ("PATH", "HOME", "LANG")},
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'demo.sqlite3'}",
-        "DEBUG": "1",
-        "SECRET_KEY": "demo-only",
-        "REDIS_URL": "",
-        "DJANGO_READ_DOT_ENV_FILE": "0",
-    }
-    _manage(env, "migrate", "-v0")
-    _manage(env, "load_demo", "--today", TODAY.isoformat())
+    database = tmp_path / "demo.sqlite3"
+    demo_sqlite(tmp_path_factory, database)
     target = tmp_path / "sqlite.csv"
-    done = _manage(env, "export_focus", "--month", f"{MONTH:%Y-%m}", "--output", str(target))
+    done = manage(database, "export_focus", "--month", f"{MONTH:%Y-%m}", "--output", str(target))
     assert done.stderr.strip().endswith(f"written to {target} (FOCUS 1.2)"), done.stderr
 
     def without_ids(path: Path) -> list[tuple]:
@@ -175,10 +150,10 @@ def test_export_focus_on_the_demos_sqlite_database_writes_the_postgres_file_and_
     assert without_ids(target) == without_ids(exported) and len(without_ids(target)) > 1000
 
     before = target.read_bytes()
-    with sqlite3.connect(tmp_path / "demo.sqlite3") as database:  # the lines' table gone: the export's query fails
-        database.execute("ALTER TABLE finops_usageline RENAME TO finops_usageline_gone")
+    with sqlite3.connect(database) as sqlite:  # the lines' table gone: the export's query fails
+        sqlite.execute("ALTER TABLE finops_usageline RENAME TO finops_usageline_gone")
     for output in (target, tmp_path / "new.csv"):
-        failed = _manage(env, "export_focus", "--month", f"{MONTH:%Y-%m}", "--output", str(output), check=False)
+        failed = manage(database, "export_focus", "--month", f"{MONTH:%Y-%m}", "--output", str(output), check=False)
         assert failed.returncode != 0 and "finops_usageline" in failed.stderr
     assert target.read_bytes() == before
     assert sorted(path.name for path in tmp_path.iterdir()) == ["demo.sqlite3", "sqlite.csv"]

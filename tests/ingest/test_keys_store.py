@@ -2,11 +2,9 @@
 digest collisions caught, and two imports storing overlapping new keys at once, on Postgres and the demo's SQLite."""
 
 import json
-import os
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
 from django.db import connection, transaction
@@ -15,9 +13,9 @@ from finops.models import Account, LineSignature, Provider, TagSet
 from finops.models.usage import signature_id, tag_set_id, tags_text
 from ingest import keys
 from ingest.writing import IngestError
+from tests.sqlite_databases import PROJECT_ROOT, migrated_sqlite, sqlite_env
 from tests.test_attribution_concurrency import _in_thread
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # Values COPY's text format must escape, JSON must escape, or that a careless comparison would merge.
 AWKWARD_TAGS = (
     {"user:team": "search", "resource": "arn:aws:bedrock:us-east-1:210000000000:application-inference-profile/a1b2c3"},
@@ -140,8 +138,6 @@ def test_the_set_based_store_keeps_every_value_and_refuses_a_digest_collision_on
 SQLITE_SCRIPT = """
 import json, django
 django.setup()
-from django.core.management import call_command
-call_command("migrate", verbosity=0)
 from finops.models import Account, Provider, Team, Workload
 from tests.ingest.test_keys_store import _store_twice_and_collide
 account = Account.objects.create(name="bedrock", provider=Provider.objects.get(slug="aws-bedrock"),
@@ -152,17 +148,17 @@ print("RESULT " + json.dumps({"workload": workload.id, **_store_twice_and_collid
 """
 
 
-def test_the_demo_s_sqlite_path_stores_the_same_rows_and_refuses_the_same_collisions(account, support_agent, tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_", "PYTEST"))}
-    env.update(
-        DATABASE_URL=f"sqlite:///{tmp_path}/keys.sqlite3",
-        REDIS_URL="",
-        DEBUG="1",
-        DJANGO_SETTINGS_MODULE="finops.settings",
-        SECRET_KEY="keys-test-secret-key-0123456789-abcdefghijklmnop",
-    )
+def test_the_demo_s_sqlite_path_stores_the_same_rows_and_refuses_the_same_collisions(
+    account, support_agent, tmp_path, tmp_path_factory
+):
+    database = migrated_sqlite(tmp_path_factory, tmp_path / "keys.sqlite3")
     done = subprocess.run(
-        [sys.executable, "-c", SQLITE_SCRIPT], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", SQLITE_SCRIPT],
+        cwd=PROJECT_ROOT,
+        env=sqlite_env(database),
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     sqlite = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))[7:])

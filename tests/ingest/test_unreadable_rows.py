@@ -12,8 +12,6 @@ import csv
 import datetime as dt
 import io
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +24,7 @@ from finops.models import Account, DailySpend, IngestRun, MonthlySpend, Provider
 from ingest.connectors.base import UsageRow
 from ingest.services import usage_file_import
 from ingest.writing import IngestError, write_rows
+from tests.sqlite_databases import manage, migrated_sqlite
 
 HEADER = (
     "day,provider,model,input_tokens,cached_input_tokens,cache_write_tokens,output_tokens,requests,cost,currency,"
@@ -141,40 +140,14 @@ def test_import_usage_exits_non_zero_with_one_clear_line(openai_account, stored,
     assert stored_days() == stored
 
 
-def test_manage_py_import_usage_exits_1_on_an_unclosed_quote(tmp_path):
+def test_manage_py_import_usage_exits_1_on_an_unclosed_quote(tmp_path, tmp_path_factory):
     """The command as a user runs it: its own process, its exit status, what it prints (a migrated SQLite)."""
     text, message = BROKEN["unclosed quote"]
     path = tmp_path / "restated.csv"
     path.write_text(text)
-    root = Path(__file__).resolve().parent.parent.parent
-    env = {
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        "DEBUG": "1",
-        "SECRET_KEY": "x",
-        "REDIS_URL": "",
-        "DJANGO_READ_DOT_ENV_FILE": "0",
-        "PATH": "/usr/bin:/bin",
-    }
-    manage = [sys.executable, str(root / "manage.py")]
-    subprocess.run([*manage, "migrate", "-v0"], env=env, cwd=root, check=True, timeout=600)
-    done = subprocess.run(
-        [
-            *manage,
-            "import_usage",
-            str(path),
-            "--account",
-            "openai-prod",
-            "--connector",
-            "usage_csv",
-            "--provider",
-            "openai",
-        ],
-        env=env,
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    database = migrated_sqlite(tmp_path_factory, tmp_path / "db.sqlite3")
+    args = ["import_usage", str(path), "--account", "openai-prod", "--connector", "usage_csv", "--provider", "openai"]
+    done = manage(database, *args, check=False, timeout=300)
     assert done.returncode == 1 and done.stdout == ""
     # Past the log's own record of the run (timestamped): the file's failure on one line, then the command's count.
     failure, summary = [line for line in done.stderr.splitlines() if not re.match(r"\d{4}-\d\d-\d\d ", line)]
