@@ -115,7 +115,7 @@ def _restate(today: dt.date, day: dt.date) -> tuple[dt.date, Decimal, Decimal]:
     """Import the account's rows of `day` again with its first line's usage and cost doubled (the file replaces
     that day): the cost stays tokens × list price, as every billed demo line is."""
     with tempfile.TemporaryDirectory(prefix="finops-demo-restated-") as tmp:
-        path = generate(today=today, out_dir=Path(tmp))[RESTATED_ACCOUNT][0]
+        path = generate(today=today, out_dir=Path(tmp), accounts={RESTATED_ACCOUNT})[RESTATED_ACCOUNT][0]
         with path.open(newline="", encoding="utf-8") as fh:
             reader = csv.DictReader(fh)
             columns, rows = reader.fieldnames, [row for row in reader if row["day"] == f"{day:%Y-%m-%d}"]

@@ -25,7 +25,7 @@ def leave_lines_of_the_previous_demo(tmp: Path) -> None:
     The line is put on a day whose gateway log has no request in its first hour, so the hourly import alone
     would leave it beside the new lines (a daily line starts at midnight).
     """
-    log = generate(today=TODAY, out_dir=tmp / "files")["groq-prod"][0]
+    log = generate(today=TODAY, out_dir=tmp / "files", accounts={"groq-prod"})["groq-prod"][0]
     with log.open(newline="") as fh:
         midnight_hours = {row["startTime"][:10] for row in csv.DictReader(fh) if row["startTime"][11:13] == "00"}
     day = next(d for d in (LAST_DAY - dt.timedelta(days=n) for n in range(WINDOW_DAYS)) if str(d) not in midnight_hours)

@@ -249,7 +249,7 @@ def _raw_requests(account: str, start: dt.date, end: dt.date, out_dir) -> dict[s
 
     found: dict[str, list[tuple[int, int, int]]] = {}
     at = lambda text: dt.datetime.fromisoformat(text).replace(tzinfo=dt.UTC)  # noqa: E731 (naive UTC, as written)
-    for path in generate(today=TODAY, out_dir=out_dir)[account]:
+    for path in generate(today=TODAY, out_dir=out_dir, accounts={account})[account]:
         with path.open(newline="") as fh:
             for row in csv.DictReader(fh):
                 begun = at(row["startTime"])
