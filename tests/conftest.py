@@ -42,8 +42,8 @@ SLOW_MODULES = {
     "tests/test_migration_latency.py": "the same",
     "tests/test_migration_audit.py": "the same",
     "tests/test_migration_webhook_labels.py": "the same",
-    "tests/test_demo.py": "loads the whole demo, twice, and once on SQLite in a subprocess",
-    "tests/test_demo_unit_economics.py": "loads the whole demo twice",
+    "tests/demo_story/test_demo.py": "loads the whole demo, twice, and once on SQLite in a subprocess",
+    "tests/demo_story/test_unit_economics.py": "loads the whole demo twice",
     "tests/test_demo_commands.py": "generates the demo's files several times",
     "tests/test_report_demo.py": "loads the whole demo and restates a month",
     "tests/test_focus_export_demo.py": "the demo's month through focus-validator, and the demo on SQLite",
@@ -56,11 +56,64 @@ SLOW_MODULES = {
 }
 
 
-@pytest.hookimpl(tryfirst=True)
+# The files that take longest (seconds on a quiet 2-core machine, `--durations`), which a parallel run starts with:
+# pytest-xdist hands out whole files, and a long file handed out last keeps one worker busy while the other has
+# nothing left to do. Only the order matters; files not named here follow in collection order.
+LONGEST_FIRST = [
+    "tests/demo_story/",
+    "tests/test_focus_export_demo.py",
+    "tests/test_report_subscriptions.py",
+    "tests/integration/test_report_workers.py",
+    "tests/test_tco_report.py",
+    "tests/test_report_restated.py",
+    "tests/test_report_demo.py",
+    "tests/test_api_fuzz.py",
+    "tests/integration/test_worker_killed.py",
+    "tests/test_performance_pages_writers.py",
+    "tests/browser/test_guide_screenshots.py",
+    "tests/test_page_fuzz.py",
+    "tests/ingest/test_gateway_columns.py",
+    "tests/test_spend_changed.py",
+    "tests/browser/test_layout.py",
+    "tests/test_migrations.py",
+    "tests/ingest/test_properties_files.py",
+    "tests/test_migration_audit.py",
+    "tests/integration/test_faults_postgres.py",
+    "tests/test_retention.py",
+    "tests/test_report_pdf.py",
+]
+
+# Packages whose modules share a package-scoped fixture: a parallel run gives each to one worker, whole.
+SHARED_FIXTURE_PACKAGES = ["tests/demo_story/"]
+
+
+def _rank(nodeid: str) -> int:
+    path = nodeid.partition("::")[0]
+    return next((n for n, prefix in enumerate(LONGEST_FIRST) if path.startswith(prefix)), len(LONGEST_FIRST))
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """`make test`'s scheduling (--dist loadfile): whole files, as pytest-xdist does, but the packages of
+    SHARED_FIXTURE_PACKAGES whole too, and in collection order (longest first) rather than by number of tests."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class WholeFilesLongestFirst(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.partition("::")[0]
+            return next((package for package in SHARED_FIXTURE_PACKAGES if path.startswith(package)), path)
+
+    config.option.loadscopereorder = False
+    return WholeFilesLongestFirst(config, log)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(items):
     """schemathesis gives every operation's test (test_x[GET /api/v1/teams]) its function's node id. pytest-xdist
     schedules by node id and would run one of them and silently drop the rest: give each its own id. Tests of
-    SLOW_MODULES are marked slow."""
+    SLOW_MODULES are marked slow. Then, after every other plugin's ordering (pytest-django's puts transactional
+    tests last), the longest files first (LONGEST_FIRST; a stable sort, so each file keeps its order)."""
     for item in items:
         if item.nodeid.partition("::")[0] in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
@@ -73,6 +126,9 @@ def pytest_collection_modifyitems(items):
                 item._id = NodeId.parse(unique)
             else:
                 item._nodeid = unique
+    result = yield
+    items.sort(key=lambda item: _rank(item.nodeid))
+    return result
 
 
 @pytest.hookimpl(wrapper=True)

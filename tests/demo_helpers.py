@@ -1,4 +1,4 @@
-"""Helpers of the demo tests (tests/test_demo.py, tests/test_demo_unit_economics.py)."""
+"""Helpers of the demo tests (tests/demo_story/, and the modules that read the demo)."""
 
 import csv
 import datetime as dt
@@ -6,10 +6,25 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from django.db import transaction
+from django.db.models import Count, Sum
 
 from demo.generate import WINDOW_DAYS, generate, render_config
 from demo.load import load_demo
-from finops.models import Account, IngestRun
+from finops.models import (
+    Account,
+    AlertEvent,
+    Cap,
+    DailySpend,
+    FxRate,
+    GatewayCacheHit,
+    IngestRun,
+    ModelPrice,
+    OutcomeCount,
+    Team,
+    UsageLine,
+    User,
+    Workload,
+)
 from finops.services.config import config_apply
 from ingest.services import usage_file_import
 from tests.conftest import reseed_reference_data
@@ -38,6 +53,46 @@ def leave_lines_of_the_previous_demo(tmp: Path) -> None:
     with path.open("rb") as stream:
         run = usage_file_import(account=Account.objects.get(name="groq-prod"), stream=stream, file_name=path.name)
     assert run.status == IngestRun.Status.SUCCEEDED, run.error
+
+
+TOTALLED = (
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "requests",
+    "cost",
+    "reporting_cost",
+)
+
+
+def demo_totals() -> dict:
+    """Everything a second load of the demo must leave as it is."""
+    lines = UsageLine.objects.aggregate(lines=Count("id"), **{f: Sum(f) for f in TOTALLED})
+    rollup = DailySpend.objects.aggregate(lines=Sum("line_count"), **{f: Sum(f) for f in TOTALLED})
+    per_account = dict(UsageLine.objects.values_list("account__name").annotate(Sum("reporting_cost")).order_by())
+    per_month = dict(
+        UsageLine.objects.filter(account__name="bedrock-us-east-1")
+        .values_list("billing_period_start")
+        .annotate(Sum("reporting_cost"))
+        .order_by()
+    )
+    counts = {m.__name__: m.objects.count() for m in (Team, Workload, Account, User, ModelPrice, FxRate)}
+    caps = {cap.name: (cap.amount, tuple(cap.recipients)) for cap in Cap.objects.all()}
+    alerts = sorted(AlertEvent.objects.values_list("kind", "subject", "period_start", "threshold"))
+    outcomes = OutcomeCount.objects.aggregate(rows=Count("id"), outcomes=Sum("count"))
+    cache_hits = GatewayCacheHit.objects.aggregate(rows=Count("id"), requests=Sum("requests"), cost=Sum("list_cost"))
+    return {
+        "lines": lines,
+        "rollup": rollup,
+        "per_account": per_account,
+        "bedrock_months": per_month,
+        "counts": counts,
+        "caps": caps,
+        "alerts": alerts,
+        "outcomes": outcomes,
+        "cache_hits": cache_hits,
+    }
 
 
 @contextmanager

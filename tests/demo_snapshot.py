@@ -4,8 +4,8 @@
 on this 2-core machine, and several modules need the same organisation for the same day (the report's formats, the
 FOCUS export, the TCO tables, the browser walks). The first module that asks loads it for real and keeps a binary
 COPY of every table (and the sequences' positions); later modules get the tables back as that load left them, with
-COPY, in a few hundred milliseconds. Modules that test the loading itself (tests/test_demo.py,
-tests/test_demo_unit_economics.py, tests/test_report_demo.py) still call `load_demo`.
+COPY, in a few hundred milliseconds. Modules that test the loading itself (tests/demo_story/test_demo.py,
+tests/demo_story/test_unit_economics.py, tests/test_report_demo.py) still call `load_demo`.
 
 pytest-xdist workers of one run share the copy through a file in the run's pytest temp directory (pytest keeps the
 last three runs' and removes older ones); a lock lets one worker load while the other waits for its copy.

@@ -1,7 +1,7 @@
 """Who hears what nobody chose is rows (issue 25): migration 0037 turns the rules finops/notify/recipients.py
 hard-coded into default channels, and the same people get the same alerts before and after, on a test organisation
-and on the demo (tests/test_demo.py). `before` is the old code's answer: its rules are copied below as they were
-(git show 8fdeef7:finops/notify/recipients.py), run on the rows as they were before the migration."""
+and on the demo (tests/demo_story/test_demo.py). `before` is the old code's answer: its rules are copied below as
+they were (git show 8fdeef7:finops/notify/recipients.py), run on the rows as they were before the migration."""
 
 import datetime as dt
 import importlib

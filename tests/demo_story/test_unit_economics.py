@@ -1,6 +1,6 @@
 """The demo's unit-economics story (issues 12 and 13): gateway timings at market speeds, a workload failing its SLA
 on one provider and meeting it on another, a batch window overrun, outcomes, eval scores, reported metrics and a
-routing saving to take. The demo's spend, caps and contracts: tests/test_demo.py."""
+routing saving to take. The demo's spend, caps and contracts: tests/demo_story/test_demo.py."""
 
 import datetime as dt
 import math
@@ -14,23 +14,12 @@ from demo.generate import LOG_RECORDS, UNPRICED_MODEL, WINDOW_DAYS
 from finops.models import AlertEvent, CostBasis, DailySpend, MonthlySpend, OutcomeCount, UsageLine, Workload
 from finops.selectors.prices import PriceBook, Tokens, cost_from_price
 from finops.selectors.workload_performance import workload_section
-from tests.demo_helpers import LAST_DAY, TODAY, demo_loaded_twice
+from tests.demo_helpers import LAST_DAY, TODAY
 
 FIRST_DAY = LAST_DAY - dt.timedelta(days=WINDOW_DAYS - 1)
 GATEWAYS = ("groq-prod", "cerebras-prod", "moonshot-gateway")
 BEDROCK = "bedrock-us-east-1"
 HOUR = dt.timedelta(hours=1)
-
-
-@pytest.fixture(scope="module")
-def demo(django_db_setup, django_db_blocker, tmp_path_factory):
-    with demo_loaded_twice(django_db_blocker, tmp_path_factory.mktemp("previous-demo")) as loaded:
-        yield loaded
-
-
-@pytest.fixture
-def loaded(demo, db):
-    return demo
 
 
 def test_gateway_lines_are_hourly_estimates_from_gateway_logs_with_latency(loaded):

@@ -6,10 +6,9 @@ import json
 from collections import defaultdict
 from decimal import Decimal
 
-import pytest
 from django.conf import settings
 from django.db import models
-from django.db.models import Count, Sum
+from django.db.models import Sum
 from django.db.models.functions import TruncDate
 from django.test import Client
 from django.urls import reverse
@@ -28,7 +27,6 @@ from finops.models import (
     GatewayCacheHit,
     IngestRun,
     ModelPrice,
-    OutcomeCount,
     Team,
     UsageLine,
     User,
@@ -38,7 +36,6 @@ from finops.selectors.cache_hits import cache_savings
 from finops.selectors.caps import cap_status
 from finops.selectors.contracts import contract_status, renewals_ahead
 from finops.selectors.prices import PriceBook, Tokens, cost_from_price
-from tests.demo_helpers import demo_loaded_twice
 from tests.sqlite_databases import DEMO_URL, demo_sqlite, manage
 
 TODAY = dt.date(2026, 11, 1)
@@ -47,47 +44,6 @@ TOKENS = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_t
 SUMS = (*TOKENS, "requests", "cost", "reporting_cost")
 MONTHS = [dt.date(2026, 7, 1), dt.date(2026, 8, 1), dt.date(2026, 9, 1), dt.date(2026, 10, 1)]
 BEDROCK = "bedrock-us-east-1"
-
-
-def _totals() -> dict:
-    """Everything a second load must leave as it is."""
-    lines = UsageLine.objects.aggregate(lines=Count("id"), **{f: Sum(f) for f in SUMS})
-    rollup = DailySpend.objects.aggregate(lines=Sum("line_count"), **{f: Sum(f) for f in SUMS})
-    per_account = dict(UsageLine.objects.values_list("account__name").annotate(Sum("reporting_cost")).order_by())
-    per_month = dict(
-        UsageLine.objects.filter(account__name=BEDROCK)
-        .values_list("billing_period_start")
-        .annotate(Sum("reporting_cost"))
-        .order_by()
-    )
-    counts = {m.__name__: m.objects.count() for m in (Team, Workload, Account, User, ModelPrice, FxRate)}
-    caps = {cap.name: (cap.amount, tuple(cap.recipients)) for cap in Cap.objects.all()}
-    alerts = sorted(AlertEvent.objects.values_list("kind", "subject", "period_start", "threshold"))
-    outcomes = OutcomeCount.objects.aggregate(rows=Count("id"), outcomes=Sum("count"))
-    cache_hits = GatewayCacheHit.objects.aggregate(rows=Count("id"), requests=Sum("requests"), cost=Sum("list_cost"))
-    return {
-        "lines": lines,
-        "rollup": rollup,
-        "per_account": per_account,
-        "bedrock_months": per_month,
-        "counts": counts,
-        "caps": caps,
-        "alerts": alerts,
-        "outcomes": outcomes,
-        "cache_hits": cache_hits,
-    }
-
-
-@pytest.fixture(scope="module")
-def demo(django_db_setup, django_db_blocker, tmp_path_factory):
-    """The demo loaded twice (tests/demo_helpers.py), with the totals after each load."""
-    with demo_loaded_twice(django_db_blocker, tmp_path_factory.mktemp("previous-demo"), _totals) as loaded:
-        yield loaded
-
-
-@pytest.fixture
-def loaded(demo, db):
-    return demo
 
 
 def test_the_demo_has_six_teams_and_workloads_of_every_latency_profile(loaded):
