@@ -127,7 +127,9 @@ def test_on_the_third_finance_and_an_added_address_receive_octobers_report_with_
     assert set(ReportDelivery.objects.values_list("state", "sent_at")) == {(State.SENT, THIRD)}
 
 
-def test_the_pdf_is_rendered_once_for_all_recipients_of_a_run(smtp, frozen, spend, ada, fiona, monkeypatch):
+def test_the_pdf_is_laid_out_once_per_version_for_every_recipient_run_and_download(
+    smtp, frozen, spend, ada, fiona, monkeypatch, client_as
+):
     from finops.reports import tco_pdf
 
     rendered = []
@@ -137,9 +139,14 @@ def test_the_pdf_is_rendered_once_for_all_recipients_of_a_run(smtp, frozen, spen
         subscription_add(email=address, by=ada)
 
     assert len(reports_send()) == 4
+    late = subscription_add(email="late@example.com", by=ada)  # added after the run: sent by the next one
+    assert late.email == "late@example.com" and len(reports_send()) == 1
+    download = client_as(fiona).get("/reports/2026-10/report.pdf?version=1")
 
     assert rendered == ["2026-10"]
-    assert len({pdf_parts(m)[0].get_content() for m in smtp.messages}) == 1, "every recipient got the same PDF"
+    pdfs = {pdf_parts(m)[0].get_content() for m in smtp.messages}
+    assert len(smtp.messages) == 5 and len(pdfs) == 1, "every recipient got the same PDF"
+    assert download.status_code == 200 and download.content in pdfs, "the download is the PDF that was sent"
 
 
 def test_a_month_already_published_is_sent_as_its_latest_version_and_a_settled_one_is_not_labelled_provisional(

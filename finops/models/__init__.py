@@ -13,7 +13,7 @@ from .org import Membership, Team, User, Workload
 from .outcomes import OutcomeBatch, OutcomeCount
 from .performance import DailyPerformance, EvalScore, MetricKind, MonthlyPerformance, ReportedPerformance
 from .pricing import FxRate, ModelPrice
-from .reports import ReportDelivery, ReportSendAttempt, ReportSnapshot, ReportSubscription
+from .reports import ReportDelivery, ReportDocument, ReportSendAttempt, ReportSnapshot, ReportSubscription
 from .sources import Account, ConnectorKind, IngestRun, Provider
 from .tokens import ApiToken
 from .usage import ChargeCategory, CostBasis, DailySpend, LineSignature, TagSet, UsageLine
@@ -61,6 +61,7 @@ __all__ = [
     "ReattributionJob",
     "ReportDelivery",
     "ReportSendAttempt",
+    "ReportDocument",
     "ReportSnapshot",
     "ReportSubscription",
     "TagSet",

@@ -44,6 +44,20 @@ class ReportSnapshot(models.Model):
         return f"TCO report {self.month:%Y-%m} v{self.version}"
 
 
+class ReportDocument(models.Model):
+    """A published version's PDF, laid out once and then sent, previewed and downloaded as stored
+    (finops.reports.tco_pdf.snapshot_pdf): a published version is a document, the same bytes every time it goes
+    out, and WeasyPrint takes seconds to lay a month out — per recipient run and per retry, before. Kept apart from
+    the snapshot so that listing versions never reads their PDFs."""
+
+    snapshot = models.OneToOneField(ReportSnapshot, on_delete=models.CASCADE, primary_key=True, related_name="document")
+    pdf = models.BinaryField()
+    rendered_at = models.DateTimeField(auto_now_add=True, help_text="When it was laid out (UTC).")
+
+    def __str__(self):
+        return f"PDF of {self.snapshot_id}"
+
+
 class ReportSubscription(models.Model):
     """Someone who receives the monthly report by email: a finance user (subscribed by default) or any address an
     admin adds. Unsubscribing keeps the row (inactive), so the default never subscribes them again."""

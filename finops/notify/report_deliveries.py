@@ -171,8 +171,8 @@ OUTBOX = Outbox(ReportDelivery, label="report delivery", record=_attempt_record)
 
 
 class _Rendered:
-    """The summary and the PDF of each snapshot (and the restated summary of each pair of versions), rendered on
-    first use in this call: once for all recipients."""
+    """The summary and the PDF of each snapshot (and the restated summary of each pair of versions), read on first
+    use in this call: once for all recipients (the PDF itself is laid out once per version, finops.reports.tco_pdf)."""
 
     def __init__(self):
         self._cache: dict[int, tuple[dict, bytes, str]] = {}
@@ -180,12 +180,12 @@ class _Rendered:
 
     def get(self, snapshot: ReportSnapshot) -> tuple[dict, bytes, str]:
         if snapshot.id not in self._cache:
-            from finops.reports.tco_pdf import report_pdf  # WeasyPrint loads on use
+            from finops.reports.tco_pdf import snapshot_pdf  # WeasyPrint loads on use
 
             report = TcoReport.from_json(snapshot.figures)
             self._cache[snapshot.id] = (
                 emails.report_context(report, snapshot),
-                report_pdf(report, snapshot=snapshot),
+                snapshot_pdf(snapshot),
                 f"tco-report-{report.key}-v{snapshot.version}.pdf",
             )
         return self._cache[snapshot.id]

@@ -201,3 +201,18 @@ def report_pdf(report, *, snapshot=None) -> bytes:
         return default_url_fetcher(url)
 
     return HTML(string=document, base_url=str(STATIC), url_fetcher=fetch).write_pdf()
+
+
+def snapshot_pdf(snapshot) -> bytes:
+    """A published version's PDF (finops.models.ReportDocument): laid out the first time it is asked for, then
+    read back. The email, its preview, the download and `manage.py tco_report` all take it from here. Two senders
+    laying it out at once store the first one's; both send the bytes stored."""
+    from finops.models import ReportDocument
+    from finops.selectors.tco_report import TcoReport
+
+    stored = ReportDocument.objects.filter(snapshot_id=snapshot.id).values_list("pdf", flat=True).first()
+    if stored is None:
+        pdf = report_pdf(TcoReport.from_json(snapshot.figures), snapshot=snapshot)
+        document, _ = ReportDocument.objects.get_or_create(snapshot_id=snapshot.id, defaults={"pdf": pdf})
+        stored = document.pdf
+    return bytes(stored)

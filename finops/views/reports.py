@@ -18,7 +18,7 @@ from finops.core import access
 from finops.models import ReportSnapshot
 from finops.reports import tco_formats
 from finops.reports.restatement import RESTATEMENT, diff
-from finops.reports.tco_pdf import report_headline, report_pdf, report_sections
+from finops.reports.tco_pdf import report_headline, report_pdf, report_sections, snapshot_pdf
 from finops.reports.tco_tables import SECTIONS, TITLES
 from finops.selectors.report_subscriptions import month_recipients
 from finops.selectors.tco_report import MonthError, TcoReport, report_month, restated_sources, tco_report
@@ -131,7 +131,7 @@ def report_file(request, month: str, kind: str):
     elif kind == "xlsx":
         response.write(tco_formats.xlsx(report))
     else:
-        response.write(report_pdf(report, snapshot=snapshot))
+        response.write(snapshot_pdf(snapshot) if snapshot else report_pdf(report))
     response["Content-Disposition"] = f'attachment; filename="{stem}.{kind}"'
     return response
 

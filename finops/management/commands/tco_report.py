@@ -109,6 +109,8 @@ class Command(BaseCommand):
             return stream.getvalue()
         if format == "xlsx":
             return tco_formats.xlsx(report)
-        from finops.reports.tco_pdf import report_html, report_pdf
+        from finops.reports.tco_pdf import report_html, report_pdf, snapshot_pdf
 
-        return report_pdf(report, snapshot=snapshot) if format == "pdf" else report_html(report, snapshot=snapshot)
+        if format == "pdf":
+            return snapshot_pdf(snapshot) if snapshot else report_pdf(report)
+        return report_html(report, snapshot=snapshot)
