@@ -36,7 +36,12 @@ def reseed_reference_data() -> None:
     organisation_default_channels_create()
 
 
-# Modules left out of `make test-fast` (marked slow; `make test` runs them): each costs tens of seconds to minutes.
+# `make test-fast` is the inner loop: what runs in one process against Postgres and Redis in a few seconds a test.
+# It leaves out (`make test` runs them all) browser tests, real Celery workers, the modules below (marked slow here:
+# each costs tens of seconds to minutes) and single tests marked `@pytest.mark.slow` in their module, each one of:
+# a Hypothesis property over imports (25+ generated imports), a race between processes, or a program run in its own
+# process — `manage.py` on SQLite, `check --deploy`, a command killed mid-transaction, the FinOps Foundation's
+# focus-validator — or a whole demo's or bench's files read twice.
 SLOW_MODULES = {
     "tests/test_migrations.py": "real migrations up to old schemas, then the upgrades (tests/migration_helpers.py)",
     "tests/test_migration_latency.py": "the same",
@@ -53,6 +58,8 @@ SLOW_MODULES = {
     "tests/test_performance_pages_writers.py": "loads the whole demo, then re-imports its gateway logs by rows",
     "tests/test_api_fuzz.py": "schemathesis over every API operation",
     "tests/test_page_fuzz.py": "every page with generated parameters",
+    "tests/ingest/test_properties_files.py": "Hypothesis properties over generated FOCUS and usage files",
+    "tests/test_attribution_state_machine.py": "a Hypothesis state machine of imports and rule changes",
 }
 
 

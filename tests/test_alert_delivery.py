@@ -464,6 +464,7 @@ def _child_env(smtp: FakeSmtpServer) -> dict:
     }
 
 
+@pytest.mark.slow  # left out of make test-fast (tests/conftest.py says why)
 @pytest.mark.django_db(transaction=True)
 def test_several_processes_evaluating_and_delivering_the_same_caps_at_once_send_each_alert_once(
     reseeded, smtp, openai_account, support_agent, sam, fiona

@@ -413,6 +413,7 @@ def test_the_openapi_schema_documents_the_export(organisation, ada):
     assert "BilledCost" in operation["description"] and "x_CostBasis" in operation["description"]
 
 
+@pytest.mark.slow  # left out of make test-fast (tests/conftest.py says why)
 def test_the_finops_foundations_validator_passes_the_export_at_focus_1_2(organisation, tmp_path):
     target = tmp_path / "march.csv"
     call_command("export_focus", "--month", MONTH, "--output", str(target), stderr=StringIO())

@@ -149,6 +149,7 @@ def test_every_encrypted_column_is_rotated():
     assert declared == {(model, name) for model, name, _ in ENCRYPTED_FIELDS}
 
 
+@pytest.mark.slow  # left out of make test-fast (tests/conftest.py says why)
 def test_a_rotation_killed_mid_transaction_changes_nothing_and_a_rerun_completes(transactional_db):
     """A real interruption: the command runs in its own process, is held on a locked cap row after re-encrypting
     the accounts (inside its transaction), and is killed with SIGKILL; Postgres rolls its work back."""

@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from cryptography.fernet import Fernet
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,6 +27,7 @@ PRODUCTION = {
 }
 
 
+@pytest.mark.slow  # left out of make test-fast (tests/conftest.py says why)
 def test_check_deploy_reports_no_warnings_with_production_settings():
     result = manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION)
     assert result.returncode == 0, result.stdout + result.stderr

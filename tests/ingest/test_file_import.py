@@ -475,6 +475,7 @@ def expected_reporting_cost(r: dict) -> Decimal | None:
     ) / MTOK
 
 
+@pytest.mark.slow  # left out of make test-fast (tests/conftest.py says why)
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )

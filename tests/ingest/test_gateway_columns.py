@@ -411,6 +411,7 @@ def test_the_column_writer_prices_discounts_and_converts_each_line_as_the_row_wr
     assert discounted["cost"] == (listed * Decimal("0.875")).quantize(discounted["cost"])
 
 
+@pytest.mark.slow  # left out of make test-fast (tests/conftest.py says why)
 def test_a_log_of_more_signatures_than_the_writer_caches_stores_each_once_and_the_same_lines(db, tmp_path, monkeypatch):
     """A log whose keys, users and teams do not come together has a signature per line, far more than the row
     writer's key cache holds: a line of a signature seen again after it left the cache points at the signature
@@ -479,6 +480,7 @@ def test_the_identity_cells_read_apart_or_with_the_rest_make_the_same_groups(tmp
     assert len(read[True]) > 1000 and read[True] == read[False]
 
 
+@pytest.mark.slow  # left out of make test-fast (tests/conftest.py says why)
 def test_the_demos_gateway_logs_read_alike(tmp_path):
     """The demo's LiteLLM exports (Groq, Cerebras, Moonshot) load through the column reader, as a customer's do."""
     from demo.generate import generate

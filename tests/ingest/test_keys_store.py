@@ -148,6 +148,7 @@ print("RESULT " + json.dumps({"workload": workload.id, **_store_twice_and_collid
 """
 
 
+@pytest.mark.slow  # left out of make test-fast (tests/conftest.py says why)
 def test_the_demo_s_sqlite_path_stores_the_same_rows_and_refuses_the_same_collisions(
     account, support_agent, tmp_path, tmp_path_factory
 ):

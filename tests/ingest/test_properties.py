@@ -391,6 +391,7 @@ def pull_plans(draw):
     return pulls, chunk_days
 
 
+@pytest.mark.slow  # left out of make test-fast (tests/conftest.py says why)
 @PULL_SETTINGS
 @given(plan=pull_plans())
 def test_any_split_of_the_span_into_overlapping_repeated_out_of_order_pulls_totals_what_one_clean_pull_does(

@@ -140,6 +140,7 @@ def test_import_usage_exits_non_zero_with_one_clear_line(openai_account, stored,
     assert stored_days() == stored
 
 
+@pytest.mark.slow  # left out of make test-fast (tests/conftest.py says why)
 def test_manage_py_import_usage_exits_1_on_an_unclosed_quote(tmp_path, tmp_path_factory):
     """The command as a user runs it: its own process, its exit status, what it prints (a migrated SQLite)."""
     text, message = BROKEN["unclosed quote"]
