@@ -7,6 +7,10 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/finops
 REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Python's bytecode cache on, whatever the shell says (a CI image may set PYTHONDONTWRITEBYTECODE=1): without it,
+# every process of a run — pytest's workers, each `manage.py` and Celery worker a test starts — compiles the
+# project from source again, and pytest rewrites the asserts of ~540 test modules each time (~10 s a process).
+export PYTHONDONTWRITEBYTECODE :=
 
 .PHONY: install focus-validator demo lint format test test-fast services system-packages chromium bench bench-ingest bench-report bench-pages-db bench-pages bench-alerts bench-scorecard bench-whatif bench-load check clean
 
