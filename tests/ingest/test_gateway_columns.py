@@ -564,13 +564,13 @@ def test_combinations_whose_mixes_meet_are_read_by_the_row_reader(monkeypatch, t
     """The column reader finds a combination of key, user, tags by a 64-bit mix of their numbers; two different ones
     of one mix would be one combination, so meeting them declines the file, whose lines the row reader then reads:
     the same lines."""
-    from ingest.connectors.gateway import columns
+    from ingest.connectors.gateway import combinations
 
     path = tmp_path / "log.csv"
     write_spend_logs_csv(path, 500, seed=5, shape="scattered")
     data = path.read_bytes()
     expected = by_rows(data)
-    monkeypatch.setattr(columns, "_mix", lambda rows: np.zeros(len(rows), dtype=np.int64))
+    monkeypatch.setattr(combinations, "_mix", lambda rows: np.zeros(len(rows), dtype=np.int64))
     with pytest.raises(BatchDeclined, match="share a mix"):
         by_columns(data)
     assert len(expected) > 400 and list(GatewayLog().parse(io.BytesIO(data), file_name="log.csv")) == expected
