@@ -227,6 +227,9 @@ def _gateway_rows(preparer, combos: _GatewayCombos, lines: GatewayLines, chunk, 
     tokens = [sums["input"], sums["cached"], sums["cache_write"], sums["output"]]
     cost, currency, reporting, basis = _gateway_costs(preparer, combos, combo, lines.hours[chunk], tokens)
     start = lines.hours[chunk].astype(np.int64) * _HOUR_S
+    # A cost in the reporting currency is its own reporting cost: encoded once (the same text, the same field).
+    cost_texts, reporting_texts = pa.array(cost, pa.string()), pa.array(reporting, pa.string())
+    costs = binary.numerics(cost_texts)
     distinct, of = np.unique(combo, return_inverse=True)
     parts, rows = combos.part[distinct].tolist(), combos.rows[distinct]
     values = combos.values
@@ -251,9 +254,9 @@ def _gateway_rows(preparer, combos: _GatewayCombos, lines: GatewayLines, chunk, 
             ),
             names,
             binary.fixed(combos.tag_set_id[combo], *tokens, sums["requests"]),
-            binary.numerics(pa.array(cost, pa.string())),
+            costs,
             binary.texts(pa.array(currency, pa.string())),
-            binary.numerics(pa.array(reporting, pa.string())),
+            costs if reporting_texts.equals(cost_texts) else binary.numerics(reporting_texts),
             binary.texts(pa.array(basis, pa.string())),
             # Performance.line_columns of the group: its counters, no summary-only requests, its cells.
             binary.fixed(
@@ -293,7 +296,9 @@ def _gateway_costs(preparer, combos: _GatewayCombos, combo: np.ndarray, hours: n
         priced = costs_from_price(price, *(t[rows].tolist() for t in tokens))
         for row, amount in zip(rows.tolist(), priced):
             amount = discounted(amount, provider_id, day)  # a contract's discount off list (issue 11)
-            cost[row], reporting[row] = str(amount), str(to_reporting(amount, price.currency, day))
+            cost[row] = text = str(amount)
+            converted = to_reporting(amount, price.currency, day)
+            reporting[row] = text if converted is amount else str(converted)  # the reporting currency's own
             currency[row], basis[row] = price.currency, CostBasis.ESTIMATED.value
     return cost, currency, reporting, basis
 
