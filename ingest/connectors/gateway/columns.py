@@ -6,12 +6,13 @@ gateway log is millions of records. Here a block of ~4 MB is read at a time (mem
 log): tokens, times and latencies are Arrow / numpy arrays; the `metadata` JSON column is parsed by Arrow's JSON
 reader with a fixed schema (only the fields gateway/log.py reads); what repeats (model, provider, tags, status) is
 interpreted once per distinct combination by gateway/log.py's own `_litellm_request`, and who sent a request (the
-key, user and team cells, and their metadata fallbacks) once per distinct combination of those cells by its own
-`litellm_identity`, so the two readers cannot disagree on what a record names. (Apart, because keys, users and teams
-need not come together: 300 × 50 × 7 of them make nearly a combination per request, and reading the whole record
-for each cost ~60 µs a request.) Latency buckets are finops.performance.latency's, found by a search over the
-exact bucket boundaries (computed with `bucket_of` itself), so the distributions are the row reader's, count for
-count, and the stored Performance JSON is byte for byte the same.
+key, user and team cells, and their metadata fallbacks) by its own `litellm_identity`, each part of the answer once
+per distinct value of its own cells, so the two readers cannot disagree on what a record names
+(gateway/combinations.py: apart, because keys, users and teams need not come together — 300 × 50 × 7 of them make
+nearly a combination per request, and reading the whole record for each cost ~60 µs a request). Latency buckets
+are finops.performance.latency's, found by a search over the exact bucket boundaries (computed with `bucket_of`
+itself), so the distributions are the row reader's, count for count, and the stored Performance JSON is byte for
+byte the same.
 
 Which inputs go to columns (the decision, written down in docs/ingestion.md too):
 - a LiteLLM_SpendLogs CSV (the export of the table, the biggest input a customer has), read from a stream that can
