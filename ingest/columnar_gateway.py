@@ -62,7 +62,7 @@ def write_gateway_lines(*, account: Account, run: IngestRun, lines: GatewayLines
     reads the file record by record."""
     preparer = LinePreparer(account, run)
     writer = ColumnarWriter(preparer, binary=True)
-    combos = _GatewayCombos(preparer, lines.combos)
+    combos = _GatewayCombos(preparer, lines)
     starts = {_hour_start(hour) for hour in np.unique(lines.hours).tolist()}
     slots = {hour_window(start) for start in starts}
     cache_hit = combos.cache_hit[lines.combo]
@@ -103,51 +103,83 @@ def write_gateway_lines(*, account: Account, run: IngestRun, lines: GatewayLines
 class _GatewayCombos:
     """Per distinct (provider, model, api key, user, tags, cache hit) of a log — LinePreparer.prepare's answers
     that do not depend on the hour: provider id, normalised model, tag set and signature, found when a chunk first
-    needs them (in the helper thread: nothing here queries the database)."""
+    needs them (in the helper thread: nothing here queries the database). A combination is its row of numbers
+    (GatewayLines.combo_rows: core, tags, key, user); what (core, tags) says — provider, model, tag set — is found
+    once per distinct pair, the signatures in bulk."""
 
-    def __init__(self, preparer: LinePreparer, combos: list):
-        self.preparer, self.combos = preparer, combos
-        size = len(combos)
-        self.cache_hit = np.array([combo[5] for combo in combos], dtype=bool).reshape(size)
+    def __init__(self, preparer: LinePreparer, lines: GatewayLines):
+        self.preparer, self.rows, self.values = preparer, lines.combo_rows, lines.values
+        size = len(self.rows)
+        cores = np.unique(self.rows[:, 0]).tolist()
+        hit = dict(zip(cores, (self.values[core][2] for core in cores)))
+        self.cache_hit = np.array([hit[core] for core in self.rows[:, 0].tolist()], dtype=bool).reshape(size)
         self.known = np.zeros(size, dtype=bool)
         self.provider_id = np.zeros(size, dtype=np.int64)
         self.tag_set_id = np.zeros(size, dtype=np.int64)
         self.signature_id = np.zeros(size, dtype=np.int64)
-        self.model = [""] * size
         self.priced_as = np.zeros(size, dtype=np.int64)  # its (provider id, model) pair's number in `priced`
         self.priced: dict[tuple, int] = {}
-        self._tag_ids: dict[tuple, int] = {}
+        # What a combination's (core, tags) says, numbered: `part` per combination, then per part its provider id,
+        # normalised model, model as read, tag set id and dict, and its (provider, model)'s number in `priced`.
+        self.part = np.zeros(size, dtype=np.int64)
+        self._parts: dict[tuple, int] = {}
+        self._part_provider, self._part_tag_set, self._part_priced = [], [], []
+        self.part_model, self.part_model_raw, self._part_tags = [], [], []
 
     def resolve(self, wanted: np.ndarray) -> None:
-        prep = self.preparer
+        """Find what the combinations in `wanted` not known yet stand for."""
         new = np.unique(wanted[~self.known[wanted]])
-        provider_ids, tag_set_ids, signature_ids, priced_as = [], [], [], []  # set in bulk: numpy's per-item is slow
-        for c in new.tolist():
-            slug, model_raw, api_key, user, tags, _ = self.combos[c]
-            provider = prep.providers.get(slug) if slug else prep.account_provider
-            if provider is None:
-                raise BatchDeclined(f"unknown provider {slug!r}")  # the row writer names the line
-            try:
-                model = prep.normalised_model(model_raw)
-                tag_set_id = self._tag_ids.get(tags)
-                if tag_set_id is None:
-                    tag_set_id = self._tag_ids[tags] = prep.tag_set_of(dict(tags))
-            except (UnsafeModelName, IngestError) as exc:
-                raise BatchDeclined(str(exc)) from None  # the row writer names the line
-            key = (prep.account_id, provider.id, "", api_key, user, model, model_raw, tag_set_id)
-            signature_ids.append(prep.signature_of(key, dict(tags)))
-            provider_ids.append(provider.id)
-            tag_set_ids.append(tag_set_id)
-            priced_as.append(self.priced.setdefault((provider.id, model), len(self.priced)))
-            self.model[c] = model
-        self.provider_id[new], self.tag_set_id[new], self.signature_id[new] = provider_ids, tag_set_ids, signature_ids
-        self.priced_as[new] = priced_as
+        if not len(new):
+            return
+        rows = self.rows[new]
+        pairs, first, pair_of = np.unique(
+            rows[:, 0] * (int(rows[:, 1].max()) + 1) + rows[:, 1], return_index=True, return_inverse=True
+        )
+        parts = self._parts
+        numbers = [parts.setdefault(pair, len(parts)) for pair in zip(*rows[first, :2].T.tolist())]
+        for core, tags in list(parts)[len(self._part_provider) :]:  # the parts first seen here
+            self._add_part(core, tags)
+        part_of = np.array(numbers, dtype=np.int64)[pair_of.reshape(-1)]
+        provider_id = np.array(self._part_provider, dtype=np.int64)[part_of]
+        tag_set_id = np.array(self._part_tag_set, dtype=np.int64)[part_of]
+        values, at = self.values, part_of.tolist()
+        self.signature_id[new] = self.preparer.signatures_in_bulk(
+            provider_ids=provider_id,
+            api_keys=[values[key] for key in rows[:, 2].tolist()],
+            users=[values[user] for user in rows[:, 3].tolist()],
+            models=[self.part_model[p] for p in at],
+            model_raws=[self.part_model_raw[p] for p in at],
+            tag_set_ids=tag_set_id,
+            tags=[self._part_tags[p] for p in at],
+        )
+        self.provider_id[new], self.tag_set_id[new] = provider_id, tag_set_id
+        self.priced_as[new] = np.array(self._part_priced, dtype=np.int64)[part_of]
+        self.part[new] = part_of
         self.known[new] = True
+
+    def _add_part(self, core: int, tags: int) -> None:
+        prep = self.preparer
+        slug, model_raw, _ = self.values[core]
+        provider = prep.providers.get(slug) if slug else prep.account_provider
+        if provider is None:
+            raise BatchDeclined(f"unknown provider {slug!r}")  # the row writer names the line
+        try:
+            model = prep.normalised_model(model_raw)
+            tag_dict = dict(self.values[tags])
+            tag_set_id = prep.tag_set_of(tag_dict)
+        except (UnsafeModelName, IngestError) as exc:
+            raise BatchDeclined(str(exc)) from None  # the row writer names the line
+        self._part_provider.append(provider.id)
+        self.part_model.append(model)
+        self.part_model_raw.append(model_raw)
+        self._part_tag_set.append(tag_set_id)
+        self._part_tags.append(tag_dict)
+        self._part_priced.append(self.priced.setdefault((provider.id, model), len(self.priced)))
 
     def cache_hit_rows(self, lines: GatewayLines, groups: np.ndarray, file_name: str):
         """The cache hits' groups as the UsageRows write_rows is given (GatewayLog's `_Groups.rows`)."""
         for g in groups.tolist():
-            slug, model_raw, api_key, user, tags, _ = self.combos[lines.combo[g]]
+            slug, model_raw, api_key, user, tags, _ = lines.combos[lines.combo[g]]
             start = _hour_start(int(lines.hours[g]))
             yield UsageRow(
                 period_start=start,
@@ -195,15 +227,19 @@ def _gateway_rows(preparer, combos: _GatewayCombos, lines: GatewayLines, chunk, 
     tokens = [sums["input"], sums["cached"], sums["cache_write"], sums["output"]]
     cost, currency, reporting, basis = _gateway_costs(preparer, combos, combo, lines.hours[chunk], tokens)
     start = lines.hours[chunk].astype(np.int64) * _HOUR_S
+    # A cost in the reporting currency is its own reporting cost: encoded once (the same text, the same field).
+    cost_texts, reporting_texts = pa.array(cost, pa.string()), pa.array(reporting, pa.string())
+    costs = binary.numerics(cost_texts)
     distinct, of = np.unique(combo, return_inverse=True)
-    distinct = distinct.tolist()
+    parts, rows = combos.part[distinct].tolist(), combos.rows[distinct]
+    values = combos.values
     names = binary.joined_fields(  # per distinct combination, then per line
         [
-            binary.texts(pa.array([combos.model[c] for c in distinct], pa.string())),
-            binary.texts(pa.array([combos.combos[c][1] for c in distinct], pa.string())),
+            binary.texts(pa.array([combos.part_model[p] for p in parts], pa.string())),
+            binary.texts(pa.array([combos.part_model_raw[p] for p in parts], pa.string())),
             _NO_TEXT + _NO_TEXT,
-            binary.texts(pa.array([combos.combos[c][2] for c in distinct], pa.string())),
-            binary.texts(pa.array([combos.combos[c][3] for c in distinct], pa.string())),
+            binary.texts(pa.array([values[key] for key in rows[:, 2].tolist()], pa.string())),
+            binary.texts(pa.array([values[user] for user in rows[:, 3].tolist()], pa.string())),
         ]
     ).take(pa.array(of.reshape(-1)))
     return binary.rows(
@@ -218,9 +254,9 @@ def _gateway_rows(preparer, combos: _GatewayCombos, lines: GatewayLines, chunk, 
             ),
             names,
             binary.fixed(combos.tag_set_id[combo], *tokens, sums["requests"]),
-            binary.numerics(pa.array(cost, pa.string())),
+            costs,
             binary.texts(pa.array(currency, pa.string())),
-            binary.numerics(pa.array(reporting, pa.string())),
+            costs if reporting_texts.equals(cost_texts) else binary.numerics(reporting_texts),
             binary.texts(pa.array(basis, pa.string())),
             # Performance.line_columns of the group: its counters, no summary-only requests, its cells.
             binary.fixed(
@@ -260,7 +296,9 @@ def _gateway_costs(preparer, combos: _GatewayCombos, combo: np.ndarray, hours: n
         priced = costs_from_price(price, *(t[rows].tolist() for t in tokens))
         for row, amount in zip(rows.tolist(), priced):
             amount = discounted(amount, provider_id, day)  # a contract's discount off list (issue 11)
-            cost[row], reporting[row] = str(amount), str(to_reporting(amount, price.currency, day))
+            cost[row] = text = str(amount)
+            converted = to_reporting(amount, price.currency, day)
+            reporting[row] = text if converted is amount else str(converted)  # the reporting currency's own
             currency[row], basis[row] = price.currency, CostBasis.ESTIMATED.value
     return cost, currency, reporting, basis
 

@@ -22,7 +22,9 @@ SQLite (the demo) keeps the plain ORM path: demo-sized, and the same rules.
 
 import json
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from django.db import connection
 
 from finops.models import LineSignature, TagSet
@@ -36,9 +38,13 @@ _SIGNATURES = LineSignature._meta.db_table
 # such a row (a tuple, what LinePreparer keeps) or a LineSignature.
 SIGNATURE_COLUMNS = _SIGNATURE_COLUMNS = ("id", *LineSignature.KEY, "workload_id", "team_id")
 _SIGNATURE_TYPES = ("bigint", "bigint", "bigint", "text", "text", "text", "text", "text", "bigint", "bigint", "bigint")
+SIGNATURE_SCHEMA = pa.schema(
+    [(name, pa.string() if kind == "text" else pa.int64()) for name, kind in zip(_SIGNATURE_COLUMNS, _SIGNATURE_TYPES)]
+)
+EMPTY_SIGNATURES = SIGNATURE_SCHEMA.empty_table()
 
 
-def new_keys_store(tag_sets: dict[int, dict], signatures: dict[int, "tuple | LineSignature"]) -> None:
+def new_keys_store(tag_sets: dict[int, dict], signatures: "dict[int, tuple | LineSignature] | pa.Table") -> None:
     """Store the new tag sets and signatures lines point at: the sets first, as signatures name them."""
     tag_sets_store(tag_sets)
     signatures_store(signatures)
@@ -75,20 +81,26 @@ def tag_sets_store(tag_sets: dict[int, dict]) -> None:
     _clash_tags(tag_sets, [i for i, _ in clashes], {i: _json(tags) for i, tags in clashes})
 
 
-def signatures_store(signatures: dict[int, "tuple | LineSignature"]) -> None:
+def signatures_store(signatures: "dict[int, tuple | LineSignature] | pa.Table") -> None:
     """Store the signatures not stored yet, after their tag sets; a different signature under an existing id
-    fails the run. Each is a SIGNATURE_COLUMNS row or a LineSignature."""
-    if not signatures:
+    fails the run. Each is a SIGNATURE_COLUMNS row or a LineSignature, or they are the columns of a table
+    (`signature_table`: a gateway log's, found in bulk)."""
+    if not len(signatures):
         return
-    signatures = {i: _signature_row(s) for i, s in signatures.items()}
+    if isinstance(signatures, pa.Table):
+        table = signatures.sort_by("id")
+    else:
+        rows = [_signature_row(signatures[i]) for i in sorted(signatures)]
+        table = pa.table(dict(zip(_SIGNATURE_COLUMNS, zip(*rows))), schema=SIGNATURE_SCHEMA)
     if connection.vendor != "postgresql":
+        rows = {row[0]: row for row in zip(*(table.column(c).to_pylist() for c in _SIGNATURE_COLUMNS))}
         LineSignature.objects.bulk_create(
-            [LineSignature(**dict(zip(_SIGNATURE_COLUMNS, signatures[i]))) for i in sorted(signatures)],
+            [LineSignature(**dict(zip(_SIGNATURE_COLUMNS, row))) for row in rows.values()],
             ignore_conflicts=True,
             batch_size=2000,
         )
-        stored = {s.id: s.key() for s in LineSignature.objects.filter(id__in=list(signatures)).only(*LineSignature.KEY)}
-        _clash_signatures(signatures, [i for i, s in signatures.items() if stored.get(i) != _key(s)], stored)
+        stored = {s.id: s.key() for s in LineSignature.objects.filter(id__in=list(rows)).only(*LineSignature.KEY)}
+        _clash_signatures(rows, [i for i, s in rows.items() if stored.get(i) != _key(s)], stored)
         return
     names = ", ".join(_SIGNATURE_COLUMNS)
     key, stored_key = (", ".join(f"{table}.{c}" for c in LineSignature.KEY) for table in ("n", "s"))
@@ -97,20 +109,63 @@ def signatures_store(signatures: dict[int, "tuple | LineSignature"]) -> None:
             cursor,
             "ingest_new_signatures",
             ", ".join(f"{c} {t}" for c, t in zip(_SIGNATURE_COLUMNS, _SIGNATURE_TYPES)),
-            binary_rows=_binary_rows([signatures[i] for i in sorted(signatures)], _SIGNATURE_TYPES),
+            binary_rows=_binary_rows(table),
         )
         cursor.execute(
             f"INSERT INTO {_SIGNATURES} ({names}) SELECT {names} FROM ingest_new_signatures ORDER BY id "
             "ON CONFLICT (id) DO NOTHING"
         )
-        if not _some_were_stored(cursor, len(signatures), "ingest_new_signatures"):
+        if not _some_were_stored(cursor, len(table), "ingest_new_signatures"):
             return
         cursor.execute(
             f"SELECT s.id, {stored_key} FROM ingest_new_signatures n JOIN {_SIGNATURES} s ON s.id = n.id "
             f"WHERE ({stored_key}) IS DISTINCT FROM ({key}) ORDER BY s.id"
         )
         clashes = {row[0]: row[1:] for row in cursor.fetchall()}
-    _clash_signatures(signatures, list(clashes), clashes)
+    if clashes:
+        wanted = pc.is_in(table.column("id"), pa.array(list(clashes), pa.int64()))
+        rows = table.filter(wanted).to_pylist()
+        _clash_signatures({row["id"]: tuple(row.values()) for row in rows}, list(clashes), clashes)
+
+
+def signature_table(
+    ids, account_id, provider_ids, project, api_keys, users, models, model_raws, tag_set_ids, workloads, teams
+):
+    """New signatures as columns (SIGNATURE_SCHEMA): ids, provider ids and tag set ids as int64 arrays, the texts as
+    lists, account and project one value for all, workloads and teams lists (None: unattributed) or None for all."""
+    n = len(ids)
+    unattributed = pa.nulls(n, pa.int64())
+    return pa.table(
+        [
+            pa.array(ids, pa.int64()),
+            pa.array(np.full(n, account_id, dtype=np.int64)),
+            pa.array(provider_ids, pa.int64()),
+            pa.array([project] * n, pa.string()),
+            pa.array(api_keys, pa.string()),
+            pa.array(users, pa.string()),
+            pa.array(models, pa.string()),
+            pa.array(model_raws, pa.string()),
+            pa.array(tag_set_ids, pa.int64()),
+            unattributed if workloads is None else pa.array(workloads, pa.int64()),
+            unattributed if teams is None else pa.array(teams, pa.int64()),
+        ],
+        schema=SIGNATURE_SCHEMA,
+    )
+
+
+def signature_table_of(signatures: dict) -> pa.Table:
+    """A dict of signatures (id -> SIGNATURE_COLUMNS row or LineSignature) as a signature_table."""
+    rows = [_signature_row(s) for s in signatures.values()]
+    return pa.table(dict(zip(_SIGNATURE_COLUMNS, zip(*rows))), schema=SIGNATURE_SCHEMA) if rows else EMPTY_SIGNATURES
+
+
+def signature_table_concat(tables: list) -> pa.Table:
+    return pa.concat_tables(tables)
+
+
+def signature_ids_of(signatures: "dict | pa.Table") -> list[int]:
+    """The ids of what signatures_store is given."""
+    return signatures.column("id").to_pylist() if isinstance(signatures, pa.Table) else list(signatures)
 
 
 def _stage(cursor, table: str, columns: str, rows=(), *, binary_rows=None) -> None:
@@ -130,18 +185,15 @@ def _stage(cursor, table: str, columns: str, rows=(), *, binary_rows=None) -> No
             copy.write_row(row)
 
 
-def _binary_rows(rows: list[tuple], types: tuple) -> "pa.Buffer":
-    """Rows of bigints (or None) and strings as binary COPY data, encoded column by column (copy_binary): a scattered
-    log stores a signature per line, and psycopg's write_row of each cost ~4 µs of the COPY thread."""
-    columns = list(zip(*rows))
+def _binary_rows(table: pa.Table) -> "pa.Buffer":
+    """A signature table as binary COPY data, encoded column by column (copy_binary): a scattered log stores a
+    signature per line, and psycopg's write_row of each cost ~4 µs of the COPY thread."""
     return copy_binary.rows(
         [
-            copy_binary.field_count(len(types)),
+            copy_binary.field_count(table.num_columns),
             *(
-                copy_binary.texts(pa.array(values, pa.string()))
-                if kind == "text"
-                else copy_binary.bigints(pa.array(values, pa.int64()))
-                for values, kind in zip(columns, types)
+                copy_binary.texts(column) if pa.types.is_string(column.type) else copy_binary.bigints(column)
+                for column in (table.column(i).combine_chunks() for i in range(table.num_columns))
             ),
         ]
     )

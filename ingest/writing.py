@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+import numpy as np
 from django.db import connection
 from django.db.models import F, Q, Sum
 from django.db.models.functions import TruncDate
@@ -21,7 +22,7 @@ from django.db.models.functions import TruncDate
 from finops.core.modelids import normalise_model
 from finops.core.text import control_character
 from finops.models import Account, CostBasis, GatewayCacheHit, IngestRun, Provider, UsageLine
-from finops.models.usage import signature_id, tag_set_id
+from finops.models.usage import signature_id, signature_ids, tag_set_id
 from finops.performance.measures import LINE_COLUMNS
 from finops.selectors.prices import ContractDiscounts, PriceBook, Tokens, cost_from_price
 from finops.services.attribution import RuleMatcher
@@ -29,7 +30,7 @@ from finops.services.fx import FxConverter
 from finops.services.rollups import rollup_rebuild
 from ingest.connectors.base import GATEWAY_CACHE_HIT, UsageRow, tags_json
 
-from .keys import new_keys_store
+from .keys import new_keys_store, signature_table, signature_table_concat, signature_table_of
 
 Window = tuple[dt.datetime, dt.datetime]
 
@@ -159,6 +160,9 @@ class LinePreparer:
         # the cache above, is not attributed and staged a second time. Staged again, it made every later store run
         # the collision check (an ANALYZE and a join of the batch: ~0.6 s of a 200k-line scattered log).
         self._taken_signatures: set[int] = set()
+        # New signatures found in bulk (signatures_in_bulk), as keys.signature_table columns, and how many.
+        self.signature_columns: list = []
+        self.signature_count = 0
         # Rows repeat a few models and periods: normalising and finding the UTC day are done once per value.
         self._models: dict[str, str] = {}
         self._days: dict[dt.datetime, dt.date] = {}
@@ -321,6 +325,55 @@ class LinePreparer:
                 self.signatures[identity] = (identity, *key, workload_id, team_id)
             return identity
 
+    def signatures_in_bulk(self, *, provider_ids, api_keys, users, models, model_raws, tag_set_ids, tags) -> np.ndarray:
+        """signature_of for many keys of no project (a gateway log's lines), one value of each column a key: their ids
+        digested in bulk (signature_ids); those new to this run attributed (when there are rules) and kept as
+        columns (`signature_columns`) for the writer to store. A key given twice is kept once."""
+        ids = signature_ids(self.account_id, provider_ids, "", api_keys, users, models, model_raws, tag_set_ids)
+        taken, pending = self._taken_signatures, self.signatures
+        listed = ids.tolist()
+        fresh = [i for i, identity in enumerate(listed) if identity not in taken and identity not in pending]
+        if fresh:
+            fresh = np.array(fresh, dtype=np.int64)
+            fresh = fresh[np.unique(ids[fresh], return_index=True)[1]]  # one of each, ordered by id
+            at = fresh.tolist()
+            workloads = teams = None
+            if self.rules.rules:  # none: every new signature unattributed (nulls)
+                answers = [
+                    self.rules.match(
+                        account_id=self.account_id,
+                        provider_id=int(provider_ids[i]),
+                        project="",
+                        api_key=api_keys[i],
+                        user=users[i],
+                        model=models[i],
+                        model_raw=model_raws[i],
+                        tag_set_id=int(tag_set_ids[i]),
+                        tags=tags[i],
+                    )
+                    for i in at
+                ]
+                workloads, teams = ([answer[k] for answer in answers] for k in (0, 1))
+            picked = lambda values: [values[i] for i in at]  # noqa: E731
+            self.signature_columns.append(
+                signature_table(
+                    ids[fresh],
+                    self.account_id,
+                    np.asarray(provider_ids)[fresh],
+                    "",
+                    picked(api_keys),
+                    picked(users),
+                    picked(models),
+                    picked(model_raws),
+                    np.asarray(tag_set_ids)[fresh],
+                    workloads,
+                    teams,
+                )
+            )
+            self.signature_count += len(at)
+            taken.update(ids[fresh].tolist())  # handed over: never staged again by this run (memory: take_new)
+        return ids
+
     # New tag sets and signatures are stored this many at a time (and whatever is left at the end). Lines have no
     # database foreign key to them, so they only have to be there by the rollup and the commit; storing them
     # before every COPY chunk cost ~10 ms a chunk (1M lines: ~2 s), as a file reveals its few thousand
@@ -331,13 +384,16 @@ class LinePreparer:
     def take_new(self, *, all_of_them: bool = False) -> tuple[dict[int, dict], dict[int, tuple]]:
         """The tag sets and signatures first seen and not yet taken, for the writer to store (between COPYs: a
         COPY holds the connection): once KEYS_AT_ONCE of them are waiting, or `all_of_them` (before the rollup)."""
-        if not all_of_them and len(self.tag_sets) + len(self.signatures) < self.KEYS_AT_ONCE:
+        if not all_of_them and len(self.tag_sets) + len(self.signatures) + self.signature_count < self.KEYS_AT_ONCE:
             return {}, {}
-        new = self.tag_sets, self.signatures
+        signatures = self.signatures
+        if self.signature_columns:  # the bulk ones (signatures_in_bulk), with any found one by one
+            signatures = signature_table_concat([*self.signature_columns, signature_table_of(signatures)])
+        new = self.tag_sets, signatures
         if len(self._taken_signatures) + len(self.signatures) > self.TAKEN_LIMIT:
             self._taken_signatures.clear()  # memory stays flat; a signature seen again is only staged again
         self._taken_signatures.update(self.signatures)
-        self.tag_sets, self.signatures = {}, {}
+        self.tag_sets, self.signatures, self.signature_columns, self.signature_count = {}, {}, [], 0
         return new
 
     @staticmethod

@@ -2,7 +2,9 @@
 
 import hashlib
 import json
+import operator
 
+import numpy as np
 from django.contrib.postgres.indexes import BrinIndex
 from django.db import models
 from django.db.models import Q
@@ -113,6 +115,50 @@ def signature_id(
             [account_id, provider_id, project_ref, api_key_ref, user_ref, model, model_raw, tag_set_id]
         )
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big", signed=True)
+
+
+def signature_ids(
+    account_id: int, provider_ids, project_ref: str, api_key_refs, user_refs, models, model_raws, tag_set_ids
+):
+    """signature_id of many signatures of one account and project (a gateway log's: it names no project), as an
+    int64 array: the key columns one value a signature (ints or int arrays, strs). The same text as signature_id's,
+    each distinct string escaped once (a scattered log has ~300 keys, 50 users and a few models for ~180k
+    signatures), the texts assembled and digested by C loops (map): ~1 µs a signature, against ~6 µs for a
+    signature_id call with the caches around it."""
+    if type(account_id) is not int or type(project_ref) is not str:
+        raise TypeError(f"account {account_id!r}, project {project_ref!r}")
+    ints = [_ints(column) for column in (provider_ids, tag_set_ids)]
+    texts = []
+    for column in (api_key_refs, user_refs, models, model_raws):
+        escaped = {value: _escaped(value) for value in set(column)}
+        texts.append(map(escaped.__getitem__, column))
+    n = len(ints[0])
+    if any(len(column) != n for column in (ints[1], api_key_refs, user_refs, models, model_raws)):
+        raise ValueError("signature_ids: columns of different lengths")
+    head, project = f"[{account_id},", _JSON_STRING(project_ref)
+    assembled = map(f"{head}{{}},{project},{{}},{{}},{{}},{{}},{{}}]".format, ints[0], *texts, ints[1])
+    digests = b"".join(map(_DIGEST, map(hashlib.sha256, map(str.encode, assembled))))
+    return np.frombuffer(digests, dtype=">i8").reshape(n, 4)[:, 0].astype(np.int64)
+
+
+_DIGEST = operator.methodcaller("digest")
+
+
+def _escaped(value) -> str:
+    if type(value) is not str:
+        raise TypeError(f"a signature's text column holds {value!r}")
+    return _JSON_STRING(value)
+
+
+def _ints(column) -> list[int]:
+    """A column of ids as Python ints, as signature_id's text writes them (an int64 array's are)."""
+    if isinstance(column, np.ndarray):
+        if column.dtype != np.int64:
+            raise TypeError(f"an id column of {column.dtype}")
+        return column.tolist()
+    if any(type(value) is not int for value in column):
+        raise TypeError("an id column holding something else than ints")
+    return column
 
 
 class LineSignature(models.Model):

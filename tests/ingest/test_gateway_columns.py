@@ -331,6 +331,44 @@ def test_imported_by_columns_and_by_rows_the_stored_lines_and_rollups_are_identi
         assert _stored(rollup, by_col) and _stored(rollup, by_col) == _stored(rollup, by_row), rollup.__name__
 
 
+def test_the_column_writer_attributes_a_scattered_logs_signatures_as_the_row_writer_does(db, tmp_path):
+    """The column writer finds a scattered log's signatures in bulk and attributes the new ones by the rules (by
+    tag, user, model and key, in priority order): every signature gets the workload and team the row writer gives
+    it, and the lines are the same."""
+    from finops.models import AttributionRule, Team, Workload
+    from finops.services.attribution import RuleMatcher
+
+    path = tmp_path / "scattered.csv"
+    write_spend_logs_csv(path, 3000, seed=13, shape="scattered")
+    team = Team.objects.create(name="Platform")
+    first, second, third = (
+        Workload.objects.create(name=name, slug=name, team=team) for name in ("tagged", "user", "model")
+    )
+    AttributionRule.objects.create(workload=first, priority=1, tags={"team_id": "finance"}, user="user-03")
+    AttributionRule.objects.create(workload=second, priority=2, user="user-07")
+    AttributionRule.objects.create(workload=third, priority=3, model="*qwen*")
+    assert RuleMatcher().rules
+    groq = Provider.objects.get(slug="groq")
+    by_col = Account.objects.create(name="scattered-columns", provider=groq, connector="gateway_log")
+    by_row = Account.objects.create(name="scattered-rows", provider=groq, connector="gateway_log")
+    with path.open("rb") as stream:
+        assert usage_file_import(account=by_col, stream=stream, file_name=path.name).status == "succeeded"
+    run = usage_file_import(account=by_row, stream=io.BufferedReader(_OneWay(path.read_bytes())), file_name=path.name)
+    assert run.status == "succeeded", run.error
+    assert _stored(UsageLine, by_col) == _stored(UsageLine, by_row)
+
+    def attributed(account):
+        return sorted(
+            LineSignature.objects.filter(account=account).values_list(
+                "api_key_ref", "user_ref", "model", "tag_set_id", "workload_id", "team_id"
+            )
+        )
+
+    signatures = attributed(by_col)
+    assert len(signatures) > 2000 and signatures == attributed(by_row)
+    assert {workload for *_, workload, _ in signatures} == {first.id, second.id, third.id, None}
+
+
 def test_litellms_own_export_is_stored_alike_by_columns_and_by_rows_and_no_unpriced_line_is_a_zero(db):
     """The fixture in LiteLLM's spend-log layout (tests/fixtures/gateway_log, its columns as the proxy writes them),
     not the team's generator: both writers store the same lines and rollups, and a line without a known price has
@@ -429,7 +467,11 @@ def test_a_log_of_more_signatures_than_the_writer_caches_stores_each_once_and_th
         assert usage_file_import(account=roomy, stream=stream, file_name=path.name).status == IngestRun.Status.SUCCEEDED
     staged: list[int] = []
     store = keys.signatures_store
-    monkeypatch.setattr(keys, "signatures_store", lambda signatures: (staged.extend(signatures), store(signatures)))
+    monkeypatch.setattr(
+        keys,
+        "signatures_store",
+        lambda signatures: (staged.extend(keys.signature_ids_of(signatures)), store(signatures)),
+    )
     monkeypatch.setattr(writing.LinePreparer, "CACHE_LIMIT", 16)
     monkeypatch.setattr(writing.LinePreparer, "KEYS_AT_ONCE", 8)
     monkeypatch.setattr(writing.CopyWriter, "CHUNK", 50)
@@ -462,22 +504,77 @@ def test_a_log_of_more_signatures_than_the_writer_caches_stores_each_once_and_th
 @pytest.mark.parametrize("shape", ["scattered", "proxy", "busy-day"])
 def test_the_identity_cells_read_apart_or_with_the_rest_make_the_same_groups(tmp_path, shape):
     """Who sent a request (key, user, team and their metadata fallbacks) is read apart from the rest of a record
-    (numbered in numpy, paired per distinct pair); read with the rest, by _litellm_request alone, the hourly groups
-    are the same, key for key, count for count and distribution for distribution."""
+    (numbered in numpy, paired per distinct pair), each part of it apart from the others (IDENTITY_PARTS); read
+    whole, or with the rest by _litellm_request alone, the hourly groups are the same, key for key, count for count
+    and distribution for distribution."""
     from ingest.connectors.gateway.columns import column_groups
-    from ingest.connectors.gateway.log import IDENTITY_CELLS, IDENTITY_METADATA, _litellm_request, litellm_identity
+    from ingest.connectors.gateway.log import IDENTIFY, IDENTITY_CELLS, IDENTITY_METADATA, _litellm_request
 
     path = tmp_path / "log.csv"
     write_spend_logs_csv(path, 3000, seed=5, shape=shape, varied=shape == "busy-day")
     read = {}
-    for apart in (False, True):
-        identify = (litellm_identity, IDENTITY_CELLS, IDENTITY_METADATA) if apart else None
+    for apart, identify in (("no", None), ("whole", IDENTIFY[:3]), ("parts", IDENTIFY)):
         with path.open("rb") as stream:
             read[apart] = sorted(
                 column_groups(stream, file_name=path.name, interpret=_litellm_request, identify=identify),
                 key=lambda group: group[0],
             )
-    assert len(read[True]) > 1000 and read[True] == read[False]
+    assert IDENTIFY[1:3] == (IDENTITY_CELLS, IDENTITY_METADATA)
+    assert len(read["parts"]) > 1000 and read["parts"] == read["whole"] == read["no"]
+
+
+def test_the_identity_parts_put_together_are_litellm_identitys_whole_answer():
+    """IDENTITY_PARTS says which cells each part of litellm_identity's answer is read from: read from its own cells
+    alone (every other identity cell empty), each part gives what the whole answer says of it, for every
+    combination of cells — empty, blank, padded, a raw key, metadata fallbacks — and no two parts say one thing."""
+    import itertools
+
+    from ingest.connectors.gateway.log import IDENTITY_CELLS, IDENTITY_METADATA, IDENTITY_PARTS, litellm_identity
+
+    choices = {
+        "api_key": ("", " ", "k1", " k1 ", "sk-raw"),
+        "user": ("", "u1", " u1"),
+        "team_id": ("", "t1", " "),
+        "user_api_key_hash": (None, "", "h1"),
+        "user_api_key_user_id": (None, "u-meta"),
+        "user_api_key_team_id": (None, "t-meta", " "),
+        "user_api_key_alias": (None, "a1", ""),
+    }
+    assert set(choices) == {*IDENTITY_CELLS, *IDENTITY_METADATA} == {c for _, cells in IDENTITY_PARTS for c in cells}
+
+    def answer(cells: dict) -> tuple:
+        metadata = {name: cells[name] for name in IDENTITY_METADATA if cells.get(name) is not None}
+        return litellm_identity(*(cells.get(name, "") for name in IDENTITY_CELLS), metadata)
+
+    for combination in itertools.product(*choices.values()):
+        cells = dict(zip(choices, combination))
+        api_key, user, tags = answer(cells)
+        pieces = {"api_key": "", "user": "", "tags": {}}
+        for name, part in IDENTITY_PARTS:
+            key_of, user_of, tags_of = answer({c: cells[c] for c in part})
+            said = {"api_key"} if key_of else set()
+            said |= ({"user"} if user_of else set()) | set(tags_of)
+            assert said <= {name}, (name, cells)  # its own answer, or nothing
+            pieces["api_key"] += key_of
+            pieces["user"] += user_of
+            pieces["tags"].update(tags_of)
+        assert (pieces["api_key"], pieces["user"], pieces["tags"]) == (api_key, user, tags), cells
+
+
+def test_combinations_whose_mixes_meet_are_read_by_the_row_reader(monkeypatch, tmp_path):
+    """The column reader finds a combination of key, user, tags by a 64-bit mix of their numbers; two different ones
+    of one mix would be one combination, so meeting them declines the file, whose lines the row reader then reads:
+    the same lines."""
+    from ingest.connectors.gateway import combinations
+
+    path = tmp_path / "log.csv"
+    write_spend_logs_csv(path, 500, seed=5, shape="scattered")
+    data = path.read_bytes()
+    expected = by_rows(data)
+    monkeypatch.setattr(combinations, "_mix", lambda rows: np.zeros(len(rows), dtype=np.int64))
+    with pytest.raises(BatchDeclined, match="share a mix"):
+        by_columns(data)
+    assert len(expected) > 400 and list(GatewayLog().parse(io.BytesIO(data), file_name="log.csv")) == expected
 
 
 @pytest.mark.slow  # left out of make test-fast (tests/conftest.py says why)

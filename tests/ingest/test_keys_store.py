@@ -6,11 +6,12 @@ import subprocess
 import sys
 import threading
 
+import numpy as np
 import pytest
 from django.db import connection, transaction
 
 from finops.models import Account, LineSignature, Provider, TagSet
-from finops.models.usage import signature_id, tag_set_id, tags_text
+from finops.models.usage import signature_id, signature_ids, tag_set_id, tags_text
 from ingest import keys
 from ingest.writing import IngestError
 from tests.sqlite_databases import PROJECT_ROOT, migrated_sqlite, sqlite_env
@@ -241,3 +242,41 @@ def test_two_imports_storing_overlapping_new_keys_at_once(reseeded, collide):
         assert two_outcome == {"value": "committed"}
         assert stored == tag_sets
         assert set(LineSignature.objects.filter(account=account).values_list("id", flat=True)) == set(signatures)
+
+
+def test_signature_ids_in_bulk_are_signature_ids_one_by_one():
+    """signature_ids (a gateway log's signatures, digested in bulk) gives signature_id's ids, the one definition:
+    texts escaped as JSON writes them (quotes, backslashes, control characters, non-ASCII), ids of any sign,
+    int64 arrays as ints; a column of another type is refused, as signature_id's canonical JSON would not write it."""
+    texts = ["", "k", 'qu"ote', "back\\slash", "line\nbreak", "tab\t", "é", "日本", "\u2028", "emoji 🎉", " pad "]
+    rows = [
+        (provider, key, user, model, raw, tags)
+        for provider, tags in ((1, 0), (7, -(2**63)), (2**40, 2**63 - 1), (3, -5))
+        for key, user, model, raw in zip(texts, reversed(texts), texts[3:] + texts[:3], texts[5:] + texts[:5])
+    ]
+    providers, keys, users, models, raws, tag_sets = (list(column) for column in zip(*rows))
+    expected = [signature_id(42, p, "", k, u, m, r, t) for p, k, u, m, r, t in rows]
+    assert signature_ids(42, providers, "", keys, users, models, raws, tag_sets).tolist() == expected
+    as_arrays = signature_ids(42, np.array(providers), "", keys, users, models, raws, np.array(tag_sets))
+    assert as_arrays.dtype == np.int64 and as_arrays.tolist() == expected
+    assert signature_ids(42, [1], "proj é", ["k"], ["u"], ["m"], ["r"], [9]).tolist() == [
+        signature_id(42, 1, "proj é", "k", "u", "m", "r", 9)
+    ]
+    for bad in (
+        dict(api_key_refs=[None] * len(rows)),
+        dict(provider_ids=[str(p) for p in providers]),
+        dict(tag_set_ids=np.array(tag_sets, dtype=np.float64)),
+        dict(provider_ids=[True] * len(rows)),
+    ):
+        columns = dict(
+            provider_ids=providers,
+            api_key_refs=keys,
+            user_refs=users,
+            models=models,
+            model_raws=raws,
+            tag_set_ids=tag_sets,
+        )
+        with pytest.raises(TypeError):
+            signature_ids(42, project_ref="", **{**columns, **bad})
+    with pytest.raises(ValueError):
+        signature_ids(42, providers[:-1], "", keys, users, models, raws, tag_sets)

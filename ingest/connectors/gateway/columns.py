@@ -6,12 +6,13 @@ gateway log is millions of records. Here a block of ~4 MB is read at a time (mem
 log): tokens, times and latencies are Arrow / numpy arrays; the `metadata` JSON column is parsed by Arrow's JSON
 reader with a fixed schema (only the fields gateway/log.py reads); what repeats (model, provider, tags, status) is
 interpreted once per distinct combination by gateway/log.py's own `_litellm_request`, and who sent a request (the
-key, user and team cells, and their metadata fallbacks) once per distinct combination of those cells by its own
-`litellm_identity`, so the two readers cannot disagree on what a record names. (Apart, because keys, users and teams
-need not come together: 300 × 50 × 7 of them make nearly a combination per request, and reading the whole record
-for each cost ~60 µs a request.) Latency buckets are finops.performance.latency's, found by a search over the
-exact bucket boundaries (computed with `bucket_of` itself), so the distributions are the row reader's, count for
-count, and the stored Performance JSON is byte for byte the same.
+key, user and team cells, and their metadata fallbacks) by its own `litellm_identity`, each part of the answer once
+per distinct value of its own cells, so the two readers cannot disagree on what a record names
+(gateway/combinations.py: apart, because keys, users and teams need not come together — 300 × 50 × 7 of them make
+nearly a combination per request, and reading the whole record for each cost ~60 µs a request). Latency buckets
+are finops.performance.latency's, found by a search over the exact bucket boundaries (computed with `bucket_of`
+itself), so the distributions are the row reader's, count for count, and the stored Performance JSON is byte for
+byte the same.
 
 Which inputs go to columns (the decision, written down in docs/ingestion.md too):
 - a LiteLLM_SpendLogs CSV (the export of the table, the biggest input a customer has), read from a stream that can
@@ -34,6 +35,7 @@ tests/ingest/test_gateway_columns.py holds the two readers to the same lines, ro
 
 import csv
 import datetime as dt
+import functools
 import io
 from dataclasses import dataclass
 
@@ -47,6 +49,8 @@ from finops.performance.latency import ZERO_INDEX, LatencyDistribution, cells_ar
 from finops.performance.measures import Performance
 from ingest.connectors.base import BatchDeclined as Declined
 from ingest.connectors.focus.format import Prefixed, read_up_to
+from ingest.connectors.gateway.combinations import COMBO_BITS as _COMBO_BITS
+from ingest.connectors.gateway.combinations import Combinations, combo_tuples
 from ingest.connectors.gateway.values import (
     BOUNDS,
     CACHE_READS,
@@ -114,7 +118,6 @@ META_SCHEMA = pa.schema(
 )
 _US_PER_HOUR = 3_600_000_000
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-_COMBO_BITS = 24
 # What is summed per hourly group, in this order (GatewayLines.sums' rows).
 SUMS = (
     "input",
@@ -148,7 +151,9 @@ def column_lines(stream, *, file_name: str, interpret, identify=None) -> "Gatewa
 class GatewayLines:
     """A log's hourly groups as columns, one entry per group: what column_groups' groups hold, for a writer that
     never makes a row of them. Group g is `combos[combo[g]]` (provider, model, api key, user, sorted tag items,
-    cache hit) in UTC hour `hours[g]` (hours since the epoch), first met on file line `first_line[g]`; its sums are
+    cache hit) in UTC hour `hours[g]` (hours since the epoch), first met on file line `first_line[g]`. A combination
+    is also its row of `combo_rows`: the numbers in `values` of its (provider, model, cache hit), sorted tag items,
+    api key and user (a writer finds what they say once per distinct number). Its sums are
     `sums[:, g]` in SUMS order, its latency distributions the stored cells (finops.performance.latency)
     `cells[cell_group == g]`, in cells_of's order."""
 
@@ -158,10 +163,15 @@ class GatewayLines:
     sums: np.ndarray
     cells: np.ndarray
     cell_group: np.ndarray
-    combos: list
+    combo_rows: np.ndarray
+    values: list
 
     def __len__(self) -> int:
         return len(self.hours)
+
+    @functools.cached_property
+    def combos(self) -> list[tuple]:
+        return combo_tuples(self.combo_rows, self.values)
 
     def sum(self, name: str) -> np.ndarray:
         return self.sums[SUMS.index(name)]
@@ -220,20 +230,8 @@ class _Accumulator:
 
     def __init__(self, interpret, named: list[str], identify=None):
         self.interpret, self.named = interpret, named
-        # Who sent a record (key, user, team) is read by `identify` from cells of its own; the rest of the record
-        # by `interpret` once per distinct combination of the other cells, with those cells empty (see _combos).
-        self.identify, self.identity_cells, identity_metadata = identify or (None, (), ())
-        identity_cells = self.identity_cells
-        cells = [*named, *META_NAMES]
-        self.identity_at = [i for i, name in enumerate(named) if name in identity_cells]
-        self.identity_at += [len(named) + i for i, name in enumerate(META_NAMES) if name in identity_metadata]
-        self.rest_at = [i for i in range(len(cells)) if i not in self.identity_at]
-        self.identity_names = [cells[i] for i in self.identity_at]
-        self.meta_identity = [i >= len(named) for i in self.identity_at]
-        self.rest_answers: dict[tuple, tuple] = {}  # the other cells -> what they say (_rest)
-        self.identity_answers: dict[tuple, tuple] = {}  # the identity cells -> key, user, identity tags (_identity)
-        self.merged_tags: dict[tuple, tuple] = {}  # (request tags, identity tags) -> both, sorted
-        self.combos: dict[tuple, int] = {}  # (provider, model, api key, user, tags) -> combo id
+        # What a record's cells say, numbered per distinct combination of them (gateway/combinations.py).
+        self.combinations = Combinations(self._interpret_cells, named, META_NAMES, identify)
         self.known = np.zeros(0, dtype=np.int64)  # hour << bits | combo id of each group, sorted
         self.known_ids = np.zeros(0, dtype=np.int64)  # … and its group id
         self.keys: list[tuple] = []  # group id -> (hour, combo id)
@@ -270,7 +268,9 @@ class _Accumulator:
         if (cached < 0).any() or (cache_write < 0).any() or (cached + cache_write > prompt).any():
             raise Declined("a negative cache, or caches above prompt_tokens: the row reader names the record")
 
-        combo, model_empty, failed = self._combos(columns, meta, n)
+        cells = [columns[name] for name in self.named]
+        cells += [_field(meta, name) if meta is not None else None for name in META_NAMES]
+        combo, model_empty, failed = self.combinations.of(cells, n)
         if (model_empty & ((prompt > 0) | (output > 0))).any():
             raise Declined("tokens without a model: the row reader names the record")
         start = times(columns["startTime"], required=True)
@@ -302,91 +302,6 @@ class _Accumulator:
             slot[measured == 0] = 0
             self._count((group[timed] * 2 + kind) * SLOTS + slot)
         self.rows_seen += n
-
-    def _combos(self, columns: dict, meta, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per row: its combination's id, whether its model is empty, whether it failed. The cells a record's
-        interpretation reads are numbered in numpy as two combinations — who sent it (the identity cells) and the
-        rest — each distinct one of either read once by gateway_log itself, and only their pairing (the tags of
-        both, merged and sorted) done per distinct pair: a log whose keys, users and teams do not come together has
-        a pair per request, and reading each pair's cells as one record was ~60 µs a request."""
-        parts = [columns[name] for name in self.named]
-        parts += [_field(meta, name) if meta is not None else None for name in META_NAMES]
-        values = [_encoded(part, n) for part in parts]
-        rest_of, rest_rows = _numbered([values[at] for at in self.rest_at], n)
-        identity_of, identity_rows = _numbered([values[at] for at in self.identity_at], n)
-        rests = [self._rest([d[i[row]] for i, d in (values[at] for at in self.rest_at)]) for row in rest_rows]
-        identities = [
-            self._identity(tuple(d[i[row]] for i, d in (values[at] for at in self.identity_at)))
-            for row in identity_rows
-        ]
-        pairs, pair_of = np.unique(rest_of * len(identity_rows) + identity_of, return_inverse=True)
-        combo_ids = []
-        combos, merged_tags, width = self.combos, self.merged_tags, len(identity_rows)
-        for rest_id, identity_id in zip(*(a.tolist() for a in np.divmod(pairs, width))):
-            (provider, model, tags, cache_hit), _, _, own = rests[rest_id]
-            api_key, user, identity_tags = identities[identity_id] if self.identify is not None else (*own, ())
-            if identity_tags:  # over any request tag of those names (team_id, key_alias), as _litellm_request does
-                both = (tags, identity_tags)
-                sorted_tags = merged_tags.get(both)
-                if sorted_tags is None:
-                    if len(merged_tags) >= 65536:
-                        merged_tags.clear()
-                    sorted_tags = merged_tags[both] = tuple(sorted({**dict(tags), **dict(identity_tags)}.items()))
-                tags = sorted_tags
-            combo_id = combos.setdefault((provider, model, api_key, user, tags, cache_hit), len(combos))
-            if combo_id >= 1 << _COMBO_BITS:
-                raise Declined("too many distinct key, user and tag combinations")
-            combo_ids.append(combo_id)
-        return (
-            np.array(combo_ids, dtype=np.int64)[pair_of.reshape(-1)],
-            np.array([r[1] for r in rests], dtype=bool)[rest_of],
-            np.array([r[2] for r in rests], dtype=bool)[rest_of],
-        )
-
-    def _rest(self, rest: list) -> tuple:
-        """((provider, model, sorted tags, cache hit), model empty, failed, (key, user)) of the cells but the identity
-        ones, read by `interpret` with the identity cells empty (its answer for them is then no key, no user, no
-        tags). Without `identify` there are no identity cells apart: the key and user are the request's own."""
-        key = tuple(rest)
-        known = self.rest_answers.get(key)
-        if known is None:
-            cells = [""] * (len(self.named) + len(META_NAMES))
-            for at, cell in zip(self.rest_at, rest):
-                cells[at] = cell
-            request = self._interpret_cells(cells)
-            known = (
-                (request.provider, request.model, tuple(sorted(request.tags.items())), request.cache_hit),
-                not request.model,
-                request.failed,
-                (request.api_key, request.user),
-            )
-            if len(self.rest_answers) >= 65536:
-                self.rest_answers.clear()
-            self.rest_answers[key] = known
-        return known
-
-    def _identity(self, identity: tuple) -> tuple:
-        """(api key, user, identity tags as items) of a combination of the identity cells, by `identify` — what
-        _litellm_request does with these cells, by its own function."""
-        known = self.identity_answers.get(identity)
-        if known is None:
-            if self.identify is None:
-                known = ("", "", ())
-            else:
-                record = dict.fromkeys(self.identity_cells, "")
-                metadata = {}
-                for name, in_metadata, cell in zip(self.identity_names, self.meta_identity, identity):
-                    if in_metadata:
-                        if cell:
-                            metadata[name] = cell
-                    else:
-                        record[name] = cell
-                api_key, user, tags = self.identify(*record.values(), metadata)  # identity_cells' order
-                known = (api_key, user, tuple(tags.items()))
-            if len(self.identity_answers) >= 65536:
-                self.identity_answers.clear()
-            self.identity_answers[identity] = known
-        return known
 
     def _interpret_cells(self, cells: list):
         """gateway_log's reading of a record holding `cells` (named, then META_NAMES), tokens and times aside."""
@@ -470,7 +385,8 @@ class _Accumulator:
             sums=self.sums[:, :count],
             cells=cells,
             cell_group=group,
-            combos=list(self.combos),
+            combo_rows=self.combinations.rows(),
+            values=list(self.combinations.values),  # a copy: the accumulator may go on
         )
 
     def result(self) -> list:
@@ -490,7 +406,7 @@ class _Accumulator:
                     distribution.zero = counted[begin]
                     begin += 1
                 distribution.buckets = dict(zip(indexes[begin:end], counted[begin:end]))
-        combos = list(self.combos)
+        combos = combo_tuples(self.combinations.rows(), self.combinations.values)
         sums = self.sums[:, : len(self.keys)].T.tolist()
         hour_starts: dict[int, dt.datetime] = {}
         groups = []
@@ -552,27 +468,6 @@ def _metadata(column: pa.Array | None, n: int) -> pa.Table | None:
     if table.num_rows != n:
         raise Declined("a metadata cell that is not one JSON object")
     return table
-
-
-def _encoded(part: pa.Array | None, n: int) -> tuple[np.ndarray, list]:
-    """(per row, the index of its value; the distinct values): nulls read as "", a missing column as all ""."""
-    if part is None or part.null_count == n:  # a metadata field no record of the batch has
-        return np.zeros(n, dtype=np.int64), [""]
-    encoded = pc.dictionary_encode(part.fill_null("") if part.null_count else part)
-    return encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary.to_pylist()
-
-
-def _numbered(parts: list[tuple[np.ndarray, list]], n: int) -> tuple[np.ndarray, list[int]]:
-    """(per row, the number of its combination of `parts`' values, 0…k−1; a row of each combination): `parts` as
-    _encoded gives them."""
-    combined = np.zeros(n, dtype=np.int64)
-    for indices, dictionary in parts:
-        if len(dictionary) > 1:
-            combined = combined * len(dictionary) + indices
-            if combined.max() >= 1 << 40:  # keep the product small: renumber densely
-                combined = np.unique(combined, return_inverse=True)[1].reshape(-1)
-    _, first, number = np.unique(combined, return_index=True, return_inverse=True)
-    return number.reshape(-1), first.tolist()
 
 
 def _field(table: pa.Table | None, name: str):

@@ -1,0 +1,252 @@
+"""The gateway column reader's combinations (gateway/columns.py): what a record's cells say — provider, model, tags,
+cache hit, who sent it — read once per distinct combination of the cells that say it, and numbered, so that a
+combination of them is a row of four numbers found in numpy, with no Python per record or per combination.
+
+A log whose keys, users and teams do not come together (300 × 50 × 7 of them) has nearly a combination per
+request: reading each one's cells as one record cost ~60 µs a request, pairing the identity's answer with the
+rest's in Python ~8 µs. Here the cells but the identity ones are read per distinct combination by gateway_log's own
+`_litellm_request` (with the identity cells empty), and each part of the identity (gateway_log.IDENTITY_PARTS: key,
+user, team tag, alias tag) per distinct value of its own cells by its own `litellm_identity`, so the column reader
+and the record reader cannot disagree on what a record names (tests/ingest/test_gateway_columns.py holds them to the
+same lines, and the parts to the whole).
+"""
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ingest.connectors.base import BatchDeclined as Declined
+
+COMBO_BITS = 24  # combination ids: an hourly group is hour << COMBO_BITS | combination
+
+
+class Combinations:
+    """The combinations met in a log, across its batches: `of(cells, n)` numbers a batch's rows."""
+
+    def __init__(self, interpret_cells, named: list[str], meta_names: tuple, identify=None):
+        """`interpret_cells(cells)`: gateway_log's reading of a record holding `cells` (`named` then `meta_names`);
+        `identify`: (litellm_identity, its record cells, its metadata fields[, IDENTITY_PARTS])."""
+        self.interpret_cells, self.width = interpret_cells, len(named) + len(meta_names)
+        # Who sent a record (key, user, team) is read by `identify` from cells of its own; the rest of the record
+        # by `interpret_cells` once per distinct combination of the other cells, with those cells empty (see `of`).
+        # `identify` may name parts of its answer read from cells apart from the others' (gateway_log's
+        # IDENTITY_PARTS): each part is read once per distinct value of its own cells.
+        self.identify, identity_cells, identity_metadata, *parts = identify or (None, (), (), ())
+        cells = [*named, *meta_names]
+        present = [name for name in named if name in identity_cells]
+        present += [name for name in meta_names if name in identity_metadata]
+        self.identity_cells, self.identity_metadata = identity_cells, identity_metadata
+        parts = [[c for c in part_cells if c in present] for _, part_cells in (parts[0] if parts else ())]
+        parted = {c for part in parts for c in part}
+        if set(present) - parted:  # no parts named (or cells of none): the cells left are one part
+            parts.append([c for c in present if c not in parted])
+        self.parts = [(part, [cells.index(c) for c in part]) for part in parts if part]
+        identity_at = [cells.index(c) for c in present]
+        self.rest_at = [i for i in range(len(cells)) if i not in identity_at]
+        self.rest_answers: dict[tuple, tuple] = {}  # the other cells -> what they say (_rest)
+        # Each part's cells -> (key, user, tags) ids (_part_answer); values numbered across batches (_id).
+        self.part_answers: dict[tuple, tuple] = {}
+        self.ids: dict = {"": 0, (): 1}
+        self.values: list = ["", ()]
+        self.merged_tags: dict[tuple, int] = {}  # (request tags id, the parts' tags ids) -> merged tags id
+        # Combination id -> its (core, tags, key, user) numbers (`_id`; core: provider, model, cache hit); and the
+        # combinations' mixes (_mix), sorted, with their ids.
+        self.combo_rows = np.zeros((1024, 4), dtype=np.int64)
+        self.combo_mixes = np.zeros(0, dtype=np.int64)
+        self.combo_mix_ids = np.zeros(0, dtype=np.int64)
+
+    def rows(self) -> np.ndarray:
+        """Each combination's (core, tags, key, user) numbers, in id order (a copy)."""
+        return self.combo_rows[: len(self.combo_mix_ids)].copy()
+
+    def of(self, cells: list, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per row: its combination's id, whether its model is empty, whether it failed. The cells a record's
+        interpretation reads are numbered in numpy — who sent it (each identity part's cells) apart from the rest —
+        each distinct combination of either read once by gateway_log itself, and what they say numbered (`_id`):
+        a combination is then a row of four numbers (provider-model-cache hit, tags, key, user), the tags of both
+        merged per distinct pair of tag sets. A log whose keys, users and teams do not come together has a
+        combination per request, and reading each one's cells as one record was ~60 µs a request; each pairing of
+        the parts' answers in Python still ~8 µs."""
+        values = [_encoded(cell, n) for cell in cells]
+        rest_of, rest_rows = _numbered([values[at] for at in self.rest_at], n)
+        rests = np.array(
+            [self._rest([d[i[row]] for i, d in (values[at] for at in self.rest_at)]) for row in rest_rows],
+            dtype=np.int64,
+        ).reshape(len(rest_rows), 6)[rest_of]  # core, tags, key, user, model empty, failed
+        core, tags, key, user = rests[:, 0], rests[:, 1], rests[:, 2], rests[:, 3]
+        part_tags = []
+        for names, at in self.parts:
+            part_of, part_rows = _numbered([values[i] for i in at], n)
+            answers = np.array(
+                [self._part_answer(names, tuple(values[i][1][values[i][0][row]] for i in at)) for row in part_rows],
+                dtype=np.int64,
+            ).reshape(len(part_rows), 3)[part_of]  # key, user, tags
+            key, user = _one_of(key, answers[:, 0]), _one_of(user, answers[:, 1])
+            part_tags.append(answers[:, 2])
+        if part_tags:
+            tags = self._merged_tags(np.stack([tags, *part_tags], axis=1))
+        combo = self._combo_ids(np.stack([core, tags, key, user], axis=1))
+        return combo, rests[:, 4].astype(bool), rests[:, 5].astype(bool)
+
+    def _combo_ids(self, rows: np.ndarray) -> np.ndarray:
+        """Per row of (core, tags, key, user) numbers, its combination's id, new ones numbered as first met: found
+        by a 64-bit mix of the four numbers in a sorted array (as _groups finds groups), each found or new
+        combination compared whole with the rows it stands for (a mix shared by two combinations declines the
+        file, never merges them)."""
+        mixed = _mix(rows)
+        unique, first, inverse = np.unique(mixed, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        if not (rows[first][inverse] == rows).all():
+            raise Declined("two key, user and tag combinations share a mix: the row reader reads the file")
+        at = np.searchsorted(self.combo_mixes, unique)
+        found = at < len(self.combo_mixes)
+        found[found] = self.combo_mixes[at[found]] == unique[found]
+        ids = np.empty(len(unique), dtype=np.int64)
+        ids[found] = self.combo_mix_ids[at[found]]
+        if found.any() and not (self.combo_rows[ids[found]] == rows[first[found]]).all():
+            raise Declined("two key, user and tag combinations share a mix: the row reader reads the file")
+        new = np.flatnonzero(~found)
+        if len(new):
+            count = len(self.combo_mix_ids)
+            if count + len(new) > 1 << COMBO_BITS:
+                raise Declined("too many distinct key, user and tag combinations")
+            ids[new] = np.arange(count, count + len(new))
+            if count + len(new) > len(self.combo_rows):
+                grown = np.zeros((2 * (count + len(new)), 4), dtype=np.int64)
+                grown[:count] = self.combo_rows[:count]
+                self.combo_rows = grown
+            self.combo_rows[count : count + len(new)] = rows[first[new]]
+            known = np.concatenate([self.combo_mixes, unique[new]])
+            order = np.argsort(known, kind="stable")
+            self.combo_mixes, self.combo_mix_ids = known[order], np.concatenate([self.combo_mix_ids, ids[new]])[order]
+        return ids[inverse]
+
+    def _id(self, value) -> int:
+        """The number of a value a record's cells say (a key, a user, a tag set as sorted items, …), the same in every
+        batch: combinations are compared as numbers."""
+        number = self.ids.get(value)
+        if number is None:
+            number = self.ids[value] = len(self.values)
+            self.values.append(value)
+        return number
+
+    def _rest(self, rest: list) -> tuple:
+        """(provider-model-cache hit, sorted tags, key, user, model empty, failed) as numbers (`_id`) of the cells but
+        the identity ones, read by `interpret_cells` with the identity cells empty (its answer for them is then no
+        key, no user, no tags). Without `identify` there are no identity cells apart: the key and user are the
+        request's own."""
+        key = tuple(rest)
+        known = self.rest_answers.get(key)
+        if known is None:
+            cells = [""] * self.width
+            for at, cell in zip(self.rest_at, rest):
+                cells[at] = cell
+            request = self.interpret_cells(cells)
+            known = (
+                self._id((request.provider, request.model, request.cache_hit)),
+                self._id(tuple(sorted(request.tags.items()))),
+                self._id(request.api_key),
+                self._id(request.user),
+                not request.model,
+                request.failed,
+            )
+            if len(self.rest_answers) >= 65536:
+                self.rest_answers.clear()
+            self.rest_answers[key] = known
+        return known
+
+    def _part_answer(self, names: list, cells: tuple) -> tuple:
+        """(api key, user, tags as sorted items), as numbers (`_id`), that `identify` reads from one part's cells,
+        every other identity cell empty — what _litellm_request reads from those cells, by its own function."""
+        known = self.part_answers.get((id(names), cells))
+        if known is None:
+            record = dict.fromkeys(self.identity_cells, "")
+            metadata = {}
+            for name, cell in zip(names, cells):
+                if name in self.identity_metadata:
+                    if cell:
+                        metadata[name] = cell
+                else:
+                    record[name] = cell
+            api_key, user, tags = self.identify(*record.values(), metadata)  # identity_cells' order
+            known = (self._id(api_key), self._id(user), self._id(tuple(sorted(tags.items()))))
+            if len(self.part_answers) >= 65536:
+                self.part_answers.clear()
+            self.part_answers[(id(names), cells)] = known
+        return known
+
+    def _merged_tags(self, pairs: np.ndarray) -> np.ndarray:
+        """Per row, the number of its tags: the request's (first column) under the identity parts' (team_id,
+        key_alias over any request tag of those names, as _litellm_request does), sorted; found per distinct row."""
+        _, first, of = np.unique(_mix(pairs), return_index=True, return_inverse=True)
+        of = of.reshape(-1)
+        distinct = pairs[first]
+        if not (distinct[of] == pairs).all():  # np.unique(axis=0) sorts rows as bytes: ~30× slower
+            raise Declined("two tag combinations share a mix: the row reader reads the file")
+        merged, values = [], self.values
+        for row in map(tuple, distinct.tolist()):
+            number = self.merged_tags.get(row)
+            if number is None:
+                both: dict = {}
+                for tags in row:
+                    both.update(values[tags])
+                number = self.merged_tags[row] = self._id(tuple(sorted(both.items())))
+            merged.append(number)
+        return np.array(merged, dtype=np.int64)[of]
+
+
+# --- columns ---
+
+
+def _encoded(part: pa.Array | None, n: int) -> tuple[np.ndarray, list]:
+    """(per row, the index of its value; the distinct values): nulls read as "", a missing column as all ""."""
+    if part is None or part.null_count == n:  # a metadata field no record of the batch has
+        return np.zeros(n, dtype=np.int64), [""]
+    encoded = pc.dictionary_encode(part.fill_null("") if part.null_count else part)
+    return encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary.to_pylist()
+
+
+def _numbered(parts: list[tuple[np.ndarray, list]], n: int) -> tuple[np.ndarray, list[int]]:
+    """(per row, the number of its combination of `parts`' values, 0…k−1; a row of each combination): `parts` as
+    _encoded gives them."""
+    combined = np.zeros(n, dtype=np.int64)
+    for indices, dictionary in parts:
+        if len(dictionary) > 1:
+            combined = combined * len(dictionary) + indices
+            if combined.max() >= 1 << 40:  # keep the product small: renumber densely
+                combined = np.unique(combined, return_inverse=True)[1].reshape(-1)
+    _, first, number = np.unique(combined, return_index=True, return_inverse=True)
+    return number.reshape(-1), first.tolist()
+
+
+_MIX = np.array([(0x9E3779B97F4A7C15 * (2 * i + 1)) % (1 << 64) | 1 for i in range(16)], dtype=np.uint64)  # odd
+
+
+def _mix(rows: np.ndarray) -> np.ndarray:
+    """A 64-bit mix of each row's numbers (up to 16; multiply by odd constants, xor-shift): equal rows mix equally;
+    the callers check that different ones they meet do not."""
+    if rows.shape[1] > len(_MIX):
+        raise ValueError("_mix: too many columns")
+    with np.errstate(over="ignore"):
+        mixed = np.zeros(len(rows), dtype=np.uint64)
+        for column, factor in zip(rows.T.astype(np.uint64), _MIX):
+            mixed = (mixed ^ column) * factor
+            mixed ^= mixed >> np.uint64(29)
+    return mixed.view(np.int64)
+
+
+def combo_tuples(rows: np.ndarray, values: list) -> list[tuple]:
+    """(provider, model, api key, user, sorted tag items, cache hit) of each combination's numbers (GatewayLines)."""
+    combos = []
+    for core, tags, key, user in rows.tolist():
+        provider, model, cache_hit = values[core]
+        combos.append((provider, model, values[key], values[user], values[tags], cache_hit))
+    return combos
+
+
+def _one_of(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Per row, the value (a number, 0 standing for "") that one of two parts gives: identity parts each say one
+    thing (gateway_log.IDENTITY_PARTS); two saying the same thing is a mistake in them, not a record to read."""
+    if ((first != 0) & (second != 0)).any():
+        raise ValueError("two identity parts give the same answer: IDENTITY_PARTS is wrong")
+    return np.maximum(first, second)
