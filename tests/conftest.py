@@ -161,6 +161,24 @@ def pytest_runtest_teardown(item, nextitem):
     return result
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(request, django_test_environment, django_db_blocker, django_db_modify_db_settings):
+    """pytest-django's fixture, but each process's database cloned from a migrated template of the product's code
+    (tests/database_template.py) rather than migrated again by every process of every run."""
+    from django.test.utils import setup_databases, teardown_databases
+    from pytest_django.fixtures import _get_databases_for_setup
+
+    from tests.database_template import setup_from_template
+
+    aliases, serialized_aliases = _get_databases_for_setup(request.session.items)
+    verbosity = request.config.option.verbose
+    with django_db_blocker.unblock():
+        config = setup_from_template(setup_databases, verbosity, aliases=aliases, serialized_aliases=serialized_aliases)
+    yield
+    with django_db_blocker.unblock():
+        teardown_databases(config, verbosity=verbosity)
+
+
 @pytest.fixture
 def smtp(settings):
     """A real SMTP server (aiosmtpd) that Django's email settings point at, for the test: `.messages`,

@@ -1,0 +1,86 @@
+"""Each test process's database cloned from a migrated template, instead of migrated anew every run.
+
+Creating a test database runs every migration (~10 s of CPU on this 2-core machine: Django renders the models'
+states migration by migration), in each pytest-xdist worker, in every run. The migrated schema depends only on the
+product's code, so the first process to need it migrates a database as usual and keeps a copy as a template named
+for a digest of that code (`test_<database>_migrated_<digest>`, one for all of a run's workers); every process then
+gets its own database with `CREATE DATABASE … TEMPLATE` (a fraction of a second), and a later run of the same code
+skips the migrations.
+
+The digest covers every file the migrations could read: `finops/` and `ingest/` (their Python, the price catalog
+and other data files) and Django's version, not `tests/`, so changing a test reuses the template and changing the
+product builds a new one (older templates of the same test database are dropped then). Postgres only; SQLite (never
+used by the suite) would take pytest-django's usual path.
+"""
+
+import hashlib
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+CODE = ("finops", "ingest")
+SKIPPED = {"__pycache__"}
+
+
+def code_digest() -> str:
+    import django
+
+    digest = hashlib.sha256(django.get_version().encode())
+    for package in CODE:
+        for path in sorted((PROJECT_ROOT / package).rglob("*")):
+            if path.is_file() and not SKIPPED.intersection(path.parts) and path.suffix != ".pyc":
+                digest.update(str(path.relative_to(PROJECT_ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+def _maintenance():
+    """A connection to the server's `postgres` database (creating and dropping databases cannot run in one)."""
+    import psycopg
+    from django.db import connection
+
+    settings = connection.settings_dict
+    return psycopg.connect(
+        dbname="postgres",
+        user=settings["USER"] or None,
+        password=settings["PASSWORD"] or None,
+        host=settings["HOST"] or None,
+        port=settings["PORT"] or None,
+        autocommit=True,
+    )
+
+
+def _exists(cursor, name: str) -> bool:
+    cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+    return cursor.fetchone() is not None
+
+
+def setup_from_template(setup_databases, verbosity: int, **arguments):
+    """`setup_databases(...)` with the default database cloned from the migrated template (built first if
+    missing, under a lock the other processes wait on). Returns what `setup_databases` returns."""
+    from django.db import connection
+    from psycopg import sql
+
+    test_name = connection.creation._get_test_db_name()  # test_<NAME>, and _gwN under pytest-xdist
+    base = f"test_{connection.settings_dict['NAME']}"  # the run's workers share one template
+    template = f"{base}_migrated_{code_digest()}"
+    with _maintenance() as admin, admin.cursor() as cursor:
+        # One process at a time builds or clones (a template being copied may have no other session on it).
+        cursor.execute("SELECT pg_advisory_lock(hashtext(%s))", [f"finops tests {base}"])
+        if not _exists(cursor, template):
+            config = setup_databases(verbosity=verbosity, interactive=False, keepdb=False, **arguments)
+            connection.close()
+            cursor.execute(
+                "SELECT datname FROM pg_database WHERE datname LIKE %s AND datname <> %s",
+                [f"{base}_migrated_%", template],
+            )
+            for (old,) in cursor.fetchall():
+                cursor.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(old)))
+            cursor.execute(
+                sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(sql.Identifier(template), sql.Identifier(test_name))
+            )
+            return config
+        cursor.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(test_name)))
+        cursor.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(sql.Identifier(test_name), sql.Identifier(template))
+        )
+    # The clone exists: Django keeps it (keepdb) and its `migrate` finds nothing to apply.
+    return setup_databases(verbosity=verbosity, interactive=False, keepdb=True, **arguments)
