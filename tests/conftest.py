@@ -21,6 +21,13 @@ from finops.services.users import user_set_role
 settings.register_profile("finops", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("finops")
 
+
+def pytest_configure(config):
+    from tests.databases import flush_by_delete
+
+    flush_by_delete()  # a transactional test's teardown: ~20 ms instead of ~1 s (tests/databases.py)
+
+
 # Fixtures every test module may ask for by name without importing them (an import a linter would call unused).
 pytest_plugins = ["tests.config_helpers", "tests.migration_helpers"]
 
@@ -164,11 +171,11 @@ def pytest_runtest_teardown(item, nextitem):
 @pytest.fixture(scope="session")
 def django_db_setup(request, django_test_environment, django_db_blocker, django_db_modify_db_settings):
     """pytest-django's fixture, but each process's database cloned from a migrated template of the product's code
-    (tests/database_template.py) rather than migrated again by every process of every run."""
+    (tests/databases.py) rather than migrated again by every process of every run."""
     from django.test.utils import setup_databases, teardown_databases
     from pytest_django.fixtures import _get_databases_for_setup
 
-    from tests.database_template import setup_from_template
+    from tests.databases import setup_from_template
 
     aliases, serialized_aliases = _get_databases_for_setup(request.session.items)
     verbosity = request.config.option.verbose

@@ -1,4 +1,5 @@
-"""Each test process's database cloned from a migrated template, instead of migrated anew every run.
+"""The suite's databases: each process's cloned from a migrated template rather than migrated anew every run,
+and emptied by DELETE after a transactional test rather than by TRUNCATE.
 
 Creating a test database runs every migration (~10 s of CPU on this 2-core machine: Django renders the models'
 states migration by migration), in each pytest-xdist worker, in every run. The migrated schema depends only on the
@@ -84,3 +85,24 @@ def setup_from_template(setup_databases, verbosity: int, **arguments):
         )
     # The clone exists: Django keeps it (keepdb) and its `migrate` finds nothing to apply.
     return setup_databases(verbosity=verbosity, interactive=False, keepdb=True, **arguments)
+
+
+def flush_by_delete() -> None:
+    """Empty tables with DELETE rather than TRUNCATE when a transactional test ends (Django's flush).
+
+    A transactional test (live server, real workers, threads) ends with Django's flush, a TRUNCATE of all 60
+    tables: ~1 s however few rows the test left, since Postgres gives each truncated table a new file. DELETE of
+    what the test left takes ~20 ms. Django's foreign keys are DEFERRABLE INITIALLY DEFERRED, so the tables may be
+    emptied in any order: the flush's one transaction checks them at commit, when everything is gone. A flush
+    that resets sequences keeps Django's TRUNCATE … RESTART IDENTITY.
+    """
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    truncate = DatabaseOperations.sql_flush
+
+    def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
+        if reset_sequences:
+            return truncate(self, style, tables, reset_sequences=True, allow_cascade=allow_cascade)
+        return [f"DELETE FROM {self.quote_name(table)};" for table in tables]
+
+    DatabaseOperations.sql_flush = sql_flush
