@@ -67,6 +67,10 @@ SLOW_MODULES = {
     "tests/test_page_fuzz.py": "every page with generated parameters",
     "tests/ingest/test_properties_files.py": "Hypothesis properties over generated FOCUS and usage files",
     "tests/test_attribution_state_machine.py": "a Hypothesis state machine of imports and rule changes",
+    "tests/test_bench_pages.py": "the page bench itself, run at a small size (bench/)",
+    "tests/test_bench_alerts.py": "the alert bench itself, run at a small size (bench/)",
+    "tests/test_bench_scorecard.py": "the scorecard bench itself, run at a small size (bench/)",
+    "tests/test_bench_ingest_shapes.py": "the ingest bench's generated files, at a small size (bench/)",
 }
 
 
