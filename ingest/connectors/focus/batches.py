@@ -98,8 +98,9 @@ def _batches(binary, file_name: str, scope: Scope | None, left_out: LeftOut):
     if any(name in index for name in OWN_TOKEN_COLUMNS):
         raise Declined("this product's own FOCUS export: the row reader takes its token classes from their columns")
     names = {canonical: header[position] for canonical, position in index.items()}
+    source = _NulWatch(prefix, binary)
     reader = pcsv.open_csv(
-        Prefixed(prefix, binary),
+        source,
         read_options=pcsv.ReadOptions(block_size=BLOCK_BYTES),
         parse_options=pcsv.ParseOptions(newlines_in_values=True),
         convert_options=pcsv.ConvertOptions(
@@ -111,13 +112,40 @@ def _batches(binary, file_name: str, scope: Scope | None, left_out: LeftOut):
     )
     memos = _Memos(scope)
     for batch in reader:
+        if source.nul:  # read by Arrow before any row of its block is yielded
+            raise Declined("a NUL byte")  # the row reader refuses the line that holds it, and names it
         if batch.num_rows:
-            if any(pc.any(pc.match_substring(column, "\x00")).as_py() for column in batch.columns):
-                raise Declined("a NUL byte")  # the row reader names its line
             if scope is not None:
                 batch = _kept(batch, names, memos, left_out)
             if batch.num_rows:
                 yield _read(batch, names, memos)
+    if source.nul:
+        raise Declined("a NUL byte")
+
+
+class _NulWatch:
+    """The file's bytes for Arrow's CSV reader (the sniffed prefix, then the stream), noting any NUL byte on the way.
+
+    The row reader refuses a line holding a NUL byte anywhere (text_input.bounded_lines); one scan of each block
+    read (memchr) costs nothing beside a search of every parsed column of every batch (~15 % of the reader)."""
+
+    closed = False
+
+    def __init__(self, prefix: bytes, stream):
+        self._prefix, self._stream, self.nul = prefix, stream, False
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        if self._prefix:
+            chunk = self._prefix if size < 0 else self._prefix[:size]
+            self._prefix = self._prefix[len(chunk) :]
+        else:
+            chunk = self._stream.read(size)
+        if b"\x00" in chunk:
+            self.nul = True
+        return chunk
 
 
 def _kept(batch: pa.RecordBatch, names: dict[str, str], memos: "_Memos", left_out: LeftOut) -> pa.RecordBatch:
