@@ -67,7 +67,7 @@ class Command(BaseCommand):
             "--breakdown",
             action="store_true",
             help=(
-                "Also time the Python share alone (the column reader; reader + line columns + CSV) for the "
+                "Also time the Python share alone (the column reader; reader + line columns + COPY rows) for the "
                 "smallest size."
             ),
         )
