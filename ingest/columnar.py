@@ -88,6 +88,9 @@ class ColumnarWriter:
         tag_ids = [self._tag_set_id(tags) for tags in batch.tag_sets]
         tag_set_id = pc.take(pa.array(tag_ids, _ID), batch.tag_set_of)
         signature_id = self._signature_ids(batch, provider_id, model, tag_set_id, dict(zip(tag_ids, batch.tag_sets)))
+        cost, reporting_cost = copy_binary.numerics(batch.cost), self._reporting_cost(batch)
+        # In the reporting currency the reporting cost is the cost itself: its fields are the same bytes.
+        reporting_cost = cost if reporting_cost is batch.cost else copy_binary.numerics(reporting_cost)
         return copy_binary.rows(
             [
                 _FIELD_COUNT,
@@ -120,9 +123,9 @@ class ColumnarWriter:
                         batch.requests,
                     )
                 ),
-                copy_binary.numerics(batch.cost),
+                cost,
                 _texts(batch.currency),
-                copy_binary.numerics(self._reporting_cost(batch)),
+                reporting_cost,
                 _BILLED,
                 _texts(batch.charge_category),
                 _NO_PERFORMANCE,  # FOCUS lines measure no latency
