@@ -263,3 +263,19 @@ def test_a_nul_byte_anywhere_declines_the_file_and_the_row_reader_names_its_line
         run = usage_file_import(account=account, stream=stream, file_name=damaged.name)
     assert run.status == "failed" and "nul.csv line 3: holds a NUL byte" in run.error, run.error
     assert not UsageLine.objects.filter(account=account).exists()
+
+
+def test_blocks_gathered_into_batches_store_the_same_lines(per_resource_export, rules, monkeypatch):
+    """Arrow reads a file in blocks, gathered into batches of BATCH_ROWS rows or more: small ones here, so a
+    batch spans several blocks (and a block boundary falls inside a batch), and the lines are the row reader's."""
+    from ingest.connectors.focus import batches
+
+    monkeypatch.setattr(batches, "BLOCK_BYTES", 1 << 16)
+    monkeypatch.setattr(batches, "BATCH_ROWS", 700)
+    with per_resource_export.open("rb") as stream:
+        sizes = [len(batch) for batch in focus_csv_batches(stream, file_name=per_resource_export.name)]
+    assert sum(sizes) == 3_000 and len(sizes) > 2 and all(size >= 700 for size in sizes[:-1]), sizes
+
+    by_columns, by_rows = import_both_ways(per_resource_export)
+    assert lines(by_columns) == lines(by_rows)
+    assert rollup(by_columns) == rollup(by_rows)
