@@ -155,9 +155,10 @@ class _NulWatch:
         return True
 
     def read(self, size: int = -1) -> bytes:
-        if self._prefix:
-            chunk = self._prefix if size < 0 else self._prefix[:size]
-            self._prefix = self._prefix[len(chunk) :]
+        if size < 0:
+            chunk, self._prefix = self._prefix + self._stream.read(), b""
+        elif self._prefix:
+            chunk, self._prefix = self._prefix[:size], self._prefix[size:]
         else:
             chunk = self._stream.read(size)
         if b"\x00" in chunk:
