@@ -11,7 +11,7 @@ lines/s = file lines / wall seconds of the measured call (the commit included).
 - copy_table: the rows end_to_end wrote, dumped with COPY TO (untimed), then COPY FROM of that text into
   finops_usageline (same indexes and constraints): the database's ceiling for the table.
 - python_only (--breakdown): the file through the column reader (FocusFile.parse_batches) alone, then also
-  the usage-line columns and their CSV text, with no database writes: the Python share of the time.
+  the usage-line columns and their binary COPY rows, with no database writes: the Python share of the time.
 
 The bench owns its database: it TRUNCATEs finops_usageline and the rollups before each run, so it
 refuses any database whose name does not end in "_bench".
@@ -32,7 +32,7 @@ from pathlib import Path
 
 TARGET_LINES_PER_S = 100_000
 # Issue 23, per shape: (lines/s end to end, at most this many times a plain COPY of the same lines).
-TARGETS = {"hourly": (TARGET_LINES_PER_S, 1 / 0.6), "per-resource": (50_000, 5.0)}
+TARGETS = {"hourly": (TARGET_LINES_PER_S, 1 / 0.6), "per-resource": (50_000, 5.0), "toolkit-aws": (50_000, 5.0)}
 FLAT_MEMORY_TOLERANCE = 0.20
 ACCOUNT_PREFIX = "bench-focus-"
 
@@ -109,10 +109,18 @@ def _reset() -> None:
 
 
 def measure_end_to_end(
-    path: Path, lines: int, *, trace: bool = False, provider: str = "aws-bedrock", connector: str = "focus_file"
+    path: Path,
+    lines: int,
+    *,
+    trace: bool = False,
+    provider: str = "aws-bedrock",
+    connector: str = "focus_file",
+    every_service: bool = False,
 ) -> dict:
     """`lines`: the file's lines (FOCUS: each one a usage line); a gateway log's requests, which it groups into
-    fewer lines (gateway_ingest.py checks those)."""
+    fewer lines (gateway_ingest.py checks those). `every_service`: the account includes every ServiceName of the
+    file (`focus_services_include`), so a cloud export's rows of other services are imported too (the
+    focus-data-toolkit file: EC2, VPC, Glue … and no Bedrock)."""
     import tracemalloc
 
     from django.db import DEFAULT_DB_ALIAS, connection, connections
@@ -125,6 +133,7 @@ def measure_end_to_end(
         name=f"{ACCOUNT_PREFIX}{uuid.uuid4().hex[:8]}",
         provider=Provider.objects.get(slug=provider),
         connector=connector,
+        focus_services_include=_services(path) if every_service else [],
     )
     phases = {"copy_s": 0.0, "replace_s": 0.0, "rollup_s": 0.0, "commit_s": 0.0}
     nested = [0.0]  # time spent in timed calls inside the current one, so each phase counts its own time only
@@ -188,6 +197,24 @@ def measure_end_to_end(
     return result
 
 
+def _services(path: Path) -> list[str]:
+    """The ServiceNames of a FOCUS CSV (read before the measured import)."""
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    table = pcsv.read_csv(path, convert_options=pcsv.ConvertOptions(include_columns=["ServiceName"]))
+    return sorted(name for name in pc.unique(table.column("ServiceName")).to_pylist() if name)
+
+
+def data_rows(path: Path) -> int:
+    """The rows of a CSV file (its lines less the header; a quoted cell may hold a newline)."""
+    import pyarrow.csv as pcsv
+
+    return sum(
+        batch.num_rows for batch in pcsv.open_csv(path, parse_options=pcsv.ParseOptions(newlines_in_values=True))
+    )
+
+
 def measure_copy(path: Path, lines: int) -> dict:
     """COPY the rows end_to_end wrote (dumped first, untimed) back into the truncated table."""
     from django.db import connection, transaction
@@ -234,10 +261,7 @@ def measure_copy(path: Path, lines: int) -> dict:
 
 
 def measure_python_only(path: Path, lines: int) -> dict:
-    """The Python share: the column reader alone, then reader + line columns + CSV text (all but the database)."""
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-
+    """The Python share: the column reader alone, then reader + line columns + COPY rows (all but the database)."""
     from finops.models import Account, IngestRun, Provider
     from ingest.columnar import ColumnarWriter
     from ingest.connectors.focus.file import FocusFile
@@ -253,15 +277,15 @@ def measure_python_only(path: Path, lines: int) -> dict:
     started = time.perf_counter()
     with open(path, "rb") as stream:
         for batch in source.parse_batches(stream, file_name=path.name):
-            pcsv.write_csv(writer.lines(batch), pa.BufferOutputStream(), pcsv.WriteOptions(include_header=False))
+            writer.lines(batch)
     prepared_s = time.perf_counter() - started
     assert parsed == lines, (parsed, lines)
     return {
         "lines": lines,
         "read_s": round(read_s, 3),
         "read_us_per_line": round(read_s / lines * 1e6, 2),
-        "read_prepare_csv_s": round(prepared_s, 3),
-        "read_prepare_csv_us_per_line": round(prepared_s / lines * 1e6, 2),
+        "read_prepare_copy_s": round(prepared_s, 3),
+        "read_prepare_copy_us_per_line": round(prepared_s / lines * 1e6, 2),
         "peak_rss_mb": round(_maxrss_mb(), 1),
     }
 
@@ -274,7 +298,7 @@ def _child_main(argv: list[str]) -> None:
 
     django.setup()
     if kind == "end_to_end":
-        result = measure_end_to_end(path, lines, trace="--tracemalloc" in argv)
+        result = measure_end_to_end(path, lines, trace="--tracemalloc" in argv, every_service="--every-service" in argv)
     elif kind == "copy":
         result = measure_copy(path, lines)
     elif kind == "python_only":
@@ -355,6 +379,7 @@ def machine_facts() -> dict:
 SHAPES = {  # file shape -> (generator, what the table calls it)
     "hourly": ("write_focus_csv", "hourly Bedrock meters (few series)"),
     "per-resource": ("write_resource_focus_csv", "per-resource Bedrock (5,000+ profiles, 6 regions)"),
+    "toolkit-aws": (None, "a focus-data-toolkit AWS FOCUS 1.2 file, every service kept (--toolkit-file)"),
 }
 
 
@@ -376,9 +401,11 @@ def run_bench(
     trace: bool = False,
     echo=print,
     resource_sizes: list[int] = (),
+    toolkit_files: list[Path] = (),
 ) -> dict:
-    """Measure every size of every shape (`sizes`: the hourly file, `resource_sizes`: the per-resource one); the
-    JSON is rewritten after each one, so a run stopped midway keeps what it measured."""
+    """Measure every size of every shape (`sizes`: the hourly file, `resource_sizes`: the per-resource one,
+    `toolkit_files`: focus-data-toolkit AWS files made beforehand, imported with every service kept and never
+    deleted); the JSON is rewritten after each one, so a run stopped midway keeps what it measured."""
     from django.db import connection
 
     results = {
@@ -395,33 +422,42 @@ def run_bench(
     directory = Path(workdir or tempfile.gettempdir())
     directory.mkdir(parents=True, exist_ok=True)
     jobs = [("hourly", n) for n in sorted(set(sizes))] + [("per-resource", n) for n in sorted(set(resource_sizes))]
+    jobs += [("toolkit-aws", Path(file)) for file in toolkit_files]
     # A stopped bench (SIGTERM) still stops its child and removes its file: raise SystemExit, run the finally blocks.
     previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         for shape, lines in jobs:
-            path = directory / f"focus-bench-{shape}-{lines}-{os.getpid()}.csv"
+            given = isinstance(lines, Path)  # a file made outside the bench: measured, never generated nor deleted
+            path = lines if given else directory / f"focus-bench-{shape}-{lines}-{os.getpid()}.csv"
+            extra = ("--every-service",) if given else ()
             try:
                 started = time.perf_counter()
-                size = _write(shape, path, lines, seed)
+                if given:
+                    lines, size = data_rows(path), path.stat().st_size
+                else:
+                    size = _write(shape, path, lines, seed)
                 entry = {
                     "shape": shape,
                     "lines": lines,
                     "file_mb": round(size / 2**20, 1),
                     "generate_s": round(time.perf_counter() - started, 1),
                 }
+                if given:
+                    entry["file"] = path.name
                 echo(
-                    f"generated {lines:,} {shape} lines ({entry['file_mb']:,} MB) in {entry['generate_s']} s; "
-                    "importing …"
+                    f"{'counted' if given else 'generated'} {lines:,} {shape} lines ({entry['file_mb']:,} MB) in "
+                    f"{entry['generate_s']} s; importing …"
                 )
-                entry["end_to_end"] = _child("end_to_end", path, lines)
+                entry["end_to_end"] = _child("end_to_end", path, lines, *extra)
                 entry.update(_child("copy", path, lines))
                 entry["copy_ratio"] = round(entry["end_to_end"]["seconds"] / entry["copy_table"]["seconds"], 2)
                 if breakdown and lines == min(sizes or [0]) and shape == "hourly":
                     entry["python_only"] = _child("python_only", path, lines)
                 if trace:
-                    entry["end_to_end_tracemalloc"] = _child("end_to_end", path, lines, "--tracemalloc")
+                    entry["end_to_end_tracemalloc"] = _child("end_to_end", path, lines, "--tracemalloc", *extra)
             finally:
-                path.unlink(missing_ok=True)
+                if not given:
+                    path.unlink(missing_ok=True)
             results["runs"].append(entry)
             out.write_text(json.dumps(results, indent=2) + "\n")
     finally:
@@ -479,7 +515,7 @@ def format_table(results: dict) -> str:
             p = run["python_only"]
             rows.append(
                 f"{'':>10}  Python only: read {p['read_us_per_line']} µs/line, "
-                f"read + line columns + CSV {p['read_prepare_csv_us_per_line']} µs/line"
+                f"read + line columns + COPY rows {p['read_prepare_copy_us_per_line']} µs/line"
             )
         if "end_to_end_tracemalloc" in run:
             rows.append(

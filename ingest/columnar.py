@@ -1,19 +1,20 @@
 """Writing RowBatches (columns from a batch reader) on Postgres: the same lines write_rows stores, in bulk.
 
-Each batch becomes one CSV COPY straight into the usage-line table, written by pyarrow: no Python object per
-line. What repeats is decided once per distinct value, with the row writer's own pieces: the provider of a
-slug, the normalised model, the tag set's id, the line signature and its attribution (LinePreparer). Amounts stay
-decimal text from the file to Postgres' NUMERIC, so nothing passes through a float; amounts in another
-currency are converted one by one with the dated rate, exactly as write_rows does.
+Each batch becomes one binary COPY straight into the usage-line table, built column by column
+(ingest/copy_binary.py): no Python object per line, and no text for Postgres to parse. What repeats is decided
+once per distinct value, with the row writer's own pieces: the provider of a slug, the normalised model, the tag
+set's id, the line signature and its attribution (LinePreparer). Amounts stay decimal text from the file to
+Postgres' NUMERIC (sent as its base-10,000 digits), so nothing passes through a float; amounts in another currency
+are converted one by one with the dated rate, exactly as write_rows does.
 """
 
 import datetime as dt
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pcsv
 from django.db import connection
 
 from finops.models import Account, CostBasis, IngestRun, UsageLine
@@ -31,8 +32,22 @@ from .writing import (
     replace_and_roll_up,
 )
 
-_CSV = pcsv.WriteOptions(include_header=False)
 _ID = pa.int64()
+_PG_EPOCH_US = copy_binary.PG_EPOCH_S * 1_000_000
+# The binary rows' constant fields (ColumnarWriter.lines writes the columns in this order).
+_LAYOUT = (
+    ("account_id", "provider_id", "ingest_run_id", "period_start", "period_end"),
+    ("model", "model_raw", "service_tier", "project_ref", "api_key_ref", "user_ref"),
+    ("tag_set_id", "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests"),
+    ("cost", "currency", "reporting_cost", "cost_basis", "charge_category"),
+    LINE_COLUMNS,
+    ("billing_period_start", "signature_id", "invoice_id"),
+)
+assert tuple(name for run in _LAYOUT for name in run) == COLUMNS, "ColumnarWriter.lines writes COPY order"
+_FIELD_COUNT = copy_binary.field_count(len(COLUMNS))
+_BILLED = copy_binary.text(CostBasis.BILLED.value)
+_NO_PERFORMANCE = copy_binary.NULL * len(LINE_COLUMNS)
+_NO_INVOICE = copy_binary.text("")
 
 
 class ColumnarWriter:
@@ -60,9 +75,10 @@ class ColumnarWriter:
             else:
                 copy.write(data)
 
-    def lines(self, batch: RowBatch) -> pa.Table:
-        """The batch as usage-line columns, in COPY order."""
-        prep, n = self.preparer, len(batch)
+    def lines(self, batch: RowBatch) -> pa.Buffer:
+        """The batch's usage lines as binary COPY rows (ingest/copy_binary.py), columns in COPY order: nothing for
+        Postgres to parse (a CSV COPY had it read every timestamp and amount from text)."""
+        prep = self.preparer
         providers = [self._provider_id(slug) for slug in batch.provider_slug.unique().to_pylist()]
         provider_id = _lookup(batch.provider_slug, providers, _ID)
         try:
@@ -72,36 +88,52 @@ class ColumnarWriter:
         tag_ids = [self._tag_set_id(tags) for tags in batch.tag_sets]
         tag_set_id = pc.take(pa.array(tag_ids, _ID), batch.tag_set_of)
         signature_id = self._signature_ids(batch, provider_id, model, tag_set_id, dict(zip(tag_ids, batch.tag_sets)))
-        constant = lambda value, kind: pa.array([value] * n, kind)  # noqa: E731
-        values = {
-            "account_id": constant(prep.account_id, _ID),
-            "provider_id": provider_id,
-            "ingest_run_id": constant(prep.run_id, _ID),
-            "period_start": _as_text(batch.period_start),
-            "period_end": _as_text(batch.period_end),
-            "model": model,
-            "model_raw": batch.model_raw,
-            "service_tier": batch.service_tier,
-            "project_ref": batch.project_ref,
-            "api_key_ref": batch.api_key_ref,
-            "user_ref": batch.user_ref,
-            "tag_set_id": tag_set_id,
-            "input_tokens": batch.input_tokens,
-            "cached_input_tokens": batch.cached_input_tokens,
-            "cache_write_tokens": batch.cache_write_tokens,
-            "output_tokens": batch.output_tokens,
-            "requests": batch.requests,
-            "cost": batch.cost,
-            "currency": batch.currency,
-            "reporting_cost": self._reporting_cost(batch),
-            "cost_basis": constant(CostBasis.BILLED.value, pa.string()),
-            "charge_category": batch.charge_category,
-            **{name: pa.nulls(n, pa.string()) for name in LINE_COLUMNS},  # FOCUS lines measure no latency
-            "billing_period_start": _as_text(batch.billing_period_start),
-            "signature_id": signature_id,
-            "invoice_id": batch.invoice_id if batch.invoice_id is not None else constant("", pa.string()),
-        }
-        return pa.table([values[name] for name in COLUMNS], names=list(COLUMNS))
+        cost, reporting_cost = copy_binary.numerics(batch.cost), self._reporting_cost(batch)
+        # In the reporting currency the reporting cost is the cost itself: its fields are the same bytes.
+        reporting_cost = cost if reporting_cost is batch.cost else copy_binary.numerics(reporting_cost)
+        return copy_binary.rows(
+            [
+                _FIELD_COUNT,
+                copy_binary.fixed(
+                    copy_binary.bigint(prep.account_id),
+                    provider_id.to_numpy(),
+                    copy_binary.bigint(prep.run_id),
+                    _pg_us(batch.period_start),
+                    _pg_us(batch.period_end),
+                ),
+                *(
+                    _texts(column)
+                    for column in (
+                        model,
+                        batch.model_raw,
+                        batch.service_tier,
+                        batch.project_ref,
+                        batch.api_key_ref,
+                        batch.user_ref,
+                    )
+                ),
+                copy_binary.bigints(tag_set_id),
+                *(
+                    copy_binary.bigints(column)
+                    for column in (
+                        batch.input_tokens,
+                        batch.cached_input_tokens,
+                        batch.cache_write_tokens,
+                        batch.output_tokens,
+                        batch.requests,
+                    )
+                ),
+                cost,
+                _texts(batch.currency),
+                reporting_cost,
+                _BILLED,
+                _texts(batch.charge_category),
+                _NO_PERFORMANCE,  # FOCUS lines measure no latency
+                copy_binary.bigints(pc.subtract(batch.billing_period_start.cast(_ID), _PG_EPOCH_US)),
+                copy_binary.bigints(signature_id),
+                _texts(batch.invoice_id) if batch.invoice_id is not None else _NO_INVOICE,
+            ]
+        )
 
     def _tag_set_id(self, tags: dict) -> int:
         known = self._tag_ids.get(id(tags))
@@ -177,7 +209,7 @@ def write_batches(*, account: Account, run: IngestRun, batches) -> WriteResult:
     thread COPYs the current one, so Python and Postgres each keep a core busy. One batch ahead at most.
     """
     preparer = LinePreparer(account, run)
-    writer = ColumnarWriter(preparer)
+    writer = ColumnarWriter(preparer, binary=True)
     batches = iter(batches)
     read, periods, slots, starts = 0, set(), set(), set()
 
@@ -185,18 +217,17 @@ def write_batches(*, account: Account, run: IngestRun, batches) -> WriteResult:
         batch = next(batches, None)
         if batch is None:
             return None
-        sink = pa.BufferOutputStream()
-        pcsv.write_csv(writer.lines(batch), sink, _CSV)
+        rows = writer.lines(batch)
         new_keys = preparer.take_new()
         _cover(batch, periods, slots, starts)  # here too: the COPY thread does nothing but COPY
-        return sink.getvalue(), new_keys, len(batch)
+        return rows, new_keys, len(batch)
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-prepare") as pool:
         pending = pool.submit(prepare_next)
         while (prepared := pending.result()) is not None:
             pending = pool.submit(prepare_next)
-            csv_text, new_keys, lines = prepared
-            writer.copy(csv_text, new_keys)
+            rows, new_keys, lines = prepared
+            writer.copy(rows, new_keys)
             read += lines
     writer.count = read
     return replace_and_roll_up(
@@ -225,8 +256,14 @@ def _lookup(column: pa.Array, answers: list, kind) -> pa.Array:
     return pc.take(pa.array(answers, kind), pc.index_in(column, column.unique()))
 
 
-def _as_text(moments: pa.Array) -> pa.Array:
-    """Timestamps as ISO text, formatted once per distinct value (Arrow's CSV writer formats each: 3× slower)."""
-    encoded = pc.dictionary_encode(moments)
-    texts = [None if m is None else m.isoformat() for m in encoded.dictionary.to_pylist()]
-    return pc.take(pa.array(texts, pa.string()), encoded.indices)
+def _pg_us(moments: pa.Array) -> np.ndarray:
+    """Timestamps without nulls as timestamptz values (µs since 2000-01-01 UTC) for copy_binary.fixed."""
+    return pc.subtract(moments.cast(_ID), _PG_EPOCH_US).to_numpy()
+
+
+def _texts(column: pa.Array) -> pa.BinaryArray:
+    """A text field per row, encoded once per distinct value (a batch repeats its models, refs and currencies);
+    NULL where null."""
+    encoded = pc.dictionary_encode(column)
+    fields = copy_binary.texts(encoded.dictionary.fill_null("")).take(encoded.indices)
+    return fields if not column.null_count else pc.if_else(pc.is_valid(column), fields, pa.scalar(copy_binary.NULL))

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 import numpy as np
+import pyarrow as pa
 from django.db import connection
 from django.db.models import F, Q, Sum
 from django.db.models.functions import TruncDate
@@ -153,6 +154,7 @@ class LinePreparer:
         self.rules = RuleMatcher()
         self.account_id, self.run_id = account.id, run.id
         self.tag_sets: dict[int, dict] = {}  # the tag sets this run's lines use, by id (the writer stores them)
+        self.tag_texts: dict[int, str] = {}  # and their canonical text, encoded once (the store stages it)
         self._tag_ids: dict[str, int] = {}
         self.signatures: dict[int, tuple] = {}  # likewise the signatures, attributed (keys.SIGNATURE_COLUMNS rows)
         self._signature_ids: dict[tuple, int] = {}
@@ -294,7 +296,8 @@ class LinePreparer:
             if len(self._tag_ids) >= self.CACHE_LIMIT:
                 self._tag_ids.clear()
             self._tag_ids[text] = identity
-            self.tag_sets.setdefault(identity, tags)
+            if identity not in self.tag_sets:
+                self.tag_sets[identity], self.tag_texts[identity] = tags, text
             return identity
 
     def signature_of(self, key: tuple, tags: dict) -> int:
@@ -381,19 +384,23 @@ class LinePreparer:
     KEYS_AT_ONCE = 4096
     TAKEN_LIMIT = 1 << 18  # signature ids remembered as handed over (~15 MB)
 
-    def take_new(self, *, all_of_them: bool = False) -> tuple[dict[int, dict], dict[int, tuple]]:
+    def take_new(
+        self, *, all_of_them: bool = False
+    ) -> tuple[dict[int, dict], "dict[int, tuple] | pa.Table", dict[int, str]]:
         """The tag sets and signatures first seen and not yet taken, for the writer to store (between COPYs: a
-        COPY holds the connection): once KEYS_AT_ONCE of them are waiting, or `all_of_them` (before the rollup)."""
+        COPY holds the connection): once KEYS_AT_ONCE of them are waiting, or `all_of_them` (before the rollup).
+        new_keys_store's arguments: the sets, the signatures (a table when some were found in bulk), the sets' texts."""
         if not all_of_them and len(self.tag_sets) + len(self.signatures) + self.signature_count < self.KEYS_AT_ONCE:
-            return {}, {}
+            return {}, {}, {}
         signatures = self.signatures
         if self.signature_columns:  # the bulk ones (signatures_in_bulk), with any found one by one
             signatures = signature_table_concat([*self.signature_columns, signature_table_of(signatures)])
-        new = self.tag_sets, signatures
+        new = self.tag_sets, signatures, self.tag_texts
         if len(self._taken_signatures) + len(self.signatures) > self.TAKEN_LIMIT:
             self._taken_signatures.clear()  # memory stays flat; a signature seen again is only staged again
         self._taken_signatures.update(self.signatures)
         self.tag_sets, self.signatures, self.signature_columns, self.signature_count = {}, {}, [], 0
+        self.tag_texts = {}
         return new
 
     @staticmethod

@@ -24,6 +24,7 @@ from ingest.columnar import write_batches
 from ingest.connectors.base import BatchDeclined
 from ingest.connectors.focus.batches import focus_csv_batches
 from ingest.connectors.focus.file import FocusFile
+from ingest.connectors.focus.format import resolve_header
 from ingest.connectors.focus.scope import LeftOut, Scope
 from ingest.services import usage_file_import
 from ingest.writing import write_rows
@@ -239,3 +240,42 @@ def test_a_padded_or_null_cell_is_read_as_the_row_reader_reads_it(tmp_path, rule
     padded.write_text("\n".join([original[0], ",".join(cells)]) + "\n")
     with padded.open("rb") as stream, pytest.raises(BatchDeclined, match="spaces"):
         list(focus_csv_batches(stream, file_name=padded.name))
+
+
+@pytest.mark.parametrize("column", ["ChargeCategory", "unread"])
+def test_a_nul_byte_anywhere_declines_the_file_and_the_row_reader_names_its_line(column, tmp_path, db):
+    """The row reader refuses a line holding a NUL byte, in whichever cell; the column reader watches the bytes it
+    reads (not only the columns it parses), so it declines the same files and the import fails naming the line."""
+    original = (FIXTURES / "per_token_api_focus_1_3.csv").read_text().splitlines()
+    header = original[0].split(",")
+    if column == "unread":
+        read = set(resolve_header(header, "x").values())
+        column = next(name for i, name in enumerate(header) if i not in read)
+    cells = original[2].split(",")
+    cells[header.index(column)] = "\x00" + cells[header.index(column)]
+    damaged = tmp_path / "nul.csv"
+    damaged.write_text("\n".join([original[0], original[1], ",".join(cells), *original[3:]]) + "\n")
+    with damaged.open("rb") as stream, pytest.raises(BatchDeclined, match="NUL"):
+        list(focus_csv_batches(stream, file_name=damaged.name))
+
+    account = new_account("nul", "per_token_api")
+    with damaged.open("rb") as stream:
+        run = usage_file_import(account=account, stream=stream, file_name=damaged.name)
+    assert run.status == "failed" and "nul.csv line 3: holds a NUL byte" in run.error, run.error
+    assert not UsageLine.objects.filter(account=account).exists()
+
+
+def test_blocks_gathered_into_batches_store_the_same_lines(per_resource_export, rules, monkeypatch):
+    """Arrow reads a file in blocks, gathered into batches of BATCH_ROWS rows or more: small ones here, so a
+    batch spans several blocks (and a block boundary falls inside a batch), and the lines are the row reader's."""
+    from ingest.connectors.focus import batches
+
+    monkeypatch.setattr(batches, "BLOCK_BYTES", 1 << 16)
+    monkeypatch.setattr(batches, "BATCH_ROWS", 700)
+    with per_resource_export.open("rb") as stream:
+        sizes = [len(batch) for batch in focus_csv_batches(stream, file_name=per_resource_export.name)]
+    assert sum(sizes) == 3_000 and len(sizes) > 2 and all(size >= 700 for size in sizes[:-1]), sizes
+
+    by_columns, by_rows = import_both_ways(per_resource_export)
+    assert lines(by_columns) == lines(by_rows)
+    assert rollup(by_columns) == rollup(by_rows)

@@ -41,6 +41,14 @@ class Command(BaseCommand):
             "profiles in 6 regions, tags on every row); repeat for several sizes.",
         )
         parser.add_argument(
+            "--toolkit-file",
+            action="append",
+            metavar="PATH",
+            help="A FOCUS 1.2 AWS CSV made by the focus-data-toolkit generator (`focus-toolkit generate --provider aws "
+            "--focus-version 1.2 --rows 100000`), imported with every service kept (EC2, VPC, Glue …: it has no "
+            "Bedrock); repeat for several files. Never deleted.",
+        )
+        parser.add_argument(
             "--scattered-requests",
             type=int,
             action="append",
@@ -67,7 +75,7 @@ class Command(BaseCommand):
             "--breakdown",
             action="store_true",
             help=(
-                "Also time the Python share alone (the column reader; reader + line columns + CSV) for the "
+                "Also time the Python share alone (the column reader; reader + line columns + COPY rows) for the "
                 "smallest size."
             ),
         )
@@ -83,6 +91,7 @@ class Command(BaseCommand):
         lines,
         requests,
         resource_rows,
+        toolkit_file,
         scattered_requests,
         proxy_requests,
         out,
@@ -94,7 +103,7 @@ class Command(BaseCommand):
         **options,
     ):
         gateway = {"busy-day": requests or [], "scattered": scattered_requests or [], "proxy": proxy_requests or []}
-        selected = any(gateway.values()) or resource_rows
+        selected = any(gateway.values()) or resource_rows or toolkit_file
         sizes = lines or ([] if selected else [1_000_000])
         if any(n <= 0 for n in [*sizes, *(resource_rows or []), *(n for ns in gateway.values() for n in ns)]):
             raise CommandError("--lines, --resource-rows and the request counts must be positive")
@@ -105,10 +114,11 @@ class Command(BaseCommand):
                 f"({connection.vendor}); e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/finops_bench"
             )
         call_command("migrate", interactive=False, verbosity=0)  # the schema, if this database has none yet
-        if sizes or resource_rows:
+        if sizes or resource_rows or toolkit_file:
             run_bench(
                 sizes=sizes,
                 resource_sizes=resource_rows or [],
+                toolkit_files=[Path(file) for file in toolkit_file or []],
                 out=Path(out),
                 workdir=Path(workdir) if workdir else None,
                 seed=seed,
