@@ -72,7 +72,14 @@ def tag_sets_store(tag_sets: dict[int, dict], texts: dict[int, str] | None = Non
             "ingest_new_tag_sets",
             "id bigint, tags text",
             binary_rows=_binary_rows(
-                [(i, texts[i] if i in texts else tags_json(tag_sets[i])) for i in sorted(tag_sets)], ("bigint", "text")
+                pa.table(
+                    {
+                        "id": pa.array(ids := sorted(tag_sets), pa.int64()),
+                        "tags": pa.array(
+                            [texts[i] if i in texts else tags_json(tag_sets[i]) for i in ids], pa.string()
+                        ),
+                    }
+                )
             ),
         )
         cursor.execute(
@@ -190,8 +197,9 @@ def _stage(cursor, table: str, columns: str, *, binary_rows) -> None:
 
 
 def _binary_rows(table: pa.Table) -> "pa.Buffer":
-    """A signature table as binary COPY data, encoded column by column (copy_binary): a scattered log stores a
-    signature per line, and psycopg's write_row of each cost ~4 µs of the COPY thread."""
+    """A table of bigint and text columns (new signatures, new tag sets) as binary COPY data, encoded column by
+    column (copy_binary): a scattered log stores a signature per line, a per-resource FOCUS file a tag set per
+    resource, and psycopg's write_row of each cost ~4 µs of the COPY thread."""
     return copy_binary.rows(
         [
             copy_binary.field_count(table.num_columns),

@@ -210,9 +210,11 @@ def snapshot_pdf(snapshot) -> bytes:
     from finops.models import ReportDocument
     from finops.selectors.tco_report import TcoReport
 
-    stored = ReportDocument.objects.filter(snapshot_id=snapshot.id).values_list("pdf", flat=True).first()
+    if snapshot.pk is None:  # a preview of what publishing would send: nothing to keep
+        return report_pdf(TcoReport.from_json(snapshot.figures), snapshot=snapshot)
+    stored = ReportDocument.objects.filter(snapshot_id=snapshot.pk).values_list("pdf", flat=True).first()
     if stored is None:
         pdf = report_pdf(TcoReport.from_json(snapshot.figures), snapshot=snapshot)
-        document, _ = ReportDocument.objects.get_or_create(snapshot_id=snapshot.id, defaults={"pdf": pdf})
+        document, _ = ReportDocument.objects.get_or_create(snapshot_id=snapshot.pk, defaults={"pdf": pdf})
         stored = document.pdf
     return bytes(stored)
