@@ -6,7 +6,8 @@ states migration by migration), in each pytest-xdist worker, in every run. The m
 product's code, so the first process to need it migrates a database as usual and keeps a copy as a template named
 for a digest of that code (`test_<database>_migrated_<digest>`, one for all of a run's workers); every process then
 gets its own database with `CREATE DATABASE … TEMPLATE` (a fraction of a second), and a later run of the same code
-skips the migrations.
+skips the migrations. A run leaves its databases behind (dropping one at the end waits on a checkpoint of all the
+run wrote): the next run drops each before cloning it again.
 
 The digest covers every file the migrations could read: `finops/` and `ingest/` (their Python, the price catalog
 and other data files) and Django's version, not `tests/`, so changing a test reuses the template and changing the
