@@ -143,9 +143,9 @@ def contracts_load(*, today: dt.date) -> list[dict]:
     - Bedrock monthly commit: per calendar month from the first of the month three months back, for a year,
       committed at 80 % of the last 30 days' spend per month (rounded to $100): each month goes over (overage).
     """
+    from finops.contracts.selectors import add_months, contract_status
     from finops.core.months import month_of
     from finops.models import CommitmentBasis
-    from finops.selectors.contracts import add_months, contract_status
 
     anthropic_start = today - dt.timedelta(days=110)
     anthropic = _contract(
@@ -195,8 +195,8 @@ def contracts_load(*, today: dt.date) -> list[dict]:
 def _contract(name: str, account: str, **values):
     """Create or update a demo contract covering one account, through the contract service (the write path of
     the form, the API and apply_config), committing 0 until its figures are known."""
+    from finops.contracts.services import contract_create, contract_update
     from finops.models import Contract
-    from finops.services.contracts import contract_create, contract_update
 
     covered = Account.objects.select_related("provider").get(name=account)
     fields = {
@@ -218,13 +218,13 @@ def _ceil(amount: Decimal, step: Decimal) -> Decimal:
 
 
 def _commit(contract, amount: Decimal) -> None:
-    from finops.services.contracts import contract_update
+    from finops.contracts.services import contract_update
 
     contract_update(contract=contract, by=None, commitment=amount)
 
 
 def _contract_line(contract, today: dt.date) -> dict:
-    from finops.selectors.contracts import contract_status
+    from finops.contracts.selectors import contract_status
 
     status = contract_status(contract, today=today)
     return {

@@ -1,7 +1,9 @@
 from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 
-from . import channels, contracts, evals, focus, metrics, outcomes, scorecard, views
+from finops.contracts import api as contracts
+
+from . import channels, evals, focus, metrics, outcomes, scorecard, views
 from . import whatif as whatif_api
 
 # DRF authenticates API requests itself (token or session); the login redirect is for pages only.

@@ -1,12 +1,13 @@
 """Domain models, one module per domain (docs/architecture.md module map)."""
 
+from finops.contracts.models import CommitmentBasis, Contract, ContractTerm
+
 from .alerts import AlertEvent, AlertKind, AlertMute, AlertSubscription, Notification
 from .attribution import AttributionRule, ReattributionJob
 from .audit import AuditEntry
 from .cache_hits import GatewayCacheHit
 from .caps import Cap, CapPeriod, CapScope
 from .channels import Channel, ChannelKind
-from .contracts import CommitmentBasis, Contract, ContractTerm
 from .monthly import MonthlySpend
 from .offerings import ModelFamily, Offering, RoutingPolicy
 from .org import Membership, Team, User, Workload

@@ -12,8 +12,9 @@ who may edit the channel. The webhook's signing secret is never shown after the 
 
 from django.db import models
 
+from finops.contracts.models import Contract
+
 from .caps import Cap
-from .contracts import Contract
 from .org import Team, Workload
 
 

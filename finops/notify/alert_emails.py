@@ -176,7 +176,7 @@ def source_context(event: AlertEvent) -> dict:
 
 
 def contract_status_today(event: AlertEvent):
-    from finops.selectors.contracts import contract_status
+    from finops.contracts.selectors import contract_status
 
     return contract_status(event.contract, today=today_utc())
 

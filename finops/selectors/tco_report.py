@@ -31,6 +31,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.utils import timezone
 
+from finops.contracts.selectors import add_months
 from finops.core import access
 from finops.core.months import MonthError, month_of, next_month, parse_month
 from finops.forecast.projection import forecast, history_start
@@ -38,7 +39,6 @@ from finops.models import MonthlySpend, Provider, Team, Workload
 from finops.selectors import movers
 
 from . import spend, tco_json, tco_sections
-from .contracts import add_months
 from .shared_charges import shared_charges
 from .spend_report import UNATTRIBUTED_LABEL, spend_rows
 

@@ -13,6 +13,7 @@ from decimal import Decimal
 
 from django.db.models import Count, Min, Q
 
+from finops.contracts.selectors import advice_words, contract_statuses, renewals_ahead
 from finops.core import display
 from finops.core.months import month_of, next_month
 from finops.models import (
@@ -34,7 +35,6 @@ from finops.models.sources import LOOKBACK_DAYS
 from . import spend
 from .account_status import account_statuses
 from .caps import SCOPE_KEYS, cap_statuses
-from .contracts import advice_words, contract_statuses, renewals_ahead
 from .reconciliation import provider_totals
 from .savings_rows import saving_rows
 from .scorecard import workload_rows

@@ -2,8 +2,8 @@
 CSV), a contract (burn-down, its figures in words, periods, past terms) and the form. Admins and finance see them;
 a member gets 404 on every one (finops.core.access.can_see_contracts); only admins change them.
 
-Reads through finops.selectors.contracts. The one write is `_save`: a ModelForm save for now, to be switched to
-the contract service (finops.services.contracts) once it lands."""
+Reads through finops.contracts.selectors. The one write is `_save`: a ModelForm save for now, to be switched to
+the contract service (finops.contracts.services) once it lands."""
 
 import datetime as dt
 
@@ -14,10 +14,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from finops.core import access
-from finops.models import CommitmentBasis, Contract
-from finops.reports import charts, contract_tables
-from finops.selectors.contracts import (
+from finops.contracts import services as contract_service
+from finops.contracts import tables as contract_tables
+from finops.contracts.forms import ContractForm
+from finops.contracts.selectors import (
     BASELINE_MONTHS,
     SHORTFALL_SHARE,
     ContractStatus,
@@ -27,12 +27,12 @@ from finops.selectors.contracts import (
     contract_statuses,
     renewals_ahead,
 )
-from finops.services import contracts as contract_service
-
-from .contract_forms import ContractForm
-from .methods import require_form_methods
-from .period import today_utc
-from .tables import csv_requested
+from finops.core import access
+from finops.models import CommitmentBasis, Contract
+from finops.reports import charts
+from finops.views.methods import require_form_methods
+from finops.views.period import today_utc
+from finops.views.tables import csv_requested
 
 DAY = dt.timedelta(days=1)
 RENEWALS_WITHIN_DAYS = 183  # "the next six months"
@@ -220,7 +220,7 @@ def contract_edit(request, pk):
 
 
 def _save(form: ContractForm, by, contract: Contract | None) -> Contract | None:
-    """The one write path (finops.services.contracts, as the API and apply_config): the service's errors go back
+    """The one write path (finops.contracts.services, as the API and apply_config): the service's errors go back
     on the form's fields, and None says the form now has errors to show."""
     fields = {name: form.cleaned_data[name] for name in ContractForm.Meta.fields}
     fields["accounts"] = list(fields["accounts"])

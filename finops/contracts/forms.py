@@ -1,6 +1,6 @@
 """The contract form (admins only). Its checks are the basic ones a person can fix on the page (the term ends
 after it starts, the notice fits in the term, nothing negative, the accounts belong to the provider); the
-contract service (finops.services.contracts, issue 11) takes over validation when it lands."""
+contract service (finops.contracts.services, issue 11) takes over validation when it lands."""
 
 from django import forms
 

@@ -2,7 +2,7 @@
 contract's own currency (the row's `currency`): on the page by its symbol, in the CSV and XLSX in the Currency
 column."""
 
-from .tables import Column, Table
+from finops.reports.tables import Column, Table
 
 CONTRACT_RENEWALS = Table(
     "contract_renewals",

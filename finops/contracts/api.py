@@ -11,14 +11,13 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from finops.contracts import focus_export as contracts_focus
+from finops.contracts import serializers as contract_serializers
+from finops.contracts import services as contract_service
+from finops.contracts.selectors import contract_status, contract_statuses, renewals_ahead
 from finops.core import access
 from finops.models import Contract
-from finops.reports import contracts_focus
-from finops.selectors.contracts import contract_status, contract_statuses, renewals_ahead
-from finops.services import contracts as contract_service
 from finops.views.period import today_utc
-
-from . import contract_serializers
 
 
 def _contracts():
@@ -149,7 +148,7 @@ class ContractRenewals(APIView):
 
 
 class ContractFocusCSV(APIView):
-    """FOCUS 1.3 Contract Commitment dataset (finops/reports/contracts_focus.py): one row per commitment period."""
+    """FOCUS 1.3 Contract Commitment dataset (finops/contracts/focus_export.py): one row per commitment period."""
 
     permission_classes = [access.SeesContracts]
 

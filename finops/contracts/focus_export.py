@@ -2,7 +2,7 @@
 
 The ONE definition of the columns (`COLUMNS`), used by `GET /api/v1/contracts/focus.csv` and
 `python manage.py export_contracts_focus`. No ORM here: callers pass the contracts (with their past terms
-prefetched); the periods come from finops.selectors.contracts.commitment_periods, as the status figures do.
+prefetched); the periods come from finops.contracts.selectors.commitment_periods, as the status figures do.
 
 Columns, in the order of the FOCUS 1.3 dataset (13 columns):
 
@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
+from finops.contracts.selectors import CommitmentPeriod, commitment_periods
 from finops.models import CommitmentBasis, Contract
 from finops.reports.cells import SafeCsvWriter
-from finops.selectors.contracts import CommitmentPeriod, commitment_periods
 
 MICRO = Decimal("0.000001")
 

@@ -1,10 +1,16 @@
-"""The contract API's request and response shapes (finops/api/contracts.py): the same service as apply_config and
+"""The contract API's request and response shapes (finops/contracts/api.py): the same service as apply_config and
 the contract form; this only parses JSON types and shows a contract's figures as its page does."""
 
 from rest_framework import serializers
 
-from .reported import refuse_blank
-from .serializers import CHANNEL_IDS_FIELD, ChosenChannelSerializer, ReportingDateField, chosen_channels, money_field
+from finops.api.reported import refuse_blank
+from finops.api.serializers import (
+    CHANNEL_IDS_FIELD,
+    ChosenChannelSerializer,
+    ReportingDateField,
+    chosen_channels,
+    money_field,
+)
 
 
 class ContractTermSerializer(serializers.Serializer):
@@ -16,7 +22,7 @@ class ContractTermSerializer(serializers.Serializer):
 
 
 class ContractSerializer(serializers.Serializer):
-    """A contract as the API returns it: its fields and its figures today (finops.selectors.contracts)."""
+    """A contract as the API returns it: its fields and its figures today (finops.contracts.selectors)."""
 
     id = serializers.IntegerField()
     name = serializers.CharField()
@@ -122,7 +128,7 @@ class ContractSerializer(serializers.Serializer):
 
 
 class ContractWriteSerializer(serializers.Serializer):
-    """What a client sends to create or change a contract; finops.services.contracts validates the values (the
+    """What a client sends to create or change a contract; finops.contracts.services validates the values (the
     same rules as `apply_config`) and names every bad field at once; this only parses the JSON types."""
 
     name = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
