@@ -18,8 +18,8 @@ from django.db.models import Count, Sum
 from finops.models import Account, IngestRun, Team, UsageLine, User, Workload
 from finops.models.sources import ConnectorKind
 from finops.services.config import config_apply
-from finops.services.offerings import offerings_seed
 from finops.services.rollups import rollup_rebuild
+from finops.whatif.services import offerings_seed
 from ingest.services import usage_file_import
 
 from .evals import evals_load
@@ -104,7 +104,7 @@ def _scorecard_story(today: dt.date) -> dict:
 
 
 def _savings_story(today: dt.date) -> dict:
-    from finops.selectors.whatif import savings
+    from finops.whatif.selectors import savings
 
     report = savings(User.objects.get(username="admin"), today)
     best = max(report.rows, key=lambda r: r.saving, default=None)

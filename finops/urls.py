@@ -27,8 +27,8 @@ from finops.views import (
     sources,
     tokens,
     unattributed,
-    whatif,
 )
+from finops.whatif import views as whatif
 
 urlpatterns = [
     path("", pages.overview, name="overview"),

@@ -172,7 +172,7 @@ def test_the_demo_scores_quality_of_five_workloads_and_reports_metrics_one_sourc
 
 
 def test_the_demo_savings_page_has_a_saving_to_take_from_routing_to_a_cheaper_offering(loaded):
-    from finops.selectors.whatif import savings
+    from finops.whatif.selectors import savings
 
     report = savings(None, TODAY)
     assert report.saving_total > 0 and report.saving_share > 0
@@ -190,8 +190,8 @@ def test_no_demo_workload_shows_an_implausible_per_request_figure(loaded):
     sanity flag, and today's latency per request under IMPLAUSIBLE_SECONDS (a 3,000-token test suite at Kimi's
     34 tokens/s takes ~90 s: slow, and real). Bedrock's FOCUS export counts no requests,
     so its workloads say so rather than price a request they cannot see."""
-    from finops.selectors.whatif import what_if
     from finops.whatif.calculator import IMPLAUSIBLE_SECONDS, ProfileInvalid
+    from finops.whatif.selectors import what_if
 
     priced = 0
     for workload in Workload.objects.order_by("slug"):
@@ -215,7 +215,7 @@ def test_the_support_agents_nightly_summaries_cost_half_on_the_same_model_s_batc
     Vertex and Bedrock at their effective prices from its own traffic; its nightly summaries, which can wait for
     the morning, cost half on a batch tier of the same model (Anthropic's, Bedrock's or Vertex's at the same
     price), passing every gate; the Savings page shows it."""
-    from finops.selectors.whatif import savings, what_if
+    from finops.whatif.selectors import savings, what_if
 
     agent = what_if(None, today=TODAY, workload="support-agent")
     own = [r for r in agent.results if r.group_name == "same model" and r.tier == "standard"]

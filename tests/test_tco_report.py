@@ -25,8 +25,8 @@ from finops.selectors.savings_rows import saving_rows
 from finops.selectors.scorecard import workload_rows
 from finops.selectors.spend_report import spend_rows
 from finops.selectors.tco_report import MonthError, TcoReport, report_month, tco_report
-from finops.selectors.whatif import savings
 from finops.services.reports import report_publish
+from finops.whatif.selectors import savings
 from tests.conftest import make_user, reseed_reference_data
 from tests.demo_snapshot import demo_loaded
 

@@ -1,6 +1,7 @@
 """Domain models, one module per domain (docs/architecture.md module map)."""
 
 from finops.contracts.models import CommitmentBasis, Contract, ContractTerm
+from finops.whatif.models import ModelFamily, Offering, RoutingPolicy
 
 from .alerts import AlertEvent, AlertKind, AlertMute, AlertSubscription, Notification
 from .attribution import AttributionRule, ReattributionJob
@@ -9,7 +10,6 @@ from .cache_hits import GatewayCacheHit
 from .caps import Cap, CapPeriod, CapScope
 from .channels import Channel, ChannelKind
 from .monthly import MonthlySpend
-from .offerings import ModelFamily, Offering, RoutingPolicy
 from .org import Membership, Team, User, Workload
 from .outcomes import OutcomeBatch, OutcomeCount
 from .performance import DailyPerformance, EvalScore, MetricKind, MonthlyPerformance, ReportedPerformance

@@ -31,6 +31,7 @@ from finops.models import (
     Team,
 )
 from finops.models.sources import LOOKBACK_DAYS
+from finops.whatif.selectors import savings
 
 from . import spend
 from .account_status import account_statuses
@@ -38,7 +39,6 @@ from .caps import SCOPE_KEYS, cap_statuses
 from .reconciliation import provider_totals
 from .savings_rows import saving_rows
 from .scorecard import workload_rows
-from .whatif import savings
 
 ZERO = Decimal(0)
 HUNDRED = Decimal(100)

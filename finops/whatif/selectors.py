@@ -34,14 +34,13 @@ from finops.models import (
     RoutingPolicy,
     Workload,
 )
+from finops.selectors import performance as performance_selector
+from finops.selectors import spend
 from finops.selectors.evals import quality_by, scores_by
 from finops.selectors.prices import ContractDiscounts, PriceBook
 from finops.whatif.calculator import Figure, Judge, OfferingFigures, Profile, ProfileInvalid, Result, best_of, compare
 from finops.whatif.families import FamilyMap, lineage
-
-from . import performance as performance_selector
-from . import spend
-from .whatif_inputs import fingerprint
+from finops.whatif.inputs import fingerprint
 
 WINDOW_DAYS = 30
 CENT = Decimal("0.01")
@@ -204,7 +203,7 @@ CATALOGUE_CACHE_SECONDS = 6 * 3600  # the key changes with every input (whatif_i
 
 
 def cached_catalogue(today: dt.date, families: set[str] | None = None) -> Catalogue:
-    """catalogue(today, families), computed once per change of what it reads (finops.selectors.whatif_inputs): a
+    """catalogue(today, families), computed once per change of what it reads (finops.whatif.inputs): a
     what-if then reads one fingerprint instead of the prices, offerings and measured performance (issue 28)."""
     wanted = "*" if families is None else ",".join(sorted(families))
     key = f"whatif:catalogue:v1:{hashlib.sha256(wanted.encode()).hexdigest()}:{fingerprint(today)}"

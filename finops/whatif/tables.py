@@ -1,6 +1,6 @@
 """The what-if and Savings pages' tables, each defined once (finops.reports.tables): page and CSV."""
 
-from .tables import Column, Table
+from finops.reports.tables import Column, Table
 
 WHATIF_RESULTS = Table(
     "whatif",

@@ -1,5 +1,5 @@
 """The offering form (admins only). Field checks a person can fix on the page; the service
-(finops.services.offerings, the same write path as apply_config) has the last word and its errors come back on
+(finops.whatif.services, the same write path as apply_config) has the last word and its errors come back on
 the fields."""
 
 from django import forms

@@ -14,9 +14,9 @@ Decisions (docs/whatif.md):
 from django.core.validators import MinValueValidator
 from django.db import models
 
-from .org import Workload
-from .pricing import PER_MTOK
-from .sources import Provider
+from finops.models.org import Workload
+from finops.models.pricing import PER_MTOK
+from finops.models.sources import Provider
 
 
 class ModelFamily(models.Model):

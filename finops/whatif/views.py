@@ -1,5 +1,5 @@
-"""The what-if calculator page and the Savings page (issue 13). Reads through finops.selectors.whatif; tables from
-finops.reports.whatif_tables (page and CSV); the chart from finops.reports.charts. Everyone signed in may use the
+"""The what-if calculator page and the Savings page (issue 13). Reads through finops.whatif.selectors; tables from
+finops.whatif.tables (page and CSV); the chart from finops.reports.charts. Everyone signed in may use the
 calculator on a typed profile or a preset (offerings are the organisation's, not a team's); a workload is
 priced only for those who see it (finops.core.access: a member, their teams' workloads)."""
 
@@ -11,17 +11,17 @@ from django.views.decorators.http import require_safe
 
 from finops.core import access, display
 from finops.models import Offering, RoutingPolicy
-from finops.reports import charts, whatif_tables
+from finops.reports import charts
 from finops.selectors.savings_rows import PAGE_ROWS, VERDICT, latency_text, page_savings, policy_text
-from finops.selectors.whatif import catalogue, offered_families, savings, what_if
-from finops.services import offerings as offering_service
+from finops.views.methods import require_form_methods
+from finops.views.period import today_utc
+from finops.views.tables import csv_requested
+from finops.whatif import services as offering_service
+from finops.whatif import tables as whatif_tables
 from finops.whatif.calculator import BATCH_ASSUMPTION, CACHE_ASSUMPTION, OPTIONS, PRESETS, ProfileInvalid, parse_options
+from finops.whatif.forms import FIELDS, OfferingForm
 from finops.whatif.routing_litellm import litellm_router_config
-
-from .methods import require_form_methods
-from .offering_forms import FIELDS, OfferingForm
-from .period import today_utc
-from .tables import csv_requested
+from finops.whatif.selectors import catalogue, offered_families, savings, what_if
 
 
 def _prices_text(figures) -> str:

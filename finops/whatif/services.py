@@ -20,9 +20,8 @@ from django.db import transaction
 from finops.core import access, display
 from finops.core.modelids import normalise_model
 from finops.models import AuditEntry, ModelFamily, Offering, Provider, RoutingPolicy, Workload
+from finops.services.audit import audit_record, snapshot
 from finops.whatif.families import FamilyMap
-
-from .audit import audit_record, snapshot
 
 PRICE_FIELDS = (
     "input_per_mtok",
