@@ -9,12 +9,10 @@ from django.views.decorators.http import require_safe
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
+from finops.alerts.views import alerts, caps, channels
 from finops.contracts import views as contracts
 from finops.views import (
-    alerts,
     audit,
-    caps,
-    channels,
     explore,
     focus,
     health,

@@ -12,6 +12,7 @@ import pytest
 from django.db import transaction
 from django.urls import reverse
 
+from finops.alerts.selectors.caps import cap_statuses
 from finops.contracts.selectors import contract_statuses
 from finops.core import display
 from finops.core.months import next_month
@@ -20,7 +21,6 @@ from finops.reports import tco_formats
 from finops.reports.restatement import diff
 from finops.reports.tco_tables import SECTIONS, TABLES, TOTALS
 from finops.selectors import spend
-from finops.selectors.caps import cap_statuses
 from finops.selectors.savings_rows import saving_rows
 from finops.selectors.scorecard import workload_rows
 from finops.selectors.spend_report import spend_rows

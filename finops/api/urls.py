@@ -1,10 +1,11 @@
 from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 
+from finops.alerts import api as channels
 from finops.contracts import api as contracts
 from finops.whatif import api as whatif_api
 
-from . import channels, evals, focus, metrics, outcomes, scorecard, views
+from . import evals, focus, metrics, outcomes, scorecard, views
 
 # DRF authenticates API requests itself (token or session); the login redirect is for pages only.
 api = login_not_required

@@ -4,8 +4,8 @@ contract service (finops.contracts.services, issue 11) takes over validation whe
 
 from django import forms
 
+from finops.alerts.services.channels import channels_chosen
 from finops.models import Account, Channel, Contract
-from finops.services.channels import channels_chosen
 
 NOTICE_ALERT_HELP = (
     "Alert finance and the owner when the notice deadline is this many days away, comma-separated, "

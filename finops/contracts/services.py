@@ -20,13 +20,13 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import URLValidator, validate_email
 from django.db import transaction
 
+from finops.alerts.services.channels import channels_choose, channels_resolve
 from finops.contracts.models import default_notice_alert_days
 from finops.core import access
 from finops.core.reporting_period import BOUNDS_ERROR, EARLIEST, LATEST
 from finops.core.text import name_check
 from finops.models import Account, AuditEntry, CommitmentBasis, Contract, ContractTerm, Provider
 from finops.services.audit import audit_record, json_value
-from finops.services.channels import channels_choose, channels_resolve
 from finops.services.iso4217 import CURRENCIES
 
 AMOUNT_MAX = Decimal(10) ** 15

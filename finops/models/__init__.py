@@ -1,14 +1,14 @@
 """Domain models, one module per domain (docs/architecture.md module map)."""
 
+from finops.alerts.models.alerts import AlertEvent, AlertKind, AlertMute, AlertSubscription, Notification
+from finops.alerts.models.caps import Cap, CapPeriod, CapScope
+from finops.alerts.models.channels import Channel, ChannelKind
 from finops.contracts.models import CommitmentBasis, Contract, ContractTerm
 from finops.whatif.models import ModelFamily, Offering, RoutingPolicy
 
-from .alerts import AlertEvent, AlertKind, AlertMute, AlertSubscription, Notification
 from .attribution import AttributionRule, ReattributionJob
 from .audit import AuditEntry
 from .cache_hits import GatewayCacheHit
-from .caps import Cap, CapPeriod, CapScope
-from .channels import Channel, ChannelKind
 from .monthly import MonthlySpend
 from .org import Membership, Team, User, Workload
 from .outcomes import OutcomeBatch, OutcomeCount

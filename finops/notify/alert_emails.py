@@ -24,9 +24,9 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
+from finops.alerts.selectors.spikes import BASELINE_DAYS
 from finops.core import display
 from finops.models import AlertEvent, Workload
-from finops.selectors.spikes import BASELINE_DAYS
 
 
 def site_link(path: str) -> str:

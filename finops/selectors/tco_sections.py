@@ -13,6 +13,7 @@ from decimal import Decimal
 
 from django.db.models import Count, Min, Q
 
+from finops.alerts.selectors.caps import SCOPE_KEYS, cap_statuses
 from finops.contracts.selectors import advice_words, contract_statuses, renewals_ahead
 from finops.core import display
 from finops.core.months import month_of, next_month
@@ -35,7 +36,6 @@ from finops.whatif.selectors import savings
 
 from . import spend
 from .account_status import account_statuses
-from .caps import SCOPE_KEYS, cap_statuses
 from .reconciliation import provider_totals
 from .savings_rows import saving_rows
 from .scorecard import workload_rows

@@ -30,10 +30,10 @@ from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from finops.alerts.services.spend_changes import spend_changed
 from finops.core import access
 from finops.core.text import storable
 from finops.models import OutcomeBatch, OutcomeCount, Workload
-from finops.services.spend_changes import spend_changed
 from finops.web.batch_limits import rows_refusal
 
 from .reported_rows import BatchInvalid, BatchResult, source_of, whole

@@ -10,6 +10,7 @@ Which write an entry makes, for a contract that exists (docs/config.md):
 
 from decimal import Decimal
 
+from finops.alerts.services.channels import channels_chosen
 from finops.contracts.services import (
     ContractInvalid,
     contract_create,
@@ -18,7 +19,6 @@ from finops.contracts.services import (
     contract_update,
 )
 from finops.models import Contract
-from finops.services.channels import channels_chosen
 
 from .caps import chosen_ids
 

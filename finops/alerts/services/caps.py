@@ -16,13 +16,12 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import URLValidator, validate_email
 from django.db import transaction
 
+from finops.alerts.models.caps import DEFAULT_THRESHOLDS
+from finops.alerts.services.channels import cap_channels_sync, channels_choose, channels_resolve
 from finops.core import access, crypto, egress
 from finops.core.text import name_check
 from finops.models import Account, AuditEntry, Cap, CapPeriod, CapScope, Provider, Team, Workload
-from finops.models.caps import DEFAULT_THRESHOLDS
-
-from .audit import audit_record, snapshot
-from .channels import cap_channels_sync, channels_choose, channels_resolve
+from finops.services.audit import audit_record, snapshot
 
 ROLE_RECIPIENTS = {
     "role:team_leads": "the leads of the cap's team (organisation-wide caps: every team lead)",

@@ -1,6 +1,6 @@
 """Spend caps pages: the list (a progress bar per cap), a cap (burn-up chart, forecast in words, drivers, alert
-history), the form and the delete confirmation. Reads through finops.selectors.caps; every write through
-finops.services.caps; who sees and changes what through finops.core.access (another team's cap answers 404)."""
+history), the form and the delete confirmation. Reads through finops.alerts.selectors.caps; every write through
+finops.alerts.services.caps; who sees and changes what through finops.core.access (another team's cap answers 404)."""
 
 import datetime as dt
 from decimal import Decimal
@@ -12,16 +12,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
+from finops.alerts import tables as cap_tables
+from finops.alerts.forms.caps import CapForm
+from finops.alerts.selectors.caps import CapStatus, cap_daily, cap_drivers, cap_status, cap_statuses
+from finops.alerts.services import caps as cap_service
 from finops.core import access, display
 from finops.forecast.projection import HISTORY_DAYS, MIN_HISTORY_DAYS
 from finops.models import AlertEvent, Workload
-from finops.reports import cap_tables, charts
-from finops.selectors.caps import CapStatus, cap_daily, cap_drivers, cap_status, cap_statuses
-from finops.services import caps as cap_service
-
-from .cap_forms import CapForm
-from .methods import require_form_methods
-from .period import today_utc
+from finops.reports import charts
+from finops.views.methods import require_form_methods
+from finops.views.period import today_utc
 
 HUNDRED = Decimal(100)
 
@@ -54,7 +54,7 @@ def forecast_words(status: CapStatus) -> str:
 
 
 def cap_cards(caps) -> list[dict]:
-    """A card per cap for the period holding today: its CapStatus (finops.selectors.caps.cap_statuses, the one
+    """A card per cap for the period holding today: its CapStatus (finops.alerts.selectors.caps.cap_statuses, the one
     definition of spent, forecast and status) and its bar. /caps/, a team page and the overview show these."""
     return [{"cap": s.cap, "status": s, "bar": bar(s)} for s in cap_statuses(list(caps), today=today_utc())]
 

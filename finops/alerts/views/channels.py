@@ -1,6 +1,6 @@
 """The channels page (issue 25): the channels the reader may edit (admins: all; a team lead: their teams'), each
 with its destination as scheme and host only, a "send a test message" button, and the form that makes, changes and
-deletes one (finops.services.channels, the one write path). Finance and members have no channel page: a channel's
+deletes one (finops.alerts.services.channels, the one write path). Finance and members have no channel page: a channel's
 URL is a secret and its addresses are people's (404, as for what one may not see)."""
 
 from django.contrib import messages
@@ -9,13 +9,12 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
+from finops.alerts.forms.channels import ChannelForm
+from finops.alerts.services.channels import channel_delete, channel_save, channel_shown, channel_test_send
 from finops.core import access
 from finops.models import AlertKind
 from finops.notify.base import NotifyError
-from finops.services.channels import channel_delete, channel_save, channel_shown, channel_test_send
-
-from .channel_forms import ChannelForm
-from .methods import require_form_methods
+from finops.views.methods import require_form_methods
 
 
 def _writable_or_404(user):

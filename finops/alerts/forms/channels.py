@@ -1,13 +1,13 @@
 """The channel form (issue 25): parses what people type (addresses comma-separated) and hands the fields to
-finops.services.channels.channel_save, whose errors come back on the matching fields. The URL and the webhook's
+finops.alerts.services.channels.channel_save, whose errors come back on the matching fields. The URL and the webhook's
 signing secret are write-only: the form shows the URL's scheme and host, and an empty field keeps what is stored."""
 
 from django import forms
 
+from finops.alerts.services.caps import ROLE_RECIPIENTS
+from finops.alerts.services.channels import CHANNEL_ROLES
 from finops.core import access
 from finops.models import AlertKind, ChannelKind, Team
-from finops.services.caps import ROLE_RECIPIENTS
-from finops.services.channels import CHANNEL_ROLES
 
 ROLES_HELP = "; ".join(f"{role} = {meaning}" for role, meaning in {**ROLE_RECIPIENTS, **CHANNEL_ROLES}.items())
 

@@ -55,7 +55,7 @@ def channel_url_check(url) -> str:
 
 
 def _addresses(value) -> list[str]:
-    from .caps import _recipients  # one rule for addresses and roles, a cap's and a channel's
+    from finops.alerts.services.caps import _recipients  # one rule for addresses and roles, a cap's and a channel's
 
     try:
         return _recipients(value, extra_roles=CHANNEL_ROLES)

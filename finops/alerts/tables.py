@@ -1,7 +1,7 @@
 """The cap page's tables, each defined once (finops.reports.tables)."""
 
-from .spend_tables import spend
-from .tables import Column, Table
+from finops.reports.spend_tables import spend
+from finops.reports.tables import Column, Table
 
 CAP_WORKLOADS = Table(
     "cap_workloads",

@@ -1,14 +1,14 @@
 """The cap form: parses what people type (thresholds "50, 80, 100", recipients comma-separated) and hands the
-fields to finops.services.caps, which validates them; the service's errors come back on the matching fields."""
+fields to finops.alerts.services.caps, which validates them; the service's errors come back on the matching fields."""
 
 from decimal import Decimal
 
 from django import forms
 
+from finops.alerts.services.caps import ROLE_RECIPIENTS, CapInvalid, cap_target_identifier, webhook_shown
+from finops.alerts.services.channels import channels_chosen, choosable_channels
 from finops.core import access
 from finops.models import Account, CapPeriod, CapScope, Provider
-from finops.services.caps import ROLE_RECIPIENTS, CapInvalid, cap_target_identifier, webhook_shown
-from finops.services.channels import channels_chosen, choosable_channels
 
 CENT = Decimal("0.01")
 ROLES_HELP = "; ".join(f"{role} = {meaning}" for role, meaning in ROLE_RECIPIENTS.items())

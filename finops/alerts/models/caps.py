@@ -1,15 +1,15 @@
 """Spend caps: a budget on a scope for a UTC calendar month or quarter, with thresholds and recipients (issue 10).
 
 Spend against a cap is the rollup's spend in scope for the period (billed + estimated, reporting currency);
-unpriced usage in scope is reported beside it, never counted as $0 (finops.selectors.caps).
+unpriced usage in scope is reported beside it, never counted as $0 (finops.alerts.selectors.caps).
 """
 
 from django.conf import settings
 from django.db import models
 
-from .org import Team, Workload
-from .sources import Account, Provider
-from .usage import MONEY
+from finops.models.org import Team, Workload
+from finops.models.sources import Account, Provider
+from finops.models.usage import MONEY
 
 DEFAULT_THRESHOLDS = [50, 80, 100]
 

@@ -9,9 +9,9 @@ is a query; however many workers or beat processes evaluate at once, each thresh
 from django.conf import settings
 from django.db import models
 
-from .caps import Cap
-from .org import Team, Workload
-from .sources import Account
+from finops.alerts.models.caps import Cap
+from finops.models.org import Team, Workload
+from finops.models.sources import Account
 
 
 class AlertKind(models.TextChoices):

@@ -1,4 +1,4 @@
-"""The Alerts page: every event the user may see (finops.selectors.alerts decides which), newest first, filtered
+"""The Alerts page: every event the user may see (finops.alerts.selectors.alerts decides which), newest first, filtered
 by kind, team and state in the URL, each with its send attempts; the mute toggle for the user's emails, and the
 subscription to kinds their role does not get (failing sources, for someone other than an admin)."""
 
@@ -10,11 +10,11 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST, require_safe
 
+from finops.alerts.selectors.alerts import AlertFilters, alert_events, muted_kinds
+from finops.alerts.services.alerts import AlertMuteInvalid, alert_mute_set, alert_subscription_set
 from finops.core import access
 from finops.models import AlertEvent, AlertKind, AlertSubscription
 from finops.notify.recipients import ALSO_TO_SUBSCRIBERS
-from finops.selectors.alerts import AlertFilters, alert_events, muted_kinds
-from finops.services.alerts import AlertMuteInvalid, alert_mute_set, alert_subscription_set
 
 PER_PAGE = 50
 # The filter's short names (the model's labels explain more, shown as the badge's title).

@@ -2,7 +2,8 @@
 an email list (addresses and roles), a signed webhook, a Slack or a Microsoft Teams incoming webhook. A cap, a
 contract or a workload chooses channels; the event's team's default channels, then the organisation's, take what
 nobody chose (finops/notify/recipients.py). Every organisation has default channels, and every team a default email
-channel to its leads (finops/services/channels.py, default_channels_ensure): they say who hears what nobody chose.
+channel to its leads (finops/alerts/services/channels.py, default_channels_ensure): they say who hears what nobody
+chose.
 
 The URL of a webhook, Slack or Teams channel is itself a secret (a Slack incoming webhook URL posts to the channel
 for anyone who has it) and may carry credentials: it is stored encrypted (finops.core.crypto, like provider keys) with
@@ -12,10 +13,9 @@ who may edit the channel. The webhook's signing secret is never shown after the 
 
 from django.db import models
 
+from finops.alerts.models.caps import Cap
 from finops.contracts.models import Contract
-
-from .caps import Cap
-from .org import Team, Workload
+from finops.models.org import Team, Workload
 
 
 class ChannelKind(models.TextChoices):

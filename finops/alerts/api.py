@@ -1,7 +1,7 @@
 """REST API v1, alert channels (issue 25): the channels page's rules. Admins list and write every channel, a team
 lead their teams'; anyone else gets 404, as for what one may not see. A channel's URL and webhook secret are
 write-only: answers show the URL's scheme and host (`destination`) and whether a secret is set, never either. Every
-write goes through finops.services.channels (the page and the Django admin use it too)."""
+write goes through finops.alerts.services.channels (the page and the Django admin use it too)."""
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -13,9 +13,9 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from finops.alerts.services.channels import channel_delete, channel_save, channel_shown
 from finops.core import access
 from finops.models import AlertKind, ChannelKind, Team
-from finops.services.channels import channel_delete, channel_save, channel_shown
 
 
 class ChannelSerializer(serializers.Serializer):
@@ -52,7 +52,7 @@ class ChannelSerializer(serializers.Serializer):
 
 
 class ChannelWriteSerializer(serializers.Serializer):
-    """What a client sends; finops.services.channels validates the values (egress policy, control characters)."""
+    """What a client sends; finops.alerts.services.channels validates the values (egress policy, control characters)."""
 
     name = serializers.CharField(max_length=120, trim_whitespace=False)
     kind = serializers.CharField(help_text="email, webhook, slack or teams.")
