@@ -11,17 +11,16 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from finops.alerts.views import alerts, caps, channels
 from finops.contracts import views as contracts
+from finops.performance.views import outcomes, scorecard
 from finops.views import (
     audit,
     explore,
     focus,
     health,
-    outcomes,
     pages,
     report_subscriptions,
     reports,
     rules,
-    scorecard,
     sources,
     tokens,
     unattributed,

@@ -17,7 +17,7 @@ from finops.contracts.selectors import contract_status
 from finops.core import display
 from finops.models import Account, AlertEvent, AlertKind, AttributionRule, Cap, Contract, IngestRun, Provider
 from finops.notify.deliver import events_deliver
-from finops.services.outcomes import outcomes_record
+from finops.performance.services.outcomes import outcomes_record
 from ingest.services import usage_file_import
 from tests.conftest import stored_cap
 

@@ -12,8 +12,8 @@ from django.db.models.functions import TruncDate
 
 from demo.generate import LOG_RECORDS, UNPRICED_MODEL, WINDOW_DAYS
 from finops.models import AlertEvent, CostBasis, DailySpend, MonthlySpend, OutcomeCount, UsageLine, Workload
+from finops.performance.selectors.workload_performance import workload_section
 from finops.selectors.prices import PriceBook, Tokens, cost_from_price
-from finops.selectors.workload_performance import workload_section
 from tests.demo_helpers import LAST_DAY, TODAY, demo_loaded_twice
 
 FIRST_DAY = LAST_DAY - dt.timedelta(days=WINDOW_DAYS - 1)
@@ -102,7 +102,7 @@ def test_the_demo_batch_workload_overruns_its_window_on_one_day(loaded):
 
 
 def test_the_demo_reports_outcomes_for_five_workloads_at_plausible_costs_per_outcome(loaded):
-    from finops.selectors import outcomes
+    from finops.performance.selectors import outcomes
 
     reporting = Workload.objects.filter(outcomes__isnull=False).exclude(outcome_unit="").distinct()
     assert reporting.count() >= 5
@@ -129,7 +129,7 @@ def test_the_support_agent_is_over_its_cost_per_outcome_target_in_the_last_compl
     assert event.title.startswith("Support agent: $0.6") and event.title.endswith(
         " per ticket resolved in October 2026, over its $0.50 target"
     )
-    from finops.selectors import outcomes
+    from finops.performance.selectors import outcomes
 
     september = outcomes.for_workload(
         DailySpend.objects.all(),
@@ -148,7 +148,7 @@ def test_the_demo_scores_quality_of_five_workloads_and_reports_metrics_one_sourc
     p99), document extraction as percentiles only."""
     from demo.evals import SCORES
     from finops.models import EvalScore, ReportedPerformance
-    from finops.selectors.evals import quality_by
+    from finops.performance.selectors.evals import quality_by
     from finops.selectors.performance import latency_verdict, performance_by
 
     q4, q3 = (dt.date(2026, 10, 1), dt.date(2027, 1, 1)), (dt.date(2026, 7, 1), dt.date(2026, 10, 1))
@@ -269,7 +269,7 @@ def test_the_measured_speed_shown_is_that_of_the_raw_requests_of_the_demo_log(lo
     """The provider page's "Measured speed" (p50 and p99 end to end, p50 time to first token, output speed) against
     the demo's own log read with csv: percentiles within the stated 1 %, sums exact (issue 23: merged in SQL)."""
     from finops.models import Account
-    from finops.selectors.workload_performance import provider_speed
+    from finops.performance.selectors.workload_performance import provider_speed
 
     account = Account.objects.get(connector="gateway_log", provider__slug=provider)
     start, end = TODAY - dt.timedelta(days=30), TODAY

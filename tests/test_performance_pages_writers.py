@@ -12,8 +12,8 @@ import io
 
 from demo.load import load_demo
 from finops.models import Account, DailyPerformance, MonthlyPerformance, Provider, User, Workload
+from finops.performance.selectors.workload_performance import provider_speed, workload_section, workloads_scope
 from finops.selectors.scorecard import quarter, scorecard
-from finops.selectors.workload_performance import provider_speed, workload_section, workloads_scope
 from ingest.services import usage_file_import
 
 TODAY = dt.date(2026, 11, 1)

@@ -194,7 +194,7 @@ def test_the_savings_page_shows_the_biggest_savings_and_leaves_the_rest_to_the_c
 
 
 def test_an_eval_score_posted_changes_what_the_savings_page_reads(traffic, support_agent, ada):
-    from finops.services.evals import evals_record
+    from finops.performance.services.evals import evals_record
     from finops.whatif.inputs import fingerprint
 
     before = fingerprint(today_utc())

@@ -15,7 +15,7 @@ from finops.alerts.services.spend_changes import SpendChange
 from finops.core import display
 from finops.core.months import month_of, next_month
 from finops.models import AlertEvent, AlertKind, DailySpend, MonthlySpend, Workload
-from finops.selectors import outcomes
+from finops.performance.selectors import outcomes
 
 from .events import event_raise
 

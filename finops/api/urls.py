@@ -3,9 +3,10 @@ from django.urls import path
 
 from finops.alerts import api as channels
 from finops.contracts import api as contracts
+from finops.performance.api import evals, metrics, outcomes, scorecard
 from finops.whatif import api as whatif_api
 
-from . import evals, focus, metrics, outcomes, scorecard, views
+from . import focus, views
 
 # DRF authenticates API requests itself (token or session); the login redirect is for pages only.
 api = login_not_required

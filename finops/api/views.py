@@ -17,10 +17,10 @@ from rest_framework.views import APIView
 
 from finops.alerts.selectors.caps import cap_statuses
 from finops.alerts.services import caps as cap_service
-from finops.api.outcomes import CostPerOutcomeQuerySerializer, CostPerOutcomeSerializer
 from finops.core import access
 from finops.models import Account, AttributionRule, CostBasis, IngestRun, MonthlySpend, Provider, ReattributionJob
-from finops.selectors import outcomes as outcome_selectors
+from finops.performance.api.outcomes import CostPerOutcomeQuerySerializer, CostPerOutcomeSerializer
+from finops.performance.selectors import outcomes as outcome_selectors
 from finops.selectors import spend, spend_report
 from finops.selectors.rules import rule_preview
 from finops.services import rules as rule_service

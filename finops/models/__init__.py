@@ -4,6 +4,7 @@ from finops.alerts.models.alerts import AlertEvent, AlertKind, AlertMute, AlertS
 from finops.alerts.models.caps import Cap, CapPeriod, CapScope
 from finops.alerts.models.channels import Channel, ChannelKind
 from finops.contracts.models import CommitmentBasis, Contract, ContractTerm
+from finops.performance.models.outcomes import OutcomeBatch, OutcomeCount
 from finops.whatif.models import ModelFamily, Offering, RoutingPolicy
 
 from .attribution import AttributionRule, ReattributionJob
@@ -11,7 +12,6 @@ from .audit import AuditEntry
 from .cache_hits import GatewayCacheHit
 from .monthly import MonthlySpend
 from .org import Membership, Team, User, Workload
-from .outcomes import OutcomeBatch, OutcomeCount
 from .performance import DailyPerformance, EvalScore, MetricKind, MonthlyPerformance, ReportedPerformance
 from .pricing import FxRate, ModelPrice
 from .reports import ReportDelivery, ReportSendAttempt, ReportSnapshot, ReportSubscription

@@ -14,9 +14,11 @@ from finops.alerts.selectors.caps import team_caps
 from finops.alerts.views.caps import cap_cards
 from finops.core import access, display
 from finops.models import Account, CapScope, MonthlySpend, Provider, Workload
-from finops.reports import charts, performance_tables
+from finops.performance.selectors import outcomes, workload_performance
+from finops.performance.tables import performance as performance_tables
+from finops.reports import charts
 from finops.reports import spend_tables as specs
-from finops.selectors import outcomes, spend, workload_performance
+from finops.selectors import spend
 from finops.selectors.cache_hits import cache_savings
 from finops.selectors.freshness import source_freshness
 from finops.selectors.performance import is_batch

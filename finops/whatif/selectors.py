@@ -34,9 +34,9 @@ from finops.models import (
     RoutingPolicy,
     Workload,
 )
+from finops.performance.selectors.evals import quality_by, scores_by
 from finops.selectors import performance as performance_selector
 from finops.selectors import spend
-from finops.selectors.evals import quality_by, scores_by
 from finops.selectors.prices import ContractDiscounts, PriceBook
 from finops.whatif.calculator import Figure, Judge, OfferingFigures, Profile, ProfileInvalid, Result, best_of, compare
 from finops.whatif.families import FamilyMap, lineage
@@ -343,8 +343,8 @@ def workload_judge(workload: Workload, own: str | None, usage: Usage, today: dt.
     """What the comparison knows of a workload beyond its volumes (finops.whatif.calculator.Judge): its own family and
     line,
     the (provider, model) pairs it ran on, and its eval scores over the window (POST /api/v1/evals). The quality
-    floor is its primary eval's score today (finops.selectors.evals.quality_by over its own pairs): another model
-    is recommended only when it scores at least that."""
+    floor is its primary eval's score today (finops.performance.selectors.evals.quality_by over its own pairs): another
+    model is recommended only when it scores at least that."""
     start, end = window(today)
     slugs = dict(Provider.objects.values_list("id", "slug"))
     today_pairs = frozenset((slugs[p], model) for p, model in usage.pairs if p in slugs)

@@ -1,5 +1,5 @@
-"""REST API v1, outcome counts (issue 12): POST goes through finops.services.outcomes (the same service as the
-upload form and `import_outcomes`); GET lists the counts the user may see. docs/outcomes.md."""
+"""REST API v1, outcome counts (issue 12): POST goes through finops.performance.services.outcomes (the same service as
+the upload form and `import_outcomes`); GET lists the counts the user may see. docs/outcomes.md."""
 
 from django.core.exceptions import PermissionDenied
 from drf_spectacular.types import OpenApiTypes
@@ -13,8 +13,8 @@ from rest_framework.views import APIView
 from finops.api.reported import StrictQuerySerializer, refuse_blank
 from finops.api.serializers import ReportingDateField, money_field
 from finops.core import access
-from finops.selectors.outcome_counts import outcome_counts
-from finops.services import outcomes as outcome_service
+from finops.performance.selectors.outcome_counts import outcome_counts
+from finops.performance.services import outcomes as outcome_service
 
 
 class OutcomeRowSerializer(serializers.Serializer):

@@ -1,7 +1,7 @@
 """The performance tables (issue 12), each defined once (finops.reports.tables): the workload page's section and
 the provider page's measured speed. Latencies are in seconds (a CSV carries seconds, a page "1.2 s")."""
 
-from .tables import Column, Table
+from finops.reports.tables import Column, Table
 
 _SPEED_HELP = (
     "Output tokens per second. Generation: over streamed requests, after the first token (as the market "

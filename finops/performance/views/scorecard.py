@@ -1,6 +1,6 @@
 """The quarterly scorecard page (issue 12): `/scorecard/?quarter=2026Q4&team=<slug>&sort=<column>&dir=asc|desc`,
 with its CSV (`&csv=scorecard`) and XLSX (`&xlsx=scorecard`) downloads of the same table spec
-(finops.reports.scorecard_tables). Figures from finops.selectors.scorecard; who sees what from finops.core.access
+(finops.performance.tables.scorecard). Figures from finops.selectors.scorecard; who sees what from finops.core.access
 (a member asking for another team's slug gets 404, as everywhere)."""
 
 from django.shortcuts import render
@@ -8,11 +8,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from finops.core import access
-from finops.reports.scorecard_tables import SCORECARD
+from finops.performance.tables.scorecard import SCORECARD
 from finops.selectors import scorecard as selectors
-
-from .period import today_utc
-from .tables import csv_response, xlsx_response
+from finops.views.period import today_utc
+from finops.views.tables import csv_response, xlsx_response
 
 DEFAULT_SORT = "cost"
 

@@ -40,10 +40,9 @@ from django.utils import timezone
 from finops.models import MetricKind, ReportedPerformance
 from finops.performance.measures import COLUMNS, Performance
 from finops.performance.reported_latency import PERCENTILES, LatencyReport, latency_report
+from finops.performance.services import reported_rows as rr
+from finops.services.performance_rollup import reported_changed
 from finops.web.batch_limits import rows_refusal
-
-from . import reported_rows as rr
-from .performance_rollup import reported_changed
 
 FIELDS = {
     "workload",

@@ -3,8 +3,8 @@
 from the previous quarter is its column's `delta` (under the figure on the page, its own column elsewhere).
 Definitions: docs/performance.md, "Quarterly scorecard"."""
 
-from .spend_tables import PER_MTOK_HELP
-from .tables import Column, Table
+from finops.reports.spend_tables import PER_MTOK_HELP
+from finops.reports.tables import Column, Table
 
 P99_HELP = (
     "End-to-end latency under which 99 % of the quarter's measured requests finished, read from the merged "

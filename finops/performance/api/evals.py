@@ -1,16 +1,15 @@
-"""REST API v1, eval scores (issue 12): POST through finops.services.evals (the one write path); GET lists the
-scores the user may see, paginated like the other lists. docs/performance.md, "Eval scores"."""
+"""REST API v1, eval scores (issue 12): POST through finops.performance.services.evals (the one write path); GET lists
+the scores the user may see, paginated like the other lists. docs/performance.md, "Eval scores"."""
 
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import generics, serializers
 
+from finops.api.reported import PAGINATION, BatchResultSerializer, StrictQuerySerializer, batch_posted
 from finops.core import access
 from finops.core.reporting_period import PeriodError
 from finops.models import EvalScore
-from finops.selectors.evals import eval_scores
-from finops.services import evals as eval_service
-
-from .reported import PAGINATION, BatchResultSerializer, StrictQuerySerializer, batch_posted
+from finops.performance.selectors.evals import eval_scores
+from finops.performance.services import evals as eval_service
 
 
 class EvalRowSerializer(serializers.Serializer):

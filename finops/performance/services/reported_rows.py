@@ -1,7 +1,7 @@
 """What the intakes of business and measurement rows share (issue 12): reported metrics
-(finops.services.metrics) and eval scores (finops.services.evals) validate their batches alike, as outcome counts
-do (finops.services.outcomes): every row is checked before anything is written, every problem is named by its row
-number and field, and one bad row rejects the whole batch.
+(finops.performance.services.metrics) and eval scores (finops.performance.services.evals) validate their batches alike,
+as outcome counts do (finops.performance.services.outcomes): every row is checked before anything is written, every
+problem is named by its row number and field, and one bad row rejects the whole batch.
 
 Who writes: finops.core.access.writable_reported_workloads (admins any workload, members their teams', finance none).
 A workload the writer may not see is "unknown" (not confirmed to exist, docs/architecture.md invariant 9); one it sees

@@ -1,5 +1,5 @@
 """Writes of eval scores (issue 12): `POST /api/v1/evals`, a named quality score of a workload on a provider and
-model over a period, read beside cost by finops.selectors.evals. docs/performance.md, "Eval scores".
+model over a period, read beside cost by finops.performance.selectors.evals. docs/performance.md, "Eval scores".
 
 A row: `{workload, provider, model, name, score, period | period_start [+ period_end], source?}`.
 
@@ -30,9 +30,8 @@ from django.utils import timezone
 from finops.core.reporting_period import PeriodError, resolve
 from finops.core.text import storable
 from finops.models import EvalScore
+from finops.performance.services import reported_rows as rr
 from finops.web.batch_limits import rows_refusal
-
-from . import reported_rows as rr
 
 FIELDS = {"workload", "provider", "model", "name", "score", "period", "period_start", "period_end", "source"}
 REQUIRED = ("workload", "provider", "model", "name", "score")

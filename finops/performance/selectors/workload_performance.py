@@ -26,9 +26,16 @@ from django.db.models import Q
 from finops.core import access, display
 from finops.models import DailyPerformance, Provider, Workload
 from finops.performance.measures import COLUMNS, Performance
-
-from . import evals
-from .performance import P99, Verdict, day_hours, is_batch, latency_verdict, performance_by, workload_verdict
+from finops.performance.selectors import evals
+from finops.selectors.performance import (
+    P99,
+    Verdict,
+    day_hours,
+    is_batch,
+    latency_verdict,
+    performance_by,
+    workload_verdict,
+)
 
 MEASURED, REPORTED = "measured", "reported"
 BASIS = {"generation": "generation", "end-to-end": "end-to-end (lower bound)"}

@@ -1,7 +1,7 @@
 """REST API v1, the quarterly scorecard (issue 12): `GET /api/v1/scorecard?quarter=2026Q4[&team=slug]`.
 
 The figures are the page's: each workload's fields are the columns of the one table spec
-(finops.reports.scorecard_tables.SCORECARD, keyed by their row keys), each change beside its figure, and
+(finops.performance.tables.scorecard.SCORECARD, keyed by their row keys), each change beside its figure, and
 `previous` holds the comparison span's figures. Decimals are strings (money to 6 places, ratios to 6), counts
 and milliseconds integers, unknown figures null. docs/performance.md, "Quarterly scorecard"."""
 
@@ -12,14 +12,13 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from finops.api.reported import refuse_blank
 from finops.core import access
 from finops.core.reporting_period import PeriodError
-from finops.reports.scorecard_tables import SCORECARD
+from finops.performance.tables.scorecard import SCORECARD
 from finops.selectors import scorecard as selectors
 from finops.selectors.performance import VERDICT_STATUSES
 from finops.views.period import today_utc
-
-from .reported import refuse_blank
 
 DECIMAL_KINDS = {
     "money",

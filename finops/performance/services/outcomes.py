@@ -34,9 +34,8 @@ from finops.alerts.services.spend_changes import spend_changed
 from finops.core import access
 from finops.core.text import storable
 from finops.models import OutcomeBatch, OutcomeCount, Workload
+from finops.performance.services.reported_rows import BatchInvalid, BatchResult, source_of, whole
 from finops.web.batch_limits import rows_refusal
-
-from .reported_rows import BatchInvalid, BatchResult, source_of, whole
 
 FIELDS = {"workload", "day", "count", "source"}
 REQUIRED = ("workload", "day", "count")

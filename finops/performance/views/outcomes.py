@@ -7,7 +7,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from finops.core import access
-from finops.services.outcomes import OutcomesInvalid, outcomes_import_csv
+from finops.performance.services.outcomes import OutcomesInvalid, outcomes_import_csv
 
 
 @require_POST
