@@ -12,19 +12,9 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from finops.alerts.views import alerts, caps, channels
 from finops.contracts import views as contracts
 from finops.performance.views import outcomes, scorecard
-from finops.views import (
-    audit,
-    explore,
-    focus,
-    health,
-    pages,
-    report_subscriptions,
-    reports,
-    rules,
-    sources,
-    tokens,
-    unattributed,
-)
+from finops.reports.views import reports
+from finops.reports.views import subscriptions as report_subscriptions
+from finops.views import audit, explore, focus, health, pages, rules, sources, tokens, unattributed
 from finops.whatif import views as whatif
 
 urlpatterns = [

@@ -16,8 +16,8 @@ from finops.contracts.selectors import contract_status
 from finops.core import display
 from finops.forecast.projection import forecast, history_start, run_rate
 from finops.models import Contract, Provider
+from finops.reports.selectors.tco_report import tco_report
 from finops.selectors.spend import daily_costs, visible_spend
-from finops.selectors.tco_report import tco_report
 from ingest.services import usage_file_import
 from tests.conftest import stored_cap
 
@@ -127,7 +127,7 @@ def test_every_caller_forecasts_through_finops_forecast():
         "finops/selectors/spend.py",
         "finops/alerts/selectors/caps.py",
         "finops/contracts/selectors.py",
-        "finops/selectors/tco_report.py",
+        "finops/reports/selectors/tco_report.py",
     ):
         assert "from finops.forecast.projection import" in ROOT.joinpath(module).read_text(), module
 

@@ -1,6 +1,6 @@
 """The spend-spike method on constructed series (finops.alerts.selectors.spikes): a spike is far above a robust
-baseline, large in money and at least double the usual day; a slow ramp, a tiny workload or a short
-history is not one."""
+baseline, large in money and at least double the usual day; a slow ramp, a tiny workload or a short history is not
+one."""
 
 from decimal import Decimal
 

@@ -5,6 +5,7 @@ from finops.alerts.models.caps import Cap, CapPeriod, CapScope
 from finops.alerts.models.channels import Channel, ChannelKind
 from finops.contracts.models import CommitmentBasis, Contract, ContractTerm
 from finops.performance.models.outcomes import OutcomeBatch, OutcomeCount
+from finops.reports.models import ReportDelivery, ReportSendAttempt, ReportSnapshot, ReportSubscription
 from finops.whatif.models import ModelFamily, Offering, RoutingPolicy
 
 from .attribution import AttributionRule, ReattributionJob
@@ -14,7 +15,6 @@ from .monthly import MonthlySpend
 from .org import Membership, Team, User, Workload
 from .performance import DailyPerformance, EvalScore, MetricKind, MonthlyPerformance, ReportedPerformance
 from .pricing import FxRate, ModelPrice
-from .reports import ReportDelivery, ReportSendAttempt, ReportSnapshot, ReportSubscription
 from .sources import Account, ConnectorKind, IngestRun, Provider
 from .tokens import ApiToken
 from .usage import ChargeCategory, CostBasis, DailySpend, LineSignature, TagSet, UsageLine

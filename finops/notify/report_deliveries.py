@@ -45,9 +45,9 @@ from finops.notify.email import message_send
 from finops.notify.outbox import Outbox
 from finops.notify.report_restated import restated_context, restated_deliveries_create, restatements
 from finops.reports.restatement import diff
-from finops.selectors.tco_report import TcoReport, tco_report
-from finops.services.report_subscriptions import subscriptions_default_ensure
-from finops.services.reports import report_publish
+from finops.reports.selectors.tco_report import TcoReport, tco_report
+from finops.reports.services.reports import report_publish
+from finops.reports.services.subscriptions import subscriptions_default_ensure
 
 log = logging.getLogger(__name__)
 

@@ -22,8 +22,8 @@ from django.utils import timezone
 
 from finops.core import access
 from finops.models import ReportSubscription, User
-from finops.models.reports import DEFAULT_DELIVERY_DAY
-from finops.selectors.report_subscriptions import default_recipients
+from finops.reports.models import DEFAULT_DELIVERY_DAY
+from finops.reports.selectors.subscriptions import default_recipients
 
 DAY_MIN, DAY_MAX = 1, 28  # every month has a 28th: a day later than that would skip February
 
@@ -123,7 +123,7 @@ def subscription_set_active(
 
 
 def subscription_unsubscribe(*, subscription: ReportSubscription, now: dt.datetime | None = None) -> ReportSubscription:
-    """What the email's signed link does (finops.views.report_subscriptions checks the link names this one)."""
+    """What the email's signed link does (finops.reports.views.subscriptions checks the link names this one)."""
     return subscription_set_active(subscription=subscription, active=False, now=now)
 
 

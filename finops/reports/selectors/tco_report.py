@@ -36,11 +36,10 @@ from finops.core import access
 from finops.core.months import MonthError, month_of, next_month, parse_month
 from finops.forecast.projection import forecast, history_start
 from finops.models import MonthlySpend, Provider, Team, Workload
-from finops.selectors import movers
-
-from . import spend, tco_json, tco_sections
-from .shared_charges import shared_charges
-from .spend_report import UNATTRIBUTED_LABEL, spend_rows
+from finops.reports.selectors import tco_sections
+from finops.selectors import movers, spend, tco_json
+from finops.selectors.shared_charges import shared_charges
+from finops.selectors.spend_report import UNATTRIBUTED_LABEL, spend_rows
 
 TOP_WORKLOADS = 15
 MOVERS = 3

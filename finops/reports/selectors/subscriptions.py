@@ -1,6 +1,6 @@
 """Reads for the report subscriptions page (issue 14): who receives the monthly report, on which day, and how
 its latest delivery went. Finance users without a subscription yet show as subscribed by default (their row is
-created at the next send, finops.services.report_subscriptions)."""
+created at the next send, finops.reports.services.subscriptions)."""
 
 from finops.models import ReportDelivery, ReportSubscription, User
 

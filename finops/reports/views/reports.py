@@ -18,14 +18,13 @@ from finops.core import access
 from finops.models import ReportSnapshot
 from finops.reports import tco_formats
 from finops.reports.restatement import RESTATEMENT, diff
+from finops.reports.selectors.subscriptions import month_recipients
+from finops.reports.selectors.tco_report import MonthError, TcoReport, report_month, restated_sources, tco_report
+from finops.reports.services.reports import report_publish
 from finops.reports.tco_pdf import report_headline, report_pdf, report_sections
 from finops.reports.tco_tables import SECTIONS, TITLES
-from finops.selectors.report_subscriptions import month_recipients
-from finops.selectors.tco_report import MonthError, TcoReport, report_month, restated_sources, tco_report
-from finops.services.reports import report_publish
-
-from .period import today_utc
-from .tables import XLSX_TYPE, csv_requested
+from finops.views.period import today_utc
+from finops.views.tables import XLSX_TYPE, csv_requested
 
 FILE_TYPES = {"csv": "text/csv; charset=utf-8", "xlsx": XLSX_TYPE, "pdf": "application/pdf"}
 

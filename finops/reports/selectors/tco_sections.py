@@ -1,5 +1,5 @@
 """The monthly TCO report's sections beyond spend: caps and alerts, unit economics and SLAs, commitments and
-renewals, data quality and sources, savings (finops.selectors.tco_report assembles them; the tables' columns are
+renewals, data quality and sources, savings (finops.reports.selectors.tco_report assembles them; the tables' columns are
 finops.reports.tco_tables). Each reads through the selector its own page uses, as of the report's last day.
 
 Provisional (docs/reports.md): a month is settled once every enabled source has caught up past the lookback after
@@ -32,13 +32,12 @@ from finops.models import (
     Team,
 )
 from finops.models.sources import LOOKBACK_DAYS
+from finops.selectors import spend
+from finops.selectors.account_status import account_statuses
+from finops.selectors.reconciliation import provider_totals
+from finops.selectors.savings_rows import saving_rows
+from finops.selectors.scorecard import workload_rows
 from finops.whatif.selectors import savings
-
-from . import spend
-from .account_status import account_statuses
-from .reconciliation import provider_totals
-from .savings_rows import saving_rows
-from .scorecard import workload_rows
 
 ZERO = Decimal(0)
 HUNDRED = Decimal(100)

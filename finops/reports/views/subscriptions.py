@@ -2,7 +2,7 @@
 
 - `/reports/subscriptions/`: admins list every subscription, add any address, change its day, deactivate,
   reactivate or remove it; a finance user sees and changes their own; anyone else gets 404 (as for reports).
-  Every change goes through finops.services.report_subscriptions; who may change what, finops.core.access.
+  Every change goes through finops.reports.services.subscriptions; who may change what, finops.core.access.
 - `/reports/unsubscribe/<token>/`: no sign-in (the signed token is the proof). GET shows a confirmation page (a
   mail scanner following links unsubscribes nobody); POST unsubscribes. Mail clients POST there directly with
   `List-Unsubscribe=One-Click` (RFC 8058), with no CSRF token: the view is exempt, the signature stands in for it.
@@ -22,7 +22,6 @@ from django.views.decorators.http import require_http_methods
 
 from finops.core import access
 from finops.models import ReportSubscription
-from finops.models.reports import DEFAULT_DELIVERY_DAY
 from finops.notify.report_deliveries import (
     delivery_preview,
     next_delivery,
@@ -30,8 +29,9 @@ from finops.notify.report_deliveries import (
     unsubscribe_matches,
     unsubscribe_read,
 )
-from finops.selectors.report_subscriptions import own_subscription, pending_defaults, subscription_rows
-from finops.services import report_subscriptions as service
+from finops.reports.models import DEFAULT_DELIVERY_DAY
+from finops.reports.selectors.subscriptions import own_subscription, pending_defaults, subscription_rows
+from finops.reports.services import subscriptions as service
 from finops.views.methods import require_form_methods
 
 DAY_HELP = (

@@ -5,7 +5,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, OuterRef, Subquery
 
 from finops.models import Account, IngestRun, ReportSnapshot
-from finops.selectors.tco_report import TcoReport
+from finops.reports.selectors.tco_report import TcoReport
 
 
 def latest_runs() -> dict[str, int]:
