@@ -19,10 +19,10 @@ from decimal import Decimal
 from django.db.models import Sum
 
 from finops.alerts import evaluate as evaluations
+from finops.alerts.selectors.caps import cap_statuses
+from finops.alerts.services.spend_changes import SpendChange
 from finops.core.months import month_of
 from finops.models import Account, AlertEvent, Cap, DailySpend, Team, Workload
-from finops.selectors.caps import cap_statuses
-from finops.services.spend_changes import SpendChange
 
 from . import pages
 

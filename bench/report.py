@@ -3,7 +3,7 @@
 Targets: the page (selector + render) ≤ 1 s, the PDF ≤ 10 s.
 
 What is timed, WARMUPS then REPEATS times each (p50/p95, nearest rank; the PDF fewer times, it is slow by nature):
-- `selector`: finops.selectors.tco_report.tco_report alone, and each of its parts once, so a slow section shows;
+- `selector`: finops.reports.selectors.tco_report.tco_report alone, and each of its parts once, so a slow section shows;
 - `charts`: the section charts drawn from the rows (finops.reports.tco_charts), their per-process cache emptied
   before every run, so this is a first view's cost;
 - `page`: GET /reports/<month>/ through the test Client (middleware, selector, charts drawn afresh, template);
@@ -25,8 +25,8 @@ from django.test import Client, override_settings
 
 from finops.models import DailySpend, User
 from finops.reports import tco_charts, tco_formats
+from finops.reports.selectors import tco_report as selector
 from finops.reports.tco_pdf import report_pdf
-from finops.selectors import tco_report as selector
 
 from . import pages
 

@@ -26,7 +26,7 @@ from django.db.models import Sum
 from django.test import Client, override_settings
 
 from finops.models import Account, DailyPerformance, DailySpend, EvalScore, OutcomeCount, User, Workload
-from finops.reports.scorecard_tables import SCORECARD
+from finops.performance.tables.scorecard import SCORECARD
 from finops.selectors import scorecard as selectors
 from finops.services.performance_rollup import performance_rollup_rebuild
 from finops.templatetags.finops_format import data_table

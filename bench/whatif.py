@@ -20,8 +20,8 @@ from django.test import Client, override_settings
 
 from finops.models import DailyPerformance, DailySpend, Offering, Provider, User, Workload
 from finops.performance.measures import Performance
-from finops.services.offerings import offerings_seed
 from finops.whatif.families import FamilyMap
+from finops.whatif.services import offerings_seed
 
 from . import pages
 
@@ -151,7 +151,7 @@ def measure(*, repeats: int = REPEATS, echo=print) -> dict:
                 if n >= WARMUPS:
                     times.append(elapsed)
             # The first call of the run merges the window's measured performance (then cached, see
-            # finops.selectors.whatif.measured_performance): reported apart, as the cold figure.
+            # finops.whatif.selectors.measured_performance): reported apart, as the cold figure.
             entry = {
                 "p50_ms": round(pages.percentile(times, 0.5), 1),
                 "p95_ms": round(pages.percentile(times, 0.95), 1),

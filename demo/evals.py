@@ -1,5 +1,6 @@
 """The demo's quality scores and reported metrics (issue 12), posted through the same services as
-`POST /api/v1/evals` and `POST /api/v1/metrics` (finops.services.evals, finops.services.metrics).
+`POST /api/v1/evals` and `POST /api/v1/metrics` (finops.performance.services.evals,
+finops.performance.services.metrics).
 
 Eval scores, this quarter and the last, tell "cheaper and still good enough":
 - the support agent runs on Claude Sonnet 4.5 (resolution accuracy 0.93, from 0.92) and was evaluated on the
@@ -10,8 +11,8 @@ Eval scores, this quarter and the last, tell "cheaper and still good enough":
   engine and the SQL copilot are scored on one model each.
 
 A candidate model with no traffic (the support agent's Haiku) has a score but no weight once the workload's
-requests are known (finops.selectors.evals.quality_by); with none known, scores are averaged plainly, which is
-why the support agent's requests are reported below.
+requests are known (finops.performance.selectors.evals.quality_by); with none known, scores are averaged plainly, which
+is why the support agent's requests are reported below.
 
 Reported metrics, for workloads whose requests no gateway log this product reads covers (Anthropic and OpenAI,
 called directly):
@@ -31,8 +32,8 @@ import math
 import random
 from decimal import Decimal
 
-from finops.services.evals import evals_record
-from finops.services.metrics import metrics_record
+from finops.performance.services.evals import evals_record
+from finops.performance.services.metrics import metrics_record
 
 SOURCE = "demo"
 # (workload, provider, model, eval, score last quarter, score this quarter)

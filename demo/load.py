@@ -18,8 +18,8 @@ from django.db.models import Count, Sum
 from finops.models import Account, IngestRun, Team, UsageLine, User, Workload
 from finops.models.sources import ConnectorKind
 from finops.services.config import config_apply
-from finops.services.offerings import offerings_seed
 from finops.services.rollups import rollup_rebuild
+from finops.whatif.services import offerings_seed
 from ingest.services import usage_file_import
 
 from .evals import evals_load
@@ -104,7 +104,7 @@ def _scorecard_story(today: dt.date) -> dict:
 
 
 def _savings_story(today: dt.date) -> dict:
-    from finops.selectors.whatif import savings
+    from finops.whatif.selectors import savings
 
     report = savings(User.objects.get(username="admin"), today)
     best = max(report.rows, key=lambda r: r.saving, default=None)
@@ -143,9 +143,9 @@ def contracts_load(*, today: dt.date) -> list[dict]:
     - Bedrock monthly commit: per calendar month from the first of the month three months back, for a year,
       committed at 80 % of the last 30 days' spend per month (rounded to $100): each month goes over (overage).
     """
+    from finops.contracts.selectors import add_months, contract_status
     from finops.core.months import month_of
     from finops.models import CommitmentBasis
-    from finops.selectors.contracts import add_months, contract_status
 
     anthropic_start = today - dt.timedelta(days=110)
     anthropic = _contract(
@@ -195,8 +195,8 @@ def contracts_load(*, today: dt.date) -> list[dict]:
 def _contract(name: str, account: str, **values):
     """Create or update a demo contract covering one account, through the contract service (the write path of
     the form, the API and apply_config), committing 0 until its figures are known."""
+    from finops.contracts.services import contract_create, contract_update
     from finops.models import Contract
-    from finops.services.contracts import contract_create, contract_update
 
     covered = Account.objects.select_related("provider").get(name=account)
     fields = {
@@ -218,13 +218,13 @@ def _ceil(amount: Decimal, step: Decimal) -> Decimal:
 
 
 def _commit(contract, amount: Decimal) -> None:
-    from finops.services.contracts import contract_update
+    from finops.contracts.services import contract_update
 
     contract_update(contract=contract, by=None, commitment=amount)
 
 
 def _contract_line(contract, today: dt.date) -> dict:
-    from finops.selectors.contracts import contract_status
+    from finops.contracts.selectors import contract_status
 
     status = contract_status(contract, today=today)
     return {
@@ -270,8 +270,8 @@ def slack_channel_load() -> str | None:
 
     from django.core.exceptions import ValidationError
 
+    from finops.alerts.services.channels import channel_save
     from finops.models import AlertKind, Channel, ChannelKind
-    from finops.services.channels import channel_save
 
     from . import slack
 
@@ -299,8 +299,8 @@ def slack_channel_load() -> str | None:
 def channels_load() -> None:
     """Finance's email list, which every contract chooses (contract alerts reach finance and each contract's owner
     through it)."""
+    from finops.alerts.services.channels import channel_save
     from finops.models import Channel, ChannelKind, Contract
-    from finops.services.channels import channel_save
 
     owners = sorted({c.owner for c in Contract.objects.exclude(owner="")})
     finance = channel_save(
@@ -327,8 +327,8 @@ def caps_load(*, today: dt.date) -> list[dict]:
     - The organisation, quarterly: an amount well above its forecast and twice its spend, so it is "ok".
     """
     from finops.alerts import evaluate as evaluations
-    from finops.selectors.caps import cap_status
-    from finops.services.spend_changes import SpendChange
+    from finops.alerts.selectors.caps import cap_status
+    from finops.alerts.services.spend_changes import SpendChange
     from finops.tasks import deliver_alerts
 
     yesterday = today - dt.timedelta(days=1)
@@ -361,8 +361,8 @@ def caps_load(*, today: dt.date) -> list[dict]:
 def _cap(name: str, *, scope: str, team=None, **values):
     """Create or update a demo cap through the cap service (the write path of the form, the API and config).
     Their amounts come from the generated data, so they are made here rather than in config.yaml's `caps:`."""
+    from finops.alerts.services.caps import cap_create, cap_update
     from finops.models import Cap
-    from finops.services.caps import cap_create, cap_update
 
     fields = {"scope": scope, "target": team.slug if team is not None else None, **values}
     existing = Cap.objects.filter(name=name).first()
@@ -375,9 +375,9 @@ def _forecast_cap(today: dt.date, yesterday: dt.date):
     """A team's monthly cap above what it has spent (as of today and as of yesterday, whose month may be the
     previous one) and below today's forecast: the middle, in whole dollars, for the first team of FORECAST_TEAMS
     whose forecast is FORECAST_MARGIN over its spend."""
+    from finops.alerts.selectors.caps import cap_status
+    from finops.alerts.services.caps import cap_delete
     from finops.models import Cap
-    from finops.selectors.caps import cap_status
-    from finops.services.caps import cap_delete
 
     for slug in FORECAST_TEAMS:
         team = Team.objects.get(slug=slug)
@@ -400,8 +400,8 @@ def _forecast_cap(today: dt.date, yesterday: dt.date):
 
 
 def _cap_line(cap, today: dt.date) -> dict:
+    from finops.alerts.selectors.caps import cap_status
     from finops.models import AlertEvent
-    from finops.selectors.caps import cap_status
 
     status = cap_status(cap, today=today)
     return {

@@ -9,7 +9,8 @@ One story: the support agent's cost per ticket resolved rises from about $0.45 t
 month (a model change that resolved fewer tickets), over its $0.50 target (config.yaml), so the demo has an
 `outcome_cost` alert; this month it is back near $0.46.
 
-Rows go in through the posting service (finops.services.outcomes.outcomes_record), as every other source's do.
+Rows go in through the posting service (finops.performance.services.outcomes.outcomes_record), as every other source's
+do.
 """
 
 import datetime as dt
@@ -20,7 +21,7 @@ from django.db.models import Sum
 
 from finops.core.months import month_of
 from finops.models import DailySpend, OutcomeCount, Workload
-from finops.services.outcomes import outcomes_record
+from finops.performance.services.outcomes import outcomes_record
 
 from .generate import window
 

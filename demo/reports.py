@@ -34,10 +34,10 @@ from finops.models import Account, IngestRun, ReportSnapshot, ReportSubscription
 from finops.notify.report_deliveries import month_lock, month_snapshot, schedule_reader, send_now
 from finops.notify.report_restated import restated_deliveries_create, restatement_publish
 from finops.reports.restatement import diff
+from finops.reports.selectors.tco_report import TcoReport, last_full_month, tco_report
+from finops.reports.services.reports import report_publish
+from finops.reports.services.subscriptions import subscriptions_default_ensure
 from finops.selectors.prices import Tokens
-from finops.selectors.tco_report import TcoReport, last_full_month, tco_report
-from finops.services.report_subscriptions import subscriptions_default_ensure
-from finops.services.reports import report_publish
 from ingest.services import usage_file_import
 
 from .exports import COST_QUANTUM

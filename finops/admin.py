@@ -11,6 +11,7 @@ from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.core.exceptions import ValidationError
 from knox.models import AuthToken
 
+from finops.alerts.services.channels import channel_save, channel_url_check
 from finops.models import (
     Account,
     Channel,
@@ -31,7 +32,6 @@ from finops.models import (
 )
 from finops.services.accounts import account_admin_delete, account_admin_save
 from finops.services.attribution import workload_team_move
-from finops.services.channels import channel_save, channel_url_check
 from finops.services.users import user_admin_delete, user_admin_save, user_memberships_change
 
 # API tokens have one write path, the API page and `create_api_token` (finops.services.api_tokens): knox's own admin

@@ -17,7 +17,8 @@ class FinopsConfig(AppConfig):
         # Every team has a default alert channel to its leads (issue 25), however the team is made.
         from django.db.models.signals import post_save
 
+        from finops.alerts.services.channels import team_created
+
         from .models import Team
-        from .services.channels import team_created
 
         post_save.connect(team_created, sender=Team, dispatch_uid="finops.team_default_channel")

@@ -12,10 +12,10 @@ def reattribute(self, job_id: int) -> str:
 
 @shared_task(acks_late=True, queue="notify", expires=3600)
 def evaluate_alerts(**change) -> int:
-    """After a "spend changed" signal (finops.services.spend_changes), or on the beat with no arguments: raise
+    """After a "spend changed" signal (finops.alerts.services.spend_changes), or on the beat with no arguments: raise
     the events the change calls for, then queue their delivery. Returns how many events were raised."""
     from finops.alerts import evaluate as evaluations
-    from finops.services.spend_changes import SpendChange
+    from finops.alerts.services.spend_changes import SpendChange
 
     raised = evaluations.alerts_evaluate(change=SpendChange.from_task_kwargs(**change) if change else None)
     if raised:

@@ -9,26 +9,13 @@ from django.views.decorators.http import require_safe
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
-from finops.views import (
-    alerts,
-    audit,
-    caps,
-    channels,
-    contracts,
-    explore,
-    focus,
-    health,
-    outcomes,
-    pages,
-    report_subscriptions,
-    reports,
-    rules,
-    scorecard,
-    sources,
-    tokens,
-    unattributed,
-    whatif,
-)
+from finops.alerts.views import alerts, caps, channels
+from finops.contracts import views as contracts
+from finops.performance.views import outcomes, scorecard
+from finops.reports.views import reports
+from finops.reports.views import subscriptions as report_subscriptions
+from finops.views import audit, explore, focus, health, pages, rules, sources, tokens, unattributed
+from finops.whatif import views as whatif
 
 urlpatterns = [
     path("", pages.overview, name="overview"),

@@ -17,6 +17,7 @@ from django.db import DataError, InterfaceError, OperationalError, connection, t
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerDown
 
+from finops.alerts.services.spend_changes import spend_changed
 from finops.core.crypto import CredentialError
 from finops.core.logs import log_context
 from finops.core.modelids import normalise_model
@@ -26,7 +27,6 @@ from finops.selectors.prices import PriceBook, Tokens, cost_from_price
 from finops.services.accounts import account_credentials
 from finops.services.attribution import attribution_lock
 from finops.services.fx import MissingFxRate
-from finops.services.spend_changes import spend_changed
 from ingest.connectors.base import BatchDeclined, ProviderError, UsageRow, token_weight
 from ingest.connectors.focus.scope import LeftOut, Scope
 from ingest.connectors.registry import api_source_for, file_source_for

@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 from hypothesis import HealthCheck, settings
 
+from finops.alerts.services.channels import organisation_default_channels_create
 from finops.models import Account, Membership, Provider, Team, User, Workload
-from finops.services.channels import organisation_default_channels_create
 from finops.services.prices import price_catalog_load
 from finops.services.providers import providers_seed
 from finops.services.users import user_set_role
@@ -215,8 +215,8 @@ def stored_cap(**fields):
     """A cap stored as its rows are (not through the cap service, to set up states it would refuse or to skip its
     checks), with its own channels as the service keeps them: its recipients' email channel and its webhook's
     channel, which route its alerts (finops/notify/recipients.py has no other rule)."""
+    from finops.alerts.services.channels import cap_channels_sync
     from finops.models import Cap
-    from finops.services.channels import cap_channels_sync
 
     cap = Cap.objects.create(**fields)
     cap_channels_sync(cap)

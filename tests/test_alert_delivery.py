@@ -19,13 +19,13 @@ from django.core.management import call_command
 from django.db import connection
 
 from finops.alerts.events import event_raise
+from finops.alerts.services.channels import cap_channels_sync
 from finops.core import crypto
 from finops.models import AlertEvent, AlertKind, AlertMute, AttributionRule, Cap, Notification, Team, User
 from finops.notify import outbox
 from finops.notify.deliver import event_claim, events_deliver
 from finops.notify.recipients import event_addresses
 from finops.services.attribution import history_reattribute
-from finops.services.channels import cap_channels_sync
 from ingest.services import usage_file_import
 from tests.conftest import make_user, stored_cap
 from tests.fakes.smtp_server import FakeSmtpServer

@@ -12,12 +12,12 @@ from decimal import Decimal
 import pytest
 
 from finops.alerts.evaluate import alerts_evaluate
+from finops.alerts.selectors.caps import cap_status
+from finops.contracts.selectors import contract_status
 from finops.core import display
 from finops.models import Account, AlertEvent, AlertKind, AttributionRule, Cap, Contract, IngestRun, Provider
 from finops.notify.deliver import events_deliver
-from finops.selectors.caps import cap_status
-from finops.selectors.contracts import contract_status
-from finops.services.outcomes import outcomes_record
+from finops.performance.services.outcomes import outcomes_record
 from ingest.services import usage_file_import
 from tests.conftest import stored_cap
 

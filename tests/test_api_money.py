@@ -14,11 +14,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern
 
+from finops.alerts.services.caps import cap_create
 from finops.api import urls as api_urls
+from finops.contracts.services import contract_create
 from finops.models import Account, AttributionRule, OutcomeCount, Provider, ReattributionJob
 from finops.selectors.spend_report import GROUPS
-from finops.services.caps import cap_create
-from finops.services.contracts import contract_create
 from ingest.services import usage_file_import
 
 DECIMAL_TEXT = re.compile(r"^-?\d+\.\d{6}$")

@@ -157,7 +157,7 @@ def test_a_cap_created_through_the_api_records_its_webhook_secret_only_as_set(cl
 
 
 def test_a_cap_edited_on_its_form_and_deleted_are_recorded_once_each(client_as, sam, support_team):
-    from finops.services.caps import cap_create
+    from finops.alerts.services.caps import cap_create
 
     cap = cap_create(
         by=sam, name="Agent cap", scope="team", target="support", amount="250", recipients=["sam@example.com"]

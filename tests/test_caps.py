@@ -14,11 +14,11 @@ import time_machine
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
+from finops.alerts.services.caps import CapInvalid, cap_create, cap_delete, cap_update
 from finops.core import crypto, display
 from finops.models import AlertEvent, AlertKind, AttributionRule, Cap, Provider
 from finops.reports import charts
 from finops.services.attribution import history_reattribute
-from finops.services.caps import CapInvalid, cap_create, cap_delete, cap_update
 from ingest.services import usage_file_import
 
 SECRET = "whsec-Kq2vN8xR4tLm7pZ0"

@@ -20,6 +20,7 @@ from django.apps import apps as django_apps
 from django.core.exceptions import ValidationError
 from django.db import connection
 
+from finops.alerts.services.channels import channel_save, channel_shown, channel_test_send
 from finops.core import crypto
 from finops.models import AlertEvent, AlertKind, Cap, Channel, ChannelKind, Notification
 from finops.notify.base import NotifyError
@@ -28,7 +29,6 @@ from finops.notify.recipients import event_targets
 from finops.notify.slack import slack_payload
 from finops.notify.teams import teams_payload
 from finops.notify.webhook import webhook_label
-from finops.services.channels import channel_save, channel_shown, channel_test_send
 from tests.fakes.webhook_server import FakeWebhookServer
 from tests.test_alert_emails import ALL_KINDS, smtp, world  # noqa: F401  the world that raises every kind
 
@@ -172,7 +172,7 @@ def receivers(transactional_db, local_receivers):
         try:
             yield webhook, slack, teams
         finally:
-            from finops.services.channels import team_created
+            from finops.alerts.services.channels import team_created
 
             post_save.connect(team_created, sender=Team, dispatch_uid="finops.team_default_channel")
 

@@ -12,9 +12,9 @@ from django.apps import apps as django_apps
 from django.db.models import Q
 
 from finops.alerts.events import event_raise
+from finops.alerts.services.channels import channel_save
 from finops.models import AlertKind, AlertSubscription, Channel, ChannelKind, Contract, Membership, Provider, User
 from finops.notify.recipients import channel_targets, event_targets
-from finops.services.channels import channel_save
 from tests.conftest import make_user, stored_cap
 
 DAY = dt.date(2026, 11, 1)

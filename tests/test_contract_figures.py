@@ -1,4 +1,4 @@
-"""A contract's figures against the spend of the accounts it covers (finops.selectors.contracts docstring)."""
+"""A contract's figures against the spend of the accounts it covers (finops.contracts.selectors docstring)."""
 
 import datetime as dt
 import io
@@ -6,8 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from finops.models import Account, CommitmentBasis, Contract, ContractTerm, FxRate, Provider
-from finops.selectors.contracts import (
+from finops.contracts.selectors import (
     add_months,
     commitment_periods,
     contract_status,
@@ -15,6 +14,7 @@ from finops.selectors.contracts import (
     renewed_commitment,
     whole_months,
 )
+from finops.models import Account, CommitmentBasis, Contract, ContractTerm, FxRate, Provider
 from ingest.services import usage_file_import
 
 D = dt.date

@@ -15,9 +15,9 @@ import pytest
 import time_machine
 from django.urls import reverse
 
+from finops.contracts.selectors import contract_status
 from finops.models import Contract, ContractTerm, Provider
 from finops.reports import charts
-from finops.selectors.contracts import contract_status
 from ingest.services import usage_file_import
 
 NOW = dt.datetime(2026, 11, 20, 15, 0, tzinfo=dt.UTC)
@@ -275,7 +275,7 @@ def form_data(**overrides) -> dict:
 
 
 def test_every_field_of_the_form_has_help_text(client_as, ada):
-    from finops.views.contract_forms import ContractForm
+    from finops.contracts.forms import ContractForm
 
     assert [name for name, field in ContractForm().fields.items() if not field.help_text] == []
     assert client_as(ada).get(reverse("contract-create")).status_code == 200

@@ -14,9 +14,9 @@ import pytest
 import time_machine
 from django.core.management import call_command
 
+from finops.contracts.focus_export import HEADER
+from finops.contracts.services import contract_create, contract_renew
 from finops.models import Contract, ContractTerm
-from finops.reports.contracts_focus import HEADER
-from finops.services.contracts import contract_create, contract_renew
 from ingest.services import usage_file_import
 
 NOW = dt.datetime(2026, 11, 20, 15, 0, tzinfo=dt.UTC)

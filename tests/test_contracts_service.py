@@ -7,9 +7,9 @@ from decimal import Decimal
 import pytest
 from django.core.exceptions import PermissionDenied
 
+from finops.contracts.services import ContractInvalid, contract_create, contract_delete, contract_renew, contract_update
 from finops.core import access
 from finops.models import Account, Contract, ContractTerm, Provider
-from finops.services.contracts import ContractInvalid, contract_create, contract_delete, contract_renew, contract_update
 
 D = dt.date
 

@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from finops.models import AlertEvent, AttributionRule, DailySpend, MonthlySpend, OutcomeCount, Workload
-from finops.selectors import outcomes
+from finops.performance.selectors import outcomes
 from finops.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 

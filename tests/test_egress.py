@@ -18,11 +18,11 @@ import pytest
 from django.urls import reverse
 
 from finops.alerts.events import event_raise
+from finops.alerts.services.caps import CapInvalid, cap_create
+from finops.alerts.services.channels import cap_channels_sync
 from finops.core import crypto, egress
 from finops.models import AlertEvent, AlertKind, Cap
 from finops.notify.deliver import events_deliver
-from finops.services.caps import CapInvalid, cap_create
-from finops.services.channels import cap_channels_sync
 from tests.conftest import stored_cap
 from tests.fakes.provider_server import ServedInThread
 from tests.fakes.webhook_server import FakeWebhookServer

@@ -1,14 +1,14 @@
 """Eval scores (issue 12): a named quality score per workload × provider × model × period, posted to
-`POST /api/v1/evals` and read beside cost (finops.selectors.evals), so "cheaper and still good enough" shows.
-All or nothing, corrections replace, team isolation, and the one quality figure per workload."""
+`POST /api/v1/evals` and read beside cost (finops.performance.selectors.evals), so "cheaper and still good enough"
+shows. All or nothing, corrections replace, team isolation, and the one quality figure per workload."""
 
 import datetime as dt
 from decimal import Decimal
 
 from finops.models import EvalScore, Provider
-from finops.selectors.evals import quality_by, scores_by
+from finops.performance.selectors.evals import quality_by, scores_by
+from finops.performance.services.evals import evals_record
 from finops.selectors.performance import performance_by
-from finops.services.evals import evals_record
 
 JSON = {"content_type": "application/json"}
 Q4 = (dt.date(2026, 10, 1), dt.date(2027, 1, 1))

@@ -10,12 +10,12 @@ import pytest
 
 from finops.alerts import spikes
 from finops.alerts.evaluate import alerts_evaluate
+from finops.alerts.selectors.caps import cap_status
+from finops.alerts.selectors.spikes import spikes_find
+from finops.alerts.services.spend_changes import SpendChange
 from finops.core import display
 from finops.forecast.projection import forecast
 from finops.models import Account, AlertEvent, AlertKind, AttributionRule, Cap, IngestRun, Provider, Workload
-from finops.selectors.caps import cap_status
-from finops.selectors.spikes import spikes_find
-from finops.services.spend_changes import SpendChange
 from ingest.services import usage_file_import
 from tests.conftest import stored_cap
 
@@ -311,7 +311,7 @@ def test_an_account_switched_off_by_an_admin_is_not_alerted(time_machine, api_ac
     assert alerts_evaluate() == []
 
 
-# --- caps: rollovers, restated spend, forecasts (finops.selectors.caps) ---
+# --- caps: rollovers, restated spend, forecasts (finops.alerts.selectors.caps) ---
 
 
 def spend(account: Account, amounts: dict[dt.date, int | str], file_name: str = "spend.csv") -> None:
@@ -494,8 +494,8 @@ def test_importing_an_old_month_does_not_say_the_source_is_silent_only_the_beat_
     """A backfill (or the demo's monthly files imported in order) brings old data: right after it the account is
     "behind", but data just arrived; silence is judged on the schedule, against the data as it then stands."""
     from finops.alerts import evaluate as evaluations
+    from finops.alerts.services.spend_changes import SpendChange
     from finops.models import AlertEvent
-    from finops.services.spend_changes import SpendChange
 
     time_machine.move_to(dt.datetime(2026, 11, 24, 12, tzinfo=dt.UTC))
     csv = "day,model,input_tokens,output_tokens,cost\n2026-07-30,gpt-5-mini,10,10,1.00\n"

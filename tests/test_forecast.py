@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
+from finops.alerts.selectors.caps import cap_status
+from finops.contracts.selectors import contract_status
 from finops.core import display
 from finops.forecast.projection import forecast, history_start, run_rate
 from finops.models import Contract, Provider
-from finops.selectors.caps import cap_status
-from finops.selectors.contracts import contract_status
+from finops.reports.selectors.tco_report import tco_report
 from finops.selectors.spend import daily_costs, visible_spend
-from finops.selectors.tco_report import tco_report
 from ingest.services import usage_file_import
 from tests.conftest import stored_cap
 
@@ -125,9 +125,9 @@ def test_no_module_or_template_computes_a_forecast_of_its_own():
 def test_every_caller_forecasts_through_finops_forecast():
     for module in (
         "finops/selectors/spend.py",
-        "finops/selectors/caps.py",
-        "finops/selectors/contracts.py",
-        "finops/selectors/tco_report.py",
+        "finops/alerts/selectors/caps.py",
+        "finops/contracts/selectors.py",
+        "finops/reports/selectors/tco_report.py",
     ):
         assert "from finops.forecast.projection import" in ROOT.joinpath(module).read_text(), module
 

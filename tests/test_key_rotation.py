@@ -10,10 +10,10 @@ from django.apps import apps
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
+from finops.alerts.services.caps import cap_create
 from finops.core import crypto
 from finops.models import Account, AuditEntry, Cap, Provider
 from finops.services.accounts import account_create, account_credentials
-from finops.services.caps import cap_create
 from finops.services.encryption import ENCRYPTED_FIELDS, encryption_key_rotate
 
 OLD_KEY, NEW_KEY, OTHER_KEY = (Fernet.generate_key().decode() for _ in range(3))

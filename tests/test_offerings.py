@@ -7,9 +7,9 @@ import pytest
 import yaml
 
 from finops.models import ModelFamily, Offering, Provider, RoutingPolicy
-from finops.selectors.whatif import family_map
-from finops.services.offerings import OfferingInvalid, offering_upsert, routing_policy_set
 from finops.whatif.families import canonical_family
+from finops.whatif.selectors import family_map
+from finops.whatif.services import OfferingInvalid, offering_upsert, routing_policy_set
 
 from .config_helpers import apply, apply_failing, export
 

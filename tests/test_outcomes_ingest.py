@@ -13,7 +13,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from finops.models import OutcomeBatch, OutcomeCount, Workload
-from finops.services.outcomes import OutcomesInvalid, outcomes_import_csv, outcomes_record
+from finops.performance.services.outcomes import OutcomesInvalid, outcomes_import_csv, outcomes_record
 from tests.conftest import make_user
 
 TODAY = dt.datetime.now(dt.UTC).date()

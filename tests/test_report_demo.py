@@ -14,8 +14,8 @@ from finops.core.months import next_month
 from finops.models import ReportSnapshot, ReportSubscription
 from finops.notify.emails import REPORT_MOVERS
 from finops.notify.report_deliveries import reports_send
-from finops.selectors.tco_report import TcoReport, tco_report
-from finops.selectors.whatif import savings as savings_report
+from finops.reports.selectors.tco_report import TcoReport, tco_report
+from finops.whatif.selectors import savings as savings_report
 from tests.fakes.smtp_server import FakeSmtpServer
 from tests.report_helpers import NOVEMBER
 

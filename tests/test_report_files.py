@@ -13,9 +13,9 @@ from openpyxl import load_workbook
 
 from finops.models import User
 from finops.reports import tco_formats
+from finops.reports.selectors.tco_report import tco_report
+from finops.reports.services.reports import report_publish
 from finops.reports.tco_tables import SECTIONS, TABLES, TITLES, rows_with_total
-from finops.selectors.tco_report import tco_report
-from finops.services.reports import report_publish
 from tests.demo_helpers import TODAY, demo_loaded_once
 
 OCTOBER = dt.date(2026, 10, 1)

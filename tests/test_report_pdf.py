@@ -12,10 +12,10 @@ from PIL import Image
 from finops.core import display
 from finops.models import User
 from finops.reports import tco_charts
+from finops.reports.selectors.tco_report import TcoReport, tco_report
+from finops.reports.services.reports import report_publish
 from finops.reports.tco_pdf import report_html, report_pdf
 from finops.reports.tco_tables import SECTIONS, SUMMARY, TITLES
-from finops.selectors.tco_report import TcoReport, tco_report
-from finops.services.reports import report_publish
 from tests.demo_helpers import TODAY, demo_loaded_once
 
 OCTOBER = dt.date(2026, 10, 1)

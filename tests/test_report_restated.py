@@ -18,8 +18,8 @@ from django.test import Client
 from finops.models import CapPeriod, CapScope, ReportDelivery, ReportSendAttempt, ReportSnapshot
 from finops.notify.report_deliveries import delivery_preview, next_delivery, reports_send, send_now
 from finops.reports.restatement import diff
-from finops.selectors.tco_report import TcoReport, tco_report
-from finops.services.report_subscriptions import subscription_add
+from finops.reports.selectors.tco_report import TcoReport, tco_report
+from finops.reports.services.subscriptions import subscription_add
 from tests.conftest import stored_cap
 from tests.report_helpers import NOVEMBER, OCTOBER, import_usage, month_rows, two_months_of_support_usage
 

@@ -13,8 +13,8 @@ import pytest
 from django.db import connection
 
 from finops.models import ReportSnapshot, User
-from finops.selectors.tco_report import TcoReport, tco_report
-from finops.services.reports import report_publish
+from finops.reports.selectors.tco_report import TcoReport, tco_report
+from finops.reports.services.reports import report_publish
 from tests.conftest import make_user
 from tests.report_helpers import OCTOBER, import_usage, month_rows, two_months_of_support_usage
 

@@ -20,9 +20,9 @@ from finops.models import ReportDelivery, ReportSendAttempt, ReportSnapshot, Rep
 from finops.notify import outbox
 from finops.notify.base import NotifyError
 from finops.notify.report_deliveries import reports_send, unsubscribe_token
+from finops.reports.selectors.tco_report import TcoReport, tco_report
+from finops.reports.services.subscriptions import SubscriptionError, subscription_add
 from finops.selectors.spend import daily_costs, visible_spend
-from finops.selectors.tco_report import TcoReport, tco_report
-from finops.services.report_subscriptions import SubscriptionError, subscription_add
 from tests.conftest import make_user
 from tests.fakes.smtp_server import FakeSmtpServer
 from tests.report_helpers import OCTOBER, two_months_of_support_usage
@@ -152,7 +152,7 @@ def test_the_pdf_is_laid_out_once_per_version_for_every_recipient_run_and_downlo
 def test_a_month_already_published_is_sent_as_its_latest_version_and_a_settled_one_is_not_labelled_provisional(
     smtp, time_machine, spend, fiona
 ):
-    from finops.services.reports import report_publish
+    from finops.reports.services.reports import report_publish
 
     time_machine.move_to(dt.datetime(2026, 11, 5, 9, tzinfo=dt.UTC), tick=False)
     report_publish(report=tco_report(fiona, OCTOBER, today=dt.date(2026, 11, 5)), by=fiona)

@@ -8,10 +8,10 @@ import io
 import pytest
 from django.urls import reverse
 
+from finops.alerts.services.caps import CapInvalid, cap_create, cap_update
+from finops.contracts.services import ContractInvalid, contract_create
 from finops.core.text import control_character
 from finops.models import Cap, Contract, Team, UsageLine, Workload
-from finops.services.caps import CapInvalid, cap_create, cap_update
-from finops.services.contracts import ContractInvalid, contract_create
 from ingest.services import usage_file_import
 from tests.config_helpers import apply, apply_failing, write
 

@@ -8,9 +8,9 @@ import pytest
 import yaml
 
 from finops.models import Provider
-from finops.selectors.whatif import savings
-from finops.services.offerings import offering_upsert, routing_policy_set
 from finops.views.period import today_utc
+from finops.whatif.selectors import savings
+from finops.whatif.services import offering_upsert, routing_policy_set
 
 from .whatif_helpers import TODAY_COST, gpt_oss_offerings, import_groq_traffic
 
@@ -138,7 +138,7 @@ def test_the_provider_page_compares_the_companys_own_price_of_the_same_weights_a
 
 
 def test_the_calculator_on_a_workload_prices_the_same_part_as_the_savings_page(traffic, support_agent):
-    from finops.selectors.whatif import what_if
+    from finops.whatif.selectors import what_if
 
     row = next(r for r in savings(None, today_utc()).rows if r.workload == support_agent)
     result = what_if(None, today=today_utc(), workload="support-agent")
@@ -186,7 +186,7 @@ def test_the_savings_page_shows_a_price_change_or_an_import_at_once(traffic, sup
 def test_the_savings_page_shows_the_biggest_savings_and_leaves_the_rest_to_the_csv(
     traffic, client_as, ada, monkeypatch
 ):
-    monkeypatch.setattr("finops.views.whatif.PAGE_ROWS", 1)
+    monkeypatch.setattr("finops.whatif.views.PAGE_ROWS", 1)
     page = client_as(ada).get("/savings/").content.decode()
     assert "1 more in the" in page and page.count("/whatif/?workload=") >= 1
     csv = client_as(ada).get("/savings/", {"csv": "savings"}).content.decode().splitlines()
@@ -194,8 +194,8 @@ def test_the_savings_page_shows_the_biggest_savings_and_leaves_the_rest_to_the_c
 
 
 def test_an_eval_score_posted_changes_what_the_savings_page_reads(traffic, support_agent, ada):
-    from finops.selectors.whatif_inputs import fingerprint
-    from finops.services.evals import evals_record
+    from finops.performance.services.evals import evals_record
+    from finops.whatif.inputs import fingerprint
 
     before = fingerprint(today_utc())
     row = {"workload": "support-agent", "provider": "groq", "model": "openai/gpt-oss-120b", "name": "accuracy"}

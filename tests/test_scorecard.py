@@ -29,11 +29,11 @@ from django.urls import reverse
 from openpyxl import load_workbook
 
 from finops.models import Account, AttributionRule, EvalScore, Provider, Workload
-from finops.reports.scorecard_tables import SCORECARD
+from finops.performance.services.outcomes import outcomes_record
+from finops.performance.tables.scorecard import SCORECARD
 from finops.reports.tables import csv_header
 from finops.selectors import scorecard as selectors
 from finops.services.attribution import history_reattribute
-from finops.services.outcomes import outcomes_record
 from ingest.services import usage_file_import
 
 TODAY = dt.date(2026, 11, 22)
@@ -472,7 +472,7 @@ def test_merging_in_postgres_gives_what_merging_in_python_gives(support_agent, s
 
 
 def test_the_error_rate_counts_the_failures_a_percentiles_report_gives(ada, data, support_agent):
-    from finops.services.metrics import metrics_record
+    from finops.performance.services.metrics import metrics_record
 
     metrics_record(
         by=ada,

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from finops.models import Account, AttributionRule, IngestRun, Provider
+from finops.reports.selectors.tco_report import tco_report
 from finops.selectors.shared_charges import METHOD, shared_charges
-from finops.selectors.tco_report import tco_report
 from ingest.services import usage_file_import
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -128,7 +128,7 @@ def test_the_unattributed_page_says_its_shared_charges_are_allocated_not_waiting
 
 def test_a_version_published_before_the_report_had_this_table_is_not_restated_by_it(march, fiona):
     from finops.reports.restatement import diff
-    from finops.selectors.tco_report import TcoReport
+    from finops.reports.selectors.tco_report import TcoReport
 
     live = tco_report(fiona, MARCH, today=dt.date(2026, 4, 20))
     published = TcoReport.from_json(live.as_json())

@@ -14,12 +14,12 @@ from celery.signals import task_prerun
 from django.db import connection, transaction
 from django.urls import reverse
 
+from finops.alerts.services.spend_changes import SpendChange
 from finops.models import Account, AlertEvent, AttributionRule, Cap, Provider, Team, Workload
 from finops.services.accounts import account_set_credentials
 from finops.services.attribution import ATTRIBUTION_LOCK, workload_team_move
 from finops.services.config import config_apply
 from finops.services.rules import rule_create
-from finops.services.spend_changes import SpendChange
 from finops.tasks import evaluate_alerts
 from ingest.services import account_sync, usage_file_import
 from tests.conftest import stored_cap

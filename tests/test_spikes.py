@@ -1,9 +1,10 @@
-"""The spend-spike method on constructed series (finops.selectors.spikes): a spike is far above a robust baseline,
-large in money and at least double the usual day; a slow ramp, a tiny workload or a short history is not one."""
+"""The spend-spike method on constructed series (finops.alerts.selectors.spikes): a spike is far above a robust
+baseline, large in money and at least double the usual day; a slow ramp, a tiny workload or a short history is not
+one."""
 
 from decimal import Decimal
 
-from finops.selectors.spikes import spike_verdict
+from finops.alerts.selectors.spikes import spike_verdict
 
 D = Decimal
 FIFTY = D(50)

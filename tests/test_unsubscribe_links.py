@@ -10,7 +10,7 @@ from django.test import Client
 
 from finops.models import ReportSubscription
 from finops.notify.report_deliveries import UNSUBSCRIBE_SALT, reports_send
-from finops.services.report_subscriptions import subscription_add, subscription_set_active
+from finops.reports.services.subscriptions import subscription_add, subscription_set_active
 from tests.report_helpers import two_months_of_support_usage
 
 THIRD = dt.datetime(2026, 11, 3, 8, 0, tzinfo=dt.UTC)

@@ -9,9 +9,9 @@ import pytest
 from django.urls import reverse
 
 from finops.alerts.events import event_raise
+from finops.alerts.services.caps import cap_create
 from finops.core import crypto
 from finops.models import AlertKind, AuditEntry, Notification, User
-from finops.services.caps import cap_create
 from tests.config_helpers import export
 from tests.conftest import make_user
 
@@ -109,7 +109,7 @@ def test_the_alerts_page_names_the_receiver_by_scheme_and_host_for_editors_and_h
 
 
 def test_the_audit_log_records_the_webhook_by_scheme_and_host_and_the_url_only_as_set_or_changed(hooked, ada):
-    from finops.services.caps import cap_update
+    from finops.alerts.services.caps import cap_update
 
     cap_update(cap=hooked, by=ada, webhook_url="https://hooks.example.com/services/T0/B0/tok-NEW")
     created, changed = AuditEntry.objects.filter(entity_type=AuditEntry.Entity.CAP).order_by("id")

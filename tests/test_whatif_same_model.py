@@ -14,10 +14,10 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from finops.models import Account, AttributionRule, Offering, Provider
-from finops.selectors.whatif import what_if
-from finops.services.offerings import offering_upsert, offerings_seed
 from finops.views.period import today_utc
 from finops.whatif.calculator import BATCH_TIER_GATE, NO_EVIDENCE
+from finops.whatif.selectors import what_if
+from finops.whatif.services import offering_upsert, offerings_seed
 from ingest.services import usage_file_import
 
 from .whatif_helpers import picked

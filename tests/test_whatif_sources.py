@@ -11,8 +11,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from finops.models import Contract, Provider
-from finops.selectors.whatif import catalogue, what_if
 from finops.views.period import today_utc
+from finops.whatif.selectors import catalogue, what_if
 
 from .whatif_helpers import TODAY_COST, gpt_oss_offerings, import_groq_traffic, picked
 
@@ -179,7 +179,7 @@ def test_a_member_cannot_price_another_teams_workload(traffic, client_as, tess):
 
 
 def test_the_command_table_marks_the_best_offering_and_a_lower_bound(db):
-    from finops.services.offerings import offering_upsert
+    from finops.whatif.services import offering_upsert
 
     offering_upsert(
         provider=Provider.objects.get(slug="cerebras"),
@@ -221,7 +221,7 @@ def test_measured_figures_are_read_only_for_the_offerings_compared_and_follow_a_
     support_agent, search_ranker
 ):
     from finops.models import Offering
-    from finops.selectors.whatif import measured_performance, window
+    from finops.whatif.selectors import measured_performance, window
 
     import_groq_traffic(support_agent)
     _, deepinfra, _ = gpt_oss_offerings()

@@ -9,7 +9,7 @@ from decimal import Decimal
 from django.utils import timezone
 
 from finops.models import Account, AttributionRule, Provider
-from finops.services.offerings import offering_upsert
+from finops.whatif.services import offering_upsert
 from ingest.services import usage_file_import
 
 REQUESTS = 300  # over the last three days

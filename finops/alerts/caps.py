@@ -6,10 +6,10 @@ import datetime as dt
 
 from django.db.models import Q
 
+from finops.alerts.selectors.caps import CapStatus, cap_statuses, caps_drivers
+from finops.alerts.services.spend_changes import SpendChange
 from finops.core import display
 from finops.models import AlertEvent, AlertKind, Cap, DailySpend, Workload
-from finops.selectors.caps import CapStatus, cap_statuses, caps_drivers
-from finops.services.spend_changes import SpendChange
 
 from .events import event_raise, keep_last_only
 

@@ -5,9 +5,9 @@ place re-arms every threshold."""
 import datetime as dt
 from decimal import ROUND_HALF_EVEN, Decimal
 
+from finops.contracts.selectors import ContractStatus, contract_statuses
 from finops.core import display
 from finops.models import Contract
-from finops.selectors.contracts import ContractStatus, contract_statuses
 
 
 def subject(status: ContractStatus) -> str:

@@ -2,9 +2,9 @@
 today or ahead crosses a threshold of `notice_alert_days` when the deadline is that many days away or fewer.
 Thresholds crossed together say one thing: the smallest, most urgent one is sent, the larger ones kept superseded."""
 
+from finops.contracts.selectors import ContractStatus
 from finops.core import display
 from finops.models import AlertEvent, AlertKind
-from finops.selectors.contracts import ContractStatus
 
 from .contract_figures import contract_details, subject
 from .events import event_raise, keep_last_only

@@ -2,8 +2,8 @@
 with at least a quarter of the term left; `contract_overage` (threshold OVERAGE_THRESHOLD): some period projected
 above its commitment. Each once per term."""
 
+from finops.contracts.selectors import ContractStatus
 from finops.models import AlertEvent, AlertKind
-from finops.selectors.contracts import ContractStatus
 
 from .contract_figures import contract_details, subject, whole
 from .events import event_raise

@@ -5,8 +5,8 @@ its status: contract_notice.py (a notice deadline ahead), contract_risk.py (shor
 
 import datetime as dt
 
+from finops.alerts.services.spend_changes import SpendChange
 from finops.models import AlertEvent, AlertKind
-from finops.services.spend_changes import SpendChange
 
 from . import contract_notice, contract_risk
 from .contract_figures import open_statuses

@@ -7,8 +7,8 @@ several workers at once, raises each event once; a new period is a new period_st
 
 import datetime as dt
 
+from finops.alerts.services.spend_changes import SpendChange
 from finops.models import AlertEvent
-from finops.services.spend_changes import SpendChange
 
 from . import caps, contracts, outcomes, sources, spikes, unpriced
 from .events import today_utc

@@ -11,11 +11,11 @@ neither over nor under: it raises nothing.
 
 import datetime as dt
 
+from finops.alerts.services.spend_changes import SpendChange
 from finops.core import display
 from finops.core.months import month_of, next_month
 from finops.models import AlertEvent, AlertKind, DailySpend, MonthlySpend, Workload
-from finops.selectors import outcomes
-from finops.services.spend_changes import SpendChange
+from finops.performance.selectors import outcomes
 
 from .events import event_raise
 

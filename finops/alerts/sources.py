@@ -4,10 +4,10 @@ import datetime as dt
 
 from django.utils import timezone
 
+from finops.alerts.services.spend_changes import SpendChange
 from finops.core import display
 from finops.models import Account, AlertEvent, AlertKind, IngestRun
 from finops.selectors.account_status import AccountStatus, account_statuses, deciding_runs
-from finops.services.spend_changes import SpendChange
 
 from .events import event_raise
 

@@ -1,12 +1,12 @@
 """`spend_spike`: a workload's (or the unattributed group's) day far above its usual (the method:
-finops.selectors.spikes)."""
+finops.alerts.selectors.spikes)."""
 
 import datetime as dt
 
+from finops.alerts.selectors.spikes import METHOD, K, Spike, spikes_find
+from finops.alerts.services.spend_changes import SpendChange
 from finops.core import display
 from finops.models import AlertEvent, AlertKind, Workload
-from finops.selectors.spikes import METHOD, K, Spike, spikes_find
-from finops.services.spend_changes import SpendChange
 
 from .events import event_raise
 

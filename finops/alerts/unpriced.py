@@ -4,11 +4,11 @@ import datetime as dt
 
 from django.db.models import Min
 
+from finops.alerts.services.spend_changes import SpendChange
 from finops.core import display
 from finops.models import AlertEvent, AlertKind, DailySpend
 from finops.models.usage import CostBasis
 from finops.selectors.spend import TOKEN_SUM
-from finops.services.spend_changes import SpendChange
 
 from .events import event_raise
 

@@ -7,7 +7,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from finops.core import access
-from finops.services.reported_rows import BatchInvalid
+from finops.performance.services.reported_rows import BatchInvalid
 
 PAGINATION = {"limit", "offset"}
 

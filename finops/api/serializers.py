@@ -342,13 +342,13 @@ class ChosenChannelSerializer(serializers.Serializer):
 
 
 def chosen_channels(owner) -> list[dict]:
-    from finops.services.channels import channels_chosen
+    from finops.alerts.services.channels import channels_chosen
 
     return [{"id": c.id, "name": c.name} for c in channels_chosen(owner)]
 
 
 class CapWriteSerializer(serializers.Serializer):
-    """What a client sends to create or change a cap; finops.services.caps validates the values (the same rules
+    """What a client sends to create or change a cap; finops.alerts.services.caps validates the values (the same rules
     as the form and `apply_config`), this only parses the JSON types."""
 
     name = serializers.CharField(max_length=120)
@@ -438,8 +438,8 @@ class CapSerializer(serializers.Serializer):
     def from_status(status, user) -> dict:
         from django.conf import settings
 
+        from finops.alerts.services.caps import cap_target_identifier, webhook_shown
         from finops.core import access
-        from finops.services.caps import cap_target_identifier, webhook_shown
 
         cap = status.cap
         editor = access.can_write_cap(user, cap)

@@ -1,8 +1,12 @@
 from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 
-from . import channels, contracts, evals, focus, metrics, outcomes, scorecard, views
-from . import whatif as whatif_api
+from finops.alerts import api as channels
+from finops.contracts import api as contracts
+from finops.performance.api import evals, metrics, outcomes, scorecard
+from finops.whatif import api as whatif_api
+
+from . import focus, views
 
 # DRF authenticates API requests itself (token or session); the login redirect is for pages only.
 api = login_not_required

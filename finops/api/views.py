@@ -15,14 +15,14 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from finops.api.outcomes import CostPerOutcomeQuerySerializer, CostPerOutcomeSerializer
+from finops.alerts.selectors.caps import cap_statuses
+from finops.alerts.services import caps as cap_service
 from finops.core import access
 from finops.models import Account, AttributionRule, CostBasis, IngestRun, MonthlySpend, Provider, ReattributionJob
-from finops.selectors import outcomes as outcome_selectors
+from finops.performance.api.outcomes import CostPerOutcomeQuerySerializer, CostPerOutcomeSerializer
+from finops.performance.selectors import outcomes as outcome_selectors
 from finops.selectors import spend, spend_report
-from finops.selectors.caps import cap_statuses
 from finops.selectors.rules import rule_preview
-from finops.services import caps as cap_service
 from finops.services import rules as rule_service
 from finops.services.accounts import AccountInvalid, account_focus_services_set
 from finops.views.period import today_utc

@@ -1,19 +1,20 @@
 """Domain models, one module per domain (docs/architecture.md module map)."""
 
-from .alerts import AlertEvent, AlertKind, AlertMute, AlertSubscription, Notification
+from finops.alerts.models.alerts import AlertEvent, AlertKind, AlertMute, AlertSubscription, Notification
+from finops.alerts.models.caps import Cap, CapPeriod, CapScope
+from finops.alerts.models.channels import Channel, ChannelKind
+from finops.contracts.models import CommitmentBasis, Contract, ContractTerm
+from finops.performance.models.outcomes import OutcomeBatch, OutcomeCount
+from finops.reports.models import ReportDelivery, ReportDocument, ReportSendAttempt, ReportSnapshot, ReportSubscription
+from finops.whatif.models import ModelFamily, Offering, RoutingPolicy
+
 from .attribution import AttributionRule, ReattributionJob
 from .audit import AuditEntry
 from .cache_hits import GatewayCacheHit
-from .caps import Cap, CapPeriod, CapScope
-from .channels import Channel, ChannelKind
-from .contracts import CommitmentBasis, Contract, ContractTerm
 from .monthly import MonthlySpend
-from .offerings import ModelFamily, Offering, RoutingPolicy
 from .org import Membership, Team, User, Workload
-from .outcomes import OutcomeBatch, OutcomeCount
 from .performance import DailyPerformance, EvalScore, MetricKind, MonthlyPerformance, ReportedPerformance
 from .pricing import FxRate, ModelPrice
-from .reports import ReportDelivery, ReportDocument, ReportSendAttempt, ReportSnapshot, ReportSubscription
 from .sources import Account, ConnectorKind, IngestRun, Provider
 from .tokens import ApiToken
 from .usage import ChargeCategory, CostBasis, DailySpend, LineSignature, TagSet, UsageLine

@@ -26,7 +26,7 @@ API_CONNECTORS = {
 # before the account was connected). The file is read by that file connector's reader (ingest/connectors/registry.py).
 BACKFILL_FILES = {ConnectorKind.LITELLM_API: ConnectorKind.GATEWAY_LOG}
 # Every scheduled pull re-reads the last LOOKBACK_DAYS days (ingest.windows), so a day is settled once a pull has
-# run that many days after it: a month's report is "provisional" until then (finops.selectors.tco_sections).
+# run that many days after it: a month's report is "provisional" until then (finops.reports.selectors.tco_sections).
 LOOKBACK_DAYS = 3
 FILE_CONNECTORS = [kind.value for kind in ConnectorKind if kind not in API_CONNECTORS or kind in BACKFILL_FILES]
 

@@ -24,9 +24,9 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
+from finops.alerts.selectors.spikes import BASELINE_DAYS
 from finops.core import display
 from finops.models import AlertEvent, Workload
-from finops.selectors.spikes import BASELINE_DAYS
 
 
 def site_link(path: str) -> str:
@@ -176,7 +176,7 @@ def source_context(event: AlertEvent) -> dict:
 
 
 def contract_status_today(event: AlertEvent):
-    from finops.selectors.contracts import contract_status
+    from finops.contracts.selectors import contract_status
 
     return contract_status(event.contract, today=today_utc())
 

@@ -1,7 +1,7 @@
 """Who is told about an event (issue 25): only channels say. The channels its cap, contract or workload chose, else
 its team's default channels, else the organisation's default channels, each only for the alert kinds it takes
 (`event_channels`). No recipient is written here: who hears what nobody chose is the default channels' rows
-(finops/services/channels.py, ORGANISATION_DEFAULTS and TEAM_DEFAULT), which an admin edits like any channel.
+(finops/alerts/services/channels.py, ORGANISATION_DEFAULTS and TEAM_DEFAULT), which an admin edits like any channel.
 
 An email channel names addresses and roles, expanded for the event: `role:team_leads` the leads of the event's
 team (the cap's owning team; an event about no team: the admins), `role:finance`, `role:admins`,

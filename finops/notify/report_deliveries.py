@@ -35,6 +35,7 @@ from django.db import connection, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from finops.contracts.selectors import add_months
 from finops.core import access
 from finops.core.months import month_of
 from finops.models import ReportDelivery, ReportSendAttempt, ReportSnapshot, ReportSubscription, User
@@ -44,10 +45,9 @@ from finops.notify.email import message_send
 from finops.notify.outbox import Outbox
 from finops.notify.report_restated import restated_context, restated_deliveries_create, restatements
 from finops.reports.restatement import diff
-from finops.selectors.contracts import add_months
-from finops.selectors.tco_report import TcoReport, tco_report
-from finops.services.report_subscriptions import subscriptions_default_ensure
-from finops.services.reports import report_publish
+from finops.reports.selectors.tco_report import TcoReport, tco_report
+from finops.reports.services.reports import report_publish
+from finops.reports.services.subscriptions import subscriptions_default_ensure
 
 log = logging.getLogger(__name__)
 

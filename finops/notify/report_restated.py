@@ -25,15 +25,15 @@ import logging
 from django.db import connection, transaction
 from django.db.models import OuterRef, Subquery
 
+from finops.contracts.selectors import add_months
 from finops.core import display
 from finops.core.months import month_of
 from finops.models import ReportDelivery, ReportSnapshot, ReportSubscription
 from finops.notify import emails
 from finops.reports.restatement import diff
+from finops.reports.selectors.tco_report import TcoReport, restated_sources, tco_report
+from finops.reports.services.reports import report_publish
 from finops.reports.tco_tables import TITLES
-from finops.selectors.contracts import add_months
-from finops.selectors.tco_report import TcoReport, restated_sources, tco_report
-from finops.services.reports import report_publish
 
 log = logging.getLogger(__name__)
 

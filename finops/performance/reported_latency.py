@@ -20,7 +20,7 @@ No queries here; problems are appended as "field: …" for the caller to number 
 
 from dataclasses import dataclass
 
-from finops.services.reported_rows import LATENCY_MAX_MS, milliseconds, whole
+from finops.performance.services.reported_rows import LATENCY_MAX_MS, milliseconds, whole
 
 from .latency import ALPHA, MIN_MS, VERSION, LatencyDistribution, bucket_of
 

@@ -479,8 +479,8 @@ TARGET_COLOUR = "#e0413a"
 def cost_per_outcome_trend(
     points: list[dict], *, unit: str, currency: str, target: Decimal | None = None, monthly: bool = False
 ) -> dict:
-    """Cost per outcome by day (by month with `monthly`; points: finops.selectors.outcomes.trend). A point with
-    no outcomes or an unknown cost is a gap in the line (null), never a 0; the target, where set, a flat line."""
+    """Cost per outcome by day (by month with `monthly`; points: finops.performance.selectors.outcomes.trend). A point
+    with no outcomes or an unknown cost is a gap in the line (null), never a 0; the target, where set, a flat line."""
     x = [p["point"].isoformat() for p in points]
     trace = {
         "name": f"Cost per {unit or 'outcome'}",
@@ -524,8 +524,8 @@ SLA_COLOUR = "#e0413a"
 
 
 def daily_p99(points: list[dict], *, sla_seconds: Decimal | None) -> dict:
-    """A workload's p99 end-to-end latency by day (points: finops.selectors.workload_performance.daily_p99, each
-    day's p99 from that day's merged distribution) against its SLA, where set, as a flat line. A day with no timed
+    """A workload's p99 end-to-end latency by day (points: finops.performance.selectors.workload_performance.daily_p99,
+    each day's p99 from that day's merged distribution) against its SLA, where set, as a flat line. A day with no timed
     requests is a gap, never a 0."""
     from finops.core.display import count, duration  # here, not at the top: this module only adds functions (issue 12)
 

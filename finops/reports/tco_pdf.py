@@ -208,7 +208,7 @@ def snapshot_pdf(snapshot) -> bytes:
     read back. The email, its preview, the download and `manage.py tco_report` all take it from here. Two senders
     laying it out at once store the first one's; both send the bytes stored."""
     from finops.models import ReportDocument
-    from finops.selectors.tco_report import TcoReport
+    from finops.reports.selectors.tco_report import TcoReport
 
     if snapshot.pk is None:  # a preview of what publishing would send: nothing to keep
         return report_pdf(TcoReport.from_json(snapshot.figures), snapshot=snapshot)

@@ -1,8 +1,8 @@
-"""The routing savings as table rows (finops.reports.whatif_tables.SAVINGS): the Savings page, its CSV and the
+"""The routing savings as table rows (finops.whatif.tables.SAVINGS): the Savings page, its CSV and the
 monthly TCO report read the same rows; and the Savings page's report, precomputed (issue 28: its p95 ≤ 200 ms at
 10M lines).
 
-The page's report is finops.selectors.whatif.savings over the whole organisation (every workload, the last 30
+The page's report is finops.whatif.selectors.savings over the whole organisation (every workload, the last 30
 days), computed once and kept in the cache under a fingerprint of everything it reads (finops.selectors.
 whatif_inputs), then narrowed to the workloads the user sees: a member's report is the organisation's rows of their
 teams' workloads, the same figures savings(user, today) computes (each part is one workload's, priced the same
@@ -17,9 +17,8 @@ from decimal import Decimal
 from django.core.cache import cache
 
 from finops.core import access, display
-
-from .whatif import SavingsReport, basis_words, savings
-from .whatif_inputs import fingerprint
+from finops.whatif.inputs import fingerprint
+from finops.whatif.selectors import SavingsReport, basis_words, savings
 
 VERDICT = {True: "Meets", False: "Fails", None: "Unknown"}
 

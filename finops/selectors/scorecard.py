@@ -39,10 +39,10 @@ from finops.core import access, display
 from finops.core.reporting_period import LATEST, resolve
 from finops.models import MonthlyPerformance, MonthlySpend, Workload
 from finops.performance.measures import Performance
+from finops.performance.selectors import outcomes as outcome_selectors
+from finops.performance.selectors.evals import quality_by
 
-from . import outcomes as outcome_selectors
 from . import spend
-from .evals import quality_by
 from .performance import day_hours, is_batch, workload_verdict
 from .performance_totals import performance_totals
 
@@ -315,7 +315,7 @@ def workload_rows(
     team=None,
 ) -> list[dict]:
     """The scorecard's rows over any span (a quarter here, a month in the TCO report): per workload with activity
-    in `span` or `compare`, its figures (row keys = the Table spec's, finops.reports.scorecard_tables), the changes,
+    in `span` or `compare`, its figures (row keys = the Table spec's, finops.performance.tables.scorecard), the changes,
     and `previous` (the comparison span's Figures)."""
     workloads = access.visible_workloads(user)
     if team is not None:

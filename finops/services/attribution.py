@@ -19,12 +19,12 @@ from django.db import connection, transaction
 from django.db.models import BigIntegerField, Case, Count, F, Q, QuerySet, Value, When
 from django.db.models.functions import Coalesce, TruncDate
 
+from finops.alerts.services.spend_changes import spend_changed
 from finops.models import AttributionRule, LineSignature, UsageLine, Workload
 from finops.selectors.rules import glob_to_regex, rule_q
 
 from .rollup_rows import day_chunks
 from .rollups import rollup_rebuild
-from .spend_changes import spend_changed
 
 
 class RuleMatcher:

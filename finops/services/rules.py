@@ -6,13 +6,13 @@ from django.db.models import F
 from django.utils import timezone
 
 from finops import tasks  # services import tasks; tasks import services inside their bodies
+from finops.alerts.services.spend_changes import spend_changed
 from finops.core.text import storable
 from finops.models import AttributionRule, AuditEntry, ReattributionJob
 
 from .attribution import Reattribution, history_reattribute
 from .audit import audit_record
 from .rollups import rollups_vacuum
-from .spend_changes import spend_changed
 
 FIELDS = ("workload", "priority", "account", "provider", "project", "api_key", "user", "model", "tags")
 

@@ -35,7 +35,7 @@ def navigation(request):
     items.append(("Savings", reverse("savings")))
     items.append(
         ("Alerts", reverse("alert-list"))
-    )  # everyone: members see their teams' alerts (finops.selectors.alerts)
+    )  # everyone: members see their teams' alerts (finops.alerts.selectors.alerts)
     current = request.path
     period = period_from_request(request)  # the spend pages keep the chosen period while moving between them
     return {

@@ -10,20 +10,23 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
+from finops.alerts.selectors.caps import team_caps
+from finops.alerts.views.caps import cap_cards
 from finops.core import access, display
 from finops.models import Account, CapScope, MonthlySpend, Provider, Workload
-from finops.reports import charts, performance_tables, whatif_tables
+from finops.performance.selectors import outcomes, workload_performance
+from finops.performance.tables import performance as performance_tables
+from finops.reports import charts
 from finops.reports import spend_tables as specs
-from finops.selectors import outcomes, spend, workload_performance
+from finops.selectors import spend
 from finops.selectors.cache_hits import cache_savings
-from finops.selectors.caps import team_caps
 from finops.selectors.freshness import source_freshness
 from finops.selectors.performance import is_batch
 from finops.selectors.reconciliation import reconciliation
 from finops.selectors.shared_charges import METHOD as SHARED_METHOD
 from finops.selectors.shared_charges import shared_charges
+from finops.whatif import tables as whatif_tables
 
-from .caps import cap_cards
 from .period import period_from_request, picker_context, today_utc, with_period
 from .tables import csv_requested
 
@@ -466,7 +469,7 @@ def provider_list(request):
 
 def _same_weights(user, scope, model_rows: list[dict]) -> list[dict]:
     """The families this provider served in the period, across every provider (issue 13)."""
-    from finops.selectors.whatif import family_comparison, family_map
+    from finops.whatif.selectors import family_comparison, family_map
 
     start, end = scope.period.span()
     mapping = family_map()

@@ -6,7 +6,7 @@ import pytest
 
 from finops.models import ReportSubscription
 from finops.notify.report_deliveries import unsubscribe_token
-from finops.services.report_subscriptions import subscription_add
+from finops.reports.services.subscriptions import subscription_add
 from tests.conftest import PASSWORD
 
 from .conftest import sign_in

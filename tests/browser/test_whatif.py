@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from finops.models import Provider
-from finops.services.offerings import offering_upsert
+from finops.whatif.services import offering_upsert
 from tests.conftest import PASSWORD
 from tests.whatif_helpers import gpt_oss_offerings, import_groq_traffic
 

@@ -16,6 +16,8 @@ from django.urls import reverse
 from demo.exports import FIRST_MONTH_CREDIT, TAX_RATE
 from demo.generate import RAMP_DAYS, SERIES, UNPRICED_MODEL, WINDOW_DAYS, price_change_day
 from demo.load import CAP_BREACHING_TEAM, DEMO_PASSWORD, FORECAST_TEAMS, SUGGESTED_MONTHLY_CAP_USD
+from finops.alerts.selectors.caps import cap_status
+from finops.contracts.selectors import contract_status, renewals_ahead
 from finops.models import (
     Account,
     AlertEvent,
@@ -33,8 +35,6 @@ from finops.models import (
     Workload,
 )
 from finops.selectors.cache_hits import cache_savings
-from finops.selectors.caps import cap_status
-from finops.selectors.contracts import contract_status, renewals_ahead
 from finops.selectors.prices import PriceBook, Tokens, cost_from_price
 from tests.sqlite_databases import DEMO_URL, demo_sqlite, manage
 

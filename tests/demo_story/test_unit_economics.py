@@ -12,8 +12,8 @@ from django.db.models.functions import TruncDate
 
 from demo.generate import LOG_RECORDS, UNPRICED_MODEL, WINDOW_DAYS
 from finops.models import AlertEvent, CostBasis, DailySpend, MonthlySpend, OutcomeCount, UsageLine, Workload
+from finops.performance.selectors.workload_performance import workload_section
 from finops.selectors.prices import PriceBook, Tokens, cost_from_price
-from finops.selectors.workload_performance import workload_section
 from tests.demo_helpers import LAST_DAY, TODAY
 
 FIRST_DAY = LAST_DAY - dt.timedelta(days=WINDOW_DAYS - 1)
@@ -91,7 +91,7 @@ def test_the_demo_batch_workload_overruns_its_window_on_one_day(loaded):
 
 
 def test_the_demo_reports_outcomes_for_five_workloads_at_plausible_costs_per_outcome(loaded):
-    from finops.selectors import outcomes
+    from finops.performance.selectors import outcomes
 
     reporting = Workload.objects.filter(outcomes__isnull=False).exclude(outcome_unit="").distinct()
     assert reporting.count() >= 5
@@ -118,7 +118,7 @@ def test_the_support_agent_is_over_its_cost_per_outcome_target_in_the_last_compl
     assert event.title.startswith("Support agent: $0.6") and event.title.endswith(
         " per ticket resolved in October 2026, over its $0.50 target"
     )
-    from finops.selectors import outcomes
+    from finops.performance.selectors import outcomes
 
     september = outcomes.for_workload(
         DailySpend.objects.all(),
@@ -137,7 +137,7 @@ def test_the_demo_scores_quality_of_five_workloads_and_reports_metrics_one_sourc
     p99), document extraction as percentiles only."""
     from demo.evals import SCORES
     from finops.models import EvalScore, ReportedPerformance
-    from finops.selectors.evals import quality_by
+    from finops.performance.selectors.evals import quality_by
     from finops.selectors.performance import latency_verdict, performance_by
 
     q4, q3 = (dt.date(2026, 10, 1), dt.date(2027, 1, 1)), (dt.date(2026, 7, 1), dt.date(2026, 10, 1))
@@ -161,7 +161,7 @@ def test_the_demo_scores_quality_of_five_workloads_and_reports_metrics_one_sourc
 
 
 def test_the_demo_savings_page_has_a_saving_to_take_from_routing_to_a_cheaper_offering(loaded):
-    from finops.selectors.whatif import savings
+    from finops.whatif.selectors import savings
 
     report = savings(None, TODAY)
     assert report.saving_total > 0 and report.saving_share > 0
@@ -179,8 +179,8 @@ def test_no_demo_workload_shows_an_implausible_per_request_figure(loaded):
     sanity flag, and today's latency per request under IMPLAUSIBLE_SECONDS (a 3,000-token test suite at Kimi's
     34 tokens/s takes ~90 s: slow, and real). Bedrock's FOCUS export counts no requests,
     so its workloads say so rather than price a request they cannot see."""
-    from finops.selectors.whatif import what_if
     from finops.whatif.calculator import IMPLAUSIBLE_SECONDS, ProfileInvalid
+    from finops.whatif.selectors import what_if
 
     priced = 0
     for workload in Workload.objects.order_by("slug"):
@@ -204,7 +204,7 @@ def test_the_support_agents_nightly_summaries_cost_half_on_the_same_model_s_batc
     Vertex and Bedrock at their effective prices from its own traffic; its nightly summaries, which can wait for
     the morning, cost half on a batch tier of the same model (Anthropic's, Bedrock's or Vertex's at the same
     price), passing every gate; the Savings page shows it."""
-    from finops.selectors.whatif import savings, what_if
+    from finops.whatif.selectors import savings, what_if
 
     agent = what_if(None, today=TODAY, workload="support-agent")
     own = [r for r in agent.results if r.group_name == "same model" and r.tier == "standard"]
@@ -258,7 +258,7 @@ def test_the_measured_speed_shown_is_that_of_the_raw_requests_of_the_demo_log(lo
     """The provider page's "Measured speed" (p50 and p99 end to end, p50 time to first token, output speed) against
     the demo's own log read with csv: percentiles within the stated 1 %, sums exact (issue 23: merged in SQL)."""
     from finops.models import Account
-    from finops.selectors.workload_performance import provider_speed
+    from finops.performance.selectors.workload_performance import provider_speed
 
     account = Account.objects.get(connector="gateway_log", provider__slug=provider)
     start, end = TODAY - dt.timedelta(days=30), TODAY

@@ -16,8 +16,8 @@ from django.conf import settings as django_settings
 from django.test import override_settings
 from django.utils import timezone
 
+from finops.alerts.services.channels import cap_channels_sync, channel_save
 from finops.models import Account, ChannelKind, IngestRun
-from finops.services.channels import cap_channels_sync, channel_save
 from tests.conftest import reseed_reference_data, stored_cap
 from tests.fakes.provider_server import FakeProviderServer
 from tests.fakes.smtp_server import FakeSmtpServer

@@ -20,10 +20,10 @@ from django.conf import settings
 from django.utils import timezone
 
 from finops.celery import app as celery_app
+from finops.contracts.selectors import add_months
 from finops.core.months import month_of
 from finops.models import ReportDelivery, ReportSendAttempt, ReportSnapshot, ReportSubscription, User
-from finops.selectors.contracts import add_months
-from finops.services.report_subscriptions import subscriptions_default_ensure
+from finops.reports.services.subscriptions import subscriptions_default_ensure
 from tests.conftest import make_user, reseed_reference_data
 from tests.fakes.smtp_server import FakeSmtpServer
 from tests.report_helpers import two_months_of_support_usage

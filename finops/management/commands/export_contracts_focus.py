@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
+from finops.contracts.focus_export import write_focus_csv
 from finops.models import Contract
-from finops.reports.contracts_focus import write_focus_csv
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from finops.services.outcomes import CSV_COLUMNS, OutcomesInvalid, outcomes_import_csv
+from finops.performance.services.outcomes import CSV_COLUMNS, OutcomesInvalid, outcomes_import_csv
 
 
 class Command(BaseCommand):

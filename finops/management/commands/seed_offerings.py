@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from finops.services.offerings import SEED_PATH, offerings_seed
+from finops.whatif.services import SEED_PATH, offerings_seed
 
 
 class Command(BaseCommand):

@@ -8,7 +8,7 @@ from django.utils import timezone
 from finops.core import access
 from finops.models import ReportSnapshot, User
 from finops.reports import tco_formats
-from finops.selectors.tco_report import MonthError, TcoReport, report_month, tco_report
+from finops.reports.selectors.tco_report import MonthError, TcoReport, report_month, tco_report
 
 FORMATS = ("html", "pdf", "csv", "xlsx")
 

@@ -3,9 +3,9 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from finops.core import display
-from finops.selectors.whatif import what_if
 from finops.views.period import today_utc
 from finops.whatif.calculator import OPTIONS, ProfileInvalid, parse_options
+from finops.whatif.selectors import what_if
 
 
 def option_name(field: str) -> str:

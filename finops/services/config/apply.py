@@ -16,13 +16,13 @@ import yaml
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from finops.alerts.services.spend_changes import spend_changed
 from finops.core.modelids import normalise_model
 from finops.models import FxRate, ModelPrice, Provider, Team, Workload
 from finops.services.accounts import account_apply
 from finops.services.attribution import Reattribution, workload_team_sync
 from finops.services.audit import audit_source
 from finops.services.prices import CATALOG_EFFECTIVE_FROM
-from finops.services.spend_changes import spend_changed
 from finops.services.users import user_apply
 
 from . import offerings as offering_config
@@ -281,7 +281,7 @@ def _apply_workload(entry, environ, moved=lambda reattribution: None) -> str:
     }
     workload, outcome = _upsert(Workload, {"slug": entry["slug"]}, values)
     if entry["channels"] is not None:
-        from finops.services.channels import channels_choose, channels_chosen, channels_resolve
+        from finops.alerts.services.channels import channels_choose, channels_chosen, channels_resolve
 
         try:
             chosen = channels_resolve(entry["channels"], by=None)

@@ -1,4 +1,4 @@
-"""The `caps:` section: each entry creates or updates the cap of that name through finops.services.caps (the
+"""The `caps:` section: each entry creates or updates the cap of that name through finops.alerts.services.caps (the
 same validation as the form and the API). Caps absent from the file are left as they are.
 
 The webhook's signing secret comes from the environment variable `webhook_secret_env` names; without one, a cap
@@ -8,10 +8,10 @@ an export changes nothing."""
 
 from collections.abc import Mapping
 
+from finops.alerts.services.caps import CapInvalid, cap_create, cap_snapshot, cap_target_identifier, cap_update
+from finops.alerts.services.channels import channels_chosen
 from finops.core import crypto
 from finops.models import Account, Cap, Provider, Team, Workload
-from finops.services.caps import CapInvalid, cap_create, cap_snapshot, cap_target_identifier, cap_update
-from finops.services.channels import channels_chosen
 
 
 def chosen_ids(owner) -> list[int]:

@@ -1,5 +1,5 @@
 """The `contracts:` section: each entry creates, updates or renews the contract of that name through
-finops.services.contracts (the same validation as the API). Contracts absent from the file are left as they are.
+finops.contracts.services (the same validation as the API). Contracts absent from the file are left as they are.
 
 Which write an entry makes, for a contract that exists (docs/config.md):
 - its `start` is on or after the current term's `end`: the file describes the NEXT term, so the contract is
@@ -10,15 +10,15 @@ Which write an entry makes, for a contract that exists (docs/config.md):
 
 from decimal import Decimal
 
-from finops.models import Contract
-from finops.services.channels import channels_chosen
-from finops.services.contracts import (
+from finops.alerts.services.channels import channels_chosen
+from finops.contracts.services import (
     ContractInvalid,
     contract_create,
     contract_renew,
     contract_snapshot,
     contract_update,
 )
+from finops.models import Contract
 
 from .caps import chosen_ids
 

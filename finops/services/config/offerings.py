@@ -1,4 +1,4 @@
-"""The `families:`, `offerings:` and `routing:` sections (issue 13), applied through finops.services.offerings (the
+"""The `families:`, `offerings:` and `routing:` sections (issue 13), applied through finops.whatif.services (the
 same writes as the admin forms). docs/config.md describes them.
 
     families: [{slug: llama-3.3-70b, name: Llama 3.3 70B, aliases: [llama3-3-70b-instruct, llama3.3-70b]}]
@@ -16,7 +16,7 @@ from decimal import Decimal
 
 from finops.core.modelids import normalise_model
 from finops.models import ModelFamily, Offering, Provider, RoutingPolicy, Workload
-from finops.services.offerings import (
+from finops.whatif.services import (
     FIGURE_FIELDS,
     OfferingInvalid,
     family_upsert,

@@ -186,7 +186,7 @@ class CapEntry(StrictSerializer):
 
 
 class ContractEntry(StrictSerializer):
-    """Types only; finops.services.contracts validates the values (the same rules as the API)."""
+    """Types only; finops.contracts.services validates the values (the same rules as the API)."""
 
     name = serializers.CharField(max_length=120)
     provider = serializers.SlugField()

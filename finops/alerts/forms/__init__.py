@@ -1,0 +1,1 @@
+"""The cap and channel forms."""

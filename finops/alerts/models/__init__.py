@@ -1,0 +1,1 @@
+"""The alerts domain's tables: alert events and their notifications, caps, channels."""

@@ -1,0 +1,1 @@
+"""The alerts domain's reads: the alert list, a cap's status and forecast, the spike method."""

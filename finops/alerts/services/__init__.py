@@ -1,0 +1,1 @@
+"""The alerts domain's writes: mutes and subscriptions, caps, channels, and the one spend-changed signal."""

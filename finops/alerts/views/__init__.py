@@ -1,0 +1,1 @@
+"""The alert, cap and channel pages."""

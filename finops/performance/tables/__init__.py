@@ -1,0 +1,1 @@
+"""The scorecard's and the performance section's tables, each defined once (finops.reports.tables)."""

@@ -1,0 +1,1 @@
+"""The scorecard page and the outcome upload."""

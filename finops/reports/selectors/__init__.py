@@ -1,0 +1,1 @@
+"""Reads of the monthly report: the report itself, its sections, the subscriptions."""

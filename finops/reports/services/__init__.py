@@ -1,0 +1,1 @@
+"""Writes of the monthly report: publishing a month, subscriptions."""

@@ -1,0 +1,1 @@
+"""The report's page and files, and the subscriptions page."""
