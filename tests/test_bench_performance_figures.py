@@ -72,6 +72,7 @@ def _stored(model, period: str) -> dict:
     found = {}
     for row in model.objects.values(period, "account_id", "provider_id", "model", "workload_id", "team_id", *COLUMNS):
         key = tuple(row[name] for name in (period, "account_id", "provider_id", "model", "workload_id", "team_id"))
+        assert row["latency"] == sorted(row["latency"])  # what performance_totals' width_bucket relies on
         found[key] = {name: row[name] for name in COLUMNS} | {"latency": sorted(row["latency"] or [])}
     return found
 
