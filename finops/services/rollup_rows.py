@@ -67,9 +67,9 @@ class aggregate_settings:
     just written have no statistics yet, so the planner expects one row: it sorted them all on disk (4 s for 1M
     lines) where hashing them into a few hundred groups takes a fraction of that, and it joined them to their
     signatures by scanning the signature table once per line (72 s for 1M lines) where a hash join of the
-    few thousand signatures takes well under a second. JIT (issue 23): the disabled plan shapes price a statement
-    far above jit_above_cost, so each rebuild statement was compiled with inlining and optimisation — 0.4–0.5 s of
-    CPU per statement of the performance rollup on the 10M-line page bench, for a query that then runs ~3 s."""
+    few thousand signatures takes well under a second. JIT off here too, whatever DB_JIT says (finops/settings.py): the
+    disabled plan shapes price a statement far above jit_above_cost, and compiling a performance rollup statement
+    with inlining and optimisation took 0.4–0.5 s of CPU on the 10M-line page bench, for a query that runs ~3 s."""
 
     SETTINGS = {"work_mem": AGGREGATE_WORK_MEM, "enable_sort": "off", "enable_nestloop": "off", "jit": "off"}
 
