@@ -100,7 +100,8 @@ def _spans(raw) -> tuple[dt.date, dt.date]:
     """A span of whole months with edge days at both ends: read from MonthlyPerformance and DailyPerformance."""
     days = sorted({line[0] for line in raw})
     start, end = days[len(days) // 5], days[4 * len(days) // 5]
-    assert start.day != 1 and end.day != 1 and (end.year, end.month) > (start.year, start.month + 1)
+    start, end = (day + dt.timedelta(days=day.day == 1) for day in (start, end))  # mid-month edges, whatever today is
+    assert (end.year, end.month) > (start.year, start.month + 1)
     return start, end
 
 
