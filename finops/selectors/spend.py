@@ -238,8 +238,8 @@ def signed_sums(
     if (
         point != "day"
         and monthly is not None
-        and ((end - start).days > months_beyond_days or periods.plan(start, end, today=today).months)
-    ):  # issue 23: a period holding a whole month (last month, a quarter, 30 days late in a month) reads it monthly
+        and ((end - start).days > months_beyond_days or _whole_months(start, end))
+    ):
         parts = periods.parts(daily, monthly, start, end, today=today)
     else:
         parts = [(period(daily, start, end), 1)]
@@ -257,6 +257,14 @@ def signed_sums(
         signed += [(row, sign) for row in grouped.order_by()]
     names = keys + (("point",) if point else ())
     return [row for row in periods.add_up(signed, names, tuple(measures)) if row["lines"]]
+
+
+def _whole_months(start: dt.date, end: dt.date) -> bool:
+    """[start, end) is whole UTC months (last month, a quarter): one read of the monthly rollup (issue 23: the
+    overview of last month as an admin, 114k daily rows, 26–115 ms, against its month's rows, 5–9 ms). A shorter
+    period with partial months stays daily: the month minus its other days is three reads where one small one does
+    (a team's or a workload's last 30 days were slower on the bench that way)."""
+    return start.day == 1 and end.day == 1 and start < end
 
 
 def finish(row: dict) -> dict:
