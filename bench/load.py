@@ -44,8 +44,10 @@ PASSWORD = "bench-load-password-not-a-secret"
 
 
 def mix(today: dt.date) -> dict[str, str]:
-    """The six the issue names: overview, teams, Explore, /api/v1/spend, caps, scorecard."""
+    """The six the issue names: overview, teams, Explore, /api/v1/spend, caps, scorecard; and last month's report
+    (issue 23: a closed month's page is its published snapshot — publish_last_month)."""
     start = today - dt.timedelta(days=90)
+    last_month = (today.replace(day=1) - dt.timedelta(days=1)).replace(day=1)
     return {
         "overview": "/",
         "teams": "/teams/",
@@ -53,7 +55,24 @@ def mix(today: dt.date) -> dict[str, str]:
         "api spend": f"/api/v1/spend?start={start}&end={today}&group_by=team",
         "caps": "/caps/",
         "scorecard": "/scorecard/",
+        "report": f"/reports/{last_month:%Y-%m}/",
     }
+
+
+def publish_last_month(user, today: dt.date) -> dict:
+    """Last month's report published once (as finance would, or the monthly email's schedule), so that its page is
+    served from the snapshot as for any closed, published month."""
+    from finops.models import ReportSnapshot
+    from finops.selectors.tco_report import report_month, tco_report
+    from finops.services.reports import report_publish
+
+    month = report_month(None, today=today)
+    latest = ReportSnapshot.objects.filter(month=month).order_by("-version").first()
+    if latest is None:
+        started = time.perf_counter()
+        latest = report_publish(report=tco_report(user, month, today=today), by=None)
+        return {"month": month.isoformat(), "version": latest.version, "published_s": time.perf_counter() - started}
+    return {"month": month.isoformat(), "version": latest.version}
 
 
 def _free_port() -> int:
@@ -258,6 +277,7 @@ def run_bench(
     urls = mix(pages.today())
     results["urls"] = urls
     username, api_token = _bench_user()
+    results["report"] = publish_last_month(User.objects.get(username=username), pages.today())
     connection.close()  # the server's workers do the work from here
     server, base = start_server(workers, echo)
     try:

@@ -112,7 +112,7 @@ def test_team_and_workload_pages_show_unit_costs_and_download_them(client_as, sa
 def test_any_period_sums_equal_the_daily_rollup_summed_over_it(
     key, start, end, fiona, sam, openai_account, support_agent
 ):
-    """Short periods read daily rows; periods past a quarter read whole months from the monthly rollup and the
+    """Periods past a quarter, or holding a whole month, read whole months from the monthly rollup and the
     edges from daily rows. Either way every group's sums equal the daily rows summed over the period, for
     someone who sees everything and for a member (whose monthly rows are their teams' only)."""
     from django.db.models import Sum
@@ -163,8 +163,10 @@ def test_any_period_sums_equal_the_daily_rollup_summed_over_it(
             assert (
                 read[None]["cost"] is None and read[None]["unpriced_tokens"] > 0 and read[None]["usd_per_mtok"] is None
             )
+        # Whole months come from the monthly rollup: a long period's, and a period of whole months (issue 23).
         monthly_read = any(MonthlySpend._meta.db_table in q["sql"] for q in queries.captured_queries)
-        assert monthly_read == (period.days > spend.DAILY_READ_MAX_DAYS), key
+        whole_months = period.start.day == 1 and period.end.day == 1
+        assert monthly_read == (period.days > spend.DAILY_READ_MAX_DAYS or whole_months), key
 
 
 @pytest.mark.parametrize("key", ["last-30", "mtd", "last-month"])
@@ -199,3 +201,8 @@ def test_one_pass_by_day_gives_every_tiles_totals_exactly(key, fiona, sam, opena
         assert {name: spend.grid_totals(grid, *span) for name, span in spans.items()} == spend.period_totals(
             daily, spans
         ), (user, key)
+        # The forecast's days, when the grid holds them (issue 23: the overview reads them from it).
+        start, end = spend.forecast_days(today)
+        if min(s for s, _ in spans.values()) <= start:
+            assert spend.grid_daily_costs(grid, start, end) == spend.daily_costs(daily, start, end), (user, key)
+            assert spend.month_forecast(daily, today, grid=grid) == spend.month_forecast(daily, today), (user, key)

@@ -41,7 +41,7 @@ def test_the_demo_subscribes_the_cfo_publishes_november_leaves_a_restatement_and
     assert (cfo.email, cfo.active, cfo.day_of_month) == ("cfo@demo.example", True, 3)
     difference = (story["restated_cost"] - story["published_cost"]).quantize(Decimal("0.01"))
     assert difference > 0
-    text = client_as(ada).get("/reports/2026-11/").content.decode()
+    text = client_as(ada).get("/reports/2026-11/?live=1").content.decode()
     assert "No change since version 2 was published" in text and ">v1</a>" in text and ">v2</a>" in text
     (sent_version,) = re.findall(r'data-email="cfo@demo.example">.*?data-testid="version-sent">(.*?)</td>', text, re.S)
     # Loading the story again sent what it left due: cfo's one "restated" email of version 2 (the page says so).

@@ -11,6 +11,7 @@ from decimal import Decimal
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from finops.models import ReportSnapshot, User
 from finops.reports.selectors.tco_report import TcoReport, tco_report
@@ -68,14 +69,14 @@ def test_a_restated_month_shows_what_changed_while_the_published_version_stays_a
         "csv": reader.get("/reports/2026-10/report.csv?version=1").content,
         "pdf": pdf_text(reader.get("/reports/2026-10/report.pdf?version=1").content, tmp_path, "before"),
     }
-    assert "No change since version 1 was published" in page(reader, "/reports/2026-10/")
+    assert "No change since version 1 was published" in page(reader, "/reports/2026-10/?live=1")
 
     frozen.shift(dt.timedelta(hours=2))
     restate_october_10th(openai_account)  # the provider's corrected export, imported as any other
 
     live = tco_report(fiona, OCTOBER, today=FIFTH.date())
     assert live.summary["cost"] == Decimal("395.00")  # 387.50 − 12.50 + 20.00
-    text = page(reader, "/reports/2026-10/")
+    text = page(reader, "/reports/2026-10/?live=1")
     section = text[text.index('data-testid="restatement"') :]
     section = section[: section.index("</section>")]
     assert "Restated since version 1 was published" in section
@@ -105,7 +106,7 @@ def test_a_restated_month_shows_what_changed_while_the_published_version_stays_a
     assert reader.post("/reports/2026-10/publish")["Location"] == "/reports/2026-10/?version=2"
     v2 = ReportSnapshot.objects.get(version=2)
     assert TcoReport.from_json(v2.figures).summary["cost"] == Decimal("395.00") and v2.published_by == fiona
-    assert "No change since version 2 was published" in page(reader, "/reports/2026-10/")
+    assert "No change since version 2 was published" in page(reader, "/reports/2026-10/?live=1")
     assert (
         "$387.50" in page(reader, "/reports/2026-10/?version=1")
         and b"395" not in reader.get("/reports/2026-10/report.csv?version=1").content
@@ -120,7 +121,33 @@ def test_reimporting_the_same_export_restates_nothing(client_as, frozen, spend, 
 
     import_usage(openai_account, month_rows(OCTOBER, cost=Decimal("12.50"), tokens=1_200_000), "october-again.csv")
 
-    assert "No change since version 1 was published" in page(reader, "/reports/2026-10/")
+    assert "No change since version 1 was published" in page(reader, "/reports/2026-10/?live=1")
+
+
+def test_a_closed_published_month_renders_its_latest_version_without_recomputing(
+    client_as, frozen, spend, fiona, openai_account
+):
+    """Issue 23: the page of a closed month that was published is the latest published version, read from its
+    snapshot (no rollup read); the live figures, the restatement diff and publishing stay one link away."""
+    reader = client_as(fiona)
+    assert "Publish this report" in page(reader, "/reports/2026-10/")  # never published: live
+    reader.post("/reports/2026-10/publish")
+    page(reader, "/reports/2026-10/?version=1")  # shows the "Published …" message once
+    frozen.shift(dt.timedelta(hours=2))
+    restate_october_10th(openai_account)
+
+    with CaptureQueriesContext(connection) as queries:
+        text = page(reader, "/reports/2026-10/")
+    read = " ".join(q["sql"] for q in queries.captured_queries)
+    assert not any(table in read for table in ("finops_dailyspend", "finops_monthlyspend", "finops_usageline"))
+    assert text == page(reader, "/reports/2026-10/?version=1")  # the published figures: $387.50, not $395.00
+    assert "$387.50" in text and "$395.00" not in text and 'data-testid="live-link"' in text
+    assert "Publish version 2" not in text
+
+    live = page(reader, "/reports/2026-10/?live=1")
+    assert "Restated since version 1 was published" in live and "$395.00" in live and "Publish version 2" in live
+    # The current month is live whatever was published (it is not closed).
+    assert 'data-testid="published-version"' not in page(reader, "/reports/2026-11/")
 
 
 @pytest.mark.django_db(transaction=True)

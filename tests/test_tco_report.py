@@ -353,7 +353,7 @@ def test_publishing_from_the_page_stores_a_version_and_the_live_page_compares_wi
     assert snapshot.published_by == loaded["finance"]
     version = snapshot.version
     assert f"Published v{version}" in response.content.decode()
-    live = finance.get(reverse("report-month", args=["2026-10"])).content.decode()
+    live = finance.get(reverse("report-month", args=["2026-10"]) + "?live=1").content.decode()
     assert f"No change since version {version} was published" in live  # a restatement: tests/test_report_snapshots.py
     published = finance.get(reverse("report-month", args=["2026-10"]) + f"?version={version}").content.decode()
     assert 'data-testid="restatement"' not in published and f"Published v{version}" in published

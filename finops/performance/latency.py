@@ -189,6 +189,28 @@ def absorb_cells(e2e: "LatencyDistribution", ttft: "LatencyDistribution", cells)
             buckets[index] = buckets.get(index, 0) + count
 
 
+def absorb_cell_rows(e2e: "LatencyDistribution", ttft: "LatencyDistribution", rows: Iterable) -> None:
+    """absorb_cells over many rows' cells at once: the same counts, bucket by bucket, summed by numpy before they
+    reach the dicts (issue 23: the scorecard merges ~100k cells of 312 workloads; one Python step per cell took
+    ~50 ms of it). Sums are int64, exact: a bucket of any row counts < 2^40."""
+    import numpy as np  # here, as in cells_array: pages that merge a few rows need no numpy
+
+    cells = np.fromiter((c for row in rows if row for c in row), dtype=np.int64)
+    if not len(cells):
+        return
+    bins = cells >> COUNT_BITS
+    order = np.argsort(bins, kind="stable")
+    bins, counts = bins[order], cells[order] & COUNT_MASK
+    found, starts = np.unique(bins, return_index=True)
+    pair = (e2e, ttft)
+    for bin_, count in zip(found.tolist(), np.add.reduceat(counts, starts).tolist(), strict=True):
+        distribution, index = pair[bin_ >> 12], (bin_ & 0xFFF) - _INDEX_OFFSET
+        if index == ZERO_INDEX:
+            distribution.zero += count
+        else:
+            distribution.buckets[index] = distribution.buckets.get(index, 0) + count
+
+
 def merged(distributions: Iterable[LatencyDistribution]) -> LatencyDistribution:
     total = LatencyDistribution()
     for distribution in distributions:

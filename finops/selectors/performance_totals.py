@@ -1,9 +1,9 @@
 """Measured performance of many workloads over a few periods at once, merged where the rows are (issue 12's
 scorecard: hundreds of workloads, a quarter and the span it is compared with, ≤ 300 ms at 10M lines).
 
-The merge is finops.performance.measures's, not another one: every row is merged by Performance.absorb_columns (counts
-and
-sums add, distributions add their counts bucket by bucket, in place). What changes is the reading: one query for
+The merge is finops.performance.measures's: every row's counters by Performance.absorb_columns (counts and sums add, in
+place), its cells by finops.performance.latency.absorb_cell_rows (the same bucket-by-bucket sums, every row of a
+workload and span at once). What changes is the reading: one query for
 every span and every workload, in which Postgres drops each row's time-to-first-token cells before handing them
 over. The result is identical to merging with performance_by
 (tests/test_scorecard.py checks it).
@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from django.db import connection
 
-from finops.performance.latency import COUNT_BITS, TTFT
+from finops.performance.latency import COUNT_BITS, TTFT, absorb_cell_rows
 from finops.performance.measures import COLUMNS, Performance
 
 from .performance import month_split, performance_by
@@ -64,20 +64,29 @@ def performance_totals(
     rows = " UNION ALL ".join(parts)
     counters = ", ".join(f"r.{name}" for name in COLUMNS[:-1])
     with connection.cursor() as cursor:
-        # The stored Performance without its TTFT cells (a table of workloads shows none of it).
+        # The stored Performance without its TTFT cells (a table of workloads shows none of it). A rollup row's cells
+        # are sorted (the rollup gathers them with array_agg(… ORDER BY cell); migration 0025 sorted them too), and
+        # every end-to-end cell is below every TTFT cell, so the end-to-end ones are the array's head: width_bucket
+        # counts them by binary search (issue 23: unnesting each row's ~300 cells cost ~35 ms of the scorecard).
         cursor.execute(
             f"SELECT span, workload_id, provider_id, model, {counters}, "
-            f"ARRAY(SELECT c FROM unnest(r.latency) c WHERE c < {TTFT << (12 + COUNT_BITS)}) FROM ({rows}) r",
+            f"r.latency[1:width_bucket({(TTFT << (12 + COUNT_BITS)) - 1}::bigint, r.latency)] FROM ({rows}) r",
             params,
         )
         fetched = cursor.fetchall()
+    cells: dict[tuple[str, int], list] = {}
     for span, workload_id, provider_id, model, *stored in fetched:
         by_workload, by_model = found[span]
         key = (workload_id, provider_id, model)
         by_model[key] = by_model.get(key, 0) + stored[0] + stored[COLUMNS.index("summary_requests")]
         if workload_id not in by_workload:
             by_workload[workload_id] = Performance()
-        by_workload[workload_id].absorb_columns(stored)  # in place: one pass over the quarter's rows
+        cells.setdefault((span, workload_id), []).append(stored[-1])
+        stored[-1] = None  # the counters in place (one pass over the quarter's rows); the cells all at once below
+        by_workload[workload_id].absorb_columns(stored)
+    for (span, workload_id), rows in cells.items():
+        performance = found[span][0][workload_id]
+        absorb_cell_rows(performance.e2e, performance.ttft, rows)
     return found
 
 

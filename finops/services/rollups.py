@@ -6,11 +6,11 @@ from django.db import connection, transaction
 from django.db.models import Count, F, Sum
 from django.db.models.functions import TruncDate
 
-from finops.models import DailySpend, LineSignature, MonthlySpend, UsageLine
+from finops.models import DailyPerformance, DailySpend, LineSignature, MonthlyPerformance, MonthlySpend, UsageLine
 
 from .monthly_rollup import monthly_rollup_rebuild
 from .performance_rollup import performance_rollup_rebuild
-from .rollup_rows import AGGREGATE_WORK_MEM, day_chunks, insert_select, limited
+from .rollup_rows import aggregate_settings, day_chunks, insert_select, limited
 
 # Rollup dimension -> the usage-line column it is read from (workload and team: the line's signature's);
 # the order is the INSERT's column order.
@@ -55,7 +55,7 @@ def rollup_rebuild(
     """
     if workload_ids is not None and not workload_ids:
         return
-    with _aggregate_memory():
+    with aggregate_settings():  # finops.services.rollup_rows: the planner settings of a rebuild, restored after it
         for first, last in day_chunks(days):
             _rebuild_range(first, last, account_ids, workload_ids)
         # Latency moves with spend: the same days, accounts and workloads (issue 12). Under the same settings: its
@@ -64,34 +64,6 @@ def rollup_rebuild(
         performance_rollup_rebuild(days=days, account_ids=account_ids, workload_ids=workload_ids)
     # The months of those days, re-summed from the daily rows just written, in this transaction.
     monthly_rollup_rebuild(days=days, account_ids=account_ids, workload_ids=workload_ids)
-
-
-class _aggregate_memory:
-    """Postgres, for the rebuild only (restored after it; SET LOCAL would last to the end of the caller's
-    transaction): a hash aggregate's worth of work_mem, no sort and no nested loop. Lines an import has just
-    written have no statistics yet, so the planner expects one row: it sorted them all on disk (4 s for 1M
-    lines) where hashing them into a few hundred groups takes a fraction of that, and it joined them to their
-    signatures by scanning the signature table once per line (72 s for 1M lines) where a hash join of the
-    few thousand signatures takes well under a second."""
-
-    SETTINGS = {"work_mem": AGGREGATE_WORK_MEM, "enable_sort": "off", "enable_nestloop": "off"}
-
-    def __enter__(self):
-        self.previous = None
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                self.previous = {name: self._set(cursor, name, value) for name, value in self.SETTINGS.items()}
-
-    def __exit__(self, exc_type, exc, tb):
-        if self.previous is not None and exc_type is None:  # after an error the rollback restores them
-            with connection.cursor() as cursor:
-                for name, value in self.previous.items():
-                    self._set(cursor, name, value)
-
-    @staticmethod
-    def _set(cursor, name: str, value: str) -> str:
-        cursor.execute("SELECT current_setting(%s), set_config(%s, %s, true)", [name, name, value])
-        return cursor.fetchone()[0]
 
 
 def _rebuild_range(
@@ -123,10 +95,13 @@ def rollups_vacuum() -> None:
     (a re-attribution rebuilds the rows of every workload that moved: about 40 % of DailySpend on the 10M-line
     bench). Until their dead rows are gone and their statistics fresh, pages read them slower (the team page
     as an admin: 117 ms against 24 ms), and autovacuum may take a while to come round, or be off (it is on
-    this project's CI machine). VACUUM cannot run inside a transaction: inside one (a test, a caller's
+    this project's CI machine). The performance rollups too (issue 23): their rows are wide (latency cells), and
+    the dead ones left by a re-attribution made the scorecard's read of the batch workloads' hours touch 22k
+    buffers for 6.6k rows. VACUUM cannot run inside a transaction: inside one (a test, a caller's
     atomic block) and on SQLite this does nothing."""
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         return
-    tables = ", ".join(connection.ops.quote_name(m._meta.db_table) for m in (DailySpend, MonthlySpend, LineSignature))
+    rewritten = (DailySpend, MonthlySpend, DailyPerformance, MonthlyPerformance, LineSignature)
+    tables = ", ".join(connection.ops.quote_name(m._meta.db_table) for m in rewritten)
     with connection.cursor() as cursor:
         cursor.execute(f"VACUUM (ANALYZE) {tables}")

@@ -2,6 +2,7 @@
 against its comparison period. Reads go through selectors, access through finops.core.access, every table through its
 spec (finops.reports.spend_tables) so the page and its CSV show the same columns."""
 
+import datetime as dt
 from decimal import Decimal
 
 from django.conf import settings
@@ -61,6 +62,13 @@ class Scope:
                 None if self.long else spend.day_grid(self.daily, self.spans, (self.chart_by, "charge_category"))
             )
         return self._grid
+
+    def grid_over(self, start: dt.date, end: dt.date) -> list[dict] | None:
+        """The grid when it holds every day of [start, end) (the overview's forecast reads its days from it)."""
+        if self.grid is None:
+            return None
+        first, stop = min(s for s, _ in self.spans.values()), max(e for _, e in self.spans.values())
+        return self.grid if first <= start and end <= stop else None
 
     def sums(self, *keys: str, point: bool = False, compare: bool = False) -> list[dict]:
         start, end = (self.period.compare if compare else self.period).span()
@@ -189,7 +197,9 @@ def overview(request):
     context.update(
         mtd=spend.month_to_date(scope.daily, scope.today, known=month),
         mtd_totals=month["this_month"],
-        forecast=spend.month_forecast(scope.daily, scope.today),
+        forecast=spend.month_forecast(
+            scope.daily, scope.today, grid=scope.grid_over(*spend.forecast_days(scope.today))
+        ),
         latest_day=spend.latest_day(scope.daily),
         monthly_points=scope.long,
         tables={name: rows for name, (_, rows) in tables.items()},
