@@ -63,8 +63,8 @@ def publish_last_month(user, today: dt.date) -> dict:
     """Last month's report published once (as finance would, or the monthly email's schedule), so that its page is
     served from the snapshot as for any closed, published month."""
     from finops.models import ReportSnapshot
-    from finops.selectors.tco_report import report_month, tco_report
-    from finops.services.reports import report_publish
+    from finops.reports.selectors.tco_report import report_month, tco_report
+    from finops.reports.services.reports import report_publish
 
     month = report_month(None, today=today)
     latest = ReportSnapshot.objects.filter(month=month).order_by("-version").first()

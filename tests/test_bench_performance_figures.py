@@ -18,9 +18,9 @@ import pytest
 from bench import pages
 from finops.models import AttributionRule, DailyPerformance, MonthlyPerformance, Provider, UsageLine, User, Workload
 from finops.performance.measures import COLUMNS, LINE_COLUMNS, Performance
+from finops.performance.selectors.workload_performance import figures, provider_speed, workload_section
 from finops.selectors.performance import P99, workload_verdict
 from finops.selectors.scorecard import Quarter, quarter_key, scorecard
-from finops.selectors.workload_performance import figures, provider_speed, workload_section
 from finops.services.attribution import history_reattribute
 
 LINES = 20_000
