@@ -71,6 +71,7 @@ SLOW_MODULES = {
     "tests/test_bench_alerts.py": "the alert bench itself, run at a small size (bench/)",
     "tests/test_bench_scorecard.py": "the scorecard bench itself, run at a small size (bench/)",
     "tests/test_bench_ingest_shapes.py": "the ingest bench's generated files, at a small size (bench/)",
+    "tests/test_redis_down.py": "a real Redis server stopped under the web app and the commands",
 }
 
 
@@ -103,6 +104,16 @@ LONGEST_FIRST = [
 
 # Packages whose modules share a package-scoped fixture: a parallel run gives each to one worker, whole.
 SHARED_FIXTURE_PACKAGES = ["tests/demo_story/"]
+
+
+def pytest_ignore_collect(collection_path, config):
+    """A run that leaves slow tests out (`-m "not … slow"`: make test-fast) does not import SLOW_MODULES at all:
+    collecting them costs seconds in every worker (schemathesis builds the whole API's tests from its schema)."""
+    if "not slow" in (config.getoption("markexpr") or ""):
+        relative = collection_path.relative_to(config.rootpath).as_posix()
+        if relative in SLOW_MODULES:
+            return True
+    return None
 
 
 def _rank(nodeid: str) -> int:

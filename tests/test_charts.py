@@ -8,6 +8,8 @@ import subprocess
 import sys
 from decimal import Decimal
 
+import pytest
+
 from finops.reports import charts
 from finops.services.providers import BUILTIN_PROVIDERS
 
@@ -76,6 +78,7 @@ def test_the_seeded_providers_each_have_a_colour_of_their_own():
     assert charts.colour_for("Google Vertex AI") == charts.colour_for("GCP Vertex AI")
 
 
+@pytest.mark.slow  # left out of make test-fast (tests/conftest.py says why)
 def test_any_other_name_gets_the_same_colour_in_every_process():
     # Python salts str hashes per process: two workers must still agree on a team's or model's colour.
     script = "from finops.reports.charts import colour_for; print(colour_for('team-search'), colour_for('gpt-5-mini'))"

@@ -284,6 +284,7 @@ def test_a_receiver_trickling_header_lines_is_cut_at_the_deadline_and_retried_no
     assert notification.status == "failed" and notification.error == f"{hook.url}/… timed out after 1.5 s"
 
 
+@pytest.mark.slow  # left out of make test-fast (tests/conftest.py says why)
 def test_the_allowed_networks_setting_refuses_to_start_with_a_wrong_entry(tmp_path):
     import os
     import subprocess

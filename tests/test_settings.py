@@ -34,6 +34,7 @@ def test_check_deploy_reports_no_warnings_with_production_settings():
     assert "no issues (0 silenced)" in result.stdout
 
 
+@pytest.mark.slow  # left out of make test-fast (tests/conftest.py says why)
 def test_production_refuses_to_start_without_a_secret_key():
     result = manage("check", **{**PRODUCTION, "SECRET_KEY": ""})
     assert result.returncode != 0
