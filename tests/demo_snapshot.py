@@ -25,10 +25,11 @@ from django.db import connection, transaction
 from demo.load import load_demo
 
 
-def _run_dir(tmp_path_factory) -> Path:
+def run_dir(tmp_path_factory) -> Path:
+    """The directory this test run's processes share (pytest keeps the last three runs' and removes older ones)."""
     base = tmp_path_factory.getbasetemp()
     # Under xdist each worker's base is <the run's base>/popen-gwN: the run's base is what the workers share.
-    path = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "demo-snapshots"
+    path = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared-databases"
     path.mkdir(exist_ok=True)
     return path
 
@@ -81,7 +82,7 @@ def demo_loaded(today: dt.date, tmp_path_factory, *, load: Callable[[], dict] | 
     default `load_demo(today=today)`), copied back every later time. Returns `load_demo`'s summary."""
     if connection.vendor != "postgresql":
         return (load or (lambda: load_demo(today=today)))()
-    folder = _run_dir(tmp_path_factory)
+    folder = run_dir(tmp_path_factory)
     path = folder / f"demo-{today.isoformat()}.pickle"
     with (folder / f"demo-{today.isoformat()}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

@@ -17,19 +17,11 @@ import sys
 from pathlib import Path
 
 from tests.demo_helpers import TODAY
+from tests.demo_snapshot import run_dir
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # Where `make demo PORT=18200` would serve the demo: the emails its load prints link there.
 DEMO_URL = "http://127.0.0.1:18200"
-
-
-def run_dir(tmp_path_factory) -> Path:
-    """The directory this test run's processes share (pytest keeps the last three runs' and removes older ones)."""
-    base = tmp_path_factory.getbasetemp()
-    # Under xdist each worker's base is <the run's base>/popen-gwN: the run's base is what the workers share.
-    path = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared-databases"
-    path.mkdir(exist_ok=True)
-    return path
 
 
 def sqlite_env(database: Path) -> dict[str, str]:
