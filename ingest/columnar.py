@@ -51,12 +51,10 @@ _NO_INVOICE = copy_binary.text("")
 
 
 class ColumnarWriter:
-    def __init__(self, preparer: LinePreparer, *, binary: bool = False):
-        """`binary`: the batches are binary COPY rows (ingest/copy_binary.py), not CSV text."""
-        self.preparer, self.binary = preparer, binary
+    def __init__(self, preparer: LinePreparer):
+        self.preparer = preparer
         self.cursor = connection.cursor()
-        copy_format = "binary" if binary else "csv"
-        self.copy_sql = f"COPY {UsageLine._meta.db_table} ({', '.join(COLUMNS)}) FROM STDIN (FORMAT {copy_format})"
+        self.copy_sql = f"COPY {UsageLine._meta.db_table} ({', '.join(COLUMNS)}) FROM STDIN (FORMAT binary)"
         self.count = 0
         self._signatures: dict[str, int] = {}  # joined signature columns -> signature id, across batches
         self._tag_ids: dict[int, tuple[dict, int]] = {}  # id(tags) -> (tags, tag set id): readers reuse the dicts
@@ -64,16 +62,14 @@ class ColumnarWriter:
     CACHE_LIMIT = 65536
 
     def copy(self, data, new_keys: tuple) -> None:
-        """COPY one batch's lines (CSV text of `lines`, or binary rows), after storing the tag sets and signatures
-        waiting to be (`LinePreparer.take_new`)."""
+        """COPY one batch's lines (binary rows: `lines`, or the gateway writer's), after storing the tag sets and
+        signatures waiting to be (`LinePreparer.take_new`)."""
         new_keys_store(*new_keys)  # not during the COPY: it holds the connection until it ends
         with self.cursor.cursor.copy(self.copy_sql) as copy:
-            if self.binary:  # psycopg sends what it is given: the rows between the format's signature and trailer
-                copy.write(copy_binary.SIGNATURE)
-                copy.write(data)
-                copy.write(copy_binary.TRAILER)
-            else:
-                copy.write(data)
+            # psycopg sends what it is given: the rows between the format's signature and trailer.
+            copy.write(copy_binary.SIGNATURE)
+            copy.write(data)
+            copy.write(copy_binary.TRAILER)
 
     def lines(self, batch: RowBatch) -> pa.Buffer:
         """The batch's usage lines as binary COPY rows (ingest/copy_binary.py), columns in COPY order: nothing for
@@ -209,7 +205,7 @@ def write_batches(*, account: Account, run: IngestRun, batches) -> WriteResult:
     thread COPYs the current one, so Python and Postgres each keep a core busy. One batch ahead at most.
     """
     preparer = LinePreparer(account, run)
-    writer = ColumnarWriter(preparer, binary=True)
+    writer = ColumnarWriter(preparer)
     batches = iter(batches)
     read, periods, slots, starts = 0, set(), set(), set()
 

@@ -61,7 +61,7 @@ def write_gateway_lines(*, account: Account, run: IngestRun, lines: GatewayLines
     BatchDeclined (an unknown provider, a model name or tag the row writer refuses naming the line): the caller
     reads the file record by record."""
     preparer = LinePreparer(account, run)
-    writer = ColumnarWriter(preparer, binary=True)
+    writer = ColumnarWriter(preparer)
     combos = _GatewayCombos(preparer, lines)
     starts = {_hour_start(hour) for hour in np.unique(lines.hours).tolist()}
     slots = {hour_window(start) for start in starts}
