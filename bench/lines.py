@@ -25,8 +25,8 @@ import time
 from django.db import connection, transaction
 
 from finops.models import LineSignature, TagSet
-from finops.models.usage import signature_id, tag_set_id, tags_text
 from finops.performance.measures import LINE_COLUMNS, Performance
+from finops.spend.models.usage import signature_id, tag_set_id, tags_text
 
 from .org import Org, Series
 

@@ -157,8 +157,8 @@ def stop_server(server: subprocess.Popen) -> None:
 
 def _bench_user() -> tuple[str, str]:
     """The bench admin (its password set here) and a fresh read API token for it."""
-    from finops.services.api_tokens import api_token_create
-    from finops.services.users import user_set_role
+    from finops.org.services.api_tokens import api_token_create
+    from finops.org.services.users import user_set_role
 
     username = f"{pages.PREFIX}load-admin"
     user = User.objects.filter(username=username).first() or User.objects.create_user(

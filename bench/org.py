@@ -12,7 +12,7 @@ Azure and Vertex workloads are claimed by an `app` tag, OpenRouter and the gatew
 are
 overridden by API-key rules of higher priority, one glob rule claims a batch account's embeddings and one a
 user. Keys of sandbox projects (5 %) match no rule: unattributed. The generator gives each series the workload
-the rules give it (`first_match`, the same semantics as finops.services.attribution); the bench then checks
+the rules give it (`first_match`, the same semantics as finops.spend.services.attribution); the bench then checks
 that the real service changes nothing.
 """
 

@@ -34,10 +34,10 @@ from finops.models import (
     User,
     Workload,
 )
-from finops.services import attribution, rollups
-from finops.services.attribution import history_reattribute, signatures_attribute
-from finops.services.rollups import rollup_rebuild, rollups_vacuum
-from finops.services.users import user_set_role
+from finops.org.services.users import user_set_role
+from finops.spend.services import attribution, rollups
+from finops.spend.services.attribution import history_reattribute, signatures_attribute
+from finops.spend.services.rollups import rollup_rebuild, rollups_vacuum
 
 from . import lines as bench_lines
 from .org import PREFIX, Scale, build_org
@@ -391,7 +391,7 @@ def measure_reattribution(*, echo=print) -> dict:
     ):  # the commit runs the deferred foreign-key checks
         result = history_reattribute()
     vacuum_started = time.perf_counter()
-    rollups_vacuum()  # what the job does after its commit (finops.services.rules.reattribution_run)
+    rollups_vacuum()  # what the job does after its commit (finops.spend.services.rules.reattribution_run)
     phases["vacuum_s"] = time.perf_counter() - vacuum_started
     seconds = time.perf_counter() - started
     used = cpu_seconds(since=cpu)

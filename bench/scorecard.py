@@ -3,8 +3,8 @@ gateway line), the scorecard of the last complete quarter, as an admin (every wo
 busiest team. Figures go to bench-results/scorecard.json. Target: ≤ 200 ms (issue 23; 300 ms before).
 
 What is timed, WARMUPS then REPEATS times each (p50/p95, nearest rank):
-- `scorecard`: the selector (finops.selectors.scorecard: one read per source, for the quarter and the previous
-  one) plus the table — the rows sorted and every cell rendered from the spec, as the page renders them;
+- `scorecard`: the selector (finops.performance.selectors.scorecard: one read per source, for the quarter and
+  the previous one) plus the table — the rows sorted and every cell rendered from the spec, as the page renders them;
 - `page`: the whole page through the test Client (middleware, selector, table, template);
 - `control`: a plain `SELECT count(*)` of the quarter's DailySpend rows, in the same run, so a slow machine shows
   as a slow control rather than as a slow scorecard.
@@ -26,9 +26,9 @@ from django.db.models import Sum
 from django.test import Client, override_settings
 
 from finops.models import Account, DailyPerformance, DailySpend, EvalScore, OutcomeCount, User, Workload
+from finops.performance.selectors import scorecard as selectors
+from finops.performance.services.performance_rollup import performance_rollup_rebuild
 from finops.performance.tables.scorecard import SCORECARD
-from finops.selectors import scorecard as selectors
-from finops.services.performance_rollup import performance_rollup_rebuild
 from finops.templatetags.finops_format import data_table
 
 from . import lines as bench_lines

@@ -176,7 +176,7 @@ def measure(*, repeats: int = REPEATS, echo=print) -> dict:
                 if status != 200:
                     raise SystemExit(f"bench_whatif: /savings/ as {who} answered {status}")
                 # The first call after a change computes the organisation's report (then precomputed, see
-                # finops.selectors.savings_rows.page_savings): reported apart, as the cold figure.
+                # finops.whatif.savings_rows.page_savings): reported apart, as the cold figure.
                 first_ms = elapsed if first_ms is None else first_ms
                 if n >= WARMUPS:
                     times.append(elapsed)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from finops.selectors.prices import Tokens, cost_from_price
+from finops.prices.selectors import Tokens, cost_from_price
 
 from .prices import FxRates, PriceList
 

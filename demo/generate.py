@@ -30,7 +30,7 @@ from pathlib import Path
 
 import yaml
 
-from finops.selectors.prices import Tokens
+from finops.prices.selectors import Tokens
 
 from .exports import EXPORTS, DayUsage, DemoAccount
 from .prices import FxRates, PriceList

@@ -15,10 +15,10 @@ import yaml
 from django.conf import settings
 from django.db.models import Count, Sum
 
+from finops.config import config_apply
 from finops.models import Account, IngestRun, Team, UsageLine, User, Workload
-from finops.models.sources import ConnectorKind
-from finops.services.config import config_apply
-from finops.services.rollups import rollup_rebuild
+from finops.sources.models import ConnectorKind
+from finops.spend.services.rollups import rollup_rebuild
 from finops.whatif.services import offerings_seed
 from ingest.services import usage_file_import
 
@@ -95,7 +95,7 @@ def _load_demo(*, today: dt.date, export_dir: Path | None) -> dict:
 
 def _scorecard_story(today: dt.date) -> dict:
     """The quarter to date as the admin's scorecard shows it: which workloads fail their SLA, and why."""
-    from finops.selectors.scorecard import quarter, scorecard
+    from finops.performance.selectors.scorecard import quarter, scorecard
 
     admin = User.objects.get(username="admin")
     card = scorecard(admin, quarter(None, today=today), today=today)

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from finops.core.modelids import normalise_model
-from finops.selectors.prices import Tokens, cost_from_price
-from finops.services.prices import CATALOG_EFFECTIVE_FROM, CATALOG_PATH, PRICE_FIELDS
+from finops.prices.selectors import Tokens, cost_from_price
+from finops.prices.services import CATALOG_EFFECTIVE_FROM, CATALOG_PATH, PRICE_FIELDS
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class PriceList:
 
 
 class FxRates:
-    """1 unit of a currency = rate USD, from the rate's day until the next one (as finops.services.fx)."""
+    """1 unit of a currency = rate USD, from the rate's day until the next one (as finops.prices.fx)."""
 
     def __init__(self, config: dict):
         self._rates: dict[str, list[tuple[dt.date, Decimal]]] = {}

@@ -33,11 +33,11 @@ from django.utils import timezone
 from finops.models import Account, IngestRun, ReportSnapshot, ReportSubscription, User
 from finops.notify.report_deliveries import month_lock, month_snapshot, schedule_reader, send_now
 from finops.notify.report_restated import restated_deliveries_create, restatement_publish
+from finops.prices.selectors import Tokens
 from finops.reports.restatement import diff
 from finops.reports.selectors.tco_report import TcoReport, last_full_month, tco_report
 from finops.reports.services.reports import report_publish
 from finops.reports.services.subscriptions import subscriptions_default_ensure
-from finops.selectors.prices import Tokens
 from ingest.services import usage_file_import
 
 from .exports import COST_QUANTUM

@@ -30,11 +30,11 @@ from finops.models import (
     User,
     Workload,
 )
-from finops.services.accounts import account_admin_delete, account_admin_save
-from finops.services.attribution import workload_team_move
-from finops.services.users import user_admin_delete, user_admin_save, user_memberships_change
+from finops.org.services.users import user_admin_delete, user_admin_save, user_memberships_change
+from finops.sources.services.accounts import account_admin_delete, account_admin_save
+from finops.spend.services.attribution import workload_team_move
 
-# API tokens have one write path, the API page and `create_api_token` (finops.services.api_tokens): knox's own admin
+# API tokens have one write path, the API page and `create_api_token` (finops.org.services.api_tokens): knox's own admin
 # would make tokens without a scope (refused by the API) and delete them without marking them revoked.
 if admin.site.is_registered(AuthToken):
     admin.site.unregister(AuthToken)
@@ -46,7 +46,7 @@ class UserAdmin(DjangoUserAdmin):
     list_display = ("username", "email", "role", "is_staff", "is_active")
     list_filter = ("role", "is_active")
 
-    # Every change goes through finops.services.users, which records it in the audit log.
+    # Every change goes through finops.org.services.users, which records it in the audit log.
     def save_model(self, request, obj, form, change):
         user_admin_save(
             user=obj, save=lambda: super(UserAdmin, self).save_model(request, obj, form, change), by=request.user

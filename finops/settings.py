@@ -78,7 +78,7 @@ FINOPS_UNSUBSCRIBE_LINK_DAYS = env.int("FINOPS_UNSUBSCRIBE_LINK_DAYS", default=9
 # A run still queued this long after it was created or last attempted lost its task message (a broker restarted
 # without persistence): the schedule dispatch queues it again (ingest/schedule.py, runs_lost).
 FINOPS_INGEST_REQUEUE_SECONDS = env.int("FINOPS_INGEST_REQUEUE_SECONDS", default=20 * 60)
-# /healthz answers 503 when an enabled API account has not synced successfully for this long (finops/views/health.py).
+# /healthz answers 503 when an enabled API account has not synced successfully for this long (finops/web/health.py).
 FINOPS_HEALTH_MAX_SYNC_AGE_HOURS = env.int("FINOPS_HEALTH_MAX_SYNC_AGE_HOURS", default=24)
 
 INSTALLED_APPS = [
@@ -185,7 +185,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "finops.views.context.navigation",
+                "finops.web.context.navigation",
             ],
         },
     },
@@ -375,7 +375,7 @@ REST_FRAMEWORK = {
         "anon": env.str("API_RATE_ANON", default="120/hour"),
     },
 }
-# Named so that ApiToken (finops.models.tokens) can point at it: knox declares its model swappable.
+# Named so that ApiToken (finops.org.models.tokens) can point at it: knox declares its model swappable.
 KNOX_TOKEN_MODEL = "knox.AuthToken"
 REST_KNOX = {
     # Tokens are stored as SHA-512 digests; only the prefix is kept in clear to find them.
@@ -397,7 +397,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "REDOC_DIST": "SIDECAR",
     # One name for the SLA verdict, which the metrics and the scorecard responses both carry.
-    "ENUM_NAME_OVERRIDES": {"SlaVerdictEnum": "finops.selectors.performance.VERDICT_STATUSES"},
+    "ENUM_NAME_OVERRIDES": {"SlaVerdictEnum": "finops.performance.selectors.performance.VERDICT_STATUSES"},
 }
 
 # --- Production hardening: on unless DEBUG, each overridable for a TLS-terminating proxy setup ---

@@ -5,7 +5,7 @@ from celery import shared_task
 
 @shared_task(bind=True, acks_late=True, max_retries=3, queue="rollup")
 def reattribute(self, job_id: int) -> str:
-    from finops.services import rules
+    from finops.spend.services import rules
 
     return rules.reattribution_run(job_id=job_id).status
 

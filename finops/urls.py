@@ -11,10 +11,13 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from finops.alerts.views import alerts, caps, channels
 from finops.contracts import views as contracts
+from finops.org.views import audit, tokens
 from finops.performance.views import outcomes, scorecard
 from finops.reports.views import reports
 from finops.reports.views import subscriptions as report_subscriptions
-from finops.views import audit, explore, focus, health, pages, rules, sources, tokens, unattributed
+from finops.sources import views as sources
+from finops.spend.views import explore, focus, pages, rules, unattributed
+from finops.web import health
 from finops.whatif import views as whatif
 
 urlpatterns = [

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from finops.models import Account, CostBasis, IngestRun
-from finops.selectors.prices import costs_from_price
+from finops.prices.selectors import costs_from_price
 from ingest.connectors.base import GATEWAY_CACHE_HIT, BatchDeclined, UsageRow
 from ingest.connectors.gateway.columns import GatewayLines
 

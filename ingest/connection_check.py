@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from finops.core.crypto import CredentialError
 from finops.models import Account, ConnectorKind
-from finops.services.accounts import account_credentials
+from finops.sources.services.accounts import account_credentials
 from ingest.connectors.base import ProviderError, UsageRow, token_weight
 from ingest.connectors.registry import api_source_for
 

@@ -9,7 +9,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from finops.models import Account, IngestRun
-from finops.models.sources import API_CONNECTORS
+from finops.sources.models import API_CONNECTORS
 
 from . import tasks  # services import tasks; tasks import services inside their bodies
 from .lease import LEASE_DURATION

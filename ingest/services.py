@@ -22,11 +22,11 @@ from finops.core.crypto import CredentialError
 from finops.core.logs import log_context
 from finops.core.modelids import normalise_model
 from finops.models import Account, IngestRun
-from finops.models.sources import API_CONNECTORS
-from finops.selectors.prices import PriceBook, Tokens, cost_from_price
-from finops.services.accounts import account_credentials
-from finops.services.attribution import attribution_lock
-from finops.services.fx import MissingFxRate
+from finops.prices.fx import MissingFxRate
+from finops.prices.selectors import PriceBook, Tokens, cost_from_price
+from finops.sources.models import API_CONNECTORS
+from finops.sources.services.accounts import account_credentials
+from finops.spend.services.attribution import attribution_lock
 from ingest.connectors.base import BatchDeclined, ProviderError, UsageRow, token_weight
 from ingest.connectors.focus.scope import LeftOut, Scope
 from ingest.connectors.registry import api_source_for, file_source_for

@@ -10,7 +10,7 @@ Long windows are split into chunks the provider APIs accept, one run (and task) 
 import datetime as dt
 
 from finops.core.reporting_period import EARLIEST
-from finops.models.sources import LOOKBACK_DAYS
+from finops.sources.models import LOOKBACK_DAYS
 
 BACKFILL_DAYS = 90
 CHUNK_DAYS = 31  # OpenAI's daily usage pages hold at most 31 buckets

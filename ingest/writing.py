@@ -23,12 +23,12 @@ from django.db.models.functions import TruncDate
 from finops.core.modelids import normalise_model
 from finops.core.text import control_character
 from finops.models import Account, CostBasis, GatewayCacheHit, IngestRun, Provider, UsageLine
-from finops.models.usage import signature_id, signature_ids, tag_set_id
 from finops.performance.measures import LINE_COLUMNS
-from finops.selectors.prices import ContractDiscounts, PriceBook, Tokens, cost_from_price
-from finops.services.attribution import RuleMatcher
-from finops.services.fx import FxConverter
-from finops.services.rollups import rollup_rebuild
+from finops.prices.fx import FxConverter
+from finops.prices.selectors import ContractDiscounts, PriceBook, Tokens, cost_from_price
+from finops.spend.models.usage import signature_id, signature_ids, tag_set_id
+from finops.spend.services.attribution import RuleMatcher
+from finops.spend.services.rollups import rollup_rebuild
 from ingest.connectors.base import GATEWAY_CACHE_HIT, UsageRow, tags_json
 
 from .keys import new_keys_store, signature_table, signature_table_concat, signature_table_of

@@ -31,7 +31,7 @@ from finops.models import (
     User,
     Workload,
 )
-from finops.services.users import user_set_role
+from finops.org.services.users import user_set_role
 from ingest.services import usage_file_import
 from tests.conftest import PASSWORD, stored_cap
 

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, settings
 
 from finops.alerts.services.channels import organisation_default_channels_create
 from finops.models import Account, Membership, Provider, Team, User, Workload
-from finops.services.prices import price_catalog_load
-from finops.services.providers import providers_seed
-from finops.services.users import user_set_role
+from finops.org.services.users import user_set_role
+from finops.prices.services import price_catalog_load
+from finops.sources.services.providers import providers_seed
 
 # Hypothesis on a loaded 2-core machine (CI, parallel workers): no per-example deadline and no "too slow" health
 # check. Neither changes what a property checks or how many examples it tries; they only stop a slow machine from

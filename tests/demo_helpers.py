@@ -10,6 +10,7 @@ from django.db.models import Count, Sum
 
 from demo.generate import WINDOW_DAYS, generate, render_config
 from demo.load import load_demo
+from finops.config import config_apply
 from finops.models import (
     Account,
     AlertEvent,
@@ -25,8 +26,7 @@ from finops.models import (
     User,
     Workload,
 )
-from finops.services.config import config_apply
-from finops.services.monthly_rollup import MEASURES as MONTHLY_MEASURES
+from finops.spend.services.monthly_rollup import MEASURES as MONTHLY_MEASURES
 from ingest.services import usage_file_import
 from tests.conftest import reseed_reference_data
 from tests.demo_snapshot import demo_loaded

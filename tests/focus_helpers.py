@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from finops.services.iso4217 import CURRENCIES
+from finops.prices.iso4217 import CURRENCIES
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = Path(__file__).parent / "fixtures" / "focus" / "focus_1_2_columns.md"

@@ -6,7 +6,7 @@ import io
 from decimal import Decimal
 
 from finops.models import AttributionRule
-from finops.services.attribution import history_reattribute
+from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 
 SEPTEMBER = dt.date(2026, 9, 1)

@@ -1,7 +1,7 @@
 """Invariant 7 for tests: the rollup, keyed by all its dimensions, against the raw lines summed the same way;
 and the monthly rollup against the daily one summed by month, in Python.
 
-Written from the models' meaning, not from finops.services.rollups, so a wrong rollup query cannot agree with
+Written from the models' meaning, not from finops.spend.services.rollups, so a wrong rollup query cannot agree with
 itself: a line's workload and team are its signature's.
 """
 

@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from finops.models import AttributionRule, DailySpend
-from finops.services.attribution import history_reattribute
+from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 
 PAGES = ["overview", "team-list", "workload-list", "provider-list"]

@@ -19,7 +19,7 @@ from finops.models import (
     Provider,
     UsageLine,
 )
-from finops.services.accounts import account_admin_delete
+from finops.sources.services.accounts import account_admin_delete
 from ingest.services import usage_file_import
 
 

@@ -25,7 +25,7 @@ from finops.models import AlertEvent, AlertKind, AlertMute, AttributionRule, Cap
 from finops.notify import outbox
 from finops.notify.deliver import event_claim, events_deliver
 from finops.notify.recipients import event_addresses
-from finops.services.attribution import history_reattribute
+from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 from tests.conftest import make_user, stored_cap
 from tests.fakes.smtp_server import FakeSmtpServer

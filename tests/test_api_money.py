@@ -18,7 +18,7 @@ from finops.alerts.services.caps import cap_create
 from finops.api import urls as api_urls
 from finops.contracts.services import contract_create
 from finops.models import Account, AttributionRule, OutcomeCount, Provider, ReattributionJob
-from finops.selectors.spend_report import GROUPS
+from finops.spend.selectors.spend_report import GROUPS
 from ingest.services import usage_file_import
 
 DECIMAL_TEXT = re.compile(r"^-?\d+\.\d{6}$")

@@ -12,7 +12,7 @@ from django.test import Client
 from knox.models import AuthToken
 
 from finops.models import ApiToken, AuditEntry, Cap
-from finops.services.api_tokens import api_token_create, api_token_revoke
+from finops.org.services.api_tokens import api_token_create, api_token_revoke
 
 JSON = {"content_type": "application/json"}
 CAP = {
@@ -138,7 +138,7 @@ def test_each_use_sets_last_used_at_most_once_a_minute(client, fiona):
 
 @pytest.mark.parametrize("days", [0, -1, 3651, "7"])
 def test_the_service_refuses_an_expiry_out_of_range(fiona, days):
-    from finops.services.api_tokens import ApiTokenInvalid
+    from finops.org.services.api_tokens import ApiTokenInvalid
 
     with pytest.raises(ApiTokenInvalid, match="between 1 and 3650"):
         api_token_create(user=fiona, name="x", days=days)

@@ -10,7 +10,7 @@ from django.db import connection
 from django.db.models import Sum
 
 from finops.models import Account, AttributionRule, DailySpend, Provider, UsageLine
-from finops.services.attribution import glob_to_regex, history_reattribute, workload_team_sync
+from finops.spend.services.attribution import glob_to_regex, history_reattribute, workload_team_sync
 from ingest.services import usage_file_import
 from tests.rollup_check import assert_rollup_equals_raw
 
@@ -193,7 +193,7 @@ def test_a_reattribution_job_vacuums_the_rollups_it_rewrote_once_committed(resee
     from django.utils import timezone
 
     from finops.models import ReattributionJob
-    from finops.services.rules import reattribution_run
+    from finops.spend.services.rules import reattribution_run
 
     assert (
         usage_file_import(account=openai_account, stream=io.BytesIO(USAGE.encode()), file_name="usage.csv").status

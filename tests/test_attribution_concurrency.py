@@ -7,7 +7,7 @@ import threading
 from django.db import connection
 
 from finops.models import AttributionRule, UsageLine
-from finops.services.attribution import history_reattribute
+from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 from tests.rollup_check import assert_rollup_equals_raw
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from finops.models import Account, AttributionRule, DailySpend, MonthlySpend, Provider, Team, UsageLine, Workload
-from finops.services.attribution import history_reattribute, workload_team_sync
+from finops.spend.services.attribution import history_reattribute, workload_team_sync
 from ingest.services import usage_file_import
 from tests.rollup_check import assert_monthly_equals_daily, raw_groups, rollup_groups
 

@@ -9,8 +9,8 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
+from finops.config import config_apply
 from finops.models import Account, AttributionRule, AuditEntry, Contract, Offering, Provider, User
-from finops.services.config import config_apply
 
 JSON = {"content_type": "application/json"}
 KEY, NEW_KEY = "sk-admin-9fQ2xLr7TbW4mZp1KcV8nHs3JdY6", "sk-admin-NEWxLr7TbW4mZp1KcV8nHs3JdY6"
@@ -45,7 +45,7 @@ def test_an_account_key_replaced_on_its_page_is_recorded_once_as_changed(client_
     account = Account.objects.create(
         name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="openai_api"
     )
-    from finops.services.accounts import account_set_credentials
+    from finops.sources.services.accounts import account_set_credentials
 
     account_set_credentials(account=account, secret=KEY)
     data = {
@@ -305,7 +305,7 @@ def test_a_user_changed_in_the_django_admin_is_recorded_once(client_as, ada, fio
 
 @pytest.fixture
 def some_history(ada, support_agent):
-    from finops.services.rules import rule_create
+    from finops.spend.services.rules import rule_create
 
     for priority in range(60):
         rule_create(
@@ -365,8 +365,8 @@ def test_the_csv_has_the_pages_columns_every_matching_entry_neutralised_cells_an
 
 
 def test_a_deleted_user_still_shows_who_made_the_change(ada, support_agent):
-    from finops.services.rules import rule_create
-    from finops.services.users import user_admin_delete
+    from finops.org.services.users import user_admin_delete
+    from finops.spend.services.rules import rule_create
 
     someone = User.objects.create_user(username="leaver", password="x", role=User.Role.ADMIN)
     rule_create(by=someone, reattribute=False, workload=support_agent, priority=1, project="p")
@@ -442,7 +442,7 @@ def test_an_account_made_by_import_usage_is_recorded_as_the_command_line(db, tmp
 
 
 def test_a_config_apply_that_fails_records_nothing(db, support_team):
-    from finops.services.config import ConfigInvalid
+    from finops.config import ConfigInvalid
 
     text = """accounts:
   - {name: openai-prod, provider: openai, connector: openai_api}

@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
 from finops.models import EvalScore, OutcomeCount, ReportedPerformance
-from finops.services.api_tokens import api_token_create
+from finops.org.services.api_tokens import api_token_create
 from tests.test_evals_api import score
 from tests.test_metrics_api import row as metric_row
 

@@ -1,6 +1,7 @@
 """The performance pages' figures on a page-bench organisation (issue 23's done-when item): what the SQL rollup
-merged (finops.services.performance_rollup: cells unnested, summed per bin, gathered again) held against the same
-figures merged in Python, independently, from the raw lines' latency cells (Performance.of_line, absorb_cells).
+merged (finops.performance.services.performance_rollup: cells unnested, summed per bin, gathered again) held
+against the same figures merged in Python, independently, from the raw lines' latency cells (Performance.of_line,
+absorb_cells).
 
 The organisation is the page bench's generator at small scale (bench/org.py, bench/lines.py: two gateway accounts
 whose every line carries ~20 requests' distributions), so the rollup runs over the shapes the 10M-line bench times:
@@ -18,10 +19,10 @@ import pytest
 from bench import pages
 from finops.models import AttributionRule, DailyPerformance, MonthlyPerformance, Provider, UsageLine, User, Workload
 from finops.performance.measures import COLUMNS, LINE_COLUMNS, Performance
+from finops.performance.selectors.performance import P99, workload_verdict
+from finops.performance.selectors.scorecard import Quarter, quarter_key, scorecard
 from finops.performance.selectors.workload_performance import figures, provider_speed, workload_section
-from finops.selectors.performance import P99, workload_verdict
-from finops.selectors.scorecard import Quarter, quarter_key, scorecard
-from finops.services.attribution import history_reattribute
+from finops.spend.services.attribution import history_reattribute
 
 LINES = 20_000
 

@@ -18,7 +18,7 @@ from finops.alerts.services.caps import CapInvalid, cap_create, cap_delete, cap_
 from finops.core import crypto, display
 from finops.models import AlertEvent, AlertKind, AttributionRule, Cap, Provider
 from finops.reports import charts
-from finops.services.attribution import history_reattribute
+from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 
 SECRET = "whsec-Kq2vN8xR4tLm7pZ0"

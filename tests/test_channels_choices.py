@@ -16,10 +16,10 @@ from django.core.management import call_command
 
 from finops.alerts.events import event_raise
 from finops.alerts.services.channels import channel_save
+from finops.config.apply import ConfigInvalid, config_apply
 from finops.models import AlertEvent, AlertKind, Cap, Channel, ChannelKind, Contract, Workload
 from finops.notify.deliver import events_deliver
 from finops.notify.recipients import event_channels
-from finops.services.config.apply import ConfigInvalid, config_apply
 from tests.conftest import make_user
 from tests.fakes.webhook_server import FakeWebhookServer
 

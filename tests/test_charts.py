@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 from finops.reports import charts
-from finops.services.providers import BUILTIN_PROVIDERS
+from finops.sources.services.providers import BUILTIN_PROVIDERS
 
 DAY1, DAY2, DAY3 = dt.date(2026, 11, 1), dt.date(2026, 11, 2), dt.date(2026, 11, 3)
 

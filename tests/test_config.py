@@ -1,4 +1,4 @@
-"""Config as code: `apply_config` / `export_config` (finops/services/config/).
+"""Config as code: `apply_config` / `export_config` (finops/config/).
 
 A platform team keeps teams, workloads, accounts, prices, FX rates and users in git and applies the
 file on every deploy: the second apply must change nothing, a bad file must change nothing and say

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from finops.models import Membership, ModelPrice, User
-from finops.services.prices import CATALOG_EFFECTIVE_FROM, price_catalog_load
+from finops.prices.services import CATALOG_EFFECTIVE_FROM, price_catalog_load
 from tests.config_helpers import (
     EXAMPLE,
     apply,
@@ -132,8 +132,8 @@ workloads:
 
 
 def test_a_rules_section_is_applied_audited_and_idempotent(db):
+    from finops.config import config_apply, config_export
     from finops.models import AttributionRule, AuditEntry
-    from finops.services.config import config_apply, config_export
 
     text = (
         RULES_BASE
@@ -154,8 +154,8 @@ rules:
 
 
 def test_the_rules_section_is_the_complete_set(db):
+    from finops.config import config_apply
     from finops.models import AttributionRule, AuditEntry
-    from finops.services.config import config_apply
 
     config_apply(
         path="r.yaml",
@@ -173,8 +173,8 @@ def test_the_rules_section_is_the_complete_set(db):
 
 
 def test_bad_rules_name_the_entry_and_change_nothing(db):
+    from finops.config import ConfigInvalid, config_apply
     from finops.models import AttributionRule
-    from finops.services.config import ConfigInvalid, config_apply
 
     text = (
         RULES_BASE

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from finops.models import AlertEvent, AttributionRule, DailySpend, MonthlySpend, OutcomeCount, Workload
 from finops.performance.selectors import outcomes
-from finops.services.attribution import history_reattribute
+from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 
 NOV = dt.date(2026, 11, 1)

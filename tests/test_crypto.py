@@ -1,4 +1,5 @@
-"""Provider keys at rest (finops/core/crypto.py, finops/services/accounts.py): docs/architecture.md invariant 10.
+"""Provider keys at rest (finops/core/crypto.py, finops/sources/services/accounts.py): docs/architecture.md
+invariant 10.
 
 A provider admin key can read or run up a company's whole bill: it is stored encrypted, shown back only
 as a short prefix, survives a key rotation, and never reaches a log, an error message or an export.
@@ -18,7 +19,7 @@ from django.test import override_settings
 
 from finops.core import crypto
 from finops.models import Account, IngestRun
-from finops.services.accounts import account_credentials, account_credentials_matches, account_set_credentials
+from finops.sources.services.accounts import account_credentials, account_credentials_matches, account_set_credentials
 from ingest.services import usage_file_import
 
 SECRET = "sk-admin-9fQ2xLr7TbW4mZp1KcV8nHs3JdY6gUe0"

@@ -49,8 +49,8 @@ def test_an_unknown_zone_falls_back_to_utc_instead_of_failing(client_as, fiona):
 def test_config_sets_a_users_time_zone_and_refuses_an_unknown_one(db):
     import pytest
 
+    from finops.config import ConfigInvalid, config_apply
     from finops.models import User
-    from finops.services.config import ConfigInvalid, config_apply
 
     config_apply(path="u.yaml", text="users:\n  - {username: dana, time_zone: Europe/Paris}\n", environ={})
     assert User.objects.get(username="dana").time_zone == "Europe/Paris"

@@ -7,8 +7,8 @@ from decimal import Decimal
 
 from finops.models import EvalScore, Provider
 from finops.performance.selectors.evals import quality_by, scores_by
+from finops.performance.selectors.performance import performance_by
 from finops.performance.services.evals import evals_record
-from finops.selectors.performance import performance_by
 
 JSON = {"content_type": "application/json"}
 Q4 = (dt.date(2026, 10, 1), dt.date(2027, 1, 1))

@@ -10,8 +10,8 @@ import pytest
 from django.urls import reverse
 
 from finops.models import AttributionRule, UsageLine
-from finops.selectors.explore import explore_rows
-from finops.services.attribution import history_reattribute
+from finops.spend.selectors.explore import explore_rows
+from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 
 PROVIDER_PRICE = Decimal(13 * 21)

@@ -12,9 +12,9 @@ from django.urls import reverse
 
 from finops.core import display
 from finops.models import AttributionRule, DailySpend
-from finops.selectors import periods, spend
-from finops.selectors.explore import explore_rows
-from finops.services.attribution import history_reattribute
+from finops.spend.selectors import periods, spend
+from finops.spend.selectors.explore import explore_rows
+from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 
 

@@ -18,13 +18,13 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from finops.config import config_apply
 from finops.models import Account, CostBasis, Provider, UsageLine
+from finops.prices.selectors import PriceBook, class_rates
 from finops.reports import usage_focus
 from finops.reports.cells import spreadsheet_safe
-from finops.selectors.prices import PriceBook, class_rates
-from finops.selectors.spend_report import spend_rows
-from finops.services.config import config_apply
-from finops.views.period import today_utc
+from finops.spend.selectors.spend_report import spend_rows
+from finops.web.period import today_utc
 from ingest.services import usage_file_import
 from tests.focus_helpers import (
     RULES_THAT_MUST_PASS,

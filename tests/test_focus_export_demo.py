@@ -18,8 +18,8 @@ from django.db.models import Sum
 from finops.core.months import month_of
 from finops.models import CostBasis, UsageLine
 from finops.reports.usage_focus import write_focus_csv
-from finops.selectors.spend_report import spend_rows
-from finops.selectors.usage_focus import month_lines
+from finops.spend.selectors.spend_report import spend_rows
+from finops.spend.selectors.usage_focus import month_lines
 from tests.conftest import reseed_reference_data
 from tests.demo_helpers import LAST_DAY, TODAY
 from tests.demo_snapshot import demo_loaded

@@ -17,7 +17,7 @@ from finops.core import display
 from finops.forecast.projection import forecast, history_start, run_rate
 from finops.models import Contract, Provider
 from finops.reports.selectors.tco_report import tco_report
-from finops.selectors.spend import daily_costs, visible_spend
+from finops.spend.selectors.spend import daily_costs, visible_spend
 from ingest.services import usage_file_import
 from tests.conftest import stored_cap
 
@@ -124,7 +124,7 @@ def test_no_module_or_template_computes_a_forecast_of_its_own():
 
 def test_every_caller_forecasts_through_finops_forecast():
     for module in (
-        "finops/selectors/spend.py",
+        "finops/spend/selectors/spend.py",
         "finops/alerts/selectors/caps.py",
         "finops/contracts/selectors.py",
         "finops/reports/selectors/tco_report.py",
@@ -145,7 +145,7 @@ def november(openai_account, support_agent):
     )
     assert run.status == "succeeded", run.error
     from finops.models import AttributionRule
-    from finops.services.attribution import history_reattribute
+    from finops.spend.services.attribution import history_reattribute
 
     AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
     history_reattribute()

@@ -1,4 +1,4 @@
-"""`manage.py rotate_encryption_key` (finops.services.encryption): every stored secret — provider keys and webhook
+"""`manage.py rotate_encryption_key` (finops.org.services.encryption): every stored secret — provider keys and webhook
 signing secrets — is re-encrypted under the first key of FINOPS_ENCRYPTION_KEY in one transaction; interrupted, it
 changes nothing and a rerun completes; afterwards the old key is no longer needed."""
 
@@ -13,8 +13,8 @@ from django.test import override_settings
 from finops.alerts.services.caps import cap_create
 from finops.core import crypto
 from finops.models import Account, AuditEntry, Cap, Provider
-from finops.services.accounts import account_create, account_credentials
-from finops.services.encryption import ENCRYPTED_FIELDS, encryption_key_rotate
+from finops.org.services.encryption import ENCRYPTED_FIELDS, encryption_key_rotate
+from finops.sources.services.accounts import account_create, account_credentials
 
 OLD_KEY, NEW_KEY, OTHER_KEY = (Fernet.generate_key().decode() for _ in range(3))
 ACCOUNT_SECRETS = {f"openai-{n}": f"sk-admin-{n}-9fQ2xLr7TbW4mZp1KcV8nHs3" for n in range(4)}

@@ -12,8 +12,8 @@ import pytest
 from finops.models import Account, AttributionRule, DailyPerformance, MonthlyPerformance, Provider, ReportedPerformance
 from finops.performance.latency import LatencyDistribution
 from finops.performance.measures import COLUMNS
-from finops.selectors.performance import performance_by
-from finops.services.attribution import history_reattribute
+from finops.performance.selectors.performance import performance_by
+from finops.spend.services.attribution import history_reattribute
 from tests.test_performance_rollup import import_log, request
 
 JSON = {"content_type": "application/json"}

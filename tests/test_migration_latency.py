@@ -145,8 +145,8 @@ def test_upgrading_keeps_every_latency_figure_of_lines_rollups_and_reports_and_b
     migrate(latest())
 
     from finops.models import UsageLine
-    from finops.selectors.performance import latency_verdict, performance_by
-    from finops.services.performance_rollup import performance_rollup_rebuild
+    from finops.performance.selectors.performance import latency_verdict, performance_by
+    from finops.performance.services.performance_rollup import performance_rollup_rebuild
 
     lines = UsageLine.objects.filter(account_id=account.id).order_by("period_start")
     assert sum(line.performance.requests for line in lines) == len(every)

@@ -8,8 +8,8 @@ from decimal import Decimal
 import pytest
 
 from finops.models import Account, AttributionRule, DailySpend, MonthlySpend, Provider
-from finops.services.attribution import history_reattribute, workload_team_sync
-from finops.services.monthly_rollup import month_runs
+from finops.spend.services.attribution import history_reattribute, workload_team_sync
+from finops.spend.services.monthly_rollup import month_runs
 from ingest.services import usage_file_import
 from tests.rollup_check import assert_monthly_equals_daily
 

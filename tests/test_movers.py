@@ -1,4 +1,4 @@
-"""Why spend moved (finops.selectors.movers): a change split into volume, price and mix effects that add up to it
+"""Why spend moved (finops.spend.selectors.movers): a change split into volume, price and mix effects that add up to it
 exactly."""
 
 from decimal import Decimal
@@ -6,7 +6,7 @@ from decimal import Decimal
 from hypothesis import given
 from hypothesis import strategies as st
 
-from finops.selectors.movers import explain, split
+from finops.spend.selectors.movers import explain, split
 
 M = 1_000_000
 X, Y, Z = (1, "kimi-k2.6"), (2, "kimi-k2.6"), (1, "")

@@ -6,7 +6,7 @@ import datetime as dt
 from django.test import Client
 
 from finops.models import OutcomeBatch, OutcomeCount, Workload
-from finops.services.api_tokens import api_token_create
+from finops.org.services.api_tokens import api_token_create
 
 TODAY = dt.datetime.now(dt.UTC).date()
 D1 = (TODAY - dt.timedelta(days=3)).isoformat()

@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from finops.models import AttributionRule
-from finops.services.attribution import history_reattribute
+from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 
 
@@ -119,7 +119,7 @@ def test_any_period_sums_equal_the_daily_rollup_summed_over_it(
 
     from finops.core.reporting_period import resolve
     from finops.models import MonthlySpend
-    from finops.selectors import spend
+    from finops.spend.selectors import spend
 
     first = dt.date(2026, 10, 1)
     rows = ["day,model,input_tokens,output_tokens,cost,project"]
@@ -174,7 +174,7 @@ def test_one_pass_by_day_gives_every_tiles_totals_exactly(key, fiona, sam, opena
     """The spend pages read their periods' totals (and the month's, on the overview) from one grid by day;
     each equals what period_totals reads from the rollup directly, for everyone and for a member."""
     from finops.core.reporting_period import resolve
-    from finops.selectors import spend
+    from finops.spend.selectors import spend
 
     rows = ["day,model,input_tokens,output_tokens,cost,project"]
     for n in range(0, 120):  # Aug .. Nov 2026: priced, unpriced, attributed and not

@@ -21,7 +21,7 @@ from tests.test_access_matrix import ADMIN_NAMESPACE, API, BOTH, FORM, GET, OWN_
 
 pytestmark = pytest.mark.django_db
 
-# Every page's navigation carries the reporting period (finops.views.context), so every page reads these.
+# Every page's navigation carries the reporting period (finops.web.context), so every page reads these.
 NAV = ("period", "start", "end")
 # url name -> the query parameters the page reads besides NAV (None: the page answers GET with 405).
 PARAMS: dict[str, tuple[str, ...] | None] = {
@@ -217,7 +217,7 @@ def queries(params: tuple[str, ...], *, each: bool) -> list[str]:
 
 
 def test_no_page_answers_500_to_any_fuzzed_parameter(world):
-    """The navigation's period parameters are one reading for every page (finops.views.context): fuzzed one by one
+    """The navigation's period parameters are one reading for every page (finops.web.context): fuzzed one by one
     on the overview, and with each page's own parameters everywhere else. An admin tries each parameter alone; a
     member, who sees less, all of a page's parameters at once."""
     started, failures = time.monotonic(), []

@@ -14,8 +14,8 @@ import pytest
 
 from demo.generate import generate
 from finops.models import Account, DailyPerformance, MonthlyPerformance, Provider, User, Workload
+from finops.performance.selectors.scorecard import quarter, scorecard
 from finops.performance.selectors.workload_performance import provider_speed, workload_section, workloads_scope
-from finops.selectors.scorecard import quarter, scorecard
 from ingest.services import usage_file_import
 from tests.demo_helpers import demo_loaded_once
 

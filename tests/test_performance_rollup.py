@@ -16,7 +16,7 @@ import pytest
 
 from finops.models import Account, AttributionRule, DailyPerformance, MonthlyPerformance, Provider
 from finops.performance.measures import COLUMNS, Performance
-from finops.selectors.performance import (
+from finops.performance.selectors.performance import (
     batch_verdict,
     day_hours,
     latency_verdict,
@@ -24,7 +24,7 @@ from finops.selectors.performance import (
     performance_by,
     work_span_hours,
 )
-from finops.services.attribution import history_reattribute
+from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 
 START = dt.datetime(2026, 10, 30, 0, tzinfo=dt.UTC)  # two days across a month boundary: Oct 30 – Nov 1

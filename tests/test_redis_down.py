@@ -20,7 +20,7 @@ from django.db import connection
 from django.test import Client
 
 from finops.models import Account, IngestRun, Provider
-from finops.services.api_tokens import api_token_create
+from finops.org.services.api_tokens import api_token_create
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,7 +11,7 @@ from django.urls import reverse
 from finops.alerts.evaluate import alerts_evaluate
 from finops.models import Account, AlertEvent, AlertKind, IngestRun, Provider
 from finops.notify.deliver import events_deliver
-from finops.selectors.account_status import account_status
+from finops.sources.selectors.account_status import account_status
 
 NOW = dt.datetime(2026, 11, 24, 9, 30, tzinfo=dt.UTC)
 GOOD = b"day,model,input_tokens,output_tokens,cost\n2026-11-23,gpt-5-mini,1000,100,1.25\n"

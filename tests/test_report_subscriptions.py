@@ -22,7 +22,7 @@ from finops.notify.base import NotifyError
 from finops.notify.report_deliveries import reports_send, unsubscribe_token
 from finops.reports.selectors.tco_report import TcoReport, tco_report
 from finops.reports.services.subscriptions import SubscriptionError, subscription_add
-from finops.selectors.spend import daily_costs, visible_spend
+from finops.spend.selectors.spend import daily_costs, visible_spend
 from tests.conftest import make_user
 from tests.fakes.smtp_server import FakeSmtpServer
 from tests.report_helpers import OCTOBER, two_months_of_support_usage
@@ -300,7 +300,7 @@ def test_a_delivery_left_sending_by_a_killed_sender_is_sent_once_after_the_outbo
 
 
 def test_a_finance_user_who_became_a_member_is_not_sent_the_report(smtp, frozen, spend, fiona):
-    from finops.services.users import user_set_role
+    from finops.org.services.users import user_set_role
 
     reports_send()  # October, to fiona as finance
     user_set_role(user=fiona, role=User.Role.MEMBER)
@@ -315,7 +315,7 @@ def test_a_finance_user_who_became_a_member_is_not_sent_the_report(smtp, frozen,
 def test_a_retry_is_not_sent_to_someone_whose_role_changed_since_and_the_attempt_says_why(
     settings, frozen, spend, fiona
 ):
-    from finops.services.users import user_set_role
+    from finops.org.services.users import user_set_role
 
     FakeSmtpServer().use(settings)  # down: the first attempt fails
     reports_send()

@@ -22,7 +22,7 @@ from finops.models import (
     Provider,
     UsageLine,
 )
-from finops.services.attribution import history_reattribute
+from finops.spend.services.attribution import history_reattribute
 from ingest.retention import retention_cutoff, usage_lines_prune
 from ingest.services import usage_file_import
 from ingest.tasks import prune_usage_lines

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from finops.models import Provider
-from finops.views.period import today_utc
+from finops.web.period import today_utc
 from finops.whatif.selectors import savings
 from finops.whatif.services import offering_upsert, routing_policy_set
 
@@ -151,7 +151,7 @@ def test_the_calculator_on_a_workload_prices_the_same_part_as_the_savings_page(t
 
 def _figures(user):
     """The page's figures for `user`, and those savings() computes for them, as the page shows both."""
-    from finops.selectors.savings_rows import page_savings, saving_rows
+    from finops.whatif.savings_rows import page_savings, saving_rows
 
     today = today_utc()
     page, report = page_savings(user, today), savings(user, today)

@@ -29,11 +29,11 @@ from django.urls import reverse
 from openpyxl import load_workbook
 
 from finops.models import Account, AttributionRule, EvalScore, Provider, Workload
+from finops.performance.selectors import scorecard as selectors
 from finops.performance.services.outcomes import outcomes_record
 from finops.performance.tables.scorecard import SCORECARD
 from finops.reports.tables import csv_header
-from finops.selectors import scorecard as selectors
-from finops.services.attribution import history_reattribute
+from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 
 TODAY = dt.date(2026, 11, 22)
@@ -451,7 +451,7 @@ def test_the_api_schema_describes_the_scorecard(client_as, fiona):
 
 
 def test_merging_in_postgres_gives_what_merging_in_python_gives(support_agent, search_ranker, data):
-    from finops.selectors.performance_totals import _in_python, performance_totals
+    from finops.performance.selectors.performance_totals import _in_python, performance_totals
 
     spans = {
         "q3": (dt.date(2026, 7, 1), dt.date(2026, 10, 1)),

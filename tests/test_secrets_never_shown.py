@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from finops.models import Account
-from finops.services.accounts import account_credentials, account_set_credentials
+from finops.sources.services.accounts import account_credentials, account_set_credentials
 
 SECRET = "sk-admin-5f3c9e1d7a2b4c6e8f0a1b2c3d4e5f6a7b8c9d0e"
 

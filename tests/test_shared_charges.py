@@ -17,7 +17,7 @@ import pytest
 
 from finops.models import Account, AttributionRule, IngestRun, Provider
 from finops.reports.selectors.tco_report import tco_report
-from finops.selectors.shared_charges import METHOD, shared_charges
+from finops.spend.selectors.shared_charges import METHOD, shared_charges
 from ingest.services import usage_file_import
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from finops.models import Account, IngestRun, Provider, UsageLine
-from finops.services.accounts import account_credentials, account_set_credentials
+from finops.sources.services.accounts import account_credentials, account_set_credentials
 from ingest.connection_check import account_connection_check, connection_check
 from ingest.http import HttpClient
 from tests.fakes.provider_server import FakeProviderServer, Reply

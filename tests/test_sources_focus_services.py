@@ -126,7 +126,7 @@ accounts:
     )
     account = Account.objects.get(name="bedrock")
     assert account.focus_services_include == ["Amazon SageMaker"] and account.focus_services_exclude == []
-    from finops.services.config.export import config_document
+    from finops.config.export import config_document
 
     exported = next(a for a in config_document()["accounts"] if a["name"] == "bedrock")
     assert exported["focus_services_include"] == ["Amazon SageMaker"] and "focus_services_exclude" not in exported

@@ -13,7 +13,7 @@ import pytest
 from django.urls import reverse
 
 from finops.models import Account, IngestRun, Provider
-from finops.selectors.account_status import account_status, account_statuses, by_urgency, status_of
+from finops.sources.selectors.account_status import account_status, account_statuses, by_urgency, status_of
 from ingest.services import usage_file_import
 
 TODAY = dt.datetime.now(dt.UTC).date()

@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from finops.models import Account, IngestRun, Provider, UsageLine
-from finops.services.accounts import account_set_credentials
+from finops.sources.services.accounts import account_set_credentials
 from ingest.lease import lease_claim
 from tests.fakes.provider_server import Reply
 from tests.ingest.test_openai_api import COSTS, SECRET

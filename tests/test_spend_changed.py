@@ -15,11 +15,11 @@ from django.db import connection, transaction
 from django.urls import reverse
 
 from finops.alerts.services.spend_changes import SpendChange
+from finops.config import config_apply
 from finops.models import Account, AlertEvent, AttributionRule, Cap, Provider, Team, Workload
-from finops.services.accounts import account_set_credentials
-from finops.services.attribution import ATTRIBUTION_LOCK, workload_team_move
-from finops.services.config import config_apply
-from finops.services.rules import rule_create
+from finops.sources.services.accounts import account_set_credentials
+from finops.spend.services.attribution import ATTRIBUTION_LOCK, workload_team_move
+from finops.spend.services.rules import rule_create
 from finops.tasks import evaluate_alerts
 from ingest.services import account_sync, usage_file_import
 from tests.conftest import stored_cap

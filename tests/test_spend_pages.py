@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from finops.models import Account, AttributionRule, Provider, Workload
-from finops.services.attribution import history_reattribute
+from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from finops.models import Account, AttributionRule, FxRate, Provider
-from finops.selectors.spend_report import GROUPS, spend_rows
+from finops.spend.selectors.spend_report import GROUPS, spend_rows
 from ingest.services import usage_file_import
 
 OPENAI = (

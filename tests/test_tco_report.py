@@ -17,15 +17,15 @@ from finops.contracts.selectors import contract_statuses
 from finops.core import display
 from finops.core.months import next_month
 from finops.models import Cap, Contract, DailySpend, ReportSnapshot, User, Workload
+from finops.performance.selectors.scorecard import workload_rows
 from finops.reports import tco_formats
 from finops.reports.restatement import diff
 from finops.reports.selectors.tco_report import MonthError, TcoReport, report_month, tco_report
 from finops.reports.services.reports import report_publish
 from finops.reports.tco_tables import SECTIONS, TABLES, TOTALS
-from finops.selectors import spend
-from finops.selectors.savings_rows import saving_rows
-from finops.selectors.scorecard import workload_rows
-from finops.selectors.spend_report import spend_rows
+from finops.spend.selectors import spend
+from finops.spend.selectors.spend_report import spend_rows
+from finops.whatif.savings_rows import saving_rows
 from finops.whatif.selectors import savings
 from tests.conftest import make_user, reseed_reference_data
 from tests.demo_snapshot import demo_loaded

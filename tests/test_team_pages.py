@@ -13,7 +13,7 @@ from django.urls import reverse
 from finops.alerts.selectors.caps import cap_statuses
 from finops.alerts.services.caps import cap_create
 from finops.models import AttributionRule, Provider
-from finops.services.attribution import history_reattribute
+from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 
 TODAY = dt.date(2026, 11, 22)

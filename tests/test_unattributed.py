@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from finops.models import Account, AttributionRule, Provider, UsageLine
-from finops.services.attribution import history_reattribute
+from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 
 DAYS = 10  # Nov 1..10

@@ -14,7 +14,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from finops.models import Account, AttributionRule, Offering, Provider
-from finops.views.period import today_utc
+from finops.web.period import today_utc
 from finops.whatif.calculator import BATCH_TIER_GATE, NO_EVIDENCE
 from finops.whatif.selectors import what_if
 from finops.whatif.services import offering_upsert, offerings_seed

@@ -11,7 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from finops.models import Contract, Provider
-from finops.views.period import today_utc
+from finops.web.period import today_utc
 from finops.whatif.selectors import catalogue, what_if
 
 from .whatif_helpers import TODAY_COST, gpt_oss_offerings, import_groq_traffic, picked

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from finops.models import Account, AttributionRule, Provider, ReportedPerformance
 from finops.performance.measures import Performance
-from finops.services.performance_rollup import performance_rollup_rebuild
+from finops.performance.services.performance_rollup import performance_rollup_rebuild
 from ingest.services import usage_file_import
 
 DAY = dt.datetime(2026, 11, 20, 10, tzinfo=dt.UTC)

@@ -7,7 +7,7 @@ from django.utils import timezone
 from finops.alerts.services.spend_changes import SpendChange
 from finops.core import display
 from finops.models import Account, AlertEvent, AlertKind, IngestRun
-from finops.selectors.account_status import AccountStatus, account_statuses, deciding_runs
+from finops.sources.selectors.account_status import AccountStatus, account_statuses, deciding_runs
 
 from .events import event_raise
 
@@ -18,7 +18,7 @@ SILENT_MIN = dt.timedelta(hours=2)  # … and at least 2 hours
 
 
 def evaluate(*, today: dt.date, change: SpendChange | None = None) -> list[AlertEvent]:
-    """One event per account and condition start (finops.selectors.account_status): a failing run (error, or
+    """One event per account and condition start (finops.sources.selectors.account_status): a failing run (error, or
     disabled after one), an API account silent longer than its schedule allows, data older than STALE_AFTER_DAYS.
     An account switched off by an admin (no failed run) is not alerted: someone chose it.
 

@@ -7,8 +7,8 @@ from django.db.models import Min
 from finops.alerts.services.spend_changes import SpendChange
 from finops.core import display
 from finops.models import AlertEvent, AlertKind, DailySpend
-from finops.models.usage import CostBasis
-from finops.selectors.spend import TOKEN_SUM
+from finops.spend.models.usage import CostBasis
+from finops.spend.selectors.spend import TOKEN_SUM
 
 from .events import event_raise
 

@@ -7,7 +7,7 @@ from rest_framework import exceptions
 
 from finops.core import access
 from finops.models import ApiToken
-from finops.services.api_tokens import api_token_touch
+from finops.org.services.api_tokens import api_token_touch
 
 READ_ONLY_REFUSAL = (
     "This API token is read-only: it may read (GET, HEAD, OPTIONS) but not change anything. "

@@ -6,8 +6,8 @@ from rest_framework import serializers
 from finops.core.reporting_period import BOUNDS_ERROR, EARLIEST, LATEST
 from finops.core.text import storable
 from finops.models import Account, IngestRun, Provider, Team, Workload
-from finops.selectors import spend_report
-from finops.services.rules import rule_tags_problem
+from finops.spend.selectors import spend_report
+from finops.spend.services.rules import rule_tags_problem
 
 
 class NamedRelatedField(serializers.SlugRelatedField):

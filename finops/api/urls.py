@@ -2,11 +2,11 @@ from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 
 from finops.alerts import api as channels
+from finops.api import views
 from finops.contracts import api as contracts
 from finops.performance.api import evals, metrics, outcomes, scorecard
+from finops.spend.api import focus
 from finops.whatif import api as whatif_api
-
-from . import focus, views
 
 # DRF authenticates API requests itself (token or session); the login redirect is for pages only.
 api = login_not_required

@@ -21,11 +21,11 @@ from finops.core import access
 from finops.models import Account, AttributionRule, CostBasis, IngestRun, MonthlySpend, Provider, ReattributionJob
 from finops.performance.api.outcomes import CostPerOutcomeQuerySerializer, CostPerOutcomeSerializer
 from finops.performance.selectors import outcomes as outcome_selectors
-from finops.selectors import spend, spend_report
-from finops.selectors.rules import rule_preview
-from finops.services import rules as rule_service
-from finops.services.accounts import AccountInvalid, account_focus_services_set
-from finops.views.period import today_utc
+from finops.sources.services.accounts import AccountInvalid, account_focus_services_set
+from finops.spend.selectors import spend, spend_report
+from finops.spend.selectors.rules import rule_preview
+from finops.spend.services import rules as rule_service
+from finops.web.period import today_utc
 from ingest.services import QueueUnavailable, sync_now, usage_upload_accept
 from ingest.uploads import UploadRefused
 from ingest.writing import IngestError

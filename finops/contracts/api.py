@@ -17,7 +17,7 @@ from finops.contracts import services as contract_service
 from finops.contracts.selectors import contract_status, contract_statuses, renewals_ahead
 from finops.core import access
 from finops.models import Contract
-from finops.views.period import today_utc
+from finops.web.period import today_utc
 
 
 def _contracts():

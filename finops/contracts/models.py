@@ -7,8 +7,8 @@ term's history (and its consumption, from the rollup over its dates) stays visib
 
 from django.db import models
 
-from finops.models.sources import Account, Provider
-from finops.models.usage import MONEY
+from finops.sources.models import Account, Provider
+from finops.spend.models.usage import MONEY
 
 DEFAULT_NOTICE_ALERT_DAYS = [180, 90, 30, 7]
 

@@ -45,7 +45,7 @@ from finops.core import display
 from finops.core.months import month_of, next_month
 from finops.forecast.projection import forecast, history_start
 from finops.models import CommitmentBasis, Contract, DailySpend
-from finops.selectors.spend import ZERO, period
+from finops.spend.selectors.spend import ZERO, period
 
 BASELINE_MONTHS = 3
 SHORTFALL_SHARE = Decimal("0.9")

@@ -26,8 +26,8 @@ from finops.core import access
 from finops.core.reporting_period import BOUNDS_ERROR, EARLIEST, LATEST
 from finops.core.text import name_check
 from finops.models import Account, AuditEntry, CommitmentBasis, Contract, ContractTerm, Provider
-from finops.services.audit import audit_record, json_value
-from finops.services.iso4217 import CURRENCIES
+from finops.org.services.audit import audit_record, json_value
+from finops.prices.iso4217 import CURRENCIES
 
 AMOUNT_MAX = Decimal(10) ** 15
 RENEWAL_TERM_MONTHS_MAX = 120

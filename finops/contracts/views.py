@@ -30,9 +30,9 @@ from finops.contracts.selectors import (
 from finops.core import access
 from finops.models import CommitmentBasis, Contract
 from finops.reports import charts
-from finops.views.methods import require_form_methods
-from finops.views.period import today_utc
-from finops.views.tables import csv_requested
+from finops.web.methods import require_form_methods
+from finops.web.period import today_utc
+from finops.web.tables import csv_requested
 
 DAY = dt.timedelta(days=1)
 RENEWALS_WITHIN_DAYS = 183  # "the next six months"

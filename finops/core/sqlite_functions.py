@@ -1,5 +1,5 @@
 """SQL the demo's SQLite lacks and the rollups use, registered on each new SQLite connection: `bit_or`, the
-aggregate Postgres has (the performance rollup's hour masks, finops.services.performance_rollup)."""
+aggregate Postgres has (the performance rollup's hour masks, finops.performance.services.performance_rollup)."""
 
 from django.db.backends.signals import connection_created
 

@@ -91,7 +91,7 @@ def per_mtok(value) -> str:
 
 
 def build(source: Path, target: Path) -> int:
-    from finops.services.prices import CATALOG_EFFECTIVE_FROM  # needs Django set up (see __main__)
+    from finops.prices.services import CATALOG_EFFECTIVE_FROM
 
     prices = json.loads(source.read_text(), parse_float=Decimal)
     rows = []

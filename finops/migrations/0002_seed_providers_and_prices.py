@@ -2,8 +2,8 @@ from django.db import migrations
 
 
 def seed(apps, schema_editor):
-    from finops.services.prices import price_catalog_load
-    from finops.services.providers import providers_seed
+    from finops.prices.services import price_catalog_load
+    from finops.sources.services.providers import providers_seed
 
     Provider = apps.get_model("finops", "Provider")
     ModelPrice = apps.get_model("finops", "ModelPrice")

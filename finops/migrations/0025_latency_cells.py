@@ -13,7 +13,7 @@ migration's own (frozen here: later changes to finops.performance.measures do no
 
 from django.db import migrations, models
 
-import finops.models.performance
+import finops.performance.models.performance
 
 COUNT_BITS, OFFSET = 40, 2048
 LINE_JSON, ROLLUP_JSON = "latency_json", "performance"
@@ -153,7 +153,7 @@ def backward(apps, schema_editor):
 
 
 def _cells_field():
-    return finops.models.performance.LatencyCells(
+    return finops.performance.models.performance.LatencyCells(
         blank=True, null=True, help_text="End-to-end and time-to-first-token distributions (finops.performance.latency cells).")
 
 
@@ -189,7 +189,7 @@ class Migration(migrations.Migration):
             "Lines written before issue 12: their requests, known from a summary only.")),
         migrations.AddField("usageline", "summary_p99_ms", models.FloatField(
             blank=True, null=True, help_text="… and their slowest request (bounds the p99).")),
-        migrations.AddField("usageline", "latency", finops.models.performance.LatencyCells(
+        migrations.AddField("usageline", "latency", finops.performance.models.performance.LatencyCells(
             blank=True, null=True, help_text="Latency distributions as finops.performance.latency cells.")),
         *_rollup_fields("dailyperformance"),
         *_rollup_fields("monthlyperformance"),

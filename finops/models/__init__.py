@@ -4,20 +4,25 @@ from finops.alerts.models.alerts import AlertEvent, AlertKind, AlertMute, AlertS
 from finops.alerts.models.caps import Cap, CapPeriod, CapScope
 from finops.alerts.models.channels import Channel, ChannelKind
 from finops.contracts.models import CommitmentBasis, Contract, ContractTerm
+from finops.org.models.audit import AuditEntry
+from finops.org.models.org import Membership, Team, User, Workload
+from finops.org.models.tokens import ApiToken
 from finops.performance.models.outcomes import OutcomeBatch, OutcomeCount
+from finops.performance.models.performance import (
+    DailyPerformance,
+    EvalScore,
+    MetricKind,
+    MonthlyPerformance,
+    ReportedPerformance,
+)
+from finops.prices.models import FxRate, ModelPrice
 from finops.reports.models import ReportDelivery, ReportDocument, ReportSendAttempt, ReportSnapshot, ReportSubscription
+from finops.sources.models import Account, ConnectorKind, IngestRun, Provider
+from finops.spend.models.attribution import AttributionRule, ReattributionJob
+from finops.spend.models.cache_hits import GatewayCacheHit
+from finops.spend.models.monthly import MonthlySpend
+from finops.spend.models.usage import ChargeCategory, CostBasis, DailySpend, LineSignature, TagSet, UsageLine
 from finops.whatif.models import ModelFamily, Offering, RoutingPolicy
-
-from .attribution import AttributionRule, ReattributionJob
-from .audit import AuditEntry
-from .cache_hits import GatewayCacheHit
-from .monthly import MonthlySpend
-from .org import Membership, Team, User, Workload
-from .performance import DailyPerformance, EvalScore, MetricKind, MonthlyPerformance, ReportedPerformance
-from .pricing import FxRate, ModelPrice
-from .sources import Account, ConnectorKind, IngestRun, Provider
-from .tokens import ApiToken
-from .usage import ChargeCategory, CostBasis, DailySpend, LineSignature, TagSet, UsageLine
 
 __all__ = [
     "Account",

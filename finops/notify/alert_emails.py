@@ -95,7 +95,7 @@ def unpriced_context(event: AlertEvent) -> dict:
     """The model's tokens of unknown cost from the day it was first seen to today, read as the provider's page reads
     its "by model" table over the same days (spend.sums), so the two say the same figure."""
     from finops.models import DailySpend, MonthlySpend
-    from finops.selectors import spend
+    from finops.spend.selectors import spend
 
     d = event.details or {}
     model_id, slug = d.get("model") or "", d.get("provider") or ""
@@ -137,7 +137,7 @@ def unpriced_context(event: AlertEvent) -> dict:
 
 
 def source_context(event: AlertEvent) -> dict:
-    from finops.selectors.account_status import account_status
+    from finops.sources.selectors.account_status import account_status
 
     d = event.details or {}
     account = event.account

@@ -54,7 +54,7 @@ PALETTE = (
     "#a3e635",  # spring
 )
 # The providers people compare every day get a slot of their own, so no two of them ever share a colour;
-# names as seeded (finops/services/providers.py) and as people also write them.
+# names as seeded (finops/sources/services/providers.py) and as people also write them.
 PROVIDER_SLOTS = {
     "openai": 0,
     "anthropic": 1,

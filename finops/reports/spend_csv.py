@@ -1,6 +1,6 @@
 """`GET /api/v1/spend?format=csv` and `spend --format csv`: the spend selector's rows as CSV."""
 
-from finops.selectors.spend_report import FIELDS
+from finops.spend.selectors.spend_report import FIELDS
 
 from .cells import SafeCsvWriter
 

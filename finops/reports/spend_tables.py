@@ -59,7 +59,7 @@ TEAM_WORKLOADS = Table(
 )
 
 # Tax, fees and credits billed on an account, allocated to the teams pro rata to their usage on it
-# (finops.selectors.shared_charges): beside a team's spend, its own figure; in the spend, they are Unattributed's.
+# (finops.spend.selectors.shared_charges): beside a team's spend, its own figure; in the spend, they are Unattributed's.
 SHARED_CHARGES = Column(
     "Shared charges",
     "shared",

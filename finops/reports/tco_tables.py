@@ -142,7 +142,9 @@ SHARED_CHARGES = Table(
             "Shared charges allocated",
             "allocated",
             "money",
-            help="Pro rata to the usage on the account each charge is billed on (finops.selectors.shared_charges)",
+            help=(
+                "Pro rata to the usage on the account each charge is billed on (finops.spend.selectors.shared_charges)"
+            ),
         ),
     ),
     empty="No tax, fee or credit was billed this month.",

@@ -2,7 +2,7 @@
 
 The ONE definition of the file (`HEADER` and `focus_rows`), used by the Reports page's download
 (`/reports/<YYYY-MM>/focus.csv`), `GET /api/v1/focus?month=YYYY-MM` and `python manage.py export_focus`. No ORM
-here: finops.selectors.usage_focus streams the month's lines as dicts (`UsageLine` values with their account,
+here: finops.spend.selectors.usage_focus streams the month's lines as dicts (`UsageLine` values with their account,
 provider, tags, team and workload, times as FOCUS text, plus the catalog's `list_rates`).
 
 **One row per usage line**, as issue 14 defines the file, its cost exactly as stored: a line's cost is what the

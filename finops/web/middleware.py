@@ -38,13 +38,13 @@ class DisplayTimeZoneMiddleware:
 
 class AuditSourceMiddleware:
     """Changes made while answering a request are audited as coming from the API, the Django admin or the pages
-    (finops.services.audit)."""
+    (finops.org.services.audit)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        from finops.services.audit import audit_source
+        from finops.org.services.audit import audit_source
 
         path = request.path_info
         source = "api" if path.startswith("/api/") else "admin" if path.startswith("/admin/") else "ui"

@@ -7,7 +7,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from finops.views.period import today_utc
+from finops.web.period import today_utc
 from finops.whatif.calculator import OPTIONS, ProfileInvalid, parse_options
 from finops.whatif.selectors import what_if
 

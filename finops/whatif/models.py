@@ -14,9 +14,9 @@ Decisions (docs/whatif.md):
 from django.core.validators import MinValueValidator
 from django.db import models
 
-from finops.models.org import Workload
-from finops.models.pricing import PER_MTOK
-from finops.models.sources import Provider
+from finops.org.models.org import Workload
+from finops.prices.models import PER_MTOK
+from finops.sources.models import Provider
 
 
 class ModelFamily(models.Model):

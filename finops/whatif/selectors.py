@@ -8,7 +8,7 @@ Where each figure comes from (docs/whatif.md):
 - **Performance**: measured from the company's gateway logs over the last 30 days (output tokens/s over streamed
   requests, else end to end; the median time to first token) wins over the offering's entered figures, figure by
   figure; the source says which period or "entered".
-- **Spend**: a workload's last 30 days through finops.selectors.spend.signed_sums (the one reading of spend); the
+- **Spend**: a workload's last 30 days through finops.spend.selectors.spend.signed_sums (the one reading of spend); the
   month a what-if prices is those 30 days.
 """
 
@@ -34,10 +34,10 @@ from finops.models import (
     RoutingPolicy,
     Workload,
 )
+from finops.performance.selectors import performance as performance_selector
 from finops.performance.selectors.evals import quality_by, scores_by
-from finops.selectors import performance as performance_selector
-from finops.selectors import spend
-from finops.selectors.prices import ContractDiscounts, PriceBook
+from finops.prices.selectors import ContractDiscounts, PriceBook
+from finops.spend.selectors import spend
 from finops.whatif.calculator import Figure, Judge, OfferingFigures, Profile, ProfileInvalid, Result, best_of, compare
 from finops.whatif.families import FamilyMap, lineage
 from finops.whatif.inputs import fingerprint

@@ -1,5 +1,5 @@
 """Writes of offerings, model families and routing policies (issue 13): the one write path the admin forms and
-`apply_config` (finops/services/config/offerings.py) both call. Keyword-only; each validates everything first and
+`apply_config` (finops/config/offerings.py) both call. Keyword-only; each validates everything first and
 raises OfferingInvalid naming every bad field, writing nothing.
 
 Decisions (docs/whatif.md):
@@ -20,7 +20,7 @@ from django.db import transaction
 from finops.core import access, display
 from finops.core.modelids import normalise_model
 from finops.models import AuditEntry, ModelFamily, Offering, Provider, RoutingPolicy, Workload
-from finops.services.audit import audit_record, snapshot
+from finops.org.services.audit import audit_record, snapshot
 from finops.whatif.families import FamilyMap
 
 PRICE_FIELDS = (

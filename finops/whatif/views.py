@@ -12,15 +12,15 @@ from django.views.decorators.http import require_safe
 from finops.core import access, display
 from finops.models import Offering, RoutingPolicy
 from finops.reports import charts
-from finops.selectors.savings_rows import PAGE_ROWS, VERDICT, latency_text, page_savings, policy_text
-from finops.views.methods import require_form_methods
-from finops.views.period import today_utc
-from finops.views.tables import csv_requested
+from finops.web.methods import require_form_methods
+from finops.web.period import today_utc
+from finops.web.tables import csv_requested
 from finops.whatif import services as offering_service
 from finops.whatif import tables as whatif_tables
 from finops.whatif.calculator import BATCH_ASSUMPTION, CACHE_ASSUMPTION, OPTIONS, PRESETS, ProfileInvalid, parse_options
 from finops.whatif.forms import FIELDS, OfferingForm
 from finops.whatif.routing_litellm import litellm_router_config
+from finops.whatif.savings_rows import PAGE_ROWS, VERDICT, latency_text, page_savings, policy_text
 from finops.whatif.selectors import catalogue, offered_families, savings, what_if
 
 

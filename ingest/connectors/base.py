@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import BinaryIO, Protocol
 
-from finops.models.usage import tags_text
 from finops.performance.measures import Performance
+from finops.spend.models.usage import tags_text
 
 
 class ProviderError(Exception):
@@ -108,7 +108,7 @@ _tags_texts: dict[tuple, str] = {}
 
 
 def tags_json(tags: dict) -> str:
-    """`finops.models.usage.tags_text(tags)`, cached: the canonical text a tag set's id is the digest of."""
+    """`finops.spend.models.usage.tags_text(tags)`, cached: the canonical text a tag set's id is the digest of."""
     try:
         items = tuple(tags.items())
         return _tags_texts[items]

@@ -23,8 +23,8 @@ API_SOURCES = {source.kind: source for source in (OpenAIApi(), AnthropicApi(), O
 
 def file_source_for(kind: str):
     """The reader of a file for an account of `kind`: its own, or for an API account whose exports backfill it
-    (a LiteLLM proxy's exported spend logs), the reader of that export (finops.models.sources.BACKFILL_FILES)."""
-    from finops.models.sources import BACKFILL_FILES
+    (a LiteLLM proxy's exported spend logs), the reader of that export (finops.sources.models.BACKFILL_FILES)."""
+    from finops.sources.models import BACKFILL_FILES
 
     kind = BACKFILL_FILES.get(kind, kind)
     try:

@@ -7,7 +7,7 @@ import io
 import pytest
 
 from finops.models import AttributionRule, Cap
-from finops.services.attribution import history_reattribute
+from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 from tests.conftest import PASSWORD
 

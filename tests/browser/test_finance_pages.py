@@ -9,7 +9,7 @@ import pytest
 
 from finops.core.months import month_of
 from finops.models import AttributionRule, Workload
-from finops.services.attribution import history_reattribute
+from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 from tests.conftest import PASSWORD
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from finops.models import Account, AttributionRule, Provider, Workload
-from finops.selectors.scorecard import quarter_key
-from finops.services.attribution import history_reattribute
+from finops.performance.selectors.scorecard import quarter_key
+from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 from tests.conftest import PASSWORD
 

@@ -4,7 +4,7 @@ its key, and presses "Sync now" against a provider that fails; every outcome is 
 import pytest
 
 from finops.models import Account, IngestRun, Provider, UsageLine
-from finops.services.accounts import account_set_credentials
+from finops.sources.services.accounts import account_set_credentials
 from tests.conftest import PASSWORD
 from tests.fakes.provider_server import FakeProviderServer, Reply
 

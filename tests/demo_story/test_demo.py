@@ -34,8 +34,8 @@ from finops.models import (
     User,
     Workload,
 )
-from finops.selectors.cache_hits import cache_savings
-from finops.selectors.prices import PriceBook, Tokens, cost_from_price
+from finops.prices.selectors import PriceBook, Tokens, cost_from_price
+from finops.spend.selectors.cache_hits import cache_savings
 from tests.sqlite_databases import DEMO_URL, demo_sqlite, manage
 
 TODAY = dt.date(2026, 11, 1)
@@ -538,7 +538,7 @@ def test_a_team_leads_pages_show_the_teams_cap_and_its_share_of_the_bedrock_tax(
     """The demo's sales lead opens the team page and the overview: the Sales cap is there as on /caps/, breached or
     forecast to breach; the team's share of October's Bedrock sales tax is its own line, and the shares of all
     teams add up to the tax billed (no rule could claim it: it is allocated, not left unattributed)."""
-    from finops.selectors.shared_charges import shared_charges
+    from finops.spend.selectors.shared_charges import shared_charges
 
     sales = Team.objects.get(slug=CAP_BREACHING_TEAM)
     cap = Cap.objects.get(team=sales)

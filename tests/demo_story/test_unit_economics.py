@@ -13,7 +13,7 @@ from django.db.models.functions import TruncDate
 from demo.generate import LOG_RECORDS, UNPRICED_MODEL, WINDOW_DAYS
 from finops.models import AlertEvent, CostBasis, DailySpend, MonthlySpend, OutcomeCount, UsageLine, Workload
 from finops.performance.selectors.workload_performance import workload_section
-from finops.selectors.prices import PriceBook, Tokens, cost_from_price
+from finops.prices.selectors import PriceBook, Tokens, cost_from_price
 from tests.demo_helpers import LAST_DAY, TODAY
 
 FIRST_DAY = LAST_DAY - dt.timedelta(days=WINDOW_DAYS - 1)
@@ -138,7 +138,7 @@ def test_the_demo_scores_quality_of_five_workloads_and_reports_metrics_one_sourc
     from demo.evals import SCORES
     from finops.models import EvalScore, ReportedPerformance
     from finops.performance.selectors.evals import quality_by
-    from finops.selectors.performance import latency_verdict, performance_by
+    from finops.performance.selectors.performance import latency_verdict, performance_by
 
     q4, q3 = (dt.date(2026, 10, 1), dt.date(2027, 1, 1)), (dt.date(2026, 7, 1), dt.date(2026, 10, 1))
     assert EvalScore.objects.filter(period_start=q4[0], period_end=q4[1]).values("workload").distinct().count() >= 5

@@ -1,5 +1,5 @@
 """A contract's negotiated discount lowers the costs the product ESTIMATES from list prices for the accounts and
-days it covers, never a billed amount (finops.selectors.prices.ContractDiscounts)."""
+days it covers, never a billed amount (finops.prices.selectors.ContractDiscounts)."""
 
 import datetime as dt
 import io

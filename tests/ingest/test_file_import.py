@@ -1,4 +1,4 @@
-"""Importing usage files (ingest/services.py) and the daily rollup (finops/services/rollups.py). The
+"""Importing usage files (ingest/services.py) and the daily rollup (finops/spend/services/rollups.py). The
 `import_usage` command: test_import_usage_command.py.
 
 What finance relies on: billed beats estimated, nothing is silently $0, a non-USD amount converts with
@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from finops.models import Account, CostBasis, DailySpend, FxRate, IngestRun, ModelPrice, Provider, UsageLine
-from finops.services.prices import CATALOG_EFFECTIVE_FROM
-from finops.services.rollups import rollup_rebuild
+from finops.prices.services import CATALOG_EFFECTIVE_FROM
+from finops.spend.services.rollups import rollup_rebuild
 from ingest.services import usage_file_import
 from tests.rollup_check import assert_rollup_equals_raw, rollup_groups
 

@@ -336,7 +336,7 @@ def test_the_column_writer_attributes_a_scattered_logs_signatures_as_the_row_wri
     tag, user, model and key, in priority order): every signature gets the workload and team the row writer gives
     it, and the lines are the same."""
     from finops.models import AttributionRule, Team, Workload
-    from finops.services.attribution import RuleMatcher
+    from finops.spend.services.attribution import RuleMatcher
 
     path = tmp_path / "scattered.csv"
     write_spend_logs_csv(path, 3000, seed=13, shape="scattered")
@@ -395,7 +395,7 @@ def test_the_column_writer_prices_discounts_and_converts_each_line_as_the_row_wr
     rate, a contract's discount on the days of its term — in every line and rollup."""
     from finops.core.modelids import normalise_model
     from finops.models import Contract, FxRate, ModelPrice
-    from finops.selectors.prices import Tokens, cost_from_price
+    from finops.prices.selectors import Tokens, cost_from_price
 
     second_day = dt.date(2026, 3, 12)  # the log spans 23 days from 2 March
     moonshot, openai = Provider.objects.get(slug="moonshot"), Provider.objects.get(slug="openai")

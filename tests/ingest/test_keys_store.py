@@ -11,7 +11,7 @@ import pytest
 from django.db import connection, transaction
 
 from finops.models import Account, LineSignature, Provider, TagSet
-from finops.models.usage import signature_id, signature_ids, tag_set_id, tags_text
+from finops.spend.models.usage import signature_id, signature_ids, tag_set_id, tags_text
 from ingest import keys
 from ingest.writing import IngestError
 from tests.sqlite_databases import PROJECT_ROOT, migrated_sqlite, sqlite_env

@@ -17,7 +17,12 @@ from django.core.management import CommandError, call_command
 from django.db.models import Sum
 
 from finops.models import Account, AttributionRule, DailyPerformance, IngestRun, Provider, UsageLine
-from finops.services.accounts import AccountInvalid, account_create, account_credentials, account_set_credentials
+from finops.sources.services.accounts import (
+    AccountInvalid,
+    account_create,
+    account_credentials,
+    account_set_credentials,
+)
 from ingest.connection_check import connection_check
 from ingest.connectors.base import ProviderError
 from ingest.connectors.gateway.log import GatewayLog

@@ -14,7 +14,7 @@ from django.db.models import Sum
 from django.urls import reverse
 
 from finops.models import AttributionRule, GatewayCacheHit, UsageLine
-from finops.selectors.cache_hits import cache_savings
+from finops.spend.selectors.cache_hits import cache_savings
 from ingest.connectors.base import GATEWAY_CACHE_HIT
 from ingest.connectors.gateway.log import GatewayLog
 from tests.fakes.litellm_proxy import SPEND_LOGS, SpendLogs

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 
 from finops.core.logs import JsonFormatter, PlainFormatter, log_context
 from finops.models import Account, IngestRun, Provider
-from finops.services.accounts import account_set_credentials
+from finops.sources.services.accounts import account_set_credentials
 from tests.fakes.provider_server import Reply
 from tests.ingest.test_openai_api import COSTS, SECRET
 

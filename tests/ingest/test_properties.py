@@ -26,7 +26,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from finops.models import Account, CostBasis, IngestRun, Provider, UsageLine
-from finops.services.accounts import account_set_credentials
+from finops.sources.services.accounts import account_set_credentials
 from ingest import windows
 from ingest.http import HttpClient
 from ingest.services import account_sync

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from finops.core.modelids import normalise_model
 from finops.models import Account, CostBasis, IngestRun, Provider, UsageLine
-from finops.selectors.prices import PriceBook, Tokens, cost_from_price
+from finops.prices.selectors import PriceBook, Tokens, cost_from_price
 from ingest.services import usage_file_import
 from tests.ingest.property_helpers import FILE_SETTINGS, reset_account, rollup_totals_by_day, totals_by_day
 from tests.rollup_check import assert_rollup_equals_raw

@@ -1,5 +1,5 @@
 from finops.models import ConnectorKind
-from finops.models.sources import API_CONNECTORS
+from finops.sources.models import API_CONNECTORS
 from ingest.connectors.registry import API_SOURCES, FILE_SOURCES
 
 

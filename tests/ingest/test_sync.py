@@ -9,7 +9,7 @@ from django.db.models import Sum
 from django.urls import reverse
 
 from finops.models import Account, DailySpend, IngestRun, Provider, UsageLine
-from finops.services.accounts import account_set_credentials
+from finops.sources.services.accounts import account_set_credentials
 from ingest.schedule import due_sync_runs, runs_abandoned_fail
 from tests.fakes.provider_server import Reply
 from tests.ingest.test_openai_api import COSTS, SECRET

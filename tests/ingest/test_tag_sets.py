@@ -1,4 +1,4 @@
-"""Tag sets and line signatures are stored once and shared by the lines that carry them (finops.models.usage)."""
+"""Tag sets and line signatures are stored once and shared by the lines that carry them (finops.spend.models.usage)."""
 
 import io
 import json
@@ -6,7 +6,7 @@ import json
 import pytest
 
 from finops.models import Account, LineSignature, TagSet, UsageLine
-from finops.models.usage import tag_set_id, tags_text
+from finops.spend.models.usage import tag_set_id, tags_text
 from ingest.services import usage_file_import
 
 FILE = (

@@ -17,7 +17,7 @@ import redis
 from django.db.models import Count, Sum
 
 from finops.models import Account, DailySpend, Provider, UsageLine
-from finops.services.accounts import account_set_credentials
+from finops.sources.services.accounts import account_set_credentials
 from tests.fakes.provider_server import FakeProviderServer, Reply
 from tests.ingest.test_openai_api import COMPLETIONS, COSTS, EMBEDDINGS, SECRET
 from tests.integration.test_worker_killed import (

@@ -10,8 +10,8 @@ from django.conf import settings
 from django.db import models
 
 from finops.alerts.models.caps import Cap
-from finops.models.org import Team, Workload
-from finops.models.sources import Account
+from finops.org.models.org import Team, Workload
+from finops.sources.models import Account
 
 
 class AlertKind(models.TextChoices):

@@ -7,9 +7,9 @@ unpriced usage in scope is reported beside it, never counted as $0 (finops.alert
 from django.conf import settings
 from django.db import models
 
-from finops.models.org import Team, Workload
-from finops.models.sources import Account, Provider
-from finops.models.usage import MONEY
+from finops.org.models.org import Team, Workload
+from finops.sources.models import Account, Provider
+from finops.spend.models.usage import MONEY
 
 DEFAULT_THRESHOLDS = [50, 80, 100]
 

@@ -15,7 +15,7 @@ from django.db import models
 
 from finops.alerts.models.caps import Cap
 from finops.contracts.models import Contract
-from finops.models.org import Team, Workload
+from finops.org.models.org import Team, Workload
 
 
 class ChannelKind(models.TextChoices):

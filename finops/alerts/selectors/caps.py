@@ -23,7 +23,7 @@ from django.db.models import Q, QuerySet, Sum
 from finops.core.months import month_of, next_month
 from finops.forecast.projection import Forecast, forecast, history_start
 from finops.models import Cap, CapPeriod, CapScope, DailySpend
-from finops.selectors.spend import UNPRICED_TOKEN_SUM, ZERO, period
+from finops.spend.selectors.spend import UNPRICED_TOKEN_SUM, ZERO, period
 
 SCOPE_KEYS = {
     CapScope.TEAM: "team_id",

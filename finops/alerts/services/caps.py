@@ -21,7 +21,7 @@ from finops.alerts.services.channels import cap_channels_sync, channels_choose, 
 from finops.core import access, crypto, egress
 from finops.core.text import name_check
 from finops.models import Account, AuditEntry, Cap, CapPeriod, CapScope, Provider, Team, Workload
-from finops.services.audit import audit_record, snapshot
+from finops.org.services.audit import audit_record, snapshot
 
 ROLE_RECIPIENTS = {
     "role:team_leads": "the leads of the cap's team (organisation-wide caps: every team lead)",

@@ -20,8 +20,8 @@ from finops.core import access, display
 from finops.forecast.projection import HISTORY_DAYS, MIN_HISTORY_DAYS
 from finops.models import AlertEvent, Workload
 from finops.reports import charts
-from finops.views.methods import require_form_methods
-from finops.views.period import today_utc
+from finops.web.methods import require_form_methods
+from finops.web.period import today_utc
 
 HUNDRED = Decimal(100)
 

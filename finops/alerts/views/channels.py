@@ -14,7 +14,7 @@ from finops.alerts.services.channels import channel_delete, channel_save, channe
 from finops.core import access
 from finops.models import AlertKind
 from finops.notify.base import NotifyError
-from finops.views.methods import require_form_methods
+from finops.web.methods import require_form_methods
 
 
 def _writable_or_404(user):

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from finops.services.config import ConfigInvalid, config_apply
+from finops.config import ConfigInvalid, config_apply
 
 
 class Command(BaseCommand):

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from finops.models import ApiToken, User
-from finops.services.api_tokens import MAX_DAYS, MIN_DAYS, ApiTokenInvalid, api_token_create
-from finops.services.audit import audit_source
+from finops.org.services.api_tokens import MAX_DAYS, MIN_DAYS, ApiTokenInvalid, api_token_create
+from finops.org.services.audit import audit_source
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from finops.services.config import config_export
+from finops.config import config_export
 
 
 class Command(BaseCommand):

@@ -6,8 +6,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from finops.core.months import MonthError
 from finops.reports.usage_focus import write_focus_csv
-from finops.selectors.usage_focus import export_month, month_lines
-from finops.views.period import today_utc
+from finops.spend.selectors.usage_focus import export_month, month_lines
+from finops.web.period import today_utc
 
 
 class Command(BaseCommand):

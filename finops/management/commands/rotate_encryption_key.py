@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from finops.services.audit import audit_source
-from finops.services.encryption import RotationFailed, encryption_key_rotate
+from finops.org.services.audit import audit_source
+from finops.org.services.encryption import RotationFailed, encryption_key_rotate
 
 
 class Command(BaseCommand):

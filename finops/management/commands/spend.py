@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from finops.management.arguments import utc_day
 from finops.reports.spend_csv import write_csv
-from finops.selectors.spend_report import FILTER_NAMES, GROUPS, as_json, filter_errors, spend_rows
+from finops.spend.selectors.spend_report import FILTER_NAMES, GROUPS, as_json, filter_errors, spend_rows
 
 
 class Command(BaseCommand):

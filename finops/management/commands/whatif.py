@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from finops.core import display
-from finops.views.period import today_utc
+from finops.web.period import today_utc
 from finops.whatif.calculator import OPTIONS, ProfileInvalid, parse_options
 from finops.whatif.selectors import what_if
 

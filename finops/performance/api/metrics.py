@@ -1,6 +1,6 @@
 """REST API v1, measured performance (issue 12): POST reported metrics through finops.performance.services.metrics (the
 one write path); GET the merged performance per workload × provider × model over a period
-(finops.selectors.performance_figures). docs/performance.md, "Reported metrics"."""
+(finops.performance.selectors.performance_figures). docs/performance.md, "Reported metrics"."""
 
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -12,9 +12,9 @@ from rest_framework.views import APIView
 from finops.api.reported import BatchResultSerializer, StrictQuerySerializer, batch_posted
 from finops.api.serializers import ReportingDateField
 from finops.core import access
+from finops.performance.selectors.performance import VERDICT_STATUSES
+from finops.performance.selectors.performance_figures import PerformanceFigures, performance_figures
 from finops.performance.services import metrics as metric_service
-from finops.selectors.performance import VERDICT_STATUSES
-from finops.selectors.performance_figures import PerformanceFigures, performance_figures
 
 SKETCH_EXAMPLE = {"v": 1, "alpha": "0.01", "zero": 0, "buckets": {"312": 700, "335": 280, "380": 20}}
 

@@ -15,10 +15,10 @@ from rest_framework.views import APIView
 from finops.api.reported import refuse_blank
 from finops.core import access
 from finops.core.reporting_period import PeriodError
+from finops.performance.selectors import scorecard as selectors
+from finops.performance.selectors.performance import VERDICT_STATUSES
 from finops.performance.tables.scorecard import SCORECARD
-from finops.selectors import scorecard as selectors
-from finops.selectors.performance import VERDICT_STATUSES
-from finops.views.period import today_utc
+from finops.web.period import today_utc
 
 DECIMAL_KINDS = {
     "money",

@@ -1,2 +1,2 @@
 """Unit economics' tables: outcome batches and counts (the rollups of measured performance stay in
-finops/models/performance.py)."""
+finops/performance/models/performance.py)."""

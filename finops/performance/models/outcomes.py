@@ -10,7 +10,7 @@ applied once: posting it again changes nothing.
 from django.conf import settings
 from django.db import models
 
-from finops.models.org import Workload
+from finops.org.models.org import Workload
 
 
 class OutcomeCount(models.Model):

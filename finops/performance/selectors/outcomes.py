@@ -20,7 +20,7 @@ from django.db.models import DateField, F, QuerySet, Sum
 from django.db.models.functions import Cast, TruncMonth
 
 from finops.models import DailySpend, MonthlySpend, OutcomeCount
-from finops.selectors import spend
+from finops.spend.selectors import spend
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The "Performance" section of a workload's page and the "Measured speed" table of a provider's page (issue 12):
 what users see of the performance rollup over the page's period, one row per provider × model and one
-workload-wide row, each read from merged distributions (finops.selectors.performance).
+workload-wide row, each read from merged distributions (finops.performance.selectors.performance).
 
 Decisions:
 - Measured and reported requests of one provider × model are merged into one row: the SLA concerns every request
@@ -27,7 +27,7 @@ from finops.core import access, display
 from finops.models import DailyPerformance, Provider, Workload
 from finops.performance.measures import COLUMNS, Performance
 from finops.performance.selectors import evals
-from finops.selectors.performance import (
+from finops.performance.selectors.performance import (
     P99,
     Verdict,
     day_hours,

@@ -41,7 +41,7 @@ from finops.models import MetricKind, ReportedPerformance
 from finops.performance.measures import COLUMNS, Performance
 from finops.performance.reported_latency import PERCENTILES, LatencyReport, latency_report
 from finops.performance.services import reported_rows as rr
-from finops.services.performance_rollup import reported_changed
+from finops.performance.services.performance_rollup import reported_changed
 from finops.web.batch_limits import rows_refusal
 
 FIELDS = {

@@ -1,17 +1,17 @@
 """The quarterly scorecard page (issue 12): `/scorecard/?quarter=2026Q4&team=<slug>&sort=<column>&dir=asc|desc`,
 with its CSV (`&csv=scorecard`) and XLSX (`&xlsx=scorecard`) downloads of the same table spec
-(finops.performance.tables.scorecard). Figures from finops.selectors.scorecard; who sees what from finops.core.access
-(a member asking for another team's slug gets 404, as everywhere)."""
+(finops.performance.tables.scorecard). Figures from finops.performance.selectors.scorecard; who sees what from
+finops.core.access (a member asking for another team's slug gets 404, as everywhere)."""
 
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from finops.core import access
+from finops.performance.selectors import scorecard as selectors
 from finops.performance.tables.scorecard import SCORECARD
-from finops.selectors import scorecard as selectors
-from finops.views.period import today_utc
-from finops.views.tables import csv_response, xlsx_response
+from finops.web.period import today_utc
+from finops.web.tables import csv_response, xlsx_response
 
 DEFAULT_SORT = "cost"
 

@@ -20,7 +20,7 @@ to
   the month's end (or today).
 - Movers, both ways: the three workloads (unattributed counts as one) whose spend rose most from last month, then
   the three whose spend fell most, each change split into volume, price and mix effects over its provider × model
-  parts (finops.selectors.movers).
+  parts (finops.spend.selectors.movers).
 - Provisional: until every enabled source has synced past its lookback after the month's end (tco_sections.sources).
 """
 
@@ -37,9 +37,10 @@ from finops.core.months import MonthError, month_of, next_month, parse_month
 from finops.forecast.projection import forecast, history_start
 from finops.models import MonthlySpend, Provider, Team, Workload
 from finops.reports.selectors import tco_sections
-from finops.selectors import movers, spend, tco_json
-from finops.selectors.shared_charges import shared_charges
-from finops.selectors.spend_report import UNATTRIBUTED_LABEL, spend_rows
+from finops.selectors import tco_json
+from finops.spend.selectors import movers, spend
+from finops.spend.selectors.shared_charges import shared_charges
+from finops.spend.selectors.spend_report import UNATTRIBUTED_LABEL, spend_rows
 
 TOP_WORKLOADS = 15
 MOVERS = 3
@@ -248,7 +249,7 @@ def _by_team(rows, before, total) -> list[dict]:
 
 
 def _shared_charges(user, span: Span) -> list[dict]:
-    """Each team's share of the month's tax, fees and credits (finops.selectors.shared_charges), the teams the
+    """Each team's share of the month's tax, fees and credits (finops.spend.selectors.shared_charges), the teams the
     user may see; by category and in all, to the cent (each column's cents add up to its charges)."""
     everything = user is None or access.sees_everything(user)
     visible = None if everything else set(access.visible_teams(user).values_list("id", flat=True))
@@ -398,7 +399,7 @@ def _quality(summary: dict) -> dict:
 
 def _movers(user, now: Span, before: Span, today: dt.date) -> list[dict]:
     """The MOVERS largest increases and the MOVERS largest decreases, each change split into volume, price and mix
-    (finops.selectors.movers)."""
+    (finops.spend.selectors.movers)."""
     daily, monthly = spend.visible_spend(user), spend.visible_spend(user, MonthlySpend)
     keys = ("workload_id", "provider_id", "model")
     parts: dict = {}

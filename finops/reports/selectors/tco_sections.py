@@ -31,12 +31,12 @@ from finops.models import (
     Provider,
     Team,
 )
-from finops.models.sources import LOOKBACK_DAYS
-from finops.selectors import spend
-from finops.selectors.account_status import account_statuses
-from finops.selectors.reconciliation import provider_totals
-from finops.selectors.savings_rows import saving_rows
-from finops.selectors.scorecard import workload_rows
+from finops.performance.selectors.scorecard import workload_rows
+from finops.sources.models import LOOKBACK_DAYS
+from finops.sources.selectors.account_status import account_statuses
+from finops.spend.selectors import spend
+from finops.spend.selectors.reconciliation import provider_totals
+from finops.whatif.savings_rows import saving_rows
 from finops.whatif.selectors import savings
 
 ZERO = Decimal(0)

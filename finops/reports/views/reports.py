@@ -28,8 +28,8 @@ from finops.reports.selectors.tco_report import MonthError, TcoReport, report_mo
 from finops.reports.services.reports import report_publish
 from finops.reports.tco_pdf import report_headline, report_pdf, report_sections, snapshot_pdf
 from finops.reports.tco_tables import SECTIONS, TITLES
-from finops.views.period import today_utc
-from finops.views.tables import XLSX_TYPE, csv_requested
+from finops.web.period import today_utc
+from finops.web.tables import XLSX_TYPE, csv_requested
 
 FILE_TYPES = {"csv": "text/csv; charset=utf-8", "xlsx": XLSX_TYPE, "pdf": "application/pdf"}
 

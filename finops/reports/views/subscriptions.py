@@ -32,7 +32,7 @@ from finops.notify.report_deliveries import (
 from finops.reports.models import DEFAULT_DELIVERY_DAY
 from finops.reports.selectors.subscriptions import own_subscription, pending_defaults, subscription_rows
 from finops.reports.services import subscriptions as service
-from finops.views.methods import require_form_methods
+from finops.web.methods import require_form_methods
 
 DAY_HELP = (
     "The UTC day of each month the previous month's report is emailed (1–28; 28 is the last day every "

@@ -3,8 +3,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from finops.models import Account, ConnectorKind, IngestRun, Provider
-from finops.services.accounts import AccountInvalid, account_create
-from finops.services.audit import audit_source
+from finops.org.services.audit import audit_source
+from finops.sources.services.accounts import AccountInvalid, account_create
 from ingest.services import usage_file_import
 
 
@@ -53,7 +53,7 @@ class Command(BaseCommand):
         provider = Provider.objects.filter(slug=provider_slug).first()
         if provider is None:
             raise CommandError(f"Unknown provider {provider_slug!r}.")
-        with audit_source("cli"):  # the account write path, audited like the pages' (finops.services.accounts)
+        with audit_source("cli"):  # the account write path, audited like the pages' (finops.sources.services.accounts)
             try:
                 return account_create(name=name, provider=provider, connector=connector)
             except AccountInvalid as exc:

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from finops.models import Account, IngestRun
-from finops.models.sources import API_CONNECTORS
+from finops.sources.models import API_CONNECTORS
 from ingest.services import account_sync
 from ingest.windows import scheduled_window
 from ingest.writing import IngestError

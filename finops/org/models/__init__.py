@@ -1,0 +1,1 @@
+"""The organisation's tables: users, teams, memberships, workloads; the audit log; API tokens."""

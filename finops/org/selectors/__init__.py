@@ -1,0 +1,1 @@
+"""Reads of the organisation: the audit log."""

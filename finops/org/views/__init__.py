@@ -1,0 +1,1 @@
+"""The organisation's pages: the audit log, API tokens."""

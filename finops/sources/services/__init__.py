@@ -1,0 +1,1 @@
+"""Writes of sources: accounts (secrets in, encrypted) and the seeded providers."""
