@@ -3,7 +3,6 @@ history), the form and the delete confirmation. Reads through finops.alerts.sele
 finops.alerts.services.caps; who sees and changes what through finops.core.access (another team's cap answers 404)."""
 
 import datetime as dt
-from decimal import Decimal
 
 from django.conf import settings
 from django.contrib import messages
@@ -13,8 +12,9 @@ from django.utils import timezone
 from django.views.decorators.http import require_safe
 
 from finops.alerts import tables as cap_tables
+from finops.alerts.cards import bar, cap_cards
 from finops.alerts.forms.caps import CapForm
-from finops.alerts.selectors.caps import CapStatus, cap_daily, cap_drivers, cap_status, cap_statuses
+from finops.alerts.selectors.caps import CapStatus, cap_daily, cap_drivers, cap_status
 from finops.alerts.services import caps as cap_service
 from finops.core import access, display
 from finops.forecast.projection import HISTORY_DAYS, MIN_HISTORY_DAYS
@@ -22,24 +22,6 @@ from finops.models import AlertEvent, Workload
 from finops.reports import charts
 from finops.web.methods import require_form_methods
 from finops.web.period import today_utc
-
-HUNDRED = Decimal(100)
-
-
-def bar(status: CapStatus) -> dict:
-    """The progress bar's geometry, in % of its width: the bar spans the cap (100 %) or, when the spend or the
-    forecast goes past it, up to the larger of the two, so the overshoot stays visible."""
-    spent = status.percent
-    forecast = status.forecast_percent
-    span = max(HUNDRED, spent, forecast or 0)
-    scale = lambda value: float(min(HUNDRED, value / span * HUNDRED))  # noqa: E731 - floats only for CSS widths
-    return {
-        "fill": scale(spent),
-        "cap": scale(HUNDRED),
-        "forecast": None if forecast is None else scale(forecast),
-        "thresholds": [scale(Decimal(t)) for t in status.cap.thresholds if t != 100],
-        "percent": float(spent),
-    }
 
 
 def forecast_words(status: CapStatus) -> str:
@@ -51,12 +33,6 @@ def forecast_words(status: CapStatus) -> str:
         )
     days = f"{status.days_left} day{'s' if status.days_left != 1 else ''} left"
     return f"{display.money_exact(status.daily_rate)}/day on average for the {days} ({status.forecast_method})"
-
-
-def cap_cards(caps) -> list[dict]:
-    """A card per cap for the period holding today: its CapStatus (finops.alerts.selectors.caps.cap_statuses, the one
-    definition of spent, forecast and status) and its bar. /caps/, a team page and the overview show these."""
-    return [{"cap": s.cap, "status": s, "bar": bar(s)} for s in cap_statuses(list(caps), today=today_utc())]
 
 
 @require_safe

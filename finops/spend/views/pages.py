@@ -11,8 +11,8 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
+from finops.alerts.cards import cap_cards
 from finops.alerts.selectors.caps import team_caps
-from finops.alerts.views.caps import cap_cards
 from finops.core import access, display
 from finops.models import Account, CapScope, MonthlySpend, Provider, Workload
 from finops.performance.selectors import outcomes, workload_performance

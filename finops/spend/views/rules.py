@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST, require_safe
 from finops.core import access
 from finops.models import AttributionRule, AuditEntry, ReattributionJob
 from finops.org.selectors.audit import entity_history
-from finops.sources.forms import RuleForm
+from finops.spend.forms import RuleForm
 from finops.spend.selectors.rules import PREVIEW_DAYS, rule_preview, rules_with_claims, unattributed_cost
 from finops.spend.services import rules as rule_service
 from finops.web.methods import require_form_methods
