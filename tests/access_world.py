@@ -11,8 +11,6 @@ import datetime as dt
 import io
 from dataclasses import dataclass
 
-from django.db import transaction
-
 from finops.models import (
     Account,
     AlertEvent,
@@ -34,6 +32,7 @@ from finops.models import (
 from finops.org.services.users import user_set_role
 from ingest.services import usage_file_import
 from tests.conftest import PASSWORD, stored_cap
+from tests.data_once import built_once
 
 ROLES = ("admin", "finance", "lead_a", "member_b", "anonymous")
 
@@ -153,21 +152,15 @@ def build_world() -> World:
 
 
 class WorldOnce:
-    """Builds the world inside a transaction that is rolled back when the module is done, so each test's own
-    transaction (pytest-django's `db`) is a savepoint inside it: one setup, and nothing leaks to other modules."""
+    """Builds the world once per module (tests/data_once.py): each test's own transaction is a savepoint inside the
+    module's, rolled back when the module is done."""
 
     def __init__(self, blocker):
-        self.blocker = blocker
+        self.once = built_once(blocker)
 
     def __enter__(self) -> World:
-        self.unblocked = self.blocker.unblock()
-        self.unblocked.__enter__()
-        self.atomic = transaction.atomic()
-        self.atomic.__enter__()
+        self.once.__enter__()
         return build_world()
 
     def __exit__(self, *exc):
-        transaction.set_rollback(True)
-        self.atomic.__exit__(None, None, None)
-        self.unblocked.__exit__(*exc)
-        return False
+        return self.once.__exit__(*exc)

@@ -242,20 +242,19 @@ def make_user(username: str, role: str, *, team: Team | None = None, team_role: 
     return user
 
 
-@pytest.fixture
-def support_team(db):
+# The shared organisation, as builders (a module that builds its data once calls them: tests/data_once.py) and
+# as the fixtures most tests ask for by name.
+def make_support_team() -> Team:
     return Team.objects.create(name="Support Platform", slug="support", cost_center="CC-410")
 
 
-@pytest.fixture
-def search_team(db):
+def make_search_team() -> Team:
     return Team.objects.create(name="Search", slug="search", cost_center="CC-520")
 
 
-@pytest.fixture
-def support_agent(support_team):
+def make_support_agent(team: Team) -> Workload:
     return Workload.objects.create(
-        team=support_team,
+        team=team,
         name="Support agent",
         slug="support-agent",
         latency_profile="realtime",
@@ -264,11 +263,34 @@ def support_agent(support_team):
     )
 
 
+def make_search_ranker(team: Team) -> Workload:
+    return Workload.objects.create(team=team, name="Search ranker", slug="search-ranker", latency_profile="batch")
+
+
+def make_openai_account() -> Account:
+    return Account.objects.create(
+        name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="usage_csv"
+    )
+
+
+@pytest.fixture
+def support_team(db):
+    return make_support_team()
+
+
+@pytest.fixture
+def search_team(db):
+    return make_search_team()
+
+
+@pytest.fixture
+def support_agent(support_team):
+    return make_support_agent(support_team)
+
+
 @pytest.fixture
 def search_ranker(search_team):
-    return Workload.objects.create(
-        team=search_team, name="Search ranker", slug="search-ranker", latency_profile="batch"
-    )
+    return make_search_ranker(search_team)
 
 
 @pytest.fixture
@@ -305,9 +327,7 @@ def client_as():
 
 @pytest.fixture
 def openai_account(db):
-    return Account.objects.create(
-        name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="usage_csv"
-    )
+    return make_openai_account()
 
 
 @pytest.fixture

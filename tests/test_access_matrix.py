@@ -450,6 +450,8 @@ def admin_urls(world):
 def test_django_admin_is_for_admins_only(world):
     urls = list(admin_urls(world))
     assert len(urls) > 50
+    # One signed-in client per role for the whole walk (a sign-in per URL and role was most of this test's time).
+    clients = {role: client_for(world, role) for role in ("finance", "lead_a", "member_b", "admin")}
     for name, url in urls:
         if name in ("admin:login", "admin:logout"):
             continue  # the admin's own sign-in and sign-out
@@ -459,12 +461,12 @@ def test_django_admin_is_for_admins_only(world):
             url,
         )
         for role in ("finance", "lead_a", "member_b"):
-            answer = client_for(world, role).get(url)
+            answer = clients[role].get(url)
             refused = answer.status_code in (302, 403, 404) and "/admin/login/" in answer.get(
                 "Location", "/admin/login/"
             )
             assert refused, (name, url, role, answer.status_code)
-        answer = client_for(world, "admin").get(url)
+        answer = clients["admin"].get(url)
         assert answer.status_code < 500, (name, url, answer.status_code)
 
 

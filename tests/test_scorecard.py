@@ -23,37 +23,43 @@ import io
 import json
 import re
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
+import time_machine
 from django.urls import reverse
 from openpyxl import load_workbook
 
-from finops.models import Account, AttributionRule, EvalScore, Provider, Workload
+from finops.models import Account, AttributionRule, EvalScore, Provider, User, Workload
 from finops.performance.selectors import scorecard as selectors
 from finops.performance.services.outcomes import outcomes_record
 from finops.performance.tables.scorecard import SCORECARD
 from finops.reports.tables import csv_header
 from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
+from tests.conftest import (
+    make_openai_account,
+    make_search_ranker,
+    make_search_team,
+    make_support_agent,
+    make_support_team,
+    make_user,
+)
+from tests.data_once import built_once, fresh
 
 TODAY = dt.date(2026, 11, 22)
 GATEWAY_MODEL = "acme-llama-ft"  # an in-house model with no price: its tokens are counted, unpriced
 
 
+NOW = dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC)
+
+
 @pytest.fixture(autouse=True)
 def _frozen(time_machine):
-    time_machine.move_to(dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC))
+    time_machine.move_to(NOW)
 
 
-@pytest.fixture
-def router(support_team):
-    return Workload.objects.create(
-        team=support_team, name="Ticket router", slug="ticket-router", latency_profile="realtime"
-    )
-
-
-@pytest.fixture
-def groq(db):
+def _groq_account() -> Account:
     return Account.objects.create(name="gateway", provider=Provider.objects.get(slug="groq"), connector="gateway_log")
 
 
@@ -92,8 +98,7 @@ def _at(text: str) -> dt.datetime:
     return dt.datetime.fromisoformat(text).replace(tzinfo=dt.UTC)
 
 
-@pytest.fixture
-def data(ada, openai_account, groq, support_agent, search_ranker, router):
+def _build_data(ada, openai_account, groq, support_agent, search_ranker, router):
     _csv_import(
         openai_account,
         [
@@ -140,6 +145,63 @@ def data(ada, openai_account, groq, support_agent, search_ranker, router):
             period_end=end,
             score=Decimal(score),
         )
+
+
+@pytest.fixture(scope="module")
+def world(django_db_setup, django_db_blocker):
+    """The organisation and its data, built once for the module (tests/data_once.py): every test reads it."""
+    with built_once(django_db_blocker), time_machine.travel(NOW):
+        support_team, search_team = make_support_team(), make_search_team()
+        built = SimpleNamespace(
+            support_team=support_team,
+            support_agent=make_support_agent(support_team),
+            search_ranker=make_search_ranker(search_team),
+            router=Workload.objects.create(
+                team=support_team, name="Ticket router", slug="ticket-router", latency_profile="realtime"
+            ),
+            ada=make_user("ada", User.Role.ADMIN),
+            fiona=make_user("fiona", User.Role.FINANCE),
+            sam=make_user("sam", User.Role.MEMBER, team=support_team),
+            openai_account=make_openai_account(),
+            groq=_groq_account(),
+        )
+        _build_data(built.ada, built.openai_account, built.groq, built.support_agent, built.search_ranker, built.router)
+        yield built
+
+
+@pytest.fixture
+def data(world, db):
+    """The module's data is there (built once by `world`)."""
+
+
+@pytest.fixture
+def ada(world, db):
+    return fresh(world.ada)
+
+
+@pytest.fixture
+def fiona(world, db):
+    return fresh(world.fiona)
+
+
+@pytest.fixture
+def sam(world, db):
+    return fresh(world.sam)
+
+
+@pytest.fixture
+def support_team(world, db):
+    return fresh(world.support_team)
+
+
+@pytest.fixture
+def support_agent(world, db):
+    return fresh(world.support_agent)
+
+
+@pytest.fixture
+def search_ranker(world, db):
+    return fresh(world.search_ranker)
 
 
 def _card(user, key="2026Q4", **kwargs):

@@ -1,0 +1,36 @@
+"""Data built once per test module, for modules whose tests all read the same organisation.
+
+pytest-django gives each test its own transaction, rolled back at the end, so a function-scoped fixture that
+imports files and re-attributes history runs again for every test of the module (test_scorecard.py's data took
+~1 s a test on a quiet 2-core machine). `built_once` is Django's `TestCase.setUpTestData` for pytest: the module
+fixture builds inside a transaction that is rolled back when the module is done, and each test's own transaction
+(the `db` fixture) is a savepoint inside it, so whatever a test writes is undone before the next one and nothing
+leaks to other modules.
+
+What a module gives up: on-commit callbacks never run (as under `db` anyway), and a test of such a module cannot
+be transactional (`transactional_db`, `live_server`): its flush would empty the module's data. Objects handed to
+tests are fetched again per test (`fresh`), so a test that changes one in memory does not change it for the next.
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.db import transaction
+
+
+@contextmanager
+def built_once(blocker) -> Iterator[None]:
+    """`with built_once(django_db_blocker): build…; yield …` in a module-scoped fixture."""
+    with blocker.unblock():
+        atomic = transaction.atomic()
+        atomic.__enter__()
+        try:
+            yield
+        finally:
+            transaction.set_rollback(True)
+            atomic.__exit__(None, None, None)
+
+
+def fresh(instance):
+    """The same row, read again: the module's object as the database has it in this test."""
+    return type(instance)._default_manager.get(pk=instance.pk)
