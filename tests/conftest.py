@@ -358,3 +358,33 @@ def _no_stray_sessions_at_teardown(django_db_setup, django_db_blocker):
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
+
+
+LAID_OUT: dict[str, bytes] = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _each_pdf_laid_out_once():
+    """WeasyPrint lays out each distinct report document once per test process, not once per test: a report PDF
+    costs ~1 s on a quiet machine, and many tests send, preview or download the same month's report built from
+    the same data at the same frozen time. The layout is a pure function of the document and its charts
+    (tests/test_report_layout.py holds it to that), so a test gets exactly the bytes a fresh layout would give;
+    what decides whether a layout is asked for (report_pdf, the stored ReportDocument) is above this and runs."""
+    import hashlib
+
+    from finops.reports import tco_pdf
+
+    real = tco_pdf.lay_out
+
+    def once(document: str, charts: list[bytes]) -> bytes:
+        digest = hashlib.sha256(document.encode())
+        for chart in charts:
+            digest.update(hashlib.sha256(chart).digest())
+        key = digest.hexdigest()
+        if key not in LAID_OUT:
+            LAID_OUT[key] = real(document, charts)
+        return LAID_OUT[key]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tco_pdf, "lay_out", once)
+        yield

@@ -185,8 +185,6 @@ def report_pdf(report, *, snapshot=None) -> bytes:
     parser reads a data: URI one character at a time (the charts were most of the document's bytes and a tenth of
     the PDF's time), so each becomes `finops-chart:N`, which the URL fetcher answers from memory — still offline,
     still the same SVG drawn as vectors."""
-    from weasyprint import HTML, default_url_fetcher  # imported on use: loading Pango costs ~0.3 s
-
     charts: list[bytes] = []
 
     def by_reference(match: re.Match) -> str:
@@ -194,6 +192,15 @@ def report_pdf(report, *, snapshot=None) -> bytes:
         return f'"{CHART_SCHEME}{len(charts) - 1}"'
 
     document = CHART_URI.sub(by_reference, report_html(report, snapshot=snapshot))
+
+    return lay_out(document, charts)
+
+
+def lay_out(document: str, charts: list[bytes]) -> bytes:
+    """WeasyPrint's layout of the document, its charts answered from memory. A pure function of its arguments (the
+    PDF carries no identifier or date that WeasyPrint makes up), which the test suite relies on to lay out each
+    distinct document once per process (tests/conftest.py)."""
+    from weasyprint import HTML, default_url_fetcher  # imported on use: loading Pango costs ~0.3 s
 
     def fetch(url: str):
         if url.startswith(CHART_SCHEME):
