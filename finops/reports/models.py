@@ -1,6 +1,6 @@
 """The monthly TCO report (issue 14): published snapshots, email subscriptions and their deliveries.
 
-A snapshot is what was published: the report's figures as they stood (finops.selectors.tco_json), when, and how
+A snapshot is what was published: the report's figures as they stood (finops.reports.selectors.tco_json), when, and how
 fresh each source was. It is never changed: regenerating a month after a restatement publishes a new version
 beside it, and the page shows what changed between them (finops.reports.restatement).
 
@@ -31,7 +31,7 @@ class ReportSnapshot(models.Model):
         help_text="Empty when the schedule published it.",
     )
     provisional = models.BooleanField(help_text="Some source had not yet synced past its lookback after month end.")
-    figures = models.JSONField(help_text="The report as published (finops.selectors.tco_json).")
+    figures = models.JSONField(help_text="The report as published (finops.reports.selectors.tco_json).")
     source_runs = models.JSONField(
         default=dict, help_text="{account id: id of its latest finished run} when published."
     )

@@ -31,7 +31,7 @@ from decimal import Decimal
 
 from finops.core import display
 from finops.reports.charts import colour_for
-from finops.selectors import tco_json
+from finops.reports.selectors import tco_json
 
 WIDTH_IN = 7.0  # A4's printable width with the PDF's margins (≈ 182 mm)
 RC = {

@@ -36,8 +36,7 @@ from finops.core import access
 from finops.core.months import MonthError, month_of, next_month, parse_month
 from finops.forecast.projection import forecast, history_start
 from finops.models import MonthlySpend, Provider, Team, Workload
-from finops.reports.selectors import tco_sections
-from finops.selectors import tco_json
+from finops.reports.selectors import tco_json, tco_sections
 from finops.spend.selectors import movers, spend
 from finops.spend.selectors.shared_charges import shared_charges
 from finops.spend.selectors.spend_report import UNATTRIBUTED_LABEL, spend_rows
