@@ -103,7 +103,7 @@ def usage_upload_accept(*, account: Account, upload, file_name: str) -> IngestRu
     return run
 
 
-def run_import_upload(*, run_id: int, wait_if_busy: bool = True, final_attempt: bool = True) -> IngestRun:
+def run_import(*, run_id: int, wait_if_busy: bool = True, final_attempt: bool = True) -> IngestRun:
     run = IngestRun.objects.select_related("account__provider").get(id=run_id)
     if run.status == IngestRun.Status.SUCCEEDED:
         return run  # a redelivered task after the work committed: nothing to do again
@@ -188,11 +188,11 @@ def _queue_reachable() -> None:
     """Before creating runs only a worker will pull: with the broker down they would stay queued, and the request
     that asked for them fail (issue 26). A broker lost between this check and the publish leaves its runs to the
     dispatch that re-queues lost runs (FINOPS_INGEST_REQUEUE_SECONDS)."""
-    sync_run = tasks.sync_run
-    if sync_run.app.conf.task_always_eager:
+    app = tasks.run_sync.app
+    if app.conf.task_always_eager:
         return
     try:
-        with sync_run.app.connection_for_write() as broker:
+        with app.connection_for_write() as broker:
             broker.ensure_connection(max_retries=1, interval_start=0, timeout=2)
     except (BrokerDown, OSError):
         raise QueueUnavailable(

@@ -54,7 +54,7 @@ def _inline_client() -> HttpClient:
 
 
 @shared_task(bind=True, acks_late=True, max_retries=6, queue="ingest")
-def sync_run(self, run_id: int) -> str:
+def run_sync(self, run_id: int) -> str:
     from . import services  # tasks import services inside their bodies; services import tasks (HackSoft)
     from .services import DATABASE_LOST, DatabaseLost
 
@@ -72,14 +72,14 @@ def sync_run(self, run_id: int) -> str:
 
 
 @shared_task(bind=True, acks_late=True, max_retries=6, queue="ingest")
-def import_run(self, run_id: int) -> str:
+def run_import(self, run_id: int) -> str:
     from . import services
     from .services import DATABASE_LOST, DatabaseLost
 
     if _inline(self):
-        return services.run_import_upload(run_id=run_id, wait_if_busy=False).status
+        return services.run_import(run_id=run_id, wait_if_busy=False).status
     try:
-        run = services.run_import_upload(run_id=run_id, final_attempt=self.request.retries >= self.max_retries)
+        run = services.run_import(run_id=run_id, final_attempt=self.request.retries >= self.max_retries)
     except AccountBusy as busy:
         raise self.retry(countdown=_countdown(self.request.retries), exc=busy) from None
     except (DatabaseLost, *DATABASE_LOST) as error:
@@ -98,7 +98,7 @@ def dispatch_due_syncs() -> int:
 
 
 def enqueue(run: IngestRun) -> None:
-    task = import_run if run.trigger == IngestRun.Trigger.UPLOAD else sync_run
+    task = run_import if run.trigger == IngestRun.Trigger.UPLOAD else run_sync
     task.delay_on_commit(run.id)
 
 

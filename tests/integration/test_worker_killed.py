@@ -413,7 +413,7 @@ def test_a_worker_killed_during_an_import_loses_nothing_and_the_rerun_counts_not
     )
     run.refresh_from_db()
     assert run.status == IngestRun.Status.SUCCEEDED, f"{run.status}: {run.error}\n{fresh.output()[-6000:]}"
-    assert "import_run[" in fresh.output(), "the fresh worker never received the task"
+    assert "run_import[" in fresh.output(), "the fresh worker never received the task"
 
     # The re-run ends with what a clean run of the same files gives: every line once, every total equal.
     big_lines = len(BIG_DAYS) * BIG_ROWS_PER_DAY
