@@ -6,6 +6,12 @@ the clashing rows. A file of per-resource rows (a tag set and a signature per re
 thousands of new keys; through the ORM's bulk_create and a read-back of every model instance they took ~59 % of a
 300k-row Bedrock import (and as array parameters, ~100 µs a key for psycopg to bind).
 
+- First, when a store holds many keys (FAST_AT), they are COPYed straight into the table in a savepoint, id order:
+  a file's new keys are new, and a plain insert costs Postgres a third less than staging them and an `INSERT …
+  ON CONFLICT` (178k signatures of a scattered log: 1.2–1.3 s against 1.7–2.0 s for the INSERT alone, psql, load
+  8). An id already stored (a re-import, a concurrent import's keys) makes the COPY fail at once with a unique
+  violation; the savepoint is rolled back and the keys take the staged path below, which then skips the
+  ones stored. Every row inserted means no id was there before: nothing can clash.
 - Sorted by id, so two imports storing overlapping new keys take their row locks in one order (no deadlock);
   the second waits on ON CONFLICT for the first to commit, then does nothing for those rows.
 - The check is a second statement: under READ COMMITTED it sees rows another import committed while this one
@@ -23,9 +29,10 @@ SQLite (the demo) keeps the plain ORM path: demo-sized, and the same rules.
 import json
 
 import numpy as np
+import psycopg
 import pyarrow as pa
 import pyarrow.compute as pc
-from django.db import connection
+from django.db import connection, transaction
 
 from finops.models import LineSignature, TagSet
 from ingest.connectors.base import tags_json
@@ -65,21 +72,19 @@ def tag_sets_store(tag_sets: dict[int, dict], texts: dict[int, str] | None = Non
         stored = dict(TagSet.objects.filter(id__in=list(tag_sets)).values_list("id", "tags"))
         _clash_tags(tag_sets, [i for i, tags in tag_sets.items() if stored.get(i) != tags], stored)
         return
+    texts = texts or {}
+    ids = sorted(tag_sets)
+    canonical = [texts[i] if i in texts else tags_json(tag_sets[i]) for i in ids]
+    # jsonb's binary input is a version byte (1) and the text: U+0001 encodes as that byte.
+    if _copied_new(_TAG_SETS, ("id", "tags"), pa.table({"id": ids, "tags": ["\x01" + t for t in canonical]})):
+        return
     with connection.cursor() as cursor:
-        texts = texts or {}
         _stage(
             cursor,
             "ingest_new_tag_sets",
             "id bigint, tags text",
             binary_rows=_binary_rows(
-                pa.table(
-                    {
-                        "id": pa.array(ids := sorted(tag_sets), pa.int64()),
-                        "tags": pa.array(
-                            [texts[i] if i in texts else tags_json(tag_sets[i]) for i in ids], pa.string()
-                        ),
-                    }
-                )
+                pa.table({"id": pa.array(ids, pa.int64()), "tags": pa.array(canonical, pa.string())})
             ),
         )
         cursor.execute(
@@ -117,6 +122,8 @@ def signatures_store(signatures: "dict[int, tuple | LineSignature] | pa.Table") 
         )
         stored = {s.id: s.key() for s in LineSignature.objects.filter(id__in=list(rows)).only(*LineSignature.KEY)}
         _clash_signatures(rows, [i for i, s in rows.items() if stored.get(i) != _key(s)], stored)
+        return
+    if _copied_new(_SIGNATURES, _SIGNATURE_COLUMNS, table):
         return
     names = ", ".join(_SIGNATURE_COLUMNS)
     key, stored_key = (", ".join(f"{table}.{c}" for c in LineSignature.KEY) for table in ("n", "s"))
@@ -182,6 +189,29 @@ def signature_table_concat(tables: list) -> pa.Table:
 def signature_ids_of(signatures: "dict | pa.Table") -> list[int]:
     """The ids of what signatures_store is given."""
     return signatures.column("id").to_pylist() if isinstance(signatures, pa.Table) else list(signatures)
+
+
+# Stores of fewer keys go the staged path only: the COPY's savepoint and its failure on a re-import cost more than
+# what it saves on a few hundred keys.
+FAST_AT = 1024
+
+
+def _copied_new(table_name: str, columns: tuple, table: pa.Table) -> bool:
+    """COPY `table` (sorted by id; bigint and text columns, in `columns` order) straight into `table_name` in a
+    savepoint: True when every row was inserted, False (nothing inserted) when some id was already stored, or the
+    keys are too few to be worth trying."""
+    if table.num_rows < FAST_AT:
+        return False
+    rows = _binary_rows(table)
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:  # a savepoint
+            with cursor.cursor.copy(f"COPY {table_name} ({', '.join(columns)}) FROM STDIN (FORMAT binary)") as copy:
+                copy.write(copy_binary.SIGNATURE)
+                copy.write(rows)
+                copy.write(copy_binary.TRAILER)
+    except psycopg.errors.UniqueViolation:
+        return False
+    return True
 
 
 def _stage(cursor, table: str, columns: str, *, binary_rows) -> None:

@@ -71,6 +71,21 @@ def account(db):
     )
 
 
+@pytest.fixture(params=["staged", "copied first"])
+def key_path(request, monkeypatch):
+    """Both ways a store goes on Postgres: staged and `INSERT … ON CONFLICT` (a few keys), or COPYed straight into
+    the table first (many keys: keys.FAST_AT), falling back to the staged path when an id is already stored. The
+    second counts the stagings, so a test can tell the COPY was taken."""
+    staged = []
+    if request.param == "copied first":
+        monkeypatch.setattr(keys, "FAST_AT", 1)
+        stage = keys._stage
+        monkeypatch.setattr(
+            keys, "_stage", lambda cursor, table, *a, **k: (staged.append(table), stage(cursor, table, *a, **k))
+        )
+    return request.param, staged
+
+
 def _store_twice_and_collide(account, workload) -> dict:
     """The scenario both databases run: a first store, a second one of the same keys (a signature re-attributed
     meanwhile keeps its workload), then a different set and a different signature under taken ids."""
@@ -123,9 +138,15 @@ def _check(result: dict, workload_id: int) -> None:
     assert "line signature" in result["signature"] and "shares its digest" in result["signature"]
 
 
-def test_the_set_based_store_keeps_every_value_and_refuses_a_digest_collision_on_postgres(account, support_agent):
+def test_the_set_based_store_keeps_every_value_and_refuses_a_digest_collision_on_postgres(
+    account, support_agent, key_path
+):
     assert connection.vendor == "postgresql"
     result = _store_twice_and_collide(account, support_agent)
+    if key_path[0] == "copied first":
+        # The first store's new signatures went straight in; the second store's (all stored) and the clashing one
+        # were refused by the COPY and staged. (The empty tag set is stored already: the first store stages sets.)
+        assert key_path[1].count("ingest_new_signatures") == 2
     _check(result, support_agent.id)
     tag_sets = _tag_sets()
     assert {int(i): tags for i, tags in result["stored"]["tag_sets"].items()} == tag_sets
@@ -191,7 +212,7 @@ def _wait_until_blocked(pid_holder: dict) -> None:
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("collide", [False, True], ids=["overlapping keys", "a collision across imports"])
-def test_two_imports_storing_overlapping_new_keys_at_once(reseeded, collide):
+def test_two_imports_storing_overlapping_new_keys_at_once(reseeded, collide, key_path):
     account = Account.objects.create(
         name="bedrock", provider=Provider.objects.get(slug="aws-bedrock"), connector="focus_file"
     )
@@ -280,3 +301,43 @@ def test_signature_ids_in_bulk_are_signature_ids_one_by_one():
             signature_ids(42, project_ref="", **{**columns, **bad})
     with pytest.raises(ValueError):
         signature_ids(42, providers[:-1], "", keys, users, models, raws, tag_sets)
+
+
+def test_a_log_imported_again_stores_its_keys_once_and_the_same_lines(db, support_agent, tmp_path, monkeypatch):
+    """A scattered log's ~2,000 new signatures are COPYed straight into the table (no staging); imported again,
+    every one is stored already, so the COPY is refused and the staged `INSERT … ON CONFLICT` path stores nothing
+    new: the same signatures (a re-attributed one keeps its workload) and the same lines."""
+    from bench.gateway_export import write_spend_logs_csv
+    from finops.models import IngestRun, UsageLine
+    from ingest.services import usage_file_import
+
+    path = tmp_path / "scattered.csv"
+    write_spend_logs_csv(path, 2500, seed=5, shape="scattered")
+    gateway = Account.objects.create(
+        name="gateway", provider=Provider.objects.get(slug="groq"), connector="gateway_log"
+    )
+    staged = []
+    stage = keys._stage
+    monkeypatch.setattr(
+        keys, "_stage", lambda cursor, table, *a, **k: (staged.append(table), stage(cursor, table, *a, **k))
+    )
+
+    def imported() -> tuple[list, dict]:
+        with path.open("rb") as stream:
+            run = usage_file_import(account=gateway, stream=stream, file_name=path.name)
+        assert run.status == IngestRun.Status.SUCCEEDED, run.error
+        lines = sorted(
+            UsageLine.objects.filter(account=gateway).values_list("period_start", "signature_id", "requests", "cost")
+        )
+        signatures = {s.id: (*s.key(), s.workload_id) for s in LineSignature.objects.filter(account=gateway)}
+        return lines, signatures
+
+    lines, signatures = imported()
+    assert len(signatures) >= keys.FAST_AT and "ingest_new_signatures" not in staged  # COPYed straight in
+    assert {signature for _, signature, _, _ in lines} == set(signatures)
+    first = min(signatures)
+    LineSignature.objects.filter(id=first).update(workload=support_agent)  # a re-attribution between imports
+    signatures[first] = (*signatures[first][:-1], support_agent.id)
+    again_lines, again_signatures = imported()
+    assert "ingest_new_signatures" in staged  # the COPY refused: every id was stored
+    assert again_lines == lines and again_signatures == signatures
