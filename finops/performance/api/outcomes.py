@@ -1,11 +1,14 @@
 """REST API v1, outcome counts (issue 12): POST goes through finops.performance.services.outcomes (the same service as
 the upload form and `import_outcomes`); GET lists the counts the user may see. docs/outcomes.md."""
 
+import datetime as dt
+
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -13,8 +16,12 @@ from rest_framework.views import APIView
 from finops.api.reported import StrictQuerySerializer, refuse_blank
 from finops.api.serializers import ReportingDateField, money_field
 from finops.core import access
+from finops.models import MonthlySpend
+from finops.performance.selectors import outcomes as outcome_selectors
 from finops.performance.selectors.outcome_counts import outcome_counts
 from finops.performance.services import outcomes as outcome_service
+from finops.spend.selectors import spend
+from finops.web.period import today_utc
 
 
 class OutcomeRowSerializer(serializers.Serializer):
@@ -160,7 +167,7 @@ class OutcomeList(APIView):
         return Response(result.as_dict(), status=200 if result.replay else 201)
 
 
-# --- a workload's cost per outcome (GET /api/v1/workloads/<slug>/cost-per-outcome, finops/api/views.py) ---
+# --- a workload's cost per outcome (GET /api/v1/workloads/<slug>/cost-per-outcome) ---
 
 
 class CostPerOutcomeQuerySerializer(serializers.Serializer):
@@ -211,3 +218,74 @@ class CostPerOutcomeSerializer(serializers.Serializer):
     currency = serializers.CharField(help_text="The reporting currency every money field is in.")
     by = serializers.CharField()
     points = CostPerOutcomePointSerializer(many=True)
+
+
+class WorkloadCostPerOutcome(APIView):
+    """Cost per outcome of one workload: Σcost / Σoutcomes over the period, or per UTC day or month."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("start", OpenApiTypes.DATE, required=True, description="First UTC day, inclusive."),
+            OpenApiParameter(
+                "end", OpenApiTypes.DATE, required=True, description="UTC day after the last one (exclusive)."
+            ),
+            OpenApiParameter("by", str, enum=["day", "month", "period"], default="period"),
+        ],
+        responses={
+            200: CostPerOutcomeSerializer,
+            404: OpenApiResponse(description="No such workload you may see."),
+        },
+        summary="Cost per outcome of a workload",
+        description="Sum over sum, never an average of daily ratios. `cost_per_outcome` is null where no outcomes were "
+        "reported or no usage had a price; outcomes with no spend cost 0.",
+    )
+    def get(self, request, slug):
+        workload = access.visible_workloads(request.user).filter(slug=slug).first()
+        if workload is None:
+            raise NotFound("No such workload.")
+        query = CostPerOutcomeQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        q = query.validated_data
+        daily, monthly = spend.visible_spend(request.user), spend.visible_spend(request.user, MonthlySpend)
+        today = today_utc()
+        if q["by"] == "period":
+            figure = outcome_selectors.for_workload(daily, monthly, workload.id, q["start"], q["end"], today=today)
+            points = [
+                {
+                    "start": q["start"],
+                    "end": q["end"],
+                    "cost": figure.cost,
+                    "unpriced_tokens": figure.unpriced_tokens,
+                    "outcomes": figure.outcomes,
+                    "cost_per_outcome": figure.per_outcome,
+                }
+            ]
+        else:
+            points = []
+            for p in outcome_selectors.trend(
+                daily, monthly, workload.id, q["start"], q["end"], today=today, by=q["by"]
+            ):
+                after = (
+                    p["point"] + dt.timedelta(days=1)
+                    if q["by"] == "day"
+                    else (p["point"] + dt.timedelta(days=32)).replace(day=1)
+                )
+                points.append(
+                    {
+                        "start": max(p["point"], q["start"]),
+                        "end": min(after, q["end"]),
+                        "cost": p["cost"],
+                        "unpriced_tokens": p["unpriced_tokens"],
+                        "outcomes": p["outcomes"],
+                        "cost_per_outcome": p["per_outcome"],
+                    }
+                )
+        data = {
+            "workload": workload.slug,
+            "outcome_unit": workload.outcome_unit,
+            "target_cost_per_outcome": workload.target_cost_per_outcome,
+            "currency": settings.FINOPS_REPORTING_CURRENCY,
+            "by": q["by"],
+            "points": points,
+        }
+        return Response(CostPerOutcomeSerializer(data).data)

@@ -1,1 +1,2 @@
-"""The spend API beyond finops/api/views.py: the FOCUS usage export (`/api/v1/focus`)."""
+"""REST API v1 of spend and attribution: the spend report (`spend.py`), attribution rules and their
+re-attributions (`rules.py`), the FOCUS usage export (`focus.py`)."""
