@@ -13,7 +13,14 @@ from .audit import AuditEntry
 from .cache_hits import GatewayCacheHit
 from .monthly import MonthlySpend
 from .org import Membership, Team, User, Workload
-from .performance import DailyPerformance, EvalScore, MetricKind, MonthlyPerformance, ReportedPerformance
+from .performance import (
+    DailyPerformance,
+    EvalScore,
+    MetricKind,
+    MonthlyPerformance,
+    ReportedPerformance,
+    SignatureDailyPerformance,
+)
 from .pricing import FxRate, ModelPrice
 from .sources import Account, ConnectorKind, IngestRun, Provider
 from .tokens import ApiToken
@@ -49,6 +56,7 @@ __all__ = [
     "MetricKind",
     "MonthlyPerformance",
     "ReportedPerformance",
+    "SignatureDailyPerformance",
     "FxRate",
     "IngestRun",
     "LineSignature",

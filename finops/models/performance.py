@@ -112,6 +112,31 @@ class DailyPerformance(PerformanceSums):
         return f"performance {self.day} account {self.account_id} workload {self.workload_id}"
 
 
+class SignatureDailyPerformance(PerformanceColumns):
+    """day × line signature: the timed usage lines of one signature and UTC day merged (issue 23), the step between
+    the lines and DailyPerformance. A signature fixes account, provider and model and holds the workload and team
+    the rules give it, so DailyPerformance is these rows grouped by their signatures' workload and team (and the
+    reported metrics): a re-attribution, which moves signatures and never lines, regroups these rows instead of
+    merging every moved line's cells again (20–30 lines' cells a row on the page bench). Rebuilt from the lines
+    whenever the lines of its days are written (finops.services.performance_rollup)."""
+
+    day = models.DateField()
+    signature = models.ForeignKey(
+        "LineSignature", on_delete=models.DO_NOTHING, related_name="+", db_constraint=False, db_index=False
+    )
+    # The signature's account, repeated: an import rebuilds its own account's rows and deletes them by it.
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+", db_index=False)
+    hours = models.PositiveIntegerField(
+        default=0, help_text="Bit h set: requests started in UTC hour h (batch windows)."
+    )
+
+    class Meta:
+        indexes = [models.Index(fields=["day", "account"], name="sigdayperf_day_account")]
+
+    def __str__(self) -> str:
+        return f"performance {self.day} signature {self.signature_id}"
+
+
 class MonthlyPerformance(PerformanceSums):
     """DailyPerformance merged by UTC calendar month: a quarter is three rows per group, not ninety."""
 
