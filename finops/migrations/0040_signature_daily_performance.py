@@ -88,7 +88,7 @@ class Migration(migrations.Migration):
                 ('latency', finops.models.performance.LatencyCells(blank=True, help_text='End-to-end and time-to-first-token distributions (finops.performance.latency cells).', null=True)),
                 ('day', models.DateField()),
                 ('hours', models.PositiveIntegerField(default=0, help_text='Bit h set: requests started in UTC hour h (batch windows).')),
-                ('account', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='finops.account')),
+                ('account', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='finops.account')),
                 ('signature', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='finops.linesignature')),
             ],
             options={

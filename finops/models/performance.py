@@ -124,8 +124,12 @@ class SignatureDailyPerformance(PerformanceColumns):
     signature = models.ForeignKey(
         "LineSignature", on_delete=models.DO_NOTHING, related_name="+", db_constraint=False, db_index=False
     )
-    # The signature's account, repeated: an import rebuilds its own account's rows and deletes them by it.
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+", db_index=False)
+    # The signature's account, repeated: an import rebuilds its own account's rows and deletes them by it. No
+    # database-level foreign keys, as on the lines and their signatures (LineSignature): a year's rebuild writes
+    # ~225k rows on the 10M-line bench, each a deferred check at commit; Django applies CASCADE itself.
+    account = models.ForeignKey(
+        Account, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
     hours = models.PositiveIntegerField(
         default=0, help_text="Bit h set: requests started in UTC hour h (batch windows)."
     )

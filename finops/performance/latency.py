@@ -15,9 +15,10 @@ Exchanged as JSON (`POST /api/v1/metrics` takes it): `{"v": 1, "alpha": "0.01", 
 Stored as cells (issue 23), so that Postgres merges distributions where the rows are: a row's end-to-end and
 time-to-first-token distributions are one array of bigints, one cell per non-empty bucket,
 `cell = bin << COUNT_BITS | count` with `bin = kind << 12 | (index + 2048)` (kind 0 end to end, 1 time to first
-token; index −2048 stands for the zero count). Merging rows is then `unnest`, `GROUP BY bin`, `sum(cell & COUNT_MASK)`
-and `array_agg` again (finops.services.performance_rollup), an aggregate like any other: the same buckets, counted
-exactly, so every quantile is what the Python merge gives, within the same 1 %. A cell is 8 bytes: one request's
+token; index −2048 stands for the zero count). Merging rows is then summing counts per bin (finops.services.
+performance_rollup: numpy over each group's cells as Postgres sends them, `merge_sent_cells`; on SQLite `json_each`,
+`GROUP BY bin`, `sum(cell & COUNT_MASK)`): the same buckets, counted exactly, so every quantile is what the Python
+merge gives, within the same 1 %. A cell is 8 bytes: one request's
 two distributions are two cells (37 bytes with the array's header), where their JSON took ~300.
 """
 

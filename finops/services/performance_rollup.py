@@ -1,14 +1,16 @@
-"""The performance rollup (issue 12): DailyPerformance from the timed usage lines (gateway logs) and the reported
-metrics, MonthlyPerformance from DailyPerformance — rebuilt for exactly the days, accounts and workloads the
-spend rollup rebuilds (rollup_rebuild calls it, in its transaction), so a re-attribution or a re-import moves
-latency with spend.
+"""The performance rollup (issue 12): SignatureDailyPerformance from the timed usage lines (gateway logs),
+DailyPerformance from it and the reported metrics, MonthlyPerformance from DailyPerformance — rebuilt for exactly
+the days, accounts and workloads the spend rollup rebuilds (rollup_rebuild calls it, in its transaction), so a
+re-attribution or a re-import moves latency with spend.
+
+By signature and day first (issue 23): a re-attribution moves signatures, never lines, so it regroups the
+signature-day rows of the moved workloads instead of merging their lines' cells again (`lines_written=False`).
 
 Merged where the rows are (issue 23): a Performance is stored as columns and latency cells (finops.performance.measures,
-finops.performance.latency), so a run of up to a month of days is one `INSERT … SELECT … GROUP BY`, like the spend
-rollup: the
-rows' counters summed per key; their cells unnested, grouped by key and bin (counts summed) and gathered again
-into one array per key. Postgres unnests with `unnest` and gathers with `array_agg`; the demo's SQLite with
-`json_each` and `json_group_array` (and a `bit_or` aggregate registered by finops.core.sqlite_functions).
+finops.performance.latency). Each merge groups its rows in SQL, the counters summed per key; on Postgres each
+group's cells come back as one bytea that numpy sums bin by bin (latency.merge_sent_cells), written back by a binary
+COPY; the demo's SQLite merges in one `INSERT … SELECT` (`json_each`, `json_group_array`, and a `bit_or` aggregate
+registered by finops.core.sqlite_functions).
 """
 
 import datetime as dt
