@@ -275,7 +275,7 @@ def load(org: Org, first_day: dt.date, *, echo=print) -> dict:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             f"TRUNCATE {TABLE}, finops_dailyspend, finops_monthlyspend, finops_dailyperformance, "
-            f"finops_monthlyperformance"
+            f"finops_monthlyperformance, finops_signaturedailyperformance"
         )
         constraints, indexes = _secondary_indexes(cursor)
         for name, _ in constraints:

@@ -65,7 +65,7 @@ def reset() -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             "TRUNCATE finops_usageline, finops_dailyspend, finops_monthlyspend, finops_dailyperformance, "
-            "finops_monthlyperformance"
+            "finops_monthlyperformance, finops_signaturedailyperformance"
         )
     for model in (AuditEntry, ReattributionJob, AttributionRule, Membership):
         model.objects.all().delete()
@@ -99,7 +99,13 @@ def generate(lines: int, *, echo=print) -> dict:
     # The spend rollup builds the performance rollup (the gateway lines' latency) in the same call: timed apart.
     with _timed(rollups, "performance_rollup_rebuild", phases, "performance_rollup_s"):
         rollup_rebuild(days={first_day + dt.timedelta(days=n) for n in range(scale.days)})
-    for table in ("finops_dailyspend", "finops_monthlyspend", "finops_dailyperformance", "finops_monthlyperformance"):
+    for table in (
+        "finops_dailyspend",
+        "finops_monthlyspend",
+        "finops_signaturedailyperformance",
+        "finops_dailyperformance",
+        "finops_monthlyperformance",
+    ):
         bench_lines.analyze(table)
     figures["rollup_s"] = round(time.perf_counter() - rollup_started, 1)
     figures["rollup_cpu_s"] = cpu_seconds(since=rollup_cpu)

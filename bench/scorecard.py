@@ -55,7 +55,7 @@ def rebuild_performance(*, echo=print) -> dict:
     gateways = list(Account.objects.filter(name__in=GATEWAY_ACCOUNTS).values_list("id", flat=True))
     performance_rollup_rebuild(days=days, account_ids=gateways)
     seconds = time.perf_counter() - started
-    for table in ("finops_dailyperformance", "finops_monthlyperformance"):
+    for table in ("finops_signaturedailyperformance", "finops_dailyperformance", "finops_monthlyperformance"):
         bench_lines.analyze(table)
     rows = DailyPerformance.objects.count()
     requests = DailyPerformance.objects.aggregate(n=Sum("requests"))["n"] or 0

@@ -6,9 +6,10 @@ absorb_cells).
 The organisation is the page bench's generator at small scale (bench/org.py, bench/lines.py: two gateway accounts
 whose every line carries ~20 requests' distributions), so the rollup runs over the shapes the 10M-line bench times:
 many lines per day × workload × model, spans of whole months and edge days. Checked before and after a
-re-attribution moving a fifth of the lines (the rebuild limited to the moved workloads): the workload performance
-table with its p99 against the SLA, the scorecard's rows, each provider's measured speed, and every daily and
-monthly rollup row against the raw lines. Real Postgres.
+re-attribution moving a fifth of the lines (the rebuild limited to the moved workloads, regrouping the signature-day
+rows without reading a line): the workload performance table with its p99 against the SLA, the scorecard's rows,
+each provider's measured speed, and every signature-day, daily and monthly rollup row against the raw lines. Real
+Postgres.
 """
 
 import datetime as dt
@@ -17,7 +18,16 @@ from collections import defaultdict
 import pytest
 
 from bench import pages
-from finops.models import AttributionRule, DailyPerformance, MonthlyPerformance, Provider, UsageLine, User, Workload
+from finops.models import (
+    AttributionRule,
+    DailyPerformance,
+    MonthlyPerformance,
+    Provider,
+    SignatureDailyPerformance,
+    UsageLine,
+    User,
+    Workload,
+)
 from finops.performance.measures import COLUMNS, LINE_COLUMNS, Performance
 from finops.performance.selectors.performance import P99, workload_verdict
 from finops.performance.selectors.scorecard import Quarter, quarter_key, scorecard
@@ -43,14 +53,19 @@ def _raw() -> list[tuple]:
         "model",
         "signature__workload_id",
         "signature__team_id",
+        "signature_id",
         "requests",
         *LINE_COLUMNS,
     )
     found = []
-    for line_id, start, account, provider, model, workload, team, requests, *columns in rows.iterator(chunk_size=5000):
+    for line_id, start, account, provider, model, workload, team, signature, requests, *columns in rows.iterator(
+        chunk_size=5000
+    ):
         start = start.astimezone(dt.UTC)
         performance = Performance.of_line(requests, columns)
-        found.append((start.date(), start.hour, account, provider, model, workload, team, line_id, performance))
+        found.append(
+            (start.date(), start.hour, account, provider, model, workload, team, line_id, signature, performance)
+        )
     assert len(found) > 1000  # the gateway accounts' lines: enough to merge many per row
     return found
 
@@ -69,18 +84,22 @@ def _columns(performance: Performance) -> dict:
     return columns
 
 
-def _stored(model, period: str) -> dict:
+def _stored(model, period: str, keys=("account_id", "provider_id", "model", "workload_id", "team_id")) -> dict:
     found = {}
-    for row in model.objects.values(period, "account_id", "provider_id", "model", "workload_id", "team_id", *COLUMNS):
-        key = tuple(row[name] for name in (period, "account_id", "provider_id", "model", "workload_id", "team_id"))
+    for row in model.objects.values(period, *keys, *COLUMNS):
+        key = tuple(row[name] for name in (period, *keys))
         assert row["latency"] == sorted(row["latency"])  # what performance_totals' width_bucket relies on
         found[key] = {name: row[name] for name in COLUMNS} | {"latency": sorted(row["latency"] or [])}
     return found
 
 
 def _check_rows(raw) -> None:
-    """Every daily and monthly performance row equals the Python merge of its raw lines, cell for cell (the bench
-    has no reported metrics and no summary-only lines, so every row comes from lines)."""
+    """Every signature-day, daily and monthly performance row equals the Python merge of its raw lines, cell for
+    cell (the bench has no reported metrics and no summary-only lines, so every row comes from lines)."""
+    by_signature = _merged(raw, lambda line: (line[0], line[8], line[2]))
+    assert _stored(SignatureDailyPerformance, "day", ("signature_id", "account_id")) == {
+        key: _columns(p) for key, p in by_signature.items()
+    }
     daily = _merged(raw, lambda line: line[0:1] + line[2:7])
     assert _stored(DailyPerformance, "day") == {key: _columns(p) for key, p in daily.items()}
     monthly = _merged(raw, lambda line: (line[0].replace(day=1), *line[2:7]))
@@ -95,6 +114,13 @@ def _check_rows(raw) -> None:
         )
     }
     assert stored_hours == dict(hours)
+    signature_hours = defaultdict(int)
+    for line in raw:
+        signature_hours[line[0], line[8]] |= 1 << line[1]
+    assert dict(signature_hours) == {
+        (day, signature): hours
+        for day, signature, hours in SignatureDailyPerformance.objects.values_list("day", "signature_id", "hours")
+    }
 
 
 def _spans(raw) -> tuple[dt.date, dt.date]:

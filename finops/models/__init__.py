@@ -14,6 +14,7 @@ from finops.performance.models.performance import (
     MetricKind,
     MonthlyPerformance,
     ReportedPerformance,
+    SignatureDailyPerformance,
 )
 from finops.prices.models import FxRate, ModelPrice
 from finops.reports.models import ReportDelivery, ReportDocument, ReportSendAttempt, ReportSnapshot, ReportSubscription
@@ -54,6 +55,7 @@ __all__ = [
     "MetricKind",
     "MonthlyPerformance",
     "ReportedPerformance",
+    "SignatureDailyPerformance",
     "FxRate",
     "IngestRun",
     "LineSignature",

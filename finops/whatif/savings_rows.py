@@ -3,8 +3,8 @@ monthly TCO report read the same rows; and the Savings page's report, precompute
 10M lines).
 
 The page's report is finops.whatif.selectors.savings over the whole organisation (every workload, the last 30
-days), computed once and kept in the cache under a fingerprint of everything it reads (finops.selectors.
-whatif_inputs), then narrowed to the workloads the user sees: a member's report is the organisation's rows of their
+days), computed once and kept in the cache under a fingerprint of everything it reads (finops.whatif.
+inputs), then narrowed to the workloads the user sees: a member's report is the organisation's rows of their
 teams' workloads, the same figures savings(user, today) computes (each part is one workload's, priced the same
 whoever looks). An import, a re-attribution or an edit changes the fingerprint, so it shows at once; only the first
 read after a change computes.

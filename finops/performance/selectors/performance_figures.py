@@ -1,7 +1,7 @@
 """Measured performance per workload × provider × model over a period, as `GET /api/v1/metrics` answers it
 (issue 12): the merged Performance of the rollup (gateway-log timings and reported metrics alike, via
-finops.selectors.performance.performance_by) read into figures. Scoped by finops.core.access: a member reads their
-teams' workloads; admins and finance every workload, and the unattributed requests (workload null) too.
+finops.performance.selectors.performance.performance_by) read into figures. Scoped by finops.core.access: a member
+reads their teams' workloads; admins and finance every workload, and the unattributed requests (workload null) too.
 """
 
 import datetime as dt

@@ -23,7 +23,7 @@ Decisions (docs/performance.md, "Quarterly scorecard"):
 - p99 is read from the merged distribution of every measured request of the quarter (±1 %), never an average of
   percentiles; a quarter known from summaries only has no p99 (the verdict says what its bound allows).
 - The verdict is the workload's: its latency SLA (p99 against sla_seconds, with the share of requests over it), or
-  for a batch workload with a window, whether each day's work fit it (finops.selectors.performance).
+  for a batch workload with a window, whether each day's work fit it (finops.performance.selectors.performance).
 - Quality is the workload's primary eval, weighted by the requests each provider × model served (quality_by).
 - Changes: % for spend, tokens, $/M tokens, cost per outcome and output speed (relative figures finance compares);
   percentage points for the error rate (a rate of a rate misleads: 0.1 % → 0.2 % is not "+100 %" worth of news);
@@ -156,7 +156,7 @@ class Figures:
     tokens_per_s_basis: str = ""
     quality: Decimal | None = None
     quality_eval: str = ""
-    verdict: object = None  # finops.selectors.performance.Verdict
+    verdict: object = None  # finops.performance.selectors.performance.Verdict
 
     @property
     def active(self) -> bool:

@@ -1,21 +1,25 @@
-"""The performance rollup (issue 12): DailyPerformance from the timed usage lines (gateway logs) and the reported
-metrics, MonthlyPerformance from DailyPerformance — rebuilt for exactly the days, accounts and workloads the
-spend rollup rebuilds (rollup_rebuild calls it, in its transaction), so a re-attribution or a re-import moves
-latency with spend.
+"""The performance rollup (issue 12): SignatureDailyPerformance from the timed usage lines (gateway logs),
+DailyPerformance from it and the reported metrics, MonthlyPerformance from DailyPerformance — rebuilt for exactly
+the days, accounts and workloads the spend rollup rebuilds (rollup_rebuild calls it, in its transaction), so a
+re-attribution or a re-import moves latency with spend.
+
+By signature and day first (issue 23): a re-attribution moves signatures, never lines, so it regroups the
+signature-day rows of the moved workloads instead of merging their lines' cells again (`lines_written=False`).
 
 Merged where the rows are (issue 23): a Performance is stored as columns and latency cells (finops.performance.measures,
-finops.performance.latency), so a run of up to a month of days is one `INSERT … SELECT … GROUP BY`, like the spend
-rollup: the
-rows' counters summed per key; their cells unnested, grouped by key and bin (counts summed) and gathered again
-into one array per key. Postgres unnests with `unnest` and gathers with `array_agg`; the demo's SQLite with
-`json_each` and `json_group_array` (and a `bit_or` aggregate registered by finops.core.sqlite_functions).
+finops.performance.latency). Each merge groups its rows in SQL, the counters summed per key; on Postgres each
+group's cells come back as one bytea that numpy sums bin by bin (latency.merge_sent_cells), written back by a binary
+COPY; the demo's SQLite merges in one `INSERT … SELECT` (`json_each`, `json_group_array`, and a `bit_or` aggregate
+registered by finops.core.sqlite_functions).
 """
 
 import datetime as dt
 
 from django.db import connection
-from django.db.models import BigIntegerField, Case, F, Q, QuerySet, Value, When
-from django.db.models.functions import ExtractHour, TruncDate, TruncMonth
+from django.db.models import BigIntegerField, Case, F, IntegerField, Q, QuerySet, Value, When
+from django.db.models.functions import Cast, ExtractHour, TruncDate, TruncMonth
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
 
 from finops.core.months import next_month
 from finops.models import (
@@ -24,9 +28,10 @@ from finops.models import (
     DailyPerformance,
     MonthlyPerformance,
     ReportedPerformance,
+    SignatureDailyPerformance,
     UsageLine,
 )
-from finops.performance.latency import COUNT_BITS, COUNT_MASK
+from finops.performance.latency import COUNT_BITS, COUNT_MASK, SENT_HEADER, merge_sent_cells
 from finops.performance.measures import COLUMNS
 from finops.spend.services.monthly_rollup import month_runs
 from finops.spend.services.rollup_rows import aggregate_settings, day_chunks, limited
@@ -44,11 +49,19 @@ _MAX = {"summary_p99_ms"}  # a bound: the largest, not the sum
 
 
 def performance_rollup_rebuild(
-    *, days: set[dt.date], account_ids: list[int] | None = None, workload_ids: set | None = None
+    *,
+    days: set[dt.date],
+    account_ids: list[int] | None = None,
+    workload_ids: set | None = None,
+    lines_written: bool = True,
 ) -> None:
     """Replace the performance rows of `days` (and their months) with fresh merges, limited like rollup_rebuild:
     `account_ids` given → only those accounts' rows (reported metrics, account null, are left alone);
-    `workload_ids` (None standing for unattributed) → only those workloads' rows."""
+    `workload_ids` (None standing for unattributed) → only those workloads' rows.
+
+    `lines_written`: lines of those days were written or replaced, so their signature-day rows are merged again
+    from the lines first. False when only signatures moved (a re-attribution, a workload changing team) or only
+    reported metrics changed: the signature-day rows stand, and the daily rows are regrouped from them."""
     if not days or (workload_ids is not None and not workload_ids):
         return
     if account_ids is not None:
@@ -60,23 +73,46 @@ def performance_rollup_rebuild(
     limits = {"account_ids": account_ids, "workload_ids": workload_ids}
     with aggregate_settings():  # the spend rollup's planner settings (hash aggregates in memory, no JIT)
         for first, last in day_chunks(days, CHUNK_DAYS):
+            if lines_written:
+                _rebuild_signature_days(first, last, limits)
             _rebuild_days(first, last, limits)
+        # A month at a time: a month of daily rows is what one merge holds in memory (~8M cells a year at 10M lines).
         for first_month, last_month in month_runs(days):
-            _rebuild_months(first_month, last_month, limits)
+            month = first_month
+            while month <= last_month:
+                _rebuild_months(month, month, limits)
+                month = next_month(month)
+
+
+def _bounds(first: dt.date, last: dt.date) -> tuple[dt.datetime, dt.datetime]:
+    start = dt.datetime.combine(first, dt.time(), tzinfo=dt.UTC)
+    return start, dt.datetime.combine(last + dt.timedelta(days=1), dt.time(), tzinfo=dt.UTC)
+
+
+def _rebuild_signature_days(first: dt.date, last: dt.date, limits: dict) -> None:
+    """The signature-day rows of [first, last] from their lines: every line's cells merged once, here."""
+    limited(
+        SignatureDailyPerformance.objects.filter(day__gte=first, day__lte=last),
+        **limits,
+        workload_field="signature__workload_id",
+    ).delete()
+    _merge_into(
+        SignatureDailyPerformance, ("day", "signature_id", "account_id"), [_lines(*_bounds(first, last), limits)]
+    )
 
 
 def _rebuild_days(first: dt.date, last: dt.date, limits: dict) -> None:
-    """The daily rows of [first, last] from their lines (and reported hours), merged in one statement."""
-    start = dt.datetime.combine(first, dt.time(), tzinfo=dt.UTC)
-    end = dt.datetime.combine(last + dt.timedelta(days=1), dt.time(), tzinfo=dt.UTC)
+    """The daily rows of [first, last]: the signature-day rows grouped by their signatures' workload and team
+    (and account, provider, model), with the reported hours, merged in one statement."""
+    start, end = _bounds(first, last)
     limited(DailyPerformance.objects.filter(day__gte=first, day__lte=last), **limits).delete()
-    sources = [_lines(start, end, limits)]
+    sources = [_signature_days(first, last, limits)]
     if limits["account_ids"] is None:  # reported metrics have no account
         reported = ReportedPerformance.objects.filter(hour__gte=start, hour__lt=end)
         if limits["workload_ids"] is not None:
             reported = reported.filter(workload_id__in=[w for w in limits["workload_ids"] if w is not None])
         sources.append(_reported(reported))
-    _merge_into(DailyPerformance, ("day", *KEYS), sources, hours=True)
+    _merge_into(DailyPerformance, ("day", *KEYS), sources)
 
 
 def _rebuild_months(first: dt.date, last: dt.date, limits: dict) -> None:
@@ -92,12 +128,18 @@ def _rebuild_months(first: dt.date, last: dt.date, limits: dict) -> None:
     )
 
 
-# --- the rows merged: (period, *KEYS, hour, *COLUMNS) ---
+# --- the rows merged: (period, *keys, hours, *COLUMNS) ---
+
+
+def _hour_bit(field: str):
+    """1 << the UTC hour of `field`: the hours mask of one line or reported hour."""
+    return Value(1, output_field=IntegerField()).bitleftshift(Cast(ExtractHour(field), IntegerField()))
 
 
 def _lines(start: dt.datetime, end: dt.datetime, limits: dict) -> QuerySet:
-    """The timed lines of [start, end) as rows to merge. A line's requests with per-request data are its own
-    `requests` (less any summary's); it holds no report's summary errors (finops.performance.measures.LINE_COLUMNS)."""
+    """The timed lines of [start, end) as rows to merge by (day, signature, account). A line's requests with
+    per-request data are its own `requests` (less any summary's); it holds no report's summary errors
+    (finops.performance.measures.LINE_COLUMNS). No join: the signature is the line's own column."""
     lines = limited(
         UsageLine.objects.filter(
             Q(errors__isnull=False) | Q(summary_requests__isnull=False), period_start__gte=start, period_start__lt=end
@@ -112,21 +154,12 @@ def _lines(start: dt.datetime, end: dt.datetime, limits: dict) -> QuerySet:
         output_field=BigIntegerField(),
     )
     return (
-        lines.annotate(
-            day_of=TruncDate("period_start"),
-            hour_of=ExtractHour("period_start"),
-            workload_of=F("signature__workload_id"),
-            team_of=F("signature__team_id"),
-            requests_of=measured,
-        )
+        lines.annotate(day_of=TruncDate("period_start"), hours_of=_hour_bit("period_start"), requests_of=measured)
         .values_list(
             "day_of",
+            "signature_id",
             "account_id",
-            "provider_id",
-            "model",
-            "workload_of",
-            "team_of",
-            "hour_of",
+            "hours_of",
             "requests_of",
             *COLUMNS[1:-3],
             zero,
@@ -137,15 +170,33 @@ def _lines(start: dt.datetime, end: dt.datetime, limits: dict) -> QuerySet:
     )
 
 
+def _signature_days(first: dt.date, last: dt.date, limits: dict) -> QuerySet:
+    rows = limited(
+        SignatureDailyPerformance.objects.filter(day__gte=first, day__lte=last),
+        **limits,
+        workload_field="signature__workload_id",
+    )
+    return rows.values_list(
+        "day",
+        "signature__account_id",
+        "signature__provider_id",
+        "signature__model",
+        "signature__workload_id",
+        "signature__team_id",
+        "hours",
+        *COLUMNS,
+    ).order_by()
+
+
 def _reported(rows: QuerySet) -> QuerySet:
     return (
         rows.annotate(
             day_of=TruncDate("hour"),
-            hour_of=ExtractHour("hour"),
+            hours_of=_hour_bit("hour"),
             account_of=Value(None, BigIntegerField()),
             team_of=F("workload__team_id"),
         )
-        .values_list("day_of", "account_of", "provider_id", "model", "workload_id", "team_of", "hour_of", *COLUMNS)
+        .values_list("day_of", "account_of", "provider_id", "model", "workload_id", "team_of", "hours_of", *COLUMNS)
         .order_by()
     )
 
@@ -156,55 +207,82 @@ def _or_zero(name: str):
 
 # --- the merge ---
 
-_VENDOR = {
-    # a row's cells (k.latency) one per row; the merged bins gathered again into one row's cells
-    "postgresql": {
-        "cells": "CROSS JOIN LATERAL unnest(k.latency) AS c(cell)",
-        "cell": "c.cell",
-        "gather": "array_agg(b.cell ORDER BY b.cell)",
-        "int": "bigint",
-        "materialized": "MATERIALIZED",
-    },
-    "sqlite": {
-        "cells": "JOIN json_each(k.latency) AS c",
-        "cell": "c.value",
-        "gather": "json_group_array(b.cell)",
-        "int": "integer",
-        "materialized": "MATERIALIZED",
-    },
-}
+# SQLite (the demo): a row's cells (k.latency) one per row, grouped by group and bin, gathered again per group.
+_SQLITE_CELLS = "JOIN json_each(k.latency) AS c"
 
 
-def _merge_into(model, period_and_keys: tuple[str, ...], sources: list[QuerySet], *, hours: bool) -> None:
-    """INSERT INTO `model` the rows of `sources` (values_lists of period, KEYS, hour, COLUMNS) merged per period and
-    key: counters summed (summary_p99_ms: the largest), cells merged bin by bin, the hours a bit mask.
+def _merge_into(model, period_and_keys: tuple[str, ...], sources: list[QuerySet], *, hours: bool = True) -> None:
+    """INSERT INTO `model` the rows of `sources` (values_lists of period, keys, hours mask, COLUMNS) merged per period
+    and key: counters summed (summary_p99_ms: the largest), cells merged bin by bin, the hours or-ed.
 
-    Each group is numbered first (dense_rank over the key, a few thousand rows), so that the cells — tens of
-    their rows per line — are grouped by two integers, not by the six columns of the key (model is text): on the
-    page bench that is the difference between 12 s and a fraction of it for a month of lines."""
-    sql = _VENDOR[connection.vendor]
+    Postgres groups the rows, sums their counters and hands each group's cells over as one bytea (string_agg of
+    array_send: no per-cell work there); finops.performance.latency.merge_sent_cells sums them by bin with numpy
+    and the rows are written by COPY. The demo's SQLite merges in SQL (json_each, json_group_array)."""
     selects, params = [], []
     for rows in sources:
         select, more = rows.query.sql_with_params()
         selects.append(select)
         params += more
-    names = (*period_and_keys, "hour", *COLUMNS)
+    names = ", ".join((*period_and_keys, "hours", *COLUMNS))
     keys = ", ".join(period_and_keys)
-    as_int, cell = sql["int"], sql["cell"]
+    # bigint, not sum's numeric: the rows go back by binary COPY (the SQLite merge casts nothing: it sums integers)
+    as_int = "bigint" if connection.vendor == "postgresql" else "integer"
     sums = ", ".join(
-        f"max({name}) AS {name}" if name in _MAX else f"coalesce(sum({name}), 0) AS {name}" for name in COUNTERS
+        f"max({name}) AS {name}" if name in _MAX else f"CAST(coalesce(sum({name}), 0) AS {as_int}) AS {name}"
+        for name in COUNTERS
     )
-    hour_bits = "bit_or(CAST(1 AS integer) << CAST(hour AS integer)) AS hours, " if hours else ""
-    columns = (*period_and_keys, *(("hours",) if hours else ()), *COUNTERS, "latency")
-    statement = f"""WITH r({", ".join(names)}) AS ({" UNION ALL ".join(selects)}),
-        k AS {sql["materialized"]} (SELECT r.*, dense_rank() OVER (ORDER BY {keys}) AS grp FROM r),
+    hour_bits = "bit_or(hours) AS hours, " if hours else ""
+    columns = ", ".join((*period_and_keys, *(("hours",) if hours else ()), *COUNTERS, "latency"))
+    rows = f"r({names}) AS ({' UNION ALL '.join(selects)})"
+    if connection.vendor != "postgresql":
+        _merge_in_sql(model, rows, keys, hour_bits, sums, columns, params)
+        return
+    statement = f"""WITH {rows}
+        SELECT {keys}, {hour_bits}{sums},
+               string_agg(substring(array_send(latency) FROM {SENT_HEADER + 1}), ''::bytea) AS cells
+          FROM r GROUP BY {keys}"""
+    table = model._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        merged = cursor.fetchall()
+        cells = merge_sent_cells([row[-1] for row in merged])
+        cursor.execute(
+            "SELECT attname, atttypid FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0", [table]
+        )
+        types = dict(cursor.fetchall())
+        copy_cursor = cursor.cursor  # psycopg's: its binary COPY takes the merged arrays as they are
+        copy_cursor.adapters.register_dumper(SentCells, SentCellsDumper)
+        with copy_cursor.copy(f"COPY {table} ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types([types[name] for name in columns.split(", ")])
+            for row, latency in zip(merged, cells, strict=True):
+                copy.write_row((*row[:-1], None if latency is None else SentCells(latency)))
+
+
+class SentCells(bytes):
+    """An int8[] already in Postgres' binary form (finops.performance.latency.merge_sent_cells)."""
+
+
+class SentCellsDumper(Dumper):
+    format = Format.BINARY
+    oid = 1016  # int8[]
+
+    def dump(self, obj):
+        return obj
+
+
+def _merge_in_sql(model, rows: str, keys: str, hour_bits: str, sums: str, columns: str, params: list) -> None:
+    """The merge as one statement (SQLite). Each group is numbered first (dense_rank over the key), so that the
+    cells are grouped by two integers, not by the six columns of the key."""
+    cell = "c.value"
+    statement = f"""WITH {rows},
+        k AS MATERIALIZED (SELECT r.*, dense_rank() OVER (ORDER BY {keys}) AS grp FROM r),
         sums AS (SELECT grp, {keys}, {hour_bits}{sums} FROM k GROUP BY grp, {keys}),
-        bins AS (SELECT k.grp, (({cell} >> {COUNT_BITS}) << {COUNT_BITS})
-                                | CAST(sum({cell} & {COUNT_MASK}) AS {as_int}) AS cell
-                   FROM k {sql["cells"]} GROUP BY k.grp, ({cell} >> {COUNT_BITS})),
-        merged AS (SELECT b.grp, {sql["gather"]} AS latency FROM bins AS b GROUP BY b.grp)
-        INSERT INTO {model._meta.db_table} ({", ".join(columns)})
-        SELECT {", ".join(f"sums.{name}" for name in columns[:-1])}, merged.latency
+        bins AS (SELECT k.grp, (({cell} >> {COUNT_BITS}) << {COUNT_BITS}) | CAST(sum({cell} & {COUNT_MASK}) AS integer)
+                        AS cell
+                   FROM k {_SQLITE_CELLS} GROUP BY k.grp, ({cell} >> {COUNT_BITS})),
+        merged AS (SELECT b.grp, json_group_array(b.cell) AS latency FROM bins AS b GROUP BY b.grp)
+        INSERT INTO {model._meta.db_table} ({columns})
+        SELECT {", ".join(f"sums.{name}" for name in columns.split(", ")[:-1])}, merged.latency
           FROM sums LEFT JOIN merged ON merged.grp = sums.grp"""
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
@@ -212,4 +290,4 @@ def _merge_into(model, period_and_keys: tuple[str, ...], sources: list[QuerySet]
 
 def reported_changed(*, workload_ids: set[int], days: set[dt.date]) -> None:
     """After reported metrics of these workloads and days were written: rebuild those rows."""
-    performance_rollup_rebuild(days=days, workload_ids=workload_ids)
+    performance_rollup_rebuild(days=days, workload_ids=workload_ids, lines_written=False)

@@ -194,7 +194,8 @@ def _rebuild(days: set[dt.date], workloads: set, progress=None) -> None:
     chunks = day_chunks(days)
     for done, (first, last) in enumerate(chunks, start=1):
         chunk = {first + dt.timedelta(days=n) for n in range((last - first).days + 1)}
-        rollup_rebuild(days=chunk, workload_ids=workloads)
+        # Signatures moved, no line was written: the performance rollup regroups its signature-day rows.
+        rollup_rebuild(days=chunk, workload_ids=workloads, lines_written=False)
         if progress is not None:
             progress(done, len(chunks))
 

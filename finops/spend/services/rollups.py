@@ -44,14 +44,20 @@ def _day_bounds(first: dt.date, last: dt.date) -> tuple[dt.datetime, dt.datetime
 
 @transaction.atomic
 def rollup_rebuild(
-    *, days: set[dt.date], account_ids: list[int] | None = None, workload_ids: set | None = None
+    *,
+    days: set[dt.date],
+    account_ids: list[int] | None = None,
+    workload_ids: set | None = None,
+    lines_written: bool = True,
 ) -> None:
     """Replace the rollup rows of exactly `days` with fresh sums of the raw lines.
 
     One INSERT … SELECT … GROUP BY per run of consecutive days (at most CHUNK_DAYS each), compiled by the
     ORM so it runs on Postgres and on the demo's SQLite. `workload_ids` (None standing for unattributed)
     limits the rebuild to those workloads' rows: workload is a rollup dimension, so after a re-attribution
-    only the rows of workloads that lost or gained lines differ from the raw lines.
+    only the rows of workloads that lost or gained lines differ from the raw lines. `lines_written` False: no
+    line of those days was written, only signatures moved (a re-attribution), so the performance rollup regroups
+    its signature-day rows instead of merging the lines' latency again (finops.performance.services.performance_rollup).
     """
     if workload_ids is not None and not workload_ids:
         return
@@ -63,7 +69,9 @@ def rollup_rebuild(
     # Latency moves with spend: the same days, accounts and workloads (issue 12). It takes the same settings itself:
     # its join of the new lines to their signatures was a nested loop too (a gateway log of 116k lines and 151
     # signatures: 17M rows compared, 2.5 s of Postgres CPU against 0.64 s hashed; issue 23).
-    performance_rollup_rebuild(days=days, account_ids=account_ids, workload_ids=workload_ids)
+    performance_rollup_rebuild(
+        days=days, account_ids=account_ids, workload_ids=workload_ids, lines_written=lines_written
+    )
     # The months of those days, re-summed from the daily rows just written, in this transaction.
     monthly_rollup_rebuild(days=days, account_ids=account_ids, workload_ids=workload_ids)
 
