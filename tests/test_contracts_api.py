@@ -1,14 +1,17 @@
 """Contracts in the API (issue 11): list, detail and renewals with their figures as decimal strings, for admins and
 finance (members 404); writes by admins only through the service (400s name every field); the FOCUS 1.3 Contract
-Commitment CSV, from the endpoint and the command alike.
+Commitment CSV, from the endpoint and the command alike. Contracts created on an organisation without any:
+tests/test_contracts_api_create.py.
 
 The clock is frozen on 2026-11-20 15:00 UTC; openai-prod spent $10 a day on 2026-11-10 … 2026-11-19 (and $7 today).
+The organisation, its spend and its three contracts are built once for the module (tests/data_once.py).
 """
 
 import csv
 import datetime as dt
 import io
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
 import time_machine
@@ -16,8 +19,10 @@ from django.core.management import call_command
 
 from finops.contracts.focus_export import HEADER
 from finops.contracts.services import contract_create, contract_renew
-from finops.models import Contract, ContractTerm
+from finops.models import Contract, ContractTerm, User
 from ingest.services import usage_file_import
+from tests.conftest import make_openai_account, make_support_team, make_user
+from tests.data_once import built_once, fresh
 
 NOW = dt.datetime(2026, 11, 20, 15, 0, tzinfo=dt.UTC)
 JSON = {"content_type": "application/json"}
@@ -44,8 +49,7 @@ def frozen():
         yield
 
 
-@pytest.fixture
-def spend(openai_account):
+def _build_spend(openai_account):
     days = [dt.date(2026, 11, 10) + dt.timedelta(days=i) for i in range(10)]
     text = "day,model,input_tokens,output_tokens,cost\n" + "".join(
         f"{d.isoformat()},gpt-5-mini,1000,100,10\n" for d in days
@@ -55,8 +59,7 @@ def spend(openai_account):
     assert run.status == "succeeded", run.error
 
 
-@pytest.fixture
-def contracts(ada, openai_account, spend):
+def _build_contracts(ada):
     """Three auto-renewing or not contracts: notice deadlines 2027-01-01 − 60 d, 2026-12-31 − 30 d, and none ahead."""
     return {
         "openai": contract_create(
@@ -94,6 +97,41 @@ def contracts(ada, openai_account, spend):
             commitment_basis="yearly",
         ),
     }
+
+
+@pytest.fixture(scope="module")
+def world(django_db_setup, django_db_blocker):
+    """The organisation, openai-prod's spend and the three contracts, built once for the module under the frozen
+    clock: every test reads them."""
+    with built_once(django_db_blocker), time_machine.travel(NOW, tick=False):
+        built = SimpleNamespace(
+            ada=make_user("ada", User.Role.ADMIN),
+            fiona=make_user("fiona", User.Role.FINANCE),
+            sam=make_user("sam", User.Role.MEMBER, team=make_support_team()),
+        )
+        _build_spend(make_openai_account())
+        built.contracts = _build_contracts(built.ada)
+        yield built
+
+
+@pytest.fixture
+def contracts(world, db):
+    return {name: fresh(contract) for name, contract in world.contracts.items()}
+
+
+@pytest.fixture
+def ada(world, db):
+    return fresh(world.ada)
+
+
+@pytest.fixture
+def fiona(world, db):
+    return fresh(world.fiona)
+
+
+@pytest.fixture
+def sam(world, db):
+    return fresh(world.sam)
 
 
 def test_admins_and_finance_list_contracts_with_their_figures_as_decimal_strings(client_as, ada, fiona, contracts):
@@ -171,64 +209,6 @@ def test_renewals_ahead_are_the_auto_renewals_whose_notice_deadline_is_within_th
 def test_a_bad_renewals_query_is_a_400_naming_the_parameter(client_as, fiona, contracts, params):
     response = client_as(fiona).get("/api/v1/contracts/renewals", params)
     assert response.status_code == 400 and set(response.json()) == set(params)
-
-
-def test_an_admin_creates_a_contract_through_the_service(client_as, ada, openai_account):
-    response = client_as(ada).post(
-        "/api/v1/contracts",
-        {
-            "name": "OpenAI 2027",
-            "provider": "openai",
-            "accounts": ["openai-prod"],
-            "start": "2027-01-01",
-            "end": "2028-01-01",
-            "commitment": "120000",
-            "commitment_basis": "yearly",
-            "discount_pct": "12.5",
-            "auto_renew": True,
-            "notice_alert_days": [30, 90],
-            "owner": "cfo@example.com",
-        },
-        **JSON,
-    )
-    assert response.status_code == 201, response.content
-    body = response.json()
-    assert (body["commitment"], body["discount_pct"], body["notice_alert_days"], body["status"]) == (
-        "120000.000000",
-        "12.5000",
-        [90, 30],
-        "not_started",
-    )
-    assert Contract.objects.get(name="OpenAI 2027").accounts.get().name == "openai-prod"
-
-
-def test_a_bad_contract_is_a_400_naming_every_field_and_creates_nothing(client_as, ada):
-    response = client_as(ada).post(
-        "/api/v1/contracts",
-        {
-            "provider": "acme",
-            "start": "2027-01-01",
-            "end": "2026-01-01",
-            "commitment": "-1",
-            "discount_pct": "120",
-            "currency": "XYZ",
-            "owner": "nobody",
-            "notice_alert_days": [0],
-        },
-        **JSON,
-    )
-    assert response.status_code == 400
-    assert set(response.json()) == {
-        "name",
-        "provider",
-        "end",
-        "commitment",
-        "discount_pct",
-        "currency",
-        "owner",
-        "notice_alert_days",
-    }
-    assert not Contract.objects.exists()
 
 
 def test_finance_reads_but_may_not_write(client_as, fiona, contracts):

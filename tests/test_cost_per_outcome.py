@@ -1,31 +1,42 @@
 """Cost per outcome (issue 12): Σcost / Σoutcomes over any period, never an average of daily ratios; "—" where
 no outcomes were reported; unknown where no usage had a price; members see only their teams' workloads; the
-`outcome_cost` alert fires once per workload and complete month."""
+`outcome_cost` alert fires once per workload and complete month (tests/test_cost_per_outcome_alert.py)."""
 
 import csv
 import datetime as dt
 import io
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
+import time_machine
 from django.urls import reverse
 
-from finops.models import AlertEvent, AttributionRule, DailySpend, MonthlySpend, OutcomeCount, Workload
+from finops.models import AttributionRule, DailySpend, MonthlySpend, OutcomeCount, User, Workload
 from finops.performance.selectors import outcomes
 from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
+from tests.conftest import (
+    make_openai_account,
+    make_search_ranker,
+    make_search_team,
+    make_support_agent,
+    make_support_team,
+    make_user,
+)
+from tests.data_once import built_once, fresh
 
 NOV = dt.date(2026, 11, 1)
 DAY = dt.timedelta(days=1)
+NOW = dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC)
 
 
 @pytest.fixture(autouse=True)
 def _frozen(time_machine):
-    time_machine.move_to(dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC))
+    time_machine.move_to(NOW)
 
 
-@pytest.fixture
-def router(support_team):
+def _router(support_team) -> Workload:
     return Workload.objects.create(
         team=support_team,
         name="Ticket router (fine-tune)",
@@ -40,8 +51,7 @@ def _import(account, lines: list[str]):
     assert usage_file_import(account=account, stream=io.BytesIO(text.encode()), file_name="u.csv").status == "succeeded"
 
 
-@pytest.fixture
-def usage(openai_account, support_agent, search_ranker, router):
+def _build_usage(openai_account, support_agent, search_ranker, router):
     """Support: $10 on Nov 1, $10 on Nov 2, nothing on Nov 3, $20 on Nov 4. Search: $2 a day. The router: only an
     in-house fine-tune with no price (unknown cost)."""
     lines = [
@@ -60,10 +70,63 @@ def usage(openai_account, support_agent, search_ranker, router):
     history_reattribute()
 
 
+@pytest.fixture(scope="module")
+def world(django_db_setup, django_db_blocker):
+    """The organisation and its November, built once for the module (tests/data_once.py): every test reads it."""
+    with built_once(django_db_blocker), time_machine.travel(NOW):
+        support_team, search_team = make_support_team(), make_search_team()
+        built = SimpleNamespace(
+            support_agent=make_support_agent(support_team),
+            search_ranker=make_search_ranker(search_team),
+            router=_router(support_team),
+            fiona=make_user("fiona", User.Role.FINANCE),
+            sam=make_user("sam", User.Role.MEMBER, team=support_team),
+            tess=make_user("tess", User.Role.MEMBER, team=search_team),
+        )
+        _build_usage(make_openai_account(), built.support_agent, built.search_ranker, built.router)
+        yield built
+
+
+@pytest.fixture
+def usage(world, db):
+    """The module's November is there (built once by `world`)."""
+
+
+@pytest.fixture
+def support_agent(world, db):
+    return fresh(world.support_agent)
+
+
+@pytest.fixture
+def search_ranker(world, db):
+    return fresh(world.search_ranker)
+
+
+@pytest.fixture
+def router(world, db):
+    return fresh(world.router)
+
+
+@pytest.fixture
+def fiona(world, db):
+    return fresh(world.fiona)
+
+
+@pytest.fixture
+def sam(world, db):
+    return fresh(world.sam)
+
+
+@pytest.fixture
+def tess(world, db):
+    return fresh(world.tess)
+
+
 @pytest.fixture
 def tickets(support_agent, usage):
     """Nov 1: 100 tickets ($0.10 each); Nov 2: none (a day of spend, no outcomes); Nov 3: 50 and no spend ($0 each);
-    Nov 4: 10 ($2.00 each). Two sources on Nov 4 add up."""
+    Nov 4: 10 ($2.00 each). Two sources on Nov 4 add up. Created for each test that names it, on the module's
+    November."""
     OutcomeCount.objects.create(workload=support_agent, day=NOV, count=100)
     OutcomeCount.objects.create(workload=support_agent, day=NOV + 2 * DAY, count=50)
     OutcomeCount.objects.create(workload=support_agent, day=NOV + 3 * DAY, count=4, source="zendesk")
@@ -312,99 +375,3 @@ def test_the_api_refuses_an_unknown_parameter_and_a_bad_grouping(client_as, sam,
     url = "/api/v1/workloads/support-agent/cost-per-outcome"
     assert client_as(sam).get(url, {"start": "2026-11-01", "end": "2026-11-06", "team": "x"}).status_code == 400
     assert client_as(sam).get(url, {"start": "2026-11-01", "end": "2026-11-06", "by": "week"}).status_code == 400
-
-
-# --- the outcome_cost alert ---
-
-
-@pytest.fixture
-def october(openai_account, support_agent):
-    """Support: $2 a day through October and November ($62 in October), claimed by its rule."""
-    lines, day = [], dt.date(2026, 10, 1)
-    while day < dt.date(2026, 12, 1):
-        lines.append(f"{day},gpt-5-mini,1000000,0,2,support")
-        day += DAY
-    _import(openai_account, lines)
-    AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
-    history_reattribute()
-    support_agent.target_cost_per_outcome = Decimal("0.50")
-    support_agent.save()
-    return support_agent
-
-
-def _outcome_events():
-    return list(AlertEvent.objects.filter(kind="outcome_cost").order_by("period_start"))
-
-
-def test_a_month_over_its_target_raises_the_outcome_alert_once_however_often_it_is_evaluated(october, sam):
-    from finops.alerts.evaluate import alerts_evaluate
-    from finops.notify.recipients import event_addresses
-
-    OutcomeCount.objects.create(workload=october, day=dt.date(2026, 10, 1), count=60)
-    OutcomeCount.objects.create(workload=october, day=dt.date(2026, 10, 20), count=40)
-    OutcomeCount.objects.create(
-        workload=october, day=dt.date(2026, 11, 2), count=1
-    )  # November is not complete: not judged
-    alerts_evaluate(today=dt.date(2026, 11, 22))
-    alerts_evaluate(today=dt.date(2026, 11, 22))
-    (event,) = _outcome_events()
-    assert (event.subject, event.period_start, event.threshold) == (f"workload:{october.id}", dt.date(2026, 10, 1), 100)
-    assert event.title == "Support agent: $0.62 per ticket resolved in October 2026, over its $0.50 target"
-    assert event.details == {
-        "month": "2026-10-01",
-        "cost": "62.00",
-        "outcomes": 100,
-        "cost_per_outcome": "0.62",
-        "target": "0.50",
-        "unit": "ticket resolved",
-        "unpriced_tokens": 0,
-        "workload": "support-agent",
-    }
-    assert (event.workload, event.team) == (october, october.team)
-    assert event_addresses(event) == [sam.email]  # the team's leads
-
-
-def test_a_new_month_over_target_re_arms_the_alert(october, time_machine):
-    from finops.alerts.evaluate import alerts_evaluate
-
-    OutcomeCount.objects.create(workload=october, day=dt.date(2026, 10, 1), count=100)
-    OutcomeCount.objects.create(workload=october, day=dt.date(2026, 11, 1), count=50)  # $60 / 50 = $1.20
-    alerts_evaluate(today=dt.date(2026, 11, 22))
-    time_machine.move_to(dt.datetime(2026, 12, 3, 12, tzinfo=dt.UTC))
-    alerts_evaluate(today=dt.date(2026, 12, 3))
-    assert [(e.period_start, e.title) for e in _outcome_events()] == [
-        (dt.date(2026, 10, 1), "Support agent: $0.62 per ticket resolved in October 2026, over its $0.50 target"),
-        (dt.date(2026, 11, 1), "Support agent: $1.20 per ticket resolved in November 2026, over its $0.50 target"),
-    ]
-
-
-def test_a_month_within_target_or_without_outcomes_raises_nothing(october, search_ranker):
-    from finops.alerts.evaluate import alerts_evaluate
-
-    OutcomeCount.objects.create(workload=october, day=dt.date(2026, 10, 1), count=124)  # $62 / 124 = exactly $0.50
-    search_ranker.target_cost_per_outcome = Decimal("0.01")
-    search_ranker.save()  # a target, and no outcomes at all: nothing to judge
-    alerts_evaluate(today=dt.date(2026, 11, 22))
-    assert _outcome_events() == []
-
-
-# --- config ---
-
-
-def test_a_workloads_target_cost_per_outcome_round_trips_through_config(db, tmp_path):
-    from tests.config_helpers import apply, export, write
-
-    document = """
-teams:
-  - {name: Support Platform, slug: support}
-workloads:
-  - {name: Support agent, slug: support-agent, team: support, latency_profile: realtime, outcome_unit: ticket resolved,
-     target_cost_per_outcome: "0.50"}
-"""
-    apply(write(tmp_path, document))
-    assert Workload.objects.get(slug="support-agent").target_cost_per_outcome == Decimal("0.50")
-    exported = export()
-    assert "target_cost_per_outcome: '0.5'" in exported
-    Workload.objects.filter(slug="support-agent").update(target_cost_per_outcome=None)
-    apply(write(tmp_path, exported, "exported.yaml"))
-    assert Workload.objects.get(slug="support-agent").target_cost_per_outcome == Decimal("0.5")

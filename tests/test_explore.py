@@ -5,25 +5,36 @@ import datetime as dt
 import io
 from collections import defaultdict
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
+import time_machine
 from django.urls import reverse
 
-from finops.models import AttributionRule, UsageLine
+from finops.models import AttributionRule, UsageLine, User
 from finops.spend.selectors.explore import explore_rows
 from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
+from tests.conftest import (
+    make_openai_account,
+    make_search_ranker,
+    make_search_team,
+    make_support_agent,
+    make_support_team,
+    make_user,
+)
+from tests.data_once import built_once, fresh
 
 PROVIDER_PRICE = Decimal(13 * 21)
+NOW = dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC)
 
 
 @pytest.fixture(autouse=True)
 def _frozen(time_machine):
-    time_machine.move_to(dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC))
+    time_machine.move_to(NOW)
 
 
-@pytest.fixture
-def november(openai_account, support_agent, search_ranker):
+def _build_november(openai_account, support_agent, search_ranker):
     """Nov 1..21: $10/day on support (key-support, user ana, env=prod and app=chat), $2/day on search
     (key-search, ben, env=dev), $1/day unattributed (key-other, no user, no tags); and on Nov 12 usage of a
     model nobody has a price for, on support: 340k tokens of unknown cost."""
@@ -40,6 +51,40 @@ def november(openai_account, support_agent, search_ranker):
     AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
     AttributionRule.objects.create(workload=search_ranker, priority=2, project="search")
     history_reattribute()
+
+
+@pytest.fixture(scope="module")
+def world(django_db_setup, django_db_blocker):
+    """The organisation and its November, built once for the module (tests/data_once.py): every test reads it."""
+    with built_once(django_db_blocker), time_machine.travel(NOW):
+        support_team = make_support_team()
+        built = SimpleNamespace(
+            fiona=make_user("fiona", User.Role.FINANCE),
+            sam=make_user("sam", User.Role.MEMBER, team=support_team),
+            openai_account=make_openai_account(),
+        )
+        _build_november(built.openai_account, make_support_agent(support_team), make_search_ranker(make_search_team()))
+        yield built
+
+
+@pytest.fixture
+def november(world, db):
+    """The module's November is there (built once by `world`)."""
+
+
+@pytest.fixture
+def fiona(world, db):
+    return fresh(world.fiona)
+
+
+@pytest.fixture
+def sam(world, db):
+    return fresh(world.sam)
+
+
+@pytest.fixture
+def openai_account(world, db):
+    return fresh(world.openai_account)
 
 
 def explore(client, **query):
@@ -266,6 +311,7 @@ def test_a_member_explores_only_their_teams_spend(client_as, sam, november):
 
 
 def test_the_filter_lists_show_names_and_keep_slugs_as_values(client_as, fiona, openai_account):
+    # A model of its own, imported on top of the module's November (rolled back after the test).
     csv = "day,model,input_tokens,output_tokens,cost\n2026-11-20,claude-sonnet-4-5,10,10,1.00\n"
     usage_file_import(account=openai_account, stream=io.BytesIO(csv.encode()), file_name="u.csv")
     html = client_as(fiona).get(reverse("explore")).content.decode()

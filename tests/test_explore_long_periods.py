@@ -5,21 +5,30 @@ import datetime as dt
 import io
 from csv import DictReader
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
 from django.db.models import F, Sum
 from django.urls import reverse
 
 from finops.core import display
-from finops.models import AttributionRule, DailySpend
+from finops.models import AttributionRule, DailySpend, User
 from finops.spend.selectors import periods, spend
 from finops.spend.selectors.explore import explore_rows
 from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
+from tests.conftest import (
+    make_openai_account,
+    make_search_ranker,
+    make_search_team,
+    make_support_agent,
+    make_support_team,
+    make_user,
+)
+from tests.data_once import built_once, fresh
 
 
-@pytest.fixture
-def year(openai_account, support_agent, search_ranker):
+def _build_year(openai_account, support_agent, search_ranker):
     """Spend on every day from 2025-12-20 to 2026-05-10, distinct per day and project, and lines that sit only
     in days a period leaves out (gpt-4.1 on 2026-01-03, o3 on 2026-05-09)."""
     rows = ["day,model,input_tokens,output_tokens,cost,project"]
@@ -42,6 +51,38 @@ def year(openai_account, support_agent, search_ranker):
     AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
     AttributionRule.objects.create(workload=search_ranker, priority=2, project="search")
     history_reattribute()
+
+
+@pytest.fixture(scope="module")
+def world(django_db_setup, django_db_blocker):
+    """The organisation and its year of spend, built once for the module (tests/data_once.py): every test reads
+    it."""
+    with built_once(django_db_blocker):
+        support_team = make_support_team()
+        built = SimpleNamespace(
+            support_agent=make_support_agent(support_team),
+            search_ranker=make_search_ranker(make_search_team()),
+            fiona=make_user("fiona", User.Role.FINANCE),
+            sam=make_user("sam", User.Role.MEMBER, team=support_team),
+            openai_account=make_openai_account(),
+        )
+        _build_year(built.openai_account, built.support_agent, built.search_ranker)
+        yield built
+
+
+@pytest.fixture
+def year(world, db):
+    """The module's year of spend is there (built once by `world`)."""
+
+
+@pytest.fixture
+def fiona(world, db):
+    return fresh(world.fiona)
+
+
+@pytest.fixture
+def sam(world, db):
+    return fresh(world.sam)
 
 
 def summed_daily(start, end, key, **filters):

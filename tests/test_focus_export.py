@@ -9,6 +9,7 @@ import io
 from decimal import Decimal
 from io import StringIO
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas
 import pytest
@@ -19,13 +20,15 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from finops.config import config_apply
-from finops.models import Account, CostBasis, Provider, UsageLine
+from finops.models import Account, CostBasis, Provider, UsageLine, User
 from finops.prices.selectors import PriceBook, class_rates
 from finops.reports import usage_focus
 from finops.reports.cells import spreadsheet_safe
 from finops.spend.selectors.spend_report import spend_rows
 from finops.web.period import today_utc
 from ingest.services import usage_file_import
+from tests.conftest import make_search_team, make_support_team, make_user
+from tests.data_once import built_once, fresh
 from tests.focus_helpers import (
     RULES_THAT_MUST_PASS,
     money_sum,
@@ -72,14 +75,49 @@ IMPORTS = [
 ]
 
 
-@pytest.fixture
-def organisation(support_team, search_team):
+def _build_organisation():
     config_apply(path=Path("focus-test.yaml"), text=CONFIG, environ={})
     for account, fixture in IMPORTS:
         path = FIXTURES / fixture
         with path.open("rb") as stream:
             run = usage_file_import(account=Account.objects.get(name=account), stream=stream, file_name=path.name)
         assert run.status == "succeeded", run.error
+
+
+@pytest.fixture(scope="module")
+def world(django_db_setup, django_db_blocker):
+    """The organisation and its imported month, built once for the module (tests/data_once.py): every test that
+    names `organisation` reads it, and what a test imports on top is rolled back after it."""
+    with built_once(django_db_blocker):
+        support_team = make_support_team()
+        make_search_team()
+        built = SimpleNamespace(
+            ada=make_user("ada", User.Role.ADMIN),
+            fiona=make_user("fiona", User.Role.FINANCE),
+            sam=make_user("sam", User.Role.MEMBER, team=support_team),
+        )
+        _build_organisation()
+        yield built
+
+
+@pytest.fixture
+def organisation(world, db):
+    """The module's organisation is there (built once by `world`)."""
+
+
+@pytest.fixture
+def ada(world, db):
+    return fresh(world.ada)
+
+
+@pytest.fixture
+def fiona(world, db):
+    return fresh(world.fiona)
+
+
+@pytest.fixture
+def sam(world, db):
+    return fresh(world.sam)
 
 
 def export(month: str = MONTH) -> tuple[list[str], list[dict], str]:

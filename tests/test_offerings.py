@@ -9,7 +9,7 @@ import yaml
 from finops.models import ModelFamily, Offering, Provider, RoutingPolicy
 from finops.whatif.families import canonical_family
 from finops.whatif.selectors import family_map
-from finops.whatif.services import OfferingInvalid, offering_upsert, routing_policy_set
+from finops.whatif.services import OfferingInvalid, offering_upsert, offerings_seed, routing_policy_set
 
 from .config_helpers import apply, apply_failing, export
 
@@ -191,3 +191,27 @@ def test_members_and_finance_cannot_reach_the_form(db, client_as, sam, fiona):
     # Offerings are the organisation's and everyone reads them: the form is refused (403), not hidden.
     assert client_as(sam).get("/offerings/new/").status_code == 403
     assert client_as(fiona).get("/offerings/new/").status_code == 403
+
+
+# --- the seed (issue 28; moved here from tests/test_whatif_same_model.py, whose data includes it) ---
+
+
+def test_the_seed_offers_the_same_model_on_every_cloud_that_sells_it_with_its_tiers(db):
+    created = offerings_seed()
+    assert created > 60
+    sonnet = set(Offering.objects.filter(family="claude-sonnet-4-5").values_list("provider__slug", "tier"))
+    assert sonnet >= {(p, t) for p in ("anthropic", "aws-bedrock", "gcp-vertex") for t in ("standard", "batch")}
+    gpt5 = set(Offering.objects.filter(family="gpt-5").values_list("provider__slug", "tier"))
+    assert gpt5 >= {("openai", t) for t in ("standard", "batch", "flex", "priority")} | {("azure-openai", "standard")}
+    llama = set(Offering.objects.filter(family="llama-3.3-70b").values_list("provider__slug", flat=True))
+    assert llama >= {"groq", "cerebras", "aws-bedrock", "together", "fireworks", "deepinfra"}
+    assert offerings_seed() == 0  # idempotent
+
+
+def test_the_seed_never_overwrites_an_offering_set_by_config_or_by_hand(db):
+    mine, _ = offering_upsert(
+        provider=Provider.objects.get(slug="groq"), model="gpt-oss-120b", output_tokens_per_s=Decimal(123)
+    )
+    offerings_seed()
+    mine.refresh_from_db()
+    assert mine.output_tokens_per_s == Decimal(123)

@@ -6,31 +6,35 @@ import datetime as dt
 import io
 from decimal import Decimal
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+import time_machine
 from django.urls import reverse
 
-from finops.models import Account, AttributionRule, Provider, Workload
+from finops.models import Account, AttributionRule, Provider, User, Workload
 from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
+from tests.conftest import (
+    make_openai_account,
+    make_search_ranker,
+    make_search_team,
+    make_support_agent,
+    make_support_team,
+    make_user,
+)
+from tests.data_once import built_once, fresh
 
 FIXTURES = Path(__file__).parent / "fixtures"
+NOW = dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC)
 
 
 @pytest.fixture(autouse=True)
 def _frozen(time_machine):
-    time_machine.move_to(dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC))
+    time_machine.move_to(NOW)
 
 
-@pytest.fixture
-def router(support_team):
-    return Workload.objects.create(
-        team=support_team, name="Ticket router (fine-tune)", slug="ticket-router", latency_profile="realtime"
-    )
-
-
-@pytest.fixture
-def usage(openai_account, support_agent, search_ranker, router):
+def _build_usage(openai_account, support_agent, search_ranker, router):
     """October and November: support $10/day priced; search $2/day priced plus an unpriced fine-tune on some
     days (partly priced); the router only an in-house fine-tune nobody has a price for (unknown cost)."""
     rows = ["day,model,input_tokens,output_tokens,cost,project"]
@@ -53,6 +57,40 @@ def usage(openai_account, support_agent, search_ranker, router):
     ):
         AttributionRule.objects.create(workload=workload, priority=priority, project=project)
     history_reattribute()
+
+
+@pytest.fixture(scope="module")
+def world(django_db_setup, django_db_blocker):
+    """The organisation and its usage, built once for the module (tests/data_once.py): every test reads it."""
+    with built_once(django_db_blocker), time_machine.travel(NOW):
+        support_team = make_support_team()
+        built = SimpleNamespace(
+            support_agent=make_support_agent(support_team),
+            search_ranker=make_search_ranker(make_search_team()),
+            router=Workload.objects.create(
+                team=support_team, name="Ticket router (fine-tune)", slug="ticket-router", latency_profile="realtime"
+            ),
+            fiona=make_user("fiona", User.Role.FINANCE),
+            sam=make_user("sam", User.Role.MEMBER, team=support_team),
+            openai_account=make_openai_account(),
+        )
+        _build_usage(built.openai_account, built.support_agent, built.search_ranker, built.router)
+        yield built
+
+
+@pytest.fixture
+def usage(world, db):
+    """The module's usage is there (built once by `world`)."""
+
+
+@pytest.fixture
+def fiona(world, db):
+    return fresh(world.fiona)
+
+
+@pytest.fixture
+def sam(world, db):
+    return fresh(world.sam)
 
 
 def _csv(response) -> list[dict]:
@@ -168,6 +206,8 @@ def test_a_members_csv_downloads_keep_the_period(client_as, sam, usage):
 
 @pytest.fixture
 def bedrock_march(db):
+    """A Bedrock FOCUS month (March, with a tax and a credit), imported for its test beside the module's usage
+    (October and November: no March day of the figures it reads)."""
     account = Account.objects.create(
         name="bedrock", provider=Provider.objects.get(slug="aws-bedrock"), connector="focus_file"
     )

@@ -6,26 +6,37 @@ import datetime as dt
 import io
 import re
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
+import time_machine
 from django.urls import reverse
 
 from finops.alerts.selectors.caps import cap_statuses
 from finops.alerts.services.caps import cap_create
-from finops.models import AttributionRule, Provider
+from finops.models import AttributionRule, Provider, User
 from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
+from tests.conftest import (
+    make_openai_account,
+    make_search_ranker,
+    make_search_team,
+    make_support_agent,
+    make_support_team,
+    make_user,
+)
+from tests.data_once import built_once, fresh
 
 TODAY = dt.date(2026, 11, 22)
+NOW = dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC)
 
 
 @pytest.fixture(autouse=True)
 def _frozen(time_machine):
-    time_machine.move_to(dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC))
+    time_machine.move_to(NOW)
 
 
-@pytest.fixture
-def usage(openai_account, support_agent, search_ranker):
+def _build_usage(openai_account, support_agent, search_ranker):
     """Since October, every day: support $10.37, search $2.11 and $0.49 no rule claims (unattributed), odd cents
     so a total rounded per row would drift from the whole."""
     rows = ["day,model,input_tokens,output_tokens,cost,project"]
@@ -44,9 +55,57 @@ def usage(openai_account, support_agent, search_ranker):
     history_reattribute()
 
 
+@pytest.fixture(scope="module")
+def world(django_db_setup, django_db_blocker):
+    """The organisation and its usage since October, built once for the module (tests/data_once.py): every test
+    reads it (the cap some of them read is created for each, by `support_cap`)."""
+    with built_once(django_db_blocker), time_machine.travel(NOW):
+        support_team, search_team = make_support_team(), make_search_team()
+        built = SimpleNamespace(
+            support_team=support_team,
+            ada=make_user("ada", User.Role.ADMIN),
+            fiona=make_user("fiona", User.Role.FINANCE),
+            sam=make_user("sam", User.Role.MEMBER, team=support_team),
+            tess=make_user("tess", User.Role.MEMBER, team=search_team),
+        )
+        _build_usage(make_openai_account(), make_support_agent(support_team), make_search_ranker(search_team))
+        yield built
+
+
+@pytest.fixture
+def usage(world, db):
+    """The module's usage is there (built once by `world`)."""
+
+
+@pytest.fixture
+def support_team(world, db):
+    return fresh(world.support_team)
+
+
+@pytest.fixture
+def ada(world, db):
+    return fresh(world.ada)
+
+
+@pytest.fixture
+def fiona(world, db):
+    return fresh(world.fiona)
+
+
+@pytest.fixture
+def sam(world, db):
+    return fresh(world.sam)
+
+
+@pytest.fixture
+def tess(world, db):
+    return fresh(world.tess)
+
+
 @pytest.fixture
 def support_cap(ada, usage, support_team):
-    """$300 a month on Support: $217.77 spent by the 22nd, forecast past the cap."""
+    """$300 a month on Support: $217.77 spent by the 22nd, forecast past the cap. Created for each test that reads
+    it, on the module's usage."""
     return cap_create(
         by=ada, name="Support monthly", scope="team", target="support", amount="300", recipients=["role:admins"]
     )

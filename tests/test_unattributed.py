@@ -5,24 +5,28 @@ import csv
 import datetime as dt
 import io
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
+import time_machine
 from django.urls import reverse
 
-from finops.models import Account, AttributionRule, Provider, UsageLine
+from finops.models import Account, AttributionRule, Provider, UsageLine, User
 from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
+from tests.conftest import make_openai_account, make_support_agent, make_support_team, make_user
+from tests.data_once import built_once, fresh
 
 DAYS = 10  # Nov 1..10
+NOW = dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC)
 
 
 @pytest.fixture(autouse=True)
 def _frozen(time_machine):
-    time_machine.move_to(dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC))
+    time_machine.move_to(NOW)
 
 
-@pytest.fixture
-def anthropic_account(db):
+def _anthropic_account() -> Account:
     return Account.objects.create(
         name="anthropic-prod", provider=Provider.objects.get(slug="anthropic"), connector="usage_csv"
     )
@@ -35,8 +39,7 @@ def load(account, rows):
     assert run.status == "succeeded", run.error
 
 
-@pytest.fixture
-def november(openai_account, anthropic_account, support_agent):
+def _build_november(openai_account, anthropic_account, support_agent):
     """Per day: $10 on support (claimed by a rule) and, unclaimed, on openai-prod $1 (proj-x, key-x, ana,
     env=prod and app=chat), $0.50 (proj-y, key-x, no user, env=dev) and 200k tokens of a model nobody prices
     (proj-x, key-z, ben, no tags); on anthropic-prod $2 (proj-x, key-a, ana, env=prod)."""
@@ -52,6 +55,46 @@ def november(openai_account, anthropic_account, support_agent):
     load(anthropic_account, ["claude-sonnet-4-5,200000,0,2,proj-x,key-a,ana,env=prod"])
     AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
     history_reattribute()
+
+
+@pytest.fixture(scope="module")
+def world(django_db_setup, django_db_blocker):
+    """The organisation and its November, built once for the module (tests/data_once.py): every test reads it."""
+    with built_once(django_db_blocker), time_machine.travel(NOW):
+        support_team = make_support_team()
+        built = SimpleNamespace(
+            ada=make_user("ada", User.Role.ADMIN),
+            fiona=make_user("fiona", User.Role.FINANCE),
+            sam=make_user("sam", User.Role.MEMBER, team=support_team),
+            openai_account=make_openai_account(),
+        )
+        _build_november(built.openai_account, _anthropic_account(), make_support_agent(support_team))
+        yield built
+
+
+@pytest.fixture
+def november(world, db):
+    """The module's November is there (built once by `world`)."""
+
+
+@pytest.fixture
+def ada(world, db):
+    return fresh(world.ada)
+
+
+@pytest.fixture
+def fiona(world, db):
+    return fresh(world.fiona)
+
+
+@pytest.fixture
+def sam(world, db):
+    return fresh(world.sam)
+
+
+@pytest.fixture
+def openai_account(world, db):
+    return fresh(world.openai_account)
 
 
 def page(client, **query):

@@ -8,17 +8,20 @@ import io
 import json
 from decimal import Decimal
 from io import StringIO
+from types import SimpleNamespace
 
 import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from finops.models import Account, AttributionRule, Offering, Provider
+from finops.models import Account, AttributionRule, Provider, User
 from finops.web.period import today_utc
 from finops.whatif.calculator import BATCH_TIER_GATE, NO_EVIDENCE
 from finops.whatif.selectors import what_if
 from finops.whatif.services import offering_upsert, offerings_seed
 from ingest.services import usage_file_import
+from tests.conftest import make_support_agent, make_support_team, make_user
+from tests.data_once import built_once, fresh
 
 from .whatif_helpers import picked
 
@@ -46,8 +49,7 @@ def sonnet_request(at: dt.datetime, n: int) -> dict:
     }
 
 
-@pytest.fixture
-def sonnet_workload(support_agent):
+def _build_sonnet_workload(support_agent):
     """The support agent on Claude Sonnet 4.5 via Anthropic, through the gateway: 200 requests, 60 % cache hits."""
     support_agent.sla_seconds = Decimal(8)
     support_agent.save()
@@ -65,35 +67,41 @@ def sonnet_workload(support_agent):
     return support_agent
 
 
+@pytest.fixture(scope="module")
+def world(django_db_setup, django_db_blocker):
+    """The organisation, the support agent's traffic and the seeded offerings, built once for the module
+    (tests/data_once.py): every test that names `sonnet_workload` reads them. (The seed itself is tested on an
+    empty catalogue: tests/test_offerings.py.)"""
+    with built_once(django_db_blocker):
+        support_team = make_support_team()
+        built = SimpleNamespace(
+            fiona=make_user("fiona", User.Role.FINANCE),
+            sam=make_user("sam", User.Role.MEMBER, team=support_team),
+            sonnet_workload=_build_sonnet_workload(make_support_agent(support_team)),
+        )
+        yield built
+
+
+@pytest.fixture
+def sonnet_workload(world, db):
+    return fresh(world.sonnet_workload)
+
+
+@pytest.fixture
+def fiona(world, db):
+    return fresh(world.fiona)
+
+
+@pytest.fixture
+def sam(world, db):
+    return fresh(world.sam)
+
+
 def post_scores(client, rows):
     period = {"period_start": (today_utc() - dt.timedelta(days=20)).isoformat(), "period_end": today_utc().isoformat()}
     body = [{"workload": "support-agent", "name": "resolution-accuracy", **period, **row} for row in rows]
     response = client.post("/api/v1/evals", body, **JSON)
     assert response.status_code == 201, response.content
-
-
-# --- the seed ---
-
-
-def test_the_seed_offers_the_same_model_on_every_cloud_that_sells_it_with_its_tiers(db):
-    created = offerings_seed()
-    assert created > 60
-    sonnet = set(Offering.objects.filter(family="claude-sonnet-4-5").values_list("provider__slug", "tier"))
-    assert sonnet >= {(p, t) for p in ("anthropic", "aws-bedrock", "gcp-vertex") for t in ("standard", "batch")}
-    gpt5 = set(Offering.objects.filter(family="gpt-5").values_list("provider__slug", "tier"))
-    assert gpt5 >= {("openai", t) for t in ("standard", "batch", "flex", "priority")} | {("azure-openai", "standard")}
-    llama = set(Offering.objects.filter(family="llama-3.3-70b").values_list("provider__slug", flat=True))
-    assert llama >= {"groq", "cerebras", "aws-bedrock", "together", "fireworks", "deepinfra"}
-    assert offerings_seed() == 0  # idempotent
-
-
-def test_the_seed_never_overwrites_an_offering_set_by_config_or_by_hand(db):
-    mine, _ = offering_upsert(
-        provider=Provider.objects.get(slug="groq"), model="gpt-oss-120b", output_tokens_per_s=Decimal(123)
-    )
-    offerings_seed()
-    mine.refresh_from_db()
-    assert mine.output_tokens_per_s == Decimal(123)
 
 
 def test_the_batch_tier_is_priced_from_the_catalogs_batch_columns_cache_prices_included(sonnet_workload):
