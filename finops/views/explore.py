@@ -24,6 +24,7 @@ from finops.selectors.explore import (
     explore_rows,
     labelled_choices,
 )
+from finops.web.page_cache import cached_page
 
 from .tables import csv_response
 
@@ -106,6 +107,7 @@ class ExploreForm(forms.Form):
 
 
 @require_safe
+@cached_page
 def explore(request):
     # An empty query is valid too: the defaults (last 30 days by provider) fill it in.
     form = ExploreForm(request.GET)

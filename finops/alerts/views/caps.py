@@ -22,6 +22,7 @@ from finops.models import AlertEvent, Workload
 from finops.reports import charts
 from finops.views.methods import require_form_methods
 from finops.views.period import today_utc
+from finops.web.page_cache import cached_page
 
 HUNDRED = Decimal(100)
 
@@ -60,6 +61,7 @@ def cap_cards(caps) -> list[dict]:
 
 
 @require_safe
+@cached_page
 def cap_list(request):
     cards = cap_cards(access.visible_caps(request.user))
     return render(request, "finops/cap_list.html", {"cards": cards, "can_create": access.can_create_caps(request.user)})

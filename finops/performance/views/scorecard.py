@@ -12,6 +12,7 @@ from finops.performance.tables.scorecard import SCORECARD
 from finops.selectors import scorecard as selectors
 from finops.views.period import today_utc
 from finops.views.tables import csv_response, xlsx_response
+from finops.web.page_cache import cached_page
 
 DEFAULT_SORT = "cost"
 
@@ -29,6 +30,7 @@ def sort_of(request) -> tuple[str, str]:
 
 
 @require_safe
+@cached_page
 def scorecard_page(request):
     user, today = request.user, today_utc()
     team = access.get_visible_team_or_404(user, request.GET["team"]) if request.GET.get("team") else None
