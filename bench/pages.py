@@ -7,8 +7,7 @@ REPEATS times timed, cold (the data version moved before each request, so the pa
 (served from the page cache; finops/web/page_cache.py), as an admin (sees everything) and as the lead of the busiest
 team; p50 and p95 are nearest-rank percentiles of the timed requests. The bench owns its database (it empties the
 usage-line and rollup tables and the organisation in it), so it refuses any database whose name does not end in
-"_bench"
-or "_bench<size>" (finops_bench10m).
+"_bench" or "_bench<size>" (finops_bench10m).
 """
 
 import datetime as dt

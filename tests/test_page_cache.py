@@ -200,3 +200,20 @@ def test_a_redis_that_is_down_leaves_pages_computed(client_as, ada, november, se
         page = client.get(reverse("overview"))
         assert page.status_code == 200 and page.get(HEADER) == "miss"
         assert month_to_date(page) == "$252.00"
+
+
+def test_a_sign_in_or_an_api_call_alone_keeps_the_cache_and_any_other_change_to_the_user_does_not(ada, november):
+    from django.contrib.auth.models import update_last_login
+
+    from finops.models import ApiToken
+    from finops.services.api_tokens import api_token_create, api_token_touch
+
+    token, _ = api_token_create(user=ada, name="script", description="", scope="read", days=1)
+    before = data_version.current()
+    update_last_login(None, ada)  # what signing in writes
+    api_token_touch(token=ApiToken.objects.get(pk=token.pk))
+    assert ApiToken.objects.get(pk=token.pk).last_used_at is not None
+    assert data_version.current() == before
+    ada.time_zone = "Europe/Paris"  # shown on every page: a change of it is a change
+    ada.save(update_fields=["time_zone"])
+    assert data_version.current() != before

@@ -30,6 +30,11 @@ TRIGGER = "finops_data_changed"
 # outcomes, evals, users, roles, memberships, tokens — bumps the version.
 EXCLUDED = frozenset({TABLE, "django_session", "django_migrations"})
 EXCLUDED_PREFIXES = ("axes_",)
+# Columns whose update alone moves nothing: bookkeeping no cached page shows, written on every sign-in or API use
+# (a token's last use, at most once a minute per token; a user's last sign-in). Counted, they would empty the cache
+# each time a script calls the API or someone signs in. Any other column of these tables, an insert or a delete
+# still moves the version; their triggers are made again after each migrate, so a column added later is watched.
+COLUMNS_NOT_WATCHED = {"finops_apitoken": frozenset({"last_used_at"}), "finops_user": frozenset({"last_login"})}
 COMPACT_OVER = 64  # rows of backends; folded into row 0 past this many
 
 # Run by migration 0040 (and again by install_triggers, so the function is current after any migrate).
@@ -82,13 +87,26 @@ def install_triggers(using: str = DEFAULT_DB_ALIAS, **_) -> list[str]:
         if not cursor.fetchone()[0]:  # migrated back before 0040
             return []
         cursor.execute(CREATE_FUNCTION)
+        for table in COLUMNS_NOT_WATCHED:  # made again with the table's columns as they are now
+            cursor.execute("SELECT to_regclass(%s) IS NOT NULL", [table])
+            if cursor.fetchone()[0]:
+                cursor.execute(f"DROP TRIGGER IF EXISTS {TRIGGER} ON {db.ops.quote_name(table)}")
         added = tables_without_trigger(using)
         for table in added:
             cursor.execute(
-                f"CREATE TRIGGER {TRIGGER} AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {db.ops.quote_name(table)} "
-                f"FOR EACH STATEMENT EXECUTE FUNCTION {TRIGGER}()"
+                f"CREATE TRIGGER {TRIGGER} AFTER INSERT OR {_updates(cursor, db, table)} OR DELETE OR TRUNCATE "
+                f"ON {db.ops.quote_name(table)} FOR EACH STATEMENT EXECUTE FUNCTION {TRIGGER}()"
             )
     return added
+
+
+def _updates(cursor, db, table: str) -> str:
+    """UPDATE, or UPDATE OF every column but those not watched (a statement setting only those fires nothing)."""
+    skipped = COLUMNS_NOT_WATCHED.get(table)
+    if not skipped:
+        return "UPDATE"
+    columns = [c.name for c in db.introspection.get_table_description(cursor, table) if c.name not in skipped]
+    return "UPDATE OF " + ", ".join(db.ops.quote_name(c) for c in columns)
 
 
 def current() -> str | None:
