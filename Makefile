@@ -133,7 +133,9 @@ bench-ingest: install
 # Its own database (it replaces the organisation there). Quick check: make bench-pages BENCH_PAGE_LINES=200000
 BENCH_PAGES_DB ?= finops_bench10m
 BENCH_PAGE_LINES ?= 10000000
-BENCH_PAGES_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/$(BENCH_PAGES_DB) DEBUG=0 SECRET_KEY=bench-only-not-a-secret DJANGO_READ_DOT_ENV_FILE=0 REDIS_URL=
+# The page cache's Redis for the page benches (docs/performance.md): empty, each process keeps its own (locmem).
+BENCH_PAGE_CACHE_URL ?=
+BENCH_PAGES_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/$(BENCH_PAGES_DB) DEBUG=0 SECRET_KEY=bench-only-not-a-secret DJANGO_READ_DOT_ENV_FILE=0 REDIS_URL= PAGE_CACHE_URL=$(BENCH_PAGE_CACHE_URL)
 
 # The page bench's database, created when missing and migrated (bench-pages and bench-alerts share it).
 bench-pages-db: install

@@ -194,8 +194,15 @@ def run_level(
     *,
     duration_s: float,
     max_requests: int,
+    write_every_s: float = 0,
 ) -> dict:
+    """One level. With `write_every_s`, a writer moves the data version that often while the level runs (as an
+    import or a rule change would), so that cached pages are computed again: the figures then include the cold
+    requests after each write, in the proportion such a rhythm of writes makes."""
+    from finops.web.page_cache import HEADER
+
     names = list(urls)
+    served: dict[str, int] = {}
     times: list[float] = []
     by_page: dict[str, list[float]] = {name: [] for name in names}
     errors: list[str] = []
@@ -217,17 +224,35 @@ def run_level(
             begun = time.perf_counter()
             try:
                 response = http.get(base + urls[name], headers=headers, timeout=TIMEOUT_S, allow_redirects=False)
-                status = response.status_code
+                status, cache = response.status_code, response.headers.get(HEADER, "not cached")
             except requests.RequestException as error:
-                status = type(error).__name__
+                status, cache = type(error).__name__, "error"
             elapsed = (time.perf_counter() - begun) * 1000
             with lock:
                 times.append(elapsed)
                 by_page[name].append(elapsed)
+                served[cache] = served.get(cache, 0) + 1
                 if status != 200:
                     errors.append(f"{name}: {status}")
 
+    writes = [0]
+
+    def writer():
+        from django.db import connection
+
+        from finops.web import data_version
+
+        try:
+            while time.perf_counter() + write_every_s < deadline:
+                time.sleep(write_every_s)
+                data_version.bump()
+                writes[0] += 1
+        finally:
+            connection.close()
+
     threads = [threading.Thread(target=work, args=(n, http), daemon=True) for n, http in enumerate(sessions)]
+    if write_every_s > 0:
+        threads.append(threading.Thread(target=writer, daemon=True))
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -243,6 +268,9 @@ def run_level(
         "errors": len(errors),
         "error_examples": sorted(set(errors))[:5],
         "pages_p50_ms": {name: round(pages.percentile(t, 0.5), 1) for name, t in by_page.items() if t},
+        "pages_p95_ms": {name: round(pages.percentile(t, 0.95), 1) for name, t in by_page.items() if t},
+        "page_cache": served,
+        "writes": writes[0],
     }
 
 
@@ -254,6 +282,7 @@ def run_bench(
     duration_s: float = DURATION_S,
     max_requests: int = MAX_REQUESTS,
     workers: int = WORKERS,
+    write_every_s: float = 0,
     echo=print,
 ) -> dict:
     from django.db import connection
@@ -272,6 +301,8 @@ def run_bench(
         "target": TARGET,
         "levels": [],
         "bounds": {"duration_s": duration_s, "max_requests": max_requests},
+        "write_every_s": write_every_s,
+        "page_cache_seconds": settings.PAGE_CACHE_SECONDS,
         "loadavg_before": pages.loadavg(),
     }
     urls = mix(pages.today())
@@ -290,13 +321,22 @@ def run_bench(
                         headers={"Authorization": f"Token {api_token}"} if url.startswith("/api/") else {},
                         timeout=TIMEOUT_S,
                     )
-            entry = run_level(base, urls, sessions, api_token, duration_s=duration_s, max_requests=max_requests)
+            entry = run_level(
+                base,
+                urls,
+                sessions,
+                api_token,
+                duration_s=duration_s,
+                max_requests=max_requests,
+                write_every_s=write_every_s,
+            )
             entry["loadavg_after"] = pages.loadavg()
             results["levels"].append(entry)
             echo(
                 f"{level:>3} sessions: {entry['requests']:>5} requests in {entry['seconds']:>6.1f} s = "
                 f"{entry['requests_per_s']:>6.1f} req/s, p50 {entry['p50_ms']} ms, p95 {entry['p95_ms']} ms, "
-                f"{entry['errors']} errors; load {entry['loadavg_after'][0]}"
+                f"{entry['errors']} errors; page cache {entry['page_cache']}, {entry['writes']} writes; "
+                f"load {entry['loadavg_after'][0]}"
             )
             for http in sessions:
                 http.close()

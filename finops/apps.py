@@ -22,3 +22,10 @@ class FinopsConfig(AppConfig):
         from .models import Team
 
         post_save.connect(team_created, sender=Team, dispatch_uid="finops.team_default_channel")
+        # Every table bumps the data version the page cache keys on (finops/web/data_version.py), tables added by a
+        # later migration included: the triggers are (re)installed after each migrate.
+        from django.db.models.signals import post_migrate
+
+        from finops.web.data_version import install_triggers
+
+        post_migrate.connect(install_triggers, sender=self, dispatch_uid="finops.data_version_triggers")

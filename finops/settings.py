@@ -322,8 +322,24 @@ CACHES = {
         }
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
-    )
+    ),
 }
+# Pages served from a cache of their HTML, keyed on the data version Postgres moves at every commit and on the viewer
+# (finops/web/page_cache.py, docs/performance.md "Page cache"). Its own Redis URL if given (PAGE_CACHE_URL), else the
+# app's; without either, each process keeps its own (locmem). Shorter timeouts than the app's: a Redis that hangs
+# costs a page at most a second before it is computed as if there were no cache. PAGE_CACHE_SECONDS=0 turns it off.
+PAGE_CACHE_URL = env.str("PAGE_CACHE_URL", default=REDIS_URL)
+PAGE_CACHE_SECONDS = env.int("PAGE_CACHE_SECONDS", default=600)
+CACHES["pages"] = (
+    {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": PAGE_CACHE_URL,
+        "KEY_PREFIX": "finops",
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+    }
+    if PAGE_CACHE_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "pages"}
+)
 
 # --- Email ---
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")

@@ -32,9 +32,16 @@ class Command(BaseCommand):
             "--max-requests", type=int, default=MAX_REQUESTS, help="Most requests a level sends (default %(default)s)."
         )
         parser.add_argument("--workers", type=int, default=WORKERS, help="gunicorn workers (default %(default)s).")
+        parser.add_argument(
+            "--write-every",
+            type=float,
+            default=0,
+            help="Move the data version every that many seconds during a level, as a write would: the page cache's "
+            "cold requests are then in the figures (default 0: no writes).",
+        )
         parser.add_argument("--out", default="bench-results/load.json", help="Where the JSON figures go.")
 
-    def handle(self, *args, lines, sessions, seconds, max_requests, workers, out, **options):
+    def handle(self, *args, lines, sessions, seconds, max_requests, workers, write_every, out, **options):
         levels = tuple(sessions or LEVELS)
         if lines < 1000 or min(levels) < 1 or max(levels) > 64 or not 0 < seconds <= 600 or max_requests < 1:
             raise CommandError("--lines ≥ 1000, 1 ≤ --sessions ≤ 64, 0 < --seconds ≤ 600 and --max-requests ≥ 1")
@@ -47,5 +54,6 @@ class Command(BaseCommand):
             duration_s=seconds,
             max_requests=max_requests,
             workers=workers,
+            write_every_s=write_every,
             echo=self.stdout.write,
         )

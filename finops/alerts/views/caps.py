@@ -21,6 +21,7 @@ from finops.forecast.projection import HISTORY_DAYS, MIN_HISTORY_DAYS
 from finops.models import AlertEvent, Workload
 from finops.reports import charts
 from finops.web.methods import require_form_methods
+from finops.web.page_cache import cached_page
 from finops.web.period import today_utc
 
 
@@ -36,6 +37,7 @@ def forecast_words(status: CapStatus) -> str:
 
 
 @require_safe
+@cached_page
 def cap_list(request):
     cards = cap_cards(access.visible_caps(request.user))
     return render(request, "finops/cap_list.html", {"cards": cards, "can_create": access.can_create_caps(request.user)})

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_safe
 from finops.core import access
 from finops.performance.selectors import scorecard as selectors
 from finops.performance.tables.scorecard import SCORECARD
+from finops.web.page_cache import cached_page
 from finops.web.period import today_utc
 from finops.web.tables import csv_response, xlsx_response
 
@@ -29,6 +30,7 @@ def sort_of(request) -> tuple[str, str]:
 
 
 @require_safe
+@cached_page
 def scorecard_page(request):
     user, today = request.user, today_utc()
     team = access.get_visible_team_or_404(user, request.GET["team"]) if request.GET.get("team") else None

@@ -24,6 +24,7 @@ from finops.spend.selectors.explore import (
     explore_rows,
     labelled_choices,
 )
+from finops.web.page_cache import cached_page
 from finops.web.tables import csv_response
 
 DEFAULT_DAYS = 30
@@ -105,6 +106,7 @@ class ExploreForm(forms.Form):
 
 
 @require_safe
+@cached_page
 def explore(request):
     # An empty query is valid too: the defaults (last 30 days by provider) fill it in.
     form = ExploreForm(request.GET)

@@ -26,6 +26,7 @@ from finops.spend.selectors.cache_hits import cache_savings
 from finops.spend.selectors.reconciliation import reconciliation
 from finops.spend.selectors.shared_charges import METHOD as SHARED_METHOD
 from finops.spend.selectors.shared_charges import shared_charges
+from finops.web.page_cache import cached_page
 from finops.web.period import period_from_request, picker_context, today_utc, with_period
 from finops.web.tables import csv_requested
 from finops.whatif import tables as whatif_tables
@@ -141,6 +142,7 @@ def _unit_rows(rows: list[dict], key: str, labels: dict | None = None) -> list[d
 
 
 @require_safe
+@cached_page
 def overview(request):
     user = request.user
     scope = Scope(request, chart_by="provider_id", month_spans=True)
@@ -251,6 +253,7 @@ def _cost_per_outcome_rows(scope: Scope) -> list[dict]:
 
 
 @require_safe
+@cached_page
 def team_list(request):
     """Every team the viewer may see (a team without usage spent $0.00: known), then the spend no workload claims
     (for those who may see it) and a total row: the rows add up to the overview's total for the same period, the
@@ -335,6 +338,7 @@ def _spent(row: dict | None) -> dict:
 
 
 @require_safe
+@cached_page
 def team_detail(request, slug):
     team = access.get_visible_team_or_404(request.user, slug)
     scope = Scope(request, chart_by="workload_id", team=team)
@@ -376,6 +380,7 @@ def _sla(workload: Workload) -> str:
 
 
 @require_safe
+@cached_page
 def workload_list(request):
     scope = Scope(request, chart_by="workload_id")
     costs = {r["workload_id"]: r for r in scope.sums("workload_id")}
@@ -397,6 +402,7 @@ def workload_list(request):
 
 
 @require_safe
+@cached_page
 def workload_detail(request, slug):
     workload = access.get_visible_workload_or_404(request.user, slug)
     scope = Scope(request, chart_by="provider_id", workload=workload)
@@ -453,6 +459,7 @@ def _latency_chart(workload: Workload, start, end) -> dict | None:
 
 
 @require_safe
+@cached_page
 def provider_list(request):
     """The providers with usage in the period (a provider nobody used is not a $0.00 row: it is named under the
     table), biggest first."""
@@ -487,6 +494,7 @@ def _same_weights(user, scope, model_rows: list[dict]) -> list[dict]:
 
 
 @require_safe
+@cached_page
 def provider_detail(request, slug):
     provider = get_object_or_404(Provider, slug=slug)
     scope = Scope(request, chart_by="model", provider=provider)
