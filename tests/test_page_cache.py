@@ -15,10 +15,10 @@ from django.apps import apps
 from django.db import connection, transaction
 from django.test import Client
 from django.urls import reverse
-from finops.spend.services.attribution import history_reattribute
-from finops.org.services.users import user_set_role
 
 from finops.models import AttributionRule, Membership, User
+from finops.org.services.users import user_set_role
+from finops.spend.services.attribution import history_reattribute
 from finops.web import data_version
 from finops.web.page_cache import HEADER
 from ingest.services import usage_file_import
@@ -204,9 +204,9 @@ def test_a_redis_that_is_down_leaves_pages_computed(client_as, ada, november, se
 
 def test_a_sign_in_or_an_api_call_alone_keeps_the_cache_and_any_other_change_to_the_user_does_not(ada, november):
     from django.contrib.auth.models import update_last_login
-    from finops.org.services.api_tokens import api_token_create, api_token_touch
 
     from finops.models import ApiToken
+    from finops.org.services.api_tokens import api_token_create, api_token_touch
 
     token, _ = api_token_create(user=ada, name="script", description="", scope="read", days=1)
     before = data_version.current()
