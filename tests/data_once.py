@@ -34,3 +34,19 @@ def built_once(blocker) -> Iterator[None]:
 def fresh(instance):
     """The same row, read again: the module's object as the database has it in this test."""
     return type(instance)._default_manager.get(pk=instance.pk)
+
+
+def world_rows(*names: str) -> tuple:
+    """Function fixtures that hand each test the module world's rows of those names, read again (`fresh`), in
+    place of conftest's fixtures of the same names: `ada, fiona = world_rows("ada", "fiona")` in a module whose
+    module-scoped `world` fixture holds `ada` and `fiona`."""
+    import pytest
+
+    def fixture_for(name: str):
+        @pytest.fixture(name=name)
+        def row(world, db):
+            return fresh(getattr(world, name))
+
+        return row
+
+    return tuple(fixture_for(name) for name in names)

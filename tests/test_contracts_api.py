@@ -22,7 +22,7 @@ from finops.contracts.services import contract_create, contract_renew
 from finops.models import Contract, ContractTerm, User
 from ingest.services import usage_file_import
 from tests.conftest import make_openai_account, make_support_team, make_user
-from tests.data_once import built_once, fresh
+from tests.data_once import built_once, fresh, world_rows
 
 NOW = dt.datetime(2026, 11, 20, 15, 0, tzinfo=dt.UTC)
 JSON = {"content_type": "application/json"}
@@ -119,19 +119,7 @@ def contracts(world, db):
     return {name: fresh(contract) for name, contract in world.contracts.items()}
 
 
-@pytest.fixture
-def ada(world, db):
-    return fresh(world.ada)
-
-
-@pytest.fixture
-def fiona(world, db):
-    return fresh(world.fiona)
-
-
-@pytest.fixture
-def sam(world, db):
-    return fresh(world.sam)
+ada, fiona, sam = world_rows("ada", "fiona", "sam")
 
 
 def test_admins_and_finance_list_contracts_with_their_figures_as_decimal_strings(client_as, ada, fiona, contracts):

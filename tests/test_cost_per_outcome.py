@@ -24,7 +24,7 @@ from tests.conftest import (
     make_support_team,
     make_user,
 )
-from tests.data_once import built_once, fresh
+from tests.data_once import built_once, world_rows
 
 NOV = dt.date(2026, 11, 1)
 DAY = dt.timedelta(days=1)
@@ -92,34 +92,9 @@ def usage(world, db):
     """The module's November is there (built once by `world`)."""
 
 
-@pytest.fixture
-def support_agent(world, db):
-    return fresh(world.support_agent)
-
-
-@pytest.fixture
-def search_ranker(world, db):
-    return fresh(world.search_ranker)
-
-
-@pytest.fixture
-def router(world, db):
-    return fresh(world.router)
-
-
-@pytest.fixture
-def fiona(world, db):
-    return fresh(world.fiona)
-
-
-@pytest.fixture
-def sam(world, db):
-    return fresh(world.sam)
-
-
-@pytest.fixture
-def tess(world, db):
-    return fresh(world.tess)
+support_agent, search_ranker, router, fiona, sam, tess = world_rows(
+    "support_agent", "search_ranker", "router", "fiona", "sam", "tess"
+)
 
 
 @pytest.fixture

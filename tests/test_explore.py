@@ -23,7 +23,7 @@ from tests.conftest import (
     make_support_team,
     make_user,
 )
-from tests.data_once import built_once, fresh
+from tests.data_once import built_once, world_rows
 
 PROVIDER_PRICE = Decimal(13 * 21)
 NOW = dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC)
@@ -72,19 +72,7 @@ def november(world, db):
     """The module's November is there (built once by `world`)."""
 
 
-@pytest.fixture
-def fiona(world, db):
-    return fresh(world.fiona)
-
-
-@pytest.fixture
-def sam(world, db):
-    return fresh(world.sam)
-
-
-@pytest.fixture
-def openai_account(world, db):
-    return fresh(world.openai_account)
+fiona, sam, openai_account = world_rows("fiona", "sam", "openai_account")
 
 
 def explore(client, **query):

@@ -25,7 +25,7 @@ from tests.conftest import (
     make_support_team,
     make_user,
 )
-from tests.data_once import built_once, fresh
+from tests.data_once import built_once, world_rows
 
 
 def _build_year(openai_account, support_agent, search_ranker):
@@ -75,14 +75,7 @@ def year(world, db):
     """The module's year of spend is there (built once by `world`)."""
 
 
-@pytest.fixture
-def fiona(world, db):
-    return fresh(world.fiona)
-
-
-@pytest.fixture
-def sam(world, db):
-    return fresh(world.sam)
+fiona, sam = world_rows("fiona", "sam")
 
 
 def summed_daily(start, end, key, **filters):

@@ -28,7 +28,7 @@ from finops.spend.selectors.spend_report import spend_rows
 from finops.web.period import today_utc
 from ingest.services import usage_file_import
 from tests.conftest import make_search_team, make_support_team, make_user
-from tests.data_once import built_once, fresh
+from tests.data_once import built_once, world_rows
 from tests.focus_helpers import (
     RULES_THAT_MUST_PASS,
     money_sum,
@@ -105,19 +105,7 @@ def organisation(world, db):
     """The module's organisation is there (built once by `world`)."""
 
 
-@pytest.fixture
-def ada(world, db):
-    return fresh(world.ada)
-
-
-@pytest.fixture
-def fiona(world, db):
-    return fresh(world.fiona)
-
-
-@pytest.fixture
-def sam(world, db):
-    return fresh(world.sam)
+ada, fiona, sam = world_rows("ada", "fiona", "sam")
 
 
 def export(month: str = MONTH) -> tuple[list[str], list[dict], str]:

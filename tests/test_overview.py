@@ -22,7 +22,7 @@ from tests.conftest import (
     make_support_team,
     make_user,
 )
-from tests.data_once import built_once, fresh
+from tests.data_once import built_once, world_rows
 
 NOW = dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC)
 
@@ -69,14 +69,7 @@ def november(world, db):
     """The module's November is there (built once by `world`)."""
 
 
-@pytest.fixture
-def fiona(world, db):
-    return fresh(world.fiona)
-
-
-@pytest.fixture
-def sam(world, db):
-    return fresh(world.sam)
+fiona, sam = world_rows("fiona", "sam")
 
 
 def test_the_forecast_is_the_month_to_date_and_the_days_left_by_finops_forecast(client_as, fiona, november):

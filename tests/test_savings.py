@@ -13,7 +13,7 @@ from finops.web.period import today_utc
 from finops.whatif.selectors import savings
 from finops.whatif.services import offering_upsert, routing_policy_set
 from tests.conftest import make_search_ranker, make_search_team, make_support_agent, make_support_team, make_user
-from tests.data_once import built_once, fresh
+from tests.data_once import built_once, fresh, world_rows
 
 from .whatif_helpers import TODAY_COST, gpt_oss_offerings, import_groq_traffic
 
@@ -56,29 +56,7 @@ def traffic(world, db) -> tuple[Offering, ...]:
     return tuple(fresh(offering) for offering in world.offerings)
 
 
-@pytest.fixture
-def support_agent(world, db):
-    return fresh(world.support_agent)
-
-
-@pytest.fixture
-def ada(world, db):
-    return fresh(world.ada)
-
-
-@pytest.fixture
-def fiona(world, db):
-    return fresh(world.fiona)
-
-
-@pytest.fixture
-def sam(world, db):
-    return fresh(world.sam)
-
-
-@pytest.fixture
-def tess(world, db):
-    return fresh(world.tess)
+support_agent, ada, fiona, sam, tess = world_rows("support_agent", "ada", "fiona", "sam", "tess")
 
 
 def test_each_workload_gets_the_cheapest_offering_of_its_family_that_meets_its_sla_ranked_by_saving(traffic):

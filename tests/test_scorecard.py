@@ -45,7 +45,7 @@ from tests.conftest import (
     make_support_team,
     make_user,
 )
-from tests.data_once import built_once, fresh
+from tests.data_once import built_once, world_rows
 
 TODAY = dt.date(2026, 11, 22)
 GATEWAY_MODEL = "acme-llama-ft"  # an in-house model with no price: its tokens are counted, unpriced
@@ -174,34 +174,9 @@ def data(world, db):
     """The module's data is there (built once by `world`)."""
 
 
-@pytest.fixture
-def ada(world, db):
-    return fresh(world.ada)
-
-
-@pytest.fixture
-def fiona(world, db):
-    return fresh(world.fiona)
-
-
-@pytest.fixture
-def sam(world, db):
-    return fresh(world.sam)
-
-
-@pytest.fixture
-def support_team(world, db):
-    return fresh(world.support_team)
-
-
-@pytest.fixture
-def support_agent(world, db):
-    return fresh(world.support_agent)
-
-
-@pytest.fixture
-def search_ranker(world, db):
-    return fresh(world.search_ranker)
+ada, fiona, sam, support_team, support_agent, search_ranker = world_rows(
+    "ada", "fiona", "sam", "support_team", "support_agent", "search_ranker"
+)
 
 
 def _card(user, key="2026Q4", **kwargs):

@@ -23,7 +23,7 @@ from tests.conftest import (
     make_support_team,
     make_user,
 )
-from tests.data_once import built_once, fresh
+from tests.data_once import built_once, world_rows
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NOW = dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC)
@@ -83,14 +83,7 @@ def usage(world, db):
     """The module's usage is there (built once by `world`)."""
 
 
-@pytest.fixture
-def fiona(world, db):
-    return fresh(world.fiona)
-
-
-@pytest.fixture
-def sam(world, db):
-    return fresh(world.sam)
+fiona, sam = world_rows("fiona", "sam")
 
 
 def _csv(response) -> list[dict]:

@@ -11,7 +11,7 @@ from django.core.management import CommandError
 
 from finops.models import AttributionRule, User
 from tests.conftest import make_search_ranker, make_search_team, make_support_agent, make_support_team, make_user
-from tests.data_once import built_once, fresh
+from tests.data_once import built_once, world_rows
 from tests.spend_report_helpers import (
     OCTOBER,
     api,
@@ -46,14 +46,7 @@ def attributed_october(world, db):
     """The module's attributed October is there (built once by `world`)."""
 
 
-@pytest.fixture
-def fiona(world, db):
-    return fresh(world.fiona)
-
-
-@pytest.fixture
-def sam(world, db):
-    return fresh(world.sam)
+fiona, sam = world_rows("fiona", "sam")
 
 
 def test_the_command_takes_the_same_filters_and_refuses_an_unknown_value(attributed_october):

@@ -25,7 +25,7 @@ from tests.conftest import (
     make_support_team,
     make_user,
 )
-from tests.data_once import built_once, fresh
+from tests.data_once import built_once, world_rows
 
 TODAY = dt.date(2026, 11, 22)
 NOW = dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC)
@@ -77,29 +77,7 @@ def usage(world, db):
     """The module's usage is there (built once by `world`)."""
 
 
-@pytest.fixture
-def support_team(world, db):
-    return fresh(world.support_team)
-
-
-@pytest.fixture
-def ada(world, db):
-    return fresh(world.ada)
-
-
-@pytest.fixture
-def fiona(world, db):
-    return fresh(world.fiona)
-
-
-@pytest.fixture
-def sam(world, db):
-    return fresh(world.sam)
-
-
-@pytest.fixture
-def tess(world, db):
-    return fresh(world.tess)
+support_team, ada, fiona, sam, tess = world_rows("support_team", "ada", "fiona", "sam", "tess")
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from finops.models import Account, AttributionRule, Provider, UsageLine, User
 from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 from tests.conftest import make_openai_account, make_support_agent, make_support_team, make_user
-from tests.data_once import built_once, fresh
+from tests.data_once import built_once, world_rows
 
 DAYS = 10  # Nov 1..10
 NOW = dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC)
@@ -77,24 +77,7 @@ def november(world, db):
     """The module's November is there (built once by `world`)."""
 
 
-@pytest.fixture
-def ada(world, db):
-    return fresh(world.ada)
-
-
-@pytest.fixture
-def fiona(world, db):
-    return fresh(world.fiona)
-
-
-@pytest.fixture
-def sam(world, db):
-    return fresh(world.sam)
-
-
-@pytest.fixture
-def openai_account(world, db):
-    return fresh(world.openai_account)
+ada, fiona, sam, openai_account = world_rows("ada", "fiona", "sam", "openai_account")
 
 
 def page(client, **query):

@@ -21,7 +21,7 @@ from finops.whatif.selectors import what_if
 from finops.whatif.services import offering_upsert, offerings_seed
 from ingest.services import usage_file_import
 from tests.conftest import make_support_agent, make_support_team, make_user
-from tests.data_once import built_once, fresh
+from tests.data_once import built_once, world_rows
 
 from .whatif_helpers import picked
 
@@ -82,19 +82,7 @@ def world(django_db_setup, django_db_blocker):
         yield built
 
 
-@pytest.fixture
-def sonnet_workload(world, db):
-    return fresh(world.sonnet_workload)
-
-
-@pytest.fixture
-def fiona(world, db):
-    return fresh(world.fiona)
-
-
-@pytest.fixture
-def sam(world, db):
-    return fresh(world.sam)
+sonnet_workload, fiona, sam = world_rows("sonnet_workload", "fiona", "sam")
 
 
 def post_scores(client, rows):
