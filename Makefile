@@ -12,7 +12,7 @@ PORT ?= 8000
 # project from source again, and pytest rewrites the asserts of ~540 test modules each time (~10 s a process).
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: install focus-validator demo lint format test test-fast services system-packages chromium bench bench-ingest bench-report bench-pages-db bench-pages bench-alerts bench-scorecard bench-whatif bench-load check clean
+.PHONY: install focus-validator demo lint format test test-fast guide-images services system-packages chromium bench bench-ingest bench-report bench-pages-db bench-pages bench-alerts bench-scorecard bench-whatif bench-load check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -101,6 +101,11 @@ test: install lint focus-validator services system-packages
 test-fast: install lint services
 	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(BIN)/python -m pytest $(TEST_PARALLEL) \
 		-m "not browser and not worker and not slow" $(PYTEST_ARGS)
+
+# The role guides' screenshots (docs/guides/img/), retaken from the demo's real pages: look at them, then commit.
+guide-images: install services system-packages
+	GUIDE_IMAGES=1 DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(BIN)/python -m pytest -p no:cacheprovider \
+		tests/browser/test_guide_screenshots.py
 
 # Ingest throughput on Postgres, one row per file shape and size, each imported end to end beside a plain COPY of
 # the lines it wrote (requests or rows/s, lines written, stored bytes per line, peak RSS, the time ratio to COPY):

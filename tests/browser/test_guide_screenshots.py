@@ -3,11 +3,14 @@
 The demo (docs/demo.md) is loaded through the real import code for a window ending yesterday, then each role's demo
 user signs in and walks the pages their guide describes: the CFO (finance), the platform admin and the Support
 Platform lead. Each page is checked for what that user relies on (its heading and a figure) before it is saved as
-a 1440-px-wide PNG in docs/guides/img/, overwriting the previous one; the guides link those files. One test, one
+a 1440-px-wide PNG: into docs/guides/img/, overwriting the previous one, when GUIDE_IMAGES=1 (`make guide-images`;
+the guides link those files), else into the run's temporary folder, so that a test run leaves the checkout as it
+found it. One test, one
 demo load: the load is most of the minute this takes, so the three walks share it.
 """
 
 import datetime as dt
+import os
 import re
 from pathlib import Path
 
@@ -22,14 +25,14 @@ from .conftest import sign_in
 
 pytestmark = pytest.mark.browser
 
-IMG = Path(__file__).resolve().parents[2] / "docs" / "guides" / "img"
+GUIDE_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "guides" / "img"
 WIDTH = 1440
 MONEY = re.compile(r"\$\d")
 
 
 def _shot(page, name: str) -> None:
-    IMG.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(IMG / f"{name}.png"), full_page=False)
+    page.screenshot(path=str(page.images / f"{name}.png"), full_page=False)
+    page.captured.append(name)
 
 
 def _open(page, path: str, heading: str) -> None:
@@ -139,8 +142,14 @@ def _team_lead(page) -> None:
 
 
 def test_each_roles_guide_pages_show_what_that_role_relies_on_and_are_captured(page, tmp_path_factory):
+    page.images = GUIDE_IMAGES if os.environ.get("GUIDE_IMAGES") == "1" else tmp_path_factory.mktemp("guide-images")
+    page.images.mkdir(parents=True, exist_ok=True)
+    page.captured = []
     demo_loaded(dt.datetime.now(dt.UTC).date(), tmp_path_factory)
     page.set_viewport_size({"width": WIDTH, "height": 900})
     _finance(page)
     _platform(page)
     _team_lead(page)
+    assert len(page.captured) == 17 and {f"{name}.png" for name in page.captured} <= {
+        path.name for path in page.images.glob("*.png")
+    }  # every page the three guides show was captured, each under its own name
