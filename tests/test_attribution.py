@@ -213,3 +213,38 @@ def test_a_reattribution_job_vacuums_the_rollups_it_rewrote_once_committed(resee
     assert set(seen) == {"finops_dailyspend", "finops_monthlyspend", "finops_linesignature"}
     assert all(vacuumed and vacuumed >= started and analyzed >= started for vacuumed, analyzed in seen.values()), seen
     assert_rollup_equals_raw()
+
+
+SWAP = (
+    "day,model,input_tokens,output_tokens,cost,project,api_key,tags\n"
+    "2026-10-05,gpt-4o,1000,100,1.00,proj_a,key_a,\n"
+    "2026-10-05,gpt-4o,3000,300,3.00,proj_b,key_b,\n"
+)
+
+
+def test_workloads_swapping_as_many_lines_as_they_lose_swap_their_spend(openai_account, support_agent, search_ranker):
+    """A rollup row can gain as many lines as it loses and still change (Postgres adjusts the rows by the moved
+    lines' sums): after two rules swap workloads, each workload's row of that day and model holds the other's
+    dollars and tokens, and the rollup still equals the raw lines."""
+    run = usage_file_import(account=openai_account, stream=io.BytesIO(SWAP.encode()), file_name="swap.csv")
+    assert run.status == "succeeded", run.error
+    first, second = rule(support_agent, 1, project="proj_a"), rule(search_ranker, 2, project="proj_b")
+
+    def rows():
+        return {
+            (row.workload_id, row.team_id): (row.cost, row.input_tokens, row.line_count)
+            for row in DailySpend.objects.filter(workload__isnull=False)
+        }
+
+    assert rows() == {
+        (support_agent.id, support_agent.team_id): (Decimal(1), 1000, 1),
+        (search_ranker.id, search_ranker.team_id): (Decimal(3), 3000, 1),
+    }
+    AttributionRule.objects.filter(id=first.id).update(workload=search_ranker)
+    AttributionRule.objects.filter(id=second.id).update(workload=support_agent)
+    history_reattribute()
+    assert rows() == {
+        (support_agent.id, support_agent.team_id): (Decimal(3), 3000, 1),
+        (search_ranker.id, search_ranker.team_id): (Decimal(1), 1000, 1),
+    }
+    assert_rollup_equals_raw()

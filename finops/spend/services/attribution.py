@@ -7,8 +7,10 @@ Set-based: a CASE over the rules, compiled by the ORM from `rule_q`, is evaluate
 the signatures that move are updated in one UPDATE; no line is rewritten. The same SQL runs on Postgres and on
 the demo's SQLite. Ingestion gives a new signature its workload in Python (`RuleMatcher`, the same decision).
 Lines no rule matches have no workload and no team: "unattributed", shown everywhere spend is shown.
-A rule change re-attributes all history and rebuilds the rollup for exactly the days whose lines moved, and
-only the rows of the workloads that lost or gained lines.
+A rule change re-attributes all history and brings the rollups in line for exactly the days whose lines moved, and
+only the rows of the workloads that lost or gained lines: on Postgres by difference (the moved lines' sums,
+subtracted from the old workload's rows and added to the new one's: finops.spend.services.spend_delta), on the
+demo's SQLite by rebuilding those rows.
 """
 
 import datetime as dt
@@ -24,7 +26,8 @@ from finops.models import AttributionRule, LineSignature, UsageLine, Workload
 from finops.spend.selectors.rules import glob_to_regex, rule_q
 
 from .rollup_rows import day_chunks
-from .rollups import rollup_rebuild
+from .rollups import rollup_moved, rollup_rebuild
+from .spend_delta import signatures_move
 
 
 class RuleMatcher:
@@ -166,14 +169,25 @@ def _moved_lines(signatures: QuerySet) -> dict[dt.date, int]:
 def signatures_attribute() -> Reattribution:
     """Give every signature the workload and team of its first matching rule, in set-based SQL (the rules' CASE
     over the signature table: thousands of rows, however many lines). Returns the days and line count of the
-    lines that moved, and the workloads that lost or gained them (for the rollup)."""
+    lines that moved, and the workloads that lost or gained them (for the rollup). On Postgres the moved lines'
+    sums are kept (finops.spend.services.spend_delta) for `_rollup_moved` to apply."""
     workload, team = _targets(_rules())
-    changed = _changed(LineSignature.objects.all(), workload, team)
-    moves = list(changed.values_list("cur_w", "new_w", "cur_t", "new_t").distinct())
+    return _signatures_move(_changed(LineSignature.objects.all(), workload, team), workload, team)
+
+
+def _signatures_move(changed: QuerySet, workload, team) -> Reattribution:
+    """Move the signatures of `changed` (annotated by `_changed`) to `workload` and `team` (expressions)."""
+    if connection.vendor == "postgresql":
+        moved = signatures_move(changed)
+        moves, per_day = moved["moves"], moved["per_day"]
+    else:
+        moves = list(changed.values_list("cur_w", "new_w", "cur_t", "new_t").distinct())
+        if not moves:
+            return Reattribution(days=set(), lines=0)
+        per_day = _moved_lines(changed)
+        LineSignature.objects.filter(id__in=changed.values("id")).update(workload_id=workload, team_id=team)
     if not moves:
         return Reattribution(days=set(), lines=0)
-    per_day = _moved_lines(changed)
-    LineSignature.objects.filter(id__in=changed.values("id")).update(workload_id=workload, team_id=team)
     workloads = {None if w == -1 else w for move in moves for w in move[:2]}
     teams = {None if t == -1 else t for move in moves for t in move[2:]}
     return Reattribution(days=set(per_day), lines=sum(per_day.values()), workloads=workloads, teams=teams)
@@ -181,13 +195,27 @@ def signatures_attribute() -> Reattribution:
 
 @transaction.atomic
 def history_reattribute(*, progress=None) -> Reattribution:
-    """After a rule change: re-attribute all history and rebuild the rollup of exactly the days whose lines
-    moved, for the workloads that lost or gained them, in one transaction (pages never see lines and rollup
-    disagree). `progress(done, total)` is called as each run of consecutive days is rebuilt."""
+    """After a rule change: re-attribute all history and bring the rollups of exactly the days whose lines
+    moved, for the workloads that lost or gained them, in line, in one transaction (pages never see lines and
+    rollup disagree). `progress(done, total)` is called as each run of consecutive days is rebuilt."""
     attribution_lock(shared=False)
     result = signatures_attribute()
-    _rebuild(result.days, result.workloads, progress)
+    _rollup_moved(result, progress)
     return result
+
+
+def _rollup_moved(result: Reattribution, progress=None) -> None:
+    """The rollups after signatures moved. Postgres: spend by difference (the moved lines' sums kept by
+    `signatures_move`: proportional to the lines that moved, not to the lines of their days), then the performance
+    rollup regrouped from its signature-day rows. SQLite (the demo): the moved workloads' rows rebuilt."""
+    if not result.days:
+        return
+    if connection.vendor != "postgresql":
+        _rebuild(result.days, result.workloads, progress)
+        return
+    rollup_moved(days=result.days, workload_ids=result.workloads)
+    if progress is not None:
+        progress(1, 1)
 
 
 def _rebuild(days: set[dt.date], workloads: set, progress=None) -> None:
@@ -208,11 +236,11 @@ def workload_team_sync(*, workload: Workload) -> Reattribution:
     attribution_lock(shared=False)
     stale = LineSignature.objects.filter(workload=workload).exclude(team_id=workload.team_id)
     old_teams = set(stale.values_list("team_id", flat=True).distinct())
-    per_day = _moved_lines(stale)
-    stale.update(team_id=workload.team_id)
-    _rebuild(set(per_day), {workload.id})
+    team = Value(workload.team_id, output_field=BigIntegerField())
+    result = _signatures_move(_changed(stale, F("workload_id"), team), F("workload_id"), team)
+    _rollup_moved(result)
     return Reattribution(
-        days=set(per_day), lines=sum(per_day.values()), workloads={workload.id}, teams=old_teams | {workload.team_id}
+        days=result.days, lines=result.lines, workloads={workload.id}, teams=old_teams | {workload.team_id}
     )
 
 

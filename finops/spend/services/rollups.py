@@ -11,6 +11,7 @@ from finops.performance.services.performance_rollup import performance_rollup_re
 
 from .monthly_rollup import monthly_rollup_rebuild
 from .rollup_rows import aggregate_settings, day_chunks, insert_select, limited
+from .spend_delta import spend_delta_apply
 
 # Rollup dimension -> the usage-line column it is read from (workload and team: the line's signature's);
 # the order is the INSERT's column order.
@@ -76,6 +77,16 @@ def rollup_rebuild(
     monthly_rollup_rebuild(days=days, account_ids=account_ids, workload_ids=workload_ids)
 
 
+def rollup_moved(*, days: set[dt.date], workload_ids: set) -> None:
+    """The rollups after signatures moved and no line was written (Postgres: a re-attribution, a workload changing
+    team), inside the move's transaction: what `rollup_rebuild(days=…, workload_ids=…, lines_written=False)` would
+    write, proportional to the lines that moved. The daily and monthly spend rows change by the moved lines' sums
+    (finops.spend.services.spend_delta, kept by its `signatures_move`), the performance rollup regroups its
+    signature-day rows. A table derived from the spend rollup that `rollup_rebuild` keeps must be kept here too."""
+    spend_delta_apply()
+    performance_rollup_rebuild(days=days, workload_ids=workload_ids, lines_written=False)
+
+
 def _rebuild_range(
     first: dt.date, last: dt.date, account_ids: list[int] | None, workload_ids: set | None = None
 ) -> None:
@@ -102,9 +113,10 @@ def _rebuild_range(
 
 def rollups_vacuum() -> None:
     """VACUUM (ANALYZE) the rollups and the line signatures, after a change that rewrote a large share of them
-    (a re-attribution rebuilds the rows of every workload that moved: about 40 % of DailySpend on the 10M-line
-    bench). Until their dead rows are gone and their statistics fresh, pages read them slower (the team page
-    as an admin: 117 ms against 24 ms), and autovacuum may take a while to come round, or be off (it is on
+    (a re-attribution rewrites the rows of every workload that moved: about 40 % of DailySpend on the 10M-line
+    bench when they were rebuilt; ~28 % deleted, updated or inserted since they change by difference). Until
+    their dead rows are gone and their statistics fresh, pages read them slower (the team page as an admin:
+    117 ms against 24 ms), and autovacuum may take a while to come round, or be off (it is on
     this project's CI machine). The performance rollups too (issue 23): their rows are wide (latency cells), and
     the dead ones left by a re-attribution made the scorecard's read of the batch workloads' hours touch 22k
     buffers for 6.6k rows. VACUUM cannot run inside a transaction: inside one (a test, a caller's
