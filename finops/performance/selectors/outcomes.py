@@ -68,23 +68,29 @@ def by_workload(
     end: dt.date,
     *,
     today: dt.date,
+    spent: dict[int, dict] | None = None,
 ) -> dict[int, CostPerOutcome]:
     """CostPerOutcome of each workload over [start, end): one grouped read of the spend, one of the outcomes.
-    `daily`/`monthly`: the spend rows the viewer may see."""
+    `daily`/`monthly`: the spend rows the viewer may see. `spent`: those rows' spend sums by workload over the same
+    period, when the caller has read them already (the overview's workload table: spend.regroup of spend.sums,
+    the same figures), {workload_id: row}; the spend is then not read again."""
     ids = list(workload_ids)
     if not ids:
         return {}
-    costs = {
-        r["workload_id"]: r
-        for r in spend.sums(
-            daily.filter(workload_id__in=ids),
-            None if monthly is None else monthly.filter(workload_id__in=ids),
-            start,
-            end,
-            ("workload_id",),
-            today=today,
-        )
-    }
+    if spent is not None:
+        costs = spent
+    else:
+        costs = {
+            r["workload_id"]: r
+            for r in spend.sums(
+                daily.filter(workload_id__in=ids),
+                None if monthly is None else monthly.filter(workload_id__in=ids),
+                start,
+                end,
+                ("workload_id",),
+                today=today,
+            )
+        }
     counts = outcome_counts(ids, start, end)
     found = {}
     for workload_id in ids:

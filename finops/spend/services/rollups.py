@@ -6,11 +6,20 @@ from django.db import connection, transaction
 from django.db.models import Count, F, Sum
 from django.db.models.functions import TruncDate
 
-from finops.models import DailyPerformance, DailySpend, LineSignature, MonthlyPerformance, MonthlySpend, UsageLine
+from finops.models import (
+    DailyPerformance,
+    DailySpend,
+    LineSignature,
+    MonthlyPerformance,
+    MonthlySpend,
+    TeamDailySpend,
+    UsageLine,
+)
 from finops.performance.services.performance_rollup import performance_rollup_rebuild
 
 from .monthly_rollup import monthly_rollup_rebuild
 from .rollup_rows import aggregate_settings, day_chunks, insert_select, limited
+from .team_rollup import team_rollup_rebuild
 
 # Rollup dimension -> the usage-line column it is read from (workload and team: the line's signature's);
 # the order is the INSERT's column order.
@@ -74,6 +83,8 @@ def rollup_rebuild(
     )
     # The months of those days, re-summed from the daily rows just written, in this transaction.
     monthly_rollup_rebuild(days=days, account_ids=account_ids, workload_ids=workload_ids)
+    # The overview's rollup of those days (TeamDailySpend), whole days: it has neither accounts nor workloads.
+    team_rollup_rebuild(days=days)
 
 
 def _rebuild_range(
@@ -111,7 +122,7 @@ def rollups_vacuum() -> None:
     atomic block) and on SQLite this does nothing."""
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         return
-    rewritten = (DailySpend, MonthlySpend, DailyPerformance, MonthlyPerformance, LineSignature)
+    rewritten = (DailySpend, MonthlySpend, TeamDailySpend, DailyPerformance, MonthlyPerformance, LineSignature)
     tables = ", ".join(connection.ops.quote_name(m._meta.db_table) for m in rewritten)
     with connection.cursor() as cursor:
         cursor.execute(f"VACUUM (ANALYZE) {tables}")
