@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from finops.core import access
+from finops.core.any_of import AnyOf
 from finops.models import EvalScore
 
 Key = tuple[int, int, str]  # workload, provider, model
@@ -31,7 +32,7 @@ class Quality:
 
 def overlapping(workload_ids: Iterable[int] | None, start: dt.date, end: dt.date):
     rows = EvalScore.objects.filter(period_start__lt=end, period_end__gt=start)
-    return rows if workload_ids is None else rows.filter(workload_id__in=list(workload_ids))
+    return rows if workload_ids is None else rows.filter(AnyOf("workload_id", workload_ids))
 
 
 def scores_by(workload_ids: Iterable[int] | None, start: dt.date, end: dt.date) -> dict[Key, dict[str, Quality]]:

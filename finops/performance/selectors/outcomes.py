@@ -19,6 +19,7 @@ from decimal import Decimal
 from django.db.models import DateField, F, QuerySet, Sum
 from django.db.models.functions import Cast, TruncMonth
 
+from finops.core.any_of import AnyOf
 from finops.models import DailySpend, MonthlySpend, OutcomeCount
 from finops.spend.selectors import spend
 
@@ -47,7 +48,7 @@ def _spent(row: dict | None) -> tuple[Decimal | None, int]:
 def outcome_counts(workload_ids, start: dt.date, end: dt.date) -> dict[int, int]:
     """Σ outcomes per workload over [start, end), every source together; workloads with none are left out."""
     rows = (
-        OutcomeCount.objects.filter(workload_id__in=list(workload_ids), day__gte=start, day__lt=end)
+        OutcomeCount.objects.filter(AnyOf("workload_id", workload_ids), day__gte=start, day__lt=end)
         .values("workload_id")
         .annotate(total=Sum("count"))
         .order_by()
