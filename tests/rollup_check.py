@@ -110,4 +110,8 @@ def assert_team_daily_equals_daily():
         key = tuple(row[k] for k in TEAM_KEY)
         assert key not in rows, f"two team rows for {key}"
         rows[key] = {name: row[name] for name in TEAM_MEASURES}
-    assert rows == daily_summed_by_team()
+    expected = daily_summed_by_team()
+    differing = sorted(
+        (str(k), rows.get(k), expected.get(k)) for k in rows.keys() | expected.keys() if rows.get(k) != expected.get(k)
+    )
+    assert not differing, differing[:3]
