@@ -176,14 +176,39 @@ def rollup_equals_raw() -> dict:
             FROM raw FULL JOIN rollup ON raw.day = rollup.day""")
         days, mismatched, raw_lines, rollup_lines = cursor.fetchone()
     monthly = monthly_equals_daily()
+    by_team = team_daily_equals_daily()
     return {
         "days": days,
         "days_mismatched": mismatched,
         "raw_lines": int(raw_lines or 0),
         "rollup_lines": int(rollup_lines or 0),
         "monthly": monthly,
-        "equal": mismatched == 0 and monthly["equal"],
+        "team_daily": by_team,
+        "equal": mismatched == 0 and monthly["equal"] and by_team["equal"],
     }
+
+
+def team_daily_equals_daily() -> dict:
+    """TeamDailySpend (the overview's rollup) against DailySpend summed by its keys, as monthly_equals_daily does."""
+    dims = "day, team_id, provider_id, cost_basis, charge_category"
+    measures = (
+        "input_tokens",
+        "cached_input_tokens",
+        "cache_write_tokens",
+        "output_tokens",
+        "requests",
+        "reporting_cost",
+        "line_count",
+    )
+    daily = f"SELECT {dims}, {', '.join(f'sum({m})' for m in measures)} FROM finops_dailyspend GROUP BY {dims}"
+    by_team = f"SELECT {dims}, {', '.join(measures)} FROM finops_teamdailyspend"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT (SELECT count(*) FROM ({daily} EXCEPT ALL {by_team}) a), "
+            f"(SELECT count(*) FROM ({by_team} EXCEPT ALL {daily}) b), (SELECT count(*) FROM finops_teamdailyspend)"
+        )
+        missing, extra, rows = cursor.fetchone()
+    return {"rows": rows, "missing": missing, "extra": extra, "equal": missing == 0 and extra == 0}
 
 
 def monthly_equals_daily() -> dict:

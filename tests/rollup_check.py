@@ -10,7 +10,7 @@ from collections import defaultdict
 from django.db.models import Count, Sum
 from django.db.models.functions import TruncDate
 
-from finops.models import DailySpend, MonthlySpend, UsageLine
+from finops.models import DailySpend, MonthlySpend, TeamDailySpend, UsageLine
 
 TOKEN_FIELDS = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "requests")
 MEASURES = ("cost", "reporting_cost", *TOKEN_FIELDS)
@@ -53,6 +53,8 @@ def assert_rollup_equals_raw(*, allow_empty: bool = False, **filters) -> None:
     raw = raw_groups(**filters)
     assert raw or allow_empty, "no usage lines to compare"
     assert rollup_groups(**filters) == raw
+    if not filters:  # the overview's rollup has no account (nor any other filterable key but the day and the team)
+        assert_team_daily_equals_daily()
 
 
 ROLLUP_MEASURES = (*MEASURES, "line_count")
@@ -81,4 +83,35 @@ def monthly_rows() -> dict:
 
 
 def assert_monthly_equals_daily():
+    """Both rollups derived from DailySpend equal it: the monthly one by month, the overview's by team."""
     assert monthly_rows() == daily_summed_by_month()
+    assert_team_daily_equals_daily()
+
+
+TEAM_KEY = ("day", "team_id", "provider_id", "cost_basis", "charge_category")
+TEAM_MEASURES = (*TOKEN_FIELDS, "reporting_cost", "line_count")
+
+
+def daily_summed_by_team() -> dict:
+    """The oracle, in Python: every DailySpend row added into its (day, team, provider, basis, category) group."""
+    groups: dict = defaultdict(lambda: dict.fromkeys(TEAM_MEASURES))
+    for row in DailySpend.objects.values(*TEAM_KEY, *TEAM_MEASURES):
+        total = groups[tuple(row[k] for k in TEAM_KEY)]
+        for name in TEAM_MEASURES:
+            if row[name] is not None:
+                total[name] = row[name] if total[name] is None else total[name] + row[name]
+    return dict(groups)
+
+
+def assert_team_daily_equals_daily():
+    """TeamDailySpend (the overview's rollup) is DailySpend summed by its keys, each group once."""
+    rows = {}
+    for row in TeamDailySpend.objects.values(*TEAM_KEY, *TEAM_MEASURES):
+        key = tuple(row[k] for k in TEAM_KEY)
+        assert key not in rows, f"two team rows for {key}"
+        rows[key] = {name: row[name] for name in TEAM_MEASURES}
+    expected = daily_summed_by_team()
+    differing = sorted(
+        (str(k), rows.get(k), expected.get(k)) for k in rows.keys() | expected.keys() if rows.get(k) != expected.get(k)
+    )
+    assert not differing, differing[:3]

@@ -17,10 +17,12 @@ from finops.models import (
     IngestRun,
     LineSignature,
     Provider,
+    TeamDailySpend,
     UsageLine,
 )
 from finops.sources.services.accounts import account_admin_delete
 from ingest.services import usage_file_import
+from tests.rollup_check import assert_team_daily_equals_daily
 
 
 def _imported(name: str, path, *, cache_hit: bool = False) -> Account:
@@ -70,3 +72,6 @@ def test_an_accounts_delete_removes_its_lines_cache_hits_and_signatures_without_
     for model in (UsageLine, LineSignature, DailySpend):
         assert sorted(model.objects.filter(account=kept).values_list("id", flat=True)) == kept_rows[model.__name__]
     assert AuditEntry.objects.filter(action=AuditEntry.Action.DELETED).exists()
+    # The overview's rollup has no account: the deleted account's days are summed again from what DailySpend keeps.
+    assert_team_daily_equals_daily()
+    assert TeamDailySpend.objects.exists()

@@ -10,7 +10,17 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
-from finops.models import Account, AttributionRule, DailySpend, MonthlySpend, Provider, Team, UsageLine, Workload
+from finops.models import (
+    Account,
+    AttributionRule,
+    DailySpend,
+    MonthlySpend,
+    Provider,
+    Team,
+    TeamDailySpend,
+    UsageLine,
+    Workload,
+)
 from finops.spend.services.attribution import history_reattribute, workload_team_sync
 from ingest.services import usage_file_import
 from tests.rollup_check import assert_monthly_equals_daily, raw_groups, rollup_groups
@@ -62,6 +72,7 @@ class AttributionMachine(RuleBasedStateMachine):
         UsageLine.objects.all().delete()
         DailySpend.objects.all().delete()
         MonthlySpend.objects.all().delete()
+        TeamDailySpend.objects.all().delete()
         AttributionRule.objects.all().delete()
         Workload.objects.all().delete()
         Account.objects.all().delete()

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from finops.models import AttributionRule
+from finops.models import AttributionRule, TeamDailySpend
 from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 
@@ -126,3 +126,30 @@ def test_one_pass_by_day_gives_every_tiles_totals_exactly(key, fiona, sam, opena
         if min(s for s, _ in spans.values()) <= start:
             assert spend.grid_daily_costs(grid, start, end) == spend.daily_costs(daily, start, end), (user, key)
             assert spend.month_forecast(daily, today, grid=grid) == spend.month_forecast(daily, today), (user, key)
+    _assert_overview_grid_is_the_daily_grid(spans, (fiona, sam), key)
+    # A workload deleted: its rollup rows become unattributed (SET_NULL), in DailySpend only; the overview's rollup
+    # has no workload, and its grid reads the unattributed cost from DailySpend, so the tiles still agree.
+    support_agent.delete()
+    assert spend.period_totals(spend.visible_spend(fiona), spans)["now"].unattributed_cost > 0
+    _assert_overview_grid_is_the_daily_grid(spans, (fiona, sam), key)
+
+
+def _assert_overview_grid_is_the_daily_grid(spans, users, key):
+    """The overview's grid (sums from TeamDailySpend, issue 23) equals the grid of the daily rollup row for row, and
+    its totals what period_totals reads, for everyone and for a member."""
+    from finops.spend.selectors import spend
+
+    keys = ("provider_id", "charge_category")
+    for user in users:
+        daily = spend.visible_spend(user)
+        by_team = spend.visible_spend(user, TeamDailySpend)
+        grid = spend.day_grid(daily, spans, keys, by_team=by_team)
+        assert by_team.exists()
+        assert sorted(grid, key=_grid_key) == sorted(spend.day_grid(daily, spans, keys), key=_grid_key), (user, key)
+        assert {name: spend.grid_totals(grid, *span) for name, span in spans.items()} == spend.period_totals(
+            daily, spans
+        ), (user, key)
+
+
+def _grid_key(row: dict) -> tuple:
+    return (row["day"], row["provider_id"], row["charge_category"])

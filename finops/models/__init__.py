@@ -22,6 +22,7 @@ from finops.sources.models import Account, ConnectorKind, IngestRun, Provider
 from finops.spend.models.attribution import AttributionRule, ReattributionJob
 from finops.spend.models.cache_hits import GatewayCacheHit
 from finops.spend.models.monthly import MonthlySpend
+from finops.spend.models.team_daily import TeamDailySpend
 from finops.spend.models.usage import ChargeCategory, CostBasis, DailySpend, LineSignature, TagSet, UsageLine
 from finops.whatif.models import ModelFamily, Offering, RoutingPolicy
 
@@ -74,6 +75,7 @@ __all__ = [
     "ReportSubscription",
     "TagSet",
     "Team",
+    "TeamDailySpend",
     "UsageLine",
     "User",
     "Workload",

@@ -18,7 +18,17 @@ from django.db.models.functions import TruncDate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from finops.models import Account, CostBasis, DailySpend, FxRate, IngestRun, ModelPrice, Provider, UsageLine
+from finops.models import (
+    Account,
+    CostBasis,
+    DailySpend,
+    FxRate,
+    IngestRun,
+    ModelPrice,
+    Provider,
+    TeamDailySpend,
+    UsageLine,
+)
 from finops.prices.services import CATALOG_EFFECTIVE_FROM
 from finops.spend.services.rollups import rollup_rebuild
 from ingest.services import usage_file_import
@@ -486,6 +496,7 @@ def expected_reporting_cost(r: dict) -> Decimal | None:
 def test_rollup_equals_raw_and_totals_are_those_of_the_last_import_of_each_day(openai_account, files, order):
     # One database transaction serves every example: start each from no usage.
     DailySpend.objects.all().delete()
+    TeamDailySpend.objects.all().delete()
     UsageLine.objects.all().delete()
     IngestRun.objects.all().delete()
     FxRate.objects.get_or_create(day=dt.date(2025, 1, 1), currency="EUR", defaults={"rate": EUR_RATE})

@@ -19,6 +19,7 @@ from decimal import Decimal
 from django.db.models import DateField, F, QuerySet, Sum
 from django.db.models.functions import Cast, TruncMonth
 
+from finops.core.any_of import AnyOf
 from finops.models import DailySpend, MonthlySpend, OutcomeCount
 from finops.spend.selectors import spend
 
@@ -47,7 +48,7 @@ def _spent(row: dict | None) -> tuple[Decimal | None, int]:
 def outcome_counts(workload_ids, start: dt.date, end: dt.date) -> dict[int, int]:
     """Σ outcomes per workload over [start, end), every source together; workloads with none are left out."""
     rows = (
-        OutcomeCount.objects.filter(workload_id__in=list(workload_ids), day__gte=start, day__lt=end)
+        OutcomeCount.objects.filter(AnyOf("workload_id", workload_ids), day__gte=start, day__lt=end)
         .values("workload_id")
         .annotate(total=Sum("count"))
         .order_by()
@@ -68,23 +69,29 @@ def by_workload(
     end: dt.date,
     *,
     today: dt.date,
+    spent: dict[int, dict] | None = None,
 ) -> dict[int, CostPerOutcome]:
     """CostPerOutcome of each workload over [start, end): one grouped read of the spend, one of the outcomes.
-    `daily`/`monthly`: the spend rows the viewer may see."""
+    `daily`/`monthly`: the spend rows the viewer may see. `spent`: those rows' spend sums by workload over the same
+    period, when the caller has read them already (the overview's workload table: spend.regroup of spend.sums,
+    the same figures), {workload_id: row}; the spend is then not read again."""
     ids = list(workload_ids)
     if not ids:
         return {}
-    costs = {
-        r["workload_id"]: r
-        for r in spend.sums(
-            daily.filter(workload_id__in=ids),
-            None if monthly is None else monthly.filter(workload_id__in=ids),
-            start,
-            end,
-            ("workload_id",),
-            today=today,
-        )
-    }
+    if spent is not None:
+        costs = spent
+    else:
+        costs = {
+            r["workload_id"]: r
+            for r in spend.sums(
+                daily.filter(workload_id__in=ids),
+                None if monthly is None else monthly.filter(workload_id__in=ids),
+                start,
+                end,
+                ("workload_id",),
+                today=today,
+            )
+        }
     counts = outcome_counts(ids, start, end)
     found = {}
     for workload_id in ids:

@@ -22,6 +22,7 @@ from decimal import Decimal
 
 from django.db.models import Q
 
+from finops.core.any_of import AnyOf
 from finops.core.months import month_of, next_month
 from finops.models import DailyPerformance, MonthlyPerformance, Workload
 from finops.performance.measures import COLUMNS, Performance
@@ -88,7 +89,7 @@ def performance_by(
 def day_hours(workload_ids: Iterable[int], start: dt.date, end: dt.date) -> dict[int, dict[dt.date, int]]:
     """Per workload, per day with requests: the UTC hours in which requests started (bit h = hour h)."""
     found: dict[int, dict[dt.date, int]] = {}
-    rows = DailyPerformance.objects.filter(day__gte=start, day__lt=end, workload_id__in=list(workload_ids))
+    rows = DailyPerformance.objects.filter(AnyOf("workload_id", workload_ids), day__gte=start, day__lt=end)
     for workload_id, day, hours in rows.values_list("workload_id", "day", "hours").iterator(chunk_size=2000):
         days = found.setdefault(workload_id, {})
         days[day] = days.get(day, 0) | hours

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from finops.core import access, display
+from finops.core.any_of import AnyOf
 from finops.core.reporting_period import LATEST, resolve
 from finops.models import MonthlyPerformance, MonthlySpend, Workload
 from finops.performance.measures import Performance
@@ -171,8 +172,8 @@ class Figures:
 
 def _spend_by_workload(daily, monthly, ids: list[int], start: dt.date, end: dt.date, today: dt.date) -> dict[int, dict]:
     rows = spend.sums(
-        daily.filter(workload_id__in=ids),
-        monthly.filter(workload_id__in=ids),
+        daily.filter(AnyOf("workload_id", ids)),
+        monthly.filter(AnyOf("workload_id", ids)),
         start,
         end,
         ("workload_id",),

@@ -8,9 +8,10 @@ account_admin_save. Each change is audited once, the key only as "set" or "chang
 from django.db import connection, transaction
 
 from finops.core import crypto
-from finops.models import Account, AuditEntry, GatewayCacheHit, LineSignature, Provider, UsageLine
+from finops.models import Account, AuditEntry, DailySpend, GatewayCacheHit, LineSignature, Provider, UsageLine
 from finops.org.services.audit import audit_record, audited_admin_delete, audited_admin_save, snapshot
 from finops.sources.models import ConnectorKind
+from finops.spend.services.team_rollup import team_rollup_rebuild
 
 # The provider an API connector bills for, when the person connecting it does not name another.
 CONNECTOR_PROVIDERS = {
@@ -196,10 +197,14 @@ def account_admin_save(*, account: Account, save, secret: str = "", by=None) -> 
 
 @transaction.atomic
 def account_admin_delete(*, account: Account, by=None) -> None:
+    # The days the account has spend on: its daily and monthly rollup rows go with it (their foreign key cascades),
+    # the overview's rollup has no account and is re-summed for those days from what DailySpend keeps.
+    days = set(DailySpend.objects.filter(account=account).values_list("day", flat=True).distinct())
     _usage_delete(account)
     audited_admin_delete(
         account, snapshot=account_snapshot, audit=lambda obj, action, before: _audit(obj, action, before, by)
     )
+    team_rollup_rebuild(days=days)
 
 
 def _usage_delete(account: Account) -> None:

@@ -374,6 +374,9 @@ class DailySpend(RollupSums):
             # The provider page and Explore's provider filter; Explore's model filter and its list of models.
             models.Index(fields=["provider", "day"], name="dailyspend_provider_day"),
             models.Index(fields=["model", "day"], name="dailyspend_model_day"),
+            # The overview's unattributed spend by day (its other sums read TeamDailySpend): ~4 % of the rows at
+            # 10M lines; the planner took the day index and filtered 127k rows away for them (51 ms against 7 ms).
+            models.Index(fields=["day"], condition=Q(workload__isnull=True), name="dailyspend_unattributed_day"),
         ]
 
     def __str__(self) -> str:

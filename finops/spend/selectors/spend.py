@@ -14,14 +14,14 @@ from django.db.models.functions import Cast, TruncMonth
 from finops.core import access
 from finops.core.months import next_month
 from finops.forecast.projection import Forecast, forecast, history_start
-from finops.models import CostBasis, DailySpend, MonthlySpend
+from finops.models import CostBasis, DailySpend, MonthlySpend, TeamDailySpend
 
 from . import periods
 
 ZERO = Decimal(0)
 
 
-def visible_spend(user, rollup: type[DailySpend] | type[MonthlySpend] = DailySpend) -> QuerySet:
+def visible_spend(user, rollup: type[DailySpend] | type[MonthlySpend] | type[TeamDailySpend] = DailySpend) -> QuerySet:
     """The rows of `rollup` (the daily one unless told) the user may see."""
     rows = rollup.objects.all()
     if access.can_see_unattributed(user):
@@ -375,20 +375,41 @@ def month_spans(today: dt.date) -> dict[str, tuple[dt.date, dt.date]]:
 
 
 def day_grid(
-    daily: QuerySet[DailySpend], spans: dict[str, tuple[dt.date, dt.date]], keys: tuple[str, ...]
+    daily: QuerySet[DailySpend],
+    spans: dict[str, tuple[dt.date, dt.date]],
+    keys: tuple[str, ...],
+    *,
+    by_team: QuerySet[TeamDailySpend] | None = None,
 ) -> list[dict] | None:
     """The daily rollup over the days `spans` cover, summed by day and `keys` (few rows: days × providers, say),
     from which grid_totals gives each span's Totals and a chart its points: one pass where a page would read
-    the same days once per figure. None when the spans lie too far apart for one pass to pay."""
+    the same days once per figure. None when the spans lie too far apart for one pass to pay.
+
+    `by_team`: the same rows' TeamDailySpend (visible_spend(user, TeamDailySpend), narrowed alike), when `keys`
+    are among its dimensions: the sums come from it (~6× fewer rows at 10M lines; issue 23), and only the
+    unattributed cost, which it does not tell apart, from `daily`'s few rows without a workload."""
     start, end = min(s for s, _ in spans.values()), max(e for _, e in spans.values())
     if (end - start).days > GRID_MAX_DAYS:
         return None
-    return list(
+    sums = {**MEASURES, "priced_lines": Sum("line_count", filter=~UNPRICED)}
+    if by_team is None:
+        return list(
+            period(daily, start, end).values("day", *keys).annotate(**sums, unattributed=UNATTRIBUTED_COST).order_by()
+        )
+    grid = {
+        tuple(row[k] for k in ("day", *keys)): {**row, "unattributed": None}
+        for row in period(by_team, start, end).values("day", *keys).annotate(**sums).order_by()
+    }
+    unattributed = (
         period(daily, start, end)
+        .filter(workload__isnull=True)
         .values("day", *keys)
-        .annotate(**MEASURES, priced_lines=Sum("line_count", filter=~UNPRICED), unattributed=UNATTRIBUTED_COST)
-        .order_by()
+        .annotate(cost=Sum("reporting_cost"))
     )
+    for row in unattributed.order_by():
+        # Every group of DailySpend is in its TeamDailySpend sums (the same rebuild writes both).
+        grid[tuple(row[k] for k in ("day", *keys))]["unattributed"] = row["cost"]
+    return list(grid.values())
 
 
 def grid_totals(grid: list[dict], start: dt.date, end: dt.date) -> Totals:

@@ -6,12 +6,21 @@ from django.db import connection, transaction
 from django.db.models import Count, F, Sum
 from django.db.models.functions import TruncDate
 
-from finops.models import DailyPerformance, DailySpend, LineSignature, MonthlyPerformance, MonthlySpend, UsageLine
+from finops.models import (
+    DailyPerformance,
+    DailySpend,
+    LineSignature,
+    MonthlyPerformance,
+    MonthlySpend,
+    TeamDailySpend,
+    UsageLine,
+)
 from finops.performance.services.performance_rollup import performance_rollup_rebuild
 
 from .monthly_rollup import monthly_rollup_rebuild
 from .rollup_rows import aggregate_settings, day_chunks, insert_select, limited
 from .spend_delta import spend_delta_apply
+from .team_rollup import team_rollup_rebuild
 
 # Rollup dimension -> the usage-line column it is read from (workload and team: the line's signature's);
 # the order is the INSERT's column order.
@@ -75,6 +84,8 @@ def rollup_rebuild(
     )
     # The months of those days, re-summed from the daily rows just written, in this transaction.
     monthly_rollup_rebuild(days=days, account_ids=account_ids, workload_ids=workload_ids)
+    # The overview's rollup of those days (TeamDailySpend), whole days: it has neither accounts nor workloads.
+    team_rollup_rebuild(days=days)
 
 
 def rollup_moved(*, days: set[dt.date], workload_ids: set) -> None:
@@ -82,8 +93,10 @@ def rollup_moved(*, days: set[dt.date], workload_ids: set) -> None:
     team), inside the move's transaction: what `rollup_rebuild(days=…, workload_ids=…, lines_written=False)` would
     write, proportional to the lines that moved. The daily and monthly spend rows change by the moved lines' sums
     (finops.spend.services.spend_delta, kept by its `signatures_move`), the performance rollup regroups its
-    signature-day rows. A table derived from the spend rollup that `rollup_rebuild` keeps must be kept here too."""
+    signature-day rows. A table derived from the spend rollup that `rollup_rebuild` keeps must be kept here too:
+    the overview's (TeamDailySpend), re-summed for the days that moved (a team's share of them changes)."""
     spend_delta_apply()
+    team_rollup_rebuild(days=days)
     performance_rollup_rebuild(days=days, workload_ids=workload_ids, lines_written=False)
 
 
@@ -123,7 +136,7 @@ def rollups_vacuum() -> None:
     atomic block) and on SQLite this does nothing."""
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         return
-    rewritten = (DailySpend, MonthlySpend, DailyPerformance, MonthlyPerformance, LineSignature)
+    rewritten = (DailySpend, MonthlySpend, TeamDailySpend, DailyPerformance, MonthlyPerformance, LineSignature)
     tables = ", ".join(connection.ops.quote_name(m._meta.db_table) for m in rewritten)
     with connection.cursor() as cursor:
         cursor.execute(f"VACUUM (ANALYZE) {tables}")
