@@ -16,7 +16,7 @@ from finops.performance.views import outcomes, scorecard
 from finops.reports.views import reports
 from finops.reports.views import subscriptions as report_subscriptions
 from finops.sources import views as sources
-from finops.spend.views import explore, focus, pages, rules, unattributed
+from finops.spend.views import explore, focus, pages, providers, rules, unattributed
 from finops.web import health
 from finops.whatif import views as whatif
 
@@ -27,8 +27,8 @@ urlpatterns = [
     path("workloads/", pages.workload_list, name="workload-list"),
     path("workloads/<slug:slug>/", pages.workload_detail, name="workload-detail"),
     path("workloads/<slug:slug>/outcomes/", outcomes.workload_outcomes_upload, name="workload-outcomes-upload"),
-    path("providers/", pages.provider_list, name="provider-list"),
-    path("providers/<slug:slug>/", pages.provider_detail, name="provider-detail"),
+    path("providers/", providers.provider_list, name="provider-list"),
+    path("providers/<slug:slug>/", providers.provider_detail, name="provider-detail"),
     path("sources/", sources.source_list, name="source-list"),
     path("sources/upload/", sources.source_upload, name="source-upload"),
     path("sources/new/", sources.source_create, name="source-create"),

@@ -1,13 +1,14 @@
-"""The spend pages: overview, teams, workloads, providers, each over the period the URL names (the picker) and
-against its comparison period. Reads go through selectors, access through finops.core.access, every table through its
-spec (finops.reports.spend_tables) so the page and its CSV show the same columns."""
+"""The spend pages: overview, teams, workloads (the providers' pages are providers.py), each over the period the URL
+names (the picker) and against its comparison period. Reads go through selectors, access through
+finops.core.access, every table through its spec (finops.reports.spend_tables) so the page and its CSV show the same
+columns."""
 
 import datetime as dt
 from decimal import Decimal
 
 from django.conf import settings
 from django.db.models import Count
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
@@ -23,13 +24,11 @@ from finops.reports import spend_tables as specs
 from finops.sources.selectors.freshness import source_freshness
 from finops.spend.selectors import spend
 from finops.spend.selectors.cache_hits import cache_savings
-from finops.spend.selectors.reconciliation import reconciliation
 from finops.spend.selectors.shared_charges import METHOD as SHARED_METHOD
 from finops.spend.selectors.shared_charges import shared_charges
 from finops.web.page_cache import cached_page
 from finops.web.period import period_from_request, picker_context, today_utc, with_period
 from finops.web.tables import csv_requested
-from finops.whatif import tables as whatif_tables
 
 
 class Scope:
@@ -144,7 +143,7 @@ def _provider_names() -> dict:
     return dict(Provider.objects.values_list("id", "name"))
 
 
-def _unit_rows(rows: list[dict], key: str, labels: dict | None = None) -> list[dict]:
+def unit_rows(rows: list[dict], key: str, labels: dict | None = None) -> list[dict]:
     """Provider or model rows of a $/M table, known spend first; models by their display names."""
     found = spend.by_cost(spend.regroup(rows, key))
     for row in found:
@@ -194,8 +193,8 @@ def overview(request):
     tables = {
         "top_workloads": (specs.TOP_WORKLOADS, known),
         "unknown_cost_workloads": (specs.UNKNOWN_COST_WORKLOADS, unknown),
-        "by_provider": (specs.BY_PROVIDER, _unit_rows(by_provider_day, "provider_id", providers)),
-        "by_model": (specs.BY_MODEL, _unit_rows(pairs, "model")),
+        "by_provider": (specs.BY_PROVIDER, unit_rows(by_provider_day, "provider_id", providers)),
+        "by_model": (specs.BY_MODEL, unit_rows(pairs, "model")),
         "cost_per_outcome": (
             specs.COST_PER_OUTCOME,
             _cost_per_outcome_rows(scope, spent={row["workload_id"]: row for row in known + unknown}),
@@ -376,8 +375,8 @@ def team_detail(request, slug):
     pairs = scope.sums("provider_id", "model")
     tables = {
         "workloads": (specs.TEAM_WORKLOADS, workload_rows),
-        "by_provider": (specs.BY_PROVIDER, _unit_rows(pairs, "provider_id", _provider_names())),
-        "by_model": (specs.BY_MODEL, _unit_rows(pairs, "model")),
+        "by_provider": (specs.BY_PROVIDER, unit_rows(pairs, "provider_id", _provider_names())),
+        "by_model": (specs.BY_MODEL, unit_rows(pairs, "model")),
     }
     if (download := scope.csv(f"team-{team.slug}", tables)) is not None:
         return download
@@ -430,8 +429,8 @@ def workload_detail(request, slug):
     start, end = scope.period.span()
     performance = workload_performance.workload_section(workload, start, end)
     tables = {
-        "by_provider": (specs.BY_PROVIDER, _unit_rows(pairs, "provider_id", _provider_names())),
-        "by_model": (specs.BY_MODEL, _unit_rows(pairs, "model")),
+        "by_provider": (specs.BY_PROVIDER, unit_rows(pairs, "provider_id", _provider_names())),
+        "by_model": (specs.BY_MODEL, unit_rows(pairs, "model")),
         "performance": (
             performance_tables.WORKLOAD_PERFORMANCE,
             performance.rows + ([performance.total] if performance.total else []),
@@ -476,84 +475,3 @@ def _latency_chart(workload: Workload, start, end) -> dict | None:
         return None
     points = workload_performance.daily_p99(workload, start, end)
     return charts.daily_p99(points, sla_seconds=workload.sla_seconds) if points else None
-
-
-@require_safe
-@cached_page
-def provider_list(request):
-    """The providers with usage in the period (a provider nobody used is not a $0.00 row: it is named under the
-    table), biggest first."""
-    scope = Scope(request, chart_by="provider_id")
-    costs = {r["provider_id"]: r for r in scope.sums("provider_id")}
-    rows, idle = [], []
-    for provider in Provider.objects.order_by("name"):
-        if provider.id not in costs:
-            idle.append(provider.name)
-            continue
-        row = dict(costs[provider.id])
-        row.update(label=provider.name, url=scope.link("provider-detail", provider.slug), provider=provider)
-        rows.append(row)
-    rows = spend.by_cost(rows)
-    if (download := scope.csv("providers", {"providers": (specs.PROVIDERS, rows)})) is not None:
-        return download
-    return render(
-        request,
-        "finops/provider_list.html",
-        {**picker_context(request), "rows": rows, "spec": specs.PROVIDERS, "idle": idle},
-    )
-
-
-def _same_weights(user, scope, model_rows: list[dict]) -> list[dict]:
-    """The families this provider served in the period, across every provider (issue 13)."""
-    from finops.whatif.selectors import family_comparison, family_map
-
-    start, end = scope.period.span()
-    mapping = family_map()
-    mine = {mapping.family_of(row["model"]) for row in model_rows if row["model"]}
-    return family_comparison(user, mine, start, end, today=scope.today) if mine else []
-
-
-@require_safe
-@cached_page
-def provider_detail(request, slug):
-    provider = get_object_or_404(Provider, slug=slug)
-    scope = Scope(request, chart_by="model", provider=provider)
-    check = reconciliation(provider=provider, rows=spend.period(scope.daily, *scope.period.span()))
-    model_rows = scope.sums("model")
-    for row in check["models"]:
-        row["label"] = display.model_name(row["model"])
-    prices = [
-        {
-            "label": display.model_name(p.model),
-            "model": p.model,
-            "effective_from": p.effective_from,
-            "effective_to": p.effective_to,
-            "input_per_mtok": p.input_per_mtok,
-            "cached_input_per_mtok": p.cached_input_per_mtok,
-            "output_per_mtok": p.output_per_mtok,
-            "source": p.get_source_display(),
-        }
-        for p in provider.prices.order_by("model", "-effective_from")[:200]
-    ]
-    tables = {
-        "by_model": (specs.BY_MODEL, _unit_rows(model_rows, "model")),
-        "reconciliation": (specs.RECONCILIATION, check["days"]),
-        "list_price": (specs.LIST_PRICE_CHECK, check["models"]),
-        "prices": (specs.LIST_PRICES, prices),
-        "measured_speed": (
-            performance_tables.PROVIDER_SPEED,
-            workload_performance.provider_speed(
-                provider, workload_performance.workloads_scope(request.user), *scope.period.span()
-            ),
-        ),
-        "same_weights": (whatif_tables.FAMILY_COMPARISON, _same_weights(request.user, scope, model_rows)),
-    }
-    if (download := scope.csv(provider.slug, tables)) is not None:
-        return download
-    context = scope.context(
-        provider=provider,
-        chart=scope.chart({}),
-        tables={name: rows for name, (_, rows) in tables.items()},
-        specs={name: spec for name, (spec, _) in tables.items()},
-    )
-    return render(request, "finops/provider_detail.html", context)
