@@ -36,7 +36,7 @@ from finops.models import (
     Workload,
 )
 from finops.org.services.users import user_set_role
-from finops.spend.services import attribution, rollups
+from finops.spend.services import attribution, monthly_rollup, rollups, team_rollup
 from finops.spend.services.attribution import history_reattribute, signatures_attribute
 from finops.spend.services.rollups import rollup_rebuild, rollups_vacuum
 
@@ -190,50 +190,29 @@ def rollup_equals_raw() -> dict:
 
 def team_daily_equals_daily() -> dict:
     """TeamDailySpend (the overview's rollup) against DailySpend summed by its keys, as monthly_equals_daily does."""
-    dims = "day, team_id, provider_id, cost_basis, charge_category"
-    measures = (
-        "input_tokens",
-        "cached_input_tokens",
-        "cache_write_tokens",
-        "output_tokens",
-        "requests",
-        "reporting_cost",
-        "line_count",
-    )
-    daily = f"SELECT {dims}, {', '.join(f'sum({m})' for m in measures)} FROM finops_dailyspend GROUP BY {dims}"
-    by_team = f"SELECT {dims}, {', '.join(measures)} FROM finops_teamdailyspend"
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT (SELECT count(*) FROM ({daily} EXCEPT ALL {by_team}) a), "
-            f"(SELECT count(*) FROM ({by_team} EXCEPT ALL {daily}) b), (SELECT count(*) FROM finops_teamdailyspend)"
-        )
-        missing, extra, rows = cursor.fetchone()
-    return {"rows": rows, "missing": missing, "extra": extra, "equal": missing == 0 and extra == 0}
+    dims = "team_id, provider_id, cost_basis, charge_category"
+    return _derived_equals_daily("finops_teamdailyspend", f"day, {dims}", f"day, {dims}", team_rollup.MEASURES)
 
 
 def monthly_equals_daily() -> dict:
-    """MonthlySpend against DailySpend summed by month, on every dimension and measure: the groups in one and
-    not in the other (EXCEPT ALL both ways; NULLs compare equal there)."""
-    dims = "account_id, provider_id, model, workload_id, team_id, currency, cost_basis, charge_category"
-    measures = (
-        "input_tokens",
-        "cached_input_tokens",
-        "cache_write_tokens",
-        "output_tokens",
-        "requests",
-        "cost",
-        "reporting_cost",
-        "line_count",
+    """MonthlySpend against DailySpend summed by month, on every dimension and measure."""
+    dims = ", ".join(monthly_rollup.DIMENSIONS)
+    return _derived_equals_daily(
+        "finops_monthlyspend", f"date_trunc('month', day)::date, {dims}", f"month, {dims}", monthly_rollup.MEASURES
     )
+
+
+def _derived_equals_daily(table: str, daily_keys: str, keys: str, measures) -> dict:
+    """A rollup derived from DailySpend against DailySpend summed by its keys: the groups in one and not in the
+    other (EXCEPT ALL both ways; NULLs compare equal there)."""
     daily = (
-        f"SELECT date_trunc('month', day)::date, {dims}, {', '.join(f'sum({m})' for m in measures)} "
-        f"FROM finops_dailyspend GROUP BY 1, {dims}"
+        f"SELECT {daily_keys}, {', '.join(f'sum({m})' for m in measures)} FROM finops_dailyspend GROUP BY {daily_keys}"
     )
-    monthly = f"SELECT month, {dims}, {', '.join(measures)} FROM finops_monthlyspend"
+    derived = f"SELECT {keys}, {', '.join(measures)} FROM {table}"
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT (SELECT count(*) FROM ({daily} EXCEPT ALL {monthly}) a), "
-            f"(SELECT count(*) FROM ({monthly} EXCEPT ALL {daily}) b), (SELECT count(*) FROM finops_monthlyspend)"
+            f"SELECT (SELECT count(*) FROM ({daily} EXCEPT ALL {derived}) a), "
+            f"(SELECT count(*) FROM ({derived} EXCEPT ALL {daily}) b), (SELECT count(*) FROM {table})"
         )
         missing, extra, rows = cursor.fetchone()
     return {"rows": rows, "missing": missing, "extra": extra, "equal": missing == 0 and extra == 0}

@@ -23,22 +23,14 @@ from django.db.models import QuerySet
 
 from finops.models import DailySpend, LineSignature, MonthlySpend, UsageLine
 
+from .monthly_rollup import MEASURES as MONTHLY_MEASURES
 from .rollup_rows import aggregate_settings
 
 MOVES = "reattribution_moves"
 DELTA = "reattribution_delta"
 NET = "reattribution_net"
-# The rollup's measures (finops.spend.services.rollups.MEASURES, line_count there a count of lines).
-SUMS = (
-    "input_tokens",
-    "cached_input_tokens",
-    "cache_write_tokens",
-    "output_tokens",
-    "requests",
-    "cost",
-    "reporting_cost",
-    "line_count",
-)
+# The rollup's measures (line_count a count of lines in the daily rollup, a sum of them here).
+SUMS = MONTHLY_MEASURES
 # Dimensions besides the period, workload and team: a line's own columns, unchanged by a move.
 FIXED = ("account_id", "provider_id", "model", "currency", "cost_basis", "charge_category")
 

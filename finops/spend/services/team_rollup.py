@@ -14,18 +14,12 @@ from django.db.models import Sum
 
 from finops.models import DailySpend, TeamDailySpend
 
+from .monthly_rollup import MEASURES as MONTHLY_MEASURES
 from .rollup_rows import day_chunks, insert_select
 
 DIMENSIONS = ("team_id", "provider_id", "cost_basis", "charge_category")
-MEASURES = (
-    "input_tokens",
-    "cached_input_tokens",
-    "cache_write_tokens",
-    "output_tokens",
-    "requests",
-    "reporting_cost",
-    "line_count",
-)
+# The monthly rollup's measures but `cost` (amounts in their own currencies): the overview adds reporting costs only.
+MEASURES = tuple(measure for measure in MONTHLY_MEASURES if measure != "cost")
 
 
 def team_rollup_rebuild(*, days: set[dt.date]) -> None:
