@@ -151,7 +151,7 @@ def measure(*, repeats: int = REPEATS, echo=print) -> dict:
                 if n >= WARMUPS:
                     times.append(elapsed)
             # The first call of the run merges the window's measured performance (then cached, see
-            # finops.whatif.selectors.measured_performance): reported apart, as the cold figure.
+            # finops.whatif.selectors.offerings.measured_performance): reported apart, as the cold figure.
             entry = {
                 "p50_ms": round(pages.percentile(times, 0.5), 1),
                 "p95_ms": round(pages.percentile(times, 0.95), 1),

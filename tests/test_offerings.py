@@ -8,7 +8,7 @@ import yaml
 
 from finops.models import ModelFamily, Offering, Provider, RoutingPolicy
 from finops.whatif.families import canonical_family
-from finops.whatif.selectors import family_map
+from finops.whatif.selectors.offerings import family_map
 from finops.whatif.services import OfferingInvalid, offering_upsert, offerings_seed, routing_policy_set
 
 from .config_helpers import apply, apply_failing, export

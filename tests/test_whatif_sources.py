@@ -221,7 +221,7 @@ def test_measured_figures_are_read_only_for_the_offerings_compared_and_follow_a_
     support_agent, search_ranker
 ):
     from finops.models import Offering
-    from finops.whatif.selectors import measured_performance, window
+    from finops.whatif.selectors.offerings import measured_performance, window
 
     import_groq_traffic(support_agent)
     _, deepinfra, _ = gpt_oss_offerings()

@@ -8,7 +8,7 @@ Lookup, first match wins (`FamilyMap.family_of`):
 2. an offering's model (config `offerings:`): an offering names its family;
 3. the canonical form of the normalised id (`canonical_family`): the catalog's own ids reduced to the weights'
    name (vendor, version and serving suffixes dropped, Llama's version spellings unified).
-Pure: the caller loads the aliases (finops.whatif.selectors.family_map).
+Pure: the caller loads the aliases (finops.whatif.selectors.offerings.family_map).
 """
 
 import re

@@ -21,7 +21,8 @@ from finops.whatif.calculator import BATCH_ASSUMPTION, CACHE_ASSUMPTION, OPTIONS
 from finops.whatif.forms import FIELDS, OfferingForm
 from finops.whatif.routing_litellm import litellm_router_config
 from finops.whatif.savings_rows import PAGE_ROWS, VERDICT, latency_text, page_savings, policy_text
-from finops.whatif.selectors import catalogue, offered_families, savings, what_if
+from finops.whatif.selectors import savings, what_if
+from finops.whatif.selectors.offerings import catalogue, offered_families
 
 
 def _prices_text(figures) -> str:
