@@ -46,7 +46,8 @@ def provider_list(request):
 
 def _same_weights(user, scope, model_rows: list[dict]) -> list[dict]:
     """The families this provider served in the period, across every provider (issue 13)."""
-    from finops.whatif.selectors import family_comparison, family_map
+    from finops.whatif.selectors import family_comparison
+    from finops.whatif.selectors.offerings import family_map
 
     start, end = scope.period.span()
     mapping = family_map()
