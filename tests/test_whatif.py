@@ -6,7 +6,6 @@ import pytest
 
 from finops.whatif.calculator import (
     BATCH_ASSUMPTION,
-    PRESETS,
     Figure,
     OfferingFigures,
     Profile,
@@ -14,8 +13,8 @@ from finops.whatif.calculator import (
     best_of,
     compare,
     evaluate,
-    parse_options,
 )
+from finops.whatif.options import PRESETS, parse_options
 
 from .whatif_helpers import picked
 

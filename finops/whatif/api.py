@@ -8,7 +8,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from finops.web.period import today_utc
-from finops.whatif.calculator import OPTIONS, ProfileInvalid, parse_options
+from finops.whatif.calculator import ProfileInvalid
+from finops.whatif.options import OPTIONS, parse_options
 from finops.whatif.selectors import what_if
 
 

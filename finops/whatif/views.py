@@ -17,8 +17,9 @@ from finops.web.period import today_utc
 from finops.web.tables import csv_requested
 from finops.whatif import services as offering_service
 from finops.whatif import tables as whatif_tables
-from finops.whatif.calculator import BATCH_ASSUMPTION, CACHE_ASSUMPTION, OPTIONS, PRESETS, ProfileInvalid, parse_options
+from finops.whatif.calculator import BATCH_ASSUMPTION, CACHE_ASSUMPTION, ProfileInvalid
 from finops.whatif.forms import FIELDS, OfferingForm
+from finops.whatif.options import OPTIONS, PRESETS, parse_options
 from finops.whatif.routing_litellm import litellm_router_config
 from finops.whatif.savings_rows import PAGE_ROWS, VERDICT, latency_text, page_savings, policy_text
 from finops.whatif.selectors import savings, what_if

@@ -4,7 +4,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from finops.core import display
 from finops.web.period import today_utc
-from finops.whatif.calculator import OPTIONS, ProfileInvalid, parse_options
+from finops.whatif.calculator import ProfileInvalid
+from finops.whatif.options import OPTIONS, parse_options
 from finops.whatif.selectors import what_if
 
 
