@@ -173,3 +173,14 @@ def test_grouped_by_day_a_long_period_keeps_one_row_per_day(fiona, year):
     assert {r["label"]: r["cost"] for r in table}["2026-02-10"] == summed_daily("2026-02-10", "2026-02-11", "day")[
         dt.date(2026, 2, 10)
     ][0]
+
+
+def test_a_member_of_no_team_sees_a_long_period_empty(year):
+    """Their rows are a filter nothing matches (no team): each part of the period reads nothing, and so does the
+    whole (the parts are added up in one statement on Postgres: finops.spend.selectors.periods.added)."""
+    lou = make_user("lou", User.Role.MEMBER)
+    start, end = dt.date(2026, 1, 4), dt.date(2026, 5, 9)  # months, days added and days taken away
+    table, points = explore_rows(
+        user=lou, start=start, end=end, filters={}, group_by="model", today=dt.date(2026, 6, 1)
+    )
+    assert table == [] and points == []

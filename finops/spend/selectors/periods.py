@@ -13,6 +13,8 @@ import decimal
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from django.core.exceptions import EmptyResultSet
+from django.db import connections
 from django.db.models import Q, QuerySet
 
 from finops.core.months import month_of, next_month
@@ -89,3 +91,49 @@ def add_up(signed_rows: Iterable[tuple[dict, int]], keys: tuple[str, ...], sums:
                     value = row[name] if sign > 0 else -row[name]
                     total[name] = value if total[name] is None else total[name] + value
     return list(merged.values())
+
+
+def added(grouped: list[tuple[QuerySet, int]], keys: tuple[str, ...], sums: tuple[str, ...]) -> list[dict]:
+    """add_up of the parts' grouped reads (each `.values(*keys).annotate(**sums)`, alike), done by Postgres in one
+    statement: the parts' GROUP BYs as subqueries under UNION ALL (a part of sign -1 negated), summed again by
+    `keys`. The same sums (SUM skips NULLs, NUMERIC adds exactly), one round trip, and a row per group rather than
+    per part: the overview's 30 days as an admin were two reads of ~1,200 workload × model rows, and Django's
+    per-value conversion of both plus add_up cost ~20 ms of Python a request (issue 23). Each value is converted
+    as the ORM converts the parts' own (the first part's converters: every part selects the same columns).
+    Elsewhere (SQLite, the demo) the parts are read and added up in Python."""
+    connection = connections[grouped[0][0].db]
+    columns = (*keys, *sums)
+    compiled = []
+    for rows, sign in grouped:
+        part = rows.query.get_compiler(rows.db)
+        try:
+            compiled.append((part, part.as_sql(), sign))
+        except EmptyResultSet:  # a filter nothing can match (a member of no team): the part has no rows
+            continue
+    if not compiled:
+        return []
+    # Anything but exactly `columns` (no keys: `.values()` selects every field) is added up as it always was.
+    if connection.vendor != "postgresql" or any(
+        [alias for _, _, alias in part.select] != list(columns) for part, _, _ in compiled
+    ):
+        return add_up([(row, sign) for rows, sign in grouped for row in rows], keys, sums)
+    quote = connection.ops.quote_name
+    selects, params = [], []
+    for _, (sql, part_params), sign in compiled:
+        negate = "-" if sign < 0 else ""
+        outer = [quote(k) for k in keys] + [f"{negate}{quote(s)}" for s in sums]
+        selects.append(f"SELECT {', '.join(outer)} FROM ({sql}) AS part{len(selects)}")
+        params.extend(part_params)
+    group_by = f" GROUP BY {', '.join(quote(k) for k in keys)}" if keys else ""
+    statement = (
+        f"SELECT {', '.join([*(quote(k) for k in keys), *(f'SUM({quote(s)})' for s in sums)])} "
+        f"FROM ({' UNION ALL '.join(selects)}) AS parts{group_by}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        rows = cursor.fetchall()
+    compiler = compiled[0][0]
+    converters = compiler.get_converters([expression for expression, _, _ in compiler.select])
+    if converters:
+        rows = compiler.apply_converters(rows, converters)
+    return [dict(zip(columns, row, strict=True)) for row in rows]

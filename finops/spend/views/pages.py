@@ -5,11 +5,13 @@ columns."""
 
 import datetime as dt
 from decimal import Decimal
+from urllib.parse import quote
 
 from django.conf import settings
 from django.db.models import Count
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.http import RFC3986_SUBDELIMS
 from django.views.decorators.http import require_safe
 
 from finops.alerts.cards import cap_cards
@@ -29,6 +31,8 @@ from finops.spend.selectors.shared_charges import shared_charges
 from finops.web.page_cache import cached_page
 from finops.web.period import period_from_request, picker_context, today_utc, with_period
 from finops.web.tables import csv_requested
+
+SLUG_MARK = "slug-mark"  # a slug standing in for every slug in Scope.slug_links (a valid one: reverse checks)
 
 
 class Scope:
@@ -123,6 +127,12 @@ class Scope:
     def link(self, name: str, *args) -> str:
         return with_period(reverse(name, args=args), self.period)
 
+    def slug_links(self, name: str):
+        """link(name, slug) for many slugs: the URL reversed once and each slug put in, quoted as reverse quotes
+        it (the overview's few hundred workload rows spent ~3 ms of a request resolving the same pattern)."""
+        before, after = self.link(name, SLUG_MARK).split(SLUG_MARK)
+        return lambda slug: f"{before}{quote(slug, safe=RFC3986_SUBDELIMS + '/~:@')}{after}"
+
     def csv(self, prefix: str, tables: dict):
         return csv_requested(self.request, prefix, tables, stem=f"{self.period.start}-{self.period.end}")
 
@@ -180,12 +190,13 @@ def overview(request):
         ).values_list("id", "name", "slug", "team__name")
     }
     sees_unattributed = access.can_see_unattributed(user)
+    workload_link = scope.slug_links("workload-detail")
     for row in known + unknown:
         workload = workloads.get(row["workload_id"])
         row.update(
             label=workload[1] if workload else display.UNATTRIBUTED,
             team=workload[3] if workload else "",
-            url=scope.link("workload-detail", workload[2]) if workload else None,
+            url=workload_link(workload[2]) if workload else None,
             muted=workload is None,
         )
         if workload is None and sees_unattributed:
