@@ -151,3 +151,31 @@ def test_a_file_whose_later_rows_name_another_billing_period_replaces_both_month
         assert month(account, dt.date(2026, 3, 1), dt.date(2026, 4, 1))["cost"] == Decimal("9.50")  # 40 × 0.25 - 0.50
         assert month(account, dt.date(2026, 4, 1), dt.date(2026, 5, 1))["cost"] == Decimal("0.55")
         assert_rollup_equals_raw(account=account)
+
+
+def test_a_file_the_column_reader_declines_batches_after_its_first_is_read_row_by_row_over_the_same_lines(
+    account, monkeypatch, caplog
+):
+    """The column reader has deleted the month (before its first COPY) and stored a batch or two when a later batch
+    holds a form only the row reader reads (a quantity with an exponent): the savepoint undoes all of it, and the row
+    reader replaces the month as the column reader would have, the lines and the rollup those of the file alone."""
+    from ingest.connectors.focus import batches
+
+    monkeypatch.setattr(batches, "BLOCK_BYTES", 1 << 12)
+    monkeypatch.setattr(batches, "BATCH_ROWS", 10)
+    march = {**MARCH, **MARCH_14, "BilledCost": "0.25", "ConsumedQuantity": "1000", "SkuMeter": "gpt-4o Input Tokens"}
+    late = {**march, "ConsumedQuantity": "1E3"}  # the same 1,000 tokens
+    declined = focus_csv(*[march] * 39, late)
+    load(account, MARCH_FILE, "march.csv")
+
+    with caplog.at_level("INFO", logger="ingest.services"):
+        run = load(account, declined, "declined.csv")
+    assert "read row by row" in caplog.text and "quantity" in caplog.text
+    assert run.lines_written == 40 and run.lines_replaced == 2
+    assert UsageLine.objects.filter(account=account).count() == 40
+    assert month(account, dt.date(2026, 3, 1), dt.date(2026, 4, 1)) == {
+        "cost": Decimal("10.00"),
+        "input": 40_000,
+        "output": 0,
+    }
+    assert_rollup_equals_raw(account=account)
