@@ -155,6 +155,7 @@ def measure_end_to_end(
 
     timed(columnar.ColumnarWriter, "copy", "copy_s")  # storing the batch's new tag sets, then its COPY
     timed(columnar.ColumnarWriter, "replace", "replace_s")  # the DELETE of what the file replaces
+    timed(columnar, "replace_ahead", "replace_s")  # or most of it, before the first COPY (writing.replace_ahead)
     timed(writing.CopyWriter, "flush", "copy_s")  # the same, for a file read row by row
     timed(writing.CopyWriter, "replace", "replace_s")
     timed(writing, "rollup_rebuild", "rollup_s")

@@ -640,6 +640,43 @@ def refuse_blank_days(
             )
 
 
+@dataclass
+class Replaced:
+    """Lines of a file deleted before its first COPY (`replace_ahead`): what they covered, how many, their UTC days."""
+
+    windows: list[Window]
+    billing_starts: set[dt.datetime]
+    count: int
+    days: set[dt.date]
+
+
+def replace_ahead(*, account: Account, run: IngestRun, periods: set[Window], slots: set[Window]) -> Replaced | None:
+    """Delete, before any of the run's lines is stored, what a file's first batch shows it replaces (its billing
+    `periods`, and the `slots` of its rows without one); None, deleting nothing, when the batch names no billing
+    period. After the COPY the same DELETE, and the query of the replaced lines' days, read every line the run
+    has just written too (the usage-line table's only index on period is a BRIN: a range holding new lines is
+    read whole), 0.25–0.8 s per 1M new lines each (load 4–11), after everything else. Deleted first they read only
+    the old lines.
+
+    Only with a billing period: what a file replaces can then only grow with its later batches (their billing
+    periods add lines billed in them, their windows add lines without a billing period), so nothing deleted here
+    is outside what the whole file replaces. A batch without one would replace every line of its days, which a
+    later batch naming a billing period narrows to that period's (`_stale`)."""
+    if not periods:
+        return None
+    windows, billing_starts = merge_windows([*periods, *slots]), {start for start, _ in periods}
+    stale = _stale(account, run, windows, billing_starts)
+    days = _days_of(stale)
+    return Replaced(windows, billing_starts, stale.delete()[0], days)
+
+
+def _days_of(lines) -> set[dt.date]:
+    """The UTC days `lines` start on."""
+    return set(
+        lines.annotate(day=TruncDate("period_start", tzinfo=dt.UTC)).values_list("day", flat=True).order_by().distinct()
+    )
+
+
 def replace_and_roll_up(
     *,
     account: Account,
@@ -651,22 +688,29 @@ def replace_and_roll_up(
     slots: set[Window],
     starts: set[dt.datetime],
     cache_hits: list[GatewayCacheHit] = (),
+    ahead: Replaced | None = None,
 ) -> WriteResult:
     """After the new lines are in: delete the lines they replace, roll up every day touched, say what happened.
 
     `windows`: what an API pull read; None for a file, which covers its billing `periods`, else its `slots`.
     `starts`: every period a new line starts in (its day needs rolling up, window or not).
     `cache_hits`: the gateway cache hits read (GatewayCacheHit), which replace the account's in the same windows.
+    `ahead`: what `replace_ahead` deleted before the lines were written; when it covered what the file replaces,
+    nothing is deleted (nor read) here.
     """
     if windows is None:
         windows = merge_windows([*periods, *slots])
-    stale = _stale(account, run, windows, {start for start, _ in periods})
-    # rollup_rebuild rebuilds exactly the days given: every day of a line written or replaced, not just the
-    # first and last (a FOCUS month's late lines fall on days outside its window, not always adjacent).
-    old_days = set(
-        stale.annotate(day=TruncDate("period_start", tzinfo=dt.UTC)).values_list("day", flat=True).order_by().distinct()
-    )
+    billing_starts = {start for start, _ in periods}
+    if ahead is not None and ahead.windows == windows and ahead.billing_starts == billing_starts:
+        stale, old_days = None, set()
+    else:
+        stale = _stale(account, run, windows, billing_starts)
+        # rollup_rebuild rebuilds exactly the days given: every day of a line written or replaced, not just the
+        # first and last (a FOCUS month's late lines fall on days outside its window, not always adjacent).
+        old_days = _days_of(stale)
     written, replaced = writer.replace(stale)
+    if ahead is not None:
+        replaced, old_days = replaced + ahead.count, old_days | ahead.days
     _cache_hits_replace(account, run, windows, cache_hits)
     touched = set().union(*(utc_days(*w) for w in windows)) if windows else set()
     touched |= {_day_of(m) for m in starts} | old_days

@@ -11,6 +11,7 @@ from django.db.models import Sum
 
 from finops.models import Account, DailySpend, Provider, UsageLine
 from ingest.services import usage_file_import
+from tests.rollup_check import assert_rollup_equals_raw
 
 from .focus_file_helpers import focus_csv, parse_bytes
 
@@ -23,7 +24,7 @@ MARCH_FILE = focus_csv(
     {**MARCH, **MARCH_14, "BilledCost": "2.50", "ConsumedQuantity": "1000000", "SkuMeter": "gpt-4o Input Tokens"},
     {**MARCH, **MARCH_14, "BilledCost": "4.00", "ConsumedQuantity": "400000", "SkuMeter": "gpt-4o Output Tokens"},
 )
-APRIL_FILE = focus_csv(
+APRIL_ROWS = (
     {**APRIL, **APRIL_2, "BilledCost": "1.25", "ConsumedQuantity": "500000", "SkuMeter": "gpt-4o Input Tokens"},
     # A refund of part of March's input, invoiced in April: negative quantity and cost, ChargeClass Correction.
     {
@@ -56,6 +57,7 @@ APRIL_FILE = focus_csv(
         "ChargeDescription": "Rounding adjustment",
     },
 )
+APRIL_FILE = focus_csv(*APRIL_ROWS)
 
 
 @pytest.fixture
@@ -120,3 +122,60 @@ def test_restating_either_month_keeps_the_other_months_lines(account):
     assert again.lines_replaced == 4
     assert month(account, dt.date(2026, 3, 1), dt.date(2026, 4, 1))["cost"] == Decimal("6.00")
     assert UsageLine.objects.filter(account=account).count() == 6
+
+
+def test_a_file_whose_later_rows_name_another_billing_period_replaces_both_months(account, monkeypatch, caplog):
+    """The column reader deletes what a file replaces before its first COPY, as its first batch shows it (the billing
+    periods that batch names); a period only later rows name is replaced after the COPY. Small blocks and batches
+    here, so April's rows come batches after March's: the lines of both months are replaced, once."""
+    from ingest.connectors.focus import batches
+
+    monkeypatch.setattr(batches, "BLOCK_BYTES", 1 << 12)
+    monkeypatch.setattr(batches, "BATCH_ROWS", 10)
+    march = {**MARCH, **MARCH_14, "BilledCost": "0.25", "ConsumedQuantity": "1000", "SkuMeter": "gpt-4o Input Tokens"}
+    both = focus_csv(*[march] * 40, *APRIL_ROWS)
+    with io.BytesIO(both) as stream:
+        first = next(batches.focus_csv_batches(stream, file_name="both.csv"))
+    assert 10 <= len(first) < 40 and set(first.billing_period_start.to_pylist()) == {
+        dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
+    }
+    load(account, MARCH_FILE, "march.csv")
+    load(account, APRIL_FILE, "april.csv")
+
+    for replaced in (6, 44):  # the two files' lines; then this file's own, imported again
+        with caplog.at_level("INFO", logger="ingest.services"):
+            run = load(account, both, "both.csv")
+        assert "row by row" not in caplog.text  # the column reader took it
+        assert run.lines_written == 44 and run.lines_replaced == replaced
+        assert UsageLine.objects.filter(account=account).count() == 44
+        assert month(account, dt.date(2026, 3, 1), dt.date(2026, 4, 1))["cost"] == Decimal("9.50")  # 40 × 0.25 - 0.50
+        assert month(account, dt.date(2026, 4, 1), dt.date(2026, 5, 1))["cost"] == Decimal("0.55")
+        assert_rollup_equals_raw(account=account)
+
+
+def test_a_file_the_column_reader_declines_batches_after_its_first_is_read_row_by_row_over_the_same_lines(
+    account, monkeypatch, caplog
+):
+    """The column reader has deleted the month (before its first COPY) and stored a batch or two when a later batch
+    holds a form only the row reader reads (a quantity with an exponent): the savepoint undoes all of it, and the row
+    reader replaces the month as the column reader would have, the lines and the rollup those of the file alone."""
+    from ingest.connectors.focus import batches
+
+    monkeypatch.setattr(batches, "BLOCK_BYTES", 1 << 12)
+    monkeypatch.setattr(batches, "BATCH_ROWS", 10)
+    march = {**MARCH, **MARCH_14, "BilledCost": "0.25", "ConsumedQuantity": "1000", "SkuMeter": "gpt-4o Input Tokens"}
+    late = {**march, "ConsumedQuantity": "1E3"}  # the same 1,000 tokens
+    declined = focus_csv(*[march] * 39, late)
+    load(account, MARCH_FILE, "march.csv")
+
+    with caplog.at_level("INFO", logger="ingest.services"):
+        run = load(account, declined, "declined.csv")
+    assert "read row by row" in caplog.text and "quantity" in caplog.text
+    assert run.lines_written == 40 and run.lines_replaced == 2
+    assert UsageLine.objects.filter(account=account).count() == 40
+    assert month(account, dt.date(2026, 3, 1), dt.date(2026, 4, 1)) == {
+        "cost": Decimal("10.00"),
+        "input": 40_000,
+        "output": 0,
+    }
+    assert_rollup_equals_raw(account=account)
