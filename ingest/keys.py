@@ -12,6 +12,8 @@ thousands of new keys; through the ORM's bulk_create and a read-back of every mo
   8). An id already stored (a re-import, a concurrent import's keys) makes the COPY fail at once with a unique
   violation; the savepoint is rolled back and the keys take the staged path below, which then skips the
   ones stored. Every row inserted means no id was there before: nothing can clash.
+- A store of a few keys (SMALL_AT: a small import's, a pull's) skips the temp table: the keys go as arrays in the
+  INSERT and, when some were stored already, in the check (one or two statements instead of six).
 - Sorted by id, so two imports storing overlapping new keys take their row locks in one order (no deadlock);
   the second waits on ON CONFLICT for the first to commit, then does nothing for those rows.
 - The check is a second statement: under READ COMMITTED it sees rows another import committed while this one
@@ -79,24 +81,30 @@ def tag_sets_store(tag_sets: dict[int, dict], texts: dict[int, str] | None = Non
     if _copied_new(_TAG_SETS, ("id", "tags"), pa.table({"id": ids, "tags": ["\x01" + t for t in canonical]})):
         return
     with connection.cursor() as cursor:
-        _stage(
-            cursor,
-            "ingest_new_tag_sets",
-            "id bigint, tags text",
-            binary_rows=_binary_rows(
-                pa.table({"id": pa.array(ids, pa.int64()), "tags": pa.array(canonical, pa.string())})
-            ),
-        )
+        if len(ids) <= SMALL_AT:
+            new, parameters = "unnest(%s::bigint[], %s::text[]) AS n (id, tags)", [ids, canonical]
+        else:
+            new, parameters = "ingest_new_tag_sets n", []
+            _stage(
+                cursor,
+                "ingest_new_tag_sets",
+                "id bigint, tags text",
+                binary_rows=_binary_rows(
+                    pa.table({"id": pa.array(ids, pa.int64()), "tags": pa.array(canonical, pa.string())})
+                ),
+            )
         cursor.execute(
-            f"INSERT INTO {_TAG_SETS} (id, tags) SELECT id, tags::jsonb FROM ingest_new_tag_sets ORDER BY id "
-            "ON CONFLICT (id) DO NOTHING"
+            f"INSERT INTO {_TAG_SETS} (id, tags) SELECT n.id, n.tags::jsonb FROM {new} ORDER BY n.id "
+            "ON CONFLICT (id) DO NOTHING",
+            parameters,
         )
-        if not _some_were_stored(cursor, len(tag_sets), "ingest_new_tag_sets"):
+        if not _some_were_stored(cursor, len(tag_sets), None if parameters else "ingest_new_tag_sets"):
             return
         # Every staged set now has a row under its id: the ones inserted above equal themselves.
         cursor.execute(
-            f"SELECT t.id, t.tags FROM ingest_new_tag_sets n JOIN {_TAG_SETS} t ON t.id = n.id "
-            "WHERE t.tags <> n.tags::jsonb ORDER BY t.id"
+            f"SELECT t.id, t.tags FROM {new} JOIN {_TAG_SETS} t ON t.id = n.id WHERE t.tags <> n.tags::jsonb "
+            "ORDER BY t.id",
+            parameters,
         )
         clashes = cursor.fetchall()
     _clash_tags(tag_sets, [i for i, _ in clashes], {i: _json(tags) for i, tags in clashes})
@@ -128,21 +136,28 @@ def signatures_store(signatures: "dict[int, tuple | LineSignature] | pa.Table") 
     names = ", ".join(_SIGNATURE_COLUMNS)
     key, stored_key = (", ".join(f"{table}.{c}" for c in LineSignature.KEY) for table in ("n", "s"))
     with connection.cursor() as cursor:
-        _stage(
-            cursor,
-            "ingest_new_signatures",
-            ", ".join(f"{c} {t}" for c, t in zip(_SIGNATURE_COLUMNS, _SIGNATURE_TYPES)),
-            binary_rows=_binary_rows(table),
-        )
+        if len(table) <= SMALL_AT:
+            arrays = ", ".join(f"%s::{kind}[]" for kind in _SIGNATURE_TYPES)
+            new = f"unnest({arrays}) AS n ({names})"
+            parameters = [table.column(c).to_pylist() for c in _SIGNATURE_COLUMNS]
+        else:
+            new, parameters = "ingest_new_signatures n", []
+            _stage(
+                cursor,
+                "ingest_new_signatures",
+                ", ".join(f"{c} {t}" for c, t in zip(_SIGNATURE_COLUMNS, _SIGNATURE_TYPES)),
+                binary_rows=_binary_rows(table),
+            )
         cursor.execute(
-            f"INSERT INTO {_SIGNATURES} ({names}) SELECT {names} FROM ingest_new_signatures ORDER BY id "
-            "ON CONFLICT (id) DO NOTHING"
+            f"INSERT INTO {_SIGNATURES} ({names}) SELECT {names} FROM {new} ORDER BY id ON CONFLICT (id) DO NOTHING",
+            parameters,
         )
-        if not _some_were_stored(cursor, len(table), "ingest_new_signatures"):
+        if not _some_were_stored(cursor, len(table), None if parameters else "ingest_new_signatures"):
             return
         cursor.execute(
-            f"SELECT s.id, {stored_key} FROM ingest_new_signatures n JOIN {_SIGNATURES} s ON s.id = n.id "
-            f"WHERE ({stored_key}) IS DISTINCT FROM ({key}) ORDER BY s.id"
+            f"SELECT s.id, {stored_key} FROM {new} JOIN {_SIGNATURES} s ON s.id = n.id "
+            f"WHERE ({stored_key}) IS DISTINCT FROM ({key}) ORDER BY s.id",
+            parameters,
         )
         clashes = {row[0]: row[1:] for row in cursor.fetchall()}
     if clashes:
@@ -190,6 +205,12 @@ def signature_ids_of(signatures: "dict | pa.Table") -> list[int]:
     """The ids of what signatures_store is given."""
     return signatures.column("id").to_pylist() if isinstance(signatures, pa.Table) else list(signatures)
 
+
+# Stores of at most this many keys skip the temp table: their few ids and columns are sent as arrays with the
+# INSERT (and with the collision check when some were stored already). A small import (a few keys) paid six round
+# trips per table to stage them — create, empty, COPY, INSERT, ANALYZE, check — where this takes one or two; binding
+# costs grow with the keys (~100 µs a key as arrays), so larger stores keep the COPY.
+SMALL_AT = 32
 
 # Stores of fewer keys go the staged path only: the COPY's savepoint and its failure on a re-import cost more than
 # what it saves on a few hundred keys.
@@ -241,14 +262,16 @@ def _binary_rows(table: pa.Table) -> "pa.Buffer":
     )
 
 
-def _some_were_stored(cursor, staged: int, table: str) -> bool:
+def _some_were_stored(cursor, staged: int, table: str | None) -> bool:
     """After the INSERT … ON CONFLICT DO NOTHING of `staged` rows: whether some ids were already stored, so the
     collision check has rows to compare. When every row was inserted (a file's new keys: the usual case), none
-    can clash — each is its own — and the check's join of every staged row is skipped."""
+    can clash — each is its own — and the check's join of every staged row is skipped. `table`: the temp table
+    they were staged in (None: sent as arrays)."""
     if cursor.rowcount == staged:
         return False
-    # The staged table's size, so the check probes the stored table's primary key rather than hash all of it.
-    cursor.execute(f"ANALYZE {table}")
+    if table is not None:
+        # The staged table's size, so the check probes the stored table's primary key rather than hash all of it.
+        cursor.execute(f"ANALYZE {table}")
     return True
 
 

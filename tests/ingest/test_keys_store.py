@@ -71,12 +71,15 @@ def account(db):
     )
 
 
-@pytest.fixture(params=["staged", "copied first"])
+@pytest.fixture(params=["as arrays", "staged", "copied first"])
 def key_path(request, monkeypatch):
-    """Both ways a store goes on Postgres: staged and `INSERT … ON CONFLICT` (a few keys), or COPYed straight into
-    the table first (many keys: keys.FAST_AT), falling back to the staged path when an id is already stored. The
-    second counts the stagings, so a test can tell the COPY was taken."""
+    """The three ways a store goes on Postgres: a few keys (keys.SMALL_AT) as arrays in the `INSERT … ON
+    CONFLICT`; more, staged in a temp table first; many (keys.FAST_AT), COPYed straight into the table first,
+    falling back to the staged path when an id is already stored. The last counts the stagings, so a test can tell
+    the COPY was taken. The scenarios' few keys are made to take each path."""
     staged = []
+    if request.param != "as arrays":
+        monkeypatch.setattr(keys, "SMALL_AT", 0)
     if request.param == "copied first":
         monkeypatch.setattr(keys, "FAST_AT", 1)
         stage = keys._stage

@@ -76,16 +76,23 @@ class aggregate_settings:
     def __enter__(self):
         self.previous = None
         if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                self.previous = {name: self._set(cursor, name, value) for name, value in self.SETTINGS.items()}
+            self.previous = self._set_all(self.SETTINGS)
 
     def __exit__(self, exc_type, exc, tb):
         if self.previous is not None and exc_type is None:  # after an error the rollback restores them
-            with connection.cursor() as cursor:
-                for name, value in self.previous.items():
-                    self._set(cursor, name, value)
+            self._set_all(self.previous)
 
     @staticmethod
-    def _set(cursor, name: str, value: str) -> str:
-        cursor.execute("SELECT current_setting(%s), set_config(%s, %s, true)", [name, name, value])
-        return cursor.fetchone()[0]
+    def _set_all(values: dict[str, str]) -> dict[str, str]:
+        """Set every setting and return what each was, in one statement: a small import's rebuild is a few
+        milliseconds of SQL, and a round trip per setting to set and one to restore were 8 of its ~54 statements.
+        The values are read in the materialised CTE, before the outer SELECT sets them."""
+        names = list(values)
+        reads = ", ".join(f"current_setting(%s) AS v{n}" for n in range(len(names)))
+        sets = ", ".join("set_config(%s, %s, true)" for _ in names)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"WITH previous AS MATERIALIZED (SELECT {reads}) SELECT previous.*, {sets} FROM previous",
+                [*names, *(part for name in names for part in (name, values[name]))],
+            )
+            return dict(zip(names, cursor.fetchone()[: len(names)]))

@@ -1,0 +1,35 @@
+"""A rollup rebuild plans its aggregates with its own Postgres settings (finops/spend/services/rollup_rows.py:
+hash aggregates in memory, no sort, no nested loop, no JIT) and gives the caller's transaction back the settings
+it had: they are set with set_config(…, true), which would otherwise last to the end of the caller's transaction."""
+
+import datetime as dt
+
+import pytest
+from django.db import connection
+
+from finops.spend.services.rollup_rows import aggregate_settings
+from finops.spend.services.rollups import rollup_rebuild
+
+NAMES = tuple(aggregate_settings.SETTINGS)
+
+
+def current() -> dict[str, str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT " + ", ".join("current_setting(%s)" for _ in NAMES), NAMES)
+        return dict(zip(NAMES, cursor.fetchone()))
+
+
+@pytest.mark.django_db
+def test_a_rebuild_uses_its_own_planner_settings_and_restores_the_callers():
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL work_mem = '7MB'; SET LOCAL enable_sort = on; SET LOCAL enable_nestloop = on")
+        cursor.execute("SET LOCAL jit = on")
+    before = current()
+    assert before == {"work_mem": "7MB", "enable_sort": "on", "enable_nestloop": "on", "jit": "on"}
+
+    with aggregate_settings():
+        assert current() == aggregate_settings.SETTINGS
+    assert current() == before
+
+    rollup_rebuild(days={dt.date(2026, 10, 1)})
+    assert current() == before
