@@ -220,7 +220,7 @@ def measure_copy(path: Path, lines: int) -> dict:
     """COPY the rows end_to_end wrote (dumped first, untimed) back into the truncated table."""
     from django.db import connection, transaction
 
-    from ingest.writing import COLUMNS
+    from ingest.lines import COLUMNS
 
     _guard(connection)
     columns = ", ".join(COLUMNS)
@@ -266,7 +266,7 @@ def measure_python_only(path: Path, lines: int) -> dict:
     from finops.models import Account, IngestRun, Provider
     from ingest.columnar import ColumnarWriter
     from ingest.connectors.focus.file import FocusFile
-    from ingest.writing import LinePreparer
+    from ingest.preparing import LinePreparer
 
     source = FocusFile()
     started = time.perf_counter()

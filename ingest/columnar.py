@@ -23,10 +23,9 @@ from finops.performance.measures import LINE_COLUMNS
 from ingest.connectors.base import BatchDeclined, RowBatch
 
 from . import copy_binary
+from .lines import COLUMNS, UnsafeModelName
+from .preparing import LinePreparer
 from .writing import (
-    COLUMNS,
-    LinePreparer,
-    UnsafeModelName,
     WriteResult,
     day_window,
     new_keys_store,

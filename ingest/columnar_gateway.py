@@ -16,11 +16,9 @@ from ingest.connectors.gateway.columns import GatewayLines
 
 from . import copy_binary as binary
 from .columnar import ColumnarWriter
+from .lines import COLUMNS, IngestError, UnsafeModelName
+from .preparing import LinePreparer
 from .writing import (
-    COLUMNS,
-    IngestError,
-    LinePreparer,
-    UnsafeModelName,
     WriteResult,
     hour_window,
     replace_and_roll_up,

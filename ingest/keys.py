@@ -40,6 +40,7 @@ from finops.models import LineSignature, TagSet
 from ingest.connectors.base import tags_json
 
 from . import copy_binary
+from .lines import IngestError
 
 _TAG_SETS = TagSet._meta.db_table
 _SIGNATURES = LineSignature._meta.db_table
@@ -291,7 +292,6 @@ def _json(value):
 
 
 def _clash_tags(tag_sets: dict, clashes: list, stored: dict) -> None:
-    from .writing import IngestError  # writing imports this module
 
     if clashes:
         first = min(clashes)
@@ -302,7 +302,6 @@ def _clash_tags(tag_sets: dict, clashes: list, stored: dict) -> None:
 
 
 def _clash_signatures(signatures: dict, clashes: list, stored: dict) -> None:
-    from .writing import IngestError
 
     if clashes:
         first = min(clashes)

@@ -44,9 +44,10 @@ from .lease import (
     run_lock,
     run_unlock,
 )
+from .lines import IngestError
 from .uploads import upload_check
 from .windows import WindowRefused, chunks, scheduled_window, window_check
-from .writing import IngestError, WriteResult, write_rows
+from .writing import WriteResult, write_rows
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -15,9 +15,9 @@ from finops.core import access
 from finops.models import Account, IngestRun, Provider
 from finops.sources import serializers
 from finops.sources.services.accounts import AccountInvalid, account_focus_services_set
+from ingest.lines import IngestError
 from ingest.services import QueueUnavailable, sync_now, usage_upload_accept
 from ingest.uploads import UploadRefused
-from ingest.writing import IngestError
 
 
 class ProviderList(generics.ListAPIView):

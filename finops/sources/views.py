@@ -21,8 +21,8 @@ from finops.sources.services.accounts import AccountInvalid, account_create, acc
 from finops.spend.selectors.cache_hits import cache_savings
 from finops.web.methods import require_form_methods
 from ingest.connection_check import ConnectionReport, account_connection_check, connection_check
+from ingest.lines import IngestError
 from ingest.services import sync_now, usage_upload_accept
-from ingest.writing import IngestError
 
 from .forms import DEFAULT_BASE_URLS, AccountSettingsForm, ApiAccountForm, FocusServicesForm, UploadForm
 

@@ -457,7 +457,7 @@ def test_a_log_of_more_signatures_than_the_writer_caches_stores_each_once_and_th
     an import with room for every key — also when the memory of what was handed over is itself emptied. The row
     writer is what a log read record by record goes through (an upload that cannot be read twice, a JSON log); the
     column writer, which asks for each distinct signature once, stages each once however small the caches."""
-    from ingest import columnar_gateway, keys, writing
+    from ingest import columnar_gateway, keys, preparing, writing
 
     path = tmp_path / "scattered.csv"
     write_spend_logs_csv(path, 3000, seed=11, shape="scattered")
@@ -472,12 +472,12 @@ def test_a_log_of_more_signatures_than_the_writer_caches_stores_each_once_and_th
         "signatures_store",
         lambda signatures: (staged.extend(keys.signature_ids_of(signatures)), store(signatures)),
     )
-    monkeypatch.setattr(writing.LinePreparer, "CACHE_LIMIT", 16)
-    monkeypatch.setattr(writing.LinePreparer, "KEYS_AT_ONCE", 8)
+    monkeypatch.setattr(preparing.LinePreparer, "CACHE_LIMIT", 16)
+    monkeypatch.setattr(preparing.LinePreparer, "KEYS_AT_ONCE", 8)
     monkeypatch.setattr(writing.CopyWriter, "CHUNK", 50)
     monkeypatch.setattr(columnar_gateway, "GATEWAY_CHUNK", 64)  # the column writer's COPYs, keys stored between them
-    for taken_limit, by_columns in ((writing.LinePreparer.TAKEN_LIMIT, False), (64, False), (64, True)):
-        monkeypatch.setattr(writing.LinePreparer, "TAKEN_LIMIT", taken_limit)
+    for taken_limit, by_columns in ((preparing.LinePreparer.TAKEN_LIMIT, False), (64, False), (64, True)):
+        monkeypatch.setattr(preparing.LinePreparer, "TAKEN_LIMIT", taken_limit)
         staged.clear()
         cramped = Account.objects.create(
             name=f"cramped-{taken_limit}-{by_columns}", provider=groq, connector="gateway_log"

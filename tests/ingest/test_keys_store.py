@@ -13,7 +13,7 @@ from django.db import connection, transaction
 from finops.models import Account, LineSignature, Provider, TagSet
 from finops.spend.models.usage import signature_id, signature_ids, tag_set_id, tags_text
 from ingest import keys
-from ingest.writing import IngestError
+from ingest.lines import IngestError
 from tests.sqlite_databases import PROJECT_ROOT, migrated_sqlite, sqlite_env
 from tests.test_attribution_concurrency import _in_thread
 

@@ -22,8 +22,9 @@ from django.urls import reverse
 
 from finops.models import Account, DailySpend, IngestRun, MonthlySpend, Provider, UsageLine
 from ingest.connectors.base import UsageRow
+from ingest.lines import IngestError
 from ingest.services import usage_file_import
-from ingest.writing import IngestError, write_rows
+from ingest.writing import write_rows
 from tests.sqlite_databases import manage, migrated_sqlite
 
 HEADER = (

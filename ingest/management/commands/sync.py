@@ -5,9 +5,9 @@ from django.utils import timezone
 
 from finops.models import Account, IngestRun
 from finops.sources.models import API_CONNECTORS
+from ingest.lines import IngestError
 from ingest.services import account_sync
 from ingest.windows import scheduled_window
-from ingest.writing import IngestError
 
 
 def _day(text: str) -> dt.datetime:
