@@ -17,7 +17,7 @@ from django.urls import reverse
 
 from finops.contracts.selectors import contract_status
 from finops.models import Contract, ContractTerm, Provider
-from finops.reports import charts
+from finops.reports import contract_charts
 from ingest.services import usage_file_import
 
 NOW = dt.datetime(2026, 11, 20, 15, 0, tzinfo=dt.UTC)
@@ -326,7 +326,7 @@ def test_the_form_refuses_accounts_of_another_provider(client_as, ada, openai_ac
 def test_the_burn_down_projects_from_todays_cumulative_to_the_forecast_total_on_the_last_day():
     start, end = dt.date(2026, 11, 1), dt.date(2026, 12, 1)
     daily = {dt.date(2026, 11, 1): Decimal(10), dt.date(2026, 11, 3): Decimal(20)}
-    figure = charts.contract_burn_down(
+    figure = contract_charts.contract_burn_down(
         daily,
         start=start,
         end=end,

@@ -29,7 +29,7 @@ from finops.contracts.selectors import (
 )
 from finops.core import access
 from finops.models import CommitmentBasis, Contract
-from finops.reports import charts
+from finops.reports import contract_charts
 from finops.web.methods import require_form_methods
 from finops.web.period import today_utc
 from finops.web.tables import csv_requested
@@ -93,7 +93,7 @@ def contract_list(request):
     if csv is not None:
         return csv
     timeline = (
-        charts.contracts_timeline(
+        contract_charts.contracts_timeline(
             [
                 {
                     "name": s.contract.name,
@@ -131,7 +131,7 @@ def contract_detail(request, pk):
     status = contract_status(contract, today=today)
     daily = contract_daily(contract, contract.start, min(contract.end, today + DAY)) if today >= contract.start else {}
     periodic = contract.commitment_basis != CommitmentBasis.TERM
-    chart = charts.contract_burn_down(
+    chart = contract_charts.contract_burn_down(
         daily,
         start=contract.start,
         end=contract.end,

@@ -144,7 +144,7 @@ def stacked_daily(rows: list[dict], dimension: str, labels: dict, *, currency: s
         "automargin": True,
     }
     days = {day for _, points in series for day in points}
-    return _figure(traces, yaxis=yaxis, xaxis=_x_axis(days, monthly=monthly))
+    return figure_of(traces, yaxis=yaxis, xaxis=_x_axis(days, monthly=monthly))
 
 
 def daily_tokens(rows: list[dict]) -> dict:
@@ -156,7 +156,7 @@ def daily_tokens(rows: list[dict]) -> dict:
         trace["hovertemplate"] = "%{fullData.name}: %{y:,}<extra></extra>"
         traces.append(trace)
     yaxis = {"exponentformat": "B", "minexponent": 2, "title": {"text": "tokens"}, "automargin": True}
-    return _figure(traces, yaxis=yaxis, xaxis=_x_axis(set(days)))
+    return figure_of(traces, yaxis=yaxis, xaxis=_x_axis(set(days)))
 
 
 def _x_axis(days: set, *, monthly: bool = False) -> dict:
@@ -241,7 +241,7 @@ def _layout_json(axes_json: str) -> str:
     return json.dumps(json.loads(fig.to_json())["layout"])
 
 
-def _figure(traces: list[dict], *, yaxis: dict, xaxis: dict | None = None) -> dict:
+def figure_of(traces: list[dict], *, yaxis: dict, xaxis: dict | None = None) -> dict:
     axes = {"yaxis": yaxis, **({"xaxis": xaxis} if xaxis else {})}
     return {"data": traces, "layout": json.loads(_layout_json(json.dumps(axes, sort_keys=True)))}
 
@@ -276,13 +276,13 @@ def burn_up(
         total += by_day.get(day, Decimal(0))
         cumulative.append((day, total))
         day += dt.timedelta(days=1)
-    traces = [_line("Spent", cumulative, currency, colour=SPENT_COLOUR, mode="lines+markers")]
+    traces = [line_trace("Spent", cumulative, currency, colour=SPENT_COLOUR, mode="lines+markers")]
     traces.append(
-        _line("Cap", [(period_start, amount), (last_day, amount)], currency, colour=CAP_LINE_COLOUR, dash="solid")
+        line_trace("Cap", [(period_start, amount), (last_day, amount)], currency, colour=CAP_LINE_COLOUR, dash="solid")
     )
     if forecast is not None and forecast_from is not None:
         traces.append(
-            _line("Forecast", [forecast_from, (last_day, forecast)], currency, colour=FORECAST_COLOUR, dash="dash")
+            line_trace("Forecast", [forecast_from, (last_day, forecast)], currency, colour=FORECAST_COLOUR, dash="dash")
         )
     symbol = currency_symbol(currency)
     yaxis = {
@@ -294,10 +294,10 @@ def burn_up(
         "rangemode": "tozero",
     }
     xaxis = {"hoverformat": "%a %-d %b %Y", "range": [period_start.isoformat(), last_day.isoformat()]}
-    return _figure(traces, yaxis=yaxis, xaxis=xaxis)
+    return figure_of(traces, yaxis=yaxis, xaxis=xaxis)
 
 
-def _line(
+def line_trace(
     name: str,
     points: list[tuple[dt.date, Decimal]],
     currency: str,
@@ -316,160 +316,6 @@ def _line(
         "customdata": [money_exact(value, currency) for _, value in points],
         "hovertemplate": "%{fullData.name}: %{customdata}<extra></extra>",
     }
-
-
-COMMITTED_COLOUR = "#e0413a"
-EXPECTED_COLOUR = "#f2a33a"
-
-
-def contract_burn_down(
-    daily: dict[dt.date, Decimal],
-    *,
-    start: dt.date,
-    end: dt.date,
-    committed: Decimal,
-    projected: Decimal | None,
-    today: dt.date,
-    currency: str,
-    periods: list[tuple[dt.date, Decimal, Decimal, Decimal]] | None = None,
-) -> dict:
-    """A contract's term: cumulative consumed spend by day (daily: {day: spend}, days without spend may be
-    missing) from the start up to today, the straight-line expectation from 0 at the start to the commitment at
-    the end, the projection from today's cumulative to the forecast total at the end (dashed;
-    finops.forecast.projection) and the
-    commitment line.
-
-    With `periods` ([(start, committed, consumed, projected)], a monthly or yearly basis) the figure is instead
-    one group of bars per period: committed, consumed, and the rest of the projection stacked on consumed."""
-    last_day = end - dt.timedelta(days=1)
-    symbol = currency_symbol(currency)
-    yaxis = {
-        "tickprefix": symbol,
-        "exponentformat": "B",
-        "minexponent": 2,
-        "title": {"text": currency},
-        "automargin": True,
-        "rangemode": "tozero",
-    }
-    if periods is not None:
-        x = [p[0].isoformat() for p in periods]
-
-        def bars(name, values, colour, group, opacity=1.0):
-            return {
-                "name": name,
-                "x": x,
-                "y": [float(v) for v in values],
-                "type": "bar",
-                "offsetgroup": group,
-                "marker": {"color": colour, "opacity": opacity},
-                "customdata": [money_exact(v, currency) for v in values],
-                "hovertemplate": "%{fullData.name}: %{customdata}<extra></extra>",
-            }
-
-        traces = [
-            bars("Committed", [p[1] for p in periods], COMMITTED_COLOUR, "committed"),
-            bars("Consumed", [p[2] for p in periods], SPENT_COLOUR, "used"),
-            bars("Projected (rest)", [max(Decimal(0), p[3] - p[2]) for p in periods], FORECAST_COLOUR, "used", 0.6),
-        ]
-        figure = _figure(traces, yaxis=yaxis, xaxis={"hoverformat": "%b %Y", "type": "date"})
-        figure["layout"]["barmode"] = "group"  # consumed and the projected rest share one offset group: they stack
-        return figure
-    cumulative, total, day = [], Decimal(0), start
-    while day <= min(today, last_day):
-        total += daily.get(day, Decimal(0))
-        cumulative.append((day, total))
-        day += dt.timedelta(days=1)
-    traces = [_line("Consumed", cumulative, currency, colour=SPENT_COLOUR)]
-    traces.append(
-        _line(
-            "Expected (straight line)",
-            [(start, Decimal(0)), (last_day, committed)],
-            currency,
-            colour=EXPECTED_COLOUR,
-            dash="dot",
-        )
-    )
-    if cumulative and projected is not None and start <= today <= last_day:
-        from_day, so_far = cumulative[-1]
-        traces.append(
-            _line(
-                "Projected (forecast)",
-                [(from_day, so_far), (last_day, projected)],
-                currency,
-                colour=FORECAST_COLOUR,
-                dash="dash",
-            )
-        )
-    traces.append(_line("Committed", [(start, committed), (last_day, committed)], currency, colour=COMMITTED_COLOUR))
-    xaxis = {"hoverformat": "%a %-d %b %Y", "range": [start.isoformat(), last_day.isoformat()]}
-    return _figure(traces, yaxis=yaxis, xaxis=xaxis)
-
-
-def contracts_timeline(rows: list[dict], *, today: dt.date) -> dict:
-    """Every contract as a horizontal bar from its start to its end (rows: [{name, start, end, notice_deadline,
-    status_label}]), a diamond at its notice deadline and a vertical line at today."""
-    names = [row["name"] for row in rows]
-    traces = [
-        {
-            "name": "Term",
-            "type": "bar",
-            "orientation": "h",
-            "y": names,
-            "base": [row["start"].isoformat() for row in rows],
-            "x": [(row["end"] - row["start"]).days * DAY_MS for row in rows],
-            "marker": {"color": SPENT_COLOUR, "opacity": 0.55},
-            "customdata": [
-                f"{row['start']:%-d %b %Y} → {row['end'] - dt.timedelta(days=1):%-d %b %Y} · {row['status_label']}"
-                for row in rows
-            ],
-            "hovertemplate": "%{y}: %{customdata}<extra></extra>",
-        },
-        {
-            "name": "Notice deadline",
-            "type": "scatter",
-            "mode": "markers",
-            "y": names,
-            "x": [row["notice_deadline"].isoformat() for row in rows],
-            "marker": {"symbol": "diamond", "size": 11, "color": COMMITTED_COLOUR},
-            "customdata": [f"{row['notice_deadline']:%-d %b %Y}" for row in rows],
-            "hovertemplate": "%{y}: notice by %{customdata}<extra></extra>",
-        },
-    ]
-    figure = _figure(
-        traces,
-        yaxis={"automargin": True, "autorange": "reversed", "type": "category"},
-        xaxis={"type": "date", "automargin": True, "nticks": 4, "tickangle": 0, "tickformat": "%b %Y"},
-    )
-    layout = figure["layout"]
-    layout["hovermode"] = "closest"
-    layout["height"] = max(240, 140 + 36 * len(rows))
-    layout["legend"] = {**layout.get("legend", {}), "y": -0.2}  # below the date ticks
-    layout["shapes"] = [
-        {
-            "type": "line",
-            "xref": "x",
-            "yref": "paper",
-            "x0": today.isoformat(),
-            "x1": today.isoformat(),
-            "y0": 0,
-            "y1": 1,
-            "line": {"color": "#1f2933", "width": 1.5, "dash": "dot"},
-        }
-    ]
-    layout["annotations"] = [
-        {
-            "xref": "x",
-            "yref": "paper",
-            "x": today.isoformat(),
-            "y": 1,
-            "yanchor": "bottom",
-            "text": "today",
-            "showarrow": False,
-            "font": {"size": 11},
-        }
-    ]
-    layout["margin"] = {**layout.get("margin", {}), "t": 24}
-    return figure
 
 
 OUTCOME_COLOUR = "#0078d4"
@@ -496,7 +342,7 @@ def cost_per_outcome_trend(
     traces = [trace]
     if target is not None and points:
         traces.append(
-            _line(
+            line_trace(
                 "Target",
                 [(points[0]["point"], target), (points[-1]["point"], target)],
                 currency,
@@ -510,7 +356,7 @@ def cost_per_outcome_trend(
         "automargin": True,
         "rangemode": "tozero",
     }
-    return _figure(traces, yaxis=yaxis, xaxis=_x_axis({p["point"] for p in points}, monthly=monthly))
+    return figure_of(traces, yaxis=yaxis, xaxis=_x_axis({p["point"] for p in points}, monthly=monthly))
 
 
 def _per_outcome_text(value, currency: str) -> str:
@@ -556,7 +402,7 @@ def daily_p99(points: list[dict], *, sla_seconds: Decimal | None) -> dict:
             }
         )
     yaxis = {"ticksuffix": " s", "title": {"text": "seconds"}, "automargin": True, "rangemode": "tozero"}
-    return _figure(traces, yaxis=yaxis, xaxis=_x_axis({p["day"] for p in points}))
+    return figure_of(traces, yaxis=yaxis, xaxis=_x_axis({p["day"] for p in points}))
 
 
 def whatif_scatter(points: list[dict], *, sla: float | None, axis: str, currency: str) -> dict:
@@ -615,7 +461,7 @@ def whatif_scatter(points: list[dict], *, sla: float | None, axis: str, currency
     )
     xaxis = {"title": {"text": axis}, "range": [-0.08 * max(xs, default=1), 1.12 * max(xs, default=1)]}
     xaxis["title"]["standoff"] = 12
-    figure = _figure(traces, yaxis=yaxis, xaxis=xaxis)
+    figure = figure_of(traces, yaxis=yaxis, xaxis=xaxis)
     figure["layout"]["hovermode"] = "closest"
     # The legend under the axis title, not over it (issue 28: the axis title overlapped the legend).
     figure["layout"]["legend"] = {"orientation": "h", "y": -0.35, "yanchor": "top", "x": 0}
