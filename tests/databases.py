@@ -1,5 +1,5 @@
 """The suite's databases: each process's cloned from a migrated template rather than migrated anew every run,
-and emptied by DELETE after a transactional test rather than by TRUNCATE.
+and emptied by DELETE after a transactional test rather than by TRUNCATE (unless a table has grown big).
 
 Creating a test database runs every migration (~10 s of CPU on this 2-core machine: Django renders the models'
 states migration by migration), in each pytest-xdist worker, in every run. The migrated schema depends only on the
@@ -88,22 +88,46 @@ def setup_from_template(setup_databases, verbosity: int, **arguments):
     return setup_databases(verbosity=verbosity, interactive=False, keepdb=True, **arguments)
 
 
+# A table whose file has grown past this is emptied by TRUNCATE (a new, empty file) rather than DELETE.
+BLOATED_BYTES = 8 * 1024 * 1024
+
+
 def flush_by_delete() -> None:
-    """Empty tables with DELETE rather than TRUNCATE when a transactional test ends (Django's flush).
+    """Empty tables with DELETE rather than TRUNCATE when a transactional test ends (Django's flush), unless one of
+    them has grown big.
 
     A transactional test (live server, real workers, threads) ends with Django's flush, a TRUNCATE of all 60
     tables: ~1 s however few rows the test left, since Postgres gives each truncated table a new file. DELETE of
     what the test left takes ~20 ms. Django's foreign keys are DEFERRABLE INITIALLY DEFERRED, so the tables may be
     emptied in any order: the flush's one transaction checks them at commit, when everything is gone. A flush
     that resets sequences keeps Django's TRUNCATE … RESTART IDENTITY.
+
+    But DELETE leaves every row it removes in the table's file as a dead tuple, and nothing clears them while the
+    process runs (the local server has autovacuum off; where it is on it comes by minutes later): after a test that
+    wrote a few hundred thousand usage lines (tests/integration/test_worker_killed.py), every later test of that
+    process that reads the usage lines or their rollups scans the dead ones too, on statistics that say the table
+    is empty — tests/test_retention.py took 44 s a test after it instead of 2-6 s (2026-11-27, load ~9). So when
+    any table's file is past BLOATED_BYTES (rows written then deleted or rolled back since the database was cloned
+    or last truncated), the flush is Django's TRUNCATE of them all, once, and the files start empty again.
     """
     from django.db.backends.postgresql.operations import DatabaseOperations
 
     truncate = DatabaseOperations.sql_flush
 
     def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
-        if reset_sequences:
-            return truncate(self, style, tables, reset_sequences=True, allow_cascade=allow_cascade)
+        if reset_sequences or _bloated(self.connection, tables):
+            return truncate(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
         return [f"DELETE FROM {self.quote_name(table)};" for table in tables]
 
     DatabaseOperations.sql_flush = sql_flush
+
+
+def _bloated(connection, tables) -> bool:
+    """Whether the file of any of `tables` (its rows, live or dead, not its indexes) is past BLOATED_BYTES."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT coalesce(max(pg_relation_size(c.oid)), 0) FROM pg_class c "
+            "WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace AND c.relname = ANY(%s)",
+            [list(tables)],
+        )
+        return cursor.fetchone()[0] > BLOATED_BYTES

@@ -9,13 +9,22 @@ import pytest
 
 from bench import alerts, pages
 from finops.models import AlertEvent, Cap, Team, Workload
+from tests.data_once import built_once
 
 LINES = 20_000
 
 
+@pytest.fixture(scope="module")
+def generated_once(django_db_setup, django_db_blocker):
+    """The generator's output, built once for the module (tests/data_once.py): each test reads it in a savepoint
+    rolled back after it, so what one test writes (caps, a re-run of the bench) never reaches the next."""
+    with built_once(django_db_blocker):
+        yield pages.generate(LINES, echo=lambda *_: None)
+
+
 @pytest.fixture
-def generated(db):
-    return pages.generate(LINES, echo=lambda *_: None)
+def generated(generated_once, db):
+    return generated_once
 
 
 def test_every_team_and_workload_gets_a_cap_sized_from_its_last_month(generated):

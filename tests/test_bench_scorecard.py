@@ -11,13 +11,22 @@ from bench import pages, scorecard
 from bench.org import GATEWAY_ACCOUNTS
 from finops.models import DailyPerformance, MonthlyPerformance, UsageLine
 from finops.performance.measures import COLUMNS, Performance
+from tests.data_once import built_once
 
 LINES = 20_000
 
 
+@pytest.fixture(scope="module")
+def generated_once(django_db_setup, django_db_blocker):
+    """The generator's output, built once for the module (tests/data_once.py): each test reads it in a savepoint
+    rolled back after it, so what one test writes (caps, a re-run of the bench) never reaches the next."""
+    with built_once(django_db_blocker):
+        yield pages.generate(LINES, echo=lambda *_: None)
+
+
 @pytest.fixture
-def generated(db):
-    return pages.generate(LINES, echo=lambda *_: None)
+def generated(generated_once, db):
+    return generated_once
 
 
 def test_every_gateway_line_carries_a_performance_whose_requests_are_the_lines(generated):

@@ -44,10 +44,15 @@ def _frozen(time_machine):
 
 @pytest.fixture
 def history(transactional_db, settings, support_agent, search_ranker):
-    """Two and a half years of daily usage on an OpenAI account (support, search and unattributed lines, one model
-    with no price) and gateway requests with latency on a Groq account, from before the cut-off to yesterday."""
+    """The history below, committed (the prune commits batch by batch, as in production)."""
     reseed_reference_data()
     settings.FINOPS_USAGE_RETENTION_MONTHS = 25
+    return build_history(support_agent, search_ranker)
+
+
+def build_history(support_agent, search_ranker) -> tuple[Account, Account]:
+    """Two and a half years of daily usage on an OpenAI account (support, search and unattributed lines, one model
+    with no price) and gateway requests with latency on a Groq account, from before the cut-off to yesterday."""
     openai = Account.objects.create(
         name="openai-prod", provider=Provider.objects.get(slug="openai"), connector="usage_csv"
     )
@@ -165,66 +170,6 @@ def test_old_lines_are_pruned_in_batches_and_every_figure_stays_as_it_was(histor
     assert out.getvalue().strip() == "Pruned 0 usage lines starting before 2024-10-01 (0 batches)."
     assert rollups() == before_rollups
     assert what_people_see(client) == before_seen
-
-
-def test_a_rule_change_after_a_prune_moves_the_kept_history_and_leaves_the_pruned_months_as_they_were(
-    history, search_ranker
-):
-    usage_lines_prune()
-    old_months = {
-        row["month"]: row
-        for row in MonthlySpend.objects.filter(month__lt=CUTOFF.date())
-        .values("month", "workload_id", "reporting_cost")
-        .order_by("month", "workload_id")
-    }
-    # Everything of the support project moves to the search ranker.
-    AttributionRule.objects.filter(project="support").update(workload=search_ranker)
-    history_reattribute()
-
-    assert {
-        row["month"]: row
-        for row in MonthlySpend.objects.filter(month__lt=CUTOFF.date())
-        .values("month", "workload_id", "reporting_cost")
-        .order_by("month", "workload_id")
-    } == old_months
-    recent = DailySpend.objects.filter(day__gte=CUTOFF.date(), model="gpt-5-mini")
-    assert set(recent.values_list("workload_id", flat=True)) == {search_ranker.id}
-
-
-def test_retention_zero_keeps_everything_and_a_second_prune_at_once_does_nothing(history, settings):
-    settings.FINOPS_USAGE_RETENTION_MONTHS = 0
-    lines, old = UsageLine.objects.count(), lines_before(CUTOFF)
-    assert usage_lines_prune().cutoff is None
-    assert UsageLine.objects.count() == lines
-
-    # Another prune holds the lock (a second beat, or the command beside the beat): this one does nothing.
-    from django.db import connections
-
-    other = connections.create_connection("default")
-    try:
-        with other.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_lock(7304, 0)")
-        result = usage_lines_prune(months=25)
-        assert (result.skipped, result.deleted) == (True, 0)
-        assert UsageLine.objects.count() == lines
-    finally:
-        with other.cursor() as cursor:  # explicitly: a closed connection's backend lets go of it a moment later
-            cursor.execute("SELECT pg_advisory_unlock(7304, 0)")
-        other.close()
-    result = usage_lines_prune(months=25)  # the lock released, the next prune does the work
-    assert (result.skipped, result.deleted) == (False, old), prune_lock_holders()
-
-
-def prune_lock_holders() -> list:
-    """Who holds the prune's advisory lock, for a failure message."""
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT a.pid, a.application_name, a.state, a.query FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
-            "WHERE l.locktype = 'advisory' AND l.classid = 7304 AND l.objid = 0"
-        )
-        return cursor.fetchall()
 
 
 @pytest.mark.parametrize("argument", ["--months=-1", "--months=x", "--batch-size=0"])

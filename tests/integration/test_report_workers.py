@@ -1,22 +1,24 @@
-"""The monthly report is sent once however many beats and workers run: real `celery worker` processes on the
-`notify` queue (two of them, two pool processes each) take four `send_reports` tasks at once — what two beat
-processes each firing twice would queue — against the same test database, and a real SMTP server receives one
+"""The monthly report is sent once however many beats and workers run: real `celery worker` processes (two of
+them, two pool processes each, on the notify queue and the others) take four `send_reports` tasks at once — what two
+beat processes each firing twice would queue — against the same test database, and a real SMTP server receives one
 email per subscriber, from one published version.
+
+The module's tests share one pair of workers and one SMTP server (started on demand, stopped when the module ends
+or when a test stops them): a worker takes ~3 s of CPU to start and more than 20 s of wall time on a loaded 2-core
+machine, and nothing a worker keeps between tasks is what these tests check — each test waits until the pair is idle
+(every task it was handed finished, the queues empty) before its data is flushed, and reads only its own part of the
+workers' logs.
 
 Needs Postgres and Redis; give it a Redis database of its own (it deletes the broker's keys there):
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/finops_x REDIS_URL=redis://127.0.0.1:6379/N \
         .venv/bin/python -m pytest tests/integration/test_report_workers.py
 """
 
-import os
 import re
-import signal
-import subprocess
-from pathlib import Path
 
 import pytest
 import redis
-from django.conf import settings
+from django.conf import settings as django_settings
 from django.utils import timezone
 
 from finops.celery import app as celery_app
@@ -26,122 +28,117 @@ from finops.models import ReportDelivery, ReportSendAttempt, ReportSnapshot, Rep
 from finops.reports.services.subscriptions import subscriptions_default_ensure
 from tests.conftest import make_user, reseed_reference_data
 from tests.fakes.smtp_server import FakeSmtpServer
+from tests.integration.fault_helpers import process_env, purge, start_beat, start_worker, wait_ready
 from tests.report_helpers import two_months_of_support_usage
 
-from .test_worker_killed import CELERY, ROOT, database_url, process_group_alive, wait_for
+from .test_worker_killed import wait_for
 
 pytestmark = pytest.mark.worker
 
 SENT = re.compile(r"Task finops\.tasks\.send_reports\[[0-9a-f-]+\] succeeded in [0-9.]+s: (\d+)")
-NOTIFY_KEYS = ("notify*", "unacked*", "_kombu.binding*")
+RECEIVED = re.compile(r"Task \S+\[[0-9a-f-]+\] received")
+# How celery's worker logs a task's end (celery/app/trace.py): succeeded, retried, failed or not run.
+ENDED = re.compile(r"Task \S+\[[0-9a-f-]+\] (succeeded in|retry:|raised|INTERNAL ERROR|ignored|rejected)")
+QUEUES = ("notify", "default", "ingest", "rollup")
 
 
-def purge_notify() -> None:
-    client = redis.Redis.from_url(settings.REDIS_URL)
-    try:
-        for pattern in NOTIFY_KEYS:
-            keys = list(client.scan_iter(match=pattern, count=1000))
-            if keys:
-                client.delete(*keys)
-    finally:
-        client.close()
+class WorkerPair:
+    """Two `celery worker` processes on every queue, two pool processes each, kept for the module's tests. Each test
+    reads only what the workers logged since it began (`begin`, `output`)."""
 
+    def __init__(self, tmp_path_factory, smtp: FakeSmtpServer):
+        self.tmp_path_factory, self.smtp = tmp_path_factory, smtp
+        self.processes: list = []
+        self.marks: list[int] = []
 
-class NotifyWorker:
-    def __init__(self, name: str, env: dict, log_path: Path):
-        self.name, self.log_path = name, log_path
-        self.log = log_path.open("wb")
-        self.process = subprocess.Popen(
-            [
-                str(CELERY),
-                "-A",
-                "finops",
-                "worker",
-                "-Q",
-                "notify",
-                "--concurrency",
-                "2",
-                "--pool",
-                "prefork",
-                "--loglevel",
-                "INFO",
-                "-n",
-                f"{name}@%h",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    def running(self) -> list:
+        if not self.processes:
+            purge(django_settings.REDIS_URL)
+            env = process_env(
+                redis_url=django_settings.REDIS_URL, EMAIL_URL=self.smtp.url, SITE_URL="https://finops.example.com"
+            )
+            logs = self.tmp_path_factory.mktemp("report-workers")
+            self.processes = [
+                start_worker(name, env, logs, queues=",".join(QUEUES), concurrency=2) for name in ("one", "two")
+            ]
+        wait_ready(*self.processes)
+        return self.processes
+
+    def begin(self) -> None:
+        self.marks = [len(p.output()) for p in self.running()]
 
     def output(self) -> str:
-        return self.log_path.read_text(errors="replace")
+        return "".join(p.output()[mark:] for p, mark in zip(self.processes, self.marks, strict=True))
+
+    def idle(self) -> bool:
+        """Every task the workers were handed has ended and nothing waits in Redis for them."""
+        client = redis.Redis.from_url(django_settings.REDIS_URL)
+        try:
+            waiting = sum(client.llen(queue) for queue in QUEUES) + client.hlen("unacked")
+        finally:
+            client.close()
+        logs = "".join(p.output() for p in self.processes)
+        return waiting == 0 and len(RECEIVED.findall(logs)) == len(ENDED.findall(logs))
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGTERM)
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
-        wait_for(lambda: not process_group_alive(self.process.pid), 15, f"worker {self.name} to stop", [self])
-        self.log.close()
+        for process in self.processes:
+            process.stop()
+        self.processes = []
+        purge(django_settings.REDIS_URL)
 
 
-@pytest.fixture
-def smtp():
+@pytest.fixture(scope="module")
+def module_smtp():
     with FakeSmtpServer() as server:
         yield server
 
 
 @pytest.fixture
-def notify_workers(transactional_db, settings, smtp, tmp_path):
+def smtp(module_smtp):
+    """The module's SMTP server, emptied for the test (its workers were started with its address)."""
+    module_smtp.messages.clear()
+    module_smtp.envelopes.clear()
+    module_smtp.refuse.clear()
+    return module_smtp
+
+
+@pytest.fixture(scope="module")
+def worker_pair(django_db_setup, tmp_path_factory, module_smtp):
+    pair = WorkerPair(tmp_path_factory, module_smtp)
+    yield pair
+    pair.stop()
+
+
+@pytest.fixture
+def workers(transactional_db, smtp, worker_pair):
+    """The module's workers, ready, on this test's (flushed and reseeded) database. The test's data is flushed only
+    once they are idle again, so no task of this test writes after the flush."""
     reseed_reference_data()
-    purge_notify()
+    worker_pair.begin()
+    yield worker_pair
+    if worker_pair.processes:
+        wait_for(worker_pair.idle, 120, "the workers to be idle", worker_pair.processes)
+
+
+@pytest.fixture
+def notify_workers(workers, settings):
+    """The workers, and this process queueing its tasks for them rather than running them inline."""
     eager = celery_app.conf.task_always_eager
     settings.CELERY_TASK_ALWAYS_EAGER = celery_app.conf.task_always_eager = False
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "finops.settings_test",
-        "DJANGO_READ_DOT_ENV_FILE": "0",
-        "DATABASE_URL": database_url(),
-        "REDIS_URL": settings.REDIS_URL,
-        "CELERY_EAGER": "0",
-        "EMAIL_URL": smtp.url,
-        "SITE_URL": "https://finops.example.com",
-        "PYTHONUNBUFFERED": "1",
-    }
-    workers = [NotifyWorker(name, env, tmp_path / f"worker-{name}.log") for name in ("one", "two")]
     yield workers
-    for worker in workers:
-        worker.stop()
     celery_app.conf.task_always_eager = eager
-    purge_notify()
 
 
-def four_send_tasks_on(notify_workers) -> int:
-    """Once both workers are ready, queue four send_reports tasks (two beats' worth, twice over) and wait for all
-    four to finish: how many emails they sent between them."""
+def four_send_tasks_on(pair: WorkerPair) -> int:
+    """Queue four send_reports tasks (two beats' worth, twice over) for the ready workers and wait for all four to
+    finish: how many emails they sent between them."""
     from finops.tasks import send_reports
 
-    for worker in notify_workers:
-        wait_for(
-            lambda w=worker: w.process.poll() is not None or " ready." in w.output(),
-            60,
-            f"{worker.name} to start",
-            notify_workers,
-        )
-        assert worker.process.poll() is None, worker.output()
     for _ in range(4):
         send_reports.apply_async(expires=3540)
-    finished = lambda: len(SENT.findall("".join(w.output() for w in notify_workers))) >= 4  # noqa: E731
-    wait_for(finished, 240, "the four tasks to finish", notify_workers)
-    logs = "".join(w.output() for w in notify_workers)
+    finished = lambda: len(SENT.findall(pair.output())) >= 4  # noqa: E731
+    wait_for(finished, 240, "the four tasks to finish", pair.processes)
+    logs = pair.output()
     sent = [int(n) for n in SENT.findall(logs)]
     assert len(sent) == 4 and "Traceback" not in logs, logs[-4000:]
     return sum(sent)
@@ -203,7 +200,7 @@ def test_a_restated_month_reaches_each_subscriber_once_from_four_tasks_on_two_re
 
 
 def test_two_real_beats_and_two_workers_send_a_restated_month_once_to_each_subscriber(
-    transactional_db, settings, tmp_path, openai_account, support_agent
+    workers, smtp, settings, tmp_path, openai_account, support_agent
 ):
     """Two `celery beat` processes started by mistake, each firing send-reports every second
     (CELERY_BEAT_EVERY=1), and two workers taking every copy: last month was emailed as version 1 and a day of it
@@ -211,47 +208,29 @@ def test_two_real_beats_and_two_workers_send_a_restated_month_once_to_each_subsc
     import time
     from decimal import Decimal
 
-    from tests.integration.fault_helpers import process_env, purge, start_beat, start_worker, wait_ready
     from tests.report_helpers import import_usage, month_rows
 
-    reseed_reference_data()
-    purge(settings.REDIS_URL)
-    smtp = FakeSmtpServer().start()
-    processes = []
+    month = _last_month_emailed_as_version_1(settings, smtp, openai_account, support_agent)
+    import_usage(
+        openai_account,
+        [r for r in month_rows(month, cost=Decimal("20.00"), tokens=2_400_000) if r.startswith(f"{month:%Y-%m}-14")],
+        "corrected.csv",
+    )
+    env = process_env(redis_url=settings.REDIS_URL, CELERY_BEAT_EVERY=1)
+    beats = [start_beat("beat1", env, tmp_path), start_beat("beat2", env, tmp_path)]
     try:
-        month = _last_month_emailed_as_version_1(settings, smtp, openai_account, support_agent)
-        import_usage(
-            openai_account,
-            [
-                r
-                for r in month_rows(month, cost=Decimal("20.00"), tokens=2_400_000)
-                if r.startswith(f"{month:%Y-%m}-14")
-            ],
-            "corrected.csv",
-        )
-        env = process_env(
-            redis_url=settings.REDIS_URL,
-            CELERY_BEAT_EVERY=1,
-            EMAIL_URL=smtp.url,
-            SITE_URL="https://finops.example.com",
-        )
-        processes = [
-            start_worker("w1", env, tmp_path, queues="notify,default,ingest,rollup", concurrency=2),
-            start_worker("w2", env, tmp_path, queues="notify,default,ingest,rollup", concurrency=2),
-            start_beat("beat1", env, tmp_path),
-            start_beat("beat2", env, tmp_path),
-        ]
-        wait_ready(*processes[:2])
         restated = lambda: [m for m in smtp.messages if "RESTATED" in m["Subject"]]  # noqa: E731
-        wait_for(lambda: len(restated()) >= 2, 90, "the restated emails", processes)
+        wait_for(lambda: len(restated()) >= 2, 90, "the restated emails", [*workers.processes, *beats])
         time.sleep(5)  # both beats keep firing send-reports every second
-        ticks = [p.output().count("Sending due task send-reports") for p in processes[2:]]
-        errors = [line for p in processes for line in p.output().splitlines() if "Traceback" in line]
+        ticks = [p.output().count("Sending due task send-reports") for p in beats]
+        errors = [line for p in beats for line in p.output().splitlines() if "Traceback" in line]
+        errors += [line for line in workers.output().splitlines() if "Traceback" in line]
     finally:
-        for process in processes:
-            process.stop()
-        smtp.stop()
-        purge(settings.REDIS_URL)
+        for beat in beats:
+            beat.stop()
+        # Whatever the beats queued last (pulls, evaluations, rollups) must not run into the flush after the test:
+        # the workers finish their tasks and stop (the next test to ask for them starts a new pair).
+        workers.stop()
 
     assert min(ticks) >= 5, ticks  # both beats really fired, many times each
     assert errors == []
