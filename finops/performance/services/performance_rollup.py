@@ -39,10 +39,17 @@ from finops.spend.services.rollup_rows import aggregate_settings, day_chunks, li
 # Connectors whose lines carry per-request timings; other accounts' lines never do, so an import of them does not
 # scan its days again for timings.
 TIMED_CONNECTORS = {ConnectorKind.GATEWAY_LOG, ConnectorKind.LITELLM_API}
-# Days merged by one statement (issue 23): each of a line's cells is a row of the (group, bin) hash aggregate, so a
-# week's table stays small where a month's (665k bins of 4.7M cells on the 10M-line bench) outgrows the CPU's
-# caches: 2.7 s of CPU a month of lines merged by weeks against 3.2 s by the month.
+# Days of lines merged into signature-day rows by one statement (issue 23): chosen when the cells were merged by a
+# (group, bin) hash aggregate, whose table a month outgrew (2.7 s of CPU a month of lines merged by weeks against
+# 3.2 s by the month on the 10M-line bench); still a bound on what the statement holds, as a scattered gateway log
+# puts ~300k lines in a week.
 CHUNK_DAYS = 7
+# Days of signature-day rows regrouped into daily rows by one statement (issue 23): each statement scans the
+# signature-day rows it reads and hashes the signatures it joins them to, once, so fewer statements cost less — a
+# scattered log of 1M requests over 23 days (~1M signature-day rows): one statement of 1.6–1.7 s of Postgres CPU
+# where four weekly ones took 2.5–2.9 s. A month of them is what the numpy merge holds (~2.5M cells a month on the
+# 10M-line bench, ~30 MB).
+DAILY_CHUNK_DAYS = 31
 KEYS = ("account_id", "provider_id", "model", "workload_id", "team_id")
 COUNTERS = COLUMNS[:-1]  # every column but the cells
 _MAX = {"summary_p99_ms"}  # a bound: the largest, not the sum
@@ -72,9 +79,10 @@ def performance_rollup_rebuild(
             return
     limits = {"account_ids": account_ids, "workload_ids": workload_ids}
     with aggregate_settings():  # the spend rollup's planner settings (hash aggregates in memory, no JIT)
-        for first, last in day_chunks(days, CHUNK_DAYS):
-            if lines_written:
+        if lines_written:
+            for first, last in day_chunks(days, CHUNK_DAYS):
                 _rebuild_signature_days(first, last, limits)
+        for first, last in day_chunks(days, DAILY_CHUNK_DAYS):
             _rebuild_days(first, last, limits)
         # A month at a time: a month of daily rows is what one merge holds in memory (~8M cells a year at 10M lines).
         for first_month, last_month in month_runs(days):
