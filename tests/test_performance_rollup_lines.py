@@ -1,7 +1,8 @@
 """Each signature-day performance row is the merge of its lines, and each daily row the merge of its signature-day
 rows (issue 23), whichever way the rollup gets there: a (day, signature) of one line — nearly every line of a
 gateway log whose keys, users and teams are drawn apart — is stored as the line is, one of several lines is merged
-bin by bin, and a (day, signature) whose lines came from two imports is merged across them. Held against the raw
+bin by bin (apart from the lines alone, or with them once a week's lines mostly share), and a (day, signature)
+whose lines came from two imports is merged across them. Held against the raw
 lines merged in Python (Performance.of_line, absorb), cell for cell, through the real import path on Postgres.
 """
 
@@ -28,6 +29,7 @@ from finops.performance.selectors.workload_performance import figures, workload_
 from ingest.services import usage_file_import
 
 KEYS = ("account_id", "provider_id", "model", "workload_id", "team_id")
+WEEK = dt.timedelta(days=7)
 
 
 def _import(account: Account, data: bytes, name: str) -> None:
@@ -91,9 +93,9 @@ def test_each_signature_day_and_daily_row_is_the_merge_of_its_lines_alone_shared
     AttributionRule.objects.create(workload=workload, priority=1, user="user-07")
     AttributionRule.objects.create(workload=workload, priority=2, model="*qwen*")
     files = {}
-    for shape, seed in (("scattered", 3), ("proxy", 4)):
+    for shape, seed, requests in (("scattered", 3, 3000), ("proxy", 4, 20_000)):
         path = tmp_path / f"{shape}.csv"
-        write_spend_logs_csv(path, 3000, seed=seed, shape=shape)
+        write_spend_logs_csv(path, requests, seed=seed, shape=shape)
         files[shape] = path.read_bytes()
     scattered = Account.objects.create(name="scattered", provider=groq, connector="gateway_log")
     _import(scattered, files["scattered"], "scattered.csv")
@@ -107,6 +109,12 @@ def test_each_signature_day_and_daily_row_is_the_merge_of_its_lines_alone_shared
     raw = _raw_lines()
     lines_of = Counter((day, signature) for day, _, signature, *_ in raw)
     assert 1 in lines_of.values() and max(lines_of.values()) > 1  # rows of one line and of several
+    # Most of the proxy log's lines share their signature-day in its first week, so the rollup merges its later
+    # weeks whole (performance_rollup._rebuild_signature_days); the scattered log's lines are mostly alone.
+    for account, mostly_alone in ((scattered, True), (proxy, False)):
+        first = min(day for day, _, _, owner, *_ in raw if owner == account.id)
+        week = [(day, signature) for day, _, signature, owner, *_ in raw if owner == account.id and day < first + WEEK]
+        assert (2 * sum(lines_of[key] == 1 for key in week) >= len(week)) is mostly_alone
     runs_of = defaultdict(set)
     for line in UsageLine.objects.filter(account=split).values_list("period_start", "signature_id", "ingest_run_id"):
         runs_of[line[0].astimezone(dt.UTC).date(), line[1]].add(line[2])
