@@ -88,23 +88,27 @@ def _reset() -> None:
     """An empty fact table and rollup, no earlier bench accounts: every run starts from the same state."""
     from django.db import connection
 
-    from finops.models import Account, LineSignature
+    from finops.models import Account, DailyPerformance, LineSignature, MonthlyPerformance, SignatureDailyPerformance
 
     _guard(connection)
     bench_accounts = Account.objects.filter(name__startswith=ACCOUNT_PREFIX)
+    # The bench accounts' signatures and performance rows, one statement each (the account's cascade would load
+    # each as a model instance: a scattered log of 1M requests leaves ~600k signatures and ~1M signature-day rows).
+    emptied = (LineSignature, SignatureDailyPerformance, DailyPerformance, MonthlyPerformance)
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE finops_usageline, finops_dailyspend, finops_monthlyspend")
-        # The bench accounts' signatures in one statement (the account's cascade would load each as a model
-        # instance: a scattered log leaves ~180k of them per 200k requests).
         query, params = bench_accounts.values("id").query.sql_with_params()
-        cursor.execute(f"DELETE FROM {LineSignature._meta.db_table} WHERE account_id IN ({query})", params)
+        for model in emptied:
+            cursor.execute(f"DELETE FROM {model._meta.db_table} WHERE account_id IN ({query})", params)
     bench_accounts.delete()
     with connection.cursor() as cursor:
-        # The signatures deleted leave dead rows that autovacuum may not reach before the next run: without this,
-        # each run inserted its signatures into (and the rollup joined its lines to) a table and indexes bloated
-        # by every earlier run's (875 MB for 178k live signatures after a dozen scattered runs), which no user's
+        # What was deleted leaves dead rows that autovacuum may not reach before the next run: without this, each
+        # run inserted its signatures into (and the rollup joined its lines to) a table and indexes bloated by every
+        # earlier run's (875 MB for 178k live signatures after a dozen scattered runs; 7M dead signature-day rows,
+        # 1.6 GB, after a few scattered 1M runs, which the daily performance rollup read through), which no user's
         # database looks like (signatures are never deleted in bulk).
-        cursor.execute("VACUUM ANALYZE finops_usageline, finops_linesignature, finops_tagset")
+        tables = ", ".join(["finops_usageline", "finops_tagset", *(model._meta.db_table for model in emptied)])
+        cursor.execute(f"VACUUM ANALYZE {tables}")
         cursor.execute("CHECKPOINT")  # so a checkpoint of the previous run's writes does not land inside this one
 
 

@@ -39,10 +39,17 @@ from finops.spend.services.rollup_rows import aggregate_settings, day_chunks, li
 # Connectors whose lines carry per-request timings; other accounts' lines never do, so an import of them does not
 # scan its days again for timings.
 TIMED_CONNECTORS = {ConnectorKind.GATEWAY_LOG, ConnectorKind.LITELLM_API}
-# Days merged by one statement (issue 23): each of a line's cells is a row of the (group, bin) hash aggregate, so a
-# week's table stays small where a month's (665k bins of 4.7M cells on the 10M-line bench) outgrows the CPU's
-# caches: 2.7 s of CPU a month of lines merged by weeks against 3.2 s by the month.
+# Days of lines merged into signature-day rows by one statement (issue 23): chosen when the cells were merged by a
+# (group, bin) hash aggregate, whose table a month outgrew (2.7 s of CPU a month of lines merged by weeks against
+# 3.2 s by the month on the 10M-line bench); still a bound on what the statement holds, as a scattered gateway log
+# puts ~300k lines in a week.
 CHUNK_DAYS = 7
+# Days of signature-day rows regrouped into daily rows by one statement (issue 23): each statement scans the
+# signature-day rows it reads and hashes the signatures it joins them to, once, so fewer statements cost less — a
+# scattered log of 1M requests over 23 days (~1M signature-day rows): one statement of 1.6–1.7 s of Postgres CPU
+# where four weekly ones took 2.5–2.9 s. A month of them is what the numpy merge holds (~2.5M cells a month on the
+# 10M-line bench, ~30 MB).
+DAILY_CHUNK_DAYS = 31
 KEYS = ("account_id", "provider_id", "model", "workload_id", "team_id")
 COUNTERS = COLUMNS[:-1]  # every column but the cells
 _MAX = {"summary_p99_ms"}  # a bound: the largest, not the sum
@@ -72,9 +79,11 @@ def performance_rollup_rebuild(
             return
     limits = {"account_ids": account_ids, "workload_ids": workload_ids}
     with aggregate_settings():  # the spend rollup's planner settings (hash aggregates in memory, no JIT)
-        for first, last in day_chunks(days, CHUNK_DAYS):
-            if lines_written:
-                _rebuild_signature_days(first, last, limits)
+        if lines_written:
+            alone_first = True  # until a week says most of these lines share their signature-days
+            for first, last in day_chunks(days, CHUNK_DAYS):
+                alone_first = _rebuild_signature_days(first, last, limits, alone_first=alone_first)
+        for first, last in day_chunks(days, DAILY_CHUNK_DAYS):
             _rebuild_days(first, last, limits)
         # A month at a time: a month of daily rows is what one merge holds in memory (~8M cells a year at 10M lines).
         for first_month, last_month in month_runs(days):
@@ -89,16 +98,60 @@ def _bounds(first: dt.date, last: dt.date) -> tuple[dt.datetime, dt.datetime]:
     return start, dt.datetime.combine(last + dt.timedelta(days=1), dt.time(), tzinfo=dt.UTC)
 
 
-def _rebuild_signature_days(first: dt.date, last: dt.date, limits: dict) -> None:
-    """The signature-day rows of [first, last] from their lines: every line's cells merged once, here."""
+def _rebuild_signature_days(first: dt.date, last: dt.date, limits: dict, *, alone_first: bool = True) -> bool:
+    """The signature-day rows of [first, last] from their lines: every line's cells merged once, here.
+
+    `alone_first` (Postgres): the lines alone in their signature-day are inserted apart (`_merge_lines`), which pays
+    where most are (a scattered gateway log) and costs a little where most share (a proxy's: 0.86–0.91 s of Postgres
+    CPU against 0.72 s for 165k lines in 6,900 signature-days). Returns whether the next days should try it: not
+    once most of a week's lines shared their signature-days (an import's days are alike)."""
     limited(
         SignatureDailyPerformance.objects.filter(day__gte=first, day__lte=last),
         **limits,
         workload_field="signature__workload_id",
     ).delete()
-    _merge_into(
-        SignatureDailyPerformance, ("day", "signature_id", "account_id"), [_lines(*_bounds(first, last), limits)]
-    )
+    lines = _lines(*_bounds(first, last), limits)
+    if connection.vendor == "postgresql" and alone_first:
+        return _merge_lines(lines)
+    _merge_into(SignatureDailyPerformance, _SIGNATURE_DAY, [lines])
+    return False
+
+
+_SIGNATURE_DAY = ("day", "signature_id", "account_id")
+
+
+def _merge_lines(lines: QuerySet) -> bool:
+    """The signature-day rows of `lines` (Postgres): a line alone in its (day, signature) is its row as it is —
+    inserted in SQL, its cells already what a merge of one row gives (sorted by bin, one cell a bin:
+    finops.performance.latency's `cells_of` and `cells_array`, which every line writer uses) — and only the
+    (day, signature) groups of several lines are merged (`_merge_into`'s numpy merge and COPY).
+
+    Why (issue 23): where a gateway log's requests do not share a line (its keys, users and teams drawn apart),
+    nearly every line is its own signature-day row; grouping them all and sending each through Python cost ~1 s of
+    Python and 2.1 s of Postgres CPU per 300k lines, against ~1.6 s of Postgres alone this way (the groups of
+    several lines found by a hash aggregate of the keys only, the rest inserted by one `INSERT … SELECT`).
+    Returns whether at least half of the lines were alone."""
+    select, params = lines.query.sql_with_params()
+    keys = ", ".join(_SIGNATURE_DAY)
+    names = ", ".join((*_SIGNATURE_DAY, "hours", *COLUMNS))
+    columns = ", ".join((*_SIGNATURE_DAY, "hours", *COUNTERS, "latency"))
+    # A line alone: its counters as the merge sums them (a null sums to 0), its cells (none: null, as merged).
+    alone = ", ".join((*_SIGNATURE_DAY, "hours", *(n if n in _MAX else f"coalesce({n}, 0)" for n in COUNTERS)))
+    same_group = " AND ".join(f"s.{key} = r.{key}" for key in _SIGNATURE_DAY)
+    statement = f"""WITH r({names}) AS ({select}),
+        shared AS (SELECT {keys} FROM r GROUP BY {keys} HAVING count(*) > 1),
+        alone AS (INSERT INTO {SignatureDailyPerformance._meta.db_table} ({columns})
+                  SELECT {alone}, CASE WHEN cardinality(latency) > 0 THEN latency END
+                    FROM r WHERE NOT EXISTS (SELECT FROM shared AS s WHERE {same_group}))
+        SELECT {keys}, bit_or(hours) AS hours, {_sums()},
+               string_agg(substring(array_send(latency) FROM {SENT_HEADER + 1}), ''::bytea) AS cells,
+               count(*) AS shared_lines, (SELECT count(*) FROM r) AS all_lines
+          FROM r JOIN shared USING ({keys}) GROUP BY {keys}"""
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        merged = cursor.fetchall()
+        _copy_merged(cursor, SignatureDailyPerformance, columns, [row[:-2] for row in merged])
+    return not merged or 2 * sum(row[-2] for row in merged) <= merged[0][-1]
 
 
 def _rebuild_days(first: dt.date, last: dt.date, limits: dict) -> None:
@@ -225,12 +278,7 @@ def _merge_into(model, period_and_keys: tuple[str, ...], sources: list[QuerySet]
         params += more
     names = ", ".join((*period_and_keys, "hours", *COLUMNS))
     keys = ", ".join(period_and_keys)
-    # bigint, not sum's numeric: the rows go back by binary COPY (the SQLite merge casts nothing: it sums integers)
-    as_int = "bigint" if connection.vendor == "postgresql" else "integer"
-    sums = ", ".join(
-        f"max({name}) AS {name}" if name in _MAX else f"CAST(coalesce(sum({name}), 0) AS {as_int}) AS {name}"
-        for name in COUNTERS
-    )
+    sums = _sums()
     hour_bits = "bit_or(hours) AS hours, " if hours else ""
     columns = ", ".join((*period_and_keys, *(("hours",) if hours else ()), *COUNTERS, "latency"))
     rows = f"r({names}) AS ({' UNION ALL '.join(selects)})"
@@ -241,21 +289,36 @@ def _merge_into(model, period_and_keys: tuple[str, ...], sources: list[QuerySet]
         SELECT {keys}, {hour_bits}{sums},
                string_agg(substring(array_send(latency) FROM {SENT_HEADER + 1}), ''::bytea) AS cells
           FROM r GROUP BY {keys}"""
-    table = model._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
-        merged = cursor.fetchall()
-        cells = merge_sent_cells([row[-1] for row in merged])
-        cursor.execute(
-            "SELECT attname, atttypid FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0", [table]
-        )
-        types = dict(cursor.fetchall())
-        copy_cursor = cursor.cursor  # psycopg's: its binary COPY takes the merged arrays as they are
-        copy_cursor.adapters.register_dumper(SentCells, SentCellsDumper)
-        with copy_cursor.copy(f"COPY {table} ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types([types[name] for name in columns.split(", ")])
-            for row, latency in zip(merged, cells, strict=True):
-                copy.write_row((*row[:-1], None if latency is None else SentCells(latency)))
+        _copy_merged(cursor, model, columns, cursor.fetchall())
+
+
+def _sums() -> str:
+    """The counters of a group, summed (summary_p99_ms: the largest). bigint, not sum's numeric: the rows go back by
+    binary COPY (the SQLite merge casts nothing: it sums integers)."""
+    as_int = "bigint" if connection.vendor == "postgresql" else "integer"
+    return ", ".join(
+        f"max({name}) AS {name}" if name in _MAX else f"CAST(coalesce(sum({name}), 0) AS {as_int}) AS {name}"
+        for name in COUNTERS
+    )
+
+
+def _copy_merged(cursor, model, columns: str, merged: list) -> None:
+    """COPY the grouped rows into `model`: each row's columns as fetched, its last one (the group's cells, as sent)
+    merged by bin (latency.merge_sent_cells)."""
+    if not merged:
+        return
+    table = model._meta.db_table
+    cells = merge_sent_cells([row[-1] for row in merged])
+    cursor.execute("SELECT attname, atttypid FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0", [table])
+    types = dict(cursor.fetchall())
+    copy_cursor = cursor.cursor  # psycopg's: its binary COPY takes the merged arrays as they are
+    copy_cursor.adapters.register_dumper(SentCells, SentCellsDumper)
+    with copy_cursor.copy(f"COPY {table} ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types([types[name] for name in columns.split(", ")])
+        for row, latency in zip(merged, cells, strict=True):
+            copy.write_row((*row[:-1], None if latency is None else SentCells(latency)))
 
 
 class SentCells(bytes):

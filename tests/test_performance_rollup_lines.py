@@ -1,0 +1,147 @@
+"""Each signature-day performance row is the merge of its lines, and each daily row the merge of its signature-day
+rows (issue 23), whichever way the rollup gets there: a (day, signature) of one line — nearly every line of a
+gateway log whose keys, users and teams are drawn apart — is stored as the line is, one of several lines is merged
+bin by bin (apart from the lines alone, or with them once a week's lines mostly share), and a (day, signature)
+whose lines came from two imports is merged across them. Held against the raw
+lines merged in Python (Performance.of_line, absorb), cell for cell, through the real import path on Postgres.
+"""
+
+import csv
+import datetime as dt
+import io
+from collections import Counter, defaultdict
+
+from bench.gateway_export import write_spend_logs_csv
+from finops.models import (
+    Account,
+    AttributionRule,
+    DailyPerformance,
+    MonthlyPerformance,
+    Provider,
+    SignatureDailyPerformance,
+    Team,
+    UsageLine,
+    Workload,
+)
+from finops.performance.measures import COLUMNS, LINE_COLUMNS, Performance
+from finops.performance.selectors.performance import P99
+from finops.performance.selectors.workload_performance import figures, workload_section
+from ingest.services import usage_file_import
+
+KEYS = ("account_id", "provider_id", "model", "workload_id", "team_id")
+WEEK = dt.timedelta(days=7)
+
+
+def _import(account: Account, data: bytes, name: str) -> None:
+    run = usage_file_import(account=account, stream=io.BytesIO(data), file_name=name)
+    assert run.status == "succeeded", run.error
+
+
+def _halves(data: bytes) -> tuple[bytes, bytes]:
+    """The log's requests started before noon (UTC) and the rest, as two files: two imports whose hours never
+    overlap, so neither replaces the other's lines, and a day's signature holds lines of both."""
+    rows = list(csv.reader(io.StringIO(data.decode())))
+    header, body = rows[0], rows[1:]
+    start = header.index("startTime")
+    halves = ([], [])
+    for row in body:
+        halves[dt.datetime.fromisoformat(row[start]).astimezone(dt.UTC).hour >= 12].append(row)
+    out = []
+    for half in halves:
+        text = io.StringIO()
+        csv.writer(text, lineterminator="\n").writerows([header, *half])
+        out.append(text.getvalue().encode())
+    return out[0], out[1]
+
+
+def _raw_lines() -> list[tuple]:
+    """Every timed line: (day, hour, signature, account, provider, model, workload, team, its Performance)."""
+    found = []
+    for start, signature, *rest in UsageLine.objects.filter(errors__isnull=False).values_list(
+        "period_start",
+        "signature_id",
+        "signature__account_id",
+        "signature__provider_id",
+        "signature__model",
+        "signature__workload_id",
+        "signature__team_id",
+        "requests",
+        *LINE_COLUMNS,
+    ):
+        keys, requests, columns = rest[: len(KEYS)], rest[len(KEYS)], rest[len(KEYS) + 1 :]
+        start = start.astimezone(dt.UTC)
+        found.append((start.date(), start.hour, signature, *keys, Performance.of_line(requests, columns)))
+    return found
+
+
+def _columns(performance: Performance) -> dict:
+    return performance.columns() | {"latency": sorted(performance.columns()["latency"] or [])}
+
+
+def _stored(model, period: str, keys: tuple) -> dict:
+    found = {}
+    for row in model.objects.values(period, *keys, *COLUMNS):
+        assert row["latency"] == sorted(row["latency"])  # sorted by bin, one cell a bin: what the pages read
+        found[tuple(row[name] for name in (period, *keys))] = {name: row[name] for name in COLUMNS}
+    return found
+
+
+def test_each_signature_day_and_daily_row_is_the_merge_of_its_lines_alone_shared_or_from_two_imports(db, tmp_path):
+    groq = Provider.objects.get(slug="groq")
+    team = Team.objects.create(name="Support")
+    workload = Workload.objects.create(name="Agent", slug="agent", team=team, sla_seconds=20)
+    AttributionRule.objects.create(workload=workload, priority=1, user="user-07")
+    AttributionRule.objects.create(workload=workload, priority=2, model="*qwen*")
+    files = {}
+    for shape, seed, requests in (("scattered", 3, 3000), ("proxy", 4, 20_000)):
+        path = tmp_path / f"{shape}.csv"
+        write_spend_logs_csv(path, requests, seed=seed, shape=shape)
+        files[shape] = path.read_bytes()
+    scattered = Account.objects.create(name="scattered", provider=groq, connector="gateway_log")
+    _import(scattered, files["scattered"], "scattered.csv")
+    proxy = Account.objects.create(name="proxy", provider=groq, connector="gateway_log")
+    _import(proxy, files["proxy"], "proxy.csv")
+    split = Account.objects.create(name="proxy in two files", provider=groq, connector="gateway_log")
+    morning, afternoon = _halves(files["proxy"])
+    _import(split, morning, "morning.csv")
+    _import(split, afternoon, "afternoon.csv")
+
+    raw = _raw_lines()
+    lines_of = Counter((day, signature) for day, _, signature, *_ in raw)
+    assert 1 in lines_of.values() and max(lines_of.values()) > 1  # rows of one line and of several
+    # Most of the proxy log's lines share their signature-day in its first week, so the rollup merges its later
+    # weeks whole (performance_rollup._rebuild_signature_days); the scattered log's lines are mostly alone.
+    for account, mostly_alone in ((scattered, True), (proxy, False)):
+        first = min(day for day, _, _, owner, *_ in raw if owner == account.id)
+        week = [(day, signature) for day, _, signature, owner, *_ in raw if owner == account.id and day < first + WEEK]
+        assert (2 * sum(lines_of[key] == 1 for key in week) >= len(week)) is mostly_alone
+    runs_of = defaultdict(set)
+    for line in UsageLine.objects.filter(account=split).values_list("period_start", "signature_id", "ingest_run_id"):
+        runs_of[line[0].astimezone(dt.UTC).date(), line[1]].add(line[2])
+    assert any(len(runs) == 2 for runs in runs_of.values())  # a signature's day holds lines of both imports
+
+    by_signature_day, daily, monthly = defaultdict(Performance), defaultdict(Performance), defaultdict(Performance)
+    hours = defaultdict(int)
+    for day, hour, signature, *keys, performance in raw:
+        by_signature_day[day, signature, keys[0]].absorb(performance)
+        daily[(day, *keys)].absorb(performance)
+        monthly[(day.replace(day=1), *keys)].absorb(performance)
+        hours[day, signature] |= 1 << hour
+    assert _stored(SignatureDailyPerformance, "day", ("signature_id", "account_id")) == {
+        key: _columns(p) for key, p in by_signature_day.items()
+    }
+    assert {
+        (day, signature): bits
+        for day, signature, bits in SignatureDailyPerformance.objects.values_list("day", "signature_id", "hours")
+    } == dict(hours)
+    assert _stored(DailyPerformance, "day", KEYS) == {key: _columns(p) for key, p in daily.items()}
+    assert _stored(MonthlyPerformance, "month", KEYS) == {key: _columns(p) for key, p in monthly.items()}
+
+    # What the workload's page shows: the p99 of every request of the period, from the merged rows.
+    days = sorted({line[0] for line in raw})
+    section = workload_section(workload, days[0], days[-1] + dt.timedelta(days=1))
+    whole = Performance()
+    for line in raw:
+        if line[6] == workload.id:
+            whole.absorb(line[-1])
+    assert whole.p_ms(P99) is not None and {k: section.total[k] for k in figures(whole)} == figures(whole)
