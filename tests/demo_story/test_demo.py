@@ -227,7 +227,7 @@ def test_bedrock_is_read_from_one_focus_export_per_billing_month_with_a_tax_or_c
     assert all(usage.filter(**{f"{f}__gt": 0}).exists() for f in TOKENS)
     models = {"claude-haiku-4-5", "claude-sonnet-4-5", "nova-pro", "nova-lite"}
     assert set(usage.values_list("model", flat=True)) == models
-    for line in usage.filter(period_start__date=LAST_DAY):
+    for line in usage.filter(period_start__date=LAST_DAY).select_related("tag_set"):  # its tags: one query
         # Tags of the workload's application inference profile; the project from SubAccountId; the model from
         # the usage type (USE1-Claude4.5Haiku-input-tokens → claude-haiku-4-5).
         team, workload, env = line.tags["team"], line.tags["workload"], line.tags["env"]

@@ -23,7 +23,7 @@ HOUR = dt.timedelta(hours=1)
 
 
 def test_gateway_lines_are_hourly_estimates_from_gateway_logs_with_latency(loaded):
-    lines = UsageLine.objects.filter(account__name__in=GATEWAYS).select_related("provider")
+    lines = UsageLine.objects.filter(account__name__in=GATEWAYS).select_related("provider", "tag_set")
     assert lines.count() > 10 * WINDOW_DAYS
     books = {}
     timed = 0
