@@ -79,27 +79,32 @@ SLOW_MODULES = {
 # pytest-xdist hands out whole files, and a long file handed out last keeps one worker busy while the other has
 # nothing left to do. Only the order matters; files not named here follow in collection order.
 LONGEST_FIRST = [
-    "tests/demo_story/",
-    "tests/test_focus_export_demo.py",
-    "tests/test_report_subscriptions.py",
-    "tests/integration/test_report_workers.py",
-    "tests/test_tco_report.py",
-    "tests/test_report_restated.py",
-    "tests/test_report_demo.py",
-    "tests/test_api_fuzz.py",
-    "tests/integration/test_worker_killed.py",
-    "tests/test_performance_pages_writers.py",
-    "tests/browser/test_guide_screenshots.py",
-    "tests/test_page_fuzz.py",
-    "tests/ingest/test_gateway_columns.py",
-    "tests/test_spend_changed.py",
-    "tests/browser/test_layout.py",
-    "tests/test_migrations.py",
-    "tests/ingest/test_properties_files.py",
-    "tests/test_migration_audit.py",
-    "tests/integration/test_faults_postgres.py",
-    "tests/test_retention.py",
-    "tests/test_report_pdf.py",
+    "tests/test_focus_export_demo.py",  # 79 s (a whole run's --durations summed per file, 27 Nov 2026)
+    "tests/test_api_fuzz.py",  # 74
+    "tests/demo_story/",  # 73
+    "tests/integration/test_worker_killed.py",  # 31
+    "tests/integration/test_report_workers.py",  # 30
+    "tests/ingest/test_properties_files.py",  # 28
+    "tests/test_access_matrix.py",  # 26
+    "tests/ingest/test_gateway_columns.py",  # 25
+    "tests/browser/test_guide_screenshots.py",  # 22
+    "tests/browser/test_money_tables.py",  # 19
+    "tests/integration/test_faults_redis.py",  # 18
+    "tests/integration/test_faults_postgres.py",  # 18
+    "tests/integration/test_faults_two_beats.py",  # 17
+    "tests/test_migrations.py",  # 15
+    "tests/browser/test_finance_pages.py",  # 15
+    "tests/test_report_demo.py",  # 14
+    "tests/test_page_fuzz.py",  # 13
+    "tests/browser/test_sources.py",  # 13
+    "tests/integration/test_faults_visibility.py",  # 13
+    "tests/browser/test_contracts.py",  # 13
+    "tests/test_report_subscriptions.py",  # 13
+    "tests/browser/test_layout.py",  # 12
+    "tests/ingest/test_properties.py",  # 10
+    "tests/ingest/test_litellm_paging.py",  # 10
+    "tests/test_migration_audit.py",  # 10
+    "tests/test_report_pdf.py",  # 9
 ]
 
 # Packages whose modules share a package-scoped fixture: a parallel run gives each to one worker, whole.
