@@ -492,7 +492,7 @@ def _child(parent, name: str):
 
 
 def _coalesce(n: int, *columns) -> np.ndarray:
-    """The first non-null of each row as int64 (gateway_log._first_count), 0 when none is."""
+    """The first non-null of each row as int64 (ingest/connectors/gateway/fields.first_count), 0 when none is."""
     present = [c for c in columns if c is not None]
     if not present:
         return np.zeros(n, dtype=np.int64)

@@ -59,15 +59,24 @@ LiteLLM itself stores), so a secret never reaches the database.
 """
 
 import datetime as dt
-import decimal
-import hashlib
-import json
 import logging
-from decimal import Decimal
 
 from finops.performance.measures import Performance
 from ingest.connectors.base import GATEWAY_CACHE_HIT, BatchDeclined, ProviderError, UsageRow
 from ingest.connectors.gateway.columns import GatewayLines, column_groups, column_lines
+from ingest.connectors.gateway.fields import (
+    count_of,
+    first_count,
+    json_field,
+    key_ref,
+    number_of,
+    parse_time,
+    provider_slug,
+    request_tags,
+    tag_dict,
+    tag_list,
+    text_of,
+)
 from ingest.connectors.gateway.records import records
 from ingest.connectors.gateway.values import CACHE_READS, CACHE_WRITES
 from ingest.connectors.text_input import utf8_text
@@ -75,29 +84,6 @@ from ingest.connectors.text_input import utf8_text
 log = logging.getLogger(__name__)
 
 HOUR = dt.timedelta(hours=1)
-
-PROVIDER_SLUGS = {
-    "groq": "groq",
-    "cerebras": "cerebras",
-    "moonshot": "moonshot",
-    "moonshotai": "moonshot",
-    "openai": "openai",
-    "text-completion-openai": "openai",
-    "anthropic": "anthropic",
-    "bedrock": "aws-bedrock",
-    "bedrock_converse": "aws-bedrock",
-    "azure": "azure-openai",
-    "azure_ai": "azure-openai",
-    "azure_text": "azure-openai",
-    "vertex_ai": "gcp-vertex",
-    "vertex_ai_beta": "gcp-vertex",
-    "together_ai": "together",
-    "together": "together",
-    "fireworks_ai": "fireworks",
-    "fireworks": "fireworks",
-    "deepinfra": "deepinfra",
-    "openrouter": "openrouter",
-}
 
 
 class GatewayLog:
@@ -222,30 +208,30 @@ def _request(record: dict) -> _Request:
 
 
 def _litellm_request(record: dict) -> _Request:
-    metadata = _json_field(record.get("metadata"), "metadata", dict)
+    metadata = json_field(record.get("metadata"), "metadata", dict)
     request = _Request()
-    request.start = _when(record.get("startTime"), "startTime", required=True)
-    request.end = _when(record.get("endTime"), "endTime")
-    request.first_token = _when(record.get("completionStartTime"), "completionStartTime")
-    request.model = _text(record.get("model")) or _text(record.get("model_group"))
-    request.provider = _provider(_text(record.get("custom_llm_provider")), request.model)
-    prompt = _count(record.get("prompt_tokens"), "prompt_tokens", required=True)
-    cached = _first_count(*_in_metadata(metadata, CACHE_READS), (record, "cache_read_input_tokens"))
-    cache_write = _first_count(*_in_metadata(metadata, CACHE_WRITES), (record, "cache_creation_input_tokens"))
+    request.start = parse_time(record.get("startTime"), "startTime", required=True)
+    request.end = parse_time(record.get("endTime"), "endTime")
+    request.first_token = parse_time(record.get("completionStartTime"), "completionStartTime")
+    request.model = text_of(record.get("model")) or text_of(record.get("model_group"))
+    request.provider = provider_slug(text_of(record.get("custom_llm_provider")), request.model)
+    prompt = count_of(record.get("prompt_tokens"), "prompt_tokens", required=True)
+    cached = first_count(*_in_metadata(metadata, CACHE_READS), (record, "cache_read_input_tokens"))
+    cache_write = first_count(*_in_metadata(metadata, CACHE_WRITES), (record, "cache_creation_input_tokens"))
     _split_input(request, prompt, cached, cache_write, "prompt_tokens")
     # LiteLLM writes str(cache_hit): "True" for a response it served from its own cache (spend 0, no provider call).
-    request.cache_hit = _text(record.get("cache_hit")).lower() == "true"
-    request.output = _count(record.get("completion_tokens"), "completion_tokens", required=True)
+    request.cache_hit = text_of(record.get("cache_hit")).lower() == "true"
+    request.output = count_of(record.get("completion_tokens"), "completion_tokens", required=True)
     request.api_key, request.user, identity_tags = litellm_identity(
         record.get("api_key"), record.get("user"), record.get("team_id"), metadata
     )
-    tags = _request_tags(record.get("request_tags"))
+    tags = request_tags(record.get("request_tags"))
     extra = metadata.get("spend_logs_metadata")
     if isinstance(extra, dict):
-        tags.update({str(k): _text(v) for k, v in extra.items() if v is not None and not isinstance(v, (dict, list))})
+        tags.update({str(k): text_of(v) for k, v in extra.items() if v is not None and not isinstance(v, (dict, list))})
     for tag, value in (
-        ("team_alias", _text(metadata.get("user_api_key_team_alias"))),
-        ("end_user", _text(record.get("end_user"))),
+        ("team_alias", text_of(metadata.get("user_api_key_team_alias"))),
+        ("end_user", text_of(record.get("end_user"))),
     ):
         if value:
             tags[tag] = value
@@ -276,13 +262,13 @@ IDENTITY_PARTS = (
 def litellm_identity(api_key, user, team_id, metadata: dict) -> tuple[str, str, dict]:
     """Who sent a LiteLLM record: (api key ref, user, the tags team_id and key_alias where known), from the record's
     api_key, user and team_id cells, else LiteLLM's metadata (IDENTITY_METADATA). Both readers use this function."""
-    api_key = _key_ref(_text(api_key) or _text(metadata.get("user_api_key_hash")))
-    user = _text(user) or _text(metadata.get("user_api_key_user_id"))
+    api_key = key_ref(text_of(api_key) or text_of(metadata.get("user_api_key_hash")))
+    user = text_of(user) or text_of(metadata.get("user_api_key_user_id"))
     tags = {}
-    team = _text(team_id) or _text(metadata.get("user_api_key_team_id"))
+    team = text_of(team_id) or text_of(metadata.get("user_api_key_team_id"))
     if team:
         tags["team_id"] = team
-    alias = _text(metadata.get("user_api_key_alias"))
+    alias = text_of(metadata.get("user_api_key_alias"))
     if alias:
         tags["key_alias"] = alias
     return api_key, user, tags
@@ -323,60 +309,60 @@ def _openai_request(record: dict) -> _Request:
     wrapped = record.get("response")
     response = wrapped if isinstance(wrapped, dict) and isinstance(wrapped.get("usage"), dict) else record
     usage = response["usage"]
-    metadata = _json_field(record.get("metadata"), "metadata", dict)
+    metadata = json_field(record.get("metadata"), "metadata", dict)
     sources = (metadata, record, response)
 
     def pick(*names):  # metadata first, then the record, then the response
         return next((src[name] for name in names for src in sources if src.get(name) is not None), None)
 
     request = _Request()
-    request.start = _when(pick("start_time", "startTime", "request_start", "timestamp"), "start_time")
+    request.start = parse_time(pick("start_time", "startTime", "request_start", "timestamp"), "start_time")
     if request.start is None:
-        request.start = _when(response.get("created"), "created", required=True)
-    request.end = _when(pick("end_time", "endTime"), "end_time")
+        request.start = parse_time(response.get("created"), "created", required=True)
+    request.end = parse_time(pick("end_time", "endTime"), "end_time")
     if request.end is None:
         duration_ms = pick("latency_ms", "duration_ms")
         total_time = usage.get("total_time")  # Groq: seconds
         if duration_ms is not None:
-            request.end = request.start + dt.timedelta(milliseconds=float(_number(duration_ms, "latency_ms")))
+            request.end = request.start + dt.timedelta(milliseconds=float(number_of(duration_ms, "latency_ms")))
         elif total_time is not None:
-            request.end = request.start + dt.timedelta(seconds=float(_number(total_time, "usage.total_time")))
+            request.end = request.start + dt.timedelta(seconds=float(number_of(total_time, "usage.total_time")))
     first_token = pick("first_token_time", "completion_start_time", "completionStartTime")
-    request.first_token = _when(first_token, "first_token_time")
+    request.first_token = parse_time(first_token, "first_token_time")
     ttft_ms = pick("ttft_ms", "time_to_first_token_ms")
     if request.first_token is None and ttft_ms is not None:
-        request.first_token = request.start + dt.timedelta(milliseconds=float(_number(ttft_ms, "ttft_ms")))
-    request.model = _text(response.get("model"))
-    provider = _text(pick("provider", "custom_llm_provider")) or ("groq" if "x_groq" in response else "")
-    request.provider = _provider(provider, request.model)
+        request.first_token = request.start + dt.timedelta(milliseconds=float(number_of(ttft_ms, "ttft_ms")))
+    request.model = text_of(response.get("model"))
+    provider = text_of(pick("provider", "custom_llm_provider")) or ("groq" if "x_groq" in response else "")
+    request.provider = provider_slug(provider, request.model)
 
     details = usage.get("prompt_tokens_details") or usage.get("input_tokens_details") or {}
     if not isinstance(details, dict):
         raise ValueError("usage.prompt_tokens_details is not an object")
-    cached = _first_count((details, "cached_tokens"), (usage, "cache_read_input_tokens"))
-    cache_write = _first_count(
+    cached = first_count((details, "cached_tokens"), (usage, "cache_read_input_tokens"))
+    cache_write = first_count(
         (usage, "cache_creation_input_tokens"), (details, "cache_write_tokens"), (details, "cache_creation_tokens")
     )
     if "prompt_tokens" in usage:
-        prompt = _count(usage["prompt_tokens"], "usage.prompt_tokens")
+        prompt = count_of(usage["prompt_tokens"], "usage.prompt_tokens")
         _split_input(request, prompt, cached, cache_write, "usage.prompt_tokens")
-        request.output = _count(usage.get("completion_tokens"), "usage.completion_tokens")
+        request.output = count_of(usage.get("completion_tokens"), "usage.completion_tokens")
     elif "input_tokens" in usage:
-        prompt = _count(usage["input_tokens"], "usage.input_tokens")
+        prompt = count_of(usage["input_tokens"], "usage.input_tokens")
         if "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage:
             # Anthropic-native usage: input_tokens already excludes both caches.
             request.input, request.cached, request.cache_write = prompt, cached, cache_write
         else:  # OpenAI Responses API: input_tokens includes the cached ones
             _split_input(request, prompt, cached, cache_write, "usage.input_tokens")
-        request.output = _count(usage.get("output_tokens"), "usage.output_tokens")
+        request.output = count_of(usage.get("output_tokens"), "usage.output_tokens")
     else:
         raise ValueError("usage has neither prompt_tokens nor input_tokens")
 
-    request.api_key = _key_ref(_text(pick("api_key", "api_key_id", "key")))
-    request.user = _text(pick("user", "user_id"))
+    request.api_key = key_ref(text_of(pick("api_key", "api_key_id", "key")))
+    request.user = text_of(pick("user", "user_id"))
     tags = metadata.get("tags", record.get("tags"))
-    request.tags = _tag_list(tags) if isinstance(tags, list) else _tag_dict(tags)
-    team = _text(pick("team_id", "team"))
+    request.tags = tag_list(tags) if isinstance(tags, list) else tag_dict(tags)
+    team = text_of(pick("team_id", "team"))
     if team:
         request.tags["team_id"] = team
     request.failed = _failed(record, metadata) or _failed(response, {})
@@ -390,12 +376,12 @@ FAILED_STATUSES = {"failure", "failed", "error", "fail"}
 
 def _failed(record: dict, metadata: dict) -> bool:
     """LiteLLM's `status` ("success" / "failure"), an HTTP `status_code` of 400 or more, or an `error` object."""
-    status = _text(record.get("status") or metadata.get("status")).lower()
+    status = text_of(record.get("status") or metadata.get("status")).lower()
     code = record.get("status_code", metadata.get("status_code"))
     error = record.get("error")
     return (
         status in FAILED_STATUSES
-        or (code not in (None, "") and _text(code).isdigit() and int(_text(code)) >= 400)
+        or (code not in (None, "") and text_of(code).isdigit() and int(text_of(code)) >= 400)
         or (error not in (None, "", {}) and error is not False)
     )
 
@@ -412,156 +398,6 @@ def _split_input(request: _Request, all_input: int, cached: int, cache_write: in
 def _check_model(request: _Request) -> None:
     if not request.model and (request.input or request.cached or request.cache_write or request.output):
         raise ValueError("model is empty but the record has tokens")
-
-
-# --- field parsers ---
-
-
-def _text(value) -> str:
-    if value is None:
-        return ""
-    return (value if isinstance(value, str) else str(value)).strip()
-
-
-def _number(value, name: str) -> Decimal:
-    if isinstance(value, bool):
-        raise ValueError(f"{name} {value!r} is not a number")
-    try:
-        number = Decimal(value.strip() if isinstance(value, str) else value)
-    except (decimal.InvalidOperation, TypeError, ValueError):
-        raise ValueError(f"{name} {value!r} is not a number") from None
-    if not number.is_finite():
-        raise ValueError(f"{name} {value!r} is not a finite number")
-    return number
-
-
-def _count(value, name: str, *, required: bool = False) -> int:
-    """A whole non-negative count; an absent one is 0. A required one (LiteLLM writes prompt_tokens and
-    completion_tokens on every record, 0 included) in an empty CSV cell is a record not read, never zero tokens."""
-    if type(value) is int and 0 <= value <= MAX_PLAIN_COUNT:  # JSON's whole numbers, the column reader's zeros
-        return value
-    if value is None or value == "":
-        if required and value == "":
-            raise ValueError(f"{name} is empty (LiteLLM writes it on every record, 0 when there were none)")
-        return 0
-    number = _number(value, name)
-    if number != number.to_integral_value():
-        raise ValueError(f"{name} {value!r} is not a whole number")
-    if number < 0:
-        raise ValueError(f"{name} is negative ({value})")
-    return int(number)
-
-
-MAX_PLAIN_COUNT = 2**62
-
-
-def _first_count(*candidates) -> int:
-    for source, name in candidates:
-        if isinstance(source, dict) and source.get(name) not in (None, ""):
-            return _count(source[name], name)
-    return 0
-
-
-def _when(value, name: str, *, required: bool = False) -> dt.datetime | None:
-    """ISO 8601 (`Z`, offset, or naive = UTC as LiteLLM stores it), `YYYY-MM-DD HH:MM:SS.fff`, or Unix seconds/ms."""
-    if value is None or value == "":
-        if required:
-            raise ValueError(f"{name} is missing")
-        return None
-    if isinstance(value, dt.datetime):  # already read (the column reader's records): as its text would read
-        return (value if value.tzinfo else value.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
-    if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
-        seconds = float(value)
-        if seconds > 1e11:  # milliseconds
-            seconds /= 1000
-        try:
-            return dt.datetime.fromtimestamp(seconds, tz=dt.UTC)
-        except (OverflowError, OSError, ValueError):
-            raise ValueError(f"{name} {value!r} is not a Unix time") from None
-    text = _text(value)
-    if text.replace(".", "", 1).isdigit():
-        return _when(Decimal(text), name)
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    try:
-        parsed = dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise ValueError(f"{name} {value!r} is not an ISO 8601 date-time") from None
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
-
-
-parse_time = _when  # a record's time as the reader reads it (litellm_api orders its pages by startTime)
-
-
-def _json_field(value, name: str, kind: type):
-    """A JSON column: already decoded (JSON input) or a JSON string (CSV input); empty → empty."""
-    if value is None or (isinstance(value, str) and value.strip() in ("", "null")):
-        return kind()
-    if isinstance(value, str):
-        try:
-            value = json.loads(value, parse_float=Decimal)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{name} is not valid JSON ({exc.msg})") from None
-    if value is None:
-        return kind()
-    if not isinstance(value, kind):
-        raise ValueError(f"{name} must be a JSON {'object' if kind is dict else 'array'}")
-    return value
-
-
-def _request_tags(value) -> dict:
-    """LiteLLM's `request_tags` (a JSON array, or its CSV text) as tags; a text is read once per distinct value."""
-    if not isinstance(value, str):
-        return _tag_list(_json_field(value, "request_tags", list))
-    try:
-        return dict(_REQUEST_TAGS[value])
-    except KeyError:
-        tags = _tag_list(_json_field(value, "request_tags", list))
-        if len(_REQUEST_TAGS) >= 4096:
-            _REQUEST_TAGS.clear()
-        _REQUEST_TAGS[value] = tuple(tags.items())
-        return tags
-
-
-_REQUEST_TAGS: dict[str, tuple] = {}
-
-
-def _tag_list(tags) -> dict:
-    """LiteLLM request tags: `["jobID:214590", "prod"]` → {"jobID": "214590", "prod": "true"}."""
-    result = {}
-    for tag in tags or ():
-        key, sep, value = _text(tag).partition(":")
-        if key.strip():
-            result[key.strip()] = value.strip() if sep else "true"
-    return result
-
-
-def _tag_dict(tags) -> dict:
-    if tags is None:
-        return {}
-    if not isinstance(tags, dict):
-        raise ValueError("tags must be a JSON object or array")
-    return {str(k): _text(v) for k, v in tags.items() if v is not None and not isinstance(v, (dict, list))}
-
-
-def _provider(provider: str, model: str) -> str:
-    """LiteLLM's custom_llm_provider (or the `groq/…` prefix of the model) as our provider slug."""
-    provider = provider.lower()
-    if not provider and "/" in model:
-        prefix = model.split("/", 1)[0].lower()
-        provider = prefix if prefix in PROVIDER_SLUGS or prefix.startswith("vertex_ai") else ""
-    if not provider:
-        return ""  # the account's provider
-    if provider.startswith("vertex_ai"):
-        return "gcp-vertex"
-    return PROVIDER_SLUGS.get(provider, provider)  # unknown: kept, so the import names it instead of hiding it
-
-
-def _key_ref(key: str) -> str:
-    """LiteLLM logs the SHA-256 of a key; a raw `sk-…` key is hashed the same way so it is never stored."""
-    if key.startswith("sk-"):
-        return hashlib.sha256(key.encode()).hexdigest()
-    return key
 
 
 # --- hourly groups ---

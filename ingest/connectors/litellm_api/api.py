@@ -38,7 +38,8 @@ import datetime as dt
 
 from ingest.connectors.api_base import ApiConnector, Pull, malformed
 from ingest.connectors.base import ProviderError
-from ingest.connectors.gateway.log import parse_time, request_groups
+from ingest.connectors.gateway.fields import parse_time
+from ingest.connectors.gateway.log import request_groups
 
 SPEND_LOGS_PATH = "/spend/logs/v2"
 PAGE_SIZE = 1000  # the endpoint's maximum (`page_size: ge=1, le=1000`)
