@@ -133,18 +133,22 @@ def stacked_daily(rows: list[dict], dimension: str, labels: dict, *, currency: s
     series = _ordered(usage, charges)
     traces = [_money_bar(name, points, currency) for name, points in series]
     _tell_apart(traces)
-    symbol = currency_symbol(currency)  # "$", or "CHF " where no symbol is unambiguous
-    # Plotly's own tick labels with exponentformat "B": 1.2k, 3.4M, 5B (d3's ".2s" would say "G"); from
-    # hundreds up (minexponent 2), so an axis to $1,200 reads "$0.4k … $1.2k" while cents stay "$0.05".
-    yaxis = {
-        "tickprefix": symbol,
+    days = {day for _, points in series for day in points}
+    return figure_of(traces, yaxis=money_axis(currency), xaxis=_x_axis(days, monthly=monthly))
+
+
+def money_axis(currency: str, *, from_zero: bool = False) -> dict:
+    """The y axis of an amount in `currency`: the currency's symbol ("$", or "CHF " where no symbol is unambiguous)
+    before Plotly's own tick labels with exponentformat "B": 1.2k, 3.4M, 5B (d3's ".2s" would say "G"); from
+    hundreds up (minexponent 2), so an axis to $1,200 reads "$0.4k … $1.2k" while cents stay "$0.05"."""
+    axis = {
+        "tickprefix": currency_symbol(currency),
         "exponentformat": "B",
         "minexponent": 2,
         "title": {"text": currency},
         "automargin": True,
     }
-    days = {day for _, points in series for day in points}
-    return figure_of(traces, yaxis=yaxis, xaxis=_x_axis(days, monthly=monthly))
+    return {**axis, "rangemode": "tozero"} if from_zero else axis
 
 
 def daily_tokens(rows: list[dict]) -> dict:
@@ -284,15 +288,7 @@ def burn_up(
         traces.append(
             line_trace("Forecast", [forecast_from, (last_day, forecast)], currency, colour=FORECAST_COLOUR, dash="dash")
         )
-    symbol = currency_symbol(currency)
-    yaxis = {
-        "tickprefix": symbol,
-        "exponentformat": "B",
-        "minexponent": 2,
-        "title": {"text": currency},
-        "automargin": True,
-        "rangemode": "tozero",
-    }
+    yaxis = money_axis(currency, from_zero=True)
     xaxis = {"hoverformat": "%a %-d %b %Y", "range": [period_start.isoformat(), last_day.isoformat()]}
     return figure_of(traces, yaxis=yaxis, xaxis=xaxis)
 

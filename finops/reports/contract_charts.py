@@ -6,8 +6,8 @@ contract's term with its renewal dates. Colours and trace builders are the other
 import datetime as dt
 from decimal import Decimal
 
-from finops.core.display import currency_symbol, money_exact
-from finops.reports.charts import DAY_MS, FORECAST_COLOUR, SPENT_COLOUR, figure_of, line_trace
+from finops.core.display import money_exact
+from finops.reports.charts import DAY_MS, FORECAST_COLOUR, SPENT_COLOUR, figure_of, line_trace, money_axis
 
 COMMITTED_COLOUR = "#e0413a"
 EXPECTED_COLOUR = "#f2a33a"
@@ -33,15 +33,7 @@ def contract_burn_down(
     With `periods` ([(start, committed, consumed, projected)], a monthly or yearly basis) the figure is instead
     one group of bars per period: committed, consumed, and the rest of the projection stacked on consumed."""
     last_day = end - dt.timedelta(days=1)
-    symbol = currency_symbol(currency)
-    yaxis = {
-        "tickprefix": symbol,
-        "exponentformat": "B",
-        "minexponent": 2,
-        "title": {"text": currency},
-        "automargin": True,
-        "rangemode": "tozero",
-    }
+    yaxis = money_axis(currency, from_zero=True)
     if periods is not None:
         x = [p[0].isoformat() for p in periods]
 
