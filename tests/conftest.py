@@ -82,7 +82,6 @@ LONGEST_FIRST = [
     "tests/test_focus_export_demo.py",  # 79 s (a whole run's --durations summed per file, 27 Nov 2026)
     "tests/test_api_fuzz.py",  # 74
     "tests/demo_story/",  # 73
-    "tests/integration/test_worker_killed.py",  # 31
     "tests/integration/test_report_workers.py",  # 30
     "tests/ingest/test_properties_files.py",  # 28
     "tests/test_access_matrix.py",  # 26
@@ -92,8 +91,8 @@ LONGEST_FIRST = [
     "tests/integration/test_faults_redis.py",  # 18
     "tests/integration/test_faults_postgres.py",  # 18
     "tests/integration/test_faults_two_beats.py",  # 17
-    "tests/test_migrations.py",  # 15
     "tests/browser/test_finance_pages.py",  # 15
+    "tests/test_migrations.py",  # 14 (was 15)
     "tests/test_report_demo.py",  # 14
     "tests/test_page_fuzz.py",  # 13
     "tests/browser/test_sources.py",  # 13
@@ -103,8 +102,9 @@ LONGEST_FIRST = [
     "tests/browser/test_layout.py",  # 12
     "tests/ingest/test_properties.py",  # 10
     "tests/ingest/test_litellm_paging.py",  # 10
-    "tests/test_migration_audit.py",  # 10
+    "tests/integration/test_worker_killed.py",  # 10 (was 31; issue 27, docs/architecture.md Habits)
     "tests/test_report_pdf.py",  # 9
+    "tests/test_migration_audit.py",  # 5 (was 10)
 ]
 
 # Packages whose modules share a package-scoped fixture: a parallel run gives each to one worker, whole.
