@@ -86,28 +86,29 @@ LONGEST_FIRST = [
     "tests/test_api_fuzz.py",  # 74 (the others: a whole run's --durations summed per file, 27 Nov 2026)
     "tests/test_report_demo.py",  # 38 (the demo's files' run, above)
     "tests/integration/test_report_workers.py",  # 30
+    "tests/integration/test_faults_two_beats.py",  # 29 (a whole run at load 2-4, 27 Nov 2026: issue 27)
     "tests/ingest/test_properties_files.py",  # 28
     "tests/test_access_matrix.py",  # 26
+    "tests/integration/test_faults_postgres.py",  # 26
     "tests/ingest/test_gateway_columns.py",  # 25
+    "tests/test_report_subscriptions.py",  # 24
     "tests/browser/test_guide_screenshots.py",  # 22
     "tests/test_performance_pages_writers.py",  # 20 (the demo's files' run)
     "tests/test_report_pdf.py",  # 20 (the demo's files' run; was 9)
     "tests/test_demo_commands.py",  # 19 (the demo's files' run)
     "tests/browser/test_money_tables.py",  # 19
-    "tests/integration/test_faults_redis.py",  # 18
-    "tests/integration/test_faults_postgres.py",  # 18
-    "tests/integration/test_faults_two_beats.py",  # 17
+    "tests/integration/test_faults_redis.py",  # 21
+    "tests/integration/test_faults_visibility.py",  # 18
     "tests/test_report_files.py",  # 15 (the demo's files' run)
     "tests/browser/test_finance_pages.py",  # 15
     "tests/test_migrations.py",  # 14 (was 15)
     "tests/test_page_fuzz.py",  # 13
     "tests/browser/test_sources.py",  # 13
-    "tests/integration/test_faults_visibility.py",  # 13
     "tests/browser/test_contracts.py",  # 13
-    "tests/test_report_subscriptions.py",  # 13
+    "tests/ingest/test_litellm_paging.py",  # ~13 (was 18; alone 22-26 -> 15-19 CPU s: docs/architecture.md Habits)
     "tests/browser/test_layout.py",  # 12
+    "tests/test_alert_delivery.py",  # ~12 (was 15; alone 29 -> 20-24 CPU s: docs/architecture.md Habits)
     "tests/ingest/test_properties.py",  # 10
-    "tests/ingest/test_litellm_paging.py",  # 10
     "tests/integration/test_worker_killed.py",  # 10 (was 31; issue 27, docs/architecture.md Habits)
     "tests/test_migration_audit.py",  # 5 (was 10)
 ]

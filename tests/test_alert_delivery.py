@@ -482,9 +482,11 @@ def test_several_processes_evaluating_and_delivering_the_same_caps_at_once_send_
     ]
     env = _child_env(smtp)
 
+    # --skip-checks: Django's system checks cost each child ~2.5 s of CPU here and are not what this test is about
+    # (`manage.py check` runs them); each child still evaluates and delivers in a process of its own.
     children = [
         subprocess.Popen(
-            [sys.executable, "manage.py", "evaluate_alerts", "--today", "2026-11-22"],
+            [sys.executable, "manage.py", "evaluate_alerts", "--skip-checks", "--today", "2026-11-22"],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,

@@ -2,7 +2,6 @@
 a total capped at 10,000 with `total_is_capped`, and records tied on startTime, which it does not order, across
 page boundaries. The fake (tests/fakes/litellm_proxy.py) caps and shuffles ties as LiteLLM's query does."""
 
-import copy
 import datetime as dt
 import io
 
@@ -34,19 +33,22 @@ def server():
 
 
 def at(moments) -> list[dict]:
-    """One request (the fixture's streamed Groq call) starting at each moment."""
+    """One request (the fixture's streamed Groq call) starting at each moment.
+
+    Each record is a new dict with a metadata dict of its own; the nested values no test changes (tags, the team's
+    metadata) are shared: a deepcopy of the template cost ~0.1 ms a record, ~5 s for the module's 54,000."""
     template, made = records()[0], []
     for n, begin in enumerate(moments):
-        record = copy.deepcopy(template)
-        record.update(
-            request_id=f"chatcmpl-{n:06d}",
-            startTime=begin.isoformat().replace("+00:00", "Z"),
-            completionStartTime=None,
-            endTime=(begin + dt.timedelta(milliseconds=800)).isoformat().replace("+00:00", "Z"),
-            prompt_tokens=100,
-            completion_tokens=10,
-        )
-        record["metadata"]["usage_object"] = {"prompt_tokens": 100, "completion_tokens": 10}
+        record = {
+            **template,
+            "request_id": f"chatcmpl-{n:06d}",
+            "startTime": begin.isoformat().replace("+00:00", "Z"),
+            "completionStartTime": None,
+            "endTime": (begin + dt.timedelta(milliseconds=800)).isoformat().replace("+00:00", "Z"),
+            "prompt_tokens": 100,
+            "completion_tokens": 10,
+            "metadata": {**template["metadata"], "usage_object": {"prompt_tokens": 100, "completion_tokens": 10}},
+        }
         made.append(record)
     return made
 
