@@ -88,13 +88,20 @@ def _reset() -> None:
     """An empty fact table and rollup, no earlier bench accounts: every run starts from the same state."""
     from django.db import connection
 
-    from finops.models import Account, DailyPerformance, LineSignature, MonthlyPerformance, SignatureDailyPerformance
+    from finops.models import (
+        Account,
+        DailyPerformance,
+        LinesAloneDay,
+        LineSignature,
+        MonthlyPerformance,
+        SignatureDailyPerformance,
+    )
 
     _guard(connection)
     bench_accounts = Account.objects.filter(name__startswith=ACCOUNT_PREFIX)
     # The bench accounts' signatures and performance rows, one statement each (the account's cascade would load
     # each as a model instance: a scattered log of 1M requests leaves ~600k signatures and ~1M signature-day rows).
-    emptied = (LineSignature, SignatureDailyPerformance, DailyPerformance, MonthlyPerformance)
+    emptied = (LineSignature, SignatureDailyPerformance, LinesAloneDay, DailyPerformance, MonthlyPerformance)
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE finops_usageline, finops_dailyspend, finops_monthlyspend")
         query, params = bench_accounts.values("id").query.sql_with_params()

@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from finops.core.months import month_of
 from finops.models import UsageLine
+from finops.performance.services.performance_rollup import lines_alone_keep
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,7 @@ def usage_lines_prune(
         day = oldest.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0) if oldest else cutoff
         while day < cutoff:
             end = min(day + dt.timedelta(days=1), cutoff)
+            lines_alone_keep(day=day.date())  # their performance, kept as signature-day rows first
             while True:
                 deleted = _delete_batch(day, end, batch_size)
                 if not deleted:

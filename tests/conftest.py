@@ -79,24 +79,30 @@ SLOW_MODULES = {
 # pytest-xdist hands out whole files, and a long file handed out last keeps one worker busy while the other has
 # nothing left to do. Only the order matters; files not named here follow in collection order.
 LONGEST_FIRST = [
-    "tests/test_focus_export_demo.py",  # 79 s (a whole run's --durations summed per file, 27 Nov 2026)
-    "tests/demo_story/",  # 73
-    # ~45: 74 before its auth probes ran once per operation and a token was checked in one query, scaled by the
-    # CPU those saved on a subset (docs/architecture.md, "The generated-input tests' cost")
+    # The demo's files: a whole run's --durations summed per file, the first run on this machine (27 Nov 2026, load
+    # ~2-4; the SQLite demo and the shared demo snapshot are paid by whichever file asks first: the FOCUS export's).
+    "tests/test_focus_export_demo.py",  # 125 s
+    "tests/demo_story/",  # 66 (test_demo.py) + its unit economics' (the package's two loads: one worker)
+    # ~45 (was 74: its auth probes now run once per operation and a token is checked in one query, scaled by the CPU
+    # those saved on a subset, docs/architecture.md "The generated-input tests' cost"); the others: a whole run's
+    # --durations summed per file, 27 Nov 2026
     "tests/test_api_fuzz.py",
-    "tests/integration/test_worker_killed.py",  # 31
+    "tests/test_report_demo.py",  # 38 (the demo's files' run, above)
     "tests/integration/test_report_workers.py",  # 30
     "tests/ingest/test_properties_files.py",  # 28
     "tests/test_access_matrix.py",  # 26
     "tests/ingest/test_gateway_columns.py",  # 25
     "tests/browser/test_guide_screenshots.py",  # 22
+    "tests/test_performance_pages_writers.py",  # 20 (the demo's files' run)
+    "tests/test_report_pdf.py",  # 20 (the demo's files' run; was 9)
+    "tests/test_demo_commands.py",  # 19 (the demo's files' run)
     "tests/browser/test_money_tables.py",  # 19
     "tests/integration/test_faults_redis.py",  # 18
     "tests/integration/test_faults_postgres.py",  # 18
     "tests/integration/test_faults_two_beats.py",  # 17
-    "tests/test_migrations.py",  # 15
+    "tests/test_report_files.py",  # 15 (the demo's files' run)
     "tests/browser/test_finance_pages.py",  # 15
-    "tests/test_report_demo.py",  # 14
+    "tests/test_migrations.py",  # 14 (was 15)
     "tests/test_page_fuzz.py",  # 13
     "tests/browser/test_sources.py",  # 13
     "tests/integration/test_faults_visibility.py",  # 13
@@ -105,8 +111,8 @@ LONGEST_FIRST = [
     "tests/browser/test_layout.py",  # 12
     "tests/ingest/test_properties.py",  # 10
     "tests/ingest/test_litellm_paging.py",  # 10
-    "tests/test_migration_audit.py",  # 10
-    "tests/test_report_pdf.py",  # 9
+    "tests/integration/test_worker_killed.py",  # 10 (was 31; issue 27, docs/architecture.md Habits)
+    "tests/test_migration_audit.py",  # 5 (was 10)
 ]
 
 # Packages whose modules share a package-scoped fixture: a parallel run gives each to one worker, whole.

@@ -3,12 +3,13 @@ a year of lines, attribution as the rules say, rollup equal to raw) and a re-att
 of the lines. Real Postgres, the generator's own COPY path."""
 
 import datetime as dt
+import gc
 
 import pytest
 from django.db import connection
 from django.db.models import F, Sum
 
-from bench import pages
+from bench import page_profile, pages
 from bench.org import Scale
 from finops.models import DailySpend, UsageLine
 from tests.data_once import built_once
@@ -86,3 +87,17 @@ def test_the_bench_refuses_a_database_it_does_not_own(db):
     assert not connection.settings_dict["NAME"].endswith("_bench")
     with pytest.raises(SystemExit, match="refusing database"):
         pages.guard()
+
+
+def test_the_profile_switch_times_a_cold_page_and_names_where_its_time_went(generated):
+    """bench_pages --reuse --profile PAGE: wall and CPU figures of cold requests, and a cProfile naming the view."""
+    said = []
+    try:
+        figures = page_profile.profile_page("overview", requests=2, top=400, echo=said.append)
+    finally:
+        gc.unfreeze()  # it settles the process as a web process is (gc.freeze): not the test run's
+    assert figures["p50_ms"] > 0 and figures["p95_ms"] >= figures["p50_ms"] and figures["python_cpu_ms"] > 0
+    assert "overview as admin, 2 cold requests" in said[0]
+    assert "finops/spend/views/pages.py" in said[-1] and "(overview)" in said[-1]
+    with pytest.raises(SystemExit, match="no page 'nowhere'"):
+        page_profile.profile_page("nowhere", requests=1, echo=said.append)

@@ -306,3 +306,15 @@ def test_the_filter_lists_show_names_and_keep_slugs_as_values(client_as, fiona, 
     assert '<option value="openai">OpenAI</option>' in html
     assert '<option value="claude-sonnet-4-5">Claude Sonnet 4.5</option>' in html
     assert '<option value="billed">Billed</option>' in html
+
+
+def test_the_model_filter_lists_each_model_once_in_the_databases_order(fiona, november):
+    """choices() for someone who sees everything: the skip scan (one recursive statement) finds exactly the
+    distinct models of the rollup, in Postgres' order, the empty model ("no model") included when there is one."""
+    from finops.core import access
+    from finops.models import MonthlySpend
+    from finops.spend.selectors.explore import choices
+
+    assert access.sees_everything(fiona)
+    distinct = list(MonthlySpend.objects.order_by("model").values_list("model", flat=True).distinct())
+    assert len(distinct) > 1 and choices(fiona)["model"] == distinct

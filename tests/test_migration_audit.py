@@ -4,9 +4,10 @@ keep working, read-write, until their expiry."""
 
 import datetime as dt
 
-from tests.migration_helpers import database_at, latest, migrate
+from tests.migration_helpers import database_at, migrate
 
 BEFORE_AUDIT = [("finops", "0021_reports")]
+AUDIT = [("finops", "0022_audit_log_and_api_tokens")]  # the migration under test: each test goes up (and back) over it
 
 
 at_0021 = database_at(BEFORE_AUDIT)  # a scratch database there, for the test
@@ -39,7 +40,7 @@ def test_upgrading_moves_rule_history_into_the_audit_log_and_back(at_0021):
         source="config",
     )
 
-    new = migrate(latest())
+    new = migrate(AUDIT)
     entries = new.get_model("finops", "AuditEntry").objects.order_by("id")
     assert [(e.action, e.actor_label, e.source, e.entity_type, e.entity_id, e.entity_label) for e in entries] == [
         ("created", "ada-before", "ui", "rule", str(rule.id), "#1 agent-m"),
@@ -65,7 +66,7 @@ def test_upgrading_gives_tokens_made_before_a_read_write_scope_and_their_expiry(
     from finops.models import User as CurrentUser
 
     auth_token, _ = AuthToken.objects.create(user=CurrentUser.objects.get(pk=user.pk), expiry=dt.timedelta(days=30))
-    new = migrate(latest())
+    new = migrate(AUDIT)
     token = new.get_model("finops", "ApiToken").objects.get(user_id=user.id)
     assert (token.scope, token.prefix, token.expires_at, token.auth_token_id) == (
         "write",

@@ -11,8 +11,9 @@ import datetime as dt
 import io
 
 import pytest
+import yaml
 
-from demo.generate import generate
+from demo.generate import generate, render_config
 from finops.models import Account, DailyPerformance, MonthlyPerformance, Provider, User, Workload
 from finops.performance.selectors.scorecard import quarter, scorecard
 from finops.performance.selectors.workload_performance import provider_speed, workload_section, workloads_scope
@@ -21,6 +22,7 @@ from tests.demo_helpers import demo_loaded_once
 
 TODAY = dt.date(2026, 11, 1)
 START = TODAY - dt.timedelta(days=120)
+GATEWAY_LOGS = ("gateway_log", "litellm_api")  # the connectors that read a LiteLLM spend-logs export
 
 
 class _OneWay(io.RawIOBase):
@@ -63,7 +65,11 @@ def demo(django_db_setup, django_db_blocker, tmp_path_factory):
 
 
 def test_the_demos_performance_figures_are_the_same_written_by_columns_or_by_rows(demo, db, tmp_path):
-    generate(today=TODAY, out_dir=tmp_path)  # the files the demo imported (the same bytes for the same day)
+    # The gateway logs the demo imported (the same bytes for the same day): only the accounts that read one are
+    # generated (generate's `accounts`: byte for byte what the whole generation writes), not the usage CSVs and
+    # FOCUS months of the others, which this test does not read.
+    readers = {a["name"] for a in yaml.safe_load(render_config(TODAY))["accounts"] if a["connector"] in GATEWAY_LOGS}
+    generate(today=TODAY, out_dir=tmp_path, accounts=readers)
     logs = sorted(tmp_path.glob("**/*-spend-logs.csv"))  # Groq's, Cerebras' and the LiteLLM proxy's backfill
     assert len(logs) == 3
     by_columns = _figures()

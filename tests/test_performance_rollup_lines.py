@@ -1,8 +1,9 @@
 """Each signature-day performance row is the merge of its lines, and each daily row the merge of its signature-day
-rows (issue 23), whichever way the rollup gets there: a (day, signature) of one line — nearly every line of a
-gateway log whose keys, users and teams are drawn apart — is stored as the line is, one of several lines is merged
-bin by bin (apart from the lines alone, or with them once a week's lines mostly share), and a (day, signature)
-whose lines came from two imports is merged across them. Held against the raw
+rows and of the lines alone (issue 23), whichever way the rollup gets there: a (day, signature) of one line — nearly
+every line of a gateway log whose keys, users and teams are drawn apart — has no row (its account's day is marked,
+and the daily regroup reads the line), one of several lines is merged bin by bin (the lines alone then kept apart,
+or all given a row once a week's lines mostly share), and a (day, signature) whose lines came from two imports is
+merged across them; the daily rows again after a re-attribution. Held against the raw
 lines merged in Python (Performance.of_line, absorb), cell for cell, through the real import path on Postgres.
 """
 
@@ -16,6 +17,7 @@ from finops.models import (
     Account,
     AttributionRule,
     DailyPerformance,
+    LinesAloneDay,
     MonthlyPerformance,
     Provider,
     SignatureDailyPerformance,
@@ -26,6 +28,9 @@ from finops.models import (
 from finops.performance.measures import COLUMNS, LINE_COLUMNS, Performance
 from finops.performance.selectors.performance import P99
 from finops.performance.selectors.workload_performance import figures, workload_section
+from finops.performance.services.performance_rollup import reported_changed
+from finops.spend.services.attribution import history_reattribute
+from ingest.retention import usage_lines_prune
 from ingest.services import usage_file_import
 
 KEYS = ("account_id", "provider_id", "model", "workload_id", "team_id")
@@ -127,13 +132,25 @@ def test_each_signature_day_and_daily_row_is_the_merge_of_its_lines_alone_shared
         daily[(day, *keys)].absorb(performance)
         monthly[(day.replace(day=1), *keys)].absorb(performance)
         hours[day, signature] |= 1 << hour
-    assert _stored(SignatureDailyPerformance, "day", ("signature_id", "account_id")) == {
-        key: _columns(p) for key, p in by_signature_day.items()
-    }
+    # A (day, signature) of several lines is their merged row; one of a line alone has none, its account's day
+    # marked so that the daily regroup reads the line itself (the scattered log's nearly all, the proxy log's first
+    # week's; its later weeks, merged whole, keep a row for every line).
+    stored = _stored(SignatureDailyPerformance, "day", ("signature_id", "account_id"))
+    assert stored == {key: _columns(p) for key, p in by_signature_day.items() if key in stored}
+    marked = set(LinesAloneDay.objects.values_list("day", "account_id"))
+    alone = set(by_signature_day) - set(stored)
+    assert all(lines_of[day, signature] == 1 and (day, account) in marked for day, signature, account in alone)
+    assert sum(account == scattered.id for *_, account in alone) > 0.9 * sum(
+        account == scattered.id for *_, account in by_signature_day
+    )
+    assert any(
+        account == proxy.id and lines_of[day, signature] == 1 for day, signature, account in set(stored)
+    )  # a line alone in a week merged whole
+    with_row = {(day, signature) for day, signature, _ in stored}
     assert {
         (day, signature): bits
         for day, signature, bits in SignatureDailyPerformance.objects.values_list("day", "signature_id", "hours")
-    } == dict(hours)
+    } == {key: bits for key, bits in hours.items() if key in with_row}
     assert _stored(DailyPerformance, "day", KEYS) == {key: _columns(p) for key, p in daily.items()}
     assert _stored(MonthlyPerformance, "month", KEYS) == {key: _columns(p) for key, p in monthly.items()}
 
@@ -145,3 +162,23 @@ def test_each_signature_day_and_daily_row_is_the_merge_of_its_lines_alone_shared
         if line[6] == workload.id:
             whole.absorb(line[-1])
     assert whole.p_ms(P99) is not None and {k: section.total[k] for k in figures(whole)} == figures(whole)
+
+    # A re-attribution moves signatures, never lines: the daily rows are regrouped from the signature-day rows and
+    # the lines alone of the marked days, and still equal the raw lines merged.
+    AttributionRule.objects.filter(workload=workload, user="user-07").update(user="user-11")
+    assert history_reattribute().lines > 0
+    moved = _raw_lines()
+    assert {line[2]: line[6] for line in moved} != {line[2]: line[6] for line in raw}  # timed lines moved
+    daily = defaultdict(Performance)
+    for day, _, _, *keys, performance in moved:
+        daily[(day, *keys)].absorb(performance)
+    assert _stored(DailyPerformance, "day", KEYS) == {key: _columns(p) for key, p in daily.items()}
+
+    # A prune of the raw lines (ingest/retention.py) first gives the lines alone signature-day rows of their own: the
+    # daily rows regrouped after it (reported metrics of the workload) are still those of the deleted lines.
+    before = _stored(DailyPerformance, "day", KEYS)
+    now = dt.datetime.combine(days[-1] + dt.timedelta(days=62), dt.time(), tzinfo=dt.UTC)  # every line's month past
+    assert usage_lines_prune(now=now, months=1).deleted >= len(raw) and not UsageLine.objects.exists()
+    assert not LinesAloneDay.objects.exists()
+    reported_changed(workload_ids={workload.id}, days=set(days))
+    assert _stored(DailyPerformance, "day", KEYS) == before

@@ -43,7 +43,7 @@ from django.db.models import QuerySet, Sum, prefetch_related_objects
 
 from finops.core import display
 from finops.core.months import month_of, next_month
-from finops.forecast.projection import forecast, history_start
+from finops.forecast.projection import fit, forecast, history_start
 from finops.models import CommitmentBasis, Contract, DailySpend
 from finops.spend.selectors.spend import ZERO, period
 
@@ -255,12 +255,14 @@ def contract_status(contract: Contract, *, today: dt.date) -> ContractStatus:
         max(today + dt.timedelta(days=1), contract.start),
     )
     own = {d: v for d, v in daily.items() if d >= contract.start}  # the spend before the term is not the contract's
+    # Fitted once for all the periods still running (a monthly commitment has twelve), when any is.
+    fitted = fit(own, as_of=today) if any(part.end > today for part in status.periods) else None
     for part in status.periods:
         part.consumed = sum((v for d, v in daily.items() if part.start <= d < part.end and d <= today), ZERO)
         length = (part.end - part.start).days
         gone = min(length, max(0, (today - part.start).days))
         part.expected = part.committed * gone / length if length else ZERO
-        projection = forecast(own, start=part.start, end=part.end, as_of=today, at_least=part.consumed)
+        projection = forecast(own, start=part.start, end=part.end, as_of=today, at_least=part.consumed, fitted=fitted)
         part.projected = part.consumed if projection.total is None else projection.total
         if status.run_rate is None and part.end > today:
             status.run_rate = projection.daily_rate

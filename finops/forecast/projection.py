@@ -28,7 +28,7 @@ Money: sums are Decimal; the days ahead are estimated in floating point and roun
 
 import datetime as dt
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -80,6 +80,26 @@ def history_start(as_of: dt.date) -> dt.date:
     return as_of - dt.timedelta(days=HISTORY_DAYS)
 
 
+# The days ahead's spend, summed, its standard deviation and the method in words, for a range of days ahead.
+Model = Callable[[pd.DatetimeIndex], tuple[float, float, str]]
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """Steps 1-3 of the method (history, weekday profile, trend) on `as_of`: they read the daily spend before
+    `as_of` only, not the period, so the periods of one scope on one day share them (a monthly contract's twelve
+    commitment periods were fitted twelve times). `model` None: not enough history."""
+
+    as_of: dt.date
+    model: Model | None
+
+
+def fit(daily: Mapping[dt.date, Decimal | None], *, as_of: dt.date) -> Fitted:
+    """What `forecast` fits from `daily` on `as_of`, for several periods' forecasts (its `fitted`)."""
+    history = _history(daily, as_of)
+    return Fitted(as_of, None if history is None else _model(history))
+
+
 def forecast(
     daily: Mapping[dt.date, Decimal | None],
     *,
@@ -87,21 +107,26 @@ def forecast(
     end: dt.date,
     as_of: dt.date,
     at_least: Decimal | None = None,
+    fitted: Fitted | None = None,
 ) -> Forecast:
     """The forecast total of [start, end) seen on `as_of` from `daily` ({day: spend}; days from `as_of` on are
     ignored, missing days are $0). `at_least`: the period's spend so far, today's partial day included — the
-    forecast, its low and high are never below it. Method: the module docstring."""
+    forecast, its low and high are never below it. `fitted`: `fit(daily, as_of=as_of)` when the caller forecasts
+    several periods from the same spend (the same figures, fitted once). Method: the module docstring."""
     actual = sum((v or ZERO for d, v in daily.items() if start <= d < min(as_of, end)), ZERO)
     first_ahead = max(as_of, start)
     days_left = max(0, (end - first_ahead).days)
     floor = max(actual, at_least or ZERO)
     if not days_left:
         return Forecast(start, end, as_of, actual, floor, floor, floor, 0, "the period is over")
-    history = _history(daily, as_of)
-    if history is None:
+    if fitted is None:
+        fitted = fit(daily, as_of=as_of)
+    elif fitted.as_of != as_of:
+        raise ValueError(f"fitted on {fitted.as_of}, not on {as_of}")
+    if fitted.model is None:
         return Forecast(start, end, as_of, actual, None, None, None, days_left, "not enough history")
     ahead = pd.date_range(first_ahead, periods=days_left, freq="D")
-    point, spread, method = _days_ahead(history, ahead, as_of)
+    point, spread, method = fitted.model(ahead)
     rest, low, high = (_cents(x) for x in (point, max(0.0, point - Z_80 * spread), point + Z_80 * spread))
     return Forecast(
         start,
@@ -131,14 +156,19 @@ def _history(daily: Mapping[dt.date, Decimal | None], as_of: dt.date) -> pd.Seri
     return pd.Series(spent, dtype=float).rename(index=pd.Timestamp).reindex(days, fill_value=0.0)
 
 
-def _days_ahead(history: pd.Series, ahead: pd.DatetimeIndex, as_of: dt.date) -> tuple[float, float, str]:
-    """The forecast spend of the days `ahead`, summed, its standard deviation, and the method in words."""
+def _model(history: pd.Series) -> Model:
+    """The history's model: a function of the days ahead giving their forecast spend, summed, its standard
+    deviation, and the method in words."""
     n = len(history)
     if n < PROFILE_MIN_DAYS:
         level = history.mean()
         noise = history.std(ddof=1) if n > 1 else 0.0
-        k = len(ahead)
-        return level * k, noise * math.sqrt(k + k * k / n), f"daily mean of the last {n} days"
+
+        def flat(ahead: pd.DatetimeIndex) -> tuple[float, float, str]:
+            k = len(ahead)
+            return level * k, noise * math.sqrt(k + k * k / n), f"daily mean of the last {n} days"
+
+        return flat
     factors = _weekday_factors(history)
     deseasonalised = history / factors.reindex(history.index.dayofweek).to_numpy()
     recent = deseasonalised.iloc[-TREND_DAYS:]
@@ -163,17 +193,22 @@ def _days_ahead(history: pd.Series, ahead: pd.DatetimeIndex, as_of: dt.date) -> 
     t_stat_2 = (slope**2) * s_xx / (noise**2) if noise else math.inf
     slope = slope * (t_stat_2 / (t_stat_2 + TREND_SHRINK) if math.isfinite(t_stat_2) else 1.0)
     intercept = float(y.mean()) - slope * float(t.mean())
-    k = np.arange(1, len(ahead) + 1, dtype=float)
-    damped = np.cumsum(DAMPING**k)  # Σ φ^i for i ≤ k: how far the damped trend has carried the level by day k
-    last = intercept + slope * (m - 1)
-    levels = np.maximum(0.0, last + slope * damped)
-    weights = factors.reindex(ahead.dayofweek).to_numpy()
-    point = float((levels * weights).sum())
-    # Var(Σ w_k ŷ_k): the noise of each day, and the line's own uncertainty (level and slope) carried to each day.
-    t_ahead = (m - 1) + damped
-    line = (weights.sum() ** 2) / m + float((weights * (t_ahead - t.mean())).sum()) ** 2 / s_xx
-    spread = noise * math.sqrt(float((weights**2).sum()) + line)
-    return point, spread, f"by day of week with trend, from the last {n} days"
+
+    def by_weekday_with_trend(ahead: pd.DatetimeIndex) -> tuple[float, float, str]:
+        k = np.arange(1, len(ahead) + 1, dtype=float)
+        damped = np.cumsum(DAMPING**k)  # Σ φ^i for i ≤ k: how far the damped trend has carried the level by day k
+        last = intercept + slope * (m - 1)
+        levels = np.maximum(0.0, last + slope * damped)
+        weights = factors.reindex(ahead.dayofweek).to_numpy()
+        point = float((levels * weights).sum())
+        # Var(Σ w_k ŷ_k): the noise of each day, and the line's own uncertainty (level and slope) carried to each
+        # day.
+        t_ahead = (m - 1) + damped
+        line = (weights.sum() ** 2) / m + float((weights * (t_ahead - t.mean())).sum()) ** 2 / s_xx
+        spread = noise * math.sqrt(float((weights**2).sum()) + line)
+        return point, spread, f"by day of week with trend, from the last {n} days"
+
+    return by_weekday_with_trend
 
 
 def _weekday_factors(history: pd.Series) -> pd.Series:

@@ -11,6 +11,7 @@ from finops.performance.models.outcomes import OutcomeBatch, OutcomeCount
 from finops.performance.models.performance import (
     DailyPerformance,
     EvalScore,
+    LinesAloneDay,
     MetricKind,
     MonthlyPerformance,
     ReportedPerformance,
@@ -57,6 +58,7 @@ __all__ = [
     "MonthlyPerformance",
     "ReportedPerformance",
     "SignatureDailyPerformance",
+    "LinesAloneDay",
     "FxRate",
     "IngestRun",
     "LineSignature",

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from finops.models import AlertEvent, Notification
 
+from . import emails
 from .base import NotifyError, Target
 from .outbox import Outbox
 from .recipients import channel_targets, event_targets
@@ -107,14 +108,21 @@ def event_start(event_id: int, pool: ThreadPoolExecutor) -> Sending:
         ).values_list("channel", "recipient", "via_id")
     }
     errors: list[NotifyError] = []
-    down: dict[str, NotifyError] = {}  # channel -> the error that says it is unreachable for this attempt
     pending = [t for t in event_targets(event) if t.told_key not in told]
     posts = [
         (target, pool.submit(_http_send, event, target))
         for target in pending
         if not target.muted and target.channel != "email"
     ]
-    for target in (t for t in pending if t.muted or t.channel == "email"):
+    with emails.contexts_shared():  # the event's email context built once for all its email recipients
+        _emails_send(event, [t for t in pending if t.muted or t.channel == "email"], attempt, errors)
+    return Sending(event, attempt, posts, errors)
+
+
+def _emails_send(event: AlertEvent, targets: list[Target], attempt: int, errors: list[NotifyError]) -> None:
+    """Each email target in turn (muted ones recorded as skipped); a channel found down fails the rest at once."""
+    down: dict[str, NotifyError] = {}  # channel -> the error that says it is unreachable for this attempt
+    for target in targets:
         if target.muted:
             Notification.objects.create(
                 event=event,
@@ -136,7 +144,6 @@ def event_start(event_id: int, pool: ThreadPoolExecutor) -> Sending:
             _record(event, target, exc, attempt, errors)
         else:
             _record(event, target, None, attempt, errors)
-    return Sending(event, attempt, posts, errors)
 
 
 def _http_send(event: AlertEvent, target: Target) -> NotifyError | None:

@@ -1,10 +1,15 @@
 """A Celery worker killed in the middle of an import loses nothing and double-counts nothing.
 
 Real processes, not mocks: the test starts `celery worker` subprocesses on the same test database and a
-real Redis queue, uploads a big usage CSV, SIGKILLs the worker's whole process group while the run is
-copying rows into the usage-line table, checks the account's earlier data is exactly as it was, starts a
-fresh worker and waits for the redelivered task (acks_late) to finish the same run. The account's lines
-and rollup must then equal those of another account that imported the same files cleanly.
+real Redis queue, uploads a usage CSV, SIGKILLs the worker's whole process group in the middle of the run's
+transaction — its lines COPYed into the usage-line table, not committed — checks the account's earlier data is
+exactly as it was, starts a fresh worker and waits for the redelivered task (acks_late) to finish the same run.
+The account's lines and rollup must then equal those of another account that imported the same files cleanly.
+
+Where the kill lands: the test holds a lock on the daily rollup's table, so the worker's transaction, once it has
+COPYed the run's lines, waits in the rollup's first statement (a DELETE of the rollup's rows) until the test lets it
+go. The worker is killed there, a pause point the test sees in pg_stat_activity rather than a race against a file
+big enough to be still copying (the test once wrote and imported 210,000 lines, three times, for that: ~60 s).
 
 How a killed worker's task comes back: Redis keeps a delivered task in its `unacked` set until the worker
 acknowledges it (after the task, acks_late). The workers run with CELERY_VISIBILITY_TIMEOUT=5
@@ -26,6 +31,7 @@ from decimal import Decimal
 from pathlib import Path
 from urllib.parse import quote
 
+import psycopg
 import pytest
 import redis
 from django.conf import settings
@@ -51,9 +57,9 @@ HEADER = (
     "day,provider,model,input_tokens,cached_input_tokens,cache_write_tokens,output_tokens,requests,cost,currency,"
     "project,api_key,tags\n"
 )
-# The big import: long enough (several seconds in the worker) to be killed in the middle of it.
+# The upload: a month, killed mid-transaction at the rollup's lock whatever its size (see above).
 BIG_DAYS = [dt.date(2025, 3, 1) + dt.timedelta(days=n) for n in range(30)]
-BIG_ROWS_PER_DAY = 7_000
+BIG_ROWS_PER_DAY = 500
 # The account's earlier data: three days before the big file's month and three days it restates.
 SMALL_DAYS = [dt.date(2025, 2, 26) + dt.timedelta(days=n) for n in range(6)]
 SMALL_ROWS_PER_DAY = 200
@@ -153,6 +159,8 @@ def account_snapshot(account: Account) -> dict:
 
 
 WORKER_APPLICATION = "finops-test-worker"
+DAILY_ROLLUP = DailySpend._meta.db_table
+USAGE_LINES = UsageLine._meta.db_table
 
 
 def other_backends() -> list[tuple[int, str, str]]:
@@ -169,6 +177,35 @@ def other_backends() -> list[tuple[int, str, str]]:
             [WORKER_APPLICATION],
         )
         return cursor.fetchall()
+
+
+def rollup_locked() -> psycopg.Connection:
+    """A connection of its own holding the daily rollup's table in EXCLUSIVE mode (reads go on, writes wait) until
+    it commits: the pause point of the worker's import, whose rollup rebuild starts with a DELETE there."""
+    db = connection.settings_dict
+    lock = psycopg.connect(
+        dbname=db["NAME"],
+        user=db["USER"] or None,
+        password=db["PASSWORD"] or None,
+        host=db["HOST"] or None,
+        port=db["PORT"] or None,
+        application_name="finops-test-rollup-lock",
+    )
+    lock.execute(f'LOCK TABLE "{DAILY_ROLLUP}" IN EXCLUSIVE MODE')
+    return lock
+
+
+def paused_in_rollup() -> list[int]:
+    """The workers' backends waiting for the rollup's lock in its DELETE, having written usage lines in their
+    transaction (ROW EXCLUSIVE on the usage-line table, which the COPY takes; the rollup comes after every COPY)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT a.pid FROM pg_stat_activity a WHERE a.datname = current_database() AND a.application_name = %s "
+            "AND a.wait_event_type = 'Lock' AND a.query LIKE %s AND EXISTS (SELECT 1 FROM pg_locks l "
+            "WHERE l.pid = a.pid AND l.relation = %s::regclass AND l.mode = 'RowExclusiveLock' AND l.granted)",
+            [WORKER_APPLICATION, f'DELETE FROM "{DAILY_ROLLUP}"%', USAGE_LINES],
+        )
+        return [pid for (pid,) in cursor.fetchall()]
 
 
 # --- the workers and the broker ---
@@ -362,33 +399,28 @@ def test_a_worker_killed_during_an_import_loses_nothing_and_the_rerun_counts_not
     assert len(before["line_ids"]) == len(SMALL_DAYS) * SMALL_ROWS_PER_DAY
     wait_until_ready(first)
 
-    # The upload, queued for the worker as the Sources page does it.
-    with big.open("rb") as stream:
-        run = usage_upload_accept(account=killed, upload=stream, file_name=big.name)
+    # The upload, queued for the worker as the Sources page does it, while the rollup's table is locked.
+    lock = rollup_locked()
+    try:
+        with big.open("rb") as stream:
+            run = usage_upload_accept(account=killed, upload=stream, file_name=big.name)
 
-    # Killed while the run's transaction is copying rows: the run has started and its COPY into the
-    # usage-line table has been seen; one more second of copying, then SIGKILL for the main process and its pool.
-    running = IngestRun.objects.filter(id=run.id, status=IngestRun.Status.RUNNING)
-    wait_for(running.exists, 60, "the run to start", [first])
-    copying = lambda: [  # noqa: E731
-        pid
-        for pid, state, query in other_backends()
-        if state in ("active", "idle in transaction") and query.startswith("COPY finops_usageline")
-    ]
-    wait_for(copying, 60, "the worker to copy rows", [first])
-    time.sleep(1)
-    worker_backends = {pid for pid, _, _ in other_backends()}
-    first.kill()
-    killed_after = time.monotonic() - began
-    release_restore_lock()
-
-    run.refresh_from_db()
-    assert run.status == IngestRun.Status.RUNNING, f"the import ended before the kill ({run.status}): use a bigger file"
-    # Postgres rolls the dead worker's transaction back once it sees the connection gone; a backend busy in
-    # one long statement (a COPY, the DELETE) only notices when that statement ends, which on a loaded machine takes
-    # a while.
+        # Killed in the middle of the run's transaction: the run has started, its lines are COPYed and its rollup
+        # waits on the lock; SIGKILL for the main process and its pool.
+        running = IngestRun.objects.filter(id=run.id, status=IngestRun.Status.RUNNING)
+        wait_for(running.exists, 60, "the run to start", [first])
+        wait_for(paused_in_rollup, 60, "the worker's import to write its lines and wait for the rollup", [first])
+        worker_backends = {pid for pid, _, _ in other_backends()}
+        first.kill()
+        killed_after = time.monotonic() - began
+        release_restore_lock()
+        run.refresh_from_db()
+        assert run.status == IngestRun.Status.RUNNING, f"the import ended before the kill ({run.status})"
+    finally:
+        lock.close()  # ends its transaction: the dead worker's DELETE goes on, and finds no client to answer
+    # Postgres rolls the dead worker's transaction back once it sees the connection gone: when its statement ends.
     gone = lambda: not worker_backends & {pid for pid, _, _ in other_backends()}  # noqa: E731
-    wait_for(gone, 180, "the dead worker's connection to close")
+    wait_for(gone, 60, "the dead worker's connection to close")
 
     # While the run is dead: the account's earlier data is exactly as it was, nothing of the run is visible.
     assert account_snapshot(killed) == before

@@ -144,6 +144,25 @@ class SignatureDailyPerformance(PerformanceColumns):
         return f"performance {self.day} signature {self.signature_id}"
 
 
+class LinesAloneDay(models.Model):
+    """An account's UTC day whose timed lines alone in their (day, signature) have no SignatureDailyPerformance row:
+    the daily regroup reads each such line itself (issue 23). Where a gateway log's keys, users and teams are drawn
+    apart, nearly every line is alone in its signature-day, and storing each as a row was a second copy of the
+    lines (~1M rows for 1M lines). A line of this day with a signature-day row of its own (a group of several, or a
+    week merged whole) is read from that row only (finops.performance.services.performance_rollup)."""
+
+    account = models.ForeignKey(
+        Account, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+    day = models.DateField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["account", "day"], name="lines_alone_day_unique")]
+
+    def __str__(self) -> str:
+        return f"lines alone {self.day} account {self.account_id}"
+
+
 class MonthlyPerformance(PerformanceSums):
     """DailyPerformance merged by UTC calendar month: a quarter is three rows per group, not ninety."""
 

@@ -15,8 +15,8 @@ registered by finops.core.sqlite_functions).
 
 import datetime as dt
 
-from django.db import connection
-from django.db.models import BigIntegerField, Case, F, IntegerField, Q, QuerySet, Value, When
+from django.db import connection, transaction
+from django.db.models import BigIntegerField, Case, Exists, F, IntegerField, OuterRef, Q, QuerySet, Value, When
 from django.db.models.functions import Cast, ExtractHour, TruncDate, TruncMonth
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
@@ -26,6 +26,7 @@ from finops.models import (
     Account,
     ConnectorKind,
     DailyPerformance,
+    LinesAloneDay,
     MonthlyPerformance,
     ReportedPerformance,
     SignatureDailyPerformance,
@@ -101,15 +102,21 @@ def _bounds(first: dt.date, last: dt.date) -> tuple[dt.datetime, dt.datetime]:
 def _rebuild_signature_days(first: dt.date, last: dt.date, limits: dict, *, alone_first: bool = True) -> bool:
     """The signature-day rows of [first, last] from their lines: every line's cells merged once, here.
 
-    `alone_first` (Postgres): the lines alone in their signature-day are inserted apart (`_merge_lines`), which pays
-    where most are (a scattered gateway log) and costs a little where most share (a proxy's: 0.86–0.91 s of Postgres
-    CPU against 0.72 s for 165k lines in 6,900 signature-days). Returns whether the next days should try it: not
+    `alone_first` (Postgres): the lines alone in their signature-day get no row (`_merge_lines`: their days marked,
+    the daily regroup reads them), which pays where most are (a scattered gateway log) and costs a little where most
+    share (a proxy's: finding them apart, 0.86–0.91 s of Postgres CPU against 0.72 s for 165k lines in 6,900
+    signature-days, session 7). Returns whether the next days should try it: not
     once most of a week's lines shared their signature-days (an import's days are alike)."""
     limited(
         SignatureDailyPerformance.objects.filter(day__gte=first, day__lte=last),
         **limits,
         workload_field="signature__workload_id",
     ).delete()
+    if limits["workload_ids"] is None:  # whole days: _merge_lines marks again those whose lines it leaves alone
+        marks = LinesAloneDay.objects.filter(day__gte=first, day__lte=last)
+        if limits["account_ids"] is not None:
+            marks = marks.filter(account_id__in=limits["account_ids"])
+        marks.delete()
     lines = _lines(*_bounds(first, last), limits)
     if connection.vendor == "postgresql" and alone_first:
         return _merge_lines(lines)
@@ -121,28 +128,27 @@ _SIGNATURE_DAY = ("day", "signature_id", "account_id")
 
 
 def _merge_lines(lines: QuerySet) -> bool:
-    """The signature-day rows of `lines` (Postgres): a line alone in its (day, signature) is its row as it is —
-    inserted in SQL, its cells already what a merge of one row gives (sorted by bin, one cell a bin:
-    finops.performance.latency's `cells_of` and `cells_array`, which every line writer uses) — and only the
-    (day, signature) groups of several lines are merged (`_merge_into`'s numpy merge and COPY).
+    """The signature-day rows of `lines` (Postgres), for the (day, signature) groups of several lines only, merged
+    (`_merge_into`'s numpy merge and COPY); a line alone in its (day, signature) gets no row: its (account, day) is
+    marked (LinesAloneDay) and the daily regroup reads the line itself (`_lines_alone`), whose columns are already
+    what a merge of one row gives (its cells sorted by bin, one cell a bin: finops.performance.latency's `cells_of`
+    and `cells_array`, which every line writer uses).
 
     Why (issue 23): where a gateway log's requests do not share a line (its keys, users and teams drawn apart),
-    nearly every line is its own signature-day row; grouping them all and sending each through Python cost ~1 s of
-    Python and 2.1 s of Postgres CPU per 300k lines, against ~1.6 s of Postgres alone this way (the groups of
-    several lines found by a hash aggregate of the keys only, the rest inserted by one `INSERT … SELECT`).
+    nearly every line is alone in its signature-day. Grouping them all and sending each through Python cost ~1 s of
+    Python and 2.1 s of Postgres CPU per 300k lines; inserting each as a row of its own (session 7) still 1.5 s of
+    Postgres, most of it the insert (the heap and two btrees, ~6 buffers a row); finding the groups of several by a
+    hash aggregate of the keys alone and inserting only those, ~0.6 s less per 300k lines with the daily regroup's
+    reading of the lines counted (docs/ingestion.md, session 8).
     Returns whether at least half of the lines were alone."""
     select, params = lines.query.sql_with_params()
     keys = ", ".join(_SIGNATURE_DAY)
     names = ", ".join((*_SIGNATURE_DAY, "hours", *COLUMNS))
     columns = ", ".join((*_SIGNATURE_DAY, "hours", *COUNTERS, "latency"))
-    # A line alone: its counters as the merge sums them (a null sums to 0), its cells (none: null, as merged).
-    alone = ", ".join((*_SIGNATURE_DAY, "hours", *(n if n in _MAX else f"coalesce({n}, 0)" for n in COUNTERS)))
-    same_group = " AND ".join(f"s.{key} = r.{key}" for key in _SIGNATURE_DAY)
     statement = f"""WITH r({names}) AS ({select}),
         shared AS (SELECT {keys} FROM r GROUP BY {keys} HAVING count(*) > 1),
-        alone AS (INSERT INTO {SignatureDailyPerformance._meta.db_table} ({columns})
-                  SELECT {alone}, CASE WHEN cardinality(latency) > 0 THEN latency END
-                    FROM r WHERE NOT EXISTS (SELECT FROM shared AS s WHERE {same_group}))
+        marked AS (INSERT INTO {LinesAloneDay._meta.db_table} (account_id, day)
+                   SELECT DISTINCT account_id, day FROM r ON CONFLICT DO NOTHING)
         SELECT {keys}, bit_or(hours) AS hours, {_sums()},
                string_agg(substring(array_send(latency) FROM {SENT_HEADER + 1}), ''::bytea) AS cells,
                count(*) AS shared_lines, (SELECT count(*) FROM r) AS all_lines
@@ -160,6 +166,9 @@ def _rebuild_days(first: dt.date, last: dt.date, limits: dict) -> None:
     start, end = _bounds(first, last)
     limited(DailyPerformance.objects.filter(day__gte=first, day__lte=last), **limits).delete()
     sources = [_signature_days(first, last, limits)]
+    alone = _lines_alone(first, last, limits)
+    if alone is not None:
+        sources.append(alone)
     if limits["account_ids"] is None:  # reported metrics have no account
         reported = ReportedPerformance.objects.filter(hour__gte=start, hour__lt=end)
         if limits["workload_ids"] is not None:
@@ -193,21 +202,9 @@ def _lines(start: dt.datetime, end: dt.datetime, limits: dict) -> QuerySet:
     """The timed lines of [start, end) as rows to merge by (day, signature, account). A line's requests with
     per-request data are its own `requests` (less any summary's); it holds no report's summary errors
     (finops.performance.measures.LINE_COLUMNS). No join: the signature is the line's own column."""
-    lines = limited(
-        UsageLine.objects.filter(
-            Q(errors__isnull=False) | Q(summary_requests__isnull=False), period_start__gte=start, period_start__lt=end
-        ),
-        **limits,
-        workload_field="signature__workload_id",
-    )
     zero = Value(0, BigIntegerField())
-    measured = Case(
-        When(errors__isnull=True, then=zero),
-        default=F("requests") - _or_zero("summary_requests"),
-        output_field=BigIntegerField(),
-    )
     return (
-        lines.annotate(day_of=TruncDate("period_start"), hours_of=_hour_bit("period_start"), requests_of=measured)
+        _timed_lines(start, end, limits)
         .values_list(
             "day_of",
             "signature_id",
@@ -221,6 +218,65 @@ def _lines(start: dt.datetime, end: dt.datetime, limits: dict) -> QuerySet:
         )
         .order_by()
     )
+
+
+def _lines_alone(first: dt.date, last: dt.date, limits: dict) -> QuerySet | None:
+    """The lines of [first, last] with no signature-day row on a day marked LinesAloneDay (`_merge_lines` left them
+    alone), as rows to regroup like `_signature_days`'; None when no day of those accounts is marked (no line read).
+    A line of a marked day that has a row (a group of several, or merged whole) is that row's, never read twice."""
+    marks = LinesAloneDay.objects.filter(day__gte=first, day__lte=last)
+    if limits["account_ids"] is not None:
+        marks = marks.filter(account_id__in=limits["account_ids"])
+    accounts = sorted(set(marks.values_list("account_id", flat=True)))
+    if not accounts:
+        return None
+    # Only the marked accounts' lines: the line table's BRIN on (account, period) narrows the scan to them.
+    lines = _timed_lines(*_bounds(first, last), {**limits, "account_ids": accounts})
+    marked = LinesAloneDay.objects.filter(account_id=OuterRef("account_id"), day=OuterRef("day_of"))
+    has_row = SignatureDailyPerformance.objects.filter(
+        day__gte=first,
+        day__lte=last,
+        day=OuterRef("day_of"),
+        signature_id=OuterRef("signature_id"),
+        account_id=OuterRef("account_id"),
+    )
+    zero = Value(0, BigIntegerField())
+    return (
+        lines.filter(Exists(marked), ~Exists(has_row))
+        .values_list(
+            "day_of",
+            "signature__account_id",
+            "signature__provider_id",
+            "signature__model",
+            "signature__workload_id",
+            "signature__team_id",
+            "hours_of",
+            "requests_of",
+            *COLUMNS[1:-3],
+            zero,
+            zero,
+            "latency",
+        )
+        .order_by()
+    )
+
+
+def _timed_lines(start: dt.datetime, end: dt.datetime, limits: dict) -> QuerySet:
+    """The timed lines of [start, end), annotated with their day, hour bit and measured requests."""
+    lines = limited(
+        UsageLine.objects.filter(
+            Q(errors__isnull=False) | Q(summary_requests__isnull=False), period_start__gte=start, period_start__lt=end
+        ),
+        **limits,
+        workload_field="signature__workload_id",
+    )
+    zero = Value(0, BigIntegerField())
+    measured = Case(
+        When(errors__isnull=True, then=zero),
+        default=F("requests") - _or_zero("summary_requests"),
+        output_field=BigIntegerField(),
+    )
+    return lines.annotate(day_of=TruncDate("period_start"), hours_of=_hour_bit("period_start"), requests_of=measured)
 
 
 def _signature_days(first: dt.date, last: dt.date, limits: dict) -> QuerySet:
@@ -349,6 +405,18 @@ def _merge_in_sql(model, rows: str, keys: str, hour_bits: str, sums: str, column
           FROM sums LEFT JOIN merged ON merged.grp = sums.grp"""
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
+
+
+def lines_alone_keep(*, day: dt.date) -> None:
+    """Before the lines of `day` are pruned (ingest/retention.py): its lines alone in their signature-day, which have
+    no row of their own (LinesAloneDay), get one — the day's signature-day rows merged again, whole — and its marks
+    go, so that the daily rows of a pruned day can still be regrouped (reported metrics of its workloads) without
+    the lines. The same rows, the same figures."""
+    accounts = list(LinesAloneDay.objects.filter(day=day).values_list("account_id", flat=True))
+    if not accounts:
+        return
+    with transaction.atomic(), aggregate_settings():
+        _rebuild_signature_days(day, day, {"account_ids": accounts, "workload_ids": None}, alone_first=False)
 
 
 def reported_changed(*, workload_ids: set[int], days: set[dt.date]) -> None:

@@ -2,7 +2,8 @@
 
 import datetime as dt
 
-from django.db.models import Exists, OuterRef
+from django.db import connections
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from finops.core import access, display
@@ -198,10 +199,16 @@ def labelled_choices(options: dict) -> dict:
 
 
 def _distinct(rows, field: str) -> list:
-    """DISTINCT by skipping from one value to the next: one short index scan per value (there are tens)."""
-    values, query = [], rows.order_by(field).values_list(field, flat=True)
-    value = query.first()
-    while value is not None:
-        values.append(value)
-        value = query.filter(**{f"{field}__gt": value}).first()
-    return values
+    """DISTINCT by skipping from one value to the next: one short index scan per value (there are tens), in one
+    recursive statement. Asked one query a value, the 34 models of the page bench were 35 round trips and ORM
+    compilations, ~40 % of Explore's Python on a cold request (issue 23)."""
+    base = rows.order_by().values(value=F(field)).query
+    sql, params = base.get_compiler(rows.db).as_sql()
+    statement = (
+        f"WITH RECURSIVE skip(value) AS ((SELECT min(value) FROM ({sql}) AS first_value) UNION ALL "
+        f"SELECT (SELECT min(value) FROM ({sql}) AS next_value WHERE value > skip.value) FROM skip "
+        "WHERE skip.value IS NOT NULL) SELECT value FROM skip WHERE value IS NOT NULL"
+    )
+    with connections[rows.db].cursor() as cursor:
+        cursor.execute(statement, (*params, *params))
+        return [value for (value,) in cursor.fetchall()]

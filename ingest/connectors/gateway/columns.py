@@ -43,7 +43,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
-import pyarrow.json as pjson
 
 from finops.performance.latency import ZERO_INDEX, LatencyDistribution, cells_array
 from finops.performance.measures import Performance
@@ -51,6 +50,7 @@ from ingest.connectors.base import BatchDeclined as Declined
 from ingest.connectors.focus.format import Prefixed, read_up_to
 from ingest.connectors.gateway.combinations import COMBO_BITS as _COMBO_BITS
 from ingest.connectors.gateway.combinations import Combinations, combo_tuples
+from ingest.connectors.gateway.metadata import META_NAMES, _Metadata
 from ingest.connectors.gateway.values import (
     BOUNDS,
     CACHE_READS,
@@ -63,7 +63,6 @@ from ingest.connectors.gateway.values import (
 )
 
 BLOCK_BYTES = 1 << 22  # ~12k records of a LiteLLM export a batch
-JSON_BLOCK_BYTES = 1 << 20  # metadata parsed in blocks of this size, in parallel; a longer cell is read row by row
 # The CSV columns a record's interpretation reads (gateway_log._litellm_request / _failed), besides numbers and times.
 NAMED = (
     "model",
@@ -81,41 +80,6 @@ NAMED = (
 )
 TIMES = ("startTime", "endTime", "completionStartTime")
 COUNTS = ("prompt_tokens", "completion_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-# What gateway_log reads of `metadata`, as Arrow's JSON reader is to read it (anything else in it is ignored).
-META_NAMES = (
-    "user_api_key_hash",
-    "user_api_key_user_id",
-    "user_api_key_team_id",
-    "user_api_key_team_alias",
-    "user_api_key_alias",
-    "status",
-    "status_code",
-)
-_COUNT = pa.int64()
-
-
-def _counts_schema(paths) -> list:
-    """The nested struct fields that hold `paths` (gateway_values.CACHE_READS …), each leaf a count."""
-    tree: dict = {}
-    for path in paths:
-        node = tree
-        for part in path[:-1]:
-            node = node.setdefault(part, {})
-        node.setdefault(path[-1], None)
-
-    def fields(node: dict) -> list:
-        return [(name, _COUNT if child is None else pa.struct(fields(child))) for name, child in node.items()]
-
-    return fields(tree)
-
-
-META_SCHEMA = pa.schema(
-    [
-        *[(name, pa.string()) for name in META_NAMES],
-        *_counts_schema(CACHE_READS + CACHE_WRITES),
-        ("spend_logs_metadata", pa.null()),  # an object here: Arrow refuses it, the file is read row by row
-    ]
-)
 _US_PER_HOUR = 3_600_000_000
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 # What is summed per hourly group, in this order (GatewayLines.sums' rows).
@@ -232,6 +196,7 @@ class _Accumulator:
         self.interpret, self.named = interpret, named
         # What a record's cells say, numbered per distinct combination of them (gateway/combinations.py).
         self.combinations = Combinations(self._interpret_cells, named, META_NAMES, identify)
+        self.metadata = _Metadata()
         self.known = np.zeros(0, dtype=np.int64)  # hour << bits | combo id of each group, sorted
         self.known_ids = np.zeros(0, dtype=np.int64)  # … and its group id
         self.keys: list[tuple] = []  # group id -> (hour, combo id)
@@ -249,7 +214,7 @@ class _Accumulator:
     def add(self, batch: pa.RecordBatch) -> None:
         n = batch.num_rows
         columns = {name: batch.column(name) for name in batch.schema.names}
-        meta = _metadata(columns.get("metadata"), n)
+        meta = self.metadata.read(columns.get("metadata"), n)
         for name in ("prompt_tokens", "completion_tokens"):  # empty: a record not read; the row reader names it
             if pc.all(pc.not_equal(columns[name], ""), skip_nulls=False).as_py() is not True:
                 raise Declined(f"an empty {name}: the row reader names the record")
@@ -257,19 +222,19 @@ class _Accumulator:
         output = count_column(columns["completion_tokens"], empty=0)
         cached = _coalesce(
             n,
-            *(_path(meta, path) for path in CACHE_READS),
+            meta.first_count(CACHE_READS) if meta is not None else None,
             count_column(columns.get("cache_read_input_tokens"), empty=None),
         )
         cache_write = _coalesce(
             n,
-            *(_path(meta, path) for path in CACHE_WRITES),
+            meta.first_count(CACHE_WRITES) if meta is not None else None,
             count_column(columns.get("cache_creation_input_tokens"), empty=None),
         )
         if (cached < 0).any() or (cache_write < 0).any() or (cached + cache_write > prompt).any():
             raise Declined("a negative cache, or caches above prompt_tokens: the row reader names the record")
 
         cells = [columns[name] for name in self.named]
-        cells += [_field(meta, name) if meta is not None else None for name in META_NAMES]
+        cells += [meta.field(name) if meta is not None else None for name in META_NAMES]
         combo, model_empty, failed = self.combinations.of(cells, n)
         if (model_empty & ((prompt > 0) | (output > 0))).any():
             raise Declined("tokens without a model: the row reader names the record")
@@ -447,56 +412,12 @@ class _Accumulator:
 # --- columns ---
 
 
-def _metadata(column: pa.Array | None, n: int) -> pa.Table | None:
-    """The metadata JSON of each row, parsed by Arrow into META_SCHEMA's columns (empty and "null" read as {})."""
-    if column is None:
-        return None
-    trimmed = pc.utf8_trim_whitespace(column)
-    empty = pc.or_(pc.equal(trimmed, ""), pc.equal(trimmed, "null"))
-    text = pc.if_else(empty, pa.scalar("{}"), column) if pc.any(empty).as_py() else column
-    lines = pc.binary_join_element_wise(text, pa.scalar("\n"), "")
-    offsets, data = lines.buffers()[1], lines.buffers()[2]
-    bounds = np.frombuffer(offsets, dtype=np.int32, count=len(lines) + 1, offset=lines.offset * 4)
-    body = data[bounds[0] : bounds[-1]] if data is not None else pa.py_buffer(b"")
-    table = pjson.read_json(
-        pa.BufferReader(body),
-        read_options=pjson.ReadOptions(block_size=JSON_BLOCK_BYTES),
-        parse_options=pjson.ParseOptions(
-            explicit_schema=META_SCHEMA, unexpected_field_behavior="ignore", newlines_in_values=False
-        ),
-    )
-    if table.num_rows != n:
-        raise Declined("a metadata cell that is not one JSON object")
-    return table
-
-
-def _field(table: pa.Table | None, name: str):
-    return None if table is None else table.column(name).combine_chunks()
-
-
-def _path(table: pa.Table | None, path: tuple):
-    """A nested metadata field (`("usage_object", "prompt_tokens_details", "cached_tokens")`), null where any parent
-    is."""
-    column = _field(table, path[0])
-    for name in path[1:]:
-        column = _child(column, name)
-    return column
-
-
-def _child(parent, name: str):
-    """A struct's field, null where the struct itself is null."""
-    if parent is None:
-        return None
-    child = pc.struct_field(parent, name)
-    return pc.if_else(pc.is_valid(parent), child, pa.scalar(None, child.type))
-
-
 def _coalesce(n: int, *columns) -> np.ndarray:
     """The first non-null of each row as int64 (ingest/connectors/gateway/fields.first_count), 0 when none is."""
     present = [c for c in columns if c is not None]
     if not present:
         return np.zeros(n, dtype=np.int64)
-    merged = pc.coalesce(*[c.cast(_COUNT) for c in present]) if len(present) > 1 else present[0].cast(_COUNT)
+    merged = pc.coalesce(*[c.cast(pa.int64()) for c in present]) if len(present) > 1 else present[0].cast(pa.int64())
     return merged.fill_null(0).to_numpy(zero_copy_only=False)
 
 
