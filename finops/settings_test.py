@@ -57,8 +57,10 @@ if os.environ.get("CELERY_VISIBILITY_TIMEOUT"):
     }
 
 # The whole suite signs in and calls the API as a handful of users from one address; the throttle tests set their
-# own small rates (tests/test_throttling.py).
-REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"user": "1000000/hour", "anon": "1000000/hour"}}  # noqa: F405
+# own small rates (tests/test_throttling.py). Per second, not per hour: DRF keeps each caller's request times for the
+# whole window in one cached list, read and written back on every call, and over an hour the API fuzz's ~5,000
+# calls by two users grew it to thousands of entries; a second's window holds a few.
+REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"user": "1000000/second", "anon": "1000000/second"}}  # noqa: F405
 
 # CELERY_BEAT_EVERY=<seconds>: every beat entry runs that often (expiring just before the next), so a fault test's
 # `celery beat` dispatches pulls and alert deliveries within seconds (tests/integration/test_faults_*.py).

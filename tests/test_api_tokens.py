@@ -136,6 +136,30 @@ def test_each_use_sets_last_used_at_most_once_a_minute(client, fiona):
     assert token.last_used_at > first
 
 
+def test_an_expired_token_is_deleted_when_presented_and_a_bare_knox_token_is_refused(client, fiona):
+    _, secret = api_token_create(user=fiona, name="short", days=1)
+    _, bare = AuthToken.objects.create(user=fiona)  # no ApiToken beside it: not made by the service
+    assert client.get("/api/v1/me", **bearer(bare)).status_code == 401
+    with time_machine.travel(dt.datetime.now(dt.UTC) + dt.timedelta(days=1, minutes=1)):
+        assert client.get("/api/v1/me", **bearer(secret)).json() == {"detail": "Invalid token."}
+    assert AuthToken.objects.count() == 1  # the expired token's knox row is gone, its ApiToken stays listed
+    assert ApiToken.objects.get(name="short").auth_token is None
+
+
+def test_a_token_is_checked_in_one_query(fiona, django_assert_num_queries):
+    """The token, its ApiToken (scope, revocation) and its user are one read on every API call (issue 27)."""
+    from rest_framework.test import APIRequestFactory
+
+    from finops.api.authentication import ScopedTokenAuthentication
+
+    token, secret = api_token_create(user=fiona, name="poller")
+    request = APIRequestFactory().get("/api/v1/me", **bearer(secret))
+    ScopedTokenAuthentication().authenticate(request)  # the first use notes last_used_at (a write a minute)
+    with django_assert_num_queries(1):
+        user, auth_token = ScopedTokenAuthentication().authenticate(request)
+    assert user == fiona and auth_token.details == token
+
+
 @pytest.mark.parametrize("days", [0, -1, 3651, "7"])
 def test_the_service_refuses_an_expiry_out_of_range(fiona, days):
     from finops.org.services.api_tokens import ApiTokenInvalid
