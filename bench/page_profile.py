@@ -12,8 +12,9 @@ import pstats
 import time
 
 from django.db import connection
-from django.test import Client, override_settings
+from django.test import Client
 
+from bench.served import served_in_process
 from finops.models import User
 from finops.web import data_version
 from finops.web.startup import settle
@@ -32,15 +33,7 @@ def _cpu() -> tuple[float, float]:
     return time.process_time(), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-@override_settings(
-    ALLOWED_HOSTS=["testserver"],
-    SECURE_SSL_REDIRECT=False,
-    DEBUG=False,
-    STORAGES={
-        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    },
-)
+@served_in_process()
 def profile_page(page: str, *, who: str = "admin", requests: int = 30, top: int = 60, echo=print) -> dict:
     urls, team = pages.page_urls()
     if page not in urls:

@@ -20,9 +20,10 @@ import time
 
 from django.db import connection, transaction
 from django.db.models import Sum
-from django.test import Client, override_settings
+from django.test import Client
 from django.utils import timezone
 
+from bench.served import served_in_process
 from finops.core.reporting_period import resolve
 from finops.models import (
     Account,
@@ -298,15 +299,7 @@ def _busiest_in(team: Team) -> int:
     )
 
 
-@override_settings(
-    ALLOWED_HOSTS=["testserver"],
-    SECURE_SSL_REDIRECT=False,
-    DEBUG=False,
-    STORAGES={
-        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    },
-)
+@served_in_process()
 def measure_pages(*, repeats: int = REPEATS, warmups: int = WARMUPS, echo=print) -> dict:
     """Each page cold, then warm (issue 23's page cache, finops/web/page_cache.py). Cold: the data version is moved
     before every request, as by a write, so each timed request computes its page (the figures before the cache are

@@ -21,8 +21,9 @@ import pstats
 import time
 
 from django.db import connection
-from django.test import Client, override_settings
+from django.test import Client
 
+from bench.served import served_in_process
 from finops.models import DailySpend, User
 from finops.reports import tco_charts, tco_formats
 from finops.reports.selectors import tco_report as selector
@@ -80,15 +81,7 @@ def sections_profile(user, month: dt.date, today: dt.date, *, top: int = 12) -> 
     return sorted(found, key=lambda f: -f["cumulative_ms"])[:top]
 
 
-@override_settings(
-    ALLOWED_HOSTS=["testserver"],
-    SECURE_SSL_REDIRECT=False,
-    DEBUG=False,
-    STORAGES={
-        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    },
-)
+@served_in_process()
 def measure(*, repeats: int = REPEATS, pdf_repeats: int = PDF_REPEATS, echo=print) -> dict:
     today = pages.today()
     month = selector.last_full_month(today)

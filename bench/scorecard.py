@@ -25,8 +25,9 @@ from decimal import Decimal
 
 from django.db import connection
 from django.db.models import Sum
-from django.test import Client, override_settings
+from django.test import Client
 
+from bench.served import served_in_process
 from finops.models import Account, DailyPerformance, DailySpend, EvalScore, OutcomeCount, User, Workload
 from finops.performance.selectors import scorecard as selectors
 from finops.performance.services.performance_rollup import performance_rollup_rebuild
@@ -138,15 +139,7 @@ def _control(quarter: selectors.Quarter) -> None:
         cursor.fetchone()
 
 
-@override_settings(
-    ALLOWED_HOSTS=["testserver"],
-    SECURE_SSL_REDIRECT=False,
-    DEBUG=False,
-    STORAGES={
-        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    },
-)
+@served_in_process()
 def measure(*, repeats: int = REPEATS, echo=print) -> dict:
     today = pages.today()
     quarter = last_full_quarter(today)

@@ -16,8 +16,9 @@ import json
 import time
 from decimal import Decimal
 
-from django.test import Client, override_settings
+from django.test import Client
 
+from bench.served import served_in_process
 from finops.models import DailyPerformance, DailySpend, Offering, Provider, User, Workload
 from finops.performance.measures import Performance
 from finops.whatif.families import FamilyMap
@@ -99,15 +100,7 @@ def performance_remove() -> None:
     ).delete()
 
 
-@override_settings(
-    ALLOWED_HOSTS=["testserver"],
-    SECURE_SSL_REDIRECT=False,
-    DEBUG=False,
-    STORAGES={
-        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    },
-)
+@served_in_process()
 def measure(*, repeats: int = REPEATS, echo=print) -> dict:
     before = set(Offering.objects.values_list("id", flat=True))
     try:
