@@ -470,6 +470,11 @@ with time_machine.travel(dt.datetime(2026, 11, 1, 12, tzinfo=dt.UTC), tick=False
     result["amounts"] = re.findall(r"\$[0-9][0-9,.]*[kMB]?", body)
     result["shows_last_30_days"] = result["expected_last_30_days"] in body
     result["mentions_unpriced"] = "unpriced" in body.lower()
+    # Explore's filter lists are raw SQL (a recursive skip-scan for the models): they must parse on SQLite too.
+    explore = client.get("/explore/")
+    result["explore_status"] = explore.status_code
+    models = re.search(r'<select[^>]*name="model"[^>]*>(.*?)</select>', explore.content.decode(), re.S)
+    result["explore_models"] = len(re.findall(r'<option value="[^"]+"', models.group(1))) if models else 0
 print("RESULT " + json.dumps(result))
 """
 
@@ -502,6 +507,7 @@ def test_the_demo_loads_on_sqlite_and_the_admin_sees_spend_on_the_overview(tmp_p
     assert any(amount.strip("$0.,") for amount in result["amounts"]), result  # a non-zero dollar figure
     assert result["shows_last_30_days"], result  # the demo's spend of the last 30 days, e.g. "$95.3k"
     assert result["mentions_unpriced"], result
+    assert result["explore_status"] == 200 and result["explore_models"] >= 5, result  # the demo's models to filter by
 
 
 def test_the_demo_attributes_everything_but_the_personal_sandbox_key(loaded):

@@ -205,7 +205,8 @@ def _distinct(rows, field: str) -> list:
     base = rows.order_by().values(value=F(field)).query
     sql, params = base.get_compiler(rows.db).as_sql()
     statement = (
-        f"WITH RECURSIVE skip(value) AS ((SELECT min(value) FROM ({sql}) AS first_value) UNION ALL "
+        # No parentheses around the anchor: SQLite's grammar (`make demo`) refuses them, Postgres takes either.
+        f"WITH RECURSIVE skip(value) AS (SELECT min(value) FROM ({sql}) AS first_value UNION ALL "
         f"SELECT (SELECT min(value) FROM ({sql}) AS next_value WHERE value > skip.value) FROM skip "
         "WHERE skip.value IS NOT NULL) SELECT value FROM skip WHERE value IS NOT NULL"
     )
