@@ -12,10 +12,12 @@ from django.core.management import call_command
 
 from finops.models import EvalScore, OutcomeCount, ReportedPerformance
 from finops.org.services.api_tokens import api_token_create
+from tests.clock import holding
 from tests.test_evals_api import score
 from tests.test_metrics_api import row as metric_row
 
 TODAY = dt.datetime.now(dt.UTC).date()
+_held_on_today = holding(TODAY)
 JSON = {"content_type": "application/json"}
 
 

@@ -7,8 +7,10 @@ from django.test import Client
 
 from finops.models import OutcomeBatch, OutcomeCount, Workload
 from finops.org.services.api_tokens import api_token_create
+from tests.clock import holding
 
 TODAY = dt.datetime.now(dt.UTC).date()
+_held_on_today = holding(TODAY)
 D1 = (TODAY - dt.timedelta(days=3)).isoformat()
 
 

@@ -14,9 +14,11 @@ from django.test.utils import CaptureQueriesContext
 
 from finops.models import OutcomeBatch, OutcomeCount, Workload
 from finops.performance.services.outcomes import OutcomesInvalid, outcomes_import_csv, outcomes_record
+from tests.clock import holding
 from tests.conftest import make_user
 
 TODAY = dt.datetime.now(dt.UTC).date()
+_held_on_today = holding(TODAY)
 D1 = (TODAY - dt.timedelta(days=3)).isoformat()
 D2 = (TODAY - dt.timedelta(days=2)).isoformat()
 JSON = {"content_type": "application/json"}

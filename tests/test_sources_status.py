@@ -15,8 +15,10 @@ from django.urls import reverse
 from finops.models import Account, IngestRun, Provider
 from finops.sources.selectors.account_status import account_status, account_statuses, by_urgency, status_of
 from ingest.services import usage_file_import
+from tests.clock import holding
 
 TODAY = dt.datetime.now(dt.UTC).date()
+_held_on_today = holding(TODAY)
 
 
 def usage(*days_ago: int) -> bytes:

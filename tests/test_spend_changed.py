@@ -22,11 +22,13 @@ from finops.spend.services.attribution import ATTRIBUTION_LOCK, workload_team_mo
 from finops.spend.services.rules import rule_create
 from finops.tasks import evaluate_alerts
 from ingest.services import account_sync, usage_file_import
+from tests.clock import holding
 from tests.conftest import stored_cap
 from tests.fakes.provider_server import Reply
 from tests.ingest.test_openai_api import COSTS, SECRET, cursor_pages, load
 
 TODAY = dt.datetime.now(dt.UTC).date()
+_held_on_today = holding(TODAY)
 HEADER = "day,model,input_tokens,output_tokens,cost,project\n"
 
 
