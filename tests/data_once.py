@@ -50,3 +50,15 @@ def world_rows(*names: str) -> tuple:
         return row
 
     return tuple(fixture_for(name) for name in names)
+
+
+@contextmanager
+def pages_generated(blocker, lines: int) -> Iterator[dict]:
+    """The page bench's generator at `lines` (bench/pages.py), built once for a module and held on the day its year
+    of lines ends (tests/clock.py): the benches' tests read pages and figures relative to that day, and a run
+    crossing midnight would otherwise read them a day later than the data."""
+    from bench import pages
+    from tests.clock import held_on
+
+    with held_on(pages.today()), built_once(blocker):
+        yield pages.generate(lines, echo=lambda *_: None)

@@ -9,7 +9,7 @@ import pytest
 
 from bench import alerts, pages
 from finops.models import AlertEvent, Cap, Team, Workload
-from tests.data_once import built_once
+from tests.data_once import pages_generated
 
 LINES = 20_000
 
@@ -18,8 +18,8 @@ LINES = 20_000
 def generated_once(django_db_setup, django_db_blocker):
     """The generator's output, built once for the module (tests/data_once.py): each test reads it in a savepoint
     rolled back after it, so what one test writes (caps, a re-run of the bench) never reaches the next."""
-    with built_once(django_db_blocker):
-        yield pages.generate(LINES, echo=lambda *_: None)
+    with pages_generated(django_db_blocker, LINES) as shape:
+        yield shape
 
 
 @pytest.fixture

@@ -12,8 +12,7 @@ from django.db.models import F, Sum
 from bench import page_profile, pages
 from bench.org import Scale
 from finops.models import DailySpend, UsageLine
-from tests.clock import held_on
-from tests.data_once import built_once
+from tests.data_once import pages_generated
 
 LINES = 20_000
 
@@ -21,10 +20,9 @@ LINES = 20_000
 @pytest.fixture(scope="module")
 def generated_once(django_db_setup, django_db_blocker):
     """The generator's output, built once for the module (tests/data_once.py): each test reads it in a savepoint
-    rolled back after it, so what one test writes (caps, a re-run of the bench) never reaches the next. The module
-    is held on the day the year ends (tests/clock.py), so a run crossing midnight reads the pages of that year."""
-    with held_on(pages.today()), built_once(django_db_blocker):
-        yield pages.generate(LINES, echo=lambda *_: None)
+    rolled back after it, so what one test writes (caps, a re-run of the bench) never reaches the next."""
+    with pages_generated(django_db_blocker, LINES) as shape:
+        yield shape
 
 
 @pytest.fixture
