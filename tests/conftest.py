@@ -111,9 +111,9 @@ LONGEST_FIRST = [
     "tests/browser/test_contracts.py",  # 13
     "tests/ingest/test_litellm_paging.py",  # ~13 (was 18; alone 22-26 -> 15-19 CPU s: docs/architecture.md Habits)
     "tests/browser/test_layout.py",  # 12
-    "tests/test_alert_delivery.py",  # ~12 (was 15; alone 29 -> 20-24 CPU s: docs/architecture.md Habits)
     "tests/ingest/test_properties.py",  # 10
     "tests/integration/test_worker_killed.py",  # ~8 (was 31, then 10-14; issue 27, docs/architecture.md Habits)
+    "tests/test_alert_delivery.py",  # ~7 (was 15, then 12; alone 18 -> 9 CPU s at load 13: forked children)
     "tests/test_migration_audit.py",  # 5 (was 10)
 ]
 

@@ -106,8 +106,7 @@ def test_postgres_cut_and_restarted_during_an_import_the_run_retries_and_equals_
             with big.open("rb") as stream:
                 run = usage_upload_accept(account=cut, upload=stream, file_name=big.name)
 
-            # The worker's transaction has begun the COPY (the replaced days' lines deleted before it) and waits
-            # for its rows: cut there.
+            # The worker's transaction has sent its COPY, and Postgres waits for the rows the proxy holds: cut there.
             wait_for(held.is_set, 60, "the worker to begin its COPY", [worker])
             wait_for(copying, 60, "Postgres to wait in the worker's COPY", [worker])
             assert proxy.cut(down_for=3.0) >= 1
