@@ -123,6 +123,7 @@ def process_env(*, redis_url: str, db_url: str | None = None, **extra) -> dict:
         "DATABASE_URL": db_url or database_url(),
         "REDIS_URL": redis_url,
         "CELERY_EAGER": "0",
+        "CELERY_SKIP_CHECKS": "1",  # see test_worker_killed.WORKER_ENV
         "PYTHONUNBUFFERED": "1",
         **{key: str(value) for key, value in extra.items()},
     }

@@ -2,17 +2,24 @@
 partial window is ever visible, and the run is never left `running`.
 
 A real `celery worker` reaches Postgres through a TCP proxy (tests/fakes/tcp_proxy.py) that the test cuts while
-the worker's COPY is streaming rows into the usage-line table: every connection closed at once and new ones refused
+the worker is inside its COPY into the usage-line table: every connection closed at once and new ones refused
 for 3 s, as clients see a Postgres restart (the shared cluster itself is never stopped). What this found, and the
 fix: ingest/services.py, _database_lost (the run used to stay `running` holding its account's lease, and the task
 was never retried).
+
+Where the cut lands: the proxy passes the COPY statement and then holds what the client sends (its rows), so the
+server waits in the COPY and the client inside psycopg's copy — the point the cut must hit, since a cut there
+raises psycopg's own error rather than Django's (ingest/services.py, DATABASE_LOST) — however small the file. The
+files were once 30,000 and 24,000 lines so that a COPY was still streaming when a poll of pg_stat_activity saw it.
 """
 
 import datetime as dt
+import threading
 import time
 from decimal import Decimal
 from urllib.parse import quote
 
+import psycopg
 import pytest
 from django.conf import settings as django_settings
 from django.db import connection
@@ -26,7 +33,6 @@ from tests.integration.test_worker_killed import (  # noqa: F401  real_queue is 
     WORKER_APPLICATION,
     account_snapshot,
     lines_differing,
-    other_backends,
     raw_by_day,
     real_queue,
     rollup_by_day,
@@ -39,14 +45,32 @@ pytestmark = [pytest.mark.worker, pytest.mark.slow]
 
 BIG_DAYS = [dt.date(2025, 3, 1) + dt.timedelta(days=n) for n in range(20)]
 SMALL_DAYS = [dt.date(2025, 2, 26) + dt.timedelta(days=n) for n in range(6)]
+# The statement the proxy holds the client in: the writer's COPY of usage lines (ingest/columnar.py).
+COPY_LINES = f"COPY {UsageLine._meta.db_table} ".encode()
 
 
 def proxied_url(port: int) -> str:
     db = connection.settings_dict
     credentials = quote(db["USER"] or "", safe="") + (":" + quote(db["PASSWORD"], safe="") if db["PASSWORD"] else "")
-    return (
-        f"postgres://{credentials}@127.0.0.1:{port}/{quote(db['NAME'], safe='')}?application_name={WORKER_APPLICATION}"
+    return (  # no TLS, whatever the server offers: the proxy reads the statements
+        f"postgres://{credentials}@127.0.0.1:{port}/{quote(db['NAME'], safe='')}"
+        f"?application_name={WORKER_APPLICATION}&sslmode=disable"
     )
+
+
+def copying(*, pid: int | None = None, cursor=None) -> list[int]:
+    """The backends (the workers', or `pid`) inside a COPY of usage lines: running it, waiting for its rows.
+    Read on `cursor` if given (a connection off the proxy), else on the test's connection."""
+    sql = (
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' "
+        "AND query LIKE %s AND (pid = %s OR (%s::int IS NULL AND application_name = %s))"
+    )
+    params = [COPY_LINES.decode().strip() + "%", pid, pid, WORKER_APPLICATION]
+    if cursor is not None:
+        return [found for (found,) in cursor.execute(sql, params).fetchall()]
+    with connection.cursor() as django_cursor:
+        django_cursor.execute(sql, params)
+        return [found for (found,) in django_cursor.fetchall()]
 
 
 def test_postgres_cut_and_restarted_during_an_import_the_run_retries_and_equals_a_clean_run(
@@ -60,7 +84,7 @@ def test_postgres_cut_and_restarted_during_an_import_the_run_retries_and_equals_
     clean = Account.objects.create(name="openai-clean", provider=openai, connector="usage_csv")
     small, big = tmp_path / "february.csv", tmp_path / "march.csv"
     write_usage_csv(small, SMALL_DAYS, 100, seed=1)
-    write_usage_csv(big, BIG_DAYS, 1_500, seed=2)
+    write_usage_csv(big, BIG_DAYS, 100, seed=2)  # restates three of the small file's days
     for account in (cut, clean):
         with small.open("rb") as stream:
             assert usage_file_import(account=account, stream=stream, file_name=small.name).status == "succeeded"
@@ -78,18 +102,13 @@ def test_postgres_cut_and_restarted_during_an_import_the_run_retries_and_equals_
                 reference = usage_file_import(account=clean, stream=stream, file_name=big.name)
             assert reference.status == "succeeded", reference.error
             wait_ready(worker)
+            held = proxy.hold_after(COPY_LINES)
             with big.open("rb") as stream:
                 run = usage_upload_accept(account=cut, upload=stream, file_name=big.name)
 
-            def copying():
-                return [
-                    pid
-                    for pid, state, query in other_backends()
-                    if state in ("active", "idle in transaction") and query.startswith("COPY finops_usageline")
-                ]
-
-            wait_for(copying, 60, "the worker to copy rows", [worker])
-            time.sleep(0.2)
+            # The worker's transaction has sent its COPY, and Postgres waits for the rows the proxy holds: cut there.
+            wait_for(held.is_set, 60, "the worker to begin its COPY", [worker])
+            wait_for(copying, 60, "Postgres to wait in the worker's COPY", [worker])
             assert proxy.cut(down_for=3.0) >= 1
             cut_at = time.monotonic()
 
@@ -128,12 +147,11 @@ def test_postgres_cut_and_restarted_during_an_import_the_run_retries_and_equals_
 
 def test_a_connection_cut_during_an_inline_import_fails_the_run_cleanly(transactional_db, tmp_path):
     """No worker to retry (the `import_usage` command, tasks inline): the import's own connection is terminated
-    (pg_terminate_backend, from another connection) while it copies rows. The run ends failed saying the
-    database connection was lost, nothing of it is kept, the lease is released and the next import works."""
-    import threading
+    (pg_terminate_backend, from another connection) while it is inside its COPY. The run ends failed saying the
+    database connection was lost, nothing of it is kept, the lease is released and the next import works.
 
-    from django.db import connections
-
+    The test's connection goes through the proxy for the import, held after the COPY statement (see the module's
+    docstring); the termination comes from Postgres, as before."""
     reseed_reference_data()
     FxRate.objects.create(day=dt.date(2025, 1, 1), currency="EUR", rate=Decimal("1.0815"))
     account = Account.objects.create(
@@ -141,35 +159,48 @@ def test_a_connection_cut_during_an_inline_import_fails_the_run_cleanly(transact
     )
     small, big = tmp_path / "february.csv", tmp_path / "march.csv"
     write_usage_csv(small, SMALL_DAYS, 100, seed=1)
-    write_usage_csv(big, BIG_DAYS[:12], 2_000, seed=2)  # past the first 20,000-row COPY chunk
+    write_usage_csv(big, BIG_DAYS[:12], 100, seed=2)
     with small.open("rb") as stream:
         assert usage_file_import(account=account, stream=stream, file_name=small.name).status == "succeeded"
     before = account_snapshot(account)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        mine = cursor.fetchone()[0]
+    db = connection.settings_dict
+    direct = {key: db[key] for key in ("HOST", "PORT", "OPTIONS")}
     terminated = []
 
-    def cut_when_copying():
-        watcher = connections.create_connection("default")
+    def terminate_when_copying(proxy: TcpProxy, held: threading.Event, mine: int) -> None:
+        watcher = psycopg.connect(
+            dbname=db["NAME"],
+            user=db["USER"] or None,
+            password=db["PASSWORD"] or None,
+            host=direct["HOST"] or None,
+            port=direct["PORT"] or None,
+            autocommit=True,
+        )
         try:
             deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and not terminated:
-                with watcher.cursor() as cursor:
-                    cursor.execute("SELECT query FROM pg_stat_activity WHERE pid = %s", [mine])
-                    row = cursor.fetchone()
-                    if row and row[0].startswith("COPY finops_usageline"):
-                        cursor.execute("SELECT pg_terminate_backend(%s)", [mine])
-                        terminated.append(cursor.fetchone()[0])
-                time.sleep(0.02)
+            while not held.wait(0.02) or not copying(pid=mine, cursor=watcher.cursor()):
+                if time.monotonic() > deadline:
+                    return  # never inside the COPY: terminated stays empty and the test fails
+            terminated.append(watcher.execute("SELECT pg_terminate_backend(%s)", [mine]).fetchone()[0])
         finally:
             watcher.close()
+            proxy.release()  # the import is never left waiting on the proxy
 
-    watcher = threading.Thread(target=cut_when_copying)
-    watcher.start()
-    with big.open("rb") as stream:
-        run = usage_file_import(account=account, stream=stream, file_name=big.name)
-    watcher.join()
+    with TcpProxy(db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)) as proxy:
+        connection.close()
+        db.update(HOST="127.0.0.1", PORT=str(proxy.port), OPTIONS={**db["OPTIONS"], "sslmode": "disable"})
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                mine = cursor.fetchone()[0]
+            watcher = threading.Thread(target=terminate_when_copying, args=(proxy, proxy.hold_after(COPY_LINES), mine))
+            watcher.start()
+            with big.open("rb") as stream:
+                run = usage_file_import(account=account, stream=stream, file_name=big.name)
+            watcher.join()
+        finally:
+            connection.close()
+            db.update(direct)
 
     assert terminated == [True]
     run.refresh_from_db()
