@@ -89,6 +89,64 @@ def test_any_period_sums_equal_the_daily_rollup_summed_over_it(
         assert monthly_read == (period.days > spend.DAILY_READ_MAX_DAYS or whole_months), key
 
 
+@pytest.mark.parametrize(
+    "key, start, end",
+    [
+        ("last-30", None, None),
+        ("last-month", None, None),
+        ("2026-Q3", None, None),
+        ("custom", "2026-08-20", "2026-11-11"),
+    ],
+)
+def test_sums_by_each_key_at_once_equal_the_finer_sums_regrouped(
+    key, start, end, fiona, sam, openai_account, support_agent
+):
+    """The overview reads its workload table and its model table in one statement (GROUPING SETS, issue 23): each
+    equals the sums by workload × model regrouped by that key, value for value (a cost None where no line of the
+    group is priced, a workload of priced and unpriced models, the unattributed group), whether the period is read
+    as whole months with days taken away, whole months alone, or days; for everyone and for a member."""
+    from finops.core.reporting_period import resolve
+    from finops.models import MonthlySpend
+    from finops.spend.selectors import spend
+
+    rows = ["day,model,input_tokens,output_tokens,cost,project"]
+    for n in range(0, 120):  # Aug .. Nov 2026: priced, unpriced, attributed and not
+        day = (dt.date(2026, 8, 1) + dt.timedelta(days=n)).isoformat()
+        rows += [
+            f"{day},gpt-5-mini,{1000 + n},{n},{n % 5 + 0.5},support",
+            f"{day},my-model,{500 + n},1,,other",
+            f"{day},my-model,{300 + n},1,,support",
+            f"{day},gpt-5,{100 + n},2,{n % 3},other",
+        ]
+    assert (
+        usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="e.csv").status
+        == "succeeded"
+    )
+    AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
+    history_reattribute()
+
+    today = dt.date(2026, 11, 22)
+    period = resolve(
+        key, today=today, start=start and dt.date.fromisoformat(start), end=end and dt.date.fromisoformat(end)
+    )
+    for user in (fiona, sam):
+        daily, monthly = spend.visible_spend(user), spend.visible_spend(user, MonthlySpend)
+        for beyond in (0, spend.DAILY_READ_MAX_DAYS):
+            keys = ("workload_id", "model")
+            with CaptureQueriesContext(connection) as queries:
+                each = spend.sums_each(daily, monthly, *period.span(), keys, today=today, months_beyond_days=beyond)
+            assert len(queries.captured_queries) == 1, (user, key, beyond)
+            pairs = spend.sums(daily, monthly, *period.span(), keys, today=today, months_beyond_days=beyond)
+            assert pairs, (user, key)
+            for name in keys:
+                wanted = {row[name]: row for row in spend.regroup(pairs, name)}
+                assert {row[name]: row for row in each[name]} == wanted, (user, key, beyond, name)
+        if user is fiona:
+            assert {r["model"]: r["cost"] for r in each["model"]}["my-model"] is None
+            assert {r["workload_id"]: r["cost"] for r in each["workload_id"]}[None] is not None
+            assert {r["workload_id"]: r["unpriced_tokens"] for r in each["workload_id"]}[None] > 0
+
+
 @pytest.mark.parametrize("key", ["last-30", "mtd", "last-month"])
 def test_one_pass_by_day_gives_every_tiles_totals_exactly(key, fiona, sam, openai_account, support_agent):
     """The spend pages read their periods' totals (and the month's, on the overview) from one grid by day;
@@ -118,9 +176,7 @@ def test_one_pass_by_day_gives_every_tiles_totals_exactly(key, fiona, sam, opena
         daily = spend.visible_spend(user)
         grid = spend.day_grid(daily, spans, ("provider_id", "charge_category"))
         assert grid is not None
-        assert {name: spend.grid_totals(grid, *span) for name, span in spans.items()} == spend.period_totals(
-            daily, spans
-        ), (user, key)
+        assert spend.grid_span_totals(grid, spans) == spend.period_totals(daily, spans), (user, key)
         # The forecast's days, when the grid holds them (issue 23: the overview reads them from it).
         start, end = spend.forecast_days(today)
         if min(s for s, _ in spans.values()) <= start:
@@ -146,9 +202,7 @@ def _assert_overview_grid_is_the_daily_grid(spans, users, key):
         grid = spend.day_grid(daily, spans, keys, by_team=by_team)
         assert by_team.exists()
         assert sorted(grid, key=_grid_key) == sorted(spend.day_grid(daily, spans, keys), key=_grid_key), (user, key)
-        assert {name: spend.grid_totals(grid, *span) for name, span in spans.items()} == spend.period_totals(
-            daily, spans
-        ), (user, key)
+        assert spend.grid_span_totals(grid, spans) == spend.period_totals(daily, spans), (user, key)
 
 
 def _grid_key(row: dict) -> tuple:

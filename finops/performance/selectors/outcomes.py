@@ -73,7 +73,7 @@ def by_workload(
 ) -> dict[int, CostPerOutcome]:
     """CostPerOutcome of each workload over [start, end): one grouped read of the spend, one of the outcomes.
     `daily`/`monthly`: the spend rows the viewer may see. `spent`: those rows' spend sums by workload over the same
-    period, when the caller has read them already (the overview's workload table: spend.regroup of spend.sums,
+    period, when the caller has read them already (the overview's workload table: spend.sums_each by workload,
     the same figures), {workload_id: row}; the spend is then not read again."""
     ids = list(workload_ids)
     if not ids:

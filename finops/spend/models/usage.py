@@ -384,6 +384,17 @@ class DailySpend(RollupSums):
                 include=["provider", "charge_category", "reporting_cost"],
                 name="dailyspend_unattributed_sums",
             ),
+            # Shared charges (tax, fees, support, credits: finops.spend.selectors.shared_charges) by day, for the
+            # teams page, a team's page, the unattributed page and the report: a handful of rows a day among
+            # thousands of usage rows, which the planner otherwise found through the team index's NULLs, visiting
+            # every unattributed row's heap page of the year (issue 23: the teams page's costliest read). Carries what
+            # that read filters, groups and sums, so it is an index-only scan of a small index.
+            models.Index(
+                fields=["day"],
+                condition=~Q(charge_category=ChargeCategory.USAGE) & Q(reporting_cost__isnull=False),
+                include=["team", "account", "charge_category", "reporting_cost"],
+                name="dailyspend_shared_charges",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -234,6 +234,62 @@ def signed_sums(
     [start, end), unfinished: the one way any period is read (pages, the spend report). Periods longer than
     `months_beyond_days` (and not by day) read whole months from `monthly` when given; a group whose lines all
     lie in days taken away nets to no lines and is left out."""
+    grouped = _grouped_parts(
+        daily,
+        monthly,
+        start,
+        end,
+        keys,
+        measures=measures,
+        today=today,
+        point=point,
+        months_beyond_days=months_beyond_days,
+    )
+    names = keys + (("point",) if point else ())
+    if len(grouped) == 1 and names:  # one read added as it is: its groups are distinct already
+        merged = list(grouped[0][0])
+    else:
+        merged = periods.added(grouped, names, tuple(measures))
+    return [row for row in merged if row["lines"]]
+
+
+def sums_each(
+    daily: QuerySet[DailySpend],
+    monthly: QuerySet[MonthlySpend] | None,
+    start: dt.date,
+    end: dt.date,
+    keys: tuple[str, ...],
+    *,
+    today: dt.date,
+    months_beyond_days: int = DAILY_READ_MAX_DAYS,
+) -> dict[str, list[dict]]:
+    """sums() by each of `keys` on its own ({key: its rows}), read at once: the overview's workload and model tables
+    from one statement (periods.added's `each`). Each key's rows are what regroup() makes of sums() by all `keys`
+    together, each row with its one key: a cost is the sum of the group's priced lines' costs (the costs of a
+    finer group without priced lines net to nothing: unpriced lines have none), None where it has no priced line;
+    a group whose lines net to none is left out, as its finer groups all would be."""
+    measures = {**MEASURES, "priced_lines": Sum("line_count", filter=~UNPRICED)}
+    grouped = _grouped_parts(
+        daily, monthly, start, end, keys, measures=measures, today=today, months_beyond_days=months_beyond_days
+    )
+    found = periods.added(grouped, keys, tuple(measures), each=True)
+    return {key: [finish(row) for row in rows if row["lines"]] for key, rows in found.items()}
+
+
+def _grouped_parts(
+    daily: QuerySet[DailySpend],
+    monthly: QuerySet[MonthlySpend] | None,
+    start: dt.date,
+    end: dt.date,
+    keys: tuple[str, ...],
+    *,
+    measures: dict,
+    today: dt.date,
+    point: str | None = None,
+    months_beyond_days: int = DAILY_READ_MAX_DAYS,
+) -> list[tuple[QuerySet, int]]:
+    """The grouped reads (and signs) signed_sums adds up: the period's parts (periods.parts) when long or whole
+    months, else its days, each `.values(*keys, point).annotate(**measures)`."""
     if (
         point != "day"
         and monthly is not None
@@ -253,12 +309,7 @@ def signed_sums(
                 else (Cast(TruncMonth("day"), DateField()) if by_month else F("day"))
             )
         grouped.append((rows.values(*keys, **extra).annotate(**measures).order_by(), sign))
-    names = keys + (("point",) if point else ())
-    if len(grouped) == 1 and names:  # one read added as it is: its groups are distinct already
-        merged = list(grouped[0][0])
-    else:
-        merged = periods.added(grouped, names, tuple(measures))
-    return [row for row in merged if row["lines"]]
+    return grouped
 
 
 def _whole_months(start: dt.date, end: dt.date) -> bool:
@@ -441,15 +492,37 @@ def day_grid(
 
 def grid_totals(grid: list[dict], start: dt.date, end: dt.date) -> Totals:
     """The Totals of [start, end) from a day_grid: exactly what period_totals reads from the rollup."""
-    total = {"cost": None, "unpriced_tokens": 0, "unattributed": None, "tokens": 0, "requests": 0, "priced_lines": 0}
+    return grid_span_totals(grid, {"span": (start, end)})["span"]
+
+
+GRID_SUMS = ("cost", "unpriced_tokens", "unattributed", "tokens", "requests", "priced_lines")
+
+
+def grid_span_totals(grid: list[dict], spans: dict[str, tuple[dt.date, dt.date]]) -> dict[str, Totals]:
+    """grid_totals of each span: the grid's rows summed by day once, then each span's days added. The overview's
+    four spans went over its ~1,000–6,000 grid rows four times, every measure of every row (issue 23). A sum is None
+    where no row has a value, as SQL's SUM; Decimals and integers add exactly, in any order."""
+    by_day: dict[dt.date, list] = {}
     for row in grid:
-        if start <= row["day"] < end:
-            for name in total:
-                if row[name] is not None:
-                    total[name] = (total[name] or 0) + row[name]
-    if not total["priced_lines"]:
-        total["cost"] = None
-    return _as_totals(total)
+        day = by_day.get(row["day"])
+        if day is None:
+            day = by_day[row["day"]] = [None] * len(GRID_SUMS)
+        for i, name in enumerate(GRID_SUMS):
+            value = row[name]
+            if value is not None:
+                day[i] = value if day[i] is None else day[i] + value
+    found = {}
+    for span_name, (start, end) in spans.items():
+        total = dict.fromkeys(GRID_SUMS)
+        for day, sums in by_day.items():
+            if start <= day < end:
+                for name, value in zip(GRID_SUMS, sums, strict=True):
+                    if value is not None:
+                        total[name] = value if total[name] is None else total[name] + value
+        if not total["priced_lines"]:
+            total["cost"] = None
+        found[span_name] = _as_totals(total)
+    return found
 
 
 def grid_daily_costs(grid: list[dict], start: dt.date, end: dt.date) -> dict[dt.date, Decimal]:
