@@ -24,12 +24,14 @@ calendar day, so a day's log covers the same hours whichever window it is genera
 import csv
 import datetime as dt
 import hashlib
+import itertools
 import json
 import random
-import uuid
+from bisect import bisect
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+from typing import NamedTuple
 
 from finops.prices.selectors import Tokens, cost_from_price
 
@@ -439,6 +441,9 @@ DIURNAL = {
     "batch": (10, 10, 10, 10, 10, 8, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 4, 8),
 }
 DIURNAL["interactive"] = DIURNAL["realtime"]
+# What `rng.choices(range(24), weights=DIURNAL[profile])` works out on every call, worked out once: an hour is drawn
+# as choices draws it (one random() against the cumulative weights), the same hours from the same seed.
+DIURNAL_CUMULATIVE = {profile: list(itertools.accumulate(weights)) for profile, weights in DIURNAL.items()}
 SPEND_QUANTUM = Decimal("0.00000001")
 
 
@@ -453,15 +458,24 @@ def _split(total: int, weights: list[int]) -> list[int]:
     return parts
 
 
+def _request_id(bits: int) -> str:
+    """`str(uuid.UUID(int=bits, version=4))` without the UUID object (its constructor is Python, ~70k a demo): the
+    variant and version bits set as UUID sets them, the same text."""
+    bits = (bits & ~(0xC000 << 48) | 0x8000 << 48) & ~(0xF000 << 64) | 4 << 76
+    hex = f"{bits:032x}"
+    return f"{hex[:8]}-{hex[8:12]}-{hex[12:16]}-{hex[16:20]}-{hex[20:]}"
+
+
 def _log_time(moment: dt.datetime) -> str:
     """How a LiteLLM_SpendLogs CSV export writes a time: naive UTC, milliseconds."""
     return moment.isoformat(sep=" ", timespec="milliseconds")
 
 
-@dataclass(frozen=True)
-class _Request:
+class _Request(NamedTuple):
+    """A request as the log records it (a tuple: a frozen dataclass's constructor costs ~1 µs more, ~70k a demo)."""
+
     start: dt.datetime
-    request_id: uuid.UUID
+    request_id: str  # a version-4 UUID's text (_request_id)
     tokens: Tokens
     duration_ms: int
     ttft_ms: int | None  # None: failed (no first token)
@@ -477,7 +491,8 @@ class SpendLogs:
             if usage.overrun and index >= usage.log_records - 3:  # the last jobs of the night start late
                 return (BATCH_START_HOUR + usage.batch_window_hours + rng.randrange(OVERRUN_HOURS)) % 24
             return (BATCH_START_HOUR + rng.randrange(usage.batch_window_hours)) % 24
-        return rng.choices(range(24), weights=DIURNAL[usage.latency_profile])[0]
+        cumulative = DIURNAL_CUMULATIVE[usage.latency_profile]
+        return bisect(cumulative, rng.random() * (cumulative[-1] + 0.0), 0, 23)  # rng.choices(range(24), weights=…)
 
     def _starts(self, usage: DayUsage, rng: random.Random, count: int) -> list[dt.datetime]:
         """When each of the day's `count` requests started. The hours come from the day's first `log_records`
@@ -504,16 +519,20 @@ class SpendLogs:
             name: _split(getattr(usage.tokens, name), output_weights if name == "output" else input_weights)
             for name in TOKEN_CLASSES
         }
+        # The stream's timing, looked up once for its day's requests (the draws below are made in the same order).
+        ttft_range = TTFT_MS.get(provider, DEFAULT_TTFT_MS)
+        speed_range = MODEL_SPEED.get(series.model, SPEED.get(provider, DEFAULT_SPEED))
+        share, low, high = TAIL.get(provider, DEFAULT_TAIL)
         requests = []
-        for index, start in enumerate(starts):
-            request_id = uuid.UUID(int=rng.getrandbits(128), version=4)
-            tokens = Tokens(*(shares[name][index] for name in TOKEN_CLASSES))
-            if failed[index]:
+        each = zip(starts, failed, *(shares[name] for name in TOKEN_CLASSES), strict=True)
+        for start, fails, *counts in each:
+            request_id = _request_id(rng.getrandbits(128))
+            tokens = Tokens(*counts)
+            if fails:
                 requests.append(_Request(start, request_id, tokens, rng.randint(100, 800), None, True))  # a 429 or 5xx
                 continue
-            ttft = rng.triangular(*TTFT_MS.get(provider, DEFAULT_TTFT_MS))
-            speed = rng.triangular(*MODEL_SPEED.get(series.model, SPEED.get(provider, DEFAULT_SPEED)))
-            share, low, high = TAIL.get(provider, DEFAULT_TAIL)
+            ttft = rng.triangular(*ttft_range)
+            speed = rng.triangular(*speed_range)
             slow = rng.uniform(low, high) if rng.random() < share else 1.0
             ttft, generation = round(ttft * slow), round(tokens.output * 1000 / speed * slow)
             requests.append(_Request(start, request_id, tokens, ttft + max(1, generation), ttft))
@@ -544,7 +563,7 @@ class SpendLogs:
                 (
                     start,
                     (
-                        str(request.request_id),
+                        request.request_id,
                         _log_time(start),
                         _log_time(start + dt.timedelta(milliseconds=request.duration_ms)),
                         _log_time(start + dt.timedelta(milliseconds=request.ttft_ms))
@@ -603,7 +622,7 @@ class ProxySpendLogs(SpendLogs):
                 (
                     start,
                     (
-                        f"{uuid.UUID(int=rng.getrandbits(128), version=4)}_cache_hit{epoch:.3f}",
+                        f"{_request_id(rng.getrandbits(128))}_cache_hit{epoch:.3f}",
                         _log_time(start),
                         _log_time(start + dt.timedelta(milliseconds=rng.randint(8, 40))),
                         "",  # completionStartTime

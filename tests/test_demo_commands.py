@@ -4,6 +4,7 @@
 import csv
 import datetime as dt
 import os
+import uuid
 
 import environ
 import pytest
@@ -34,6 +35,15 @@ def test_the_generator_writes_the_same_files_for_the_same_day(tmp_path):
         alone = generate(today=TODAY, out_dir=tmp_path / name, accounts={name})
         assert list(alone) == [name]
         assert [p.read_bytes() for p in alone[name]] == [p.read_bytes() for p in first[name]], name
+    # A gateway log's request ids are version-4 UUIDs as LiteLLM writes them (demo/exports.py spells their text
+    # without the UUID object): each reads back as itself, RFC 4122 variant; a cache hit's carries its suffix.
+    for name in ("cerebras-prod", "moonshot-gateway"):
+        with first[name][0].open(newline="") as fh:
+            ids = [row["request_id"].partition("_cache_hit")[0] for row in csv.DictReader(fh)]
+        assert len(ids) > 1000 and len(set(ids)) == len(ids), name
+        for request_id in ids:
+            parsed = uuid.UUID(request_id)
+            assert (str(parsed), parsed.version, parsed.variant) == (request_id, 4, uuid.RFC_4122), request_id
 
 
 def test_a_day_of_gateway_log_covers_the_same_hours_whichever_window_it_is_generated_in(tmp_path):
