@@ -33,7 +33,7 @@ class LinePreparer:
         # Everything a row may need is loaded now: once the COPY starts, the connection answers nothing else.
         self.providers = {p.slug: p for p in Provider.objects.all()}
         self.account_provider = next(p for p in self.providers.values() if p.id == account.provider_id)
-        self.price_books = PriceBook.all_providers()
+        self.price_books = PriceBook.all_providers(provider_ids=[p.id for p in self.providers.values()])
         self.discounts = ContractDiscounts.for_account(account)
         self.fx = FxConverter()
         self.rules = RuleMatcher()

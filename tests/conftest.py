@@ -90,7 +90,7 @@ LONGEST_FIRST = [
     "tests/test_report_demo.py",  # 38 (the demo's files' run, above)
     "tests/integration/test_report_workers.py",  # 30
     "tests/integration/test_faults_two_beats.py",  # 29 (a whole run at load 2-4, 27 Nov 2026: issue 27)
-    "tests/ingest/test_properties_files.py",  # 28
+    "tests/ingest/test_properties_files.py",  # 28 (before each example was undone by a savepoint: Habits)
     "tests/test_access_matrix.py",  # 26
     "tests/ingest/test_gateway_columns.py",  # 25
     "tests/test_report_subscriptions.py",  # 24
@@ -111,7 +111,7 @@ LONGEST_FIRST = [
     "tests/browser/test_contracts.py",  # 13
     "tests/ingest/test_litellm_paging.py",  # ~13 (was 18; alone 22-26 -> 15-19 CPU s: docs/architecture.md Habits)
     "tests/browser/test_layout.py",  # 12
-    "tests/ingest/test_properties.py",  # 10
+    "tests/ingest/test_properties.py",  # 10 (before the savepoint per example: docs/architecture.md Habits)
     "tests/integration/test_worker_killed.py",  # ~8 (was 31, then 10-14; issue 27, docs/architecture.md Habits)
     "tests/test_alert_delivery.py",  # ~7 (was 15, then 12; alone 18 -> 9 CPU s at load 13: forked children)
     "tests/test_migration_audit.py",  # 5 (was 10)

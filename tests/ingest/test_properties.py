@@ -5,7 +5,7 @@ overlapping, repeated, out-of-order pulls (and however each pull is chunked), th
 rollup equal those of one clean pull of the whole span, and the ledger's own totals by day. Exports:
 test_properties_files.py.
 
-Every example starts from no usage: the `db` fixture's transaction is shared by all examples of a test.
+Every example starts from no usage: its writes are rolled back when it ends (property_helpers.example_undone).
 """
 
 import base64
@@ -34,6 +34,7 @@ from tests.fakes.provider_server import FakeProviderServer, Reply
 from tests.ingest.property_helpers import (
     PULL_SETTINGS,
     TOKEN_FIELDS,
+    example_undone,
     reset_account,
     rollup_totals_by_day,
     totals_by_day,
@@ -398,13 +399,12 @@ def test_any_split_of_the_span_into_overlapping_repeated_out_of_order_pulls_tota
     api_account, clean_pull, plan
 ):
     pulls, chunk_days = plan
-    reset_account(api_account)
+    with example_undone():
+        for first_day, last_day in pulls:
+            pull(api_account, first_day, last_day, chunk_days=chunk_days)
 
-    for first_day, last_day in pulls:
-        pull(api_account, first_day, last_day, chunk_days=chunk_days)
-
-    assert totals_by_day(api_account) == clean_pull["totals"]
-    assert lines_of(api_account) == clean_pull["lines"]
-    assert billed_by_day(api_account) == clean_pull["billed"]
-    assert rollup_totals_by_day(api_account) == clean_pull["totals"]
-    assert_rollup_equals_raw(account=api_account, allow_empty=True)
+        assert totals_by_day(api_account) == clean_pull["totals"]
+        assert lines_of(api_account) == clean_pull["lines"]
+        assert billed_by_day(api_account) == clean_pull["billed"]
+        assert rollup_totals_by_day(api_account) == clean_pull["totals"]
+        assert_rollup_equals_raw(account=api_account, allow_empty=True)

@@ -4,7 +4,7 @@
   included); a file for another month adds; importing any file again changes nothing.
 - Usage CSVs imported in any order with repeats: each day's totals are those of the last file covering that day.
 
-Every example starts from no usage: the `db` fixture's transaction is shared by all examples of a test.
+Every example starts from no usage: its writes are rolled back when it ends (property_helpers.example_undone).
 """
 
 import csv
@@ -22,7 +22,7 @@ from finops.core.modelids import normalise_model
 from finops.models import Account, CostBasis, IngestRun, Provider, UsageLine
 from finops.prices.selectors import PriceBook, Tokens, cost_from_price
 from ingest.services import usage_file_import
-from tests.ingest.property_helpers import FILE_SETTINGS, reset_account, rollup_totals_by_day, totals_by_day
+from tests.ingest.property_helpers import FILE_SETTINGS, example_undone, rollup_totals_by_day, totals_by_day
 from tests.rollup_check import assert_rollup_equals_raw
 
 # =====================================================================================================
@@ -168,30 +168,29 @@ def import_focus(account: Account, rows: list[dict], name: str) -> None:
 @given(months=restated_months())
 def test_a_restated_focus_month_replaces_the_month_and_a_file_for_another_month_adds(focus_account, months):
     original, restated, other = months
-    reset_account(focus_account)
+    with example_undone():
+        import_focus(focus_account, original, "focus-2025-06.csv")
+        assert focus_totals(focus_account) == expected_focus_totals(original)
 
-    import_focus(focus_account, original, "focus-2025-06.csv")
-    assert focus_totals(focus_account) == expected_focus_totals(original)
+        import_focus(focus_account, restated, "focus-2025-06-restated.csv")
+        assert focus_totals(focus_account) == expected_focus_totals(restated)  # nothing of the first export is left
+        late = [r for r in restated if r["day"] < JUNE]
+        assert late and UsageLine.objects.filter(
+            account=focus_account,
+            period_start__lt=dt.datetime.combine(JUNE, dt.time(), tzinfo=dt.UTC),
+            billing_period_start=dt.datetime.combine(JUNE, dt.time(), tzinfo=dt.UTC),
+        ).count() == len(late)
 
-    import_focus(focus_account, restated, "focus-2025-06-restated.csv")
-    assert focus_totals(focus_account) == expected_focus_totals(restated)  # nothing of the first export is left
-    late = [r for r in restated if r["day"] < JUNE]
-    assert late and UsageLine.objects.filter(
-        account=focus_account,
-        period_start__lt=dt.datetime.combine(JUNE, dt.time(), tzinfo=dt.UTC),
-        billing_period_start=dt.datetime.combine(JUNE, dt.time(), tzinfo=dt.UTC),
-    ).count() == len(late)
+        import_focus(focus_account, other, "focus-other-month.csv")
+        both = expected_focus_totals(restated, other)
+        assert focus_totals(focus_account) == both
 
-    import_focus(focus_account, other, "focus-other-month.csv")
-    both = expected_focus_totals(restated, other)
-    assert focus_totals(focus_account) == both
-
-    # Importing either export again changes nothing: each replaces its own billing month and only that.
-    import_focus(focus_account, restated, "focus-2025-06-restated.csv")
-    assert focus_totals(focus_account) == both
-    import_focus(focus_account, other, "focus-other-month.csv")
-    assert focus_totals(focus_account) == both
-    assert rollup_totals_by_day(focus_account) == totals_by_day(focus_account)
+        # Importing either export again changes nothing: each replaces its own billing month and only that.
+        import_focus(focus_account, restated, "focus-2025-06-restated.csv")
+        assert focus_totals(focus_account) == both
+        import_focus(focus_account, other, "focus-other-month.csv")
+        assert focus_totals(focus_account) == both
+        assert rollup_totals_by_day(focus_account) == totals_by_day(focus_account)
 
 
 # =====================================================================================================
@@ -270,35 +269,37 @@ def csv_account(db):
 def test_usage_csvs_imported_in_any_order_with_repeats_leave_each_day_as_the_last_file_covering_it_says(
     csv_account, files, order
 ):
-    reset_account(csv_account)
-    book = PriceBook.for_provider(csv_account.provider)
+    with example_undone():
+        book = PriceBook.for_provider(csv_account.provider)
 
-    latest: dict[dt.date, list[dict]] = {}
-    for position in order:
-        rows = files[position % len(files)]
-        run = usage_file_import(account=csv_account, stream=io.BytesIO(usage_csv(rows)), file_name=f"f{position}.csv")
-        assert run.status == IngestRun.Status.SUCCEEDED, run.error
-        for day in {r["day"] for r in rows}:  # a file replaces exactly the days it has rows for
-            latest[day] = [r for r in rows if r["day"] == day]
+        latest: dict[dt.date, list[dict]] = {}
+        for position in order:
+            rows = files[position % len(files)]
+            run = usage_file_import(
+                account=csv_account, stream=io.BytesIO(usage_csv(rows)), file_name=f"f{position}.csv"
+            )
+            assert run.status == IngestRun.Status.SUCCEEDED, run.error
+            for day in {r["day"] for r in rows}:  # a file replaces exactly the days it has rows for
+                latest[day] = [r for r in rows if r["day"] == day]
 
-    expected = {}
-    for day, rows in latest.items():
-        costs = [c for c in (expected_reporting_cost(r, book) for r in rows) if c is not None]
-        expected[day] = {
-            "cost": sum(costs, Decimal(0)) if costs else None,
-            "reporting_cost": sum(costs, Decimal(0)) if costs else None,
-            "input_tokens": sum(r["uncached"] for r in rows),
-            "cached_input_tokens": sum(r["cached"] for r in rows),
-            "cache_write_tokens": sum(r["cache_write"] for r in rows),
-            "output_tokens": sum(r["output"] for r in rows),
-            "requests": sum(r["requests"] for r in rows),
-            "lines": len(rows),
-        }
-    assert totals_by_day(csv_account) == expected
-    assert rollup_totals_by_day(csv_account) == expected
-    assert (
-        not UsageLine.objects.filter(account=csv_account)
-        .filter(Q(cost_basis=CostBasis.UNPRICED) & ~Q(model="mystery-model-9"))
-        .exists()
-    )
-    assert_rollup_equals_raw(account=csv_account, allow_empty=True)
+        expected = {}
+        for day, rows in latest.items():
+            costs = [c for c in (expected_reporting_cost(r, book) for r in rows) if c is not None]
+            expected[day] = {
+                "cost": sum(costs, Decimal(0)) if costs else None,
+                "reporting_cost": sum(costs, Decimal(0)) if costs else None,
+                "input_tokens": sum(r["uncached"] for r in rows),
+                "cached_input_tokens": sum(r["cached"] for r in rows),
+                "cache_write_tokens": sum(r["cache_write"] for r in rows),
+                "output_tokens": sum(r["output"] for r in rows),
+                "requests": sum(r["requests"] for r in rows),
+                "lines": len(rows),
+            }
+        assert totals_by_day(csv_account) == expected
+        assert rollup_totals_by_day(csv_account) == expected
+        assert (
+            not UsageLine.objects.filter(account=csv_account)
+            .filter(Q(cost_basis=CostBasis.UNPRICED) & ~Q(model="mystery-model-9"))
+            .exists()
+        )
+        assert_rollup_equals_raw(account=csv_account, allow_empty=True)
