@@ -92,6 +92,9 @@ def setup_from_template(setup_databases, verbosity: int, **arguments):
 BLOATED_BYTES = 8 * 1024 * 1024
 
 
+KEPT = frozenset({"django_content_type", "auth_permission"})
+
+
 def flush_by_delete() -> None:
     """Empty tables with DELETE rather than TRUNCATE when a transactional test ends (Django's flush), unless one of
     them has grown big.
@@ -101,6 +104,11 @@ def flush_by_delete() -> None:
     what the test left takes ~20 ms. Django's foreign keys are DEFERRABLE INITIALLY DEFERRED, so the tables may be
     emptied in any order: the flush's one transaction checks them at commit, when everything is gone. A flush
     that resets sequences keeps Django's TRUNCATE … RESTART IDENTITY.
+
+    The content types and permissions (KEPT) are not deleted: they are what the models are, not what a test wrote,
+    and the flush's post_migrate signal put every one of them back at once, ~120 rows built and inserted after
+    every transactional test (half of a browser test's flush). Its receivers still run: with the rows there they
+    only read, and they would put back any a test deleted. The TRUNCATE path empties them too, as Django does.
 
     But DELETE leaves every row it removes in the table's file as a dead tuple, and nothing clears them while the
     process runs (the local server has autovacuum off; where it is on it comes by minutes later): after a test that
@@ -117,7 +125,7 @@ def flush_by_delete() -> None:
     def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
         if reset_sequences or _bloated(self.connection, tables):
             return truncate(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
-        return [f"DELETE FROM {self.quote_name(table)};" for table in tables]
+        return [f"DELETE FROM {self.quote_name(table)};" for table in tables if table not in KEPT]
 
     DatabaseOperations.sql_flush = sql_flush
 

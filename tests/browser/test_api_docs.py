@@ -3,33 +3,27 @@ from our own server (the `page` fixture fails a test whose page asks another ori
 
 import pytest
 
-from tests.conftest import PASSWORD
-
-from .conftest import sign_in
+from .conftest import signed_in
 
 pytestmark = pytest.mark.browser
 
 
 def test_swagger_ui_renders_the_api_from_local_files_only(page, fiona):
-    sign_in(page, "fiona", PASSWORD)
-    page.wait_for_selector("h1:has-text('Overview')")
-    page.goto("/api/docs/")
+    signed_in(page, "fiona", "/api/docs/")
     page.wait_for_selector(".swagger-ui .info .title:has-text('Inference FinOps API')", timeout=15_000)
     page.wait_for_selector(".opblock-summary-path[data-path='/api/v1/spend']", timeout=15_000)
     page.wait_for_load_state("networkidle")
 
 
 def test_redoc_renders_the_api_from_local_files_only(page, fiona):
-    sign_in(page, "fiona", PASSWORD)
-    page.wait_for_selector("h1:has-text('Overview')")
-    page.goto("/api/redoc/")
+    signed_in(page, "fiona", "/api/redoc/")
     page.wait_for_selector("h1:has-text('Inference FinOps API')", timeout=15_000)
     page.locator("h2", has_text="Spend, tokens and $/M tokens per group").wait_for(timeout=15_000)
     page.wait_for_load_state("networkidle")
 
 
 def test_pages_link_a_favicon_and_favicon_ico_answers_it(page, fiona):
-    sign_in(page, "fiona", PASSWORD)
+    signed_in(page, "fiona", "/")
     page.wait_for_selector("h1:has-text('Overview')")
     icon = page.get_attribute("link[rel=icon]", "href")
     assert icon.endswith("finops/favicon.svg")

@@ -7,9 +7,7 @@ import urllib.request
 
 import pytest
 
-from tests.conftest import PASSWORD
-
-from .conftest import sign_in
+from .conftest import signed_in
 
 pytestmark = pytest.mark.browser
 
@@ -24,7 +22,7 @@ def api_get(base_url: str, path: str, token: str) -> tuple[int, dict]:
 
 
 def test_create_a_token_see_it_once_use_it_revoke_it_and_the_api_refuses_it(page, live_server, fiona, ada):
-    sign_in(page, "fiona", PASSWORD)
+    signed_in(page, "fiona", "/")
     page.click("header >> text=API")
     page.wait_for_selector("text=No token yet")
     page.fill("input[name=name]", "Quarterly close sheet")
@@ -51,7 +49,7 @@ def test_create_a_token_see_it_once_use_it_revoke_it_and_the_api_refuses_it(page
     assert status == 401 and body["detail"] == "Invalid token."
 
     page.click("text=Sign out")
-    sign_in(page, "ada", PASSWORD)
+    signed_in(page, "ada", "/")
     page.click("header >> text=Audit")
     page.select_option("select[name=entity]", "token")
     page.click("#audit-filters >> text=Show")

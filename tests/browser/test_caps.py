@@ -9,9 +9,8 @@ import pytest
 from finops.models import AttributionRule, Cap
 from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
-from tests.conftest import PASSWORD
 
-from .conftest import sign_in
+from .conftest import signed_in
 
 pytestmark = pytest.mark.browser
 WIDTHS = {"desktop": 1440, "phone": 390}
@@ -38,8 +37,7 @@ def fits(page) -> bool:
 def test_a_lead_creates_a_cap_sees_its_progress_and_another_team_cannot_reach_it(
     page, sam, tess, support_spend, tmp_path
 ):
-    sign_in(page, "sam", PASSWORD)
-    page.click("nav >> text=Caps")
+    signed_in(page, "sam", "/caps/")  # the navigation's Caps link is followed below, once the cap is made
     page.wait_for_selector("text=No caps yet")
     page.click("text=New cap")
 
@@ -72,8 +70,7 @@ def test_a_lead_creates_a_cap_sees_its_progress_and_another_team_cannot_reach_it
         page.screenshot(path=tmp_path / f"caps-detail-{name}.png", full_page=True)
 
     page.context.clear_cookies()  # signed out
-    sign_in(page, "tess", PASSWORD)
-    page.goto("/caps/")
+    signed_in(page, "tess", "/caps/")
     assert "Support monthly" not in page.inner_text("main")
     assert page.goto(f"/caps/{cap.pk}/").status == 404
     assert page.goto(f"/caps/{cap.pk}/edit/").status == 404

@@ -9,9 +9,8 @@ import pytest
 
 from finops.models import Contract, Provider
 from ingest.services import usage_file_import
-from tests.conftest import PASSWORD
 
-from .conftest import sign_in
+from .conftest import signed_in
 
 pytestmark = pytest.mark.browser
 SCREENSHOTS = "/tmp/contract-screens"
@@ -57,7 +56,7 @@ def _open_menu_if_collapsed(page):
 @pytest.mark.parametrize("width", [1440, 390])
 def test_finance_sees_the_auto_renewal_first_and_the_burn_down_of_its_contract(page, width, contracts):
     page.set_viewport_size({"width": width, "height": 900})
-    sign_in(page, "fiona", PASSWORD)
+    signed_in(page, "fiona", "/rules/")  # any page: its navigation (folded on a phone) leads to Contracts
     page.wait_for_selector("main")
     _open_menu_if_collapsed(page)
     page.click("nav >> text=Contracts")
@@ -83,8 +82,7 @@ def test_finance_sees_the_auto_renewal_first_and_the_burn_down_of_its_contract(p
 
 def test_an_admin_adds_a_contract_through_the_form_and_lands_on_its_page(page, ada, openai_account):
     page.set_viewport_size({"width": 390, "height": 900})
-    sign_in(page, "ada", PASSWORD)
-    page.goto("/contracts/")
+    signed_in(page, "ada", "/contracts/")
     page.wait_for_selector("text=No contracts yet")
     page.click("main >> text=Add the first contract")
     page.fill("input[name=name]", "OpenAI 2027")

@@ -11,9 +11,8 @@ from finops.core.months import month_of
 from finops.models import AttributionRule, Workload
 from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
-from tests.conftest import PASSWORD
 
-from .conftest import sign_in
+from .conftest import signed_in
 
 pytestmark = pytest.mark.browser
 
@@ -62,7 +61,7 @@ def _fits(page, width: int):
 @pytest.mark.parametrize("width", [1440, 390])
 def test_finance_reads_last_month_an_unknown_cost_explore_by_day_and_the_unattributed_page(page, width, two_months):
     page.set_viewport_size({"width": width, "height": 900})
-    sign_in(page, "fiona", PASSWORD)
+    signed_in(page, "fiona", "/")
     page.wait_for_selector(".chart .main-svg", timeout=10_000)
 
     # Last month on the overview, chosen in the period picker (a preset applies at once).

@@ -16,12 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from demo.load import DEMO_PASSWORD
 from finops.core.months import month_of
 from finops.models import Account, Cap, Contract
 from tests.demo_snapshot import demo_loaded
 
-from .conftest import sign_in
+from .conftest import signed_in
 
 pytestmark = pytest.mark.browser
 
@@ -46,13 +45,12 @@ def _chart(page) -> None:
 
 def _sign_in_as(page, username: str) -> None:
     page.context.clear_cookies()
-    sign_in(page, username, DEMO_PASSWORD)
-    page.wait_for_selector("main h1")
+    signed_in(page, username)
 
 
 def _finance(page) -> None:
     _sign_in_as(page, "cfo")
-    assert "Overview" in page.inner_text("main h1")
+    _open(page, "/", "Overview")
     assert MONEY.search(page.inner_text("[data-testid=period-spend]"))
     assert MONEY.search(page.inner_text("[data-testid=unattributed-tile]"))  # never hidden, never $0 by omission
     _chart(page)

@@ -8,9 +8,8 @@ import re
 import pytest
 
 from ingest.services import usage_file_import
-from tests.conftest import PASSWORD
 
-from .conftest import sign_in
+from .conftest import signed_in
 
 pytestmark = pytest.mark.browser
 
@@ -47,8 +46,7 @@ def usage(openai_account):
 
 def open_as_ada(page, viewport: dict, path: str) -> None:
     page.set_viewport_size(viewport)
-    sign_in(page, "ada", PASSWORD)
-    page.goto(path)
+    signed_in(page, "ada", path)
     page.wait_for_selector("h1")
 
 
@@ -138,8 +136,8 @@ def test_without_javascript_the_links_wrap_in_the_header_on_a_phone(browser, liv
     context = browser.new_context(base_url=live_server.url, java_script_enabled=False, viewport=PHONE)
     try:
         page = context.new_page()
-        sign_in(page, "ada", PASSWORD)
-        page.goto("/sources/")
+        page.base_url = live_server.url
+        signed_in(page, "ada", "/sources/")
         assert not page.locator(".menu-toggle").is_visible()
         assert menu_links(page) == [*NAV, "Audit", "Admin", "API", "Sign out"]
         assert not page_scrolls_sideways(page)

@@ -15,12 +15,11 @@ import datetime as dt
 
 import pytest
 
-from demo.load import DEMO_PASSWORD
 from finops.core.months import month_of
 from finops.models import Account, Cap, Contract, Provider
 from tests.demo_snapshot import demo_loaded
 
-from .conftest import sign_in
+from .conftest import signed_in
 
 pytestmark = pytest.mark.browser
 
@@ -135,8 +134,7 @@ def _walk(page, viewport: dict, paths: list[str]) -> tuple[list, int]:
 def test_no_money_cell_is_cut_and_no_column_hidden_on_a_desktop_or_a_phone(page, tmp_path_factory):
     demo_loaded(dt.datetime.now(dt.UTC).date(), tmp_path_factory)
     paths = _pages()
-    sign_in(page, "admin", DEMO_PASSWORD)
-    page.wait_for_selector("main h1")
+    signed_in(page, "admin")  # the walk opens "/" first
     report = {}
     for label, viewport in (("1440 px", DESKTOP), ("390 px", PHONE)):
         problems, money_cells = _walk(page, viewport, paths)

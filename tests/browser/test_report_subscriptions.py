@@ -7,17 +7,15 @@ import pytest
 from finops.models import ReportSubscription
 from finops.notify.report_deliveries import unsubscribe_token
 from finops.reports.services.subscriptions import subscription_add
-from tests.conftest import PASSWORD
 
-from .conftest import sign_in
+from .conftest import signed_in
 
 pytestmark = pytest.mark.browser
 SCREENSHOTS = "/tmp/report-subscription-screens"
 
 
 def test_an_admin_adds_an_address_changes_its_day_and_deactivates_it(page, ada, fiona):
-    sign_in(page, "ada", PASSWORD)
-    page.goto("/reports/")
+    signed_in(page, "ada", "/reports/")
     page.click("[data-testid=subscriptions]")
     assert page.url.endswith("/reports/subscriptions/")
     assert page.locator("tr[data-email='fiona@example.com']").inner_text().count("Subscribed by default (finance)") == 1

@@ -6,11 +6,10 @@ import datetime as dt
 
 import pytest
 
-from demo.load import DEMO_PASSWORD
 from finops.reports.tco_tables import SECTIONS, TITLES
 from tests.demo_snapshot import demo_loaded
 
-from .conftest import sign_in
+from .conftest import signed_in
 
 pytestmark = pytest.mark.browser
 CHARTED = {
@@ -31,8 +30,7 @@ def demo(reseeded, tmp_path_factory):
 
 
 def test_finance_reads_every_section_with_its_charts_and_a_team_lead_gets_404(page, demo, tmp_path):
-    sign_in(page, "cfo", DEMO_PASSWORD)
-    page.goto("/reports/")
+    signed_in(page, "cfo", "/reports/")
     last_full = (dt.datetime.now(dt.UTC).date().replace(day=1) - dt.timedelta(days=1)).strftime("%Y-%m")
     assert page.url.endswith(f"/reports/{last_full}/")
     page.wait_for_selector("[data-section=savings]")
@@ -72,6 +70,6 @@ def test_finance_reads_every_section_with_its_charts_and_a_team_lead_gets_404(pa
     page.emulate_media(media="screen")
 
     page.context.clear_cookies()
-    sign_in(page, "support-lead", DEMO_PASSWORD)
+    signed_in(page, "support-lead")
     for url in ("/reports/", f"/reports/{last_full}/", f"/reports/{last_full}/report.pdf"):
         assert page.request.get(url).status == 404, url

@@ -10,9 +10,8 @@ from finops.models import Account, AttributionRule, Provider, Workload
 from finops.performance.selectors.scorecard import quarter_key
 from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
-from tests.conftest import PASSWORD
 
-from .conftest import sign_in
+from .conftest import signed_in
 
 pytestmark = pytest.mark.browser
 
@@ -60,8 +59,7 @@ def measured(support_agent):
 
 
 def test_finance_sorts_the_scorecard_by_p99_and_reads_the_verdicts(page, fiona, measured):
-    sign_in(page, "fiona", PASSWORD)
-    page.goto(f"/scorecard/?quarter={measured}")
+    signed_in(page, "fiona", f"/scorecard/?quarter={measured}")
     page.wait_for_selector("table[data-table=scorecard]")
     assert page.locator("table[data-table=scorecard] tbody tr").count() == 2
 

@@ -8,7 +8,7 @@ import pytest
 from ingest.services import usage_file_import
 from tests.conftest import PASSWORD
 
-from .conftest import sign_in
+from .conftest import sign_in, signed_in
 
 pytestmark = pytest.mark.browser
 
@@ -51,5 +51,5 @@ def test_a_wrong_password_is_told_and_not_let_in(page, fiona):
 
 
 def test_an_empty_install_says_what_to_do_next(page, ada):
-    sign_in(page, "ada", PASSWORD)
+    signed_in(page, "ada", "/")
     assert "No spend yet" in page.inner_text("main")

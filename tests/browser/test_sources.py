@@ -5,10 +5,9 @@ import pytest
 
 from finops.models import Account, IngestRun, Provider, UsageLine
 from finops.sources.services.accounts import account_set_credentials
-from tests.conftest import PASSWORD
 from tests.fakes.provider_server import FakeProviderServer, Reply
 
-from .conftest import sign_in
+from .conftest import signed_in
 
 pytestmark = pytest.mark.browser
 
@@ -32,8 +31,7 @@ def choose_file(page, tmp_path, name, text):
 
 
 def test_an_admin_uploads_a_file_and_follows_its_import_to_the_end(page, ada, openai_account, tmp_path):
-    sign_in(page, "ada", PASSWORD)
-    page.goto("/sources/")
+    signed_in(page, "ada", "/sources/")
     choose_file(page, tmp_path, "usage.csv", GOOD)
     page.select_option("select[name=account]", str(openai_account.pk))
     page.click("#upload-form button[type=submit]")
@@ -44,8 +42,7 @@ def test_an_admin_uploads_a_file_and_follows_its_import_to_the_end(page, ada, op
 
 
 def test_a_bad_file_shows_why_it_failed_and_writes_nothing(page, ada, openai_account, tmp_path):
-    sign_in(page, "ada", PASSWORD)
-    page.goto("/sources/")
+    signed_in(page, "ada", "/sources/")
     choose_file(page, tmp_path, "bad.csv", BAD)
     page.select_option("select[name=account]", str(openai_account.pk))
     page.click("#upload-form button[type=submit]")
@@ -95,8 +92,7 @@ def activity(query: dict) -> Reply:
 def test_an_admin_tests_a_key_then_connects_an_api_account_and_the_key_is_never_shown(page, ada):
     with FakeProviderServer() as fake:
         fake.route("/api/v1/activity", activity)
-        sign_in(page, "ada", PASSWORD)
-        page.goto("/sources/")
+        signed_in(page, "ada", "/sources/")
         with page.expect_navigation():  # to the form, loaded with its script
             page.click("text=Connect an API account")
         page.select_option("select[name=connector]", "openrouter_api")
@@ -124,8 +120,7 @@ def test_an_admin_tests_a_key_then_connects_an_api_account_and_the_key_is_never_
 def test_a_refused_key_is_shown_as_an_alert_on_the_connect_form(page, ada):
     with FakeProviderServer() as fake:
         fake.route("/api/v1/activity", [Reply(401, {"error": {"code": 401, "message": "No auth credentials found"}})])
-        sign_in(page, "ada", PASSWORD)
-        page.goto("/sources/new/")
+        signed_in(page, "ada", "/sources/new/")
         page.select_option("select[name=connector]", "openrouter_api")
         page.fill("input[name=base_url]", fake.url + "/api/v1")
         page.fill("input[name=secret]", SECRET)
@@ -148,8 +143,7 @@ def test_sync_now_against_a_failing_provider_shows_the_failed_run_instead_of_an_
             base_url=fake.url + "/v1",
         )
         account_set_credentials(account=account, secret="sk-admin-browser-0123456789abcdef")
-        sign_in(page, "ada", PASSWORD)
-        page.goto(f"/sources/{account.pk}/")
+        signed_in(page, "ada", f"/sources/{account.pk}/")
         page.click("button:has-text('Sync now')")
         page.wait_for_selector(".messages li.error", timeout=30_000)
         assert "HTTP 500: upstream exploded" in page.inner_text(".messages")

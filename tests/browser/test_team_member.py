@@ -8,9 +8,8 @@ import pytest
 from finops.models import AttributionRule
 from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
-from tests.conftest import PASSWORD
 
-from .conftest import sign_in
+from .conftest import signed_in
 
 pytestmark = pytest.mark.browser
 
@@ -35,7 +34,7 @@ def two_teams_of_usage(openai_account, support_agent, search_ranker):
 
 
 def test_a_team_lead_sees_their_charts_filters_a_table_and_downloads_it(page, sam, two_teams_of_usage, tmp_path):
-    sign_in(page, "sam", PASSWORD)
+    signed_in(page, "sam", "/")
     page.wait_for_selector(".chart .main-svg", timeout=10_000)  # the overview's chart rendered
     overview = page.inner_text("main")
     assert "$39.00" in overview and "Search ranker" not in overview  # 3 days × $13 of Support only

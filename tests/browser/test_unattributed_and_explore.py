@@ -11,6 +11,8 @@ from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 from tests.conftest import PASSWORD
 
+from .conftest import signed_in
+
 pytestmark = pytest.mark.browser
 
 
@@ -32,6 +34,7 @@ def usage(openai_account, support_agent):
 
 
 def sign_in_to(page, path: str, username: str) -> None:
+    """Through the sign-in form, sent on to the page asked for (`?next=`) rather than the overview."""
     page.goto(f"/accounts/login/?next={path}")
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", PASSWORD)
@@ -57,7 +60,7 @@ def test_an_admin_follows_an_unattributed_group_to_a_pre_filled_rule_and_explore
 
 
 def test_finance_reads_the_unattributed_groups_without_a_rule_link_it_could_not_follow(page, fiona, usage):
-    sign_in_to(page, "/unattributed/", "fiona")
+    signed_in(page, "fiona", "/unattributed/")
     page.wait_for_selector("h1:has-text('Unattributed spend')")
     assert "key-x" in page.inner_text("table[data-table=by_api_key]")
     assert page.locator("a:has-text('Create a rule')").count() == 0  # finance writes no rules (403 on the form)

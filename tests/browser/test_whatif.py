@@ -8,10 +8,9 @@ import pytest
 
 from finops.models import Provider
 from finops.whatif.services import offering_upsert
-from tests.conftest import PASSWORD
 from tests.whatif_helpers import gpt_oss_offerings, import_groq_traffic
 
-from .conftest import sign_in
+from .conftest import signed_in
 
 pytestmark = pytest.mark.browser
 
@@ -38,7 +37,7 @@ def test_the_copilot_preset_highlights_the_fast_offering_over_the_cheap_slow_one
         input_per_mtok=Decimal("0.55"),
         output_per_mtok=Decimal("2.20"),
     )  # no speed: says so
-    sign_in(page, "fiona", PASSWORD)
+    signed_in(page, "fiona", "/")
     page.click("nav >> text=Savings")
     page.click("main >> text=what-if calculator")
     page.click("[data-preset=coding-copilot]")
@@ -56,8 +55,7 @@ def test_a_workload_is_compared_on_its_last_30_days_and_ranked_on_the_savings_pa
     support_agent.save()
     import_groq_traffic(support_agent)
     gpt_oss_offerings()
-    sign_in(page, "sam", PASSWORD)
-    page.click("nav >> text=Savings")
+    signed_in(page, "sam", "/savings/")  # the navigation's Savings link is followed below
     page.click("main >> text=what-if calculator")
     page.select_option("select[name=workload]", "support-agent")
     page.click("text=Compare")
