@@ -31,7 +31,7 @@ from finops.core.months import month_of
 from finops.models import ReportDelivery, ReportSnapshot, ReportSubscription
 from finops.notify import emails
 from finops.reports.restatement import diff
-from finops.reports.selectors.tco_report import TcoReport, restated_sources, tco_report
+from finops.reports.selectors.tco_report import TcoReport, restated_sources, settled_tco_report
 from finops.reports.services.reports import report_publish
 from finops.reports.tco_tables import TITLES
 
@@ -60,8 +60,9 @@ def restatement_publish(month: dt.date, *, reader, lock, today: dt.date, now: dt
         latest = ReportSnapshot.objects.filter(month=month).order_by("-version").first()
         if latest is None:
             return None
-        live = tco_report(reader, month, today=today, now=now)
-        if live.provisional or not diff(TcoReport.from_json(latest.figures), live):
+        # A provisional month is not restated: its report is not made (settled_tco_report) while its sources settle.
+        live = settled_tco_report(reader, month, today=today, now=now)
+        if live is None or not diff(TcoReport.from_json(latest.figures), live):
             return None
         snapshot = report_publish(report=live, by=None)
         log.info("%s was restated: the schedule published version %s", live.key, snapshot.version)

@@ -205,7 +205,6 @@ def test_two_real_beats_and_two_workers_send_a_restated_month_once_to_each_subsc
     """Two `celery beat` processes started by mistake, each firing send-reports every second
     (CELERY_BEAT_EVERY=1), and two workers taking every copy: last month was emailed as version 1 and a day of it
     re-imported; each subscriber receives exactly one restated email, however many ticks follow."""
-    import time
     from decimal import Decimal
 
     from tests.report_helpers import import_usage, month_rows
@@ -221,8 +220,18 @@ def test_two_real_beats_and_two_workers_send_a_restated_month_once_to_each_subsc
     try:
         restated = lambda: [m for m in smtp.messages if "RESTATED" in m["Subject"]]  # noqa: E731
         wait_for(lambda: len(restated()) >= 2, 90, "the restated emails", [*workers.processes, *beats])
-        time.sleep(5)  # both beats keep firing send-reports every second
-        ticks = [p.output().count("Sending due task send-reports") for p in beats]
+        # Both beats keep firing send-reports every second. Rather than sleep for some seconds (which on a loaded
+        # machine may see no task finish), wait until the workers have run FOLLOWING send_reports tasks to the end,
+        # each received after the restated emails were out, and both beats have fired many times.
+        since = [len(p.output()) for p in workers.processes]
+        wait_for(
+            lambda: len(_sends_received_since(workers, since)) >= FOLLOWING and min(_ticks(beats)) >= 5,
+            120,
+            "later send_reports tasks to finish",
+            [*workers.processes, *beats],
+        )
+        later = _sends_received_since(workers, since)
+        ticks = _ticks(beats)
         errors = [line for p in beats for line in p.output().splitlines() if "Traceback" in line]
         errors += [line for line in workers.output().splitlines() if "Traceback" in line]
     finally:
@@ -234,6 +243,7 @@ def test_two_real_beats_and_two_workers_send_a_restated_month_once_to_each_subsc
 
     assert min(ticks) >= 5, ticks  # both beats really fired, many times each
     assert errors == []
+    assert len(later) >= FOLLOWING and set(later) == {0}, later  # the later ticks' tasks ran and sent nothing
     recipients = sorted(
         r for m, rcpts in zip(smtp.messages, smtp.envelopes) if "RESTATED" in m["Subject"] for r in rcpts
     )
@@ -244,6 +254,26 @@ def test_two_real_beats_and_two_workers_send_a_restated_month_once_to_each_subsc
         2,
     ]
     assert ReportSendAttempt.objects.count() == 4  # two first emails, two restated: no attempt repeated
+
+
+FOLLOWING = 4  # send_reports tasks run to the end after the restated emails: one for each of the pair's pool processes
+SEND_RECEIVED = re.compile(r"Task finops\.tasks\.send_reports\[([0-9a-f-]+)\] received")
+SEND_SUCCEEDED = re.compile(r"Task finops\.tasks\.send_reports\[([0-9a-f-]+)\] succeeded in [0-9.]+s: (\d+)")
+
+
+def _sends_received_since(pair: WorkerPair, since: list[int]) -> list[int]:
+    """How many emails each send_reports task sent that a worker received after the log positions `since` and has
+    finished (a task received before them may still be running: it is not counted)."""
+    received, sent = set(), {}
+    for process, mark in zip(pair.processes, since, strict=True):
+        log = process.output()
+        received.update(SEND_RECEIVED.findall(log[mark:]))
+        sent.update(SEND_SUCCEEDED.findall(log))
+    return [int(sent[task]) for task in received if task in sent]
+
+
+def _ticks(beats) -> list[int]:
+    return [beat.output().count("Sending due task send-reports") for beat in beats]
 
 
 def _last_month_emailed_as_version_1(settings, smtp, openai_account, support_agent):

@@ -135,8 +135,23 @@ def spans(month: dt.date, today: dt.date) -> tuple[Span, Span, Span]:
 
 def tco_report(user, month: dt.date, *, today: dt.date, now: dt.datetime | None = None) -> TcoReport:
     """The report of `month` (report_month's answer) as `user` (admins and finance: everything) sees it."""
+    return _report(user, month, today=today, now=now, settled_only=False)
+
+
+def settled_tco_report(user, month: dt.date, *, today: dt.date, now: dt.datetime | None = None) -> TcoReport | None:
+    """tco_report's report when it would be final; None, without making the rest of it, when it would be
+    provisional (whether it is, the sources' rows, is read first and once). For whoever discards a provisional
+    report: the hourly restatement check, which during the days a month's sources settle would otherwise make the
+    whole report every hour for nothing."""
+    return _report(user, month, today=today, now=now, settled_only=True)
+
+
+def _report(user, month: dt.date, *, today: dt.date, now: dt.datetime | None, settled_only: bool) -> TcoReport | None:
     now_span, before, last_year = spans(month, today)
     as_of = now_span.end - dt.timedelta(days=1)
+    sections = tco_sections.Sections(user=user, span=now_span, compare=before, as_of=as_of, today=today)
+    if settled_only and sections.settling():
+        return None
     read = {"user": user, "today": today}
     month_rows = {
         name: _one(spend_rows(start=s.start, end=s.end, by="month", **read))
@@ -162,7 +177,6 @@ def tco_report(user, month: dt.date, *, today: dt.date, now: dt.datetime | None 
     tables["summary"][0].update(_to_date(read, now_span))
     tables["movers"] = _movers(user, now_span, before, today)
     tables["quality"] = [_quality(tables["summary"][0])]
-    sections = tco_sections.Sections(user=user, span=now_span, compare=before, as_of=as_of, today=today)
     tables.update(sections.tables())
     tables["budgets"] = sections.budgets(tables["by_team"])
     report = TcoReport(

@@ -81,6 +81,7 @@ class Sections:
         self.user, self.span, self.compare, self.as_of, self.today = user, span, compare, as_of, today
         self.alerts_total = 0
         self.provisional = True
+        self._sources: list[dict] | None = None
 
     def tables(self) -> dict[str, list[dict]]:
         # As of the month's end: the days after it are left out (a quarter's cap read on 31 October is October's
@@ -91,8 +92,8 @@ class Sections:
             rows=DailySpend.objects.filter(day__lt=self.span.end),
         )
         self.cap_statuses = statuses
-        sources = self.sources()
-        self.provisional = self.span.end < next_month(self.span.start) or any(row["settled"] == "No" for row in sources)
+        sources = self.source_rows()
+        self.provisional = self.settling()
         return {
             "org_caps": [self._cap_row(s) for s in statuses if s.cap.scope == CapScope.ORG],
             "caps": [row for row in map(self._cap_row, statuses) if row["status_status"] in ("breached", "forecast")],
@@ -307,6 +308,17 @@ class Sections:
             {"label": provider.name, **{k: totals.get(provider.id, empty)[k] for k in empty}}
             for provider in Provider.objects.filter(id__in=list(billed)).order_by("name")
         ]
+
+    def source_rows(self) -> list[dict]:
+        """sources(), read once per report: whoever asks whether the month is settled before the report is made
+        (finops.reports.selectors.tco_report.settled_tco_report) has read them already."""
+        if self._sources is None:
+            self._sources = self.sources()
+        return self._sources
+
+    def settling(self) -> bool:
+        """Provisional: the month read to date, or a source not settled yet (module docstring)."""
+        return self.span.end < next_month(self.span.start) or any(r["settled"] == "No" for r in self.source_rows())
 
     def sources(self) -> list[dict]:
         """Per account: the month's days with data, the days missing since it first had data, failed runs,
