@@ -91,7 +91,7 @@ LONGEST_FIRST = [
     "tests/integration/test_report_workers.py",  # 30
     "tests/integration/test_faults_two_beats.py",  # 29 (a whole run at load 2-4, 27 Nov 2026: issue 27)
     "tests/ingest/test_properties_files.py",  # 28
-    "tests/test_access_matrix.py",  # ~22 (was 26; a session per role once a module: 57 -> 46-50 CPU s alone, issue 27)
+    "tests/test_access_matrix.py",  # ~21 (was 26; a session per role once a module: 41.8 -> 33.7 CPU s alone, issue 27)
     "tests/integration/test_faults_postgres.py",  # 26
     "tests/ingest/test_gateway_columns.py",  # 25
     "tests/test_report_subscriptions.py",  # 24
