@@ -113,7 +113,7 @@ LONGEST_FIRST = [
     "tests/browser/test_layout.py",  # 12
     "tests/ingest/test_properties.py",  # 10 (before the savepoint per example: docs/architecture.md Habits)
     "tests/integration/test_worker_killed.py",  # ~8 (was 31, then 10-14; issue 27, docs/architecture.md Habits)
-    "tests/test_alert_delivery.py",  # ~7 (was 15, then 12; alone 18 -> 9 CPU s at load 13: forked children)
+    "tests/test_alert_delivery.py",  # ~12 (was 15; its four children are processes of their own: Habits)
     "tests/test_migration_audit.py",  # 5 (was 10)
 ]
 
