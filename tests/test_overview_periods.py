@@ -109,21 +109,7 @@ def test_sums_by_each_key_at_once_equal_the_finer_sums_regrouped(
     from finops.models import MonthlySpend
     from finops.spend.selectors import spend
 
-    rows = ["day,model,input_tokens,output_tokens,cost,project"]
-    for n in range(0, 120):  # Aug .. Nov 2026: priced, unpriced, attributed and not
-        day = (dt.date(2026, 8, 1) + dt.timedelta(days=n)).isoformat()
-        rows += [
-            f"{day},gpt-5-mini,{1000 + n},{n},{n % 5 + 0.5},support",
-            f"{day},my-model,{500 + n},1,,other",
-            f"{day},my-model,{300 + n},1,,support",
-            f"{day},gpt-5,{100 + n},2,{n % 3},other",
-        ]
-    assert (
-        usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="e.csv").status
-        == "succeeded"
-    )
-    AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
-    history_reattribute()
+    _four_months_imported(openai_account, support_agent, unpriced_support=True)
 
     today = dt.date(2026, 11, 22)
     period = resolve(
@@ -154,20 +140,7 @@ def test_one_pass_by_day_gives_every_tiles_totals_exactly(key, fiona, sam, opena
     from finops.core.reporting_period import resolve
     from finops.spend.selectors import spend
 
-    rows = ["day,model,input_tokens,output_tokens,cost,project"]
-    for n in range(0, 120):  # Aug .. Nov 2026: priced, unpriced, attributed and not
-        day = (dt.date(2026, 8, 1) + dt.timedelta(days=n)).isoformat()
-        rows += [
-            f"{day},gpt-5-mini,{1000 + n},{n},{n % 5 + 0.5},support",
-            f"{day},my-model,{500 + n},1,,other",
-            f"{day},gpt-5,{100 + n},2,{n % 3},other",
-        ]
-    assert (
-        usage_file_import(account=openai_account, stream=io.BytesIO("\n".join(rows).encode()), file_name="g.csv").status
-        == "succeeded"
-    )
-    AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
-    history_reattribute()
+    _four_months_imported(openai_account, support_agent)
 
     today = dt.date(2026, 11, 22)
     period = resolve(key, today=today)
@@ -207,3 +180,18 @@ def _assert_overview_grid_is_the_daily_grid(spans, users, key):
 
 def _grid_key(row: dict) -> tuple:
     return (row["day"], row["provider_id"], row["charge_category"])
+
+
+def _four_months_imported(openai_account, support_agent, *, unpriced_support: bool = False) -> None:
+    """Aug .. Nov 2026 of priced and unpriced lines, attributed and not (with `unpriced_support`, a workload of
+    priced and unpriced models), the support project ruled to `support_agent` and history re-attributed."""
+    rows = ["day,model,input_tokens,output_tokens,cost,project"]
+    for n in range(0, 120):
+        day = (dt.date(2026, 8, 1) + dt.timedelta(days=n)).isoformat()
+        rows += [f"{day},gpt-5-mini,{1000 + n},{n},{n % 5 + 0.5},support", f"{day},my-model,{500 + n},1,,other"]
+        rows += [f"{day},my-model,{300 + n},1,,support"] if unpriced_support else []
+        rows += [f"{day},gpt-5,{100 + n},2,{n % 3},other"]
+    stream = io.BytesIO("\n".join(rows).encode())
+    assert usage_file_import(account=openai_account, stream=stream, file_name="months.csv").status == "succeeded"
+    AttributionRule.objects.create(workload=support_agent, priority=1, project="support")
+    history_reattribute()
