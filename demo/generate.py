@@ -11,7 +11,7 @@ reads, as a real customer of that provider would produce them (demo/exports.py):
   LiteLLM spend-log CSV (`gateway_log`) with no usable cost: the product estimates it from the catalog; one
   in-house fine-tune on Cerebras has no price anywhere, so the demo shows `unpriced` usage. One record per
   request, as LiteLLM logs them (a few dozen a day per stream), each timed at its provider's market speed with a
-  slow tail (exports.SpendLogs): the latency story of issue 12, and per-request figures the what-if can trust
+  slow tail (spend_logs.SpendLogs): the latency story of issue 12, and per-request figures the what-if can trust
   (issue 28).
 
 The same `today` always gives byte-identical files: randomness comes from seeded random.Random instances,
@@ -32,8 +32,12 @@ import yaml
 
 from finops.prices.selectors import Tokens
 
-from .exports import EXPORTS, DayUsage, DemoAccount
+from .exports import DayUsage, DemoAccount, FocusExport, UsageCsv
 from .prices import FxRates, PriceList
+from .spend_logs import ProxySpendLogs, SpendLogs
+
+# A LiteLLM proxy account (litellm_api) is backfilled from its exported spend logs: the same export as a gateway log.
+EXPORTS = {"usage_csv": UsageCsv, "focus_file": FocusExport, "gateway_log": SpendLogs, "litellm_api": ProxySpendLogs}
 
 CONFIG_PATH = Path(__file__).resolve().parent / "config.yaml"
 WINDOW_DAYS = 120
@@ -61,7 +65,7 @@ WEEKEND_FACTOR = {"realtime": 0.45, "interactive": 0.4, "batch": 0.85}
 # Gateway logs (Groq, Cerebras, the Moonshot gateway) hold one record per request, as LiteLLM writes them: their
 # streams' volumes (SERIES) are a few dozen requests a day, so the demo still loads in seconds. A day's log spreads
 # its requests over the hours of its first 12–24 (LOG_RECORDS) draws, one per REQUESTS_PER_LOG_HOUR_DRAW of the
-# stream's base weekday volume: they depend on the stream and the weekday only (exports.SpendLogs._starts).
+# stream's base weekday volume: they depend on the stream and the weekday only (spend_logs.SpendLogs._starts).
 LOG_RECORDS = (12, 24)
 REQUESTS_PER_LOG_HOUR_DRAW = 4
 # How each provider bills in the demo: a currency for billed rows, None for "no cost in the file".
