@@ -76,12 +76,17 @@ system-packages:
 # The old name of the target above (it installed only Chromium).
 chromium: system-packages
 
-# The whole suite (what CI runs), on TEST_WORKERS pytest-xdist workers (default 2, one per core here; 1 runs it
-# serially). Each worker has its own test database and Redis database (finops/settings_test.py) and keeps a test
-# file whole; a test that flushes the database gives the migrations' seed back at once (tests/conftest.py), so
-# files may run in any order.
-TEST_WORKERS ?= 2
-TEST_PARALLEL := $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile,)
+# The whole suite (what CI runs), on TEST_WORKERS pytest-xdist workers: one more than the machine's cores (3 here),
+# since some of its tests wait rather than compute (Celery workers and beats, programs in their own process, fault
+# tests' cuts, Chromium): on this 2-core machine 2 workers took 427 s, 3 workers 373 s with both cores busy (17 of
+# 748 core-seconds idle; 28 Nov 2026, quiet). `make test-fast` has almost nothing that waits, so it
+# runs one worker per core (FAST_WORKERS: 3 took 128.7 s against 2's 122.6). 1 runs serially. Each worker has its
+# own test database and Redis database (finops/settings_test.py) and keeps a test file whole; a test that flushes
+# the database gives the migrations' seed back at once (tests/conftest.py), so files may run in any order.
+CORES := $(shell nproc 2>/dev/null || echo 2)
+TEST_WORKERS ?= $(shell echo $$(( $(CORES) + 1 )))
+FAST_WORKERS ?= $(CORES)
+parallel = $(if $(filter-out 1,$(1)),-n $(1) --dist loadfile,)
 
 # Lint: ruff's formatter and linter, and import-linter's layer contracts (pyproject.toml says which and why).
 # `make format` rewrites the code the way `lint` expects it.
@@ -95,11 +100,11 @@ format: install
 	$(BIN)/ruff check --fix --quiet .
 
 test: install lint focus-validator services system-packages
-	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(BIN)/python -m pytest $(TEST_PARALLEL) $(PYTEST_ARGS)
+	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(BIN)/python -m pytest $(call parallel,$(TEST_WORKERS)) $(PYTEST_ARGS)
 
 # The inner loop: everything but the browser, real-worker and slow fault tests (no Chromium, no Celery processes).
 test-fast: install lint services
-	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(BIN)/python -m pytest $(TEST_PARALLEL) \
+	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(BIN)/python -m pytest $(call parallel,$(FAST_WORKERS)) \
 		-m "not browser and not worker and not slow" $(PYTEST_ARGS)
 
 # The role guides' screenshots (docs/guides/img/), retaken from the demo's real pages: look at them, then commit.
