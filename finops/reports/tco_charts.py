@@ -1,170 +1,35 @@
 """The monthly TCO report's charts, drawn from the report's rows (no ORM) with matplotlib as SVG, offline.
 
-One function per chart, each taking a table's rows and returning a Chart (an SVG, its title and a sentence for
-readers who cannot see it) or None when there is nothing to draw; `section_charts(report)` gives each section
-its charts, or the sentence saying why it has none. Money stays Decimal in the rows: it becomes a float only
-here, for the drawing, and every amount a reader can quote is in the tables beside the chart.
-
-How a chart reaches the page, its print and the PDF — one markup for all three (templates/reports/_body.html):
-an <img> whose src is the SVG as a `data:` URI. The page's Content-Security-Policy (finops/settings.py) allows
-`data:` images and never needs a new exception: an SVG shown through <img> is a separate image document (no
-script runs in it, the page's style rules neither reach it nor are relaxed by it), whereas the same SVG inlined in
-the page would carry matplotlib's <style> element and style="" attributes, which a strict style-src refuses. No
-second request either (a chart URL would compute the report again) and the PDF needs no URL fetcher: WeasyPrint
-draws a data: SVG as vectors, its text as text (so the PDF's charts are sharp and searchable). matplotlib's own
-<style> element is stripped all the same (it only sets round line joins, which bars and ticks do not need), so the
-image is plain drawing elements whatever shows it.
-
-Drawing choices: the text stays text (svg.fonttype "none", DejaVu Sans as WeasyPrint has it, a sans-serif
-fallback elsewhere), a fixed hash salt and no date in the metadata so a chart of the same rows is the same bytes;
-colours of providers are finops.reports.charts.colour_for's, the same as on every other page.
+The drawing itself — matplotlib's settings, the SVG, how a chart reaches the page, its print and the PDF as one
+`data:` image — is finops.reports.svg_figures'.
 """
 
-import base64
 import functools
-import io
 import json
-import re
-import threading
-from dataclasses import dataclass
 from decimal import Decimal
 
-from finops.core import display
 from finops.reports.charts import colour_for
 from finops.reports.selectors import tco_json
+from finops.reports.svg_figures import (
+    DOWN,
+    LINE,
+    NEUTRAL,
+    STATUS_COLOURS,
+    UP,
+    Chart,
+    as_float,
+    drawn,
+    label_width,
+    money_axis,
+    new_figure,
+    percent_axis,
+    shortened,
+    svg_chart,
+)
 
-WIDTH_IN = 7.0  # A4's printable width with the PDF's margins (≈ 182 mm)
-RC = {
-    "svg.fonttype": "none",
-    "svg.hashsalt": "tco-report",
-    "font.family": ["DejaVu Sans", "sans-serif"],
-    "font.size": 7.5,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.edgecolor": "#9aa4b1",
-    "axes.labelcolor": "#1d2430",
-    "xtick.color": "#5e6b7d",
-    "ytick.color": "#5e6b7d",
-    "axes.titlesize": 8,
-    "axes.titleweight": "bold",
-    "axes.titlelocation": "left",
-    "legend.frameon": False,
-    "legend.fontsize": 7,
-    "figure.dpi": 72,
-}
-UP, DOWN, NEUTRAL, LINE = "#e0413a", "#10a37f", "#8b95a1", "#1d2430"
-STATUS_COLOURS = {
-    "breached": "#e0413a",
-    "forecast": "#ff9900",
-    "warning": "#ff9900",
-    "ok": "#10a37f",
-    "notice_passed": "#e0413a",
-    "shortfall": "#ff9900",
-    "overage": "#ff9900",
-    "on_track": "#10a37f",
-}
 VARIANCE_PLACES = 3  # a variance is charted to the table's precision, 0.1 %
-MAX_BARS = 12
-CACHED_CHARTS = 64  # ~25 kB each  # horizontal bar charts: the biggest this many (the table beside lists them all)
-DRAWING = threading.Lock()
-STYLE = re.compile(r"<style[^>]*>.*?</style>\s*", re.S)
-
-
-@dataclass(frozen=True)
-class Chart:
-    name: str
-    title: str
-    alt: str
-    svg: str
-
-    @property
-    def data_uri(self) -> str:
-        return "data:image/svg+xml;base64," + base64.b64encode(self.svg.encode()).decode("ascii")
-
-
-def _f(value) -> float:
-    return float(Decimal(value))
-
-
-def drawn(chart):
-    """A chart function run under the report's matplotlib settings (RC): every text and tick it makes uses them."""
-
-    @functools.wraps(chart)
-    def draw(*args, **kwargs):
-        import matplotlib  # imported on use: only the report pays for it
-
-        # rc_context changes matplotlib's global settings: one chart at a time in a process with threads.
-        with DRAWING, matplotlib.rc_context(RC):
-            return chart(*args, **kwargs)
-
-    return draw
-
-
-def _figure(height_in: float, ncols: int = 1):
-    from matplotlib.figure import Figure  # pyplot never: no global figure state, safe in any thread
-
-    figure = Figure(figsize=(WIDTH_IN, height_in))
-    return figure, figure.subplots(1, ncols, squeeze=False)[0]
-
-
-def _svg(
-    figure,
-    name: str,
-    title: str,
-    alt: str,
-    *,
-    left_in: float = 0.55,
-    right_in: float = 0.1,
-    top_in: float = 0.3,
-    bottom_in: float = 0.3,
-    wspace: float = 0.35,
-) -> Chart:
-    """The figure as SVG. Margins are given in inches (the longest tick label decides `left_in`), not found by
-    tight_layout, which lays every text out a second time and doubled the charts' cost."""
-    figure.suptitle(
-        title,
-        x=0.005,
-        y=1 - 0.05 / figure.get_figheight(),
-        ha="left",
-        va="top",
-        fontsize=8.5,
-        fontweight="bold",
-        color=LINE,
-    )
-    width, height = figure.get_figwidth(), figure.get_figheight()
-    figure.subplots_adjust(
-        left=left_in / width,
-        right=1 - right_in / width,
-        top=1 - top_in / height,
-        bottom=bottom_in / height,
-        wspace=wspace,
-    )
-    stream = io.StringIO()
-    figure.savefig(stream, format="svg", metadata={"Date": None}, facecolor="white")
-    return Chart(name=name, title=title, alt=alt, svg=STYLE.sub("", stream.getvalue()))
-
-
-def _money_axis(axis, currency: str, *, x: bool = False) -> None:
-    from matplotlib.ticker import FuncFormatter
-
-    formatter = FuncFormatter(lambda value, _: display.money_compact(Decimal(str(round(value, 2))), currency))
-    (axis.xaxis if x else axis.yaxis).set_major_formatter(formatter)
-
-
-def _percent_axis(axis, *, x: bool = True) -> None:
-    """Ticks in per cent with as many decimals as their spacing needs (a 0.2 % variance is not "0 %")."""
-    from matplotlib.ticker import PercentFormatter
-
-    (axis.xaxis if x else axis.yaxis).set_major_formatter(PercentFormatter(xmax=100, decimals=None, symbol=" %"))
-
-
-def _short(label: str, width: int = 28) -> str:
-    return label if len(label) <= width else label[: width - 1] + "…"
-
-
-def _label_width(labels: list[str]) -> float:
-    """Inches a column of 7.5 pt tick labels needs (DejaVu Sans averages ~0.58 em a character), plus the ticks."""
-    return 0.15 + max(len(label) for label in labels) * 7.5 * 0.58 / 72
+MAX_BARS = 12  # horizontal bar charts: the biggest this many (the table beside lists them all)
+CACHED_CHARTS = 64  # ~25 kB each
 
 
 # --- section 1: why spend moved ---
@@ -179,23 +44,23 @@ def movers_chart(rows: list[dict], *, currency: str) -> Chart | None:
     ]  # the 3 largest, either way
     if not rows:
         return None
-    figure, axes = _figure(1.9, len(rows))
+    figure, axes = new_figure(1.9, len(rows))
     parts = ("volume", "price", "mix", "change")
     labels = ["Volume", "Price", "Mix", "Change"]
-    reach = max(abs(_f(r[p])) for r in rows for p in parts) * 1.15 or 1.0
+    reach = max(abs(as_float(r[p])) for r in rows for p in parts) * 1.15 or 1.0
     for ax, row in zip(axes, rows):
-        values = [_f(row[p]) for p in parts]
+        values = [as_float(row[p]) for p in parts]
         colours = [UP if v > 0 else DOWN for v in values[:3]] + [LINE]
         ax.barh(range(4), values, color=colours, height=0.6)
         ax.set_yticks(range(4), labels)
         ax.invert_yaxis()
         ax.axvline(0, color=LINE, linewidth=0.6)
         ax.set_xlim(-reach, reach)
-        ax.set_title(_short(row["label"], 34), fontsize=7.5)
+        ax.set_title(shortened(row["label"], 34), fontsize=7.5)
         ax.tick_params(axis="x", labelsize=6.5)
         ax.xaxis.set_major_locator(_ticks(3))
-        _money_axis(ax, currency, x=True)
-    return _svg(
+        money_axis(ax, currency, x=True)
+    return svg_chart(
         figure,
         "movers",
         "Biggest movers: the change split into volume, price and mix",
@@ -228,21 +93,21 @@ def trend_chart(rows: list[dict], *, currency: str) -> Chart | None:
     for row in rows:
         totals[row["label"]] = totals.get(row["label"], Decimal(0)) + row["cost"]
     providers = sorted(totals, key=lambda name: (-totals[name], name))
-    figure, (ax,) = _figure(2.6)
+    figure, (ax,) = new_figure(2.6)
     bottom = [0.0] * len(months)
     for provider in providers:
         heights = [0.0] * len(months)
         for row in rows:
             if row["label"] == provider:
-                heights[months.index(row["month"])] += _f(row["cost"])
+                heights[months.index(row["month"])] += as_float(row["cost"])
         ax.bar(range(len(months)), heights, bottom=bottom, color=colour_for(provider), label=provider, width=0.6)
         bottom = [b + h for b, h in zip(bottom, heights)]
     ax.set_xticks(range(len(months)), months)
-    _money_axis(ax, currency)
+    money_axis(ax, currency)
     ax.grid(axis="y", color="#e2e6ec", linewidth=0.6)
     ax.set_axisbelow(True)
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=6.5)
-    return _svg(
+    return svg_chart(
         figure,
         "trend",
         "Spend by provider, the six months to this one",
@@ -263,10 +128,10 @@ def unit_economics_chart(rows: list[dict], *, currency: str) -> Chart | None:
     rows = [r for r in rows if r.get("per_outcome_change") is not None]
     if not rows:
         return None
-    rows = sorted(rows, key=lambda r: -abs(_f(r["per_outcome_change"])))[:MAX_BARS][::-1]
+    rows = sorted(rows, key=lambda r: -abs(as_float(r["per_outcome_change"])))[:MAX_BARS][::-1]
     return _change_bars(
-        [_f(r["per_outcome_change"]) * 100 for r in rows],
-        [_short(f"{r['label']} ({r['outcome_unit']})", 44) for r in rows],
+        [as_float(r["per_outcome_change"]) * 100 for r in rows],
+        [shortened(f"{r['label']} ({r['outcome_unit']})", 44) for r in rows],
         "unit_economics",
         "Cost per outcome: change from last month",
         row_in=0.22,
@@ -280,12 +145,12 @@ def _change_bars(
     values: list[float], labels: list[str], name: str, title: str, *, row_in: float, bar: float, alt: str
 ) -> Chart:
     """Signed changes in per cent as horizontal bars around 0: red above (dearer), green below (cheaper)."""
-    figure, (ax,) = _figure(0.6 + row_in * len(values))
+    figure, (ax,) = new_figure(0.6 + row_in * len(values))
     ax.barh(range(len(values)), values, color=[UP if v > 0 else DOWN for v in values], height=bar)
     ax.set_yticks(range(len(values)), labels)
     ax.axvline(0, color=LINE, linewidth=0.6)
-    _percent_axis(ax)
-    return _svg(figure, name, title, left_in=_label_width(labels), right_in=0.2, alt=alt)
+    percent_axis(ax)
+    return svg_chart(figure, name, title, left_in=label_width(labels), right_in=0.2, alt=alt)
 
 
 # --- section 4: commitments ---
@@ -299,9 +164,9 @@ def commitments_chart(rows: list[dict], *, currency: str) -> Chart | None:
     if not rows:
         return None
     rows = rows[:MAX_BARS][::-1]
-    figure, (ax,) = _figure(0.75 + 0.3 * len(rows))
-    labels = [_short(r["label"], 36) for r in rows]
-    share = lambda r, key: _f(r[key]) / _f(r["committed"]) * 100 if r.get(key) is not None else None  # noqa: E731
+    figure, (ax,) = new_figure(0.75 + 0.3 * len(rows))
+    labels = [shortened(r["label"], 36) for r in rows]
+    share = lambda r, key: as_float(r[key]) / as_float(r["committed"]) * 100 if r.get(key) is not None else None  # noqa: E731
     projected = [share(r, "projected") or 0.0 for r in rows]
     ax.set_yticks(range(len(rows)), labels)
     ax.barh(
@@ -333,13 +198,13 @@ def commitments_chart(rows: list[dict], *, currency: str) -> Chart | None:
         zorder=3,
     )
     ax.axvline(100, color="#5e6b7d", linewidth=0.6, linestyle=":")
-    _percent_axis(ax)
+    percent_axis(ax)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=6.5)
-    return _svg(
+    return svg_chart(
         figure,
         "commitments",
         "Contracts: consumed, plan to date and projected, against the commitment",
-        left_in=_label_width(labels),
+        left_in=label_width(labels),
         right_in=0.2,
         top_in=0.5,
         alt="For each contract, the share of its commitment consumed, the share the plan expected by now (a tick) "
@@ -361,9 +226,11 @@ def caps_chart(org_caps: list[dict], caps: list[dict], *, currency: str) -> Char
     if not rows:
         return None
     rows = rows[:MAX_BARS][::-1]
-    figure, (ax,) = _figure(0.75 + 0.28 * len(rows))
-    labels = [_short(r["label"], 36) for r in rows]
-    forecast = [_f(r["forecast"]) / _f(r["amount"]) * 100 if r.get("forecast") is not None else 0.0 for r in rows]
+    figure, (ax,) = new_figure(0.75 + 0.28 * len(rows))
+    labels = [shortened(r["label"], 36) for r in rows]
+    forecast = [
+        as_float(r["forecast"]) / as_float(r["amount"]) * 100 if r.get("forecast") is not None else 0.0 for r in rows
+    ]
     ax.set_yticks(range(len(rows)), labels)
     ax.barh(
         range(len(rows)),
@@ -377,19 +244,19 @@ def caps_chart(org_caps: list[dict], caps: list[dict], *, currency: str) -> Char
     )
     ax.barh(
         range(len(rows)),
-        [_f(r["spent"]) / _f(r["amount"]) * 100 for r in rows],
+        [as_float(r["spent"]) / as_float(r["amount"]) * 100 for r in rows],
         height=0.45,
         color=[STATUS_COLOURS.get(r.get("status_status"), "#0078d4") for r in rows],
         label="Spent",
     )
     ax.axvline(100, color=UP, linewidth=0.8, linestyle=":")
-    _percent_axis(ax)
+    percent_axis(ax)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=6.5)
-    return _svg(
+    return svg_chart(
         figure,
         "caps",
         "Caps: spent and forecast against the cap",
-        left_in=_label_width(labels),
+        left_in=label_width(labels),
         right_in=0.2,
         top_in=0.5,
         alt="For each cap, the share spent (bar) and the share forecast by the period's end (dashed outline); "
@@ -404,12 +271,12 @@ def caps_chart(org_caps: list[dict], caps: list[dict], *, currency: str) -> Char
 def reconciliation_chart(rows: list[dict], *, currency: str) -> Chart | None:
     """Billed against list price per provider, as the variance in per cent."""
     rows = [r for r in rows if r.get("variance") is not None]
-    if not any(round(_f(r["variance"]), VARIANCE_PLACES) for r in rows):
+    if not any(round(as_float(r["variance"]), VARIANCE_PLACES) for r in rows):
         return None  # every provider bills its list price (to the table's 0.1 %): a chart would draw rounding noise
     rows = rows[:MAX_BARS][::-1]
     return _change_bars(
-        [round(_f(r["variance"]), VARIANCE_PLACES) * 100 for r in rows],
-        [_short(r["label"]) for r in rows],
+        [round(as_float(r["variance"]), VARIANCE_PLACES) * 100 for r in rows],
+        [shortened(r["label"]) for r in rows],
         "reconciliation",
         "Billed against list price: variance by provider",
         row_in=0.25,
@@ -428,32 +295,32 @@ def savings_chart(rows: list[dict], *, currency: str) -> Chart | None:
     rows = [r for r in rows if r.get("saving") and r.get("today_cost") is not None]
     if not rows:
         return None
-    rows = sorted(rows, key=lambda r: -_f(r["saving"]))[:MAX_BARS][::-1]
-    figure, (ax,) = _figure(0.75 + 0.3 * len(rows))
-    labels = [_short(f"{r['workload']} · {r['family']}", 44) for r in rows]
+    rows = sorted(rows, key=lambda r: -as_float(r["saving"]))[:MAX_BARS][::-1]
+    figure, (ax,) = new_figure(0.75 + 0.3 * len(rows))
+    labels = [shortened(f"{r['workload']} · {r['family']}", 44) for r in rows]
     positions = list(range(len(rows)))
     ax.barh(
         [p + 0.18 for p in positions],
-        [_f(r["today_cost"]) for r in rows],
+        [as_float(r["today_cost"]) for r in rows],
         height=0.36,
         color=NEUTRAL,
         label="This month",
     )
     ax.barh(
         [p - 0.18 for p in positions],
-        [_f(r["best_cost"] or 0) for r in rows],
+        [as_float(r["best_cost"] or 0) for r in rows],
         height=0.36,
         color=DOWN,
         label="On the best offering",
     )
     ax.set_yticks(positions, labels)
-    _money_axis(ax, currency, x=True)
+    money_axis(ax, currency, x=True)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=6.5)
-    return _svg(
+    return svg_chart(
         figure,
         "savings",
         "Routing savings: this month's cost against the best offering",
-        left_in=_label_width(labels),
+        left_in=label_width(labels),
         right_in=0.2,
         top_in=0.5,
         alt="For each workload part that could move, this month's cost (grey) and its monthly cost on the best "
