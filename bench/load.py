@@ -33,7 +33,7 @@ from django.conf import settings
 
 from finops.models import User
 
-from . import pages
+from . import pages, timing
 
 LEVELS = (1, 8, 32)
 DURATION_S, MAX_REQUESTS = 30.0, 2000
@@ -263,12 +263,12 @@ def run_level(
         "requests": len(times),
         "seconds": round(seconds, 2),
         "requests_per_s": round(len(times) / seconds, 2),
-        "p50_ms": round(pages.percentile(times, 0.5), 1) if times else None,
-        "p95_ms": round(pages.percentile(times, 0.95), 1) if times else None,
+        "p50_ms": round(timing.percentile(times, 0.5), 1) if times else None,
+        "p95_ms": round(timing.percentile(times, 0.95), 1) if times else None,
         "errors": len(errors),
         "error_examples": sorted(set(errors))[:5],
-        "pages_p50_ms": {name: round(pages.percentile(t, 0.5), 1) for name, t in by_page.items() if t},
-        "pages_p95_ms": {name: round(pages.percentile(t, 0.95), 1) for name, t in by_page.items() if t},
+        "pages_p50_ms": {name: round(timing.percentile(t, 0.5), 1) for name, t in by_page.items() if t},
+        "pages_p95_ms": {name: round(timing.percentile(t, 0.95), 1) for name, t in by_page.items() if t},
         "page_cache": served,
         "writes": writes[0],
     }
@@ -303,7 +303,7 @@ def run_bench(
         "bounds": {"duration_s": duration_s, "max_requests": max_requests},
         "write_every_s": write_every_s,
         "page_cache_seconds": settings.PAGE_CACHE_SECONDS,
-        "loadavg_before": pages.loadavg(),
+        "loadavg_before": timing.loadavg(),
     }
     urls = mix(pages.today())
     results["urls"] = urls
@@ -330,7 +330,7 @@ def run_bench(
                 max_requests=max_requests,
                 write_every_s=write_every_s,
             )
-            entry["loadavg_after"] = pages.loadavg()
+            entry["loadavg_after"] = timing.loadavg()
             results["levels"].append(entry)
             echo(
                 f"{level:>3} sessions: {entry['requests']:>5} requests in {entry['seconds']:>6.1f} s = "

@@ -19,13 +19,13 @@ from finops.models import User
 from finops.web import data_version
 from finops.web.startup import settle
 
-from . import pages
+from . import pages, timing
 
 WARMUPS = 3
 
 
 def _cpu() -> tuple[float, float]:
-    """CPU seconds of this process and of its Postgres backend so far (pages.cpu_seconds unrounded)."""
+    """CPU seconds of this process and of its Postgres backend so far (timing.cpu_seconds unrounded)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         pid = cursor.fetchone()[0]
@@ -61,11 +61,11 @@ def profile_page(page: str, *, who: str = "admin", requests: int = 30, top: int 
     figures = {
         "page": page,
         "who": who,
-        "p50_ms": round(pages.percentile(times, 0.5), 1),
-        "p95_ms": round(pages.percentile(times, 0.95), 1),
+        "p50_ms": round(timing.percentile(times, 0.5), 1),
+        "p95_ms": round(timing.percentile(times, 0.95), 1),
         "python_cpu_ms": round((python_after - python) * 1000 / requests, 1),
         "postgres_cpu_ms": round((backend_after - backend) * 1000 / requests, 1),
-        "load": pages.loadavg(),
+        "load": timing.loadavg(),
     }
     echo(
         f"{page} as {who}, {requests} cold requests: p50 {figures['p50_ms']} ms, p95 {figures['p95_ms']} ms; CPU a "

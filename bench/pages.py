@@ -12,8 +12,6 @@ database whose name does not end in "_bench" or "_bench<size>" (finops_bench10m)
 """
 
 import datetime as dt
-import math
-import os
 import random
 import re
 import time
@@ -44,6 +42,7 @@ from finops.spend.services.rollups import rollup_rebuild, rollups_vacuum
 from finops.web.startup import settle
 
 from . import lines as bench_lines
+from . import timing
 from .org import PREFIX, Scale, build_org
 
 PAGE_TARGET_MS = 100  # issue 23 (150 before)
@@ -98,10 +97,10 @@ def generate(lines: int, *, echo=print) -> dict:
         f"{len(org.rules)} rules; writing {lines:,} lines …"
     )
     figures.update(bench_lines.load(org, first_day, echo=echo))
-    rollup_started, rollup_cpu = time.perf_counter(), cpu_seconds()
+    rollup_started, rollup_cpu = time.perf_counter(), timing.cpu_seconds()
     phases = {"performance_rollup_s": 0.0}
     # The spend rollup builds the performance rollup (the gateway lines' latency) in the same call: timed apart.
-    with _timed(rollups, "performance_rollup_rebuild", phases, "performance_rollup_s"):
+    with timing.timed_calls(rollups, "performance_rollup_rebuild", phases, "performance_rollup_s"):
         rollup_rebuild(days={first_day + dt.timedelta(days=n) for n in range(scale.days)})
     for table in (
         "finops_dailyspend",
@@ -113,7 +112,7 @@ def generate(lines: int, *, echo=print) -> dict:
     ):
         bench_lines.analyze(table)
     figures["rollup_s"] = round(time.perf_counter() - rollup_started, 1)
-    figures["rollup_cpu_s"] = cpu_seconds(since=rollup_cpu)
+    figures["rollup_cpu_s"] = timing.cpu_seconds(since=rollup_cpu)
     figures["performance_rollup_s"] = round(phases["performance_rollup_s"], 1)
     # The generator attributed each line as its rules say; the real service must find nothing to change.
     check_started = time.perf_counter()
@@ -248,27 +247,6 @@ def _busiest(field: str):
     return row[field]
 
 
-def percentile(values: list[float], share: float) -> float:
-    """Nearest rank: the smallest value with at least `share` of the values at or below it."""
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
-
-
-class _QueryClock:
-    """Counts the queries of a request and the time spent in them (connection.execute_wrapper)."""
-
-    def __init__(self):
-        self.queries, self.seconds = 0, 0.0
-
-    def __call__(self, execute, sql, params, many, context):
-        started = time.perf_counter()
-        try:
-            return execute(sql, params, many, context)
-        finally:
-            self.queries += 1
-            self.seconds += time.perf_counter() - started
-
-
 def page_urls() -> tuple[dict, Team]:
     team = Team.objects.get(id=_busiest("team"))
     workload = Workload.objects.filter(team=team).get(id=_busiest_in(team))
@@ -329,11 +307,11 @@ def _timed_page(client: Client, url: str, who: str, repeats: int, warmups: int, 
     from finops.web.page_cache import HEADER
 
     times, served = [], {}
-    clock = _QueryClock()
+    clock = timing.QueryClock()
     for n in range(warmups + repeats):
         if cold:
             data_version.bump()
-        probe = _QueryClock()
+        probe = timing.QueryClock()
         with connection.execute_wrapper(probe):
             started = time.perf_counter()
             response = client.get(url)
@@ -345,8 +323,8 @@ def _timed_page(client: Client, url: str, who: str, repeats: int, warmups: int, 
             clock.queries, clock.seconds = probe.queries, clock.seconds + probe.seconds
             served[response.get(HEADER, "off")] = served.get(response.get(HEADER, "off"), 0) + 1
     return {
-        "p50_ms": round(percentile(times, 0.5), 1),
-        "p95_ms": round(percentile(times, 0.95), 1),
+        "p50_ms": round(timing.percentile(times, 0.5), 1),
+        "p95_ms": round(timing.percentile(times, 0.95), 1),
         "mean_ms": round(sum(times) / len(times), 1),
         "max_ms": round(max(times), 1),
         "queries": clock.queries,
@@ -406,19 +384,19 @@ def measure_reattribution(*, echo=print) -> dict:
     )
     # performance_s: the part of rollup_s that moves the gateway lines' latency (issue 12's performance rollup).
     phases = {"attribute_s": 0.0, "rollup_s": 0.0, "performance_s": 0.0, "commit_s": 0.0, "vacuum_s": 0.0}
-    started, cpu = time.perf_counter(), cpu_seconds()
+    started, cpu = time.perf_counter(), timing.cpu_seconds()
     with (
-        _timed(attribution, "signatures_attribute", phases, "attribute_s"),
-        _timed(attribution, "_rollup_moved", phases, "rollup_s"),
-        _timed(rollups, "performance_rollup_rebuild", phases, "performance_s"),
-        _timed(connection, "commit", phases, "commit_s"),
+        timing.timed_calls(attribution, "signatures_attribute", phases, "attribute_s"),
+        timing.timed_calls(attribution, "_rollup_moved", phases, "rollup_s"),
+        timing.timed_calls(rollups, "performance_rollup_rebuild", phases, "performance_s"),
+        timing.timed_calls(connection, "commit", phases, "commit_s"),
     ):  # the commit runs the deferred foreign-key checks
         result = history_reattribute()
     vacuum_started = time.perf_counter()
     rollups_vacuum()  # what the job does after its commit (finops.spend.services.rules.reattribution_run)
     phases["vacuum_s"] = time.perf_counter() - vacuum_started
     seconds = time.perf_counter() - started
-    used = cpu_seconds(since=cpu)
+    used = timing.cpu_seconds(since=cpu)
     total = DailySpend.objects.aggregate(n=Sum("line_count"))["n"]
     figures = {
         "seconds": round(seconds, 1),
@@ -434,68 +412,9 @@ def measure_reattribution(*, echo=print) -> dict:
     echo(
         f"  {result.lines:,} lines ({figures['share_moved']:.1%}) moved over {len(result.days)} days in {seconds:.1f} "
         f"s "
-        f"({', '.join(f'{k[:-2]} {v} s' for k, v in figures['phases'].items())}); CPU {used}, load {loadavg()}"
+        f"({', '.join(f'{k[:-2]} {v} s' for k, v in figures['phases'].items())}); CPU {used}, load {timing.loadavg()}"
     )
     return figures
-
-
-def control_query() -> float:
-    """Seconds for a plain scan of every line (count and sums, no join): what the machine gives a query at this
-    moment, so the rollup and re-attribution timings of one run can be read against it (the machine is shared)."""
-    started = time.perf_counter()
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*), sum(requests), sum(output_tokens), sum(reporting_cost) FROM finops_usageline")
-        cursor.fetchone()
-    return round(time.perf_counter() - started, 2)
-
-
-class _timed:
-    """Adds the time spent in `owner.name` to phases[phase] while the block runs (the ingest bench's way)."""
-
-    def __init__(self, owner, name, phases, phase):
-        self.owner, self.name, self.phases, self.phase = owner, name, phases, phase
-
-    def __enter__(self):
-        self.original = getattr(self.owner, self.name)
-
-        def wrapper(*args, **kwargs):
-            started = time.perf_counter()
-            try:
-                return self.original(*args, **kwargs)
-            finally:
-                self.phases[self.phase] += time.perf_counter() - started
-
-        setattr(self.owner, self.name, wrapper)
-
-    def __exit__(self, *exc):
-        if self.owner is connection:
-            delattr(self.owner, self.name)  # back to the class's method
-        else:
-            setattr(self.owner, self.name, self.original)
-
-
-def cpu_seconds(since: dict | None = None) -> dict:
-    """CPU seconds used so far by this process and by its Postgres backend (read from /proc when the server runs
-    on this machine, as the bench's does; None elsewhere), or since an earlier reading. On a shared 2-core machine
-    wall time follows the neighbours' load; CPU seconds are what a change saves."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
-    try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-        backend = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        backend = None
-    now = {"python": time.process_time(), "postgres": backend}
-    if since is None:
-        return now
-    return {
-        name: None if now[name] is None or since[name] is None else round(now[name] - since[name], 1) for name in now
-    }
-
-
-def loadavg() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 def lines_ready(lines: int, *, reuse: bool, echo=print, also=lambda: True) -> dict:
@@ -526,7 +445,7 @@ def run_bench(
             "move_share": MOVE_SHARE,
         },
         "machine": machine_facts(),
-        "loadavg_before": loadavg(),
+        "loadavg_before": timing.loadavg(),
     }
     results["generation"] = lines_ready(lines, reuse=reuse, echo=echo)
     if not results["generation"].get("reused"):
@@ -535,10 +454,10 @@ def run_bench(
             f"generated in {g['total_s']} s: COPY {g['copy_s']} s ({g['lines_per_s']:,} lines/s), indexes "
             f"{g['indexes_s']} s, "
             f"vacuum {g['vacuum_analyze_s']} s, rollup {g['rollup_s']} s (performance {g['performance_rollup_s']} s; "
-            f"CPU {g['rollup_cpu_s']}, load {loadavg()}), "
+            f"CPU {g['rollup_cpu_s']}, load {timing.loadavg()}), "
             f"attribution check {g['attribution_check']['seconds']} s"
         )
-    results["control"] = {"after_generation_s": control_query()}
+    results["control"] = {"after_generation_s": timing.control_query()}
     results["rollup_equals_raw_before"] = rollup_equals_raw()
     echo(f"rollup equals raw: {results['rollup_equals_raw_before']}")
     echo(f"pages ({repeats} timed requests each after {WARMUPS} warm-ups):")
@@ -548,13 +467,13 @@ def run_bench(
     results["pages"] = measure_pages(repeats=repeats, echo=echo)
     if reattribute:
         results["reattribution"] = measure_reattribution(echo=echo)
-        results["control"]["after_reattribution_s"] = control_query()
+        results["control"]["after_reattribution_s"] = timing.control_query()
         results["rollup_equals_raw_after"] = rollup_equals_raw()
         echo(f"rollup equals raw after re-attribution: {results['rollup_equals_raw_after']}")
         echo("pages after the re-attribution:")
         settle()
         results["pages_after_reattribution"] = measure_pages(repeats=repeats, echo=echo)
-    results["loadavg_after"] = loadavg()
+    results["loadavg_after"] = timing.loadavg()
     echo(f"control query (every line scanned and summed): {results['control']}")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2, default=str) + "\n")

@@ -29,7 +29,7 @@ from finops.reports import tco_charts, tco_formats
 from finops.reports.selectors import tco_report as selector
 from finops.reports.tco_pdf import report_pdf
 
-from . import pages
+from . import pages, timing
 
 TARGETS = {"page_p95_ms": 1000, "pdf_p95_ms": 10_000}
 WARMUPS, REPEATS, PDF_REPEATS = 1, 7, 3
@@ -47,13 +47,13 @@ def _timed(run, repeats: int, warmups: int = WARMUPS, before=lambda: None) -> di
             times.append((time.perf_counter() - started) * 1000)
             cpu.append((time.process_time() - cpu_started) * 1000)
     return {
-        "p50_ms": round(pages.percentile(times, 0.5), 1),
-        "p95_ms": round(pages.percentile(times, 0.95), 1),
+        "p50_ms": round(timing.percentile(times, 0.5), 1),
+        "p95_ms": round(timing.percentile(times, 0.95), 1),
         "mean_ms": round(sum(times) / len(times), 1),
         "max_ms": round(max(times), 1),
         "runs": len(times),
-        "cpu_p50_ms": round(pages.percentile(cpu, 0.5), 1),
-        "cpu_p95_ms": round(pages.percentile(cpu, 0.95), 1),
+        "cpu_p50_ms": round(timing.percentile(cpu, 0.5), 1),
+        "cpu_p95_ms": round(timing.percentile(cpu, 0.95), 1),
     }
 
 
@@ -141,7 +141,7 @@ def run_bench(*, lines: int, out, reuse: bool = True, repeats: int = REPEATS, ec
         "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "targets": TARGETS,
         "machine": machine_facts(),
-        "loadavg_before": pages.loadavg(),
+        "loadavg_before": timing.loadavg(),
     }
     results["generation"] = pages.lines_ready(lines, reuse=reuse, echo=echo)
     results["month_daily_rows"] = DailySpend.objects.filter(
@@ -150,7 +150,7 @@ def run_bench(*, lines: int, out, reuse: bool = True, repeats: int = REPEATS, ec
     ).count()
     echo(f"report ({repeats} timed runs each after {WARMUPS} warm-up; the PDF {PDF_REPEATS}):")
     results["report"] = measure(repeats=repeats, echo=echo)
-    results["loadavg_after"] = pages.loadavg()
+    results["loadavg_after"] = timing.loadavg()
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2, default=str) + "\n")
     echo(f"figures written to {out}")

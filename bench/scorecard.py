@@ -36,7 +36,7 @@ from finops.templatetags.finops_format import data_table
 from finops.web import data_version
 
 from . import lines as bench_lines
-from . import pages
+from . import pages, timing
 from .org import GATEWAY_ACCOUNTS
 
 TARGET_MS = 200
@@ -116,8 +116,8 @@ def _timed_runs(run, repeats: int, warmups: int = WARMUPS) -> dict:
         if n >= warmups:
             times.append((time.perf_counter() - started) * 1000)
     return {
-        "p50_ms": round(pages.percentile(times, 0.5), 1),
-        "p95_ms": round(pages.percentile(times, 0.95), 1),
+        "p50_ms": round(timing.percentile(times, 0.5), 1),
+        "p95_ms": round(timing.percentile(times, 0.95), 1),
         "mean_ms": round(sum(times) / len(times), 1),
         "max_ms": round(max(times), 1),
     }
@@ -148,7 +148,7 @@ def measure(*, repeats: int = REPEATS, echo=print) -> dict:
     results = {"quarter": quarter.key, "lead_of": team.slug, "repeats": repeats, "warmups": WARMUPS, "by_user": {}}
     for who, user in users.items():
         rows = scorecard_table(user, quarter, today)
-        probe = pages._QueryClock()
+        probe = timing.QueryClock()
         with connection.execute_wrapper(probe):
             scorecard_table(user, quarter, today)
         client = Client()
@@ -191,7 +191,7 @@ def run_bench(*, lines: int, out, reuse: bool = True, repeats: int = REPEATS, re
         "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "targets": {"scorecard_p95_ms": TARGET_MS},
         "machine": machine_facts(),
-        "loadavg_before": pages.loadavg(),
+        "loadavg_before": timing.loadavg(),
     }
     timed = lambda: Account.objects.filter(name__in=GATEWAY_ACCOUNTS).exists()  # noqa: E731 (lines with latency)
     results["generation"] = pages.lines_ready(lines, reuse=reuse, echo=echo, also=timed)
@@ -215,7 +215,7 @@ def run_bench(*, lines: int, out, reuse: bool = True, repeats: int = REPEATS, re
     results["measured_requests"] = DailyPerformance.objects.aggregate(n=Sum("requests"))["n"] or 0
     echo(f"scorecard ({repeats} timed runs each after {WARMUPS} warm-ups):")
     results["scorecard"] = measure(repeats=repeats, echo=echo)
-    results["loadavg_after"] = pages.loadavg()
+    results["loadavg_after"] = timing.loadavg()
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2, default=str) + "\n")
     echo(f"figures written to {out}")

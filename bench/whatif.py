@@ -24,7 +24,7 @@ from finops.performance.measures import Performance
 from finops.whatif.families import FamilyMap
 from finops.whatif.services import offerings_seed
 
-from . import pages
+from . import pages, timing
 
 TARGET_MS = 200
 REPEATS = 20
@@ -146,8 +146,8 @@ def measure(*, repeats: int = REPEATS, echo=print) -> dict:
             # The first call of the run merges the window's measured performance (then cached, see
             # finops.whatif.selectors.offerings.measured_performance): reported apart, as the cold figure.
             entry = {
-                "p50_ms": round(pages.percentile(times, 0.5), 1),
-                "p95_ms": round(pages.percentile(times, 0.95), 1),
+                "p50_ms": round(timing.percentile(times, 0.5), 1),
+                "p95_ms": round(timing.percentile(times, 0.95), 1),
                 "max_ms": round(max(times), 1),
                 "first_call_ms": round(first_ms, 1),
                 "rows": len(response.json()),
@@ -174,8 +174,8 @@ def measure(*, repeats: int = REPEATS, echo=print) -> dict:
                 if n >= WARMUPS:
                     times.append(elapsed)
             entry = {
-                "p50_ms": round(pages.percentile(times, 0.5), 1),
-                "p95_ms": round(pages.percentile(times, 0.95), 1),
+                "p50_ms": round(timing.percentile(times, 0.5), 1),
+                "p95_ms": round(timing.percentile(times, 0.95), 1),
                 "max_ms": round(max(times), 1),
                 "first_call_ms": round(first_ms, 1),
             }
@@ -200,16 +200,16 @@ def run_bench(*, lines: int, out, reuse: bool = True, repeats: int = REPEATS, ec
         "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "targets": {"whatif_p95_ms": TARGET_MS},
         "machine": machine_facts(),
-        "loadavg_before": pages.loadavg(),
+        "loadavg_before": timing.loadavg(),
     }
     results["generation"] = pages.lines_ready(lines, reuse=reuse, echo=echo)
     # What the machine gives a query at this moment (the machine is shared): read the timings against it.
-    results["control"] = {"before_s": pages.control_query()}
+    results["control"] = {"before_s": timing.control_query()}
     results["whatif"] = measure(repeats=repeats, echo=echo)
-    results["control"]["after_s"] = pages.control_query()
+    results["control"]["after_s"] = timing.control_query()
     calls = [*results["whatif"]["calls"].values(), *results["whatif"]["savings_page"].values()]
     results["within_targets"] = all(c["meets_target"] for c in calls)
-    results["loadavg_after"] = pages.loadavg()
+    results["loadavg_after"] = timing.loadavg()
     echo(
         f"control query (every line scanned and summed): {results['control']}; load average before "
         f"{results['loadavg_before']}, after {results['loadavg_after']}"
