@@ -94,11 +94,10 @@ LONGEST_FIRST = [
     "tests/test_access_matrix.py",  # ~21 (was 26; a session per role once a module: 41.8 -> 33.7 CPU s alone, issue 27)
     "tests/ingest/test_gateway_columns.py",  # 25
     "tests/test_report_subscriptions.py",  # 24
-    "tests/browser/test_guide_screenshots.py",  # 22
     "tests/test_performance_pages_writers.py",  # 20 (the demo's files' run)
     "tests/test_report_pdf.py",  # 20 (the demo's files' run; was 9)
     "tests/test_demo_commands.py",  # 19 (the demo's files' run)
-    "tests/browser/test_money_tables.py",  # 19
+    "tests/browser/test_money_tables.py",  # 19 (or less: no longer the one that may pay a demo load)
     "tests/integration/test_faults_redis.py",  # 21
     "tests/integration/test_faults_visibility.py",  # 18
     # ~15 (was 26-30: the cuts land in a COPY the proxy holds, 2,000-line files; alone 22.5 -> 10.6 CPU s at load 8-14)
@@ -111,6 +110,9 @@ LONGEST_FIRST = [
     "tests/browser/test_contracts.py",  # 13
     "tests/ingest/test_litellm_paging.py",  # ~13 (was 18; alone 22-26 -> 15-19 CPU s: docs/architecture.md Habits)
     "tests/browser/test_layout.py",  # 12
+    # ~12 (was 22 with a whole demo load for the real date; it reads the run's snapshot for tests/demo_helpers.py's
+    # TODAY now, loaded by test_focus_export_demo first: 73.5 -> 23.7 s wall -n 0 at load 13-17, without that load)
+    "tests/browser/test_guide_screenshots.py",
     "tests/ingest/test_properties.py",  # 10 (before the savepoint per example: docs/architecture.md Habits)
     "tests/integration/test_worker_killed.py",  # ~8 (was 31, then 10-14; issue 27, docs/architecture.md Habits)
     "tests/test_alert_delivery.py",  # ~12 (was 15; its four children are processes of their own: Habits)

@@ -212,6 +212,9 @@ class RuleResult:
 def validator_results(csv_path: Path) -> dict[str, RuleResult]:
     """{rule id: result} of every rule focus-validator 2.x ran at FOCUS 1.2 on the file (CostAndUsage dataset, all
     applicability criteria, its bundled rules: no download), read from its console report."""
+    # A process per file, kept: of its CPU (at load 14: ~5 s for a 20-row file, ~10 s for the demo's month) only the
+    # imports (~1.2 s) could be shared by validating the suite's two files in one process, and only when their two
+    # modules run on the same xdist worker (2026-11-28, issue 27): not worth a long-lived validator process.
     assert VALIDATOR.exists(), f"{VALIDATOR} is missing: `make focus-validator` installs it (its own venv)"
     # Run from its site-packages: it opens its currency list at the relative path focus_validator/rules/….
     (site_packages,) = (ROOT / ".venv-focus" / "lib").glob("python3*/site-packages")

@@ -1,12 +1,12 @@
 """The role guides' screenshots (docs/guides/), taken from the real pages of the demo organisation.
 
-The demo (docs/demo.md) is loaded through the real import code for a window ending yesterday, then each role's demo
-user signs in and walks the pages their guide describes: the CFO (finance), the platform admin and the Support
-Platform lead. Each page is checked for what that user relies on (its heading and a figure) before it is saved as
-a 1440-px-wide PNG: into docs/guides/img/, overwriting the previous one, when GUIDE_IMAGES=1 (`make guide-images`;
-the guides link those files), else into the run's temporary folder, so that a test run leaves the checkout as it
-found it. One test, one
-demo load: the load is most of the minute this takes, so the three walks share it.
+The demo (docs/demo.md) is loaded through the real import code for a window ending the day before TODAY (the module is
+held on that day: tests/clock.py), then each role's demo user signs in and walks the pages their guide describes: the
+CFO (finance), the platform admin and the Support Platform lead. Each page is checked for what that user relies on
+(its heading and a figure) before it is saved as a 1440-px-wide PNG: into docs/guides/img/, overwriting the previous
+one, when GUIDE_IMAGES=1 (`make guide-images`; the guides link those files), else into the run's temporary folder, so
+that a test run leaves the checkout as it found it. One test, one demo: the three walks share the run's copy of it for
+tests/demo_helpers.py's TODAY (tests/demo_snapshot.py), so the guides' pictures show that day's demo.
 """
 
 import datetime as dt
@@ -18,11 +18,19 @@ import pytest
 
 from finops.core.months import month_of
 from finops.models import Account, Cap, Contract
+from tests.clock import holding
+from tests.demo_helpers import TODAY
 from tests.demo_snapshot import demo_loaded
 
 from .conftest import signed_in
 
 pytestmark = pytest.mark.browser
+
+# The demo of tests/demo_helpers.py's TODAY, the day most demo modules read: the run's one snapshot of it
+# (tests/demo_snapshot.py) serves this module too, rather than a second load of the whole demo for the real date.
+# The pages read "today" (the overview's last 30 days, the report's last full month, a source's freshness), so the
+# module's tests are held on that day (tests/clock.py): they see the demo as on the day it was loaded for.
+_held_on_today = holding(TODAY)
 
 GUIDE_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "guides" / "img"
 WIDTH = 1440
@@ -57,7 +65,7 @@ def _finance(page) -> None:
     _shot(page, "finance-overview")
 
     _open(page, "/reports/", "TCO report")
-    last_month = month_of(month_of(dt.datetime.now(dt.UTC).date()) - dt.timedelta(days=1))
+    last_month = month_of(month_of(TODAY) - dt.timedelta(days=1))
     assert page.inner_text("[data-testid=report-month]").strip() == last_month.strftime("%B %Y")
     for kind in ("pdf", "csv", "xlsx"):
         assert page.locator(f"[data-testid=download-{kind}]").is_visible()
@@ -143,7 +151,7 @@ def test_each_roles_guide_pages_show_what_that_role_relies_on_and_are_captured(p
     page.images = GUIDE_IMAGES if os.environ.get("GUIDE_IMAGES") == "1" else tmp_path_factory.mktemp("guide-images")
     page.images.mkdir(parents=True, exist_ok=True)
     page.captured = []
-    demo_loaded(dt.datetime.now(dt.UTC).date(), tmp_path_factory)
+    demo_loaded(TODAY, tmp_path_factory)
     page.set_viewport_size({"width": WIDTH, "height": 900})
     _finance(page)
     _platform(page)

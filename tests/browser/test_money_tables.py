@@ -8,7 +8,8 @@ What is measured, in the browser, per table (`table.data`) of each page:
   scrolling card), as the page first shows it: a number is never cut, nor pushed past the right edge;
 - on a desktop the whole table fits its card: every column shows without scrolling sideways.
 
-One demo load for the whole walk (it is most of the minute this test takes), as in test_guide_screenshots.
+One demo for the whole walk, as in test_guide_screenshots: the run's copy of it for tests/demo_helpers.py's TODAY
+(tests/demo_snapshot.py), loaded once a run by whichever module asks first.
 """
 
 import datetime as dt
@@ -17,11 +18,19 @@ import pytest
 
 from finops.core.months import month_of
 from finops.models import Account, Cap, Contract, Provider
+from tests.clock import holding
+from tests.demo_helpers import TODAY
 from tests.demo_snapshot import demo_loaded
 
 from .conftest import signed_in
 
 pytestmark = pytest.mark.browser
+
+# The demo of tests/demo_helpers.py's TODAY, the day most demo modules read: the run's one snapshot of it
+# (tests/demo_snapshot.py) serves this module too, rather than a second load of the whole demo for the real date.
+# The pages read "today" (the overview's last 30 days, the report's last full month, a source's freshness), so the
+# module's tests are held on that day (tests/clock.py): they see the demo as on the day it was loaded for.
+_held_on_today = holding(TODAY)
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1440, "height": 900}
@@ -88,7 +97,7 @@ MEASURE = r"""() => {
 
 
 def _pages() -> list[str]:
-    last_month = month_of(month_of(dt.datetime.now(dt.UTC).date()) - dt.timedelta(days=1))
+    last_month = month_of(month_of(TODAY) - dt.timedelta(days=1))
     bedrock = Account.objects.get(name="bedrock-us-east-1")
     return [
         "/",
@@ -132,7 +141,7 @@ def _walk(page, viewport: dict, paths: list[str]) -> tuple[list, int]:
 
 
 def test_no_money_cell_is_cut_and_no_column_hidden_on_a_desktop_or_a_phone(page, tmp_path_factory):
-    demo_loaded(dt.datetime.now(dt.UTC).date(), tmp_path_factory)
+    demo_loaded(TODAY, tmp_path_factory)
     paths = _pages()
     signed_in(page, "admin")  # the walk opens "/" first
     report = {}

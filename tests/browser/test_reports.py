@@ -7,11 +7,19 @@ import datetime as dt
 import pytest
 
 from finops.reports.tco_tables import SECTIONS, TITLES
+from tests.clock import holding
+from tests.demo_helpers import TODAY
 from tests.demo_snapshot import demo_loaded
 
 from .conftest import signed_in
 
 pytestmark = pytest.mark.browser
+
+# The demo of tests/demo_helpers.py's TODAY, the day most demo modules read: the run's one snapshot of it
+# (tests/demo_snapshot.py) serves this module too, rather than a second load of the whole demo for the real date.
+# The pages read "today" (the overview's last 30 days, the report's last full month, a source's freshness), so the
+# module's tests are held on that day (tests/clock.py): they see the demo as on the day it was loaded for.
+_held_on_today = holding(TODAY)
 CHARTED = {
     "summary": "movers",
     "spend": "trend",
@@ -25,13 +33,13 @@ CHARTED = {
 
 @pytest.fixture
 def demo(reseeded, tmp_path_factory):
-    # The demo of today: its window always holds the last full month and the one before (the movers' comparison).
-    return demo_loaded(dt.datetime.now(dt.UTC).date(), tmp_path_factory)
+    # The demo of TODAY: its window holds the last full month (October) and the one before (the movers' comparison).
+    return demo_loaded(TODAY, tmp_path_factory)
 
 
 def test_finance_reads_every_section_with_its_charts_and_a_team_lead_gets_404(page, demo, tmp_path):
     signed_in(page, "cfo", "/reports/")
-    last_full = (dt.datetime.now(dt.UTC).date().replace(day=1) - dt.timedelta(days=1)).strftime("%Y-%m")
+    last_full = (TODAY.replace(day=1) - dt.timedelta(days=1)).strftime("%Y-%m")
     assert page.url.endswith(f"/reports/{last_full}/")
     page.wait_for_selector("[data-section=savings]")
     for section in SECTIONS:
