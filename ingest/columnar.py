@@ -20,6 +20,7 @@ from django.db import connection
 
 from finops.models import Account, CostBasis, IngestRun, UsageLine
 from finops.performance.measures import LINE_COLUMNS
+from finops.spend.models.usage import tags_text
 from ingest.connectors.base import BatchDeclined, RowBatch
 
 from . import copy_binary
@@ -139,7 +140,9 @@ class ColumnarWriter:
             return known[1]
         if len(self._tag_ids) >= self.CACHE_LIMIT:
             self._tag_ids.clear()
-        identity = self.preparer.tag_set_of(tags)
+        # Its text built directly, not through tags_json's cache: this writer asks once per set (the id cache above),
+        # and a per-resource file's tens of thousands of distinct sets only filled and emptied that cache.
+        identity = self.preparer.tag_set_of(tags, text=tags_text(tags))
         self._tag_ids[id(tags)] = (tags, identity)
         return identity
 

@@ -78,24 +78,23 @@ def tag_sets_store(tag_sets: dict[int, dict], texts: dict[int, str] | None = Non
     texts = texts or {}
     ids = sorted(tag_sets)
     canonical = [texts[i] if i in texts else tags_json(tag_sets[i]) for i in ids]
-    # jsonb's binary input is a version byte (1) and the text: U+0001 encodes as that byte.
-    if _copied_new(_TAG_SETS, ("id", "tags"), pa.table({"id": ids, "tags": ["\x01" + t for t in canonical]})):
+    # jsonb's binary input is a version byte (1) and the text: U+0001 encodes as that byte. The same rows serve the
+    # COPY straight into the table and, when some set is stored already (a re-import), the staging table below.
+    as_jsonb = None if len(ids) <= SMALL_AT else pa.table({"id": ids, "tags": ["\x01" + t for t in canonical]})
+    if as_jsonb is not None and _copied_new(_TAG_SETS, ("id", "tags"), as_jsonb):
         return
     with connection.cursor() as cursor:
-        if len(ids) <= SMALL_AT:
+        if as_jsonb is None:
             new, parameters = "unnest(%s::bigint[], %s::text[]) AS n (id, tags)", [ids, canonical]
+            tags = "n.tags::jsonb"
         else:
-            new, parameters = "ingest_new_tag_sets n", []
-            _stage(
-                cursor,
-                "ingest_new_tag_sets",
-                "id bigint, tags text",
-                binary_rows=_binary_rows(
-                    pa.table({"id": pa.array(ids, pa.int64()), "tags": pa.array(canonical, pa.string())})
-                ),
-            )
+            # Staged as jsonb, so each set's text is parsed once, by the COPY: staged as text, the INSERT and then
+            # the collision check each parsed every set again (a re-import of a per-resource file, every set
+            # stored: 14k sets, ~0.35 s of Postgres for the two statements at load 13, about half of it parsing).
+            new, parameters, tags = "ingest_new_tag_sets n", [], "n.tags"
+            _stage(cursor, "ingest_new_tag_sets", "id bigint, tags jsonb", binary_rows=_binary_rows(as_jsonb))
         cursor.execute(
-            f"INSERT INTO {_TAG_SETS} (id, tags) SELECT n.id, n.tags::jsonb FROM {new} ORDER BY n.id "
+            f"INSERT INTO {_TAG_SETS} (id, tags) SELECT n.id, {tags} FROM {new} ORDER BY n.id "
             "ON CONFLICT (id) DO NOTHING",
             parameters,
         )
@@ -103,8 +102,7 @@ def tag_sets_store(tag_sets: dict[int, dict], texts: dict[int, str] | None = Non
             return
         # Every staged set now has a row under its id: the ones inserted above equal themselves.
         cursor.execute(
-            f"SELECT t.id, t.tags FROM {new} JOIN {_TAG_SETS} t ON t.id = n.id WHERE t.tags <> n.tags::jsonb "
-            "ORDER BY t.id",
+            f"SELECT t.id, t.tags FROM {new} JOIN {_TAG_SETS} t ON t.id = n.id WHERE t.tags <> {tags} ORDER BY t.id",
             parameters,
         )
         clashes = cursor.fetchall()

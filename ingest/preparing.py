@@ -169,9 +169,11 @@ class LinePreparer:
             self._models[model_raw] = model
             return model
 
-    def tag_set_of(self, tags: dict, *, where: str = "") -> int:
-        """The id of the tag set; a set new to this run is kept in `tag_sets` for the writer to store."""
-        text = tags_json(tags)
+    def tag_set_of(self, tags: dict, *, where: str = "", text: str | None = None) -> int:
+        """The id of the tag set; a set new to this run is kept in `tag_sets` for the writer to store. `text`: its
+        canonical text (`tags_text(tags)`) where the caller has it."""
+        if text is None:
+            text = tags_json(tags)
         try:
             return self._tag_ids[text]
         except KeyError:
