@@ -14,20 +14,49 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
 
 
 @pytest.fixture(scope="session")
-def browser():
+def playwright_driver():
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield browser
-        browser.close()
+        yield playwright
+
+
+@pytest.fixture(scope="session")
+def browser_context(playwright_driver, live_server, tmp_path_factory):
+    """One Chromium profile for the run's browser tests, each test in a page of its own with no cookies (see `page`).
+
+    A fresh context per test (an incognito profile) made every test download Plotly's 4.8 MB script again and
+    compile it from scratch: V8 keeps no code cache in an incognito profile. A profile on disk keeps both, and a
+    page load with a chart cost about half the CPU (15 loads, each in a new context: 10.2-10.8 s of Chromium's CPU;
+    each in a new page of one profile: 5.3 s). What a test could inherit from the one before is its cookies (its
+    signed-in session), cleared before and after each test; the pages set no web storage and the server's pages
+    are not cached (no validators), only the static files."""
+    context = playwright_driver.chromium.launch_persistent_context(
+        str(tmp_path_factory.mktemp("chromium-profile")),
+        executable_path=CHROMIUM,
+        args=ARGS,
+        headless=True,
+        base_url=live_server.url,
+        accept_downloads=True,
+    )
+    yield context
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def browser(playwright_driver):
+    """A browser for a test that needs a context of its own options (JavaScript off), launched only if one asks."""
+    browser = playwright_driver.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+    yield browser
+    browser.close()
 
 
 @pytest.fixture
-def page(browser, live_server):
+def page(browser_context, live_server):
     # The live server needs committed data, so these tests flush the database after each one; the seeded providers
     # and catalog prices come back in that test's teardown (tests/conftest.py pytest_runtest_teardown), so they are
     # there when the next one starts. (Seeding them again here, over rows already there, rewrote every catalog
     # price: ~0.5 s of CPU a test.)
-    context = browser.new_context(base_url=live_server.url, accept_downloads=True)
+    context = browser_context
+    context.clear_cookies()  # signed out, whatever the test before did
     page = context.new_page()
     page.base_url = live_server.url
     # The UI must work offline: any request leaving the live server fails the test.
@@ -42,9 +71,20 @@ def page(browser, live_server):
     refused = []
     page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
     yield page
-    context.close()
+    for other in context.pages:  # the test's page and any it opened (a link in a new tab)
+        other.close()
+    context.clear_cookies()
     assert not outside, f"the page fetched from outside the server: {outside}"
     assert not refused, f"the Content-Security-Policy refused: {refused}"
+
+
+def screenshot(page, path: str) -> None:
+    """A full-page image for a person to look at, only when BROWSER_SCREENSHOTS names a folder: no assertion reads
+    these (the guides' images are tests/browser/test_guide_screenshots.py's), and a full-page PNG costs Chromium
+    its rendering and encoding every run."""
+    folder = os.environ.get("BROWSER_SCREENSHOTS")
+    if folder:
+        page.screenshot(path=os.path.join(folder, path), full_page=True)
 
 
 def signed_in(page, username: str, path: str | None = None) -> None:

@@ -10,7 +10,7 @@ from finops.models import AttributionRule, Cap
 from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 
-from .conftest import signed_in
+from .conftest import screenshot, signed_in
 
 pytestmark = pytest.mark.browser
 WIDTHS = {"desktop": 1440, "phone": 390}
@@ -34,9 +34,7 @@ def fits(page) -> bool:
     return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
-def test_a_lead_creates_a_cap_sees_its_progress_and_another_team_cannot_reach_it(
-    page, sam, tess, support_spend, tmp_path
-):
+def test_a_lead_creates_a_cap_sees_its_progress_and_another_team_cannot_reach_it(page, sam, tess, support_spend):
     signed_in(page, "sam", "/caps/")  # the navigation's Caps link is followed below, once the cap is made
     page.wait_for_selector("text=No caps yet")
     page.click("text=New cap")
@@ -63,11 +61,11 @@ def test_a_lead_creates_a_cap_sees_its_progress_and_another_team_cannot_reach_it
         page.set_viewport_size({"width": width, "height": 900})
         page.goto("/caps/")
         assert fits(page), f"the caps list overflows at {width} px"
-        page.screenshot(path=tmp_path / f"caps-list-{name}.png", full_page=True)
+        screenshot(page, f"caps-list-{name}.png")
         page.goto(f"/caps/{cap.pk}/")
         page.wait_for_selector("[data-figure=chart-cap] .main-svg", timeout=10_000)
         assert fits(page), f"the cap page overflows at {width} px"
-        page.screenshot(path=tmp_path / f"caps-detail-{name}.png", full_page=True)
+        screenshot(page, f"caps-detail-{name}.png")
 
     page.context.clear_cookies()  # signed out
     signed_in(page, "tess", "/caps/")

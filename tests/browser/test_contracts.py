@@ -10,10 +10,9 @@ import pytest
 from finops.models import Contract, Provider
 from ingest.services import usage_file_import
 
-from .conftest import signed_in
+from .conftest import screenshot, signed_in
 
 pytestmark = pytest.mark.browser
-SCREENSHOTS = "/tmp/contract-screens"
 
 
 @pytest.fixture
@@ -69,7 +68,7 @@ def test_finance_sees_the_auto_renewal_first_and_the_burn_down_of_its_contract(p
     assert "OpenAI fixed" not in page.inner_text("#renewals")
     page.wait_for_selector("[data-figure=chart-contracts] .main-svg", timeout=10_000)
     assert page.evaluate("document.documentElement.scrollWidth") <= width, "the list scrolls sideways"
-    page.screenshot(path=f"{SCREENSHOTS}/list-{width}.png", full_page=True)
+    screenshot(page, f"contracts-list-{width}.png")
 
     renewal.locator("a").first.click()
     page.wait_for_selector("h1:has-text('OpenAI enterprise')")
@@ -77,7 +76,7 @@ def test_finance_sees_the_auto_renewal_first_and_the_burn_down_of_its_contract(p
     assert page.locator("[data-figure=chart-contract] .scatterlayer .trace").count() == 4
     assert "Edit" not in page.inner_text("main h1 + p")  # finance changes nothing
     assert page.evaluate("document.documentElement.scrollWidth") <= width, "the contract page scrolls sideways"
-    page.screenshot(path=f"{SCREENSHOTS}/detail-{width}.png", full_page=True)
+    screenshot(page, f"contracts-detail-{width}.png")
 
 
 def test_an_admin_adds_a_contract_through_the_form_and_lands_on_its_page(page, ada, openai_account):
@@ -94,7 +93,7 @@ def test_an_admin_adds_a_contract_through_the_form_and_lands_on_its_page(page, a
     page.select_option("select[name=commitment_basis]", "monthly")
     page.check("input[name=auto_renew]")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390, "the form scrolls sideways"
-    page.screenshot(path=f"{SCREENSHOTS}/form-390.png", full_page=True)
+    screenshot(page, "contracts-form-390.png")
     page.click("main button[type=submit]")
 
     page.wait_for_selector("h1:has-text('OpenAI 2027')")

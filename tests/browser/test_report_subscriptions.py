@@ -8,10 +8,9 @@ from finops.models import ReportSubscription
 from finops.notify.report_deliveries import unsubscribe_token
 from finops.reports.services.subscriptions import subscription_add
 
-from .conftest import signed_in
+from .conftest import screenshot, signed_in
 
 pytestmark = pytest.mark.browser
-SCREENSHOTS = "/tmp/report-subscription-screens"
 
 
 def test_an_admin_adds_an_address_changes_its_day_and_deactivates_it(page, ada, fiona):
@@ -39,7 +38,7 @@ def test_an_admin_adds_an_address_changes_its_day_and_deactivates_it(page, ada, 
     assert "now receives the report on day 12" in page.locator(".messages").inner_text()
     page.locator("tr[data-email='cfo@example.com'] button:has-text('Deactivate')").click()
     assert "Unsubscribed on" in page.locator("tr[data-email='cfo@example.com']").inner_text()
-    page.screenshot(path=f"{SCREENSHOTS}/subscriptions.png", full_page=True)
+    screenshot(page, "subscriptions-subscriptions.png")
 
     cfo = ReportSubscription.objects.get(email="cfo@example.com")
     assert (cfo.day_of_month, cfo.active) == (12, False)
@@ -52,7 +51,7 @@ def test_a_recipient_unsubscribes_from_the_emails_link_without_signing_in(page, 
     page.goto(f"/reports/unsubscribe/{token}/")
     assert "Stop emailing the monthly TCO report to cfo@example.com?" in page.locator("#unsubscribe").inner_text()
     assert ReportSubscription.objects.get(id=subscription.id).active
-    page.screenshot(path=f"{SCREENSHOTS}/confirm.png", full_page=True)
+    screenshot(page, "subscriptions-confirm.png")
     page.click("button:has-text('Unsubscribe')")
     assert "cfo@example.com is unsubscribed" in page.locator("#unsubscribe").inner_text()
     assert not ReportSubscription.objects.get(id=subscription.id).active
@@ -60,4 +59,4 @@ def test_a_recipient_unsubscribes_from_the_emails_link_without_signing_in(page, 
     response = page.goto(f"/reports/unsubscribe/{token[:-3]}abc/")
     assert response.status == 400
     assert "This unsubscribe link is not valid" in page.locator("#unsubscribe").inner_text()
-    page.screenshot(path=f"{SCREENSHOTS}/tampered.png", full_page=True)
+    screenshot(page, "subscriptions-tampered.png")
