@@ -71,19 +71,36 @@ def merge_windows(windows: Iterable[Window]) -> list[Window]:
 
 
 class BatchWriter:
-    """SQLite: lines held in memory (demo-sized)."""
+    """SQLite: lines held in memory (demo-sized), inserted by one executemany.
+
+    Each value goes through its field's get_db_prep_save, as bulk_create prepares it (COLUMNS is every concrete
+    field of a usage line but its id, so nothing is left to a default): the same stored values. bulk_create made
+    a model instance per line and, SQLite allowing 999 parameters a statement, compiled an INSERT for every 24
+    lines: the demo's 13,607 lines took 2.8 s of CPU to add and insert that way, 1.3 s this way (load 12-19)."""
 
     def __init__(self, preparer: LinePreparer):
         self.preparer = preparer
-        self.lines: list[UsageLine] = []
+        self.lines: list[tuple] = []
 
     def add(self, values: tuple) -> None:
-        self.lines.append(UsageLine(**dict(zip(COLUMNS, values))))
+        self.lines.append(values)
 
     def replace(self, stale) -> tuple[int, int]:
         replaced = stale.delete()[0]
         new_keys_store(*self.preparer.take_new(all_of_them=True))
-        UsageLine.objects.bulk_create(self.lines, batch_size=5000)
+        fields = [UsageLine._meta.get_field(name) for name in COLUMNS]
+        quote = connection.ops.quote_name
+        sql = (
+            f"INSERT INTO {quote(UsageLine._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
+            f"VALUES ({', '.join(['%s'] * len(fields))})"
+        )
+        prepared = [
+            [field.get_db_prep_save(value, connection) for field, value in zip(fields, values, strict=True)]
+            for values in self.lines
+        ]
+        if prepared:
+            with connection.cursor() as cursor:
+                cursor.executemany(sql, prepared)
         return len(self.lines), replaced
 
 
