@@ -37,7 +37,7 @@ def price_catalog_load(*, path: Path = CATALOG_PATH, provider_model=Provider, pr
             provider__in=[providers[row["provider"]] for row in rows], model__in={row["model"] for row in rows}
         )
     }
-    created, updated = [], []
+    created, updated, loaded = [], [], 0
     for row in rows:
         provider = providers[row["provider"]]
         effective_from = dt.date.fromisoformat(row["effective_from"])
@@ -51,9 +51,14 @@ def price_catalog_load(*, path: Path = CATALOG_PATH, provider_model=Provider, pr
         if price is None:
             created.append(price_model(provider=provider, model=row["model"], effective_from=effective_from, **values))
         elif price.source == "catalog":
-            for field, value in values.items():
-                setattr(price, field, value)
-            updated.append(price)
+            loaded += 1
+            if any(getattr(price, field) != value for field, value in values.items()):
+                for field, value in values.items():
+                    setattr(price, field, value)
+                updated.append(price)
     price_model.objects.bulk_create(created)
+    # Only the rows whose values differ are written: a catalog already loaded (every test's reseed, a second
+    # `apply_config`) is then a read, where one bulk UPDATE of every row (a CASE per field and row) cost ~0.15 s of
+    # CPU for nothing. The count is still every catalog row created or matched, as before.
     price_model.objects.bulk_update(updated, [*PRICE_FIELDS, "source", "source_ref", "currency"])
-    return len(created) + len(updated)
+    return len(created) + loaded
