@@ -18,23 +18,8 @@ import math
 import random
 from pathlib import Path
 
-COLUMNS = (
-    "request_id",
-    "startTime",
-    "endTime",
-    "completionStartTime",
-    "model",
-    "custom_llm_provider",
-    "prompt_tokens",
-    "completion_tokens",
-    "spend",
-    "api_key",
-    "team_id",
-    "user",
-    "metadata",
-    "request_tags",
-    "status",
-)
+from ingest.connectors.gateway.records import SPEND_LOG_COLUMNS
+
 MODELS = (
     ("llama-3.3-70b-versatile", "groq"),
     ("llama-3.1-8b-instant", "groq"),
@@ -227,6 +212,6 @@ def write_spend_logs_csv(
     )
     with open(path, "w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(COLUMNS)
+        writer.writerow(SPEND_LOG_COLUMNS)
         writer.writerows(rows)
     return path.stat().st_size

@@ -12,29 +12,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 from finops.prices.selectors import Tokens, cost_from_price
+from ingest.connectors.gateway.records import SPEND_LOG_COLUMNS as LITELLM_COLUMNS
 
 from .exports import TOKEN_CLASSES, DayUsage, DemoAccount
 
 # --- gateway_log: a LiteLLM_SpendLogs CSV export (ingest/connectors/gateway/log.py) ---
 
-SPEND_LOG_COLUMNS = (
-    "request_id",
-    "startTime",
-    "endTime",
-    "completionStartTime",
-    "model",
-    "custom_llm_provider",
-    "prompt_tokens",
-    "completion_tokens",
-    "spend",
-    "api_key",
-    "team_id",
-    "user",
-    "metadata",
-    "request_tags",
-    "status",
-    "cache_hit",
-)
+SPEND_LOG_COLUMNS = (*LITELLM_COLUMNS, "cache_hit")  # the demo's gateway answers from its cache too
 LOG_SEED = "demo-litellm-spend-logs"
 # How fast each provider serves (issue 12's story), as the market measures it: output tokens per second of
 # generation (slowest, fastest, most common) and time to first token in ms (shortest, longest, most common).

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from bench.gateway_export import COLUMNS, spend_log_rows, write_spend_logs_csv
+from bench.gateway_export import spend_log_rows, write_spend_logs_csv
 from finops.models import (
     Account,
     DailyPerformance,
@@ -34,6 +34,7 @@ from finops.performance.latency import bucket_of
 from ingest.connectors.base import BatchDeclined, ProviderError
 from ingest.connectors.gateway.columns import _Accumulator
 from ingest.connectors.gateway.log import GatewayLog
+from ingest.connectors.gateway.records import SPEND_LOG_COLUMNS
 from ingest.connectors.gateway.values import BOUNDS, MAX_MS, fixed_width_times
 from ingest.connectors.text_input import MAX_LINE_CHARS
 from ingest.services import usage_file_import
@@ -65,7 +66,7 @@ def same_lines(data: bytes, name: str = "log.csv", rows: list | None = None) -> 
 def generated(requests: int, *, seed: int, varied: bool = True) -> bytes:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMNS)
+    writer.writerow(SPEND_LOG_COLUMNS)
     writer.writerows(spend_log_rows(requests, seed=seed, varied=varied))
     return out.getvalue().encode()
 

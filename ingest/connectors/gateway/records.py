@@ -16,6 +16,25 @@ from ingest.connectors.text_input import MAX_LINE_CHARS, bounded_lines
 
 SNIFF_CHARS = 1 << 16
 READ_CHARS = 1 << 18
+# The columns of a LiteLLM_SpendLogs CSV export as LiteLLM writes them, in its order (those this reader reads; a
+# newer LiteLLM adds more, e.g. cache_hit). The demo's and the bench's generated exports write these.
+SPEND_LOG_COLUMNS = (
+    "request_id",
+    "startTime",
+    "endTime",
+    "completionStartTime",
+    "model",
+    "custom_llm_provider",
+    "prompt_tokens",
+    "completion_tokens",
+    "spend",
+    "api_key",
+    "team_id",
+    "user",
+    "metadata",
+    "request_tags",
+    "status",
+)
 CSV_REQUIRED = ("startTime", "model", "prompt_tokens", "completion_tokens")
 CSV_MARKERS = {
     "request_id",
