@@ -1,6 +1,6 @@
 """The providers' spend pages: the providers used in the period, and one provider's spend by model, its billed
 amounts against list prices (reconciliation), its list prices, its measured speed and the same model families
-elsewhere — over the period the URL names, as the other spend pages (pages.py: `Scope`, `unit_rows`)."""
+elsewhere — over the period the URL names, as the other spend pages (scope.py: `Scope`, `unit_rows`)."""
 
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
@@ -16,7 +16,7 @@ from finops.web.page_cache import cached_page
 from finops.web.period import picker_context
 from finops.whatif import tables as whatif_tables
 
-from .pages import Scope, unit_rows
+from .scope import Scope, unit_rows
 
 
 @require_safe
