@@ -138,18 +138,18 @@ def test_one_pass_by_day_gives_every_tiles_totals_exactly(key, fiona, sam, opena
     """The spend pages read their periods' totals (and the month's, on the overview) from one grid by day;
     each equals what period_totals reads from the rollup directly, for everyone and for a member."""
     from finops.core.reporting_period import resolve
-    from finops.spend.selectors import spend
+    from finops.spend.selectors import day_grid, spend
 
     _four_months_imported(openai_account, support_agent)
 
     today = dt.date(2026, 11, 22)
     period = resolve(key, today=today)
-    spans = {"now": period.span(), "before": period.compare.span(), **spend.month_spans(today)}
+    spans = {"now": period.span(), "before": period.compare.span(), **day_grid.month_spans(today)}
     for user in (fiona, sam):
         daily = spend.visible_spend(user)
-        grid = spend.day_grid(daily, spans, ("provider_id", "charge_category"))
+        grid = day_grid.day_grid(daily, spans, ("provider_id", "charge_category"))
         assert grid is not None
-        assert spend.grid_span_totals(grid, spans) == spend.period_totals(daily, spans), (user, key)
+        assert day_grid.grid_span_totals(grid, spans) == spend.period_totals(daily, spans), (user, key)
         # The forecast's days, when the grid holds them (issue 23: the overview reads them from it).
         start, end = spend.forecast_days(today)
         if min(s for s, _ in spans.values()) <= start:
@@ -166,16 +166,16 @@ def test_one_pass_by_day_gives_every_tiles_totals_exactly(key, fiona, sam, opena
 def _assert_overview_grid_is_the_daily_grid(spans, users, key):
     """The overview's grid (sums from TeamDailySpend, issue 23) equals the grid of the daily rollup row for row, and
     its totals what period_totals reads, for everyone and for a member."""
-    from finops.spend.selectors import spend
+    from finops.spend.selectors import day_grid, spend
 
     keys = ("provider_id", "charge_category")
     for user in users:
         daily = spend.visible_spend(user)
         by_team = spend.visible_spend(user, TeamDailySpend)
-        grid = spend.day_grid(daily, spans, keys, by_team=by_team)
+        grid = day_grid.day_grid(daily, spans, keys, by_team=by_team)
         assert by_team.exists()
-        assert sorted(grid, key=_grid_key) == sorted(spend.day_grid(daily, spans, keys), key=_grid_key), (user, key)
-        assert spend.grid_span_totals(grid, spans) == spend.period_totals(daily, spans), (user, key)
+        assert sorted(grid, key=_grid_key) == sorted(day_grid.day_grid(daily, spans, keys), key=_grid_key), (user, key)
+        assert day_grid.grid_span_totals(grid, spans) == spend.period_totals(daily, spans), (user, key)
 
 
 def _grid_key(row: dict) -> tuple:

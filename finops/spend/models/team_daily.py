@@ -7,7 +7,7 @@ from DailySpend only, in rollup_rebuild's transaction (finops.spend.services.tea
 rollup summed by those keys by construction. Deleting a team sets its rows' team to null, as it does DailySpend's;
 an account's deletion re-sums the days it had (finops.sources.services.accounts). Unattributed spend (no workload)
 is not told apart here: a workload's deletion would make its rows unattributed in DailySpend only, so that figure
-is read from DailySpend (finops.spend.selectors.spend.day_grid).
+is read from DailySpend (finops.spend.selectors.day_grid).
 """
 
 from django.db import models
@@ -31,7 +31,7 @@ class TeamDailySpend(TokenCounts):
 
     class Meta:
         # An admin's period (every team), a member's (their teams, as DailySpend's (team, day) index serves it).
-        # The day index carries what the day grid sums (finops.spend.selectors.spend.day_grid): an index-only scan
+        # The day index carries what the day grid sums (finops.spend.selectors.day_grid): an index-only scan
         # of ~200 pages for an admin's 60 days at 10M lines, not ~5,000 heap pages (Postgres CPU 7.1 → 4.9 ms a
         # request; issue 23). Postgres only: SQLite ignores INCLUDE.
         indexes = [

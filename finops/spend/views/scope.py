@@ -12,7 +12,7 @@ from django.utils.http import RFC3986_SUBDELIMS
 from finops.core import display
 from finops.models import MonthlySpend, Provider, TeamDailySpend
 from finops.reports import charts
-from finops.spend.selectors import spend
+from finops.spend.selectors import day_grid, spend
 from finops.web.period import period_from_request, picker_context, today_utc, with_period
 from finops.web.tables import csv_requested
 
@@ -38,7 +38,7 @@ class Scope:
         self.spans = {
             "now": self.period.span(),
             **({"before": self.period.compare.span()} if self.period.compare else {}),
-            **(spend.month_spans(self.today) if month_spans else {}),
+            **(day_grid.month_spans(self.today) if month_spans else {}),
         }
         self._grid: list[dict] | None | bool = False
 
@@ -50,7 +50,7 @@ class Scope:
             self._grid = (
                 None
                 if self.long
-                else spend.day_grid(self.daily, self.spans, (self.chart_by, "charge_category"), by_team=self.by_team)
+                else day_grid.day_grid(self.daily, self.spans, (self.chart_by, "charge_category"), by_team=self.by_team)
             )
         return self._grid
 
@@ -94,7 +94,7 @@ class Scope:
         if read is not None and read.keys() == self.spans.keys():
             return {name: spend.totals_of(rows) for name, rows in read.items()}
         if self.grid is not None:
-            return spend.grid_span_totals(self.grid, self.spans)
+            return day_grid.grid_span_totals(self.grid, self.spans)
         found = spend.period_sums(
             self.daily, self.monthly, {k: v for k, v in self.spans.items() if k in ("now", "before")}, today=self.today
         )
@@ -105,7 +105,7 @@ class Scope:
     def chart_rows(self) -> list[dict]:
         """[{point, <chart_by>, charge_category, cost, …}] over the period: by day, or by month when long."""
         if self.grid is not None:
-            return spend.grid_points(self.grid, *self.period.span())
+            return day_grid.grid_points(self.grid, *self.period.span())
         return self.sums(self.chart_by, "charge_category", point=True)
 
     def chart(self, labels: dict, rows: list[dict] | None = None) -> dict:
