@@ -13,4 +13,6 @@ The ingest benches (`manage.py bench_ingest`):
                     of the same rows, each in its own child process so peak memory is per run
 - focus_export.py   that generated export (focus_resources.py: the whole-cloud rows around it)
 - gateway_ingest.py, gateway_export.py   the same for a LiteLLM gateway log
+
+Every bench's JSON records the machine it ran on (machine.py: cores, CPU, one core's speed, Postgres settings).
 """

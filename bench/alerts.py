@@ -146,7 +146,7 @@ def run_bench(*, lines: int, out, reuse: bool = False, repeats: int = REPEATS, e
     database's: callers check pages.guard() first (the bench_alerts command does)."""
     import json
 
-    from bench.focus_ingest import machine_facts
+    from bench.machine import machine_facts
 
     results = {
         "benchmark": "alert evaluation: a cap on every team and workload of the page bench's organisation (Postgres)",

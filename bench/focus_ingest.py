@@ -20,7 +20,6 @@ refuses any database whose name does not end in "_bench".
 import datetime as dt
 import json
 import os
-import platform
 import resource
 import signal
 import subprocess
@@ -30,41 +29,13 @@ import time
 import uuid
 from pathlib import Path
 
+from bench.machine import backend_cpu_s, machine_facts, maxrss_mb, process_cpu_s
+
 TARGET_LINES_PER_S = 100_000
 # Issue 23, per shape: (lines/s end to end, at most this many times a plain COPY of the same lines).
 TARGETS = {"hourly": (TARGET_LINES_PER_S, 1 / 0.6), "per-resource": (50_000, 5.0), "toolkit-aws": (50_000, 5.0)}
 FLAT_MEMORY_TOLERANCE = 0.20
 ACCOUNT_PREFIX = "bench-focus-"
-
-
-def _maxrss_mb() -> float:
-    """This process's peak RSS: VmHWM, the high-water mark of its own address space.
-
-    Not ru_maxrss: Linux carries that across exec, so a child's reads at least the parent's RSS at fork time
-    (the parent here has just written the file). ru_maxrss is the fallback where /proc is missing.
-    """
-    try:
-        status = Path("/proc/self/status").read_text()
-        return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")) / 1024
-    except (OSError, StopIteration, ValueError):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
-
-
-def _cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _backend_cpu_s(connection) -> float | None:
-    """CPU seconds of this connection's Postgres backend so far (local server: /proc), else None."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 def _cpu_split(python_cpu: float, backend_cpu: float | None) -> dict:
@@ -171,17 +142,17 @@ def measure_end_to_end(
     timed(writing.CopyWriter, "replace", "replace_s")
     timed(writing, "rollup_rebuild", "rollup_s")
     timed(connections[DEFAULT_DB_ALIAS], "commit", "commit_s")
-    rss_before = _maxrss_mb()
+    rss_before = maxrss_mb()
     if trace:
         tracemalloc.start()
-    backend_before, cpu_before = _backend_cpu_s(connection), _cpu_s()
+    backend_before, cpu_before = backend_cpu_s(connection), process_cpu_s()
     started = time.perf_counter()
     with open(path, "rb") as stream:
         run = services.usage_file_import(
             account=account, stream=stream, file_name=path.name, trigger=IngestRun.Trigger.COMMAND
         )
     seconds = time.perf_counter() - started
-    cpu, backend_after = _cpu_s() - cpu_before, _backend_cpu_s(connection)
+    cpu, backend_after = process_cpu_s() - cpu_before, backend_cpu_s(connection)
     with connection.cursor() as cursor:  # the table was emptied first: all of it is this run's lines
         cursor.execute("SELECT pg_total_relation_size('finops_usageline')")
         stored_bytes = cursor.fetchone()[0]
@@ -189,7 +160,7 @@ def measure_end_to_end(
         "lines": lines,
         "seconds": round(seconds, 3),
         "lines_per_s": round(lines / seconds),
-        "peak_rss_mb": round(_maxrss_mb(), 1),
+        "peak_rss_mb": round(maxrss_mb(), 1),
         "rss_before_mb": round(rss_before, 1),
         "ru_maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "status": run.status,
@@ -245,26 +216,28 @@ def measure_copy(path: Path, lines: int) -> dict:
             cursor.execute("TRUNCATE finops_usageline, finops_dailyspend, finops_monthlyspend")
             cursor.execute("CHECKPOINT")
         results = {}
-        rss_before = _maxrss_mb()
+        rss_before = maxrss_mb()
         for name, target in (("copy_table", "finops_usageline"),):
             with transaction.atomic(), connection.cursor() as cursor:
-                backend_before, cpu_before = _backend_cpu_s(connection), _cpu_s()
+                backend_before, cpu_before = backend_cpu_s(connection), process_cpu_s()
                 started = time.perf_counter()
                 with open(dump, "rb") as source, cursor.cursor.copy(f"COPY {target} ({columns}) FROM STDIN") as copy:
                     while block := source.read(1 << 20):
                         copy.write(block)
                 copied = cursor.cursor.rowcount
             seconds = time.perf_counter() - started  # the commit included, as end_to_end's
-            backend_after = _backend_cpu_s(connection)
+            backend_after = backend_cpu_s(connection)
             if copied != lines:
                 raise SystemExit(f"bench: {name} copied {copied} rows, expected {lines}")
             results[name] = {
                 "lines": lines,
                 "seconds": round(seconds, 3),
                 "lines_per_s": round(lines / seconds),
-                **_cpu_split(_cpu_s() - cpu_before, None if backend_before is None else backend_after - backend_before),
+                **_cpu_split(
+                    process_cpu_s() - cpu_before, None if backend_before is None else backend_after - backend_before
+                ),
             }
-        results["copy_table"]["peak_rss_mb"] = round(_maxrss_mb(), 1)
+        results["copy_table"]["peak_rss_mb"] = round(maxrss_mb(), 1)
         results["copy_table"]["rss_before_mb"] = round(rss_before, 1)
         results["copy_bytes_mb"] = round(dump.stat().st_size / 2**20, 1)
         return results
@@ -298,7 +271,7 @@ def measure_python_only(path: Path, lines: int) -> dict:
         "read_us_per_line": round(read_s / lines * 1e6, 2),
         "read_prepare_copy_s": round(prepared_s, 3),
         "read_prepare_copy_us_per_line": round(prepared_s / lines * 1e6, 2),
-        "peak_rss_mb": round(_maxrss_mb(), 1),
+        "peak_rss_mb": round(maxrss_mb(), 1),
     }
 
 
@@ -342,50 +315,6 @@ def _child(kind: str, path: Path, lines: int, *extra: str, module: str = "bench.
         return json.loads(out.read_text())
     finally:
         out.unlink(missing_ok=True)
-
-
-def machine_facts() -> dict:
-    import django
-    import psycopg
-    from django.db import connection
-
-    cpu = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor(),
-    )
-    mem_kb = next(
-        int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal")
-    )
-    with connection.cursor() as cursor:
-        cursor.execute("SHOW server_version")
-        server_version = cursor.fetchone()[0]
-        pg = {"version": server_version}
-        for setting in (
-            "shared_buffers",
-            "work_mem",
-            "maintenance_work_mem",
-            "max_wal_size",
-            "synchronous_commit",
-            "fsync",
-            "wal_level",
-            "temp_buffers",
-        ):
-            cursor.execute(f"SHOW {setting}")
-            pg[setting] = cursor.fetchone()[0]
-    return {
-        "nproc": len(os.sched_getaffinity(0)),
-        "cpu": cpu,
-        "ram_gb": round(mem_kb / 2**20, 1),
-        "python": platform.python_version(),
-        "django": django.get_version(),
-        "psycopg": f"{psycopg.__version__} ({psycopg.pq.__impl__})",
-        "postgres": pg,
-        "postgres_host": connection.settings_dict.get("HOST") or "local socket",
-    }
 
 
 SHAPES = {  # file shape -> (generator, what the table calls it)

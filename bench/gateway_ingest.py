@@ -25,8 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from .focus_ingest import _child, _maxrss_mb, finish, machine_facts, measure_copy, measure_end_to_end
-from .gateway_export import write_spend_logs_csv
+from .focus_ingest import _child, finish, measure_copy, measure_end_to_end
+from .machine import machine_facts, maxrss_mb
 
 TARGET_REQUESTS_PER_S = 150_000
 MODULE = "bench.gateway_ingest"
@@ -85,7 +85,7 @@ def measure_python_only(path: Path, requests: int) -> dict:
         "read_s": round(read_s, 3),
         "read_us_per_request": round(read_s / requests * 1e6, 2),
         "rows_with_latency_json_s": round(rows_s, 3),
-        "peak_rss_mb": round(_maxrss_mb(), 1),
+        "peak_rss_mb": round(maxrss_mb(), 1),
     }
 
 
@@ -129,6 +129,10 @@ def run_gateway_bench(
     """Measure every size of every shape (`shapes`: shape -> request counts); the JSON is rewritten after each one."""
     from django.db import connection
 
+    # Here, not at the top: the generator imports the product's gateway reader, hence its models, and the measuring
+    # child (`python -m bench.gateway_ingest`) imports this module before it sets Django up.
+    from . import gateway_export
+
     results = {
         "benchmark": "LiteLLM_SpendLogs CSVs through usage_file_import on Postgres: "
         + "; ".join(f"{shape}: {SHAPES[shape]}" for shape, sizes in shapes.items() if sizes),
@@ -149,7 +153,7 @@ def run_gateway_bench(
             path = directory / f"gateway-bench-{shape}-{requests}-{os.getpid()}.csv"
             try:
                 started = time.perf_counter()
-                size = write_spend_logs_csv(path, requests, seed=seed, shape=shape)
+                size = gateway_export.write_spend_logs_csv(path, requests, seed=seed, shape=shape)
                 entry = {
                     "shape": shape,
                     "requests": requests,

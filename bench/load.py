@@ -287,7 +287,7 @@ def run_bench(
 ) -> dict:
     from django.db import connection
 
-    from bench.focus_ingest import machine_facts
+    from bench.machine import machine_facts
 
     held = pages.shape()["lines"]
     generation = {"reused": True, "lines": held} if held else pages.lines_ready(lines, reuse=False, echo=echo)

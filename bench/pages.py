@@ -432,7 +432,7 @@ def run_bench(
 ) -> dict:
     import json
 
-    from bench.focus_ingest import machine_facts
+    from bench.machine import machine_facts
 
     guard()
     results = {

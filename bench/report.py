@@ -133,7 +133,7 @@ def measure(*, repeats: int = REPEATS, pdf_repeats: int = PDF_REPEATS, echo=prin
 
 
 def run_bench(*, lines: int, out, reuse: bool = True, repeats: int = REPEATS, echo=print) -> dict:
-    from bench.focus_ingest import machine_facts
+    from bench.machine import machine_facts
 
     results = {  # the command has checked pages.guard(): this database is the bench's own
         "benchmark": "the monthly TCO report of the last full month on a year of generated usage lines, as an admin "

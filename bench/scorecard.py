@@ -183,7 +183,7 @@ def measure(*, repeats: int = REPEATS, echo=print) -> dict:
 
 
 def run_bench(*, lines: int, out, reuse: bool = True, repeats: int = REPEATS, rebuild: bool = True, echo=print) -> dict:
-    from bench.focus_ingest import machine_facts
+    from bench.machine import machine_facts
 
     results = {  # the command has checked pages.guard(): this database is the bench's own
         "benchmark": "the quarterly scorecard of the last complete quarter on a year of generated usage lines, latency "

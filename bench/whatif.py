@@ -193,7 +193,7 @@ def measure(*, repeats: int = REPEATS, echo=print) -> dict:
 
 
 def run_bench(*, lines: int, out, reuse: bool = True, repeats: int = REPEATS, echo=print) -> dict:
-    from bench.focus_ingest import machine_facts
+    from bench.machine import machine_facts
 
     results = {
         "benchmark": "what-if calculator for the busiest workload of the page bench's organisation (Postgres)",

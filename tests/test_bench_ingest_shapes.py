@@ -3,8 +3,12 @@ a LiteLLM log whose requests rarely share an hourly line, a typical proxy's (eac
 and a per-resource FOCUS export (a row per inference profile, meter and day, tags on every row)."""
 
 import csv
+import os
+import subprocess
+import sys
 from collections import Counter
 
+import pytest
 from django.db.models import Count, Sum
 
 from bench.focus_resources import write_resource_focus_csv
@@ -64,3 +68,13 @@ def test_the_per_resource_export_has_a_row_per_profile_meter_and_day_with_tags_o
     stored = UsageLine.objects.filter(account=account)
     assert stored.values("tag_set_id").distinct().count() == len({(r["ResourceId"], r["SkuMeter"]) for r in rows})
     assert stored.values("signature_id").distinct().count() == stored.values("tag_set_id").distinct().count()
+
+
+@pytest.mark.parametrize("module", ["bench.focus_ingest", "bench.gateway_ingest"])
+def test_each_ingest_bench_child_can_import_its_module_before_django_is_set_up(module):
+    """`make bench-ingest` measures each run in a `python -m <module>` child, which imports the module and only then
+    calls django.setup(): a model imported at the module's top stops every measurement (the gateway bench's did,
+    28 Nov 2026, through its generator's import of the product's gateway reader)."""
+    env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
+    done = subprocess.run([sys.executable, "-c", f"import {module}"], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
