@@ -17,6 +17,7 @@ import datetime as dt
 
 from django.db import connection, transaction
 from django.db.models import BigIntegerField, Case, Exists, F, IntegerField, OuterRef, Q, QuerySet, Value, When
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast, ExtractHour, TruncDate, TruncMonth
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
@@ -62,22 +63,36 @@ def performance_rollup_rebuild(
     account_ids: list[int] | None = None,
     workload_ids: set | None = None,
     lines_written: bool = True,
-) -> None:
+    daily_spend: bool = False,
+) -> bool:
     """Replace the performance rows of `days` (and their months) with fresh merges, limited like rollup_rebuild:
     `account_ids` given → only those accounts' rows (reported metrics, account null, are left alone);
     `workload_ids` (None standing for unattributed) → only those workloads' rows.
 
     `lines_written`: lines of those days were written or replaced, so their signature-day rows are merged again
     from the lines first. False when only signatures moved (a re-attribution, a workload changing team) or only
-    reported metrics changed: the signature-day rows stand, and the daily rows are regrouped from them."""
+    reported metrics changed: the signature-day rows stand, and the daily rows are regrouped from them.
+
+    `daily_spend` (rollup_rebuild's): write the daily spend rows of those days too, in the same pass over the
+    lines as the daily performance rows (finops.performance.services.daily_pass), where it can — Postgres, lines
+    written to whole days of timed accounts only (an import). Returns whether it did; if not, the caller writes them."""
     if not days or (workload_ids is not None and not workload_ids):
-        return
+        return False
     if account_ids is not None:
+        given = set(account_ids)
         account_ids = list(
             Account.objects.filter(id__in=account_ids, connector__in=TIMED_CONNECTORS).values_list("id", flat=True)
         )
         if not account_ids:
-            return
+            return False
+        daily_spend = daily_spend and set(account_ids) == given
+    daily_spend = (
+        daily_spend
+        and lines_written
+        and workload_ids is None
+        and account_ids is not None
+        and connection.vendor == "postgresql"
+    )
     limits = {"account_ids": account_ids, "workload_ids": workload_ids}
     with aggregate_settings():  # the spend rollup's planner settings (hash aggregates in memory, no JIT)
         if lines_written:
@@ -85,13 +100,19 @@ def performance_rollup_rebuild(
             for first, last in day_chunks(days, CHUNK_DAYS):
                 alone_first = _rebuild_signature_days(first, last, limits, alone_first=alone_first)
         for first, last in day_chunks(days, DAILY_CHUNK_DAYS):
-            _rebuild_days(first, last, limits)
+            if daily_spend:
+                from .daily_pass import daily_pass  # it builds on this module's merge
+
+                daily_pass(first, last, account_ids)
+            else:
+                _rebuild_days(first, last, limits)
         # A month at a time: a month of daily rows is what one merge holds in memory (~8M cells a year at 10M lines).
         for first_month, last_month in month_runs(days):
             month = first_month
             while month <= last_month:
                 _rebuild_months(month, month, limits)
                 month = next_month(month)
+    return daily_spend
 
 
 def _bounds(first: dt.date, last: dt.date) -> tuple[dt.datetime, dt.datetime]:
@@ -117,10 +138,9 @@ def _rebuild_signature_days(first: dt.date, last: dt.date, limits: dict, *, alon
         if limits["account_ids"] is not None:
             marks = marks.filter(account_id__in=limits["account_ids"])
         marks.delete()
-    lines = _lines(*_bounds(first, last), limits)
     if connection.vendor == "postgresql" and alone_first:
-        return _merge_lines(lines)
-    _merge_into(SignatureDailyPerformance, _SIGNATURE_DAY, [lines])
+        return _merge_lines(_lines(*_bounds(first, last), limits, line=True))
+    _merge_into(SignatureDailyPerformance, _SIGNATURE_DAY, [_lines(*_bounds(first, last), limits)])
     return False
 
 
@@ -128,33 +148,37 @@ _SIGNATURE_DAY = ("day", "signature_id", "account_id")
 
 
 def _merge_lines(lines: QuerySet) -> bool:
-    """The signature-day rows of `lines` (Postgres), for the (day, signature) groups of several lines only, merged
-    (`_merge_into`'s numpy merge and COPY); a line alone in its (day, signature) gets no row: its (account, day) is
-    marked (LinesAloneDay) and the daily regroup reads the line itself (`_lines_alone`), whose columns are already
-    what a merge of one row gives (its cells sorted by bin, one cell a bin: finops.performance.latency's `cells_of`
-    and `cells_array`, which every line writer uses).
+    """The signature-day rows of `lines` (Postgres; `_lines(…, line=True)`: each line's ctid first), for the
+    (day, signature) groups of several lines only, merged (`_merge_into`'s numpy merge and COPY); a line alone in its
+    (day, signature) gets no row: its (account, day) is marked (LinesAloneDay) and the daily regroup reads the line
+    itself (`_lines_alone`), whose columns are already what a merge of one row gives (its cells sorted by bin, one
+    cell a bin: finops.performance.latency's `cells_of` and `cells_array`, which every line writer uses).
 
     Why (issue 23): where a gateway log's requests do not share a line (its keys, users and teams drawn apart),
     nearly every line is alone in its signature-day. Grouping them all and sending each through Python cost ~1 s of
     Python and 2.1 s of Postgres CPU per 300k lines; inserting each as a row of its own (session 7) still 1.5 s of
     Postgres, most of it the insert (the heap and two btrees, ~6 buffers a row); finding the groups of several by a
     hash aggregate of the keys alone and inserting only those, ~0.6 s less per 300k lines with the daily regroup's
-    reading of the lines counted (docs/ingestion.md, session 8).
+    reading of the lines counted (docs/ingestion.md, session 8). Only the keys and the line's ctid are held for
+    that (not every line's counters and cells: a week of a scattered log is ~90k lines of ~390 bytes), and the few
+    lines of groups of several are read again by their ctids (a TID scan), not by a second scan of the table.
     Returns whether at least half of the lines were alone."""
     select, params = lines.query.sql_with_params()
     keys = ", ".join(_SIGNATURE_DAY)
-    names = ", ".join((*_SIGNATURE_DAY, "hours", *COLUMNS))
+    names = ", ".join(("line", *_SIGNATURE_DAY, "hours", *COLUMNS))
     columns = ", ".join((*_SIGNATURE_DAY, "hours", *COUNTERS, "latency"))
-    statement = f"""WITH r({names}) AS ({select}),
-        shared AS (SELECT {keys} FROM r GROUP BY {keys} HAVING count(*) > 1),
+    statement = f"""WITH k AS MATERIALIZED (SELECT line, {keys} FROM ({select}) AS r({names})),
+        shared AS (SELECT {keys} FROM k GROUP BY {keys} HAVING count(*) > 1),
         marked AS (INSERT INTO {LinesAloneDay._meta.db_table} (account_id, day)
-                   SELECT DISTINCT account_id, day FROM r ON CONFLICT DO NOTHING)
+                   SELECT DISTINCT account_id, day FROM k ON CONFLICT DO NOTHING)
         SELECT {keys}, bit_or(hours) AS hours, {_sums()},
                string_agg(substring(array_send(latency) FROM {SENT_HEADER + 1}), ''::bytea) AS cells,
-               count(*) AS shared_lines, (SELECT count(*) FROM r) AS all_lines
-          FROM r JOIN shared USING ({keys}) GROUP BY {keys}"""
+               count(*) AS shared_lines, (SELECT count(*) FROM k) AS all_lines
+          FROM ({select}) AS r({names})
+         WHERE r.line = ANY(ARRAY(SELECT k.line FROM k JOIN shared USING ({keys})))
+         GROUP BY {keys}"""
     with connection.cursor() as cursor:
-        cursor.execute(statement, params)
+        cursor.execute(statement, [*params, *params])
         merged = cursor.fetchall()
         _copy_merged(cursor, SignatureDailyPerformance, columns, [row[:-2] for row in merged])
     return not merged or 2 * sum(row[-2] for row in merged) <= merged[0][-1]
@@ -198,14 +222,17 @@ def _hour_bit(field: str):
     return Value(1, output_field=IntegerField()).bitleftshift(Cast(ExtractHour(field), IntegerField()))
 
 
-def _lines(start: dt.datetime, end: dt.datetime, limits: dict) -> QuerySet:
+def _lines(start: dt.datetime, end: dt.datetime, limits: dict, *, line: bool = False) -> QuerySet:
     """The timed lines of [start, end) as rows to merge by (day, signature, account). A line's requests with
     per-request data are its own `requests` (less any summary's); it holds no report's summary errors
-    (finops.performance.measures.LINE_COLUMNS). No join: the signature is the line's own column."""
+    (finops.performance.measures.LINE_COLUMNS). No join: the signature is the line's own column. `line`: each row
+    starts with the line's ctid (Postgres: `_merge_lines` reads the lines it needs again by it)."""
     zero = Value(0, BigIntegerField())
+    ctid = (RawSQL(f"{connection.ops.quote_name(UsageLine._meta.db_table)}.ctid", ()),) if line else ()
     return (
         _timed_lines(start, end, limits)
         .values_list(
+            *ctid,
             "day_of",
             "signature_id",
             "account_id",

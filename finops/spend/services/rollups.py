@@ -71,17 +71,18 @@ def rollup_rebuild(
     """
     if workload_ids is not None and not workload_ids:
         return
-    with (
-        aggregate_settings()
-    ):  # finops.spend.services.rollup_rows: the planner settings of a rebuild, restored after it
-        for first, last in day_chunks(days):
-            _rebuild_range(first, last, account_ids, workload_ids)
     # Latency moves with spend: the same days, accounts and workloads (issue 12). It takes the same settings itself:
     # its join of the new lines to their signatures was a nested loop too (a gateway log of 116k lines and 151
-    # signatures: 17M rows compared, 2.5 s of Postgres CPU against 0.64 s hashed; issue 23).
-    performance_rollup_rebuild(
-        days=days, account_ids=account_ids, workload_ids=workload_ids, lines_written=lines_written
+    # signatures: 17M rows compared, 2.5 s of Postgres CPU against 0.64 s hashed; issue 23). An import of timed
+    # lines on Postgres gets its daily spend rows from the same pass over the lines as its daily performance rows
+    # (finops.performance.services.daily_pass: one scan of the lines and one hash of their signatures, not two).
+    spend_written = performance_rollup_rebuild(
+        days=days, account_ids=account_ids, workload_ids=workload_ids, lines_written=lines_written, daily_spend=True
     )
+    if not spend_written:
+        with aggregate_settings():  # finops.spend.services.rollup_rows: a rebuild's planner settings, restored after
+            for first, last in day_chunks(days):
+                _rebuild_range(first, last, account_ids, workload_ids)
     # The months of those days, re-summed from the daily rows just written, in this transaction.
     monthly_rollup_rebuild(days=days, account_ids=account_ids, workload_ids=workload_ids)
     # The overview's rollup of those days (TeamDailySpend), whole days: it has neither accounts nor workloads.
