@@ -75,7 +75,8 @@ def performance_rollup_rebuild(
 
     `daily_spend` (rollup_rebuild's): write the daily spend rows of those days too, in the same pass over the
     lines as the daily performance rows (finops.performance.services.daily_pass), where it can — Postgres, lines
-    written to whole days of timed accounts only (an import). Returns whether it did; if not, the caller writes them."""
+    written to whole days of timed accounts only (an import), most of them alone in their signature-days (a scattered
+    log: the regroup would read them all). Returns whether it did; if not, the caller writes them."""
     if not days or (workload_ids is not None and not workload_ids):
         return False
     if account_ids is not None:
@@ -99,6 +100,10 @@ def performance_rollup_rebuild(
             alone_first = True  # until a week says most of these lines share their signature-days
             for first, last in day_chunks(days, CHUNK_DAYS):
                 alone_first = _rebuild_signature_days(first, last, limits, alone_first=alone_first)
+            # Where most lines share their signature-days (a proxy's log), the regroup reads the few lines alone by
+            # the BRIN and the rows of the rest: the one pass, which reads every line for spend anyway, tells each
+            # line apart for nothing there (0.89–0.96 s of Postgres CPU against 0.80–0.84 s for 139k lines).
+            daily_spend = daily_spend and alone_first
         for first, last in day_chunks(days, DAILY_CHUNK_DAYS):
             if daily_spend:
                 from .daily_pass import daily_pass  # it builds on this module's merge
