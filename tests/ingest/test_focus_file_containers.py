@@ -218,19 +218,20 @@ def _peak_while_parsing(path: Path) -> tuple[int, int]:
 
 
 def test_parsing_an_export_four_times_larger_keeps_the_same_peak_memory(tmp_path):
-    # 10k and 40k rows: the reader's peak is a few hundred KB (a block of rows), so keeping anything per row (a
-    # UsageRow and what it holds is ~740 bytes) would add ~22 MB between the two. Larger files only made the test
-    # slower (tracemalloc costs ~0.2 ms a row): 50k and 200k rows took 40-110 s.
-    warm_up, small, large = tmp_path / "1k.csv", tmp_path / "10k.csv", tmp_path / "40k.csv"
+    # 5k and 20k rows: the reader's peak is a few hundred KB (a block of rows; 177 KB at 5k, 10k and 40k rows alike),
+    # so keeping anything per row (a UsageRow and what it holds is ~740 bytes) would add ~11 MB between the two, 30
+    # times the margin allowed. Larger files only made the test slower (tracemalloc costs ~0.2 ms a row): 50k and 200k
+    # rows took 40-110 s, 10k and 40k ~11 s of CPU.
+    warm_up, small, large = tmp_path / "1k.csv", tmp_path / "5k.csv", tmp_path / "20k.csv"
     _write_focus_csv(warm_up, 1_000)
-    _write_focus_csv(small, 10_000)
-    _write_focus_csv(large, 40_000)
+    _write_focus_csv(small, 5_000)
+    _write_focus_csv(large, 20_000)
     _peak_while_parsing(warm_up)  # one-time costs (regex compilation, bounded caches) stay out of the comparison
 
     small_rows, small_peak = _peak_while_parsing(small)
     large_rows, large_peak = _peak_while_parsing(large)
 
-    assert (small_rows, large_rows) == (10_000, 40_000)
+    assert (small_rows, large_rows) == (5_000, 20_000)
     # Four times the rows, (nearly) the same peak: nothing grows with the file.
     assert large_peak < small_peak * 1.5 + 256 * 1024, (small_peak, large_peak)
     assert large_peak < 8 * 1024 * 1024
