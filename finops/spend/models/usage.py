@@ -377,11 +377,13 @@ class DailySpend(RollupSums):
             # The overview's unattributed spend by day (its other sums read TeamDailySpend): ~4 % of the rows at
             # 10M lines; the planner took the day index and filtered 127k rows away for them (51 ms against 7 ms).
             # It carries the columns that read groups and sums, so it is an index-only scan: those rows lie one or
-            # two to a heap page (60 days: 1,700–3,700 pages by the plan, 26 index pages; issue 23).
+            # two to a heap page (60 days: 1,700–3,700 pages by the plan, 26 index pages; issue 23). `team` too: a
+            # team lead's overview filters those rows by their teams, and without it fetched every unattributed
+            # row's heap page to find none of theirs (3,391 buffers for no row at 2M lines).
             models.Index(
                 fields=["day"],
                 condition=Q(workload__isnull=True),
-                include=["provider", "charge_category", "reporting_cost"],
+                include=["provider", "charge_category", "reporting_cost", "team"],
                 name="dailyspend_unattributed_sums",
             ),
             # Shared charges (tax, fees, support, credits: finops.spend.selectors.shared_charges) by day, for the
