@@ -23,6 +23,10 @@ COMBO_BITS = 24  # combination ids: an hourly group is hour << COMBO_BITS | comb
 class Combinations:
     """The combinations met in a log, across its batches: `of(cells, n)` numbers a batch's rows."""
 
+    SEEN_AT_MOST = 1 << 17  # numbers kept of the combinations of cells met (`of`), past which they are forgotten
+    NEW_AT_MOST = 0.5  # … the search skipped after a batch where more than this share of its rows were new …
+    PROBE = 8  # … for this many batches (the first one included)
+
     def __init__(self, interpret_cells, named: list[str], meta_names: tuple, identify=None):
         """`interpret_cells(cells)`: gateway_log's reading of a record holding `cells` (`named` then `meta_names`);
         `identify`: (litellm_identity, its record cells, its metadata fields[, IDENTITY_PARTS])."""
@@ -54,6 +58,14 @@ class Combinations:
         self.combo_rows = np.zeros((1024, 4), dtype=np.int64)
         self.combo_mixes = np.zeros(0, dtype=np.int64)
         self.combo_mix_ids = np.zeros(0, dtype=np.int64)
+        # Each combination of a row's cells met (their numbers per column, mixed as _combo_ids mixes), sorted, with
+        # its answer: a log repeats its combinations of cells (a proxy's ~400 a batch of 12k requests), and numbering
+        # a batch's rows afresh (the parts, the rest, their tags: seven np.unique of every row) cost ~1 s of the
+        # reader's ~6 s of CPU at 1M. Only rows of combinations not met yet are read (`_read`); the answers are the
+        # same, in the same order (a known combination of cells adds no value, tag set or combination). Forgotten
+        # past SEEN_AT_MOST numbers (a log whose `error` cells all differ): memory stays flat.
+        self._forget_seen()
+        self.skip = 0  # batches left before combinations of cells are searched again
 
     def rows(self) -> np.ndarray:
         """Each combination's (core, tags, key, user) numbers, in id order (a copy)."""
@@ -68,6 +80,62 @@ class Combinations:
         combination per request, and reading each one's cells as one record was ~60 µs a request; each pairing of
         the parts' answers in Python still ~8 µs."""
         values = [_encoded(cell, n) for cell in cells]
+        if self.skip:  # most rows' combinations were new a batch ago (a scattered log): the search would not pay
+            self.skip -= 1
+            return self._read(values)
+        if sum(map(len, self.cell_numbers)) + len(self.seen_mixes) > self.SEEN_AT_MOST:
+            self._forget_seen()
+        numbers = np.stack(
+            [self._cell_numbers(column, indices, dictionary) for column, (indices, dictionary) in enumerate(values)],
+            axis=1,
+        )
+        mixed = _mix(numbers)
+        at = np.searchsorted(self.seen_mixes, mixed)
+        found = at < len(self.seen_mixes)
+        found[found] = self.seen_mixes[at[found]] == mixed[found]
+        answers = np.empty((n, 3), dtype=np.int64)  # combination id, model empty, failed
+        if found.any():
+            seen = at[found]
+            if not (self.seen_cells[seen] == numbers[found]).all():
+                raise Declined("two combinations of cells share a mix: the row reader reads the file")
+            answers[found] = self.seen_answers[seen]
+        missed = np.flatnonzero(~found)
+        if len(missed):
+            unique, first, inverse = np.unique(mixed[missed], return_index=True, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            one = missed[first]  # a row of each new combination of cells
+            if not (numbers[one][inverse] == numbers[missed]).all():
+                raise Declined("two combinations of cells share a mix: the row reader reads the file")
+            combo, model_empty, failed = self._read([(indices[one], dictionary) for indices, dictionary in values])
+            new = np.stack([combo, model_empty, failed], axis=1).astype(np.int64)
+            answers[missed] = new[inverse]
+            if len(missed) > self.NEW_AT_MOST * n:
+                self.skip = self.PROBE - 1
+            where = np.searchsorted(self.seen_mixes, unique)
+            self.seen_mixes = np.insert(self.seen_mixes, where, unique)
+            self.seen_cells = np.insert(self.seen_cells, where, numbers[one], axis=0)
+            self.seen_answers = np.insert(self.seen_answers, where, new, axis=0)
+        return answers[:, 0], answers[:, 1].astype(bool), answers[:, 2].astype(bool)
+
+    def _cell_numbers(self, column: int, indices: np.ndarray, dictionary: list) -> np.ndarray:
+        """Per row, the number of its cell in `column`, the same in every batch (until _forget_seen)."""
+        numbers = self.cell_numbers[column]
+        known = [numbers.get(value) for value in dictionary]
+        if None in known:
+            for at, value in enumerate(dictionary):
+                if known[at] is None:
+                    known[at] = numbers[value] = len(numbers)
+        return np.array(known, dtype=np.int64)[indices]
+
+    def _forget_seen(self) -> None:
+        self.cell_numbers = [{} for _ in range(self.width)]
+        self.seen_mixes = np.zeros(0, dtype=np.int64)
+        self.seen_cells = np.zeros((0, self.width), dtype=np.int64)
+        self.seen_answers = np.zeros((0, 3), dtype=np.int64)
+
+    def _read(self, values: list[tuple[np.ndarray, list]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`of` for rows whose combination of cells has not been seen (`values` as _encoded gives them)."""
+        n = len(values[0][0]) if values else 0
         rest_of, rest_rows = _numbered([values[at] for at in self.rest_at], n)
         rests = np.array(
             [self._rest(list(rest)) for rest in _cells_of([values[at] for at in self.rest_at], rest_rows)],
@@ -208,6 +276,8 @@ def _encoded(part: pa.Array | None, n: int) -> tuple[np.ndarray, list]:
     """(per row, the index of its value; the distinct values): nulls read as "", a missing column as all ""."""
     if part is None or part.null_count == n:  # a metadata field no record of the batch has
         return np.zeros(n, dtype=np.int64), [""]
+    if isinstance(part, pa.DictionaryArray) and not part.null_count:  # a CSV cell (columns.NAMED), numbered by Arrow
+        return part.indices.to_numpy(zero_copy_only=False), part.dictionary.to_pylist()
     encoded = pc.dictionary_encode(part.fill_null("") if part.null_count else part)
     return encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary.to_pylist()
 
@@ -233,11 +303,11 @@ def _numbered(parts: list[tuple[np.ndarray, list]], n: int) -> tuple[np.ndarray,
     return number.reshape(-1), first.tolist()
 
 
-_MIX = np.array([(0x9E3779B97F4A7C15 * (2 * i + 1)) % (1 << 64) | 1 for i in range(16)], dtype=np.uint64)  # odd
+_MIX = np.array([(0x9E3779B97F4A7C15 * (2 * i + 1)) % (1 << 64) | 1 for i in range(32)], dtype=np.uint64)  # odd
 
 
 def _mix(rows: np.ndarray) -> np.ndarray:
-    """A 64-bit mix of each row's numbers (up to 16; multiply by odd constants, xor-shift): equal rows mix equally;
+    """A 64-bit mix of each row's numbers (up to 32; multiply by odd constants, xor-shift): equal rows mix equally;
     the callers check that different ones they meet do not."""
     if rows.shape[1] > len(_MIX):
         raise ValueError("_mix: too many columns")
