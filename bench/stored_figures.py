@@ -28,7 +28,7 @@ QUERIES = {
     "signature-day performance": """SELECT p.day, s.api_key_ref, s.user_ref, s.model, p.hours, p.requests, p.errors,
         p.latency::text
         FROM finops_signaturedailyperformance p JOIN finops_linesignature s ON s.id = p.signature_id
-        ORDER BY 1, 2, 3, 4""",
+        ORDER BY 1, 2, 3, 4, 5, 6, 7, 8""",
     "days of lines alone": "SELECT day FROM finops_linesaloneday ORDER BY 1",
 }
 _NOT_COMPARED = ("id", "account_id", "provider_id")  # new with each import
