@@ -162,6 +162,21 @@ def test_the_bench_log_as_litellm_writes_it_gives_the_same_lines(merge_at, monke
     assert sum(line.requests for line in lines) == 20_000 and len({line.period_start for line in lines}) == 24
 
 
+@pytest.mark.parametrize("seen_at_most, new_at_most", [(64, 0.5), (1 << 17, 0.0)])
+def test_combinations_of_cells_met_before_give_the_same_lines(seen_at_most, new_at_most, monkeypatch, bench_log):
+    """A combination of cells met in an earlier block is answered from what was read of it then (Combinations.of):
+    in small blocks (many of them, each read one ahead in the helper thread), the numbers forgotten every few
+    blocks, or the search skipped after every block with a new combination, the lines are the row reader's."""
+    from ingest.connectors.gateway import columns
+    from ingest.connectors.gateway.combinations import Combinations
+
+    monkeypatch.setattr(columns, "BLOCK_BYTES", 1 << 16)
+    monkeypatch.setattr(Combinations, "SEEN_AT_MOST", seen_at_most)
+    monkeypatch.setattr(Combinations, "NEW_AT_MOST", new_at_most)
+    data, rows = bench_log
+    same_lines(data, rows=rows)
+
+
 def test_requests_crossing_midnight_count_in_the_hour_they_start():
     data = csv_log(
         HEADER,
