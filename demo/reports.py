@@ -81,13 +81,15 @@ def reports_load(*, today: dt.date) -> dict:
 def _restatement(month: dt.date, *, today: dt.date, now: dt.datetime):
     """Version 2 of the month and the restated deliveries it makes due (left pending: the preview shows them)."""
     latest = ReportSnapshot.objects.filter(month=month).order_by("-version").first()
-    live = tco_report(schedule_reader(), month, today=today, now=now)
+    reader = schedule_reader()
+    live = tco_report(reader, month, today=today, now=now)
     # The schedule's rule publishes only settled figures (restatement_publish returns None for provisional ones
-    # without publishing): it is asked only then, so a provisional month's report is computed once, not twice.
+    # without publishing): it is asked only then, and from this same report, so the month's report is computed
+    # once, not twice.
     snapshot = (
         None
         if live.provisional
-        else restatement_publish(month, reader=schedule_reader(), lock=month_lock, today=today, now=now)
+        else restatement_publish(month, reader=reader, lock=month_lock, today=today, now=now, live=live)
     )
     if snapshot is None and diff(TcoReport.from_json(latest.figures), live):  # not settled: finance publishes it
         snapshot = report_publish(report=live, by=User.objects.filter(role=User.Role.FINANCE).order_by("id").first())

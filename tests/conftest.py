@@ -393,20 +393,29 @@ def _no_stray_sessions_at_teardown(django_db_setup, django_db_blocker):
 
 
 LAID_OUT: dict[str, bytes] = {}
+REAL_LAY_OUT = None  # finops.reports.tco_pdf.lay_out itself, past the memo (tests/test_report_layout.py)
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _each_pdf_laid_out_once():
-    """WeasyPrint lays out each distinct report document once per test process, not once per test: a report PDF
-    costs ~1 s on a quiet machine, and many tests send, preview or download the same month's report built from
-    the same data at the same frozen time. The layout is a pure function of the document and its charts
-    (tests/test_report_layout.py holds it to that), so a test gets exactly the bytes a fresh layout would give;
-    what decides whether a layout is asked for (report_pdf, the stored ReportDocument) is above this and runs."""
+def _each_pdf_laid_out_once(tmp_path_factory):
+    """WeasyPrint lays out each distinct report document once per test run, not once per test: a report PDF
+    costs ~1 s on a quiet machine (the demo's month ~3 s of CPU), and many tests send, preview or download the same
+    month's report built from the same data at the same frozen time. The layout is a pure function of the document
+    and its charts (tests/test_report_layout.py holds it to that), so a test gets exactly the bytes a fresh layout
+    would give; what decides whether a layout is asked for (report_pdf, the stored ReportDocument) is above this and
+    runs. The run's processes (pytest-xdist workers) share the layouts through files in the run's directory
+    (tests/demo_snapshot.py run_dir), one lock a document: the demo's October, for one, is laid out by its load
+    and by the PDF and files modules at the same instants (tests/demo_helpers.py OCTOBER_AT)."""
+    import fcntl
     import hashlib
 
     from finops.reports import tco_pdf
+    from tests.demo_snapshot import run_dir
 
-    real = tco_pdf.lay_out
+    global REAL_LAY_OUT
+    real = REAL_LAY_OUT = tco_pdf.lay_out
+    folder = run_dir(tmp_path_factory) / "layouts"
+    folder.mkdir(exist_ok=True)
 
     def once(document: str, charts: list[bytes]) -> bytes:
         digest = hashlib.sha256(document.encode())
@@ -414,7 +423,16 @@ def _each_pdf_laid_out_once():
             digest.update(hashlib.sha256(chart).digest())
         key = digest.hexdigest()
         if key not in LAID_OUT:
-            LAID_OUT[key] = real(document, charts)
+            path = folder / f"{key}.pdf"
+            with (folder / f"{key}.lock").open("w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if path.exists():
+                    LAID_OUT[key] = path.read_bytes()
+                else:
+                    LAID_OUT[key] = real(document, charts)
+                    partial = folder / f"{key}.partial"
+                    partial.write_bytes(LAID_OUT[key])
+                    partial.rename(path)  # whole or absent, whatever stops this process
         return LAID_OUT[key]
 
     with pytest.MonkeyPatch.context() as patch:

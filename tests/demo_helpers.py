@@ -33,6 +33,11 @@ from tests.demo_snapshot import demo_loaded
 
 TODAY = dt.date(2026, 11, 1)
 LAST_DAY = TODAY - dt.timedelta(days=1)
+OCTOBER = dt.date(2026, 10, 1)  # TODAY's last full month: the report's default
+# The instant the report modules make October's report at (tests/test_report_pdf.py, tests/test_report_files.py,
+# whose command runs then): the same figures at the same minute are the same document, laid out once a run
+# (tests/conftest.py `_each_pdf_laid_out_once`), and its published version the same too.
+OCTOBER_AT = dt.datetime.combine(TODAY, dt.time(9), tzinfo=dt.UTC)
 
 
 def leave_lines_of_the_previous_demo(tmp: Path) -> None:
@@ -87,6 +92,13 @@ def demo_totals() -> dict:
         "outcomes": outcomes,
         "cache_hits": cache_hits,
     }
+
+
+def october_report():
+    """The demo's October as cfo (finance: the whole organisation) reads it at OCTOBER_AT."""
+    from finops.reports.selectors.tco_report import tco_report
+
+    return tco_report(User.objects.get(username="cfo"), OCTOBER, today=TODAY, now=OCTOBER_AT)
 
 
 @contextmanager

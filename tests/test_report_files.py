@@ -2,7 +2,6 @@
 and `manage.py tco_report` writing each format, a published version, and refusing a month not begun."""
 
 import csv
-import datetime as dt
 import io
 import subprocess
 from decimal import Decimal
@@ -13,29 +12,30 @@ from openpyxl import load_workbook
 
 from finops.models import User
 from finops.reports import tco_formats
-from finops.reports.selectors.tco_report import tco_report
 from finops.reports.services.reports import report_publish
 from finops.reports.tco_tables import SECTIONS, TABLES, TITLES, rows_with_total
-from tests.demo_helpers import TODAY, demo_loaded_once
+from tests.demo_helpers import OCTOBER_AT, demo_loaded_once, october_report
 
-OCTOBER = dt.date(2026, 10, 1)
 MONEY = ("money", "per_mtok", "per_outcome", "price")
 
 
 @pytest.fixture(scope="module")
 def demo(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The demo, and October's report made once for the module's tests (they only read it: ~0.3 s a report)."""
     with demo_loaded_once(django_db_blocker, tmp_path_factory) as summary:
-        yield summary
+        yield {"summary": summary, "october": october_report()}
 
 
 @pytest.fixture
 def october(demo, db):
-    return tco_report(User.objects.get(username="cfo"), OCTOBER, today=TODAY)
+    return demo["october"]
 
 
 @pytest.fixture
 def on_the_demos_day(time_machine):
-    time_machine.move_to(dt.datetime.combine(TODAY, dt.time(9), tzinfo=dt.UTC))
+    """At the instant October's report above is made: the command's PDF of it is that report's document, the one
+    tests/test_report_pdf.py lays out (once a run: tests/demo_helpers.py OCTOBER_AT)."""
+    time_machine.move_to(OCTOBER_AT, tick=False)
 
 
 def _csv_tables(text: str) -> dict[str, list[dict]]:
@@ -102,8 +102,7 @@ def test_the_xlsx_has_a_sheet_per_table_numbers_as_numbers_and_the_csvs_totals(o
     assert Decimal(str(spend[0])) == october.summary["cost"]
 
 
-def test_the_command_writes_each_format(demo, db, on_the_demos_day, tmp_path):
-    report = tco_report(User.objects.get(username="cfo"), OCTOBER, today=TODAY)
+def test_the_command_writes_each_format(october, on_the_demos_day, tmp_path):
     written = {}
     for kind in ("html", "pdf", "csv", "xlsx"):
         path = tmp_path / f"report.{kind}"
@@ -121,7 +120,7 @@ def test_the_command_writes_each_format(demo, db, on_the_demos_day, tmp_path):
     book = load_workbook(written["xlsx"])
     assert len(book.sheetnames) == len(TABLES)
     summary = book[tco_formats._sheet_name(TITLES["summary"])]
-    assert Decimal(str(summary.cell(row=3, column=2).value)) == report.summary["cost"]
+    assert Decimal(str(summary.cell(row=3, column=2).value)) == october.summary["cost"]
 
 
 def test_the_command_refuses_a_month_not_begun_and_says_why(demo, db, on_the_demos_day, tmp_path):

@@ -1,10 +1,10 @@
 """The report's PDF layout is a pure function of the document and its charts: the same input laid out twice gives
 the same bytes (no identifier, date or random id made up by WeasyPrint). The test suite lays out each distinct
-document once per process on the strength of this (tests/conftest.py `_each_pdf_laid_out_once`); a WeasyPrint
+document once per test run on the strength of this (tests/conftest.py `_each_pdf_laid_out_once`); a WeasyPrint
 that began to stamp its PDFs would fail here rather than hide behind that memo."""
 
 from finops.reports import tco_pdf
-from tests.conftest import LAID_OUT
+from tests import conftest
 
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20" fill="#336"/></svg>'
 
@@ -14,14 +14,9 @@ def _document(title: str) -> str:
 
 
 def _laid_out_afresh(document: str, charts: list[bytes]) -> bytes:
-    """A real layout: the memo emptied around the call, so nothing is reused."""
-    kept = dict(LAID_OUT)
-    LAID_OUT.clear()
-    try:
-        return tco_pdf.lay_out(document, charts)
-    finally:
-        LAID_OUT.clear()
-        LAID_OUT.update(kept)
+    """A real layout: WeasyPrint's, past the memo (in this process and the run's files), so nothing is reused."""
+    assert conftest.REAL_LAY_OUT is not None and conftest.REAL_LAY_OUT is not tco_pdf.lay_out
+    return conftest.REAL_LAY_OUT(document, charts)
 
 
 def test_the_same_document_laid_out_twice_gives_the_same_bytes():
