@@ -161,7 +161,8 @@ PERMISSIONS_POLICY = {
 # Logins are throttled per username from one client address (django-axes): after AXES_FAILURE_LIMIT failures that
 # pair is locked out for AXES_COOLOFF_MINUTES, a success resets the count, and every failure is logged (never the
 # password) by axes' own logger and in its AccessAttempt table (admin).
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+# finops.web.auth.UserBackend is Django's ModelBackend with the signed-in user read in one plain SELECT (its docstring).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "finops.web.auth.UserBackend"]
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
 # Keyed on the pair: a wrong password for one user, or from one address, never locks anyone else out (behind the
@@ -327,7 +328,7 @@ CACHES = {
         # A Redis that does not answer must fail a call within seconds, not hang a web worker (the API then answers
         # 503 with Retry-After: finops/api/errors.py).
         {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "finops.web.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
         }
@@ -343,7 +344,7 @@ PAGE_CACHE_URL = env.str("PAGE_CACHE_URL", default=REDIS_URL)
 PAGE_CACHE_SECONDS = env.int("PAGE_CACHE_SECONDS", default=600)
 CACHES["pages"] = (
     {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "finops.web.cache.RedisCache",
         "LOCATION": PAGE_CACHE_URL,
         "KEY_PREFIX": "finops",
         "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
@@ -431,6 +432,8 @@ SPECTACULAR_SETTINGS = {
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
 # Container and load-balancer health probes speak plain HTTP on the private network.
 SECURE_REDIRECT_EXEMPT = [r"^health/$", r"^healthz$"]
+# Django's database sessions, each request's row read with one plain SELECT (finops/web/sessions.py).
+SESSION_ENGINE = "finops.web.sessions"
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
