@@ -110,3 +110,46 @@ def test_the_cache_keeps_one_redis_client_per_pool():
     assert cache._cache.get_client(write=True) is cache._cache.get_client(write=True)
     cache.delete("request-reads")
     assert cache.get("request-reads") is None
+
+
+def test_a_user_signed_in_before_the_upgrade_stays_signed_in(db, django_user_model):
+    """Sessions made while Django's ModelBackend was the listed backend name it; migration 0049 renames it to
+    UserBackend, so nobody is signed out by the upgrade (and back on a downgrade)."""
+    from importlib import import_module
+
+    from django.apps import apps
+    from django.contrib.auth import BACKEND_SESSION_KEY
+
+    migration = import_module("finops.migrations.0049_sessions_name_user_backend")
+    user = User.objects.create_user("before-upgrade", password="x")
+    old = SessionStore()
+    old.update(
+        {
+            SESSION_KEY: str(user.pk),
+            BACKEND_SESSION_KEY: migration.MODEL_BACKEND,
+            HASH_SESSION_KEY: user.get_session_auth_hash(),
+        }
+    )
+    old.create()
+    client = Client()
+    client.cookies[settings.SESSION_COOKIE_NAME] = old.session_key
+    signed_out = client.get("/", secure=True)
+    assert signed_out.status_code == 302 and "/login" in signed_out["Location"]  # what the upgrade alone would do
+
+    old = SessionStore()
+    old.update(
+        {
+            SESSION_KEY: str(user.pk),
+            BACKEND_SESSION_KEY: migration.MODEL_BACKEND,
+            HASH_SESSION_KEY: user.get_session_auth_hash(),
+        }
+    )
+    old.create()
+    migration.sessions_name_user_backend(apps, None)
+    assert SessionStore(old.session_key).load()[BACKEND_SESSION_KEY] == migration.USER_BACKEND
+    client = Client()
+    client.cookies[settings.SESSION_COOKIE_NAME] = old.session_key
+    assert client.get("/", secure=True).status_code == 200
+
+    migration.sessions_name_model_backend(apps, None)
+    assert SessionStore(old.session_key).load()[BACKEND_SESSION_KEY] == migration.MODEL_BACKEND
