@@ -62,6 +62,18 @@ if os.environ.get("CELERY_VISIBILITY_TIMEOUT"):
 # calls by two users grew it to thousands of entries; a second's window holds a few.
 REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"user": "1000000/second", "anon": "1000000/second"}}  # noqa: F405
 
+# CELERY_BEAT_ONLY=<name>,<name>: a test's `celery beat` schedules only the entries named (the ones its test is
+# about), not every entry of the schedule. Under CELERY_BEAT_EVERY each entry is a task a second per beat, which the
+# test's workers run while the test waits: the report's send_reports ~0.3 s of CPU each (it publishes and compares
+# months), the evaluations ~0.1 s; a test about pulls or reports that runs them all keeps its workers busy with
+# work it never looks at (tests/integration/: the Redis fault test and the report workers' two beats). A name that
+# is not in the schedule is refused, so a renamed entry cannot leave a test's beat with nothing to send.
+if os.environ.get("CELERY_BEAT_ONLY"):
+    _only = [name.strip() for name in os.environ["CELERY_BEAT_ONLY"].split(",") if name.strip()]
+    _unknown = sorted(set(_only) - set(CELERY_BEAT_SCHEDULE))  # noqa: F405
+    if not _only or _unknown:
+        raise ValueError(f"CELERY_BEAT_ONLY must name entries of CELERY_BEAT_SCHEDULE, not {_unknown or _only}")
+    CELERY_BEAT_SCHEDULE = {name: CELERY_BEAT_SCHEDULE[name] for name in _only}  # noqa: F405
 # CELERY_BEAT_EVERY=<seconds>: every beat entry runs that often (expiring just before the next), so a fault test's
 # `celery beat` dispatches pulls and alert deliveries within seconds (tests/integration/test_faults_*.py).
 if os.environ.get("CELERY_BEAT_EVERY"):

@@ -68,9 +68,10 @@ def _database_url() -> str:
     return f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}"
 
 
-@pytest.fixture
-def redis_down_environment(lost_redis, transactional_db) -> dict:
-    """The environment of a product process whose cache and broker are the lost Redis (tasks queued, not inline)."""
+@pytest.fixture(scope="module")
+def lost_redis_environment(lost_redis, django_db_setup) -> dict:
+    """The environment of a product process whose cache and broker are the lost Redis (tasks queued, not inline),
+    on the test database."""
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "finops.settings_test",
@@ -81,16 +82,27 @@ def redis_down_environment(lost_redis, transactional_db) -> dict:
 
 
 @pytest.fixture
-def server(redis_down_environment):
-    """The product served by `manage.py runserver` with Redis lost: its base URL."""
+def redis_down_environment(lost_redis_environment, transactional_db) -> dict:
+    """The same, for a test whose data the process reads (committed)."""
+    return lost_redis_environment
+
+
+@pytest.fixture(scope="module")
+def module_server(lost_redis_environment, tmp_path_factory):
+    """The product served by `manage.py runserver` with Redis lost, one for the module's tests (a server costs
+    ~2 s of CPU to start, and it keeps nothing between requests that these tests check: sessions and data are in
+    the database each test writes). --skip-checks: Django's system checks are `manage.py check`'s business
+    (tests/test_settings.py), not what a lost Redis changes."""
     port = free_port()
+    # Its log in a file, not a pipe nobody reads: the module's requests (each logged, some with a traceback) could
+    # fill a pipe's buffer and stall the server.
+    log = (tmp_path_factory.mktemp("redis-down") / "runserver.log").open("wb")
     process = subprocess.Popen(
-        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload", "--skip-checks"],
         cwd=ROOT,
-        env=redis_down_environment,
+        env=lost_redis_environment,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+        stderr=log,
     )
     try:
         wait_for_port(port, process)
@@ -98,6 +110,13 @@ def server(redis_down_environment):
     finally:
         process.terminate()
         process.wait(20)
+        log.close()
+
+
+@pytest.fixture
+def server(module_server, redis_down_environment):
+    """The module's server, on this test's (committed, flushed when it ends) data: its base URL."""
+    return module_server
 
 
 def signed_in(user, base_url: str) -> requests.Session:

@@ -3,7 +3,8 @@ processes on the test database, a fake OpenAI Admin API that answers any window,
 
 Workers and beats run in process groups of their own (killed as a group), with settings_test's knobs in their
 environment: CELERY_EAGER=0 (consume a real queue), CELERY_VISIBILITY_TIMEOUT, CELERY_BEAT_EVERY (every beat
-entry every N seconds), FINOPS_INGEST_REQUEUE_SECONDS, EMAIL_URL (the test's SMTP server).
+entry every N seconds), CELERY_BEAT_ONLY (a beat's entries: start_beat's `only`), FINOPS_INGEST_REQUEUE_SECONDS,
+EMAIL_URL (the test's SMTP server).
 """
 
 import datetime as dt
@@ -95,11 +96,14 @@ def start_worker(
     )
 
 
-def start_beat(name: str, env: dict, tmp_path: Path) -> Process:
+def start_beat(name: str, env: dict, tmp_path: Path, *, only: tuple[str, ...] = ()) -> Process:
+    """`celery beat`; with `only`, it schedules those entries of CELERY_BEAT_SCHEDULE and no other (settings_test's
+    CELERY_BEAT_ONLY): under CELERY_BEAT_EVERY every entry is a task a second, which the workers run while the test
+    waits, so a test names the entries it is about."""
     return Process(
         name,
         ["beat", "--loglevel", "INFO", "--schedule", str(tmp_path / f"beat-{name}.db")],
-        env,
+        {**env, "CELERY_BEAT_ONLY": ",".join(only)} if only else env,
         tmp_path / f"beat-{name}.log",
     )
 
