@@ -13,12 +13,12 @@ import io
 import pytest
 import yaml
 
-from demo.generate import generate, render_config
+from demo.generate import render_config
 from finops.models import Account, DailyPerformance, MonthlyPerformance, Provider, User, Workload
 from finops.performance.selectors.scorecard import quarter, scorecard
 from finops.performance.selectors.workload_performance import provider_speed, workload_section, workloads_scope
 from ingest.services import usage_file_import
-from tests.demo_helpers import demo_loaded_once
+from tests.demo_helpers import demo_files, demo_loaded_once
 
 TODAY = dt.date(2026, 11, 1)
 START = TODAY - dt.timedelta(days=120)
@@ -64,13 +64,13 @@ def demo(django_db_setup, django_db_blocker, tmp_path_factory):
         yield summary
 
 
-def test_the_demos_performance_figures_are_the_same_written_by_columns_or_by_rows(demo, db, tmp_path):
-    # The gateway logs the demo imported (the same bytes for the same day): only the accounts that read one are
-    # generated (generate's `accounts`: byte for byte what the whole generation writes), not the usage CSVs and
-    # FOCUS months of the others, which this test does not read.
+def test_the_demos_performance_figures_are_the_same_written_by_columns_or_by_rows(demo, db, tmp_path_factory):
+    # The gateway logs the demo imported (the same bytes for the same day): the run's demo files (tests/demo_helpers.py,
+    # generated once per run) of the accounts that read one.
     readers = {a["name"] for a in yaml.safe_load(render_config(TODAY))["accounts"] if a["connector"] in GATEWAY_LOGS}
-    generate(today=TODAY, out_dir=tmp_path, accounts=readers)
-    logs = sorted(tmp_path.glob("**/*-spend-logs.csv"))  # Groq's, Cerebras' and the LiteLLM proxy's backfill
+    files = demo_files(tmp_path_factory, readers)
+    logs = sorted(path for paths in files.values() for path in paths if path.name.endswith("-spend-logs.csv"))
+    # Groq's, Cerebras' and the LiteLLM proxy's backfill
     assert len(logs) == 3
     by_columns = _figures()
     timed = [slug for slug, section in by_columns["workloads"].items() if section.rows]

@@ -12,7 +12,7 @@ from tests.demo_helpers import demo_loaded_twice, demo_totals
 @pytest.fixture(scope="package")
 def demo(django_db_setup, django_db_blocker, tmp_path_factory):
     """The demo loaded twice (tests/demo_helpers.py), with the totals after each load."""
-    with demo_loaded_twice(django_db_blocker, tmp_path_factory.mktemp("previous-demo"), demo_totals) as loaded:
+    with demo_loaded_twice(django_db_blocker, tmp_path_factory, demo_totals) as loaded:
         yield loaded
 
 

@@ -228,17 +228,20 @@ def test_the_support_agents_nightly_summaries_cost_half_on_the_same_model_s_batc
     assert row.best.tier == "batch" and row.saving == (row.today_cost - row.best.monthly_cost).quantize(Decimal("0.01"))
 
 
-def _raw_requests(account: str, start: dt.date, end: dt.date, out_dir) -> dict[str, list[tuple[int, int, int]]]:
-    """The demo's gateway log of `account` read here with the csv module, not by the product: per normalised model,
-    (duration ms, time to first token ms, output tokens) of each timed request started in [start, end) (UTC)."""
+def _raw_requests(
+    account: str, start: dt.date, end: dt.date, tmp_path_factory
+) -> dict[str, list[tuple[int, int, int]]]:
+    """The demo's gateway log of `account` (the run's demo files, tests/demo_helpers.py) read here with the csv module,
+    not by the product: per normalised model, (duration ms, time to first token ms, output tokens) of each timed
+    request started in [start, end) (UTC)."""
     import csv
 
-    from demo.generate import generate
     from finops.core.modelids import normalise_model
+    from tests.demo_helpers import demo_files
 
     found: dict[str, list[tuple[int, int, int]]] = {}
     at = lambda text: dt.datetime.fromisoformat(text).replace(tzinfo=dt.UTC)  # noqa: E731 (naive UTC, as written)
-    for path in generate(today=TODAY, out_dir=out_dir, accounts={account})[account]:
+    for path in demo_files(tmp_path_factory, {account})[account]:
         with path.open(newline="") as fh:
             for row in csv.DictReader(fh):
                 begun = at(row["startTime"])
@@ -254,7 +257,7 @@ def _raw_requests(account: str, start: dt.date, end: dt.date, out_dir) -> dict[s
 
 
 @pytest.mark.parametrize("provider", ["cerebras", "groq"])
-def test_the_measured_speed_shown_is_that_of_the_raw_requests_of_the_demo_log(loaded, provider, tmp_path):
+def test_the_measured_speed_shown_is_that_of_the_raw_requests_of_the_demo_log(loaded, provider, tmp_path_factory):
     """The provider page's "Measured speed" (p50 and p99 end to end, p50 time to first token, output speed) against
     the demo's own log read with csv: percentiles within the stated 1 %, sums exact (issue 23: merged in SQL)."""
     from finops.models import Account
@@ -262,7 +265,7 @@ def test_the_measured_speed_shown_is_that_of_the_raw_requests_of_the_demo_log(lo
 
     account = Account.objects.get(connector="gateway_log", provider__slug=provider)
     start, end = TODAY - dt.timedelta(days=30), TODAY
-    raw = _raw_requests(account.name, start, end, tmp_path)
+    raw = _raw_requests(account.name, start, end, tmp_path_factory)
     shown = {row["model"]: row for row in provider_speed(account.provider, None, start, end)}
     assert set(shown) == set(raw) and raw
 

@@ -606,24 +606,23 @@ def test_combinations_whose_mixes_meet_are_read_by_the_row_reader(monkeypatch, t
 
 
 @pytest.mark.slow  # left out of make test-fast (tests/conftest.py says why)
-def test_the_demos_gateway_logs_read_alike(tmp_path):
+def test_the_demos_gateway_logs_read_alike(tmp_path_factory):
     """The demo's LiteLLM exports (Groq, Cerebras, Moonshot) load through the column reader, as a customer's do."""
     import yaml
 
-    from demo.generate import EXPORTS, generate, render_config
+    from demo.generate import EXPORTS, render_config
     from demo.spend_logs import SpendLogs
+    from tests.demo_helpers import TODAY, demo_files
 
-    today = dt.date(2026, 11, 1)
-    # Only the accounts whose export is a spend log (their files are byte for byte those of the whole generation):
-    # the FOCUS and usage CSV files are not read here.
+    # The accounts whose export is a spend log, in the run's demo files (tests/demo_helpers.py: generated once a run).
     gateway = {
         a["name"]
-        for a in yaml.safe_load(render_config(today))["accounts"]
+        for a in yaml.safe_load(render_config(TODAY))["accounts"]
         if issubclass(EXPORTS[a["connector"]], SpendLogs)
     }
     logs = [
         path
-        for paths in generate(today=today, out_dir=tmp_path, accounts=gateway).values()
+        for paths in demo_files(tmp_path_factory, gateway).values()
         for path in paths
         if path.name.endswith("spend-logs.csv")
     ]
