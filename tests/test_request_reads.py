@@ -112,7 +112,7 @@ def test_the_cache_keeps_one_redis_client_per_pool():
     assert cache.get("request-reads") is None
 
 
-def test_a_user_signed_in_before_the_upgrade_stays_signed_in(db, django_user_model):
+def test_a_user_signed_in_before_the_upgrade_stays_signed_in(db):
     """Sessions made while Django's ModelBackend was the listed backend name it; migration 0049 renames it to
     UserBackend, so nobody is signed out by the upgrade (and back on a downgrade)."""
     from importlib import import_module
@@ -122,34 +122,24 @@ def test_a_user_signed_in_before_the_upgrade_stays_signed_in(db, django_user_mod
 
     migration = import_module("finops.migrations.0049_sessions_name_user_backend")
     user = User.objects.create_user("before-upgrade", password="x")
-    old = SessionStore()
-    old.update(
-        {
-            SESSION_KEY: str(user.pk),
-            BACKEND_SESSION_KEY: migration.MODEL_BACKEND,
-            HASH_SESSION_KEY: user.get_session_auth_hash(),
-        }
-    )
-    old.create()
-    client = Client()
-    client.cookies[settings.SESSION_COOKIE_NAME] = old.session_key
+
+    def signed_in_before_the_upgrade() -> tuple[str, Client]:
+        old = SessionStore()
+        old[SESSION_KEY], old[HASH_SESSION_KEY] = str(user.pk), user.get_session_auth_hash()
+        old[BACKEND_SESSION_KEY] = migration.MODEL_BACKEND
+        old.create()
+        client = Client()
+        client.cookies[settings.SESSION_COOKIE_NAME] = old.session_key
+        return old.session_key, client
+
+    _, client = signed_in_before_the_upgrade()
     signed_out = client.get("/", secure=True)
     assert signed_out.status_code == 302 and "/login" in signed_out["Location"]  # what the upgrade alone would do
 
-    old = SessionStore()
-    old.update(
-        {
-            SESSION_KEY: str(user.pk),
-            BACKEND_SESSION_KEY: migration.MODEL_BACKEND,
-            HASH_SESSION_KEY: user.get_session_auth_hash(),
-        }
-    )
-    old.create()
+    key, client = signed_in_before_the_upgrade()
     migration.sessions_name_user_backend(apps, None)
-    assert SessionStore(old.session_key).load()[BACKEND_SESSION_KEY] == migration.USER_BACKEND
-    client = Client()
-    client.cookies[settings.SESSION_COOKIE_NAME] = old.session_key
+    assert SessionStore(key).load()[BACKEND_SESSION_KEY] == migration.USER_BACKEND
     assert client.get("/", secure=True).status_code == 200
 
     migration.sessions_name_model_backend(apps, None)
-    assert SessionStore(old.session_key).load()[BACKEND_SESSION_KEY] == migration.MODEL_BACKEND
+    assert SessionStore(key).load()[BACKEND_SESSION_KEY] == migration.MODEL_BACKEND
