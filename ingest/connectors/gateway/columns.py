@@ -49,6 +49,7 @@ from finops.performance.latency import ZERO_INDEX, LatencyDistribution, cells_ar
 from finops.performance.measures import Performance
 from ingest.connectors.base import BatchDeclined as Declined
 from ingest.connectors.focus.format import Prefixed, read_up_to
+from ingest.connectors.gateway.code_counts import CodeCounts
 from ingest.connectors.gateway.combinations import COMBO_BITS as _COMBO_BITS
 from ingest.connectors.gateway.combinations import Combinations, combo_tuples
 from ingest.connectors.gateway.metadata import META_NAMES, MetadataFields, _Metadata
@@ -229,12 +230,8 @@ class _Accumulator:
         self.group_count = 0
         self.sums = np.zeros((len(self.SUMS), 1024), dtype=np.int64)
         # Latency counts by code (group * 2 + kind) * SLOTS + slot, kind 0 end to end and 1 time to first token.
-        self.codes = np.zeros(0, dtype=np.int64)  # sorted
-        self.code_counts = np.zeros(0, dtype=np.int64)
-        self.code_room, self.count_room = self.codes, self.code_counts  # what `codes` and `code_counts` view
+        self.latency = CodeCounts(self.MERGE_AT)
         self.fresh_from = 0  # the first group new in the batch being counted
-        self.new: list[tuple[np.ndarray, np.ndarray]] = []  # codes not known yet, with their counts
-        self.new_size = 0
         self.rows_seen = 0
 
     # --- one batch ---
@@ -295,7 +292,8 @@ class _Accumulator:
             slot = np.searchsorted(BOUNDS, measured, side="right") + 1
             slot[measured == 0] = 0
             codes.append((group[timed] * 2 + kind) * SLOTS + slot)
-        self._count(np.concatenate(codes))  # both kinds at once: the new groups' codes are then above all others
+        # Both kinds at once: the new groups' codes are then above all others.
+        self.latency.add(np.concatenate(codes), fresh_from=(self.fresh_from * 2) * SLOTS)
         self.rows_seen += n
 
     def _interpret_cells(self, cells: list):
@@ -332,76 +330,16 @@ class _Accumulator:
             self.sums = grown
         return ids[inverse.reshape(-1)]
 
-    def _count(self, codes: np.ndarray) -> None:
-        """Count the batch's (group, kind, slot) codes: added in place to the codes already known (a sorted array),
-        new ones kept aside and merged in when they reach a quarter of the known ones. New codes stop coming once
-        every group's buckets have been seen, so the merges, and the memory they take, do not grow with the file."""
-        if not len(codes):
-            return
-        unique, counts = np.unique(codes, return_counts=True)
-        # Codes of groups new in this batch sort after every code known (groups are numbered as first met): they
-        # are appended, not merged. A log in time order (a proxy's: each hour's groups new) merged nearly every
-        # code it met, ~0.3 s of its reader's CPU at 1M.
-        fresh = np.searchsorted(unique, (self.fresh_from * 2) * SLOTS)
-        if fresh < len(unique):
-            self._append(unique[fresh:], counts[fresh:])
-            unique, counts = unique[:fresh], counts[:fresh]
-            if not len(unique):
-                return
-        at = np.searchsorted(self.codes, unique)
-        found = at < len(self.codes)
-        found[found] = self.codes[at[found]] == unique[found]
-        self.code_counts[at[found]] += counts[found]
-        if not found.all():
-            self.new.append((unique[~found], counts[~found]))
-            self.new_size += len(self.new[-1][0])
-            if self.new_size > max(self.MERGE_AT, len(self.codes) // 4):
-                self._merge()
-
-    def _append(self, codes: np.ndarray, counts: np.ndarray) -> None:
-        """Codes above every known one, kept sorted in arrays grown by doubling (`codes` views their start)."""
-        size, grow = len(self.codes), len(codes)
-        if size + grow > len(self.code_room):
-            room = np.zeros(2 * (size + grow), dtype=np.int64)
-            room[:size] = self.codes
-            counted = np.zeros(2 * (size + grow), dtype=np.int64)
-            counted[:size] = self.code_counts
-            self.code_room, self.count_room = room, counted
-        self.code_room[size : size + grow] = codes
-        self.count_room[size : size + grow] = counts
-        self.codes, self.code_counts = self.code_room[: size + grow], self.count_room[: size + grow]
-
-    def _merge(self) -> None:
-        """The codes kept aside, summed per code and put in their places among the known ones (sorted: a search
-        and one insertion, not a sort of them all)."""
-        if not self.new:
-            return
-        codes = np.concatenate([c for c, _ in self.new])
-        counts = np.concatenate([k for _, k in self.new])
-        self.new, self.new_size = [], 0
-        order = np.argsort(codes, kind="stable")
-        codes, counts = codes[order], counts[order]
-        del order
-        starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-        codes, counts = codes[starts], np.add.reduceat(counts, starts)
-        at = np.searchsorted(self.codes, codes)
-        found = at < len(self.codes)
-        found[found] = self.codes[at[found]] == codes[found]
-        self.code_counts[at[found]] += counts[found]
-        self.codes = np.insert(self.codes, at[~found], codes[~found])
-        self.code_counts = np.insert(self.code_counts, at[~found], counts[~found])
-        self.code_room, self.count_room = self.codes, self.code_counts
-
     # --- the end ---
 
     def lines(self) -> GatewayLines:
-        self._merge()
+        self.latency.merge()
         count = self.group_count
         hours, combo, first_line = self._group_keys()
-        series, slot = np.divmod(self.codes, SLOTS)  # sorted: by group, then kind (e2e, ttft), then slot
+        series, slot = np.divmod(self.latency.codes, SLOTS)  # sorted: by group, then kind (e2e, ttft), then slot
         group, kind = np.divmod(series, 2)
         try:
-            cells = cells_array(kind, np.where(slot == 0, ZERO_INDEX, slot - 1), self.code_counts)
+            cells = cells_array(kind, np.where(slot == 0, ZERO_INDEX, slot - 1), self.latency.counts)
         except ValueError as exc:
             raise Declined(str(exc)) from None  # the row reader names the line
         return GatewayLines(
@@ -422,11 +360,14 @@ class _Accumulator:
         return pairs >> _COMBO_BITS, pairs & ((1 << _COMBO_BITS) - 1), rows.astype(np.int64)
 
     def result(self) -> list:
-        self._merge()
+        self.latency.merge()
         hours, combo, first_line = self._group_keys()
         distributions = [(LatencyDistribution(), LatencyDistribution()) for _ in range(self.group_count)]
-        if len(self.codes):
-            codes, counts = self.codes, self.code_counts  # sorted: by group, then kind (e2e, ttft), then slot
+        if len(self.latency.codes):
+            codes, counts = (
+                self.latency.codes,
+                self.latency.counts,
+            )  # sorted: by group, then kind (e2e, ttft), then slot
             series, slots = np.divmod(codes, SLOTS)
             starts = np.flatnonzero(np.concatenate(([True], series[1:] != series[:-1])))
             ends = np.append(starts[1:], len(codes))
