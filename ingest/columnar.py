@@ -24,6 +24,7 @@ from finops.spend.models.usage import tags_text
 from ingest.connectors.base import BatchDeclined, RowBatch
 
 from . import copy_binary
+from .keys import new_keys_encode
 from .lines import COLUMNS, UnsafeModelName
 from .preparing import LinePreparer
 from .writing import (
@@ -228,7 +229,7 @@ def write_batches(*, account: Account, run: IngestRun, batches) -> WriteResult:
         if batch is None:
             return None
         rows = writer.lines(batch)
-        new_keys = preparer.take_new()
+        new_keys = new_keys_encode(preparer.take_new())  # here, not in the COPY thread
         cover = set(), set(), set()
         _cover(batch, *cover)  # here too: the COPY thread does nothing but COPY
         return rows, new_keys, len(batch), cover

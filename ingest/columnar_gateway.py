@@ -16,6 +16,7 @@ from ingest.connectors.gateway.columns import GatewayLines
 
 from . import copy_binary as binary
 from .columnar import ColumnarWriter
+from .keys import new_keys_encode
 from .lines import COLUMNS, IngestError, UnsafeModelName
 from .preparing import LinePreparer
 from .writing import (
@@ -73,7 +74,8 @@ def write_gateway_lines(*, account: Account, run: IngestRun, lines: GatewayLines
         chunk = next(chunks, None)
         if chunk is None:
             return None
-        return _gateway_rows(preparer, combos, lines, chunk, cells), preparer.take_new(), len(chunk)
+        rows = _gateway_rows(preparer, combos, lines, chunk, cells)
+        return rows, new_keys_encode(preparer.take_new()), len(chunk)
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-prepare") as pool:
         pending = pool.submit(prepare_next)
