@@ -13,6 +13,7 @@ import json
 
 from django.db import models
 
+from finops.core.rollup_keys import ROLLUP_FK
 from finops.org.models.org import Team, Workload
 from finops.sources.models import Account, Provider
 
@@ -89,14 +90,14 @@ class DailyPerformance(PerformanceSums):
         on_delete=models.CASCADE,
         null=True,
         blank=True,
-        related_name="+",
         help_text="Null: reported through the metrics API, not measured from a gateway log.",
+        **ROLLUP_FK,
     )
-    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="+", db_index=False)
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, db_index=False, **ROLLUP_FK)
     workload = models.ForeignKey(
-        Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
+        Workload, on_delete=models.SET_NULL, null=True, blank=True, db_index=False, **ROLLUP_FK
     )
-    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False)
+    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, db_index=False, **ROLLUP_FK)
     hours = models.PositiveIntegerField(
         default=0, help_text="Bit h set: requests started in UTC hour h (batch windows)."
     )
@@ -167,12 +168,12 @@ class MonthlyPerformance(PerformanceSums):
     """DailyPerformance merged by UTC calendar month: a quarter is three rows per group, not ninety."""
 
     month = models.DateField(help_text="The first day of the UTC calendar month.")
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
-    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="+", db_index=False)
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, null=True, blank=True, **ROLLUP_FK)
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, db_index=False, **ROLLUP_FK)
     workload = models.ForeignKey(
-        Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
+        Workload, on_delete=models.SET_NULL, null=True, blank=True, db_index=False, **ROLLUP_FK
     )
-    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False)
+    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, db_index=False, **ROLLUP_FK)
 
     class Meta:
         indexes = [

@@ -197,7 +197,7 @@ def account_admin_save(*, account: Account, save, secret: str = "", by=None) -> 
 
 @transaction.atomic
 def account_admin_delete(*, account: Account, by=None) -> None:
-    # The days the account has spend on: its daily and monthly rollup rows go with it (their foreign key cascades),
+    # The days the account has spend on: its daily and monthly rollup rows go with it (Django cascades their keys),
     # the overview's rollup has no account and is re-summed for those days from what DailySpend keeps.
     days = set(DailySpend.objects.filter(account=account).values_list("day", flat=True).distinct())
     _usage_delete(account)

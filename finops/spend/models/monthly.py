@@ -9,6 +9,7 @@ so deleting a team, workload or account changes both tables the same way.
 
 from django.db import models
 
+from finops.core.rollup_keys import ROLLUP_FK
 from finops.org.models.org import Team, Workload
 from finops.sources.models import Account, Provider
 
@@ -20,12 +21,12 @@ class MonthlySpend(RollupSums):
 
     month = models.DateField(help_text="The first day of the UTC calendar month.")
     # The single-column foreign-key indexes are left out: each key leads one of the (key, month) indexes below.
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+", db_index=False)
-    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="+", db_index=False)
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, db_index=False, **ROLLUP_FK)
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, db_index=False, **ROLLUP_FK)
     workload = models.ForeignKey(
-        Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
+        Workload, on_delete=models.SET_NULL, null=True, blank=True, db_index=False, **ROLLUP_FK
     )
-    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False)
+    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, db_index=False, **ROLLUP_FK)
 
     class Meta:
         # The same reads as DailySpend's indexes, by month: a period, a team's or workload's rows (member scope,

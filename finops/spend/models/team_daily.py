@@ -12,6 +12,7 @@ is read from DailySpend (finops.spend.selectors.day_grid).
 
 from django.db import models
 
+from finops.core.rollup_keys import ROLLUP_FK
 from finops.org.models.org import Team
 from finops.sources.models import Provider
 
@@ -22,8 +23,8 @@ class TeamDailySpend(TokenCounts):
     """day × team × provider × basis × category; equals DailySpend summed by those keys."""
 
     day = models.DateField()
-    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False)
-    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="+", db_index=False)
+    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, db_index=False, **ROLLUP_FK)
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, db_index=False, **ROLLUP_FK)
     cost_basis = models.CharField(max_length=16, choices=CostBasis.choices)
     charge_category = models.CharField(max_length=16, choices=ChargeCategory.choices)
     reporting_cost = models.DecimalField(**MONEY, null=True, blank=True)

@@ -9,6 +9,7 @@ from django.contrib.postgres.indexes import BrinIndex
 from django.db import models
 from django.db.models import Q
 
+from finops.core.rollup_keys import ROLLUP_FK
 from finops.org.models.org import Team, Workload
 from finops.performance.models.performance import LatencyCells
 from finops.sources.models import Account, IngestRun, Provider
@@ -360,10 +361,13 @@ class DailySpend(RollupSums):
     """day × account × provider × model × workload × team × currency × basis × category; equals the raw lines."""
 
     day = models.DateField()
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
-    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="+")
-    workload = models.ForeignKey(Workload, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    # No single-column index: each key leads one of the (key, day) indexes below (a rebuild pays every index per row).
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, db_index=False, **ROLLUP_FK)
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, db_index=False, **ROLLUP_FK)
+    workload = models.ForeignKey(
+        Workload, on_delete=models.SET_NULL, null=True, blank=True, db_index=False, **ROLLUP_FK
+    )
+    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, db_index=False, **ROLLUP_FK)
 
     class Meta:
         indexes = [
