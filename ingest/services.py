@@ -45,6 +45,7 @@ from .lease import (
     run_unlock,
 )
 from .lines import IngestError
+from .memory import freed_memory_release
 from .uploads import upload_check
 from .windows import WindowRefused, chunks, scheduled_window, window_check
 from .writing import WriteResult, write_rows
@@ -129,6 +130,7 @@ def _parse_and_write(run: IngestRun, stream) -> WriteResult:
                 with transaction.atomic():  # a savepoint: a declined file leaves nothing of the attempt
                     if hasattr(source, "parse_lines"):  # a gateway log: its hourly lines as columns
                         lines = source.parse_lines(stream, file_name=run.file_name)
+                        freed_memory_release()  # the reader's working set, before the writer allocates its own
                         return _with_left_out(write_gateway_lines(account=run.account, run=run, lines=lines), left_out)
                     batches = source.parse_batches(stream, file_name=run.file_name, **scoped)
                     return _with_left_out(write_batches(account=run.account, run=run, batches=batches), left_out)
