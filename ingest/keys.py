@@ -101,11 +101,13 @@ def tag_sets_store(tag_sets: dict[int, dict], texts: dict[int, str] | None = Non
     canonical = [texts[i] if i in texts else tags_json(tag_sets[i]) for i in ids]
     # jsonb's binary input is a version byte (1) and the text: U+0001 encodes as that byte. The same rows serve the
     # COPY straight into the table and, when some set is stored already (a re-import), the staging table below.
-    as_jsonb = None if len(ids) <= SMALL_AT else pa.table({"id": ids, "tags": ["\x01" + t for t in canonical]})
-    if as_jsonb is not None and _copied_new(_TAG_SETS, ("id", "tags"), as_jsonb):
+    rows = (
+        None if len(ids) <= SMALL_AT else _binary_rows(pa.table({"id": ids, "tags": ["\x01" + t for t in canonical]}))
+    )
+    if rows is not None and _copied_new(_TAG_SETS, ("id", "tags"), len(ids), rows):
         return
     with connection.cursor() as cursor:
-        if as_jsonb is None:
+        if rows is None:
             new, parameters = "unnest(%s::bigint[], %s::text[]) AS n (id, tags)", [ids, canonical]
             tags = "n.tags::jsonb"
         else:
@@ -113,7 +115,7 @@ def tag_sets_store(tag_sets: dict[int, dict], texts: dict[int, str] | None = Non
             # the collision check each parsed every set again (a re-import of a per-resource file, every set
             # stored: 14k sets, ~0.35 s of Postgres for the two statements at load 13, about half of it parsing).
             new, parameters, tags = "ingest_new_tag_sets n", [], "n.tags"
-            _stage(cursor, "ingest_new_tag_sets", "id bigint, tags jsonb", binary_rows=_binary_rows(as_jsonb))
+            _stage(cursor, "ingest_new_tag_sets", "id bigint, tags jsonb", binary_rows=rows)
         cursor.execute(
             f"INSERT INTO {_TAG_SETS} (id, tags) SELECT n.id, {tags} FROM {new} ORDER BY n.id "
             "ON CONFLICT (id) DO NOTHING",
@@ -156,7 +158,9 @@ def signatures_store(signatures: "dict[int, tuple | LineSignature] | pa.Table | 
         stored = {s.id: s.key() for s in LineSignature.objects.filter(id__in=list(rows)).only(*LineSignature.KEY)}
         _clash_signatures(rows, [i for i, s in rows.items() if stored.get(i) != _key(s)], stored)
         return
-    if _copied_new(_SIGNATURES, _SIGNATURE_COLUMNS, table, encoded):
+    if encoded is None and len(table) > SMALL_AT:  # both paths below COPY them: encoded once
+        encoded = _binary_rows(table)
+    if _copied_new(_SIGNATURES, _SIGNATURE_COLUMNS, len(table), encoded):
         return
     names = ", ".join(_SIGNATURE_COLUMNS)
     key, stored_key = (", ".join(f"{table}.{c}" for c in LineSignature.KEY) for table in ("n", "s"))
@@ -171,7 +175,7 @@ def signatures_store(signatures: "dict[int, tuple | LineSignature] | pa.Table | 
                 cursor,
                 "ingest_new_signatures",
                 ", ".join(f"{c} {t}" for c, t in zip(_SIGNATURE_COLUMNS, _SIGNATURE_TYPES)),
-                binary_rows=_binary_rows(table) if encoded is None else encoded,
+                binary_rows=encoded,
             )
         cursor.execute(
             f"INSERT INTO {_SIGNATURES} ({names}) SELECT {names} FROM {new} ORDER BY id ON CONFLICT (id) DO NOTHING",
@@ -244,14 +248,13 @@ SMALL_AT = 32
 FAST_AT = 1024
 
 
-def _copied_new(table_name: str, columns: tuple, table: pa.Table, rows: "pa.Buffer | None" = None) -> bool:
-    """COPY `table` (sorted by id; bigint and text columns, in `columns` order; `rows`: its binary rows, when they
-    were encoded ahead) straight into `table_name` in a savepoint: True when every row was inserted, False (nothing
-    inserted) when some id was already stored, or the keys are too few to be worth trying."""
-    if table.num_rows < FAST_AT:
+def _copied_new(table_name: str, columns: tuple, count: int, rows: "pa.Buffer") -> bool:
+    """COPY `count` keys (`rows`: their binary rows, `_binary_rows` of a table sorted by id, columns in `columns`
+    order) straight into `table_name` in a savepoint: True when every row was inserted, False (nothing inserted) when
+    some id was already stored — the staged path then sends the same rows — or the keys are too few to be worth
+    trying."""
+    if count < FAST_AT:
         return False
-    if rows is None:
-        rows = _binary_rows(table)
     try:
         with transaction.atomic(), connection.cursor() as cursor:  # a savepoint
             with cursor.cursor.copy(f"COPY {table_name} ({', '.join(columns)}) FROM STDIN (FORMAT binary)") as copy:
