@@ -2,6 +2,7 @@
 all or nothing, corrections replace, idempotency keys apply a batch once, team isolation."""
 
 import datetime as dt
+import logging
 import threading
 import time
 
@@ -274,7 +275,17 @@ def test_import_outcomes_refuses_a_bad_file_naming_its_lines_and_applies_nothing
         call_command("import_outcomes", str(path))
 
 
-def test_a_bad_file_makes_the_command_exit_non_zero(support_agent, tmp_path, capsys):
+@pytest.fixture
+def root_handlers_kept():
+    """`execute_from_command_line` runs django.setup() again, whose LOGGING points the root logger at the sys.stderr
+    of that moment — capsys's, closed when the test ends: every later log line of the process would fail to
+    write ("--- Logging error ---"). The handlers the process had are put back."""
+    handlers = logging.root.handlers[:]
+    yield
+    logging.root.handlers[:] = handlers
+
+
+def test_a_bad_file_makes_the_command_exit_non_zero(support_agent, tmp_path, capsys, root_handlers_kept):
     path = tmp_path / "outcomes.csv"
     path.write_text(f"workload,day,count\nghost,{D1},1\n")
     with pytest.raises(SystemExit) as exited:  # as from a shell: run_from_argv turns the CommandError into exit 1

@@ -136,7 +136,11 @@ def current() -> str | None:
 
 def compact() -> int:
     """Fold the rows of backends that have exited into row 0 (the sum, hence the version, unchanged); rows locked by
-    a live transaction are skipped, never waited for. One compaction at a time (an advisory lock)."""
+    a live transaction are skipped, never waited for. One compaction at a time (an advisory lock).
+
+    Row 0 is written by an upsert, not an UPDATE: the deleted rows' writes must land somewhere even where row 0 is
+    missing (a table emptied by hand, a copy of another database's rows), or the sum would fall back to a version
+    some older page was cached under."""
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
@@ -149,8 +153,9 @@ def compact() -> int:
                     FOR UPDATE SKIP LOCKED
                 ) RETURNING writes
             )
-            UPDATE {TABLE} SET writes = writes + (SELECT coalesce(sum(writes), 0) FROM gone)
-            WHERE backend = 0 AND (SELECT count(*) FROM gone) > 0
+            INSERT INTO {TABLE} AS v (backend, writes)
+            SELECT 0, sum(writes) FROM gone HAVING count(*) > 0
+            ON CONFLICT (backend) DO UPDATE SET writes = v.writes + excluded.writes
             RETURNING (SELECT count(*) FROM gone)
             """,
             [TABLE],
