@@ -33,3 +33,21 @@ def test_a_rebuild_uses_its_own_planner_settings_and_restores_the_callers():
 
     rollup_rebuild(days={dt.date(2026, 10, 1)})
     assert current() == before
+
+
+@pytest.mark.django_db
+def test_a_parallel_scan_splits_over_two_workers_and_gives_back_the_pages_setting():
+    """A re-attribution's scan of the moved lines (finops.spend.services.spend_delta) runs on two workers whatever
+    the pages' DB_PARALLEL_WORKERS, and the caller's transaction keeps its own setting after it."""
+    names = tuple(aggregate_settings.PARALLEL_SCAN)
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL max_parallel_workers_per_gather = 0")
+        cursor.execute("SELECT " + ", ".join("current_setting(%s)" for _ in names), names)
+        before = cursor.fetchone()
+        with aggregate_settings(parallel_scan=True):
+            cursor.execute("SELECT " + ", ".join("current_setting(%s)" for _ in names), names)
+            assert dict(zip(names, cursor.fetchone())) == aggregate_settings.PARALLEL_SCAN
+            assert current() == aggregate_settings.SETTINGS
+        cursor.execute("SELECT " + ", ".join("current_setting(%s)" for _ in names), names)
+        assert cursor.fetchone() == before
+        assert before[0] == "0"

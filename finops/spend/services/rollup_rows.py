@@ -72,11 +72,21 @@ class aggregate_settings:
     with inlining and optimisation took 0.4–0.5 s of CPU on the 10M-line page bench, for a query that runs ~3 s."""
 
     SETTINGS = {"work_mem": AGGREGATE_WORK_MEM, "enable_sort": "off", "enable_nestloop": "off", "jit": "off"}
+    # `parallel_scan`: a statement that scans every usage line to keep a fifth of them (a re-attribution's moved
+    # lines, finops.spend.services.spend_delta) splits the scan and its filter over two workers, whatever
+    # DB_PARALLEL_WORKERS says for pages (finops/settings.py: 0 by default). The planner prices each row a worker
+    # hands back at 0.1 and kept the scan serial for 1.9M rows of 10M; at 0.01 it splits it. With the filter the
+    # workers can apply (spend_delta: the moved ids as a constant array) the statement went 4.8–5.1 → 2.7–2.9 s on
+    # the 10M-line page bench (2 cores). A background job's few seconds, not a page's share of the cores.
+    PARALLEL_SCAN = {"max_parallel_workers_per_gather": "2", "parallel_tuple_cost": "0.01"}
+
+    def __init__(self, *, parallel_scan: bool = False):
+        self.settings = {**self.SETTINGS, **(self.PARALLEL_SCAN if parallel_scan else {})}
 
     def __enter__(self):
         self.previous = None
         if connection.vendor == "postgresql":
-            self.previous = self._set_all(self.SETTINGS)
+            self.previous = self._set_all(self.settings)
 
     def __exit__(self, exc_type, exc, tb):
         if self.previous is not None and exc_type is None:  # after an error the rollback restores them
