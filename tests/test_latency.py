@@ -3,9 +3,11 @@ the stated 1 % relative error, where an average of hourly p99s is not."""
 
 import math
 import random
+import struct
 
 import pytest
 
+from finops.performance import latency
 from finops.performance.latency import ALPHA, LatencyDistribution, merged
 
 
@@ -67,3 +69,48 @@ def test_the_share_over_an_sla_counts_the_requests_slower_than_it():
 def test_a_negative_latency_is_refused():
     with pytest.raises(ValueError, match="negative"):
         LatencyDistribution().add(-1)
+
+
+def _sent(cells: list[int] | None) -> bytes | None:
+    """A row's cells as the rollup fetches them: array_send(latency) less its header (length and value each)."""
+    return None if cells is None else b"".join(struct.pack(">iq", 8, cell) for cell in cells)
+
+
+def _unsent(found: bytes | None) -> list[int] | None:
+    if found is None:
+        return None
+    ndim, has_null, element, length, lower = struct.unpack(">5i", found[:20])
+    assert (ndim, has_null, element, lower) == (1, 0, 20, 1)
+    pairs = [struct.unpack(">iq", found[20 + 12 * n : 32 + 12 * n]) for n in range(length)]
+    assert all(size == 8 for size, _ in pairs)
+    return [cell for _, cell in pairs]
+
+
+@pytest.mark.parametrize("grid_slots", [1 << 22, 7])
+def test_the_rollups_merge_of_sent_cells_equals_merging_the_distributions(monkeypatch, grid_slots):
+    """finops.performance.latency.merge_sent_cells (the performance rollup's merge of a group's rows) gives each
+    group the cells of its rows' distributions merged, sorted by bin, whatever the grouping of its work (a grid of
+    7 slots takes the groups a block at a time)."""
+    monkeypatch.setattr(latency, "_MERGE_GRID_SLOTS", grid_slots)
+    rng = random.Random(7)
+    groups, expected = [], []
+    for _ in range(40):
+        rows = []
+        e2e_total, ttft_total = LatencyDistribution(), LatencyDistribution()
+        for _ in range(rng.choice([0, 1, 3])):
+            e2e = LatencyDistribution.of(rng.lognormvariate(6, 1.5) for _ in range(rng.randint(1, 30)))
+            ttft = LatencyDistribution.of(rng.lognormvariate(4, 1) for _ in range(rng.randint(0, 5)))
+            rows.append(latency.cells_of(e2e, ttft))
+            e2e_total.absorb(e2e), ttft_total.absorb(ttft)
+        groups.append(b"".join(_sent(cells) for cells in rows if cells) if rows else None)
+        expected.append(latency.cells_of(e2e_total, ttft_total) if rows else None)
+    found = [_unsent(sent) for sent in latency.merge_sent_cells(groups)]
+    assert found == expected
+    assert all(cells == sorted(cells) for cells in found if cells)
+
+
+def test_a_merged_bucket_beyond_what_a_cell_holds_is_refused():
+    full = latency.COUNT_MASK  # a bin of kind 0, index 0, counting every request a cell can hold
+    cell = ((latency._INDEX_OFFSET) << latency.COUNT_BITS) | full
+    with pytest.raises(ValueError, match="counts more requests"):
+        latency.merge_sent_cells([_sent([cell]) + _sent([cell])])

@@ -51,3 +51,21 @@ def test_a_parallel_scan_splits_over_two_workers_and_gives_back_the_pages_settin
         cursor.execute("SELECT " + ", ".join("current_setting(%s)" for _ in names), names)
         assert cursor.fetchone() == before
         assert before[0] == "0"
+
+
+@pytest.mark.django_db
+def test_sorted_groups_nested_in_a_rebuild_give_the_rebuild_its_hash_aggregates_back():
+    """A re-attribution's net change per rollup row is grouped by sorting (finops.spend.services.spend_delta),
+    inside the rebuild's settings, which hash: after it, the rebuild's statements hash again."""
+    names = tuple(aggregate_settings.SORTED_GROUPS)
+
+    def grouping() -> dict:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT " + ", ".join("current_setting(%s)" for _ in names), names)
+            return dict(zip(names, cursor.fetchone()))
+
+    with aggregate_settings():
+        assert grouping() == {"enable_sort": "off", "enable_hashagg": "on"}
+        with aggregate_settings(sorted_groups=True):
+            assert grouping() == aggregate_settings.SORTED_GROUPS
+        assert grouping() == {"enable_sort": "off", "enable_hashagg": "on"}

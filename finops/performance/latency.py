@@ -214,6 +214,7 @@ def absorb_cell_rows(e2e: "LatencyDistribution", ttft: "LatencyDistribution", ro
 
 _BIN_BITS = 13  # a cell's bin: kind << 12 | (index + 2048)
 SENT_HEADER = 20  # array_send of a one-dimensional int8[]: ndim, has-null flag, element type, length, lower bound
+_MERGE_GRID_SLOTS = 1 << 22  # merge_sent_cells: (group, bin) slots summed at a time
 _SENT_CELL = 12  # and each element: its length (4 bytes, always 8) and the value (8 bytes), big-endian
 
 
@@ -226,7 +227,7 @@ def merge_sent_cells(streams: list) -> list[bytes | None]:
     Why here and not in a GROUP BY (issue 23): Postgres' hash aggregate over the unnested cells cost ~1 µs of CPU
     per cell (57M cells a year on the 10M-line page bench: most of the rollup), where handing each group's cells
     over as one bytea (string_agg, no per-cell grouping) and summing them here with numpy costs a fraction of that,
-    and no cell becomes a Python object either way. The counts add exactly in int64: a bucket of one row counts
+    and no cell becomes a Python object either way. The counts add exactly (below): a bucket of one row counts
     < 2^40, and a merged count beyond what a cell holds raises."""
     import struct
 
@@ -241,20 +242,38 @@ def merge_sent_cells(streams: list) -> list[bytes | None]:
     if (pairs["n"] != 8).any():
         raise ValueError("a latency cell that is not an 8-byte integer (a null in the array?)")
     cells = pairs["cell"].astype(np.int64)
-    groups = np.repeat(np.arange(len(streams), dtype=np.int64), lengths)
-    keys = (groups << _BIN_BITS) | (cells >> COUNT_BITS)
-    order = np.argsort(keys, kind="stable")
-    keys = keys[order]
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-    counts = np.add.reduceat((cells & COUNT_MASK)[order], starts)
-    if counts.max() > COUNT_MASK:
-        raise ValueError("a merged latency bucket counts more requests than is stored")
-    keys = keys[starts]
-    out = np.empty(len(keys), dtype=pair)
+    bins = cells >> COUNT_BITS
+    # Each (group, bin) a slot of a dense grid, summed by np.bincount (no sort): the bins any cell has, numbered
+    # in ascending order, are the grid's columns (a few hundred of the 8,192 a bin can be), and the groups are
+    # taken a block at a time so that the grid stays ~32 MB. A sort of the (group, bin) keys did the same in about
+    # twice the time (issue 23: 0.58–0.77 → 0.33–0.36 s for 8.1M cells in 22k groups, a month of the 10M-line
+    # bench). The counts are summed as float64, exact: they are < 2^40 each and a total beyond COUNT_MASK (< 2^53)
+    # raises before any sum could round.
+    used = np.flatnonzero(np.bincount(bins, minlength=1 << _BIN_BITS))
+    width = len(used)
+    column = np.zeros(1 << _BIN_BITS, dtype=np.int64)
+    column[used] = np.arange(width)
+    ends = np.cumsum(lengths)
+    per_block = max(1, _MERGE_GRID_SLOTS // width)
+    merged_cells, merged_groups = [], []
+    for first in range(0, len(streams), per_block):
+        last = min(len(streams), first + per_block)
+        low, high = (ends[first - 1] if first else 0), ends[last - 1]
+        if low == high:
+            continue
+        slots = np.repeat(np.arange(last - first, dtype=np.int64), lengths[first:last]) * width + column[bins[low:high]]
+        size = (last - first) * width
+        taken = np.flatnonzero(np.bincount(slots, minlength=size))  # ascending: by group, then by bin
+        counts = np.bincount(slots, weights=cells[low:high] & COUNT_MASK, minlength=size)[taken]
+        if counts.max() > COUNT_MASK:
+            raise ValueError("a merged latency bucket counts more requests than is stored")
+        merged_cells.append((used[taken % width] << COUNT_BITS) | counts.astype(np.int64))
+        merged_groups.append(taken // width + first)
+    out = np.empty(sum(len(block) for block in merged_cells), dtype=pair)
     out["n"] = 8
-    out["cell"] = ((keys & ((1 << _BIN_BITS) - 1)) << COUNT_BITS) | counts
+    out["cell"] = np.concatenate(merged_cells)
     sent = out.tobytes()
-    bounds = np.searchsorted(keys >> _BIN_BITS, np.arange(len(streams) + 1)).tolist()
+    bounds = np.searchsorted(np.concatenate(merged_groups), np.arange(len(streams) + 1)).tolist()
     for group in np.flatnonzero(lengths).tolist():
         first, last = bounds[group], bounds[group + 1]
         # ndim 1, no nulls, element type int8 (oid 20), the length, lower bound 1

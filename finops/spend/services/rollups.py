@@ -92,12 +92,11 @@ def rollup_rebuild(
 def rollup_moved(*, days: set[dt.date], workload_ids: set) -> None:
     """The rollups after signatures moved and no line was written (Postgres: a re-attribution, a workload changing
     team), inside the move's transaction: what `rollup_rebuild(days=…, workload_ids=…, lines_written=False)` would
-    write, proportional to the lines that moved. The daily and monthly spend rows change by the moved lines' sums
-    (finops.spend.services.spend_delta, kept by its `signatures_move`), the performance rollup regroups its
-    signature-day rows. A table derived from the spend rollup that `rollup_rebuild` keeps must be kept here too:
-    the overview's (TeamDailySpend), re-summed for the days that moved (a team's share of them changes)."""
+    write, proportional to the lines that moved. The daily, monthly and team-daily spend rows change by the moved
+    lines' sums (finops.spend.services.spend_delta, kept by its `signatures_move`), the performance rollup regroups
+    its signature-day rows. A table derived from the spend rollup that `rollup_rebuild` keeps must be kept here too
+    (the overview's TeamDailySpend is, by spend_delta_apply)."""
     spend_delta_apply()
-    team_rollup_rebuild(days=days)
     performance_rollup_rebuild(days=days, workload_ids=workload_ids, lines_written=False)
 
 

@@ -1,11 +1,11 @@
 """The overview's rollup (TeamDailySpend), re-summed from DailySpend for whole days.
 
-rollup_rebuild calls team_rollup_rebuild at its end, in its transaction, for exactly the days it rebuilt (and
-rollup_moved, after a re-attribution changed the spend rollups by difference, for the days that moved): whatever
+rollup_rebuild calls team_rollup_rebuild at its end, in its transaction, for exactly the days it rebuilt: whatever
 restricted the daily rebuild (accounts, workloads), the days' every DailySpend row is summed again, because this
-table has neither dimension (a day is ~1,500 daily rows at 10M lines a year: a year's re-attribution re-sums 540k
-rows, about a second). Reading DailySpend rather than the raw lines makes "TeamDailySpend = DailySpend summed by
-day, team, provider, basis and category" hold by construction, as MonthlySpend does by month.
+table has neither dimension. Reading DailySpend rather than the raw lines makes "TeamDailySpend = DailySpend summed
+by day, team, provider, basis and category" hold by construction, as MonthlySpend does by month. A re-attribution
+on Postgres changes it by difference instead, as it does DailySpend (finops.spend.services.spend_delta: only moves
+between teams change it), and tests/rollup_check.py holds it to DailySpend after every change.
 """
 
 import datetime as dt
