@@ -18,6 +18,8 @@ The demo's SQLite keeps the rebuild (finops.spend.services.attribution): its dat
 not exact numerics to add and subtract.
 """
 
+from contextlib import nullcontext
+
 from django.db import connection
 from django.db.models import QuerySet
 
@@ -145,7 +147,7 @@ def _apply(
     )
     with connection.cursor() as cursor:
         cursor.execute(f"DROP TABLE IF EXISTS {NET}")
-    with aggregate_settings(sorted_groups=sorted_groups), connection.cursor() as cursor:
+    with aggregate_settings(sorted_groups=True) if sorted_groups else nullcontext(), connection.cursor() as cursor:
         cursor.execute(
             f"""CREATE TEMPORARY TABLE {NET} ON COMMIT DROP AS
                 SELECT {", ".join(keys)}, {net_sums} FROM (
