@@ -11,6 +11,8 @@ What is timed, WARMUPS then REPEATS times each (p50/p95, nearest rank):
 - `control`: a plain `SELECT count(*)` of the quarter's DailySpend rows, in the same run, so a slow machine shows
   as a slow control rather than as a slow scorecard.
 
+All of it in a process settled as a web process is (finops/web/startup.py `settle`, as bench_pages does).
+
 Setup, each timed and recorded: the performance rollup rebuilt over the year (performance_rollup_rebuild, the
 gateway lines' distributions merged by day and by month); outcome counts for the agent workloads (every day)
 and eval scores for the gateway workloads (the scorecard's other sources), replaced on every run.
@@ -34,6 +36,7 @@ from finops.performance.services.performance_rollup import performance_rollup_re
 from finops.performance.tables.scorecard import SCORECARD
 from finops.templatetags.finops_format import data_table
 from finops.web import data_version
+from finops.web.startup import settle
 
 from . import lines as bench_lines
 from . import pages, timing
@@ -214,6 +217,10 @@ def run_bench(*, lines: int, out, reuse: bool = True, repeats: int = REPEATS, re
     results["business_facts"]["seconds"] = round(time.perf_counter() - started, 1)
     results["measured_requests"] = DailyPerformance.objects.aggregate(n=Sum("requests"))["n"] or 0
     echo(f"scorecard ({repeats} timed runs each after {WARMUPS} warm-ups):")
+    # Settled as a web process is at start-up (finops/wsgi.py, as bench_pages does): what is alive now — the year's
+    # rebuild and the bench's own objects among it — frozen, so that the full collections a scorecard sets off walk
+    # what a server's would, not the bench's heap.
+    results["gc_frozen"] = settle()
     results["scorecard"] = measure(repeats=repeats, echo=echo)
     results["loadavg_after"] = timing.loadavg()
     out.parent.mkdir(parents=True, exist_ok=True)
