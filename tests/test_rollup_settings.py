@@ -13,10 +13,10 @@ from finops.spend.services.rollups import rollup_rebuild
 NAMES = tuple(aggregate_settings.SETTINGS)
 
 
-def current() -> dict[str, str]:
+def current(names: tuple[str, ...] = NAMES) -> dict[str, str]:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT " + ", ".join("current_setting(%s)" for _ in NAMES), NAMES)
-        return dict(zip(NAMES, cursor.fetchone()))
+        cursor.execute("SELECT " + ", ".join("current_setting(%s)" for _ in names), names)
+        return dict(zip(names, cursor.fetchone()))
 
 
 @pytest.mark.django_db
@@ -42,15 +42,12 @@ def test_a_parallel_scan_splits_over_two_workers_and_gives_back_the_pages_settin
     names = tuple(aggregate_settings.PARALLEL_SCAN)
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL max_parallel_workers_per_gather = 0")
-        cursor.execute("SELECT " + ", ".join("current_setting(%s)" for _ in names), names)
-        before = cursor.fetchone()
-        with aggregate_settings(parallel_scan=True):
-            cursor.execute("SELECT " + ", ".join("current_setting(%s)" for _ in names), names)
-            assert dict(zip(names, cursor.fetchone())) == aggregate_settings.PARALLEL_SCAN
-            assert current() == aggregate_settings.SETTINGS
-        cursor.execute("SELECT " + ", ".join("current_setting(%s)" for _ in names), names)
-        assert cursor.fetchone() == before
-        assert before[0] == "0"
+    before = current(names)
+    with aggregate_settings(parallel_scan=True):
+        assert current(names) == aggregate_settings.PARALLEL_SCAN
+        assert current() == aggregate_settings.SETTINGS
+    assert current(names) == before
+    assert before["max_parallel_workers_per_gather"] == "0"
 
 
 @pytest.mark.django_db
@@ -58,14 +55,8 @@ def test_sorted_groups_nested_in_a_rebuild_give_the_rebuild_its_hash_aggregates_
     """A re-attribution's net change per rollup row is grouped by sorting (finops.spend.services.spend_delta),
     inside the rebuild's settings, which hash: after it, the rebuild's statements hash again."""
     names = tuple(aggregate_settings.SORTED_GROUPS)
-
-    def grouping() -> dict:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT " + ", ".join("current_setting(%s)" for _ in names), names)
-            return dict(zip(names, cursor.fetchone()))
-
     with aggregate_settings():
-        assert grouping() == {"enable_sort": "off", "enable_hashagg": "on"}
+        assert current(names) == {"enable_sort": "off", "enable_hashagg": "on"}
         with aggregate_settings(sorted_groups=True):
-            assert grouping() == aggregate_settings.SORTED_GROUPS
-        assert grouping() == {"enable_sort": "off", "enable_hashagg": "on"}
+            assert current(names) == aggregate_settings.SORTED_GROUPS
+        assert current(names) == {"enable_sort": "off", "enable_hashagg": "on"}

@@ -39,6 +39,8 @@ SUMS = MONTHLY_MEASURES
 FIXED = ("account_id", "provider_id", "model", "currency", "cost_basis", "charge_category")
 # The overview's rollup (TeamDailySpend): its dimensions but the team, a subset of FIXED.
 TEAM_FIXED = tuple(name for name in TEAM_DIMENSIONS if name != "team_id")
+# The moves' owner columns (w, t: workload and team before or after, -1 for none) and the rollup columns they are.
+OWNER_COLUMNS = {"w": "workload_id", "t": "team_id"}
 
 
 def signatures_move(changed: QuerySet) -> dict:
@@ -137,12 +139,11 @@ def _apply(
     new_side = ", ".join(f"new_{owner} AS {owner}" for owner in owners)
     crossing = "" if by_workload else " WHERE cur_t <> new_t"
     # A row's key, NULL workload or team compared as -1 (the moves' own way): a hash join, not IS NOT DISTINCT FROM.
-    owner_columns = {"w": "workload_id", "t": "team_id"}
     match = " AND ".join(
         (
             f"d.{period} = n.{period}",
             *(f"d.{c} = n.{c}" for c in fixed),
-            *(f"coalesce(d.{owner_columns[owner]}, -1) = n.{owner}" for owner in owners),
+            *(f"coalesce(d.{OWNER_COLUMNS[owner]}, -1) = n.{owner}" for owner in owners),
         )
     )
     with connection.cursor() as cursor:
@@ -166,7 +167,7 @@ def _apply(
         # New combinations only gain lines; a row just deleted lost them all (a negative net), so it is not
         # inserted again.
         cursor.execute(
-            f"""INSERT INTO {table} ({period}, {columns}, {", ".join(owner_columns[o] for o in owners)}, {plain})
+            f"""INSERT INTO {table} ({period}, {columns}, {", ".join(OWNER_COLUMNS[o] for o in owners)}, {plain})
                 SELECT n.{period}, {", ".join(f"n.{c}" for c in fixed)},
                        {", ".join(f"nullif(n.{owner}, -1)" for owner in owners)},
                        {", ".join(f"n.{name}" for name in sums)}
