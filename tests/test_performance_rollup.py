@@ -16,6 +16,7 @@ import pytest
 
 from finops.models import Account, AttributionRule, DailyPerformance, MonthlyPerformance, Provider
 from finops.performance.measures import COLUMNS, Performance
+from finops.performance.services import performance_rollup
 from finops.performance.selectors.performance import (
     batch_verdict,
     day_hours,
@@ -122,6 +123,31 @@ def test_daily_and_monthly_rows_merge_to_the_same_distribution_over_any_split(ga
     assert [p.as_json() for p in whole_month.values()] == [p.as_json() for p in two_days.values()]
     one_day = performance_by([support_agent.id], dt.date(2026, 10, 31), dt.date(2026, 11, 1))
     assert next(iter(one_day.values())).requests == len(durations) - 24 * 200
+
+
+def test_merged_rows_are_there_for_the_next_statement_that_reads_them_and_an_error_copies_none(gateway, support_agent):
+    """A rebuild merges cells on a second thread while its next statement runs (performance_rollup.OverlappedCopies):
+    a statement that reads the merged table waits for their COPY, and a rebuild that fails copies nothing more."""
+    AttributionRule.objects.create(workload=support_agent, priority=1, account=gateway)
+    import_log(gateway, skewed_hours(random.Random(5))[0])
+    def daily() -> list[tuple]:
+        return list(DailyPerformance.objects.order_by("day").values_list("day", "requests", "hours", "latency"))
+
+    imported = daily()
+    assert len(imported) == 2
+    limits = {"account_ids": None, "workload_ids": None}
+    first, last = START.date(), START.date() + dt.timedelta(days=1)
+
+    DailyPerformance.objects.all().delete()
+    with performance_rollup.OverlappedCopies():
+        performance_rollup._days_merge(first, last, limits)  # its rows wait for the next statement
+        assert daily() == imported  # which reads them: they are COPYed first
+
+    DailyPerformance.objects.all().delete()
+    with pytest.raises(RuntimeError), performance_rollup.OverlappedCopies():
+        performance_rollup._days_merge(first, last, limits)
+        raise RuntimeError("the rebuild fails before its rows are read")
+    assert not DailyPerformance.objects.exists()
 
 
 def test_a_member_scope_reads_its_workloads_only(gateway, support_agent, search_ranker):

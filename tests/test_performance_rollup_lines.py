@@ -117,7 +117,7 @@ def test_each_signature_day_and_daily_row_is_the_merge_of_its_lines_alone_shared
     lines_of = Counter((day, signature) for day, _, signature, *_ in raw)
     assert 1 in lines_of.values() and max(lines_of.values()) > 1  # rows of one line and of several
     # Most of the proxy log's lines share their signature-day in its first week, so the rollup merges its later
-    # weeks whole (performance_rollup._rebuild_signature_days); the scattered log's lines are mostly alone.
+    # weeks whole (performance_rollup._signature_days_merge); the scattered log's lines are mostly alone.
     for account, mostly_alone in ((scattered, True), (proxy, False)):
         first = min(day for day, _, _, owner, *_ in raw if owner == account.id)
         week = [(day, signature) for day, _, signature, owner, *_ in raw if owner == account.id and day < first + WEEK]

@@ -7,7 +7,7 @@ hands the performance merge (`_merge_into`'s: counters summed, cells merged bin 
 same groups' sums of the lines alone in their signature-day (`_lines_alone`'s lines), beside the signature-day rows.
 
 Only for lines just written to whole days of timed accounts (an import): a re-attribution limits workloads and
-regroups without the lines, and reported metrics (no account) are merged by `_rebuild_days`. The figures are the
+regroups without the lines, and reported metrics (no account) are merged by `_days_merge`. The figures are the
 same as the two statements': sums of sums, the hours or-ed twice, the cells concatenated twice before the merge.
 """
 
@@ -27,7 +27,7 @@ from finops.performance.latency import SENT_HEADER
 from finops.performance.measures import COLUMNS
 from finops.spend.services.rollup_rows import limited
 
-from .performance_rollup import COUNTERS, KEYS, _copy_merged, _signature_days, _sums
+from .performance_rollup import COUNTERS, KEYS, _copy_merged, _grouped, _signature_days, _sums
 
 # DailySpend's columns, as finops.spend.services.rollups' DIMENSIONS and MEASURES: each the line's own column but
 # workload and team, the signature's.
@@ -120,9 +120,9 @@ def daily_pass(first: dt.date, last: dt.date, account_ids: list[int]) -> None:
           FROM r GROUP BY day, {", ".join(KEYS)}"""
     ids = list(account_ids)
     columns = ", ".join(("day", *KEYS, "hours", *COUNTERS, "latency"))
-    with connection.cursor() as cursor:
-        cursor.execute(statement, [first, last, ids, first, last, ids, start, end, ids, *params])
-        _copy_merged(cursor, DailyPerformance, columns, cursor.fetchall())
+    _copy_merged(
+        DailyPerformance, columns, _grouped(statement, [first, last, ids, first, last, ids, start, end, ids, *params])
+    )
 
 
 _TABLES = (UsageLine, LineSignature, LinesAloneDay, SignatureDailyPerformance, DailySpend)

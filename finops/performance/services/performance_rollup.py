@@ -14,7 +14,10 @@ registered by finops.core.sqlite_functions).
 """
 
 import datetime as dt
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 
+import psycopg
 from django.db import connection, transaction
 from django.db.models import BigIntegerField, Case, Exists, F, IntegerField, OuterRef, Q, QuerySet, Value, When
 from django.db.models.expressions import RawSQL
@@ -36,7 +39,7 @@ from finops.models import (
 from finops.performance.latency import COUNT_BITS, COUNT_MASK, SENT_HEADER, merge_sent_cells
 from finops.performance.measures import COLUMNS
 from finops.spend.services.monthly_rollup import month_runs
-from finops.spend.services.rollup_rows import aggregate_settings, day_chunks, limited
+from finops.spend.services.rollup_rows import aggregate_settings, day_chunks, day_ranges, limited
 
 # Connectors whose lines carry per-request timings; other accounts' lines never do, so an import of them does not
 # scan its days again for timings.
@@ -95,27 +98,38 @@ def performance_rollup_rebuild(
         and connection.vendor == "postgresql"
     )
     limits = {"account_ids": account_ids, "workload_ids": workload_ids}
-    with aggregate_settings():  # the spend rollup's planner settings (hash aggregates in memory, no JIT)
+    # The spend rollup's planner settings (hash aggregates in memory, no JIT); each level's rows deleted for all its
+    # days first, so that no statement between two merges of a level names its table (OverlappedCopies).
+    with aggregate_settings(), OverlappedCopies():
         if lines_written:
+            for first, last in day_ranges(days):
+                _signature_days_delete(first, last, limits)
             alone_first = True  # until a week says most of these lines share their signature-days
             for first, last in day_chunks(days, CHUNK_DAYS):
-                alone_first = _rebuild_signature_days(first, last, limits, alone_first=alone_first)
+                alone_first = _signature_days_merge(first, last, limits, alone_first=alone_first)
             # Where most lines share their signature-days (a proxy's log), the regroup reads the few lines alone by
             # the BRIN and the rows of the rest: the one pass, which reads every line for spend anyway, tells each
             # line apart for nothing there (0.89–0.96 s of Postgres CPU against 0.80–0.84 s for 139k lines).
             daily_spend = daily_spend and alone_first
-        for first, last in day_chunks(days, DAILY_CHUNK_DAYS):
-            if daily_spend:
-                from .daily_pass import daily_pass  # it builds on this module's merge
+        if daily_spend:
+            from .daily_pass import daily_pass  # it builds on this module's merge
 
+            for first, last in day_chunks(days, DAILY_CHUNK_DAYS):
                 daily_pass(first, last, account_ids)
-            else:
-                _rebuild_days(first, last, limits)
+        else:
+            for first, last in day_ranges(days):
+                limited(DailyPerformance.objects.filter(day__gte=first, day__lte=last), **limits).delete()
+            for first, last in day_chunks(days, DAILY_CHUNK_DAYS):
+                _days_merge(first, last, limits)
         # A month at a time: a month of daily rows is what one merge holds in memory (~8M cells a year at 10M lines).
-        for first_month, last_month in month_runs(days):
+        # account_id IN (…) never matches the reported rows' null account: they stay when an import rebuilds.
+        runs = month_runs(days)
+        for first_month, last_month in runs:
+            limited(MonthlyPerformance.objects.filter(month__gte=first_month, month__lte=last_month), **limits).delete()
+        for first_month, last_month in runs:
             month = first_month
             while month <= last_month:
-                _rebuild_months(month, month, limits)
+                _months_merge(month, limits)
                 month = next_month(month)
     return daily_spend
 
@@ -125,24 +139,30 @@ def _bounds(first: dt.date, last: dt.date) -> tuple[dt.datetime, dt.datetime]:
     return start, dt.datetime.combine(last + dt.timedelta(days=1), dt.time(), tzinfo=dt.UTC)
 
 
-def _rebuild_signature_days(first: dt.date, last: dt.date, limits: dict, *, alone_first: bool = True) -> bool:
-    """The signature-day rows of [first, last] from their lines: every line's cells merged once, here.
+def _signature_days_delete(first: dt.date, last: dt.date, limits: dict) -> None:
+    """The signature-day rows of [first, last] gone, and (whole days) their marks: `_merge_lines` marks again the
+    days whose lines it leaves alone."""
+    limited(
+        SignatureDailyPerformance.objects.filter(day__gte=first, day__lte=last),
+        **limits,
+        workload_field="signature__workload_id",
+    ).delete()
+    if limits["workload_ids"] is None:
+        marks = LinesAloneDay.objects.filter(day__gte=first, day__lte=last)
+        if limits["account_ids"] is not None:
+            marks = marks.filter(account_id__in=limits["account_ids"])
+        marks.delete()
+
+
+def _signature_days_merge(first: dt.date, last: dt.date, limits: dict, *, alone_first: bool = True) -> bool:
+    """The signature-day rows of [first, last] (deleted before: `_signature_days_delete`) from their lines: every
+    line's cells merged once, here.
 
     `alone_first` (Postgres): the lines alone in their signature-day get no row (`_merge_lines`: their days marked,
     the daily regroup reads them), which pays where most are (a scattered gateway log) and costs a little where most
     share (a proxy's: finding them apart, 0.86–0.91 s of Postgres CPU against 0.72 s for 165k lines in 6,900
     signature-days, session 7). Returns whether the next days should try it: not
     once most of a week's lines shared their signature-days (an import's days are alike)."""
-    limited(
-        SignatureDailyPerformance.objects.filter(day__gte=first, day__lte=last),
-        **limits,
-        workload_field="signature__workload_id",
-    ).delete()
-    if limits["workload_ids"] is None:  # whole days: _merge_lines marks again those whose lines it leaves alone
-        marks = LinesAloneDay.objects.filter(day__gte=first, day__lte=last)
-        if limits["account_ids"] is not None:
-            marks = marks.filter(account_id__in=limits["account_ids"])
-        marks.delete()
     if connection.vendor == "postgresql" and alone_first:
         return _merge_lines(_lines(*_bounds(first, last), limits, line=True))
     _merge_into(SignatureDailyPerformance, _SIGNATURE_DAY, [_lines(*_bounds(first, last), limits)])
@@ -182,18 +202,15 @@ def _merge_lines(lines: QuerySet) -> bool:
           FROM ({select}) AS r({names})
          WHERE r.line = ANY(ARRAY(SELECT k.line FROM k JOIN shared USING ({keys})))
          GROUP BY {keys}"""
-    with connection.cursor() as cursor:
-        cursor.execute(statement, [*params, *params])
-        merged = cursor.fetchall()
-        _copy_merged(cursor, SignatureDailyPerformance, columns, [row[:-2] for row in merged])
+    merged = _grouped(statement, [*params, *params])
+    _copy_merged(SignatureDailyPerformance, columns, [row[:-2] for row in merged])
     return not merged or 2 * sum(row[-2] for row in merged) <= merged[0][-1]
 
 
-def _rebuild_days(first: dt.date, last: dt.date, limits: dict) -> None:
-    """The daily rows of [first, last]: the signature-day rows grouped by their signatures' workload and team
-    (and account, provider, model), with the reported hours, merged in one statement."""
+def _days_merge(first: dt.date, last: dt.date, limits: dict) -> None:
+    """The daily rows of [first, last] (deleted before): the signature-day rows grouped by their signatures' workload
+    and team (and account, provider, model), with the reported hours, merged in one statement."""
     start, end = _bounds(first, last)
-    limited(DailyPerformance.objects.filter(day__gte=first, day__lte=last), **limits).delete()
     sources = [_signature_days(first, last, limits)]
     alone = _lines_alone(first, last, limits)
     if alone is not None:
@@ -206,10 +223,9 @@ def _rebuild_days(first: dt.date, last: dt.date, limits: dict) -> None:
     _merge_into(DailyPerformance, ("day", *KEYS), sources)
 
 
-def _rebuild_months(first: dt.date, last: dt.date, limits: dict) -> None:
-    # account_id IN (…) never matches the reported rows' null account: they stay when an import rebuilds.
-    limited(MonthlyPerformance.objects.filter(month__gte=first, month__lte=last), **limits).delete()
-    daily = limited(DailyPerformance.objects.filter(day__gte=first, day__lt=next_month(last)), **limits)
+def _months_merge(month: dt.date, limits: dict) -> None:
+    """The monthly rows of `month` (deleted before) from its daily rows."""
+    daily = limited(DailyPerformance.objects.filter(day__gte=month, day__lt=next_month(month)), **limits)
     rows = daily.annotate(month_of=TruncMonth("day", output_field=DailyPerformance._meta.get_field("day")))
     _merge_into(
         MonthlyPerformance,
@@ -377,9 +393,24 @@ def _merge_into(model, period_and_keys: tuple[str, ...], sources: list[QuerySet]
         SELECT {keys}, {hour_bits}{sums},
                string_agg(substring(array_send(latency) FROM {SENT_HEADER + 1}), ''::bytea) AS cells
           FROM r GROUP BY {keys}"""
+    _copy_merged(model, columns, _grouped(statement, params))
+
+
+def _grouped(statement: str, params: list) -> list[tuple]:
+    """The rows of a merge's grouping statement, fetched in binary: each group's cells as the bytes Postgres holds.
+    Through Django's cursor (client-side binding, text results) they came as hex, twice their size, encoded by
+    Postgres and decoded by psycopg: 1.8 s of the 10M-line page bench's performance rollup went to fetching ~700 MB
+    of cells that way (issue 23). The statement is bound as Django binds it (mogrify: the same literals), then run by
+    a plain psycopg cursor of the same connection, in the same transaction; a rebuild's waiting rows that it
+    names are COPYed first (OverlappedCopies), as Django's execute wrapper would have it."""
+    overlapped = _OVERLAPPED.get()
+    if overlapped is not None:
+        overlapped.hold_for(statement)
     with connection.cursor() as cursor:
-        cursor.execute(statement, params)
-        _copy_merged(cursor, model, columns, cursor.fetchall())
+        bound = cursor.cursor.mogrify(statement, params)
+    with psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(bound, binary=True)
+        return cursor.fetchall()
 
 
 def _sums() -> str:
@@ -392,21 +423,91 @@ def _sums() -> str:
     )
 
 
-def _copy_merged(cursor, model, columns: str, merged: list) -> None:
+def _copy_merged(model, columns: str, merged: list) -> None:
     """COPY the grouped rows into `model`: each row's columns as fetched, its last one (the group's cells, as sent)
-    merged by bin (latency.merge_sent_cells)."""
+    merged by bin (latency.merge_sent_cells) — on a second thread, while the next statement runs, inside a rebuild
+    (OverlappedCopies)."""
     if not merged:
         return
+    overlapped = _OVERLAPPED.get()
+    if overlapped is not None:
+        overlapped.put(model, columns, merged)
+        return
+    _copy_rows(model, columns, merged, merge_sent_cells([row[-1] for row in merged]))
+
+
+def _copy_rows(model, columns: str, merged: list, cells: list) -> None:
     table = model._meta.db_table
-    cells = merge_sent_cells([row[-1] for row in merged])
-    cursor.execute("SELECT attname, atttypid FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0", [table])
-    types = dict(cursor.fetchall())
-    copy_cursor = cursor.cursor  # psycopg's: its binary COPY takes the merged arrays as they are
-    copy_cursor.adapters.register_dumper(SentCells, SentCellsDumper)
-    with copy_cursor.copy(f"COPY {table} ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
-        copy.set_types([types[name] for name in columns.split(", ")])
-        for row, latency in zip(merged, cells, strict=True):
-            copy.write_row((*row[:-1], None if latency is None else SentCells(latency)))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT attname, atttypid FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0", [table]
+        )
+        types = dict(cursor.fetchall())
+        copy_cursor = cursor.cursor  # psycopg's: its binary COPY takes the merged arrays as they are
+        copy_cursor.adapters.register_dumper(SentCells, SentCellsDumper)
+        with copy_cursor.copy(f"COPY {table} ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types([types[name] for name in columns.split(", ")])
+            for row, latency in zip(merged, cells, strict=True):
+                copy.write_row((*row[:-1], None if latency is None else SentCells(latency)))
+
+
+_OVERLAPPED: ContextVar["OverlappedCopies | None"] = ContextVar("overlapped_copies", default=None)
+
+
+class OverlappedCopies:
+    """Inside a rebuild (Postgres): each statement's merge of cells runs on a second thread while the main one goes on
+    to the next statement, and its rows are COPYed once the next statement's rows are fetched (their merge started
+    first), or before any statement that names their table — an execute wrapper holds such a statement back until
+    the rows it could read, delete or add to are there. At most one statement's rows wait.
+
+    Why (issue 23): Python merged and Postgres waited, then Postgres ran the next statement and Python waited; on the
+    10M-line page bench the merges were 4.2 s of a 19.2 s performance rollup, and the other core sat idle. A level's
+    rows are deleted for all its days before its first merge (performance_rollup_rebuild), so that a delete between
+    two merges does not hold the first one's rows back. The thread only runs numpy over fetched bytes (no database
+    access); an error in the rebuild drops the waiting rows with its transaction."""
+
+    def __enter__(self):
+        self.waiting = None  # (model, columns, rows, the merge's future)
+        self.executor = None
+        if connection.vendor != "postgresql":
+            return self
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="performance-merge")
+        self.hold = connection.execute_wrapper(self._before_statement)
+        self.hold.__enter__()
+        self.token = _OVERLAPPED.set(self)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if self.executor is None:
+            return
+        try:
+            if exc_type is None:
+                self.flush()
+        finally:
+            _OVERLAPPED.reset(self.token)
+            self.hold.__exit__(exc_type, exc, tb)
+            self.executor.shutdown(cancel_futures=True)
+
+    def put(self, model, columns: str, rows: list) -> None:
+        merge = self.executor.submit(merge_sent_cells, [row[-1] for row in rows])
+        self.flush()
+        self.waiting = (model, columns, rows, merge)
+
+    def flush(self) -> None:
+        if self.waiting is None:
+            return
+        model, columns, rows, merge = self.waiting
+        self.waiting = None
+        _copy_rows(model, columns, rows, merge.result())
+
+    def hold_for(self, sql: str) -> None:
+        """Before `sql` runs: the waiting rows COPYed if it names their table."""
+        if self.waiting is not None and self.waiting[0]._meta.db_table in sql:
+            self.flush()
+
+    def _before_statement(self, execute, sql, params, many, context):
+        self.hold_for(sql)
+        return execute(sql, params, many, context)
 
 
 class SentCells(bytes):
@@ -447,8 +548,10 @@ def lines_alone_keep(*, day: dt.date) -> None:
     accounts = list(LinesAloneDay.objects.filter(day=day).values_list("account_id", flat=True))
     if not accounts:
         return
+    limits = {"account_ids": accounts, "workload_ids": None}
     with transaction.atomic(), aggregate_settings():
-        _rebuild_signature_days(day, day, {"account_ids": accounts, "workload_ids": None}, alone_first=False)
+        _signature_days_delete(day, day, limits)
+        _signature_days_merge(day, day, limits, alone_first=False)
 
 
 def reported_changed(*, workload_ids: set[int], days: set[dt.date]) -> None:
