@@ -130,6 +130,7 @@ def test_merged_rows_are_there_for_the_next_statement_that_reads_them_and_an_err
     a statement that reads the merged table waits for their COPY, and a rebuild that fails copies nothing more."""
     AttributionRule.objects.create(workload=support_agent, priority=1, account=gateway)
     import_log(gateway, skewed_hours(random.Random(5))[0])
+
     def daily() -> list[tuple]:
         return list(DailyPerformance.objects.order_by("day").values_list("day", "requests", "hours", "latency"))
 
