@@ -16,7 +16,6 @@ import pytest
 
 from finops.models import Account, AttributionRule, DailyPerformance, MonthlyPerformance, Provider
 from finops.performance.measures import COLUMNS, Performance
-from finops.performance.services import performance_rollup
 from finops.performance.selectors.performance import (
     batch_verdict,
     day_hours,
@@ -25,6 +24,7 @@ from finops.performance.selectors.performance import (
     performance_by,
     work_span_hours,
 )
+from finops.performance.services import performance_rollup
 from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 
