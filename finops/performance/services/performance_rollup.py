@@ -400,14 +400,16 @@ def _grouped(statement: str, params: list) -> list[tuple]:
     """The rows of a merge's grouping statement, fetched in binary: each group's cells as the bytes Postgres holds.
     Through Django's cursor (client-side binding, text results) they came as hex, twice their size, encoded by
     Postgres and decoded by psycopg: 1.8 s of the 10M-line page bench's performance rollup went to fetching ~700 MB
-    of cells that way (issue 23). The statement is bound as Django binds it (mogrify: the same literals), then run by
-    a plain psycopg cursor of the same connection, in the same transaction; a rebuild's waiting rows that it
-    names are COPYed first (OverlappedCopies), as Django's execute wrapper would have it."""
+    of cells that way (issue 23). The statement is bound client-side, as Django's default cursor binds it (the same
+    literals, whatever cursor the settings give Django), then run by a plain psycopg cursor of the same connection, in
+    the same transaction; a rebuild's waiting rows that it names are COPYed first (OverlappedCopies), as Django's
+    execute wrapper would have it."""
     overlapped = _OVERLAPPED.get()
     if overlapped is not None:
         overlapped.hold_for(statement)
-    with connection.cursor() as cursor:
-        bound = cursor.cursor.mogrify(statement, params)
+    connection.ensure_connection()
+    with psycopg.ClientCursor(connection.connection) as binder:
+        bound = binder.mogrify(statement, params)
     with psycopg.Cursor(connection.connection) as cursor:
         cursor.execute(bound, binary=True)
         return cursor.fetchall()
