@@ -24,7 +24,7 @@ from finops.performance.selectors.performance import (
     performance_by,
     work_span_hours,
 )
-from finops.performance.services import performance_rollup
+from finops.performance.services import merged_rows, performance_rollup
 from finops.spend.services.attribution import history_reattribute
 from ingest.services import usage_file_import
 
@@ -126,7 +126,7 @@ def test_daily_and_monthly_rows_merge_to_the_same_distribution_over_any_split(ga
 
 
 def test_merged_rows_are_there_for_the_next_statement_that_reads_them_and_an_error_copies_none(gateway, support_agent):
-    """A rebuild merges cells on a second thread while its next statement runs (performance_rollup.OverlappedCopies):
+    """A rebuild merges cells on a second thread while its next statement runs (merged_rows.OverlappedCopies):
     a statement that reads the merged table waits for their COPY, and a rebuild that fails copies nothing more."""
     AttributionRule.objects.create(workload=support_agent, priority=1, account=gateway)
     import_log(gateway, skewed_hours(random.Random(5))[0])
@@ -140,12 +140,12 @@ def test_merged_rows_are_there_for_the_next_statement_that_reads_them_and_an_err
     first, last = START.date(), START.date() + dt.timedelta(days=1)
 
     DailyPerformance.objects.all().delete()
-    with performance_rollup.OverlappedCopies():
+    with merged_rows.OverlappedCopies():
         performance_rollup._days_merge(first, last, limits)  # its rows wait for the next statement
         assert daily() == imported  # which reads them: they are COPYed first
 
     DailyPerformance.objects.all().delete()
-    with pytest.raises(RuntimeError), performance_rollup.OverlappedCopies():
+    with pytest.raises(RuntimeError), merged_rows.OverlappedCopies():
         performance_rollup._days_merge(first, last, limits)
         raise RuntimeError("the rebuild fails before its rows are read")
     assert not DailyPerformance.objects.exists()

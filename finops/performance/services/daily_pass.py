@@ -27,7 +27,8 @@ from finops.performance.latency import SENT_HEADER
 from finops.performance.measures import COLUMNS
 from finops.spend.services.rollup_rows import limited
 
-from .performance_rollup import COUNTERS, KEYS, _copy_merged, _grouped, _signature_days, _sums
+from .merged_rows import copy_merged, grouped_rows
+from .performance_rollup import COUNTERS, KEYS, _signature_days, _sums
 
 # DailySpend's columns, as finops.spend.services.rollups' DIMENSIONS and MEASURES: each the line's own column but
 # workload and team, the signature's.
@@ -120,8 +121,10 @@ def daily_pass(first: dt.date, last: dt.date, account_ids: list[int]) -> None:
           FROM r GROUP BY day, {", ".join(KEYS)}"""
     ids = list(account_ids)
     columns = ", ".join(("day", *KEYS, "hours", *COUNTERS, "latency"))
-    _copy_merged(
-        DailyPerformance, columns, _grouped(statement, [first, last, ids, first, last, ids, start, end, ids, *params])
+    copy_merged(
+        DailyPerformance,
+        columns,
+        grouped_rows(statement, [first, last, ids, first, last, ids, start, end, ids, *params]),
     )
 
 
